@@ -1,0 +1,382 @@
+/* demo.c - train and evaluate NeuMF with ncf.h, flags named as TF's ncf_main.
+
+     make demo && ./demo                                  built-in synthetic data
+     ./demo --data ml-1m/ratings.dat                      MovieLens as downloaded
+     ./demo --data ../shared/data/ml-1m-ncf/ml-1m         the NCF paper's split
+     ./demo --help                                        every flag
+*/
+#define _POSIX_C_SOURCE 200809L
+#define NCF_IMPLEMENTATION
+#define STB_DS_IMPLEMENTATION
+#include "ncf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+    const char *dataset, *data_dir, *data, *log;
+    ncf_config cfg;
+    int train_epochs, epochs_between_evals, eval_negatives, full_ranking, threads, hash_pipeline;
+    int min_ratings, top_k, syn_users, syn_items;
+    long long syn_ratings;
+    double hr_threshold;
+} options;
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: demo [flags]        (no flags: train NeuMF on built-in synthetic data)\n"
+        "data:\n"
+        "  --data PATH              ratings.dat (ml-1m, ml-10m), ratings.csv (ml-20m), u.data (ml-100k),\n"
+        "                           or PREFIX of the NCF paper split (PREFIX.train.rating ...)\n"
+        "  --data_dir DIR --dataset NAME   DIR/NAME/ratings.dat|ratings.csv|u.data, or DIR/NAME.train.rating\n"
+        "  --dataset synthetic      built-in data (default); sized by --synthetic_users, --synthetic_items,\n"
+        "                           --synthetic_ratings (default 3000, 1500, 150000)\n"
+        "  --min_ratings N          drop users with fewer ratings (default 20, as TF; raw files only)\n"
+        "  --eval_negatives N       sampled negatives per test user (default: the split's file, else 99;\n"
+        "                           999 with --ml_perf)\n"
+        "model:\n"
+        "  --model neumf|gmf|mlp    (default neumf)\n"
+        "  --num_factors N          GMF embedding size (default 8)\n"
+        "  --layers A,B,C,...       MLP sizes; the first is the user+item embedding (default 64,32,16,8)\n"
+        "  --mf_regularization X    L2 on GMF embeddings (default 0)\n"
+        "  --mlp_regularization A,B,...  L2 per MLP layer, the first on its embeddings (default 0)\n"
+        "training:\n"
+        "  --batch_size N           (default 256)     --eval_batch_size N   accepted, unused: eval goes by user\n"
+        "  --learning_rate X        (default 0.001)   --beta1 X --beta2 X --epsilon X  (0.9, 0.999, 1e-8)\n"
+        "  --adam lazy|dense        embedding moments: touched rows only, or every row as TF (default lazy)\n"
+        "  --num_neg N              negatives per positive (default 4)\n"
+        "  --train_epochs N         (default 20; 0 evaluates the initial model and stops)\n"
+        "  --epochs_between_evals N (default 1)\n"
+        "  --hr_threshold X         stop once HR >= X (default: never)\n"
+        "  --ml_perf                MLPerf preset: factors 64, layers 256,256,128,64, batch 2048,\n"
+        "                           lr 0.0005, 999 eval negatives\n"
+        "  --seed N                 (default 1)    --threads N   (default: all cores)\n"
+        "output:\n"
+        "  --top_k K                HR@K and NDCG@K (default 10)\n"
+        "  --full_ranking           rank the test item among all unrated items, not sampled ones\n"
+        "  --hash_pipeline          print each epoch's input pipeline hash (first batch, all batches)\n"
+        "  --log FILE.csv           one CSV row per evaluation\n"
+        "  --help\n");
+}
+
+static int bad_value(const char *flag, const char *v, const char *want)
+{
+    fprintf(stderr, "demo: %s: '%s' is not %s (see --help)\n", flag, v ? v : "", want);
+    return 0;
+}
+
+static int parse_int(const char *flag, const char *v, long long lo, long long hi, long long *out)
+{
+    char *end;
+    long long x;
+    errno = 0;
+    x = v ? strtoll(v, &end, 10) : 0;
+    if (!v || !*v || *end || errno || x < lo || x > hi) {
+        char want[96];
+        snprintf(want, sizeof want, "an integer in [%lld, %lld]", lo, hi);
+        return bad_value(flag, v, want);
+    }
+    *out = x;
+    return 1;
+}
+
+static int parse_float(const char *flag, const char *v, double lo, double hi, double *out)
+{
+    char *end;
+    double x;
+    errno = 0;
+    x = v ? strtod(v, &end) : 0;
+    if (!v || !*v || *end || errno || !(x >= lo && x <= hi)) {
+        char want[96];
+        snprintf(want, sizeof want, "a number in [%g, %g]", lo, hi);
+        return bad_value(flag, v, want);
+    }
+    *out = x;
+    return 1;
+}
+
+/* "64,32,16,8" -> ints or floats; returns the count or 0. */
+static int parse_list(const char *flag, const char *v, int max, int *ints, float *floats)
+{
+    int n = 0;
+    const char *p = v;
+    if (!v || !*v) return bad_value(flag, v, "a comma-separated list");
+    while (*p) {
+        char *end;
+        errno = 0;
+        if (n == max) return bad_value(flag, v, "a list that short");
+        if (ints) {
+            long x = strtol(p, &end, 10);
+            if (end == p || x <= 0 || x > 65536) return bad_value(flag, v, "a list of positive sizes");
+            ints[n++] = (int)x;
+        } else {
+            double x = strtod(p, &end);
+            if (end == p || !(x >= 0)) return bad_value(flag, v, "a list of numbers >= 0");
+            floats[n++] = (float)x;
+        }
+        if (*end == ',') end++;
+        else if (*end) return bad_value(flag, v, "a comma-separated list");
+        p = end;
+    }
+    return n;
+}
+
+/* Returns 1 to go on, 0 on a bad flag, -1 after --help. */
+static int parse_args(int argc, char **argv, options *o)
+{
+    int i, mlperf = 0, factors_set = 0, layers_set = 0, batch_set = 0, lr_set = 0, evneg_set = 0;
+    memset(o, 0, sizeof *o);
+    o->cfg = ncf_config_default();
+    o->dataset = "synthetic";
+    o->train_epochs = 20, o->epochs_between_evals = 1, o->min_ratings = 20, o->top_k = 10;
+    o->syn_users = 3000, o->syn_items = 1500, o->syn_ratings = 150000;
+    o->hr_threshold = 2.0;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        long long n;
+        double x;
+        int took = 1;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return -1; }
+        else if (!strcmp(a, "--full_ranking")) { o->full_ranking = 1; took = 0; }
+        else if (!strcmp(a, "--hash_pipeline")) { o->hash_pipeline = 1; took = 0; }
+        else if (!strcmp(a, "--ml_perf")) { mlperf = 1; took = 0; }
+        else if (!v || !strncmp(v, "--", 2)) {
+            if (strncmp(a, "--", 2)) { fprintf(stderr, "demo: unexpected argument '%s' (see --help)\n", a); return 0; }
+            fprintf(stderr, "demo: %s needs a value (see --help)\n", a);
+            return 0;
+        }
+        else if (!strcmp(a, "--dataset")) o->dataset = v;
+        else if (!strcmp(a, "--data_dir")) o->data_dir = v;
+        else if (!strcmp(a, "--data")) o->data = v;
+        else if (!strcmp(a, "--log")) o->log = v;
+        else if (!strcmp(a, "--model")) {
+            if (!strcmp(v, "neumf")) o->cfg.model = NCF_NEUMF;
+            else if (!strcmp(v, "gmf")) o->cfg.model = NCF_GMF;
+            else if (!strcmp(v, "mlp")) o->cfg.model = NCF_MLP;
+            else return bad_value(a, v, "neumf, gmf or mlp");
+        } else if (!strcmp(a, "--adam")) {
+            if (!strcmp(v, "lazy")) o->cfg.adam = NCF_ADAM_LAZY;
+            else if (!strcmp(v, "dense")) o->cfg.adam = NCF_ADAM_DENSE;
+            else return bad_value(a, v, "lazy or dense");
+        }
+        else if (!strcmp(a, "--batch_size")) { if (!parse_int(a, v, 1, 1 << 24, &n)) return 0; o->cfg.batch_size = (int)n; batch_set = 1; }
+        else if (!strcmp(a, "--eval_batch_size")) { if (!parse_int(a, v, 1, 1LL << 40, &n)) return 0; }
+        else if (!strcmp(a, "--learning_rate")) { if (!parse_float(a, v, 1e-12, 100, &x)) return 0; o->cfg.lr = (float)x; lr_set = 1; }
+        else if (!strcmp(a, "--beta1")) { if (!parse_float(a, v, 0, 0.999999, &x)) return 0; o->cfg.beta1 = (float)x; }
+        else if (!strcmp(a, "--beta2")) { if (!parse_float(a, v, 0, 0.999999999, &x)) return 0; o->cfg.beta2 = (float)x; }
+        else if (!strcmp(a, "--epsilon")) { if (!parse_float(a, v, 1e-30, 1, &x)) return 0; o->cfg.epsilon = (float)x; }
+        else if (!strcmp(a, "--num_factors")) { if (!parse_int(a, v, 1, 65536, &n)) return 0; o->cfg.mf_dim = (int)n; factors_set = 1; }
+        else if (!strcmp(a, "--layers")) {
+            int k = parse_list(a, v, NCF_MAX_LAYERS, o->cfg.layers, NULL);
+            if (!k) return 0;
+            o->cfg.num_layers = k;
+            layers_set = 1;
+        }
+        else if (!strcmp(a, "--mf_regularization")) { if (!parse_float(a, v, 0, 1e6, &x)) return 0; o->cfg.mf_reg = (float)x; }
+        else if (!strcmp(a, "--mlp_regularization")) { if (!parse_list(a, v, NCF_MAX_LAYERS, NULL, o->cfg.mlp_reg)) return 0; }
+        else if (!strcmp(a, "--num_neg")) { if (!parse_int(a, v, 0, 1000, &n)) return 0; o->cfg.num_neg = (int)n; }
+        else if (!strcmp(a, "--train_epochs")) { if (!parse_int(a, v, 0, 1000000, &n)) return 0; o->train_epochs = (int)n; }
+        else if (!strcmp(a, "--epochs_between_evals")) { if (!parse_int(a, v, 1, 1000000, &n)) return 0; o->epochs_between_evals = (int)n; }
+        else if (!strcmp(a, "--hr_threshold")) { if (!parse_float(a, v, 0, 1, &o->hr_threshold)) return 0; }
+        else if (!strcmp(a, "--seed")) { if (!parse_int(a, v, 0, 1LL << 62, &n)) return 0; o->cfg.seed = (uint64_t)n; }
+        else if (!strcmp(a, "--eval_negatives")) { if (!parse_int(a, v, 1, 1 << 20, &n)) return 0; o->eval_negatives = (int)n; evneg_set = 1; }
+        else if (!strcmp(a, "--threads")) { if (!parse_int(a, v, 1, 1024, &n)) return 0; o->threads = (int)n; }
+        else if (!strcmp(a, "--min_ratings")) { if (!parse_int(a, v, 0, 1 << 30, &n)) return 0; o->min_ratings = (int)n; }
+        else if (!strcmp(a, "--top_k")) { if (!parse_int(a, v, 1, 1 << 20, &n)) return 0; o->top_k = (int)n; }
+        else if (!strcmp(a, "--synthetic_users")) { if (!parse_int(a, v, 1, 1 << 30, &n)) return 0; o->syn_users = (int)n; }
+        else if (!strcmp(a, "--synthetic_items")) { if (!parse_int(a, v, 8, 1 << 30, &n)) return 0; o->syn_items = (int)n; }
+        else if (!strcmp(a, "--synthetic_ratings")) { if (!parse_int(a, v, 1, 1LL << 40, &n)) return 0; o->syn_ratings = n; }
+        else { fprintf(stderr, "demo: unknown flag '%s' (see --help)\n", a); return 0; }
+        i += took;
+    }
+    if (mlperf) { /* the preset fills what the user did not set */
+        ncf_config p = ncf_config_mlperf();
+        if (!factors_set) o->cfg.mf_dim = p.mf_dim;
+        if (!layers_set) memcpy(o->cfg.layers, p.layers, sizeof p.layers), o->cfg.num_layers = p.num_layers;
+        if (!batch_set) o->cfg.batch_size = p.batch_size;
+        if (!lr_set) o->cfg.lr = p.lr;
+        if (!evneg_set) o->eval_negatives = 999;
+    }
+    return 1;
+}
+
+/* The file for --data_dir/--dataset, or --data itself. */
+static const char *data_path(const options *o, char *buf, size_t size)
+{
+    static const char *names[] = {"ratings.dat", "ratings.csv", "u.data"};
+    int k;
+    FILE *f;
+    if (o->data) return o->data;
+    if (!o->data_dir) return NULL;
+    snprintf(buf, size, "%s/%s.train.rating", o->data_dir, o->dataset);
+    if ((f = fopen(buf, "rb")) != NULL) {
+        fclose(f);
+        snprintf(buf, size, "%s/%s", o->data_dir, o->dataset);
+        return buf;
+    }
+    for (k = 0; k < 3; k++) {
+        snprintf(buf, size, "%s/%s/%s", o->data_dir, o->dataset, names[k]);
+        if ((f = fopen(buf, "rb")) != NULL) { fclose(f); return buf; }
+    }
+    snprintf(buf, size, "%s/%s/ratings.dat", o->data_dir, o->dataset);
+    return buf; /* the loader reports that it is missing */
+}
+
+/* Progress: a live line on a terminal; the warm-up point for examples/sec. */
+typedef struct {
+    int tty, epoch, epochs;
+    double t0, last_print, warm_t;
+    int64_t warm_done;
+} progress_state;
+
+static void on_progress(void *user, int64_t done, int64_t total, double loss)
+{
+    progress_state *p = (progress_state *)user;
+    double t = now();
+    if (p->warm_done == 0) p->warm_done = done, p->warm_t = t; /* the first 16 batches warm up */
+    if (p->tty && (t - p->last_print > 0.25 || done == total)) {
+        double rate = done > p->warm_done ? (double)(done - p->warm_done) / (t - p->warm_t) : 0;
+        double eta = rate > 0 ? (double)(total - done) / rate : 0;
+        fprintf(stderr, "\r  epoch %d/%d  %5.1f%%  %lld/%lld examples  %.0f ex/s  loss %.4f  ETA %.0fs   ",
+                p->epoch, p->epochs, 100.0 * (double)done / (double)total, (long long)done, (long long)total, rate,
+                loss, eta);
+        if (done == total) fprintf(stderr, "\r%*s\r", 110, "");
+        p->last_print = t;
+    }
+}
+
+static const char *model_name(ncf_model_type t) { return t == NCF_GMF ? "GMF" : t == NCF_MLP ? "MLP" : "NeuMF"; }
+
+static int run(const options *o)
+{
+    ncf_dataset data;
+    ncf_model *model = NULL;
+    ncf_sampler sampler;
+    ncf_metrics met;
+    ncf_config cfg = o->cfg;
+    FILE *logf = NULL;
+    char buf[2048];
+    const char *path = data_path(o, buf, sizeof buf);
+    double t, best_hr = -1, best_ndcg = 0, train_s = 0;
+    int epoch, best_it = 0, l, rc = 1;
+
+    if (o->threads) ncf_set_threads(o->threads);
+    t = now();
+    if (path) {
+        ncf_load_opts lo = ncf_load_opts_default();
+        lo.min_ratings = o->min_ratings;
+        lo.eval_negatives = o->eval_negatives;
+        lo.seed = cfg.seed;
+        if (ncf_load(&data, path, &lo) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return 1; }
+    } else if (!strcmp(o->dataset, "synthetic")) {
+        if (ncf_synthetic(&data, o->syn_users, o->syn_items, o->syn_ratings, 16, cfg.seed) != NCF_OK ||
+            ncf_sample_eval_negatives(&data, o->eval_negatives ? o->eval_negatives : 99, cfg.seed) != NCF_OK) {
+            fprintf(stderr, "demo: %s\n", ncf_error_text());
+            ncf_dataset_free(&data);
+            return 1;
+        }
+    } else {
+        fprintf(stderr, "demo: --dataset %s needs --data_dir DIR (or give --data PATH)\n", o->dataset);
+        return 1;
+    }
+    {
+        int test_users = 0, u;
+        for (u = 0; u < data.num_users; u++) test_users += data.test_item[u] >= 0;
+        printf("data: %s: %d users, %d items, %lld training positives, %d test users, %d eval candidates per user "
+               "(%.1f s)\n",
+               path ? path : "synthetic", data.num_users, data.num_items, (long long)data.num_train, test_users,
+               o->full_ranking ? data.num_items : data.num_eval_neg + 1, now() - t);
+    }
+    cfg.num_users = data.num_users, cfg.num_items = data.num_items;
+    if (ncf_model_create(&model, &cfg) != NCF_OK ||
+        (o->train_epochs > 0 && ncf_sampler_init(&sampler, &data, cfg.num_neg, cfg.seed) != NCF_OK)) {
+        fprintf(stderr, "demo: %s\n", ncf_error_text());
+        goto done;
+    }
+    printf("model: %s", model_name(cfg.model));
+    if (cfg.model != NCF_MLP) printf(", factors %d", cfg.mf_dim);
+    if (cfg.model != NCF_GMF) {
+        printf(", layers ");
+        for (l = 0; l < cfg.num_layers; l++) printf(l ? ",%d" : "%d", cfg.layers[l]);
+    }
+    printf(", %lu parameters; Adam (%s) lr %g, batch %d, %d negatives, seed %llu, %d threads\n",
+           (unsigned long)model->num_params, cfg.adam == NCF_ADAM_LAZY ? "lazy" : "dense", cfg.lr, cfg.batch_size,
+           cfg.num_neg, (unsigned long long)cfg.seed, ncf_get_threads());
+    if (o->log) {
+        if (!(logf = fopen(o->log, "w"))) { fprintf(stderr, "demo: %s: cannot open for writing\n", o->log); goto done; }
+        fprintf(logf, "iteration,hr,ndcg,loss,train_s,train_ex_per_s,eval_s,eval_users_per_s\n");
+    }
+
+    for (epoch = 0; epoch <= o->train_epochs; epoch++) {
+        double loss = 0, rate = 0, t_eval;
+        if (epoch > 0) {
+            progress_state ps;
+            memset(&ps, 0, sizeof ps);
+            ps.tty = isatty(2), ps.epoch = epoch, ps.epochs = o->train_epochs;
+            if (o->hash_pipeline) {
+                uint64_t first, all;
+                ncf_sampler_hash(&sampler, epoch, cfg.batch_size, &first, &all);
+                printf("Epoch %d pipeline hash: first batch %016llx, all batches %016llx\n", epoch,
+                       (unsigned long long)first, (unsigned long long)all);
+            }
+            t = now();
+            if (ncf_train_epoch(model, &sampler, epoch, on_progress, &ps, &loss) != NCF_OK) {
+                fprintf(stderr, "demo: %s\n", ncf_error_text());
+                goto done;
+            }
+            train_s = now() - t;
+            rate = ps.warm_done < sampler.num_examples
+                       ? (double)(sampler.num_examples - ps.warm_done) / (now() - ps.warm_t)
+                       : (double)sampler.num_examples / train_s;
+            if (epoch % o->epochs_between_evals && epoch != o->train_epochs) {
+                printf("Epoch %d: loss = %.4f, train %.1f s (%.0f ex/s)\n", epoch, loss, train_s, rate);
+                continue;
+            }
+        }
+        t = now();
+        if (ncf_evaluate(model, &data, o->top_k, o->full_ranking, &met) != NCF_OK) {
+            fprintf(stderr, "demo: %s\n", ncf_error_text());
+            goto done;
+        }
+        t_eval = now() - t;
+        printf("Iteration %d: HR = %.4f, NDCG = %.4f", epoch, met.hr, met.ndcg);
+        if (epoch > 0) printf(", loss = %.4f, train %.1f s (%.0f ex/s)", loss, train_s, rate);
+        printf(", eval %.2f s (%.0f users/s)\n", t_eval, met.users / (t_eval > 0 ? t_eval : 1e-9));
+        fflush(stdout);
+        if (logf)
+            fprintf(logf, "%d,%.6f,%.6f,%.6f,%.3f,%.0f,%.3f,%.0f\n", epoch, met.hr, met.ndcg, loss, epoch ? train_s : 0,
+                    rate, t_eval, met.users / (t_eval > 0 ? t_eval : 1e-9));
+        if (met.hr > best_hr) best_hr = met.hr, best_ndcg = met.ndcg, best_it = epoch;
+        if (met.hr >= o->hr_threshold) {
+            printf("Stopping: HR %.4f reached the threshold %.4f\n", met.hr, o->hr_threshold);
+            break;
+        }
+    }
+    printf("Best: iteration %d, HR = %.4f, NDCG = %.4f\n", best_it, best_hr, best_ndcg);
+    rc = 0;
+done:
+    if (logf && fclose(logf) != 0) { fprintf(stderr, "demo: %s: write failed\n", o->log); rc = 1; }
+    ncf_model_free(model);
+    ncf_dataset_free(&data);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    int r = parse_args(argc, argv, &o);
+    if (r <= 0) return r < 0 ? 0 : 2;
+    return run(&o);
+}

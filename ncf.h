@@ -1,0 +1,2245 @@
+/* ncf.h - v0.1.0 - Neural Collaborative Filtering (NeuMF) in one C header.
+
+   He et al., "Neural Collaborative Filtering", WWW 2017, as TensorFlow's
+   official NCF (the MLPerf reference) trains and evaluates it: MovieLens,
+   leave-one-out split, 4 fresh negatives per positive every epoch, HR@10 and
+   NDCG@10 over sampled candidates, Adam.
+
+   USAGE
+     In exactly ONE C or C++ file:
+        #define NCF_IMPLEMENTATION
+        #define STB_DS_IMPLEMENTATION   (unless another file already does)
+        #include "ncf.h"
+     Everywhere else just #include "ncf.h". Needs stb_ds.h (Debian: libstb-dev,
+     `pkg-config --cflags stb`) and, optionally, OpenMP (-fopenmp).
+
+   CONTENTS
+     1. public API          config, dataset, sampler, model, train/eval
+     2. implementation      errors > RNG > data > sampler > kernels > model >
+                            optimizer > train loop > metrics
+     3. licence
+
+   COMPILE-TIME OPTIONS (define before the #include that has NCF_IMPLEMENTATION)
+     NCF_STATIC                         all API functions static to that file
+     NCF_MALLOC, NCF_REALLOC, NCF_FREE  your allocator (all three or none)
+     NCF_ASSERT(x)                      internal invariants (default assert())
+     NCF_NO_STDIO                       no FILE* functions (no file loaders)
+     NCF_MAX_LAYERS                     MLP tower depth limit (default 8)
+
+   EXAMPLE
+     ncf_dataset data;
+     ncf_model *model;
+     ncf_sampler sampler;
+     ncf_metrics m;
+     ncf_config cfg = ncf_config_default();          // the paper's NeuMF
+     if (ncf_load(&data, "ml-1m/ratings.dat", NULL) != NCF_OK) {
+         fprintf(stderr, "%s\n", ncf_error_text()); return 1;
+     }
+     cfg.num_users = data.num_users; cfg.num_items = data.num_items;
+     ncf_model_create(&model, &cfg);
+     ncf_sampler_init(&sampler, &data, cfg.num_neg, cfg.seed);
+     for (int epoch = 0; epoch < 20; epoch++) {
+         ncf_train_epoch(model, &sampler, epoch, NULL, NULL, NULL);
+         ncf_evaluate(model, &data, 10, 0, &m);
+         printf("Iteration %d: HR = %.4f, NDCG = %.4f\n", epoch, m.hr, m.ndcg);
+     }
+     ncf_model_free(model); ncf_dataset_free(&data);
+
+   THREAD SAFETY
+     Distinct models and datasets may be used from distinct threads. One model
+     must not be trained or evaluated from two threads at once. The last error
+     text is thread-local where the compiler supports it. Results are
+     bit-identical for any number of OpenMP threads and without OpenMP.
+
+   CHANGELOG
+     0.1.0  NeuMF/GMF/MLP, Adam (dense and lazy), MovieLens loaders, exact
+            negative sampler, HR/NDCG evaluation.
+*/
+#ifndef NCF_H_INCLUDED
+#define NCF_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NCF_VERSION_MAJOR 0
+#define NCF_VERSION_MINOR 1
+#define NCF_VERSION_PATCH 0
+#define NCF_VERSION_STRING "0.1.0"
+
+#ifndef NCFDEF
+#if defined(NCF_STATIC) && (defined(__GNUC__) || defined(__clang__))
+#define NCFDEF static __attribute__((unused)) /* no warning for what a file does not call */
+#elif defined(NCF_STATIC)
+#define NCFDEF static
+#else
+#define NCFDEF extern
+#endif
+#endif
+
+#ifndef NCF_MAX_LAYERS
+#define NCF_MAX_LAYERS 8
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes: every fallible function returns one; ncf_error_text() says why. */
+enum {
+    NCF_OK = 0,
+    NCF_ERR_ARG = -1,    /* a bad argument (NULL, zero size, id out of range) */
+    NCF_ERR_NOMEM = -2,  /* an allocation failed */
+    NCF_ERR_IO = -3,     /* a file could not be opened, read or written */
+    NCF_ERR_PARSE = -4,  /* a malformed input line */
+    NCF_ERR_DATA = -5    /* well-formed input that cannot be used (e.g. no negatives left) */
+};
+
+typedef enum { NCF_NEUMF = 0, NCF_GMF = 1, NCF_MLP = 2 } ncf_model_type;
+
+/* dense: TF semantics, every embedding row's Adam moments decay every step.
+   lazy:  only rows present in the batch are updated (TF LazyAdam); much faster. */
+typedef enum { NCF_ADAM_LAZY = 0, NCF_ADAM_DENSE = 1 } ncf_adam_mode;
+
+typedef struct ncf_config {
+    int num_users, num_items;     /* table sizes (from the dataset) */
+    ncf_model_type model;         /* NeuMF, GMF-only or MLP-only */
+    int mf_dim;                   /* GMF embedding width */
+    int num_layers;               /* entries used in layers[] (>= 2 for an MLP) */
+    int layers[NCF_MAX_LAYERS];   /* layers[0] = user+item MLP embeddings, then dense widths */
+    float mf_reg;                 /* L2 on GMF embedding rows used in a batch */
+    float mlp_reg[NCF_MAX_LAYERS];/* [0]: MLP embedding rows; [l]: dense layer l kernel */
+    float lr, beta1, beta2, epsilon;
+    ncf_adam_mode adam;
+    int batch_size;               /* used by ncf_train_epoch */
+    int num_neg;                  /* negatives per positive in an epoch */
+    uint64_t seed;                /* initialization and sampling */
+} ncf_config;
+
+/* The paper's (and TF ncf_main's) defaults: NeuMF, mf_dim 8, layers 64,32,16,8,
+   no regularization, Adam lr 0.001 b1 0.9 b2 0.999 eps 1e-8, batch 256, 4 negatives. */
+NCFDEF ncf_config ncf_config_default(void);
+/* The MLPerf preset: mf_dim 64, layers 256,256,128,64, batch 2048, lr 0.0005. */
+NCFDEF ncf_config ncf_config_mlperf(void);
+
+/* ---- errors and threads --------------------------------------------------- */
+NCFDEF const char *ncf_error_text(void);   /* message of the last failure */
+NCFDEF const char *ncf_version(void);      /* NCF_VERSION_STRING */
+NCFDEF void ncf_set_threads(int n);        /* OpenMP threads (no-op without OpenMP) */
+NCFDEF int ncf_get_threads(void);
+
+/* ---- data ------------------------------------------------------------------ */
+/* Implicit feedback after the leave-one-out split. Ids are dense 0-based.
+   Owns all its arrays; release with ncf_dataset_free. */
+typedef struct ncf_dataset {
+    int num_users, num_items;
+    int64_t num_train;      /* training positives */
+    int64_t *user_ptr;      /* [num_users+1] CSR offsets into items[] */
+    int32_t *items;         /* [num_train] ascending within each user */
+    int32_t *train_user;    /* [num_train] the user of each positive */
+    int32_t *test_item;     /* [num_users] held-out item, -1 when the user has none */
+    int num_eval_neg;       /* eval candidates per user besides the test item */
+    int32_t *eval_neg;      /* [num_users*num_eval_neg], rows of test users valid */
+    int64_t *raw_user;      /* [num_users] id in the source file */
+    int64_t *raw_item;      /* [num_items] */
+} ncf_dataset;
+
+typedef enum {
+    NCF_FORMAT_AUTO = 0, /* from the name: *.dat, *.csv, u.data / *.data, *.rating / *.negative / prefix */
+    NCF_FORMAT_DAT,      /* ml-1m, ml-10m ratings.dat: user::item::rating::timestamp */
+    NCF_FORMAT_CSV,      /* ml-20m, ml-latest ratings.csv: header, userId,movieId,rating,timestamp */
+    NCF_FORMAT_TAB,      /* ml-100k u.data: user<TAB>item<TAB>rating<TAB>timestamp */
+    NCF_FORMAT_NCF       /* the paper's split: PREFIX.train.rating, .test.rating, .test.negative */
+} ncf_format;
+
+typedef struct ncf_load_opts {
+    ncf_format format;
+    int min_ratings;    /* drop users with fewer ratings (20 for ml-20m as MLPerf); 0 keeps all */
+    int eval_negatives; /* sampled eval negatives per user (999 for MLPerf); 0: the
+                           paper split's own file, or 99 (the paper) for other formats */
+    uint64_t seed;      /* for sampled eval negatives */
+} ncf_load_opts;
+
+NCFDEF ncf_load_opts ncf_load_opts_default(void);
+#ifndef NCF_NO_STDIO
+/* Loads ratings, remaps ids (ascending raw id order), holds out each user's latest
+   rating (ties: the later line), collapses duplicate (user, item) pairs, and fills
+   eval candidates. opts may be NULL (defaults). On failure *ds is left empty. */
+NCFDEF int ncf_load(ncf_dataset *ds, const char *path, const ncf_load_opts *opts);
+#endif
+/* Builds a dataset from n (user, item, timestamp) triples in memory, as ncf_load does
+   after parsing. Raw ids must be >= 0. */
+NCFDEF int ncf_dataset_from_triples(ncf_dataset *ds, const int64_t *users, const int64_t *items,
+                                    const int64_t *timestamps, int64_t n, int min_ratings);
+/* Synthetic implicit data: users and items in `rank` taste clusters (each user draws
+   70% of its items from its own cluster), power-law item popularity and user
+   activity (at least 2 interactions each). One interaction per user is held out. */
+NCFDEF int ncf_synthetic(ncf_dataset *ds, int num_users, int num_items, int64_t interactions,
+                         int rank, uint64_t seed);
+/* (Re)draws n distinct eval negatives per test user among items it never rated. */
+NCFDEF int ncf_sample_eval_negatives(ncf_dataset *ds, int n, uint64_t seed);
+NCFDEF void ncf_dataset_free(ncf_dataset *ds);
+
+/* ---- sampler ----------------------------------------------------------------- */
+/* An epoch is every training positive once plus num_neg negatives each, drawn
+   uniformly from the user's unrated items, in a shuffled order. Every example is a
+   pure function of (seed, epoch, position): no epoch is materialized, and the result
+   is the same for any number of threads. The dataset must outlive the sampler. */
+typedef struct ncf_sampler {
+    const ncf_dataset *data;
+    int num_neg;
+    uint64_t seed;
+    int64_t num_examples;   /* per epoch: num_train * (1 + num_neg) */
+    int half_bits;          /* shuffle: Feistel network over 2*half_bits bits */
+} ncf_sampler;
+
+NCFDEF int ncf_sampler_init(ncf_sampler *s, const ncf_dataset *data, int num_neg, uint64_t seed);
+/* Examples [start, start+n) of the epoch: users, items, labels (1 positive, 0 negative). */
+NCFDEF void ncf_sampler_fill(const ncf_sampler *s, int epoch, int64_t start, int n,
+                             int32_t *users, int32_t *items, float *labels);
+/* TF's --hash_pipeline: a hash of the first batch and of all batches (user and item ids). */
+NCFDEF void ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size,
+                             uint64_t *first_batch, uint64_t *all_batches);
+
+/* ---- model ------------------------------------------------------------------- */
+/* One named slice of the parameter block. grads, adam_m and adam_v share the layout. */
+typedef struct ncf_tensor {
+    const char *name;
+    size_t offset;          /* in floats, from params */
+    int rows, cols;         /* embeddings: [rows=ids][cols=width]; kernels: [in][out] */
+} ncf_tensor;
+
+#define NCF_MAX_TENSORS (6 + 2 * NCF_MAX_LAYERS)
+
+typedef struct ncf_model {
+    ncf_config cfg;
+    size_t num_params;
+    float *params, *grads, *adam_m, *adam_v;
+    int64_t step;                   /* Adam steps taken */
+    int num_tensors;
+    ncf_tensor tensors[NCF_MAX_TENSORS];
+    /* views into params (NULL when the model type lacks them) */
+    float *gmf_user, *gmf_item;     /* [users][mf_dim], [items][mf_dim] */
+    float *mlp_user, *mlp_item;     /* [users][layers[0]/2], [items][layers[0]/2] */
+    float *w[NCF_MAX_LAYERS];       /* w[l]: [layers[l-1]][layers[l]], l = 1..num_layers-1 */
+    float *b[NCF_MAX_LAYERS];       /* b[l]: [layers[l]] */
+    float *w_out, *b_out;           /* [mf_dim (GMF) + layers[last] (MLP)], [1] */
+    struct ncf__scratch *scratch;   /* private: activations and caches */
+} ncf_model;
+
+/* Creates a model with initialized weights: embeddings N(0, 0.01), dense kernels
+   glorot-uniform, output layer lecun-uniform, biases 0 (as the paper). The caller frees
+   it with ncf_model_free. */
+NCFDEF int ncf_model_create(ncf_model **out, const ncf_config *cfg);
+NCFDEF void ncf_model_free(ncf_model *m);
+
+/* Mean loss over the batch (sigmoid cross-entropy plus the L2 terms) without touching
+   gradients. labels are 0 or 1. */
+NCFDEF int ncf_loss(ncf_model *m, const int32_t *users, const int32_t *items,
+                    const float *labels, int n, double *loss);
+/* Forward and backward: adds d(loss)/d(params) into m->grads and sets *loss. */
+NCFDEF int ncf_forward_backward(ncf_model *m, const int32_t *users, const int32_t *items,
+                                const float *labels, int n, double *loss);
+NCFDEF void ncf_zero_grad(ncf_model *m);
+/* One Adam step from m->grads (dense or lazy embeddings as cfg.adam), then zero grads. */
+NCFDEF void ncf_adam_step(ncf_model *m);
+/* zero_grad + forward_backward + adam_step. Returns NCF_OK and the mean loss in *loss. */
+NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *items,
+                          const float *labels, int n, double *loss);
+/* Logits (pre-sigmoid scores) of n (user, item) pairs. */
+NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n,
+                             float *logits);
+
+/* ---- training and evaluation ----------------------------------------------- */
+/* Called every few batches and at the end: examples done of total, mean loss so far. */
+typedef void (*ncf_progress_fn)(void *user, int64_t done, int64_t total, double mean_loss);
+
+/* One epoch of the sampler in batches of cfg.batch_size. *mean_loss may be NULL. */
+NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch,
+                           ncf_progress_fn progress, void *user, double *mean_loss);
+
+typedef struct ncf_metrics {
+    double hr, ndcg;        /* means over evaluated users */
+    int users;              /* users with a test item */
+} ncf_metrics;
+
+/* Leave-one-out metrics at k. Each test item is ranked against its eval negatives,
+   or, with full_ranking, against every item the user did not rate in training.
+   rank = number of candidates scoring >= the test item (ties count against it);
+   HR = rank < k, NDCG = 1/log2(rank + 2) when rank < k. */
+NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_ranking,
+                        ncf_metrics *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NCF_H_INCLUDED */
+
+/* ============================================================================
+   IMPLEMENTATION
+   ========================================================================== */
+#ifdef NCF_IMPLEMENTATION
+#ifndef NCF_IMPLEMENTATION_DONE
+#define NCF_IMPLEMENTATION_DONE
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>   /* vsnprintf; FILE* only without NCF_NO_STDIO */
+#include <stdlib.h>
+#include <string.h>
+/* stb_ds's hash-map macros spell `typeof`, which gcc's strict -std=c99 lacks. */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__cplusplus) && defined(__STRICT_ANSI__) && !defined(typeof)
+#define typeof __typeof__
+#define NCF__DEFINED_TYPEOF
+#endif
+#include "stb_ds.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#if defined(NCF_MALLOC) && defined(NCF_REALLOC) && defined(NCF_FREE)
+#elif !defined(NCF_MALLOC) && !defined(NCF_REALLOC) && !defined(NCF_FREE)
+#define NCF_MALLOC(sz) malloc(sz)
+#define NCF_REALLOC(p, sz) realloc(p, sz)
+#define NCF_FREE(p) free(p)
+#else
+#error "define all of NCF_MALLOC, NCF_REALLOC and NCF_FREE, or none"
+#endif
+
+#ifndef NCF_ASSERT
+#include <assert.h>
+#define NCF_ASSERT(x) assert(x)
+#endif
+
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define NCF__TLS thread_local
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_THREADS__)
+#define NCF__TLS _Thread_local
+#elif defined(__GNUC__)
+#define NCF__TLS __thread
+#elif defined(_MSC_VER)
+#define NCF__TLS __declspec(thread)
+#else
+#define NCF__TLS /* no thread-local storage: the error text is shared */
+#endif
+
+#ifdef __cplusplus
+#define NCF__RESTRICT __restrict
+#else
+#define NCF__RESTRICT restrict
+#endif
+
+/* OpenMP pragmas as macros so that one source serves both builds. */
+#ifdef _OPENMP
+#define NCF__PRAGMA(x) _Pragma(#x)
+#define NCF__OMP(x) NCF__PRAGMA(omp x)
+#else
+#define NCF__OMP(x)
+#endif
+
+/* Loops smaller than this many multiply-adds run on one thread: a parallel
+   region costs a few microseconds. */
+#define NCF__PAR_WORK 32768.0
+
+/* ---------------------------------------------------------------- errors -- */
+
+static NCF__TLS char ncf__errbuf[512];
+
+static int ncf__fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ncf__errbuf, sizeof ncf__errbuf, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+NCFDEF const char *ncf_error_text(void) { return ncf__errbuf; }
+NCFDEF const char *ncf_version(void) { return NCF_VERSION_STRING; }
+
+NCFDEF void ncf_set_threads(int n)
+{
+#ifdef _OPENMP
+    if (n > 0) omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+}
+
+NCFDEF int ncf_get_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+/* n*size bytes, or NULL when that overflows or the allocator fails. */
+static void *ncf__alloc(size_t n, size_t size)
+{
+    if (size && n > (size_t)-1 / size) return NULL;
+    return NCF_MALLOC(n * size > 0 ? n * size : 1);
+}
+
+static void *ncf__zalloc(size_t n, size_t size)
+{
+    void *p = ncf__alloc(n, size);
+    if (p) memset(p, 0, n * size);
+    return p;
+}
+
+#define NCF__NEW(T, n) ((T *)ncf__alloc((size_t)(n), sizeof(T)))
+#define NCF__ZNEW(T, n) ((T *)ncf__zalloc((size_t)(n), sizeof(T)))
+
+/* ------------------------------------------------------------------- RNG -- */
+/* Counter-based: a value is a pure function of its key, so parallel loops draw
+   the same numbers in any schedule. splitmix64's finalizer does the mixing. */
+
+static uint64_t ncf__mix64(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t ncf__hash3(uint64_t seed, uint64_t a, uint64_t b)
+{
+    return ncf__mix64(ncf__mix64(ncf__mix64(seed) ^ a) ^ b);
+}
+
+/* Streams of one seed, kept apart by a tag. */
+enum { NCF__TAG_INIT = 1, NCF__TAG_SHUFFLE, NCF__TAG_NEG, NCF__TAG_EVAL, NCF__TAG_SYNTH };
+
+/* Uniform in [0, n) from 32 random bits (Lemire); bias < n / 2^32. */
+static uint32_t ncf__below(uint64_t x, uint32_t n)
+{
+    return (uint32_t)(((x >> 32) * (uint64_t)n) >> 32);
+}
+
+static double ncf__unit(uint64_t x) { return (double)(x >> 11) * (1.0 / 9007199254740992.0); }
+
+typedef struct { uint64_t state; } ncf__rng;
+
+static uint64_t ncf__next(ncf__rng *r) { return ncf__mix64(r->state++); }
+
+/* ------------------------------------------------------------------ data -- */
+
+NCFDEF ncf_load_opts ncf_load_opts_default(void)
+{
+    ncf_load_opts o;
+    memset(&o, 0, sizeof o);
+    o.format = NCF_FORMAT_AUTO;
+    return o;
+}
+
+NCFDEF void ncf_dataset_free(ncf_dataset *ds)
+{
+    if (!ds) return;
+    NCF_FREE(ds->user_ptr);
+    NCF_FREE(ds->items);
+    NCF_FREE(ds->train_user);
+    NCF_FREE(ds->test_item);
+    NCF_FREE(ds->eval_neg);
+    NCF_FREE(ds->raw_user);
+    NCF_FREE(ds->raw_item);
+    memset(ds, 0, sizeof *ds);
+}
+
+/* Allocates the arrays of a dataset whose sizes are set; fills train_user later. */
+static int ncf__dataset_alloc(ncf_dataset *ds)
+{
+    ds->user_ptr = NCF__ZNEW(int64_t, ds->num_users + 1);
+    ds->items = NCF__NEW(int32_t, ds->num_train);
+    ds->train_user = NCF__NEW(int32_t, ds->num_train);
+    ds->test_item = NCF__NEW(int32_t, ds->num_users);
+    ds->raw_user = NCF__NEW(int64_t, ds->num_users);
+    ds->raw_item = NCF__NEW(int64_t, ds->num_items);
+    if (!ds->user_ptr || !ds->items || !ds->train_user || !ds->test_item || !ds->raw_user ||
+        !ds->raw_item) {
+        ncf_dataset_free(ds);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for a dataset of %lld positives",
+                         (long long)ds->num_train);
+    }
+    return NCF_OK;
+}
+
+static void ncf__fill_train_user(ncf_dataset *ds)
+{
+    int u;
+    NCF__OMP(parallel for schedule(static))
+    for (u = 0; u < ds->num_users; u++) {
+        int64_t k;
+        for (k = ds->user_ptr[u]; k < ds->user_ptr[u + 1]; k++) ds->train_user[k] = u;
+    }
+}
+
+/* Items u never rated: neither a training positive nor its test item (which the
+   loaders keep out of the training list). */
+static int64_t ncf__num_unrated(const ncf_dataset *ds, int u)
+{
+    return ds->num_items - (ds->user_ptr[u + 1] - ds->user_ptr[u]) - (ds->test_item[u] >= 0);
+}
+
+/* The r-th (0-based) item absent from the sorted list p[0..d): the count k of
+   entries with p[k] - k <= r is monotone, so binary search finds it exactly. */
+static int64_t ncf__nth_absent(const int32_t *p, int64_t d, int64_t r)
+{
+    int64_t lo = 0, hi = d;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (p[mid] - mid <= r) lo = mid + 1; else hi = mid;
+    }
+    return r + lo;
+}
+
+/* The r-th unrated item of user u, 0 <= r < ncf__num_unrated(ds, u). */
+static int32_t ncf__nth_unrated(const ncf_dataset *ds, int u, int64_t r)
+{
+    const int32_t *p = ds->items + ds->user_ptr[u];
+    int64_t d = ds->user_ptr[u + 1] - ds->user_ptr[u];
+    int32_t t = ds->test_item[u];
+    int64_t x = ncf__nth_absent(p, d, r);
+    if (t >= 0 && t <= x) x = ncf__nth_absent(p, d, r + 1); /* skip over the test item */
+    return (int32_t)x;
+}
+
+static int ncf__cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int ncf__cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int ncf__cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts and removes duplicates; returns the new length. */
+static int64_t ncf__sort_unique_i64(int64_t *v, int64_t n)
+{
+    int64_t i, k = 0;
+    qsort(v, (size_t)n, sizeof *v, ncf__cmp_i64);
+    for (i = 0; i < n; i++)
+        if (k == 0 || v[i] != v[k - 1]) v[k++] = v[i];
+    return k;
+}
+
+NCFDEF int ncf_sample_eval_negatives(ncf_dataset *ds, int n, uint64_t seed)
+{
+    int u, bad_user = -1;
+    int32_t *neg;
+    if (!ds || !ds->user_ptr || n <= 0)
+        return ncf__fail(NCF_ERR_ARG, "ncf_sample_eval_negatives: need a loaded dataset and n > 0");
+    for (u = 0; u < ds->num_users; u++)
+        if (ds->test_item[u] >= 0 && ncf__num_unrated(ds, u) < n) { bad_user = u; break; }
+    if (bad_user >= 0)
+        return ncf__fail(NCF_ERR_DATA,
+                         "user %lld rated %lld of %d items: fewer than %d unrated items to use as "
+                         "eval negatives (ask for fewer with --eval_negatives)",
+                         (long long)ds->raw_user[bad_user],
+                         (long long)(ds->num_items - ncf__num_unrated(ds, bad_user)), ds->num_items, n);
+    neg = NCF__NEW(int32_t, (size_t)ds->num_users * (size_t)n);
+    if (!neg) return ncf__fail(NCF_ERR_NOMEM, "out of memory for %d eval negatives per user", n);
+    {
+        int failed = 0;
+        NCF__OMP(parallel)
+        {
+            /* ranks drawn with replacement, deduplicated, topped up until n distinct */
+            int64_t *r = NCF__NEW(int64_t, 2 * (size_t)n);
+            if (!r) failed = 1;
+            NCF__OMP(for schedule(dynamic, 64))
+            for (u = 0; u < ds->num_users; u++) {
+                int64_t have = 0, j, draw = 0, avail = ncf__num_unrated(ds, u);
+                if (!r || ds->test_item[u] < 0) continue;
+                while (have < n) {
+                    while (have < 2 * (int64_t)n)
+                        r[have++] = ncf__below(ncf__hash3(seed ^ NCF__TAG_EVAL, (uint64_t)u, (uint64_t)draw++),
+                                               (uint32_t)avail);
+                    have = ncf__sort_unique_i64(r, have);
+                    if (have > n) {
+                        /* keep n of them, chosen by draw order rather than by value */
+                        for (j = 0; j < have; j++) {
+                            int64_t k = j + ncf__below(ncf__hash3(seed ^ NCF__TAG_EVAL, ~(uint64_t)u, (uint64_t)j),
+                                                       (uint32_t)(have - j));
+                            int64_t t = r[j]; r[j] = r[k]; r[k] = t;
+                        }
+                        have = n;
+                    }
+                }
+                for (j = 0; j < n; j++) neg[(size_t)u * n + j] = ncf__nth_unrated(ds, u, r[j]);
+            }
+            NCF_FREE(r);
+        }
+        if (failed) {
+            NCF_FREE(neg);
+            return ncf__fail(NCF_ERR_NOMEM, "out of memory sampling eval negatives");
+        }
+    }
+    NCF_FREE(ds->eval_neg);
+    ds->eval_neg = neg;
+    ds->num_eval_neg = n;
+    return NCF_OK;
+}
+
+/* One rating of a user after remapping: sorted by item to collapse duplicates,
+   and by (time, seq) to find the latest. seq is the line order within the user. */
+typedef struct { int32_t item; uint32_t seq; int64_t time; } ncf__rec;
+
+static int ncf__cmp_rec(const void *a, const void *b)
+{
+    const ncf__rec *x = (const ncf__rec *)a, *y = (const ncf__rec *)b;
+    if (x->item != y->item) return (x->item > y->item) - (x->item < y->item);
+    if (x->time != y->time) return (x->time > y->time) - (x->time < y->time);
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static int ncf__later(const ncf__rec *a, const ncf__rec *b)
+{
+    return a->time > b->time || (a->time == b->time && a->seq > b->seq);
+}
+
+typedef struct { int64_t key; int64_t value; } ncf__idmap; /* stb_ds hash map entry */
+
+/* Sorted distinct keys of a map whose value is >= 0, then value := dense index. */
+static int ncf__assign_dense(ncf__idmap *map, int64_t **raw_out, int *count_out)
+{
+    ptrdiff_t i, n = hmlen(map), k = 0;
+    int64_t *raw = NCF__NEW(int64_t, n ? n : 1);
+    if (!raw) return ncf__fail(NCF_ERR_NOMEM, "out of memory remapping ids");
+    for (i = 0; i < n; i++)
+        if (map[i].value >= 0) raw[k++] = map[i].key;
+    qsort(raw, (size_t)k, sizeof *raw, ncf__cmp_i64);
+    if (k > INT32_MAX) { NCF_FREE(raw); return ncf__fail(NCF_ERR_DATA, "more than 2^31 distinct ids"); }
+    for (i = 0; i < k; i++) {
+        ptrdiff_t at = hmgeti(map, raw[i]); /* hmgeti reassigns map: not in the same expression */
+        map[at].value = i;
+    }
+    *raw_out = raw;
+    *count_out = (int)k;
+    return NCF_OK;
+}
+
+/* The whole preprocessing after parsing. fixed_users/fixed_items > 0 keep ids as
+   they are (the paper split is already dense); otherwise ids are remapped in
+   ascending raw order, as TF's NCF does. */
+static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *items, const int64_t *times,
+                      int64_t n, int min_ratings, int fixed_users, int fixed_items)
+{
+    ncf__idmap *umap = NULL, *imap = NULL;
+    int32_t *du = NULL, *di = NULL, *test = NULL;
+    int64_t *start = NULL, *fill = NULL, *kept = NULL, *raw_u = NULL, *raw_i = NULL;
+    ncf__rec *rec = NULL;
+    int64_t j, total = 0;
+    int U = fixed_users, I = fixed_items, u, rc = NCF_OK;
+
+    memset(ds, 0, sizeof *ds);
+    if (n <= 0) return ncf__fail(NCF_ERR_DATA, "no ratings");
+    du = NCF__NEW(int32_t, n);
+    di = NCF__NEW(int32_t, n);
+    if (!du || !di) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld ratings", (long long)n); goto done; }
+    for (j = 0; j < n; j++)
+        if (users[j] < 0 || items[j] < 0) {
+            rc = ncf__fail(NCF_ERR_DATA, "rating %lld: negative id (user %lld, item %lld)", (long long)j,
+                           (long long)users[j], (long long)items[j]);
+            goto done;
+        }
+    if (fixed_users > 0) {
+        for (j = 0; j < n; j++) {
+            if (users[j] >= fixed_users || items[j] >= fixed_items) {
+                rc = ncf__fail(NCF_ERR_DATA, "rating %lld: id out of range", (long long)j);
+                goto done;
+            }
+            du[j] = (int32_t)users[j], di[j] = (int32_t)items[j];
+        }
+    } else {
+        /* users: count ratings, drop those under min_ratings (value -1), remap the rest */
+        for (j = 0; j < n; j++) {
+            ptrdiff_t k = hmgeti(umap, users[j]);
+            if (k < 0) hmput(umap, users[j], 1); else umap[k].value++;
+        }
+        for (j = 0; j < hmlen(umap); j++)
+            if (umap[j].value < min_ratings) umap[j].value = -1;
+        if ((rc = ncf__assign_dense(umap, &raw_u, &U)) != NCF_OK) goto done;
+        if (U == 0) { rc = ncf__fail(NCF_ERR_DATA, "no user has at least %d ratings", min_ratings); goto done; }
+        for (j = 0; j < n; j++) {
+            du[j] = (int32_t)hmget(umap, users[j]);
+            if (du[j] >= 0 && hmgeti(imap, items[j]) < 0) hmput(imap, items[j], 0);
+        }
+        if ((rc = ncf__assign_dense(imap, &raw_i, &I)) != NCF_OK) goto done;
+        for (j = 0; j < n; j++) di[j] = du[j] >= 0 ? (int32_t)hmget(imap, items[j]) : -1;
+    }
+
+    /* group by user, keeping file order (counting sort) */
+    start = NCF__ZNEW(int64_t, (size_t)U + 1);
+    fill = NCF__NEW(int64_t, (size_t)U + 1);
+    kept = NCF__ZNEW(int64_t, (size_t)U + 1);
+    test = NCF__NEW(int32_t, U);
+    if (!start || !fill || !kept || !test) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory"); goto done; }
+    for (j = 0; j < n; j++)
+        if (du[j] >= 0) start[du[j] + 1]++;
+    for (u = 0; u < U; u++) start[u + 1] += start[u];
+    rec = NCF__NEW(ncf__rec, start[U] ? start[U] : 1);
+    if (!rec) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld ratings", (long long)n); goto done; }
+    memcpy(fill, start, sizeof(int64_t) * ((size_t)U + 1));
+    for (j = 0; j < n; j++) {
+        if (du[j] < 0) continue;
+        rec[fill[du[j]]].item = di[j];
+        rec[fill[du[j]]].seq = (uint32_t)(fill[du[j]] - start[du[j]]);
+        rec[fill[du[j]]].time = times ? times[j] : j;
+        fill[du[j]]++;
+    }
+
+    /* per user: collapse duplicate items (keep the latest), hold out the latest */
+    NCF__OMP(parallel for schedule(dynamic, 256))
+    for (u = 0; u < U; u++) {
+        ncf__rec *r = rec + start[u];
+        int64_t c = start[u + 1] - start[u], k = 0, i, last = 0;
+        test[u] = -1;
+        if (c == 0) continue;
+        qsort(r, (size_t)c, sizeof *r, ncf__cmp_rec);
+        for (i = 0; i < c; i++) {
+            if (k > 0 && r[k - 1].item == r[i].item) r[k - 1] = r[i]; /* later duplicate wins */
+            else r[k++] = r[i];
+        }
+        for (i = 1; i < k; i++)
+            if (ncf__later(&r[i], &r[last])) last = i;
+        test[u] = r[last].item;
+        memmove(r + last, r + last + 1, sizeof *r * (size_t)(k - last - 1));
+        kept[u] = k - 1;
+    }
+
+    ds->num_users = U;
+    ds->num_items = I;
+    for (u = 0; u < U; u++) total += kept[u];
+    ds->num_train = total;
+    if ((rc = ncf__dataset_alloc(ds)) != NCF_OK) goto done;
+    for (u = 0; u < U; u++) ds->user_ptr[u + 1] = ds->user_ptr[u] + kept[u];
+    NCF__OMP(parallel for schedule(static))
+    for (u = 0; u < U; u++) {
+        int64_t i;
+        for (i = 0; i < kept[u]; i++) ds->items[ds->user_ptr[u] + i] = rec[start[u] + i].item;
+    }
+    memcpy(ds->test_item, test, sizeof(int32_t) * (size_t)U);
+    for (u = 0; u < U; u++) ds->raw_user[u] = raw_u ? raw_u[u] : u;
+    for (u = 0; u < I; u++) ds->raw_item[u] = raw_i ? raw_i[u] : u;
+    ncf__fill_train_user(ds);
+
+done:
+    hmfree(umap);
+    hmfree(imap);
+    NCF_FREE(du); NCF_FREE(di); NCF_FREE(start); NCF_FREE(fill); NCF_FREE(kept);
+    NCF_FREE(test); NCF_FREE(rec); NCF_FREE(raw_u); NCF_FREE(raw_i);
+    return rc;
+}
+
+NCFDEF int ncf_dataset_from_triples(ncf_dataset *ds, const int64_t *users, const int64_t *items,
+                                    const int64_t *timestamps, int64_t n, int min_ratings)
+{
+    if (!ds || !users || !items || n < 0)
+        return ncf__fail(NCF_ERR_ARG, "ncf_dataset_from_triples: NULL array or negative count");
+    return ncf__build(ds, users, items, timestamps, n, min_ratings, 0, 0);
+}
+
+NCFDEF int ncf_synthetic(ncf_dataset *ds, int num_users, int num_items, int64_t interactions,
+                         int rank, uint64_t seed)
+{
+    double *w = NULL, *pop = NULL, *cdf = NULL, *ccdf = NULL;
+    int32_t *ucl = NULL, *icl = NULL, *order = NULL, *cstart = NULL, *perm = NULL, *buf = NULL;
+    int64_t *cnt = NULL, *off = NULL, *got = NULL, rest, total = 0;
+    int u, i, c, rc = NCF_OK, cap = num_items / 2;
+    ncf__rng rng;
+
+    if (!ds) return ncf__fail(NCF_ERR_ARG, "ncf_synthetic: NULL dataset");
+    memset(ds, 0, sizeof *ds);
+    if (num_users <= 0 || num_items < 8 || rank <= 0 || rank > num_items ||
+        interactions < 2 * (int64_t)num_users || interactions > (int64_t)num_users * cap)
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_synthetic: need users > 0, items >= 8, 0 < rank <= items and "
+                         "2*users <= interactions <= users*items/2 (got %d, %d, %d, %lld)",
+                         num_users, num_items, rank, (long long)interactions);
+    rng.state = ncf__hash3(seed, NCF__TAG_SYNTH, 0);
+    w = NCF__NEW(double, num_users); pop = NCF__NEW(double, num_items);
+    cdf = NCF__NEW(double, num_items); ccdf = NCF__NEW(double, num_items);
+    ucl = NCF__NEW(int32_t, num_users); icl = NCF__NEW(int32_t, num_items);
+    order = NCF__NEW(int32_t, num_items); cstart = NCF__ZNEW(int32_t, rank + 1);
+    perm = NCF__NEW(int32_t, num_items);
+    cnt = NCF__NEW(int64_t, num_users); off = NCF__NEW(int64_t, (size_t)num_users + 1);
+    got = NCF__NEW(int64_t, num_users);
+    if (!w || !pop || !cdf || !ccdf || !ucl || !icl || !order || !cstart || !perm || !cnt || !off || !got) {
+        rc = ncf__fail(NCF_ERR_NOMEM, "ncf_synthetic: out of memory");
+        goto done;
+    }
+    /* user activity: 2 each, the rest by Pareto(1.5) weights, capped at items/2 */
+    for (u = 0; u < num_users; u++) {
+        w[u] = pow(1.0 - ncf__unit(ncf__next(&rng)), -1.0 / 1.5);
+        ucl[u] = (int32_t)ncf__below(ncf__next(&rng), (uint32_t)rank);
+        cnt[u] = 2;
+    }
+    rest = interactions - 2 * (int64_t)num_users;
+    while (rest > 0) { /* hand out, re-spreading what the cap turns away */
+        double live = 0;
+        int64_t given = 0;
+        for (u = 0; u < num_users; u++)
+            if (cnt[u] < cap) live += w[u];
+        for (u = 0; u < num_users && given < rest; u++) {
+            int64_t add;
+            if (cnt[u] >= cap) continue;
+            add = (int64_t)((double)rest * w[u] / live);
+            if (add < 1) add = ncf__unit(ncf__next(&rng)) < (double)rest * w[u] / live;
+            if (add > cap - cnt[u]) add = cap - cnt[u];
+            if (add > rest - given) add = rest - given;
+            cnt[u] += add;
+            given += add;
+        }
+        rest -= given;
+    }
+    /* item popularity ~ 1/(r+10)^0.8 over a random order r; items grouped by cluster */
+    for (i = 0; i < num_items; i++) perm[i] = i;
+    for (i = num_items - 1; i > 0; i--) {
+        int k = (int)ncf__below(ncf__next(&rng), (uint32_t)(i + 1)), t = perm[i];
+        perm[i] = perm[k], perm[k] = t;
+    }
+    for (i = 0; i < num_items; i++) {
+        pop[i] = pow(perm[i] + 10.0, -0.8);
+        icl[i] = (int32_t)ncf__below(ncf__next(&rng), (uint32_t)rank);
+        cstart[icl[i] + 1]++;
+    }
+    for (c = 0; c < rank; c++) cstart[c + 1] += cstart[c];
+    {
+        int32_t *f = NCF__NEW(int32_t, rank);
+        if (!f) { rc = ncf__fail(NCF_ERR_NOMEM, "ncf_synthetic: out of memory"); goto done; }
+        memcpy(f, cstart, sizeof(int32_t) * (size_t)rank);
+        for (i = 0; i < num_items; i++) order[f[icl[i]]++] = i;
+        NCF_FREE(f);
+    }
+    for (i = 0; i < num_items; i++) {
+        cdf[i] = pop[i] + (i ? cdf[i - 1] : 0);
+        ccdf[i] = pop[order[i]] + (i ? ccdf[i - 1] : 0); /* running over clusters in order */
+    }
+    off[0] = 0;
+    for (u = 0; u < num_users; u++) off[u + 1] = off[u] + cnt[u];
+    buf = NCF__NEW(int32_t, off[num_users]);
+    if (!buf) { rc = ncf__fail(NCF_ERR_NOMEM, "ncf_synthetic: out of memory"); goto done; }
+
+    NCF__OMP(parallel for schedule(dynamic, 64))
+    for (u = 0; u < num_users; u++) {
+        int32_t *it = buf + off[u];
+        int64_t have = 0, draw = 0, k, want = cnt[u];
+        int cl = ucl[u];
+        double lo = cstart[cl] ? ccdf[cstart[cl] - 1] : 0.0, hi = ccdf[cstart[cl + 1] - 1];
+        int own_ok = cstart[cl + 1] > cstart[cl];
+        while (have < want && draw < 64 * want) {
+            while (have < want) {
+                uint64_t x = ncf__hash3(seed ^ NCF__TAG_SYNTH, (uint64_t)u, (uint64_t)draw++);
+                double r = ncf__unit(ncf__mix64(x));
+                int64_t a, b;
+                if (own_ok && ncf__below(x, 10) < 7) { /* own cluster */
+                    double t = lo + r * (hi - lo);
+                    a = cstart[cl], b = cstart[cl + 1] - 1;
+                    while (a < b) { int64_t m = (a + b) / 2; if (ccdf[m] < t) a = m + 1; else b = m; }
+                    it[have++] = order[a];
+                } else {
+                    double t = r * cdf[num_items - 1];
+                    a = 0, b = num_items - 1;
+                    while (a < b) { int64_t m = (a + b) / 2; if (cdf[m] < t) a = m + 1; else b = m; }
+                    it[have++] = (int32_t)a;
+                }
+            }
+            { /* sort and dedupe */
+                int64_t q = 0;
+                qsort(it, (size_t)have, sizeof *it, ncf__cmp_i32);
+                for (k = 0; k < have; k++)
+                    if (q == 0 || it[q - 1] != it[k]) it[q++] = it[k];
+                have = q;
+            }
+        }
+        got[u] = have;
+    }
+    /* one random interaction per user is its test item */
+    for (u = 0; u < num_users; u++) total += got[u] - 1;
+    ds->num_users = num_users;
+    ds->num_items = num_items;
+    ds->num_train = total;
+    if ((rc = ncf__dataset_alloc(ds)) != NCF_OK) goto done;
+    for (u = 0; u < num_users; u++) ds->user_ptr[u + 1] = ds->user_ptr[u] + got[u] - 1;
+    NCF__OMP(parallel for schedule(static))
+    for (u = 0; u < num_users; u++) {
+        const int32_t *it = buf + off[u];
+        int64_t t = ncf__below(ncf__hash3(seed ^ NCF__TAG_SYNTH, ~(uint64_t)u, 0), (uint32_t)got[u]), k, q = 0;
+        ds->test_item[u] = it[t];
+        for (k = 0; k < got[u]; k++)
+            if (k != t) ds->items[ds->user_ptr[u] + q++] = it[k];
+        ds->raw_user[u] = u;
+    }
+    for (i = 0; i < num_items; i++) ds->raw_item[i] = i;
+    ncf__fill_train_user(ds);
+done:
+    NCF_FREE(w); NCF_FREE(pop); NCF_FREE(cdf); NCF_FREE(ccdf); NCF_FREE(ucl); NCF_FREE(icl);
+    NCF_FREE(order); NCF_FREE(cstart); NCF_FREE(perm); NCF_FREE(cnt); NCF_FREE(off);
+    NCF_FREE(got); NCF_FREE(buf);
+    return rc;
+}
+
+#ifndef NCF_NO_STDIO
+/* ---- file loaders ---- */
+
+/* Reads a whole file, NUL-terminated. */
+static int ncf__read_file(const char *path, char **out, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    size_t cap = 1 << 20, n = 0, got;
+    char *buf, *nb;
+    if (!f) return ncf__fail(NCF_ERR_IO, "%s: cannot open for reading", path);
+    buf = (char *)NCF_MALLOC(cap);
+    while (buf) {
+        got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (n + 1 < cap) break;
+        nb = (char *)NCF_REALLOC(buf, cap * 2);
+        if (!nb) { NCF_FREE(buf); buf = NULL; break; }
+        buf = nb, cap *= 2;
+    }
+    if (!buf) { fclose(f); return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory reading the file", path); }
+    if (ferror(f)) { fclose(f); NCF_FREE(buf); return ncf__fail(NCF_ERR_IO, "%s: read error", path); }
+    fclose(f);
+    buf[n] = 0;
+    *out = buf;
+    *len = n;
+    return NCF_OK;
+}
+
+typedef struct { char *p, *end; int64_t line; } ncf__lines;
+
+/* Next line without its "\r\n"; 0 at the end. */
+static int ncf__next_line(ncf__lines *L, char **s, char **e)
+{
+    char *nl;
+    if (L->p >= L->end) return 0;
+    nl = (char *)memchr(L->p, '\n', (size_t)(L->end - L->p));
+    *s = L->p;
+    *e = nl ? nl : L->end;
+    L->p = nl ? nl + 1 : L->end;
+    if (*e > *s && (*e)[-1] == '\r') (*e)--;
+    L->line++;
+    return 1;
+}
+
+/* Splits [s, e) at sep into at most max fields; returns the count found (which may
+   exceed max: fields past max are counted, not stored). */
+static int ncf__split(char *s, char *e, const char *sep, char **fs, char **fe, int max)
+{
+    size_t sl = strlen(sep);
+    int n = 0;
+    for (;;) {
+        char *q = s;
+        while (q + sl <= e && memcmp(q, sep, sl) != 0) q++;
+        if (q + sl > e) q = e;
+        if (n < max) fs[n] = s, fe[n] = q;
+        n++;
+        if (q == e) return n;
+        s = q + sl;
+    }
+}
+
+static void ncf__trim(char **s, char **e)
+{
+    while (*s < *e && (**s == ' ' || **s == '\t')) (*s)++;
+    while (*e > *s && ((*e)[-1] == ' ' || (*e)[-1] == '\t')) (*e)--;
+}
+
+static int ncf__int_field(const char *s, const char *e, int64_t *v)
+{
+    int neg = 0;
+    uint64_t x = 0;
+    if (s < e && (*s == '-' || *s == '+')) neg = *s++ == '-';
+    if (s == e) return 0;
+    for (; s < e; s++) {
+        if (*s < '0' || *s > '9' || x > (UINT64_C(1) << 62) / 10) return 0;
+        x = x * 10 + (uint64_t)(*s - '0');
+    }
+    *v = neg ? -(int64_t)x : (int64_t)x;
+    return 1;
+}
+
+static int ncf__num_field(const char *s, const char *e)
+{
+    int digits = 0;
+    if (s < e && (*s == '-' || *s == '+')) s++;
+    while (s < e && *s >= '0' && *s <= '9') s++, digits++;
+    if (s < e && *s == '.') for (s++; s < e && *s >= '0' && *s <= '9'; s++) digits++;
+    if (digits && s < e && (*s == 'e' || *s == 'E')) {
+        s++;
+        if (s < e && (*s == '-' || *s == '+')) s++;
+        if (s == e) return 0;
+        while (s < e && *s >= '0' && *s <= '9') s++;
+    }
+    return digits > 0 && s == e;
+}
+
+static const char *ncf__sep_name(const char *sep) { return sep[0] == '\t' ? "TAB" : sep; }
+
+/* Growable triples of one file. */
+typedef struct { int64_t *u, *i, *t; int64_t n, cap; } ncf__triples;
+
+static void ncf__triples_free(ncf__triples *tr) { NCF_FREE(tr->u); NCF_FREE(tr->i); NCF_FREE(tr->t); }
+
+static int ncf__triples_reserve(ncf__triples *tr, int64_t cap)
+{
+    tr->u = NCF__NEW(int64_t, cap); tr->i = NCF__NEW(int64_t, cap); tr->t = NCF__NEW(int64_t, cap);
+    tr->n = 0, tr->cap = cap;
+    if (tr->u && tr->i && tr->t) return NCF_OK;
+    ncf__triples_free(tr);
+    return ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld ratings", (long long)cap);
+}
+
+/* Parses user SEP item SEP rating SEP timestamp lines; a CSV header is skipped. */
+static int ncf__parse_ratings(const char *path, const char *sep, int csv, ncf__triples *tr)
+{
+    char *buf, *s, *e, *fs[4], *fe[4];
+    size_t len;
+    int64_t lines = 1, k;
+    ncf__lines L;
+    int rc = ncf__read_file(path, &buf, &len), nf, f;
+    static const char *what[4] = {"user id", "item id", "rating", "timestamp"};
+    if (rc != NCF_OK) return rc;
+    for (k = 0; k < (int64_t)len; k++) lines += buf[k] == '\n';
+    if ((rc = ncf__triples_reserve(tr, lines)) != NCF_OK) { NCF_FREE(buf); return rc; }
+    L.p = buf, L.end = buf + len, L.line = 0;
+    while (ncf__next_line(&L, &s, &e)) {
+        int64_t v[4] = {0, 0, 0, 0};
+        if (s == e) continue;
+        if (csv && tr->n == 0 && L.line == 1 && !(*s >= '0' && *s <= '9')) continue; /* header */
+        nf = ncf__split(s, e, sep, fs, fe, 4);
+        if (nf != 4) {
+            rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: expected 4 fields separated by '%s', got %d", path,
+                           (long long)L.line, ncf__sep_name(sep), nf);
+            break;
+        }
+        for (f = 0; f < 4; f++) {
+            ncf__trim(&fs[f], &fe[f]);
+            if (f == 2 ? !ncf__num_field(fs[f], fe[f]) : !ncf__int_field(fs[f], fe[f], &v[f])) {
+                rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: %s '%.*s' is not %s", path, (long long)L.line,
+                               what[f], (int)(fe[f] - fs[f] > 40 ? 40 : fe[f] - fs[f]), fs[f],
+                               f == 2 ? "a number" : "an integer");
+                break;
+            }
+            if (f < 2 && v[f] < 0) {
+                rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: negative %s %lld", path, (long long)L.line, what[f],
+                               (long long)v[f]);
+                break;
+            }
+        }
+        if (rc != NCF_OK) break;
+        tr->u[tr->n] = v[0], tr->i[tr->n] = v[1], tr->t[tr->n] = v[3];
+        tr->n++;
+    }
+    NCF_FREE(buf);
+    if (rc == NCF_OK && tr->n == 0) rc = ncf__fail(NCF_ERR_PARSE, "%s: no ratings in the file", path);
+    if (rc != NCF_OK) ncf__triples_free(tr);
+    return rc;
+}
+
+/* PREFIX.test.negative: "(user,item)" then the negatives, TAB separated, one line per
+   line of PREFIX.test.rating and for the same (user, item). */
+static int ncf__parse_negatives(const char *path, const ncf__triples *test, int32_t **out, int *per_line,
+                                int64_t *max_item)
+{
+    char *buf, *s, *e;
+    size_t len;
+    ncf__lines L;
+    int64_t row = 0, n0 = -1;
+    int32_t *neg = NULL;
+    int rc = ncf__read_file(path, &buf, &len);
+    if (rc != NCF_OK) return rc;
+    L.p = buf, L.end = buf + len, L.line = 0;
+    while (rc == NCF_OK && ncf__next_line(&L, &s, &e)) {
+        int64_t u, it, cnt = 0, v;
+        char *c = s, *comma, *close;
+        if (s == e) continue;
+        comma = (char *)memchr(s, ',', (size_t)(e - s));
+        close = (char *)memchr(s, ')', (size_t)(e - s));
+        if (*s != '(' || !comma || !close || comma > close || !ncf__int_field(s + 1, comma, &u) ||
+            !ncf__int_field(comma + 1, close, &it)) {
+            rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: expected '(user,item)' at the start of the line", path,
+                           (long long)L.line);
+            break;
+        }
+        if (row >= test->n || test->u[row] != u || test->i[row] != it) {
+            rc = row >= test->n
+                     ? ncf__fail(NCF_ERR_DATA, "%s:%lld: more lines than the .test.rating file has", path,
+                                 (long long)L.line)
+                     : ncf__fail(NCF_ERR_DATA,
+                                 "%s:%lld: (%lld,%lld) does not match line %lld of the .test.rating file, "
+                                 "which holds (%lld,%lld)",
+                                 path, (long long)L.line, (long long)u, (long long)it, (long long)row + 1,
+                                 (long long)test->u[row], (long long)test->i[row]);
+            break;
+        }
+        for (c = close + 1; c < e;) { /* count first */
+            char *fs = c, *fe;
+            while (fs < e && (*fs == '\t' || *fs == ' ')) fs++;
+            fe = fs;
+            while (fe < e && *fe != '\t' && *fe != ' ') fe++;
+            if (fe > fs) cnt++;
+            c = fe;
+        }
+        if (n0 < 0) {
+            n0 = cnt;
+            if (n0 == 0) { rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: no negatives", path, (long long)L.line); break; }
+            neg = NCF__NEW(int32_t, (size_t)test->n * (size_t)n0);
+            if (!neg) { rc = ncf__fail(NCF_ERR_NOMEM, "%s: out of memory", path); break; }
+        } else if (cnt != n0) {
+            rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: %lld negatives, but the first line has %lld", path,
+                           (long long)L.line, (long long)cnt, (long long)n0);
+            break;
+        }
+        cnt = 0;
+        for (c = close + 1; c < e && rc == NCF_OK;) {
+            char *fs = c, *fe;
+            while (fs < e && (*fs == '\t' || *fs == ' ')) fs++;
+            fe = fs;
+            while (fe < e && *fe != '\t' && *fe != ' ') fe++;
+            if (fe > fs) {
+                if (!ncf__int_field(fs, fe, &v) || v < 0 || v > INT32_MAX)
+                    rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: negative item '%.*s' is not a valid id", path,
+                                   (long long)L.line, (int)(fe - fs > 40 ? 40 : fe - fs), fs);
+                else {
+                    neg[row * n0 + cnt++] = (int32_t)v;
+                    if (v > *max_item) *max_item = v;
+                }
+            }
+            c = fe;
+        }
+        row++;
+    }
+    NCF_FREE(buf);
+    if (rc == NCF_OK && row != test->n)
+        rc = ncf__fail(NCF_ERR_DATA, "%s: %lld lines, but the .test.rating file has %lld", path, (long long)row,
+                       (long long)test->n);
+    if (rc != NCF_OK) { NCF_FREE(neg); return rc; }
+    *out = neg;
+    *per_line = (int)n0;
+    return NCF_OK;
+}
+
+static int ncf__ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+static int ncf__file_exists(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f) fclose(f);
+    return f != NULL;
+}
+
+/* The paper's split: ids already dense; the test file names each user's held-out
+   item, the negative file its 99 candidates. */
+static int ncf__load_ncf(ncf_dataset *ds, const char *prefix, int sample_negs, uint64_t seed)
+{
+    char path[3][1024];
+    static const char *suffix[3] = {".train.rating", ".test.rating", ".test.negative"};
+    ncf__triples train, test, all;
+    int32_t *neg = NULL;
+    int per_line = 0, rc, k;
+    int64_t j, maxu = -1, maxi = -1;
+    for (k = 0; k < 3; k++)
+        if (snprintf(path[k], sizeof path[k], "%s%s", prefix, suffix[k]) >= (int)sizeof path[k])
+            return ncf__fail(NCF_ERR_ARG, "%s: path too long", prefix);
+    memset(&train, 0, sizeof train), memset(&test, 0, sizeof test), memset(&all, 0, sizeof all);
+    if ((rc = ncf__parse_ratings(path[0], "\t", 0, &train)) != NCF_OK) return rc;
+    if ((rc = ncf__parse_ratings(path[1], "\t", 0, &test)) != NCF_OK) goto done;
+    for (j = 0; j < train.n; j++) {
+        if (train.u[j] > maxu) maxu = train.u[j];
+        if (train.i[j] > maxi) maxi = train.i[j];
+    }
+    {
+        /* each user at most once in the test file, and every training user there */
+        int64_t span = maxu + 1, mu = maxu;
+        char *seen;
+        for (j = 0; j < test.n; j++) if (test.u[j] > mu) mu = test.u[j];
+        span = mu + 1;
+        seen = NCF__ZNEW(char, span);
+        if (!seen) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory"); goto done; }
+        for (j = 0; j < test.n && rc == NCF_OK; j++) {
+            if (seen[test.u[j]])
+                rc = ncf__fail(NCF_ERR_DATA, "%s:%lld: user %lld has a second test rating", path[1],
+                               (long long)j + 1, (long long)test.u[j]);
+            seen[test.u[j]] = 1;
+            if (test.i[j] > maxi) maxi = test.i[j];
+        }
+        for (j = 0; j < train.n && rc == NCF_OK; j++)
+            if (!seen[train.u[j]])
+                rc = ncf__fail(NCF_ERR_DATA, "%s:%lld: user %lld has no line in %s", path[0],
+                               (long long)j + 1, (long long)train.u[j], path[1]);
+        NCF_FREE(seen);
+        maxu = mu;
+        if (rc != NCF_OK) goto done;
+    }
+    if (!sample_negs && (rc = ncf__parse_negatives(path[2], &test, &neg, &per_line, &maxi)) != NCF_OK) goto done;
+    if (maxu >= INT32_MAX || maxi >= INT32_MAX) { rc = ncf__fail(NCF_ERR_DATA, "%s: ids too large", prefix); goto done; }
+    /* test ratings come last in time, so the generic split holds them out */
+    if ((rc = ncf__triples_reserve(&all, train.n + test.n)) != NCF_OK) goto done;
+    for (j = 0; j < train.n; j++) all.u[j] = train.u[j], all.i[j] = train.i[j], all.t[j] = 0;
+    for (j = 0; j < test.n; j++) all.u[train.n + j] = test.u[j], all.i[train.n + j] = test.i[j], all.t[train.n + j] = 1;
+    if ((rc = ncf__build(ds, all.u, all.i, all.t, train.n + test.n, 0, (int)maxu + 1, (int)maxi + 1)) != NCF_OK)
+        goto done;
+    if (sample_negs) {
+        if ((rc = ncf_sample_eval_negatives(ds, sample_negs, seed)) != NCF_OK) ncf_dataset_free(ds);
+    } else {
+        ds->eval_neg = NCF__NEW(int32_t, (size_t)ds->num_users * (size_t)per_line);
+        if (!ds->eval_neg) { ncf_dataset_free(ds); rc = ncf__fail(NCF_ERR_NOMEM, "out of memory"); goto done; }
+        for (j = 0; j < test.n; j++)
+            memcpy(ds->eval_neg + (size_t)test.u[j] * per_line, neg + (size_t)j * per_line,
+                   sizeof(int32_t) * (size_t)per_line);
+        ds->num_eval_neg = per_line;
+    }
+done:
+    ncf__triples_free(&train); ncf__triples_free(&test); ncf__triples_free(&all);
+    NCF_FREE(neg);
+    return rc;
+}
+
+NCFDEF int ncf_load(ncf_dataset *ds, const char *path, const ncf_load_opts *opts)
+{
+    ncf_load_opts o = opts ? *opts : ncf_load_opts_default();
+    ncf_format fmt = o.format;
+    char prefix[1024];
+    ncf__triples tr;
+    int rc;
+    if (!ds || !path) return ncf__fail(NCF_ERR_ARG, "ncf_load: NULL dataset or path");
+    memset(ds, 0, sizeof *ds);
+    if (o.eval_negatives < 0 || o.min_ratings < 0)
+        return ncf__fail(NCF_ERR_ARG, "ncf_load: negative eval_negatives or min_ratings");
+    if (strlen(path) >= sizeof prefix) return ncf__fail(NCF_ERR_ARG, "%s: path too long", path);
+    strcpy(prefix, path);
+    if (fmt == NCF_FORMAT_AUTO) {
+        static const char *ncf_suffix[3] = {".train.rating", ".test.rating", ".test.negative"};
+        int k;
+        for (k = 0; k < 3 && fmt == NCF_FORMAT_AUTO; k++)
+            if (ncf__ends_with(path, ncf_suffix[k])) fmt = NCF_FORMAT_NCF;
+        if (fmt == NCF_FORMAT_AUTO) {
+            char probe[1100];
+            snprintf(probe, sizeof probe, "%s.train.rating", path);
+            if (ncf__ends_with(path, ".dat")) fmt = NCF_FORMAT_DAT;
+            else if (ncf__ends_with(path, ".csv")) fmt = NCF_FORMAT_CSV;
+            else if (ncf__ends_with(path, ".data")) fmt = NCF_FORMAT_TAB;
+            else if (ncf__file_exists(probe)) fmt = NCF_FORMAT_NCF;
+            else
+                return ncf__fail(NCF_ERR_ARG,
+                                 "%s: cannot tell the format from the name (expected ratings.dat, ratings.csv, "
+                                 "u.data, or a PREFIX of PREFIX.train.rating)",
+                                 path);
+        }
+    }
+    if (fmt == NCF_FORMAT_NCF) {
+        static const char *ncf_suffix[3] = {".train.rating", ".test.rating", ".test.negative"};
+        int k;
+        for (k = 0; k < 3; k++)
+            if (ncf__ends_with(prefix, ncf_suffix[k])) prefix[strlen(prefix) - strlen(ncf_suffix[k])] = 0;
+        return ncf__load_ncf(ds, prefix, o.eval_negatives, o.seed);
+    }
+    if (fmt != NCF_FORMAT_DAT && fmt != NCF_FORMAT_CSV && fmt != NCF_FORMAT_TAB)
+        return ncf__fail(NCF_ERR_ARG, "ncf_load: unknown format %d", (int)fmt);
+    rc = ncf__parse_ratings(path, fmt == NCF_FORMAT_DAT ? "::" : fmt == NCF_FORMAT_CSV ? "," : "\t",
+                            fmt == NCF_FORMAT_CSV, &tr);
+    if (rc != NCF_OK) return rc;
+    rc = ncf__build(ds, tr.u, tr.i, tr.t, tr.n, o.min_ratings, 0, 0);
+    ncf__triples_free(&tr);
+    if (rc != NCF_OK) {
+        char msg[sizeof ncf__errbuf];
+        memcpy(msg, ncf__errbuf, sizeof msg);
+        return ncf__fail(rc, "%s: %s", path, msg);
+    }
+    rc = ncf_sample_eval_negatives(ds, o.eval_negatives ? o.eval_negatives : 99, o.seed);
+    if (rc != NCF_OK) {
+        char msg[sizeof ncf__errbuf];
+        memcpy(msg, ncf__errbuf, sizeof msg);
+        ncf_dataset_free(ds);
+        return ncf__fail(rc, "%s: %s", path, msg);
+    }
+    return NCF_OK;
+}
+#endif /* NCF_NO_STDIO */
+
+/* --------------------------------------------------------------- sampler -- */
+
+NCFDEF int ncf_sampler_init(ncf_sampler *s, const ncf_dataset *data, int num_neg, uint64_t seed)
+{
+    int u, h = 1;
+    if (!s || !data || !data->user_ptr || num_neg < 0)
+        return ncf__fail(NCF_ERR_ARG, "ncf_sampler_init: need a sampler, a loaded dataset and num_neg >= 0");
+    if (data->num_train <= 0) return ncf__fail(NCF_ERR_DATA, "ncf_sampler_init: the dataset has no training positives");
+    if (num_neg > 0)
+        for (u = 0; u < data->num_users; u++)
+            if (data->user_ptr[u + 1] > data->user_ptr[u] && ncf__num_unrated(data, u) == 0)
+                return ncf__fail(NCF_ERR_DATA, "user %lld has rated all %d items: no negative can be drawn",
+                                 (long long)data->raw_user[u], data->num_items);
+    memset(s, 0, sizeof *s);
+    s->data = data;
+    s->num_neg = num_neg;
+    s->seed = seed;
+    s->num_examples = data->num_train * (1 + num_neg);
+    while (h < 31 && ((int64_t)1 << (2 * h)) < s->num_examples) h++;
+    s->half_bits = h;
+    return NCF_OK;
+}
+
+/* A keyed bijection of [0, 4^h) (a 6-round Feistel network). */
+static uint64_t ncf__feistel(uint64_t x, int h, uint64_t key)
+{
+    uint64_t mask = ((uint64_t)1 << h) - 1, l = x >> h, r = x & mask, t;
+    int round;
+    for (round = 0; round < 6; round++) {
+        t = l ^ (ncf__mix64(r ^ key ^ ((uint64_t)round << 58)) & mask);
+        l = r, r = t;
+    }
+    return (l << h) | r;
+}
+
+/* Shuffled position -> example index: the Feistel permutation, cycle-walked into
+   [0, num_examples). Bijective, so each example appears exactly once. */
+static int64_t ncf__shuffled(const ncf_sampler *s, uint64_t key, int64_t pos)
+{
+    uint64_t x = (uint64_t)pos;
+    do x = ncf__feistel(x, s->half_bits, key); while (x >= (uint64_t)s->num_examples);
+    return (int64_t)x;
+}
+
+/* Example e of an epoch: positive e/(1+num_neg), and for e%(1+num_neg) > 0 a fresh
+   negative of that positive's user. */
+static void ncf__example(const ncf_sampler *s, int epoch, int64_t e, int32_t *user, int32_t *item, float *label)
+{
+    const ncf_dataset *d = s->data;
+    int64_t p = e / (1 + s->num_neg), k = e % (1 + s->num_neg);
+    int32_t u = d->train_user[p];
+    *user = u;
+    if (k == 0) {
+        *item = d->items[p];
+        *label = 1.0f;
+    } else {
+        uint64_t x = ncf__hash3(s->seed ^ NCF__TAG_NEG, (uint64_t)epoch, (uint64_t)e);
+        *item = ncf__nth_unrated(d, u, ncf__below(x, (uint32_t)ncf__num_unrated(d, u)));
+        *label = 0.0f;
+    }
+}
+
+NCFDEF void ncf_sampler_fill(const ncf_sampler *s, int epoch, int64_t start, int n, int32_t *users,
+                             int32_t *items, float *labels)
+{
+    uint64_t key = ncf__hash3(s->seed ^ NCF__TAG_SHUFFLE, (uint64_t)epoch, 0);
+    int j;
+    NCF__OMP(parallel for schedule(static) if (n >= 1024))
+    for (j = 0; j < n; j++) ncf__example(s, epoch, ncf__shuffled(s, key, start + j), &users[j], &items[j], &labels[j]);
+}
+
+static uint64_t ncf__hash_pairs(uint64_t h, const int32_t *a, const int32_t *b, int n)
+{
+    int j;
+    for (j = 0; j < n; j++) h = ncf__mix64(h ^ ((uint64_t)(uint32_t)a[j] << 32 | (uint32_t)b[j]));
+    return h;
+}
+
+NCFDEF void ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, uint64_t *first_batch,
+                             uint64_t *all_batches)
+{
+    int64_t nb = (s->num_examples + batch_size - 1) / batch_size, b;
+    uint64_t all = 0, first = 0;
+    uint64_t *hb = NCF__ZNEW(uint64_t, nb);
+    if (!hb) { *first_batch = *all_batches = 0; return; }
+    NCF__OMP(parallel)
+    {
+        int32_t *u = NCF__NEW(int32_t, batch_size), *it = NCF__NEW(int32_t, batch_size);
+        float *y = NCF__NEW(float, batch_size);
+        NCF__OMP(for schedule(static))
+        for (b = 0; b < nb; b++) {
+            int64_t start = b * batch_size;
+            int n = (int)(s->num_examples - start < batch_size ? s->num_examples - start : batch_size), j;
+            uint64_t key = ncf__hash3(s->seed ^ NCF__TAG_SHUFFLE, (uint64_t)epoch, 0);
+            if (!u || !it || !y) { hb[b] = 0; continue; }
+            for (j = 0; j < n; j++) ncf__example(s, epoch, ncf__shuffled(s, key, start + j), &u[j], &it[j], &y[j]);
+            hb[b] = ncf__hash_pairs(0, u, it, n);
+        }
+        NCF_FREE(u); NCF_FREE(it); NCF_FREE(y);
+    }
+    first = hb[0];
+    for (b = 0; b < nb; b++) all = ncf__mix64(all ^ hb[b]);
+    NCF_FREE(hb);
+    *first_batch = first;
+    *all_batches = all;
+}
+
+/* --------------------------------------------------------------- kernels -- */
+/* Activations are batch-major [B][C]; kernels are [in][out] (as Keras). */
+
+#define NCF__MR 4  /* register tile: MR rows x NR columns of the output */
+#define NCF__NR 16
+enum { NCF__ACC = 1, NCF__RELU = 2 };
+
+/* C[m][n] = init + sum_k A(m,k) * B[k][n] for rows m0 <= m < m1 (a tile-aligned range),
+   where A(m,k) = A[m*sam + k*sak]; init is C itself with NCF__ACC, else bias[n]
+   (or 0 when bias is NULL). NCF__RELU clamps at 0. Every output is summed in
+   ascending k by one thread, so results do not depend on the row split. */
+static void ncf__gemm_rows(float *NCF__RESTRICT C, int ldc, const float *NCF__RESTRICT A, ptrdiff_t sam,
+                           ptrdiff_t sak, const float *NCF__RESTRICT B, int ldb, const float *bias, int m0, int m1,
+                           int N, int K, int flags)
+{
+    int m, n, k, i, j;
+    for (m = m0; m < m1; m += NCF__MR) {
+        int mr = m1 - m < NCF__MR ? m1 - m : NCF__MR;
+        for (n = 0; n < N; n += NCF__NR) {
+            int nr = N - n < NCF__NR ? N - n : NCF__NR;
+            float acc[NCF__MR][NCF__NR];
+            for (i = 0; i < NCF__MR; i++)
+                for (j = 0; j < NCF__NR; j++)
+                    acc[i][j] = i < mr && j < nr ? (flags & NCF__ACC ? C[(size_t)(m + i) * ldc + n + j]
+                                                                     : bias ? bias[n + j] : 0.0f)
+                                                 : 0.0f;
+            if (mr == NCF__MR && nr == NCF__NR) {
+                for (k = 0; k < K; k++) {
+                    const float *b = B + (size_t)k * ldb + n;
+                    for (i = 0; i < NCF__MR; i++) {
+                        float a = A[(m + i) * sam + k * sak];
+                        for (j = 0; j < NCF__NR; j++) acc[i][j] += a * b[j];
+                    }
+                }
+            } else {
+                for (k = 0; k < K; k++) {
+                    const float *b = B + (size_t)k * ldb + n;
+                    for (i = 0; i < mr; i++) {
+                        float a = A[(m + i) * sam + k * sak];
+                        for (j = 0; j < nr; j++) acc[i][j] += a * b[j];
+                    }
+                }
+            }
+            for (i = 0; i < mr; i++)
+                for (j = 0; j < nr; j++) {
+                    float v = acc[i][j];
+                    C[(size_t)(m + i) * ldc + n + j] = (flags & NCF__RELU) && v < 0.0f ? 0.0f : v;
+                }
+        }
+    }
+}
+
+/* ncf__gemm_rows over all M rows, row tiles spread over the threads. */
+static void ncf__gemm(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,
+                      const float *bias, int M, int N, int K, int flags)
+{
+    int tiles = (M + NCF__MR - 1) / NCF__MR, t;
+    NCF__OMP(parallel for schedule(static) if ((double)M * N * K > NCF__PAR_WORK))
+    for (t = 0; t < tiles; t++) {
+        int m0 = t * NCF__MR, m1 = m0 + NCF__MR < M ? m0 + NCF__MR : M;
+        ncf__gemm_rows(C, ldc, A, sam, sak, B, ldb, bias, m0, m1, N, K, flags);
+    }
+}
+
+/* out[c][r] = in[r][c] for in [R][C]. */
+static void ncf__transpose(float *out, const float *in, int R, int C)
+{
+    int r, c;
+    for (r = 0; r < R; r++)
+        for (c = 0; c < C; c++) out[(size_t)c * R + r] = in[(size_t)r * C + c];
+}
+
+/* Stable for any logit: log(1 + e^-|z|) never overflows. */
+static double ncf__bce(float z, float y)
+{
+    double zd = z;
+    return (zd > 0 ? zd : 0) - zd * y + log1p(exp(-fabs(zd)));
+}
+
+static float ncf__sigmoid(float z)
+{
+    if (z >= 0) return 1.0f / (1.0f + expf(-z));
+    {
+        float e = expf(z);
+        return e / (1.0f + e);
+    }
+}
+
+/* ----------------------------------------------------------------- model -- */
+
+NCFDEF ncf_config ncf_config_default(void)
+{
+    ncf_config c;
+    memset(&c, 0, sizeof c);
+    c.model = NCF_NEUMF;
+    c.mf_dim = 8;
+    c.num_layers = 4;
+    c.layers[0] = 64, c.layers[1] = 32, c.layers[2] = 16, c.layers[3] = 8;
+    c.lr = 0.001f, c.beta1 = 0.9f, c.beta2 = 0.999f, c.epsilon = 1e-8f;
+    c.adam = NCF_ADAM_LAZY;
+    c.batch_size = 256;
+    c.num_neg = 4;
+    c.seed = 1;
+    return c;
+}
+
+NCFDEF ncf_config ncf_config_mlperf(void)
+{
+    ncf_config c = ncf_config_default();
+    c.mf_dim = 64;
+    c.layers[0] = 256, c.layers[1] = 256, c.layers[2] = 128, c.layers[3] = 64;
+    c.batch_size = 2048;
+    c.lr = 0.0005f;
+    return c;
+}
+
+static const char *ncf__wname[] = {"", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10", "w11",
+                                   "w12", "w13", "w14", "w15"};
+static const char *ncf__bname[] = {"", "b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9", "b10", "b11",
+                                   "b12", "b13", "b14", "b15"};
+#if NCF_MAX_LAYERS > 16
+#error "NCF_MAX_LAYERS is at most 16"
+#endif
+
+struct ncf__scratch {
+    int F, H, nd, top;          /* GMF width, MLP embedding width, dense layers, MLP output */
+    size_t emb_params;          /* embeddings come first in the block */
+    int cap;                    /* batch rows the buffers below hold */
+    float *x[NCF_MAX_LAYERS];   /* x[0]: gathered [user;item] MLP embeddings, x[l]: layer l output */
+    float *gmf, *dgu, *dgi;     /* [cap][F] */
+    float *logit, *dz;          /* [cap] */
+    double *ex_loss;            /* [cap] per-example loss, summed in order */
+    float *dx[2];               /* [cap][widest layer] */
+    float *wt;                  /* a transposed kernel */
+    uint64_t *ukey, *ikey;      /* (row << 32 | position), sorted: the batch grouped by row */
+    int *ustart, *istart;       /* [cap+1] start of each distinct row in ukey/ikey */
+    int nuser, nitem;           /* distinct rows in the last batch */
+    int32_t *touched_user;      /* stb_ds arrays: embedding rows with gradients */
+    int32_t *touched_item;
+};
+
+static int ncf__widest(const ncf_model *m)
+{
+    int l, w = 1;
+    for (l = 0; l < m->cfg.num_layers; l++) if (m->cfg.layers[l] > w) w = m->cfg.layers[l];
+    return w;
+}
+
+static void ncf__free_buffers(struct ncf__scratch *s)
+{
+    int l;
+    for (l = 0; l < NCF_MAX_LAYERS; l++) NCF_FREE(s->x[l]), s->x[l] = NULL;
+    NCF_FREE(s->gmf); NCF_FREE(s->dgu); NCF_FREE(s->dgi); NCF_FREE(s->logit); NCF_FREE(s->dz);
+    NCF_FREE(s->ex_loss); NCF_FREE(s->dx[0]); NCF_FREE(s->dx[1]); NCF_FREE(s->wt);
+    NCF_FREE(s->ukey); NCF_FREE(s->ikey); NCF_FREE(s->ustart); NCF_FREE(s->istart);
+    s->gmf = s->dgu = s->dgi = s->logit = s->dz = s->dx[0] = s->dx[1] = s->wt = NULL;
+    s->ex_loss = NULL, s->ukey = s->ikey = NULL, s->ustart = s->istart = NULL;
+    s->cap = 0;
+}
+
+/* Grows the batch buffers to hold n rows. */
+static int ncf__reserve(ncf_model *m, int n)
+{
+    struct ncf__scratch *s = m->scratch;
+    int l, w = ncf__widest(m), ok, F = s->F ? s->F : 1;
+    if (n <= s->cap) return NCF_OK;
+    ncf__free_buffers(s);
+    ok = 1;
+    for (l = 0; l <= s->nd; l++)
+        ok &= (s->x[l] = NCF__NEW(float, (size_t)n * (s->H ? m->cfg.layers[l] : 1))) != NULL;
+    s->gmf = NCF__NEW(float, (size_t)n * F), s->dgu = NCF__NEW(float, (size_t)n * F);
+    s->dgi = NCF__NEW(float, (size_t)n * F);
+    s->logit = NCF__NEW(float, n), s->dz = NCF__NEW(float, n), s->ex_loss = NCF__NEW(double, n);
+    s->dx[0] = NCF__NEW(float, (size_t)n * w), s->dx[1] = NCF__NEW(float, (size_t)n * w);
+    s->wt = NCF__NEW(float, (size_t)w * w);
+    s->ukey = NCF__NEW(uint64_t, n), s->ikey = NCF__NEW(uint64_t, n);
+    s->ustart = NCF__NEW(int, (size_t)n + 1), s->istart = NCF__NEW(int, (size_t)n + 1);
+    ok &= s->gmf && s->dgu && s->dgi && s->logit && s->dz && s->ex_loss && s->dx[0] && s->dx[1] && s->wt &&
+          s->ukey && s->ikey && s->ustart && s->istart;
+    if (!ok) {
+        ncf__free_buffers(s);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for a batch of %d", n);
+    }
+    s->cap = n;
+    return NCF_OK;
+}
+
+static int ncf__check_config(const ncf_config *c)
+{
+    int l, mlp = c->model != NCF_GMF;
+    if (c->model != NCF_NEUMF && c->model != NCF_GMF && c->model != NCF_MLP)
+        return ncf__fail(NCF_ERR_ARG, "config: unknown model type %d", (int)c->model);
+    if (c->num_users <= 0 || c->num_items <= 0)
+        return ncf__fail(NCF_ERR_ARG, "config: num_users and num_items must be > 0 (got %d, %d)", c->num_users,
+                         c->num_items);
+    if (c->model != NCF_MLP && c->mf_dim <= 0)
+        return ncf__fail(NCF_ERR_ARG, "config: mf_dim must be > 0 (got %d)", c->mf_dim);
+    if (mlp && (c->num_layers < 2 || c->num_layers > NCF_MAX_LAYERS))
+        return ncf__fail(NCF_ERR_ARG, "config: the MLP needs 2 to %d layer sizes (got %d)", NCF_MAX_LAYERS,
+                         c->num_layers);
+    for (l = 0; mlp && l < c->num_layers; l++)
+        if (c->layers[l] <= 0 || c->layers[l] > 65536 || c->mlp_reg[l] < 0)
+            return ncf__fail(NCF_ERR_ARG, "config: layer %d has size %d (must be 1..65536) or a negative L2", l,
+                             c->layers[l]);
+    if (mlp && c->layers[0] % 2)
+        return ncf__fail(NCF_ERR_ARG, "config: layers[0] = %d must be even (user and item halves)", c->layers[0]);
+    if (!(c->lr > 0) || !(c->beta1 >= 0 && c->beta1 < 1) || !(c->beta2 >= 0 && c->beta2 < 1) ||
+        !(c->epsilon > 0) || !(c->mf_reg >= 0))
+        return ncf__fail(NCF_ERR_ARG, "config: need lr > 0, 0 <= beta1, beta2 < 1, epsilon > 0, mf_reg >= 0");
+    if (c->batch_size <= 0 || c->num_neg < 0)
+        return ncf__fail(NCF_ERR_ARG, "config: batch_size must be > 0 and num_neg >= 0");
+    if (c->adam != NCF_ADAM_LAZY && c->adam != NCF_ADAM_DENSE)
+        return ncf__fail(NCF_ERR_ARG, "config: unknown Adam mode %d", (int)c->adam);
+    return NCF_OK;
+}
+
+static void ncf__add_tensor(ncf_model *m, size_t *off, const char *name, int rows, int cols)
+{
+    ncf_tensor *t = &m->tensors[m->num_tensors++];
+    t->name = name, t->offset = *off, t->rows = rows, t->cols = cols;
+    *off += (size_t)rows * (size_t)cols;
+}
+
+/* The named tensor inside the block, or NULL when the model has none. */
+static float *ncf__view(ncf_model *m, const char *name)
+{
+    int t;
+    for (t = 0; t < m->num_tensors; t++)
+        if (!strcmp(m->tensors[t].name, name)) return m->params + m->tensors[t].offset;
+    return NULL;
+}
+
+/* Normal(0, sd) or uniform(-lim, lim), element i of tensor t: a pure function of the seed. */
+static void ncf__init_tensor(ncf_model *m, int t, int normal, double scale)
+{
+    const ncf_tensor *T = &m->tensors[t];
+    float *p = m->params + T->offset;
+    int64_t i, n = (int64_t)T->rows * T->cols;
+    uint64_t key = ncf__hash3(m->cfg.seed, NCF__TAG_INIT, (uint64_t)t);
+    NCF__OMP(parallel for schedule(static) if (n > 65536))
+    for (i = 0; i < n; i++) {
+        uint64_t a = ncf__hash3(key, (uint64_t)i, 0), b = ncf__mix64(a);
+        if (normal) {
+            double u1 = ncf__unit(a), u2 = ncf__unit(b);
+            if (u1 < 1e-300) u1 = 1e-300;
+            p[i] = (float)(scale * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+        } else {
+            p[i] = (float)(scale * (2.0 * ncf__unit(a) - 1.0));
+        }
+    }
+}
+
+NCFDEF int ncf_model_create(ncf_model **out, const ncf_config *cfg)
+{
+    ncf_model *m;
+    struct ncf__scratch *s;
+    size_t off = 0;
+    int rc, l, t;
+    if (!out || !cfg) return ncf__fail(NCF_ERR_ARG, "ncf_model_create: NULL argument");
+    *out = NULL;
+    if ((rc = ncf__check_config(cfg)) != NCF_OK) return rc;
+    m = NCF__ZNEW(ncf_model, 1);
+    s = NCF__ZNEW(struct ncf__scratch, 1);
+    if (!m || !s) { NCF_FREE(m); NCF_FREE(s); return ncf__fail(NCF_ERR_NOMEM, "out of memory for a model"); }
+    m->cfg = *cfg;
+    m->scratch = s;
+    s->F = cfg->model != NCF_MLP ? cfg->mf_dim : 0;
+    s->H = cfg->model != NCF_GMF ? cfg->layers[0] / 2 : 0;
+    s->nd = cfg->model != NCF_GMF ? cfg->num_layers - 1 : 0;
+    s->top = s->nd ? cfg->layers[s->nd] : 0;
+    if (!s->H) m->cfg.num_layers = 0;
+    /* layout: the four embedding tables, then the dense layers and the output */
+    if (s->F) ncf__add_tensor(m, &off, "gmf_user", cfg->num_users, s->F);
+    if (s->H) ncf__add_tensor(m, &off, "mlp_user", cfg->num_users, s->H);
+    if (s->F) ncf__add_tensor(m, &off, "gmf_item", cfg->num_items, s->F);
+    if (s->H) ncf__add_tensor(m, &off, "mlp_item", cfg->num_items, s->H);
+    s->emb_params = off;
+    for (l = 1; l <= s->nd; l++) {
+        ncf__add_tensor(m, &off, ncf__wname[l], cfg->layers[l - 1], cfg->layers[l]);
+        ncf__add_tensor(m, &off, ncf__bname[l], 1, cfg->layers[l]);
+    }
+    ncf__add_tensor(m, &off, "w_out", s->F + s->top, 1);
+    ncf__add_tensor(m, &off, "b_out", 1, 1);
+    m->num_params = off;
+    m->params = NCF__NEW(float, off);
+    m->grads = NCF__ZNEW(float, off);
+    m->adam_m = NCF__ZNEW(float, off);
+    m->adam_v = NCF__ZNEW(float, off);
+    if (!m->params || !m->grads || !m->adam_m || !m->adam_v) {
+        ncf_model_free(m);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for %lu parameters", (unsigned long)off);
+    }
+    m->gmf_user = ncf__view(m, "gmf_user"), m->gmf_item = ncf__view(m, "gmf_item");
+    m->mlp_user = ncf__view(m, "mlp_user"), m->mlp_item = ncf__view(m, "mlp_item");
+    for (l = 1; l <= s->nd; l++) m->w[l] = ncf__view(m, ncf__wname[l]), m->b[l] = ncf__view(m, ncf__bname[l]);
+    m->w_out = ncf__view(m, "w_out"), m->b_out = ncf__view(m, "b_out");
+    for (t = 0; t < m->num_tensors; t++) {
+        const ncf_tensor *T = &m->tensors[t];
+        if (T->name[0] == 'g' || T->name[0] == 'm') ncf__init_tensor(m, t, 1, 0.01);           /* embeddings */
+        else if (T->name[0] == 'b') ncf__init_tensor(m, t, 0, 0.0);                            /* biases */
+        else if (!strcmp(T->name, "w_out")) ncf__init_tensor(m, t, 0, sqrt(3.0 / T->rows));    /* lecun */
+        else ncf__init_tensor(m, t, 0, sqrt(6.0 / (T->rows + T->cols)));                       /* glorot */
+    }
+    *out = m;
+    return NCF_OK;
+}
+
+NCFDEF void ncf_model_free(ncf_model *m)
+{
+    if (!m) return;
+    if (m->scratch) {
+        ncf__free_buffers(m->scratch);
+        arrfree(m->scratch->touched_user);
+        arrfree(m->scratch->touched_item);
+        NCF_FREE(m->scratch);
+    }
+    NCF_FREE(m->params); NCF_FREE(m->grads); NCF_FREE(m->adam_m); NCF_FREE(m->adam_v);
+    NCF_FREE(m);
+}
+
+static int ncf__check_batch(const ncf_model *m, const int32_t *users, const int32_t *items, const void *labels,
+                            int need_labels, int n)
+{
+    int j;
+    if (!users || !items || (need_labels && !labels) || n <= 0)
+        return ncf__fail(NCF_ERR_ARG, "batch: NULL array or size %d <= 0", n);
+    for (j = 0; j < n; j++)
+        if (users[j] < 0 || users[j] >= m->cfg.num_users || items[j] < 0 || items[j] >= m->cfg.num_items)
+            return ncf__fail(NCF_ERR_ARG, "batch position %d: (user %d, item %d) outside [0,%d) x [0,%d)", j,
+                             users[j], items[j], m->cfg.num_users, m->cfg.num_items);
+    return NCF_OK;
+}
+
+/* Fills the activations and logits of a batch of n <= cap. */
+static void ncf__forward(ncf_model *m, const int32_t *users, const int32_t *items, int n)
+{
+    struct ncf__scratch *s = m->scratch;
+    int F = s->F, H = s->H, l, b;
+    const int *L = m->cfg.layers;
+    NCF__OMP(parallel for schedule(static) if (n >= 256))
+    for (b = 0; b < n; b++) {
+        int d;
+        if (F) {
+            const float *gu = m->gmf_user + (size_t)users[b] * F, *gi = m->gmf_item + (size_t)items[b] * F;
+            for (d = 0; d < F; d++) s->gmf[(size_t)b * F + d] = gu[d] * gi[d];
+        }
+        if (H) {
+            memcpy(s->x[0] + (size_t)b * 2 * H, m->mlp_user + (size_t)users[b] * H, sizeof(float) * H);
+            memcpy(s->x[0] + (size_t)b * 2 * H + H, m->mlp_item + (size_t)items[b] * H, sizeof(float) * H);
+        }
+    }
+    for (l = 1; l <= s->nd; l++)
+        ncf__gemm(s->x[l], L[l], s->x[l - 1], L[l - 1], 1, m->w[l], L[l], m->b[l], n, L[l], L[l - 1], NCF__RELU);
+    NCF__OMP(parallel for schedule(static) if (n >= 256))
+    for (b = 0; b < n; b++) {
+        float z = m->b_out[0];
+        int d;
+        for (d = 0; d < F; d++) z += m->w_out[d] * s->gmf[(size_t)b * F + d];
+        for (d = 0; d < s->top; d++) z += m->w_out[F + d] * s->x[s->nd][(size_t)b * s->top + d];
+        s->logit[b] = z;
+    }
+}
+
+static double ncf__sqnorm(const float *v, size_t n)
+{
+    double a = 0;
+    size_t i;
+    for (i = 0; i < n; i++) a += (double)v[i] * v[i];
+    return a;
+}
+
+/* Mean cross-entropy plus the L2 terms of the batch in the scratch. */
+static double ncf__batch_loss(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int n)
+{
+    struct ncf__scratch *s = m->scratch;
+    const ncf_config *c = &m->cfg;
+    double sum = 0;
+    int b, l;
+    NCF__OMP(parallel for schedule(static) if (n >= 256))
+    for (b = 0; b < n; b++) {
+        double r = ncf__bce(s->logit[b], labels[b]);
+        if (s->F && c->mf_reg > 0)
+            r += c->mf_reg * (ncf__sqnorm(m->gmf_user + (size_t)users[b] * s->F, s->F) +
+                              ncf__sqnorm(m->gmf_item + (size_t)items[b] * s->F, s->F));
+        if (s->H && c->mlp_reg[0] > 0)
+            r += c->mlp_reg[0] * (ncf__sqnorm(m->mlp_user + (size_t)users[b] * s->H, s->H) +
+                                  ncf__sqnorm(m->mlp_item + (size_t)items[b] * s->H, s->H));
+        s->ex_loss[b] = r;
+    }
+    for (b = 0; b < n; b++) sum += s->ex_loss[b];
+    sum /= n;
+    for (l = 1; l <= s->nd; l++)
+        if (c->mlp_reg[l] > 0) sum += c->mlp_reg[l] * ncf__sqnorm(m->w[l], (size_t)c->layers[l - 1] * c->layers[l]);
+    return sum;
+}
+
+NCFDEF int ncf_loss(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int n,
+                    double *loss)
+{
+    int rc;
+    if (!m || !loss) return ncf__fail(NCF_ERR_ARG, "ncf_loss: NULL model or loss");
+    if ((rc = ncf__check_batch(m, users, items, labels, 1, n)) != NCF_OK) return rc;
+    if ((rc = ncf__reserve(m, n)) != NCF_OK) return rc;
+    ncf__forward(m, users, items, n);
+    *loss = ncf__batch_loss(m, users, items, labels, n);
+    return NCF_OK;
+}
+
+NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits)
+{
+    int rc, done, chunk;
+    if (!m || !logits) return ncf__fail(NCF_ERR_ARG, "ncf_predict_batch: NULL model or output");
+    if ((rc = ncf__check_batch(m, users, items, NULL, 0, n)) != NCF_OK) return rc;
+    chunk = m->scratch->cap > 0 ? m->scratch->cap : (n < 4096 ? n : 4096);
+    if ((rc = ncf__reserve(m, chunk)) != NCF_OK) return rc;
+    for (done = 0; done < n; done += chunk) {
+        int k = n - done < chunk ? n - done : chunk;
+        ncf__forward(m, users + done, items + done, k);
+        memcpy(logits + done, m->scratch->logit, sizeof(float) * (size_t)k);
+    }
+    return NCF_OK;
+}
+
+/* Groups batch positions by row: key = row << 32 | position, sorted; start[q] is
+   where the q-th distinct row begins. Returns the number of distinct rows. */
+static int ncf__group_rows(uint64_t *key, int *start, const int32_t *rows, int n)
+{
+    int b, q = 0;
+    for (b = 0; b < n; b++) key[b] = (uint64_t)(uint32_t)rows[b] << 32 | (uint32_t)b;
+    qsort(key, (size_t)n, sizeof *key, ncf__cmp_u64);
+    for (b = 0; b < n; b++)
+        if (b == 0 || (key[b] >> 32) != (key[b - 1] >> 32)) start[q++] = b;
+    start[q] = n;
+    return q;
+}
+
+/* grad[row] += sum over the row's batch positions b (ascending) of src[b], plus
+   count * coef * param[row]: one thread per row, so the sum order is fixed. */
+static void ncf__scatter_rows(float *grad, const float *param, int D, const float *src, int lds,
+                              const uint64_t *key, const int *start, int nrows, float coef)
+{
+    int q;
+    NCF__OMP(parallel for schedule(static) if ((double)nrows * D > NCF__PAR_WORK))
+    for (q = 0; q < nrows; q++) {
+        size_t r = (size_t)(key[start[q]] >> 32);
+        float *g = grad + r * D;
+        const float *p = param + r * D;
+        float c = coef * (float)(start[q + 1] - start[q]);
+        int k, d;
+        for (k = start[q]; k < start[q + 1]; k++) {
+            const float *x = src + (size_t)(key[k] & 0xffffffffu) * lds;
+            for (d = 0; d < D; d++) g[d] += x[d];
+        }
+        if (c != 0.0f)
+            for (d = 0; d < D; d++) g[d] += c * p[d];
+    }
+}
+
+static float *ncf__grad_of(ncf_model *m, const float *param) { return m->grads + (param - m->params); }
+
+/* Backward pass of the batch in the scratch (after ncf__forward). */
+static void ncf__backward(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int n)
+{
+    struct ncf__scratch *s = m->scratch;
+    const ncf_config *c = &m->cfg;
+    const int *L = c->layers;
+    int F = s->F, H = s->H, P = F + s->top, b, d, l, cur = 0;
+    float *gw_out = ncf__grad_of(m, m->w_out), inv_n = 1.0f / (float)n;
+
+    for (b = 0; b < n; b++) s->dz[b] = (ncf__sigmoid(s->logit[b]) - labels[b]) * inv_n;
+    /* output layer: small, summed over the batch in order */
+    for (d = 0; d < P; d++) {
+        const float *x = d < F ? s->gmf + d : s->x[s->nd] + (d - F);
+        int ld = d < F ? F : s->top;
+        float g = 0;
+        for (b = 0; b < n; b++) g += s->dz[b] * x[(size_t)b * ld];
+        gw_out[d] += g;
+    }
+    {
+        float g = 0;
+        for (b = 0; b < n; b++) g += s->dz[b];
+        ncf__grad_of(m, m->b_out)[0] += g;
+    }
+    NCF__OMP(parallel for schedule(static) if (n >= 256))
+    for (b = 0; b < n; b++) {
+        int k;
+        float dz = s->dz[b];
+        if (F) { /* d/d(user row) = dgmf * item row, and vice versa */
+            const float *gu = m->gmf_user + (size_t)users[b] * F, *gi = m->gmf_item + (size_t)items[b] * F;
+            for (k = 0; k < F; k++) {
+                float dg = dz * m->w_out[k];
+                s->dgu[(size_t)b * F + k] = dg * gi[k];
+                s->dgi[(size_t)b * F + k] = dg * gu[k];
+            }
+        }
+        for (k = 0; k < s->top; k++) s->dx[cur][(size_t)b * s->top + k] = dz * m->w_out[F + k];
+    }
+    /* dense layers, top down: dx[cur] holds d/d(output of layer l) */
+    for (l = s->nd; l >= 1; l--) {
+        int in = L[l - 1], out = L[l], j;
+        float *dy = s->dx[cur], *gw = ncf__grad_of(m, m->w[l]), *gb = ncf__grad_of(m, m->b[l]);
+        size_t k, total = (size_t)n * out;
+        for (k = 0; k < total; k++)
+            if (s->x[l][k] <= 0.0f) dy[k] = 0.0f; /* through the ReLU */
+        ncf__gemm(gw, out, s->x[l - 1], 1, in, dy, out, NULL, in, out, n, NCF__ACC); /* dW += x^T dy */
+        for (j = 0; j < out; j++) {
+            float g = 0;
+            for (b = 0; b < n; b++) g += dy[(size_t)b * out + j];
+            gb[j] += g;
+        }
+        if (c->mlp_reg[l] > 0) {
+            float two_r = 2.0f * c->mlp_reg[l];
+            for (k = 0; k < (size_t)in * out; k++) gw[k] += two_r * m->w[l][k];
+        }
+        ncf__transpose(s->wt, m->w[l], in, out);
+        ncf__gemm(s->dx[cur ^ 1], in, dy, out, 1, s->wt, in, NULL, n, in, out, 0); /* dx = dy W^T */
+        cur ^= 1;
+    }
+    /* embeddings: rows grouped so each is summed by one thread in batch order */
+    s->nuser = ncf__group_rows(s->ukey, s->ustart, users, n);
+    s->nitem = ncf__group_rows(s->ikey, s->istart, items, n);
+    if (F) {
+        float coef = 2.0f * c->mf_reg * inv_n;
+        ncf__scatter_rows(ncf__grad_of(m, m->gmf_user), m->gmf_user, F, s->dgu, F, s->ukey, s->ustart, s->nuser, coef);
+        ncf__scatter_rows(ncf__grad_of(m, m->gmf_item), m->gmf_item, F, s->dgi, F, s->ikey, s->istart, s->nitem, coef);
+    }
+    if (H) {
+        float coef = 2.0f * c->mlp_reg[0] * inv_n;
+        ncf__scatter_rows(ncf__grad_of(m, m->mlp_user), m->mlp_user, H, s->dx[cur], 2 * H, s->ukey, s->ustart,
+                          s->nuser, coef);
+        ncf__scatter_rows(ncf__grad_of(m, m->mlp_item), m->mlp_item, H, s->dx[cur] + H, 2 * H, s->ikey, s->istart,
+                          s->nitem, coef);
+    }
+    for (b = 0; b < s->nuser; b++) arrput(s->touched_user, (int32_t)(s->ukey[s->ustart[b]] >> 32));
+    for (b = 0; b < s->nitem; b++) arrput(s->touched_item, (int32_t)(s->ikey[s->istart[b]] >> 32));
+}
+
+NCFDEF int ncf_forward_backward(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels,
+                                int n, double *loss)
+{
+    int rc;
+    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_forward_backward: NULL model");
+    if ((rc = ncf__check_batch(m, users, items, labels, 1, n)) != NCF_OK) return rc;
+    if ((rc = ncf__reserve(m, n)) != NCF_OK) return rc;
+    ncf__forward(m, users, items, n);
+    if (loss) *loss = ncf__batch_loss(m, users, items, labels, n);
+    ncf__backward(m, users, items, labels, n);
+    return NCF_OK;
+}
+
+/* ------------------------------------------------------------- optimizer -- */
+
+/* Sorts and deduplicates an stb_ds row list in place. */
+static void ncf__unique_rows(int32_t *rows)
+{
+    ptrdiff_t i, k = 0, n = arrlen(rows);
+    for (i = 1; i < n && rows[i - 1] < rows[i]; i++) {}
+    if (i < n) qsort(rows, (size_t)n, sizeof *rows, ncf__cmp_i32); /* already unique after one batch */
+    for (i = 0; i < n; i++)
+        if (k == 0 || rows[k - 1] != rows[i]) rows[k++] = rows[i];
+    arrsetlen(rows, k);
+}
+
+NCFDEF void ncf_zero_grad(ncf_model *m)
+{
+    struct ncf__scratch *s = m->scratch;
+    ptrdiff_t i;
+    memset(m->grads + s->emb_params, 0, sizeof(float) * (m->num_params - s->emb_params));
+    for (i = 0; i < arrlen(s->touched_user); i++) {
+        size_t r = (size_t)s->touched_user[i];
+        if (s->F) memset(ncf__grad_of(m, m->gmf_user) + r * s->F, 0, sizeof(float) * s->F);
+        if (s->H) memset(ncf__grad_of(m, m->mlp_user) + r * s->H, 0, sizeof(float) * s->H);
+    }
+    for (i = 0; i < arrlen(s->touched_item); i++) {
+        size_t r = (size_t)s->touched_item[i];
+        if (s->F) memset(ncf__grad_of(m, m->gmf_item) + r * s->F, 0, sizeof(float) * s->F);
+        if (s->H) memset(ncf__grad_of(m, m->mlp_item) + r * s->H, 0, sizeof(float) * s->H);
+    }
+    arrsetlen(s->touched_user, 0);
+    arrsetlen(s->touched_item, 0);
+}
+
+typedef struct { float b1, b2, lr_t, eps; } ncf__adam_k;
+
+/* TF's Adam: the bias corrections folded into the step size (epsilon-hat form). */
+static void ncf__adam_update(ncf_model *m, size_t off, size_t n, const ncf__adam_k *k)
+{
+    float *NCF__RESTRICT p = m->params + off, *NCF__RESTRICT g = m->grads + off;
+    float *NCF__RESTRICT mm = m->adam_m + off, *NCF__RESTRICT vv = m->adam_v + off;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        mm[i] = k->b1 * mm[i] + (1.0f - k->b1) * g[i];
+        vv[i] = k->b2 * vv[i] + (1.0f - k->b2) * g[i] * g[i];
+        p[i] -= k->lr_t * mm[i] / (sqrtf(vv[i]) + k->eps);
+    }
+}
+
+/* Updates rows[] of a [*][D] table at offset off. */
+static void ncf__adam_rows(ncf_model *m, size_t off, int D, const int32_t *rows, ptrdiff_t nrows, const ncf__adam_k *k)
+{
+    ptrdiff_t i;
+    NCF__OMP(parallel for schedule(static) if ((double)nrows * D > NCF__PAR_WORK))
+    for (i = 0; i < nrows; i++) ncf__adam_update(m, off + (size_t)rows[i] * D, (size_t)D, k);
+}
+
+/* A flat range in chunks over the threads. */
+static void ncf__adam_flat(ncf_model *m, size_t off, size_t n, const ncf__adam_k *k)
+{
+    ptrdiff_t c, chunks = (ptrdiff_t)((n + 4095) / 4096);
+    NCF__OMP(parallel for schedule(static) if (n > 65536))
+    for (c = 0; c < chunks; c++) {
+        size_t a = (size_t)c * 4096, len = n - a < 4096 ? n - a : 4096;
+        ncf__adam_update(m, off + a, len, k);
+    }
+}
+
+NCFDEF void ncf_adam_step(ncf_model *m)
+{
+    struct ncf__scratch *s = m->scratch;
+    const ncf_config *c = &m->cfg;
+    ncf__adam_k k;
+    double t = (double)++m->step;
+    k.b1 = c->beta1, k.b2 = c->beta2, k.eps = c->epsilon;
+    k.lr_t = (float)(c->lr * sqrt(1.0 - pow(c->beta2, t)) / (1.0 - pow(c->beta1, t)));
+    if (c->adam == NCF_ADAM_DENSE) {
+        ncf__adam_flat(m, 0, m->num_params, &k);
+    } else {
+        ncf__adam_flat(m, s->emb_params, m->num_params - s->emb_params, &k);
+        ncf__unique_rows(s->touched_user);
+        ncf__unique_rows(s->touched_item);
+        if (s->F) {
+            ncf__adam_rows(m, (size_t)(m->gmf_user - m->params), s->F, s->touched_user, arrlen(s->touched_user), &k);
+            ncf__adam_rows(m, (size_t)(m->gmf_item - m->params), s->F, s->touched_item, arrlen(s->touched_item), &k);
+        }
+        if (s->H) {
+            ncf__adam_rows(m, (size_t)(m->mlp_user - m->params), s->H, s->touched_user, arrlen(s->touched_user), &k);
+            ncf__adam_rows(m, (size_t)(m->mlp_item - m->params), s->H, s->touched_item, arrlen(s->touched_item), &k);
+        }
+    }
+    ncf_zero_grad(m);
+}
+
+NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int n,
+                          double *loss)
+{
+    double l = 0;
+    int rc = ncf_forward_backward(m, users, items, labels, n, &l);
+    if (rc != NCF_OK) return rc;
+    if (!(l == l)) {
+        ncf_zero_grad(m);
+        return ncf__fail(NCF_ERR_DATA, "the loss is NaN at step %lld (learning rate too high?)", (long long)m->step);
+    }
+    ncf_adam_step(m);
+    if (loss) *loss = l;
+    return NCF_OK;
+}
+
+/* ------------------------------------------------------------ train loop -- */
+
+NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_progress_fn progress, void *user,
+                           double *mean_loss)
+{
+    int B, rc = NCF_OK;
+    int32_t *u, *it;
+    float *y;
+    int64_t start, batch = 0;
+    double sum = 0;
+    if (!m || !s || !s->data) return ncf__fail(NCF_ERR_ARG, "ncf_train_epoch: NULL model or sampler");
+    if (s->data->num_users > m->cfg.num_users || s->data->num_items > m->cfg.num_items)
+        return ncf__fail(NCF_ERR_ARG, "ncf_train_epoch: the data has %d users and %d items, the model %d and %d",
+                         s->data->num_users, s->data->num_items, m->cfg.num_users, m->cfg.num_items);
+    B = m->cfg.batch_size;
+    u = NCF__NEW(int32_t, B), it = NCF__NEW(int32_t, B), y = NCF__NEW(float, B);
+    if (!u || !it || !y) rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for a batch of %d", B);
+    for (start = 0; rc == NCF_OK && start < s->num_examples; start += B, batch++) {
+        int n = (int)(s->num_examples - start < B ? s->num_examples - start : B);
+        double l = 0;
+        ncf_sampler_fill(s, epoch, start, n, u, it, y);
+        if ((rc = ncf_train_step(m, u, it, y, n, &l)) != NCF_OK) break;
+        sum += l * n;
+        if (progress && ((batch & 15) == 15 || start + n == s->num_examples))
+            progress(user, start + n, s->num_examples, sum / (double)(start + n));
+    }
+    NCF_FREE(u); NCF_FREE(it); NCF_FREE(y);
+    if (rc == NCF_OK && mean_loss) *mean_loss = sum / (double)s->num_examples;
+    return rc;
+}
+
+/* --------------------------------------------------------------- metrics -- */
+/* Scoring one user against many items uses the split first layer:
+   W1 [u; i] = W1u u + W1i i, with W1i i precomputed once per item. */
+
+typedef struct {
+    float *h[2];    /* [n][widest] activations */
+    float *pu;      /* [layers[1]] user half of the first layer, plus its bias */
+    float *wu;      /* [F] w_out (GMF part) * user GMF row */
+} ncf__eval_buf;
+
+static void ncf__eval_buf_free(ncf__eval_buf *e) { NCF_FREE(e->h[0]); NCF_FREE(e->h[1]); NCF_FREE(e->pu); NCF_FREE(e->wu); }
+
+static int ncf__eval_buf_alloc(ncf__eval_buf *e, const ncf_model *m, int n)
+{
+    int w = ncf__widest(m);
+    e->h[0] = NCF__NEW(float, (size_t)n * w), e->h[1] = NCF__NEW(float, (size_t)n * w);
+    e->pu = NCF__NEW(float, w), e->wu = NCF__NEW(float, m->scratch->F + 1);
+    if (e->h[0] && e->h[1] && e->pu && e->wu) return 1;
+    ncf__eval_buf_free(e);
+    return 0;
+}
+
+/* Item halves of the first dense layer, [num_items][layers[1]], or NULL without MLP. */
+static float *ncf__item_projection(const ncf_model *m, int *rc)
+{
+    const struct ncf__scratch *s = m->scratch;
+    int L1;
+    float *proj;
+    *rc = NCF_OK;
+    if (!s->H) return NULL;
+    L1 = m->cfg.layers[1];
+    proj = NCF__NEW(float, (size_t)m->cfg.num_items * L1);
+    if (!proj) { *rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for the item projection"); return NULL; }
+    ncf__gemm(proj, L1, m->mlp_item, s->H, 1, m->w[1] + (size_t)s->H * L1, L1, NULL, m->cfg.num_items, L1, s->H, 0);
+    return proj;
+}
+
+/* Logits of user u against items cand[0..n) (all items in order when cand is NULL). */
+static void ncf__score_user(const ncf_model *m, const float *proj, int u, const int32_t *cand, int n, float *scores,
+                            ncf__eval_buf *e)
+{
+    const struct ncf__scratch *s = m->scratch;
+    const int *L = m->cfg.layers;
+    int F = s->F, j, d, l, cur = 0;
+    if (F)
+        for (d = 0; d < F; d++) e->wu[d] = m->w_out[d] * m->gmf_user[(size_t)u * F + d];
+    if (s->H) {
+        int L1 = L[1];
+        ncf__gemm_rows(e->pu, L1, m->mlp_user + (size_t)u * s->H, 0, 1, m->w[1], L1, m->b[1], 0, 1, L1, s->H, 0);
+        for (j = 0; j < n; j++) {
+            const float *pi = proj + (size_t)(cand ? cand[j] : j) * L1;
+            float *h = e->h[0] + (size_t)j * L1;
+            for (d = 0; d < L1; d++) {
+                float v = e->pu[d] + pi[d];
+                h[d] = v > 0.0f ? v : 0.0f;
+            }
+        }
+        for (l = 2; l <= s->nd; l++, cur ^= 1)
+            ncf__gemm_rows(e->h[cur ^ 1], L[l], e->h[cur], L[l - 1], 1, m->w[l], L[l], m->b[l], 0, n, L[l], L[l - 1],
+                           NCF__RELU);
+    }
+    for (j = 0; j < n; j++) {
+        const float *gi = F ? m->gmf_item + (size_t)(cand ? cand[j] : j) * F : NULL;
+        const float *h = e->h[cur] + (size_t)j * s->top;
+        float z = m->b_out[0];
+        for (d = 0; d < F; d++) z += e->wu[d] * gi[d];
+        for (d = 0; d < s->top; d++) z += m->w_out[F + d] * h[d];
+        scores[j] = z;
+    }
+}
+
+NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_ranking, ncf_metrics *out)
+{
+    float *proj;
+    double *hr, *ndcg, hsum = 0, nsum = 0;
+    int u, users = 0, rc, failed = 0, ncand;
+    if (!m || !data || !data->user_ptr || !out || k <= 0)
+        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: need a model, a loaded dataset, an output and k > 0");
+    if (data->num_users > m->cfg.num_users || data->num_items > m->cfg.num_items)
+        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: the data has %d users and %d items, the model %d and %d",
+                         data->num_users, data->num_items, m->cfg.num_users, m->cfg.num_items);
+    if (!full_ranking && data->num_eval_neg <= 0)
+        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: the dataset has no eval negatives (sample some, or rank all items)");
+    ncand = full_ranking ? data->num_items : 1 + data->num_eval_neg;
+    proj = ncf__item_projection(m, &rc);
+    if (rc != NCF_OK) return rc;
+    hr = NCF__ZNEW(double, data->num_users), ndcg = NCF__ZNEW(double, data->num_users);
+    if (!hr || !ndcg) {
+        NCF_FREE(proj); NCF_FREE(hr); NCF_FREE(ndcg);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for evaluation");
+    }
+    NCF__OMP(parallel)
+    {
+        ncf__eval_buf e;
+        float *sc = NCF__NEW(float, ncand);
+        int32_t *cand = NCF__NEW(int32_t, ncand);
+        int ok = ncf__eval_buf_alloc(&e, m, ncand) && sc && cand;
+        if (!ok) {
+            NCF__OMP(atomic write)
+            failed = 1;
+        }
+        NCF__OMP(for schedule(dynamic, 8))
+        for (u = 0; u < data->num_users; u++) {
+            int32_t t = data->test_item[u];
+            int64_t rank = 0;
+            int j;
+            if (!ok || t < 0) continue;
+            if (full_ranking) {
+                const int32_t *p = data->items + data->user_ptr[u], *pe = data->items + data->user_ptr[u + 1];
+                ncf__score_user(m, proj, u, NULL, ncand, sc, &e);
+                for (j = 0; j < ncand; j++) {
+                    while (p < pe && *p < j) p++;
+                    if (j != t && !(p < pe && *p == j) && sc[j] >= sc[t]) rank++;
+                }
+            } else {
+                cand[0] = t;
+                memcpy(cand + 1, data->eval_neg + (size_t)u * data->num_eval_neg, sizeof(int32_t) * (size_t)(ncand - 1));
+                ncf__score_user(m, proj, u, cand, ncand, sc, &e);
+                for (j = 1; j < ncand; j++) rank += sc[j] >= sc[0];
+            }
+            if (rank < k) {
+                hr[u] = 1.0;
+                ndcg[u] = log(2.0) / log((double)rank + 2.0);
+            }
+        }
+        if (ok) ncf__eval_buf_free(&e);
+        NCF_FREE(sc); NCF_FREE(cand);
+    }
+    NCF_FREE(proj);
+    if (!failed)
+        for (u = 0; u < data->num_users; u++) {
+            if (data->test_item[u] < 0) continue;
+            users++;
+            hsum += hr[u];
+            nsum += ndcg[u];
+        }
+    NCF_FREE(hr); NCF_FREE(ndcg);
+    if (failed) return ncf__fail(NCF_ERR_NOMEM, "out of memory for evaluation buffers");
+    out->users = users;
+    out->hr = users ? hsum / users : 0;
+    out->ndcg = users ? nsum / users : 0;
+    return NCF_OK;
+}
+
+#ifdef NCF__DEFINED_TYPEOF
+#undef typeof
+#undef NCF__DEFINED_TYPEOF
+#endif
+#endif /* NCF_IMPLEMENTATION_DONE */
+#endif /* NCF_IMPLEMENTATION */
+
+/*
+------------------------------------------------------------------------------
+MIT License
+
+Copyright (c) 2026 the ncf.h authors
+
+Permission is hereby granted, free of charge, to any person obtaining a copy of
+this software and associated documentation files (the "Software"), to deal in
+the Software without restriction, including without limitation the rights to
+use, copy, modify, merge, publish, distribute, sublicense, and/or sell copies
+of the Software, and to permit persons to whom the Software is furnished to do
+so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+------------------------------------------------------------------------------
+*/

@@ -1,0 +1,1037 @@
+/* tests.c - ncf.h test suite: gradients against finite differences of an
+   independent double-precision reference, Adam against hand-computed steps, the
+   metrics against hand-ranked cases, the sampler against its properties, the
+   loaders against files written here. Prints "N passed, N failed" last.
+
+     ./tests                     run everything
+     ./tests --print-hash        print the determinism hash (for the NO_OMP comparison)
+     ./tests --expect-hash FILE  also check this build's hash equals the one in FILE
+*/
+#define _POSIX_C_SOURCE 200809L
+#define NCF_IMPLEMENTATION
+#define STB_DS_IMPLEMENTATION
+#include "ncf.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int g_failed_checks;
+static char g_dir[64]; /* scratch folder for the files the tests write */
+static const char *g_expect_hash_file;
+
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            printf("    check failed at tests.c:%d: %s\n", __LINE__, #cond);             \
+            g_failed_checks++;                                                           \
+        }                                                                                \
+    } while (0)
+#define CHECKF(cond, ...)                                                                \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            printf("    check failed at tests.c:%d: %s: ", __LINE__, #cond);             \
+            printf(__VA_ARGS__);                                                         \
+            printf("\n");                                                                \
+            g_failed_checks++;                                                           \
+        }                                                                                \
+    } while (0)
+/* An expected failure: the code, and a message containing `text`. */
+#define CHECK_ERR(expr, code, text)                                                      \
+    do {                                                                                 \
+        int rc_ = (expr);                                                                \
+        CHECKF(rc_ == (code) && strstr(ncf_error_text(), (text)) != NULL,                \
+               "rc %d, message '%s', wanted %d and '%s'", rc_, ncf_error_text(), code, text); \
+    } while (0)
+
+static const char *path_in_dir(const char *name)
+{
+    static char buf[8][256];
+    static int k;
+    k = (k + 1) % 8;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
+    return buf[k];
+}
+
+static void write_file(const char *name, const char *text)
+{
+    FILE *f = fopen(path_in_dir(name), "wb");
+    if (!f) { printf("cannot write %s\n", path_in_dir(name)); exit(2); }
+    fputs(text, f);
+    fclose(f);
+}
+
+/* ---------------------------------------------------------- reference model */
+/* A plain double-precision NeuMF loss written from the paper's equations, sharing
+   nothing with ncf.h but the parameter layout. */
+
+static long tensor_off(const ncf_model *m, const char *name)
+{
+    int t;
+    for (t = 0; t < m->num_tensors; t++)
+        if (!strcmp(m->tensors[t].name, name)) return (long)m->tensors[t].offset;
+    return -1;
+}
+
+static double ref_loss(const ncf_model *m, const double *p, const int32_t *users, const int32_t *items,
+                       const float *labels, int n)
+{
+    const ncf_config *c = &m->cfg;
+    int F = c->model != NCF_MLP ? c->mf_dim : 0, H = c->model != NCF_GMF ? c->layers[0] / 2 : 0;
+    int nd = H ? c->num_layers - 1 : 0, b, l, j, k;
+    long gu = tensor_off(m, "gmf_user"), gi = tensor_off(m, "gmf_item");
+    long mu = tensor_off(m, "mlp_user"), mi = tensor_off(m, "mlp_item");
+    long wo = tensor_off(m, "w_out"), bo = tensor_off(m, "b_out");
+    double total = 0;
+    for (b = 0; b < n; b++) {
+        double x[2][512], z = p[bo], reg = 0, y = labels[b];
+        int w = 2 * H, cur = 0;
+        for (k = 0; k < F; k++) {
+            double a = p[gu + users[b] * F + k], e = p[gi + items[b] * F + k];
+            z += p[wo + k] * a * e;
+            reg += c->mf_reg * (a * a + e * e);
+        }
+        for (k = 0; k < H; k++) {
+            x[0][k] = p[mu + users[b] * H + k];
+            x[0][H + k] = p[mi + items[b] * H + k];
+            reg += c->mlp_reg[0] * (x[0][k] * x[0][k] + x[0][H + k] * x[0][H + k]);
+        }
+        for (l = 1; l <= nd; l++) {
+            char wn[8], bn[8];
+            long W, B;
+            snprintf(wn, sizeof wn, "w%d", l), snprintf(bn, sizeof bn, "b%d", l);
+            W = tensor_off(m, wn), B = tensor_off(m, bn);
+            for (j = 0; j < c->layers[l]; j++) {
+                double s = p[B + j];
+                for (k = 0; k < w; k++) s += x[cur][k] * p[W + (long)k * c->layers[l] + j];
+                x[cur ^ 1][j] = s > 0 ? s : 0;
+            }
+            w = c->layers[l], cur ^= 1;
+        }
+        for (k = 0; nd && k < w; k++) z += p[wo + F + k] * x[cur][k];
+        /* -y log(sigmoid z) - (1-y) log(1 - sigmoid z) */
+        total += (z > 0 ? z : 0) - z * y + log(1 + exp(-fabs(z))) + reg;
+    }
+    total /= n;
+    for (l = 1; l <= nd; l++) {
+        char wn[8];
+        long W;
+        snprintf(wn, sizeof wn, "w%d", l);
+        W = tensor_off(m, wn);
+        for (k = 0; k < c->layers[l - 1] * c->layers[l]; k++) total += c->mlp_reg[l] * p[W + k] * p[W + k];
+    }
+    return total;
+}
+
+static ncf_config small_config(ncf_model_type type, int reg)
+{
+    ncf_config c = ncf_config_default();
+    c.model = type;
+    c.num_users = 5, c.num_items = 7;
+    c.mf_dim = 3;
+    c.num_layers = 4;
+    c.layers[0] = 8, c.layers[1] = 6, c.layers[2] = 5, c.layers[3] = 4;
+    if (reg) {
+        c.mf_reg = 0.03f;
+        c.mlp_reg[0] = 0.02f, c.mlp_reg[1] = 0.05f, c.mlp_reg[2] = 0.01f, c.mlp_reg[3] = 0.07f;
+    }
+    c.seed = 7;
+    return c;
+}
+
+static void randomize(ncf_model *m, uint64_t seed, float scale)
+{
+    size_t i;
+    ncf__rng r;
+    r.state = seed;
+    for (i = 0; i < m->num_params; i++) m->params[i] = scale * (float)(2 * ncf__unit(ncf__next(&r)) - 1);
+}
+
+/* Users 0..3 and items 0..5 with repeats; user 4 and item 6 never appear. */
+static const int32_t GB_U[12] = {0, 1, 2, 0, 3, 1, 0, 2, 2, 3, 1, 0};
+static const int32_t GB_I[12] = {5, 0, 1, 5, 2, 3, 4, 0, 5, 1, 1, 2};
+static const float GB_Y[12] = {1, 0, 1, 0, 1, 1, 0, 0, 1, 0, 1, 1};
+
+static void gradient_check(ncf_model_type type, int reg)
+{
+    ncf_config c = small_config(type, reg);
+    ncf_model *m = NULL;
+    double loss, *p, worst = 0;
+    size_t i, sizable = 0, touched = 0;
+    int t;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK);
+    if (!m) return;
+    randomize(m, 99 + type, 0.6f);
+    CHECK(ncf_forward_backward(m, GB_U, GB_I, GB_Y, 12, &loss) == NCF_OK);
+    p = (double *)malloc(sizeof(double) * m->num_params);
+    for (i = 0; i < m->num_params; i++) p[i] = m->params[i];
+    {
+        double ref = ref_loss(m, p, GB_U, GB_I, GB_Y, 12);
+        CHECKF(fabs(ref - loss) <= 1e-6 * (1 + fabs(ref)), "loss %.9f, reference %.9f", loss, ref);
+    }
+    for (t = 0; t < m->num_tensors; t++) {
+        const ncf_tensor *T = &m->tensors[t];
+        size_t k, n = (size_t)T->rows * T->cols;
+        for (k = 0; k < n; k++) {
+            size_t at = T->offset + k;
+            double h = 1e-6, lp, lm, num, ana = m->grads[at], err;
+            p[at] += h, lp = ref_loss(m, p, GB_U, GB_I, GB_Y, 12);
+            p[at] -= 2 * h, lm = ref_loss(m, p, GB_U, GB_I, GB_Y, 12);
+            p[at] += h;
+            num = (lp - lm) / (2 * h);
+            err = fabs(num - ana) / (1e-4 + fabs(num));
+            if (err > worst) worst = err;
+            CHECKF(fabs(num - ana) <= 2e-6 + 2e-4 * fabs(num), "%s[%zu]: analytic %.8g, numeric %.8g", T->name, k,
+                   ana, num);
+            touched += num != 0;
+            sizable += fabs(num) > 1e-3;
+        }
+        /* rows of user 4 and item 6 are not in the batch: exactly zero unless L2 */
+        if (!strcmp(T->name, "gmf_user") || !strcmp(T->name, "mlp_user"))
+            for (k = 0; k < (size_t)T->cols; k++) CHECK(m->grads[T->offset + 4 * T->cols + k] == 0.0f);
+        if (!strcmp(T->name, "gmf_item") || !strcmp(T->name, "mlp_item"))
+            for (k = 0; k < (size_t)T->cols; k++) CHECK(m->grads[T->offset + 6 * T->cols + k] == 0.0f);
+    }
+    /* the check has teeth: most gradients are far from zero */
+    CHECKF(3 * sizable > touched, "only %zu of %zu gradients exceed 1e-3", sizable, touched);
+    printf("    %s%s: %zu parameters, worst relative error %.2e\n",
+           type == NCF_NEUMF ? "NeuMF" : type == NCF_GMF ? "GMF" : "MLP", reg ? " +L2" : "", m->num_params, worst);
+    free(p);
+    ncf_model_free(m);
+}
+
+static void test_gradients_neumf(void) { gradient_check(NCF_NEUMF, 0); gradient_check(NCF_NEUMF, 1); }
+static void test_gradients_gmf(void) { gradient_check(NCF_GMF, 0); gradient_check(NCF_GMF, 1); }
+static void test_gradients_mlp(void) { gradient_check(NCF_MLP, 0); gradient_check(NCF_MLP, 1); }
+
+/* A float finite difference on the library's own loss agrees too (a second,
+   independent path: no reference model involved). */
+static void test_gradients_float_fd(void)
+{
+    ncf_config c = small_config(NCF_NEUMF, 1);
+    ncf_model *m = NULL;
+    double loss, lp, lm;
+    size_t at;
+    int checked = 0;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK);
+    if (!m) return;
+    randomize(m, 5, 0.6f);
+    CHECK(ncf_forward_backward(m, GB_U, GB_I, GB_Y, 12, &loss) == NCF_OK);
+    for (at = 0; at < m->num_params; at += 7) {
+        float save = m->params[at], h = 1e-2f;
+        double num;
+        m->params[at] = save + h, ncf_loss(m, GB_U, GB_I, GB_Y, 12, &lp);
+        m->params[at] = save - h, ncf_loss(m, GB_U, GB_I, GB_Y, 12, &lm);
+        m->params[at] = save;
+        num = (lp - lm) / (2.0 * h);
+        CHECKF(fabs(num - m->grads[at]) <= 2e-3 + 2e-2 * fabs(num), "param %zu: analytic %g, numeric %g", at,
+               m->grads[at], num);
+        checked++;
+    }
+    CHECK(checked > 20);
+    ncf_model_free(m);
+}
+
+/* --------------------------------------------------------------- loss, Adam */
+
+static void test_loss_values(void)
+{
+    /* sigmoid cross-entropy by hand: log(1+e^-z) for y=1, z + log(1+e^-z) for y=0 */
+    CHECK(fabs(ncf__bce(0.0f, 1.0f) - 0.6931471805599453) < 1e-12);
+    CHECK(fabs(ncf__bce(2.0f, 1.0f) - 0.1269280110429725) < 1e-12);
+    CHECK(fabs(ncf__bce(-3.0f, 1.0f) - 3.048587351573742) < 1e-12);
+    CHECK(fabs(ncf__bce(2.0f, 0.0f) - 2.1269280110429727) < 1e-12);
+    CHECK(ncf__bce(80.0f, 0.0f) == 80.0);
+    CHECK(ncf__bce(-80.0f, 1.0f) == 80.0);
+    CHECK(ncf__bce(80.0f, 1.0f) >= 0 && ncf__bce(80.0f, 1.0f) < 1e-34);
+    CHECK(ncf__bce(-80.0f, 0.0f) >= 0 && ncf__bce(-80.0f, 0.0f) < 1e-34);
+    CHECK(ncf__sigmoid(80.0f) == 1.0f && ncf__sigmoid(-80.0f) > 0 && ncf__sigmoid(-80.0f) < 1e-34f);
+    CHECK(ncf__sigmoid(-1000.0f) == 0.0f && ncf__sigmoid(1000.0f) == 1.0f);
+    { /* through the model: logits pinned at +-80 by the output bias */
+        ncf_config c = small_config(NCF_GMF, 0);
+        ncf_model *m = NULL;
+        int32_t u[2] = {0, 1}, it[2] = {0, 1};
+        float y[2] = {0, 1};
+        double loss;
+        size_t i;
+        CHECK(ncf_model_create(&m, &c) == NCF_OK);
+        if (!m) return;
+        memset(m->w_out, 0, sizeof(float) * (size_t)c.mf_dim);
+        m->b_out[0] = 80.0f;
+        CHECK(ncf_forward_backward(m, u, it, y, 2, &loss) == NCF_OK);
+        CHECKF(fabs(loss - 40.0) < 1e-9, "loss %.17g", loss); /* (80 + ~0) / 2 */
+        m->b_out[0] = -80.0f;
+        CHECK(ncf_loss(m, u, it, y, 2, &loss) == NCF_OK);
+        CHECKF(fabs(loss - 40.0) < 1e-9, "loss %.17g", loss);
+        for (i = 0; i < m->num_params; i++) CHECK(isfinite(m->grads[i]));
+        ncf_model_free(m);
+    }
+}
+
+/* Hand-computed TF Adam (lr 0.01, b1 0.9, b2 0.999, eps 1e-8):
+   step 1, g = 0.5:   m = 0.05, v = 0.00025, lr_t = 0.01 sqrt(0.001)/0.1,
+                      update = lr_t m / (sqrt v + eps) = 0.009999993675448678
+   step 2, g = -0.25: m = 0.02, v = 0.00031225, lr_t = 0.01 sqrt(1-0.999^2)/(1-0.9^2),
+                      update = 0.0026633688893720306 */
+static void test_adam_by_hand(void)
+{
+    ncf_config c = small_config(NCF_NEUMF, 0);
+    ncf_model *m = NULL;
+    float *p0;
+    size_t i;
+    int mode;
+    for (mode = 0; mode < 2; mode++) {
+        c.lr = 0.01f, c.adam = mode ? NCF_ADAM_DENSE : NCF_ADAM_LAZY;
+        CHECK(ncf_model_create(&m, &c) == NCF_OK);
+        if (!m) return;
+        p0 = (float *)malloc(sizeof(float) * m->num_params);
+        memcpy(p0, m->params, sizeof(float) * m->num_params);
+        /* one batch touching every user and item, then the gradient set by hand */
+        {
+            int32_t u[7] = {0, 1, 2, 3, 4, 0, 1}, it[7] = {0, 1, 2, 3, 4, 5, 6};
+            float y[7] = {1, 0, 1, 0, 1, 0, 1};
+            CHECK(ncf_forward_backward(m, u, it, y, 7, NULL) == NCF_OK);
+        }
+        for (i = 0; i < m->num_params; i++) m->grads[i] = 0.5f;
+        ncf_adam_step(m);
+        for (i = 0; i < m->num_params; i++)
+            CHECKF(fabs((double)p0[i] - m->params[i] - 0.009999993675448678) < 2e-7, "param %zu moved %.9g", i,
+                   (double)p0[i] - m->params[i]);
+        for (i = 0; i < m->num_params; i++) CHECK(m->grads[i] == 0.0f); /* the step clears them */
+        memcpy(p0, m->params, sizeof(float) * m->num_params);
+        {
+            int32_t u[7] = {0, 1, 2, 3, 4, 0, 1}, it[7] = {0, 1, 2, 3, 4, 5, 6};
+            float y[7] = {1, 0, 1, 0, 1, 0, 1};
+            CHECK(ncf_forward_backward(m, u, it, y, 7, NULL) == NCF_OK);
+        }
+        for (i = 0; i < m->num_params; i++) m->grads[i] = -0.25f;
+        ncf_adam_step(m);
+        for (i = 0; i < m->num_params; i++)
+            CHECKF(fabs((double)p0[i] - m->params[i] - 0.0026633688893720306) < 2e-7, "param %zu moved %.9g", i,
+                   (double)p0[i] - m->params[i]);
+        CHECK(m->step == 2);
+        free(p0);
+        ncf_model_free(m);
+        m = NULL;
+    }
+}
+
+/* Dense (TF) and lazy Adam agree everywhere except embedding rows that had a
+   gradient before but not in this step: dense keeps moving them on momentum. */
+static void test_adam_dense_vs_lazy(void)
+{
+    ncf_config c = small_config(NCF_NEUMF, 0);
+    ncf_model *a = NULL, *b = NULL;
+    int32_t u1[3] = {0, 1, 2}, i1[3] = {0, 1, 2}, u2[3] = {2, 3, 3}, i2[3] = {2, 3, 4};
+    float y[3] = {1, 0, 1};
+    int t, r, k;
+    c.adam = NCF_ADAM_LAZY;
+    CHECK(ncf_model_create(&a, &c) == NCF_OK);
+    c.adam = NCF_ADAM_DENSE;
+    CHECK(ncf_model_create(&b, &c) == NCF_OK);
+    if (!a || !b) return;
+    CHECK(ncf_train_step(a, u1, i1, y, 3, NULL) == NCF_OK && ncf_train_step(b, u1, i1, y, 3, NULL) == NCF_OK);
+    CHECK(memcmp(a->params, b->params, sizeof(float) * a->num_params) == 0); /* first step: same */
+    CHECK(ncf_train_step(a, u2, i2, y, 3, NULL) == NCF_OK && ncf_train_step(b, u2, i2, y, 3, NULL) == NCF_OK);
+    for (t = 0; t < a->num_tensors; t++) {
+        const ncf_tensor *T = &a->tensors[t];
+        int is_user = strstr(T->name, "_user") != NULL, is_item = strstr(T->name, "_item") != NULL;
+        for (r = 0; r < T->rows; r++) {
+            /* rows of step 1 only: users 0,1 and items 0,1 */
+            int stale = (is_user || is_item) && r <= 1;
+            int differ = 0;
+            for (k = 0; k < T->cols; k++) differ |= a->params[T->offset + (size_t)r * T->cols + k] !=
+                                                    b->params[T->offset + (size_t)r * T->cols + k];
+            CHECKF(differ == stale, "%s row %d: differ %d, expected %d", T->name, r, differ, stale);
+        }
+    }
+    ncf_model_free(a);
+    ncf_model_free(b);
+}
+
+/* ------------------------------------------------------------ determinism */
+
+/* A hash of the parameters and Adam state after training on synthetic data and
+   of the evaluation: equal for 1 and 2 threads and for the NO_OMP build. */
+static uint64_t training_hash(int threads, int dense)
+{
+    ncf_dataset d;
+    ncf_sampler s;
+    ncf_model *m = NULL;
+    ncf_config c = ncf_config_default();
+    ncf_metrics met;
+    uint64_t h = 0;
+    size_t i;
+    ncf_set_threads(threads);
+    if (ncf_synthetic(&d, 300, 200, 6000, 8, 3) != NCF_OK || ncf_sample_eval_negatives(&d, 50, 3) != NCF_OK) return 1;
+    c.num_users = d.num_users, c.num_items = d.num_items, c.batch_size = 512, c.seed = 11;
+    c.adam = dense ? NCF_ADAM_DENSE : NCF_ADAM_LAZY;
+    c.mlp_reg[1] = 1e-4f, c.mf_reg = 1e-5f;
+    if (ncf_model_create(&m, &c) == NCF_OK && ncf_sampler_init(&s, &d, 4, c.seed) == NCF_OK &&
+        ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) == NCF_OK && ncf_evaluate(m, &d, 10, 0, &met) == NCF_OK) {
+        for (i = 0; i < m->num_params; i++) {
+            uint32_t a, b, v;
+            memcpy(&a, &m->params[i], 4), memcpy(&b, &m->adam_m[i], 4), memcpy(&v, &m->adam_v[i], 4);
+            h = ncf__mix64(h ^ a ^ ((uint64_t)b << 32)) ^ v;
+        }
+        h = ncf__mix64(h ^ (uint64_t)(met.hr * 1e9)) ^ (uint64_t)(met.ndcg * 1e9);
+    }
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+    ncf_set_threads(2);
+    return h;
+}
+
+static void test_threads_bit_identical(void)
+{
+    uint64_t h1 = training_hash(1, 0), h2 = training_hash(2, 0);
+    uint64_t d1 = training_hash(1, 1), d2 = training_hash(2, 1);
+    CHECKF(h1 == h2 && h1 > 1, "lazy: %016llx vs %016llx", (unsigned long long)h1, (unsigned long long)h2);
+    CHECKF(d1 == d2 && d1 > 1, "dense: %016llx vs %016llx", (unsigned long long)d1, (unsigned long long)d2);
+    CHECK(h1 != d1);
+    if (g_expect_hash_file) { /* the NO_OMP build wrote its hash there */
+        FILE *f = fopen(g_expect_hash_file, "r");
+        unsigned long long other = 0;
+        CHECKF(f && fscanf(f, "%llx", &other) == 1, "cannot read %s", g_expect_hash_file);
+        if (f) fclose(f);
+        CHECKF(other == h1, "this build %016llx, NO_OMP build %016llx", (unsigned long long)h1, other);
+    }
+}
+
+/* ------------------------------------------------------------------ errors */
+
+static void test_bad_arguments(void)
+{
+    ncf_config c = small_config(NCF_NEUMF, 0);
+    ncf_model *m = NULL;
+    ncf_dataset d;
+    ncf_sampler s;
+    ncf_metrics met;
+    int32_t u[2] = {0, 5}, it[2] = {0, 1};
+    float y[2] = {1, 0};
+    double loss;
+    CHECK_ERR(ncf_model_create(NULL, &c), NCF_ERR_ARG, "NULL");
+    CHECK_ERR(ncf_model_create(&m, NULL), NCF_ERR_ARG, "NULL");
+    c.num_users = 0;
+    CHECK_ERR(ncf_model_create(&m, &c), NCF_ERR_ARG, "num_users");
+    CHECK(m == NULL);
+    c = small_config(NCF_NEUMF, 0), c.mf_dim = 0;
+    CHECK_ERR(ncf_model_create(&m, &c), NCF_ERR_ARG, "mf_dim");
+    c = small_config(NCF_NEUMF, 0), c.layers[0] = 7;
+    CHECK_ERR(ncf_model_create(&m, &c), NCF_ERR_ARG, "even");
+    c = small_config(NCF_NEUMF, 0), c.layers[2] = 0;
+    CHECK_ERR(ncf_model_create(&m, &c), NCF_ERR_ARG, "layer 2");
+    c = small_config(NCF_MLP, 0), c.num_layers = 1;
+    CHECK_ERR(ncf_model_create(&m, &c), NCF_ERR_ARG, "layer sizes");
+    c = small_config(NCF_NEUMF, 0), c.lr = 0;
+    CHECK_ERR(ncf_model_create(&m, &c), NCF_ERR_ARG, "lr");
+    c = small_config(NCF_NEUMF, 0), c.model = (ncf_model_type)9;
+    CHECK_ERR(ncf_model_create(&m, &c), NCF_ERR_ARG, "model type");
+    c = small_config(NCF_NEUMF, 0);
+    CHECK(ncf_model_create(&m, &c) == NCF_OK);
+    if (!m) return;
+    CHECK_ERR(ncf_train_step(m, u, it, y, 2, &loss), NCF_ERR_ARG, "outside"); /* user 5 of 5 */
+    u[1] = -1;
+    CHECK_ERR(ncf_forward_backward(m, u, it, y, 2, &loss), NCF_ERR_ARG, "batch position 1");
+    u[1] = 1;
+    CHECK_ERR(ncf_train_step(m, NULL, it, y, 2, &loss), NCF_ERR_ARG, "NULL");
+    CHECK_ERR(ncf_train_step(m, u, it, NULL, 2, &loss), NCF_ERR_ARG, "NULL");
+    CHECK_ERR(ncf_train_step(m, u, it, y, 0, &loss), NCF_ERR_ARG, "size 0");
+    CHECK_ERR(ncf_loss(NULL, u, it, y, 2, &loss), NCF_ERR_ARG, "NULL");
+    CHECK_ERR(ncf_predict_batch(m, u, it, 2, NULL), NCF_ERR_ARG, "NULL");
+    CHECK(m->step == 0); /* nothing applied */
+    CHECK_ERR(ncf_sampler_init(&s, NULL, 4, 1), NCF_ERR_ARG, "dataset");
+    CHECK_ERR(ncf_evaluate(m, NULL, 10, 0, &met), NCF_ERR_ARG, "dataset");
+    CHECK(ncf_synthetic(&d, 50, 40, 500, 4, 1) == NCF_OK);
+    CHECK_ERR(ncf_evaluate(m, &d, 10, 0, &met), NCF_ERR_ARG, "the data has 50 users");
+    CHECK_ERR(ncf_sample_eval_negatives(&d, 0, 1), NCF_ERR_ARG, "n > 0");
+    ncf_dataset_free(&d);
+    CHECK_ERR(ncf_synthetic(&d, 0, 40, 500, 4, 1), NCF_ERR_ARG, "ncf_synthetic");
+    ncf_dataset_free(NULL);
+    ncf_model_free(NULL);
+    ncf_model_free(m);
+}
+
+/* -------------------------------------------------------------------- data */
+
+static const char *RATINGS_ROWS[] = {
+    /* user item rating time */
+    "7 10 5 100", "7 20 3 200", "7 30 4 150", "3 10 5 50", "3 40 1 60", "9 30 2 10",
+    "9 20 2 10",  /* same time: the later line is the test item */
+    "5 10 4 10",  /* one rating only: dropped with min_ratings 2 */
+    "3 10 2 70",  /* duplicate (3,10): the later one counts, and it is now user 3's latest */
+};
+
+static void write_ratings(const char *name, const char *sep, const char *header, const char *rating_fmt)
+{
+    char text[2048] = "";
+    size_t k;
+    if (header) strcat(text, header), strcat(text, "\n");
+    for (k = 0; k < sizeof RATINGS_ROWS / sizeof *RATINGS_ROWS; k++) {
+        int u, i, r, t;
+        char line[128], rs[16];
+        sscanf(RATINGS_ROWS[k], "%d %d %d %d", &u, &i, &r, &t);
+        snprintf(rs, sizeof rs, rating_fmt, (double)r);
+        snprintf(line, sizeof line, "%d%s%d%s%s%s%d\n", u, sep, i, sep, rs, sep, t);
+        strcat(text, line);
+    }
+    write_file(name, text);
+}
+
+/* Users 3,7,9 -> 0,1,2; items 10,20,30,40 -> 0,1,2,3 (user 5 and nothing else dropped). */
+static void check_hand_dataset(const ncf_dataset *d, const char *what)
+{
+    printf("    %s\n", what);
+    CHECK(d->num_users == 3 && d->num_items == 4);
+    if (d->num_users != 3 || d->num_items != 4) return;
+    CHECK(d->raw_user[0] == 3 && d->raw_user[1] == 7 && d->raw_user[2] == 9);
+    CHECK(d->raw_item[0] == 10 && d->raw_item[1] == 20 && d->raw_item[2] == 30 && d->raw_item[3] == 40);
+    /* user 3: 10@50, 40@60, 10@70 -> (3,10) collapses to time 70, the latest: test 10, train {40} */
+    CHECK(d->test_item[0] == 0);
+    CHECK(d->user_ptr[1] - d->user_ptr[0] == 1 && d->items[d->user_ptr[0]] == 3);
+    /* user 7: 10@100, 20@200, 30@150 -> test 20, train {10, 30} */
+    CHECK(d->test_item[1] == 1);
+    CHECK(d->user_ptr[2] - d->user_ptr[1] == 2 && d->items[d->user_ptr[1]] == 0 && d->items[d->user_ptr[1] + 1] == 2);
+    /* user 9: 30@10 then 20@10 -> tie, the later line wins: test 20, train {30} */
+    CHECK(d->test_item[2] == 1);
+    CHECK(d->user_ptr[3] - d->user_ptr[2] == 1 && d->items[d->user_ptr[2]] == 2);
+    CHECK(d->num_train == 4);
+    CHECK(d->train_user[0] == 0 && d->train_user[1] == 1 && d->train_user[2] == 1 && d->train_user[3] == 2);
+}
+
+static void test_load_formats(void)
+{
+    ncf_dataset d;
+    ncf_load_opts o = ncf_load_opts_default();
+    o.min_ratings = 2;
+    o.eval_negatives = 1;
+    write_ratings("ratings.dat", "::", NULL, "%.0f");
+    write_ratings("ratings.csv", ",", "userId,movieId,rating,timestamp", "%.1f");
+    write_ratings("u.data", "\t", NULL, "%.0f");
+    write_ratings("ratings.txt", "\t", NULL, "%.0f");
+    CHECK(ncf_load(&d, path_in_dir("ratings.dat"), &o) == NCF_OK);
+    check_hand_dataset(&d, "ratings.dat (user::item::rating::time)");
+    CHECK(d.num_eval_neg == 1);
+    ncf_dataset_free(&d);
+    CHECK(ncf_load(&d, path_in_dir("ratings.csv"), &o) == NCF_OK);
+    check_hand_dataset(&d, "ratings.csv (header, decimal ratings)");
+    ncf_dataset_free(&d);
+    CHECK(ncf_load(&d, path_in_dir("u.data"), &o) == NCF_OK);
+    check_hand_dataset(&d, "u.data (tab separated)");
+    ncf_dataset_free(&d);
+    CHECK_ERR(ncf_load(&d, path_in_dir("ratings.txt"), &o), NCF_ERR_ARG, "cannot tell the format");
+    o.format = NCF_FORMAT_TAB; /* the override */
+    CHECK(ncf_load(&d, path_in_dir("ratings.txt"), &o) == NCF_OK);
+    check_hand_dataset(&d, "ratings.txt with the format given");
+    ncf_dataset_free(&d);
+    o.format = NCF_FORMAT_AUTO;
+    o.min_ratings = 0; /* user 5 stays: 4 users, and its only rating is its test item */
+    CHECK(ncf_load(&d, path_in_dir("ratings.dat"), &o) == NCF_OK);
+    CHECK(d.num_users == 4 && d.raw_user[1] == 5 && d.test_item[1] == 0 && d.user_ptr[2] == d.user_ptr[1]);
+    ncf_dataset_free(&d);
+    o.min_ratings = 3; /* users 3 and 7 (3 ratings each, counted before collapsing) */
+    CHECK(ncf_load(&d, path_in_dir("ratings.dat"), &o) == NCF_OK);
+    CHECK(d.num_users == 2 && d.num_items == 4 && d.raw_user[0] == 3 && d.raw_user[1] == 7);
+    ncf_dataset_free(&d);
+    o.min_ratings = 4; /* nobody */
+    CHECK_ERR(ncf_load(&d, path_in_dir("ratings.dat"), &o), NCF_ERR_DATA, "no user has at least 4 ratings");
+    ncf_dataset_free(&d);
+}
+
+/* Writes d as the paper's three files under PREFIX. */
+static void write_ncf_split(const ncf_dataset *d, const char *prefix)
+{
+    char p[300];
+    FILE *f;
+    int u, j;
+    int64_t k;
+    snprintf(p, sizeof p, "%s.train.rating", prefix);
+    f = fopen(p, "w");
+    for (u = 0; u < d->num_users; u++)
+        for (k = d->user_ptr[u]; k < d->user_ptr[u + 1]; k++) fprintf(f, "%d\t%d\t1\t0\n", u, d->items[k]);
+    fclose(f);
+    snprintf(p, sizeof p, "%s.test.rating", prefix);
+    f = fopen(p, "w");
+    for (u = 0; u < d->num_users; u++) fprintf(f, "%d\t%d\t5\t978824330\n", u, d->test_item[u]);
+    fclose(f);
+    snprintf(p, sizeof p, "%s.test.negative", prefix);
+    f = fopen(p, "w");
+    for (u = 0; u < d->num_users; u++) {
+        fprintf(f, "(%d,%d)", u, d->test_item[u]);
+        for (j = 0; j < d->num_eval_neg; j++) fprintf(f, "\t%d", d->eval_neg[(size_t)u * d->num_eval_neg + j]);
+        fprintf(f, "\n");
+    }
+    fclose(f);
+}
+
+static void test_ncf_split_round_trip(void)
+{
+    ncf_dataset a, b;
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s/toy", g_dir);
+    CHECK(ncf_synthetic(&a, 120, 80, 2400, 6, 5) == NCF_OK);
+    CHECK(ncf_sample_eval_negatives(&a, 20, 5) == NCF_OK);
+    write_ncf_split(&a, prefix);
+    CHECK(ncf_load(&b, prefix, NULL) == NCF_OK);
+    CHECK(a.num_users == b.num_users && a.num_items == b.num_items && a.num_train == b.num_train);
+    CHECK(b.num_eval_neg == 20);
+    if (a.num_users == b.num_users && a.num_train == b.num_train && b.num_eval_neg == 20) {
+        CHECK(!memcmp(a.user_ptr, b.user_ptr, sizeof(int64_t) * (size_t)(a.num_users + 1)));
+        CHECK(!memcmp(a.items, b.items, sizeof(int32_t) * (size_t)a.num_train));
+        CHECK(!memcmp(a.test_item, b.test_item, sizeof(int32_t) * (size_t)a.num_users));
+        CHECK(!memcmp(a.eval_neg, b.eval_neg, sizeof(int32_t) * (size_t)a.num_users * 20));
+    }
+    ncf_dataset_free(&b);
+    /* any of the three names also works, and sampled negatives replace the file's */
+    {
+        char p[300];
+        ncf_load_opts o = ncf_load_opts_default();
+        o.eval_negatives = 30;
+        snprintf(p, sizeof p, "%s.test.negative", prefix);
+        CHECK(ncf_load(&b, p, &o) == NCF_OK);
+        CHECK(b.num_eval_neg == 30 && b.num_train == a.num_train);
+        ncf_dataset_free(&b);
+    }
+    ncf_dataset_free(&a);
+}
+
+static void test_bad_input_files(void)
+{
+    ncf_dataset d;
+    char prefix[256];
+    write_file("trunc.dat", "1::10::5::100\n1::20::3\n");
+    CHECK_ERR(ncf_load(&d, path_in_dir("trunc.dat"), NULL), NCF_ERR_PARSE, "trunc.dat:2: expected 4 fields separated by '::', got 3");
+    write_file("alpha.dat", "1::10::5::100\n1::abc::3::5\n");
+    CHECK_ERR(ncf_load(&d, path_in_dir("alpha.dat"), NULL), NCF_ERR_PARSE, "alpha.dat:2: item id 'abc' is not an integer");
+    write_file("rating.csv", "userId,movieId,rating,timestamp\n1,10,x,100\n");
+    CHECK_ERR(ncf_load(&d, path_in_dir("rating.csv"), NULL), NCF_ERR_PARSE, "rating.csv:2: rating 'x' is not a number");
+    write_file("neg.data", "1\t10\t5\t100\n-4\t10\t5\t100\n");
+    CHECK_ERR(ncf_load(&d, path_in_dir("neg.data"), NULL), NCF_ERR_PARSE, "neg.data:2: negative user id -4");
+    write_file("empty.dat", "");
+    CHECK_ERR(ncf_load(&d, path_in_dir("empty.dat"), NULL), NCF_ERR_PARSE, "empty.dat: no ratings");
+    write_file("header_only.csv", "userId,movieId,rating,timestamp\n");
+    CHECK_ERR(ncf_load(&d, path_in_dir("header_only.csv"), NULL), NCF_ERR_PARSE, "no ratings");
+    CHECK_ERR(ncf_load(&d, path_in_dir("missing.dat"), NULL), NCF_ERR_IO, "missing.dat: cannot open");
+    /* the paper split: a negative line whose (user,item) is not its test line */
+    write_file("bad.train.rating", "0\t1\t1\t0\n1\t2\t1\t0\n");
+    write_file("bad.test.rating", "0\t3\t1\t0\n1\t4\t1\t0\n");
+    write_file("bad.test.negative", "(0,3)\t5\t6\n(1,5)\t6\t7\n");
+    snprintf(prefix, sizeof prefix, "%s/bad", g_dir);
+    CHECK_ERR(ncf_load(&d, prefix, NULL), NCF_ERR_DATA, "bad.test.negative:2: (1,5) does not match line 2");
+    write_file("bad.test.negative", "(0,3)\t5\t6\n(1,4)\t6\n");
+    CHECK_ERR(ncf_load(&d, prefix, NULL), NCF_ERR_PARSE, "bad.test.negative:2: 1 negatives, but the first line has 2");
+    write_file("bad.test.rating", "0\t3\t1\t0\n");
+    CHECK_ERR(ncf_load(&d, prefix, NULL), NCF_ERR_DATA, "user 1 has no line in");
+    /* every item rated: no eval negative exists, and none for the sampler */
+    write_file("full.dat", "1::10::5::1\n1::20::5::2\n2::10::5::1\n2::30::5::2\n");
+    CHECK_ERR(ncf_load(&d, path_in_dir("full.dat"), NULL), NCF_ERR_DATA, "full.dat: user 1 rated 2 of 3 items");
+    {
+        ncf_load_opts o = ncf_load_opts_default();
+        ncf_sampler s;
+        o.eval_negatives = 1;
+        write_file("full.dat", "1::10::5::1\n1::20::5::2\n1::30::5::3\n2::10::5::1\n2::30::5::2\n");
+        CHECK_ERR(ncf_load(&d, path_in_dir("full.dat"), &o), NCF_ERR_DATA, "user 1 rated 3 of 3 items");
+        write_file("full.dat", "1::10::5::1\n1::30::5::3\n2::10::5::1\n2::20::5::3\n2::30::5::2\n");
+        CHECK_ERR(ncf_load(&d, path_in_dir("full.dat"), &o), NCF_ERR_DATA, "user 2 rated 3 of 3");
+        o.eval_negatives = 0;
+        CHECK(ncf_dataset_from_triples(&d, (int64_t[]){1, 1, 1}, (int64_t[]){10, 20, 30}, NULL, 3, 0) == NCF_OK);
+        CHECK_ERR(ncf_sampler_init(&s, &d, 4, 1), NCF_ERR_DATA, "user 1 has rated all 3 items");
+        CHECK(ncf_sampler_init(&s, &d, 0, 1) == NCF_OK); /* no negatives asked: fine */
+        ncf_dataset_free(&d);
+    }
+    CHECK(d.user_ptr == NULL && d.num_users == 0); /* failures leave the dataset empty */
+}
+
+static int is_rated(const ncf_dataset *d, int u, int item)
+{
+    int64_t k;
+    if (d->test_item[u] == item) return 1;
+    for (k = d->user_ptr[u]; k < d->user_ptr[u + 1]; k++)
+        if (d->items[k] == item) return 1;
+    return 0;
+}
+
+static void test_sampler_properties(void)
+{
+    ncf_dataset d;
+    ncf_sampler s;
+    int32_t *u, *it;
+    float *y;
+    int64_t n, j, negs = 0;
+    char *seen;
+    int epoch, U, I, bad = 0, unreached = 0, x;
+    CHECK(ncf_synthetic(&d, 60, 40, 900, 4, 9) == NCF_OK);
+    CHECK(ncf_sampler_init(&s, &d, 4, 123) == NCF_OK);
+    U = d.num_users, I = d.num_items;
+    n = s.num_examples;
+    CHECK(n == d.num_train * 5);
+    u = (int32_t *)malloc(sizeof(int32_t) * (size_t)n), it = (int32_t *)malloc(sizeof(int32_t) * (size_t)n);
+    y = (float *)malloc(sizeof(float) * (size_t)n);
+    seen = (char *)calloc((size_t)U * I, 1);
+    for (epoch = 0; epoch < 200; epoch++) {
+        int64_t pos = 0;
+        int64_t *count = (int64_t *)calloc((size_t)U * I, sizeof(int64_t));
+        ncf_sampler_fill(&s, epoch, 0, (int)n, u, it, y);
+        for (j = 0; j < n; j++) {
+            if (y[j] == 1.0f) { pos++; count[(size_t)u[j] * I + it[j]]++; continue; }
+            negs++;
+            bad += is_rated(&d, u[j], it[j]);
+            seen[(size_t)u[j] * I + it[j]] = 1;
+        }
+        if (epoch < 3) { /* every positive exactly once */
+            int uu;
+            int64_t k;
+            CHECK(pos == d.num_train);
+            for (uu = 0; uu < U; uu++)
+                for (k = d.user_ptr[uu]; k < d.user_ptr[uu + 1]; k++) CHECK(count[(size_t)uu * I + d.items[k]] == 1);
+        }
+        free(count);
+    }
+    CHECK(negs == 200 * 4 * d.num_train);
+    CHECKF(bad == 0, "%d negatives were rated items", bad);
+    for (x = 0; x < U * I; x++) {
+        int uu = x / I;
+        if (d.user_ptr[uu + 1] > d.user_ptr[uu] && !is_rated(&d, uu, x % I) && !seen[x]) unreached++;
+    }
+    CHECKF(unreached == 0, "%d unrated (user, item) pairs never drawn in 200 epochs", unreached);
+    /* the shuffle mixes users: the first 20 examples are not one user's run */
+    {
+        int distinct = 0, k, l;
+        ncf_sampler_fill(&s, 0, 0, 20, u, it, y);
+        for (k = 0; k < 20; k++) {
+            for (l = 0; l < k && u[l] != u[k]; l++) {}
+            distinct += l == k;
+        }
+        CHECK(distinct >= 8);
+    }
+    free(u), free(it), free(y), free(seen);
+    ncf_dataset_free(&d);
+}
+
+/* Negatives of one heavy user across many epochs: uniform over its unrated items
+   (chi-square below the 99.9% point). */
+static void test_sampler_uniform_chi2(void)
+{
+    ncf_dataset d;
+    ncf_sampler s;
+    int64_t users[140], items[140], j;
+    int32_t *u, *it;
+    float *y;
+    double chi2 = 0, expected, crit;
+    int64_t counts[128] = {0}, total = 0;
+    int epoch, k, free_items = 0, i, I;
+    /* user 0 rated 40 of 100 items spread over the ids, user 1 all but one */
+    for (j = 0; j < 40; j++) users[j] = 0, items[j] = (j * 37) % 100;
+    for (j = 40; j < 139; j++) users[j] = 1, items[j] = j - 40;
+    CHECK(ncf_dataset_from_triples(&d, users, items, NULL, 139, 0) == NCF_OK);
+    I = d.num_items;
+    CHECK(I > 40 && I <= 128);
+    if (I <= 40 || I > 128) { ncf_dataset_free(&d); return; }
+    CHECK(ncf_sampler_init(&s, &d, 8, 77) == NCF_OK);
+    u = (int32_t *)malloc(sizeof(int32_t) * (size_t)s.num_examples);
+    it = (int32_t *)malloc(sizeof(int32_t) * (size_t)s.num_examples);
+    y = (float *)malloc(sizeof(float) * (size_t)s.num_examples);
+    for (epoch = 0; epoch < 400; epoch++) {
+        ncf_sampler_fill(&s, epoch, 0, (int)s.num_examples, u, it, y);
+        for (j = 0; j < s.num_examples; j++)
+            if (u[j] == 0 && y[j] == 0.0f) counts[it[j]]++, total++;
+    }
+    for (i = 0; i < I; i++) {
+        if (is_rated(&d, 0, i)) { CHECK(counts[i] == 0); continue; }
+        free_items++;
+    }
+    expected = (double)total / free_items;
+    for (i = 0; i < I; i++)
+        if (!is_rated(&d, 0, i)) chi2 += (counts[i] - expected) * (counts[i] - expected) / expected;
+    k = free_items - 1;
+    crit = k + 3.09 * sqrt(2.0 * k) + 2.0; /* ~99.9% point of chi-square(k) */
+    printf("    %lld draws over %d items: chi-square %.1f (df %d, 99.9%% point ~%.1f)\n", (long long)total, free_items,
+           chi2, k, crit);
+    CHECK(total > 50000 && chi2 < crit);
+    free(u), free(it), free(y);
+    ncf_dataset_free(&d);
+}
+
+static void test_sampler_hash(void)
+{
+    ncf_dataset d;
+    ncf_sampler s, s2;
+    uint64_t f1, a1, f2, a2, f3, a3, f4, a4;
+    CHECK(ncf_synthetic(&d, 500, 300, 20000, 8, 4) == NCF_OK);
+    CHECK(ncf_sampler_init(&s, &d, 4, 42) == NCF_OK);
+    CHECK(ncf_sampler_init(&s2, &d, 4, 43) == NCF_OK);
+    ncf_set_threads(1);
+    ncf_sampler_hash(&s, 3, 256, &f1, &a1);
+    ncf_set_threads(2);
+    ncf_sampler_hash(&s, 3, 256, &f2, &a2);
+    ncf_sampler_hash(&s2, 3, 256, &f3, &a3);
+    ncf_sampler_hash(&s, 4, 256, &f4, &a4);
+    CHECK(f1 == f2 && a1 == a2);  /* threads do not change the epoch */
+    CHECK(f1 != f3 && a1 != a3);  /* another seed does */
+    CHECK(a1 != a4);              /* and so does the next epoch */
+    ncf_dataset_free(&d);
+}
+
+static void test_eval_negatives(void)
+{
+    ncf_dataset d;
+    int u, j, k, bad = 0, dup = 0;
+    CHECK(ncf_synthetic(&d, 200, 150, 6000, 5, 8) == NCF_OK);
+    CHECK_ERR(ncf_sample_eval_negatives(&d, 99, 1), NCF_ERR_DATA, "fewer than 99 unrated items");
+    CHECK(ncf_sample_eval_negatives(&d, 60, 1) == NCF_OK && d.num_eval_neg == 60);
+    for (u = 0; d.eval_neg && u < d.num_users; u++) {
+        const int32_t *n = d.eval_neg + (size_t)u * 60;
+        for (j = 0; j < 60; j++) {
+            bad += is_rated(&d, u, n[j]) || n[j] < 0 || n[j] >= d.num_items;
+            for (k = 0; k < j; k++) dup += n[k] == n[j];
+        }
+    }
+    CHECK(bad == 0 && dup == 0);
+    ncf_dataset_free(&d);
+}
+
+static void test_synthetic_shape(void)
+{
+    ncf_dataset d;
+    int u, sorted = 1;
+    int64_t k;
+    CHECK(ncf_synthetic(&d, 1000, 500, 40000, 8, 2) == NCF_OK);
+    CHECK(d.num_users == 1000 && d.num_items == 500);
+    CHECKF(d.num_train + d.num_users > 38000 && d.num_train + d.num_users <= 40000, "%lld interactions",
+           (long long)(d.num_train + d.num_users));
+    for (u = 0; u < d.num_users; u++) {
+        CHECK(d.test_item[u] >= 0);
+        for (k = d.user_ptr[u] + 1; k < d.user_ptr[u + 1]; k++) sorted &= d.items[k - 1] < d.items[k];
+    }
+    CHECK(sorted);
+    ncf_dataset_free(&d);
+}
+
+static void test_real_movielens(void)
+{
+    const char *ml1m = "../shared/data/ml-1m-ncf/ml-1m", *ml100k = "../shared/data/ml-100k/u.data";
+    ncf_dataset d;
+    char probe[256];
+    FILE *f;
+    snprintf(probe, sizeof probe, "%s.train.rating", ml1m);
+    if (!(f = fopen(probe, "r"))) { printf("    skipped: %s not found\n", probe); return; }
+    fclose(f);
+    CHECK(ncf_load(&d, ml1m, NULL) == NCF_OK);
+    printf("    ml-1m split: %d users, %d items, %lld positives, %d negatives per user\n", d.num_users, d.num_items,
+           (long long)d.num_train, d.num_eval_neg);
+    CHECK(d.num_users == 6040 && d.num_items == 3706 && d.num_train == 994169 && d.num_eval_neg == 99);
+    ncf_dataset_free(&d);
+    {
+        ncf_load_opts o = ncf_load_opts_default();
+        int u, test = 0;
+        CHECK(ncf_load(&d, ml100k, &o) == NCF_OK);
+        for (u = 0; u < d.num_users; u++) test += d.test_item[u] >= 0;
+        printf("    ml-100k: %d users, %d items, %lld ratings\n", d.num_users, d.num_items,
+               (long long)(d.num_train + test));
+        CHECK(d.num_users == 943 && d.num_items == 1682 && d.num_train + test == 100000);
+        ncf_dataset_free(&d);
+    }
+}
+
+/* ------------------------------------------------------------- evaluation */
+
+/* GMF with one factor, user rows 1 and w_out 1: an item's score is its own value. */
+static ncf_model *scoring_model(const float *item_score, int users, int items)
+{
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL;
+    int k;
+    c.model = NCF_GMF, c.mf_dim = 1, c.num_users = users, c.num_items = items;
+    if (ncf_model_create(&m, &c) != NCF_OK) return NULL;
+    for (k = 0; k < users; k++) m->gmf_user[k] = 1.0f;
+    for (k = 0; k < items; k++) m->gmf_item[k] = item_score[k];
+    m->w_out[0] = 1.0f, m->b_out[0] = 0.0f;
+    return m;
+}
+
+static void test_metrics_by_hand(void)
+{
+    /* 3 users, 12 items scored i/10, except item 4 ties item 3 */
+    float score[12] = {0, .1f, .2f, .3f, .3f, .5f, .6f, .7f, .8f, .9f, 1.0f, 1.1f};
+    int64_t tu[6] = {0, 0, 1, 1, 2, 2}, ti[6] = {0, 5, 6, 11, 1, 3}, tt[6] = {1, 2, 1, 2, 1, 2};
+    int32_t negs[12] = {1, 2, 7, 9, /* user 0, test 5: 7 and 9 beat it -> rank 2 */
+                        0, 1, 2, 3, /* user 1, test 11: rank 0 */
+                        4, 8, 9, 10 /* user 2, test 3: the tie (4) counts against -> rank 4 */};
+    ncf_dataset d;
+    ncf_metrics m10, m3, full;
+    ncf_model *m;
+    CHECK(ncf__build(&d, tu, ti, tt, 6, 0, 3, 12) == NCF_OK); /* ids kept as given */
+    CHECK(d.num_items == 12 && d.test_item[0] == 5 && d.test_item[1] == 11 && d.test_item[2] == 3);
+    d.eval_neg = (int32_t *)NCF_MALLOC(sizeof negs);
+    memcpy(d.eval_neg, negs, sizeof negs);
+    d.num_eval_neg = 4;
+    m = scoring_model(score, 3, 12);
+    CHECK(m != NULL);
+    if (!m) { ncf_dataset_free(&d); return; }
+    CHECK(ncf_evaluate(m, &d, 10, 0, &m10) == NCF_OK);
+    CHECK(m10.users == 3 && fabs(m10.hr - 1.0) < 1e-12);
+    CHECKF(fabs(m10.ndcg - (0.5 + 1.0 + 1.0 / log2(6.0)) / 3) < 1e-12, "ndcg %.15f", m10.ndcg);
+    CHECK(ncf_evaluate(m, &d, 3, 0, &m3) == NCF_OK);
+    CHECK(fabs(m3.hr - 2.0 / 3) < 1e-12 && fabs(m3.ndcg - 1.5 / 3) < 1e-12);
+    /* full ranking, by hand: user 0 (train 0, test 5): unrated items above 0.5 are
+       6..11 -> rank 6; user 1 (train 6, test 11): rank 0; user 2 (train 1, test 3):
+       items 4..11 and the tie -> rank 8 */
+    CHECK(ncf_evaluate(m, &d, 10, 1, &full) == NCF_OK);
+    CHECKF(fabs(full.hr - 1.0) < 1e-12 && fabs(full.ndcg - (1 / log2(8.0) + 1 + 1 / log2(10.0)) / 3) < 1e-12,
+           "hr %f ndcg %.15f", full.hr, full.ndcg);
+    CHECK(ncf_evaluate(m, &d, 7, 1, &full) == NCF_OK);
+    CHECK(fabs(full.hr - 2.0 / 3) < 1e-12);
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+}
+
+/* The evaluation's split first layer scores as the training forward does. */
+static void test_eval_scores_match_forward(void)
+{
+    ncf_config c = small_config(NCF_NEUMF, 0);
+    ncf_model *m = NULL;
+    ncf__eval_buf e;
+    float *proj, sc[7], logit[7];
+    int32_t users[7], items[7] = {0, 1, 2, 3, 4, 5, 6};
+    int u, j, rc, type;
+    for (type = 0; type < 3; type++) {
+        c = small_config((ncf_model_type)type, 0);
+        CHECK(ncf_model_create(&m, &c) == NCF_OK);
+        if (!m) return;
+        randomize(m, 31 + type, 0.5f);
+        proj = ncf__item_projection(m, &rc);
+        CHECK(rc == NCF_OK && ncf__eval_buf_alloc(&e, m, 7));
+        for (u = 0; u < 5; u++) {
+            for (j = 0; j < 7; j++) users[j] = u;
+            ncf__score_user(m, proj, u, items, 7, sc, &e);
+            CHECK(ncf_predict_batch(m, users, items, 7, logit) == NCF_OK);
+            for (j = 0; j < 7; j++) CHECKF(fabs(sc[j] - logit[j]) < 1e-5, "type %d: %g vs %g", type, sc[j], logit[j]);
+            ncf__score_user(m, proj, u, NULL, 7, sc, &e); /* all items */
+            for (j = 0; j < 7; j++) CHECK(fabs(sc[j] - logit[j]) < 1e-5);
+        }
+        ncf__eval_buf_free(&e);
+        NCF_FREE(proj);
+        ncf_model_free(m);
+    }
+}
+
+/* Popularity: score = training count; HR@10 by the same rank rule. */
+static double popularity_hr(const ncf_dataset *d)
+{
+    int64_t *cnt = (int64_t *)calloc((size_t)d->num_items, sizeof(int64_t)), k;
+    int u, j, hits = 0, users = 0;
+    for (k = 0; k < d->num_train; k++) cnt[d->items[k]]++;
+    for (u = 0; u < d->num_users; u++) {
+        int rank = 0;
+        if (d->test_item[u] < 0) continue;
+        users++;
+        for (j = 0; j < d->num_eval_neg; j++) rank += cnt[d->eval_neg[(size_t)u * d->num_eval_neg + j]] >= cnt[d->test_item[u]];
+        hits += rank < 10;
+    }
+    free(cnt);
+    return (double)hits / users;
+}
+
+static void test_end_to_end_learns(void)
+{
+    ncf_dataset d;
+    ncf_sampler s;
+    ncf_model *m = NULL;
+    ncf_config c = ncf_config_default();
+    ncf_metrics before, after;
+    double pop, loss1 = 0, loss = 0, chance;
+    int epoch;
+    CHECK(ncf_synthetic(&d, 800, 400, 30000, 8, 21) == NCF_OK);
+    CHECK(ncf_sample_eval_negatives(&d, 99, 21) == NCF_OK);
+    c.num_users = d.num_users, c.num_items = d.num_items;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK);
+    CHECK(ncf_sampler_init(&s, &d, c.num_neg, c.seed) == NCF_OK);
+    if (!m) return;
+    CHECK(ncf_evaluate(m, &d, 10, 0, &before) == NCF_OK);
+    for (epoch = 1; epoch <= 6; epoch++) {
+        CHECK(ncf_train_epoch(m, &s, epoch, NULL, NULL, &loss) == NCF_OK);
+        if (epoch == 1) loss1 = loss;
+    }
+    CHECK(ncf_evaluate(m, &d, 10, 0, &after) == NCF_OK);
+    pop = popularity_hr(&d);
+    chance = 10.0 / 100;
+    printf("    HR@10: chance %.3f, popularity %.3f, untrained %.3f, trained %.3f (NDCG %.3f); loss %.4f -> %.4f\n",
+           chance, pop, before.hr, after.hr, after.ndcg, loss1, loss);
+    CHECK(after.hr > 3 * chance);
+    CHECK(after.hr > pop + 0.05);
+    CHECK(loss < loss1);
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+}
+
+/* ------------------------------------------------------------------ runner */
+
+typedef struct { const char *name; void (*fn)(void); } test_case;
+
+static const test_case TESTS[] = {
+    {"gradients_neumf", test_gradients_neumf},
+    {"gradients_gmf", test_gradients_gmf},
+    {"gradients_mlp", test_gradients_mlp},
+    {"gradients_float_fd", test_gradients_float_fd},
+    {"loss_values", test_loss_values},
+    {"adam_by_hand", test_adam_by_hand},
+    {"adam_dense_vs_lazy", test_adam_dense_vs_lazy},
+    {"threads_bit_identical", test_threads_bit_identical},
+    {"bad_arguments", test_bad_arguments},
+    {"load_formats", test_load_formats},
+    {"ncf_split_round_trip", test_ncf_split_round_trip},
+    {"bad_input_files", test_bad_input_files},
+    {"sampler_properties", test_sampler_properties},
+    {"sampler_uniform_chi2", test_sampler_uniform_chi2},
+    {"sampler_hash", test_sampler_hash},
+    {"eval_negatives", test_eval_negatives},
+    {"synthetic_shape", test_synthetic_shape},
+    {"real_movielens", test_real_movielens},
+    {"metrics_by_hand", test_metrics_by_hand},
+    {"eval_scores_match_forward", test_eval_scores_match_forward},
+    {"end_to_end_learns", test_end_to_end_learns},
+};
+
+int main(int argc, char **argv)
+{
+    int i, passed = 0, failed = 0;
+    const char *only = NULL;
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--print-hash")) {
+            printf("%016llx\n", (unsigned long long)training_hash(2, 0));
+            return 0;
+        } else if (!strcmp(argv[i], "--expect-hash") && i + 1 < argc) {
+            g_expect_hash_file = argv[++i];
+        } else {
+            only = argv[i];
+        }
+    }
+    snprintf(g_dir, sizeof g_dir, "/tmp/ncf_tests_XXXXXX");
+    if (!mkdtemp(g_dir)) { perror("mkdtemp"); return 2; }
+    printf("ncf.h %s tests, %d threads%s\n", ncf_version(), ncf_get_threads(),
+#ifdef _OPENMP
+           ""
+#else
+           " (no OpenMP)"
+#endif
+    );
+    for (i = 0; i < (int)(sizeof TESTS / sizeof *TESTS); i++) {
+        int before = g_failed_checks;
+        if (only && !strstr(TESTS[i].name, only)) continue;
+        printf("%s\n", TESTS[i].name);
+        fflush(stdout);
+        TESTS[i].fn();
+        if (g_failed_checks == before) passed++, printf("  ok\n");
+        else failed++, printf("  FAILED\n");
+        fflush(stdout);
+    }
+    {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+        if (system(cmd) != 0) printf("could not remove %s\n", g_dir);
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
