@@ -6,7 +6,7 @@
 
 CC      ?= cc
 CXX     ?= g++
-OPT     ?= -O3
+OPT     ?= -O3 -ffp-contract=fast -fno-math-errno
 WARN    := -Wall -Wextra
 BUILD   := build
 
