@@ -1389,12 +1389,16 @@ NCFDEF void ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, ui
 #define NCF__VEC 1
 #if defined(__AVX512F__)
 #define NCF__VW 16
-#else
+#elif defined(__AVX__)
 #define NCF__VW 8
+#else
+#define NCF__VW 4 /* SSE, NEON */
 #endif
 typedef float ncf__vf __attribute__((vector_size(NCF__VW * 4)));
-static ncf__vf ncf__vload(const float *p) { ncf__vf v; memcpy(&v, p, sizeof v); return v; }
-static void ncf__vstore(float *p, ncf__vf v) { memcpy(p, &v, sizeof v); }
+/* unaligned loads and stores (memcpy compiles to one instruction); macros, since
+   passing vectors wider than the target's registers changes the ABI */
+#define NCF__VLOAD(v, p) memcpy(&(v), (p), sizeof(ncf__vf))
+#define NCF__VSTORE(p, v) memcpy((p), &(v), sizeof(ncf__vf))
 #define NCF__MR 6
 #define NCF__NR (2 * NCF__VW)
 #else
@@ -1431,13 +1435,15 @@ static void ncf__tile_full(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
     ncf__vf c0[NCF__MR], c1[NCF__MR], zero = {0};
     int i, j, k;
     for (i = 0; i < NCF__MR; i++) {
-        if (flags & NCF__ACC) c0[i] = ncf__vload(C + (size_t)i * ldc), c1[i] = ncf__vload(C + (size_t)i * ldc + NCF__VW);
-        else if (bias) c0[i] = ncf__vload(bias), c1[i] = ncf__vload(bias + NCF__VW);
+        if (flags & NCF__ACC) NCF__VLOAD(c0[i], C + (size_t)i * ldc), NCF__VLOAD(c1[i], C + (size_t)i * ldc + NCF__VW);
+        else if (bias) NCF__VLOAD(c0[i], bias), NCF__VLOAD(c1[i], bias + NCF__VW);
         else c0[i] = c1[i] = zero;
     }
     for (k = 0; k < K; k++) {
         const float *b = B + (size_t)k * ldb, *a = A + k * sak;
-        ncf__vf b0 = ncf__vload(b), b1 = ncf__vload(b + NCF__VW);
+        ncf__vf b0, b1;
+        NCF__VLOAD(b0, b);
+        NCF__VLOAD(b1, b + NCF__VW);
         for (i = 0; i < NCF__MR; i++) {
             float ai = a[i * sam];
             c0[i] += ai * b0;
@@ -1450,8 +1456,8 @@ static void ncf__tile_full(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
                 c0[i][j] = c0[i][j] < 0.0f ? 0.0f : c0[i][j];
                 c1[i][j] = c1[i][j] < 0.0f ? 0.0f : c1[i][j];
             }
-        ncf__vstore(C + (size_t)i * ldc, c0[i]);
-        ncf__vstore(C + (size_t)i * ldc + NCF__VW, c1[i]);
+        NCF__VSTORE(C + (size_t)i * ldc, c0[i]);
+        NCF__VSTORE(C + (size_t)i * ldc + NCF__VW, c1[i]);
     }
 }
 
@@ -1461,14 +1467,17 @@ static void ncf__tile_narrow(float *C, int ldc, const float *A, ptrdiff_t sam, p
 {
     int i, j, k;
     for (i = 0; i < mr; i++) {
-        ncf__vf c = {0};
+        ncf__vf c = {0}, b;
         const float *a = A + i * sam;
-        if (flags & NCF__ACC) c = ncf__vload(C + (size_t)i * ldc);
-        else if (bias) c = ncf__vload(bias);
-        for (k = 0; k < K; k++) c += a[k * sak] * ncf__vload(B + (size_t)k * ldb);
+        if (flags & NCF__ACC) NCF__VLOAD(c, C + (size_t)i * ldc);
+        else if (bias) NCF__VLOAD(c, bias);
+        for (k = 0; k < K; k++) {
+            NCF__VLOAD(b, B + (size_t)k * ldb);
+            c += a[k * sak] * b;
+        }
         if (flags & NCF__RELU)
             for (j = 0; j < NCF__VW; j++) c[j] = c[j] < 0.0f ? 0.0f : c[j];
-        ncf__vstore(C + (size_t)i * ldc, c);
+        NCF__VSTORE(C + (size_t)i * ldc, c);
     }
 }
 #endif
