@@ -189,7 +189,7 @@ typedef struct ncf_sampler {
     int num_neg;
     uint64_t seed;
     int64_t num_examples;   /* per epoch: num_train * (1 + num_neg) */
-    int half_bits;          /* shuffle: Feistel network over 2*half_bits bits */
+    int bits;               /* shuffle: a Feistel permutation of [0, 2^bits) */
 } ncf_sampler;
 
 NCFDEF int ncf_sampler_init(ncf_sampler *s, const ncf_dataset *data, int num_neg, uint64_t seed);
@@ -1290,21 +1290,25 @@ NCFDEF int ncf_sampler_init(ncf_sampler *s, const ncf_dataset *data, int num_neg
     s->num_neg = num_neg;
     s->seed = seed;
     s->num_examples = data->num_train * (1 + num_neg);
-    while (h < 31 && ((int64_t)1 << (2 * h)) < s->num_examples) h++;
-    s->half_bits = h;
+    while (h < 62 && ((int64_t)1 << h) < s->num_examples) h++;
+    s->bits = h;
     return NCF_OK;
 }
 
-/* A keyed bijection of [0, 4^h) (a 6-round Feistel network). */
-static uint64_t ncf__feistel(uint64_t x, int h, uint64_t key)
+/* A keyed bijection of [0, 2^bits): a 4-round Feistel network whose halves may
+   differ by a bit (they swap widths each round), so the domain is at most twice
+   the epoch and cycle-walking takes under two tries on average. */
+static uint64_t ncf__feistel(uint64_t x, int bits, uint64_t key)
 {
-    uint64_t mask = ((uint64_t)1 << h) - 1, l = x >> h, r = x & mask, t;
-    int round;
-    for (round = 0; round < 6; round++) {
-        t = l ^ (ncf__mix64(r ^ key ^ ((uint64_t)round << 58)) & mask);
-        l = r, r = t;
+    int a = bits / 2, b = bits - a, round, t;
+    uint64_t l = x >> b, r = x & (((uint64_t)1 << b) - 1), f;
+    for (round = 0; round < 4; round++) {
+        f = ncf__mix64(r ^ key ^ ((uint64_t)round << 58)) & (((uint64_t)1 << a) - 1);
+        f ^= l; /* (l:a, r:b) -> (r:b, l^F(r):a) */
+        l = r, r = f;
+        t = a, a = b, b = t;
     }
-    return (l << h) | r;
+    return (l << b) | r;
 }
 
 /* Shuffled position -> example index: the Feistel permutation, cycle-walked into
@@ -1312,7 +1316,7 @@ static uint64_t ncf__feistel(uint64_t x, int h, uint64_t key)
 static int64_t ncf__shuffled(const ncf_sampler *s, uint64_t key, int64_t pos)
 {
     uint64_t x = (uint64_t)pos;
-    do x = ncf__feistel(x, s->half_bits, key); while (x >= (uint64_t)s->num_examples);
+    do x = ncf__feistel(x, s->bits, key); while (x >= (uint64_t)s->num_examples);
     return (int64_t)x;
 }
 
@@ -1334,13 +1338,48 @@ static void ncf__example(const ncf_sampler *s, int epoch, int64_t e, int32_t *us
     }
 }
 
+#if defined(__GNUC__) || defined(__clang__)
+#define NCF__PREFETCH(p) __builtin_prefetch(p)
+#else
+#define NCF__PREFETCH(p) ((void)0)
+#endif
+
+/* Examples [start, start+n) in chunks of 16: the shuffled indices first, then
+   prefetches of what each will touch (positive, user, the user's item list),
+   so the cache misses of 16 random examples overlap instead of queueing. */
+static void ncf__fill_chunk(const ncf_sampler *s, int epoch, uint64_t key, int64_t start, int n, int32_t *users,
+                            int32_t *items, float *labels)
+{
+    const ncf_dataset *d = s->data;
+    int64_t e[16];
+    int q;
+    for (q = 0; q < n; q++) {
+        int64_t p;
+        e[q] = ncf__shuffled(s, key, start + q);
+        p = e[q] / (1 + s->num_neg);
+        NCF__PREFETCH(d->train_user + p);
+        NCF__PREFETCH(d->items + p);
+    }
+    for (q = 0; q < n; q++) {
+        int32_t u = d->train_user[e[q] / (1 + s->num_neg)];
+        int64_t lo = d->user_ptr[u], hi = d->user_ptr[u + 1];
+        NCF__PREFETCH(d->items + lo + (hi - lo) / 2); /* the binary search's first probes */
+        NCF__PREFETCH(d->items + lo + (hi - lo) / 4);
+        NCF__PREFETCH(d->items + lo + 3 * (hi - lo) / 4);
+    }
+    for (q = 0; q < n; q++) ncf__example(s, epoch, e[q], &users[q], &items[q], &labels[q]);
+}
+
 NCFDEF void ncf_sampler_fill(const ncf_sampler *s, int epoch, int64_t start, int n, int32_t *users,
                              int32_t *items, float *labels)
 {
     uint64_t key = ncf__hash3(s->seed ^ NCF__TAG_SHUFFLE, (uint64_t)epoch, 0);
-    int j;
-    NCF__OMP(parallel for schedule(static) if (n >= 1024))
-    for (j = 0; j < n; j++) ncf__example(s, epoch, ncf__shuffled(s, key, start + j), &users[j], &items[j], &labels[j]);
+    int c, chunks = (n + 15) / 16;
+    NCF__OMP(parallel for schedule(static) if (n >= 256))
+    for (c = 0; c < chunks; c++) {
+        int j = c * 16;
+        ncf__fill_chunk(s, epoch, key, start + j, n - j < 16 ? n - j : 16, users + j, items + j, labels + j);
+    }
 }
 
 static uint64_t ncf__hash_pairs(uint64_t h, const int32_t *a, const int32_t *b, int n)
@@ -1367,7 +1406,8 @@ NCFDEF void ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, ui
             int n = (int)(s->num_examples - start < batch_size ? s->num_examples - start : batch_size), j;
             uint64_t key = ncf__hash3(s->seed ^ NCF__TAG_SHUFFLE, (uint64_t)epoch, 0);
             if (!u || !it || !y) { hb[b] = 0; continue; }
-            for (j = 0; j < n; j++) ncf__example(s, epoch, ncf__shuffled(s, key, start + j), &u[j], &it[j], &y[j]);
+            for (j = 0; j < n; j += 16)
+                ncf__fill_chunk(s, epoch, key, start + j, n - j < 16 ? n - j : 16, u + j, it + j, y + j);
             hb[b] = ncf__hash_pairs(0, u, it, n);
         }
         NCF_FREE(u); NCF_FREE(it); NCF_FREE(y);

@@ -966,6 +966,171 @@ static void test_end_to_end_learns(void)
     ncf_dataset_free(&d);
 }
 
+
+/* ------------------------------------------------------------------ bench */
+/* ./tests --bench CASE THREADS ADAM: one JSON line. Timing lives here, never in a
+   pass/fail test. Each rate is the median of several timed windows. */
+
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static double median(double *v, int n)
+{
+    int i, j;
+    for (i = 1; i < n; i++)
+        for (j = i; j > 0 && v[j - 1] > v[j]; j--) { double t = v[j]; v[j] = v[j - 1]; v[j - 1] = t; }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double peak_rss_mb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    double kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6)) kb = atof(line + 6);
+    if (f) fclose(f);
+    return kb / 1024.0;
+}
+
+/* GFLOP/s of the model's forward and backward dense products at its batch size. */
+static double bench_gemm(const ncf_config *c)
+{
+    int B = c->batch_size, l, rep, w = 0;
+    double t, flops = 0, r[5];
+    float *x, *y, *wt;
+    for (l = 0; l < c->num_layers; l++) if (c->layers[l] > w) w = c->layers[l];
+    x = (float *)calloc((size_t)B * w, 4), y = (float *)calloc((size_t)B * w, 4), wt = (float *)calloc((size_t)w * w, 4);
+    for (l = 1; l < c->num_layers; l++) flops += 3.0 * 2.0 * B * c->layers[l - 1] * c->layers[l];
+    for (rep = 0; rep < 5; rep++) {
+        int it, iters = (int)(2e9 / flops) + 1;
+        t = now_s();
+        for (it = 0; it < iters; it++)
+            for (l = 1; l < c->num_layers; l++) {
+                int in = c->layers[l - 1], out = c->layers[l];
+                ncf__gemm(y, out, x, in, 1, wt, out, NULL, B, out, in, NCF__RELU); /* forward */
+                ncf__gemm(wt, out, x, 1, in, y, out, NULL, in, out, B, NCF__ACC); /* dW */
+                ncf__gemm(x, in, y, out, 1, wt, in, NULL, B, in, out, 0);         /* dx */
+            }
+        r[rep] = flops * iters / (now_s() - t) / 1e9;
+    }
+    free(x), free(y), free(wt);
+    return median(r, 5);
+}
+
+static int bench_case(const char *name, int threads, const char *adam)
+{
+    int mlperf = !strcmp(name, "mlperf"), B, warm, windows = 5, steps, w, k;
+    ncf_config c = mlperf ? ncf_config_mlperf() : ncf_config_default();
+    ncf_dataset d, ev;
+    ncf_sampler s;
+    ncf_model *m = NULL;
+    ncf_metrics met;
+    int32_t *u, *it;
+    float *y;
+    double t, train[5], evr[3], samp[3], gemm, setup;
+    int64_t pos = 0;
+    if (strcmp(name, "paper") && !mlperf) { fprintf(stderr, "bench: unknown case %s\n", name); return 2; }
+    ncf_set_threads(threads);
+    t = now_s();
+    if (mlperf ? ncf_synthetic(&d, 138493, 26744, 20000263, 16, 1) : ncf_synthetic(&d, 6040, 3706, 1000209, 16, 1)) {
+        fprintf(stderr, "bench: %s\n", ncf_error_text());
+        return 1;
+    }
+    setup = now_s() - t;
+    /* evaluation on the first users: the CSR prefix is itself a dataset */
+    ev = d;
+    ev.num_users = mlperf ? 10000 : d.num_users;
+    ev.eval_neg = NULL;
+    if (ncf_sample_eval_negatives(&ev, mlperf ? 999 : 99, 2) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
+    c.num_users = d.num_users, c.num_items = d.num_items;
+    c.adam = !strcmp(adam, "dense") ? NCF_ADAM_DENSE : NCF_ADAM_LAZY;
+    if (ncf_model_create(&m, &c) != NCF_OK || ncf_sampler_init(&s, &d, c.num_neg, c.seed) != NCF_OK) {
+        fprintf(stderr, "bench: %s\n", ncf_error_text());
+        return 1;
+    }
+    B = c.batch_size;
+    u = (int32_t *)malloc(sizeof(int32_t) * 1048576), it = (int32_t *)malloc(sizeof(int32_t) * 1048576);
+    y = (float *)malloc(sizeof(float) * 1048576);
+    /* sampler alone: a million examples at a time */
+    for (k = 0; k < 3; k++) {
+        t = now_s();
+        ncf_sampler_fill(&s, 1, (int64_t)k * 1048576, 1048576, u, it, y);
+        samp[k] = 1048576.0 * c.num_neg / (1 + c.num_neg) / (now_s() - t);
+    }
+    /* training: warm up, then timed windows of steps (sampling included) */
+    warm = mlperf ? 10 : 200;
+    steps = mlperf ? (c.adam == NCF_ADAM_DENSE ? 20 : 60) : 800;
+    for (w = -1; w < windows; w++) {
+        int n = w < 0 ? warm : steps;
+        t = now_s();
+        for (k = 0; k < n; k++, pos += B) {
+            ncf_sampler_fill(&s, 1, pos % (s.num_examples - B), B, u, it, y);
+            if (ncf_train_step(m, u, it, y, B, NULL) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
+        }
+        if (w >= 0) train[w] = (double)n * B / (now_s() - t);
+    }
+    for (k = 0; k < 3; k++) {
+        t = now_s();
+        ncf_evaluate(m, &ev, 10, 0, &met);
+        evr[k] = met.users / (now_s() - t);
+    }
+    gemm = bench_gemm(&c);
+    printf("{\"case\":\"%s\",\"threads\":%d,\"adam\":\"%s\",\"users\":%d,\"items\":%d,\"positives\":%lld,"
+           "\"batch\":%d,\"train_ex_per_s\":%.0f,\"eval_users_per_s\":%.0f,\"eval_candidates\":%d,"
+           "\"sampler_neg_per_s\":%.0f,\"gemm_gflops\":%.1f,\"peak_rss_mb\":%.0f,\"synthetic_s\":%.2f}\n",
+           name, threads, adam, d.num_users, d.num_items, (long long)d.num_train, B, median(train, windows),
+           median(evr, 3), ev.num_eval_neg + 1, median(samp, 3), gemm, peak_rss_mb(), setup);
+    free(u), free(it), free(y);
+    NCF_FREE(ev.eval_neg);
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+    return 0;
+}
+
+/* Loader speed: the paper's ml-1m split, and a 20M-line ratings.csv written here. */
+static int bench_load(void)
+{
+    ncf_dataset d;
+    double t, t1m = -1, t20m;
+    const char *csv = "/tmp/ncf_bench_ratings.csv";
+    FILE *f;
+    int u;
+    int64_t k, lines = 0;
+    t = now_s();
+    if (ncf_load(&d, "../shared/data/ml-1m-ncf/ml-1m", NULL) == NCF_OK) t1m = now_s() - t, ncf_dataset_free(&d);
+    if (ncf_synthetic(&d, 138493, 26744, 20000263, 16, 1) != NCF_OK) return 1;
+    f = fopen(csv, "w");
+    if (!f) return 1;
+    fprintf(f, "userId,movieId,rating,timestamp\n");
+    for (u = 0; u < d.num_users; u++) {
+        for (k = d.user_ptr[u]; k < d.user_ptr[u + 1]; k++, lines++)
+            fprintf(f, "%d,%d,%.1f,%lld\n", u + 1, d.items[k] + 1, 0.5 * (1 + (k % 10)), 1100000000LL + k);
+        fprintf(f, "%d,%d,4.0,%lld\n", u + 1, d.test_item[u] + 1, 1500000000LL + u), lines++;
+    }
+    fclose(f);
+    ncf_dataset_free(&d);
+    t = now_s();
+    {
+        ncf_load_opts o = ncf_load_opts_default();
+        o.min_ratings = 20;
+        if (ncf_load(&d, csv, &o) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); remove(csv); return 1; }
+    }
+    t20m = now_s() - t;
+    printf("{\"case\":\"load\",\"ml1m_split_s\":%.2f,\"csv_lines\":%lld,\"csv_load_s\":%.2f,\"users\":%d,\"items\":%d,"
+           "\"peak_rss_mb\":%.0f}\n",
+           t1m, (long long)lines, t20m, d.num_users, d.num_items, peak_rss_mb());
+    ncf_dataset_free(&d);
+    remove(csv);
+    return 0;
+}
+
 /* ------------------------------------------------------------------ runner */
 
 typedef struct { const char *name; void (*fn)(void); } test_case;
@@ -1002,6 +1167,10 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--print-hash")) {
             printf("%016llx\n", (unsigned long long)training_hash(2, 0));
             return 0;
+        } else if (!strcmp(argv[i], "--bench") && i + 1 < argc) {
+            if (!strcmp(argv[i + 1], "load")) return bench_load();
+            if (i + 3 >= argc) { fprintf(stderr, "usage: tests --bench paper|mlperf THREADS lazy|dense\n"); return 2; }
+            return bench_case(argv[i + 1], atoi(argv[i + 2]), argv[i + 3]);
         } else if (!strcmp(argv[i], "--expect-hash") && i + 1 < argc) {
             g_expect_hash_file = argv[++i];
         } else {
