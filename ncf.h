@@ -516,12 +516,6 @@ static int ncf__cmp_i32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int ncf__cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Sorts and removes duplicates; returns the new length. */
 static int64_t ncf__sort_unique_i64(int64_t *v, int64_t n)
 {
@@ -1441,6 +1435,9 @@ typedef float ncf__vf __attribute__((vector_size(NCF__VW * 4)));
 #define NCF__VSTORE(p, v) memcpy((p), &(v), sizeof(ncf__vf))
 #define NCF__MR 6
 #define NCF__NR (2 * NCF__VW)
+#if NCF__VW == 16 /* an 8-wide path for layers of 8 (the paper's last) */
+typedef float ncf__vh __attribute__((vector_size(32)));
+#endif
 #else
 #define NCF__VEC 0
 #define NCF__MR 4
@@ -1520,6 +1517,27 @@ static void ncf__tile_narrow(float *C, int ldc, const float *A, ptrdiff_t sam, p
         NCF__VSTORE(C + (size_t)i * ldc, c);
     }
 }
+
+#if NCF__VW == 16
+static void ncf__tile_half(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,
+                           const float *bias, int mr, int K, int flags)
+{
+    int i, j, k;
+    for (i = 0; i < mr; i++) {
+        ncf__vh c = {0}, b;
+        const float *a = A + i * sam;
+        if (flags & NCF__ACC) memcpy(&c, C + (size_t)i * ldc, sizeof c);
+        else if (bias) memcpy(&c, bias, sizeof c);
+        for (k = 0; k < K; k++) {
+            memcpy(&b, B + (size_t)k * ldb, sizeof b);
+            c += a[k * sak] * b;
+        }
+        if (flags & NCF__RELU)
+            for (j = 0; j < 8; j++) c[j] = c[j] < 0.0f ? 0.0f : c[j];
+        memcpy(C + (size_t)i * ldc, &c, sizeof c);
+    }
+}
+#endif
 #endif
 
 /* C[m][n] = init + sum_k A(m,k) * B[k][n] for rows m0 <= m < m1 (a tile-aligned range),
@@ -1542,6 +1560,10 @@ static void ncf__gemm_rows(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
                 ncf__tile_full(Cm + n, ldc, Am, sam, sak, B + n, ldb, bias ? bias + n : NULL, K, flags);
         for (; n + NCF__VW <= N; n += NCF__VW)
             ncf__tile_narrow(Cm + n, ldc, Am, sam, sak, B + n, ldb, bias ? bias + n : NULL, mr, K, flags);
+#if NCF__VW == 16
+        for (; n + 8 <= N; n += 8)
+            ncf__tile_half(Cm + n, ldc, Am, sam, sak, B + n, ldb, bias ? bias + n : NULL, mr, K, flags);
+#endif
 #endif
         for (; n < N; n += NCF__NR) {
             int nr = N - n < NCF__NR ? N - n : NCF__NR;
@@ -1633,6 +1655,7 @@ struct ncf__scratch {
     float *dx[2];               /* [cap][widest layer] */
     float *wt;                  /* a transposed kernel */
     uint64_t *ukey, *ikey;      /* (row << 32 | position), sorted: the batch grouped by row */
+    uint64_t *sortbuf;          /* [cap] radix sort scratch */
     int *ustart, *istart;       /* [cap+1] start of each distinct row in ukey/ikey */
     int nuser, nitem;           /* distinct rows in the last batch */
     int32_t *touched_user;      /* stb_ds arrays: embedding rows with gradients */
@@ -1652,9 +1675,9 @@ static void ncf__free_buffers(struct ncf__scratch *s)
     for (l = 0; l < NCF_MAX_LAYERS; l++) NCF_FREE(s->x[l]), s->x[l] = NULL;
     NCF_FREE(s->gmf); NCF_FREE(s->dgu); NCF_FREE(s->dgi); NCF_FREE(s->logit); NCF_FREE(s->dz);
     NCF_FREE(s->ex_loss); NCF_FREE(s->dx[0]); NCF_FREE(s->dx[1]); NCF_FREE(s->wt);
-    NCF_FREE(s->ukey); NCF_FREE(s->ikey); NCF_FREE(s->ustart); NCF_FREE(s->istart);
+    NCF_FREE(s->ukey); NCF_FREE(s->ikey); NCF_FREE(s->sortbuf); NCF_FREE(s->ustart); NCF_FREE(s->istart);
     s->gmf = s->dgu = s->dgi = s->logit = s->dz = s->dx[0] = s->dx[1] = s->wt = NULL;
-    s->ex_loss = NULL, s->ukey = s->ikey = NULL, s->ustart = s->istart = NULL;
+    s->ex_loss = NULL, s->ukey = s->ikey = s->sortbuf = NULL, s->ustart = s->istart = NULL;
     s->cap = 0;
 }
 
@@ -1673,10 +1696,10 @@ static int ncf__reserve(ncf_model *m, int n)
     s->logit = NCF__NEW(float, n), s->dz = NCF__NEW(float, n), s->ex_loss = NCF__NEW(double, n);
     s->dx[0] = NCF__NEW(float, (size_t)n * w), s->dx[1] = NCF__NEW(float, (size_t)n * w);
     s->wt = NCF__NEW(float, (size_t)w * w);
-    s->ukey = NCF__NEW(uint64_t, n), s->ikey = NCF__NEW(uint64_t, n);
+    s->ukey = NCF__NEW(uint64_t, n), s->ikey = NCF__NEW(uint64_t, n), s->sortbuf = NCF__NEW(uint64_t, n);
     s->ustart = NCF__NEW(int, (size_t)n + 1), s->istart = NCF__NEW(int, (size_t)n + 1);
     ok &= s->gmf && s->dgu && s->dgi && s->logit && s->dz && s->ex_loss && s->dx[0] && s->dx[1] && s->wt &&
-          s->ukey && s->ikey && s->ustart && s->istart;
+          s->ukey && s->ikey && s->sortbuf && s->ustart && s->istart;
     if (!ok) {
         ncf__free_buffers(s);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for a batch of %d", n);
@@ -1922,12 +1945,25 @@ NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *
 }
 
 /* Groups batch positions by row: key = row << 32 | position, sorted; start[q] is
-   where the q-th distinct row begins. Returns the number of distinct rows. */
-static int ncf__group_rows(uint64_t *key, int *start, const int32_t *rows, int n)
+   where the q-th distinct row begins. Returns the number of distinct rows. An LSD
+   radix sort on the row, 8 bits a pass: stable, so positions stay ascending. */
+static int ncf__group_rows(uint64_t *key, uint64_t *tmp, int *start, const int32_t *rows, int n)
 {
-    int b, q = 0;
-    for (b = 0; b < n; b++) key[b] = (uint64_t)(uint32_t)rows[b] << 32 | (uint32_t)b;
-    qsort(key, (size_t)n, sizeof *key, ncf__cmp_u64);
+    int b, q = 0, shift;
+    uint32_t maxrow = 0;
+    uint64_t *src = key, *dst = tmp, *t;
+    for (b = 0; b < n; b++) {
+        key[b] = (uint64_t)(uint32_t)rows[b] << 32 | (uint32_t)b;
+        if ((uint32_t)rows[b] > maxrow) maxrow = (uint32_t)rows[b];
+    }
+    for (shift = 32; shift < 64 && (maxrow >> (shift - 32)) != 0; shift += 8) {
+        int count[257] = {0}, d;
+        for (b = 0; b < n; b++) count[((src[b] >> shift) & 255) + 1]++;
+        for (d = 0; d < 256; d++) count[d + 1] += count[d];
+        for (b = 0; b < n; b++) dst[count[(src[b] >> shift) & 255]++] = src[b];
+        t = src, src = dst, dst = t;
+    }
+    if (src != key) memcpy(key, src, sizeof *key * (size_t)n);
     for (b = 0; b < n; b++)
         if (b == 0 || (key[b] >> 32) != (key[b - 1] >> 32)) start[q++] = b;
     start[q] = n;
@@ -2017,8 +2053,8 @@ static void ncf__backward(ncf_model *m, const int32_t *users, const int32_t *ite
         cur ^= 1;
     }
     /* embeddings: rows grouped so each is summed by one thread in batch order */
-    s->nuser = ncf__group_rows(s->ukey, s->ustart, users, n);
-    s->nitem = ncf__group_rows(s->ikey, s->istart, items, n);
+    s->nuser = ncf__group_rows(s->ukey, s->sortbuf, s->ustart, users, n);
+    s->nitem = ncf__group_rows(s->ikey, s->sortbuf, s->istart, items, n);
     if (F) {
         float coef = 2.0f * c->mf_reg * inv_n;
         ncf__scatter_rows(ncf__grad_of(m, m->gmf_user), m->gmf_user, F, s->dgu, F, s->ukey, s->ustart, s->nuser, coef);

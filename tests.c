@@ -212,7 +212,7 @@ static void test_gradients_float_fd(void)
 {
     ncf_config c = small_config(NCF_NEUMF, 1);
     ncf_model *m = NULL;
-    double loss, lp, lm;
+    double loss, lp = 0, lm = 0;
     size_t at;
     int checked = 0;
     CHECK(ncf_model_create(&m, &c) == NCF_OK);
