@@ -1548,39 +1548,51 @@ static void ncf__tile_half(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
 static void ncf__gemm_rows(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,
                            const float *bias, int m0, int m1, int N, int K, int flags)
 {
-    int m, n;
-    for (m = m0; m < m1; m += NCF__MR) {
-        int mr = m1 - m < NCF__MR ? m1 - m : NCF__MR;
-        const float *Am = A + m * sam;
-        float *Cm = C + (size_t)m * ldc;
-        n = 0;
-#if NCF__VEC
-        if (mr == NCF__MR)
-            for (; n + NCF__NR <= N; n += NCF__NR)
-                ncf__tile_full(Cm + n, ldc, Am, sam, sak, B + n, ldb, bias ? bias + n : NULL, K, flags);
-        for (; n + NCF__VW <= N; n += NCF__VW)
-            ncf__tile_narrow(Cm + n, ldc, Am, sam, sak, B + n, ldb, bias ? bias + n : NULL, mr, K, flags);
-#if NCF__VW == 16
-        for (; n + 8 <= N; n += 8)
-            ncf__tile_half(Cm + n, ldc, Am, sam, sak, B + n, ldb, bias ? bias + n : NULL, mr, K, flags);
-#endif
-#endif
-        for (; n < N; n += NCF__NR) {
-            int nr = N - n < NCF__NR ? N - n : NCF__NR;
-            ncf__tile_scalar(Cm + n, ldc, Am, sam, sak, B + n, ldb, bias ? bias + n : NULL, mr, nr, K, flags);
-        }
+    /* column panels outside, row tiles inside: a K x NR panel of B stays in cache
+       across this thread's rows */
+#define NCF__ROWS(call)                                                           \
+    for (m = m0; m < m1; m += NCF__MR) {                                        \
+        int mr = m1 - m < NCF__MR ? m1 - m : NCF__MR;                           \
+        const float *Am = A + m * sam, *bn = bias ? bias + n : NULL;            \
+        float *Cm = C + (size_t)m * ldc + n;                                    \
+        (void)mr, (void)bn;                                                     \
+        call;                                                                   \
     }
+    int m, n = 0;
+#if NCF__VEC
+    for (; n + NCF__NR <= N; n += NCF__NR)
+        NCF__ROWS(if (mr == NCF__MR) ncf__tile_full(Cm, ldc, Am, sam, sak, B + n, ldb, bn, K, flags); else {
+            ncf__tile_narrow(Cm, ldc, Am, sam, sak, B + n, ldb, bn, mr, K, flags);
+            ncf__tile_narrow(Cm + NCF__VW, ldc, Am, sam, sak, B + n + NCF__VW, ldb, bn ? bn + NCF__VW : NULL, mr, K,
+                             flags);
+        })
+    for (; n + NCF__VW <= N; n += NCF__VW) NCF__ROWS(ncf__tile_narrow(Cm, ldc, Am, sam, sak, B + n, ldb, bn, mr, K, flags))
+#if NCF__VW == 16
+    for (; n + 8 <= N; n += 8) NCF__ROWS(ncf__tile_half(Cm, ldc, Am, sam, sak, B + n, ldb, bn, mr, K, flags))
+#endif
+#endif
+    for (; n < N; n += NCF__NR) {
+        int nr = N - n < NCF__NR ? N - n : NCF__NR;
+        NCF__ROWS(ncf__tile_scalar(Cm, ldc, Am, sam, sak, B + n, ldb, bn, mr, nr, K, flags))
+    }
+#undef NCF__ROWS
 }
 
-/* ncf__gemm_rows over all M rows, row tiles spread over the threads. */
+/* ncf__gemm_rows over all M rows: each thread one contiguous block of row tiles. */
 static void ncf__gemm(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,
                       const float *bias, int M, int N, int K, int flags)
 {
-    int tiles = (M + NCF__MR - 1) / NCF__MR, t;
-    NCF__OMP(parallel for schedule(static) if ((double)M * N * K > NCF__PAR_WORK))
-    for (t = 0; t < tiles; t++) {
-        int m0 = t * NCF__MR, m1 = m0 + NCF__MR < M ? m0 + NCF__MR : M;
-        ncf__gemm_rows(C, ldc, A, sam, sak, B, ldb, bias, m0, m1, N, K, flags);
+    int tiles = (M + NCF__MR - 1) / NCF__MR;
+    NCF__OMP(parallel if ((double)M * N * K > NCF__PAR_WORK && tiles > 1))
+    {
+        int t = 0, T = 1, t0, t1;
+#ifdef _OPENMP
+        t = omp_get_thread_num(), T = omp_get_num_threads();
+#endif
+        t0 = (int)((int64_t)tiles * t / T), t1 = (int)((int64_t)tiles * (t + 1) / T);
+        if (t1 > t0)
+            ncf__gemm_rows(C, ldc, A, sam, sak, B, ldb, bias, t0 * NCF__MR, t1 * NCF__MR < M ? t1 * NCF__MR : M, N, K,
+                           flags);
     }
 }
 
@@ -1992,6 +2004,24 @@ static void ncf__scatter_rows(float *grad, const float *param, int D, const floa
     }
 }
 
+/* acc[j] += sum over rows b (ascending) of w[b] * X[b][j] (w NULL: 1), j < cols.
+   Columns go in blocks of 16 to the threads; each sum keeps the row order. */
+static void ncf__col_sums(float *acc, const float *w, const float *X, int ld, int n, int cols)
+{
+    int blk, nblk = (cols + 15) / 16;
+    NCF__OMP(parallel for schedule(static) if ((double)n * cols > NCF__PAR_WORK && nblk > 1))
+    for (blk = 0; blk < nblk; blk++) {
+        int j0 = blk * 16, nc = cols - j0 < 16 ? cols - j0 : 16, b, j;
+        float g[16] = {0};
+        for (b = 0; b < n; b++) {
+            const float *x = X + (size_t)b * ld + j0;
+            float wb = w ? w[b] : 1.0f;
+            for (j = 0; j < nc; j++) g[j] += wb * x[j];
+        }
+        for (j = 0; j < nc; j++) acc[j0 + j] += g[j];
+    }
+}
+
 static float *ncf__grad_of(ncf_model *m, const float *param) { return m->grads + (param - m->params); }
 
 /* Backward pass of the batch in the scratch (after ncf__forward). */
@@ -2000,23 +2030,14 @@ static void ncf__backward(ncf_model *m, const int32_t *users, const int32_t *ite
     struct ncf__scratch *s = m->scratch;
     const ncf_config *c = &m->cfg;
     const int *L = c->layers;
-    int F = s->F, H = s->H, P = F + s->top, b, d, l, cur = 0;
+    int F = s->F, H = s->H, b, l, cur = 0;
     float *gw_out = ncf__grad_of(m, m->w_out), inv_n = 1.0f / (float)n;
 
     for (b = 0; b < n; b++) s->dz[b] = (ncf__sigmoid(s->logit[b]) - labels[b]) * inv_n;
-    /* output layer: small, summed over the batch in order */
-    for (d = 0; d < P; d++) {
-        const float *x = d < F ? s->gmf + d : s->x[s->nd] + (d - F);
-        int ld = d < F ? F : s->top;
-        float g = 0;
-        for (b = 0; b < n; b++) g += s->dz[b] * x[(size_t)b * ld];
-        gw_out[d] += g;
-    }
-    {
-        float g = 0;
-        for (b = 0; b < n; b++) g += s->dz[b];
-        ncf__grad_of(m, m->b_out)[0] += g;
-    }
+    /* output layer */
+    if (F) ncf__col_sums(gw_out, s->dz, s->gmf, F, n, F);
+    if (s->top) ncf__col_sums(gw_out + F, s->dz, s->x[s->nd], s->top, n, s->top);
+    ncf__col_sums(ncf__grad_of(m, m->b_out), NULL, s->dz, 1, n, 1);
     NCF__OMP(parallel for schedule(static) if (n >= 256))
     for (b = 0; b < n; b++) {
         int k;
@@ -2033,17 +2054,18 @@ static void ncf__backward(ncf_model *m, const int32_t *users, const int32_t *ite
     }
     /* dense layers, top down: dx[cur] holds d/d(output of layer l) */
     for (l = s->nd; l >= 1; l--) {
-        int in = L[l - 1], out = L[l], j;
+        int in = L[l - 1], out = L[l];
         float *dy = s->dx[cur], *gw = ncf__grad_of(m, m->w[l]), *gb = ncf__grad_of(m, m->b[l]);
-        size_t k, total = (size_t)n * out;
-        for (k = 0; k < total; k++)
-            if (s->x[l][k] <= 0.0f) dy[k] = 0.0f; /* through the ReLU */
-        ncf__gemm(gw, out, s->x[l - 1], 1, in, dy, out, NULL, in, out, n, NCF__ACC); /* dW += x^T dy */
-        for (j = 0; j < out; j++) {
-            float g = 0;
-            for (b = 0; b < n; b++) g += dy[(size_t)b * out + j];
-            gb[j] += g;
+        size_t k;
+        NCF__OMP(parallel for schedule(static) if ((double)n * out > NCF__PAR_WORK))
+        for (b = 0; b < n; b++) { /* through the ReLU */
+            const float *h = s->x[l] + (size_t)b * out;
+            float *g = dy + (size_t)b * out;
+            int j;
+            for (j = 0; j < out; j++) g[j] = h[j] > 0.0f ? g[j] : 0.0f;
         }
+        ncf__gemm(gw, out, s->x[l - 1], 1, in, dy, out, NULL, in, out, n, NCF__ACC); /* dW += x^T dy */
+        ncf__col_sums(gb, NULL, dy, out, n, out);
         if (c->mlp_reg[l] > 0) {
             float two_r = 2.0f * c->mlp_reg[l];
             for (k = 0; k < (size_t)in * out; k++) gw[k] += two_r * m->w[l][k];
