@@ -28,7 +28,7 @@ endif
 CFLAGS_ALL = $(OPT) -std=c99 $(WARN) $(STB) $(OMP) $(CFLAGS)
 TESTFLAGS  = -O2 -g -std=c99 $(WARN) -Werror $(STB) $(CFLAGS)
 
-.PHONY: all demo test bench clean stb
+.PHONY: all demo test bench clean stb header-checks
 
 all: demo
 
@@ -99,8 +99,28 @@ test: $(BUILD)/tests $(BUILD)/tests_noomp $(BUILD)/tests_asan header-checks
 	p=$$((p + $$(grep -c pass $(BUILD)/checks))); f=$$((f + $$(grep -c fail $(BUILD)/checks || true))); \
 	echo "$$p passed, $$f failed"; [ $$f -eq 0 ]
 
-bench: stb
-	@echo "make bench: not yet written (issue: performance)"; exit 1
+# One JSON line per case: ours (NATIVE=1 build), then the load times, the machine's
+# peak (../shared/peers/peak.c) and, when torch imports, the PyTorch peer on the
+# same configurations, all in this one run.
+PEERS ?= ../shared/peers
+PY    ?= /usr/bin/python3
+CASES := "paper 1 lazy" "paper 2 lazy" "paper 2 dense" "mlperf 1 lazy" "mlperf 2 lazy" "mlperf 1 dense" "mlperf 2 dense"
+TORCH_PAPER  := --users 6040 --items 3706 --positives 994169 --mf_dim 8 --layers 64,32,16,8 --batch 256 --lr 0.001 --eval_negs 100 --epochs 1 --max_steps 2000 --threads 2
+TORCH_MLPERF := --users 138493 --items 26744 --positives 2000000 --mf_dim 64 --layers 256,256,128,64 --batch 2048 --lr 0.0005 --eval_negs 999 --eval_users 2000 --threads 2
+
+bench: stb | $(BUILD)
+	$(CC) -O3 -ffp-contract=fast -fno-math-errno -march=native -std=c99 $(WARN) $(STB) $(OMP) $(CFLAGS) tests.c -o $(BUILD)/bench -lm
+	@rm -f $(BUILD)/bench.jsonl
+	@for c in $(CASES); do $(BUILD)/bench --bench $$c | tee -a $(BUILD)/bench.jsonl || exit 1; done
+	@$(BUILD)/bench --bench load | tee -a $(BUILD)/bench.jsonl
+	@if [ -f $(PEERS)/peak.c ]; then $(CC) -O3 -march=native -fopenmp $(PEERS)/peak.c -o $(BUILD)/peak && $(BUILD)/peak; fi
+	@if [ -f $(PEERS)/torch_neumf.py ] && $(PY) -c 'import torch' 2>/dev/null; then \
+	  echo "PyTorch peer (OPENBLAS_CORETYPE=Cooperlake, 2 threads):"; \
+	  for a in "paper:$(TORCH_PAPER)" "mlperf_dense:$(TORCH_MLPERF) --max_steps 40" \
+	           "mlperf_lazy:$(TORCH_MLPERF) --max_steps 120 --lazy_adam"; do \
+	    printf '%s ' "$${a%%:*}"; OPENBLAS_CORETYPE=Cooperlake $(PY) $(PEERS)/torch_neumf.py $${a#*:} 2>/dev/null | tail -n 1; \
+	  done | tee $(BUILD)/peer.jsonl; \
+	else echo "(PyTorch peer skipped: needs $(PEERS)/torch_neumf.py and python3-torch)"; fi
 
 clean:
 	rm -rf $(BUILD) demo tests *.o

@@ -18,10 +18,10 @@
 #include <unistd.h>
 
 typedef struct {
-    const char *dataset, *data_dir, *data, *log;
+    const char *dataset, *data_dir, *data, *log, *save, *load;
     ncf_config cfg;
     int train_epochs, epochs_between_evals, eval_negatives, full_ranking, threads, hash_pipeline;
-    int min_ratings, top_k, syn_users, syn_items;
+    int min_ratings, top_k, syn_users, syn_items, checkpoint_every;
     long long syn_ratings;
     double hr_threshold;
 } options;
@@ -68,6 +68,10 @@ static void usage(FILE *f)
         "  --full_ranking           rank the test item among all unrated items, not sampled ones\n"
         "  --hash_pipeline          print each epoch's input pipeline hash (first batch, all batches)\n"
         "  --log FILE.csv           one CSV row per evaluation\n"
+        "  --save FILE              save the model (with Adam state) after training\n"
+        "  --checkpoint_every N     also save it every N epochs\n"
+        "  --load FILE              start from a saved model (its config wins) and resume at its\n"
+        "                           next epoch; with --train_epochs 0 just evaluate it\n"
         "  --help\n");
 }
 
@@ -161,6 +165,9 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--data_dir")) o->data_dir = v;
         else if (!strcmp(a, "--data")) o->data = v;
         else if (!strcmp(a, "--log")) o->log = v;
+        else if (!strcmp(a, "--save")) o->save = v;
+        else if (!strcmp(a, "--load")) o->load = v;
+        else if (!strcmp(a, "--checkpoint_every")) { if (!parse_int(a, v, 1, 1000000, &n)) return 0; o->checkpoint_every = (int)n; }
         else if (!strcmp(a, "--model")) {
             if (!strcmp(v, "neumf")) o->cfg.model = NCF_NEUMF;
             else if (!strcmp(v, "gmf")) o->cfg.model = NCF_GMF;
@@ -270,7 +277,7 @@ static int run(const options *o)
     char buf[2048];
     const char *path = data_path(o, buf, sizeof buf);
     double t, best_hr = -1, best_ndcg = 0, train_s = 0;
-    int epoch, best_it = 0, l, rc = 1;
+    int epoch, best_it = 0, l, rc = 1, first = 0;
 
     if (o->threads) ncf_set_threads(o->threads);
     t = now();
@@ -279,7 +286,7 @@ static int run(const options *o)
         lo.min_ratings = o->min_ratings;
         lo.eval_negatives = o->eval_negatives;
         lo.seed = cfg.seed;
-        if (ncf_load(&data, path, &lo) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return 1; }
+        if (ncf_load_dataset(&data, path, &lo) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return 1; }
     } else if (!strcmp(o->dataset, "synthetic")) {
         if (ncf_synthetic(&data, o->syn_users, o->syn_items, o->syn_ratings, 16, cfg.seed) != NCF_OK ||
             ncf_sample_eval_negatives(&data, o->eval_negatives ? o->eval_negatives : 99, cfg.seed) != NCF_OK) {
@@ -300,8 +307,21 @@ static int run(const options *o)
                o->full_ranking ? data.num_items : data.num_eval_neg + 1, now() - t);
     }
     cfg.num_users = data.num_users, cfg.num_items = data.num_items;
-    if (ncf_model_create(&model, &cfg) != NCF_OK ||
-        (o->train_epochs > 0 && ncf_sampler_init(&sampler, &data, cfg.num_neg, cfg.seed) != NCF_OK)) {
+    if (o->load) {
+        if (ncf_load(&model, o->load) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); goto done; }
+        if (model->cfg.num_users != data.num_users || model->cfg.num_items != data.num_items) {
+            fprintf(stderr, "demo: %s has %d users and %d items, the data %d and %d: not the same dataset\n", o->load,
+                    model->cfg.num_users, model->cfg.num_items, data.num_users, data.num_items);
+            goto done;
+        }
+        cfg = model->cfg;
+        first = (int)model->epoch;
+        printf("loaded %s: %d epochs, %lld steps\n", o->load, first, (long long)model->step);
+    } else if (ncf_model_create(&model, &cfg) != NCF_OK || ncf_model_set_ids(model, &data) != NCF_OK) {
+        fprintf(stderr, "demo: %s\n", ncf_error_text());
+        goto done;
+    }
+    if (o->train_epochs > first && ncf_sampler_init(&sampler, &data, cfg.num_neg, cfg.seed) != NCF_OK) {
         fprintf(stderr, "demo: %s\n", ncf_error_text());
         goto done;
     }
@@ -319,9 +339,9 @@ static int run(const options *o)
         fprintf(logf, "iteration,hr,ndcg,loss,train_s,train_ex_per_s,eval_s,eval_users_per_s\n");
     }
 
-    for (epoch = 0; epoch <= o->train_epochs; epoch++) {
+    for (epoch = first; epoch <= o->train_epochs || epoch == first; epoch++) {
         double loss = 0, rate = 0, t_eval;
-        if (epoch > 0) {
+        if (epoch > first) {
             progress_state ps;
             memset(&ps, 0, sizeof ps);
             ps.tty = isatty(2), ps.epoch = epoch, ps.epochs = o->train_epochs;
@@ -340,6 +360,10 @@ static int run(const options *o)
             rate = ps.warm_done < sampler.num_examples
                        ? (double)(sampler.num_examples - ps.warm_done) / (now() - ps.warm_t)
                        : (double)sampler.num_examples / train_s;
+            if (o->save && o->checkpoint_every && epoch % o->checkpoint_every == 0 && epoch != o->train_epochs) {
+                if (ncf_save(model, o->save, 1) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); goto done; }
+                printf("Epoch %d: checkpoint saved to %s\n", epoch, o->save);
+            }
             if (epoch % o->epochs_between_evals && epoch != o->train_epochs) {
                 printf("Epoch %d: loss = %.4f, train %.1f s (%.0f ex/s)\n", epoch, loss, train_s, rate);
                 continue;
@@ -352,11 +376,11 @@ static int run(const options *o)
         }
         t_eval = now() - t;
         printf("Iteration %d: HR = %.4f, NDCG = %.4f", epoch, met.hr, met.ndcg);
-        if (epoch > 0) printf(", loss = %.4f, train %.1f s (%.0f ex/s)", loss, train_s, rate);
+        if (epoch > first) printf(", loss = %.4f, train %.1f s (%.0f ex/s)", loss, train_s, rate);
         printf(", eval %.2f s (%.0f users/s)\n", t_eval, met.users / (t_eval > 0 ? t_eval : 1e-9));
         fflush(stdout);
         if (logf)
-            fprintf(logf, "%d,%.6f,%.6f,%.6f,%.3f,%.0f,%.3f,%.0f\n", epoch, met.hr, met.ndcg, loss, epoch ? train_s : 0,
+            fprintf(logf, "%d,%.6f,%.6f,%.6f,%.3f,%.0f,%.3f,%.0f\n", epoch, met.hr, met.ndcg, loss, epoch > first ? train_s : 0,
                     rate, t_eval, met.users / (t_eval > 0 ? t_eval : 1e-9));
         if (met.hr > best_hr) best_hr = met.hr, best_ndcg = met.ndcg, best_it = epoch;
         if (met.hr >= o->hr_threshold) {
@@ -365,6 +389,10 @@ static int run(const options *o)
         }
     }
     printf("Best: iteration %d, HR = %.4f, NDCG = %.4f\n", best_it, best_hr, best_ndcg);
+    if (o->save) {
+        if (ncf_save(model, o->save, 1) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); goto done; }
+        printf("saved %s (epoch %lld)\n", o->save, (long long)model->epoch);
+    }
     rc = 0;
 done:
     if (logf && fclose(logf) != 0) { fprintf(stderr, "demo: %s: write failed\n", o->log); rc = 1; }

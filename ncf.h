@@ -32,7 +32,7 @@
      ncf_sampler sampler;
      ncf_metrics m;
      ncf_config cfg = ncf_config_default();          // the paper's NeuMF
-     if (ncf_load(&data, "ml-1m/ratings.dat", NULL) != NCF_OK) {
+     if (ncf_load_dataset(&data, "ml-1m/ratings.dat", NULL) != NCF_OK) {
          fprintf(stderr, "%s\n", ncf_error_text()); return 1;
      }
      cfg.num_users = data.num_users; cfg.num_items = data.num_items;
@@ -164,9 +164,9 @@ NCFDEF ncf_load_opts ncf_load_opts_default(void);
 /* Loads ratings, remaps ids (ascending raw id order), holds out each user's latest
    rating (ties: the later line), collapses duplicate (user, item) pairs, and fills
    eval candidates. opts may be NULL (defaults). On failure *ds is left empty. */
-NCFDEF int ncf_load(ncf_dataset *ds, const char *path, const ncf_load_opts *opts);
+NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_opts *opts);
 #endif
-/* Builds a dataset from n (user, item, timestamp) triples in memory, as ncf_load does
+/* Builds a dataset from n (user, item, timestamp) triples in memory, as ncf_load_dataset does
    after parsing. Raw ids must be >= 0. */
 NCFDEF int ncf_dataset_from_triples(ncf_dataset *ds, const int64_t *users, const int64_t *items,
                                     const int64_t *timestamps, int64_t n, int min_ratings);
@@ -215,6 +215,8 @@ typedef struct ncf_model {
     size_t num_params;
     float *params, *grads, *adam_m, *adam_v;
     int64_t step;                   /* Adam steps taken */
+    int64_t epoch;                  /* epochs completed (ncf_train_epoch sets it) */
+    int64_t *raw_user, *raw_item;   /* ids in the source data, or NULL (ncf_model_set_ids) */
     int num_tensors;
     ncf_tensor tensors[NCF_MAX_TENSORS];
     /* views into params (NULL when the model type lacks them) */
@@ -248,6 +250,25 @@ NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *ite
 /* Logits (pre-sigmoid scores) of n (user, item) pairs. */
 NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n,
                              float *logits);
+
+/* Copies the dataset's raw ids into the model, so a saved model answers in them. */
+NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *data);
+
+/* ---- persistence ------------------------------------------------------------ */
+/* A model file: "NCF\0", format version, endianness mark, config, step and epoch,
+   raw ids, float32 parameters, optionally the Adam moments (to resume training
+   exactly), CRC32 of all of it. Always little-endian. */
+#define NCF_FORMAT_VERSION 1
+/* Serializes into a buffer the caller releases with ncf_free. */
+NCFDEF int ncf_save_mem(const ncf_model *m, int with_adam, void **buf, size_t *len);
+/* A new model from a buffer; every size, the version and the CRC are checked. */
+NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len);
+#ifndef NCF_NO_STDIO
+/* Writes PATH.tmp, then renames it over PATH: a failure never leaves a half model. */
+NCFDEF int ncf_save(const ncf_model *m, const char *path, int with_adam);
+NCFDEF int ncf_load(ncf_model **out, const char *path);
+#endif
+NCFDEF void ncf_free(void *p);
 
 /* ---- training and evaluation ----------------------------------------------- */
 /* Called every few batches and at the end: examples done of total, mean loss so far. */
@@ -1204,17 +1225,17 @@ done:
     return rc;
 }
 
-NCFDEF int ncf_load(ncf_dataset *ds, const char *path, const ncf_load_opts *opts)
+NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_opts *opts)
 {
     ncf_load_opts o = opts ? *opts : ncf_load_opts_default();
     ncf_format fmt = o.format;
     char prefix[1024];
     ncf__triples tr;
     int rc;
-    if (!ds || !path) return ncf__fail(NCF_ERR_ARG, "ncf_load: NULL dataset or path");
+    if (!ds || !path) return ncf__fail(NCF_ERR_ARG, "ncf_load_dataset: NULL dataset or path");
     memset(ds, 0, sizeof *ds);
     if (o.eval_negatives < 0 || o.min_ratings < 0)
-        return ncf__fail(NCF_ERR_ARG, "ncf_load: negative eval_negatives or min_ratings");
+        return ncf__fail(NCF_ERR_ARG, "ncf_load_dataset: negative eval_negatives or min_ratings");
     if (strlen(path) >= sizeof prefix) return ncf__fail(NCF_ERR_ARG, "%s: path too long", path);
     strcpy(prefix, path);
     if (fmt == NCF_FORMAT_AUTO) {
@@ -1244,7 +1265,7 @@ NCFDEF int ncf_load(ncf_dataset *ds, const char *path, const ncf_load_opts *opts
         return ncf__load_ncf(ds, prefix, o.eval_negatives, o.seed);
     }
     if (fmt != NCF_FORMAT_DAT && fmt != NCF_FORMAT_CSV && fmt != NCF_FORMAT_TAB)
-        return ncf__fail(NCF_ERR_ARG, "ncf_load: unknown format %d", (int)fmt);
+        return ncf__fail(NCF_ERR_ARG, "ncf_load_dataset: unknown format %d", (int)fmt);
     rc = ncf__parse_ratings(path, fmt == NCF_FORMAT_DAT ? "::" : fmt == NCF_FORMAT_CSV ? "," : "\t",
                             fmt == NCF_FORMAT_CSV, &tr);
     if (rc != NCF_OK) return rc;
@@ -1850,6 +1871,7 @@ NCFDEF void ncf_model_free(ncf_model *m)
         NCF_FREE(m->scratch);
     }
     NCF_FREE(m->params); NCF_FREE(m->grads); NCF_FREE(m->adam_m); NCF_FREE(m->adam_v);
+    NCF_FREE(m->raw_user); NCF_FREE(m->raw_item);
     NCF_FREE(m);
 }
 
@@ -2240,6 +2262,7 @@ NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_pr
             progress(user, start + n, s->num_examples, sum / (double)(start + n));
     }
     NCF_FREE(u); NCF_FREE(it); NCF_FREE(y);
+    if (rc == NCF_OK) m->epoch = epoch;
     if (rc == NCF_OK && mean_loss) *mean_loss = sum / (double)s->num_examples;
     return rc;
 }
@@ -2387,6 +2410,240 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
     out->ndcg = users ? nsum / users : 0;
     return NCF_OK;
 }
+
+
+/* ----------------------------------------------------------- persistence -- */
+
+NCFDEF void ncf_free(void *p) { NCF_FREE(p); }
+
+NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *d)
+{
+    int64_t *ru, *ri;
+    if (!m || !d || !d->raw_user || !d->raw_item) return ncf__fail(NCF_ERR_ARG, "ncf_model_set_ids: NULL argument");
+    if (d->num_users != m->cfg.num_users || d->num_items != m->cfg.num_items)
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_set_ids: the data has %d users and %d items, the model %d and %d",
+                         d->num_users, d->num_items, m->cfg.num_users, m->cfg.num_items);
+    ru = NCF__NEW(int64_t, d->num_users), ri = NCF__NEW(int64_t, d->num_items);
+    if (!ru || !ri) { NCF_FREE(ru); NCF_FREE(ri); return ncf__fail(NCF_ERR_NOMEM, "out of memory for the id maps"); }
+    memcpy(ru, d->raw_user, sizeof(int64_t) * (size_t)d->num_users);
+    memcpy(ri, d->raw_item, sizeof(int64_t) * (size_t)d->num_items);
+    NCF_FREE(m->raw_user), NCF_FREE(m->raw_item);
+    m->raw_user = ru, m->raw_item = ri;
+    return NCF_OK;
+}
+
+static uint32_t ncf__crc32(const uint8_t *p, size_t n)
+{
+    uint32_t table[256], c = 0xFFFFFFFFu, k;
+    size_t i;
+    for (k = 0; k < 256; k++) {
+        uint32_t r = k;
+        int b;
+        for (b = 0; b < 8; b++) r = r & 1 ? 0xEDB88320u ^ (r >> 1) : r >> 1;
+        table[k] = r;
+    }
+    for (i = 0; i < n; i++) c = table[(c ^ p[i]) & 255] ^ (c >> 8);
+    return c ^ 0xFFFFFFFFu;
+}
+
+/* Little-endian writer into a buffer sized in advance. */
+typedef struct { uint8_t *p; size_t at; } ncf__writer;
+
+static void ncf__put_u32(ncf__writer *w, uint32_t v)
+{
+    int i;
+    for (i = 0; i < 4; i++) w->p[w->at++] = (uint8_t)(v >> (8 * i));
+}
+static void ncf__put_u64(ncf__writer *w, uint64_t v) { ncf__put_u32(w, (uint32_t)v); ncf__put_u32(w, (uint32_t)(v >> 32)); }
+static void ncf__put_f32(ncf__writer *w, float f) { uint32_t v; memcpy(&v, &f, 4); ncf__put_u32(w, v); }
+
+typedef struct { const uint8_t *p; size_t at, n; } ncf__reader;
+
+static int ncf__get_u32(ncf__reader *r, uint32_t *v)
+{
+    int i;
+    if (r->n - r->at < 4) return 0;
+    for (*v = 0, i = 0; i < 4; i++) *v |= (uint32_t)r->p[r->at++] << (8 * i);
+    return 1;
+}
+static int ncf__get_u64(ncf__reader *r, uint64_t *v)
+{
+    uint32_t lo, hi;
+    if (!ncf__get_u32(r, &lo) || !ncf__get_u32(r, &hi)) return 0;
+    *v = (uint64_t)hi << 32 | lo;
+    return 1;
+}
+static int ncf__get_f32(ncf__reader *r, float *f)
+{
+    uint32_t v;
+    if (!ncf__get_u32(r, &v)) return 0;
+    memcpy(f, &v, 4);
+    return 1;
+}
+
+enum { NCF__FILE_ADAM = 1, NCF__FILE_IDS = 2, NCF__FILE_SLOTS = 16 };
+#define NCF__HEADER_BYTES (16 + 4 * (5 + NCF__FILE_SLOTS) + 4 * (1 + NCF__FILE_SLOTS + 4) + 4 * 3 + 8 * 4)
+
+NCFDEF int ncf_save_mem(const ncf_model *m, int with_adam, void **buf, size_t *len)
+{
+    const ncf_config *c;
+    ncf__writer w;
+    size_t total, i, nfl;
+    int l, ids;
+    if (!m || !buf || !len) return ncf__fail(NCF_ERR_ARG, "ncf_save_mem: NULL argument");
+    c = &m->cfg;
+    ids = m->raw_user != NULL && m->raw_item != NULL;
+    nfl = m->num_params * (with_adam ? 3 : 1);
+    total = NCF__HEADER_BYTES + (ids ? 8 * ((size_t)c->num_users + c->num_items) : 0) + 4 * nfl + 4;
+    w.p = (uint8_t *)NCF_MALLOC(total), w.at = 0;
+    if (!w.p) return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte model file", (unsigned long)total);
+    memcpy(w.p, "NCF", 4), w.at = 4;
+    ncf__put_u32(&w, NCF_FORMAT_VERSION);
+    ncf__put_u32(&w, 0x01020304u);
+    ncf__put_u32(&w, (with_adam ? NCF__FILE_ADAM : 0) | (ids ? NCF__FILE_IDS : 0));
+    ncf__put_u32(&w, (uint32_t)c->num_users), ncf__put_u32(&w, (uint32_t)c->num_items);
+    ncf__put_u32(&w, (uint32_t)c->model), ncf__put_u32(&w, (uint32_t)c->mf_dim), ncf__put_u32(&w, (uint32_t)c->num_layers);
+    for (l = 0; l < NCF__FILE_SLOTS; l++) ncf__put_u32(&w, l < NCF_MAX_LAYERS ? (uint32_t)c->layers[l] : 0);
+    ncf__put_f32(&w, c->mf_reg);
+    for (l = 0; l < NCF__FILE_SLOTS; l++) ncf__put_f32(&w, l < NCF_MAX_LAYERS ? c->mlp_reg[l] : 0.0f);
+    ncf__put_f32(&w, c->lr), ncf__put_f32(&w, c->beta1), ncf__put_f32(&w, c->beta2), ncf__put_f32(&w, c->epsilon);
+    ncf__put_u32(&w, (uint32_t)c->adam), ncf__put_u32(&w, (uint32_t)c->batch_size), ncf__put_u32(&w, (uint32_t)c->num_neg);
+    ncf__put_u64(&w, c->seed), ncf__put_u64(&w, (uint64_t)m->step), ncf__put_u64(&w, (uint64_t)m->epoch);
+    ncf__put_u64(&w, (uint64_t)m->num_params);
+    NCF_ASSERT(w.at == NCF__HEADER_BYTES);
+    if (ids) {
+        for (i = 0; i < (size_t)c->num_users; i++) ncf__put_u64(&w, (uint64_t)m->raw_user[i]);
+        for (i = 0; i < (size_t)c->num_items; i++) ncf__put_u64(&w, (uint64_t)m->raw_item[i]);
+    }
+    for (i = 0; i < m->num_params; i++) ncf__put_f32(&w, m->params[i]);
+    if (with_adam) {
+        for (i = 0; i < m->num_params; i++) ncf__put_f32(&w, m->adam_m[i]);
+        for (i = 0; i < m->num_params; i++) ncf__put_f32(&w, m->adam_v[i]);
+    }
+    ncf__put_u32(&w, ncf__crc32(w.p, w.at));
+    NCF_ASSERT(w.at == total);
+    *buf = w.p;
+    *len = total;
+    return NCF_OK;
+}
+
+NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len)
+{
+    ncf__reader r;
+    ncf_config c;
+    ncf_model *m = NULL;
+    uint32_t v, version, flags, crc, u[5], slot[NCF__FILE_SLOTS], a3[3];
+    uint64_t seed, step, epoch, nparams, need;
+    float reg[NCF__FILE_SLOTS], f4[4], mf_reg;
+    size_t i;
+    int l, rc;
+    if (!out || !buf) return ncf__fail(NCF_ERR_ARG, "ncf_load_mem: NULL argument");
+    *out = NULL;
+    r.p = (const uint8_t *)buf, r.at = 4, r.n = len;
+    if (len < 4 || memcmp(r.p, "NCF", 4) != 0) return ncf__fail(NCF_ERR_PARSE, "not an ncf.h model (bad magic)");
+    if (!ncf__get_u32(&r, &version)) return ncf__fail(NCF_ERR_PARSE, "model truncated in its header");
+    if (version != NCF_FORMAT_VERSION)
+        return ncf__fail(NCF_ERR_PARSE, "model format version %u; this library reads version %d", version,
+                         NCF_FORMAT_VERSION);
+    if (len < NCF__HEADER_BYTES + 4) return ncf__fail(NCF_ERR_PARSE, "model truncated in its header (%lu bytes)", (unsigned long)len);
+    crc = (uint32_t)r.p[len - 4] | (uint32_t)r.p[len - 3] << 8 | (uint32_t)r.p[len - 2] << 16 | (uint32_t)r.p[len - 1] << 24;
+    if (crc != ncf__crc32(r.p, len - 4)) return ncf__fail(NCF_ERR_PARSE, "model checksum mismatch: the file is damaged or truncated");
+    r.n = len - 4;
+    ncf__get_u32(&r, &v);
+    if (v != 0x01020304u) return ncf__fail(NCF_ERR_PARSE, "model endianness mark is wrong");
+    ncf__get_u32(&r, &flags);
+    for (l = 0; l < 5; l++) ncf__get_u32(&r, &u[l]);
+    for (l = 0; l < NCF__FILE_SLOTS; l++) ncf__get_u32(&r, &slot[l]);
+    ncf__get_f32(&r, &mf_reg);
+    for (l = 0; l < NCF__FILE_SLOTS; l++) ncf__get_f32(&r, &reg[l]);
+    for (l = 0; l < 4; l++) ncf__get_f32(&r, &f4[l]);
+    for (l = 0; l < 3; l++) ncf__get_u32(&r, &a3[l]);
+    ncf__get_u64(&r, &seed), ncf__get_u64(&r, &step), ncf__get_u64(&r, &epoch), ncf__get_u64(&r, &nparams);
+    memset(&c, 0, sizeof c);
+    if (u[0] > INT32_MAX || u[1] > INT32_MAX || u[4] > NCF_MAX_LAYERS || (flags & ~3u))
+        return ncf__fail(NCF_ERR_PARSE, "model header has out-of-range sizes");
+    c.num_users = (int)u[0], c.num_items = (int)u[1], c.model = (ncf_model_type)u[2], c.mf_dim = (int)u[3];
+    c.num_layers = (int)u[4];
+    for (l = 0; l < NCF_MAX_LAYERS && l < NCF__FILE_SLOTS; l++) c.layers[l] = (int)(slot[l] > 65536 ? 0 : slot[l]), c.mlp_reg[l] = reg[l];
+    c.mf_reg = mf_reg, c.lr = f4[0], c.beta1 = f4[1], c.beta2 = f4[2], c.epsilon = f4[3];
+    c.adam = (ncf_adam_mode)a3[0], c.batch_size = a3[1] > INT32_MAX ? 0 : (int)a3[1], c.num_neg = a3[2] > INT32_MAX ? -1 : (int)a3[2];
+    c.seed = seed;
+    if (c.mf_dim > 65536) return ncf__fail(NCF_ERR_PARSE, "model header has out-of-range sizes");
+    if ((rc = ncf__check_config(&c)) != NCF_OK) {
+        char msg[sizeof ncf__errbuf];
+        memcpy(msg, ncf__errbuf, sizeof msg);
+        return ncf__fail(NCF_ERR_PARSE, "model header: %s", msg);
+    }
+    /* the sizes the header promises must be exactly what follows */
+    need = 0;
+    if (flags & NCF__FILE_IDS) need += 8 * ((uint64_t)c.num_users + c.num_items);
+    if (nparams > ((uint64_t)1 << 40)) return ncf__fail(NCF_ERR_PARSE, "model header has out-of-range sizes");
+    need += 4 * nparams * (flags & NCF__FILE_ADAM ? 3 : 1);
+    if (need != r.n - r.at)
+        return ncf__fail(NCF_ERR_PARSE, "model body is %lu bytes, its header promises %llu",
+                         (unsigned long)(r.n - r.at), (unsigned long long)need);
+    if ((rc = ncf_model_create(&m, &c)) != NCF_OK) return rc;
+    if (m->num_params != nparams) {
+        ncf_model_free(m);
+        return ncf__fail(NCF_ERR_PARSE, "model holds %llu parameters, its config needs %lu", (unsigned long long)nparams,
+                         (unsigned long)m->num_params);
+    }
+    if (flags & NCF__FILE_IDS) {
+        m->raw_user = NCF__NEW(int64_t, c.num_users), m->raw_item = NCF__NEW(int64_t, c.num_items);
+        if (!m->raw_user || !m->raw_item) { ncf_model_free(m); return ncf__fail(NCF_ERR_NOMEM, "out of memory for the id maps"); }
+        for (i = 0; i < (size_t)c.num_users; i++) ncf__get_u64(&r, (uint64_t *)&m->raw_user[i]);
+        for (i = 0; i < (size_t)c.num_items; i++) ncf__get_u64(&r, (uint64_t *)&m->raw_item[i]);
+    }
+    for (i = 0; i < m->num_params; i++) ncf__get_f32(&r, &m->params[i]);
+    if (flags & NCF__FILE_ADAM) {
+        for (i = 0; i < m->num_params; i++) ncf__get_f32(&r, &m->adam_m[i]);
+        for (i = 0; i < m->num_params; i++) ncf__get_f32(&r, &m->adam_v[i]);
+    }
+    m->step = (int64_t)(step > INT64_MAX ? 0 : step), m->epoch = (int64_t)(epoch > INT64_MAX ? 0 : epoch);
+    *out = m;
+    return NCF_OK;
+}
+
+#ifndef NCF_NO_STDIO
+NCFDEF int ncf_save(const ncf_model *m, const char *path, int with_adam)
+{
+    void *buf;
+    size_t len;
+    char tmp[1100];
+    FILE *f;
+    int rc, ok;
+    if (!path) return ncf__fail(NCF_ERR_ARG, "ncf_save: NULL path");
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) return ncf__fail(NCF_ERR_ARG, "%s: path too long", path);
+    if ((rc = ncf_save_mem(m, with_adam, &buf, &len)) != NCF_OK) return rc;
+    f = fopen(tmp, "wb");
+    if (!f) { NCF_FREE(buf); return ncf__fail(NCF_ERR_IO, "%s: cannot open for writing", tmp); }
+    ok = fwrite(buf, 1, len, f) == len;
+    ok &= fflush(f) == 0;
+    ok &= fclose(f) == 0;
+    NCF_FREE(buf);
+    if (!ok) { remove(tmp); return ncf__fail(NCF_ERR_IO, "%s: write failed (disk full?)", tmp); }
+    if (rename(tmp, path) != 0) { remove(tmp); return ncf__fail(NCF_ERR_IO, "%s: cannot rename %s over it", path, tmp); }
+    return NCF_OK;
+}
+
+NCFDEF int ncf_load(ncf_model **out, const char *path)
+{
+    char *buf;
+    size_t len;
+    int rc;
+    if (!out || !path) return ncf__fail(NCF_ERR_ARG, "ncf_load: NULL argument");
+    *out = NULL;
+    if ((rc = ncf__read_file(path, &buf, &len)) != NCF_OK) return rc;
+    rc = ncf_load_mem(out, buf, len);
+    NCF_FREE(buf);
+    if (rc != NCF_OK) {
+        char msg[sizeof ncf__errbuf];
+        memcpy(msg, ncf__errbuf, sizeof msg);
+        return ncf__fail(rc, "%s: %s", path, msg);
+    }
+    return NCF_OK;
+}
+#endif
 
 #ifdef NCF__DEFINED_TYPEOF
 #undef typeof

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int g_failed_checks;
@@ -511,32 +512,32 @@ static void test_load_formats(void)
     write_ratings("ratings.csv", ",", "userId,movieId,rating,timestamp", "%.1f");
     write_ratings("u.data", "\t", NULL, "%.0f");
     write_ratings("ratings.txt", "\t", NULL, "%.0f");
-    CHECK(ncf_load(&d, path_in_dir("ratings.dat"), &o) == NCF_OK);
+    CHECK(ncf_load_dataset(&d, path_in_dir("ratings.dat"), &o) == NCF_OK);
     check_hand_dataset(&d, "ratings.dat (user::item::rating::time)");
     CHECK(d.num_eval_neg == 1);
     ncf_dataset_free(&d);
-    CHECK(ncf_load(&d, path_in_dir("ratings.csv"), &o) == NCF_OK);
+    CHECK(ncf_load_dataset(&d, path_in_dir("ratings.csv"), &o) == NCF_OK);
     check_hand_dataset(&d, "ratings.csv (header, decimal ratings)");
     ncf_dataset_free(&d);
-    CHECK(ncf_load(&d, path_in_dir("u.data"), &o) == NCF_OK);
+    CHECK(ncf_load_dataset(&d, path_in_dir("u.data"), &o) == NCF_OK);
     check_hand_dataset(&d, "u.data (tab separated)");
     ncf_dataset_free(&d);
-    CHECK_ERR(ncf_load(&d, path_in_dir("ratings.txt"), &o), NCF_ERR_ARG, "cannot tell the format");
+    CHECK_ERR(ncf_load_dataset(&d, path_in_dir("ratings.txt"), &o), NCF_ERR_ARG, "cannot tell the format");
     o.format = NCF_FORMAT_TAB; /* the override */
-    CHECK(ncf_load(&d, path_in_dir("ratings.txt"), &o) == NCF_OK);
+    CHECK(ncf_load_dataset(&d, path_in_dir("ratings.txt"), &o) == NCF_OK);
     check_hand_dataset(&d, "ratings.txt with the format given");
     ncf_dataset_free(&d);
     o.format = NCF_FORMAT_AUTO;
     o.min_ratings = 0; /* user 5 stays: 4 users, and its only rating is its test item */
-    CHECK(ncf_load(&d, path_in_dir("ratings.dat"), &o) == NCF_OK);
+    CHECK(ncf_load_dataset(&d, path_in_dir("ratings.dat"), &o) == NCF_OK);
     CHECK(d.num_users == 4 && d.raw_user[1] == 5 && d.test_item[1] == 0 && d.user_ptr[2] == d.user_ptr[1]);
     ncf_dataset_free(&d);
     o.min_ratings = 3; /* users 3 and 7 (3 ratings each, counted before collapsing) */
-    CHECK(ncf_load(&d, path_in_dir("ratings.dat"), &o) == NCF_OK);
+    CHECK(ncf_load_dataset(&d, path_in_dir("ratings.dat"), &o) == NCF_OK);
     CHECK(d.num_users == 2 && d.num_items == 4 && d.raw_user[0] == 3 && d.raw_user[1] == 7);
     ncf_dataset_free(&d);
     o.min_ratings = 4; /* nobody */
-    CHECK_ERR(ncf_load(&d, path_in_dir("ratings.dat"), &o), NCF_ERR_DATA, "no user has at least 4 ratings");
+    CHECK_ERR(ncf_load_dataset(&d, path_in_dir("ratings.dat"), &o), NCF_ERR_DATA, "no user has at least 4 ratings");
     ncf_dataset_free(&d);
 }
 
@@ -574,7 +575,7 @@ static void test_ncf_split_round_trip(void)
     CHECK(ncf_synthetic(&a, 120, 80, 2400, 6, 5) == NCF_OK);
     CHECK(ncf_sample_eval_negatives(&a, 20, 5) == NCF_OK);
     write_ncf_split(&a, prefix);
-    CHECK(ncf_load(&b, prefix, NULL) == NCF_OK);
+    CHECK(ncf_load_dataset(&b, prefix, NULL) == NCF_OK);
     CHECK(a.num_users == b.num_users && a.num_items == b.num_items && a.num_train == b.num_train);
     CHECK(b.num_eval_neg == 20);
     if (a.num_users == b.num_users && a.num_train == b.num_train && b.num_eval_neg == 20) {
@@ -590,7 +591,7 @@ static void test_ncf_split_round_trip(void)
         ncf_load_opts o = ncf_load_opts_default();
         o.eval_negatives = 30;
         snprintf(p, sizeof p, "%s.test.negative", prefix);
-        CHECK(ncf_load(&b, p, &o) == NCF_OK);
+        CHECK(ncf_load_dataset(&b, p, &o) == NCF_OK);
         CHECK(b.num_eval_neg == 30 && b.num_train == a.num_train);
         ncf_dataset_free(&b);
     }
@@ -602,39 +603,39 @@ static void test_bad_input_files(void)
     ncf_dataset d;
     char prefix[256];
     write_file("trunc.dat", "1::10::5::100\n1::20::3\n");
-    CHECK_ERR(ncf_load(&d, path_in_dir("trunc.dat"), NULL), NCF_ERR_PARSE, "trunc.dat:2: expected 4 fields separated by '::', got 3");
+    CHECK_ERR(ncf_load_dataset(&d, path_in_dir("trunc.dat"), NULL), NCF_ERR_PARSE, "trunc.dat:2: expected 4 fields separated by '::', got 3");
     write_file("alpha.dat", "1::10::5::100\n1::abc::3::5\n");
-    CHECK_ERR(ncf_load(&d, path_in_dir("alpha.dat"), NULL), NCF_ERR_PARSE, "alpha.dat:2: item id 'abc' is not an integer");
+    CHECK_ERR(ncf_load_dataset(&d, path_in_dir("alpha.dat"), NULL), NCF_ERR_PARSE, "alpha.dat:2: item id 'abc' is not an integer");
     write_file("rating.csv", "userId,movieId,rating,timestamp\n1,10,x,100\n");
-    CHECK_ERR(ncf_load(&d, path_in_dir("rating.csv"), NULL), NCF_ERR_PARSE, "rating.csv:2: rating 'x' is not a number");
+    CHECK_ERR(ncf_load_dataset(&d, path_in_dir("rating.csv"), NULL), NCF_ERR_PARSE, "rating.csv:2: rating 'x' is not a number");
     write_file("neg.data", "1\t10\t5\t100\n-4\t10\t5\t100\n");
-    CHECK_ERR(ncf_load(&d, path_in_dir("neg.data"), NULL), NCF_ERR_PARSE, "neg.data:2: negative user id -4");
+    CHECK_ERR(ncf_load_dataset(&d, path_in_dir("neg.data"), NULL), NCF_ERR_PARSE, "neg.data:2: negative user id -4");
     write_file("empty.dat", "");
-    CHECK_ERR(ncf_load(&d, path_in_dir("empty.dat"), NULL), NCF_ERR_PARSE, "empty.dat: no ratings");
+    CHECK_ERR(ncf_load_dataset(&d, path_in_dir("empty.dat"), NULL), NCF_ERR_PARSE, "empty.dat: no ratings");
     write_file("header_only.csv", "userId,movieId,rating,timestamp\n");
-    CHECK_ERR(ncf_load(&d, path_in_dir("header_only.csv"), NULL), NCF_ERR_PARSE, "no ratings");
-    CHECK_ERR(ncf_load(&d, path_in_dir("missing.dat"), NULL), NCF_ERR_IO, "missing.dat: cannot open");
+    CHECK_ERR(ncf_load_dataset(&d, path_in_dir("header_only.csv"), NULL), NCF_ERR_PARSE, "no ratings");
+    CHECK_ERR(ncf_load_dataset(&d, path_in_dir("missing.dat"), NULL), NCF_ERR_IO, "missing.dat: cannot open");
     /* the paper split: a negative line whose (user,item) is not its test line */
     write_file("bad.train.rating", "0\t1\t1\t0\n1\t2\t1\t0\n");
     write_file("bad.test.rating", "0\t3\t1\t0\n1\t4\t1\t0\n");
     write_file("bad.test.negative", "(0,3)\t5\t6\n(1,5)\t6\t7\n");
     snprintf(prefix, sizeof prefix, "%s/bad", g_dir);
-    CHECK_ERR(ncf_load(&d, prefix, NULL), NCF_ERR_DATA, "bad.test.negative:2: (1,5) does not match line 2");
+    CHECK_ERR(ncf_load_dataset(&d, prefix, NULL), NCF_ERR_DATA, "bad.test.negative:2: (1,5) does not match line 2");
     write_file("bad.test.negative", "(0,3)\t5\t6\n(1,4)\t6\n");
-    CHECK_ERR(ncf_load(&d, prefix, NULL), NCF_ERR_PARSE, "bad.test.negative:2: 1 negatives, but the first line has 2");
+    CHECK_ERR(ncf_load_dataset(&d, prefix, NULL), NCF_ERR_PARSE, "bad.test.negative:2: 1 negatives, but the first line has 2");
     write_file("bad.test.rating", "0\t3\t1\t0\n");
-    CHECK_ERR(ncf_load(&d, prefix, NULL), NCF_ERR_DATA, "user 1 has no line in");
+    CHECK_ERR(ncf_load_dataset(&d, prefix, NULL), NCF_ERR_DATA, "user 1 has no line in");
     /* every item rated: no eval negative exists, and none for the sampler */
     write_file("full.dat", "1::10::5::1\n1::20::5::2\n2::10::5::1\n2::30::5::2\n");
-    CHECK_ERR(ncf_load(&d, path_in_dir("full.dat"), NULL), NCF_ERR_DATA, "full.dat: user 1 rated 2 of 3 items");
+    CHECK_ERR(ncf_load_dataset(&d, path_in_dir("full.dat"), NULL), NCF_ERR_DATA, "full.dat: user 1 rated 2 of 3 items");
     {
         ncf_load_opts o = ncf_load_opts_default();
         ncf_sampler s;
         o.eval_negatives = 1;
         write_file("full.dat", "1::10::5::1\n1::20::5::2\n1::30::5::3\n2::10::5::1\n2::30::5::2\n");
-        CHECK_ERR(ncf_load(&d, path_in_dir("full.dat"), &o), NCF_ERR_DATA, "user 1 rated 3 of 3 items");
+        CHECK_ERR(ncf_load_dataset(&d, path_in_dir("full.dat"), &o), NCF_ERR_DATA, "user 1 rated 3 of 3 items");
         write_file("full.dat", "1::10::5::1\n1::30::5::3\n2::10::5::1\n2::20::5::3\n2::30::5::2\n");
-        CHECK_ERR(ncf_load(&d, path_in_dir("full.dat"), &o), NCF_ERR_DATA, "user 2 rated 3 of 3");
+        CHECK_ERR(ncf_load_dataset(&d, path_in_dir("full.dat"), &o), NCF_ERR_DATA, "user 2 rated 3 of 3");
         o.eval_negatives = 0;
         CHECK(ncf_dataset_from_triples(&d, (int64_t[]){1, 1, 1}, (int64_t[]){10, 20, 30}, NULL, 3, 0) == NCF_OK);
         CHECK_ERR(ncf_sampler_init(&s, &d, 4, 1), NCF_ERR_DATA, "user 1 has rated all 3 items");
@@ -818,7 +819,7 @@ static void test_real_movielens(void)
     snprintf(probe, sizeof probe, "%s.train.rating", ml1m);
     if (!(f = fopen(probe, "r"))) { printf("    skipped: %s not found\n", probe); return; }
     fclose(f);
-    CHECK(ncf_load(&d, ml1m, NULL) == NCF_OK);
+    CHECK(ncf_load_dataset(&d, ml1m, NULL) == NCF_OK);
     printf("    ml-1m split: %d users, %d items, %lld positives, %d negatives per user\n", d.num_users, d.num_items,
            (long long)d.num_train, d.num_eval_neg);
     CHECK(d.num_users == 6040 && d.num_items == 3706 && d.num_train == 994169 && d.num_eval_neg == 99);
@@ -826,7 +827,7 @@ static void test_real_movielens(void)
     {
         ncf_load_opts o = ncf_load_opts_default();
         int u, test = 0;
-        CHECK(ncf_load(&d, ml100k, &o) == NCF_OK);
+        CHECK(ncf_load_dataset(&d, ml100k, &o) == NCF_OK);
         for (u = 0; u < d.num_users; u++) test += d.test_item[u] >= 0;
         printf("    ml-100k: %d users, %d items, %lld ratings\n", d.num_users, d.num_items,
                (long long)(d.num_train + test));
@@ -967,6 +968,151 @@ static void test_end_to_end_learns(void)
 }
 
 
+
+/* ------------------------------------------------------------ persistence */
+
+static ncf_model *trained_small(ncf_dataset *d, int epochs)
+{
+    ncf_config c = ncf_config_default();
+    ncf_sampler s;
+    ncf_model *m = NULL;
+    int e;
+    c.num_users = d->num_users, c.num_items = d->num_items, c.batch_size = 128, c.seed = 5;
+    if (ncf_model_create(&m, &c) != NCF_OK || ncf_sampler_init(&s, d, 4, c.seed) != NCF_OK) return m;
+    for (e = 1; e <= epochs; e++) ncf_train_epoch(m, &s, e, NULL, NULL, NULL);
+    return m;
+}
+
+static int same_model(const ncf_model *a, const ncf_model *b, int adam)
+{
+    return a->num_params == b->num_params && !memcmp(&a->cfg, &b->cfg, sizeof a->cfg) &&
+           !memcmp(a->params, b->params, sizeof(float) * a->num_params) &&
+           (!adam || (!memcmp(a->adam_m, b->adam_m, sizeof(float) * a->num_params) &&
+                      !memcmp(a->adam_v, b->adam_v, sizeof(float) * a->num_params) && a->step == b->step));
+}
+
+static void test_save_load_round_trip(void)
+{
+    ncf_dataset d;
+    ncf_model *m, *b = NULL;
+    void *buf;
+    size_t len;
+    int32_t u[50], it[50];
+    float p1[50], p2[50];
+    int j;
+    const char *path = path_in_dir("model.ncf");
+    FILE *f;
+    CHECK(ncf_synthetic(&d, 200, 120, 4000, 6, 3) == NCF_OK);
+    m = trained_small(&d, 1);
+    CHECK(m && m->epoch == 1 && ncf_model_set_ids(m, &d) == NCF_OK);
+    if (!m) { ncf_dataset_free(&d); return; }
+    CHECK(ncf_save_mem(m, 1, &buf, &len) == NCF_OK);
+    CHECK(ncf_load_mem(&b, buf, len) == NCF_OK);
+    CHECK(b && same_model(m, b, 1) && b->epoch == 1);
+    CHECK(b && b->raw_user && !memcmp(b->raw_user, d.raw_user, sizeof(int64_t) * (size_t)d.num_users));
+    for (j = 0; j < 50; j++) u[j] = (j * 7) % d.num_users, it[j] = (j * 13) % d.num_items;
+    CHECK(ncf_predict_batch(m, u, it, 50, p1) == NCF_OK && b && ncf_predict_batch(b, u, it, 50, p2) == NCF_OK);
+    CHECK(!memcmp(p1, p2, sizeof p1)); /* bit for bit */
+    ncf_model_free(b), b = NULL;
+    ncf_free(buf);
+    /* through a file, without the Adam state: smaller, same parameters */
+    CHECK(ncf_save(m, path, 0) == NCF_OK);
+    CHECK(ncf_load(&b, path) == NCF_OK && b && same_model(m, b, 0) && b->step == m->step);
+    CHECK(!(f = fopen(path_in_dir("model.ncf.tmp"), "rb"))); /* no temporary left behind */
+    if (f) fclose(f);
+    ncf_model_free(b);
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+}
+
+/* Resuming after epoch 1 from a file gives the model of an unbroken 2-epoch run. */
+static void test_resume_exact(void)
+{
+    ncf_dataset d;
+    ncf_model *full, *half, *resumed = NULL;
+    ncf_sampler s;
+    const char *path = path_in_dir("resume.ncf");
+    CHECK(ncf_synthetic(&d, 200, 120, 4000, 6, 4) == NCF_OK);
+    full = trained_small(&d, 2);
+    half = trained_small(&d, 1);
+    CHECK(full && half && ncf_save(half, path, 1) == NCF_OK && ncf_load(&resumed, path) == NCF_OK);
+    CHECK(ncf_sampler_init(&s, &d, 4, 5) == NCF_OK);
+    if (resumed) CHECK(ncf_train_epoch(resumed, &s, (int)resumed->epoch + 1, NULL, NULL, NULL) == NCF_OK);
+    CHECK(resumed && full && same_model(full, resumed, 1) && resumed->epoch == 2);
+    ncf_model_free(full), ncf_model_free(half), ncf_model_free(resumed);
+    ncf_dataset_free(&d);
+}
+
+static void set_u32(uint8_t *p, uint32_t v) { p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16), p[3] = (uint8_t)(v >> 24); }
+
+static void test_corrupt_models_refused(void)
+{
+    ncf_dataset d;
+    ncf_model *m, *b = NULL;
+    uint8_t *buf, *bad;
+    void *vb;
+    size_t len, k;
+    int accepted = 0, tried = 0;
+    CHECK(ncf_synthetic(&d, 60, 40, 900, 4, 3) == NCF_OK);
+    m = trained_small(&d, 1);
+    if (!m || ncf_model_set_ids(m, &d) != NCF_OK || ncf_save_mem(m, 1, &vb, &len) != NCF_OK) {
+        g_failed_checks++;
+        ncf_model_free(m), ncf_dataset_free(&d);
+        return;
+    }
+    buf = (uint8_t *)vb;
+    bad = (uint8_t *)malloc(len);
+    /* every truncation: the header's fields, the section boundaries and all between */
+    for (k = 0; k < len; k += k < 300 ? 1 : 37) {
+        tried++;
+        if (ncf_load_mem(&b, buf, k) == NCF_OK) accepted++, ncf_model_free(b);
+    }
+    CHECKF(accepted == 0, "%d of %d truncations accepted", accepted, tried);
+    /* one flipped byte anywhere */
+    for (k = 0, accepted = 0; k < len; k += 3) {
+        memcpy(bad, buf, len);
+        bad[k] ^= 0x20;
+        if (ncf_load_mem(&b, bad, len) == NCF_OK) accepted++, ncf_model_free(b);
+    }
+    CHECKF(accepted == 0, "%d flipped bytes accepted", accepted);
+    memcpy(bad, buf, len), bad[0] = 'X';
+    CHECK_ERR(ncf_load_mem(&b, bad, len), NCF_ERR_PARSE, "bad magic");
+    memcpy(bad, buf, len), set_u32(bad + 4, 2);
+    CHECK_ERR(ncf_load_mem(&b, bad, len), NCF_ERR_PARSE, "version 2");
+    /* sizes that would overflow, with a valid checksum: refused by the size checks */
+    memcpy(bad, buf, len), set_u32(bad + 16, 0xFFFFFFF0u);
+    set_u32(bad + len - 4, ncf__crc32(bad, len - 4));
+    CHECK_ERR(ncf_load_mem(&b, bad, len), NCF_ERR_PARSE, "out-of-range");
+    memcpy(bad, buf, len), set_u32(bad + 16, 1u << 30); /* a billion users, in range */
+    set_u32(bad + len - 4, ncf__crc32(bad, len - 4));
+    CHECK_ERR(ncf_load_mem(&b, bad, len), NCF_ERR_PARSE, "header promises");
+    memset(bad, 0, len);
+    CHECK_ERR(ncf_load_mem(&b, bad, len), NCF_ERR_PARSE, "bad magic");
+    CHECK_ERR(ncf_load(&b, path_in_dir("no_such.ncf")), NCF_ERR_IO, "cannot open");
+    CHECK(b == NULL);
+    /* a failed save leaves the old file as it was */
+    {
+        const char *path = path_in_dir("keep.ncf");
+        ncf_model *again = NULL;
+        char tmpdir[300];
+        float keep;
+        CHECK(ncf_save(m, path, 0) == NCF_OK);
+        snprintf(tmpdir, sizeof tmpdir, "%s.tmp", path);
+        CHECK(mkdir(tmpdir, 0700) == 0); /* the temporary name cannot be a file now */
+        keep = m->params[0];
+        m->params[0] = keep + 1.0f;
+        CHECK_ERR(ncf_save(m, path, 0), NCF_ERR_IO, "keep.ncf.tmp");
+        m->params[0] = keep;
+        CHECKF(ncf_load(&again, path) == NCF_OK && again && same_model(m, again, 0), "%s", ncf_error_text());
+        ncf_model_free(again);
+        rmdir(tmpdir);
+    }
+    free(bad);
+    ncf_free(buf);
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+}
+
 /* ------------------------------------------------------------------ bench */
 /* ./tests --bench CASE THREADS ADAM: one JSON line. Timing lives here, never in a
    pass/fail test. Each rate is the median of several timed windows. */
@@ -1046,7 +1192,7 @@ static int bench_case(const char *name, int threads, const char *adam)
     setup = now_s() - t;
     /* evaluation on the first users: the CSR prefix is itself a dataset */
     ev = d;
-    ev.num_users = mlperf ? 10000 : d.num_users;
+    ev.num_users = mlperf ? 4000 : d.num_users;
     ev.eval_neg = NULL;
     if (ncf_sample_eval_negatives(&ev, mlperf ? 999 : 99, 2) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
     c.num_users = d.num_users, c.num_items = d.num_items;
@@ -1104,7 +1250,7 @@ static int bench_load(void)
     int u;
     int64_t k, lines = 0;
     t = now_s();
-    if (ncf_load(&d, "../shared/data/ml-1m-ncf/ml-1m", NULL) == NCF_OK) t1m = now_s() - t, ncf_dataset_free(&d);
+    if (ncf_load_dataset(&d, "../shared/data/ml-1m-ncf/ml-1m", NULL) == NCF_OK) t1m = now_s() - t, ncf_dataset_free(&d);
     if (ncf_synthetic(&d, 138493, 26744, 20000263, 16, 1) != NCF_OK) return 1;
     f = fopen(csv, "w");
     if (!f) return 1;
@@ -1120,7 +1266,7 @@ static int bench_load(void)
     {
         ncf_load_opts o = ncf_load_opts_default();
         o.min_ratings = 20;
-        if (ncf_load(&d, csv, &o) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); remove(csv); return 1; }
+        if (ncf_load_dataset(&d, csv, &o) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); remove(csv); return 1; }
     }
     t20m = now_s() - t;
     printf("{\"case\":\"load\",\"ml1m_split_s\":%.2f,\"csv_lines\":%lld,\"csv_load_s\":%.2f,\"users\":%d,\"items\":%d,"
@@ -1157,6 +1303,9 @@ static const test_case TESTS[] = {
     {"metrics_by_hand", test_metrics_by_hand},
     {"eval_scores_match_forward", test_eval_scores_match_forward},
     {"end_to_end_learns", test_end_to_end_learns},
+    {"save_load_round_trip", test_save_load_round_trip},
+    {"resume_exact", test_resume_exact},
+    {"corrupt_models_refused", test_corrupt_models_refused},
 };
 
 int main(int argc, char **argv)
