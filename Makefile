@@ -57,6 +57,10 @@ $(BUILD)/tests: tests.c ncf.h | stb $(BUILD)
 $(BUILD)/tests_noomp: tests.c ncf.h | stb $(BUILD)
 	$(CC) $(TESTFLAGS) tests.c -o $@ -lm
 
+# built as the demo and bench are, so the widest vector paths are tested too
+$(BUILD)/tests_native: tests.c ncf.h | stb $(BUILD)
+	$(CC) $(TESTFLAGS) $(OMP) -O3 -ffp-contract=fast -fno-math-errno -march=native tests.c -o $@ -lm
+
 $(BUILD)/tests_asan: tests.c ncf.h | stb $(BUILD)
 	$(CC) $(TESTFLAGS) $(OMP) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
 	  -fno-omit-frame-pointer tests.c -o $@ -lm
@@ -85,10 +89,10 @@ header-checks: | stb $(BUILD)
 	$(call build_check,allocator hooks all or none,! $(CC) $(TESTFLAGS) -I. '-DNCF_MALLOC(n)=malloc(n)' -c $(BUILD)/impl.c -o $(BUILD)/alloc1.o)
 
 # Runs every suite; the last line sums them up.
-test: $(BUILD)/tests $(BUILD)/tests_noomp $(BUILD)/tests_asan header-checks
+test: $(BUILD)/tests $(BUILD)/tests_noomp $(BUILD)/tests_native $(BUILD)/tests_asan header-checks
 	@$(BUILD)/tests_noomp --print-hash > $(BUILD)/noomp.hash
 	@set -u; p=0; f=0; \
-	for t in "tests --expect-hash $(BUILD)/noomp.hash" tests_noomp tests_asan; do \
+	for t in "tests --expect-hash $(BUILD)/noomp.hash" tests_noomp tests_native tests_asan; do \
 	  echo "== $(BUILD)/$$t"; \
 	  ASAN_OPTIONS=detect_leaks=1 $(BUILD)/$$t > $(BUILD)/out.log 2>&1; rc=$$?; cat $(BUILD)/out.log; \
 	  line=$$(tail -n 1 $(BUILD)/out.log); \

@@ -1519,45 +1519,29 @@ static void ncf__tile_full(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
     }
 }
 
-/* mr x VW tiles at the edges, one row at a time. */
-static void ncf__tile_narrow(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,
-                             const float *bias, int mr, int K, int flags)
-{
-    int i, j, k;
-    for (i = 0; i < mr; i++) {
-        ncf__vf c = {0}, b;
-        const float *a = A + i * sam;
-        if (flags & NCF__ACC) NCF__VLOAD(c, C + (size_t)i * ldc);
-        else if (bias) NCF__VLOAD(c, bias);
-        for (k = 0; k < K; k++) {
-            NCF__VLOAD(b, B + (size_t)k * ldb);
-            c += a[k * sak] * b;
-        }
-        if (flags & NCF__RELU)
-            for (j = 0; j < NCF__VW; j++) c[j] = c[j] < 0.0f ? 0.0f : c[j];
-        NCF__VSTORE(C + (size_t)i * ldc, c);
+/* mr x W tiles at the edges, one row at a time, for vector type V of W floats. */
+#define NCF__TILE_ROWS(name, V, W)                                                                              \
+    static void name(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,   \
+                     const float *bias, int mr, int K, int flags)                                             \
+    {                                                                                                         \
+        int i, j, k;                                                                                          \
+        for (i = 0; i < mr; i++) {                                                                            \
+            V c = {0}, b;                                                                                     \
+            const float *a = A + i * sam;                                                                     \
+            if (flags & NCF__ACC) memcpy(&c, C + (size_t)i * ldc, sizeof c);                                  \
+            else if (bias) memcpy(&c, bias, sizeof c);                                                        \
+            for (k = 0; k < K; k++) {                                                                         \
+                memcpy(&b, B + (size_t)k * ldb, sizeof b);                                                    \
+                c += a[k * sak] * b;                                                                          \
+            }                                                                                                 \
+            if (flags & NCF__RELU)                                                                            \
+                for (j = 0; j < W; j++) c[j] = c[j] < 0.0f ? 0.0f : c[j];                                     \
+            memcpy(C + (size_t)i * ldc, &c, sizeof c);                                                        \
+        }                                                                                                     \
     }
-}
-
+NCF__TILE_ROWS(ncf__tile_narrow, ncf__vf, NCF__VW)
 #if NCF__VW == 16
-static void ncf__tile_half(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,
-                           const float *bias, int mr, int K, int flags)
-{
-    int i, j, k;
-    for (i = 0; i < mr; i++) {
-        ncf__vh c = {0}, b;
-        const float *a = A + i * sam;
-        if (flags & NCF__ACC) memcpy(&c, C + (size_t)i * ldc, sizeof c);
-        else if (bias) memcpy(&c, bias, sizeof c);
-        for (k = 0; k < K; k++) {
-            memcpy(&b, B + (size_t)k * ldb, sizeof b);
-            c += a[k * sak] * b;
-        }
-        if (flags & NCF__RELU)
-            for (j = 0; j < 8; j++) c[j] = c[j] < 0.0f ? 0.0f : c[j];
-        memcpy(C + (size_t)i * ldc, &c, sizeof c);
-    }
-}
+NCF__TILE_ROWS(ncf__tile_half, ncf__vh, 8) /* 8 wide, for layers of 8 (the paper's last) */
 #endif
 #endif
 
