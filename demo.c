@@ -21,7 +21,8 @@ typedef struct {
     const char *dataset, *data_dir, *data, *log, *save, *load;
     ncf_config cfg;
     int train_epochs, epochs_between_evals, eval_negatives, full_ranking, threads, hash_pipeline;
-    int min_ratings, top_k, syn_users, syn_items, checkpoint_every;
+    int min_ratings, top_k, syn_users, syn_items, checkpoint_every, recommend_k, has_recommend;
+    long long recommend_user;
     long long syn_ratings;
     double hr_threshold;
 } options;
@@ -68,6 +69,8 @@ static void usage(FILE *f)
         "  --full_ranking           rank the test item among all unrated items, not sampled ones\n"
         "  --hash_pipeline          print each epoch's input pipeline hash (first batch, all batches)\n"
         "  --log FILE.csv           one CSV row per evaluation\n"
+        "  --recommend USER         print the --topk K (default 10) best unrated items for USER (a raw\n"
+        "                           id), with titles from movies.dat, movies.csv or u.item beside the data\n"
         "  --save FILE              save the model (with Adam state) after training\n"
         "  --checkpoint_every N     also save it every N epochs\n"
         "  --load FILE              start from a saved model (its config wins) and resume at its\n"
@@ -146,7 +149,7 @@ static int parse_args(int argc, char **argv, options *o)
     o->dataset = "synthetic";
     o->train_epochs = 20, o->epochs_between_evals = 1, o->min_ratings = 20, o->top_k = 10;
     o->syn_users = 3000, o->syn_items = 1500, o->syn_ratings = 150000;
-    o->hr_threshold = 2.0;
+    o->hr_threshold = 2.0, o->recommend_k = 10;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long long n;
@@ -166,6 +169,8 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--data")) o->data = v;
         else if (!strcmp(a, "--log")) o->log = v;
         else if (!strcmp(a, "--save")) o->save = v;
+        else if (!strcmp(a, "--recommend")) { if (!parse_int(a, v, -(1LL << 62), 1LL << 62, &o->recommend_user)) return 0; o->has_recommend = 1; }
+        else if (!strcmp(a, "--topk")) { if (!parse_int(a, v, 1, 1 << 20, &n)) return 0; o->recommend_k = (int)n; }
         else if (!strcmp(a, "--load")) o->load = v;
         else if (!strcmp(a, "--checkpoint_every")) { if (!parse_int(a, v, 1, 1000000, &n)) return 0; o->checkpoint_every = (int)n; }
         else if (!strcmp(a, "--model")) {
@@ -262,6 +267,35 @@ static void on_progress(void *user, int64_t done, int64_t total, double loss)
         if (done == total) fprintf(stderr, "\r%*s\r", 110, "");
         p->last_print = t;
     }
+}
+
+/* The title of raw item `id` from movies.dat (id::title::genres), movies.csv
+   (id,"title",genres) or u.item (id|title|...) in the ratings file's folder. */
+static int movie_title(const char *ratings, long long id, char *out, size_t size)
+{
+    static const char *names[3] = {"movies.dat", "movies.csv", "u.item"};
+    static const char *seps[3] = {"::", ",", "|"};
+    char path[2048], line[4096];
+    const char *slash = strrchr(ratings, '/');
+    int dir = slash ? (int)(slash - ratings) : 0, k;
+    for (k = 0; k < 3; k++) {
+        FILE *f;
+        snprintf(path, sizeof path, "%.*s%s%s", dir, ratings, slash ? "/" : "", names[k]);
+        if (!(f = fopen(path, "rb"))) continue;
+        while (fgets(line, sizeof line, f)) {
+            char *t, *end;
+            if (strtoll(line, &end, 10) != id || strncmp(end, seps[k], strlen(seps[k]))) continue;
+            t = end + strlen(seps[k]);
+            if (*t == '"') { t++; end = strchr(t, '"'); } /* quoted CSV title */
+            else end = strstr(t, k == 1 ? ",\0" : seps[k]);
+            if (!end) end = t + strcspn(t, "\r\n");
+            snprintf(out, size, "%.*s", (int)(end - t), t);
+            fclose(f);
+            return 1;
+        }
+        fclose(f);
+    }
+    return 0;
 }
 
 static const char *model_name(ncf_model_type t) { return t == NCF_GMF ? "GMF" : t == NCF_MLP ? "MLP" : "NeuMF"; }
@@ -389,6 +423,20 @@ static int run(const options *o)
         }
     }
     printf("Best: iteration %d, HR = %.4f, NDCG = %.4f\n", best_it, best_hr, best_ndcg);
+    if (o->has_recommend) {
+        int64_t *items = (int64_t *)malloc(sizeof(int64_t) * (size_t)o->recommend_k);
+        float *scores = (float *)malloc(sizeof(float) * (size_t)o->recommend_k);
+        int n = items && scores ? ncf_recommend(model, o->recommend_user, o->recommend_k, 1, items, scores) : NCF_ERR_NOMEM;
+        if (n < 0) fprintf(stderr, "demo: %s\n", ncf_error_text());
+        else printf("Top %d for user %lld (items the user rated are skipped):\n", n, o->recommend_user);
+        for (l = 0; l < n; l++) {
+            char title[512] = "";
+            if (path) movie_title(path, (long long)items[l], title, sizeof title);
+            printf("%3d  %8lld  %8.4f  %s\n", l + 1, (long long)items[l], scores[l], title);
+        }
+        free(items), free(scores);
+        if (n < 0) goto done;
+    }
     if (o->save) {
         if (ncf_save(model, o->save, 1) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); goto done; }
         printf("saved %s (epoch %lld)\n", o->save, (long long)model->epoch);

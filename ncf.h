@@ -217,6 +217,8 @@ typedef struct ncf_model {
     int64_t step;                   /* Adam steps taken */
     int64_t epoch;                  /* epochs completed (ncf_train_epoch sets it) */
     int64_t *raw_user, *raw_item;   /* ids in the source data, or NULL (ncf_model_set_ids) */
+    int64_t *seen_ptr;              /* [num_users+1] CSR of each user's rated items, or NULL */
+    int32_t *seen;                  /* rated items (training and test), ascending per user */
     int num_tensors;
     ncf_tensor tensors[NCF_MAX_TENSORS];
     /* views into params (NULL when the model type lacks them) */
@@ -251,8 +253,22 @@ NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *ite
 NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n,
                              float *logits);
 
-/* Copies the dataset's raw ids into the model, so a saved model answers in them. */
+/* Copies the dataset's raw ids and each user's rated items (training and test) into
+   the model, so a saved model answers in the user's own ids and can skip seen items. */
 NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *data);
+/* Call after changing m->params by hand: drops the cached item projection. */
+NCFDEF void ncf_model_params_changed(ncf_model *m);
+
+/* ---- serving (raw ids; needs ncf_model_set_ids or a model file with ids) ------ */
+/* The logit of one (user, item). NCF_ERR_ARG for an id the model never saw: new
+   users and items (cold start) are out of scope. */
+NCFDEF int ncf_predict(ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit);
+/* The k best items for a user over the whole catalogue, best first (ties: lower
+   dense id first), skipping the items the user rated when exclude_seen is set.
+   Returns how many were written (fewer than k when the catalogue runs out) or a
+   negative NCF_ERR_* code. Not thread-safe on one model (it caches per model). */
+NCFDEF int ncf_recommend(ncf_model *m, int64_t raw_user, int k, int exclude_seen, int64_t *out_items,
+                         float *out_scores);
 
 /* ---- persistence ------------------------------------------------------------ */
 /* A model file: "NCF\0", format version, endianness mark, config, step and epoch,
@@ -1677,6 +1693,9 @@ struct ncf__scratch {
     int nuser, nitem;           /* distinct rows in the last batch */
     int32_t *touched_user;      /* stb_ds arrays: embedding rows with gradients */
     int32_t *touched_item;
+    ncf__idmap *user_map, *item_map; /* stb_ds: raw id -> dense id, for serving */
+    float *proj;                /* cached item projection for serving, valid at proj_step */
+    int64_t proj_step;
 };
 
 static int ncf__widest(const ncf_model *m)
@@ -1852,10 +1871,13 @@ NCFDEF void ncf_model_free(ncf_model *m)
         ncf__free_buffers(m->scratch);
         arrfree(m->scratch->touched_user);
         arrfree(m->scratch->touched_item);
+        hmfree(m->scratch->user_map);
+        hmfree(m->scratch->item_map);
+        NCF_FREE(m->scratch->proj);
         NCF_FREE(m->scratch);
     }
     NCF_FREE(m->params); NCF_FREE(m->grads); NCF_FREE(m->adam_m); NCF_FREE(m->adam_v);
-    NCF_FREE(m->raw_user); NCF_FREE(m->raw_item);
+    NCF_FREE(m->raw_user); NCF_FREE(m->raw_item); NCF_FREE(m->seen_ptr); NCF_FREE(m->seen);
     NCF_FREE(m);
 }
 
@@ -2400,20 +2422,149 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
 
 NCFDEF void ncf_free(void *p) { NCF_FREE(p); }
 
+NCFDEF void ncf_model_params_changed(ncf_model *m)
+{
+    if (m && m->scratch) m->scratch->proj_step = -1;
+}
+
+/* raw -> dense maps for serving, from m->raw_user / raw_item. */
+static int ncf__build_id_maps(ncf_model *m)
+{
+    struct ncf__scratch *s = m->scratch;
+    int i;
+    hmfree(s->user_map);
+    hmfree(s->item_map);
+    for (i = 0; i < m->cfg.num_users; i++) hmput(s->user_map, m->raw_user[i], i);
+    for (i = 0; i < m->cfg.num_items; i++) hmput(s->item_map, m->raw_item[i], i);
+    return NCF_OK;
+}
+
 NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *d)
 {
-    int64_t *ru, *ri;
+    int64_t *ru, *ri, *sp;
+    int32_t *sv;
+    int u;
     if (!m || !d || !d->raw_user || !d->raw_item) return ncf__fail(NCF_ERR_ARG, "ncf_model_set_ids: NULL argument");
     if (d->num_users != m->cfg.num_users || d->num_items != m->cfg.num_items)
         return ncf__fail(NCF_ERR_ARG, "ncf_model_set_ids: the data has %d users and %d items, the model %d and %d",
                          d->num_users, d->num_items, m->cfg.num_users, m->cfg.num_items);
     ru = NCF__NEW(int64_t, d->num_users), ri = NCF__NEW(int64_t, d->num_items);
-    if (!ru || !ri) { NCF_FREE(ru); NCF_FREE(ri); return ncf__fail(NCF_ERR_NOMEM, "out of memory for the id maps"); }
+    sp = NCF__NEW(int64_t, (size_t)d->num_users + 1), sv = NCF__NEW(int32_t, d->num_train + d->num_users + 1);
+    if (!ru || !ri || !sp || !sv) {
+        NCF_FREE(ru); NCF_FREE(ri); NCF_FREE(sp); NCF_FREE(sv);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for the id maps");
+    }
     memcpy(ru, d->raw_user, sizeof(int64_t) * (size_t)d->num_users);
     memcpy(ri, d->raw_item, sizeof(int64_t) * (size_t)d->num_items);
-    NCF_FREE(m->raw_user), NCF_FREE(m->raw_item);
-    m->raw_user = ru, m->raw_item = ri;
+    sp[0] = 0;
+    for (u = 0; u < d->num_users; u++) { /* training items with the test item merged in, ascending */
+        const int32_t *p = d->items + d->user_ptr[u], *pe = d->items + d->user_ptr[u + 1];
+        int32_t t = d->test_item[u];
+        int64_t at = sp[u];
+        for (; p < pe && (t < 0 || *p < t); p++) sv[at++] = *p;
+        if (t >= 0) sv[at++] = t;
+        for (; p < pe; p++) sv[at++] = *p;
+        sp[u + 1] = at;
+    }
+    NCF_FREE(m->raw_user), NCF_FREE(m->raw_item), NCF_FREE(m->seen_ptr), NCF_FREE(m->seen);
+    m->raw_user = ru, m->raw_item = ri, m->seen_ptr = sp, m->seen = sv;
+    return ncf__build_id_maps(m);
+}
+
+static int ncf__dense_ids(ncf_model *m, int64_t raw_user, int64_t raw_item, int *u, int *i)
+{
+    struct ncf__scratch *s = m->scratch;
+    ptrdiff_t k;
+    if (!m->raw_user) return ncf__fail(NCF_ERR_ARG, "the model has no id maps (ncf_model_set_ids)");
+    k = hmgeti(s->user_map, raw_user);
+    if (k < 0) return ncf__fail(NCF_ERR_ARG, "unknown user %lld (cold start is out of scope)", (long long)raw_user);
+    *u = (int)s->user_map[k].value;
+    if (i) {
+        k = hmgeti(s->item_map, raw_item);
+        if (k < 0) return ncf__fail(NCF_ERR_ARG, "unknown item %lld", (long long)raw_item);
+        *i = (int)s->item_map[k].value;
+    }
     return NCF_OK;
+}
+
+NCFDEF int ncf_predict(ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit)
+{
+    int u = 0, i = 0, rc;
+    int32_t uu, ii;
+    if (!m || !logit) return ncf__fail(NCF_ERR_ARG, "ncf_predict: NULL argument");
+    if ((rc = ncf__dense_ids(m, raw_user, raw_item, &u, &i)) != NCF_OK) return rc;
+    uu = u, ii = i;
+    return ncf_predict_batch(m, &uu, &ii, 1, logit);
+}
+
+/* (score, dense id) ordered best first: higher score, then lower id. */
+static int ncf__better(const float *sc, int32_t a, int32_t b) { return sc[a] > sc[b] || (sc[a] == sc[b] && a < b); }
+
+/* A heap of item ids with the worst at the root. */
+static void ncf__heap_up(int32_t *h, int q, const float *sc)
+{
+    while (q > 0 && ncf__better(sc, h[(q - 1) / 2], h[q])) {
+        int32_t t = h[q];
+        h[q] = h[(q - 1) / 2], h[(q - 1) / 2] = t;
+        q = (q - 1) / 2;
+    }
+}
+
+static void ncf__heap_down(int32_t *h, int n, const float *sc)
+{
+    int q = 0;
+    for (;;) {
+        int w = q, c = 2 * q + 1;
+        int32_t t;
+        if (c < n && ncf__better(sc, h[w], h[c])) w = c;
+        if (c + 1 < n && ncf__better(sc, h[w], h[c + 1])) w = c + 1;
+        if (w == q) return;
+        t = h[q], h[q] = h[w], h[w] = t;
+        q = w;
+    }
+}
+
+NCFDEF int ncf_recommend(ncf_model *m, int64_t raw_user, int k, int exclude_seen, int64_t *out_items,
+                         float *out_scores)
+{
+    struct ncf__scratch *s;
+    ncf__eval_buf e;
+    float *sc;
+    int32_t *heap;
+    int u = 0, rc, j, n = 0, I;
+    const int32_t *p = NULL, *pe = NULL;
+    if (!m || !out_items || k <= 0) return ncf__fail(NCF_ERR_ARG, "ncf_recommend: need a model, an output and k > 0");
+    if ((rc = ncf__dense_ids(m, raw_user, 0, &u, NULL)) != NCF_OK) return rc;
+    s = m->scratch, I = m->cfg.num_items;
+    if (s->H && (!s->proj || s->proj_step != m->step)) { /* the item side, once per model state */
+        NCF_FREE(s->proj);
+        s->proj = ncf__item_projection(m, &rc);
+        if (rc != NCF_OK) return rc;
+        s->proj_step = m->step;
+    }
+    sc = NCF__NEW(float, I), heap = NCF__NEW(int32_t, k);
+    if (!sc || !heap || !ncf__eval_buf_alloc(&e, m, I)) {
+        NCF_FREE(sc), NCF_FREE(heap);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory scoring %d items", I);
+    }
+    ncf__score_user(m, s->proj, u, NULL, I, sc, &e);
+    if (exclude_seen && m->seen) p = m->seen + m->seen_ptr[u], pe = m->seen + m->seen_ptr[u + 1];
+    for (j = 0; j < I; j++) {
+        while (p && p < pe && *p < j) p++;
+        if (p && p < pe && *p == j) continue;
+        if (n < k) heap[n] = j, ncf__heap_up(heap, n++, sc);
+        else if (ncf__better(sc, j, heap[0])) heap[0] = j, ncf__heap_down(heap, n, sc);
+    }
+    for (j = n - 1; j >= 0; j--) { /* worst first, into the tail */
+        int32_t it = heap[0];
+        out_items[j] = m->raw_item ? m->raw_item[it] : it;
+        if (out_scores) out_scores[j] = sc[it];
+        heap[0] = heap[j];
+        ncf__heap_down(heap, j, sc);
+    }
+    ncf__eval_buf_free(&e);
+    NCF_FREE(sc), NCF_FREE(heap);
+    return n;
 }
 
 static uint32_t ncf__crc32(const uint8_t *p, size_t n)
@@ -2465,26 +2616,29 @@ static int ncf__get_f32(ncf__reader *r, float *f)
     return 1;
 }
 
-enum { NCF__FILE_ADAM = 1, NCF__FILE_IDS = 2, NCF__FILE_SLOTS = 16 };
+enum { NCF__FILE_ADAM = 1, NCF__FILE_IDS = 2, NCF__FILE_SEEN = 4, NCF__FILE_SLOTS = 16 };
 #define NCF__HEADER_BYTES (16 + 4 * (5 + NCF__FILE_SLOTS) + 4 * (1 + NCF__FILE_SLOTS + 4) + 4 * 3 + 8 * 4)
 
 NCFDEF int ncf_save_mem(const ncf_model *m, int with_adam, void **buf, size_t *len)
 {
     const ncf_config *c;
     ncf__writer w;
-    size_t total, i, nfl;
-    int l, ids;
+    size_t total, i, nfl, nseen;
+    int l, ids, seen;
     if (!m || !buf || !len) return ncf__fail(NCF_ERR_ARG, "ncf_save_mem: NULL argument");
     c = &m->cfg;
     ids = m->raw_user != NULL && m->raw_item != NULL;
+    seen = ids && m->seen != NULL;
+    nseen = seen ? (size_t)m->seen_ptr[c->num_users] : 0;
     nfl = m->num_params * (with_adam ? 3 : 1);
-    total = NCF__HEADER_BYTES + (ids ? 8 * ((size_t)c->num_users + c->num_items) : 0) + 4 * nfl + 4;
+    total = NCF__HEADER_BYTES + (ids ? 8 * ((size_t)c->num_users + c->num_items) : 0) +
+            (seen ? 8 + 4 * ((size_t)c->num_users + nseen) : 0) + 4 * nfl + 4;
     w.p = (uint8_t *)NCF_MALLOC(total), w.at = 0;
     if (!w.p) return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte model file", (unsigned long)total);
     memcpy(w.p, "NCF", 4), w.at = 4;
     ncf__put_u32(&w, NCF_FORMAT_VERSION);
     ncf__put_u32(&w, 0x01020304u);
-    ncf__put_u32(&w, (with_adam ? NCF__FILE_ADAM : 0) | (ids ? NCF__FILE_IDS : 0));
+    ncf__put_u32(&w, (with_adam ? NCF__FILE_ADAM : 0) | (ids ? NCF__FILE_IDS : 0) | (seen ? NCF__FILE_SEEN : 0));
     ncf__put_u32(&w, (uint32_t)c->num_users), ncf__put_u32(&w, (uint32_t)c->num_items);
     ncf__put_u32(&w, (uint32_t)c->model), ncf__put_u32(&w, (uint32_t)c->mf_dim), ncf__put_u32(&w, (uint32_t)c->num_layers);
     for (l = 0; l < NCF__FILE_SLOTS; l++) ncf__put_u32(&w, l < NCF_MAX_LAYERS ? (uint32_t)c->layers[l] : 0);
@@ -2498,6 +2652,11 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int with_adam, void **buf, size_t *l
     if (ids) {
         for (i = 0; i < (size_t)c->num_users; i++) ncf__put_u64(&w, (uint64_t)m->raw_user[i]);
         for (i = 0; i < (size_t)c->num_items; i++) ncf__put_u64(&w, (uint64_t)m->raw_item[i]);
+    }
+    if (seen) { /* each user's rated items: the count per user, then the items */
+        ncf__put_u64(&w, (uint64_t)nseen);
+        for (i = 0; i < (size_t)c->num_users; i++) ncf__put_u32(&w, (uint32_t)(m->seen_ptr[i + 1] - m->seen_ptr[i]));
+        for (i = 0; i < nseen; i++) ncf__put_u32(&w, (uint32_t)m->seen[i]);
     }
     for (i = 0; i < m->num_params; i++) ncf__put_f32(&w, m->params[i]);
     if (with_adam) {
@@ -2517,7 +2676,7 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len)
     ncf_config c;
     ncf_model *m = NULL;
     uint32_t v, version, flags, crc, u[5], slot[NCF__FILE_SLOTS], a3[3];
-    uint64_t seed, step, epoch, nparams, need;
+    uint64_t seed, step, epoch, nparams, need, nseen = 0;
     float reg[NCF__FILE_SLOTS], f4[4], mf_reg;
     size_t i;
     int l, rc;
@@ -2544,7 +2703,8 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len)
     for (l = 0; l < 3; l++) ncf__get_u32(&r, &a3[l]);
     ncf__get_u64(&r, &seed), ncf__get_u64(&r, &step), ncf__get_u64(&r, &epoch), ncf__get_u64(&r, &nparams);
     memset(&c, 0, sizeof c);
-    if (u[0] > INT32_MAX || u[1] > INT32_MAX || u[4] > NCF_MAX_LAYERS || (flags & ~3u))
+    if (u[0] > INT32_MAX || u[1] > INT32_MAX || u[4] > NCF_MAX_LAYERS || (flags & ~7u) ||
+        ((flags & NCF__FILE_SEEN) && !(flags & NCF__FILE_IDS)))
         return ncf__fail(NCF_ERR_PARSE, "model header has out-of-range sizes");
     c.num_users = (int)u[0], c.num_items = (int)u[1], c.model = (ncf_model_type)u[2], c.mf_dim = (int)u[3];
     c.num_layers = (int)u[4];
@@ -2561,6 +2721,13 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len)
     /* the sizes the header promises must be exactly what follows */
     need = 0;
     if (flags & NCF__FILE_IDS) need += 8 * ((uint64_t)c.num_users + c.num_items);
+    if (flags & NCF__FILE_SEEN) { /* peek at the count that sizes the section */
+        ncf__reader peek = r;
+        peek.at += (size_t)(8 * ((uint64_t)c.num_users + c.num_items));
+        if (peek.at > peek.n || !ncf__get_u64(&peek, &nseen) || nseen > ((uint64_t)1 << 40))
+            return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
+        need += 8 + 4 * ((uint64_t)c.num_users + nseen);
+    }
     if (nparams > ((uint64_t)1 << 40)) return ncf__fail(NCF_ERR_PARSE, "model header has out-of-range sizes");
     need += 4 * nparams * (flags & NCF__FILE_ADAM ? 3 : 1);
     if (need != r.n - r.at)
@@ -2578,6 +2745,27 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len)
         for (i = 0; i < (size_t)c.num_users; i++) ncf__get_u64(&r, (uint64_t *)&m->raw_user[i]);
         for (i = 0; i < (size_t)c.num_items; i++) ncf__get_u64(&r, (uint64_t *)&m->raw_item[i]);
     }
+    if (flags & NCF__FILE_SEEN) {
+        uint32_t cnt = 0, it = 0;
+        m->seen_ptr = NCF__NEW(int64_t, (size_t)c.num_users + 1), m->seen = NCF__NEW(int32_t, nseen + 1);
+        if (!m->seen_ptr || !m->seen) { ncf_model_free(m); return ncf__fail(NCF_ERR_NOMEM, "out of memory for rated items"); }
+        r.at += 8, m->seen_ptr[0] = 0;
+        for (i = 0; i < (size_t)c.num_users; i++) {
+            ncf__get_u32(&r, &cnt);
+            m->seen_ptr[i + 1] = m->seen_ptr[i] + cnt;
+            if ((uint64_t)m->seen_ptr[i + 1] > nseen) break;
+        }
+        if (i < (size_t)c.num_users || (uint64_t)m->seen_ptr[c.num_users] != nseen) {
+            ncf_model_free(m);
+            return ncf__fail(NCF_ERR_PARSE, "model's rated-item counts do not add up");
+        }
+        for (i = 0; i < nseen; i++) {
+            ncf__get_u32(&r, &it);
+            if (it >= (uint32_t)c.num_items) { ncf_model_free(m); return ncf__fail(NCF_ERR_PARSE, "model rated item out of range"); }
+            m->seen[i] = (int32_t)it;
+        }
+    }
+    if ((flags & NCF__FILE_IDS) && (rc = ncf__build_id_maps(m)) != NCF_OK) { ncf_model_free(m); return rc; }
     for (i = 0; i < m->num_params; i++) ncf__get_f32(&r, &m->params[i]);
     if (flags & NCF__FILE_ADAM) {
         for (i = 0; i < m->num_params; i++) ncf__get_f32(&r, &m->adam_m[i]);
