@@ -14,9 +14,11 @@
      `pkg-config --cflags stb`) and, optionally, OpenMP (-fopenmp).
 
    CONTENTS
-     1. public API          config, dataset, sampler, model, train/eval
+     1. public API          config, dataset, sampler, model, persistence,
+                            serving, train/eval
      2. implementation      errors > RNG > data > sampler > kernels > model >
-                            optimizer > train loop > metrics
+                            optimizer > train loop > metrics > persistence
+                            and serving
      3. licence
 
    COMPILE-TIME OPTIONS (define before the #include that has NCF_IMPLEMENTATION)
@@ -37,12 +39,14 @@
      }
      cfg.num_users = data.num_users; cfg.num_items = data.num_items;
      ncf_model_create(&model, &cfg);
+     ncf_model_set_ids(model, &data);                // answer in MovieLens ids
      ncf_sampler_init(&sampler, &data, cfg.num_neg, cfg.seed);
-     for (int epoch = 0; epoch < 20; epoch++) {
+     for (int epoch = 1; epoch <= 20; epoch++) {
          ncf_train_epoch(model, &sampler, epoch, NULL, NULL, NULL);
          ncf_evaluate(model, &data, 10, 0, &m);
          printf("Iteration %d: HR = %.4f, NDCG = %.4f\n", epoch, m.hr, m.ndcg);
      }
+     ncf_save(model, "neumf.ncf", 1);                // later: ncf_load, ncf_recommend
      ncf_model_free(model); ncf_dataset_free(&data);
 
    THREAD SAFETY
@@ -53,7 +57,8 @@
 
    CHANGELOG
      0.1.0  NeuMF/GMF/MLP, Adam (dense and lazy), MovieLens loaders, exact
-            negative sampler, HR/NDCG evaluation.
+            negative sampler, HR/NDCG evaluation, model files (CRC32, resume),
+            top-K recommendation in raw ids.
 */
 #ifndef NCF_H_INCLUDED
 #define NCF_H_INCLUDED

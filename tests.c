@@ -602,18 +602,19 @@ static void test_bad_input_files(void)
 {
     ncf_dataset d;
     char prefix[256];
-    write_file("trunc.dat", "1::10::5::100\n1::20::3\n");
-    CHECK_ERR(ncf_load_dataset(&d, path_in_dir("trunc.dat"), NULL), NCF_ERR_PARSE, "trunc.dat:2: expected 4 fields separated by '::', got 3");
-    write_file("alpha.dat", "1::10::5::100\n1::abc::3::5\n");
-    CHECK_ERR(ncf_load_dataset(&d, path_in_dir("alpha.dat"), NULL), NCF_ERR_PARSE, "alpha.dat:2: item id 'abc' is not an integer");
-    write_file("rating.csv", "userId,movieId,rating,timestamp\n1,10,x,100\n");
-    CHECK_ERR(ncf_load_dataset(&d, path_in_dir("rating.csv"), NULL), NCF_ERR_PARSE, "rating.csv:2: rating 'x' is not a number");
-    write_file("neg.data", "1\t10\t5\t100\n-4\t10\t5\t100\n");
-    CHECK_ERR(ncf_load_dataset(&d, path_in_dir("neg.data"), NULL), NCF_ERR_PARSE, "neg.data:2: negative user id -4");
-    write_file("empty.dat", "");
-    CHECK_ERR(ncf_load_dataset(&d, path_in_dir("empty.dat"), NULL), NCF_ERR_PARSE, "empty.dat: no ratings");
-    write_file("header_only.csv", "userId,movieId,rating,timestamp\n");
-    CHECK_ERR(ncf_load_dataset(&d, path_in_dir("header_only.csv"), NULL), NCF_ERR_PARSE, "no ratings");
+    static const struct { const char *name, *text; int code; const char *message; } bad[] = {
+        {"trunc.dat", "1::10::5::100\n1::20::3\n", NCF_ERR_PARSE, "trunc.dat:2: expected 4 fields separated by '::', got 3"},
+        {"alpha.dat", "1::10::5::100\n1::abc::3::5\n", NCF_ERR_PARSE, "alpha.dat:2: item id 'abc' is not an integer"},
+        {"rating.csv", "userId,movieId,rating,timestamp\n1,10,x,100\n", NCF_ERR_PARSE, "rating.csv:2: rating 'x' is not a number"},
+        {"neg.data", "1\t10\t5\t100\n-4\t10\t5\t100\n", NCF_ERR_PARSE, "neg.data:2: negative user id -4"},
+        {"empty.dat", "", NCF_ERR_PARSE, "empty.dat: no ratings"},
+        {"header_only.csv", "userId,movieId,rating,timestamp\n", NCF_ERR_PARSE, "no ratings"},
+    };
+    size_t k;
+    for (k = 0; k < sizeof bad / sizeof *bad; k++) {
+        write_file(bad[k].name, bad[k].text);
+        CHECK_ERR(ncf_load_dataset(&d, path_in_dir(bad[k].name), NULL), bad[k].code, bad[k].message);
+    }
     CHECK_ERR(ncf_load_dataset(&d, path_in_dir("missing.dat"), NULL), NCF_ERR_IO, "missing.dat: cannot open");
     /* the paper split: a negative line whose (user,item) is not its test line */
     write_file("bad.train.rating", "0\t1\t1\t0\n1\t2\t1\t0\n");
@@ -1252,7 +1253,7 @@ static int bench_case(const char *name, int threads, const char *adam)
     ncf_metrics met;
     int32_t *u, *it;
     float *y;
-    double t, train[5], evr[3], samp[3], gemm, setup;
+    double t, train[5], evr[3], samp[3], gemm, setup, rec_ms = 0, rec_first_ms = 0;
     int64_t pos = 0;
     if (strcmp(name, "paper") && !mlperf) { fprintf(stderr, "bench: unknown case %s\n", name); return 2; }
     ncf_set_threads(threads);
@@ -1299,12 +1300,28 @@ static int bench_case(const char *name, int threads, const char *adam)
         ncf_evaluate(m, &ev, 10, 0, &met);
         evr[k] = met.users / (now_s() - t);
     }
+    { /* recommend: top-10 over the whole catalogue for one user; the first call also
+         computes the cached item projection */
+        int64_t top[10];
+        double cold, warm[9];
+        if (ncf_model_set_ids(m, &d) != NCF_OK) return 1;
+        t = now_s();
+        ncf_recommend(m, d.raw_user[0], 10, 1, top, NULL);
+        cold = now_s() - t;
+        for (k = 0; k < 9; k++) {
+            t = now_s();
+            ncf_recommend(m, d.raw_user[1 + k * 997 % d.num_users], 10, 1, top, NULL);
+            warm[k] = now_s() - t;
+        }
+        rec_first_ms = 1e3 * cold, rec_ms = 1e3 * median(warm, 9);
+    }
     gemm = bench_gemm(&c);
     printf("{\"case\":\"%s\",\"threads\":%d,\"adam\":\"%s\",\"users\":%d,\"items\":%d,\"positives\":%lld,"
            "\"batch\":%d,\"train_ex_per_s\":%.0f,\"eval_users_per_s\":%.0f,\"eval_candidates\":%d,"
-           "\"sampler_neg_per_s\":%.0f,\"gemm_gflops\":%.1f,\"peak_rss_mb\":%.0f,\"synthetic_s\":%.2f}\n",
+           "\"sampler_neg_per_s\":%.0f,\"gemm_gflops\":%.1f,\"recommend_ms\":%.2f,\"recommend_first_ms\":%.1f,"
+           "\"peak_rss_mb\":%.0f,\"synthetic_s\":%.2f}\n",
            name, threads, adam, d.num_users, d.num_items, (long long)d.num_train, B, median(train, windows),
-           median(evr, 3), ev.num_eval_neg + 1, median(samp, 3), gemm, peak_rss_mb(), setup);
+           median(evr, 3), ev.num_eval_neg + 1, median(samp, 3), gemm, rec_ms, rec_first_ms, peak_rss_mb(), setup);
     free(u), free(it), free(y);
     NCF_FREE(ev.eval_neg);
     ncf_model_free(m);
