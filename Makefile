@@ -2,6 +2,9 @@
 #   make demo && ./demo     train NeuMF on built-in synthetic data
 #   make test               the test suite, again under ASan+UBSan, and the header build matrix
 #   make bench              benchmarks (NATIVE=1 build)
+#   make cross              the suite on aarch64, armhf and big-endian s390x under qemu
+#   make fuzz               libFuzzer on the model reader and each ratings parser
+#   make paper-f8 NCF_DATA=DIR   the paper's pre-training recipe (also f16, f32, f64)
 # Options: NO_OMP=1 (no OpenMP), NATIVE=1 (-march=native), CC=clang.
 
 CC      ?= cc
@@ -28,7 +31,7 @@ endif
 CFLAGS_ALL = $(OPT) -std=c99 $(WARN) $(STB) $(OMP) $(CFLAGS)
 TESTFLAGS  = -O2 -g -std=c99 $(WARN) -Werror $(STB) $(CFLAGS)
 
-.PHONY: all demo test bench clean stb header-checks
+.PHONY: all demo test bench clean stb header-checks cross fuzz paper-f8 paper-f16 paper-f32 paper-f64
 
 all: demo
 
@@ -61,6 +64,10 @@ $(BUILD)/tests_noomp: tests.c ncf.h | stb $(BUILD)
 $(BUILD)/tests_native: tests.c ncf.h | stb $(BUILD)
 	$(CC) $(TESTFLAGS) $(OMP) -O3 -ffp-contract=fast -fno-math-errno -march=native tests.c -o $@ -lm
 
+# models, predict, recommend and load only: what a device ships
+$(BUILD)/tests_infer: tests.c ncf.h | stb $(BUILD)
+	$(CC) $(TESTFLAGS) -Os -DNCF_INFERENCE_ONLY tests.c -o $@ -lm
+
 $(BUILD)/tests_asan: tests.c ncf.h | stb $(BUILD)
 	$(CC) $(TESTFLAGS) $(OMP) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
 	  -fno-omit-frame-pointer tests.c -o $@ -lm
@@ -87,12 +94,17 @@ header-checks: | stb $(BUILD)
 	$(call build_check,NCF_NO_STDIO,$(CC) $(TESTFLAGS) -I. -DNCF_NO_STDIO -c $(BUILD)/impl.c -o $(BUILD)/nostdio.o)
 	$(call build_check,custom allocator,$(CC) $(TESTFLAGS) -I. '-DNCF_MALLOC(n)=malloc(n)' '-DNCF_REALLOC(p,n)=realloc(p,n)' '-DNCF_FREE(p)=free(p)' -c $(BUILD)/impl.c -o $(BUILD)/alloc.o)
 	$(call build_check,allocator hooks all or none,! $(CC) $(TESTFLAGS) -I. '-DNCF_MALLOC(n)=malloc(n)' -c $(BUILD)/impl.c -o $(BUILD)/alloc1.o)
+	$(call build_check,NCF_INFERENCE_ONLY has no training code,$(CC) $(TESTFLAGS) -Os -I. -DNCF_INFERENCE_ONLY -c $(BUILD)/impl.c -o $(BUILD)/infer.o && ! nm $(BUILD)/infer.o | grep -q 'ncf_train_epoch\|ncf_load_dataset\|ncf_update')
+	@$(CC) -Os -std=c99 $(STB) -I. -c $(BUILD)/impl.c -o $(BUILD)/full.o && \
+	  echo "object code at -Os: NCF_INFERENCE_ONLY $$(size $(BUILD)/infer.o | awk 'NR==2{print $$1}') bytes, full library $$(size $(BUILD)/full.o | awk 'NR==2{print $$1}') bytes"
 
 # Runs every suite; the last line sums them up.
-test: $(BUILD)/tests $(BUILD)/tests_noomp $(BUILD)/tests_native $(BUILD)/tests_asan header-checks
+test: $(BUILD)/tests $(BUILD)/tests_noomp $(BUILD)/tests_native $(BUILD)/tests_asan $(BUILD)/tests_infer header-checks
 	@$(BUILD)/tests_noomp --print-hash > $(BUILD)/noomp.hash
+	@rm -rf $(BUILD)/fixture && mkdir -p $(BUILD)/fixture && $(BUILD)/tests --write-fixture $(BUILD)/fixture
 	@set -u; p=0; f=0; \
-	for t in "tests --expect-hash $(BUILD)/noomp.hash" tests_noomp tests_native tests_asan; do \
+	for t in "tests --expect-hash $(BUILD)/noomp.hash" tests_noomp tests_native tests_asan \
+	         "tests_infer --check-fixture $(BUILD)/fixture"; do \
 	  echo "== $(BUILD)/$$t"; \
 	  ASAN_OPTIONS=detect_leaks=1 $(BUILD)/$$t > $(BUILD)/out.log 2>&1; rc=$$?; cat $(BUILD)/out.log; \
 	  line=$$(tail -n 1 $(BUILD)/out.log); \
@@ -110,7 +122,7 @@ PEERS ?= ../shared/peers
 PY    ?= /usr/bin/python3
 CASES := "paper 1 lazy" "paper 2 lazy" "paper 2 dense" "mlperf 1 lazy" "mlperf 2 lazy" "mlperf 1 dense" "mlperf 2 dense"
 TORCH_PAPER  := --users 6040 --items 3706 --positives 994169 --mf_dim 8 --layers 64,32,16,8 --batch 256 --lr 0.001 --eval_negs 100 --epochs 1 --max_steps 2000 --threads 2
-TORCH_MLPERF := --users 138493 --items 26744 --positives 2000000 --mf_dim 64 --layers 256,256,128,64 --batch 2048 --lr 0.0005 --eval_negs 999 --eval_users 2000 --threads 2
+TORCH_MLPERF := --users 138493 --items 26744 --positives 2000000 --mf_dim 64 --layers 256,256,128,64 --batch 2048 --lr 0.0005 --eval_negs 999 --eval_users 500 --threads 2
 
 bench: stb | $(BUILD)
 	$(CC) -O3 -ffp-contract=fast -fno-math-errno -march=native -std=c99 $(WARN) $(STB) $(OMP) $(CFLAGS) tests.c -o $(BUILD)/bench -lm
@@ -126,5 +138,54 @@ bench: stb | $(BUILD)
 	  done | tee $(BUILD)/peer.jsonl; \
 	else echo "(PyTorch peer skipped: needs $(PEERS)/torch_neumf.py and python3-torch)"; fi
 
+# Cross-builds run under qemu-user: the model files this machine's build writes are
+# read back there (s390x is big-endian), then the whole suite runs. Installs the
+# toolchains when root with apt-get.
+CROSS := aarch64-linux-gnu:aarch64 arm-linux-gnueabihf:arm s390x-linux-gnu:s390x
+cross: stb | $(BUILD)
+	@need=""; for t in $(CROSS); do command -v $${t%%:*}-gcc >/dev/null || need="$$need gcc-$${t%%:*}"; done; \
+	command -v qemu-aarch64 >/dev/null || need="$$need qemu-user"; \
+	if [ -n "$$need" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then apt-get update -qq && apt-get install -y -qq $$need >/dev/null || exit 1; \
+	  else echo "cross-builds need:  sudo apt-get install$$need"; exit 1; fi; fi
+	$(CC) $(TESTFLAGS) $(OMP) tests.c -o $(BUILD)/tests -lm
+	@rm -rf $(BUILD)/fixture && mkdir -p $(BUILD)/fixture && $(BUILD)/tests --write-fixture $(BUILD)/fixture
+	@set -e; for t in $(CROSS); do tr=$${t%%:*}; q=qemu-$${t#*:}; \
+	  echo "== $$tr"; $$tr-gcc $(TESTFLAGS) -fopenmp tests.c -o $(BUILD)/tests_$$tr -lm; \
+	  $$q -L /usr/$$tr $(BUILD)/tests_$$tr --check-fixture $(BUILD)/fixture | tail -n 2; \
+	  $$q -L /usr/$$tr $(BUILD)/tests_$$tr > $(BUILD)/cross_$$tr.log 2>&1 || { cat $(BUILD)/cross_$$tr.log; exit 1; }; \
+	  tail -n 1 $(BUILD)/cross_$$tr.log; done
+
+# libFuzzer (clang): one binary per reader, each run FUZZ_SECONDS on a scratch
+# corpus seeded from fuzz/corpus/NAME. Crashing inputs land in $(BUILD)/fuzz/.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := 1:model 2:dat 3:csv 4:tab 5:ncf
+fuzz: stb | $(BUILD)
+	@mkdir -p $(BUILD)/fuzz
+	@set -e; for t in $(FUZZ_TARGETS); do n=$${t%%:*}; name=$${t#*:}; \
+	  clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -std=c99 $(WARN) -Werror $(STB) -I. \
+	    -DFUZZ_TARGET=$$n fuzz/fuzz.c -o $(BUILD)/fuzz/$$name -lm; \
+	  mkdir -p $(BUILD)/fuzz/corpus_$$name; printf '%-6s ' $$name; \
+	  if $(BUILD)/fuzz/$$name -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+	       -artifact_prefix=$(BUILD)/fuzz/$$name- $(BUILD)/fuzz/corpus_$$name fuzz/corpus/$$name > $(BUILD)/fuzz/$$name.log 2>&1; \
+	  then awk '/number_of_executed_units/{printf "%s inputs, ", $$2}' $(BUILD)/fuzz/$$name.log; echo "no failure"; \
+	  else grep -h -m 5 'ERROR\|SUMMARY\|runtime error' $(BUILD)/fuzz/$$name.log; exit 1; fi; done
+
+# The paper's recipe on its ml-1m split (NCF_DATA holds ml-1m.train.rating,
+# ml-1m.test.rating and ml-1m.test.negative): GMF and MLP trained alone and saved,
+# then NeuMF started from both (alpha 0.5) and trained on; best of 20 epochs.
+NCF_DATA ?= ../shared/data/ml-1m-ncf
+PRETRAIN_EPOCHS ?= 20
+FINETUNE ?= --optimizer sgd --learning_rate 1
+PAPER_LAYERS_8  := 64,32,16,8
+PAPER_LAYERS_16 := 128,64,32,16
+PAPER_LAYERS_32 := 256,128,64,32
+PAPER_LAYERS_64 := 512,256,128,64
+paper-f8 paper-f16 paper-f32 paper-f64: paper-f%: demo | $(BUILD)
+	./demo --data $(NCF_DATA)/ml-1m --model gmf --num_factors $* --train_epochs $(PRETRAIN_EPOCHS) --save $(BUILD)/gmf-f$*.ncf
+	./demo --data $(NCF_DATA)/ml-1m --model mlp --layers $(PAPER_LAYERS_$*) --train_epochs $(PRETRAIN_EPOCHS) --save $(BUILD)/mlp-f$*.ncf
+	./demo --data $(NCF_DATA)/ml-1m --pretrain_gmf $(BUILD)/gmf-f$*.ncf --pretrain_mlp $(BUILD)/mlp-f$*.ncf --alpha 0.5 $(FINETUNE) --train_epochs 20
+
 clean:
 	rm -rf $(BUILD) demo tests *.o
+

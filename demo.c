@@ -18,7 +18,8 @@
 #include <unistd.h>
 
 typedef struct {
-    const char *dataset, *data_dir, *data, *log, *save, *load;
+    const char *dataset, *data_dir, *data, *log, *save, *load, *pretrain_gmf, *pretrain_mlp;
+    double alpha;
     ncf_config cfg;
     int train_epochs, epochs_between_evals, eval_negatives, full_ranking, threads, hash_pipeline;
     int min_ratings, top_k, syn_users, syn_items, checkpoint_every, recommend_k, has_recommend;
@@ -48,14 +49,19 @@ static void usage(FILE *f)
         "  --eval_negatives N       sampled negatives per test user (default: the split's file, else 99;\n"
         "                           999 with --ml_perf)\n"
         "model:\n"
-        "  --model neumf|gmf|mlp    (default neumf)\n"
-        "  --num_factors N          GMF embedding size (default 8)\n"
+        "  --model neumf|gmf|mlp|mf (default neumf; mf: biases + dot product, Rendle et al. 2020)\n"
+        "  --num_factors N          GMF (MF) embedding size (default 8)\n"
         "  --layers A,B,C,...       MLP sizes; the first is the user+item embedding (default 64,32,16,8)\n"
-        "  --mf_regularization X    L2 on GMF embeddings (default 0)\n"
+        "  --mf_regularization X    L2 on GMF embeddings, MF embeddings and biases (default 0)\n"
+        "  --init_sd X              embeddings start N(0, X) (default 0.01)\n"
+        "  --pretrain_gmf FILE --pretrain_mlp FILE   start NeuMF from a GMF and an MLP saved with\n"
+        "                           --model gmf|mlp --save FILE (their factors and layers win)\n"
+        "  --alpha X                output layer alpha*GMF + (1-alpha)*MLP when pre-trained (default 0.5)\n"
         "  --mlp_regularization A,B,...  L2 per MLP layer, the first on its embeddings (default 0)\n"
         "training:\n"
         "  --batch_size N           (default 256)     --eval_batch_size N   accepted, unused: eval goes by user\n"
         "  --learning_rate X        (default 0.001)   --beta1 X --beta2 X --epsilon X  (0.9, 0.999, 1e-8)\n"
+        "  --optimizer adam|sgd     (default adam; the paper fine-tunes a pre-trained NeuMF with sgd)\n"
         "  --adam lazy|dense        embedding moments: touched rows only, or every row as TF (default lazy)\n"
         "  --num_neg N              negatives per positive (default 4)\n"
         "  --train_epochs N         (default 20; 0 evaluates the initial model and stops)\n"
@@ -149,7 +155,7 @@ static int parse_args(int argc, char **argv, options *o)
     o->dataset = "synthetic";
     o->train_epochs = 20, o->epochs_between_evals = 1, o->min_ratings = 20, o->top_k = 10;
     o->syn_users = 3000, o->syn_items = 1500, o->syn_ratings = 150000;
-    o->hr_threshold = 2.0, o->recommend_k = 10;
+    o->hr_threshold = 2.0, o->recommend_k = 10, o->alpha = 0.5;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long long n;
@@ -172,12 +178,22 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--recommend")) { if (!parse_int(a, v, -(1LL << 62), 1LL << 62, &o->recommend_user)) return 0; o->has_recommend = 1; }
         else if (!strcmp(a, "--topk")) { if (!parse_int(a, v, 1, 1 << 20, &n)) return 0; o->recommend_k = (int)n; }
         else if (!strcmp(a, "--load")) o->load = v;
+        else if (!strcmp(a, "--pretrain_gmf")) o->pretrain_gmf = v;
+        else if (!strcmp(a, "--pretrain_mlp")) o->pretrain_mlp = v;
+        else if (!strcmp(a, "--alpha")) { if (!parse_float(a, v, 0, 1, &o->alpha)) return 0; }
+        else if (!strcmp(a, "--init_sd")) { if (!parse_float(a, v, 1e-12, 100, &x)) return 0; o->cfg.init_sd = (float)x; }
+        else if (!strcmp(a, "--optimizer")) {
+            if (!strcmp(v, "adam")) o->cfg.optimizer = NCF_OPT_ADAM;
+            else if (!strcmp(v, "sgd")) o->cfg.optimizer = NCF_OPT_SGD;
+            else return bad_value(a, v, "adam or sgd");
+        }
         else if (!strcmp(a, "--checkpoint_every")) { if (!parse_int(a, v, 1, 1000000, &n)) return 0; o->checkpoint_every = (int)n; }
         else if (!strcmp(a, "--model")) {
             if (!strcmp(v, "neumf")) o->cfg.model = NCF_NEUMF;
             else if (!strcmp(v, "gmf")) o->cfg.model = NCF_GMF;
             else if (!strcmp(v, "mlp")) o->cfg.model = NCF_MLP;
-            else return bad_value(a, v, "neumf, gmf or mlp");
+            else if (!strcmp(v, "mf")) o->cfg.model = NCF_MF;
+            else return bad_value(a, v, "neumf, gmf, mlp or mf");
         } else if (!strcmp(a, "--adam")) {
             if (!strcmp(v, "lazy")) o->cfg.adam = NCF_ADAM_LAZY;
             else if (!strcmp(v, "dense")) o->cfg.adam = NCF_ADAM_DENSE;
@@ -220,6 +236,14 @@ static int parse_args(int argc, char **argv, options *o)
         if (!batch_set) o->cfg.batch_size = p.batch_size;
         if (!lr_set) o->cfg.lr = p.lr;
         if (!evneg_set) o->eval_negatives = 999;
+    }
+    if (!o->pretrain_gmf != !o->pretrain_mlp) {
+        fprintf(stderr, "demo: pre-training needs both --pretrain_gmf and --pretrain_mlp\n");
+        return 0;
+    }
+    if (o->pretrain_gmf && (o->load || o->cfg.model != NCF_NEUMF)) {
+        fprintf(stderr, "demo: --pretrain_gmf/--pretrain_mlp start a NeuMF; they do not go with --load or --model\n");
+        return 0;
     }
     return 1;
 }
@@ -298,7 +322,43 @@ static int movie_title(const char *ratings, long long id, char *out, size_t size
     return 0;
 }
 
-static const char *model_name(ncf_model_type t) { return t == NCF_GMF ? "GMF" : t == NCF_MLP ? "MLP" : "NeuMF"; }
+static const char *model_name(ncf_model_type t)
+{
+    return t == NCF_GMF ? "GMF" : t == NCF_MLP ? "MLP" : t == NCF_MF ? "MF" : "NeuMF";
+}
+
+/* Loads a --pretrain_* file and checks it is a `type` model of the data's size. */
+static ncf_model *load_pretrained(const char *path, ncf_model_type type, const ncf_dataset *d)
+{
+    ncf_model *m = NULL;
+    if (ncf_load(&m, path) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return NULL; }
+    if (m->cfg.model != type || m->cfg.num_users != d->num_users || m->cfg.num_items != d->num_items) {
+        fprintf(stderr, "demo: %s is a %s model of %d users and %d items; wanted a %s of %d and %d\n", path,
+                model_name(m->cfg.model), m->cfg.num_users, m->cfg.num_items, model_name(type), d->num_users,
+                d->num_items);
+        ncf_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* A NeuMF started from pre-trained GMF and MLP files (their sizes win). */
+static int create_pretrained(const options *o, ncf_config *cfg, const ncf_dataset *d, ncf_model **out)
+{
+    ncf_model *gmf = load_pretrained(o->pretrain_gmf, NCF_GMF, d), *mlp = NULL;
+    int ok = 0;
+    if (gmf && (mlp = load_pretrained(o->pretrain_mlp, NCF_MLP, d)) != NULL) {
+        cfg->mf_dim = gmf->cfg.mf_dim, cfg->num_layers = mlp->cfg.num_layers;
+        memcpy(cfg->layers, mlp->cfg.layers, sizeof cfg->layers);
+        ok = ncf_model_create(out, cfg) == NCF_OK && ncf_model_init_from(*out, gmf, mlp, (float)o->alpha) == NCF_OK &&
+             ncf_model_set_ids(*out, d) == NCF_OK;
+        if (!ok) fprintf(stderr, "demo: %s\n", ncf_error_text());
+        else printf("pre-trained: GMF %s (epoch %lld), MLP %s (epoch %lld), alpha %g\n", o->pretrain_gmf,
+                    (long long)gmf->epoch, o->pretrain_mlp, (long long)mlp->epoch, o->alpha);
+    }
+    ncf_model_free(gmf), ncf_model_free(mlp);
+    return ok;
+}
 
 static int run(const options *o)
 {
@@ -351,6 +411,8 @@ static int run(const options *o)
         cfg = model->cfg;
         first = (int)model->epoch;
         printf("loaded %s: %d epochs, %lld steps\n", o->load, first, (long long)model->step);
+    } else if (o->pretrain_gmf) {
+        if (!create_pretrained(o, &cfg, &data, &model)) goto done;
     } else if (ncf_model_create(&model, &cfg) != NCF_OK || ncf_model_set_ids(model, &data) != NCF_OK) {
         fprintf(stderr, "demo: %s\n", ncf_error_text());
         goto done;
@@ -361,13 +423,14 @@ static int run(const options *o)
     }
     printf("model: %s", model_name(cfg.model));
     if (cfg.model != NCF_MLP) printf(", factors %d", cfg.mf_dim);
-    if (cfg.model != NCF_GMF) {
+    if (cfg.model == NCF_NEUMF || cfg.model == NCF_MLP) {
         printf(", layers ");
         for (l = 0; l < cfg.num_layers; l++) printf(l ? ",%d" : "%d", cfg.layers[l]);
     }
-    printf(", %lu parameters; Adam (%s) lr %g, batch %d, %d negatives, seed %llu, %d threads\n",
-           (unsigned long)model->num_params, cfg.adam == NCF_ADAM_LAZY ? "lazy" : "dense", cfg.lr, cfg.batch_size,
-           cfg.num_neg, (unsigned long long)cfg.seed, ncf_get_threads());
+    printf(", %lu parameters; %s lr %g, batch %d, %d negatives, seed %llu, %d threads\n",
+           (unsigned long)model->num_params,
+           cfg.optimizer == NCF_OPT_SGD ? "SGD" : cfg.adam == NCF_ADAM_LAZY ? "Adam (lazy)" : "Adam (dense)", cfg.lr,
+           cfg.batch_size, cfg.num_neg, (unsigned long long)cfg.seed, ncf_get_threads());
     if (o->log) {
         if (!(logf = fopen(o->log, "w"))) { fprintf(stderr, "demo: %s: cannot open for writing\n", o->log); goto done; }
         fprintf(logf, "iteration,hr,ndcg,loss,train_s,train_ex_per_s,eval_s,eval_users_per_s\n");

@@ -1,4 +1,4 @@
-/* ncf.h - v0.1.0 - Neural Collaborative Filtering (NeuMF) in one C header.
+/* ncf.h - v0.2.0 - Neural Collaborative Filtering (NeuMF) in one C header.
 
    He et al., "Neural Collaborative Filtering", WWW 2017, as TensorFlow's
    official NCF (the MLPerf reference) trains and evaluates it: MovieLens,
@@ -26,6 +26,10 @@
      NCF_MALLOC, NCF_REALLOC, NCF_FREE  your allocator (all three or none)
      NCF_ASSERT(x)                      internal invariants (default assert())
      NCF_NO_STDIO                       no FILE* functions (no file loaders)
+     NCF_INFERENCE_ONLY                 for devices: models, predict, recommend and
+                                        save/load only; no optimizer, sampler, loaders
+                                        or evaluation, and no gradient or Adam memory
+                                        (about 23 KB of code at -Os against 53 KB)
      NCF_MAX_LAYERS                     MLP tower depth limit (default 8)
 
    EXAMPLE
@@ -56,6 +60,9 @@
      bit-identical for any number of OpenMP threads and without OpenMP.
 
    CHANGELOG
+     0.2.0  Pre-training (ncf_model_init_from), plain SGD, the MF baseline (biases +
+            dot product), NCF_INFERENCE_ONLY; model format 2 (optimizer, init_sd);
+            the split's ids must be dense; raw ids limited to [0, 2^62).
      0.1.0  NeuMF/GMF/MLP, Adam (dense and lazy), MovieLens loaders, exact
             negative sampler, HR/NDCG evaluation, model files (CRC32, resume),
             top-K recommendation in raw ids.
@@ -67,9 +74,9 @@
 #include <stdint.h>
 
 #define NCF_VERSION_MAJOR 0
-#define NCF_VERSION_MINOR 1
+#define NCF_VERSION_MINOR 2
 #define NCF_VERSION_PATCH 0
-#define NCF_VERSION_STRING "0.1.0"
+#define NCF_VERSION_STRING "0.2.0"
 
 #ifndef NCFDEF
 #if defined(NCF_STATIC) && (defined(__GNUC__) || defined(__clang__))
@@ -99,22 +106,31 @@ enum {
     NCF_ERR_DATA = -5    /* well-formed input that cannot be used (e.g. no negatives left) */
 };
 
-typedef enum { NCF_NEUMF = 0, NCF_GMF = 1, NCF_MLP = 2 } ncf_model_type;
+/* NeuMF: GMF and MLP towers fused by one output layer. GMF: w . (p_u * q_i) + b.
+   MLP: a ReLU tower over [p_u; q_i]. MF: b + b_u + b_i + p_u . q_i (the dot-product
+   baseline of Rendle et al. 2020; its biases share mf_reg with the embeddings). */
+typedef enum { NCF_NEUMF = 0, NCF_GMF = 1, NCF_MLP = 2, NCF_MF = 3 } ncf_model_type;
 
 /* dense: TF semantics, every embedding row's Adam moments decay every step.
    lazy:  only rows present in the batch are updated (TF LazyAdam); much faster. */
 typedef enum { NCF_ADAM_LAZY = 0, NCF_ADAM_DENSE = 1 } ncf_adam_mode;
 
+/* Adam, or plain SGD (p -= lr * grad; the paper's choice for fine-tuning a
+   pre-trained NeuMF). The loss is a batch mean, so SGD wants a larger lr than Adam. */
+typedef enum { NCF_OPT_ADAM = 0, NCF_OPT_SGD = 1 } ncf_optimizer;
+
 typedef struct ncf_config {
     int num_users, num_items;     /* table sizes (from the dataset) */
-    ncf_model_type model;         /* NeuMF, GMF-only or MLP-only */
-    int mf_dim;                   /* GMF embedding width */
+    ncf_model_type model;         /* NeuMF, GMF-only, MLP-only or MF */
+    int mf_dim;                   /* GMF (or MF) embedding width */
     int num_layers;               /* entries used in layers[] (>= 2 for an MLP) */
     int layers[NCF_MAX_LAYERS];   /* layers[0] = user+item MLP embeddings, then dense widths */
-    float mf_reg;                 /* L2 on GMF embedding rows used in a batch */
+    float mf_reg;                 /* L2 on GMF/MF embedding rows (and MF biases) used in a batch */
     float mlp_reg[NCF_MAX_LAYERS];/* [0]: MLP embedding rows; [l]: dense layer l kernel */
+    ncf_optimizer optimizer;
     float lr, beta1, beta2, epsilon;
     ncf_adam_mode adam;
+    float init_sd;                /* embeddings start N(0, init_sd); 0.01 as the paper */
     int batch_size;               /* used by ncf_train_epoch */
     int num_neg;                  /* negatives per positive in an epoch */
     uint64_t seed;                /* initialization and sampling */
@@ -132,6 +148,7 @@ NCFDEF const char *ncf_version(void);      /* NCF_VERSION_STRING */
 NCFDEF void ncf_set_threads(int n);        /* OpenMP threads (no-op without OpenMP) */
 NCFDEF int ncf_get_threads(void);
 
+#ifndef NCF_INFERENCE_ONLY /* NCF_INFERENCE_ONLY: models, predict, recommend, save/load only */
 /* ---- data ------------------------------------------------------------------ */
 /* Implicit feedback after the leave-one-out split. Ids are dense 0-based.
    Owns all its arrays; release with ncf_dataset_free. */
@@ -204,6 +221,7 @@ NCFDEF void ncf_sampler_fill(const ncf_sampler *s, int epoch, int64_t start, int
 /* TF's --hash_pipeline: a hash of the first batch and of all batches (user and item ids). */
 NCFDEF void ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size,
                              uint64_t *first_batch, uint64_t *all_batches);
+#endif /* NCF_INFERENCE_ONLY */
 
 /* ---- model ------------------------------------------------------------------- */
 /* One named slice of the parameter block. grads, adam_m and adam_v share the layout. */
@@ -231,15 +249,28 @@ typedef struct ncf_model {
     float *mlp_user, *mlp_item;     /* [users][layers[0]/2], [items][layers[0]/2] */
     float *w[NCF_MAX_LAYERS];       /* w[l]: [layers[l-1]][layers[l]], l = 1..num_layers-1 */
     float *b[NCF_MAX_LAYERS];       /* b[l]: [layers[l]] */
-    float *w_out, *b_out;           /* [mf_dim (GMF) + layers[last] (MLP)], [1] */
+    float *w_out, *b_out;           /* [mf_dim (GMF) + layers[last] (MLP)] (NULL for MF), [1] */
+    float *user_bias, *item_bias;   /* MF only: [users], [items] */
     struct ncf__scratch *scratch;   /* private: activations and caches */
 } ncf_model;
 
-/* Creates a model with initialized weights: embeddings N(0, 0.01), dense kernels
+/* Creates a model with initialized weights: embeddings N(0, init_sd), dense kernels
    glorot-uniform, output layer lecun-uniform, biases 0 (as the paper). The caller frees
    it with ncf_model_free. */
 NCFDEF int ncf_model_create(ncf_model **out, const ncf_config *cfg);
 NCFDEF void ncf_model_free(ncf_model *m);
+/* Logits (pre-sigmoid scores) of n (user, item) pairs. */
+NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n,
+                             float *logits);
+/* Call after changing m->params by hand: drops the cached item projection. */
+NCFDEF void ncf_model_params_changed(ncf_model *m);
+
+#ifndef NCF_INFERENCE_ONLY
+/* The paper's pre-training: starts a NeuMF from a trained GMF and MLP with the same
+   users, items, mf_dim and layers. Embeddings and MLP layers are copied; the output
+   layer becomes [alpha * w_gmf, (1 - alpha) * w_mlp], bias alpha*b_gmf + (1-alpha)*b_mlp,
+   so alpha 1 (0) scores exactly as the GMF (MLP). Resets the step and Adam moments. */
+NCFDEF int ncf_model_init_from(ncf_model *neumf, const ncf_model *gmf, const ncf_model *mlp, float alpha);
 
 /* Mean loss over the batch (sigmoid cross-entropy plus the L2 terms) without touching
    gradients. labels are 0 or 1. */
@@ -249,20 +280,16 @@ NCFDEF int ncf_loss(ncf_model *m, const int32_t *users, const int32_t *items,
 NCFDEF int ncf_forward_backward(ncf_model *m, const int32_t *users, const int32_t *items,
                                 const float *labels, int n, double *loss);
 NCFDEF void ncf_zero_grad(ncf_model *m);
-/* One Adam step from m->grads (dense or lazy embeddings as cfg.adam), then zero grads. */
-NCFDEF void ncf_adam_step(ncf_model *m);
-/* zero_grad + forward_backward + adam_step. Returns NCF_OK and the mean loss in *loss. */
+/* One optimizer step from m->grads (cfg.optimizer; Adam's embeddings dense or lazy as
+   cfg.adam), then zero grads. */
+NCFDEF void ncf_update(ncf_model *m);
+/* zero_grad + forward_backward + update. Returns NCF_OK and the mean loss in *loss. */
 NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *items,
                           const float *labels, int n, double *loss);
-/* Logits (pre-sigmoid scores) of n (user, item) pairs. */
-NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n,
-                             float *logits);
-
 /* Copies the dataset's raw ids and each user's rated items (training and test) into
    the model, so a saved model answers in the user's own ids and can skip seen items. */
 NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *data);
-/* Call after changing m->params by hand: drops the cached item projection. */
-NCFDEF void ncf_model_params_changed(ncf_model *m);
+#endif
 
 /* ---- serving (raw ids; needs ncf_model_set_ids or a model file with ids) ------ */
 /* The logit of one (user, item). NCF_ERR_ARG for an id the model never saw: new
@@ -279,8 +306,9 @@ NCFDEF int ncf_recommend(ncf_model *m, int64_t raw_user, int k, int exclude_seen
 /* A model file: "NCF\0", format version, endianness mark, config, step and epoch,
    raw ids, float32 parameters, optionally the Adam moments (to resume training
    exactly), CRC32 of all of it. Always little-endian. */
-#define NCF_FORMAT_VERSION 1
-/* Serializes into a buffer the caller releases with ncf_free. */
+#define NCF_FORMAT_VERSION 2
+/* Serializes into a buffer the caller releases with ncf_free. An NCF_INFERENCE_ONLY
+   build keeps no Adam moments: it saves without them and skips them when loading. */
 NCFDEF int ncf_save_mem(const ncf_model *m, int with_adam, void **buf, size_t *len);
 /* A new model from a buffer; every size, the version and the CRC are checked. */
 NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len);
@@ -291,6 +319,7 @@ NCFDEF int ncf_load(ncf_model **out, const char *path);
 #endif
 NCFDEF void ncf_free(void *p);
 
+#ifndef NCF_INFERENCE_ONLY
 /* ---- training and evaluation ----------------------------------------------- */
 /* Called every few batches and at the end: examples done of total, mean loss so far. */
 typedef void (*ncf_progress_fn)(void *user, int64_t done, int64_t total, double mean_loss);
@@ -310,6 +339,7 @@ typedef struct ncf_metrics {
    HR = rank < k, NDCG = 1/log2(rank + 2) when rank < k. */
 NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_ranking,
                         ncf_metrics *out);
+#endif
 
 #ifdef __cplusplus
 }
@@ -433,6 +463,41 @@ static void *ncf__zalloc(size_t n, size_t size)
 #define NCF__NEW(T, n) ((T *)ncf__alloc((size_t)(n), sizeof(T)))
 #define NCF__ZNEW(T, n) ((T *)ncf__zalloc((size_t)(n), sizeof(T)))
 
+#ifndef NCF_NO_STDIO
+/* Reads a whole file, NUL-terminated. */
+static int ncf__read_file(const char *path, char **out, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    size_t cap = 1 << 20, n = 0, got;
+    char *buf, *nb;
+    if (!f) return ncf__fail(NCF_ERR_IO, "%s: cannot open for reading", path);
+    buf = (char *)NCF_MALLOC(cap);
+    while (buf) {
+        got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (n + 1 < cap) break;
+        nb = (char *)NCF_REALLOC(buf, cap * 2);
+        if (!nb) { NCF_FREE(buf); buf = NULL; break; }
+        buf = nb, cap *= 2;
+    }
+    if (!buf) { fclose(f); return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory reading the file", path); }
+    if (ferror(f)) { fclose(f); NCF_FREE(buf); return ncf__fail(NCF_ERR_IO, "%s: read error", path); }
+    fclose(f);
+    buf[n] = 0;
+    *out = buf;
+    *len = n;
+    return NCF_OK;
+}
+#endif
+
+typedef struct { int64_t key; int64_t value; } ncf__idmap; /* stb_ds hash map entry */
+
+/* stb_ds hashes an 8-byte key with (byte << 24) in int, undefined when that byte's
+   top bit is set. Keys are raw ids moved clear of bits 31 and 63: one to one for
+   the ids this library accepts, [0, 2^62). */
+#define NCF__MAX_RAW_ID ((int64_t)1 << 62)
+static int64_t ncf__idkey(int64_t raw) { return (raw & 0x7fffffff) | (raw >> 31 << 32); }
+
 /* ------------------------------------------------------------------- RNG -- */
 /* Counter-based: a value is a pure function of its key, so parallel loops draw
    the same numbers in any schedule. splitmix64's finalizer does the mixing. */
@@ -453,13 +518,14 @@ static uint64_t ncf__hash3(uint64_t seed, uint64_t a, uint64_t b)
 /* Streams of one seed, kept apart by a tag. */
 enum { NCF__TAG_INIT = 1, NCF__TAG_SHUFFLE, NCF__TAG_NEG, NCF__TAG_EVAL, NCF__TAG_SYNTH };
 
+static double ncf__unit(uint64_t x) { return (double)(x >> 11) * (1.0 / 9007199254740992.0); }
+
+#ifndef NCF_INFERENCE_ONLY
 /* Uniform in [0, n) from 32 random bits (Lemire); bias < n / 2^32. */
 static uint32_t ncf__below(uint64_t x, uint32_t n)
 {
     return (uint32_t)(((x >> 32) * (uint64_t)n) >> 32);
 }
-
-static double ncf__unit(uint64_t x) { return (double)(x >> 11) * (1.0 / 9007199254740992.0); }
 
 typedef struct { uint64_t state; } ncf__rng;
 
@@ -642,7 +708,6 @@ static int ncf__later(const ncf__rec *a, const ncf__rec *b)
     return a->time > b->time || (a->time == b->time && a->seq > b->seq);
 }
 
-typedef struct { int64_t key; int64_t value; } ncf__idmap; /* stb_ds hash map entry */
 
 /* Sorted distinct keys of a map whose value is >= 0, then value := dense index. */
 static int ncf__assign_dense(ncf__idmap *map, int64_t **raw_out, int *count_out)
@@ -651,11 +716,12 @@ static int ncf__assign_dense(ncf__idmap *map, int64_t **raw_out, int *count_out)
     int64_t *raw = NCF__NEW(int64_t, n ? n : 1);
     if (!raw) return ncf__fail(NCF_ERR_NOMEM, "out of memory remapping ids");
     for (i = 0; i < n; i++)
-        if (map[i].value >= 0) raw[k++] = map[i].key;
+        if (map[i].value >= 0) raw[k++] = (map[i].key & 0x7fffffff) | (map[i].key >> 32 << 31);
     qsort(raw, (size_t)k, sizeof *raw, ncf__cmp_i64);
     if (k > INT32_MAX) { NCF_FREE(raw); return ncf__fail(NCF_ERR_DATA, "more than 2^31 distinct ids"); }
     for (i = 0; i < k; i++) {
-        ptrdiff_t at = hmgeti(map, raw[i]); /* hmgeti reassigns map: not in the same expression */
+        int64_t key = ncf__idkey(raw[i]); /* stb_ds wants an lvalue key in C++ */
+        ptrdiff_t at = hmgeti(map, key);   /* hmgeti reassigns map: not in the same expression */
         map[at].value = i;
     }
     *raw_out = raw;
@@ -682,8 +748,8 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
     di = NCF__NEW(int32_t, n);
     if (!du || !di) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld ratings", (long long)n); goto done; }
     for (j = 0; j < n; j++)
-        if (users[j] < 0 || items[j] < 0) {
-            rc = ncf__fail(NCF_ERR_DATA, "rating %lld: negative id (user %lld, item %lld)", (long long)j,
+        if (users[j] < 0 || items[j] < 0 || users[j] >= NCF__MAX_RAW_ID || items[j] >= NCF__MAX_RAW_ID) {
+            rc = ncf__fail(NCF_ERR_DATA, "rating %lld: id outside [0, 2^62) (user %lld, item %lld)", (long long)j,
                            (long long)users[j], (long long)items[j]);
             goto done;
         }
@@ -698,19 +764,24 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
     } else {
         /* users: count ratings, drop those under min_ratings (value -1), remap the rest */
         for (j = 0; j < n; j++) {
-            ptrdiff_t k = hmgeti(umap, users[j]);
-            if (k < 0) hmput(umap, users[j], 1); else umap[k].value++;
+            int64_t key = ncf__idkey(users[j]);
+            ptrdiff_t k = hmgeti(umap, key);
+            if (k < 0) hmput(umap, key, 1); else umap[k].value++;
         }
         for (j = 0; j < hmlen(umap); j++)
             if (umap[j].value < min_ratings) umap[j].value = -1;
         if ((rc = ncf__assign_dense(umap, &raw_u, &U)) != NCF_OK) goto done;
         if (U == 0) { rc = ncf__fail(NCF_ERR_DATA, "no user has at least %d ratings", min_ratings); goto done; }
         for (j = 0; j < n; j++) {
-            du[j] = (int32_t)hmget(umap, users[j]);
-            if (du[j] >= 0 && hmgeti(imap, items[j]) < 0) hmput(imap, items[j], 0);
+            int64_t ukey = ncf__idkey(users[j]), ikey = ncf__idkey(items[j]);
+            du[j] = (int32_t)hmget(umap, ukey);
+            if (du[j] >= 0 && hmgeti(imap, ikey) < 0) hmput(imap, ikey, 0);
         }
         if ((rc = ncf__assign_dense(imap, &raw_i, &I)) != NCF_OK) goto done;
-        for (j = 0; j < n; j++) di[j] = du[j] >= 0 ? (int32_t)hmget(imap, items[j]) : -1;
+        for (j = 0; j < n; j++) {
+            int64_t ikey = ncf__idkey(items[j]);
+            di[j] = du[j] >= 0 ? (int32_t)hmget(imap, ikey) : -1;
+        }
     }
 
     /* group by user, keeping file order (counting sort) */
@@ -927,31 +998,6 @@ done:
 #ifndef NCF_NO_STDIO
 /* ---- file loaders ---- */
 
-/* Reads a whole file, NUL-terminated. */
-static int ncf__read_file(const char *path, char **out, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    size_t cap = 1 << 20, n = 0, got;
-    char *buf, *nb;
-    if (!f) return ncf__fail(NCF_ERR_IO, "%s: cannot open for reading", path);
-    buf = (char *)NCF_MALLOC(cap);
-    while (buf) {
-        got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (n + 1 < cap) break;
-        nb = (char *)NCF_REALLOC(buf, cap * 2);
-        if (!nb) { NCF_FREE(buf); buf = NULL; break; }
-        buf = nb, cap *= 2;
-    }
-    if (!buf) { fclose(f); return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory reading the file", path); }
-    if (ferror(f)) { fclose(f); NCF_FREE(buf); return ncf__fail(NCF_ERR_IO, "%s: read error", path); }
-    fclose(f);
-    buf[n] = 0;
-    *out = buf;
-    *len = n;
-    return NCF_OK;
-}
-
 typedef struct { char *p, *end; int64_t line; } ncf__lines;
 
 /* Next line without its "\r\n"; 0 at the end. */
@@ -1025,7 +1071,11 @@ static const char *ncf__sep_name(const char *sep) { return sep[0] == '\t' ? "TAB
 /* Growable triples of one file. */
 typedef struct { int64_t *u, *i, *t; int64_t n, cap; } ncf__triples;
 
-static void ncf__triples_free(ncf__triples *tr) { NCF_FREE(tr->u); NCF_FREE(tr->i); NCF_FREE(tr->t); }
+static void ncf__triples_free(ncf__triples *tr)
+{
+    NCF_FREE(tr->u); NCF_FREE(tr->i); NCF_FREE(tr->t);
+    memset(tr, 0, sizeof *tr); /* safe to free twice: a failed parse frees, then its caller */
+}
 
 static int ncf__triples_reserve(ncf__triples *tr, int64_t cap)
 {
@@ -1201,9 +1251,14 @@ static int ncf__load_ncf(ncf_dataset *ds, const char *prefix, int sample_negs, u
     }
     {
         /* each user at most once in the test file, and every training user there */
-        int64_t span = maxu + 1, mu = maxu;
+        int64_t span, mu = maxu;
         char *seen;
         for (j = 0; j < test.n; j++) if (test.u[j] > mu) mu = test.u[j];
+        if (mu >= train.n + test.n) { /* the split's ids are dense: every user has a line */
+            rc = ncf__fail(NCF_ERR_DATA, "%s: user id %lld with only %lld lines: the split's ids must be 0-based and dense",
+                           prefix, (long long)mu, (long long)(train.n + test.n));
+            goto done;
+        }
         span = mu + 1;
         seen = NCF__ZNEW(char, span);
         if (!seen) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory"); goto done; }
@@ -1223,7 +1278,10 @@ static int ncf__load_ncf(ncf_dataset *ds, const char *prefix, int sample_negs, u
         if (rc != NCF_OK) goto done;
     }
     if (!sample_negs && (rc = ncf__parse_negatives(path[2], &test, &neg, &per_line, &maxi)) != NCF_OK) goto done;
-    if (maxu >= INT32_MAX || maxi >= INT32_MAX) { rc = ncf__fail(NCF_ERR_DATA, "%s: ids too large", prefix); goto done; }
+    if (maxu >= INT32_MAX || maxi >= INT32_MAX || maxi >= train.n + test.n + (int64_t)test.n * per_line) {
+        rc = ncf__fail(NCF_ERR_DATA, "%s: item id %lld is beyond the split's dense ids", prefix, (long long)maxi);
+        goto done;
+    }
     /* test ratings come last in time, so the generic split holds them out */
     if ((rc = ncf__triples_reserve(&all, train.n + test.n)) != NCF_OK) goto done;
     for (j = 0; j < train.n; j++) all.u[j] = train.u[j], all.i[j] = train.i[j], all.t[j] = 0;
@@ -1455,6 +1513,8 @@ NCFDEF void ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, ui
     *all_batches = all;
 }
 
+#endif /* !NCF_INFERENCE_ONLY: data and sampler */
+
 /* --------------------------------------------------------------- kernels -- */
 /* Activations are batch-major [B][C]; kernels are [in][out] (as Keras). */
 
@@ -1508,6 +1568,19 @@ static void ncf__tile_scalar(float *C, int ldc, const float *A, ptrdiff_t sam, p
 
 #if NCF__VEC
 /* The full MR x NR tile: constant trip counts, so the accumulators stay in registers. */
+/* v = a vector of x. Where float math runs in double (FLT_EVAL_METHOD 1, as gcc on
+   s390x) scalar-vector arithmetic does not compile, so the lanes are set one by one;
+   elsewhere x - 0 is exact and compiles to a single broadcast. */
+#if defined(__FLT_EVAL_METHOD__) && __FLT_EVAL_METHOD__ > 0
+#define NCF__SPLAT(V, W, v, x)                      \
+    do {                                            \
+        int s_;                                     \
+        for (s_ = 0; s_ < (W); s_++) (v)[s_] = (x); \
+    } while (0)
+#else
+#define NCF__SPLAT(V, W, v, x) ((v) = (x) - (V){0})
+#endif
+
 static void ncf__tile_full(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,
                            const float *bias, int K, int flags)
 {
@@ -1524,7 +1597,8 @@ static void ncf__tile_full(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
         NCF__VLOAD(b0, b);
         NCF__VLOAD(b1, b + NCF__VW);
         for (i = 0; i < NCF__MR; i++) {
-            float ai = a[i * sam];
+            ncf__vf ai;
+            NCF__SPLAT(ncf__vf, NCF__VW, ai, a[i * sam]);
             c0[i] += ai * b0;
             c1[i] += ai * b1;
         }
@@ -1547,13 +1621,14 @@ static void ncf__tile_full(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
     {                                                                                                         \
         int i, j, k;                                                                                          \
         for (i = 0; i < mr; i++) {                                                                            \
-            V c = {0}, b;                                                                                     \
+            V c = {0}, b, ak;                                                                                 \
             const float *a = A + i * sam;                                                                     \
             if (flags & NCF__ACC) memcpy(&c, C + (size_t)i * ldc, sizeof c);                                  \
             else if (bias) memcpy(&c, bias, sizeof c);                                                        \
             for (k = 0; k < K; k++) {                                                                         \
                 memcpy(&b, B + (size_t)k * ldb, sizeof b);                                                    \
-                c += a[k * sak] * b;                                                                          \
+                NCF__SPLAT(V, W, ak, a[k * sak]);                                                             \
+                c += ak * b;                                                                                  \
             }                                                                                                 \
             if (flags & NCF__RELU)                                                                            \
                 for (j = 0; j < W; j++) c[j] = c[j] < 0.0f ? 0.0f : c[j];                                     \
@@ -1623,6 +1698,7 @@ static void ncf__gemm(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_
 }
 
 /* out[c][r] = in[r][c] for in [R][C]. */
+#ifndef NCF_INFERENCE_ONLY
 static void ncf__transpose(float *out, const float *in, int R, int C)
 {
     int r, c;
@@ -1645,6 +1721,7 @@ static float ncf__sigmoid(float z)
         return e / (1.0f + e);
     }
 }
+#endif
 
 /* ----------------------------------------------------------------- model -- */
 
@@ -1658,6 +1735,7 @@ NCFDEF ncf_config ncf_config_default(void)
     c.layers[0] = 64, c.layers[1] = 32, c.layers[2] = 16, c.layers[3] = 8;
     c.lr = 0.001f, c.beta1 = 0.9f, c.beta2 = 0.999f, c.epsilon = 1e-8f;
     c.adam = NCF_ADAM_LAZY;
+    c.init_sd = 0.01f;
     c.batch_size = 256;
     c.num_neg = 4;
     c.seed = 1;
@@ -1682,9 +1760,14 @@ static const char *ncf__bname[] = {"", "b1", "b2", "b3", "b4", "b5", "b6", "b7",
 #error "NCF_MAX_LAYERS is at most 16"
 #endif
 
+typedef struct { float *p; int D; } ncf__table; /* an embedding table: [rows][D] */
+
 struct ncf__scratch {
     int F, H, nd, top;          /* GMF width, MLP embedding width, dense layers, MLP output */
     size_t emb_params;          /* embeddings come first in the block */
+    int ntab;                   /* user tables and item tables (2 at most each) */
+    ncf__table utab[2], itab[2];
+    float *wg;                  /* GMF output weights: w_out, or ones for MF */
     int cap;                    /* batch rows the buffers below hold */
     float *x[NCF_MAX_LAYERS];   /* x[0]: gathered [user;item] MLP embeddings, x[l]: layer l output */
     float *gmf, *dgu, *dgi;     /* [cap][F] */
@@ -1699,6 +1782,7 @@ struct ncf__scratch {
     int32_t *touched_user;      /* stb_ds arrays: embedding rows with gradients */
     int32_t *touched_item;
     ncf__idmap *user_map, *item_map; /* stb_ds: raw id -> dense id, for serving */
+    float *ones;                /* MF: [F] ones standing in for w_out */
     float *proj;                /* cached item projection for serving, valid at proj_step */
     int64_t proj_step;
 };
@@ -1732,15 +1816,20 @@ static int ncf__reserve(ncf_model *m, int n)
     ok = 1;
     for (l = 0; l <= s->nd; l++)
         ok &= (s->x[l] = NCF__NEW(float, (size_t)n * (s->H ? m->cfg.layers[l] : 1))) != NULL;
-    s->gmf = NCF__NEW(float, (size_t)n * F), s->dgu = NCF__NEW(float, (size_t)n * F);
-    s->dgi = NCF__NEW(float, (size_t)n * F);
-    s->logit = NCF__NEW(float, n), s->dz = NCF__NEW(float, n), s->ex_loss = NCF__NEW(double, n);
+    s->gmf = NCF__NEW(float, (size_t)n * F), s->logit = NCF__NEW(float, n);
+    ok &= s->gmf && s->logit;
+#ifndef NCF_INFERENCE_ONLY /* the backward pass */
+    s->dgu = NCF__NEW(float, (size_t)n * F), s->dgi = NCF__NEW(float, (size_t)n * F);
+    s->dz = NCF__NEW(float, n), s->ex_loss = NCF__NEW(double, n);
     s->dx[0] = NCF__NEW(float, (size_t)n * w), s->dx[1] = NCF__NEW(float, (size_t)n * w);
     s->wt = NCF__NEW(float, (size_t)w * w);
     s->ukey = NCF__NEW(uint64_t, n), s->ikey = NCF__NEW(uint64_t, n), s->sortbuf = NCF__NEW(uint64_t, n);
     s->ustart = NCF__NEW(int, (size_t)n + 1), s->istart = NCF__NEW(int, (size_t)n + 1);
-    ok &= s->gmf && s->dgu && s->dgi && s->logit && s->dz && s->ex_loss && s->dx[0] && s->dx[1] && s->wt &&
-          s->ukey && s->ikey && s->sortbuf && s->ustart && s->istart;
+    ok &= s->dgu && s->dgi && s->dz && s->ex_loss && s->dx[0] && s->dx[1] && s->wt && s->ukey && s->ikey &&
+          s->sortbuf && s->ustart && s->istart;
+#else
+    (void)w;
+#endif
     if (!ok) {
         ncf__free_buffers(s);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for a batch of %d", n);
@@ -1751,8 +1840,8 @@ static int ncf__reserve(ncf_model *m, int n)
 
 static int ncf__check_config(const ncf_config *c)
 {
-    int l, mlp = c->model != NCF_GMF;
-    if (c->model != NCF_NEUMF && c->model != NCF_GMF && c->model != NCF_MLP)
+    int l, mlp = c->model == NCF_NEUMF || c->model == NCF_MLP;
+    if (c->model != NCF_NEUMF && c->model != NCF_GMF && c->model != NCF_MLP && c->model != NCF_MF)
         return ncf__fail(NCF_ERR_ARG, "config: unknown model type %d", (int)c->model);
     if (c->num_users <= 0 || c->num_items <= 0)
         return ncf__fail(NCF_ERR_ARG, "config: num_users and num_items must be > 0 (got %d, %d)", c->num_users,
@@ -1769,13 +1858,32 @@ static int ncf__check_config(const ncf_config *c)
     if (mlp && c->layers[0] % 2)
         return ncf__fail(NCF_ERR_ARG, "config: layers[0] = %d must be even (user and item halves)", c->layers[0]);
     if (!(c->lr > 0) || !(c->beta1 >= 0 && c->beta1 < 1) || !(c->beta2 >= 0 && c->beta2 < 1) ||
-        !(c->epsilon > 0) || !(c->mf_reg >= 0))
-        return ncf__fail(NCF_ERR_ARG, "config: need lr > 0, 0 <= beta1, beta2 < 1, epsilon > 0, mf_reg >= 0");
+        !(c->epsilon > 0) || !(c->mf_reg >= 0) || !(c->init_sd >= 0 && c->init_sd < 1e3f))
+        return ncf__fail(NCF_ERR_ARG,
+                         "config: need lr > 0, 0 <= beta1, beta2 < 1, epsilon > 0, mf_reg >= 0, 0 <= init_sd < 1000");
     if (c->batch_size <= 0 || c->num_neg < 0)
         return ncf__fail(NCF_ERR_ARG, "config: batch_size must be > 0 and num_neg >= 0");
     if (c->adam != NCF_ADAM_LAZY && c->adam != NCF_ADAM_DENSE)
         return ncf__fail(NCF_ERR_ARG, "config: unknown Adam mode %d", (int)c->adam);
+    if (c->optimizer != NCF_OPT_ADAM && c->optimizer != NCF_OPT_SGD)
+        return ncf__fail(NCF_ERR_ARG, "config: unknown optimizer %d", (int)c->optimizer);
     return NCF_OK;
+}
+
+/* Parameters a valid config needs, as ncf_model_create lays them out. */
+static uint64_t ncf__count_params(const ncf_config *c)
+{
+    uint64_t ids = (uint64_t)c->num_users + (uint64_t)c->num_items, n = 1; /* b_out */
+    int l, mlp = c->model == NCF_NEUMF || c->model == NCF_MLP, top = 0;
+    if (c->model != NCF_MLP) n += ids * (uint64_t)c->mf_dim;
+    if (c->model == NCF_MF) n += ids; /* biases */
+    else n += (uint64_t)(c->model != NCF_MLP ? c->mf_dim : 0);
+    if (mlp) {
+        n += ids * (uint64_t)(c->layers[0] / 2);
+        for (l = 1; l < c->num_layers; l++) n += (uint64_t)c->layers[l - 1] * c->layers[l] + c->layers[l];
+        top = c->layers[c->num_layers - 1];
+    }
+    return n + (uint64_t)top; /* w_out's MLP part */
 }
 
 static void ncf__add_tensor(ncf_model *m, size_t *off, const char *name, int rows, int cols)
@@ -1819,7 +1927,7 @@ NCFDEF int ncf_model_create(ncf_model **out, const ncf_config *cfg)
     ncf_model *m;
     struct ncf__scratch *s;
     size_t off = 0;
-    int rc, l, t;
+    int rc, l, t, mf;
     if (!out || !cfg) return ncf__fail(NCF_ERR_ARG, "ncf_model_create: NULL argument");
     *out = NULL;
     if ((rc = ncf__check_config(cfg)) != NCF_OK) return rc;
@@ -1828,29 +1936,41 @@ NCFDEF int ncf_model_create(ncf_model **out, const ncf_config *cfg)
     if (!m || !s) { NCF_FREE(m); NCF_FREE(s); return ncf__fail(NCF_ERR_NOMEM, "out of memory for a model"); }
     m->cfg = *cfg;
     m->scratch = s;
+    mf = cfg->model == NCF_MF;
     s->F = cfg->model != NCF_MLP ? cfg->mf_dim : 0;
-    s->H = cfg->model != NCF_GMF ? cfg->layers[0] / 2 : 0;
-    s->nd = cfg->model != NCF_GMF ? cfg->num_layers - 1 : 0;
+    s->H = cfg->model == NCF_NEUMF || cfg->model == NCF_MLP ? cfg->layers[0] / 2 : 0;
+    s->nd = s->H ? cfg->num_layers - 1 : 0;
     s->top = s->nd ? cfg->layers[s->nd] : 0;
     if (!s->H) m->cfg.num_layers = 0;
-    /* layout: the four embedding tables, then the dense layers and the output */
+    if (!(m->cfg.init_sd > 0)) m->cfg.init_sd = 0.01f;
+    /* layout: the embedding tables (user side, then item side), then the dense layers
+       and the output */
     if (s->F) ncf__add_tensor(m, &off, "gmf_user", cfg->num_users, s->F);
     if (s->H) ncf__add_tensor(m, &off, "mlp_user", cfg->num_users, s->H);
+    if (mf) ncf__add_tensor(m, &off, "user_bias", cfg->num_users, 1);
     if (s->F) ncf__add_tensor(m, &off, "gmf_item", cfg->num_items, s->F);
     if (s->H) ncf__add_tensor(m, &off, "mlp_item", cfg->num_items, s->H);
+    if (mf) ncf__add_tensor(m, &off, "item_bias", cfg->num_items, 1);
     s->emb_params = off;
     for (l = 1; l <= s->nd; l++) {
         ncf__add_tensor(m, &off, ncf__wname[l], cfg->layers[l - 1], cfg->layers[l]);
         ncf__add_tensor(m, &off, ncf__bname[l], 1, cfg->layers[l]);
     }
-    ncf__add_tensor(m, &off, "w_out", s->F + s->top, 1);
+    if (!mf) ncf__add_tensor(m, &off, "w_out", s->F + s->top, 1);
     ncf__add_tensor(m, &off, "b_out", 1, 1);
     m->num_params = off;
+    NCF_ASSERT(ncf__count_params(&m->cfg) == off);
     m->params = NCF__NEW(float, off);
+#ifndef NCF_INFERENCE_ONLY
     m->grads = NCF__ZNEW(float, off);
     m->adam_m = NCF__ZNEW(float, off);
     m->adam_v = NCF__ZNEW(float, off);
-    if (!m->params || !m->grads || !m->adam_m || !m->adam_v) {
+    if (!m->grads || !m->adam_m || !m->adam_v) {
+        NCF_FREE(m->params);
+        m->params = NULL;
+    }
+#endif
+    if (!m->params) {
         ncf_model_free(m);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for %lu parameters", (unsigned long)off);
     }
@@ -1858,12 +1978,24 @@ NCFDEF int ncf_model_create(ncf_model **out, const ncf_config *cfg)
     m->mlp_user = ncf__view(m, "mlp_user"), m->mlp_item = ncf__view(m, "mlp_item");
     for (l = 1; l <= s->nd; l++) m->w[l] = ncf__view(m, ncf__wname[l]), m->b[l] = ncf__view(m, ncf__bname[l]);
     m->w_out = ncf__view(m, "w_out"), m->b_out = ncf__view(m, "b_out");
+    m->user_bias = ncf__view(m, "user_bias"), m->item_bias = ncf__view(m, "item_bias");
+    if (s->F) s->utab[s->ntab].p = m->gmf_user, s->itab[s->ntab].p = m->gmf_item, s->utab[s->ntab++].D = s->F;
+    if (s->H) s->utab[s->ntab].p = m->mlp_user, s->itab[s->ntab].p = m->mlp_item, s->utab[s->ntab++].D = s->H;
+    if (mf) s->utab[s->ntab].p = m->user_bias, s->itab[s->ntab].p = m->item_bias, s->utab[s->ntab++].D = 1;
+    for (t = 0; t < s->ntab; t++) s->itab[t].D = s->utab[t].D;
+    s->wg = m->w_out;
+    if (mf && !(s->wg = s->ones = NCF__NEW(float, s->F))) {
+        ncf_model_free(m);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for a model");
+    }
+    for (l = 0; mf && l < s->F; l++) s->ones[l] = 1.0f;
     for (t = 0; t < m->num_tensors; t++) {
         const ncf_tensor *T = &m->tensors[t];
-        if (T->name[0] == 'g' || T->name[0] == 'm') ncf__init_tensor(m, t, 1, 0.01);           /* embeddings */
-        else if (T->name[0] == 'b') ncf__init_tensor(m, t, 0, 0.0);                            /* biases */
-        else if (!strcmp(T->name, "w_out")) ncf__init_tensor(m, t, 0, sqrt(3.0 / T->rows));    /* lecun */
-        else ncf__init_tensor(m, t, 0, sqrt(6.0 / (T->rows + T->cols)));                       /* glorot */
+        if (!strncmp(T->name, "gmf_", 4) || !strncmp(T->name, "mlp_", 4))                     /* embeddings */
+            ncf__init_tensor(m, t, 1, m->cfg.init_sd == 0.01f ? 0.01 : (double)m->cfg.init_sd); /* 0.01f != 0.01 */
+        else if (T->name[0] == 'b' || strstr(T->name, "bias")) ncf__init_tensor(m, t, 0, 0.0); /* biases */
+        else if (!strcmp(T->name, "w_out")) ncf__init_tensor(m, t, 0, sqrt(3.0 / T->rows));   /* lecun */
+        else ncf__init_tensor(m, t, 0, sqrt(6.0 / (T->rows + T->cols)));                      /* glorot */
     }
     *out = m;
     return NCF_OK;
@@ -1879,12 +2011,53 @@ NCFDEF void ncf_model_free(ncf_model *m)
         hmfree(m->scratch->user_map);
         hmfree(m->scratch->item_map);
         NCF_FREE(m->scratch->proj);
+        NCF_FREE(m->scratch->ones);
         NCF_FREE(m->scratch);
     }
     NCF_FREE(m->params); NCF_FREE(m->grads); NCF_FREE(m->adam_m); NCF_FREE(m->adam_v);
     NCF_FREE(m->raw_user); NCF_FREE(m->raw_item); NCF_FREE(m->seen_ptr); NCF_FREE(m->seen);
     NCF_FREE(m);
 }
+
+#ifndef NCF_INFERENCE_ONLY
+NCFDEF int ncf_model_init_from(ncf_model *m, const ncf_model *gmf, const ncf_model *mlp, float alpha)
+{
+    const ncf_config *c, *g, *p;
+    struct ncf__scratch *s;
+    int l, F, top;
+    if (!m || !gmf || !mlp) return ncf__fail(NCF_ERR_ARG, "ncf_model_init_from: NULL model");
+    c = &m->cfg, g = &gmf->cfg, p = &mlp->cfg, s = m->scratch;
+    if (c->model != NCF_NEUMF || g->model != NCF_GMF || p->model != NCF_MLP)
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_init_from: needs a NeuMF, a GMF and an MLP model (got types %d, %d, %d)",
+                         (int)c->model, (int)g->model, (int)p->model);
+    if (!(alpha >= 0.0f && alpha <= 1.0f)) return ncf__fail(NCF_ERR_ARG, "ncf_model_init_from: alpha %g outside [0, 1]", alpha);
+    if (g->num_users != c->num_users || p->num_users != c->num_users || g->num_items != c->num_items ||
+        p->num_items != c->num_items)
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_init_from: users x items differ: NeuMF %dx%d, GMF %dx%d, MLP %dx%d",
+                         c->num_users, c->num_items, g->num_users, g->num_items, p->num_users, p->num_items);
+    if (g->mf_dim != c->mf_dim) return ncf__fail(NCF_ERR_ARG, "ncf_model_init_from: GMF has %d factors, NeuMF %d", g->mf_dim, c->mf_dim);
+    for (l = 0; l < c->num_layers; l++)
+        if (p->num_layers != c->num_layers || p->layers[l] != c->layers[l])
+            return ncf__fail(NCF_ERR_ARG, "ncf_model_init_from: the MLP's layers differ from the NeuMF's (layer %d)", l);
+    F = s->F, top = s->top;
+    memcpy(m->gmf_user, gmf->gmf_user, sizeof(float) * (size_t)c->num_users * F);
+    memcpy(m->gmf_item, gmf->gmf_item, sizeof(float) * (size_t)c->num_items * F);
+    memcpy(m->mlp_user, mlp->mlp_user, sizeof(float) * (size_t)c->num_users * s->H);
+    memcpy(m->mlp_item, mlp->mlp_item, sizeof(float) * (size_t)c->num_items * s->H);
+    for (l = 1; l <= s->nd; l++) {
+        memcpy(m->w[l], mlp->w[l], sizeof(float) * (size_t)c->layers[l - 1] * c->layers[l]);
+        memcpy(m->b[l], mlp->b[l], sizeof(float) * (size_t)c->layers[l]);
+    }
+    for (l = 0; l < F; l++) m->w_out[l] = alpha * gmf->w_out[l];
+    for (l = 0; l < top; l++) m->w_out[F + l] = (1.0f - alpha) * mlp->w_out[l];
+    m->b_out[0] = alpha * gmf->b_out[0] + (1.0f - alpha) * mlp->b_out[0];
+    memset(m->adam_m, 0, sizeof(float) * m->num_params);
+    memset(m->adam_v, 0, sizeof(float) * m->num_params);
+    m->step = 0, m->epoch = 0;
+    ncf_model_params_changed(m);
+    return NCF_OK;
+}
+#endif
 
 static int ncf__check_batch(const ncf_model *m, const int32_t *users, const int32_t *items, const void *labels,
                             int need_labels, int n)
@@ -1923,11 +2096,30 @@ static void ncf__forward(ncf_model *m, const int32_t *users, const int32_t *item
     for (b = 0; b < n; b++) {
         float z = m->b_out[0];
         int d;
-        for (d = 0; d < F; d++) z += m->w_out[d] * s->gmf[(size_t)b * F + d];
+        if (m->user_bias) z += m->user_bias[users[b]] + m->item_bias[items[b]];
+        for (d = 0; d < F; d++) z += s->wg[d] * s->gmf[(size_t)b * F + d];
         for (d = 0; d < s->top; d++) z += m->w_out[F + d] * s->x[s->nd][(size_t)b * s->top + d];
         s->logit[b] = z;
     }
 }
+
+NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits)
+{
+    int rc, done, chunk;
+    if (!m || !logits) return ncf__fail(NCF_ERR_ARG, "ncf_predict_batch: NULL model or output");
+    if ((rc = ncf__check_batch(m, users, items, NULL, 0, n)) != NCF_OK) return rc;
+    chunk = m->scratch->cap > 0 ? m->scratch->cap : (n < 4096 ? n : 4096);
+    if ((rc = ncf__reserve(m, chunk)) != NCF_OK) return rc;
+    for (done = 0; done < n; done += chunk) {
+        int k = n - done < chunk ? n - done : chunk;
+        ncf__forward(m, users + done, items + done, k);
+        memcpy(logits + done, m->scratch->logit, sizeof(float) * (size_t)k);
+    }
+    return NCF_OK;
+}
+
+/* ---- training: loss, backward, optimizer, train loop ---- */
+#ifndef NCF_INFERENCE_ONLY
 
 static double ncf__sqnorm(const float *v, size_t n)
 {
@@ -1950,6 +2142,9 @@ static double ncf__batch_loss(ncf_model *m, const int32_t *users, const int32_t 
         if (s->F && c->mf_reg > 0)
             r += c->mf_reg * (ncf__sqnorm(m->gmf_user + (size_t)users[b] * s->F, s->F) +
                               ncf__sqnorm(m->gmf_item + (size_t)items[b] * s->F, s->F));
+        if (m->user_bias && c->mf_reg > 0)
+            r += c->mf_reg * ((double)m->user_bias[users[b]] * m->user_bias[users[b]] +
+                              (double)m->item_bias[items[b]] * m->item_bias[items[b]]);
         if (s->H && c->mlp_reg[0] > 0)
             r += c->mlp_reg[0] * (ncf__sqnorm(m->mlp_user + (size_t)users[b] * s->H, s->H) +
                                   ncf__sqnorm(m->mlp_item + (size_t)items[b] * s->H, s->H));
@@ -1971,21 +2166,6 @@ NCFDEF int ncf_loss(ncf_model *m, const int32_t *users, const int32_t *items, co
     if ((rc = ncf__reserve(m, n)) != NCF_OK) return rc;
     ncf__forward(m, users, items, n);
     *loss = ncf__batch_loss(m, users, items, labels, n);
-    return NCF_OK;
-}
-
-NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits)
-{
-    int rc, done, chunk;
-    if (!m || !logits) return ncf__fail(NCF_ERR_ARG, "ncf_predict_batch: NULL model or output");
-    if ((rc = ncf__check_batch(m, users, items, NULL, 0, n)) != NCF_OK) return rc;
-    chunk = m->scratch->cap > 0 ? m->scratch->cap : (n < 4096 ? n : 4096);
-    if ((rc = ncf__reserve(m, chunk)) != NCF_OK) return rc;
-    for (done = 0; done < n; done += chunk) {
-        int k = n - done < chunk ? n - done : chunk;
-        ncf__forward(m, users + done, items + done, k);
-        memcpy(logits + done, m->scratch->logit, sizeof(float) * (size_t)k);
-    }
     return NCF_OK;
 }
 
@@ -2064,12 +2244,15 @@ static void ncf__backward(ncf_model *m, const int32_t *users, const int32_t *ite
     const ncf_config *c = &m->cfg;
     const int *L = c->layers;
     int F = s->F, H = s->H, b, l, cur = 0;
-    float *gw_out = ncf__grad_of(m, m->w_out), inv_n = 1.0f / (float)n;
+    float inv_n = 1.0f / (float)n;
 
     for (b = 0; b < n; b++) s->dz[b] = (ncf__sigmoid(s->logit[b]) - labels[b]) * inv_n;
     /* output layer */
-    if (F) ncf__col_sums(gw_out, s->dz, s->gmf, F, n, F);
-    if (s->top) ncf__col_sums(gw_out + F, s->dz, s->x[s->nd], s->top, n, s->top);
+    if (m->w_out) {
+        float *gw_out = ncf__grad_of(m, m->w_out);
+        if (F) ncf__col_sums(gw_out, s->dz, s->gmf, F, n, F);
+        if (s->top) ncf__col_sums(gw_out + F, s->dz, s->x[s->nd], s->top, n, s->top);
+    }
     ncf__col_sums(ncf__grad_of(m, m->b_out), NULL, s->dz, 1, n, 1);
     NCF__OMP(parallel for schedule(static) if (n >= 256))
     for (b = 0; b < n; b++) {
@@ -2078,7 +2261,7 @@ static void ncf__backward(ncf_model *m, const int32_t *users, const int32_t *ite
         if (F) { /* d/d(user row) = dgmf * item row, and vice versa */
             const float *gu = m->gmf_user + (size_t)users[b] * F, *gi = m->gmf_item + (size_t)items[b] * F;
             for (k = 0; k < F; k++) {
-                float dg = dz * m->w_out[k];
+                float dg = dz * s->wg[k];
                 s->dgu[(size_t)b * F + k] = dg * gi[k];
                 s->dgi[(size_t)b * F + k] = dg * gu[k];
             }
@@ -2122,6 +2305,11 @@ static void ncf__backward(ncf_model *m, const int32_t *users, const int32_t *ite
         ncf__scatter_rows(ncf__grad_of(m, m->mlp_item), m->mlp_item, H, s->dx[cur] + H, 2 * H, s->ikey, s->istart,
                           s->nitem, coef);
     }
+    if (m->user_bias) { /* d(logit)/d(bias) = 1 */
+        float coef = 2.0f * c->mf_reg * inv_n;
+        ncf__scatter_rows(ncf__grad_of(m, m->user_bias), m->user_bias, 1, s->dz, 1, s->ukey, s->ustart, s->nuser, coef);
+        ncf__scatter_rows(ncf__grad_of(m, m->item_bias), m->item_bias, 1, s->dz, 1, s->ikey, s->istart, s->nitem, coef);
+    }
     for (b = 0; b < s->nuser; b++) arrput(s->touched_user, (int32_t)(s->ukey[s->ustart[b]] >> 32));
     for (b = 0; b < s->nitem; b++) arrput(s->touched_item, (int32_t)(s->ikey[s->istart[b]] >> 32));
 }
@@ -2156,16 +2344,13 @@ NCFDEF void ncf_zero_grad(ncf_model *m)
 {
     struct ncf__scratch *s = m->scratch;
     ptrdiff_t i;
+    int t;
     memset(m->grads + s->emb_params, 0, sizeof(float) * (m->num_params - s->emb_params));
-    for (i = 0; i < arrlen(s->touched_user); i++) {
-        size_t r = (size_t)s->touched_user[i];
-        if (s->F) memset(ncf__grad_of(m, m->gmf_user) + r * s->F, 0, sizeof(float) * s->F);
-        if (s->H) memset(ncf__grad_of(m, m->mlp_user) + r * s->H, 0, sizeof(float) * s->H);
-    }
-    for (i = 0; i < arrlen(s->touched_item); i++) {
-        size_t r = (size_t)s->touched_item[i];
-        if (s->F) memset(ncf__grad_of(m, m->gmf_item) + r * s->F, 0, sizeof(float) * s->F);
-        if (s->H) memset(ncf__grad_of(m, m->mlp_item) + r * s->H, 0, sizeof(float) * s->H);
+    for (t = 0; t < s->ntab; t++) {
+        int D = s->utab[t].D;
+        float *gu = ncf__grad_of(m, s->utab[t].p), *gi = ncf__grad_of(m, s->itab[t].p);
+        for (i = 0; i < arrlen(s->touched_user); i++) memset(gu + (size_t)s->touched_user[i] * D, 0, sizeof(float) * D);
+        for (i = 0; i < arrlen(s->touched_item); i++) memset(gi + (size_t)s->touched_item[i] * D, 0, sizeof(float) * D);
     }
     arrsetlen(s->touched_user, 0);
     arrsetlen(s->touched_item, 0);
@@ -2186,46 +2371,63 @@ static void ncf__adam_update(ncf_model *m, size_t off, size_t n, const ncf__adam
     }
 }
 
-/* Updates rows[] of a [*][D] table at offset off. */
-static void ncf__adam_rows(ncf_model *m, size_t off, int D, const int32_t *rows, ptrdiff_t nrows, const ncf__adam_k *k)
+/* Plain SGD. */
+static void ncf__sgd_update(ncf_model *m, size_t off, size_t n, const ncf__adam_k *k)
 {
+    float *NCF__RESTRICT p = m->params + off, *NCF__RESTRICT g = m->grads + off;
+    size_t i;
+    for (i = 0; i < n; i++) p[i] -= k->lr_t * g[i];
+}
+
+/* One optimizer on [off, off + n): Adam or SGD, chosen outside the loops that call it
+   so each inlines. */
+static void ncf__update_range(ncf_model *m, int sgd, size_t off, size_t n, const ncf__adam_k *k)
+{
+    if (sgd) ncf__sgd_update(m, off, n, k);
+    else ncf__adam_update(m, off, n, k);
+}
+
+/* Updates rows[] of a [*][D] table. */
+static void ncf__update_rows(ncf_model *m, int sgd, const float *table, int D, const int32_t *rows, ptrdiff_t nrows,
+                             const ncf__adam_k *k)
+{
+    size_t off = (size_t)(table - m->params);
     ptrdiff_t i;
     NCF__OMP(parallel for schedule(static) if ((double)nrows * D > NCF__PAR_WORK))
-    for (i = 0; i < nrows; i++) ncf__adam_update(m, off + (size_t)rows[i] * D, (size_t)D, k);
+    for (i = 0; i < nrows; i++) ncf__update_range(m, sgd, off + (size_t)rows[i] * D, (size_t)D, k);
 }
 
 /* A flat range in chunks over the threads. */
-static void ncf__adam_flat(ncf_model *m, size_t off, size_t n, const ncf__adam_k *k)
+static void ncf__update_flat(ncf_model *m, int sgd, size_t off, size_t n, const ncf__adam_k *k)
 {
     ptrdiff_t c, chunks = (ptrdiff_t)((n + 4095) / 4096);
     NCF__OMP(parallel for schedule(static) if (n > 65536))
     for (c = 0; c < chunks; c++) {
         size_t a = (size_t)c * 4096, len = n - a < 4096 ? n - a : 4096;
-        ncf__adam_update(m, off + a, len, k);
+        ncf__update_range(m, sgd, off + a, len, k);
     }
 }
 
-NCFDEF void ncf_adam_step(ncf_model *m)
+NCFDEF void ncf_update(ncf_model *m)
 {
     struct ncf__scratch *s = m->scratch;
     const ncf_config *c = &m->cfg;
     ncf__adam_k k;
+    int sgd = c->optimizer == NCF_OPT_SGD;
     double t = (double)++m->step;
+    int i;
     k.b1 = c->beta1, k.b2 = c->beta2, k.eps = c->epsilon;
-    k.lr_t = (float)(c->lr * sqrt(1.0 - pow(c->beta2, t)) / (1.0 - pow(c->beta1, t)));
-    if (c->adam == NCF_ADAM_DENSE) {
-        ncf__adam_flat(m, 0, m->num_params, &k);
-    } else {
-        ncf__adam_flat(m, s->emb_params, m->num_params - s->emb_params, &k);
+    k.lr_t = c->optimizer == NCF_OPT_SGD ? c->lr
+                                         : (float)(c->lr * sqrt(1.0 - pow(c->beta2, t)) / (1.0 - pow(c->beta1, t)));
+    if (c->optimizer == NCF_OPT_ADAM && c->adam == NCF_ADAM_DENSE) {
+        ncf__update_flat(m, sgd, 0, m->num_params, &k);
+    } else { /* embedding rows outside the batch have no gradient (SGD) or keep their moments (lazy Adam) */
+        ncf__update_flat(m, sgd, s->emb_params, m->num_params - s->emb_params, &k);
         ncf__unique_rows(s->touched_user);
         ncf__unique_rows(s->touched_item);
-        if (s->F) {
-            ncf__adam_rows(m, (size_t)(m->gmf_user - m->params), s->F, s->touched_user, arrlen(s->touched_user), &k);
-            ncf__adam_rows(m, (size_t)(m->gmf_item - m->params), s->F, s->touched_item, arrlen(s->touched_item), &k);
-        }
-        if (s->H) {
-            ncf__adam_rows(m, (size_t)(m->mlp_user - m->params), s->H, s->touched_user, arrlen(s->touched_user), &k);
-            ncf__adam_rows(m, (size_t)(m->mlp_item - m->params), s->H, s->touched_item, arrlen(s->touched_item), &k);
+        for (i = 0; i < s->ntab; i++) {
+            ncf__update_rows(m, sgd, s->utab[i].p, s->utab[i].D, s->touched_user, arrlen(s->touched_user), &k);
+            ncf__update_rows(m, sgd, s->itab[i].p, s->itab[i].D, s->touched_item, arrlen(s->touched_item), &k);
         }
     }
     ncf_zero_grad(m);
@@ -2241,7 +2443,7 @@ NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *ite
         ncf_zero_grad(m);
         return ncf__fail(NCF_ERR_DATA, "the loss is NaN at step %lld (learning rate too high?)", (long long)m->step);
     }
-    ncf_adam_step(m);
+    ncf_update(m);
     if (loss) *loss = l;
     return NCF_OK;
 }
@@ -2278,6 +2480,8 @@ NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_pr
     return rc;
 }
 
+#endif /* !NCF_INFERENCE_ONLY: training */
+
 /* --------------------------------------------------------------- metrics -- */
 /* Scoring one user against many items uses the split first layer:
    W1 [u; i] = W1u u + W1i i, with W1i i precomputed once per item. */
@@ -2285,7 +2489,7 @@ NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_pr
 typedef struct {
     float *h[2];    /* [n][widest] activations */
     float *pu;      /* [layers[1]] user half of the first layer, plus its bias */
-    float *wu;      /* [F] w_out (GMF part) * user GMF row */
+    float *wu;      /* [F] GMF output weights * user GMF row */
 } ncf__eval_buf;
 
 static void ncf__eval_buf_free(ncf__eval_buf *e) { NCF_FREE(e->h[0]); NCF_FREE(e->h[1]); NCF_FREE(e->pu); NCF_FREE(e->wu); }
@@ -2323,7 +2527,7 @@ static void ncf__score_user(const ncf_model *m, const float *proj, int u, const 
     const int *L = m->cfg.layers;
     int F = s->F, j, d, l, cur = 0;
     if (F)
-        for (d = 0; d < F; d++) e->wu[d] = m->w_out[d] * m->gmf_user[(size_t)u * F + d];
+        for (d = 0; d < F; d++) e->wu[d] = s->wg[d] * m->gmf_user[(size_t)u * F + d];
     if (s->H) {
         int L1 = L[1];
         ncf__gemm_rows(e->pu, L1, m->mlp_user + (size_t)u * s->H, 0, 1, m->w[1], L1, m->b[1], 0, 1, L1, s->H, 0);
@@ -2343,12 +2547,14 @@ static void ncf__score_user(const ncf_model *m, const float *proj, int u, const 
         const float *gi = F ? m->gmf_item + (size_t)(cand ? cand[j] : j) * F : NULL;
         const float *h = e->h[cur] + (size_t)j * s->top;
         float z = m->b_out[0];
+        if (m->user_bias) z += m->user_bias[u] + m->item_bias[cand ? cand[j] : j];
         for (d = 0; d < F; d++) z += e->wu[d] * gi[d];
         for (d = 0; d < s->top; d++) z += m->w_out[F + d] * h[d];
         scores[j] = z;
     }
 }
 
+#ifndef NCF_INFERENCE_ONLY
 NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_ranking, ncf_metrics *out)
 {
     float *proj;
@@ -2421,6 +2627,7 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
     out->ndcg = users ? nsum / users : 0;
     return NCF_OK;
 }
+#endif
 
 
 /* ----------------------------------------------------------- persistence -- */
@@ -2439,11 +2646,15 @@ static int ncf__build_id_maps(ncf_model *m)
     int i;
     hmfree(s->user_map);
     hmfree(s->item_map);
-    for (i = 0; i < m->cfg.num_users; i++) hmput(s->user_map, m->raw_user[i], i);
-    for (i = 0; i < m->cfg.num_items; i++) hmput(s->item_map, m->raw_item[i], i);
+    for (i = 0; i < m->cfg.num_users + m->cfg.num_items; i++) {
+        int64_t key = ncf__idkey(i < m->cfg.num_users ? m->raw_user[i] : m->raw_item[i - m->cfg.num_users]);
+        if (i < m->cfg.num_users) hmput(s->user_map, key, i);
+        else hmput(s->item_map, key, i - m->cfg.num_users);
+    }
     return NCF_OK;
 }
 
+#ifndef NCF_INFERENCE_ONLY
 NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *d)
 {
     int64_t *ru, *ri, *sp;
@@ -2475,17 +2686,21 @@ NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *d)
     m->raw_user = ru, m->raw_item = ri, m->seen_ptr = sp, m->seen = sv;
     return ncf__build_id_maps(m);
 }
+#endif
 
 static int ncf__dense_ids(ncf_model *m, int64_t raw_user, int64_t raw_item, int *u, int *i)
 {
     struct ncf__scratch *s = m->scratch;
     ptrdiff_t k;
+    int64_t key;
     if (!m->raw_user) return ncf__fail(NCF_ERR_ARG, "the model has no id maps (ncf_model_set_ids)");
-    k = hmgeti(s->user_map, raw_user);
+    key = ncf__idkey(raw_user);
+    k = raw_user >= 0 && raw_user < NCF__MAX_RAW_ID ? hmgeti(s->user_map, key) : -1;
     if (k < 0) return ncf__fail(NCF_ERR_ARG, "unknown user %lld (cold start is out of scope)", (long long)raw_user);
     *u = (int)s->user_map[k].value;
     if (i) {
-        k = hmgeti(s->item_map, raw_item);
+        key = ncf__idkey(raw_item);
+        k = raw_item >= 0 && raw_item < NCF__MAX_RAW_ID ? hmgeti(s->item_map, key) : -1;
         if (k < 0) return ncf__fail(NCF_ERR_ARG, "unknown item %lld", (long long)raw_item);
         *i = (int)s->item_map[k].value;
     }
@@ -2622,7 +2837,7 @@ static int ncf__get_f32(ncf__reader *r, float *f)
 }
 
 enum { NCF__FILE_ADAM = 1, NCF__FILE_IDS = 2, NCF__FILE_SEEN = 4, NCF__FILE_SLOTS = 16 };
-#define NCF__HEADER_BYTES (16 + 4 * (5 + NCF__FILE_SLOTS) + 4 * (1 + NCF__FILE_SLOTS + 4) + 4 * 3 + 8 * 4)
+#define NCF__HEADER_BYTES (16 + 4 * (5 + NCF__FILE_SLOTS) + 4 * (1 + NCF__FILE_SLOTS + 4) + 4 * 5 + 8 * 4)
 
 NCFDEF int ncf_save_mem(const ncf_model *m, int with_adam, void **buf, size_t *len)
 {
@@ -2632,6 +2847,7 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int with_adam, void **buf, size_t *l
     int l, ids, seen;
     if (!m || !buf || !len) return ncf__fail(NCF_ERR_ARG, "ncf_save_mem: NULL argument");
     c = &m->cfg;
+    with_adam = with_adam && m->adam_m; /* an inference-only build keeps no moments */
     ids = m->raw_user != NULL && m->raw_item != NULL;
     seen = ids && m->seen != NULL;
     nseen = seen ? (size_t)m->seen_ptr[c->num_users] : 0;
@@ -2651,6 +2867,7 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int with_adam, void **buf, size_t *l
     for (l = 0; l < NCF__FILE_SLOTS; l++) ncf__put_f32(&w, l < NCF_MAX_LAYERS ? c->mlp_reg[l] : 0.0f);
     ncf__put_f32(&w, c->lr), ncf__put_f32(&w, c->beta1), ncf__put_f32(&w, c->beta2), ncf__put_f32(&w, c->epsilon);
     ncf__put_u32(&w, (uint32_t)c->adam), ncf__put_u32(&w, (uint32_t)c->batch_size), ncf__put_u32(&w, (uint32_t)c->num_neg);
+    ncf__put_u32(&w, (uint32_t)c->optimizer), ncf__put_f32(&w, c->init_sd);
     ncf__put_u64(&w, c->seed), ncf__put_u64(&w, (uint64_t)m->step), ncf__put_u64(&w, (uint64_t)m->epoch);
     ncf__put_u64(&w, (uint64_t)m->num_params);
     NCF_ASSERT(w.at == NCF__HEADER_BYTES);
@@ -2680,9 +2897,9 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len)
     ncf__reader r;
     ncf_config c;
     ncf_model *m = NULL;
-    uint32_t v, version, flags, crc, u[5], slot[NCF__FILE_SLOTS], a3[3];
+    uint32_t v, version, flags, crc, u[5], slot[NCF__FILE_SLOTS], a3[4];
     uint64_t seed, step, epoch, nparams, need, nseen = 0;
-    float reg[NCF__FILE_SLOTS], f4[4], mf_reg;
+    float reg[NCF__FILE_SLOTS], f4[4], mf_reg, init_sd;
     size_t i;
     int l, rc;
     if (!out || !buf) return ncf__fail(NCF_ERR_ARG, "ncf_load_mem: NULL argument");
@@ -2705,7 +2922,8 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len)
     ncf__get_f32(&r, &mf_reg);
     for (l = 0; l < NCF__FILE_SLOTS; l++) ncf__get_f32(&r, &reg[l]);
     for (l = 0; l < 4; l++) ncf__get_f32(&r, &f4[l]);
-    for (l = 0; l < 3; l++) ncf__get_u32(&r, &a3[l]);
+    for (l = 0; l < 4; l++) ncf__get_u32(&r, &a3[l]);
+    ncf__get_f32(&r, &init_sd);
     ncf__get_u64(&r, &seed), ncf__get_u64(&r, &step), ncf__get_u64(&r, &epoch), ncf__get_u64(&r, &nparams);
     memset(&c, 0, sizeof c);
     if (u[0] > INT32_MAX || u[1] > INT32_MAX || u[4] > NCF_MAX_LAYERS || (flags & ~7u) ||
@@ -2716,7 +2934,7 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len)
     for (l = 0; l < NCF_MAX_LAYERS && l < NCF__FILE_SLOTS; l++) c.layers[l] = (int)(slot[l] > 65536 ? 0 : slot[l]), c.mlp_reg[l] = reg[l];
     c.mf_reg = mf_reg, c.lr = f4[0], c.beta1 = f4[1], c.beta2 = f4[2], c.epsilon = f4[3];
     c.adam = (ncf_adam_mode)a3[0], c.batch_size = a3[1] > INT32_MAX ? 0 : (int)a3[1], c.num_neg = a3[2] > INT32_MAX ? -1 : (int)a3[2];
-    c.seed = seed;
+    c.optimizer = (ncf_optimizer)a3[3], c.init_sd = init_sd, c.seed = seed;
     if (c.mf_dim > 65536) return ncf__fail(NCF_ERR_PARSE, "model header has out-of-range sizes");
     if ((rc = ncf__check_config(&c)) != NCF_OK) {
         char msg[sizeof ncf__errbuf];
@@ -2738,17 +2956,24 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len)
     if (need != r.n - r.at)
         return ncf__fail(NCF_ERR_PARSE, "model body is %lu bytes, its header promises %llu",
                          (unsigned long)(r.n - r.at), (unsigned long long)need);
+    if (ncf__count_params(&c) != nparams) /* before allocating what the header claims */
+        return ncf__fail(NCF_ERR_PARSE, "model holds %llu parameters, its config needs %llu", (unsigned long long)nparams,
+                         (unsigned long long)ncf__count_params(&c));
     if ((rc = ncf_model_create(&m, &c)) != NCF_OK) return rc;
-    if (m->num_params != nparams) {
-        ncf_model_free(m);
-        return ncf__fail(NCF_ERR_PARSE, "model holds %llu parameters, its config needs %lu", (unsigned long long)nparams,
-                         (unsigned long)m->num_params);
-    }
+    NCF_ASSERT(m->num_params == nparams);
     if (flags & NCF__FILE_IDS) {
         m->raw_user = NCF__NEW(int64_t, c.num_users), m->raw_item = NCF__NEW(int64_t, c.num_items);
         if (!m->raw_user || !m->raw_item) { ncf_model_free(m); return ncf__fail(NCF_ERR_NOMEM, "out of memory for the id maps"); }
-        for (i = 0; i < (size_t)c.num_users; i++) ncf__get_u64(&r, (uint64_t *)&m->raw_user[i]);
-        for (i = 0; i < (size_t)c.num_items; i++) ncf__get_u64(&r, (uint64_t *)&m->raw_item[i]);
+        for (i = 0; i < (size_t)c.num_users + c.num_items; i++) {
+            uint64_t id = 0;
+            ncf__get_u64(&r, &id);
+            if (id >= (uint64_t)NCF__MAX_RAW_ID) {
+                ncf_model_free(m);
+                return ncf__fail(NCF_ERR_PARSE, "model raw id %llu is outside [0, 2^62)", (unsigned long long)id);
+            }
+            if (i < (size_t)c.num_users) m->raw_user[i] = (int64_t)id;
+            else m->raw_item[i - c.num_users] = (int64_t)id;
+        }
     }
     if (flags & NCF__FILE_SEEN) {
         uint32_t cnt = 0, it = 0;
@@ -2772,7 +2997,7 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len)
     }
     if ((flags & NCF__FILE_IDS) && (rc = ncf__build_id_maps(m)) != NCF_OK) { ncf_model_free(m); return rc; }
     for (i = 0; i < m->num_params; i++) ncf__get_f32(&r, &m->params[i]);
-    if (flags & NCF__FILE_ADAM) {
+    if ((flags & NCF__FILE_ADAM) && m->adam_m) {
         for (i = 0; i < m->num_params; i++) ncf__get_f32(&r, &m->adam_m[i]);
         for (i = 0; i < m->num_params; i++) ncf__get_f32(&r, &m->adam_v[i]);
     }
@@ -2805,8 +3030,8 @@ NCFDEF int ncf_save(const ncf_model *m, const char *path, int with_adam)
 
 NCFDEF int ncf_load(ncf_model **out, const char *path)
 {
-    char *buf;
-    size_t len;
+    char *buf = NULL;
+    size_t len = 0;
     int rc;
     if (!out || !path) return ncf__fail(NCF_ERR_ARG, "ncf_load: NULL argument");
     *out = NULL;

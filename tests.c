@@ -20,8 +20,6 @@
 #include <unistd.h>
 
 static int g_failed_checks;
-static char g_dir[64]; /* scratch folder for the files the tests write */
-static const char *g_expect_hash_file;
 
 #define CHECK(cond)                                                                      \
     do {                                                                                 \
@@ -47,6 +45,80 @@ static const char *g_expect_hash_file;
                "rc %d, message '%s', wanted %d and '%s'", rc_, ncf_error_text(), code, text); \
     } while (0)
 
+/* ------------------------------------------------------- portable fixture */
+/* Model files and the answers they give, written by the full build on this machine
+   (--write-fixture DIR) and checked by any other build (--check-fixture DIR): the
+   NCF_INFERENCE_ONLY build, and the aarch64, armhf and big-endian s390x builds under
+   qemu. Other CPUs round differently, so scores agree to 1e-5, not bit for bit. */
+
+static const char *FIXTURE_MODELS[2] = {"neumf.ncf", "mf.ncf"};
+#define FIXTURE_USERS 12
+#define FIXTURE_K 10
+
+static int close_enough(float a, float b) { return fabsf(a - b) <= 1e-5f * (1.0f + fabsf(b)); }
+
+static void check_fixture(const char *dir)
+{
+    char path[512], word[16];
+    FILE *f;
+    int k, loaded = 0, checked = 0;
+    ncf_model *m[2] = {NULL, NULL};
+    for (k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/%s", dir, FIXTURE_MODELS[k]);
+        CHECKF(ncf_load(&m[k], path) == NCF_OK, "%s", ncf_error_text());
+        loaded += m[k] != NULL;
+    }
+    snprintf(path, sizeof path, "%s/expect.txt", dir);
+    f = fopen(path, "r");
+    CHECKF(f != NULL, "cannot read %s", path);
+    while (f && loaded == 2 && fscanf(f, "%15s", word) == 1) {
+        long long user, item, items[FIXTURE_K];
+        int which, n, j;
+        float want, got = 0, scores[FIXTURE_K], wscore;
+        if (!strcmp(word, "predict") && fscanf(f, "%d %lld %lld %a", &which, &user, &item, &want) == 4) {
+            CHECK(ncf_predict(m[which], user, item, &got) == NCF_OK);
+            CHECKF(close_enough(got, want), "model %d predict(%lld, %lld) = %.9g, expected %.9g", which, user, item,
+                   got, want);
+        } else if (!strcmp(word, "recommend") && fscanf(f, "%d %lld", &which, &user) == 2) {
+            n = ncf_recommend(m[which], user, FIXTURE_K, 1, (int64_t *)items, scores);
+            CHECK(n == FIXTURE_K && sizeof(int64_t) == sizeof(long long));
+            for (j = 0; j < FIXTURE_K; j++) {
+                CHECK(fscanf(f, "%lld %a", &item, &wscore) == 2);
+                /* the same item, or a near tie that rounding may order either way */
+                CHECKF(n == FIXTURE_K && (items[j] == item ? close_enough(scores[j], wscore)
+                                                           : close_enough(scores[j], wscore) && j > 0),
+                       "model %d user %lld rank %d: item %lld (%.9g), expected %lld (%.9g)", which, user, j,
+                       (long long)items[j], scores[j], item, wscore);
+            }
+        } else {
+            CHECKF(0, "%s: unreadable line starting '%s'", path, word);
+            break;
+        }
+        checked++;
+    }
+    if (f) fclose(f);
+    CHECKF(checked >= 4 * FIXTURE_USERS, "only %d answers checked", checked);
+    printf("    %d answers of 2 models agree\n", checked);
+    ncf_model_free(m[0]), ncf_model_free(m[1]);
+}
+
+#ifdef NCF_INFERENCE_ONLY
+int main(int argc, char **argv)
+{
+    if (argc != 3 || strcmp(argv[1], "--check-fixture")) {
+        fprintf(stderr, "usage: %s --check-fixture DIR   (an NCF_INFERENCE_ONLY build)\n", argv[0]);
+        return 2;
+    }
+    printf("ncf.h %s, NCF_INFERENCE_ONLY\nfixture\n", ncf_version());
+    check_fixture(argv[2]);
+    printf(g_failed_checks ? "  FAILED\n0 passed, 1 failed\n" : "  ok\n1 passed, 0 failed\n");
+    return g_failed_checks ? 1 : 0;
+}
+#else
+
+static char g_dir[64]; /* scratch folder for the files the tests write */
+static const char *g_expect_hash_file;
+
 static const char *path_in_dir(const char *name)
 {
     static char buf[8][256];
@@ -64,6 +136,7 @@ static void write_file(const char *name, const char *text)
     fclose(f);
 }
 
+
 /* ---------------------------------------------------------- reference model */
 /* A plain double-precision NeuMF loss written from the paper's equations, sharing
    nothing with ncf.h but the parameter layout. */
@@ -80,19 +153,26 @@ static double ref_loss(const ncf_model *m, const double *p, const int32_t *users
                        const float *labels, int n)
 {
     const ncf_config *c = &m->cfg;
-    int F = c->model != NCF_MLP ? c->mf_dim : 0, H = c->model != NCF_GMF ? c->layers[0] / 2 : 0;
+    int F = c->model != NCF_MLP ? c->mf_dim : 0;
+    int H = c->model == NCF_NEUMF || c->model == NCF_MLP ? c->layers[0] / 2 : 0;
     int nd = H ? c->num_layers - 1 : 0, b, l, j, k;
     long gu = tensor_off(m, "gmf_user"), gi = tensor_off(m, "gmf_item");
     long mu = tensor_off(m, "mlp_user"), mi = tensor_off(m, "mlp_item");
     long wo = tensor_off(m, "w_out"), bo = tensor_off(m, "b_out");
+    long ub = tensor_off(m, "user_bias"), ib = tensor_off(m, "item_bias");
     double total = 0;
     for (b = 0; b < n; b++) {
         double x[2][512], z = p[bo], reg = 0, y = labels[b];
         int w = 2 * H, cur = 0;
-        for (k = 0; k < F; k++) {
+        for (k = 0; k < F; k++) { /* MF: a plain dot product */
             double a = p[gu + users[b] * F + k], e = p[gi + items[b] * F + k];
-            z += p[wo + k] * a * e;
+            z += (wo >= 0 ? p[wo + k] : 1.0) * a * e;
             reg += c->mf_reg * (a * a + e * e);
+        }
+        if (c->model == NCF_MF) {
+            double bu = p[ub + users[b]], bi = p[ib + items[b]];
+            z += bu + bi;
+            reg += c->mf_reg * (bu * bu + bi * bi);
         }
         for (k = 0; k < H; k++) {
             x[0][k] = p[mu + users[b] * H + k];
@@ -190,15 +270,16 @@ static void gradient_check(ncf_model_type type, int reg)
             sizable += fabs(num) > 1e-3;
         }
         /* rows of user 4 and item 6 are not in the batch: exactly zero unless L2 */
-        if (!strcmp(T->name, "gmf_user") || !strcmp(T->name, "mlp_user"))
+        if (!strcmp(T->name, "gmf_user") || !strcmp(T->name, "mlp_user") || !strcmp(T->name, "user_bias"))
             for (k = 0; k < (size_t)T->cols; k++) CHECK(m->grads[T->offset + 4 * T->cols + k] == 0.0f);
-        if (!strcmp(T->name, "gmf_item") || !strcmp(T->name, "mlp_item"))
+        if (!strcmp(T->name, "gmf_item") || !strcmp(T->name, "mlp_item") || !strcmp(T->name, "item_bias"))
             for (k = 0; k < (size_t)T->cols; k++) CHECK(m->grads[T->offset + 6 * T->cols + k] == 0.0f);
     }
     /* the check has teeth: most gradients are far from zero */
     CHECKF(3 * sizable > touched, "only %zu of %zu gradients exceed 1e-3", sizable, touched);
     printf("    %s%s: %zu parameters, worst relative error %.2e\n",
-           type == NCF_NEUMF ? "NeuMF" : type == NCF_GMF ? "GMF" : "MLP", reg ? " +L2" : "", m->num_params, worst);
+           type == NCF_NEUMF ? "NeuMF" : type == NCF_GMF ? "GMF" : type == NCF_MLP ? "MLP" : "MF", reg ? " +L2" : "",
+           m->num_params, worst);
     free(p);
     ncf_model_free(m);
 }
@@ -206,6 +287,7 @@ static void gradient_check(ncf_model_type type, int reg)
 static void test_gradients_neumf(void) { gradient_check(NCF_NEUMF, 0); gradient_check(NCF_NEUMF, 1); }
 static void test_gradients_gmf(void) { gradient_check(NCF_GMF, 0); gradient_check(NCF_GMF, 1); }
 static void test_gradients_mlp(void) { gradient_check(NCF_MLP, 0); gradient_check(NCF_MLP, 1); }
+static void test_gradients_mf(void) { gradient_check(NCF_MF, 0); gradient_check(NCF_MF, 1); }
 
 /* A float finite difference on the library's own loss agrees too (a second,
    independent path: no reference model involved). */
@@ -296,7 +378,7 @@ static void test_adam_by_hand(void)
             CHECK(ncf_forward_backward(m, u, it, y, 7, NULL) == NCF_OK);
         }
         for (i = 0; i < m->num_params; i++) m->grads[i] = 0.5f;
-        ncf_adam_step(m);
+        ncf_update(m);
         for (i = 0; i < m->num_params; i++)
             CHECKF(fabs((double)p0[i] - m->params[i] - 0.009999993675448678) < 2e-7, "param %zu moved %.9g", i,
                    (double)p0[i] - m->params[i]);
@@ -308,7 +390,7 @@ static void test_adam_by_hand(void)
             CHECK(ncf_forward_backward(m, u, it, y, 7, NULL) == NCF_OK);
         }
         for (i = 0; i < m->num_params; i++) m->grads[i] = -0.25f;
-        ncf_adam_step(m);
+        ncf_update(m);
         for (i = 0; i < m->num_params; i++)
             CHECKF(fabs((double)p0[i] - m->params[i] - 0.0026633688893720306) < 2e-7, "param %zu moved %.9g", i,
                    (double)p0[i] - m->params[i]);
@@ -317,6 +399,36 @@ static void test_adam_by_hand(void)
         ncf_model_free(m);
         m = NULL;
     }
+}
+
+/* SGD moves every parameter by exactly lr * gradient, and only rows in the batch. */
+static void test_sgd_by_hand(void)
+{
+    ncf_config c = small_config(NCF_MF, 1);
+    ncf_model *m = NULL;
+    float *p0, *g;
+    int32_t u[3] = {0, 1, 1}, it[3] = {2, 3, 2};
+    float y[3] = {1, 0, 1};
+    size_t i, moved = 0;
+    c.optimizer = NCF_OPT_SGD, c.lr = 0.5f;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK);
+    if (!m) return;
+    randomize(m, 5, 0.5f);
+    p0 = (float *)malloc(sizeof(float) * m->num_params), g = (float *)malloc(sizeof(float) * m->num_params);
+    memcpy(p0, m->params, sizeof(float) * m->num_params);
+    CHECK(ncf_forward_backward(m, u, it, y, 3, NULL) == NCF_OK);
+    memcpy(g, m->grads, sizeof(float) * m->num_params);
+    ncf_update(m);
+    for (i = 0; i < m->num_params; i++) {
+        float want = p0[i] - 0.5f * g[i]; /* rounded to float where float math runs in double */
+        CHECKF(m->params[i] == want, "param %zu: %.9g, expected %.9g", i, m->params[i], want);
+        moved += m->params[i] != p0[i];
+    }
+    /* users 0,1 and items 2,3, each 3 factors + 1 bias, and the global bias: 4 * 4 + 1 */
+    CHECKF(moved == 17, "%zu parameters moved", moved);
+    CHECK(m->step == 1);
+    free(p0), free(g);
+    ncf_model_free(m);
 }
 
 /* Dense (TF) and lazy Adam agree everywhere except embedding rows that had a
@@ -626,6 +738,16 @@ static void test_bad_input_files(void)
     CHECK_ERR(ncf_load_dataset(&d, prefix, NULL), NCF_ERR_PARSE, "bad.test.negative:2: 1 negatives, but the first line has 2");
     write_file("bad.test.rating", "0\t3\t1\t0\n");
     CHECK_ERR(ncf_load_dataset(&d, prefix, NULL), NCF_ERR_DATA, "user 1 has no line in");
+    /* found by fuzz/fuzz.c: a malformed .test.rating was freed twice */
+    write_file("bad.test.rating", "0\t3\t1\t0\n1\t4\n");
+    CHECK_ERR(ncf_load_dataset(&d, prefix, NULL), NCF_ERR_PARSE, "bad.test.rating:2: expected 4 fields");
+    /* the split's ids are dense: a huge id is refused before anything is sized by it */
+    write_file("bad.test.rating", "0\t3\t1\t0\n1\t4\t1\t0\n");
+    write_file("bad.train.rating", "0\t1\t1\t0\n4000000000\t2\t1\t0\n");
+    CHECK_ERR(ncf_load_dataset(&d, prefix, NULL), NCF_ERR_DATA, "ids must be 0-based and dense");
+    write_file("bad.test.negative", "(0,3)\t5\t6\n(1,4)\t6\t7\n");
+    write_file("bad.train.rating", "0\t1\t1\t0\n1\t2000000000\t1\t0\n");
+    CHECK_ERR(ncf_load_dataset(&d, prefix, NULL), NCF_ERR_DATA, "item id 2000000000 is beyond");
     /* every item rated: no eval negative exists, and none for the sampler */
     write_file("full.dat", "1::10::5::1\n1::20::5::2\n2::10::5::1\n2::30::5::2\n");
     CHECK_ERR(ncf_load_dataset(&d, path_in_dir("full.dat"), NULL), NCF_ERR_DATA, "full.dat: user 1 rated 2 of 3 items");
@@ -898,7 +1020,7 @@ static void test_eval_scores_match_forward(void)
     float *proj, sc[7], logit[7];
     int32_t users[7], items[7] = {0, 1, 2, 3, 4, 5, 6};
     int u, j, rc, type;
-    for (type = 0; type < 3; type++) {
+    for (type = 0; type < 4; type++) {
         c = small_config((ncf_model_type)type, 0);
         CHECK(ncf_model_create(&m, &c) == NCF_OK);
         if (!m) return;
@@ -1026,6 +1148,110 @@ static void test_save_load_round_trip(void)
     ncf_dataset_free(&d);
 }
 
+/* GMF and MLP models trained briefly on the same data, and a NeuMF of matching shape. */
+static void pretrained_pair(const ncf_dataset *d, ncf_model **gmf, ncf_model **mlp, ncf_model **neumf)
+{
+    ncf_config c = ncf_config_default();
+    ncf_sampler s;
+    int e;
+    c.num_users = d->num_users, c.num_items = d->num_items, c.batch_size = 128, c.seed = 11;
+    c.layers[0] = 32, c.layers[1] = 16, c.layers[2] = 8, c.num_layers = 3;
+    *gmf = *mlp = *neumf = NULL;
+    CHECK(ncf_sampler_init(&s, d, 4, 11) == NCF_OK);
+    c.model = NCF_GMF;
+    CHECK(ncf_model_create(gmf, &c) == NCF_OK);
+    c.model = NCF_MLP;
+    CHECK(ncf_model_create(mlp, &c) == NCF_OK);
+    c.model = NCF_NEUMF, c.seed = 12;
+    CHECK(ncf_model_create(neumf, &c) == NCF_OK);
+    for (e = 1; e <= 2 && *gmf && *mlp; e++) {
+        CHECK(ncf_train_epoch(*gmf, &s, e, NULL, NULL, NULL) == NCF_OK);
+        CHECK(ncf_train_epoch(*mlp, &s, e, NULL, NULL, NULL) == NCF_OK);
+    }
+}
+
+/* alpha 1 (0) makes the NeuMF score exactly as its GMF (MLP); 0.5 averages them. */
+static void test_pretrain_init(void)
+{
+    ncf_dataset d;
+    ncf_model *gmf, *mlp, *nm, *bad = NULL;
+    ncf_metrics mg, mm, mn;
+    ncf_config c;
+    enum { N = 400 };
+    static int32_t u[N], it[N];
+    static float pg[N], pm[N], pn[N];
+    int j, exact;
+    CHECK(ncf_synthetic(&d, 300, 150, 6000, 6, 8) == NCF_OK);
+    CHECK(ncf_sample_eval_negatives(&d, 49, 8) == NCF_OK);
+    pretrained_pair(&d, &gmf, &mlp, &nm);
+    if (!gmf || !mlp || !nm) { ncf_model_free(gmf), ncf_model_free(mlp), ncf_model_free(nm), ncf_dataset_free(&d); return; }
+    for (j = 0; j < N; j++) u[j] = (j * 7) % d.num_users, it[j] = (j * 31 + j / 3) % d.num_items;
+    CHECK(ncf_predict_batch(gmf, u, it, N, pg) == NCF_OK && ncf_predict_batch(mlp, u, it, N, pm) == NCF_OK);
+    CHECK(ncf_evaluate(gmf, &d, 10, 0, &mg) == NCF_OK && ncf_evaluate(mlp, &d, 10, 0, &mm) == NCF_OK);
+
+    CHECK(ncf_model_init_from(nm, gmf, mlp, 1.0f) == NCF_OK);
+    CHECK(ncf_predict_batch(nm, u, it, N, pn) == NCF_OK);
+    CHECK(!memcmp(pn, pg, sizeof pn)); /* bit for bit */
+    CHECK(ncf_evaluate(nm, &d, 10, 0, &mn) == NCF_OK && mn.hr == mg.hr && mn.ndcg == mg.ndcg);
+
+    CHECK(ncf_model_init_from(nm, gmf, mlp, 0.0f) == NCF_OK);
+    CHECK(ncf_predict_batch(nm, u, it, N, pn) == NCF_OK);
+    CHECK(!memcmp(pn, pm, sizeof pn));
+    CHECK(ncf_evaluate(nm, &d, 10, 0, &mn) == NCF_OK && mn.hr == mm.hr && mn.ndcg == mm.ndcg);
+    printf("    GMF HR %.4f, MLP HR %.4f: reproduced exactly at alpha 1 and 0\n", mg.hr, mm.hr);
+
+    CHECK(ncf_model_init_from(nm, gmf, mlp, 0.5f) == NCF_OK);
+    CHECK(ncf_predict_batch(nm, u, it, N, pn) == NCF_OK);
+    for (j = 0, exact = 1; j < N; j++) exact &= fabs(pn[j] - 0.5 * (pg[j] + pm[j])) < 1e-5 * (1 + fabs(pn[j]));
+    CHECK(exact);
+    CHECK(nm->step == 0 && nm->adam_m[0] == 0.0f);
+
+    /* mismatches are refused */
+    CHECK_ERR(ncf_model_init_from(nm, mlp, gmf, 0.5f), NCF_ERR_ARG, "needs a NeuMF, a GMF and an MLP");
+    CHECK_ERR(ncf_model_init_from(nm, gmf, mlp, 1.5f), NCF_ERR_ARG, "alpha");
+    c = nm->cfg, c.layers[1] = 12;
+    CHECK(ncf_model_create(&bad, &c) == NCF_OK);
+    CHECK_ERR(ncf_model_init_from(bad, gmf, mlp, 0.5f), NCF_ERR_ARG, "layers differ");
+    ncf_model_free(bad);
+    c = nm->cfg, c.mf_dim = 4;
+    CHECK(ncf_model_create(&bad, &c) == NCF_OK);
+    CHECK_ERR(ncf_model_init_from(bad, gmf, mlp, 0.5f), NCF_ERR_ARG, "factors");
+    ncf_model_free(bad);
+    ncf_model_free(gmf), ncf_model_free(mlp), ncf_model_free(nm);
+    ncf_dataset_free(&d);
+}
+
+/* MF (biases + dot product) trained with SGD learns, and survives a file round trip. */
+static void test_mf_sgd_learns(void)
+{
+    ncf_dataset d;
+    ncf_sampler s;
+    ncf_model *m = NULL, *b = NULL;
+    ncf_config c = ncf_config_default();
+    ncf_metrics before, after;
+    void *buf;
+    size_t len;
+    int e;
+    CHECK(ncf_synthetic(&d, 800, 400, 30000, 8, 21) == NCF_OK);
+    CHECK(ncf_sample_eval_negatives(&d, 99, 21) == NCF_OK);
+    c.num_users = d.num_users, c.num_items = d.num_items, c.model = NCF_MF, c.mf_dim = 16;
+    c.optimizer = NCF_OPT_SGD, c.lr = 8.0f, c.init_sd = 0.1f, c.mf_reg = 0.001f, c.batch_size = 128;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK);
+    CHECK(ncf_sampler_init(&s, &d, 4, 3) == NCF_OK);
+    if (!m) { ncf_dataset_free(&d); return; }
+    CHECK(ncf_evaluate(m, &d, 10, 0, &before) == NCF_OK);
+    for (e = 1; e <= 6; e++) CHECK(ncf_train_epoch(m, &s, e, NULL, NULL, NULL) == NCF_OK);
+    CHECK(ncf_evaluate(m, &d, 10, 0, &after) == NCF_OK);
+    printf("    MF+SGD HR@10: untrained %.3f, trained %.3f; popularity %.3f\n", before.hr, after.hr, popularity_hr(&d));
+    CHECK(after.hr > popularity_hr(&d) + 0.05);
+    CHECK(ncf_save_mem(m, 1, &buf, &len) == NCF_OK);
+    CHECK(ncf_load_mem(&b, buf, len) == NCF_OK && b && same_model(m, b, 1));
+    ncf_free(buf);
+    ncf_model_free(b);
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+}
+
 /* Resuming after epoch 1 from a file gives the model of an unbroken 2-epoch run. */
 static void test_resume_exact(void)
 {
@@ -1078,8 +1304,8 @@ static void test_corrupt_models_refused(void)
     CHECKF(accepted == 0, "%d flipped bytes accepted", accepted);
     memcpy(bad, buf, len), bad[0] = 'X';
     CHECK_ERR(ncf_load_mem(&b, bad, len), NCF_ERR_PARSE, "bad magic");
-    memcpy(bad, buf, len), set_u32(bad + 4, 2);
-    CHECK_ERR(ncf_load_mem(&b, bad, len), NCF_ERR_PARSE, "version 2");
+    memcpy(bad, buf, len), set_u32(bad + 4, NCF_FORMAT_VERSION + 1);
+    CHECK_ERR(ncf_load_mem(&b, bad, len), NCF_ERR_PARSE, "format version");
     /* sizes that would overflow, with a valid checksum: refused by the size checks */
     memcpy(bad, buf, len), set_u32(bad + 16, 0xFFFFFFF0u);
     set_u32(bad + len - 4, ncf__crc32(bad, len - 4));
@@ -1114,6 +1340,55 @@ static void test_corrupt_models_refused(void)
     ncf_dataset_free(&d);
 }
 
+
+/* The fixture check_fixture reads: a NeuMF (saved with its Adam state) and an MF. */
+static int write_fixture(const char *dir)
+{
+    ncf_dataset d;
+    ncf_sampler s;
+    ncf_model *m[2] = {NULL, NULL};
+    ncf_config c = ncf_config_default();
+    char path[512];
+    FILE *f;
+    int k, u, j, e, ok = 1;
+    if (ncf_synthetic(&d, 300, 200, 6000, 6, 17) != NCF_OK) return 0;
+    c.num_users = d.num_users, c.num_items = d.num_items, c.batch_size = 128, c.seed = 17;
+    for (k = 0; k < 2 && ok; k++) {
+        c.model = k ? NCF_MF : NCF_NEUMF, c.mf_dim = k ? 12 : 8, c.init_sd = k ? 0.1f : 0.01f;
+        ok = ncf_model_create(&m[k], &c) == NCF_OK && ncf_sampler_init(&s, &d, 4, 17) == NCF_OK &&
+             ncf_model_set_ids(m[k], &d) == NCF_OK;
+        for (e = 1; e <= 2 && ok; e++) ok = ncf_train_epoch(m[k], &s, e, NULL, NULL, NULL) == NCF_OK;
+        snprintf(path, sizeof path, "%s/%s", dir, FIXTURE_MODELS[k]);
+        ok = ok && ncf_save(m[k], path, k == 0) == NCF_OK;
+    }
+    snprintf(path, sizeof path, "%s/expect.txt", dir);
+    f = ok ? fopen(path, "w") : NULL;
+    for (k = 0; k < 2 && f; k++)
+        for (u = 0; u < FIXTURE_USERS; u++) {
+            int64_t user = d.raw_user[(u * 37) % d.num_users], items[FIXTURE_K];
+            float sc[FIXTURE_K], z;
+            for (j = 0; j < 3; j++) {
+                int64_t item = d.raw_item[(u * 11 + j * 53) % d.num_items];
+                ok &= ncf_predict(m[k], user, item, &z) == NCF_OK;
+                fprintf(f, "predict %d %lld %lld %a\n", k, (long long)user, (long long)item, z);
+            }
+            ok &= ncf_recommend(m[k], user, FIXTURE_K, 1, items, sc) == FIXTURE_K;
+            fprintf(f, "recommend %d %lld", k, (long long)user);
+            for (j = 0; j < FIXTURE_K; j++) fprintf(f, " %lld %a", (long long)items[j], sc[j]);
+            fprintf(f, "\n");
+        }
+    ok = ok && f && fclose(f) == 0;
+    if (!ok) printf("cannot write the fixture in %s: %s\n", dir, ncf_error_text());
+    ncf_model_free(m[0]), ncf_model_free(m[1]);
+    ncf_dataset_free(&d);
+    return ok;
+}
+
+static void test_fixture_round_trip(void)
+{
+    CHECK(write_fixture(g_dir));
+    check_fixture(g_dir);
+}
 
 static const float *g_sort_scores;
 static int cmp_best(const void *a, const void *b)
@@ -1374,10 +1649,12 @@ static const test_case TESTS[] = {
     {"gradients_neumf", test_gradients_neumf},
     {"gradients_gmf", test_gradients_gmf},
     {"gradients_mlp", test_gradients_mlp},
+    {"gradients_mf", test_gradients_mf},
     {"gradients_float_fd", test_gradients_float_fd},
     {"loss_values", test_loss_values},
     {"adam_by_hand", test_adam_by_hand},
     {"adam_dense_vs_lazy", test_adam_dense_vs_lazy},
+    {"sgd_by_hand", test_sgd_by_hand},
     {"threads_bit_identical", test_threads_bit_identical},
     {"bad_arguments", test_bad_arguments},
     {"load_formats", test_load_formats},
@@ -1394,8 +1671,11 @@ static const test_case TESTS[] = {
     {"end_to_end_learns", test_end_to_end_learns},
     {"save_load_round_trip", test_save_load_round_trip},
     {"resume_exact", test_resume_exact},
+    {"pretrain_init", test_pretrain_init},
+    {"mf_sgd_learns", test_mf_sgd_learns},
     {"corrupt_models_refused", test_corrupt_models_refused},
     {"recommend_topk", test_recommend_topk},
+    {"fixture_round_trip", test_fixture_round_trip},
 };
 
 int main(int argc, char **argv)
@@ -1410,6 +1690,13 @@ int main(int argc, char **argv)
             if (!strcmp(argv[i + 1], "load")) return bench_load();
             if (i + 3 >= argc) { fprintf(stderr, "usage: tests --bench paper|mlperf THREADS lazy|dense\n"); return 2; }
             return bench_case(argv[i + 1], atoi(argv[i + 2]), argv[i + 3]);
+        } else if (!strcmp(argv[i], "--write-fixture") && i + 1 < argc) {
+            return write_fixture(argv[i + 1]) ? 0 : 1;
+        } else if (!strcmp(argv[i], "--check-fixture") && i + 1 < argc) {
+            printf("fixture\n");
+            check_fixture(argv[i + 1]);
+            printf(g_failed_checks ? "  FAILED\n0 passed, 1 failed\n" : "  ok\n1 passed, 0 failed\n");
+            return g_failed_checks ? 1 : 0;
         } else if (!strcmp(argv[i], "--expect-hash") && i + 1 < argc) {
             g_expect_hash_file = argv[++i];
         } else {
@@ -1443,3 +1730,4 @@ int main(int argc, char **argv)
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
+#endif /* NCF_INFERENCE_ONLY */
