@@ -497,6 +497,9 @@ typedef struct { int64_t key; int64_t value; } ncf__idmap; /* stb_ds hash map en
    the ids this library accepts, [0, 2^62). */
 #define NCF__MAX_RAW_ID ((int64_t)1 << 62)
 static int64_t ncf__idkey(int64_t raw) { return (raw & 0x7fffffff) | (raw >> 31 << 32); }
+#ifndef NCF_INFERENCE_ONLY
+static int64_t ncf__idraw(int64_t key) { return (key & 0x7fffffff) | (key >> 32 << 31); }
+#endif
 
 /* ------------------------------------------------------------------- RNG -- */
 /* Counter-based: a value is a pure function of its key, so parallel loops draw
@@ -716,7 +719,7 @@ static int ncf__assign_dense(ncf__idmap *map, int64_t **raw_out, int *count_out)
     int64_t *raw = NCF__NEW(int64_t, n ? n : 1);
     if (!raw) return ncf__fail(NCF_ERR_NOMEM, "out of memory remapping ids");
     for (i = 0; i < n; i++)
-        if (map[i].value >= 0) raw[k++] = (map[i].key & 0x7fffffff) | (map[i].key >> 32 << 31);
+        if (map[i].value >= 0) raw[k++] = ncf__idraw(map[i].key);
     qsort(raw, (size_t)k, sizeof *raw, ncf__cmp_i64);
     if (k > INT32_MAX) { NCF_FREE(raw); return ncf__fail(NCF_ERR_DATA, "more than 2^31 distinct ids"); }
     for (i = 0; i < k; i++) {
@@ -1567,7 +1570,6 @@ static void ncf__tile_scalar(float *C, int ldc, const float *A, ptrdiff_t sam, p
 }
 
 #if NCF__VEC
-/* The full MR x NR tile: constant trip counts, so the accumulators stay in registers. */
 /* v = a vector of x. Where float math runs in double (FLT_EVAL_METHOD 1, as gcc on
    s390x) scalar-vector arithmetic does not compile, so the lanes are set one by one;
    elsewhere x - 0 is exact and compiles to a single broadcast. */
@@ -1581,6 +1583,7 @@ static void ncf__tile_scalar(float *C, int ldc, const float *A, ptrdiff_t sam, p
 #define NCF__SPLAT(V, W, v, x) ((v) = (x) - (V){0})
 #endif
 
+/* The full MR x NR tile: constant trip counts, so the accumulators stay in registers. */
 static void ncf__tile_full(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,
                            const float *bias, int K, int flags)
 {
@@ -1760,13 +1763,13 @@ static const char *ncf__bname[] = {"", "b1", "b2", "b3", "b4", "b5", "b6", "b7",
 #error "NCF_MAX_LAYERS is at most 16"
 #endif
 
-typedef struct { float *p; int D; } ncf__table; /* an embedding table: [rows][D] */
+typedef struct { float *user, *item; int D; } ncf__table; /* a pair of [rows][D] embedding tables */
 
 struct ncf__scratch {
     int F, H, nd, top;          /* GMF width, MLP embedding width, dense layers, MLP output */
     size_t emb_params;          /* embeddings come first in the block */
-    int ntab;                   /* user tables and item tables (2 at most each) */
-    ncf__table utab[2], itab[2];
+    int ntab;                   /* embedding table pairs: GMF/MF, MLP, MF biases (2 at most) */
+    ncf__table tab[2];
     float *wg;                  /* GMF output weights: w_out, or ones for MF */
     int cap;                    /* batch rows the buffers below hold */
     float *x[NCF_MAX_LAYERS];   /* x[0]: gathered [user;item] MLP embeddings, x[l]: layer l output */
@@ -1979,10 +1982,9 @@ NCFDEF int ncf_model_create(ncf_model **out, const ncf_config *cfg)
     for (l = 1; l <= s->nd; l++) m->w[l] = ncf__view(m, ncf__wname[l]), m->b[l] = ncf__view(m, ncf__bname[l]);
     m->w_out = ncf__view(m, "w_out"), m->b_out = ncf__view(m, "b_out");
     m->user_bias = ncf__view(m, "user_bias"), m->item_bias = ncf__view(m, "item_bias");
-    if (s->F) s->utab[s->ntab].p = m->gmf_user, s->itab[s->ntab].p = m->gmf_item, s->utab[s->ntab++].D = s->F;
-    if (s->H) s->utab[s->ntab].p = m->mlp_user, s->itab[s->ntab].p = m->mlp_item, s->utab[s->ntab++].D = s->H;
-    if (mf) s->utab[s->ntab].p = m->user_bias, s->itab[s->ntab].p = m->item_bias, s->utab[s->ntab++].D = 1;
-    for (t = 0; t < s->ntab; t++) s->itab[t].D = s->utab[t].D;
+    if (s->F) s->tab[s->ntab].user = m->gmf_user, s->tab[s->ntab].item = m->gmf_item, s->tab[s->ntab++].D = s->F;
+    if (s->H) s->tab[s->ntab].user = m->mlp_user, s->tab[s->ntab].item = m->mlp_item, s->tab[s->ntab++].D = s->H;
+    if (mf) s->tab[s->ntab].user = m->user_bias, s->tab[s->ntab].item = m->item_bias, s->tab[s->ntab++].D = 1;
     s->wg = m->w_out;
     if (mf && !(s->wg = s->ones = NCF__NEW(float, s->F))) {
         ncf_model_free(m);
@@ -2347,8 +2349,8 @@ NCFDEF void ncf_zero_grad(ncf_model *m)
     int t;
     memset(m->grads + s->emb_params, 0, sizeof(float) * (m->num_params - s->emb_params));
     for (t = 0; t < s->ntab; t++) {
-        int D = s->utab[t].D;
-        float *gu = ncf__grad_of(m, s->utab[t].p), *gi = ncf__grad_of(m, s->itab[t].p);
+        int D = s->tab[t].D;
+        float *gu = ncf__grad_of(m, s->tab[t].user), *gi = ncf__grad_of(m, s->tab[t].item);
         for (i = 0; i < arrlen(s->touched_user); i++) memset(gu + (size_t)s->touched_user[i] * D, 0, sizeof(float) * D);
         for (i = 0; i < arrlen(s->touched_item); i++) memset(gi + (size_t)s->touched_item[i] * D, 0, sizeof(float) * D);
     }
@@ -2417,17 +2419,16 @@ NCFDEF void ncf_update(ncf_model *m)
     double t = (double)++m->step;
     int i;
     k.b1 = c->beta1, k.b2 = c->beta2, k.eps = c->epsilon;
-    k.lr_t = c->optimizer == NCF_OPT_SGD ? c->lr
-                                         : (float)(c->lr * sqrt(1.0 - pow(c->beta2, t)) / (1.0 - pow(c->beta1, t)));
-    if (c->optimizer == NCF_OPT_ADAM && c->adam == NCF_ADAM_DENSE) {
+    k.lr_t = sgd ? c->lr : (float)(c->lr * sqrt(1.0 - pow(c->beta2, t)) / (1.0 - pow(c->beta1, t)));
+    if (!sgd && c->adam == NCF_ADAM_DENSE) {
         ncf__update_flat(m, sgd, 0, m->num_params, &k);
     } else { /* embedding rows outside the batch have no gradient (SGD) or keep their moments (lazy Adam) */
         ncf__update_flat(m, sgd, s->emb_params, m->num_params - s->emb_params, &k);
         ncf__unique_rows(s->touched_user);
         ncf__unique_rows(s->touched_item);
         for (i = 0; i < s->ntab; i++) {
-            ncf__update_rows(m, sgd, s->utab[i].p, s->utab[i].D, s->touched_user, arrlen(s->touched_user), &k);
-            ncf__update_rows(m, sgd, s->itab[i].p, s->itab[i].D, s->touched_item, arrlen(s->touched_item), &k);
+            ncf__update_rows(m, sgd, s->tab[i].user, s->tab[i].D, s->touched_user, arrlen(s->touched_user), &k);
+            ncf__update_rows(m, sgd, s->tab[i].item, s->tab[i].D, s->touched_item, arrlen(s->touched_item), &k);
         }
     }
     ncf_zero_grad(m);
@@ -2646,10 +2647,13 @@ static int ncf__build_id_maps(ncf_model *m)
     int i;
     hmfree(s->user_map);
     hmfree(s->item_map);
-    for (i = 0; i < m->cfg.num_users + m->cfg.num_items; i++) {
-        int64_t key = ncf__idkey(i < m->cfg.num_users ? m->raw_user[i] : m->raw_item[i - m->cfg.num_users]);
-        if (i < m->cfg.num_users) hmput(s->user_map, key, i);
-        else hmput(s->item_map, key, i - m->cfg.num_users);
+    for (i = 0; i < m->cfg.num_users; i++) {
+        int64_t key = ncf__idkey(m->raw_user[i]); /* stb_ds wants an lvalue key in C++ */
+        hmput(s->user_map, key, i);
+    }
+    for (i = 0; i < m->cfg.num_items; i++) {
+        int64_t key = ncf__idkey(m->raw_item[i]);
+        hmput(s->item_map, key, i);
     }
     return NCF_OK;
 }
