@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 typedef struct {
-    const char *dataset, *data_dir, *data, *log, *save, *load, *pretrain_gmf, *pretrain_mlp;
+    const char *dataset, *data_dir, *data, *log, *save, *save_best, *load, *pretrain_gmf, *pretrain_mlp;
     double alpha;
     ncf_config cfg;
     int train_epochs, epochs_between_evals, eval_negatives, full_ranking, threads, hash_pipeline;
@@ -79,6 +79,8 @@ static void usage(FILE *f)
         "                           id), with titles from movies.dat, movies.csv or u.item beside the data\n"
         "  --save FILE              save the model (with Adam state) after training\n"
         "  --checkpoint_every N     also save it every N epochs\n"
+        "  --save_best FILE         save the model each time HR improves (the paper's pre-training\n"
+        "                           keeps its best epoch this way)\n"
         "  --load FILE              start from a saved model (its config wins) and resume at its\n"
         "                           next epoch; with --train_epochs 0 just evaluate it\n"
         "  --help\n");
@@ -175,6 +177,7 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--data")) o->data = v;
         else if (!strcmp(a, "--log")) o->log = v;
         else if (!strcmp(a, "--save")) o->save = v;
+        else if (!strcmp(a, "--save_best")) o->save_best = v;
         else if (!strcmp(a, "--recommend")) { if (!parse_int(a, v, -(1LL << 62), 1LL << 62, &o->recommend_user)) return 0; o->has_recommend = 1; }
         else if (!strcmp(a, "--topk")) { if (!parse_int(a, v, 1, 1 << 20, &n)) return 0; o->recommend_k = (int)n; }
         else if (!strcmp(a, "--load")) o->load = v;
@@ -479,13 +482,20 @@ static int run(const options *o)
         if (logf)
             fprintf(logf, "%d,%.6f,%.6f,%.6f,%.3f,%.0f,%.3f,%.0f\n", epoch, met.hr, met.ndcg, loss, epoch > first ? train_s : 0,
                     rate, t_eval, met.users / (t_eval > 0 ? t_eval : 1e-9));
-        if (met.hr > best_hr) best_hr = met.hr, best_ndcg = met.ndcg, best_it = epoch;
+        if (met.hr > best_hr) {
+            best_hr = met.hr, best_ndcg = met.ndcg, best_it = epoch;
+            if (o->save_best && ncf_save(model, o->save_best, 1) != NCF_OK) {
+                fprintf(stderr, "demo: %s\n", ncf_error_text());
+                goto done;
+            }
+        }
         if (met.hr >= o->hr_threshold) {
             printf("Stopping: HR %.4f reached the threshold %.4f\n", met.hr, o->hr_threshold);
             break;
         }
     }
     printf("Best: iteration %d, HR = %.4f, NDCG = %.4f\n", best_it, best_hr, best_ndcg);
+    if (o->save_best) printf("saved %s (epoch %d, the best)\n", o->save_best, best_it);
     if (o->has_recommend) {
         int64_t *items = (int64_t *)malloc(sizeof(int64_t) * (size_t)o->recommend_k);
         float *scores = (float *)malloc(sizeof(float) * (size_t)o->recommend_k);
