@@ -79,8 +79,8 @@ static void usage(FILE *f)
         "                           id), with titles from movies.dat, movies.csv or u.item beside the data\n"
         "  --save FILE              save the model (with Adam state) after training\n"
         "  --checkpoint_every N     also save it every N epochs\n"
-        "  --save_best FILE         save the model each time HR improves (the paper's pre-training\n"
-        "                           keeps its best epoch this way)\n"
+        "  --save_best FILE         save the model each time HR improves in this run (the paper's\n"
+        "                           pre-training keeps its best epoch this way)\n"
         "  --load FILE              start from a saved model (its config wins) and resume at its\n"
         "                           next epoch; with --train_epochs 0 just evaluate it\n"
         "  --help\n");
