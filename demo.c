@@ -363,6 +363,14 @@ static int create_pretrained(const options *o, ncf_config *cfg, const ncf_datase
     return ok;
 }
 
+/* Saves with the Adam state, so a saved run can resume; 0 after saying why it failed. */
+static int save_model(const ncf_model *m, const char *path)
+{
+    if (ncf_save(m, path, 1) == NCF_OK) return 1;
+    fprintf(stderr, "demo: %s\n", ncf_error_text());
+    return 0;
+}
+
 static int run(const options *o)
 {
     ncf_dataset data;
@@ -461,7 +469,7 @@ static int run(const options *o)
                        ? (double)(sampler.num_examples - ps.warm_done) / (now() - ps.warm_t)
                        : (double)sampler.num_examples / train_s;
             if (o->save && o->checkpoint_every && epoch % o->checkpoint_every == 0 && epoch != o->train_epochs) {
-                if (ncf_save(model, o->save, 1) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); goto done; }
+                if (!save_model(model, o->save)) goto done;
                 printf("Epoch %d: checkpoint saved to %s\n", epoch, o->save);
             }
             if (epoch % o->epochs_between_evals && epoch != o->train_epochs) {
@@ -484,10 +492,7 @@ static int run(const options *o)
                     rate, t_eval, met.users / (t_eval > 0 ? t_eval : 1e-9));
         if (met.hr > best_hr) {
             best_hr = met.hr, best_ndcg = met.ndcg, best_it = epoch;
-            if (o->save_best && ncf_save(model, o->save_best, 1) != NCF_OK) {
-                fprintf(stderr, "demo: %s\n", ncf_error_text());
-                goto done;
-            }
+            if (o->save_best && !save_model(model, o->save_best)) goto done;
         }
         if (met.hr >= o->hr_threshold) {
             printf("Stopping: HR %.4f reached the threshold %.4f\n", met.hr, o->hr_threshold);
@@ -511,7 +516,7 @@ static int run(const options *o)
         if (n < 0) goto done;
     }
     if (o->save) {
-        if (ncf_save(model, o->save, 1) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); goto done; }
+        if (!save_model(model, o->save)) goto done;
         printf("saved %s (epoch %lld)\n", o->save, (long long)model->epoch);
     }
     rc = 0;
