@@ -711,7 +711,6 @@ static int ncf__later(const ncf__rec *a, const ncf__rec *b)
     return a->time > b->time || (a->time == b->time && a->seq > b->seq);
 }
 
-
 /* Sorted distinct keys of a map whose value is >= 0, then value := dense index. */
 static int ncf__assign_dense(ncf__idmap *map, int64_t **raw_out, int *count_out)
 {
