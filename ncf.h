@@ -1520,6 +1520,20 @@ NCFDEF void ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, ui
 /* --------------------------------------------------------------- kernels -- */
 /* Activations are batch-major [B][C]; kernels are [in][out] (as Keras). */
 
+/* One rounding rule for every kernel path. Compilers fuse a*b + c into one multiply-add in
+   some loops and not in others (gcc's Zen tuning splits the FMA chain of a one-row tile but
+   not of the full tile), which made a logit depend on where its row fell in a batch. So where
+   the target has a fused multiply-add, every multiply-add in the kernels is written as one,
+   and elsewhere none can be fused: a score is the same from any tile, batch or thread. */
+#if defined(__FMA__) || defined(__FP_FAST_FMAF) || defined(__ARM_FEATURE_FMA) || defined(__aarch64__) || \
+    defined(__s390x__) || defined(__powerpc64__)
+#define NCF__FUSED 1
+#define NCF__MADD(a, b, c) fmaf(a, b, c)
+#else
+#define NCF__FUSED 0
+#define NCF__MADD(a, b, c) ((c) + (a) * (b))
+#endif
+
 /* Register tile: MR rows x NR columns of C held in registers across the k loop.
    With GCC/clang vector extensions NR is two vectors (AVX-512: 2x16 floats, else
    2x8); elsewhere the same tile in plain C. */
@@ -1542,12 +1556,39 @@ typedef float ncf__vf __attribute__((vector_size(NCF__VW * 4)));
 #if NCF__VW == 16 /* an 8-wide path for layers of 8 (the paper's last) */
 typedef float ncf__vh __attribute__((vector_size(32)));
 #endif
+/* c += a * b on vectors, under the rule above: the ISA's fused multiply-add where we know
+   its intrinsic, else fmaf lane by lane (a target with FMA but no such mapping here). */
+#if NCF__FUSED && defined(__FMA__)
+#include <immintrin.h>
+#if NCF__VW == 16
+#define NCF__VFMA(c, a, b) ((c) = (ncf__vf)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
+#define NCF__HFMA(c, a, b) ((c) = (ncf__vh)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
+#else
+#define NCF__VFMA(c, a, b) ((c) = (ncf__vf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
+#endif
+#elif NCF__FUSED && defined(__ARM_NEON) && defined(__ARM_FEATURE_FMA) && NCF__VW == 4
+#include <arm_neon.h>
+#define NCF__VFMA(c, a, b) ((c) = (ncf__vf)vfmaq_f32((float32x4_t)(c), (float32x4_t)(a), (float32x4_t)(b)))
+#elif NCF__FUSED
+#define NCF__LANE_FMA(c, a, b, W)                                           \
+    do {                                                                    \
+        int l_;                                                             \
+        for (l_ = 0; l_ < (W); l_++) (c)[l_] = fmaf((a)[l_], (b)[l_], (c)[l_]); \
+    } while (0)
+#define NCF__VFMA(c, a, b) NCF__LANE_FMA(c, a, b, NCF__VW)
+#define NCF__HFMA(c, a, b) NCF__LANE_FMA(c, a, b, 8)
+#else
+#define NCF__VFMA(c, a, b) ((c) += (a) * (b))
+#define NCF__HFMA(c, a, b) ((c) += (a) * (b))
+#endif
 #else
 #define NCF__VEC 0
 #define NCF__MR 4
 #define NCF__NR 16
 #endif
-enum { NCF__ACC = 1, NCF__RELU = 2 };
+/* Tile flags. NCF__ACC continues each sum from C; NCF__ADD sums from the bias (or 0) as
+   usual and adds the total to C once at the end (the split first layer's two halves). */
+enum { NCF__ACC = 1, NCF__RELU = 2, NCF__ADD = 4 };
 
 /* Any tile up to MR x NR, in plain C: edges, and every tile without vectors. */
 static void ncf__tile_scalar(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,
@@ -1556,16 +1597,20 @@ static void ncf__tile_scalar(float *C, int ldc, const float *A, ptrdiff_t sam, p
     float acc[NCF__MR][NCF__NR];
     int i, j, k;
     for (i = 0; i < mr; i++)
-        for (j = 0; j < nr; j++) acc[i][j] = flags & NCF__ACC ? C[(size_t)i * ldc + j] : bias ? bias[j] : 0.0f;
+        for (j = 0; j < nr; j++)
+            acc[i][j] = flags & NCF__ACC ? C[(size_t)i * ldc + j] : bias ? bias[j] : 0.0f;
     for (k = 0; k < K; k++) {
         const float *b = B + (size_t)k * ldb;
         for (i = 0; i < mr; i++) {
             float a = A[i * sam + k * sak];
-            for (j = 0; j < nr; j++) acc[i][j] += a * b[j];
+            for (j = 0; j < nr; j++) acc[i][j] = NCF__MADD(a, b[j], acc[i][j]);
         }
     }
     for (i = 0; i < mr; i++)
-        for (j = 0; j < nr; j++) C[(size_t)i * ldc + j] = (flags & NCF__RELU) && acc[i][j] < 0.0f ? 0.0f : acc[i][j];
+        for (j = 0; j < nr; j++) {
+            float *c = C + (size_t)i * ldc + j, v = flags & NCF__ADD ? *c + acc[i][j] : acc[i][j];
+            *c = (flags & NCF__RELU) && v < 0.0f ? 0.0f : v;
+        }
 }
 
 #if NCF__VEC
@@ -1579,15 +1624,33 @@ static void ncf__tile_scalar(float *C, int ldc, const float *A, ptrdiff_t sam, p
         for (s_ = 0; s_ < (W); s_++) (v)[s_] = (x); \
     } while (0)
 #else
-#define NCF__SPLAT(V, W, v, x) ((v) = (x) - (V){0})
+#define NCF__SPLAT(V, W, v, x) \
+    do {                       \
+        V z_ = {0};            \
+        (v) = (x) - z_;        \
+    } while (0)
 #endif
+
+/* The tile's output stage: C + c with NCF__ADD, clamped at 0 with NCF__RELU, stored. */
+#define NCF__TILE_STORE(V, W, p, c, flags)                                      \
+    do {                                                                        \
+        int j_;                                                                 \
+        if ((flags) & NCF__ADD) {                                               \
+            V o_;                                                               \
+            memcpy(&o_, (p), sizeof o_);                                        \
+            (c) = o_ + (c);                                                     \
+        }                                                                       \
+        if ((flags) & NCF__RELU)                                                \
+            for (j_ = 0; j_ < (W); j_++) (c)[j_] = (c)[j_] < 0.0f ? 0.0f : (c)[j_]; \
+        memcpy((p), &(c), sizeof(c));                                           \
+    } while (0)
 
 /* The full MR x NR tile: constant trip counts, so the accumulators stay in registers. */
 static void ncf__tile_full(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,
                            const float *bias, int K, int flags)
 {
     ncf__vf c0[NCF__MR], c1[NCF__MR], zero = {0};
-    int i, j, k;
+    int i, k;
     for (i = 0; i < NCF__MR; i++) {
         if (flags & NCF__ACC) NCF__VLOAD(c0[i], C + (size_t)i * ldc), NCF__VLOAD(c1[i], C + (size_t)i * ldc + NCF__VW);
         else if (bias) NCF__VLOAD(c0[i], bias), NCF__VLOAD(c1[i], bias + NCF__VW);
@@ -1601,53 +1664,47 @@ static void ncf__tile_full(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
         for (i = 0; i < NCF__MR; i++) {
             ncf__vf ai;
             NCF__SPLAT(ncf__vf, NCF__VW, ai, a[i * sam]);
-            c0[i] += ai * b0;
-            c1[i] += ai * b1;
+            NCF__VFMA(c0[i], ai, b0);
+            NCF__VFMA(c1[i], ai, b1);
         }
     }
     for (i = 0; i < NCF__MR; i++) {
-        if (flags & NCF__RELU)
-            for (j = 0; j < NCF__VW; j++) {
-                c0[i][j] = c0[i][j] < 0.0f ? 0.0f : c0[i][j];
-                c1[i][j] = c1[i][j] < 0.0f ? 0.0f : c1[i][j];
-            }
-        NCF__VSTORE(C + (size_t)i * ldc, c0[i]);
-        NCF__VSTORE(C + (size_t)i * ldc + NCF__VW, c1[i]);
+        NCF__TILE_STORE(ncf__vf, NCF__VW, C + (size_t)i * ldc, c0[i], flags);
+        NCF__TILE_STORE(ncf__vf, NCF__VW, C + (size_t)i * ldc + NCF__VW, c1[i], flags);
     }
 }
 
 /* mr x W tiles at the edges, one row at a time, for vector type V of W floats. */
-#define NCF__TILE_ROWS(name, V, W)                                                                              \
+#define NCF__TILE_ROWS(name, V, W, FMA)                                                                         \
     static void name(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,   \
                      const float *bias, int mr, int K, int flags)                                             \
     {                                                                                                         \
-        int i, j, k;                                                                                          \
+        int i, k;                                                                                             \
         for (i = 0; i < mr; i++) {                                                                            \
             V c = {0}, b, ak;                                                                                 \
             const float *a = A + i * sam;                                                                     \
             if (flags & NCF__ACC) memcpy(&c, C + (size_t)i * ldc, sizeof c);                                  \
-            else if (bias) memcpy(&c, bias, sizeof c);                                                        \
+            else if (bias) memcpy(&c, bias, sizeof c);                                 \
             for (k = 0; k < K; k++) {                                                                         \
                 memcpy(&b, B + (size_t)k * ldb, sizeof b);                                                    \
                 NCF__SPLAT(V, W, ak, a[k * sak]);                                                             \
-                c += ak * b;                                                                                  \
+                FMA(c, ak, b);                                                                                \
             }                                                                                                 \
-            if (flags & NCF__RELU)                                                                            \
-                for (j = 0; j < W; j++) c[j] = c[j] < 0.0f ? 0.0f : c[j];                                     \
-            memcpy(C + (size_t)i * ldc, &c, sizeof c);                                                        \
+            NCF__TILE_STORE(V, W, C + (size_t)i * ldc, c, flags);                                             \
         }                                                                                                     \
     }
-NCF__TILE_ROWS(ncf__tile_narrow, ncf__vf, NCF__VW)
+NCF__TILE_ROWS(ncf__tile_narrow, ncf__vf, NCF__VW, NCF__VFMA)
 #if NCF__VW == 16
-NCF__TILE_ROWS(ncf__tile_half, ncf__vh, 8) /* 8 wide, for layers of 8 (the paper's last) */
+NCF__TILE_ROWS(ncf__tile_half, ncf__vh, 8, NCF__HFMA) /* 8 wide, for layers of 8 (the paper's last) */
 #endif
 #endif
 
 /* C[m][n] = init + sum_k A(m,k) * B[k][n] for rows m0 <= m < m1 (a tile-aligned range),
    where A(m,k) = A[m*sam + k*sak]; init is C itself with NCF__ACC, else bias[n]
-   (or 0 when bias is NULL). NCF__RELU clamps at 0. Every output is summed in
-   ascending k by one thread, and which code path computes it depends only on its
-   position, so results do not depend on how rows are split across threads. */
+   (or 0 when bias is NULL); NCF__ADD stores C + that sum; NCF__RELU clamps at 0.
+   Every output is summed in ascending k by one thread, and every path rounds as the
+   others do, so results depend neither on how rows are split across threads nor on
+   where a row falls in a tile. */
 static void ncf__gemm_rows(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,
                            const float *bias, int m0, int m1, int N, int K, int flags)
 {
@@ -2073,6 +2130,32 @@ static int ncf__check_batch(const ncf_model *m, const int32_t *users, const int3
     return NCF_OK;
 }
 
+/* The output layer of one (user u, item i) with top-layer activations h: the same sums in
+   the same order for training, evaluation and serving, so all three give one logit. */
+static float ncf__output(const ncf_model *m, int u, int i, const float *h)
+{
+    const struct ncf__scratch *s = m->scratch;
+    int F = s->F, d;
+    float z = m->b_out[0];
+    if (m->user_bias) z += m->user_bias[u] + m->item_bias[i];
+    if (F) {
+        const float *gu = m->gmf_user + (size_t)u * F, *gi = m->gmf_item + (size_t)i * F;
+        for (d = 0; d < F; d++) z = NCF__MADD(s->wg[d], gu[d] * gi[d], z);
+    }
+    for (d = 0; d < s->top; d++) z = NCF__MADD(m->w_out[F + d], h[d], z);
+    return z;
+}
+
+/* The first dense layer on gathered [user; item] rows x0 [n][2H]: the user half with the
+   bias, then the item half summed on its own and added once, as evaluation adds its cached
+   item half: W1 [u; i] = (b1 + W1u u) + W1i i. So both give the same activations. */
+static void ncf__first_layer(const ncf_model *m, float *x1, const float *x0, int n)
+{
+    int H = m->scratch->H, L1 = m->cfg.layers[1];
+    ncf__gemm(x1, L1, x0, 2 * H, 1, m->w[1], L1, m->b[1], n, L1, H, 0);
+    ncf__gemm(x1, L1, x0 + H, 2 * H, 1, m->w[1] + (size_t)H * L1, L1, NULL, n, L1, H, NCF__ADD | NCF__RELU);
+}
+
 /* Fills the activations and logits of a batch of n <= cap. */
 static void ncf__forward(ncf_model *m, const int32_t *users, const int32_t *items, int n)
 {
@@ -2091,17 +2174,11 @@ static void ncf__forward(ncf_model *m, const int32_t *users, const int32_t *item
             memcpy(s->x[0] + (size_t)b * 2 * H + H, m->mlp_item + (size_t)items[b] * H, sizeof(float) * H);
         }
     }
-    for (l = 1; l <= s->nd; l++)
+    if (H) ncf__first_layer(m, s->x[1], s->x[0], n);
+    for (l = 2; l <= s->nd; l++)
         ncf__gemm(s->x[l], L[l], s->x[l - 1], L[l - 1], 1, m->w[l], L[l], m->b[l], n, L[l], L[l - 1], NCF__RELU);
     NCF__OMP(parallel for schedule(static) if (n >= 256))
-    for (b = 0; b < n; b++) {
-        float z = m->b_out[0];
-        int d;
-        if (m->user_bias) z += m->user_bias[users[b]] + m->item_bias[items[b]];
-        for (d = 0; d < F; d++) z += s->wg[d] * s->gmf[(size_t)b * F + d];
-        for (d = 0; d < s->top; d++) z += m->w_out[F + d] * s->x[s->nd][(size_t)b * s->top + d];
-        s->logit[b] = z;
-    }
+    for (b = 0; b < n; b++) s->logit[b] = ncf__output(m, users[b], items[b], s->x[s->nd] + (size_t)b * s->top);
 }
 
 NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits)
@@ -2489,17 +2566,16 @@ NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_pr
 typedef struct {
     float *h[2];    /* [n][widest] activations */
     float *pu;      /* [layers[1]] user half of the first layer, plus its bias */
-    float *wu;      /* [F] GMF output weights * user GMF row */
 } ncf__eval_buf;
 
-static void ncf__eval_buf_free(ncf__eval_buf *e) { NCF_FREE(e->h[0]); NCF_FREE(e->h[1]); NCF_FREE(e->pu); NCF_FREE(e->wu); }
+static void ncf__eval_buf_free(ncf__eval_buf *e) { NCF_FREE(e->h[0]); NCF_FREE(e->h[1]); NCF_FREE(e->pu); }
 
 static int ncf__eval_buf_alloc(ncf__eval_buf *e, const ncf_model *m, int n)
 {
     int w = ncf__widest(m);
     e->h[0] = NCF__NEW(float, (size_t)n * w), e->h[1] = NCF__NEW(float, (size_t)n * w);
-    e->pu = NCF__NEW(float, w), e->wu = NCF__NEW(float, m->scratch->F + 1);
-    if (e->h[0] && e->h[1] && e->pu && e->wu) return 1;
+    e->pu = NCF__NEW(float, w);
+    if (e->h[0] && e->h[1] && e->pu) return 1;
     ncf__eval_buf_free(e);
     return 0;
 }
@@ -2519,15 +2595,14 @@ static float *ncf__item_projection(const ncf_model *m, int *rc)
     return proj;
 }
 
-/* Logits of user u against items cand[0..n) (all items in order when cand is NULL). */
+/* Logits of user u against items cand[0..n) (all items in order when cand is NULL), with
+   the training forward's rounding (ncf__first_layer, ncf__output). */
 static void ncf__score_user(const ncf_model *m, const float *proj, int u, const int32_t *cand, int n, float *scores,
                             ncf__eval_buf *e)
 {
     const struct ncf__scratch *s = m->scratch;
     const int *L = m->cfg.layers;
-    int F = s->F, j, d, l, cur = 0;
-    if (F)
-        for (d = 0; d < F; d++) e->wu[d] = s->wg[d] * m->gmf_user[(size_t)u * F + d];
+    int j, d, l, cur = 0;
     if (s->H) {
         int L1 = L[1];
         ncf__gemm_rows(e->pu, L1, m->mlp_user + (size_t)u * s->H, 0, 1, m->w[1], L1, m->b[1], 0, 1, L1, s->H, 0);
@@ -2543,15 +2618,7 @@ static void ncf__score_user(const ncf_model *m, const float *proj, int u, const 
             ncf__gemm_rows(e->h[cur ^ 1], L[l], e->h[cur], L[l - 1], 1, m->w[l], L[l], m->b[l], 0, n, L[l], L[l - 1],
                            NCF__RELU);
     }
-    for (j = 0; j < n; j++) {
-        const float *gi = F ? m->gmf_item + (size_t)(cand ? cand[j] : j) * F : NULL;
-        const float *h = e->h[cur] + (size_t)j * s->top;
-        float z = m->b_out[0];
-        if (m->user_bias) z += m->user_bias[u] + m->item_bias[cand ? cand[j] : j];
-        for (d = 0; d < F; d++) z += e->wu[d] * gi[d];
-        for (d = 0; d < s->top; d++) z += m->w_out[F + d] * h[d];
-        scores[j] = z;
-    }
+    for (j = 0; j < n; j++) scores[j] = ncf__output(m, u, cand ? cand[j] : j, e->h[cur] + (size_t)j * s->top);
 }
 
 #ifndef NCF_INFERENCE_ONLY

@@ -1011,7 +1011,7 @@ static void test_metrics_by_hand(void)
     ncf_dataset_free(&d);
 }
 
-/* The evaluation's split first layer scores as the training forward does. */
+/* The evaluation's split first layer scores as the training forward does, bit for bit. */
 static void test_eval_scores_match_forward(void)
 {
     ncf_config c = small_config(NCF_NEUMF, 0);
@@ -1031,14 +1031,90 @@ static void test_eval_scores_match_forward(void)
             for (j = 0; j < 7; j++) users[j] = u;
             ncf__score_user(m, proj, u, items, 7, sc, &e);
             CHECK(ncf_predict_batch(m, users, items, 7, logit) == NCF_OK);
-            for (j = 0; j < 7; j++) CHECKF(fabs(sc[j] - logit[j]) < 1e-5, "type %d: %g vs %g", type, sc[j], logit[j]);
+            for (j = 0; j < 7; j++) CHECKF(!memcmp(&sc[j], &logit[j], 4), "type %d: %.9g vs %.9g", type, sc[j], logit[j]);
             ncf__score_user(m, proj, u, NULL, 7, sc, &e); /* all items */
-            for (j = 0; j < 7; j++) CHECK(fabs(sc[j] - logit[j]) < 1e-5);
+            CHECK(!memcmp(sc, logit, sizeof sc));
         }
         ncf__eval_buf_free(&e);
         NCF_FREE(proj);
         ncf_model_free(m);
     }
+}
+
+/* Where a pair sits in a batch, how the batch is chunked (a trained model predicts in chunks
+   of its batch size, a fresh one all at once) and how many threads run must not change its
+   score: n rows at once equal n one-row calls bit for bit, and evaluation's split first layer,
+   ncf_predict and ncf_recommend give the same bits. Widths reach every tile path. */
+static void check_scores_batch_invariant(ncf_model *m, const ncf_dataset *d, const char *what)
+{
+    static const int NS[] = {1, 5, 6, 7, 127, 128, 400};
+    enum { N = 400 };
+    static int32_t u[N], it[N];
+    static float batch[N], one[N], rec_s[1];
+    ncf__eval_buf e;
+    float *proj, sc;
+    int64_t rec[1] = {-1};
+    int j, q, rc, bad = 0, threads = ncf_get_threads();
+    for (j = 0; j < N; j++) u[j] = (j * 7 + j / 5) % d->num_users, it[j] = (j * 31 + j / 3) % d->num_items;
+    ncf_set_threads(1);
+    for (j = 0; j < N; j++) CHECK(ncf_predict_batch(m, &u[j], &it[j], 1, &one[j]) == NCF_OK);
+    ncf_set_threads(threads > 1 ? threads : 2);
+    for (q = 0; q < (int)(sizeof NS / sizeof *NS); q++) {
+        CHECK(ncf_predict_batch(m, u, it, NS[q], batch) == NCF_OK);
+        for (j = 0; j < NS[q]; j++) bad += memcmp(&batch[j], &one[j], 4) != 0;
+    }
+    ncf_set_threads(threads);
+    CHECKF(bad == 0, "%s: %d batch scores differ from one-row scores", what, bad);
+    proj = ncf__item_projection(m, &rc);
+    CHECK(rc == NCF_OK && ncf__eval_buf_alloc(&e, m, 1));
+    CHECK(ncf_model_set_ids(m, d) == NCF_OK);
+    for (j = 0, bad = 0; j < N; j += 3) {
+        float p;
+        ncf__score_user(m, proj, u[j], &it[j], 1, &sc, &e);
+        bad += memcmp(&sc, &one[j], 4) != 0;
+        CHECK(ncf_predict(m, d->raw_user[u[j]], d->raw_item[it[j]], &p) == NCF_OK);
+        bad += memcmp(&p, &one[j], 4) != 0;
+    }
+    CHECKF(bad == 0, "%s: %d evaluation or ncf_predict scores differ from one-row scores", what, bad);
+    for (j = 0, bad = 0; j < 40; j++) { /* the best item's score, as one row */
+        int32_t item;
+        float p;
+        CHECK(ncf_recommend(m, d->raw_user[u[j]], 1, 0, rec, rec_s) == 1);
+        for (item = 0; item < d->num_items && d->raw_item[item] != rec[0]; item++) {}
+        CHECK(item < d->num_items && ncf_predict_batch(m, &u[j], &item, 1, &p) == NCF_OK);
+        bad += memcmp(&p, rec_s, 4) != 0;
+    }
+    CHECKF(bad == 0, "%s: %d recommend scores differ from one-row scores", what, bad);
+    ncf__eval_buf_free(&e);
+    NCF_FREE(proj);
+}
+
+static void test_scores_batch_invariant(void)
+{
+    static const int WIDE[4] = {96, 40, 24, 5}; /* full, edge and scalar tiles on every ISA */
+    ncf_dataset d;
+    int type, wide, epoch;
+    CHECK(ncf_synthetic(&d, 300, 200, 6000, 6, 3) == NCF_OK);
+    for (wide = 0; wide < 2; wide++)
+        for (type = 0; type < 4; type++) {
+            ncf_config c = ncf_config_default();
+            ncf_model *m = NULL;
+            ncf_sampler s;
+            char what[64];
+            c.model = (ncf_model_type)type, c.num_users = d.num_users, c.num_items = d.num_items;
+            c.batch_size = 128, c.seed = 11;
+            if (wide) c.mf_dim = 12, memcpy(c.layers, WIDE, sizeof WIDE);
+            CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_sampler_init(&s, &d, 4, 3) == NCF_OK);
+            if (!m) break;
+            for (epoch = 0; epoch <= 1; epoch++) {
+                snprintf(what, sizeof what, "model %d, %s layers, %s", type, wide ? "odd" : "paper",
+                         epoch ? "trained" : "fresh");
+                if (epoch) CHECK(ncf_train_epoch(m, &s, epoch, NULL, NULL, NULL) == NCF_OK);
+                check_scores_batch_invariant(m, &d, what);
+            }
+            ncf_model_free(m);
+        }
+    ncf_dataset_free(&d);
 }
 
 /* Popularity: score = training count; HR@10 by the same rank rule. */
@@ -1440,7 +1516,7 @@ static void test_recommend_topk(void)
     /* scores agree with the training forward; k past the catalogue; seen items allowed */
     CHECK(ncf_predict(m, d.raw_user[3], d.raw_item[5], &logit) == NCF_OK);
     ncf__score_user(m, proj, 3, NULL, d.num_items, sc, &e);
-    CHECK(fabs(logit - sc[5]) < 1e-5);
+    CHECK(!memcmp(&logit, &sc[5], sizeof logit));
     n = ncf_recommend(m, d.raw_user[3], 400, 0, got, NULL);
     CHECK(n == d.num_items);
     n = ncf_recommend(m, d.raw_user[3], 400, 1, got, NULL);
@@ -1668,6 +1744,7 @@ static const test_case TESTS[] = {
     {"real_movielens", test_real_movielens},
     {"metrics_by_hand", test_metrics_by_hand},
     {"eval_scores_match_forward", test_eval_scores_match_forward},
+    {"scores_batch_invariant", test_scores_batch_invariant},
     {"end_to_end_learns", test_end_to_end_learns},
     {"save_load_round_trip", test_save_load_round_trip},
     {"resume_exact", test_resume_exact},
