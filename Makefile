@@ -3,6 +3,7 @@
 #   make test               the test suite, again under ASan+UBSan, and the header build matrix
 #   make bench              benchmarks (NATIVE=1 build)
 #   make cross              the suite on aarch64, armhf and big-endian s390x under qemu
+#   make windows            the suite and a demo run, cross-built with MinGW-w64, under wine
 #   make fuzz               libFuzzer on the model reader and each ratings parser
 #   make paper-f8 NCF_DATA=DIR   the paper's pre-training recipe (also f16, f32, f64)
 # Options: NO_OMP=1 (no OpenMP), NATIVE=1 (-march=native), CC=clang.
@@ -31,7 +32,7 @@ endif
 CFLAGS_ALL = $(OPT) -std=c99 $(WARN) $(STB) $(OMP) $(CFLAGS)
 TESTFLAGS  = -O2 -g -std=c99 $(WARN) -Werror $(STB) $(CFLAGS)
 
-.PHONY: all demo test bench clean stb header-checks cross fuzz paper-f8 paper-f16 paper-f32 paper-f64
+.PHONY: all demo test bench clean stb header-checks isa-matrix cross windows fuzz paper-f8 paper-f16 paper-f32 paper-f64
 
 all: demo
 
@@ -72,10 +73,53 @@ $(BUILD)/tests_asan: tests.c ncf.h | stb $(BUILD)
 	$(CC) $(TESTFLAGS) $(OMP) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
 	  -fno-omit-frame-pointer tests.c -o $@ -lm
 
+# The ISA matrix: the suite built as the demo and bench are (-O3, contraction on) for each
+# instruction-set level the compiler knows, for every level this CPU can run; the others
+# are named with the reason. FMA (x86-64-v3 up) changes rounding between levels; within a
+# level scores and training are identical for any thread count, batch and chunking.
+ARCH := $(shell uname -m)
+# level:CPU flags it adds to the level before (as /proc/cpuinfo names them)
+ISA_x86_64  := x86-64: x86-64-v2:cx16,lahf_lm,popcnt,sse4_1,sse4_2,ssse3 \
+               x86-64-v3:avx,avx2,bmi1,bmi2,f16c,fma,abm,movbe,xsave \
+               x86-64-v4:avx512f,avx512bw,avx512cd,avx512dq,avx512vl
+ISA_aarch64 := armv8-a:asimd
+CPU_FLAGS ?= $(shell grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null | cut -d: -f2)
+isa-matrix: | stb $(BUILD)
+	@rm -f $(BUILD)/isa.list $(BUILD)/isa.txt; touch $(BUILD)/isa.list; need=""; \
+	have=" $(CPU_FLAGS) "; \
+	[ -n "$(ISA_$(ARCH))" ] || echo "ISA matrix: none for $(ARCH) (only the native build runs)"; \
+	for spec in $(ISA_$(ARCH)); do lvl=$${spec%%:*}; need="$$need $$(echo $${spec#*:} | tr , ' ')"; miss=""; \
+	  for f in $$need; do case "$$have" in *" $$f "*) ;; *) miss="$$miss $$f";; esac; done; \
+	  if ! $(CC) -march=$$lvl -E -x c /dev/null >/dev/null 2>&1; then echo "ISA $$lvl: skipped ($(CC) does not know -march=$$lvl)"; \
+	  elif [ -n "$$miss" ]; then echo "ISA $$lvl: skipped (this CPU lacks$$miss)"; \
+	  else echo "ISA $$lvl: run"; \
+	    $(CC) $(TESTFLAGS) $(OMP) -O3 -ffp-contract=fast -fno-math-errno -march=$$lvl tests.c -o $(BUILD)/tests_$$lvl -lm || exit 1; \
+	    echo "tests_$$lvl" >> $(BUILD)/isa.list; fi; \
+	done | tee $(BUILD)/isa.txt; [ -s $(BUILD)/isa.list ] || [ -z "$(ISA_$(ARCH))" ]
+
 # The header must build: split across two translation units, static, as C++,
 # as strict C99, with clang, without stdio and with a custom allocator.
 IMPL = '\#define NCF_IMPLEMENTATION\n\#define STB_DS_IMPLEMENTATION\n\#include "ncf.h"\n'
 USER = '\#include "ncf.h"\n\#include <string.h>\nint main(void){ ncf_config c = ncf_config_default(); return strcmp(ncf_version(), NCF_VERSION_STRING) || c.mf_dim != 8; }\n'
+# what the README's compile lines build: the library used end to end (train, save, serve)
+IMPL_LIBSTB = '\#define NCF_IMPLEMENTATION\n\#include "ncf.h"\n'
+APP = '\#include <stdio.h>\nint main(void){ ncf_dataset d; ncf_model *m = NULL; ncf_sampler s; int64_t top[3]; float sc[3];\n\
+  ncf_config c = ncf_config_default(); int ok = ncf_synthetic(&d, 60, 40, 900, 4, 1) == NCF_OK;\n\
+  c.num_users = d.num_users, c.num_items = d.num_items;\n\
+  ok = ok && ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK && ncf_sampler_init(&s, &d, 4, 1) == NCF_OK;\n\
+  ok = ok && ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) == NCF_OK && ncf_recommend(m, d.raw_user[0], 3, 1, top, sc) == 3;\n\
+  if (!ok) printf("%%s\\n", ncf_error_text());\n  ncf_model_free(m); ncf_dataset_free(&d); return !ok; }\n'
+# demo --save_best over 4 epochs, then --load of its file: that must print the best epoch's
+# HR and NDCG, which a last-epoch file would not. $(1) runs the demo (Windows' CRLF is
+# dropped).
+comma := ,
+SYN := --synthetic_users 300 --synthetic_items 200 --synthetic_ratings 9000
+save_best_check = $(1) $(SYN) --train_epochs 4 --save_best $(BUILD)/best.ncf > $(BUILD)/best.log && \
+  $(1) $(SYN) --load $(BUILD)/best.ncf --train_epochs 0 > $(BUILD)/best_load.log && \
+  b=$$(tr -d '\r' < $(BUILD)/best.log | \
+       sed -n 's/^Best: iteration \([0-9]*\)$(comma) \(HR = [0-9.]*$(comma) NDCG = [0-9.]*\)$$/Iteration \1: \2$(comma)/p') && \
+  [ -n "$$b" ] && grep -q "^$$b" $(BUILD)/best_load.log
+
 define build_check
 	@printf '%s ... ' "$(1)"; if ! command -v $(firstword $(2)) >/dev/null 2>&1 && [ "$(firstword $(2))" != "!" ]; then \
 	  echo "skipped ($(firstword $(2)) not installed)"; elif $(2) >$(BUILD)/check.log 2>&1; then echo ok; echo pass >> $(BUILD)/checks; \
@@ -88,29 +132,28 @@ header-checks: | stb $(BUILD)
 	@printf $(IMPL) > $(BUILD)/impl.cpp
 	$(call build_check,two translation units,$(CC) $(TESTFLAGS) -I. $(BUILD)/impl.c $(BUILD)/user.c -o $(BUILD)/two_tu -lm && $(BUILD)/two_tu)
 	$(call build_check,NCF_STATIC,$(CC) $(TESTFLAGS) -I. -DNCF_STATIC -c $(BUILD)/impl.c -o $(BUILD)/static.o)
-	$(call build_check,C++ ($(CXX)),$(CXX) -O2 $(WARN) -Werror $(STB) $(OMP) -I. -c $(BUILD)/impl.cpp -o $(BUILD)/cpp.o)
+	$(call build_check,C++11 strict ($(CXX)),$(CXX) -std=c++11 -O2 $(WARN) -pedantic -Werror $(STB) $(OMP) -I. -c $(BUILD)/impl.cpp -o $(BUILD)/cpp.o)
+	$(call build_check,C++11 strict (clang++),clang++ -std=c++11 -O2 $(WARN) -pedantic -Werror $(STB) -I. -c $(BUILD)/impl.cpp -o $(BUILD)/clangpp.o)
+	$(call build_check,tcc,tcc $(STB) -I. $(BUILD)/impl.c $(BUILD)/user.c -o $(BUILD)/tcc_two_tu -lm && $(BUILD)/tcc_two_tu)
 	$(call build_check,-std=c99 -pedantic,$(CC) $(TESTFLAGS) -pedantic -I. -c $(BUILD)/impl.c -o $(BUILD)/pedantic.o)
 	$(call build_check,clang,clang -O2 -std=c99 -pedantic $(WARN) -Werror $(STB) -I. -c $(BUILD)/impl.c -o $(BUILD)/clang.o)
 	$(call build_check,NCF_NO_STDIO,$(CC) $(TESTFLAGS) -I. -DNCF_NO_STDIO -c $(BUILD)/impl.c -o $(BUILD)/nostdio.o)
 	$(call build_check,custom allocator,$(CC) $(TESTFLAGS) -I. '-DNCF_MALLOC(n)=malloc(n)' '-DNCF_REALLOC(p,n)=realloc(p,n)' '-DNCF_FREE(p)=free(p)' -c $(BUILD)/impl.c -o $(BUILD)/alloc.o)
 	$(call build_check,allocator hooks all or none,! $(CC) $(TESTFLAGS) -I. '-DNCF_MALLOC(n)=malloc(n)' -c $(BUILD)/impl.c -o $(BUILD)/alloc1.o)
+	@printf $(IMPL)$(APP) > $(BUILD)/app.c; printf $(IMPL_LIBSTB)$(APP) > $(BUILD)/app_libstb.c
+	$(call build_check,README: cc -fopenmp -isystem stb app.c -lm,$(CC) -O2 $(OMP) $(WARN) -Werror -isystem $(STB_DIR) -I. $(BUILD)/app.c -o $(BUILD)/app -lm && $(BUILD)/app)
+	$(call build_check,README: Debian libstb (pkg-config --cflags --libs stb),pkg-config --exists stb && $(CC) -O2 $(OMP) $(WARN) -Werror -I. $(BUILD)/app_libstb.c -o $(BUILD)/app_libstb $$(pkg-config --cflags --libs stb) -lm && $(BUILD)/app_libstb)
 	$(call build_check,NCF_INFERENCE_ONLY has no training code,$(CC) $(TESTFLAGS) -Os -I. -DNCF_INFERENCE_ONLY -c $(BUILD)/impl.c -o $(BUILD)/infer.o && ! nm $(BUILD)/infer.o | grep -q 'ncf_train_epoch\|ncf_load_dataset\|ncf_update')
-	@printf 'demo --save_best keeps the best epoch ... '; SYN='--synthetic_users 300 --synthetic_items 200 --synthetic_ratings 9000'; \
-	if $(CC) $(TESTFLAGS) $(OMP) demo.c -o $(BUILD)/demo_check -lm >$(BUILD)/check.log 2>&1 && \
-	  $(BUILD)/demo_check $$SYN --train_epochs 4 --save_best $(BUILD)/best.ncf > $(BUILD)/best.log && \
-	  $(BUILD)/demo_check $$SYN --load $(BUILD)/best.ncf --train_epochs 0 > $(BUILD)/best_load.log && \
-	  b=$$(sed -n 's/^Best: iteration \([0-9]*\), \(HR = [0-9.]*, NDCG = [0-9.]*\)$$/Iteration \1: \2,/p' $(BUILD)/best.log) && \
-	  [ -n "$$b" ] && grep -q "^$$b" $(BUILD)/best_load.log; \
-	then echo ok; echo pass >> $(BUILD)/checks; else echo FAILED; cat $(BUILD)/check.log; echo fail >> $(BUILD)/checks; fi
+	$(call build_check,demo --save_best keeps the best epoch,$(CC) $(TESTFLAGS) $(OMP) demo.c -o $(BUILD)/demo_check -lm && $(call save_best_check,$(BUILD)/demo_check))
 	@$(CC) -Os -std=c99 $(STB) -I. -c $(BUILD)/impl.c -o $(BUILD)/full.o && \
 	  echo "object code at -Os: NCF_INFERENCE_ONLY $$(size $(BUILD)/infer.o | awk 'NR==2{print $$1}') bytes, full library $$(size $(BUILD)/full.o | awk 'NR==2{print $$1}') bytes"
 
 # Runs every suite; the last line sums them up.
-test: $(BUILD)/tests $(BUILD)/tests_noomp $(BUILD)/tests_native $(BUILD)/tests_asan $(BUILD)/tests_infer header-checks
+test: $(BUILD)/tests $(BUILD)/tests_noomp $(BUILD)/tests_native $(BUILD)/tests_asan $(BUILD)/tests_infer isa-matrix header-checks
 	@$(BUILD)/tests_noomp --print-hash > $(BUILD)/noomp.hash
 	@rm -rf $(BUILD)/fixture && mkdir -p $(BUILD)/fixture && $(BUILD)/tests --write-fixture $(BUILD)/fixture
 	@set -u; p=0; f=0; \
-	for t in "tests --expect-hash $(BUILD)/noomp.hash" tests_noomp tests_native tests_asan \
+	for t in "tests --expect-hash $(BUILD)/noomp.hash" tests_noomp tests_native $$(cat $(BUILD)/isa.list) tests_asan \
 	         "tests_infer --check-fixture $(BUILD)/fixture"; do \
 	  echo "== $(BUILD)/$$t"; \
 	  ASAN_OPTIONS=detect_leaks=1 $(BUILD)/$$t > $(BUILD)/out.log 2>&1; rc=$$?; cat $(BUILD)/out.log; \
@@ -120,7 +163,7 @@ test: $(BUILD)/tests $(BUILD)/tests_noomp $(BUILD)/tests_native $(BUILD)/tests_a
 	  [ $$rc -eq 0 ] || [ $${n%% failed*} -gt 0 ] || f=$$((f + 1)); \
 	done; \
 	p=$$((p + $$(grep -c pass $(BUILD)/checks))); f=$$((f + $$(grep -c fail $(BUILD)/checks || true))); \
-	echo "$$p passed, $$f failed"; [ $$f -eq 0 ]
+	cat $(BUILD)/isa.txt; echo "$$p passed, $$f failed"; [ $$f -eq 0 ]
 
 # One JSON line per case: ours (NATIVE=1 build), then the load times, the machine's
 # peak (../shared/peers/peak.c) and, when torch imports, the PyTorch peer on the
@@ -162,6 +205,30 @@ cross: stb | $(BUILD)
 	  $$q -L /usr/$$tr $(BUILD)/tests_$$tr --check-fixture $(BUILD)/fixture | tail -n 2; \
 	  $$q -L /usr/$$tr $(BUILD)/tests_$$tr > $(BUILD)/cross_$$tr.log 2>&1 || { cat $(BUILD)/cross_$$tr.log; exit 1; }; \
 	  tail -n 1 $(BUILD)/cross_$$tr.log; done
+
+# Windows: the suite and a demo --save_best run, cross-built with MinGW-w64 (OpenMP linked
+# in) and run under wine; the model files this machine's build writes are checked there
+# too. Installs both when root with apt-get, as make cross does.
+MINGW := x86_64-w64-mingw32-gcc
+WINE  := WINEDEBUG=-all wine
+windows: stb | $(BUILD)
+	@need=""; command -v $(MINGW) >/dev/null || need="$$need gcc-mingw-w64-x86-64"; \
+	command -v wine >/dev/null || need="$$need wine"; \
+	if [ -n "$$need" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then apt-get update -qq && apt-get install -y -qq $$need >/dev/null || exit 1; \
+	  else echo "make windows needs:  sudo apt-get install$$need"; exit 1; fi; fi
+	$(MINGW) $(TESTFLAGS) -fopenmp tests.c -o $(BUILD)/tests.exe -static -lm
+	$(MINGW) $(OPT) -std=c99 $(WARN) -Werror $(STB) -fopenmp demo.c -o $(BUILD)/demo.exe -static -lm
+	$(CC) $(TESTFLAGS) $(OMP) tests.c -o $(BUILD)/tests -lm
+	@rm -rf $(BUILD)/fixture && mkdir -p $(BUILD)/fixture && $(BUILD)/tests --write-fixture $(BUILD)/fixture
+	@$(WINE) $(BUILD)/tests.exe --check-fixture $(BUILD)/fixture 2>/dev/null | tail -n 2
+	@printf $(IMPL)$(APP) > $(BUILD)/app.c
+	$(MINGW) -O2 -fopenmp -isystem $(STB_DIR) -I. $(BUILD)/app.c -o $(BUILD)/app.exe -static -lm
+	@$(WINE) $(BUILD)/app.exe 2>/dev/null && echo "README's MinGW compile line ... ok"
+	@printf 'demo.exe --save_best keeps the best epoch ... '; \
+	if $(call save_best_check,$(WINE) $(BUILD)/demo.exe 2>/dev/null); then echo ok; else echo FAILED; exit 1; fi
+	@$(WINE) $(BUILD)/tests.exe > $(BUILD)/windows.log 2>/dev/null || { cat $(BUILD)/windows.log; exit 1; }; \
+	tail -n 1 $(BUILD)/windows.log
 
 # libFuzzer (clang): one binary per reader, each run FUZZ_SECONDS on a scratch
 # corpus seeded from fuzz/corpus/NAME. Crashing inputs land in $(BUILD)/fuzz/.

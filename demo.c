@@ -5,7 +5,9 @@
      ./demo --data ../shared/data/ml-1m-ncf/ml-1m         the NCF paper's split
      ./demo --help                                        every flag
 */
+#ifndef _WIN32
 #define _POSIX_C_SOURCE 200809L
+#endif
 #define NCF_IMPLEMENTATION
 #define STB_DS_IMPLEMENTATION
 #include "ncf.h"
@@ -15,7 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef _WIN32 /* MinGW (make windows) */
+#include <io.h>
+#include <windows.h>
+#define isatty _isatty
+#else
 #include <unistd.h>
+#endif
 
 typedef struct {
     const char *dataset, *data_dir, *data, *log, *save, *save_best, *load, *pretrain_gmf, *pretrain_mlp;
@@ -30,9 +38,15 @@ typedef struct {
 
 static double now(void)
 {
+#ifdef _WIN32
+    LARGE_INTEGER f, c;
+    QueryPerformanceFrequency(&f), QueryPerformanceCounter(&c);
+    return (double)c.QuadPart / (double)f.QuadPart;
+#else
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+#endif
 }
 
 static void usage(FILE *f)

@@ -1,4 +1,4 @@
-/* ncf.h - v0.2.0 - Neural Collaborative Filtering (NeuMF) in one C header.
+/* ncf.h - v0.2.1 - Neural Collaborative Filtering (NeuMF) in one C header.
 
    He et al., "Neural Collaborative Filtering", WWW 2017, as TensorFlow's
    official NCF (the MLPerf reference) trains and evaluates it: MovieLens,
@@ -11,7 +11,10 @@
         #define STB_DS_IMPLEMENTATION   (unless another file already does)
         #include "ncf.h"
      Everywhere else just #include "ncf.h". Needs stb_ds.h (Debian: libstb-dev,
-     `pkg-config --cflags stb`) and, optionally, OpenMP (-fopenmp).
+     `pkg-config --cflags stb`) and, optionally, OpenMP (-fopenmp):
+        cc -O2 -fopenmp -isystem /usr/include/stb app.c -lm
+     or, linking Debian's libstb (which has stb_ds's implementation: no
+     STB_DS_IMPLEMENTATION), cc -O2 -fopenmp app.c $(pkg-config --cflags --libs stb) -lm
 
    CONTENTS
      1. public API          config, dataset, sampler, model, persistence,
@@ -60,6 +63,11 @@
      bit-identical for any number of OpenMP threads and without OpenMP.
 
    CHANGELOG
+     0.2.1  One rounding rule in every kernel path (fused multiply-add where the CPU has
+            it, written so): a score no longer depends on its batch, chunk or row, and
+            evaluation and serving equal the training forward bit for bit. ncf_save
+            writes a fresh exclusive temporary file, flushes it and renames it over the
+            path (MoveFileEx on Windows), keeping the old file's permissions. Strict C++11.
      0.2.0  Pre-training (ncf_model_init_from), plain SGD, the MF baseline (biases +
             dot product), NCF_INFERENCE_ONLY; model format 2 (optimizer, init_sd);
             the split's ids must be dense; raw ids limited to [0, 2^62).
@@ -75,8 +83,8 @@
 
 #define NCF_VERSION_MAJOR 0
 #define NCF_VERSION_MINOR 2
-#define NCF_VERSION_PATCH 0
-#define NCF_VERSION_STRING "0.2.0"
+#define NCF_VERSION_PATCH 1
+#define NCF_VERSION_STRING "0.2.1"
 
 #ifndef NCFDEF
 #if defined(NCF_STATIC) && (defined(__GNUC__) || defined(__clang__))
@@ -313,7 +321,8 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int with_adam, void **buf, size_t *l
 /* A new model from a buffer; every size, the version and the CRC are checked. */
 NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len);
 #ifndef NCF_NO_STDIO
-/* Writes PATH.tmp, then renames it over PATH: a failure never leaves a half model. */
+/* Writes a new temporary file beside PATH (created exclusively, flushed to the disk), then
+   renames it over PATH: a failure never leaves a half model or touches the old one. */
 NCFDEF int ncf_save(const ncf_model *m, const char *path, int with_adam);
 NCFDEF int ncf_load(ncf_model **out, const char *path);
 #endif
@@ -366,6 +375,27 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
 #include "stb_ds.h"
 #ifdef _OPENMP
 #include <omp.h>
+#endif
+#ifndef NCF_NO_STDIO /* what ncf_save needs to write a file safely */
+#if defined(_WIN32)
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <windows.h>
+#define NCF__PID() ((uint64_t)GetCurrentProcessId())
+#elif defined(__unix__) || defined(__unix) || defined(__APPLE__)
+#define NCF__POSIX_FILES 1
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#define NCF__PID() ((uint64_t)getpid())
+#else
+#define NCF__PID() ((uint64_t)0)
+#endif
 #endif
 
 #if defined(NCF_MALLOC) && defined(NCF_REALLOC) && defined(NCF_FREE)
@@ -2407,6 +2437,10 @@ NCFDEF int ncf_forward_backward(ncf_model *m, const int32_t *users, const int32_
 
 /* ------------------------------------------------------------- optimizer -- */
 
+/* Empties an stb_ds array, keeping its memory (arrsetlen(a, 0) would trip -Wtype-limits in a
+   user's build that finds stb_ds.h with -I). */
+#define NCF__ARRCLEAR(a) ((a) ? (void)(stbds_header(a)->length = 0) : (void)0)
+
 /* Sorts and deduplicates an stb_ds row list in place. */
 static void ncf__unique_rows(int32_t *rows)
 {
@@ -2430,8 +2464,8 @@ NCFDEF void ncf_zero_grad(ncf_model *m)
         for (i = 0; i < arrlen(s->touched_user); i++) memset(gu + (size_t)s->touched_user[i] * D, 0, sizeof(float) * D);
         for (i = 0; i < arrlen(s->touched_item); i++) memset(gi + (size_t)s->touched_item[i] * D, 0, sizeof(float) * D);
     }
-    arrsetlen(s->touched_user, 0);
-    arrsetlen(s->touched_item, 0);
+    NCF__ARRCLEAR(s->touched_user);
+    NCF__ARRCLEAR(s->touched_item);
 }
 
 typedef struct { float b1, b2, lr_t, eps; } ncf__adam_k;
@@ -3077,25 +3111,152 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len)
 }
 
 #ifndef NCF_NO_STDIO
+/* Saving never damages what is at PATH: the bytes go to a new temporary file beside it,
+   created exclusively under a fresh name (so it follows no planted link and meets no other
+   saver's file), flushed to the disk, then renamed over PATH in one step; an existing
+   file's permissions are kept. Anything that fails removes the temporary file. */
+
+typedef struct {
+#if defined(_WIN32)
+    HANDLE h;
+#elif defined(NCF__POSIX_FILES)
+    int fd;
+#else
+    FILE *f;
+#endif
+    char name[1100];
+} ncf__tmpfile;
+
+/* The OS's reason for the last failure, for error messages. */
+static const char *ncf__os_reason(void)
+{
+#if defined(_WIN32)
+    static NCF__TLS char why[48];
+    snprintf(why, sizeof why, "Windows error %lu", (unsigned long)GetLastError());
+    return why;
+#elif defined(NCF__POSIX_FILES)
+    return strerror(errno);
+#else
+    return "the C library does not say why";
+#endif
+}
+
+/* Creates PATH.tmp-XXXXXXXXXXXX exclusively, retrying under another name if it exists. */
+static int ncf__tmp_create(ncf__tmpfile *t, const char *path)
+{
+    static NCF__TLS uint64_t counter;
+    uint64_t base = ncf__mix64(NCF__PID() ^ (uint64_t)(size_t)t ^ ((uint64_t)(size_t)&counter << 20)), r;
+    int tries;
+#if defined(NCF__POSIX_FILES)
+    struct stat st;
+    int mode = stat(path, &st) == 0 ? (int)(st.st_mode & 07777) : 0666;
+#endif
+    for (tries = 0; tries < 100; tries++) {
+        r = ncf__mix64(base + ++counter + (uint64_t)tries);
+        if (snprintf(t->name, sizeof t->name, "%s.tmp-%012llx", path, (unsigned long long)(r >> 16)) >=
+            (int)sizeof t->name)
+            return ncf__fail(NCF_ERR_ARG, "%s: path too long", path);
+#if defined(_WIN32)
+        t->h = CreateFileA(t->name, GENERIC_WRITE, 0, NULL, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, NULL);
+        if (t->h != INVALID_HANDLE_VALUE) return NCF_OK;
+        if (GetLastError() != ERROR_FILE_EXISTS && GetLastError() != ERROR_ALREADY_EXISTS) break;
+#elif defined(NCF__POSIX_FILES)
+        t->fd = open(t->name, O_WRONLY | O_CREAT | O_EXCL, mode);
+        if (t->fd >= 0) {
+            if (mode != 0666) chmod(t->name, (mode_t)mode); /* exactly, whatever the umask */
+            return NCF_OK;
+        }
+        if (errno != EEXIST) break;
+#else
+        t->f = fopen(t->name, "rb"); /* plain C cannot create exclusively: skip names in use */
+        if (t->f) { fclose(t->f); continue; }
+        t->f = fopen(t->name, "wb");
+        if (t->f) return NCF_OK;
+        break;
+#endif
+    }
+    return ncf__fail(NCF_ERR_IO, "%s: cannot create a temporary file beside it (%s)", path, ncf__os_reason());
+}
+
+/* Writes, flushes to the disk and closes; the file is removed on failure. */
+static int ncf__tmp_write(ncf__tmpfile *t, const char *path, const void *buf, size_t len)
+{
+    const char *p = (const char *)buf;
+    int ok = 1, rc = NCF_OK;
+#if defined(_WIN32)
+    while (ok && len > 0) {
+        DWORD chunk = len > (1u << 30) ? (1u << 30) : (DWORD)len, done = 0;
+        ok = WriteFile(t->h, p, chunk, &done, NULL) && done == chunk;
+        p += chunk, len -= chunk;
+    }
+    if (!ok || !FlushFileBuffers(t->h))
+        rc = ncf__fail(NCF_ERR_IO, "%s: writing %s failed (%s)", path, t->name, ncf__os_reason());
+    CloseHandle(t->h);
+#elif defined(NCF__POSIX_FILES)
+    while (ok && len > 0) {
+        ssize_t done = write(t->fd, p, len > (1u << 30) ? (1u << 30) : len);
+        if (done < 0 && errno == EINTR) continue;
+        ok = done > 0;
+        if (ok) p += done, len -= (size_t)done;
+    }
+    if (!ok || fsync(t->fd) != 0)
+        rc = ncf__fail(NCF_ERR_IO, "%s: writing %s failed (%s)", path, t->name, ncf__os_reason());
+    if (close(t->fd) != 0 && rc == NCF_OK)
+        rc = ncf__fail(NCF_ERR_IO, "%s: writing %s failed (%s)", path, t->name, ncf__os_reason());
+#else
+    ok = fwrite(p, 1, len, t->f) == len && fflush(t->f) == 0;
+    if (fclose(t->f) != 0 || !ok)
+        rc = ncf__fail(NCF_ERR_IO, "%s: writing %s failed (%s)", path, t->name, ncf__os_reason());
+#endif
+    if (rc != NCF_OK) remove(t->name);
+    return rc;
+}
+
+/* Renames the temporary file over PATH (replacing it; Windows' rename does not), then on
+   POSIX flushes the directory so the rename itself survives a crash. */
+static int ncf__tmp_commit(ncf__tmpfile *t, const char *path)
+{
+#if defined(_WIN32)
+    if (!MoveFileExA(t->name, path, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) {
+        int rc = ncf__fail(NCF_ERR_IO, "%s: cannot replace it with %s (%s)", path, t->name, ncf__os_reason());
+        DeleteFileA(t->name);
+        return rc;
+    }
+#else
+    if (rename(t->name, path) != 0) {
+        int rc = ncf__fail(NCF_ERR_IO, "%s: cannot replace it with %s (%s)", path, t->name, ncf__os_reason());
+        remove(t->name);
+        return rc;
+    }
+#if defined(NCF__POSIX_FILES)
+    {
+        char dir[1100];
+        const char *slash = strrchr(path, '/');
+        int fd;
+        if (slash) snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) + (slash == path), path);
+        else snprintf(dir, sizeof dir, ".");
+        if ((fd = open(dir, O_RDONLY)) >= 0) { /* some file systems cannot; the file is saved anyway */
+            (void)fsync(fd);
+            close(fd);
+        }
+    }
+#endif
+#endif
+    return NCF_OK;
+}
+
 NCFDEF int ncf_save(const ncf_model *m, const char *path, int with_adam)
 {
     void *buf;
     size_t len;
-    char tmp[1100];
-    FILE *f;
-    int rc, ok;
-    if (!path) return ncf__fail(NCF_ERR_ARG, "ncf_save: NULL path");
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) return ncf__fail(NCF_ERR_ARG, "%s: path too long", path);
+    ncf__tmpfile t;
+    int rc;
+    if (!path || !*path) return ncf__fail(NCF_ERR_ARG, "ncf_save: NULL or empty path");
     if ((rc = ncf_save_mem(m, with_adam, &buf, &len)) != NCF_OK) return rc;
-    f = fopen(tmp, "wb");
-    if (!f) { NCF_FREE(buf); return ncf__fail(NCF_ERR_IO, "%s: cannot open for writing", tmp); }
-    ok = fwrite(buf, 1, len, f) == len;
-    ok &= fflush(f) == 0;
-    ok &= fclose(f) == 0;
+    if ((rc = ncf__tmp_create(&t, path)) == NCF_OK && (rc = ncf__tmp_write(&t, path, buf, len)) == NCF_OK)
+        rc = ncf__tmp_commit(&t, path);
     NCF_FREE(buf);
-    if (!ok) { remove(tmp); return ncf__fail(NCF_ERR_IO, "%s: write failed (disk full?)", tmp); }
-    if (rename(tmp, path) != 0) { remove(tmp); return ncf__fail(NCF_ERR_IO, "%s: cannot rename %s over it", path, tmp); }
-    return NCF_OK;
+    return rc;
 }
 
 NCFDEF int ncf_load(ncf_model **out, const char *path)

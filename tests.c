@@ -7,17 +7,30 @@
      ./tests --print-hash        print the determinism hash (for the NO_OMP comparison)
      ./tests --expect-hash FILE  also check this build's hash equals the one in FILE
 */
+#ifndef _WIN32
 #define _POSIX_C_SOURCE 200809L
+#endif
 #define NCF_IMPLEMENTATION
 #define STB_DS_IMPLEMENTATION
 #include "ncf.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#ifdef _WIN32 /* the few POSIX calls the tests make, for MinGW (make windows) */
+#include <direct.h>
+#include <windows.h>
+#define rmdir _rmdir
+#else
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#endif
 
 static int g_failed_checks;
 
@@ -116,12 +129,47 @@ int main(int argc, char **argv)
 }
 #else
 
-static char g_dir[64]; /* scratch folder for the files the tests write */
+static char g_dir[200]; /* scratch folder for the files the tests write */
+
+/* A new folder for this run's files, under the system's temporary folder. */
+static int make_scratch_dir(void)
+{
+#ifdef _WIN32
+    char tmp[MAX_PATH];
+    int k;
+    if (!GetTempPathA(sizeof tmp, tmp)) return 0;
+    for (k = 0; k < 1000; k++) {
+        snprintf(g_dir, sizeof g_dir, "%sncf_tests_%lu_%d", tmp, (unsigned long)GetCurrentProcessId(), k);
+        if (_mkdir(g_dir) == 0) return 1;
+    }
+    return 0;
+#else
+    snprintf(g_dir, sizeof g_dir, "/tmp/ncf_tests_XXXXXX");
+    return mkdtemp(g_dir) != NULL;
+#endif
+}
+
+/* Files in dir whose names start with prefix ("" counts every file); with remove, deletes them. */
+static int files_in_dir(const char *dir, const char *prefix, int remove_them)
+{
+    DIR *dp = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    char path[1024];
+    while (dp && (e = readdir(dp)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || strncmp(e->d_name, prefix, strlen(prefix))) continue;
+        n++;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (remove_them) remove(path);
+    }
+    if (dp) closedir(dp);
+    return n;
+}
 static const char *g_expect_hash_file;
 
 static const char *path_in_dir(const char *name)
 {
-    static char buf[8][256];
+    static char buf[8][512];
     static int k;
     k = (k + 1) % 8;
     snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
@@ -1393,29 +1441,72 @@ static void test_corrupt_models_refused(void)
     CHECK_ERR(ncf_load_mem(&b, bad, len), NCF_ERR_PARSE, "bad magic");
     CHECK_ERR(ncf_load(&b, path_in_dir("no_such.ncf")), NCF_ERR_IO, "cannot open");
     CHECK(b == NULL);
-    /* a failed save leaves the old file as it was */
-    {
-        const char *path = path_in_dir("keep.ncf");
-        ncf_model *again = NULL;
-        char tmpdir[300];
-        float keep;
-        CHECK(ncf_save(m, path, 0) == NCF_OK);
-        snprintf(tmpdir, sizeof tmpdir, "%s.tmp", path);
-        CHECK(mkdir(tmpdir, 0700) == 0); /* the temporary name cannot be a file now */
-        keep = m->params[0];
-        m->params[0] = keep + 1.0f;
-        CHECK_ERR(ncf_save(m, path, 0), NCF_ERR_IO, "keep.ncf.tmp");
-        m->params[0] = keep;
-        CHECKF(ncf_load(&again, path) == NCF_OK && again && same_model(m, again, 0), "%s", ncf_error_text());
-        ncf_model_free(again);
-        rmdir(tmpdir);
-    }
     free(bad);
     ncf_free(buf);
     ncf_model_free(m);
     ncf_dataset_free(&d);
 }
 
+
+/* ncf_save never damages the file at its path: saving twice to one path replaces it (Windows'
+   rename would not), no temporary file is left behind, an existing file's permissions stay,
+   a link planted at the old fixed temporary name PATH.tmp is not followed, and a save that
+   fails mid-write (the file size limit) leaves the old model and says why. */
+static void test_safe_save(void)
+{
+    ncf_dataset d;
+    ncf_model *m, *back = NULL;
+    const char *path = path_in_dir("safe.ncf");
+    CHECK(ncf_synthetic(&d, 80, 50, 1500, 4, 2) == NCF_OK);
+    m = trained_small(&d, 1);
+    if (!m) { ncf_dataset_free(&d); return; }
+    CHECK(ncf_save(m, path, 1) == NCF_OK);
+    m->params[0] += 1.0f;
+    CHECKF(ncf_save(m, path, 1) == NCF_OK, "%s", ncf_error_text());
+    CHECK(ncf_load(&back, path) == NCF_OK && back && same_model(m, back, 1));
+    ncf_model_free(back), back = NULL;
+    CHECK(files_in_dir(g_dir, "safe.ncf.tmp", 0) == 0);
+    CHECK_ERR(ncf_save(m, path_in_dir("no_such_dir/x.ncf"), 0), NCF_ERR_IO, "no_such_dir/x.ncf");
+#ifndef _WIN32
+    {
+        struct stat st;
+        struct rlimit old, small;
+        char victim[300], text[16] = {0}, link_path[300];
+        FILE *f;
+        int mode, rc;
+        float keep;
+        for (mode = 0600; mode <= 0640; mode += 040) {
+            CHECK(chmod(path, (mode_t)mode) == 0 && ncf_save(m, path, 0) == NCF_OK);
+            CHECKF(stat(path, &st) == 0 && (st.st_mode & 0777) == (mode_t)mode, "mode %o became %o", mode,
+                   (unsigned)(st.st_mode & 0777));
+        }
+        write_file("victim.txt", "keep me\n");
+        snprintf(victim, sizeof victim, "%s", path_in_dir("victim.txt"));
+        snprintf(link_path, sizeof link_path, "%s.tmp", path);
+        CHECK(symlink(victim, link_path) == 0 && ncf_save(m, path, 0) == NCF_OK);
+        f = fopen(victim, "rb");
+        CHECK(f && fread(text, 1, sizeof text - 1, f) == 8 && !strcmp(text, "keep me\n"));
+        if (f) fclose(f);
+        remove(link_path);
+        /* a failure mid-write: the file size limit is smaller than the model */
+        CHECK(ncf_save(m, path, 1) == NCF_OK && getrlimit(RLIMIT_FSIZE, &old) == 0);
+        small = old, small.rlim_cur = 4096;
+        signal(SIGXFSZ, SIG_IGN);
+        keep = m->params[0], m->params[0] += 1.0f;
+        CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0);
+        rc = ncf_save(m, path, 1);
+        CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
+        CHECKF(rc == NCF_ERR_IO && strstr(ncf_error_text(), "safe.ncf") && strstr(ncf_error_text(), strerror(EFBIG)),
+               "rc %d: %s", rc, ncf_error_text());
+        m->params[0] = keep;
+        CHECK(ncf_load(&back, path) == NCF_OK && back && same_model(m, back, 1));
+        ncf_model_free(back);
+        CHECK(files_in_dir(g_dir, "safe.ncf.tmp", 0) == 0);
+    }
+#endif
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+}
 
 /* The fixture check_fixture reads: a NeuMF (saved with its Adam state) and an MF. */
 static int write_fixture(const char *dir)
@@ -1541,13 +1632,17 @@ static void test_recommend_topk(void)
 /* ./tests --bench CASE THREADS ADAM: one JSON line. Timing lives here, never in a
    pass/fail test. Each rate is the median of several timed windows. */
 
-#include <time.h>
-
 static double now_s(void)
 {
+#ifdef _WIN32
+    LARGE_INTEGER f, c;
+    QueryPerformanceFrequency(&f), QueryPerformanceCounter(&c);
+    return (double)c.QuadPart / (double)f.QuadPart;
+#else
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+#endif
 }
 
 static double median(double *v, int n)
@@ -1751,6 +1846,7 @@ static const test_case TESTS[] = {
     {"pretrain_init", test_pretrain_init},
     {"mf_sgd_learns", test_mf_sgd_learns},
     {"corrupt_models_refused", test_corrupt_models_refused},
+    {"safe_save", test_safe_save},
     {"recommend_topk", test_recommend_topk},
     {"fixture_round_trip", test_fixture_round_trip},
 };
@@ -1780,8 +1876,7 @@ int main(int argc, char **argv)
             only = argv[i];
         }
     }
-    snprintf(g_dir, sizeof g_dir, "/tmp/ncf_tests_XXXXXX");
-    if (!mkdtemp(g_dir)) { perror("mkdtemp"); return 2; }
+    if (!make_scratch_dir()) { printf("cannot make a scratch folder: %s\n", strerror(errno)); return 2; }
     printf("ncf.h %s tests, %d threads%s\n", ncf_version(), ncf_get_threads(),
 #ifdef _OPENMP
            ""
@@ -1799,11 +1894,8 @@ int main(int argc, char **argv)
         else failed++, printf("  FAILED\n");
         fflush(stdout);
     }
-    {
-        char cmd[128];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-        if (system(cmd) != 0) printf("could not remove %s\n", g_dir);
-    }
+    files_in_dir(g_dir, "", 1);
+    if (rmdir(g_dir) != 0) printf("could not remove %s\n", g_dir);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
