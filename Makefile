@@ -145,6 +145,8 @@ header-checks: | stb $(BUILD)
 	$(call build_check,README: Debian libstb (pkg-config --cflags --libs stb),pkg-config --exists stb && $(CC) -O2 $(OMP) $(WARN) -Werror -I. $(BUILD)/app_libstb.c -o $(BUILD)/app_libstb $$(pkg-config --cflags --libs stb) -lm && $(BUILD)/app_libstb)
 	$(call build_check,NCF_INFERENCE_ONLY has no training code,$(CC) $(TESTFLAGS) -Os -I. -DNCF_INFERENCE_ONLY -c $(BUILD)/impl.c -o $(BUILD)/infer.o && ! nm $(BUILD)/infer.o | grep -q 'ncf_train_epoch\|ncf_load_dataset\|ncf_update')
 	$(call build_check,demo --save_best keeps the best epoch,$(CC) $(TESTFLAGS) $(OMP) demo.c -o $(BUILD)/demo_check -lm && $(call save_best_check,$(BUILD)/demo_check))
+	$(call build_check,demo stops before training when --save cannot be written,! $(BUILD)/demo_check $(SYN) --save $(BUILD)/no_such_dir/m.ncf > $(BUILD)/nodir.log 2>&1 && grep -q 'cannot create' $(BUILD)/nodir.log && ! grep -q Iteration $(BUILD)/nodir.log)
+	$(call build_check,demo saves before --recommend of an unknown user,rm -f $(BUILD)/rec.ncf && ! $(BUILD)/demo_check $(SYN) --train_epochs 1 --save $(BUILD)/rec.ncf --recommend 999999 > $(BUILD)/rec.log 2>&1 && test -f $(BUILD)/rec.ncf)
 	@$(CC) -Os -std=c99 $(STB) -I. -c $(BUILD)/impl.c -o $(BUILD)/full.o && \
 	  echo "object code at -Os: NCF_INFERENCE_ONLY $$(size $(BUILD)/infer.o | awk 'NR==2{print $$1}') bytes, full library $$(size $(BUILD)/full.o | awk 'NR==2{print $$1}') bytes"
 

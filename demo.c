@@ -378,6 +378,22 @@ static int create_pretrained(const options *o, ncf_config *cfg, const ncf_datase
 }
 
 /* Saves with the Adam state, so a saved run can resume; 0 after saying why it failed. */
+/* Before hours of training: can a file be created beside PATH? (The save itself writes a
+   temporary file there and renames it.) */
+static int writable_beside(const char *path, const char *flag)
+{
+    char probe[1100];
+    FILE *f;
+    snprintf(probe, sizeof probe, "%s.demo-write-check", path);
+    if ((f = fopen(probe, "wb")) == NULL) {
+        fprintf(stderr, "demo: %s %s: cannot create a file there (%s)\n", flag, path, strerror(errno));
+        return 0;
+    }
+    fclose(f);
+    remove(probe);
+    return 1;
+}
+
 static int save_model(const ncf_model *m, const char *path)
 {
     if (ncf_save(m, path, 1) == NCF_OK) return 1;
@@ -456,8 +472,13 @@ static int run(const options *o)
            (unsigned long)model->num_params,
            cfg.optimizer == NCF_OPT_SGD ? "SGD" : cfg.adam == NCF_ADAM_LAZY ? "Adam (lazy)" : "Adam (dense)", cfg.lr,
            cfg.batch_size, cfg.num_neg, (unsigned long long)cfg.seed, ncf_get_threads());
+    if ((o->save && !writable_beside(o->save, "--save")) || (o->save_best && !writable_beside(o->save_best, "--save_best")))
+        goto done;
     if (o->log) {
-        if (!(logf = fopen(o->log, "w"))) { fprintf(stderr, "demo: %s: cannot open for writing\n", o->log); goto done; }
+        if (!(logf = fopen(o->log, "w"))) {
+            fprintf(stderr, "demo: --log %s: cannot open for writing (%s)\n", o->log, strerror(errno));
+            goto done;
+        }
         fprintf(logf, "iteration,hr,ndcg,loss,train_s,train_ex_per_s,eval_s,eval_users_per_s\n");
     }
 
@@ -515,6 +536,10 @@ static int run(const options *o)
     }
     printf("Best: iteration %d, HR = %.4f, NDCG = %.4f\n", best_it, best_hr, best_ndcg);
     if (o->save_best) printf("saved %s (epoch %d, the best)\n", o->save_best, best_it);
+    if (o->save) {
+        if (!save_model(model, o->save)) goto done;
+        printf("saved %s (epoch %lld)\n", o->save, (long long)model->epoch);
+    }
     if (o->has_recommend) {
         int64_t *items = (int64_t *)malloc(sizeof(int64_t) * (size_t)o->recommend_k);
         float *scores = (float *)malloc(sizeof(float) * (size_t)o->recommend_k);
@@ -528,10 +553,6 @@ static int run(const options *o)
         }
         free(items), free(scores);
         if (n < 0) goto done;
-    }
-    if (o->save) {
-        if (!save_model(model, o->save)) goto done;
-        printf("saved %s (epoch %lld)\n", o->save, (long long)model->epoch);
     }
     rc = 0;
 done:

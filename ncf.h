@@ -226,7 +226,8 @@ NCFDEF int ncf_sampler_init(ncf_sampler *s, const ncf_dataset *data, int num_neg
 /* Examples [start, start+n) of the epoch: users, items, labels (1 positive, 0 negative). */
 NCFDEF void ncf_sampler_fill(const ncf_sampler *s, int epoch, int64_t start, int n,
                              int32_t *users, int32_t *items, float *labels);
-/* TF's --hash_pipeline: a hash of the first batch and of all batches (user and item ids). */
+/* TF's --hash_pipeline: a hash of the first batch and of all batches (user and item ids);
+   both 0 for a NULL sampler or batch_size <= 0. */
 NCFDEF void ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size,
                              uint64_t *first_batch, uint64_t *all_batches);
 #endif /* NCF_INFERENCE_ONLY */
@@ -492,6 +493,17 @@ static void *ncf__zalloc(size_t n, size_t size)
 
 #define NCF__NEW(T, n) ((T *)ncf__alloc((size_t)(n), sizeof(T)))
 #define NCF__ZNEW(T, n) ((T *)ncf__zalloc((size_t)(n), sizeof(T)))
+
+/* x - x is 0 for a finite float and NaN for an infinite or NaN one. */
+#define NCF__NONFINITE(x) (!((x) - (x) == 0.0f))
+
+/* Index of the first non-finite value of p[0..n), or n. */
+static size_t ncf__first_nonfinite(const float *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n && !NCF__NONFINITE(p[i]); i++) {}
+    return i;
+}
 
 #ifndef NCF_NO_STDIO
 /* Reads a whole file, NUL-terminated. */
@@ -1518,10 +1530,14 @@ static uint64_t ncf__hash_pairs(uint64_t h, const int32_t *a, const int32_t *b, 
 NCFDEF void ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, uint64_t *first_batch,
                              uint64_t *all_batches)
 {
-    int64_t nb = (s->num_examples + batch_size - 1) / batch_size, b;
+    int64_t nb, b;
     uint64_t all = 0, first = 0;
-    uint64_t *hb = NCF__ZNEW(uint64_t, nb);
-    if (!hb) { *first_batch = *all_batches = 0; return; }
+    uint64_t *hb;
+    if (!first_batch || !all_batches) return;
+    *first_batch = *all_batches = 0; /* no hash without a sampler and a batch size */
+    if (!s || !s->data || batch_size <= 0) return;
+    nb = (s->num_examples + batch_size - 1) / batch_size;
+    if (!(hb = NCF__ZNEW(uint64_t, nb))) return;
     NCF__OMP(parallel)
     {
         int32_t *u = NCF__NEW(int32_t, batch_size), *it = NCF__NEW(int32_t, batch_size);
@@ -1868,6 +1884,7 @@ struct ncf__scratch {
     uint64_t *sortbuf;          /* [cap] radix sort scratch */
     int *ustart, *istart;       /* [cap+1] start of each distinct row in ukey/ikey */
     int nuser, nitem;           /* distinct rows in the last batch */
+    int nonfinite;              /* set by ncf_update when it wrote a non-finite parameter */
     int32_t *touched_user;      /* stb_ds arrays: embedding rows with gradients */
     int32_t *touched_item;
     ncf__idmap *user_map, *item_map; /* stb_ds: raw id -> dense id, for serving */
@@ -1935,8 +1952,8 @@ static int ncf__check_config(const ncf_config *c)
     if (c->num_users <= 0 || c->num_items <= 0)
         return ncf__fail(NCF_ERR_ARG, "config: num_users and num_items must be > 0 (got %d, %d)", c->num_users,
                          c->num_items);
-    if (c->model != NCF_MLP && c->mf_dim <= 0)
-        return ncf__fail(NCF_ERR_ARG, "config: mf_dim must be > 0 (got %d)", c->mf_dim);
+    if (c->model != NCF_MLP && (c->mf_dim <= 0 || c->mf_dim > 65536))
+        return ncf__fail(NCF_ERR_ARG, "config: mf_dim must be 1..65536 (got %d)", c->mf_dim);
     if (mlp && (c->num_layers < 2 || c->num_layers > NCF_MAX_LAYERS))
         return ncf__fail(NCF_ERR_ARG, "config: the MLP needs 2 to %d layer sizes (got %d)", NCF_MAX_LAYERS,
                          c->num_layers);
@@ -2470,54 +2487,68 @@ NCFDEF void ncf_zero_grad(ncf_model *m)
 
 typedef struct { float b1, b2, lr_t, eps; } ncf__adam_k;
 
+/* The updates return nonzero when a parameter they wrote is no longer finite: the check
+   rides along in loops that are bound by memory, so it costs next to nothing. */
+
 /* TF's Adam: the bias corrections folded into the step size (epsilon-hat form). */
-static void ncf__adam_update(ncf_model *m, size_t off, size_t n, const ncf__adam_k *k)
+static int ncf__adam_update(ncf_model *m, size_t off, size_t n, const ncf__adam_k *k)
 {
     float *NCF__RESTRICT p = m->params + off, *NCF__RESTRICT g = m->grads + off;
     float *NCF__RESTRICT mm = m->adam_m + off, *NCF__RESTRICT vv = m->adam_v + off;
     size_t i;
+    int bad = 0;
     for (i = 0; i < n; i++) {
         mm[i] = k->b1 * mm[i] + (1.0f - k->b1) * g[i];
         vv[i] = k->b2 * vv[i] + (1.0f - k->b2) * g[i] * g[i];
         p[i] -= k->lr_t * mm[i] / (sqrtf(vv[i]) + k->eps);
+        bad |= NCF__NONFINITE(p[i]);
     }
+    return bad;
 }
 
 /* Plain SGD. */
-static void ncf__sgd_update(ncf_model *m, size_t off, size_t n, const ncf__adam_k *k)
+static int ncf__sgd_update(ncf_model *m, size_t off, size_t n, const ncf__adam_k *k)
 {
     float *NCF__RESTRICT p = m->params + off, *NCF__RESTRICT g = m->grads + off;
     size_t i;
-    for (i = 0; i < n; i++) p[i] -= k->lr_t * g[i];
+    int bad = 0;
+    for (i = 0; i < n; i++) {
+        p[i] -= k->lr_t * g[i];
+        bad |= NCF__NONFINITE(p[i]);
+    }
+    return bad;
 }
 
 /* One optimizer on [off, off + n): Adam or SGD, chosen outside the loops that call it
    so each inlines. */
-static void ncf__update_range(ncf_model *m, int sgd, size_t off, size_t n, const ncf__adam_k *k)
+static int ncf__update_range(ncf_model *m, int sgd, size_t off, size_t n, const ncf__adam_k *k)
 {
-    if (sgd) ncf__sgd_update(m, off, n, k);
-    else ncf__adam_update(m, off, n, k);
+    return sgd ? ncf__sgd_update(m, off, n, k) : ncf__adam_update(m, off, n, k);
 }
 
 /* Updates rows[] of a [*][D] table. */
-static void ncf__update_rows(ncf_model *m, int sgd, const float *table, int D, const int32_t *rows, ptrdiff_t nrows,
-                             const ncf__adam_k *k)
+static int ncf__update_rows(ncf_model *m, int sgd, const float *table, int D, const int32_t *rows, ptrdiff_t nrows,
+                            const ncf__adam_k *k)
 {
     size_t off = (size_t)(table - m->params);
     ptrdiff_t i;
-    NCF__OMP(parallel for schedule(static) if ((double)nrows * D > NCF__PAR_WORK))
-    for (i = 0; i < nrows; i++) ncf__update_range(m, sgd, off + (size_t)rows[i] * D, (size_t)D, k);
+    int bad = 0;
+    NCF__OMP(parallel for schedule(static) reduction(| : bad) if ((double)nrows * D > NCF__PAR_WORK))
+    for (i = 0; i < nrows; i++) bad |= ncf__update_range(m, sgd, off + (size_t)rows[i] * D, (size_t)D, k);
+    return bad;
 }
 
 /* A flat range in chunks over the threads. */
-static void ncf__update_flat(ncf_model *m, int sgd, size_t off, size_t n, const ncf__adam_k *k)
+static int ncf__update_flat(ncf_model *m, int sgd, size_t off, size_t n, const ncf__adam_k *k)
 {
     ptrdiff_t c, chunks = (ptrdiff_t)((n + 4095) / 4096);
-    NCF__OMP(parallel for schedule(static) if (n > 65536))
+    int bad = 0;
+    NCF__OMP(parallel for schedule(static) reduction(| : bad) if (n > 65536))
     for (c = 0; c < chunks; c++) {
         size_t a = (size_t)c * 4096, len = n - a < 4096 ? n - a : 4096;
-        ncf__update_range(m, sgd, off + a, len, k);
+        bad |= ncf__update_range(m, sgd, off + a, len, k);
     }
+    return bad;
 }
 
 NCFDEF void ncf_update(ncf_model *m)
@@ -2531,14 +2562,16 @@ NCFDEF void ncf_update(ncf_model *m)
     k.b1 = c->beta1, k.b2 = c->beta2, k.eps = c->epsilon;
     k.lr_t = sgd ? c->lr : (float)(c->lr * sqrt(1.0 - pow(c->beta2, t)) / (1.0 - pow(c->beta1, t)));
     if (!sgd && c->adam == NCF_ADAM_DENSE) {
-        ncf__update_flat(m, sgd, 0, m->num_params, &k);
+        s->nonfinite |= ncf__update_flat(m, sgd, 0, m->num_params, &k);
     } else { /* embedding rows outside the batch have no gradient (SGD) or keep their moments (lazy Adam) */
-        ncf__update_flat(m, sgd, s->emb_params, m->num_params - s->emb_params, &k);
+        s->nonfinite |= ncf__update_flat(m, sgd, s->emb_params, m->num_params - s->emb_params, &k);
         ncf__unique_rows(s->touched_user);
         ncf__unique_rows(s->touched_item);
         for (i = 0; i < s->ntab; i++) {
-            ncf__update_rows(m, sgd, s->tab[i].user, s->tab[i].D, s->touched_user, arrlen(s->touched_user), &k);
-            ncf__update_rows(m, sgd, s->tab[i].item, s->tab[i].D, s->touched_item, arrlen(s->touched_item), &k);
+            s->nonfinite |= ncf__update_rows(m, sgd, s->tab[i].user, s->tab[i].D, s->touched_user,
+                                             arrlen(s->touched_user), &k);
+            s->nonfinite |= ncf__update_rows(m, sgd, s->tab[i].item, s->tab[i].D, s->touched_item,
+                                             arrlen(s->touched_item), &k);
         }
     }
     ncf_zero_grad(m);
@@ -2550,11 +2583,16 @@ NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *ite
     double l = 0;
     int rc = ncf_forward_backward(m, users, items, labels, n, &l);
     if (rc != NCF_OK) return rc;
-    if (!(l == l)) {
+    if (!(l - l == 0.0)) {
         ncf_zero_grad(m);
-        return ncf__fail(NCF_ERR_DATA, "the loss is NaN at step %lld (learning rate too high?)", (long long)m->step);
+        return ncf__fail(NCF_ERR_DATA, "the loss is %g at step %lld: the parameters are not finite (learning "
+                         "rate too high?)", l, (long long)m->step + 1);
     }
+    m->scratch->nonfinite = 0;
     ncf_update(m);
+    if (m->scratch->nonfinite)
+        return ncf__fail(NCF_ERR_DATA, "step %lld made a parameter infinite or NaN (learning rate too high?); "
+                         "stopped there", (long long)m->step);
     if (loss) *loss = l;
     return NCF_OK;
 }
@@ -2656,6 +2694,11 @@ static void ncf__score_user(const ncf_model *m, const float *proj, int u, const 
 }
 
 #ifndef NCF_INFERENCE_ONLY
+/* Whether a candidate's score counts against the held-out item's: ties do (pessimistic); a
+   non-finite candidate ranks below every finite score. (A non-finite held-out score is a miss
+   whatever the candidates: a diverged model scores HR 0, not 1.) */
+static int ncf__ranks_above(float cand, float test) { return !NCF__NONFINITE(cand) && cand >= test; }
+
 NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_ranking, ncf_metrics *out)
 {
     float *proj;
@@ -2697,15 +2740,15 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
                 ncf__score_user(m, proj, u, NULL, ncand, sc, &e);
                 for (j = 0; j < ncand; j++) {
                     while (p < pe && *p < j) p++;
-                    if (j != t && !(p < pe && *p == j) && sc[j] >= sc[t]) rank++;
+                    if (j != t && !(p < pe && *p == j) && ncf__ranks_above(sc[j], sc[t])) rank++;
                 }
             } else {
                 cand[0] = t;
                 memcpy(cand + 1, data->eval_neg + (size_t)u * data->num_eval_neg, sizeof(int32_t) * (size_t)(ncand - 1));
                 ncf__score_user(m, proj, u, cand, ncand, sc, &e);
-                for (j = 1; j < ncand; j++) rank += sc[j] >= sc[0];
+                for (j = 1; j < ncand; j++) rank += ncf__ranks_above(sc[j], sc[0]);
             }
-            if (rank < k) {
+            if (rank < k && !NCF__NONFINITE(sc[full_ranking ? t : 0])) {
                 hr[u] = 1.0;
                 ndcg[u] = log(2.0) / log((double)rank + 2.0);
             }
@@ -2822,7 +2865,12 @@ NCFDEF int ncf_predict(ncf_model *m, int64_t raw_user, int64_t raw_item, float *
 }
 
 /* (score, dense id) ordered best first: higher score, then lower id. */
-static int ncf__better(const float *sc, int32_t a, int32_t b) { return sc[a] > sc[b] || (sc[a] == sc[b] && a < b); }
+static int ncf__better(const float *sc, int32_t a, int32_t b)
+{
+    int fa = !NCF__NONFINITE(sc[a]), fb = !NCF__NONFINITE(sc[b]);
+    if (fa != fb) return fa; /* a non-finite score ranks last */
+    return fa ? sc[a] > sc[b] || (sc[a] == sc[b] && a < b) : a < b;
+}
 
 /* A heap of item ids with the worst at the root. */
 static void ncf__heap_up(int32_t *h, int q, const float *sc)
@@ -2866,6 +2914,7 @@ NCFDEF int ncf_recommend(ncf_model *m, int64_t raw_user, int k, int exclude_seen
         if (rc != NCF_OK) return rc;
         s->proj_step = m->step;
     }
+    if (k > I) k = I; /* a huge k asks for no more memory than the catalogue */
     sc = NCF__NEW(float, I), heap = NCF__NEW(int32_t, k);
     if (!sc || !heap || !ncf__eval_buf_alloc(&e, m, I)) {
         NCF_FREE(sc), NCF_FREE(heap);
@@ -2950,6 +2999,9 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int with_adam, void **buf, size_t *l
     size_t total, i, nfl, nseen;
     int l, ids, seen;
     if (!m || !buf || !len) return ncf__fail(NCF_ERR_ARG, "ncf_save_mem: NULL argument");
+    if ((i = ncf__first_nonfinite(m->params, m->num_params)) < m->num_params)
+        return ncf__fail(NCF_ERR_DATA, "the model's parameter %lu is %g: a diverged model is not saved",
+                         (unsigned long)i, m->params[i]);
     c = &m->cfg;
     with_adam = with_adam && m->adam_m; /* an inference-only build keeps no moments */
     ids = m->raw_user != NULL && m->raw_item != NULL;
@@ -3104,6 +3156,13 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len)
     if ((flags & NCF__FILE_ADAM) && m->adam_m) {
         for (i = 0; i < m->num_params; i++) ncf__get_f32(&r, &m->adam_m[i]);
         for (i = 0; i < m->num_params; i++) ncf__get_f32(&r, &m->adam_v[i]);
+    }
+    if ((i = ncf__first_nonfinite(m->params, m->num_params)) < m->num_params ||
+        (m->adam_m && ((i = ncf__first_nonfinite(m->adam_m, m->num_params)) < m->num_params ||
+                       (i = ncf__first_nonfinite(m->adam_v, m->num_params)) < m->num_params))) {
+        ncf_model_free(m);
+        return ncf__fail(NCF_ERR_DATA, "the model holds a non-finite value (parameter %lu): refused",
+                         (unsigned long)i);
     }
     m->step = (int64_t)(step > INT64_MAX ? 0 : step), m->epoch = (int64_t)(epoch > INT64_MAX ? 0 : epoch);
     *out = m;

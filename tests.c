@@ -1059,6 +1059,118 @@ static void test_metrics_by_hand(void)
     ncf_dataset_free(&d);
 }
 
+/* A little-endian u32 into a model file image. */
+static void set_u32(uint8_t *p, uint32_t v) { p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16), p[3] = (uint8_t)(v >> 24); }
+
+/* Sizes at the edges are refused or bounded, not crashes: a batch of 0 for the pipeline hash
+   (was SIGFPE), mf_dim past its limit (was an int overflow), k far past the catalogue (was an
+   allocation of k). */
+static void test_argument_limits(void)
+{
+    ncf_dataset d;
+    ncf_sampler s;
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL;
+    uint64_t first = 1, all = 1;
+    static int64_t top[64];
+    CHECK(ncf_synthetic(&d, 40, 30, 500, 4, 1) == NCF_OK && ncf_sampler_init(&s, &d, 4, 1) == NCF_OK);
+    ncf_sampler_hash(&s, 1, 0, &first, &all);
+    CHECK(first == 0 && all == 0);
+    ncf_sampler_hash(NULL, 1, 256, &first, &all);
+    CHECK(first == 0 && all == 0);
+    c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 1 << 30;
+    CHECK_ERR(ncf_model_create(&m, &c), NCF_ERR_ARG, "mf_dim");
+    c.mf_dim = 8;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK);
+    CHECK(m && ncf_recommend(m, d.raw_user[0], 2147483647, 0, top, NULL) == d.num_items);
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+}
+
+/* A non-finite score ranks below every finite one: a diverged model cannot score HR 1. */
+static void test_nonfinite_scores_rank_last(void)
+{
+    float score[12] = {0, .1f, .2f, .3f, .3f, .5f, .6f, .7f, .8f, .9f, 1.0f, 1.1f};
+    int64_t tu[6] = {0, 0, 1, 1, 2, 2}, ti[6] = {0, 5, 6, 11, 1, 3}, tt[6] = {1, 2, 1, 2, 1, 2};
+    int32_t negs[12] = {1, 2, 7, 9, 0, 1, 2, 3, 4, 8, 9, 10};
+    ncf_dataset d;
+    ncf_metrics s, f;
+    ncf_model *m;
+    int64_t top[12];
+    float top_s[12];
+    size_t i;
+    CHECK(ncf__build(&d, tu, ti, tt, 6, 0, 3, 12) == NCF_OK);
+    d.eval_neg = (int32_t *)NCF_MALLOC(sizeof negs);
+    memcpy(d.eval_neg, negs, sizeof negs);
+    d.num_eval_neg = 4;
+    score[7] = NAN;                        /* user 0 (test 5): only 9 beats it now -> rank 1 */
+    score[11] = INFINITY;                  /* user 1's test item: not a score -> a miss */
+    m = scoring_model(score, 3, 12);
+    if (!m) { ncf_dataset_free(&d); return; }
+    CHECK(ncf_evaluate(m, &d, 10, 0, &s) == NCF_OK);  /* user 1: a miss; user 2: rank 4 as before */
+    CHECKF(fabs(s.hr - 2.0 / 3) < 1e-12 && fabs(s.ndcg - (1 / log2(3.0) + 1 / log2(6.0)) / 3) < 1e-12, "hr %f ndcg %f",
+           s.hr, s.ndcg);
+    CHECK(ncf_evaluate(m, &d, 10, 1, &f) == NCF_OK); /* full: user 1's infinite test item is a miss */
+    CHECKF(fabs(f.hr - 2.0 / 3) < 1e-12, "full-ranking HR %f", f.hr);
+    CHECK(ncf_model_set_ids(m, &d) == NCF_OK && ncf_recommend(m, 1, 12, 0, top, top_s) == 12); /* NaN, inf last */
+    CHECKF(NCF__NONFINITE(top_s[10]) && NCF__NONFINITE(top_s[11]) && !NCF__NONFINITE(top_s[9]), "%g %g %g",
+           top_s[9], top_s[10], top_s[11]);
+    for (i = 0; i < m->num_params; i++) m->params[i] = NAN; /* everything NaN: HR 0, not 1 */
+    ncf_model_params_changed(m);
+    CHECK(ncf_evaluate(m, &d, 10, 0, &s) == NCF_OK && s.hr == 0.0 && s.ndcg == 0.0);
+    CHECK(ncf_evaluate(m, &d, 10, 1, &s) == NCF_OK && s.hr == 0.0);
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+}
+
+/* Divergence stops training at the step that shows it, and a model with a non-finite
+   parameter is neither saved nor loaded. */
+static void test_divergence_stops(void)
+{
+    ncf_dataset d;
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL, *b = NULL;
+    ncf_sampler smp;
+    void *buf;
+    size_t len;
+    int rc;
+    int32_t u[4] = {0, 1, 2, 3}, it[4] = {0, 1, 2, 3};
+    float y[4] = {1, 0, 1, 0};
+    CHECK(ncf_synthetic(&d, 100, 60, 2000, 4, 5) == NCF_OK);
+    c.num_users = d.num_users, c.num_items = d.num_items, c.optimizer = NCF_OPT_SGD, c.lr = 1e30f;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_sampler_init(&smp, &d, 4, 1) == NCF_OK);
+    if (!m) { ncf_dataset_free(&d); return; }
+    CHECK(ncf_save_mem(m, 1, &buf, &len) == NCF_OK);
+    rc = ncf_train_epoch(m, &smp, 1, NULL, NULL, NULL); /* the second step's loss overflows */
+    CHECKF(rc == NCF_ERR_DATA && strstr(ncf_error_text(), "not finite"), "rc %d: %s", rc, ncf_error_text());
+    CHECKF(m->step <= 2, "went on for %lld steps", (long long)m->step);
+    /* an update that writes an infinity is caught where it happens */
+    m->cfg.lr = 10.0f;
+    CHECK(ncf_forward_backward(m, u, it, y, 4, NULL) == NCF_OK);
+    m->grads[m->b_out - m->params] = 1e38f;
+    ncf_update(m);
+    CHECK(m->scratch->nonfinite && NCF__NONFINITE(m->b_out[0]));
+    {
+        void *none = NULL;
+        CHECK_ERR(ncf_save_mem(m, 1, &none, &len), NCF_ERR_DATA, "diverged");
+        CHECK(none == NULL);
+    }
+    CHECK_ERR(ncf_save(m, path_in_dir("diverged.ncf"), 1), NCF_ERR_DATA, "diverged");
+    CHECK(files_in_dir(g_dir, "diverged.ncf", 0) == 0);
+    { /* a file with a NaN inside (and a valid checksum) is refused */
+        uint8_t *p = (uint8_t *)buf;
+        size_t at = len - 4 - 4 * 3 * m->num_params; /* the first parameter */
+        uint32_t nan_bits = 0x7fc00000u;
+        set_u32(p + at, nan_bits);
+        set_u32(p + len - 4, ncf__crc32(p, len - 4));
+        CHECK_ERR(ncf_load_mem(&b, buf, len), NCF_ERR_DATA, "non-finite");
+        CHECK(b == NULL);
+    }
+    ncf_free(buf);
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+}
+
 /* The evaluation's split first layer scores as the training forward does, bit for bit. */
 static void test_eval_scores_match_forward(void)
 {
@@ -1394,7 +1506,6 @@ static void test_resume_exact(void)
     ncf_dataset_free(&d);
 }
 
-static void set_u32(uint8_t *p, uint32_t v) { p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16), p[3] = (uint8_t)(v >> 24); }
 
 static void test_corrupt_models_refused(void)
 {
@@ -1838,6 +1949,9 @@ static const test_case TESTS[] = {
     {"synthetic_shape", test_synthetic_shape},
     {"real_movielens", test_real_movielens},
     {"metrics_by_hand", test_metrics_by_hand},
+    {"argument_limits", test_argument_limits},
+    {"nonfinite_scores_rank_last", test_nonfinite_scores_rank_last},
+    {"divergence_stops", test_divergence_stops},
     {"eval_scores_match_forward", test_eval_scores_match_forward},
     {"scores_batch_invariant", test_scores_batch_invariant},
     {"end_to_end_learns", test_end_to_end_learns},
