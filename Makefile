@@ -65,6 +65,11 @@ $(BUILD)/tests_noomp: tests.c ncf.h | stb $(BUILD)
 $(BUILD)/tests_native: tests.c ncf.h | stb $(BUILD)
 	$(CC) $(TESTFLAGS) $(OMP) -O3 -ffp-contract=fast -fno-math-errno -march=native tests.c -o $@ -lm
 
+# ThreadSanitizer on the tests where threads share a model (without OpenMP, whose runtime
+# TSan does not see into)
+$(BUILD)/tests_tsan: tests.c ncf.h | stb $(BUILD)
+	$(CC) $(TESTFLAGS) -O1 -fsanitize=thread tests.c -o $@ -lm
+
 # models, predict, recommend and load only: what a device ships
 $(BUILD)/tests_infer: tests.c ncf.h | stb $(BUILD)
 	$(CC) $(TESTFLAGS) -Os -DNCF_INFERENCE_ONLY tests.c -o $@ -lm
@@ -151,11 +156,13 @@ header-checks: | stb $(BUILD)
 	  echo "object code at -Os: NCF_INFERENCE_ONLY $$(size $(BUILD)/infer.o | awk 'NR==2{print $$1}') bytes, full library $$(size $(BUILD)/full.o | awk 'NR==2{print $$1}') bytes"
 
 # Runs every suite; the last line sums them up.
-test: $(BUILD)/tests $(BUILD)/tests_noomp $(BUILD)/tests_native $(BUILD)/tests_asan $(BUILD)/tests_infer isa-matrix header-checks
+test: $(BUILD)/tests $(BUILD)/tests_noomp $(BUILD)/tests_native $(BUILD)/tests_asan $(BUILD)/tests_tsan $(BUILD)/tests_infer \
+      isa-matrix header-checks
 	@$(BUILD)/tests_noomp --print-hash > $(BUILD)/noomp.hash
 	@rm -rf $(BUILD)/fixture && mkdir -p $(BUILD)/fixture && $(BUILD)/tests --write-fixture $(BUILD)/fixture
 	@set -u; p=0; f=0; \
 	for t in "tests --expect-hash $(BUILD)/noomp.hash" tests_noomp tests_native $$(cat $(BUILD)/isa.list) tests_asan \
+	         "tests_tsan serving_threads" \
 	         "tests_infer --check-fixture $(BUILD)/fixture"; do \
 	  echo "== $(BUILD)/$$t"; \
 	  ASAN_OPTIONS=detect_leaks=1 $(BUILD)/$$t > $(BUILD)/out.log 2>&1; rc=$$?; cat $(BUILD)/out.log; \

@@ -57,10 +57,15 @@
      ncf_model_free(model); ncf_dataset_free(&data);
 
    THREAD SAFETY
-     Distinct models and datasets may be used from distinct threads. One model
-     must not be trained or evaluated from two threads at once. The last error
-     text is thread-local where the compiler supports it. Results are
-     bit-identical for any number of OpenMP threads and without OpenMP.
+     Serving only reads a model: ncf_predict, ncf_predict_batch and ncf_recommend
+     may run on one model from any number of threads at once (each call has its own
+     buffers; ids are found by binary search). Training, evaluating, loading ids or
+     pre-training change the model: one thread at a time, and not while it serves.
+     Distinct models and datasets may be used from distinct threads, except that
+     building datasets (the loaders, ncf_synthetic) in two threads at once races
+     on stb_ds's global hash seed. The last error text is thread-local where the
+     compiler supports it. Results are bit-identical for any number of OpenMP
+     threads and without OpenMP.
 
    CHANGELOG
      0.2.1  One rounding rule in every kernel path (fused multiply-add where the CPU has
@@ -271,7 +276,7 @@ NCFDEF void ncf_model_free(ncf_model *m);
 /* Logits (pre-sigmoid scores) of n (user, item) pairs. */
 NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n,
                              float *logits);
-/* Call after changing m->params by hand: drops the cached item projection. */
+/* Call after changing m->params by hand: rebuilds the cached item projection. */
 NCFDEF void ncf_model_params_changed(ncf_model *m);
 
 #ifndef NCF_INFERENCE_ONLY
@@ -296,7 +301,8 @@ NCFDEF void ncf_update(ncf_model *m);
 NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *items,
                           const float *labels, int n, double *loss);
 /* Copies the dataset's raw ids and each user's rated items (training and test) into
-   the model, so a saved model answers in the user's own ids and can skip seen items. */
+   the model, so a saved model answers in the user's own ids and can skip seen items;
+   also caches the item projection that ncf_recommend uses. */
 NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *data);
 #endif
 
@@ -307,7 +313,8 @@ NCFDEF int ncf_predict(ncf_model *m, int64_t raw_user, int64_t raw_item, float *
 /* The k best items for a user over the whole catalogue, best first (ties: lower
    dense id first), skipping the items the user rated when exclude_seen is set.
    Returns how many were written (fewer than k when the catalogue runs out) or a
-   negative NCF_ERR_* code. Not thread-safe on one model (it caches per model). */
+   negative NCF_ERR_* code. Reads the model only (see THREAD SAFETY); fast when the
+   item projection cached after training or loading is current. */
 NCFDEF int ncf_recommend(ncf_model *m, int64_t raw_user, int k, int exclude_seen, int64_t *out_items,
                          float *out_scores);
 
@@ -532,14 +539,14 @@ static int ncf__read_file(const char *path, char **out, size_t *len)
 }
 #endif
 
+#define NCF__MAX_RAW_ID ((int64_t)1 << 62) /* raw ids are in [0, 2^62) */
+#ifndef NCF_INFERENCE_ONLY
 typedef struct { int64_t key; int64_t value; } ncf__idmap; /* stb_ds hash map entry */
 
 /* stb_ds hashes an 8-byte key with (byte << 24) in int, undefined when that byte's
    top bit is set. Keys are raw ids moved clear of bits 31 and 63: one to one for
-   the ids this library accepts, [0, 2^62). */
-#define NCF__MAX_RAW_ID ((int64_t)1 << 62)
+   the ids this library accepts. */
 static int64_t ncf__idkey(int64_t raw) { return (raw & 0x7fffffff) | (raw >> 31 << 32); }
-#ifndef NCF_INFERENCE_ONLY
 static int64_t ncf__idraw(int64_t key) { return (key & 0x7fffffff) | (key >> 32 << 31); }
 #endif
 
@@ -1867,6 +1874,14 @@ static const char *ncf__bname[] = {"", "b1", "b2", "b3", "b4", "b5", "b6", "b7",
 
 typedef struct { float *user, *item; int D; } ncf__table; /* a pair of [rows][D] embedding tables */
 
+/* A batch's forward activations. The training scratch holds one; each serving call makes
+   its own, so any number of threads can score with one model at once. */
+typedef struct {
+    float *x[NCF_MAX_LAYERS];   /* x[0]: gathered [user;item] MLP embeddings, x[l]: layer l output */
+    float *gmf;                 /* [n][F] user * item GMF rows */
+    float *logit;               /* [n] */
+} ncf__acts;
+
 struct ncf__scratch {
     int F, H, nd, top;          /* GMF width, MLP embedding width, dense layers, MLP output */
     size_t emb_params;          /* embeddings come first in the block */
@@ -1874,9 +1889,9 @@ struct ncf__scratch {
     ncf__table tab[2];
     float *wg;                  /* GMF output weights: w_out, or ones for MF */
     int cap;                    /* batch rows the buffers below hold */
-    float *x[NCF_MAX_LAYERS];   /* x[0]: gathered [user;item] MLP embeddings, x[l]: layer l output */
-    float *gmf, *dgu, *dgi;     /* [cap][F] */
-    float *logit, *dz;          /* [cap] */
+    ncf__acts act;              /* the training batch's activations */
+    float *dgu, *dgi;           /* [cap][F] */
+    float *dz;                  /* [cap] */
     double *ex_loss;            /* [cap] per-example loss, summed in order */
     float *dx[2];               /* [cap][widest layer] */
     float *wt;                  /* a transposed kernel */
@@ -1887,11 +1902,13 @@ struct ncf__scratch {
     int nonfinite;              /* set by ncf_update when it wrote a non-finite parameter */
     int32_t *touched_user;      /* stb_ds arrays: embedding rows with gradients */
     int32_t *touched_item;
-    ncf__idmap *user_map, *item_map; /* stb_ds: raw id -> dense id, for serving */
+    int32_t *user_order, *item_order; /* dense ids by ascending raw id, NULL where that is 0, 1, 2... */
     float *ones;                /* MF: [F] ones standing in for w_out */
     float *proj;                /* cached item projection for serving, valid at proj_step */
     int64_t proj_step;
 };
+
+static void ncf__refresh_projection(ncf_model *m); /* metrics: the cached item projection */
 
 static int ncf__widest(const ncf_model *m)
 {
@@ -1900,31 +1917,48 @@ static int ncf__widest(const ncf_model *m)
     return w;
 }
 
-static void ncf__free_buffers(struct ncf__scratch *s)
+static void ncf__acts_free(ncf__acts *a)
 {
     int l;
-    for (l = 0; l < NCF_MAX_LAYERS; l++) NCF_FREE(s->x[l]), s->x[l] = NULL;
-    NCF_FREE(s->gmf); NCF_FREE(s->dgu); NCF_FREE(s->dgi); NCF_FREE(s->logit); NCF_FREE(s->dz);
+    for (l = 0; l < NCF_MAX_LAYERS; l++) NCF_FREE(a->x[l]), a->x[l] = NULL;
+    NCF_FREE(a->gmf), NCF_FREE(a->logit);
+    a->gmf = a->logit = NULL;
+}
+
+/* Activations for n rows; 0 (all freed) when out of memory. */
+static int ncf__acts_alloc(const ncf_model *m, ncf__acts *a, int n)
+{
+    const struct ncf__scratch *s = m->scratch;
+    int l, ok = 1;
+    memset(a, 0, sizeof *a);
+    for (l = 0; l <= s->nd; l++)
+        ok &= (a->x[l] = NCF__NEW(float, (size_t)n * (s->H ? m->cfg.layers[l] : 1))) != NULL;
+    a->gmf = NCF__NEW(float, (size_t)n * (s->F ? s->F : 1)), a->logit = NCF__NEW(float, n);
+    if (ok && a->gmf && a->logit) return 1;
+    ncf__acts_free(a);
+    return 0;
+}
+
+static void ncf__free_buffers(struct ncf__scratch *s)
+{
+    ncf__acts_free(&s->act);
+    NCF_FREE(s->dgu); NCF_FREE(s->dgi); NCF_FREE(s->dz);
     NCF_FREE(s->ex_loss); NCF_FREE(s->dx[0]); NCF_FREE(s->dx[1]); NCF_FREE(s->wt);
     NCF_FREE(s->ukey); NCF_FREE(s->ikey); NCF_FREE(s->sortbuf); NCF_FREE(s->ustart); NCF_FREE(s->istart);
-    s->gmf = s->dgu = s->dgi = s->logit = s->dz = s->dx[0] = s->dx[1] = s->wt = NULL;
+    s->dgu = s->dgi = s->dz = s->dx[0] = s->dx[1] = s->wt = NULL;
     s->ex_loss = NULL, s->ukey = s->ikey = s->sortbuf = NULL, s->ustart = s->istart = NULL;
     s->cap = 0;
 }
 
-/* Grows the batch buffers to hold n rows. */
+#ifndef NCF_INFERENCE_ONLY
+/* Grows the training batch buffers to hold n rows. */
 static int ncf__reserve(ncf_model *m, int n)
 {
     struct ncf__scratch *s = m->scratch;
-    int l, w = ncf__widest(m), ok, F = s->F ? s->F : 1;
+    int w = ncf__widest(m), ok, F = s->F ? s->F : 1;
     if (n <= s->cap) return NCF_OK;
     ncf__free_buffers(s);
-    ok = 1;
-    for (l = 0; l <= s->nd; l++)
-        ok &= (s->x[l] = NCF__NEW(float, (size_t)n * (s->H ? m->cfg.layers[l] : 1))) != NULL;
-    s->gmf = NCF__NEW(float, (size_t)n * F), s->logit = NCF__NEW(float, n);
-    ok &= s->gmf && s->logit;
-#ifndef NCF_INFERENCE_ONLY /* the backward pass */
+    ok = ncf__acts_alloc(m, &s->act, n);
     s->dgu = NCF__NEW(float, (size_t)n * F), s->dgi = NCF__NEW(float, (size_t)n * F);
     s->dz = NCF__NEW(float, n), s->ex_loss = NCF__NEW(double, n);
     s->dx[0] = NCF__NEW(float, (size_t)n * w), s->dx[1] = NCF__NEW(float, (size_t)n * w);
@@ -1933,9 +1967,6 @@ static int ncf__reserve(ncf_model *m, int n)
     s->ustart = NCF__NEW(int, (size_t)n + 1), s->istart = NCF__NEW(int, (size_t)n + 1);
     ok &= s->dgu && s->dgi && s->dz && s->ex_loss && s->dx[0] && s->dx[1] && s->wt && s->ukey && s->ikey &&
           s->sortbuf && s->ustart && s->istart;
-#else
-    (void)w;
-#endif
     if (!ok) {
         ncf__free_buffers(s);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for a batch of %d", n);
@@ -1943,6 +1974,7 @@ static int ncf__reserve(ncf_model *m, int n)
     s->cap = n;
     return NCF_OK;
 }
+#endif
 
 static int ncf__check_config(const ncf_config *c)
 {
@@ -2113,8 +2145,8 @@ NCFDEF void ncf_model_free(ncf_model *m)
         ncf__free_buffers(m->scratch);
         arrfree(m->scratch->touched_user);
         arrfree(m->scratch->touched_item);
-        hmfree(m->scratch->user_map);
-        hmfree(m->scratch->item_map);
+        NCF_FREE(m->scratch->user_order);
+        NCF_FREE(m->scratch->item_order);
         NCF_FREE(m->scratch->proj);
         NCF_FREE(m->scratch->ones);
         NCF_FREE(m->scratch);
@@ -2203,10 +2235,10 @@ static void ncf__first_layer(const ncf_model *m, float *x1, const float *x0, int
     ncf__gemm(x1, L1, x0 + H, 2 * H, 1, m->w[1] + (size_t)H * L1, L1, NULL, n, L1, H, NCF__ADD | NCF__RELU);
 }
 
-/* Fills the activations and logits of a batch of n <= cap. */
-static void ncf__forward(ncf_model *m, const int32_t *users, const int32_t *items, int n)
+/* Fills the activations a (for n rows or more) and the logits of a batch; reads m only. */
+static void ncf__forward(const ncf_model *m, ncf__acts *a, const int32_t *users, const int32_t *items, int n)
 {
-    struct ncf__scratch *s = m->scratch;
+    const struct ncf__scratch *s = m->scratch;
     int F = s->F, H = s->H, l, b;
     const int *L = m->cfg.layers;
     NCF__OMP(parallel for schedule(static) if (n >= 256))
@@ -2214,32 +2246,34 @@ static void ncf__forward(ncf_model *m, const int32_t *users, const int32_t *item
         int d;
         if (F) {
             const float *gu = m->gmf_user + (size_t)users[b] * F, *gi = m->gmf_item + (size_t)items[b] * F;
-            for (d = 0; d < F; d++) s->gmf[(size_t)b * F + d] = gu[d] * gi[d];
+            for (d = 0; d < F; d++) a->gmf[(size_t)b * F + d] = gu[d] * gi[d];
         }
         if (H) {
-            memcpy(s->x[0] + (size_t)b * 2 * H, m->mlp_user + (size_t)users[b] * H, sizeof(float) * H);
-            memcpy(s->x[0] + (size_t)b * 2 * H + H, m->mlp_item + (size_t)items[b] * H, sizeof(float) * H);
+            memcpy(a->x[0] + (size_t)b * 2 * H, m->mlp_user + (size_t)users[b] * H, sizeof(float) * H);
+            memcpy(a->x[0] + (size_t)b * 2 * H + H, m->mlp_item + (size_t)items[b] * H, sizeof(float) * H);
         }
     }
-    if (H) ncf__first_layer(m, s->x[1], s->x[0], n);
+    if (H) ncf__first_layer(m, a->x[1], a->x[0], n);
     for (l = 2; l <= s->nd; l++)
-        ncf__gemm(s->x[l], L[l], s->x[l - 1], L[l - 1], 1, m->w[l], L[l], m->b[l], n, L[l], L[l - 1], NCF__RELU);
+        ncf__gemm(a->x[l], L[l], a->x[l - 1], L[l - 1], 1, m->w[l], L[l], m->b[l], n, L[l], L[l - 1], NCF__RELU);
     NCF__OMP(parallel for schedule(static) if (n >= 256))
-    for (b = 0; b < n; b++) s->logit[b] = ncf__output(m, users[b], items[b], s->x[s->nd] + (size_t)b * s->top);
+    for (b = 0; b < n; b++) a->logit[b] = ncf__output(m, users[b], items[b], a->x[s->nd] + (size_t)b * s->top);
 }
 
 NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits)
 {
+    ncf__acts a;
     int rc, done, chunk;
     if (!m || !logits) return ncf__fail(NCF_ERR_ARG, "ncf_predict_batch: NULL model or output");
     if ((rc = ncf__check_batch(m, users, items, NULL, 0, n)) != NCF_OK) return rc;
-    chunk = m->scratch->cap > 0 ? m->scratch->cap : (n < 4096 ? n : 4096);
-    if ((rc = ncf__reserve(m, chunk)) != NCF_OK) return rc;
+    chunk = n < 1024 ? n : 1024; /* scores do not depend on it (see the kernels) */
+    if (!ncf__acts_alloc(m, &a, chunk)) return ncf__fail(NCF_ERR_NOMEM, "out of memory scoring a batch of %d", chunk);
     for (done = 0; done < n; done += chunk) {
         int k = n - done < chunk ? n - done : chunk;
-        ncf__forward(m, users + done, items + done, k);
-        memcpy(logits + done, m->scratch->logit, sizeof(float) * (size_t)k);
+        ncf__forward(m, &a, users + done, items + done, k);
+        memcpy(logits + done, a.logit, sizeof(float) * (size_t)k);
     }
+    ncf__acts_free(&a);
     return NCF_OK;
 }
 
@@ -2263,7 +2297,7 @@ static double ncf__batch_loss(ncf_model *m, const int32_t *users, const int32_t 
     int b, l;
     NCF__OMP(parallel for schedule(static) if (n >= 256))
     for (b = 0; b < n; b++) {
-        double r = ncf__bce(s->logit[b], labels[b]);
+        double r = ncf__bce(s->act.logit[b], labels[b]);
         if (s->F && c->mf_reg > 0)
             r += c->mf_reg * (ncf__sqnorm(m->gmf_user + (size_t)users[b] * s->F, s->F) +
                               ncf__sqnorm(m->gmf_item + (size_t)items[b] * s->F, s->F));
@@ -2289,7 +2323,7 @@ NCFDEF int ncf_loss(ncf_model *m, const int32_t *users, const int32_t *items, co
     if (!m || !loss) return ncf__fail(NCF_ERR_ARG, "ncf_loss: NULL model or loss");
     if ((rc = ncf__check_batch(m, users, items, labels, 1, n)) != NCF_OK) return rc;
     if ((rc = ncf__reserve(m, n)) != NCF_OK) return rc;
-    ncf__forward(m, users, items, n);
+    ncf__forward(m, &m->scratch->act, users, items, n);
     *loss = ncf__batch_loss(m, users, items, labels, n);
     return NCF_OK;
 }
@@ -2371,12 +2405,12 @@ static void ncf__backward(ncf_model *m, const int32_t *users, const int32_t *ite
     int F = s->F, H = s->H, b, l, cur = 0;
     float inv_n = 1.0f / (float)n;
 
-    for (b = 0; b < n; b++) s->dz[b] = (ncf__sigmoid(s->logit[b]) - labels[b]) * inv_n;
+    for (b = 0; b < n; b++) s->dz[b] = (ncf__sigmoid(s->act.logit[b]) - labels[b]) * inv_n;
     /* output layer */
     if (m->w_out) {
         float *gw_out = ncf__grad_of(m, m->w_out);
-        if (F) ncf__col_sums(gw_out, s->dz, s->gmf, F, n, F);
-        if (s->top) ncf__col_sums(gw_out + F, s->dz, s->x[s->nd], s->top, n, s->top);
+        if (F) ncf__col_sums(gw_out, s->dz, s->act.gmf, F, n, F);
+        if (s->top) ncf__col_sums(gw_out + F, s->dz, s->act.x[s->nd], s->top, n, s->top);
     }
     ncf__col_sums(ncf__grad_of(m, m->b_out), NULL, s->dz, 1, n, 1);
     NCF__OMP(parallel for schedule(static) if (n >= 256))
@@ -2400,12 +2434,12 @@ static void ncf__backward(ncf_model *m, const int32_t *users, const int32_t *ite
         size_t k;
         NCF__OMP(parallel for schedule(static) if ((double)n * out > NCF__PAR_WORK))
         for (b = 0; b < n; b++) { /* through the ReLU */
-            const float *h = s->x[l] + (size_t)b * out;
+            const float *h = s->act.x[l] + (size_t)b * out;
             float *g = dy + (size_t)b * out;
             int j;
             for (j = 0; j < out; j++) g[j] = h[j] > 0.0f ? g[j] : 0.0f;
         }
-        ncf__gemm(gw, out, s->x[l - 1], 1, in, dy, out, NULL, in, out, n, NCF__ACC); /* dW += x^T dy */
+        ncf__gemm(gw, out, s->act.x[l - 1], 1, in, dy, out, NULL, in, out, n, NCF__ACC); /* dW += x^T dy */
         ncf__col_sums(gb, NULL, dy, out, n, out);
         if (c->mlp_reg[l] > 0) {
             float two_r = 2.0f * c->mlp_reg[l];
@@ -2446,7 +2480,7 @@ NCFDEF int ncf_forward_backward(ncf_model *m, const int32_t *users, const int32_
     if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_forward_backward: NULL model");
     if ((rc = ncf__check_batch(m, users, items, labels, 1, n)) != NCF_OK) return rc;
     if ((rc = ncf__reserve(m, n)) != NCF_OK) return rc;
-    ncf__forward(m, users, items, n);
+    ncf__forward(m, &m->scratch->act, users, items, n);
     if (loss) *loss = ncf__batch_loss(m, users, items, labels, n);
     ncf__backward(m, users, items, labels, n);
     return NCF_OK;
@@ -2625,6 +2659,7 @@ NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_pr
     }
     NCF_FREE(u); NCF_FREE(it); NCF_FREE(y);
     if (rc == NCF_OK) m->epoch = epoch;
+    ncf__refresh_projection(m); /* ready to serve and evaluate */
     if (rc == NCF_OK && mean_loss) *mean_loss = sum / (double)s->num_examples;
     return rc;
 }
@@ -2667,6 +2702,33 @@ static float *ncf__item_projection(const ncf_model *m, int *rc)
     return proj;
 }
 
+/* The cached item projection, when it is that of the current parameters, or NULL. The cache
+   is rebuilt only where the model is being changed anyway (after an epoch, a load, pre-training,
+   ncf_model_params_changed), so serving only reads the model. */
+static const float *ncf__cached_projection(const ncf_model *m)
+{
+    const struct ncf__scratch *s = m->scratch;
+    return s->proj && s->proj_step == m->step ? s->proj : NULL;
+}
+
+/* The projection for scoring: the cache, or one of the caller's own (*own, freed by it). */
+static const float *ncf__projection_for(const ncf_model *m, float **own, int *rc)
+{
+    const float *p = ncf__cached_projection(m);
+    *own = NULL, *rc = NCF_OK;
+    return p || !m->scratch->H ? p : (*own = ncf__item_projection(m, rc));
+}
+
+/* Out of memory leaves no cache; scoring then makes its own. */
+static void ncf__refresh_projection(ncf_model *m)
+{
+    struct ncf__scratch *s = m->scratch;
+    int rc;
+    NCF_FREE(s->proj);
+    s->proj = ncf__item_projection(m, &rc);
+    s->proj_step = m->step;
+}
+
 /* Logits of user u against items cand[0..n) (all items in order when cand is NULL), with
    the training forward's rounding (ncf__first_layer, ncf__output). */
 static void ncf__score_user(const ncf_model *m, const float *proj, int u, const int32_t *cand, int n, float *scores,
@@ -2701,7 +2763,8 @@ static int ncf__ranks_above(float cand, float test) { return !NCF__NONFINITE(can
 
 NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_ranking, ncf_metrics *out)
 {
-    float *proj;
+    const float *proj;
+    float *own;
     double *hr, *ndcg, hsum = 0, nsum = 0;
     int u, users = 0, rc, failed = 0, ncand;
     if (!m || !data || !data->user_ptr || !out || k <= 0)
@@ -2712,11 +2775,11 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
     if (!full_ranking && data->num_eval_neg <= 0)
         return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: the dataset has no eval negatives (sample some, or rank all items)");
     ncand = full_ranking ? data->num_items : 1 + data->num_eval_neg;
-    proj = ncf__item_projection(m, &rc);
+    proj = ncf__projection_for(m, &own, &rc);
     if (rc != NCF_OK) return rc;
     hr = NCF__ZNEW(double, data->num_users), ndcg = NCF__ZNEW(double, data->num_users);
     if (!hr || !ndcg) {
-        NCF_FREE(proj); NCF_FREE(hr); NCF_FREE(ndcg);
+        NCF_FREE(own); NCF_FREE(hr); NCF_FREE(ndcg);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for evaluation");
     }
     NCF__OMP(parallel)
@@ -2756,7 +2819,7 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
         if (ok) ncf__eval_buf_free(&e);
         NCF_FREE(sc); NCF_FREE(cand);
     }
-    NCF_FREE(proj);
+    NCF_FREE(own);
     if (!failed)
         for (u = 0; u < data->num_users; u++) {
             if (data->test_item[u] < 0) continue;
@@ -2780,25 +2843,63 @@ NCFDEF void ncf_free(void *p) { NCF_FREE(p); }
 
 NCFDEF void ncf_model_params_changed(ncf_model *m)
 {
-    if (m && m->scratch) m->scratch->proj_step = -1;
+    if (m && m->scratch) ncf__refresh_projection(m);
 }
 
 /* raw -> dense maps for serving, from m->raw_user / raw_item. */
+/* Serving finds a raw id by binary search over the ids in ascending order: no hash map, so
+   lookups write nothing (any number of threads may serve) and cost no memory when the raw
+   ids ascend with the dense ones, as every loader assigns them. Otherwise the dense ids are
+   sorted by raw id once here. A raw id given twice is refused. */
+typedef struct { int64_t raw; int32_t dense; } ncf__idpair;
+
+static int ncf__cmp_idpair(const void *a, const void *b)
+{
+    int64_t x = ((const ncf__idpair *)a)->raw, y = ((const ncf__idpair *)b)->raw;
+    return (x > y) - (x < y);
+}
+
+static int ncf__id_order(const int64_t *raw, int n, int32_t **order, const char *what)
+{
+    ncf__idpair *p;
+    int k;
+    NCF_FREE(*order), *order = NULL;
+    for (k = 1; k < n && raw[k - 1] < raw[k]; k++) {}
+    if (k >= n) return NCF_OK; /* ascending: the identity */
+    if (!(p = NCF__NEW(ncf__idpair, n)) || !(*order = NCF__NEW(int32_t, n))) {
+        NCF_FREE(p);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for the %s id index", what);
+    }
+    for (k = 0; k < n; k++) p[k].raw = raw[k], p[k].dense = k;
+    qsort(p, (size_t)n, sizeof *p, ncf__cmp_idpair);
+    for (k = 0; k < n; k++) {
+        if (k > 0 && p[k].raw == p[k - 1].raw) {
+            int64_t dup = p[k].raw;
+            NCF_FREE(p), NCF_FREE(*order), *order = NULL;
+            return ncf__fail(NCF_ERR_DATA, "raw %s id %lld appears twice", what, (long long)dup);
+        }
+        (*order)[k] = p[k].dense;
+    }
+    NCF_FREE(p);
+    return NCF_OK;
+}
+
 static int ncf__build_id_maps(ncf_model *m)
 {
-    struct ncf__scratch *s = m->scratch;
-    int i;
-    hmfree(s->user_map);
-    hmfree(s->item_map);
-    for (i = 0; i < m->cfg.num_users; i++) {
-        int64_t key = ncf__idkey(m->raw_user[i]); /* stb_ds wants an lvalue key in C++ */
-        hmput(s->user_map, key, i);
+    int rc = ncf__id_order(m->raw_user, m->cfg.num_users, &m->scratch->user_order, "user");
+    return rc != NCF_OK ? rc : ncf__id_order(m->raw_item, m->cfg.num_items, &m->scratch->item_order, "item");
+}
+
+/* The dense id of a raw one, or -1. */
+static int ncf__find_id(const int64_t *raw, const int32_t *order, int n, int64_t id)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (raw[order ? order[mid] : mid] < id) lo = mid + 1;
+        else hi = mid;
     }
-    for (i = 0; i < m->cfg.num_items; i++) {
-        int64_t key = ncf__idkey(m->raw_item[i]);
-        hmput(s->item_map, key, i);
-    }
-    return NCF_OK;
+    return lo < n && raw[order ? order[lo] : lo] == id ? (order ? order[lo] : lo) : -1;
 }
 
 #ifndef NCF_INFERENCE_ONLY
@@ -2831,26 +2932,19 @@ NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *d)
     }
     NCF_FREE(m->raw_user), NCF_FREE(m->raw_item), NCF_FREE(m->seen_ptr), NCF_FREE(m->seen);
     m->raw_user = ru, m->raw_item = ri, m->seen_ptr = sp, m->seen = sv;
+    ncf__refresh_projection(m); /* the model is about to serve */
     return ncf__build_id_maps(m);
 }
 #endif
 
-static int ncf__dense_ids(ncf_model *m, int64_t raw_user, int64_t raw_item, int *u, int *i)
+static int ncf__dense_ids(const ncf_model *m, int64_t raw_user, int64_t raw_item, int *u, int *i)
 {
-    struct ncf__scratch *s = m->scratch;
-    ptrdiff_t k;
-    int64_t key;
+    const struct ncf__scratch *s = m->scratch;
     if (!m->raw_user) return ncf__fail(NCF_ERR_ARG, "the model has no id maps (ncf_model_set_ids)");
-    key = ncf__idkey(raw_user);
-    k = raw_user >= 0 && raw_user < NCF__MAX_RAW_ID ? hmgeti(s->user_map, key) : -1;
-    if (k < 0) return ncf__fail(NCF_ERR_ARG, "unknown user %lld (cold start is out of scope)", (long long)raw_user);
-    *u = (int)s->user_map[k].value;
-    if (i) {
-        key = ncf__idkey(raw_item);
-        k = raw_item >= 0 && raw_item < NCF__MAX_RAW_ID ? hmgeti(s->item_map, key) : -1;
-        if (k < 0) return ncf__fail(NCF_ERR_ARG, "unknown item %lld", (long long)raw_item);
-        *i = (int)s->item_map[k].value;
-    }
+    *u = ncf__find_id(m->raw_user, s->user_order, m->cfg.num_users, raw_user);
+    if (*u < 0) return ncf__fail(NCF_ERR_ARG, "unknown user %lld (cold start is out of scope)", (long long)raw_user);
+    if (i && (*i = ncf__find_id(m->raw_item, s->item_order, m->cfg.num_items, raw_item)) < 0)
+        return ncf__fail(NCF_ERR_ARG, "unknown item %lld", (long long)raw_item);
     return NCF_OK;
 }
 
@@ -2899,28 +2993,23 @@ static void ncf__heap_down(int32_t *h, int n, const float *sc)
 NCFDEF int ncf_recommend(ncf_model *m, int64_t raw_user, int k, int exclude_seen, int64_t *out_items,
                          float *out_scores)
 {
-    struct ncf__scratch *s;
     ncf__eval_buf e;
-    float *sc;
+    const float *proj;
+    float *sc, *own;
     int32_t *heap;
     int u = 0, rc, j, n = 0, I;
     const int32_t *p = NULL, *pe = NULL;
     if (!m || !out_items || k <= 0) return ncf__fail(NCF_ERR_ARG, "ncf_recommend: need a model, an output and k > 0");
     if ((rc = ncf__dense_ids(m, raw_user, 0, &u, NULL)) != NCF_OK) return rc;
-    s = m->scratch, I = m->cfg.num_items;
-    if (s->H && (!s->proj || s->proj_step != m->step)) { /* the item side, once per model state */
-        NCF_FREE(s->proj);
-        s->proj = ncf__item_projection(m, &rc);
-        if (rc != NCF_OK) return rc;
-        s->proj_step = m->step;
-    }
+    I = m->cfg.num_items;
+    if ((proj = ncf__projection_for(m, &own, &rc)) == NULL && rc != NCF_OK) return rc;
     if (k > I) k = I; /* a huge k asks for no more memory than the catalogue */
     sc = NCF__NEW(float, I), heap = NCF__NEW(int32_t, k);
     if (!sc || !heap || !ncf__eval_buf_alloc(&e, m, I)) {
-        NCF_FREE(sc), NCF_FREE(heap);
+        NCF_FREE(sc), NCF_FREE(heap), NCF_FREE(own);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory scoring %d items", I);
     }
-    ncf__score_user(m, s->proj, u, NULL, I, sc, &e);
+    ncf__score_user(m, proj, u, NULL, I, sc, &e);
     if (exclude_seen && m->seen) p = m->seen + m->seen_ptr[u], pe = m->seen + m->seen_ptr[u + 1];
     for (j = 0; j < I; j++) {
         while (p && p < pe && *p < j) p++;
@@ -2936,7 +3025,7 @@ NCFDEF int ncf_recommend(ncf_model *m, int64_t raw_user, int k, int exclude_seen
         ncf__heap_down(heap, j, sc);
     }
     ncf__eval_buf_free(&e);
-    NCF_FREE(sc), NCF_FREE(heap);
+    NCF_FREE(sc), NCF_FREE(heap), NCF_FREE(own);
     return n;
 }
 
@@ -3165,6 +3254,7 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len)
                          (unsigned long)i);
     }
     m->step = (int64_t)(step > INT64_MAX ? 0 : step), m->epoch = (int64_t)(epoch > INT64_MAX ? 0 : epoch);
+    ncf__refresh_projection(m); /* serving only reads the model from here on */
     *out = m;
     return NCF_OK;
 }

@@ -26,6 +26,7 @@
 #include <windows.h>
 #define rmdir _rmdir
 #else
+#include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -228,7 +229,7 @@ static double ref_loss(const ncf_model *m, const double *p, const int32_t *users
             reg += c->mlp_reg[0] * (x[0][k] * x[0][k] + x[0][H + k] * x[0][H + k]);
         }
         for (l = 1; l <= nd; l++) {
-            char wn[8], bn[8];
+            char wn[16], bn[16];
             long W, B;
             snprintf(wn, sizeof wn, "w%d", l), snprintf(bn, sizeof bn, "b%d", l);
             W = tensor_off(m, wn), B = tensor_off(m, bn);
@@ -245,7 +246,7 @@ static double ref_loss(const ncf_model *m, const double *p, const int32_t *users
     }
     total /= n;
     for (l = 1; l <= nd; l++) {
-        char wn[8];
+        char wn[16];
         long W;
         snprintf(wn, sizeof wn, "w%d", l);
         W = tensor_off(m, wn);
@@ -1739,6 +1740,82 @@ static void test_recommend_topk(void)
     ncf_dataset_free(&d);
 }
 
+/* One loaded model served from 4 threads at once gives the serial answers bit for bit:
+   ncf_predict, ncf_predict_batch and ncf_recommend only read the model (make test also runs
+   this under ThreadSanitizer). */
+#ifndef _WIN32
+enum { SERVE_PAIRS = 300, SERVE_USERS = 40, SERVE_K = 10, SERVE_THREADS = 4 };
+typedef struct {
+    ncf_model *m;
+    const ncf_dataset *d;
+    const int32_t *u, *it;
+    const float *pred, *batch;
+    const int64_t *rec;
+    int wrong, errors;
+} serve_job;
+
+static void *serve_worker(void *arg)
+{
+    serve_job *j = (serve_job *)arg;
+    float p[SERVE_PAIRS], sc[SERVE_K];
+    int64_t top[SERVE_K];
+    int k, q, round;
+    for (round = 0; round < 3; round++) {
+        for (k = 0; k < SERVE_PAIRS; k++) {
+            if (ncf_predict(j->m, j->d->raw_user[j->u[k]], j->d->raw_item[j->it[k]], &p[k]) != NCF_OK) j->errors++;
+            else j->wrong += memcmp(&p[k], &j->pred[k], sizeof(float)) != 0;
+        }
+        if (ncf_predict_batch(j->m, j->u, j->it, SERVE_PAIRS, p) != NCF_OK) j->errors++;
+        else j->wrong += memcmp(p, j->batch, sizeof p) != 0;
+        for (q = 0; q < SERVE_USERS; q++) {
+            if (ncf_recommend(j->m, j->d->raw_user[q], SERVE_K, 1, top, sc) != SERVE_K) j->errors++;
+            else j->wrong += memcmp(top, j->rec + q * SERVE_K, sizeof top) != 0;
+        }
+    }
+    return NULL;
+}
+
+static void test_serving_threads(void)
+{
+    ncf_dataset d;
+    ncf_model *trained, *m = NULL;
+    static int32_t u[SERVE_PAIRS], it[SERVE_PAIRS];
+    static float pred[SERVE_PAIRS], batch[SERVE_PAIRS];
+    static int64_t rec[SERVE_USERS * SERVE_K];
+    serve_job jobs[SERVE_THREADS];
+    pthread_t th[SERVE_THREADS];
+    void *buf;
+    size_t len;
+    int k, wrong = 0, errors = 0;
+    CHECK(ncf_synthetic(&d, 200, 120, 4000, 6, 4) == NCF_OK);
+    trained = trained_small(&d, 1);
+    CHECK(trained && ncf_model_set_ids(trained, &d) == NCF_OK && ncf_save_mem(trained, 0, &buf, &len) == NCF_OK);
+    CHECK(ncf_load_mem(&m, buf, len) == NCF_OK);
+    ncf_model_free(trained), ncf_free(buf);
+    if (!m) { ncf_dataset_free(&d); return; }
+    for (k = 0; k < SERVE_PAIRS; k++) {
+        u[k] = (k * 13) % d.num_users, it[k] = (k * 7 + k / 9) % d.num_items;
+        CHECK(ncf_predict(m, d.raw_user[u[k]], d.raw_item[it[k]], &pred[k]) == NCF_OK);
+    }
+    CHECK(ncf_predict_batch(m, u, it, SERVE_PAIRS, batch) == NCF_OK);
+    for (k = 0; k < SERVE_USERS; k++) CHECK(ncf_recommend(m, d.raw_user[k], SERVE_K, 1, rec + k * SERVE_K, NULL) == SERVE_K);
+    for (k = 0; k < SERVE_THREADS; k++) {
+        jobs[k].m = m, jobs[k].d = &d, jobs[k].u = u, jobs[k].it = it, jobs[k].pred = pred, jobs[k].batch = batch;
+        jobs[k].rec = rec, jobs[k].wrong = jobs[k].errors = 0;
+        CHECK(pthread_create(&th[k], NULL, serve_worker, &jobs[k]) == 0);
+    }
+    for (k = 0; k < SERVE_THREADS; k++) {
+        pthread_join(th[k], NULL);
+        wrong += jobs[k].wrong, errors += jobs[k].errors;
+    }
+    CHECKF(wrong == 0 && errors == 0, "%d answers differed from the serial ones, %d calls failed", wrong, errors);
+    printf("    %d threads x 3 rounds of %d predictions, a batch and %d top-%d lists: all serial answers\n",
+           SERVE_THREADS, SERVE_PAIRS, SERVE_USERS, SERVE_K);
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+}
+#endif
+
 /* ------------------------------------------------------------------ bench */
 /* ./tests --bench CASE THREADS ADAM: one JSON line. Timing lives here, never in a
    pass/fail test. Each rate is the median of several timed windows. */
@@ -1963,6 +2040,9 @@ static const test_case TESTS[] = {
     {"safe_save", test_safe_save},
     {"recommend_topk", test_recommend_topk},
     {"fixture_round_trip", test_fixture_round_trip},
+#ifndef _WIN32
+    {"serving_threads", test_serving_threads},
+#endif
 };
 
 int main(int argc, char **argv)
