@@ -1138,33 +1138,76 @@ static int ncf__triples_reserve(ncf__triples *tr, int64_t cap)
 }
 
 /* Parses user SEP item SEP rating SEP timestamp lines; a CSV header is skipped. */
+/* A CSV header's column names, matched without case, quotes or underscores: MovieLens's
+   userId,movieId,rating,timestamp and the common user_id,item_id,... in any order. Fills
+   col[f] (-1: absent; rating and timestamp may be) for user, item, rating, timestamp. */
+static int ncf__csv_columns(char **fs, char **fe, int nf, int col[4])
+{
+    static const char *names[4][4] = {{"userid", "user", "uid", ""},
+                                      {"movieid", "itemid", "item", "movie"},
+                                      {"rating", "score", "", ""},
+                                      {"timestamp", "time", "ts", ""}};
+    int f, c, a;
+    col[0] = col[1] = col[2] = col[3] = -1;
+    for (c = 0; c < nf && c < 16; c++) {
+        char name[32];
+        int n = 0;
+        const char *p;
+        ncf__trim(&fs[c], &fe[c]);
+        for (p = fs[c]; p < fe[c] && n < 31; p++)
+            if (*p != '"' && *p != '_') name[n++] = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+        name[n] = 0;
+        for (f = 0; f < 4; f++)
+            for (a = 0; a < 4 && names[f][a][0]; a++)
+                if (!strcmp(name, names[f][a]) && col[f] < 0) col[f] = c;
+    }
+    return col[0] >= 0 && col[1] >= 0;
+}
+
 static int ncf__parse_ratings(const char *path, const char *sep, int csv, ncf__triples *tr)
 {
-    char *buf, *s, *e, *fs[4], *fe[4];
+    char *buf, *s, *e, *fs[16], *fe[16];
     size_t len;
     int64_t lines = 1, k;
     ncf__lines L;
-    int rc = ncf__read_file(path, &buf, &len), nf, f;
+    int rc = ncf__read_file(path, &buf, &len), nf, f, col[4] = {0, 1, 2, 3}, need = 4, first = 1;
     static const char *what[4] = {"user id", "item id", "rating", "timestamp"};
     if (rc != NCF_OK) return rc;
     for (k = 0; k < (int64_t)len; k++) lines += buf[k] == '\n';
     if ((rc = ncf__triples_reserve(tr, lines)) != NCF_OK) { NCF_FREE(buf); return rc; }
     L.p = buf, L.end = buf + len, L.line = 0;
+    if (len >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3)) L.p += 3; /* a UTF-8 byte order mark */
     while (ncf__next_line(&L, &s, &e)) {
         int64_t v[4] = {0, 0, 0, 0};
         if (s == e) continue;
-        if (csv && tr->n == 0 && L.line == 1 && !(*s >= '0' && *s <= '9')) continue; /* header */
-        nf = ncf__split(s, e, sep, fs, fe, 4);
-        if (nf != 4) {
-            rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: expected 4 fields separated by '%s', got %d", path,
-                           (long long)L.line, ncf__sep_name(sep), nf);
+        nf = ncf__split(s, e, sep, fs, fe, 16);
+        if (csv && first) { /* a header, unless the first field is a number */
+            first = 0;
+            ncf__trim(&fs[0], &fe[0]);
+            if (!ncf__int_field(fs[0], fe[0], &v[0])) {
+                if (!ncf__csv_columns(fs, fe, nf, col)) {
+                    rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: a header without user and item columns (expected "
+                                   "userId,movieId[,rating,timestamp] or user_id,item_id,..., in any order)",
+                                   path, (long long)L.line);
+                    break;
+                }
+                for (f = 0, need = 0; f < 4; f++) need = col[f] + 1 > need ? col[f] + 1 : need;
+                continue;
+            }
+        }
+        if (csv ? nf < need : nf != 4) {
+            rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: expected %s%d fields separated by '%s', got %d", path,
+                           (long long)L.line, csv ? "at least " : "", need, ncf__sep_name(sep), nf);
             break;
         }
         for (f = 0; f < 4; f++) {
-            ncf__trim(&fs[f], &fe[f]);
-            if (f == 2 ? !ncf__num_field(fs[f], fe[f]) : !ncf__int_field(fs[f], fe[f], &v[f])) {
+            char *fb, *fz;
+            if (col[f] < 0) continue;
+            fb = fs[col[f]], fz = fe[col[f]];
+            ncf__trim(&fb, &fz);
+            if (f == 2 ? !ncf__num_field(fb, fz) : !ncf__int_field(fb, fz, &v[f])) {
                 rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: %s '%.*s' is not %s", path, (long long)L.line,
-                               what[f], (int)(fe[f] - fs[f] > 40 ? 40 : fe[f] - fs[f]), fs[f],
+                               what[f], (int)(fz - fb > 40 ? 40 : fz - fb), fb,
                                f == 2 ? "a number" : "an integer");
                 break;
             }
@@ -1187,16 +1230,21 @@ static int ncf__parse_ratings(const char *path, const char *sep, int csv, ncf__t
 /* PREFIX.test.negative: "(user,item)" then the negatives, TAB separated, one line per
    line of PREFIX.test.rating and for the same (user, item). */
 static int ncf__parse_negatives(const char *path, const ncf__triples *test, int32_t **out, int *per_line,
-                                int64_t *max_item)
+                                int64_t *max_item, int64_t **line_of_row)
 {
     char *buf, *s, *e;
     size_t len;
     ncf__lines L;
-    int64_t row = 0, n0 = -1;
+    int64_t row = 0, n0 = -1, *lines;
     int32_t *neg = NULL;
     int rc = ncf__read_file(path, &buf, &len);
     if (rc != NCF_OK) return rc;
+    if (!(lines = NCF__NEW(int64_t, test->n))) {
+        NCF_FREE(buf);
+        return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory", path);
+    }
     L.p = buf, L.end = buf + len, L.line = 0;
+    if (len >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3)) L.p += 3; /* a UTF-8 byte order mark */
     while (rc == NCF_OK && ncf__next_line(&L, &s, &e)) {
         int64_t u, it, cnt = 0, v;
         char *c = s, *comma, *close;
@@ -1255,15 +1303,45 @@ static int ncf__parse_negatives(const char *path, const ncf__triples *test, int3
             }
             c = fe;
         }
-        row++;
+        lines[row++] = L.line;
     }
     NCF_FREE(buf);
     if (rc == NCF_OK && row != test->n)
         rc = ncf__fail(NCF_ERR_DATA, "%s: %lld lines, but the .test.rating file has %lld", path, (long long)row,
                        (long long)test->n);
-    if (rc != NCF_OK) { NCF_FREE(neg); return rc; }
+    if (rc != NCF_OK) { NCF_FREE(neg); NCF_FREE(lines); return rc; }
     *out = neg;
     *per_line = (int)n0;
+    *line_of_row = lines;
+    return NCF_OK;
+}
+
+/* A given negative must not be one of the user's training items (a trained model ranks those
+   high, which would move HR). The test item itself may appear: the paper's ml-1m file lists it
+   among the negatives of 156 users, and evaluation ignores it there, as the paper's code does
+   (its candidate scores are keyed by item, so the duplicate merges). */
+static int ncf__check_negatives(const ncf_dataset *ds, const ncf__triples *test, const int32_t *neg, int per_line,
+                                const int64_t *line_of_row, const char *path)
+{
+    int64_t j;
+    int k;
+    for (j = 0; j < test->n; j++) {
+        int u = (int)test->u[j];
+        const int32_t *p = ds->items + ds->user_ptr[u];
+        int64_t deg = ds->user_ptr[u + 1] - ds->user_ptr[u];
+        for (k = 0; k < per_line; k++) {
+            int32_t v = neg[j * per_line + k];
+            int64_t lo = 0, hi = deg;
+            while (lo < hi) {
+                int64_t mid = lo + (hi - lo) / 2;
+                if (p[mid] < v) lo = mid + 1;
+                else hi = mid;
+            }
+            if (lo < deg && p[lo] == v)
+                return ncf__fail(NCF_ERR_DATA, "%s:%lld: negative %d is an item user %d rated in training", path,
+                                 (long long)line_of_row[j], (int)v, u);
+        }
+    }
     return NCF_OK;
 }
 
@@ -1289,7 +1367,7 @@ static int ncf__load_ncf(ncf_dataset *ds, const char *prefix, int sample_negs, u
     ncf__triples train, test, all;
     int32_t *neg = NULL;
     int per_line = 0, rc, k;
-    int64_t j, maxu = -1, maxi = -1;
+    int64_t j, maxu = -1, maxi = -1, *neg_line = NULL;
     for (k = 0; k < 3; k++)
         if (snprintf(path[k], sizeof path[k], "%s%s", prefix, suffix[k]) >= (int)sizeof path[k])
             return ncf__fail(NCF_ERR_ARG, "%s: path too long", prefix);
@@ -1328,7 +1406,8 @@ static int ncf__load_ncf(ncf_dataset *ds, const char *prefix, int sample_negs, u
         maxu = mu;
         if (rc != NCF_OK) goto done;
     }
-    if (!sample_negs && (rc = ncf__parse_negatives(path[2], &test, &neg, &per_line, &maxi)) != NCF_OK) goto done;
+    if (!sample_negs && (rc = ncf__parse_negatives(path[2], &test, &neg, &per_line, &maxi, &neg_line)) != NCF_OK)
+        goto done;
     if (maxu >= INT32_MAX || maxi >= INT32_MAX || maxi >= train.n + test.n + (int64_t)test.n * per_line) {
         rc = ncf__fail(NCF_ERR_DATA, "%s: item id %lld is beyond the split's dense ids", prefix, (long long)maxi);
         goto done;
@@ -1341,6 +1420,8 @@ static int ncf__load_ncf(ncf_dataset *ds, const char *prefix, int sample_negs, u
         goto done;
     if (sample_negs) {
         if ((rc = ncf_sample_eval_negatives(ds, sample_negs, seed)) != NCF_OK) ncf_dataset_free(ds);
+    } else if ((rc = ncf__check_negatives(ds, &test, neg, per_line, neg_line, path[2])) != NCF_OK) {
+        ncf_dataset_free(ds);
     } else {
         ds->eval_neg = NCF__NEW(int32_t, (size_t)ds->num_users * (size_t)per_line);
         if (!ds->eval_neg) { ncf_dataset_free(ds); rc = ncf__fail(NCF_ERR_NOMEM, "out of memory"); goto done; }
@@ -1351,7 +1432,7 @@ static int ncf__load_ncf(ncf_dataset *ds, const char *prefix, int sample_negs, u
     }
 done:
     ncf__triples_free(&train); ncf__triples_free(&test); ncf__triples_free(&all);
-    NCF_FREE(neg);
+    NCF_FREE(neg), NCF_FREE(neg_line);
     return rc;
 }
 
@@ -2809,7 +2890,7 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
                 cand[0] = t;
                 memcpy(cand + 1, data->eval_neg + (size_t)u * data->num_eval_neg, sizeof(int32_t) * (size_t)(ncand - 1));
                 ncf__score_user(m, proj, u, cand, ncand, sc, &e);
-                for (j = 1; j < ncand; j++) rank += ncf__ranks_above(sc[j], sc[0]);
+                for (j = 1; j < ncand; j++) rank += cand[j] != t && ncf__ranks_above(sc[j], sc[0]);
             }
             if (rank < k && !NCF__NONFINITE(sc[full_ranking ? t : 0])) {
                 hr[u] = 1.0;
