@@ -540,15 +540,6 @@ static int ncf__read_file(const char *path, char **out, size_t *len)
 #endif
 
 #define NCF__MAX_RAW_ID ((int64_t)1 << 62) /* raw ids are in [0, 2^62) */
-#ifndef NCF_INFERENCE_ONLY
-typedef struct { int64_t key; int64_t value; } ncf__idmap; /* stb_ds hash map entry */
-
-/* stb_ds hashes an 8-byte key with (byte << 24) in int, undefined when that byte's
-   top bit is set. Keys are raw ids moved clear of bits 31 and 63: one to one for
-   the ids this library accepts. */
-static int64_t ncf__idkey(int64_t raw) { return (raw & 0x7fffffff) | (raw >> 31 << 32); }
-static int64_t ncf__idraw(int64_t key) { return (key & 0x7fffffff) | (key >> 32 << 31); }
-#endif
 
 /* ------------------------------------------------------------------- RNG -- */
 /* Counter-based: a value is a pure function of its key, so parallel loops draw
@@ -676,6 +667,25 @@ static int ncf__cmp_i32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Sorts key[0..n) stably by key >> shift0 with tmp[n]: an LSD radix sort, 8 bits a pass,
+   only as many passes as the largest key needs. */
+static void ncf__radix_sort(uint64_t *key, uint64_t *tmp, size_t n, int shift0)
+{
+    uint64_t top = 0, *src = key, *dst = tmp, *t;
+    size_t b;
+    int shift;
+    for (b = 0; b < n; b++) top |= key[b] >> shift0;
+    for (shift = shift0; shift < 64 && (top >> (shift - shift0)) != 0; shift += 8) {
+        size_t count[257] = {0};
+        int d;
+        for (b = 0; b < n; b++) count[((src[b] >> shift) & 255) + 1]++;
+        for (d = 0; d < 256; d++) count[d + 1] += count[d];
+        for (b = 0; b < n; b++) dst[count[(src[b] >> shift) & 255]++] = src[b];
+        t = src, src = dst, dst = t;
+    }
+    if (src != key) memcpy(key, src, sizeof *key * n);
+}
+
 /* Sorts and removes duplicates; returns the new length. */
 static int64_t ncf__sort_unique_i64(int64_t *v, int64_t n)
 {
@@ -761,21 +771,43 @@ static int ncf__later(const ncf__rec *a, const ncf__rec *b)
 }
 
 /* Sorted distinct keys of a map whose value is >= 0, then value := dense index. */
-static int ncf__assign_dense(ncf__idmap *map, int64_t **raw_out, int *count_out)
+/* Dense ids in ascending raw order: dense[j] for raw[j] where keep[j] (all when keep is NULL)
+   and the raw id has at least min_count such ratings, else -1; *raw_out gets the distinct raw
+   ids kept. Sorting (radix, on a copy) where a hash map would be: every allocation is checked,
+   and nothing global is touched, so two threads may load datasets at once. */
+static int ncf__dense_ids_of(const int64_t *raw, const int32_t *keep, int64_t n, int64_t min_count, int32_t *dense,
+                             int64_t **raw_out, int *count_out)
 {
-    ptrdiff_t i, n = hmlen(map), k = 0;
-    int64_t *raw = NCF__NEW(int64_t, n ? n : 1);
-    if (!raw) return ncf__fail(NCF_ERR_NOMEM, "out of memory remapping ids");
-    for (i = 0; i < n; i++)
-        if (map[i].value >= 0) raw[k++] = ncf__idraw(map[i].key);
-    qsort(raw, (size_t)k, sizeof *raw, ncf__cmp_i64);
-    if (k > INT32_MAX) { NCF_FREE(raw); return ncf__fail(NCF_ERR_DATA, "more than 2^31 distinct ids"); }
-    for (i = 0; i < k; i++) {
-        int64_t key = ncf__idkey(raw[i]); /* stb_ds wants an lvalue key in C++ */
-        ptrdiff_t at = hmgeti(map, key);   /* hmgeti reassigns map: not in the same expression */
-        map[at].value = i;
+    uint64_t *v = NCF__NEW(uint64_t, n ? n : 1), *tmp = NCF__NEW(uint64_t, n ? n : 1);
+    int64_t j, m = 0, k = 0, run;
+    if (!v || !tmp) {
+        NCF_FREE(v), NCF_FREE(tmp);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory remapping %lld ids", (long long)n);
     }
-    *raw_out = raw;
+    for (j = 0; j < n; j++)
+        if (!keep || keep[j] >= 0) v[m++] = (uint64_t)raw[j];
+    ncf__radix_sort(v, tmp, (size_t)m, 0);
+    NCF_FREE(tmp);
+    for (j = 0; j < m; j += run) { /* keep one of each run long enough */
+        for (run = 1; j + run < m && v[j + run] == v[j]; run++) {}
+        if (run >= min_count) v[k++] = v[j];
+    }
+    if (k > INT32_MAX) { NCF_FREE(v); return ncf__fail(NCF_ERR_DATA, "more than 2^31 distinct ids"); }
+    for (j = 0; j < n; j++) {
+        int64_t lo = 0, hi = k;
+        if (keep && keep[j] < 0) { dense[j] = -1; continue; }
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (v[mid] < (uint64_t)raw[j]) lo = mid + 1;
+            else hi = mid;
+        }
+        dense[j] = lo < k && v[lo] == (uint64_t)raw[j] ? (int32_t)lo : -1;
+    }
+    if (k < m) { /* give back the room of the duplicates */
+        uint64_t *shrunk = (uint64_t *)NCF_REALLOC(v, sizeof *v * (size_t)(k ? k : 1));
+        if (shrunk) v = shrunk;
+    }
+    *raw_out = (int64_t *)v; /* the distinct kept ids, ascending */
     *count_out = (int)k;
     return NCF_OK;
 }
@@ -786,7 +818,6 @@ static int ncf__assign_dense(ncf__idmap *map, int64_t **raw_out, int *count_out)
 static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *items, const int64_t *times,
                       int64_t n, int min_ratings, int fixed_users, int fixed_items)
 {
-    ncf__idmap *umap = NULL, *imap = NULL;
     int32_t *du = NULL, *di = NULL, *test = NULL;
     int64_t *start = NULL, *fill = NULL, *kept = NULL, *raw_u = NULL, *raw_i = NULL;
     ncf__rec *rec = NULL;
@@ -813,26 +844,10 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
             du[j] = (int32_t)users[j], di[j] = (int32_t)items[j];
         }
     } else {
-        /* users: count ratings, drop those under min_ratings (value -1), remap the rest */
-        for (j = 0; j < n; j++) {
-            int64_t key = ncf__idkey(users[j]);
-            ptrdiff_t k = hmgeti(umap, key);
-            if (k < 0) hmput(umap, key, 1); else umap[k].value++;
-        }
-        for (j = 0; j < hmlen(umap); j++)
-            if (umap[j].value < min_ratings) umap[j].value = -1;
-        if ((rc = ncf__assign_dense(umap, &raw_u, &U)) != NCF_OK) goto done;
+        /* users with at least min_ratings ratings, then the items they rated */
+        if ((rc = ncf__dense_ids_of(users, NULL, n, min_ratings, du, &raw_u, &U)) != NCF_OK) goto done;
         if (U == 0) { rc = ncf__fail(NCF_ERR_DATA, "no user has at least %d ratings", min_ratings); goto done; }
-        for (j = 0; j < n; j++) {
-            int64_t ukey = ncf__idkey(users[j]), ikey = ncf__idkey(items[j]);
-            du[j] = (int32_t)hmget(umap, ukey);
-            if (du[j] >= 0 && hmgeti(imap, ikey) < 0) hmput(imap, ikey, 0);
-        }
-        if ((rc = ncf__assign_dense(imap, &raw_i, &I)) != NCF_OK) goto done;
-        for (j = 0; j < n; j++) {
-            int64_t ikey = ncf__idkey(items[j]);
-            di[j] = du[j] >= 0 ? (int32_t)hmget(imap, ikey) : -1;
-        }
+        if ((rc = ncf__dense_ids_of(items, du, n, 1, di, &raw_i, &I)) != NCF_OK) goto done;
     }
 
     /* group by user, keeping file order (counting sort) */
@@ -891,8 +906,6 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
     ncf__fill_train_user(ds);
 
 done:
-    hmfree(umap);
-    hmfree(imap);
     NCF_FREE(du); NCF_FREE(di); NCF_FREE(start); NCF_FREE(fill); NCF_FREE(kept);
     NCF_FREE(test); NCF_FREE(rec); NCF_FREE(raw_u); NCF_FREE(raw_i);
     return rc;
@@ -1981,8 +1994,10 @@ struct ncf__scratch {
     int *ustart, *istart;       /* [cap+1] start of each distinct row in ukey/ikey */
     int nuser, nitem;           /* distinct rows in the last batch */
     int nonfinite;              /* set by ncf_update when it wrote a non-finite parameter */
-    int32_t *touched_user;      /* stb_ds arrays: embedding rows with gradients */
-    int32_t *touched_item;
+    int32_t *touched_user;      /* [num_users] embedding rows with gradients since the last step */
+    int32_t *touched_item;      /* [num_items] */
+    int ntouched_user, ntouched_item;
+    uint8_t *is_touched;        /* [num_users + num_items]: 1 for a row in the lists above */
     int32_t *user_order, *item_order; /* dense ids by ascending raw id, NULL where that is 0, 1, 2... */
     float *ones;                /* MF: [F] ones standing in for w_out */
     float *proj;                /* cached item projection for serving, valid at proj_step */
@@ -2184,7 +2199,10 @@ NCFDEF int ncf_model_create(ncf_model **out, const ncf_config *cfg)
     m->grads = NCF__ZNEW(float, off);
     m->adam_m = NCF__ZNEW(float, off);
     m->adam_v = NCF__ZNEW(float, off);
-    if (!m->grads || !m->adam_m || !m->adam_v) {
+    /* the touched-row lists hold each row once, so they never grow past the tables */
+    s->touched_user = NCF__NEW(int32_t, cfg->num_users), s->touched_item = NCF__NEW(int32_t, cfg->num_items);
+    s->is_touched = NCF__ZNEW(uint8_t, (size_t)cfg->num_users + (size_t)cfg->num_items);
+    if (!m->grads || !m->adam_m || !m->adam_v || !s->touched_user || !s->touched_item || !s->is_touched) {
         NCF_FREE(m->params);
         m->params = NULL;
     }
@@ -2224,8 +2242,9 @@ NCFDEF void ncf_model_free(ncf_model *m)
     if (!m) return;
     if (m->scratch) {
         ncf__free_buffers(m->scratch);
-        arrfree(m->scratch->touched_user);
-        arrfree(m->scratch->touched_item);
+        NCF_FREE(m->scratch->touched_user);
+        NCF_FREE(m->scratch->touched_item);
+        NCF_FREE(m->scratch->is_touched);
         NCF_FREE(m->scratch->user_order);
         NCF_FREE(m->scratch->item_order);
         NCF_FREE(m->scratch->proj);
@@ -2414,21 +2433,9 @@ NCFDEF int ncf_loss(ncf_model *m, const int32_t *users, const int32_t *items, co
    radix sort on the row, 8 bits a pass: stable, so positions stay ascending. */
 static int ncf__group_rows(uint64_t *key, uint64_t *tmp, int *start, const int32_t *rows, int n)
 {
-    int b, q = 0, shift;
-    uint32_t maxrow = 0;
-    uint64_t *src = key, *dst = tmp, *t;
-    for (b = 0; b < n; b++) {
-        key[b] = (uint64_t)(uint32_t)rows[b] << 32 | (uint32_t)b;
-        if ((uint32_t)rows[b] > maxrow) maxrow = (uint32_t)rows[b];
-    }
-    for (shift = 32; shift < 64 && (maxrow >> (shift - 32)) != 0; shift += 8) {
-        int count[257] = {0}, d;
-        for (b = 0; b < n; b++) count[((src[b] >> shift) & 255) + 1]++;
-        for (d = 0; d < 256; d++) count[d + 1] += count[d];
-        for (b = 0; b < n; b++) dst[count[(src[b] >> shift) & 255]++] = src[b];
-        t = src, src = dst, dst = t;
-    }
-    if (src != key) memcpy(key, src, sizeof *key * (size_t)n);
+    int b, q = 0;
+    for (b = 0; b < n; b++) key[b] = (uint64_t)(uint32_t)rows[b] << 32 | (uint32_t)b;
+    ncf__radix_sort(key, tmp, (size_t)n, 32);
     for (b = 0; b < n; b++)
         if (b == 0 || (key[b] >> 32) != (key[b - 1] >> 32)) start[q++] = b;
     start[q] = n;
@@ -2550,8 +2557,15 @@ static void ncf__backward(ncf_model *m, const int32_t *users, const int32_t *ite
         ncf__scatter_rows(ncf__grad_of(m, m->user_bias), m->user_bias, 1, s->dz, 1, s->ukey, s->ustart, s->nuser, coef);
         ncf__scatter_rows(ncf__grad_of(m, m->item_bias), m->item_bias, 1, s->dz, 1, s->ikey, s->istart, s->nitem, coef);
     }
-    for (b = 0; b < s->nuser; b++) arrput(s->touched_user, (int32_t)(s->ukey[s->ustart[b]] >> 32));
-    for (b = 0; b < s->nitem; b++) arrput(s->touched_item, (int32_t)(s->ikey[s->istart[b]] >> 32));
+    for (b = 0; b < s->nuser; b++) { /* each row listed once until the step that updates it */
+        int32_t r = (int32_t)(s->ukey[s->ustart[b]] >> 32);
+        if (!s->is_touched[r]) s->is_touched[r] = 1, s->touched_user[s->ntouched_user++] = r;
+    }
+    for (b = 0; b < s->nitem; b++) {
+        int32_t r = (int32_t)(s->ikey[s->istart[b]] >> 32);
+        uint8_t *t = &s->is_touched[c->num_users + r];
+        if (!*t) *t = 1, s->touched_item[s->ntouched_item++] = r;
+    }
 }
 
 NCFDEF int ncf_forward_backward(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels,
@@ -2569,21 +2583,6 @@ NCFDEF int ncf_forward_backward(ncf_model *m, const int32_t *users, const int32_
 
 /* ------------------------------------------------------------- optimizer -- */
 
-/* Empties an stb_ds array, keeping its memory (arrsetlen(a, 0) would trip -Wtype-limits in a
-   user's build that finds stb_ds.h with -I). */
-#define NCF__ARRCLEAR(a) ((a) ? (void)(stbds_header(a)->length = 0) : (void)0)
-
-/* Sorts and deduplicates an stb_ds row list in place. */
-static void ncf__unique_rows(int32_t *rows)
-{
-    ptrdiff_t i, k = 0, n = arrlen(rows);
-    for (i = 1; i < n && rows[i - 1] < rows[i]; i++) {}
-    if (i < n) qsort(rows, (size_t)n, sizeof *rows, ncf__cmp_i32); /* already unique after one batch */
-    for (i = 0; i < n; i++)
-        if (k == 0 || rows[k - 1] != rows[i]) rows[k++] = rows[i];
-    arrsetlen(rows, k);
-}
-
 NCFDEF void ncf_zero_grad(ncf_model *m)
 {
     struct ncf__scratch *s = m->scratch;
@@ -2593,11 +2592,12 @@ NCFDEF void ncf_zero_grad(ncf_model *m)
     for (t = 0; t < s->ntab; t++) {
         int D = s->tab[t].D;
         float *gu = ncf__grad_of(m, s->tab[t].user), *gi = ncf__grad_of(m, s->tab[t].item);
-        for (i = 0; i < arrlen(s->touched_user); i++) memset(gu + (size_t)s->touched_user[i] * D, 0, sizeof(float) * D);
-        for (i = 0; i < arrlen(s->touched_item); i++) memset(gi + (size_t)s->touched_item[i] * D, 0, sizeof(float) * D);
+        for (i = 0; i < s->ntouched_user; i++) memset(gu + (size_t)s->touched_user[i] * D, 0, sizeof(float) * D);
+        for (i = 0; i < s->ntouched_item; i++) memset(gi + (size_t)s->touched_item[i] * D, 0, sizeof(float) * D);
     }
-    NCF__ARRCLEAR(s->touched_user);
-    NCF__ARRCLEAR(s->touched_item);
+    for (i = 0; i < s->ntouched_user; i++) s->is_touched[s->touched_user[i]] = 0;
+    for (i = 0; i < s->ntouched_item; i++) s->is_touched[m->cfg.num_users + s->touched_item[i]] = 0;
+    s->ntouched_user = s->ntouched_item = 0;
 }
 
 typedef struct { float b1, b2, lr_t, eps; } ncf__adam_k;
@@ -2680,13 +2680,11 @@ NCFDEF void ncf_update(ncf_model *m)
         s->nonfinite |= ncf__update_flat(m, sgd, 0, m->num_params, &k);
     } else { /* embedding rows outside the batch have no gradient (SGD) or keep their moments (lazy Adam) */
         s->nonfinite |= ncf__update_flat(m, sgd, s->emb_params, m->num_params - s->emb_params, &k);
-        ncf__unique_rows(s->touched_user);
-        ncf__unique_rows(s->touched_item);
         for (i = 0; i < s->ntab; i++) {
             s->nonfinite |= ncf__update_rows(m, sgd, s->tab[i].user, s->tab[i].D, s->touched_user,
-                                             arrlen(s->touched_user), &k);
+                                             s->ntouched_user, &k);
             s->nonfinite |= ncf__update_rows(m, sgd, s->tab[i].item, s->tab[i].D, s->touched_item,
-                                             arrlen(s->touched_item), &k);
+                                             s->ntouched_item, &k);
         }
     }
     ncf_zero_grad(m);
