@@ -14,11 +14,6 @@ OPT     ?= -O3 -ffp-contract=fast -fno-math-errno
 WARN    := -Wall -Wextra
 BUILD   := build
 
-# stb_ds.h: pkg-config knows where Debian's libstb-dev puts it; -isystem keeps its
-# own warnings out of our -Werror builds.
-STB_DIR := $(patsubst -I%,%,$(filter -I%,$(shell pkg-config --cflags stb 2>/dev/null)))
-STB_DIR := $(if $(STB_DIR),$(STB_DIR),/usr/include/stb)
-STB     := -isystem $(STB_DIR)
 
 ifeq ($(NO_OMP),1)
 OMP :=
@@ -29,52 +24,39 @@ ifeq ($(NATIVE),1)
 OPT += -march=native
 endif
 
-CFLAGS_ALL = $(OPT) -std=c99 $(WARN) $(STB) $(OMP) $(CFLAGS)
-TESTFLAGS  = -O2 -g -std=c99 $(WARN) -Werror $(STB) $(CFLAGS)
+CFLAGS_ALL = $(OPT) -std=c99 $(WARN) $(OMP) $(CFLAGS)
+TESTFLAGS  = -O2 -g -std=c99 $(WARN) -Werror $(CFLAGS)
 
-.PHONY: all demo test bench clean stb header-checks isa-matrix cross windows fuzz paper-f8 paper-f16 paper-f32 paper-f64
+.PHONY: all demo test bench clean header-checks isa-matrix cross windows fuzz paper-f8 paper-f16 paper-f32 paper-f64
 
 all: demo
 
-# Installs libstb-dev when stb_ds.h is missing and we may (root with apt-get);
-# otherwise stops with the command to run.
-stb:
-	@if [ ! -f "$(STB_DIR)/stb_ds.h" ]; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "stb_ds.h not found: installing libstb-dev"; \
-	    apt-get install -y libstb-dev >/dev/null 2>&1 || \
-	      { apt-get update -qq && apt-get install -y libstb-dev; } || exit 1; \
-	  else \
-	    echo "stb_ds.h not found. Install it with:  sudo apt-get install libstb-dev"; exit 1; \
-	  fi; \
-	fi
-
-demo: stb demo.c ncf.h
+demo: demo.c ncf.h
 	$(CC) $(CFLAGS_ALL) demo.c -o demo -lm
 
 $(BUILD):
 	mkdir -p $(BUILD)
 
-$(BUILD)/tests: tests.c ncf.h | stb $(BUILD)
+$(BUILD)/tests: tests.c ncf.h | $(BUILD)
 	$(CC) $(TESTFLAGS) $(OMP) tests.c -o $@ -lm
 
-$(BUILD)/tests_noomp: tests.c ncf.h | stb $(BUILD)
+$(BUILD)/tests_noomp: tests.c ncf.h | $(BUILD)
 	$(CC) $(TESTFLAGS) tests.c -o $@ -lm
 
 # built as the demo and bench are, so the widest vector paths are tested too
-$(BUILD)/tests_native: tests.c ncf.h | stb $(BUILD)
+$(BUILD)/tests_native: tests.c ncf.h | $(BUILD)
 	$(CC) $(TESTFLAGS) $(OMP) -O3 -ffp-contract=fast -fno-math-errno -march=native tests.c -o $@ -lm
 
 # ThreadSanitizer on the tests where threads share a model (without OpenMP, whose runtime
 # TSan does not see into)
-$(BUILD)/tests_tsan: tests.c ncf.h | stb $(BUILD)
+$(BUILD)/tests_tsan: tests.c ncf.h | $(BUILD)
 	$(CC) $(TESTFLAGS) -O1 -fsanitize=thread tests.c -o $@ -lm
 
 # models, predict, recommend and load only: what a device ships
-$(BUILD)/tests_infer: tests.c ncf.h | stb $(BUILD)
+$(BUILD)/tests_infer: tests.c ncf.h | $(BUILD)
 	$(CC) $(TESTFLAGS) -Os -DNCF_INFERENCE_ONLY tests.c -o $@ -lm
 
-$(BUILD)/tests_asan: tests.c ncf.h | stb $(BUILD)
+$(BUILD)/tests_asan: tests.c ncf.h | $(BUILD)
 	$(CC) $(TESTFLAGS) $(OMP) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
 	  -fno-omit-frame-pointer tests.c -o $@ -lm
 
@@ -89,7 +71,7 @@ ISA_x86_64  := x86-64: x86-64-v2:cx16,lahf_lm,popcnt,sse4_1,sse4_2,ssse3 \
                x86-64-v4:avx512f,avx512bw,avx512cd,avx512dq,avx512vl
 ISA_aarch64 := armv8-a:asimd
 CPU_FLAGS ?= $(shell grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null | cut -d: -f2)
-isa-matrix: | stb $(BUILD)
+isa-matrix: | $(BUILD)
 	@rm -f $(BUILD)/isa.list $(BUILD)/isa.txt; touch $(BUILD)/isa.list; need=""; \
 	have=" $(CPU_FLAGS) "; \
 	[ -n "$(ISA_$(ARCH))" ] || echo "ISA matrix: none for $(ARCH) (only the native build runs)"; \
@@ -104,10 +86,9 @@ isa-matrix: | stb $(BUILD)
 
 # The header must build: split across two translation units, static, as C++,
 # as strict C99, with clang, without stdio and with a custom allocator.
-IMPL = '\#define NCF_IMPLEMENTATION\n\#define STB_DS_IMPLEMENTATION\n\#include "ncf.h"\n'
+IMPL = '\#define NCF_IMPLEMENTATION\n\#include "ncf.h"\n'
 USER = '\#include "ncf.h"\n\#include <string.h>\nint main(void){ ncf_config c = ncf_config_default(); return strcmp(ncf_version(), NCF_VERSION_STRING) || c.mf_dim != 8; }\n'
 # what the README's compile lines build: the library used end to end (train, save, serve)
-IMPL_LIBSTB = '\#define NCF_IMPLEMENTATION\n\#include "ncf.h"\n'
 APP = '\#include <stdio.h>\nint main(void){ ncf_dataset d; ncf_model *m = NULL; ncf_sampler s; int64_t top[3]; float sc[3];\n\
   ncf_config c = ncf_config_default(); int ok = ncf_synthetic(&d, 60, 40, 900, 4, 1) == NCF_OK;\n\
   c.num_users = d.num_users, c.num_items = d.num_items;\n\
@@ -131,28 +112,27 @@ define build_check
 	  else echo FAILED; cat $(BUILD)/check.log; echo fail >> $(BUILD)/checks; fi
 endef
 
-header-checks: | stb $(BUILD)
+header-checks: | $(BUILD)
 	@rm -f $(BUILD)/checks
 	@printf $(IMPL) > $(BUILD)/impl.c; printf $(USER) > $(BUILD)/user.c
 	@printf $(IMPL) > $(BUILD)/impl.cpp
 	$(call build_check,two translation units,$(CC) $(TESTFLAGS) -I. $(BUILD)/impl.c $(BUILD)/user.c -o $(BUILD)/two_tu -lm && $(BUILD)/two_tu)
 	$(call build_check,NCF_STATIC,$(CC) $(TESTFLAGS) -I. -DNCF_STATIC -c $(BUILD)/impl.c -o $(BUILD)/static.o)
-	$(call build_check,C++11 strict ($(CXX)),$(CXX) -std=c++11 -O2 $(WARN) -pedantic -Werror $(STB) $(OMP) -I. -c $(BUILD)/impl.cpp -o $(BUILD)/cpp.o)
-	$(call build_check,C++11 strict (clang++),clang++ -std=c++11 -O2 $(WARN) -pedantic -Werror $(STB) -I. -c $(BUILD)/impl.cpp -o $(BUILD)/clangpp.o)
-	$(call build_check,tcc,tcc $(STB) -I. $(BUILD)/impl.c $(BUILD)/user.c -o $(BUILD)/tcc_two_tu -lm && $(BUILD)/tcc_two_tu)
+	$(call build_check,C++11 strict ($(CXX)),$(CXX) -std=c++11 -O2 $(WARN) -pedantic -Werror $(OMP) -I. -c $(BUILD)/impl.cpp -o $(BUILD)/cpp.o)
+	$(call build_check,C++11 strict (clang++),clang++ -std=c++11 -O2 $(WARN) -pedantic -Werror -I. -c $(BUILD)/impl.cpp -o $(BUILD)/clangpp.o)
+	$(call build_check,tcc,tcc -I. $(BUILD)/impl.c $(BUILD)/user.c -o $(BUILD)/tcc_two_tu -lm && $(BUILD)/tcc_two_tu)
 	$(call build_check,-std=c99 -pedantic,$(CC) $(TESTFLAGS) -pedantic -I. -c $(BUILD)/impl.c -o $(BUILD)/pedantic.o)
-	$(call build_check,clang,clang -O2 -std=c99 -pedantic $(WARN) -Werror $(STB) -I. -c $(BUILD)/impl.c -o $(BUILD)/clang.o)
+	$(call build_check,clang,clang -O2 -std=c99 -pedantic $(WARN) -Werror -I. -c $(BUILD)/impl.c -o $(BUILD)/clang.o)
 	$(call build_check,NCF_NO_STDIO,$(CC) $(TESTFLAGS) -I. -DNCF_NO_STDIO -c $(BUILD)/impl.c -o $(BUILD)/nostdio.o)
 	$(call build_check,custom allocator,$(CC) $(TESTFLAGS) -I. '-DNCF_MALLOC(n)=malloc(n)' '-DNCF_REALLOC(p,n)=realloc(p,n)' '-DNCF_FREE(p)=free(p)' -c $(BUILD)/impl.c -o $(BUILD)/alloc.o)
 	$(call build_check,allocator hooks all or none,! $(CC) $(TESTFLAGS) -I. '-DNCF_MALLOC(n)=malloc(n)' -c $(BUILD)/impl.c -o $(BUILD)/alloc1.o)
-	@printf $(IMPL)$(APP) > $(BUILD)/app.c; printf $(IMPL_LIBSTB)$(APP) > $(BUILD)/app_libstb.c
-	$(call build_check,README: cc -fopenmp -isystem stb app.c -lm,$(CC) -O2 $(OMP) $(WARN) -Werror -isystem $(STB_DIR) -I. $(BUILD)/app.c -o $(BUILD)/app -lm && $(BUILD)/app)
-	$(call build_check,README: Debian libstb (pkg-config --cflags --libs stb),pkg-config --exists stb && $(CC) -O2 $(OMP) $(WARN) -Werror -I. $(BUILD)/app_libstb.c -o $(BUILD)/app_libstb $$(pkg-config --cflags --libs stb) -lm && $(BUILD)/app_libstb)
+	@printf $(IMPL)$(APP) > $(BUILD)/app.c
+	$(call build_check,README: cc -O2 -fopenmp app.c -lm,$(CC) -O2 $(OMP) $(WARN) -Werror -I. $(BUILD)/app.c -o $(BUILD)/app -lm && $(BUILD)/app)
 	$(call build_check,NCF_INFERENCE_ONLY has no training code,$(CC) $(TESTFLAGS) -Os -I. -DNCF_INFERENCE_ONLY -c $(BUILD)/impl.c -o $(BUILD)/infer.o && ! nm $(BUILD)/infer.o | grep -q 'ncf_train_epoch\|ncf_load_dataset\|ncf_update')
 	$(call build_check,demo --save_best keeps the best epoch,$(CC) $(TESTFLAGS) $(OMP) demo.c -o $(BUILD)/demo_check -lm && $(call save_best_check,$(BUILD)/demo_check))
 	$(call build_check,demo stops before training when --save cannot be written,! $(BUILD)/demo_check $(SYN) --save $(BUILD)/no_such_dir/m.ncf > $(BUILD)/nodir.log 2>&1 && grep -q 'cannot create' $(BUILD)/nodir.log && ! grep -q Iteration $(BUILD)/nodir.log)
 	$(call build_check,demo saves before --recommend of an unknown user,rm -f $(BUILD)/rec.ncf && ! $(BUILD)/demo_check $(SYN) --train_epochs 1 --save $(BUILD)/rec.ncf --recommend 999999 > $(BUILD)/rec.log 2>&1 && test -f $(BUILD)/rec.ncf)
-	@$(CC) -Os -std=c99 $(STB) -I. -c $(BUILD)/impl.c -o $(BUILD)/full.o && \
+	@$(CC) -Os -std=c99 -I. -c $(BUILD)/impl.c -o $(BUILD)/full.o && \
 	  echo "object code at -Os: NCF_INFERENCE_ONLY $$(size $(BUILD)/infer.o | awk 'NR==2{print $$1}') bytes, full library $$(size $(BUILD)/full.o | awk 'NR==2{print $$1}') bytes"
 
 # Runs every suite; the last line sums them up.
@@ -183,8 +163,8 @@ CASES := "paper 1 lazy" "paper 2 lazy" "paper 2 dense" "mlperf 1 lazy" "mlperf 2
 TORCH_PAPER  := --users 6040 --items 3706 --positives 994169 --mf_dim 8 --layers 64,32,16,8 --batch 256 --lr 0.001 --eval_negs 100 --epochs 1 --max_steps 2000 --threads 2
 TORCH_MLPERF := --users 138493 --items 26744 --positives 2000000 --mf_dim 64 --layers 256,256,128,64 --batch 2048 --lr 0.0005 --eval_negs 999 --eval_users 500 --threads 2
 
-bench: stb | $(BUILD)
-	$(CC) -O3 -ffp-contract=fast -fno-math-errno -march=native -std=c99 $(WARN) $(STB) $(OMP) $(CFLAGS) tests.c -o $(BUILD)/bench -lm
+bench: | $(BUILD)
+	$(CC) -O3 -ffp-contract=fast -fno-math-errno -march=native -std=c99 $(WARN) $(OMP) $(CFLAGS) tests.c -o $(BUILD)/bench -lm
 	@rm -f $(BUILD)/bench.jsonl
 	@for c in $(CASES); do $(BUILD)/bench --bench $$c | tee -a $(BUILD)/bench.jsonl || exit 1; done
 	@$(BUILD)/bench --bench load | tee -a $(BUILD)/bench.jsonl
@@ -201,7 +181,7 @@ bench: stb | $(BUILD)
 # read back there (s390x is big-endian), then the whole suite runs. Installs the
 # toolchains when root with apt-get.
 CROSS := aarch64-linux-gnu:aarch64 arm-linux-gnueabihf:arm s390x-linux-gnu:s390x
-cross: stb | $(BUILD)
+cross: | $(BUILD)
 	@need=""; for t in $(CROSS); do command -v $${t%%:*}-gcc >/dev/null || need="$$need gcc-$${t%%:*}"; done; \
 	command -v qemu-aarch64 >/dev/null || need="$$need qemu-user"; \
 	if [ -n "$$need" ]; then \
@@ -220,19 +200,19 @@ cross: stb | $(BUILD)
 # too. Installs both when root with apt-get, as make cross does.
 MINGW := x86_64-w64-mingw32-gcc
 WINE  := WINEDEBUG=-all wine
-windows: stb | $(BUILD)
+windows: | $(BUILD)
 	@need=""; command -v $(MINGW) >/dev/null || need="$$need gcc-mingw-w64-x86-64"; \
 	command -v wine >/dev/null || need="$$need wine"; \
 	if [ -n "$$need" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then apt-get update -qq && apt-get install -y -qq $$need >/dev/null || exit 1; \
 	  else echo "make windows needs:  sudo apt-get install$$need"; exit 1; fi; fi
 	$(MINGW) $(TESTFLAGS) -fopenmp tests.c -o $(BUILD)/tests.exe -static -lm
-	$(MINGW) $(OPT) -std=c99 $(WARN) -Werror $(STB) -fopenmp demo.c -o $(BUILD)/demo.exe -static -lm
+	$(MINGW) $(OPT) -std=c99 $(WARN) -Werror -fopenmp demo.c -o $(BUILD)/demo.exe -static -lm
 	$(CC) $(TESTFLAGS) $(OMP) tests.c -o $(BUILD)/tests -lm
 	@rm -rf $(BUILD)/fixture && mkdir -p $(BUILD)/fixture && $(BUILD)/tests --write-fixture $(BUILD)/fixture
 	@$(WINE) $(BUILD)/tests.exe --check-fixture $(BUILD)/fixture 2>/dev/null | tail -n 2
 	@printf $(IMPL)$(APP) > $(BUILD)/app.c
-	$(MINGW) -O2 -fopenmp -isystem $(STB_DIR) -I. $(BUILD)/app.c -o $(BUILD)/app.exe -static -lm
+	$(MINGW) -O2 -fopenmp -I. $(BUILD)/app.c -o $(BUILD)/app.exe -static -lm
 	@$(WINE) $(BUILD)/app.exe 2>/dev/null && echo "README's MinGW compile line ... ok"
 	@printf 'demo.exe --save_best keeps the best epoch ... '; \
 	if $(call save_best_check,$(WINE) $(BUILD)/demo.exe 2>/dev/null); then echo ok; else echo FAILED; exit 1; fi
@@ -243,10 +223,10 @@ windows: stb | $(BUILD)
 # corpus seeded from fuzz/corpus/NAME. Crashing inputs land in $(BUILD)/fuzz/.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := 1:model 2:dat 3:csv 4:tab 5:ncf
-fuzz: stb | $(BUILD)
+fuzz: | $(BUILD)
 	@mkdir -p $(BUILD)/fuzz
 	@set -e; for t in $(FUZZ_TARGETS); do n=$${t%%:*}; name=$${t#*:}; \
-	  clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -std=c99 $(WARN) -Werror $(STB) -I. \
+	  clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -std=c99 $(WARN) -Werror -I. \
 	    -DFUZZ_TARGET=$$n fuzz/fuzz.c -o $(BUILD)/fuzz/$$name -lm; \
 	  mkdir -p $(BUILD)/fuzz/corpus_$$name; printf '%-6s ' $$name; \
 	  if $(BUILD)/fuzz/$$name -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \

@@ -8,13 +8,9 @@
    USAGE
      In exactly ONE C or C++ file:
         #define NCF_IMPLEMENTATION
-        #define STB_DS_IMPLEMENTATION   (unless another file already does)
         #include "ncf.h"
-     Everywhere else just #include "ncf.h". Needs stb_ds.h (Debian: libstb-dev,
-     `pkg-config --cflags stb`) and, optionally, OpenMP (-fopenmp):
-        cc -O2 -fopenmp -isystem /usr/include/stb app.c -lm
-     or, linking Debian's libstb (which has stb_ds's implementation: no
-     STB_DS_IMPLEMENTATION), cc -O2 -fopenmp app.c $(pkg-config --cflags --libs stb) -lm
+     Everywhere else just #include "ncf.h". Needs only the C library and libm;
+     OpenMP (-fopenmp) is optional:   cc -O2 -fopenmp app.c -lm
 
    CONTENTS
      1. public API          config, dataset, sampler, model, persistence,
@@ -32,7 +28,7 @@
      NCF_INFERENCE_ONLY                 for devices: models, predict, recommend and
                                         save/load only; no optimizer, sampler, loaders
                                         or evaluation, and no gradient or Adam memory
-                                        (about 23 KB of code at -Os against 53 KB)
+                                        (about 20 KB of code at -Os against 51 KB)
      NCF_MAX_LAYERS                     MLP tower depth limit (default 8)
 
    EXAMPLE
@@ -61,9 +57,8 @@
      may run on one model from any number of threads at once (each call has its own
      buffers; ids are found by binary search). Training, evaluating, loading ids or
      pre-training change the model: one thread at a time, and not while it serves.
-     Distinct models and datasets may be used from distinct threads, except that
-     building datasets (the loaders, ncf_synthetic) in two threads at once races
-     on stb_ds's global hash seed. The last error text is thread-local where the
+     Distinct models and datasets may be used from distinct threads. The last
+     error text is thread-local where the
      compiler supports it. Results are bit-identical for any number of OpenMP
      threads and without OpenMP.
 
@@ -73,6 +68,10 @@
             evaluation and serving equal the training forward bit for bit. ncf_save
             writes a fresh exclusive temporary file, flushes it and renames it over the
             path (MoveFileEx on Windows), keeping the old file's permissions. Strict C++11.
+            No stb_ds: ids are remapped by sorting and found by binary search, so every
+            allocation goes through NCF_MALLOC and is checked, and serving only reads
+            the model (any number of threads). Non-finite scores rank last; training
+            stops on a non-finite parameter. ratings.csv columns by header name.
      0.2.0  Pre-training (ncf_model_init_from), plain SGD, the MF baseline (biases +
             dot product), NCF_INFERENCE_ONLY; model format 2 (optimizer, init_sd);
             the split's ids must be dense; raw ids limited to [0, 2^62).
@@ -375,12 +374,6 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
 #include <stdio.h>   /* vsnprintf; FILE* only without NCF_NO_STDIO */
 #include <stdlib.h>
 #include <string.h>
-/* stb_ds's hash-map macros spell `typeof`, which gcc's strict -std=c99 lacks. */
-#if defined(__GNUC__) && !defined(__clang__) && !defined(__cplusplus) && defined(__STRICT_ANSI__) && !defined(typeof)
-#define typeof __typeof__
-#define NCF__DEFINED_TYPEOF
-#endif
-#include "stb_ds.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -3506,10 +3499,6 @@ NCFDEF int ncf_load(ncf_model **out, const char *path)
 }
 #endif
 
-#ifdef NCF__DEFINED_TYPEOF
-#undef typeof
-#undef NCF__DEFINED_TYPEOF
-#endif
 #endif /* NCF_IMPLEMENTATION_DONE */
 #endif /* NCF_IMPLEMENTATION */
 

@@ -11,7 +11,6 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 #define NCF_IMPLEMENTATION
-#define STB_DS_IMPLEMENTATION
 #include "ncf.h"
 
 #include <dirent.h>

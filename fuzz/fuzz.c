@@ -14,7 +14,6 @@
    A dataset that loads must be well formed (checked here, trapping if not). */
 #define _POSIX_C_SOURCE 200809L
 #define NCF_IMPLEMENTATION
-#define STB_DS_IMPLEMENTATION
 #include "ncf.h"
 
 #include <stdio.h>
