@@ -2859,7 +2859,7 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
         ncf__eval_buf e;
         float *sc = NCF__NEW(float, ncand);
         int32_t *cand = NCF__NEW(int32_t, ncand);
-        int ok = ncf__eval_buf_alloc(&e, m, ncand) && sc && cand;
+        int have_e = ncf__eval_buf_alloc(&e, m, ncand), ok = have_e && sc && cand;
         if (!ok) {
             NCF__OMP(atomic write)
             failed = 1;
@@ -2888,7 +2888,7 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
                 ndcg[u] = log(2.0) / log((double)rank + 2.0);
             }
         }
-        if (ok) ncf__eval_buf_free(&e);
+        if (have_e) ncf__eval_buf_free(&e);
         NCF_FREE(sc); NCF_FREE(cand);
     }
     NCF_FREE(own);

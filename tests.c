@@ -10,6 +10,17 @@
 #ifndef _WIN32
 #define _POSIX_C_SOURCE 200809L
 #endif
+#include <stdlib.h>
+
+/* Every allocation the library makes goes through these hooks; the allocation-failure sweep
+   makes the k-th one after arming fail (g_alloc_fail_at = k), as SQLite tests itself. */
+static long g_alloc_count, g_alloc_fail_at = -1;
+static int alloc_fails(void) { return g_alloc_fail_at >= 0 && g_alloc_count++ == g_alloc_fail_at; }
+static void *test_malloc(size_t n) { return alloc_fails() ? NULL : malloc(n); }
+static void *test_realloc(void *p, size_t n) { return alloc_fails() ? NULL : realloc(p, n); }
+#define NCF_MALLOC(n) test_malloc(n)
+#define NCF_REALLOC(p, n) test_realloc(p, n)
+#define NCF_FREE(p) free(p)
 #define NCF_IMPLEMENTATION
 #include "ncf.h"
 
@@ -1822,6 +1833,135 @@ static void test_recommend_topk(void)
     ncf_dataset_free(&d);
 }
 
+/* ---------------------------------------------------- allocation failures */
+/* Each call below runs once for every k, with the k-th allocation failing, until it runs
+   with none failing. Each run must return NCF_OK or NCF_ERR_NOMEM and leave everything
+   freeable (the ASan build reports any leak); nothing may crash. */
+static ncf_dataset g_sw_data;
+static ncf_model *g_sw_model;
+static char g_sw_file[512];
+
+static int sw_load(const char *name)
+{
+    ncf_dataset d;
+    ncf_load_opts o = ncf_load_opts_default();
+    int rc;
+    o.min_ratings = 1, o.eval_negatives = 1;
+    rc = ncf_load_dataset(&d, path_in_dir(name), &o);
+    if (rc == NCF_OK) ncf_dataset_free(&d);
+    return rc;
+}
+static int sw_load_dat(void) { return sw_load("sweep.dat"); }
+static int sw_load_csv(void) { return sw_load("sweep.csv"); }
+static int sw_load_tab(void) { return sw_load("sweep.data"); }
+static int sw_load_split(void) { return sw_load("sweep_split"); }
+static int sw_synthetic(void)
+{
+    ncf_dataset d;
+    int rc = ncf_synthetic(&d, 60, 40, 900, 4, 1);
+    if (rc == NCF_OK) rc = ncf_sample_eval_negatives(&d, 10, 2);
+    ncf_dataset_free(&d);
+    return rc;
+}
+static int sw_model_create(void)
+{
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL;
+    int rc;
+    c.num_users = g_sw_data.num_users, c.num_items = g_sw_data.num_items;
+    rc = ncf_model_create(&m, &c);
+    if (rc == NCF_OK) rc = ncf_model_set_ids(m, &g_sw_data);
+    ncf_model_free(m);
+    return rc;
+}
+static int sw_epoch(void)
+{
+    ncf_sampler s;
+    int rc = ncf_sampler_init(&s, &g_sw_data, 4, 3);
+    return rc == NCF_OK ? ncf_train_epoch(g_sw_model, &s, 1, NULL, NULL, NULL) : rc;
+}
+static int sw_evaluate(void)
+{
+    ncf_metrics a, b;
+    int rc = ncf_evaluate(g_sw_model, &g_sw_data, 10, 0, &a);
+    return rc == NCF_OK ? ncf_evaluate(g_sw_model, &g_sw_data, 10, 1, &b) : rc;
+}
+static int sw_save_load_mem(void)
+{
+    void *buf;
+    size_t len;
+    ncf_model *b = NULL;
+    int rc = ncf_save_mem(g_sw_model, 1, &buf, &len);
+    if (rc != NCF_OK) return rc;
+    rc = ncf_load_mem(&b, buf, len);
+    ncf_free(buf);
+    ncf_model_free(b);
+    return rc;
+}
+static int sw_save_load_file(void)
+{
+    ncf_model *b = NULL;
+    int rc = ncf_save(g_sw_model, g_sw_file, 1);
+    if (rc == NCF_OK) rc = ncf_load(&b, g_sw_file);
+    ncf_model_free(b);
+    return rc;
+}
+static int sw_serve(void)
+{
+    int64_t top[10];
+    float z[20];
+    int32_t u[20], it[20];
+    int k, rc = ncf_recommend(g_sw_model, g_sw_data.raw_user[1], 10, 1, top, NULL);
+    if (rc < 0) return rc;
+    for (k = 0; k < 20; k++) u[k] = k % g_sw_data.num_users, it[k] = (k * 3) % g_sw_data.num_items;
+    rc = ncf_predict_batch(g_sw_model, u, it, 20, z);
+    return rc == NCF_OK ? ncf_predict(g_sw_model, g_sw_data.raw_user[2], g_sw_data.raw_item[3], z) : rc;
+}
+
+static void test_alloc_failure_sweep(void)
+{
+    static const struct { const char *name; int (*fn)(void); } calls[] = {
+        {"load ratings.dat", sw_load_dat}, {"load ratings.csv", sw_load_csv}, {"load u.data", sw_load_tab},
+        {"load the paper split", sw_load_split}, {"ncf_synthetic", sw_synthetic}, {"model create", sw_model_create},
+        {"an epoch", sw_epoch}, {"evaluate (sampled, full)", sw_evaluate}, {"save and load (memory)", sw_save_load_mem},
+        {"save and load (file)", sw_save_load_file}, {"recommend, predict", sw_serve}};
+    ncf_config c = ncf_config_default();
+    char prefix[300];
+    long cases = 0;
+    int q, threads = ncf_get_threads();
+    ncf_set_threads(1); /* the hooks count allocations in one thread */
+    write_ratings("sweep.dat", "::", NULL, "%.0f");
+    write_ratings("sweep.csv", ",", "userId,movieId,rating,timestamp", "%.1f");
+    write_ratings("sweep.data", "\t", NULL, "%.0f");
+    CHECK(ncf_synthetic(&g_sw_data, 50, 30, 700, 4, 6) == NCF_OK && ncf_sample_eval_negatives(&g_sw_data, 5, 1) == NCF_OK);
+    snprintf(prefix, sizeof prefix, "%s/sweep_split", g_dir);
+    write_ncf_split(&g_sw_data, prefix);
+    snprintf(g_sw_file, sizeof g_sw_file, "%s", path_in_dir("sweep.ncf"));
+    c.num_users = g_sw_data.num_users, c.num_items = g_sw_data.num_items, c.batch_size = 64;
+    CHECK(ncf_model_create(&g_sw_model, &c) == NCF_OK && ncf_model_set_ids(g_sw_model, &g_sw_data) == NCF_OK);
+    for (q = 0; g_sw_model && q < (int)(sizeof calls / sizeof *calls); q++) {
+        long k;
+        for (k = 0; k < 100000; k++) {
+            int rc;
+            g_alloc_count = 0, g_alloc_fail_at = k;
+            rc = calls[q].fn();
+            g_alloc_fail_at = -1;
+            cases++;
+            CHECKF(rc == NCF_OK || rc == NCF_ERR_NOMEM, "%s, allocation %ld failing: rc %d (%s)", calls[q].name, k, rc,
+                   ncf_error_text());
+            if (g_alloc_count <= k) { /* ran to the end with no failure */
+                CHECKF(rc == NCF_OK, "%s: %s", calls[q].name, ncf_error_text());
+                break;
+            }
+        }
+    }
+    ncf_set_threads(threads);
+    printf("    %ld (call, k) cases over %d calls: each returned NCF_OK or NCF_ERR_NOMEM\n", cases,
+           (int)(sizeof calls / sizeof *calls));
+    ncf_model_free(g_sw_model), g_sw_model = NULL;
+    ncf_dataset_free(&g_sw_data);
+}
+
 /* One loaded model served from 4 threads at once gives the serial answers bit for bit:
    ncf_predict, ncf_predict_batch and ncf_recommend only read the model (make test also runs
    this under ThreadSanitizer). */
@@ -2124,6 +2264,7 @@ static const test_case TESTS[] = {
     {"safe_save", test_safe_save},
     {"recommend_topk", test_recommend_topk},
     {"fixture_round_trip", test_fixture_round_trip},
+    {"alloc_failure_sweep", test_alloc_failure_sweep},
 #ifndef _WIN32
     {"serving_threads", test_serving_threads},
 #endif
