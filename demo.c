@@ -344,17 +344,46 @@ static const char *model_name(ncf_model_type t)
 }
 
 /* Loads a --pretrain_* file and checks it is a `type` model of the data's size. */
+/* A model answers about the ids it was trained on: the data must have the same users and
+   items under the same raw ids, not merely as many (a model file without ids is matched by
+   counts, with a warning). */
+static int same_ids(const ncf_model *m, const ncf_dataset *d, const char *path)
+{
+    int k;
+    if (m->cfg.num_users != d->num_users || m->cfg.num_items != d->num_items) {
+        fprintf(stderr, "demo: %s has %d users and %d items, the data %d and %d: not the same dataset\n", path,
+                m->cfg.num_users, m->cfg.num_items, d->num_users, d->num_items);
+        return 0;
+    }
+    if (!m->raw_user || !m->raw_item) {
+        fprintf(stderr, "demo: warning: %s holds no raw ids; assuming the data's ids are its own\n", path);
+        return 1;
+    }
+    for (k = 0; k < d->num_users; k++)
+        if (m->raw_user[k] != d->raw_user[k]) {
+            fprintf(stderr, "demo: %s was trained on other users: its user %d is id %lld, the data's is %lld\n", path,
+                    k, (long long)m->raw_user[k], (long long)d->raw_user[k]);
+            return 0;
+        }
+    for (k = 0; k < d->num_items; k++)
+        if (m->raw_item[k] != d->raw_item[k]) {
+            fprintf(stderr, "demo: %s was trained on other items: its item %d is id %lld, the data's is %lld\n", path,
+                    k, (long long)m->raw_item[k], (long long)d->raw_item[k]);
+            return 0;
+        }
+    return 1;
+}
+
 static ncf_model *load_pretrained(const char *path, ncf_model_type type, const ncf_dataset *d)
 {
     ncf_model *m = NULL;
     if (ncf_load(&m, path) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return NULL; }
-    if (m->cfg.model != type || m->cfg.num_users != d->num_users || m->cfg.num_items != d->num_items) {
-        fprintf(stderr, "demo: %s is a %s model of %d users and %d items; wanted a %s of %d and %d\n", path,
-                model_name(m->cfg.model), m->cfg.num_users, m->cfg.num_items, model_name(type), d->num_users,
-                d->num_items);
+    if (m->cfg.model != type) {
+        fprintf(stderr, "demo: %s is a %s model; wanted a %s\n", path, model_name(m->cfg.model), model_name(type));
         ncf_model_free(m);
         return NULL;
     }
+    if (!same_ids(m, d, path)) ncf_model_free(m), m = NULL;
     return m;
 }
 
@@ -414,22 +443,32 @@ static int run(const options *o)
     int epoch, best_it = 0, l, rc = 1, first = 0;
 
     if (o->threads) ncf_set_threads(o->threads);
+    if (o->load) { /* first: its seed (and config) win, so its figures come out the same */
+        if (ncf_load(&model, o->load) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return 1; }
+        cfg = model->cfg;
+    }
     t = now();
     if (path) {
         ncf_load_opts lo = ncf_load_opts_default();
         lo.min_ratings = o->min_ratings;
         lo.eval_negatives = o->eval_negatives;
         lo.seed = cfg.seed;
-        if (ncf_load_dataset(&data, path, &lo) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return 1; }
+        if (ncf_load_dataset(&data, path, &lo) != NCF_OK) {
+            fprintf(stderr, "demo: %s\n", ncf_error_text());
+            ncf_model_free(model);
+            return 1;
+        }
     } else if (!strcmp(o->dataset, "synthetic")) {
         if (ncf_synthetic(&data, o->syn_users, o->syn_items, o->syn_ratings, 16, cfg.seed) != NCF_OK ||
             ncf_sample_eval_negatives(&data, o->eval_negatives ? o->eval_negatives : 99, cfg.seed) != NCF_OK) {
             fprintf(stderr, "demo: %s\n", ncf_error_text());
             ncf_dataset_free(&data);
+            ncf_model_free(model);
             return 1;
         }
     } else {
         fprintf(stderr, "demo: --dataset %s needs --data_dir DIR (or give --data PATH)\n", o->dataset);
+        ncf_model_free(model);
         return 1;
     }
     {
@@ -442,13 +481,7 @@ static int run(const options *o)
     }
     cfg.num_users = data.num_users, cfg.num_items = data.num_items;
     if (o->load) {
-        if (ncf_load(&model, o->load) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); goto done; }
-        if (model->cfg.num_users != data.num_users || model->cfg.num_items != data.num_items) {
-            fprintf(stderr, "demo: %s has %d users and %d items, the data %d and %d: not the same dataset\n", o->load,
-                    model->cfg.num_users, model->cfg.num_items, data.num_users, data.num_items);
-            goto done;
-        }
-        cfg = model->cfg;
+        if (!same_ids(model, &data, o->load)) goto done;
         first = (int)model->epoch;
         printf("loaded %s: %d epochs, %lld steps\n", o->load, first, (long long)model->step);
     } else if (o->pretrain_gmf) {

@@ -700,7 +700,7 @@ NCFDEF int ncf_sample_eval_negatives(ncf_dataset *ds, int n, uint64_t seed)
     if (bad_user >= 0)
         return ncf__fail(NCF_ERR_DATA,
                          "user %lld rated %lld of %d items: fewer than %d unrated items to use as "
-                         "eval negatives (ask for fewer with --eval_negatives)",
+                         "eval negatives (ask for fewer)",
                          (long long)ds->raw_user[bad_user],
                          (long long)(ds->num_items - ncf__num_unrated(ds, bad_user)), ds->num_items, n);
     neg = NCF__NEW(int32_t, (size_t)ds->num_users * (size_t)n);
@@ -824,14 +824,14 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
     if (!du || !di) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld ratings", (long long)n); goto done; }
     for (j = 0; j < n; j++)
         if (users[j] < 0 || items[j] < 0 || users[j] >= NCF__MAX_RAW_ID || items[j] >= NCF__MAX_RAW_ID) {
-            rc = ncf__fail(NCF_ERR_DATA, "rating %lld: id outside [0, 2^62) (user %lld, item %lld)", (long long)j,
+            rc = ncf__fail(NCF_ERR_DATA, "triple %lld (from 0): id outside [0, 2^62) (user %lld, item %lld)", (long long)j,
                            (long long)users[j], (long long)items[j]);
             goto done;
         }
     if (fixed_users > 0) {
         for (j = 0; j < n; j++) {
             if (users[j] >= fixed_users || items[j] >= fixed_items) {
-                rc = ncf__fail(NCF_ERR_DATA, "rating %lld: id out of range", (long long)j);
+                rc = ncf__fail(NCF_ERR_DATA, "triple %lld (from 0): id out of range", (long long)j);
                 goto done;
             }
             du[j] = (int32_t)users[j], di[j] = (int32_t)items[j];
@@ -1094,18 +1094,35 @@ static void ncf__trim(char **s, char **e)
     while (*e > *s && ((*e)[-1] == ' ' || (*e)[-1] == '\t')) (*e)--;
 }
 
+/* 1 and *v for an integer in (-2^63, 2^63), -1 for one of more digits (too large), else 0. */
 static int ncf__int_field(const char *s, const char *e, int64_t *v)
 {
-    int neg = 0;
+    int neg = 0, big = 0;
     uint64_t x = 0;
     if (s < e && (*s == '-' || *s == '+')) neg = *s++ == '-';
     if (s == e) return 0;
     for (; s < e; s++) {
-        if (*s < '0' || *s > '9' || x > (UINT64_C(1) << 62) / 10) return 0;
-        x = x * 10 + (uint64_t)(*s - '0');
+        if (*s < '0' || *s > '9') return 0;
+        if (x > (UINT64_MAX - (uint64_t)(*s - '0')) / 10) big = 1; /* keep reading: "12x" is not an integer */
+        else x = x * 10 + (uint64_t)(*s - '0');
     }
+    if (big || x >= UINT64_C(1) << 63) return -1;
     *v = neg ? -(int64_t)x : (int64_t)x;
     return 1;
+}
+
+/* A field as text for an error message: at most 40 bytes, invisible ones as \xNN. */
+static const char *ncf__shown(const char *s, const char *e)
+{
+    static NCF__TLS char out[4 * 40 + 1];
+    char *o = out;
+    for (; s < e && o - out < 4 * 40 - 4 && o - out < 160; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c >= 32 && c < 127) *o++ = (char)c;
+        else o += sprintf(o, "\\x%02X", c);
+    }
+    *o = 0;
+    return out;
 }
 
 static int ncf__num_field(const char *s, const char *e)
@@ -1190,7 +1207,7 @@ static int ncf__parse_ratings(const char *path, const char *sep, int csv, ncf__t
         if (csv && first) { /* a header, unless the first field is a number */
             first = 0;
             ncf__trim(&fs[0], &fe[0]);
-            if (!ncf__int_field(fs[0], fe[0], &v[0])) {
+            if (ncf__int_field(fs[0], fe[0], &v[0]) == 0) {
                 if (!ncf__csv_columns(fs, fe, nf, col)) {
                     rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: a header without user and item columns (expected "
                                    "userId,movieId[,rating,timestamp] or user_id,item_id,..., in any order)",
@@ -1211,15 +1228,22 @@ static int ncf__parse_ratings(const char *path, const char *sep, int csv, ncf__t
             if (col[f] < 0) continue;
             fb = fs[col[f]], fz = fe[col[f]];
             ncf__trim(&fb, &fz);
-            if (f == 2 ? !ncf__num_field(fb, fz) : !ncf__int_field(fb, fz, &v[f])) {
-                rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: %s '%.*s' is not %s", path, (long long)L.line,
-                               what[f], (int)(fz - fb > 40 ? 40 : fz - fb), fb,
-                               f == 2 ? "a number" : "an integer");
-                break;
+            {
+                int ok = f == 2 ? ncf__num_field(fb, fz) : ncf__int_field(fb, fz, &v[f]);
+                if (ok != 1) {
+                    rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: %s '%s' is %s", path, (long long)L.line, what[f],
+                                   ncf__shown(fb, fz), ok < 0 ? "too large" : f == 2 ? "not a number" : "not an integer");
+                    break;
+                }
             }
             if (f < 2 && v[f] < 0) {
                 rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: negative %s %lld", path, (long long)L.line, what[f],
                                (long long)v[f]);
+                break;
+            }
+            if (f < 2 && v[f] >= NCF__MAX_RAW_ID) {
+                rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: %s %lld is too large (ids are below 2^62)", path,
+                               (long long)L.line, what[f], (long long)v[f]);
                 break;
             }
         }
@@ -1257,8 +1281,8 @@ static int ncf__parse_negatives(const char *path, const ncf__triples *test, int3
         if (s == e) continue;
         comma = (char *)memchr(s, ',', (size_t)(e - s));
         close = (char *)memchr(s, ')', (size_t)(e - s));
-        if (*s != '(' || !comma || !close || comma > close || !ncf__int_field(s + 1, comma, &u) ||
-            !ncf__int_field(comma + 1, close, &it)) {
+        if (*s != '(' || !comma || !close || comma > close || ncf__int_field(s + 1, comma, &u) != 1 ||
+            ncf__int_field(comma + 1, close, &it) != 1) {
             rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: expected '(user,item)' at the start of the line", path,
                            (long long)L.line);
             break;
@@ -1299,9 +1323,9 @@ static int ncf__parse_negatives(const char *path, const ncf__triples *test, int3
             fe = fs;
             while (fe < e && *fe != '\t' && *fe != ' ') fe++;
             if (fe > fs) {
-                if (!ncf__int_field(fs, fe, &v) || v < 0 || v > INT32_MAX)
-                    rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: negative item '%.*s' is not a valid id", path,
-                                   (long long)L.line, (int)(fe - fs > 40 ? 40 : fe - fs), fs);
+                if (ncf__int_field(fs, fe, &v) != 1 || v < 0 || v > INT32_MAX)
+                    rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: negative item '%s' is not a valid id", path,
+                                   (long long)L.line, ncf__shown(fs, fe));
                 else {
                     neg[row * n0 + cnt++] = (int32_t)v;
                     if (v > *max_item) *max_item = v;

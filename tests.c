@@ -830,6 +830,10 @@ static void test_bad_input_files(void)
         {"alpha.dat", "1::10::5::100\n1::abc::3::5\n", NCF_ERR_PARSE, "alpha.dat:2: item id 'abc' is not an integer"},
         {"rating.csv", "userId,movieId,rating,timestamp\n1,10,x,100\n", NCF_ERR_PARSE, "rating.csv:2: rating 'x' is not a number"},
         {"neg.data", "1\t10\t5\t100\n-4\t10\t5\t100\n", NCF_ERR_PARSE, "neg.data:2: negative user id -4"},
+        {"big.dat", "1::10::5::100\n1::99999999999999999999::5::7\n", NCF_ERR_PARSE, "big.dat:2: item id '99999999999999999999' is too large"},
+        {"big62.dat", "1::10::5::100\n4611686018427387904::10::5::7\n", NCF_ERR_PARSE, "big62.dat:2: user id 4611686018427387904 is too large"},
+        {"ts.dat", "1::10::5::9223372036854775807\n1::20::5::9223372036854775808\n", NCF_ERR_PARSE, "ts.dat:2: timestamp '9223372036854775808' is too large"},
+        {"ctl.dat", "1::10::5::100\n1::2\x01::5::7\n", NCF_ERR_PARSE, "ctl.dat:2: item id '2\\x01' is not an integer"},
         {"empty.dat", "", NCF_ERR_PARSE, "empty.dat: no ratings"},
         {"header_only.csv", "userId,movieId,rating,timestamp\n", NCF_ERR_PARSE, "no ratings"},
     };
