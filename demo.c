@@ -88,7 +88,7 @@ static void usage(FILE *f)
         "  --full_ranking           rank the test item among all unrated items, not sampled ones\n"
         "  --hash_pipeline          print each epoch's input pipeline hash (first batch, all batches)\n"
         "  --log FILE.csv           one CSV row per evaluation\n"
-        "  --recommend USER         print the --topk K (default 10) best unrated items for USER (a raw\n"
+        "  --recommend USER         print the --recommend_k K (default 10) best unrated items for USER (a raw\n"
         "                           id), with titles from movies.dat, movies.csv or u.item beside the data\n"
         "  --save FILE              save the model (with Adam state) after training\n"
         "  --checkpoint_every N     also save it every N epochs\n"
@@ -162,9 +162,26 @@ static int parse_list(const char *flag, const char *v, int max, int *ints, float
 }
 
 /* Returns 1 to go on, 0 on a bad flag, -1 after --help. */
+/* The flags that take a value (each handled in parse_args). */
+static int takes_value(const char *flag)
+{
+    static const char *const names[] = {
+        "--dataset", "--data_dir", "--data", "--log", "--save", "--save_best", "--recommend", "--recommend_k",
+        "--topk", "--load", "--pretrain_gmf", "--pretrain_mlp", "--alpha", "--init_sd", "--optimizer",
+        "--checkpoint_every", "--model", "--adam", "--batch_size", "--eval_batch_size", "--learning_rate",
+        "--beta1", "--beta2", "--epsilon", "--num_factors", "--layers", "--mf_regularization",
+        "--mlp_regularization", "--num_neg", "--train_epochs", "--epochs_between_evals", "--hr_threshold",
+        "--seed", "--eval_negatives", "--threads", "--min_ratings", "--top_k", "--synthetic_users",
+        "--synthetic_items", "--synthetic_ratings"};
+    size_t k;
+    for (k = 0; k < sizeof names / sizeof *names; k++)
+        if (!strcmp(flag, names[k])) return 1;
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, options *o)
 {
-    int i, mlperf = 0, factors_set = 0, layers_set = 0, batch_set = 0, lr_set = 0, evneg_set = 0;
+    int i, mlperf = 0, factors_set = 0, layers_set = 0, batch_set = 0, lr_set = 0, evneg_set = 0, model_flags = 0;
     memset(o, 0, sizeof *o);
     o->cfg = ncf_config_default();
     o->dataset = "synthetic";
@@ -172,16 +189,26 @@ static int parse_args(int argc, char **argv, options *o)
     o->syn_users = 3000, o->syn_items = 1500, o->syn_ratings = 150000;
     o->hr_threshold = 2.0, o->recommend_k = 10, o->alpha = 0.5;
     for (i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL, *eq = strchr(a, '=');
+        char name[64];
         long long n;
         double x;
         int took = 1;
+        if (!strncmp(a, "--", 2) && eq && eq - a < (ptrdiff_t)sizeof name) { /* --flag=value */
+            snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
+            a = name, v = eq + 1, took = 0;
+        }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return -1; }
-        else if (!strcmp(a, "--full_ranking")) { o->full_ranking = 1; took = 0; }
-        else if (!strcmp(a, "--hash_pipeline")) { o->hash_pipeline = 1; took = 0; }
-        else if (!strcmp(a, "--ml_perf")) { mlperf = 1; took = 0; }
-        else if (!v || !strncmp(v, "--", 2)) {
-            if (strncmp(a, "--", 2)) { fprintf(stderr, "demo: unexpected argument '%s' (see --help)\n", a); return 0; }
+        else if (!strcmp(a, "--full_ranking") || !strcmp(a, "--hash_pipeline") || !strcmp(a, "--ml_perf")) {
+            if (eq && a == name) { fprintf(stderr, "demo: %s takes no value\n", a); return 0; }
+            if (!strcmp(a, "--full_ranking")) o->full_ranking = 1;
+            else if (!strcmp(a, "--hash_pipeline")) o->hash_pipeline = 1;
+            else mlperf = 1;
+            took = 0;
+        }
+        else if (strncmp(a, "--", 2)) { fprintf(stderr, "demo: unexpected argument '%s' (see --help)\n", a); return 0; }
+        else if (!takes_value(a)) { fprintf(stderr, "demo: unknown flag '%s' (see --help)\n", a); return 0; }
+        else if (!v || (took && !strncmp(v, "--", 2))) {
             fprintf(stderr, "demo: %s needs a value (see --help)\n", a);
             return 0;
         }
@@ -192,7 +219,11 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--save")) o->save = v;
         else if (!strcmp(a, "--save_best")) o->save_best = v;
         else if (!strcmp(a, "--recommend")) { if (!parse_int(a, v, -(1LL << 62), 1LL << 62, &o->recommend_user)) return 0; o->has_recommend = 1; }
-        else if (!strcmp(a, "--topk")) { if (!parse_int(a, v, 1, 1 << 20, &n)) return 0; o->recommend_k = (int)n; }
+        else if (!strcmp(a, "--recommend_k") || !strcmp(a, "--topk")) {
+            if (!strcmp(a, "--topk")) fprintf(stderr, "demo: warning: --topk is now --recommend_k (--top_k is HR@K)\n");
+            if (!parse_int(a, v, 1, 1 << 20, &n)) return 0;
+            o->recommend_k = (int)n;
+        }
         else if (!strcmp(a, "--load")) o->load = v;
         else if (!strcmp(a, "--pretrain_gmf")) o->pretrain_gmf = v;
         else if (!strcmp(a, "--pretrain_mlp")) o->pretrain_mlp = v;
@@ -205,6 +236,7 @@ static int parse_args(int argc, char **argv, options *o)
         }
         else if (!strcmp(a, "--checkpoint_every")) { if (!parse_int(a, v, 1, 1000000, &n)) return 0; o->checkpoint_every = (int)n; }
         else if (!strcmp(a, "--model")) {
+            model_flags = 1;
             if (!strcmp(v, "neumf")) o->cfg.model = NCF_NEUMF;
             else if (!strcmp(v, "gmf")) o->cfg.model = NCF_GMF;
             else if (!strcmp(v, "mlp")) o->cfg.model = NCF_MLP;
@@ -218,8 +250,14 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--batch_size")) { if (!parse_int(a, v, 1, 1 << 24, &n)) return 0; o->cfg.batch_size = (int)n; batch_set = 1; }
         else if (!strcmp(a, "--eval_batch_size")) { if (!parse_int(a, v, 1, 1LL << 40, &n)) return 0; }
         else if (!strcmp(a, "--learning_rate")) { if (!parse_float(a, v, 1e-12, 100, &x)) return 0; o->cfg.lr = (float)x; lr_set = 1; }
-        else if (!strcmp(a, "--beta1")) { if (!parse_float(a, v, 0, 0.999999, &x)) return 0; o->cfg.beta1 = (float)x; }
-        else if (!strcmp(a, "--beta2")) { if (!parse_float(a, v, 0, 0.999999999, &x)) return 0; o->cfg.beta2 = (float)x; }
+        else if (!strcmp(a, "--beta1") || !strcmp(a, "--beta2")) {
+            if (!parse_float(a, v, 0, 0.999999999, &x)) return 0;
+            if ((float)x >= 1.0f) { /* Adam divides by 1 - beta^t */
+                fprintf(stderr, "demo: %s %s rounds to 1 in single precision; use at most 0.9999999\n", a, v);
+                return 0;
+            }
+            *(a[6] == '1' ? &o->cfg.beta1 : &o->cfg.beta2) = (float)x;
+        }
         else if (!strcmp(a, "--epsilon")) { if (!parse_float(a, v, 1e-30, 1, &x)) return 0; o->cfg.epsilon = (float)x; }
         else if (!strcmp(a, "--num_factors")) { if (!parse_int(a, v, 1, 65536, &n)) return 0; o->cfg.mf_dim = (int)n; factors_set = 1; }
         else if (!strcmp(a, "--layers")) {
@@ -242,7 +280,6 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--synthetic_users")) { if (!parse_int(a, v, 1, 1 << 30, &n)) return 0; o->syn_users = (int)n; }
         else if (!strcmp(a, "--synthetic_items")) { if (!parse_int(a, v, 8, 1 << 30, &n)) return 0; o->syn_items = (int)n; }
         else if (!strcmp(a, "--synthetic_ratings")) { if (!parse_int(a, v, 1, 1LL << 40, &n)) return 0; o->syn_ratings = n; }
-        else { fprintf(stderr, "demo: unknown flag '%s' (see --help)\n", a); return 0; }
         i += took;
     }
     if (mlperf) { /* the preset fills what the user did not set */
@@ -253,6 +290,15 @@ static int parse_args(int argc, char **argv, options *o)
         if (!lr_set) o->cfg.lr = p.lr;
         if (!evneg_set) o->eval_negatives = 999;
     }
+    if (o->data_dir && !o->data && !strcmp(o->dataset, "synthetic")) {
+        fprintf(stderr, "demo: --data_dir needs --dataset NAME (ml-1m, ml-20m, ...)\n");
+        return 0;
+    }
+    if (o->checkpoint_every && !o->save)
+        fprintf(stderr, "demo: warning: --checkpoint_every does nothing without --save\n");
+    if (o->load && (model_flags || factors_set || layers_set))
+        fprintf(stderr, "demo: warning: --load uses the model file's config; --model, --num_factors and --layers "
+                        "are ignored\n");
     if (!o->pretrain_gmf != !o->pretrain_mlp) {
         fprintf(stderr, "demo: pre-training needs both --pretrain_gmf and --pretrain_mlp\n");
         return 0;
@@ -310,7 +356,8 @@ static void on_progress(void *user, int64_t done, int64_t total, double loss)
 }
 
 /* The title of raw item `id` from movies.dat (id::title::genres), movies.csv
-   (id,"title",genres) or u.item (id|title|...) in the ratings file's folder. */
+   (id,"title",genres) or u.item (id|title|...) in the ratings file's folder. Not for the
+   paper's split, whose item ids are its own dense ones, not MovieLens ids. */
 static int movie_title(const char *ratings, long long id, char *out, size_t size)
 {
     static const char *names[3] = {"movies.dat", "movies.csv", "u.item"};
@@ -318,6 +365,9 @@ static int movie_title(const char *ratings, long long id, char *out, size_t size
     char path[2048], line[4096];
     const char *slash = strrchr(ratings, '/');
     int dir = slash ? (int)(slash - ratings) : 0, k;
+    FILE *split;
+    if (snprintf(path, sizeof path, "%.2000s.train.rating", ratings) > 0 && (split = fopen(path, "rb")) != NULL)
+        return fclose(split), 0;
     for (k = 0; k < 3; k++) {
         FILE *f;
         snprintf(path, sizeof path, "%.*s%s%s", dir, ratings, slash ? "/" : "", names[k]);
@@ -326,8 +376,14 @@ static int movie_title(const char *ratings, long long id, char *out, size_t size
             char *t, *end;
             if (strtoll(line, &end, 10) != id || strncmp(end, seps[k], strlen(seps[k]))) continue;
             t = end + strlen(seps[k]);
-            if (*t == '"') { t++; end = strchr(t, '"'); } /* quoted CSV title */
-            else end = strstr(t, k == 1 ? ",\0" : seps[k]);
+            if (*t == '"') { /* a quoted CSV title: "" stands for " */
+                size_t n = 0;
+                for (t++; *t && !(*t == '"' && t[1] != '"') && n + 1 < size; t++) out[n++] = *t == '"' ? *t++ : *t;
+                out[n] = 0;
+                fclose(f);
+                return 1;
+            }
+            end = strstr(t, seps[k]);
             if (!end) end = t + strcspn(t, "\r\n");
             snprintf(out, size, "%.*s", (int)(end - t), t);
             fclose(f);
@@ -343,7 +399,6 @@ static const char *model_name(ncf_model_type t)
     return t == NCF_GMF ? "GMF" : t == NCF_MLP ? "MLP" : t == NCF_MF ? "MF" : "NeuMF";
 }
 
-/* Loads a --pretrain_* file and checks it is a `type` model of the data's size. */
 /* A model answers about the ids it was trained on: the data must have the same users and
    items under the same raw ids, not merely as many (a model file without ids is matched by
    counts, with a warning). */
@@ -374,6 +429,7 @@ static int same_ids(const ncf_model *m, const ncf_dataset *d, const char *path)
     return 1;
 }
 
+/* Loads a --pretrain_* file and checks it is a `type` model of the data's ids. */
 static ncf_model *load_pretrained(const char *path, ncf_model_type type, const ncf_dataset *d)
 {
     ncf_model *m = NULL;
@@ -454,7 +510,8 @@ static int run(const options *o)
         lo.eval_negatives = o->eval_negatives;
         lo.seed = cfg.seed;
         if (ncf_load_dataset(&data, path, &lo) != NCF_OK) {
-            fprintf(stderr, "demo: %s\n", ncf_error_text());
+            fprintf(stderr, "demo: %s%s\n", ncf_error_text(),
+                    strstr(ncf_error_text(), "eval negatives") ? " (--eval_negatives N)" : "");
             ncf_model_free(model);
             return 1;
         }

@@ -3511,6 +3511,14 @@ NCFDEF int ncf_load(ncf_model **out, const char *path)
     int rc;
     if (!out || !path) return ncf__fail(NCF_ERR_ARG, "ncf_load: NULL argument");
     *out = NULL;
+    { /* the magic first: a wrong file (or /dev/zero) is refused before it is read whole */
+        FILE *f = fopen(path, "rb");
+        char magic[4] = {0};
+        size_t got = f ? fread(magic, 1, 4, f) : 0;
+        if (f) fclose(f);
+        if (f && (got < 4 || memcmp(magic, "NCF", 4) != 0))
+            return ncf__fail(NCF_ERR_PARSE, "%s: not an ncf.h model file (bad magic)", path);
+    }
     if ((rc = ncf__read_file(path, &buf, &len)) != NCF_OK) return rc;
     rc = ncf_load_mem(out, buf, len);
     NCF_FREE(buf);

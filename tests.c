@@ -40,6 +40,7 @@ static void *test_realloc(void *p, size_t n) { return alloc_fails() ? NULL : rea
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #endif
 
@@ -1676,6 +1677,20 @@ static void test_safe_save(void)
     ncf_model_free(back), back = NULL;
     CHECK(files_in_dir(g_dir, "safe.ncf.tmp", 0) == 0);
     CHECK_ERR(ncf_save(m, path_in_dir("no_such_dir/x.ncf"), 0), NCF_ERR_IO, "no_such_dir/x.ncf");
+#ifndef _WIN32
+    CHECK_ERR(ncf_load(&back, "/dev/zero"), NCF_ERR_PARSE, "bad magic"); /* refused unread, not read forever */
+    { /* two processes saving 40 times each to one path: every save succeeds, the file stays whole */
+        pid_t pid = fork();
+        int k, failed = 0, status = 0;
+        for (k = 0; k < 40; k++) failed += ncf_save(m, path, 1) != NCF_OK;
+        if (pid == 0) _exit(failed ? 1 : 0);
+        CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        CHECKF(failed == 0, "%d of 40 saves failed", failed);
+        CHECK(ncf_load(&back, path) == NCF_OK && back && same_model(m, back, 1));
+        ncf_model_free(back), back = NULL;
+        CHECK(files_in_dir(g_dir, "safe.ncf.tmp", 0) == 0);
+    }
+#endif
 #ifndef _WIN32
     {
         struct stat st;
