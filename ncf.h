@@ -1259,6 +1259,35 @@ static int ncf__parse_ratings(const char *path, const char *sep, int csv, ncf__t
 
 /* PREFIX.test.negative: "(user,item)" then the negatives, TAB separated, one line per
    line of PREFIX.test.rating and for the same (user, item). */
+/* Negatives on a .test.negative line (after its "(user,item)"). */
+static int64_t ncf__count_fields(const char *c, const char *e)
+{
+    int64_t n = 0;
+    while (c < e) {
+        while (c < e && (*c == '\t' || *c == ' ')) c++;
+        if (c < e) n++;
+        while (c < e && *c != '\t' && *c != ' ') c++;
+    }
+    return n;
+}
+
+/* Every line after the current one has n negatives too, checked before any memory is
+   sized by the first line (a first line of millions must name the line that differs). */
+static int ncf__same_counts(const char *path, const ncf__lines *from, int64_t n)
+{
+    ncf__lines L = *from;
+    char *s, *e;
+    while (ncf__next_line(&L, &s, &e)) {
+        const char *close = (const char *)memchr(s, ')', (size_t)(e - s));
+        int64_t cnt;
+        if (s == e || !close) continue; /* blank, or malformed: the main pass says so */
+        if ((cnt = ncf__count_fields(close + 1, e)) != n)
+            return ncf__fail(NCF_ERR_PARSE, "%s:%lld: %lld negatives, but the first line has %lld", path,
+                             (long long)L.line, (long long)cnt, (long long)n);
+    }
+    return NCF_OK;
+}
+
 static int ncf__parse_negatives(const char *path, const ncf__triples *test, int32_t **out, int *per_line,
                                 int64_t *max_item, int64_t **line_of_row)
 {
@@ -1298,19 +1327,16 @@ static int ncf__parse_negatives(const char *path, const ncf__triples *test, int3
                                  (long long)test->u[row], (long long)test->i[row]);
             break;
         }
-        for (c = close + 1; c < e;) { /* count first */
-            char *fs = c, *fe;
-            while (fs < e && (*fs == '\t' || *fs == ' ')) fs++;
-            fe = fs;
-            while (fe < e && *fe != '\t' && *fe != ' ') fe++;
-            if (fe > fs) cnt++;
-            c = fe;
-        }
+        cnt = ncf__count_fields(close + 1, e);
         if (n0 < 0) {
             n0 = cnt;
             if (n0 == 0) { rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: no negatives", path, (long long)L.line); break; }
+            if ((rc = ncf__same_counts(path, &L, n0)) != NCF_OK) break; /* before allocating for n0 each */
             neg = NCF__NEW(int32_t, (size_t)test->n * (size_t)n0);
-            if (!neg) { rc = ncf__fail(NCF_ERR_NOMEM, "%s: out of memory", path); break; }
+            if (!neg) {
+                rc = ncf__fail(NCF_ERR_NOMEM, "%s: out of memory for %lld negatives per line", path, (long long)n0);
+                break;
+            }
         } else if (cnt != n0) {
             rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: %lld negatives, but the first line has %lld", path,
                            (long long)L.line, (long long)cnt, (long long)n0);
