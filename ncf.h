@@ -1111,12 +1111,12 @@ static int ncf__int_field(const char *s, const char *e, int64_t *v)
     return 1;
 }
 
-/* A field as text for an error message: at most 40 bytes, invisible ones as \xNN. */
+/* A field as text for an error message: up to 160 characters, invisible bytes as \xNN. */
 static const char *ncf__shown(const char *s, const char *e)
 {
     static NCF__TLS char out[4 * 40 + 1];
     char *o = out;
-    for (; s < e && o - out < 4 * 40 - 4 && o - out < 160; s++) {
+    for (; s < e && o - out <= 4 * 39; s++) {
         unsigned char c = (unsigned char)*s;
         if (c >= 32 && c < 127) *o++ = (char)c;
         else o += sprintf(o, "\\x%02X", c);
