@@ -3420,7 +3420,7 @@ static int ncf__tmp_create(ncf__tmpfile *t, const char *path)
     int tries;
 #if defined(NCF__POSIX_FILES)
     struct stat st;
-    int mode = stat(path, &st) == 0 ? (int)(st.st_mode & 07777) : 0666;
+    int existing = stat(path, &st) == 0, mode = existing ? (int)(st.st_mode & 07777) : 0666;
 #endif
     for (tries = 0; tries < 100; tries++) {
         r = ncf__mix64(base + ++counter + (uint64_t)tries);
@@ -3434,7 +3434,7 @@ static int ncf__tmp_create(ncf__tmpfile *t, const char *path)
 #elif defined(NCF__POSIX_FILES)
         t->fd = open(t->name, O_WRONLY | O_CREAT | O_EXCL, mode);
         if (t->fd >= 0) {
-            if (mode != 0666) chmod(t->name, (mode_t)mode); /* exactly, whatever the umask */
+            if (existing) chmod(t->name, (mode_t)mode); /* exactly, whatever the umask */
             return NCF_OK;
         }
         if (errno != EEXIST) break;
