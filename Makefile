@@ -128,6 +128,7 @@ header-checks: | $(BUILD)
 	$(call build_check,allocator hooks all or none,! $(CC) $(TESTFLAGS) -I. '-DNCF_MALLOC(n)=malloc(n)' -c $(BUILD)/impl.c -o $(BUILD)/alloc1.o)
 	@printf $(IMPL)$(APP) > $(BUILD)/app.c
 	$(call build_check,README: cc -O2 -fopenmp app.c -lm,$(CC) -O2 $(OMP) $(WARN) -Werror -I. $(BUILD)/app.c -o $(BUILD)/app -lm && $(BUILD)/app)
+	$(call build_check,NCF_NO_TLS leaves no thread-local storage (Cortex-M links),$(CC) $(TESTFLAGS) -Os -I. -DNCF_INFERENCE_ONLY -DNCF_NO_STDIO -c $(BUILD)/impl.c -o $(BUILD)/tls.o && readelf -S $(BUILD)/tls.o | grep -q tbss && $(CC) $(TESTFLAGS) -Os -I. -DNCF_NO_TLS -DNCF_INFERENCE_ONLY -DNCF_NO_STDIO -c $(BUILD)/impl.c -o $(BUILD)/notls.o && ! readelf -S $(BUILD)/notls.o | grep -q tbss)
 	$(call build_check,NCF_INFERENCE_ONLY has no training code,$(CC) $(TESTFLAGS) -Os -I. -DNCF_INFERENCE_ONLY -c $(BUILD)/impl.c -o $(BUILD)/infer.o && ! nm $(BUILD)/infer.o | grep -q 'ncf_train_epoch\|ncf_load_dataset\|ncf_update')
 	$(call build_check,demo --save_best keeps the best epoch,$(CC) $(TESTFLAGS) $(OMP) demo.c -o $(BUILD)/demo_check -lm && $(call save_best_check,$(BUILD)/demo_check))
 	$(call build_check,demo stops before training when --save cannot be written,! $(BUILD)/demo_check $(SYN) --save $(BUILD)/no_such_dir/m.ncf > $(BUILD)/nodir.log 2>&1 && grep -q 'cannot create' $(BUILD)/nodir.log && ! grep -q Iteration $(BUILD)/nodir.log)

@@ -30,6 +30,9 @@
                                         or evaluation, and no gradient or Adam memory
                                         (about 20 KB of code at -Os against 51 KB)
      NCF_MAX_LAYERS                     MLP tower depth limit (default 8)
+     NCF_NO_TLS                         no thread-local storage (the default on Cortex-M,
+                                        whose newlib has no TLS runtime): the error text
+                                        is then shared by all threads
 
    EXAMPLE
      ncf_dataset data;
@@ -413,7 +416,11 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
 #define NCF_ASSERT(x) assert(x)
 #endif
 
-#if defined(__cplusplus) && __cplusplus >= 201103L
+/* Cortex-M toolchains (newlib) have no thread-local storage runtime: there, and with
+   NCF_NO_TLS, the error text and the few per-thread statics are plain statics. */
+#if defined(NCF_NO_TLS) || (defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M')
+#define NCF__TLS
+#elif defined(__cplusplus) && __cplusplus >= 201103L
 #define NCF__TLS thread_local
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_THREADS__)
 #define NCF__TLS _Thread_local
