@@ -61,9 +61,8 @@
      buffers; ids are found by binary search). Training, evaluating, loading ids or
      pre-training change the model: one thread at a time, and not while it serves.
      Distinct models and datasets may be used from distinct threads. The last
-     error text is thread-local where the
-     compiler supports it. Results are bit-identical for any number of OpenMP
-     threads and without OpenMP.
+     error text is thread-local where the compiler supports it. Results are
+     bit-identical for any number of OpenMP threads and without OpenMP.
 
    CHANGELOG
      0.2.1  One rounding rule in every kernel path (fused multiply-add where the CPU has
@@ -541,6 +540,19 @@ static int ncf__read_file(const char *path, char **out, size_t *len)
 
 #define NCF__MAX_RAW_ID ((int64_t)1 << 62) /* raw ids are in [0, 2^62) */
 
+/* Where id sits in raw[] read in ascending order (raw[order[k]], or raw[k] when order is
+   NULL): its index in raw[], or -1 when it is absent. */
+static int ncf__find_id(const int64_t *raw, const int32_t *order, int n, int64_t id)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (raw[order ? order[mid] : mid] < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && raw[order ? order[lo] : lo] == id ? (order ? order[lo] : lo) : -1;
+}
+
 /* ------------------------------------------------------------------- RNG -- */
 /* Counter-based: a value is a pure function of its key, so parallel loops draw
    the same numbers in any schedule. splitmix64's finalizer does the mixing. */
@@ -793,16 +805,8 @@ static int ncf__dense_ids_of(const int64_t *raw, const int32_t *keep, int64_t n,
         if (run >= min_count) v[k++] = v[j];
     }
     if (k > INT32_MAX) { NCF_FREE(v); return ncf__fail(NCF_ERR_DATA, "more than 2^31 distinct ids"); }
-    for (j = 0; j < n; j++) {
-        int64_t lo = 0, hi = k;
-        if (keep && keep[j] < 0) { dense[j] = -1; continue; }
-        while (lo < hi) {
-            int64_t mid = lo + (hi - lo) / 2;
-            if (v[mid] < (uint64_t)raw[j]) lo = mid + 1;
-            else hi = mid;
-        }
-        dense[j] = lo < k && v[lo] == (uint64_t)raw[j] ? (int32_t)lo : -1;
-    }
+    for (j = 0; j < n; j++) /* ids are below 2^62: as int64 they sort the same */
+        dense[j] = keep && keep[j] < 0 ? -1 : ncf__find_id((const int64_t *)v, NULL, (int)k, raw[j]);
     if (k < m) { /* give back the room of the duplicates */
         uint64_t *shrunk = (uint64_t *)NCF_REALLOC(v, sizeof *v * (size_t)(k ? k : 1));
         if (shrunk) v = shrunk;
@@ -1881,7 +1885,7 @@ static void ncf__tile_full(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
             V c = {0}, b, ak;                                                                                 \
             const float *a = A + i * sam;                                                                     \
             if (flags & NCF__ACC) memcpy(&c, C + (size_t)i * ldc, sizeof c);                                  \
-            else if (bias) memcpy(&c, bias, sizeof c);                                 \
+            else if (bias) memcpy(&c, bias, sizeof c);                                                        \
             for (k = 0; k < K; k++) {                                                                         \
                 memcpy(&b, B + (size_t)k * ldb, sizeof b);                                                    \
                 NCF__SPLAT(V, W, ak, a[k * sak]);                                                             \
@@ -3019,17 +3023,6 @@ static int ncf__build_id_maps(ncf_model *m)
     return rc != NCF_OK ? rc : ncf__id_order(m->raw_item, m->cfg.num_items, &m->scratch->item_order, "item");
 }
 
-/* The dense id of a raw one, or -1. */
-static int ncf__find_id(const int64_t *raw, const int32_t *order, int n, int64_t id)
-{
-    int lo = 0, hi = n;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (raw[order ? order[mid] : mid] < id) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < n && raw[order ? order[lo] : lo] == id ? (order ? order[lo] : lo) : -1;
-}
 
 #ifndef NCF_INFERENCE_ONLY
 NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *d)
