@@ -1,7 +1,7 @@
 # ncf.h - build the demo, the tests and the benchmarks.
 #   make demo && ./demo     train NeuMF on built-in synthetic data
 #   make test               the test suite, again under ASan+UBSan, and the header build matrix
-#   make bench              benchmarks (NATIVE=1 build)
+#   make bench [BASE=REV]   benchmarks (native build), also on a busy machine; REV: a baseline
 #   make cross              the suite on aarch64, armhf and big-endian s390x under qemu
 #   make windows            the suite and a demo run, cross-built with MinGW-w64, under wine
 #   make fuzz               libFuzzer on the model reader and each ratings parser
@@ -167,12 +167,29 @@ CASES := "paper 1 lazy" "paper 2 lazy" "paper 2 dense" "mlperf 1 lazy" "mlperf 2
 TORCH_PAPER  := --users 6040 --items 3706 --positives 994169 --mf_dim 8 --layers 64,32,16,8 --batch 256 --lr 0.001 --eval_negs 100 --epochs 1 --max_steps 2000 --threads 2
 TORCH_MLPERF := --users 138493 --items 26744 --positives 2000000 --mf_dim 64 --layers 256,256,128,64 --batch 2048 --lr 0.0005 --eval_negs 999 --eval_users 500 --threads 2
 
+# make bench BASE=REV benches commit REV too (its own ncf.h and tests.c, built the same way),
+# each case right after ours, as the baseline measured in the same run. The contended cases
+# run beside a busy loop that the bench starts on one core and stops.
+BASE ?=
+CONTENDED := "paper 1 lazy" "paper 2 lazy" "mlperf 1 lazy" "mlperf 2 lazy"
+BENCHCC = $(CC) -O3 -ffp-contract=fast -fno-math-errno -march=native -std=c99 $(WARN) $(OMP) $(CFLAGS)
 bench: | $(BUILD)
-	$(CC) -O3 -ffp-contract=fast -fno-math-errno -march=native -std=c99 $(WARN) $(OMP) $(CFLAGS) tests.c -o $(BUILD)/bench -lm
+	$(BENCHCC) tests.c -o $(BUILD)/bench -lm
+	@rm -rf $(BUILD)/base; if [ -n "$(BASE)" ]; then mkdir -p $(BUILD)/base && \
+	  git archive $(BASE) ncf.h tests.c | tar -x -C $(BUILD)/base && \
+	  $(BENCHCC) $(BUILD)/base/tests.c -o $(BUILD)/base/bench -lm || exit 1; fi
+	@grep -m1 'model name' /proc/cpuinfo
 	@rm -f $(BUILD)/bench.jsonl
-	@for c in $(CASES); do $(BUILD)/bench --bench $$c | tee -a $(BUILD)/bench.jsonl || exit 1; done
+	@run() { for b in $(BUILD)/bench $(BUILD)/base/bench; do [ -x $$b ] || continue; \
+	    who=ours; [ $$b = $(BUILD)/bench ] || who=base; \
+	    $$b --bench $$2 > $(BUILD)/case.json || return 1; \
+	    sed "s/^{/{\"build\":\"$$who\",\"contended\":$$1,/" $(BUILD)/case.json | tee -a $(BUILD)/bench.jsonl; done; }; \
+	  for c in $(CASES); do run 0 "$$c" || exit 1; done; \
+	  timeout 1800 sh -c 'while :; do :; done' & busy=$$!; \
+	  for c in $(CONTENDED); do run 1 "$$c" || { kill $$busy; exit 1; }; done; kill $$busy
 	@$(BUILD)/bench --bench load | tee -a $(BUILD)/bench.jsonl
-	@if [ -f $(PEERS)/peak.c ]; then $(CC) -O3 -march=native -fopenmp $(PEERS)/peak.c -o $(BUILD)/peak && $(BUILD)/peak; fi
+	@rm -f $(BUILD)/peak.txt; if [ -f $(PEERS)/peak.c ]; then $(CC) -O3 -march=native -fopenmp $(PEERS)/peak.c -o $(BUILD)/peak && $(BUILD)/peak | tee $(BUILD)/peak.txt; fi
+	@$(BUILD)/bench --bench-summary $(BUILD)/bench.jsonl $(BUILD)/peak.txt
 	@if [ -f $(PEERS)/torch_neumf.py ] && $(PY) -c 'import torch' 2>/dev/null; then \
 	  echo "PyTorch peer (OPENBLAS_CORETYPE=Cooperlake, 2 threads):"; \
 	  for a in "paper:$(TORCH_PAPER)" "mlperf_dense:$(TORCH_MLPERF) --max_steps 40" \

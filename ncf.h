@@ -64,6 +64,14 @@
      error text is thread-local where the compiler supports it. Results are
      bit-identical for any number of OpenMP threads and without OpenMP.
 
+   THREADS
+     OpenMP threads (ncf_set_threads, or OMP_NUM_THREADS). Work is handed out in small
+     units that any thread may take, and a thread with nothing left waits only for
+     the units still running, spinning 50 us before it naps: so a thread that the OS
+     preempts on a busy machine holds the others up briefly instead of for its whole
+     time slice. Threads need an OpenMP compiler with GCC's atomics (GCC, Clang); any
+     other runs on one thread.
+
    CHANGELOG
      0.2.1  One rounding rule in every kernel path (fused multiply-add where the CPU has
             it, written so): a score no longer depends on its batch, chunk or row, and
@@ -342,9 +350,15 @@ NCFDEF void ncf_free(void *p);
 /* Called every few batches and at the end: examples done of total, mean loss so far. */
 typedef void (*ncf_progress_fn)(void *user, int64_t done, int64_t total, double mean_loss);
 
-/* One epoch of the sampler in batches of cfg.batch_size. *mean_loss may be NULL. */
+/* One epoch of the sampler in batches of cfg.batch_size. *mean_loss may be NULL. The threads
+   stay in one parallel region for many steps and wait on each other only when a step needs
+   it (three times a step), so a busy machine costs little (see THREADS above). */
 NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch,
                            ncf_progress_fn progress, void *user, double *mean_loss);
+/* Part of an epoch: its examples [first, first + count), in batches from first (a time
+   budget, an epoch resumed midway). Does not refresh the serving cache as ncf_train_epoch does. */
+NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int64_t first,
+                              int64_t count, ncf_progress_fn progress, void *user, double *mean_loss);
 
 typedef struct ncf_metrics {
     double hr, ndcg;        /* means over evaluated users */
@@ -379,8 +393,7 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-#ifndef NCF_NO_STDIO /* what ncf_save needs to write a file safely */
-#if defined(_WIN32)
+#if defined(_WIN32) && (!defined(NCF_NO_STDIO) || defined(_OPENMP)) /* files; a waiting thread's nap */
 #ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
 #endif
@@ -388,6 +401,9 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
 #define NOMINMAX
 #endif
 #include <windows.h>
+#endif
+#ifndef NCF_NO_STDIO /* what ncf_save needs to write a file safely */
+#if defined(_WIN32)
 #define NCF__PID() ((uint64_t)GetCurrentProcessId())
 #elif defined(__unix__) || defined(__unix) || defined(__APPLE__)
 #define NCF__POSIX_FILES 1
@@ -445,9 +461,131 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
 #define NCF__OMP(x)
 #endif
 
-/* Loops smaller than this many multiply-adds run on one thread: a parallel
+/* Work smaller than this many multiply-adds runs on one thread: a parallel
    region costs a few microseconds. */
 #define NCF__PAR_WORK 32768.0
+
+/* ---------------------------------------------------------------- threads -- */
+/* Parallel work runs in phases inside one parallel region. A phase is n units that any
+   thread may claim; a thread that finds none left waits until every unit is done, not
+   until every thread has arrived. So a thread the OS has preempted while holding no unit
+   holds nobody up, and the waiting spins only briefly before it sleeps, which frees its
+   core for the preempted thread. OpenMP's own barriers cannot do this: they spin for
+   milliseconds and need every thread, which on a busy machine cost 2 threads 4x against 1.
+   Units write disjoint outputs and every output is summed in a fixed order, so results do
+   not depend on which thread ran what, nor on the number of threads. */
+#if defined(_OPENMP) && (defined(__GNUC__) || defined(__clang__))
+#define NCF__TEAMS 1
+#define NCF__PARALLEL(cond) NCF__OMP(parallel if (cond))
+#if defined(_WIN32)
+#define NCF__NAP() Sleep(0)
+#elif defined(__unix__) || defined(__unix) || defined(__APPLE__)
+#include <sys/select.h>
+#define NCF__NAP() do { struct timeval ncf__tv = {0, 50}; select(0, NULL, NULL, NULL, &ncf__tv); } while (0)
+#else
+#define NCF__NAP() ((void)0)
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+#define NCF__RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__) || defined(__arm__)
+#define NCF__RELAX() __asm__ __volatile__("yield")
+#else
+#define NCF__RELAX() ((void)0)
+#endif
+#else /* no OpenMP, or no atomics to build the phases on: one thread */
+#define NCF__TEAMS 0
+#define NCF__PARALLEL(cond) if (0) (void)(cond);
+#endif
+
+#ifdef __cplusplus
+#define NCF__TEAM_INIT {} /* (C++ warns of the fields {0} leaves out) */
+#else
+#define NCF__TEAM_INIT {0}
+#endif
+typedef struct {
+    int64_t claimed; /* units handed out over all the region's phases so far */
+    char pad[64];    /* (the two counters on different cache lines) */
+    int64_t done;    /* units finished */
+} ncf__team;
+
+typedef struct {
+    ncf__team *team; /* NULL: this thread works alone */
+    int T;           /* threads in the region */
+    int64_t base;    /* the current phase's first unit, counted over the region */
+    int64_t held;    /* units claimed and not yet reported done */
+} ncf__ctx;
+
+/* This thread's context in the region sharing *team (or outside any region). */
+static ncf__ctx ncf__join(ncf__team *team)
+{
+    ncf__ctx x;
+    x.team = NULL, x.T = 1, x.base = x.held = 0;
+#if NCF__TEAMS
+    x.T = omp_get_num_threads();
+    if (x.T > 1) x.team = team;
+#endif
+    (void)team;
+    return x;
+}
+
+#if NCF__TEAMS
+/* Until the region has finished `end` units: spins for 50 us, then naps. */
+static void ncf__wait_done(ncf__team *t, int64_t end)
+{
+    double t0 = 0;
+    int spins = 0;
+    while (__atomic_load_n(&t->done, __ATOMIC_ACQUIRE) < end) {
+        if ((++spins & 63) == 0) {
+            double now = omp_get_wtime();
+            if (t0 == 0) t0 = now;
+            else if (now - t0 > 50e-6) NCF__NAP();
+        }
+        NCF__RELAX();
+    }
+}
+#endif
+
+/* Hands this thread the next units [*lo, *hi) of a phase of n units (at least `grain` at a
+   time, fewer as the phase runs out, so threads finish together), reporting its previous
+   ones done. Returns 0 when none are left, once the whole phase is done. A thread working
+   alone gets all n at once. */
+static int ncf__claim(ncf__ctx *x, int64_t n, int64_t grain, int64_t *lo, int64_t *hi)
+{
+#if NCF__TEAMS
+    ncf__team *t = x->team;
+    if (t) {
+        int64_t end = x->base + n, c;
+        if (x->held) __atomic_fetch_add(&t->done, x->held, __ATOMIC_RELEASE), x->held = 0;
+        c = __atomic_load_n(&t->claimed, __ATOMIC_RELAXED);
+        while (c < end) {
+            int64_t take = (end - c) / (4 * x->T);
+            take = take < grain ? grain : take;
+            take = take > end - c ? end - c : take;
+            if (__atomic_compare_exchange_n(&t->claimed, &c, c + take, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+                *lo = c - x->base, *hi = c + take - x->base, x->held = take;
+                return 1;
+            }
+        }
+        ncf__wait_done(t, end);
+        x->base = end;
+        return 0;
+    }
+#endif
+    (void)grain;
+    if (x->held || n <= 0) return (int)(x->held = 0);
+    *lo = 0, *hi = n, x->held = n;
+    return 1;
+}
+
+/* Sets bits in a flag shared by the region's threads. */
+static void ncf__flag(int *f, int bits)
+{
+#if NCF__TEAMS
+    __atomic_fetch_or(f, bits, __ATOMIC_RELAXED);
+#else
+    *f |= bits;
+#endif
+}
 
 /* ---------------------------------------------------------------- errors -- */
 
@@ -1939,33 +2077,38 @@ static void ncf__gemm_rows(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
 #undef NCF__ROWS
 }
 
-/* ncf__gemm_rows over all M rows: each thread one contiguous block of row tiles. */
+#define NCF__TILES(n) (((int64_t)(n) + NCF__MR - 1) / NCF__MR)
+
+/* Tiles of rows to claim at a time so a claim carries about NCF__PAR_WORK multiply-adds. */
+static int64_t ncf__tile_grain(double macs_per_row)
+{
+    double g = NCF__PAR_WORK / (macs_per_row * NCF__MR);
+    return g < 1 ? 1 : g > 1024 ? 1024 : (int64_t)g;
+}
+
+/* ncf__gemm_rows over all M rows, as a phase of row tiles. */
+static void ncf__gemm_phase(ncf__ctx *x, float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak,
+                            const float *B, int ldb, const float *bias, int M, int N, int K, int flags)
+{
+    int64_t lo, hi;
+    while (ncf__claim(x, NCF__TILES(M), ncf__tile_grain((double)N * K), &lo, &hi))
+        ncf__gemm_rows(C, ldc, A, sam, sak, B, ldb, bias, (int)lo * NCF__MR,
+                       hi * NCF__MR < M ? (int)hi * NCF__MR : M, N, K, flags);
+}
+
+/* The same in a region of its own. */
 static void ncf__gemm(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,
                       const float *bias, int M, int N, int K, int flags)
 {
-    int tiles = (M + NCF__MR - 1) / NCF__MR;
-    NCF__OMP(parallel if ((double)M * N * K > NCF__PAR_WORK && tiles > 1))
+    ncf__team team = NCF__TEAM_INIT;
+    NCF__PARALLEL((double)M * N * K > 4 * NCF__PAR_WORK && M > NCF__MR)
     {
-        int t = 0, T = 1, t0, t1;
-#ifdef _OPENMP
-        t = omp_get_thread_num(), T = omp_get_num_threads();
-#endif
-        t0 = (int)((int64_t)tiles * t / T), t1 = (int)((int64_t)tiles * (t + 1) / T);
-        if (t1 > t0)
-            ncf__gemm_rows(C, ldc, A, sam, sak, B, ldb, bias, t0 * NCF__MR, t1 * NCF__MR < M ? t1 * NCF__MR : M, N, K,
-                           flags);
+        ncf__ctx x = ncf__join(&team);
+        ncf__gemm_phase(&x, C, ldc, A, sam, sak, B, ldb, bias, M, N, K, flags);
     }
 }
 
-/* out[c][r] = in[r][c] for in [R][C]. */
 #ifndef NCF_INFERENCE_ONLY
-static void ncf__transpose(float *out, const float *in, int R, int C)
-{
-    int r, c;
-    for (r = 0; r < R; r++)
-        for (c = 0; c < C; c++) out[(size_t)c * R + r] = in[(size_t)r * C + c];
-}
-
 /* Stable for any logit: log(1 + e^-|z|) never overflows. */
 static double ncf__bce(float z, float y)
 {
@@ -2041,10 +2184,10 @@ struct ncf__scratch {
     float *dgu, *dgi;           /* [cap][F] */
     float *dz;                  /* [cap] */
     double *ex_loss;            /* [cap] per-example loss, summed in order */
-    float *dx[2];               /* [cap][widest layer] */
-    float *wt;                  /* a transposed kernel */
+    float *dy[NCF_MAX_LAYERS];  /* [cap][layers[l]]: d(loss)/d(output of layer l); [0] the gathered rows' */
+    float *wt[NCF_MAX_LAYERS];  /* [layers[l]][layers[l-1]]: each kernel transposed, for the backward pass */
     uint64_t *ukey, *ikey;      /* (row << 32 | position), sorted: the batch grouped by row */
-    uint64_t *sortbuf;          /* [cap] radix sort scratch */
+    uint64_t *sortbuf;          /* [2][cap] radix sort scratch (users and items at once) */
     int *ustart, *istart;       /* [cap+1] start of each distinct row in ukey/ikey */
     int nuser, nitem;           /* distinct rows in the last batch */
     int nonfinite;              /* set by ncf_update when it wrote a non-finite parameter */
@@ -2091,11 +2234,12 @@ static int ncf__acts_alloc(const ncf_model *m, ncf__acts *a, int n)
 
 static void ncf__free_buffers(struct ncf__scratch *s)
 {
+    int l;
     ncf__acts_free(&s->act);
-    NCF_FREE(s->dgu); NCF_FREE(s->dgi); NCF_FREE(s->dz);
-    NCF_FREE(s->ex_loss); NCF_FREE(s->dx[0]); NCF_FREE(s->dx[1]); NCF_FREE(s->wt);
+    NCF_FREE(s->dgu); NCF_FREE(s->dgi); NCF_FREE(s->dz); NCF_FREE(s->ex_loss);
+    for (l = 0; l < NCF_MAX_LAYERS; l++) NCF_FREE(s->dy[l]), NCF_FREE(s->wt[l]), s->dy[l] = s->wt[l] = NULL;
     NCF_FREE(s->ukey); NCF_FREE(s->ikey); NCF_FREE(s->sortbuf); NCF_FREE(s->ustart); NCF_FREE(s->istart);
-    s->dgu = s->dgi = s->dz = s->dx[0] = s->dx[1] = s->wt = NULL;
+    s->dgu = s->dgi = s->dz = NULL;
     s->ex_loss = NULL, s->ukey = s->ikey = s->sortbuf = NULL, s->ustart = s->istart = NULL;
     s->cap = 0;
 }
@@ -2105,18 +2249,20 @@ static void ncf__free_buffers(struct ncf__scratch *s)
 static int ncf__reserve(ncf_model *m, int n)
 {
     struct ncf__scratch *s = m->scratch;
-    int w = ncf__widest(m), ok, F = s->F ? s->F : 1;
+    const int *L = m->cfg.layers;
+    int ok, l, F = s->F ? s->F : 1;
     if (n <= s->cap) return NCF_OK;
     ncf__free_buffers(s);
     ok = ncf__acts_alloc(m, &s->act, n);
     s->dgu = NCF__NEW(float, (size_t)n * F), s->dgi = NCF__NEW(float, (size_t)n * F);
     s->dz = NCF__NEW(float, n), s->ex_loss = NCF__NEW(double, n);
-    s->dx[0] = NCF__NEW(float, (size_t)n * w), s->dx[1] = NCF__NEW(float, (size_t)n * w);
-    s->wt = NCF__NEW(float, (size_t)w * w);
-    s->ukey = NCF__NEW(uint64_t, n), s->ikey = NCF__NEW(uint64_t, n), s->sortbuf = NCF__NEW(uint64_t, n);
+    for (l = 0; l <= s->nd && s->H; l++) {
+        ok &= (s->dy[l] = NCF__NEW(float, (size_t)n * L[l])) != NULL;
+        if (l) ok &= (s->wt[l] = NCF__NEW(float, (size_t)L[l - 1] * L[l])) != NULL;
+    }
+    s->ukey = NCF__NEW(uint64_t, n), s->ikey = NCF__NEW(uint64_t, n), s->sortbuf = NCF__NEW(uint64_t, 2 * (size_t)n);
     s->ustart = NCF__NEW(int, (size_t)n + 1), s->istart = NCF__NEW(int, (size_t)n + 1);
-    ok &= s->dgu && s->dgi && s->dz && s->ex_loss && s->dx[0] && s->dx[1] && s->wt && s->ukey && s->ikey &&
-          s->sortbuf && s->ustart && s->istart;
+    ok &= s->dgu && s->dgi && s->dz && s->ex_loss && s->ukey && s->ikey && s->sortbuf && s->ustart && s->istart;
     if (!ok) {
         ncf__free_buffers(s);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for a batch of %d", n);
@@ -2379,25 +2525,35 @@ static float ncf__output(const ncf_model *m, int u, int i, const float *h)
     return z;
 }
 
-/* The first dense layer on gathered [user; item] rows x0 [n][2H]: the user half with the
-   bias, then the item half summed on its own and added once, as evaluation adds its cached
-   item half: W1 [u; i] = (b1 + W1u u) + W1i i. So both give the same activations. */
-static void ncf__first_layer(const ncf_model *m, float *x1, const float *x0, int n)
-{
-    int H = m->scratch->H, L1 = m->cfg.layers[1];
-    ncf__gemm(x1, L1, x0, 2 * H, 1, m->w[1], L1, m->b[1], n, L1, H, 0);
-    ncf__gemm(x1, L1, x0 + H, 2 * H, 1, m->w[1] + (size_t)H * L1, L1, NULL, n, L1, H, NCF__ADD | NCF__RELU);
-}
-
-/* Fills the activations a (for n rows or more) and the logits of a batch; reads m only. */
-static void ncf__forward(const ncf_model *m, ncf__acts *a, const int32_t *users, const int32_t *items, int n)
+/* Multiply-adds of one row's forward pass. */
+static double ncf__row_macs(const ncf_model *m)
 {
     const struct ncf__scratch *s = m->scratch;
-    int F = s->F, H = s->H, l, b;
+    double w = s->F + s->top + 1;
+    int l;
+    for (l = 1; l <= s->nd; l++) w += (double)m->cfg.layers[l - 1] * m->cfg.layers[l];
+    return w;
+}
+
+/* The first dense layer on gathered [user; item] rows [r0, r1) of x0 [..][2H]: the user half
+   with the bias, then the item half summed on its own and added once, as evaluation adds its
+   cached item half: W1 [u; i] = (b1 + W1u u) + W1i i. So both give the same activations. */
+static void ncf__first_layer(const ncf_model *m, float *x1, const float *x0, int r0, int r1)
+{
+    int H = m->scratch->H, L1 = m->cfg.layers[1];
+    ncf__gemm_rows(x1, L1, x0, 2 * H, 1, m->w[1], L1, m->b[1], r0, r1, L1, H, 0);
+    ncf__gemm_rows(x1, L1, x0 + H, 2 * H, 1, m->w[1] + (size_t)H * L1, L1, NULL, r0, r1, L1, H, NCF__ADD | NCF__RELU);
+}
+
+/* The forward pass of batch rows [r0, r1) (a tile-aligned range): activations and logits
+   into a; reads m only. Rows are independent, so any split of a batch gives the same. */
+static void ncf__forward_rows(const ncf_model *m, ncf__acts *a, const int32_t *users, const int32_t *items, int r0,
+                              int r1)
+{
+    const struct ncf__scratch *s = m->scratch;
+    int F = s->F, H = s->H, l, b, d;
     const int *L = m->cfg.layers;
-    NCF__OMP(parallel for schedule(static) if (n >= 256))
-    for (b = 0; b < n; b++) {
-        int d;
+    for (b = r0; b < r1; b++) {
         if (F) {
             const float *gu = m->gmf_user + (size_t)users[b] * F, *gi = m->gmf_item + (size_t)items[b] * F;
             for (d = 0; d < F; d++) a->gmf[(size_t)b * F + d] = gu[d] * gi[d];
@@ -2407,12 +2563,15 @@ static void ncf__forward(const ncf_model *m, ncf__acts *a, const int32_t *users,
             memcpy(a->x[0] + (size_t)b * 2 * H + H, m->mlp_item + (size_t)items[b] * H, sizeof(float) * H);
         }
     }
-    if (H) ncf__first_layer(m, a->x[1], a->x[0], n);
+    if (H) ncf__first_layer(m, a->x[1], a->x[0], r0, r1);
     for (l = 2; l <= s->nd; l++)
-        ncf__gemm(a->x[l], L[l], a->x[l - 1], L[l - 1], 1, m->w[l], L[l], m->b[l], n, L[l], L[l - 1], NCF__RELU);
-    NCF__OMP(parallel for schedule(static) if (n >= 256))
-    for (b = 0; b < n; b++) a->logit[b] = ncf__output(m, users[b], items[b], a->x[s->nd] + (size_t)b * s->top);
+        ncf__gemm_rows(a->x[l], L[l], a->x[l - 1], L[l - 1], 1, m->w[l], L[l], m->b[l], r0, r1, L[l], L[l - 1],
+                       NCF__RELU);
+    for (b = r0; b < r1; b++) a->logit[b] = ncf__output(m, users[b], items[b], a->x[s->nd] + (size_t)b * s->top);
 }
+
+/* Whether n rows are worth a parallel region. */
+static int ncf__rows_parallel(const ncf_model *m, int n) { return n > NCF__MR && n * ncf__row_macs(m) > 4 * NCF__PAR_WORK; }
 
 NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits)
 {
@@ -2424,7 +2583,15 @@ NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *
     if (!ncf__acts_alloc(m, &a, chunk)) return ncf__fail(NCF_ERR_NOMEM, "out of memory scoring a batch of %d", chunk);
     for (done = 0; done < n; done += chunk) {
         int k = n - done < chunk ? n - done : chunk;
-        ncf__forward(m, &a, users + done, items + done, k);
+        ncf__team team = NCF__TEAM_INIT;
+        NCF__PARALLEL(ncf__rows_parallel(m, k))
+        {
+            ncf__ctx x = ncf__join(&team);
+            int64_t lo, hi;
+            while (ncf__claim(&x, NCF__TILES(k), ncf__tile_grain(ncf__row_macs(m)), &lo, &hi))
+                ncf__forward_rows(m, &a, users + done, items + done, (int)lo * NCF__MR,
+                                  hi * NCF__MR < k ? (int)hi * NCF__MR : k);
+        }
         memcpy(logits + done, a.logit, sizeof(float) * (size_t)k);
     }
     ncf__acts_free(&a);
@@ -2433,6 +2600,15 @@ NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *
 
 /* ---- training: loss, backward, optimizer, train loop ---- */
 #ifndef NCF_INFERENCE_ONLY
+/* A training step runs as three phases in one parallel region (four with dense Adam):
+   1. rows: each tile of batch rows sampled, forward, loss terms and every gradient that
+      stays within its row (down to the gathered embeddings);
+   2. sums over the batch: the dense layers' weight and bias gradients, the batch grouped by
+      user and by item, the loss;
+   3. rows of the tables: each embedding row's gradient summed over its batch positions and
+      the row updated (lazy Adam, SGD); the dense parameters updated;
+   4. dense Adam only: every embedding row updated.
+   ncf_train_epoch keeps one region for up to NCF__BLOCK steps. */
 
 static double ncf__sqnorm(const float *v, size_t n)
 {
@@ -2442,15 +2618,14 @@ static double ncf__sqnorm(const float *v, size_t n)
     return a;
 }
 
-/* Mean cross-entropy plus the L2 terms of the batch in the scratch. */
-static double ncf__batch_loss(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int n)
+/* Per-example loss of rows [r0, r1): cross-entropy plus the L2 terms of its embedding rows. */
+static void ncf__loss_rows(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int r0,
+                           int r1)
 {
     struct ncf__scratch *s = m->scratch;
     const ncf_config *c = &m->cfg;
-    double sum = 0;
-    int b, l;
-    NCF__OMP(parallel for schedule(static) if (n >= 256))
-    for (b = 0; b < n; b++) {
+    int b;
+    for (b = r0; b < r1; b++) {
         double r = ncf__bce(s->act.logit[b], labels[b]);
         if (s->F && c->mf_reg > 0)
             r += c->mf_reg * (ncf__sqnorm(m->gmf_user + (size_t)users[b] * s->F, s->F) +
@@ -2463,23 +2638,94 @@ static double ncf__batch_loss(ncf_model *m, const int32_t *users, const int32_t 
                                   ncf__sqnorm(m->mlp_item + (size_t)items[b] * s->H, s->H));
         s->ex_loss[b] = r;
     }
+}
+
+/* The mean of the per-example losses, summed in order, plus the dense layers' L2 terms. */
+static double ncf__loss_total(const ncf_model *m, int n)
+{
+    const struct ncf__scratch *s = m->scratch;
+    double sum = 0;
+    int b, l;
     for (b = 0; b < n; b++) sum += s->ex_loss[b];
     sum /= n;
     for (l = 1; l <= s->nd; l++)
-        if (c->mlp_reg[l] > 0) sum += c->mlp_reg[l] * ncf__sqnorm(m->w[l], (size_t)c->layers[l - 1] * c->layers[l]);
+        if (m->cfg.mlp_reg[l] > 0)
+            sum += m->cfg.mlp_reg[l] * ncf__sqnorm(m->w[l], (size_t)m->cfg.layers[l - 1] * m->cfg.layers[l]);
     return sum;
 }
 
-NCFDEF int ncf_loss(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int n,
-                    double *loss)
+/* A training batch: given, or sampled in phase 1 (smp set) from examples start.. of epoch. */
+typedef struct {
+    int32_t *users, *items;
+    float *labels;
+    int n;
+    const ncf_sampler *smp;
+    int epoch;
+    uint64_t key;
+    int64_t start;
+} ncf__batch;
+
+static void ncf__sample_rows(const ncf__batch *bt, int r0, int r1)
 {
-    int rc;
-    if (!m || !loss) return ncf__fail(NCF_ERR_ARG, "ncf_loss: NULL model or loss");
-    if ((rc = ncf__check_batch(m, users, items, labels, 1, n)) != NCF_OK) return rc;
-    if ((rc = ncf__reserve(m, n)) != NCF_OK) return rc;
-    ncf__forward(m, &m->scratch->act, users, items, n);
-    *loss = ncf__batch_loss(m, users, items, labels, n);
-    return NCF_OK;
+    int j;
+    for (j = r0; j < r1; j += 16)
+        ncf__fill_chunk(bt->smp, bt->epoch, bt->key, bt->start + j, r1 - j < 16 ? r1 - j : 16, bt->users + j,
+                        bt->items + j, bt->labels + j);
+}
+
+static float *ncf__grad_of(ncf_model *m, const float *param) { return m->grads + (param - m->params); }
+
+/* The gradients that stay within rows [r0, r1): dz = d(loss)/d(logit), the GMF rows' (dgu,
+   dgi), and dy[l] = d(loss)/d(output of layer l) through its ReLU, down to dy[0] for the
+   gathered [user; item] MLP rows. The weight gradients are sums over rows: phase 2. */
+static void ncf__backward_rows(ncf_model *m, const ncf__batch *bt, int r0, int r1)
+{
+    struct ncf__scratch *s = m->scratch;
+    const int *L = m->cfg.layers;
+    const int32_t *users = bt->users, *items = bt->items;
+    int F = s->F, b, k, l;
+    float inv_n = 1.0f / (float)bt->n;
+    for (b = r0; b < r1; b++) {
+        float dz = (ncf__sigmoid(s->act.logit[b]) - bt->labels[b]) * inv_n;
+        s->dz[b] = dz;
+        if (F) { /* d/d(user row) = dgmf * item row, and vice versa */
+            const float *gu = m->gmf_user + (size_t)users[b] * F, *gi = m->gmf_item + (size_t)items[b] * F;
+            for (k = 0; k < F; k++) {
+                float dg = dz * s->wg[k];
+                s->dgu[(size_t)b * F + k] = dg * gi[k];
+                s->dgi[(size_t)b * F + k] = dg * gu[k];
+            }
+        }
+        if (s->top) {
+            const float *h = s->act.x[s->nd] + (size_t)b * s->top;
+            float *g = s->dy[s->nd] + (size_t)b * s->top;
+            for (k = 0; k < s->top; k++) g[k] = h[k] > 0.0f ? dz * m->w_out[F + k] : 0.0f;
+        }
+    }
+    for (l = s->nd; l >= 1; l--) { /* dy[l-1] = dy[l] W^T, through layer l-1's ReLU */
+        int in = L[l - 1], out = L[l];
+        ncf__gemm_rows(s->dy[l - 1], in, s->dy[l], out, 1, s->wt[l], in, NULL, r0, r1, in, out, 0);
+        if (l > 1)
+            for (b = r0; b < r1; b++) {
+                const float *h = s->act.x[l - 1] + (size_t)b * in;
+                float *g = s->dy[l - 1] + (size_t)b * in;
+                for (k = 0; k < in; k++) g[k] = h[k] > 0.0f ? g[k] : 0.0f;
+            }
+    }
+}
+
+/* Phase 1: every row of the batch (see above); the backward part when `backward`. */
+static void ncf__rows_phase(ncf__ctx *x, ncf_model *m, const ncf__batch *bt, int backward)
+{
+    int64_t lo, hi;
+    int64_t grain = ncf__tile_grain(ncf__row_macs(m) * (backward ? 2 : 1));
+    while (ncf__claim(x, NCF__TILES(bt->n), grain, &lo, &hi)) {
+        int r0 = (int)lo * NCF__MR, r1 = hi * NCF__MR < bt->n ? (int)hi * NCF__MR : bt->n;
+        if (bt->smp) ncf__sample_rows(bt, r0, r1);
+        ncf__forward_rows(m, &m->scratch->act, bt->users, bt->items, r0, r1);
+        ncf__loss_rows(m, bt->users, bt->items, bt->labels, r0, r1);
+        if (backward) ncf__backward_rows(m, bt, r0, r1);
+    }
 }
 
 /* Groups batch positions by row: key = row << 32 | position, sorted; start[q] is
@@ -2496,146 +2742,360 @@ static int ncf__group_rows(uint64_t *key, uint64_t *tmp, int *start, const int32
     return q;
 }
 
-/* grad[row] += sum over the row's batch positions b (ascending) of src[b], plus
-   count * coef * param[row]: one thread per row, so the sum order is fixed. */
-static void ncf__scatter_rows(float *grad, const float *param, int D, const float *src, int lds,
-                              const uint64_t *key, const int *start, int nrows, float coef)
+/* acc[j] += sum over rows b (ascending) of w[b] * X[b][j] (w NULL: 1) for the block of
+   columns j0 <= j < min(j0 + 16, cols). */
+static void ncf__col_block(float *acc, const float *w, const float *X, int ld, int n, int j0, int cols)
 {
-    int q;
-    NCF__OMP(parallel for schedule(static) if ((double)nrows * D > NCF__PAR_WORK))
-    for (q = 0; q < nrows; q++) {
-        size_t r = (size_t)(key[start[q]] >> 32);
-        float *g = grad + r * D;
-        const float *p = param + r * D;
-        float c = coef * (float)(start[q + 1] - start[q]);
-        int k, d;
-        for (k = start[q]; k < start[q + 1]; k++) {
-            const float *x = src + (size_t)(key[k] & 0xffffffffu) * lds;
-            for (d = 0; d < D; d++) g[d] += x[d];
-        }
-        if (c != 0.0f)
-            for (d = 0; d < D; d++) g[d] += c * p[d];
+    int nc = cols - j0 < 16 ? cols - j0 : 16, b, j;
+    float g[16] = {0};
+    for (b = 0; b < n; b++) {
+        const float *xb = X + (size_t)b * ld + j0;
+        float wb = w ? w[b] : 1.0f;
+        for (j = 0; j < nc; j++) g[j] += wb * xb[j];
     }
+    for (j = 0; j < nc; j++) acc[j0 + j] += g[j];
 }
 
-/* acc[j] += sum over rows b (ascending) of w[b] * X[b][j] (w NULL: 1), j < cols.
-   Columns go in blocks of 16 to the threads; each sum keeps the row order. */
-static void ncf__col_sums(float *acc, const float *w, const float *X, int ld, int n, int cols)
-{
-    int blk, nblk = (cols + 15) / 16;
-    NCF__OMP(parallel for schedule(static) if ((double)n * cols > NCF__PAR_WORK && nblk > 1))
-    for (blk = 0; blk < nblk; blk++) {
-        int j0 = blk * 16, nc = cols - j0 < 16 ? cols - j0 : 16, b, j;
-        float g[16] = {0};
-        for (b = 0; b < n; b++) {
-            const float *x = X + (size_t)b * ld + j0;
-            float wb = w ? w[b] : 1.0f;
-            for (j = 0; j < nc; j++) g[j] += wb * x[j];
-        }
-        for (j = 0; j < nc; j++) acc[j0 + j] += g[j];
-    }
-}
+#define NCF__BLOCKS(cols) (((int64_t)(cols) + 15) / 16)
 
-static float *ncf__grad_of(ncf_model *m, const float *param) { return m->grads + (param - m->params); }
-
-/* Backward pass of the batch in the scratch (after ncf__forward). */
-static void ncf__backward(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int n)
+/* Phase 2, unit u: 0 groups the batch by user, 1 by item, 2 sums the loss into *loss; then
+   each dense layer's dW row tiles (dW += x^T dy, plus its L2 term) and bias column blocks;
+   then the output layer's column blocks and its bias. Every sum runs over the batch in order. */
+static void ncf__sums_unit(ncf_model *m, const ncf__batch *bt, int64_t u, double *loss)
 {
     struct ncf__scratch *s = m->scratch;
-    const ncf_config *c = &m->cfg;
-    const int *L = c->layers;
-    int F = s->F, H = s->H, b, l, cur = 0;
-    float inv_n = 1.0f / (float)n;
-
-    for (b = 0; b < n; b++) s->dz[b] = (ncf__sigmoid(s->act.logit[b]) - labels[b]) * inv_n;
-    /* output layer */
-    if (m->w_out) {
-        float *gw_out = ncf__grad_of(m, m->w_out);
-        if (F) ncf__col_sums(gw_out, s->dz, s->act.gmf, F, n, F);
-        if (s->top) ncf__col_sums(gw_out + F, s->dz, s->act.x[s->nd], s->top, n, s->top);
-    }
-    ncf__col_sums(ncf__grad_of(m, m->b_out), NULL, s->dz, 1, n, 1);
-    NCF__OMP(parallel for schedule(static) if (n >= 256))
-    for (b = 0; b < n; b++) {
-        int k;
-        float dz = s->dz[b];
-        if (F) { /* d/d(user row) = dgmf * item row, and vice versa */
-            const float *gu = m->gmf_user + (size_t)users[b] * F, *gi = m->gmf_item + (size_t)items[b] * F;
-            for (k = 0; k < F; k++) {
-                float dg = dz * s->wg[k];
-                s->dgu[(size_t)b * F + k] = dg * gi[k];
-                s->dgi[(size_t)b * F + k] = dg * gu[k];
-            }
-        }
-        for (k = 0; k < s->top; k++) s->dx[cur][(size_t)b * s->top + k] = dz * m->w_out[F + k];
-    }
-    /* dense layers, top down: dx[cur] holds d/d(output of layer l) */
-    for (l = s->nd; l >= 1; l--) {
+    const int *L = m->cfg.layers;
+    int n = bt->n, l, F = s->F;
+    if (u == 0) { s->nuser = ncf__group_rows(s->ukey, s->sortbuf, s->ustart, bt->users, n); return; }
+    if (u == 1) { s->nitem = ncf__group_rows(s->ikey, s->sortbuf + n, s->istart, bt->items, n); return; }
+    if (u == 2) { *loss = ncf__loss_total(m, n); return; }
+    u -= 3;
+    for (l = 1; l <= s->nd; l++) {
         int in = L[l - 1], out = L[l];
-        float *dy = s->dx[cur], *gw = ncf__grad_of(m, m->w[l]), *gb = ncf__grad_of(m, m->b[l]);
-        size_t k;
-        NCF__OMP(parallel for schedule(static) if ((double)n * out > NCF__PAR_WORK))
-        for (b = 0; b < n; b++) { /* through the ReLU */
-            const float *h = s->act.x[l] + (size_t)b * out;
-            float *g = dy + (size_t)b * out;
-            int j;
-            for (j = 0; j < out; j++) g[j] = h[j] > 0.0f ? g[j] : 0.0f;
+        float *gw = ncf__grad_of(m, m->w[l]);
+        if (u < NCF__TILES(in)) {
+            int m0 = (int)u * NCF__MR, m1 = m0 + NCF__MR < in ? m0 + NCF__MR : in;
+            ncf__gemm_rows(gw, out, s->act.x[l - 1], 1, in, s->dy[l], out, NULL, m0, m1, out, n, NCF__ACC);
+            if (m->cfg.mlp_reg[l] > 0) {
+                float two_r = 2.0f * m->cfg.mlp_reg[l];
+                size_t k;
+                for (k = (size_t)m0 * out; k < (size_t)m1 * out; k++) gw[k] += two_r * m->w[l][k];
+            }
+            return;
         }
-        ncf__gemm(gw, out, s->act.x[l - 1], 1, in, dy, out, NULL, in, out, n, NCF__ACC); /* dW += x^T dy */
-        ncf__col_sums(gb, NULL, dy, out, n, out);
-        if (c->mlp_reg[l] > 0) {
-            float two_r = 2.0f * c->mlp_reg[l];
-            for (k = 0; k < (size_t)in * out; k++) gw[k] += two_r * m->w[l][k];
+        u -= NCF__TILES(in);
+        if (u < NCF__BLOCKS(out)) { ncf__col_block(ncf__grad_of(m, m->b[l]), NULL, s->dy[l], out, n, (int)u * 16, out); return; }
+        u -= NCF__BLOCKS(out);
+    }
+    if (m->w_out) {
+        if (u < NCF__BLOCKS(F)) { ncf__col_block(ncf__grad_of(m, m->w_out), s->dz, s->act.gmf, F, n, (int)u * 16, F); return; }
+        u -= NCF__BLOCKS(F);
+        if (u < NCF__BLOCKS(s->top)) {
+            ncf__col_block(ncf__grad_of(m, m->w_out) + F, s->dz, s->act.x[s->nd], s->top, n, (int)u * 16, s->top);
+            return;
         }
-        ncf__transpose(s->wt, m->w[l], in, out);
-        ncf__gemm(s->dx[cur ^ 1], in, dy, out, 1, s->wt, in, NULL, n, in, out, 0); /* dx = dy W^T */
-        cur ^= 1;
     }
-    /* embeddings: rows grouped so each is summed by one thread in batch order */
-    s->nuser = ncf__group_rows(s->ukey, s->sortbuf, s->ustart, users, n);
-    s->nitem = ncf__group_rows(s->ikey, s->sortbuf, s->istart, items, n);
-    if (F) {
-        float coef = 2.0f * c->mf_reg * inv_n;
-        ncf__scatter_rows(ncf__grad_of(m, m->gmf_user), m->gmf_user, F, s->dgu, F, s->ukey, s->ustart, s->nuser, coef);
-        ncf__scatter_rows(ncf__grad_of(m, m->gmf_item), m->gmf_item, F, s->dgi, F, s->ikey, s->istart, s->nitem, coef);
+    ncf__col_block(ncf__grad_of(m, m->b_out), NULL, s->dz, 1, n, 0, 1);
+}
+
+static void ncf__sums_phase(ncf__ctx *x, ncf_model *m, const ncf__batch *bt, double *loss)
+{
+    const struct ncf__scratch *s = m->scratch;
+    int64_t units = 3 + 1, lo, hi, u;
+    int l;
+    for (l = 1; l <= s->nd; l++) units += NCF__TILES(m->cfg.layers[l - 1]) + NCF__BLOCKS(m->cfg.layers[l]);
+    if (m->w_out) units += NCF__BLOCKS(s->F) + NCF__BLOCKS(s->top);
+    while (ncf__claim(x, units, 1, &lo, &hi))
+        for (u = lo; u < hi; u++) ncf__sums_unit(m, bt, u, loss);
+}
+
+/* ------------------------------------------------------------- optimizer -- */
+
+typedef struct { float b1, b2, lr_t, eps; } ncf__adam_k;
+
+/* The constants of optimizer step t (1, 2, ...). */
+static ncf__adam_k ncf__adam_consts(const ncf_model *m, int64_t t)
+{
+    const ncf_config *c = &m->cfg;
+    ncf__adam_k k;
+    k.b1 = c->beta1, k.b2 = c->beta2, k.eps = c->epsilon;
+    k.lr_t = c->optimizer == NCF_OPT_SGD
+                 ? c->lr
+                 : (float)(c->lr * sqrt(1.0 - pow(c->beta2, (double)t)) / (1.0 - pow(c->beta1, (double)t)));
+    return k;
+}
+
+/* The updates return nonzero when a parameter they wrote is no longer finite: the check
+   rides along in loops that are bound by memory, so it costs next to nothing. They clear
+   the gradients they used. */
+
+/* TF's Adam: the bias corrections folded into the step size (epsilon-hat form). */
+static int ncf__adam_update(ncf_model *m, size_t off, size_t n, const ncf__adam_k *k)
+{
+    float *NCF__RESTRICT p = m->params + off, *NCF__RESTRICT g = m->grads + off;
+    float *NCF__RESTRICT mm = m->adam_m + off, *NCF__RESTRICT vv = m->adam_v + off;
+    size_t i;
+    int bad = 0;
+    for (i = 0; i < n; i++) {
+        mm[i] = k->b1 * mm[i] + (1.0f - k->b1) * g[i];
+        vv[i] = k->b2 * vv[i] + (1.0f - k->b2) * g[i] * g[i];
+        p[i] -= k->lr_t * mm[i] / (sqrtf(vv[i]) + k->eps);
+        g[i] = 0.0f;
+        bad |= NCF__NONFINITE(p[i]);
     }
-    if (H) {
-        float coef = 2.0f * c->mlp_reg[0] * inv_n;
-        ncf__scatter_rows(ncf__grad_of(m, m->mlp_user), m->mlp_user, H, s->dx[cur], 2 * H, s->ukey, s->ustart,
-                          s->nuser, coef);
-        ncf__scatter_rows(ncf__grad_of(m, m->mlp_item), m->mlp_item, H, s->dx[cur] + H, 2 * H, s->ikey, s->istart,
-                          s->nitem, coef);
+    return bad;
+}
+
+/* Plain SGD. */
+static int ncf__sgd_update(ncf_model *m, size_t off, size_t n, const ncf__adam_k *k)
+{
+    float *NCF__RESTRICT p = m->params + off, *NCF__RESTRICT g = m->grads + off;
+    size_t i;
+    int bad = 0;
+    for (i = 0; i < n; i++) {
+        p[i] -= k->lr_t * g[i];
+        g[i] = 0.0f;
+        bad |= NCF__NONFINITE(p[i]);
     }
-    if (m->user_bias) { /* d(logit)/d(bias) = 1 */
-        float coef = 2.0f * c->mf_reg * inv_n;
-        ncf__scatter_rows(ncf__grad_of(m, m->user_bias), m->user_bias, 1, s->dz, 1, s->ukey, s->ustart, s->nuser, coef);
-        ncf__scatter_rows(ncf__grad_of(m, m->item_bias), m->item_bias, 1, s->dz, 1, s->ikey, s->istart, s->nitem, coef);
+    return bad;
+}
+
+/* One optimizer on [off, off + n), chosen outside the loops that call it so each inlines. */
+static int ncf__update_range(ncf_model *m, size_t off, size_t n, const ncf__adam_k *k)
+{
+    return m->cfg.optimizer == NCF_OPT_SGD ? ncf__sgd_update(m, off, n, k) : ncf__adam_update(m, off, n, k);
+}
+
+/* Every embedding row has moments that decay each step (TF's dense Adam). */
+static int ncf__dense_adam(const ncf_model *m)
+{
+    return m->cfg.optimizer != NCF_OPT_SGD && m->cfg.adam == NCF_ADAM_DENSE;
+}
+
+#define NCF__CHUNK 4096 /* parameters per unit of a flat update */
+
+/* The transposed kernels' copies of parameters [a, e): the backward pass reads W^T. */
+static void ncf__transpose_part(ncf_model *m, size_t a, size_t e)
+{
+    struct ncf__scratch *s = m->scratch;
+    int l;
+    for (l = 1; l <= s->nd; l++) {
+        size_t off = (size_t)(m->w[l] - m->params), in = m->cfg.layers[l - 1], out = m->cfg.layers[l], i, end;
+        if (e <= off) break; /* the tensors lie in order */
+        i = a > off ? a - off : 0, end = e - off < in * out ? e - off : in * out;
+        for (; i < end; i++) s->wt[l][(i % out) * in + i / out] = m->w[l][i];
     }
-    for (b = 0; b < s->nuser; b++) { /* each row listed once until the step that updates it */
-        int32_t r = (int32_t)(s->ukey[s->ustart[b]] >> 32);
+}
+
+/* Dense-parameter unit u: updates [emb_params + u*CHUNK, ..) and refreshes their transposes. */
+static int ncf__dense_unit(ncf_model *m, int64_t u, const ncf__adam_k *k)
+{
+    size_t a = m->scratch->emb_params + (size_t)u * NCF__CHUNK, e = a + NCF__CHUNK;
+    int bad;
+    if (e > m->num_params) e = m->num_params;
+    bad = ncf__update_range(m, a, e - a, k);
+    ncf__transpose_part(m, a, e);
+    return bad;
+}
+
+static int64_t ncf__dense_units(const ncf_model *m)
+{
+    return (int64_t)((m->num_params - m->scratch->emb_params + NCF__CHUNK - 1) / NCF__CHUNK);
+}
+
+static int64_t ncf__emb_units(const ncf_model *m) { return (int64_t)((m->scratch->emb_params + NCF__CHUNK - 1) / NCF__CHUNK); }
+
+/* Embedding unit u of dense Adam: every row, in flat chunks. */
+static int ncf__emb_unit(ncf_model *m, int64_t u, const ncf__adam_k *k)
+{
+    size_t a = (size_t)u * NCF__CHUNK, e = a + NCF__CHUNK;
+    if (e > m->scratch->emb_params) e = m->scratch->emb_params;
+    return ncf__update_range(m, a, e - a, k);
+}
+
+/* What the rows of table t on one side (0 users, 1 items) receive from each batch position,
+   and the factor of their L2 term. */
+static const float *ncf__row_source(const ncf_model *m, int t, int side, int *ld, float *coef, int n)
+{
+    const struct ncf__scratch *s = m->scratch;
+    float inv_n = 1.0f / (float)n;
+    const float *tab = s->tab[t].user;
+    if (tab == m->mlp_user) {
+        *ld = 2 * s->H, *coef = 2.0f * m->cfg.mlp_reg[0] * inv_n;
+        return s->dy[0] + (side ? s->H : 0);
+    }
+    *coef = 2.0f * m->cfg.mf_reg * inv_n;
+    if (tab == m->user_bias) return *ld = 1, s->dz;
+    *ld = s->F;
+    return side ? s->dgi : s->dgu;
+}
+
+/* Phase 3, distinct rows [q0, q1) of one side of the batch: each row's gradient in every
+   table, summed over its batch positions in order, plus its L2 term; with k the row is
+   then updated (lazy Adam and SGD touch only the batch's rows). Returns nonzero when an
+   update wrote a non-finite parameter. */
+static int ncf__row_groups(ncf_model *m, int side, int n, int q0, int q1, const ncf__adam_k *k)
+{
+    struct ncf__scratch *s = m->scratch;
+    const uint64_t *key = side ? s->ikey : s->ukey;
+    const int *start = side ? s->istart : s->ustart;
+    int q, t, bad = 0;
+    for (t = 0; t < s->ntab; t++) {
+        int D = s->tab[t].D, ld, b, d;
+        float coef;
+        const float *src = ncf__row_source(m, t, side, &ld, &coef, n);
+        float *table = side ? s->tab[t].item : s->tab[t].user;
+        for (q = q0; q < q1; q++) {
+            size_t r = (size_t)(key[start[q]] >> 32);
+            float *g = ncf__grad_of(m, table + r * D), c = coef * (float)(start[q + 1] - start[q]);
+            const float *p = table + r * D;
+            for (b = start[q]; b < start[q + 1]; b++) {
+                const float *xb = src + (size_t)(key[b] & 0xffffffffu) * ld;
+                for (d = 0; d < D; d++) g[d] += xb[d];
+            }
+            if (c != 0.0f)
+                for (d = 0; d < D; d++) g[d] += c * p[d];
+            if (k) bad |= ncf__update_range(m, (size_t)(p - m->params), (size_t)D, k);
+        }
+    }
+    return bad;
+}
+
+#define NCF__GROUPS 32 /* distinct rows per unit */
+
+/* Appends the batch's distinct rows to the touched lists (each row once until the update
+   that clears it), for ncf_update after ncf_forward_backward. */
+static void ncf__list_touched(ncf_model *m)
+{
+    struct ncf__scratch *s = m->scratch;
+    int q;
+    for (q = 0; q < s->nuser; q++) {
+        int32_t r = (int32_t)(s->ukey[s->ustart[q]] >> 32);
         if (!s->is_touched[r]) s->is_touched[r] = 1, s->touched_user[s->ntouched_user++] = r;
     }
-    for (b = 0; b < s->nitem; b++) {
-        int32_t r = (int32_t)(s->ikey[s->istart[b]] >> 32);
-        uint8_t *t = &s->is_touched[c->num_users + r];
+    for (q = 0; q < s->nitem; q++) {
+        int32_t r = (int32_t)(s->ikey[s->istart[q]] >> 32);
+        uint8_t *t = &s->is_touched[m->cfg.num_users + r];
         if (!*t) *t = 1, s->touched_item[s->ntouched_item++] = r;
     }
 }
 
+/* Phase 3. With k (a whole step): the rows are updated as they are summed, and the dense
+   parameters too; without (ncf_forward_backward): the rows are listed for ncf_update. */
+static void ncf__rows_of_tables_phase(ncf__ctx *x, ncf_model *m, int n, const ncf__adam_k *k, int *bad)
+{
+    struct ncf__scratch *s = m->scratch;
+    /* Counted from n, not from the distinct rows: a thread that arrives late must count the
+       phase's units as the others did, and by then a thread ahead may have grouped the next
+       batch. The distinct rows are read only by units, which cannot outlive the phase. */
+    int64_t gu = (n + NCF__GROUPS - 1) / NCF__GROUPS, gi = gu;
+    int64_t units = gu + gi + (k ? ncf__dense_units(m) : 1), lo, hi, u;
+    const ncf__adam_k *rows_k = k && !ncf__dense_adam(m) ? k : NULL;
+    while (ncf__claim(x, units, 1, &lo, &hi))
+        for (u = lo; u < hi; u++) {
+            int side = u >= gu, q0 = (int)(side ? u - gu : u) * NCF__GROUPS, nq = side ? s->nitem : s->nuser, b = 0;
+            if (u < gu + gi) {
+                if (q0 < nq) b = ncf__row_groups(m, side, n, q0, q0 + NCF__GROUPS < nq ? q0 + NCF__GROUPS : nq, rows_k);
+            }
+            else if (k) b = ncf__dense_unit(m, u - gu - gi, k);
+            else ncf__list_touched(m);
+            if (b) ncf__flag(bad, 1);
+        }
+}
+
+/* Phase 4 of dense Adam: every embedding row. */
+static void ncf__emb_phase(ncf__ctx *x, ncf_model *m, const ncf__adam_k *k, int *bad)
+{
+    int64_t lo, hi, u;
+    while (ncf__claim(x, ncf__emb_units(m), 1, &lo, &hi))
+        for (u = lo; u < hi; u++)
+            if (ncf__emb_unit(m, u, k)) ncf__flag(bad, 1);
+}
+
+/* The transposed kernels, made afresh where a call begins: the caller may have changed any
+   parameter since the last. The dense-parameter updates keep them current after that. */
+static void ncf__transpose_phase(ncf__ctx *x, ncf_model *m)
+{
+    int64_t lo, hi, u;
+    while (ncf__claim(x, ncf__dense_units(m), 1, &lo, &hi))
+        for (u = lo; u < hi; u++) {
+            size_t a = m->scratch->emb_params + (size_t)u * NCF__CHUNK;
+            ncf__transpose_part(m, a, a + NCF__CHUNK < m->num_params ? a + NCF__CHUNK : m->num_params);
+        }
+}
+
+/* A flag's value once the phase that sets it is done. */
+static int ncf__flag_value(const int *f)
+{
+#if NCF__TEAMS
+    return __atomic_load_n(f, __ATOMIC_RELAXED);
+#else
+    return *f;
+#endif
+}
+
+/* One whole step in a region: returns 0 and updates nothing when the loss is not finite;
+   else updates (step t) and returns 1, setting *bad when a parameter became non-finite. */
+static int ncf__step_phases(ncf__ctx *x, ncf_model *m, const ncf__batch *bt, int64_t t, double *loss, int *bad)
+{
+    ncf__adam_k k = ncf__adam_consts(m, t);
+    ncf__rows_phase(x, m, bt, 1);
+    ncf__sums_phase(x, m, bt, loss);
+    if (!(*loss - *loss == 0.0)) return 0;
+    ncf__rows_of_tables_phase(x, m, bt->n, &k, bad);
+    if (ncf__dense_adam(m)) ncf__emb_phase(x, m, &k, bad);
+    return 1;
+}
+
+/* Makes the batch buffers hold n rows, and checks the transposed kernels are current. */
+static int ncf__reserve(ncf_model *m, int n);
+
+NCFDEF int ncf_loss(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int n,
+                    double *loss)
+{
+    ncf__team team = NCF__TEAM_INIT;
+    ncf__batch bt;
+    int rc;
+    if (!m || !loss) return ncf__fail(NCF_ERR_ARG, "ncf_loss: NULL model or loss");
+    if ((rc = ncf__check_batch(m, users, items, labels, 1, n)) != NCF_OK) return rc;
+    if ((rc = ncf__reserve(m, n)) != NCF_OK) return rc;
+    memset(&bt, 0, sizeof bt);
+    bt.users = (int32_t *)users, bt.items = (int32_t *)items, bt.labels = (float *)labels, bt.n = n;
+    NCF__PARALLEL(ncf__rows_parallel(m, n))
+    {
+        ncf__ctx x = ncf__join(&team);
+        ncf__rows_phase(&x, m, &bt, 0);
+    }
+    *loss = ncf__loss_total(m, n);
+    return NCF_OK;
+}
+
+/* Whether rows have gradients waiting for ncf_update. */
+static int ncf__pending(const ncf_model *m) { return m->scratch->ntouched_user || m->scratch->ntouched_item; }
+
 NCFDEF int ncf_forward_backward(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels,
                                 int n, double *loss)
 {
+    ncf__team team = NCF__TEAM_INIT;
+    ncf__batch bt;
+    double l = 0;
     int rc;
     if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_forward_backward: NULL model");
     if ((rc = ncf__check_batch(m, users, items, labels, 1, n)) != NCF_OK) return rc;
     if ((rc = ncf__reserve(m, n)) != NCF_OK) return rc;
-    ncf__forward(m, &m->scratch->act, users, items, n);
-    if (loss) *loss = ncf__batch_loss(m, users, items, labels, n);
-    ncf__backward(m, users, items, labels, n);
+    memset(&bt, 0, sizeof bt);
+    bt.users = (int32_t *)users, bt.items = (int32_t *)items, bt.labels = (float *)labels, bt.n = n;
+    NCF__PARALLEL(ncf__rows_parallel(m, n))
+    {
+        ncf__ctx x = ncf__join(&team);
+        ncf__transpose_phase(&x, m);
+        ncf__rows_phase(&x, m, &bt, 1);
+        ncf__sums_phase(&x, m, &bt, &l);
+        ncf__rows_of_tables_phase(&x, m, n, NULL, NULL);
+    }
+    if (loss) *loss = l;
     return NCF_OK;
 }
-
-/* ------------------------------------------------------------- optimizer -- */
 
 NCFDEF void ncf_zero_grad(ncf_model *m)
 {
@@ -2654,68 +3114,29 @@ NCFDEF void ncf_zero_grad(ncf_model *m)
     s->ntouched_user = s->ntouched_item = 0;
 }
 
-typedef struct { float b1, b2, lr_t, eps; } ncf__adam_k;
-
-/* The updates return nonzero when a parameter they wrote is no longer finite: the check
-   rides along in loops that are bound by memory, so it costs next to nothing. */
-
-/* TF's Adam: the bias corrections folded into the step size (epsilon-hat form). */
-static int ncf__adam_update(ncf_model *m, size_t off, size_t n, const ncf__adam_k *k)
+/* ncf_update unit u: the dense parameters, then (dense Adam) every embedding row, then the
+   listed rows in groups of NCF__GROUPS (their flags cleared; updated unless dense Adam did). */
+static int ncf__update_unit(ncf_model *m, int64_t u, const ncf__adam_k *k)
 {
-    float *NCF__RESTRICT p = m->params + off, *NCF__RESTRICT g = m->grads + off;
-    float *NCF__RESTRICT mm = m->adam_m + off, *NCF__RESTRICT vv = m->adam_v + off;
-    size_t i;
-    int bad = 0;
-    for (i = 0; i < n; i++) {
-        mm[i] = k->b1 * mm[i] + (1.0f - k->b1) * g[i];
-        vv[i] = k->b2 * vv[i] + (1.0f - k->b2) * g[i] * g[i];
-        p[i] -= k->lr_t * mm[i] / (sqrtf(vv[i]) + k->eps);
-        bad |= NCF__NONFINITE(p[i]);
-    }
-    return bad;
-}
-
-/* Plain SGD. */
-static int ncf__sgd_update(ncf_model *m, size_t off, size_t n, const ncf__adam_k *k)
-{
-    float *NCF__RESTRICT p = m->params + off, *NCF__RESTRICT g = m->grads + off;
-    size_t i;
-    int bad = 0;
-    for (i = 0; i < n; i++) {
-        p[i] -= k->lr_t * g[i];
-        bad |= NCF__NONFINITE(p[i]);
-    }
-    return bad;
-}
-
-/* One optimizer on [off, off + n): Adam or SGD, chosen outside the loops that call it
-   so each inlines. */
-static int ncf__update_range(ncf_model *m, int sgd, size_t off, size_t n, const ncf__adam_k *k)
-{
-    return sgd ? ncf__sgd_update(m, off, n, k) : ncf__adam_update(m, off, n, k);
-}
-
-/* Updates rows[] of a [*][D] table. */
-static int ncf__update_rows(ncf_model *m, int sgd, const float *table, int D, const int32_t *rows, ptrdiff_t nrows,
-                            const ncf__adam_k *k)
-{
-    size_t off = (size_t)(table - m->params);
-    ptrdiff_t i;
-    int bad = 0;
-    NCF__OMP(parallel for schedule(static) reduction(| : bad) if ((double)nrows * D > NCF__PAR_WORK))
-    for (i = 0; i < nrows; i++) bad |= ncf__update_range(m, sgd, off + (size_t)rows[i] * D, (size_t)D, k);
-    return bad;
-}
-
-/* A flat range in chunks over the threads. */
-static int ncf__update_flat(ncf_model *m, int sgd, size_t off, size_t n, const ncf__adam_k *k)
-{
-    ptrdiff_t c, chunks = (ptrdiff_t)((n + 4095) / 4096);
-    int bad = 0;
-    NCF__OMP(parallel for schedule(static) reduction(| : bad) if (n > 65536))
-    for (c = 0; c < chunks; c++) {
-        size_t a = (size_t)c * 4096, len = n - a < 4096 ? n - a : 4096;
-        bad |= ncf__update_range(m, sgd, off + a, len, k);
+    struct ncf__scratch *s = m->scratch;
+    int64_t nd = ncf__dense_units(m), ne = ncf__dense_adam(m) ? ncf__emb_units(m) : 0;
+    int64_t gu = (s->ntouched_user + NCF__GROUPS - 1) / NCF__GROUPS;
+    int side, i, i0, i1, t, bad = 0;
+    const int32_t *list;
+    if (u < nd) return ncf__dense_unit(m, u, k);
+    if ((u -= nd) < ne) return ncf__emb_unit(m, u, k);
+    u -= ne;
+    side = u >= gu;
+    i0 = (int)(side ? u - gu : u) * NCF__GROUPS;
+    i1 = i0 + NCF__GROUPS, list = side ? s->touched_item : s->touched_user;
+    if (i1 > (side ? s->ntouched_item : s->ntouched_user)) i1 = side ? s->ntouched_item : s->ntouched_user;
+    for (i = i0; i < i1; i++) {
+        s->is_touched[(side ? m->cfg.num_users : 0) + list[i]] = 0;
+        for (t = 0; t < s->ntab && !ncf__dense_adam(m); t++) {
+            int D = s->tab[t].D;
+            const float *row = (side ? s->tab[t].item : s->tab[t].user) + (size_t)list[i] * D;
+            bad |= ncf__update_range(m, (size_t)(row - m->params), (size_t)D, k);
+        }
     }
     return bad;
 }
@@ -2723,77 +3144,184 @@ static int ncf__update_flat(ncf_model *m, int sgd, size_t off, size_t n, const n
 NCFDEF void ncf_update(ncf_model *m)
 {
     struct ncf__scratch *s = m->scratch;
-    const ncf_config *c = &m->cfg;
-    ncf__adam_k k;
-    int sgd = c->optimizer == NCF_OPT_SGD;
-    double t = (double)++m->step;
-    int i;
-    k.b1 = c->beta1, k.b2 = c->beta2, k.eps = c->epsilon;
-    k.lr_t = sgd ? c->lr : (float)(c->lr * sqrt(1.0 - pow(c->beta2, t)) / (1.0 - pow(c->beta1, t)));
-    if (!sgd && c->adam == NCF_ADAM_DENSE) {
-        s->nonfinite |= ncf__update_flat(m, sgd, 0, m->num_params, &k);
-    } else { /* embedding rows outside the batch have no gradient (SGD) or keep their moments (lazy Adam) */
-        s->nonfinite |= ncf__update_flat(m, sgd, s->emb_params, m->num_params - s->emb_params, &k);
-        for (i = 0; i < s->ntab; i++) {
-            s->nonfinite |= ncf__update_rows(m, sgd, s->tab[i].user, s->tab[i].D, s->touched_user,
-                                             s->ntouched_user, &k);
-            s->nonfinite |= ncf__update_rows(m, sgd, s->tab[i].item, s->tab[i].D, s->touched_item,
-                                             s->ntouched_item, &k);
-        }
+    ncf__adam_k k = ncf__adam_consts(m, m->step + 1);
+    ncf__team team = NCF__TEAM_INIT;
+    int64_t rows = (int64_t)s->ntouched_user + s->ntouched_item;
+    int64_t units = ncf__dense_units(m) + (ncf__dense_adam(m) ? ncf__emb_units(m) : 0) +
+                    (s->ntouched_user + NCF__GROUPS - 1) / NCF__GROUPS + (s->ntouched_item + NCF__GROUPS - 1) / NCF__GROUPS;
+    double work = ncf__dense_adam(m) ? (double)m->num_params : (double)(m->num_params - s->emb_params) + 64.0 * rows;
+    int bad = 0;
+    NCF__PARALLEL(work > 16 * NCF__PAR_WORK)
+    {
+        ncf__ctx x = ncf__join(&team);
+        int64_t lo, hi, u;
+        while (ncf__claim(&x, units, 1, &lo, &hi))
+            for (u = lo; u < hi; u++)
+                if (ncf__update_unit(m, u, &k)) ncf__flag(&bad, 1);
     }
-    ncf_zero_grad(m);
+    s->ntouched_user = s->ntouched_item = 0;
+    s->nonfinite |= bad;
+    m->step++;
+}
+
+/* Refuses a non-finite loss (nothing updated) or a step that wrote a non-finite parameter. */
+static int ncf__step_failed(ncf_model *m, double loss, int updated)
+{
+    if (!updated) {
+        ncf_zero_grad(m);
+        return ncf__fail(NCF_ERR_DATA, "the loss is %g at step %lld: the parameters are not finite (learning "
+                         "rate too high?)", loss, (long long)m->step + 1);
+    }
+    return ncf__fail(NCF_ERR_DATA, "step %lld made a parameter infinite or NaN (learning rate too high?); "
+                     "stopped there", (long long)m->step);
 }
 
 NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int n,
                           double *loss)
 {
+    ncf__team team = NCF__TEAM_INIT;
+    ncf__batch bt;
     double l = 0;
-    int rc = ncf_forward_backward(m, users, items, labels, n, &l);
-    if (rc != NCF_OK) return rc;
-    if (!(l - l == 0.0)) {
-        ncf_zero_grad(m);
-        return ncf__fail(NCF_ERR_DATA, "the loss is %g at step %lld: the parameters are not finite (learning "
-                         "rate too high?)", l, (long long)m->step + 1);
+    int rc, updated = 0, bad = 0;
+    if (m && ncf__pending(m)) { /* rows from an earlier ncf_forward_backward: update them too */
+        if ((rc = ncf_forward_backward(m, users, items, labels, n, &l)) != NCF_OK) return rc;
+        if (!(l - l == 0.0)) return ncf__step_failed(m, l, 0);
+        m->scratch->nonfinite = 0;
+        ncf_update(m);
+        if (m->scratch->nonfinite) return ncf__step_failed(m, l, 1);
+        if (loss) *loss = l;
+        return NCF_OK;
     }
-    m->scratch->nonfinite = 0;
-    ncf_update(m);
-    if (m->scratch->nonfinite)
-        return ncf__fail(NCF_ERR_DATA, "step %lld made a parameter infinite or NaN (learning rate too high?); "
-                         "stopped there", (long long)m->step);
+    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_train_step: NULL model");
+    if ((rc = ncf__check_batch(m, users, items, labels, 1, n)) != NCF_OK) return rc;
+    if ((rc = ncf__reserve(m, n)) != NCF_OK) return rc;
+    memset(&bt, 0, sizeof bt);
+    bt.users = (int32_t *)users, bt.items = (int32_t *)items, bt.labels = (float *)labels, bt.n = n;
+    NCF__PARALLEL(ncf__rows_parallel(m, n))
+    {
+        ncf__ctx x = ncf__join(&team);
+        int up;
+        ncf__transpose_phase(&x, m);
+        up = ncf__step_phases(&x, m, &bt, m->step + 1, &l, &bad);
+#if NCF__TEAMS
+        if (omp_get_thread_num() == 0)
+#endif
+            updated = up;
+    }
+    if (!updated) return ncf__step_failed(m, l, 0);
+    m->step++;
+    if (bad) return ncf__step_failed(m, l, 1);
     if (loss) *loss = l;
     return NCF_OK;
 }
 
 /* ------------------------------------------------------------ train loop -- */
 
-NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_progress_fn progress, void *user,
-                           double *mean_loss)
+#define NCF__BLOCK 1024 /* steps per parallel region */
+
+typedef struct {
+    ncf_progress_fn progress;
+    void *user;
+    int64_t done0, total; /* examples before this block, and in the whole run */
+    double *sum;          /* loss * examples, summed so far */
+} ncf__report;
+
+/* Steps [0, nsteps) of a block, batch i being examples start + i*B.. of the epoch, in one
+   region. losses[i] and bad[i] are step i's. Returns the steps that updated the model. */
+static int ncf__train_block(ncf_model *m, const ncf__batch *first, int64_t end, int nsteps, double *losses,
+                            int *bad, const ncf__report *rep)
+{
+    ncf__team team = NCF__TEAM_INIT;
+    int B = m->cfg.batch_size, done = 0;
+    int64_t t0 = m->step;
+    NCF__PARALLEL(ncf__rows_parallel(m, B))
+    {
+        ncf__ctx x = ncf__join(&team);
+        ncf__batch bt = *first;
+        int i, lead = 1;
+        double sum = *rep->sum;
+#if NCF__TEAMS
+        lead = omp_get_thread_num() == 0;
+#endif
+        ncf__transpose_phase(&x, m);
+        for (i = 0; i < nsteps;) {
+            int64_t seen;
+            bt.start = first->start + (int64_t)i * B;
+            bt.n = (int)(end - bt.start < B ? end - bt.start : B);
+            if (!ncf__step_phases(&x, m, &bt, t0 + i + 1, &losses[i], &bad[i])) break;
+            seen = rep->done0 + bt.start + bt.n - first->start;
+            if (lead) {
+                sum += losses[i] * bt.n;
+                if (rep->progress && ((rep->done0 / B + i) % 16 == 15 || bt.start + bt.n == end))
+                    rep->progress(rep->user, seen, rep->total, sum / (double)seen);
+            }
+            if (ncf__flag_value(&bad[i++])) break;
+        }
+        if (lead) done = i, *rep->sum = sum;
+    }
+    return done;
+}
+
+NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int64_t first, int64_t count,
+                              ncf_progress_fn progress, void *user, double *mean_loss)
 {
     int B, rc = NCF_OK;
     int32_t *u, *it;
     float *y;
-    int64_t start, batch = 0;
-    double sum = 0;
-    if (!m || !s || !s->data) return ncf__fail(NCF_ERR_ARG, "ncf_train_epoch: NULL model or sampler");
+    double *losses, sum = 0;
+    int *bad;
+    int64_t pos, end;
+    ncf__report rep;
+    if (!m || !s || !s->data) return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: NULL model or sampler");
     if (s->data->num_users > m->cfg.num_users || s->data->num_items > m->cfg.num_items)
-        return ncf__fail(NCF_ERR_ARG, "ncf_train_epoch: the data has %d users and %d items, the model %d and %d",
+        return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: the data has %d users and %d items, the model %d and %d",
                          s->data->num_users, s->data->num_items, m->cfg.num_users, m->cfg.num_items);
+    if (first < 0 || count < 0 || first > s->num_examples || count > s->num_examples - first)
+        return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: examples [%lld, %lld) outside the epoch's %lld",
+                         (long long)first, (long long)(first + count), (long long)s->num_examples);
     B = m->cfg.batch_size;
+    end = first + count;
+    if ((rc = ncf__reserve(m, B)) != NCF_OK) return rc;
     u = NCF__NEW(int32_t, B), it = NCF__NEW(int32_t, B), y = NCF__NEW(float, B);
-    if (!u || !it || !y) rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for a batch of %d", B);
-    for (start = 0; rc == NCF_OK && start < s->num_examples; start += B, batch++) {
-        int n = (int)(s->num_examples - start < B ? s->num_examples - start : B);
-        double l = 0;
-        ncf_sampler_fill(s, epoch, start, n, u, it, y);
-        if ((rc = ncf_train_step(m, u, it, y, n, &l)) != NCF_OK) break;
-        sum += l * n;
-        if (progress && ((batch & 15) == 15 || start + n == s->num_examples))
-            progress(user, start + n, s->num_examples, sum / (double)(start + n));
+    losses = NCF__NEW(double, NCF__BLOCK), bad = NCF__NEW(int, NCF__BLOCK);
+    if (!u || !it || !y || !losses || !bad) rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for a batch of %d", B);
+    rep.progress = progress, rep.user = user, rep.total = count, rep.sum = &sum;
+    for (pos = first; rc == NCF_OK && pos < end;) {
+        int64_t steps = (end - pos + B - 1) / B;
+        int nsteps = (int)(steps < NCF__BLOCK ? steps : NCF__BLOCK), done;
+        ncf__batch bt;
+        if (ncf__pending(m)) { /* rows from an earlier ncf_forward_backward: one step with them */
+            int n = (int)(end - pos < B ? end - pos : B);
+            double l = 0;
+            ncf_sampler_fill(s, epoch, pos, n, u, it, y);
+            if ((rc = ncf_train_step(m, u, it, y, n, &l)) != NCF_OK) break;
+            sum += l * n, pos += n;
+            continue;
+        }
+        memset(&bt, 0, sizeof bt);
+        bt.users = u, bt.items = it, bt.labels = y, bt.smp = s, bt.epoch = epoch, bt.start = pos;
+        bt.key = ncf__hash3(s->seed ^ NCF__TAG_SHUFFLE, (uint64_t)epoch, 0);
+        memset(bad, 0, sizeof(int) * NCF__BLOCK);
+        rep.done0 = pos - first;
+        done = ncf__train_block(m, &bt, end, nsteps, losses, bad, &rep);
+        m->step += done;
+        pos += (int64_t)done * B;
+        if (done > 0 && bad[done - 1]) rc = ncf__step_failed(m, losses[done - 1], 1);
+        else if (done < nsteps) rc = ncf__step_failed(m, losses[done], 0);
     }
-    NCF_FREE(u); NCF_FREE(it); NCF_FREE(y);
+    NCF_FREE(u); NCF_FREE(it); NCF_FREE(y); NCF_FREE(losses); NCF_FREE(bad);
+    if (rc == NCF_OK && mean_loss) *mean_loss = count ? sum / (double)count : 0;
+    return rc;
+}
+
+NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_progress_fn progress, void *user,
+                           double *mean_loss)
+{
+    int rc;
+    if (!m || !s || !s->data) return ncf__fail(NCF_ERR_ARG, "ncf_train_epoch: NULL model or sampler");
+    rc = ncf_train_examples(m, s, epoch, 0, s->num_examples, progress, user, mean_loss);
     if (rc == NCF_OK) m->epoch = epoch;
     ncf__refresh_projection(m); /* ready to serve and evaluate */
-    if (rc == NCF_OK && mean_loss) *mean_loss = sum / (double)s->num_examples;
     return rc;
 }
 
@@ -2864,8 +3392,8 @@ static void ncf__refresh_projection(ncf_model *m)
 
 /* Logits of user u against items cand[0..n) (all items in order when cand is NULL), with
    the training forward's rounding (ncf__first_layer, ncf__output). */
-static void ncf__score_user(const ncf_model *m, const float *proj, int u, const int32_t *cand, int n, float *scores,
-                            ncf__eval_buf *e)
+static void ncf__score_user(const ncf_model *m, const float *proj, int u, const int32_t *cand, int first, int n,
+                            float *scores, ncf__eval_buf *e)
 {
     const struct ncf__scratch *s = m->scratch;
     const int *L = m->cfg.layers;
@@ -2874,7 +3402,7 @@ static void ncf__score_user(const ncf_model *m, const float *proj, int u, const 
         int L1 = L[1];
         ncf__gemm_rows(e->pu, L1, m->mlp_user + (size_t)u * s->H, 0, 1, m->w[1], L1, m->b[1], 0, 1, L1, s->H, 0);
         for (j = 0; j < n; j++) {
-            const float *pi = proj + (size_t)(cand ? cand[j] : j) * L1;
+            const float *pi = proj + (size_t)(cand ? cand[j] : first + j) * L1;
             float *h = e->h[0] + (size_t)j * L1;
             for (d = 0; d < L1; d++) {
                 float v = e->pu[d] + pi[d];
@@ -2885,7 +3413,7 @@ static void ncf__score_user(const ncf_model *m, const float *proj, int u, const 
             ncf__gemm_rows(e->h[cur ^ 1], L[l], e->h[cur], L[l - 1], 1, m->w[l], L[l], m->b[l], 0, n, L[l], L[l - 1],
                            NCF__RELU);
     }
-    for (j = 0; j < n; j++) scores[j] = ncf__output(m, u, cand ? cand[j] : j, e->h[cur] + (size_t)j * s->top);
+    for (j = 0; j < n; j++) scores[j] = ncf__output(m, u, cand ? cand[j] : first + j, e->h[cur] + (size_t)j * s->top);
 }
 
 #ifndef NCF_INFERENCE_ONLY
@@ -2933,7 +3461,7 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
             if (!ok || t < 0) continue;
             if (full_ranking) {
                 const int32_t *p = data->items + data->user_ptr[u], *pe = data->items + data->user_ptr[u + 1];
-                ncf__score_user(m, proj, u, NULL, ncand, sc, &e);
+                ncf__score_user(m, proj, u, NULL, 0, ncand, sc, &e);
                 for (j = 0; j < ncand; j++) {
                     while (p < pe && *p < j) p++;
                     if (j != t && !(p < pe && *p == j) && ncf__ranks_above(sc[j], sc[t])) rank++;
@@ -2941,7 +3469,7 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
             } else {
                 cand[0] = t;
                 memcpy(cand + 1, data->eval_neg + (size_t)u * data->num_eval_neg, sizeof(int32_t) * (size_t)(ncand - 1));
-                ncf__score_user(m, proj, u, cand, ncand, sc, &e);
+                ncf__score_user(m, proj, u, cand, 0, ncand, sc, &e);
                 for (j = 1; j < ncand; j++) rank += cand[j] != t && ncf__ranks_above(sc[j], sc[0]);
             }
             if (rank < k && !NCF__NONFINITE(sc[full_ranking ? t : 0])) {
@@ -3081,73 +3609,126 @@ NCFDEF int ncf_predict(ncf_model *m, int64_t raw_user, int64_t raw_item, float *
 }
 
 /* (score, dense id) ordered best first: higher score, then lower id. */
-static int ncf__better(const float *sc, int32_t a, int32_t b)
+/* Candidates as (score, item): the order of ncf_recommend, ties to the lower item, and a
+   non-finite score last. */
+typedef struct { float score; int32_t item; } ncf__cand;
+
+static int ncf__better(ncf__cand a, ncf__cand b)
 {
-    int fa = !NCF__NONFINITE(sc[a]), fb = !NCF__NONFINITE(sc[b]);
-    if (fa != fb) return fa; /* a non-finite score ranks last */
-    return fa ? sc[a] > sc[b] || (sc[a] == sc[b] && a < b) : a < b;
+    int fa = !NCF__NONFINITE(a.score), fb = !NCF__NONFINITE(b.score);
+    if (fa != fb) return fa;
+    return fa ? a.score > b.score || (a.score == b.score && a.item < b.item) : a.item < b.item;
 }
 
-/* A heap of item ids with the worst at the root. */
-static void ncf__heap_up(int32_t *h, int q, const float *sc)
+/* A bounded heap of the k best candidates so far, the worst at the root. */
+static void ncf__heap_down(ncf__cand *h, int n, int q)
 {
-    while (q > 0 && ncf__better(sc, h[(q - 1) / 2], h[q])) {
-        int32_t t = h[q];
-        h[q] = h[(q - 1) / 2], h[(q - 1) / 2] = t;
-        q = (q - 1) / 2;
-    }
-}
-
-static void ncf__heap_down(int32_t *h, int n, const float *sc)
-{
-    int q = 0;
     for (;;) {
         int w = q, c = 2 * q + 1;
-        int32_t t;
-        if (c < n && ncf__better(sc, h[w], h[c])) w = c;
-        if (c + 1 < n && ncf__better(sc, h[w], h[c + 1])) w = c + 1;
+        ncf__cand t;
+        if (c < n && ncf__better(h[w], h[c])) w = c;
+        if (c + 1 < n && ncf__better(h[w], h[c + 1])) w = c + 1;
         if (w == q) return;
         t = h[q], h[q] = h[w], h[w] = t;
         q = w;
     }
 }
 
+static void ncf__heap_offer(ncf__cand *h, int *n, int k, ncf__cand c)
+{
+    int q = (*n)++;
+    if (q < k) {
+        h[q] = c;
+        while (q > 0 && ncf__better(h[(q - 1) / 2], h[q])) {
+            ncf__cand t = h[q];
+            h[q] = h[(q - 1) / 2], h[(q - 1) / 2] = t;
+            q = (q - 1) / 2;
+        }
+    } else {
+        *n = k;
+        if (ncf__better(c, h[0])) h[0] = c, ncf__heap_down(h, k, 0);
+    }
+}
+
+#define NCF__REC_CHUNK 96 /* items scored at a time: their activations stay in L2 */
+
+/* Scores items [j0, j1) for user u into the heap, skipping the user's rated items when seen
+   is set (seen[0..nseen) ascending). */
+static void ncf__recommend_chunk(const ncf_model *m, const float *proj, int u, int j0, int j1, const int32_t *seen,
+                                 int64_t nseen, ncf__eval_buf *e, float *sc, ncf__cand *heap, int *nh, int k)
+{
+    int64_t lo = 0, hi = nseen;
+    int j;
+    while (lo < hi) { /* first rated item >= j0 */
+        int64_t mid = lo + (hi - lo) / 2;
+        if (seen[mid] < j0) lo = mid + 1; else hi = mid;
+    }
+    ncf__score_user(m, proj, u, NULL, j0, j1 - j0, sc, e);
+    for (j = j0; j < j1; j++) {
+        ncf__cand c;
+        if (lo < nseen && seen[lo] == j) { lo++; continue; }
+        c.score = sc[j - j0], c.item = j;
+        ncf__heap_offer(heap, nh, k, c);
+    }
+}
+
 NCFDEF int ncf_recommend(ncf_model *m, int64_t raw_user, int k, int exclude_seen, int64_t *out_items,
                          float *out_scores)
 {
-    ncf__eval_buf e;
     const float *proj;
-    float *sc, *own;
-    int32_t *heap;
-    int u = 0, rc, j, n = 0, I;
-    const int32_t *p = NULL, *pe = NULL;
+    const int32_t *seen = NULL;
+    float *own;
+    ncf__cand *heaps, *best;
+    ncf__team team = NCF__TEAM_INIT;
+    int u = 0, rc, j, n = 0, I, T, failed = 0, *nh;
+    int64_t nseen = 0, chunks;
     if (!m || !out_items || k <= 0) return ncf__fail(NCF_ERR_ARG, "ncf_recommend: need a model, an output and k > 0");
     if ((rc = ncf__dense_ids(m, raw_user, 0, &u, NULL)) != NCF_OK) return rc;
     I = m->cfg.num_items;
     if ((proj = ncf__projection_for(m, &own, &rc)) == NULL && rc != NCF_OK) return rc;
     if (k > I) k = I; /* a huge k asks for no more memory than the catalogue */
-    sc = NCF__NEW(float, I), heap = NCF__NEW(int32_t, k);
-    if (!sc || !heap || !ncf__eval_buf_alloc(&e, m, I)) {
-        NCF_FREE(sc), NCF_FREE(heap), NCF_FREE(own);
-        return ncf__fail(NCF_ERR_NOMEM, "out of memory scoring %d items", I);
+    if (exclude_seen && m->seen) seen = m->seen + m->seen_ptr[u], nseen = m->seen_ptr[u + 1] - m->seen_ptr[u];
+    chunks = (I + NCF__REC_CHUNK - 1) / NCF__REC_CHUNK;
+    T = ncf_get_threads();
+    heaps = NCF__NEW(ncf__cand, (size_t)T * k + k), nh = NCF__ZNEW(int, T);
+    if (!heaps || !nh) {
+        NCF_FREE(heaps), NCF_FREE(nh), NCF_FREE(own);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for the top %d of %d items", k, I);
     }
-    ncf__score_user(m, proj, u, NULL, I, sc, &e);
-    if (exclude_seen && m->seen) p = m->seen + m->seen_ptr[u], pe = m->seen + m->seen_ptr[u + 1];
-    for (j = 0; j < I; j++) {
-        while (p && p < pe && *p < j) p++;
-        if (p && p < pe && *p == j) continue;
-        if (n < k) heap[n] = j, ncf__heap_up(heap, n++, sc);
-        else if (ncf__better(sc, j, heap[0])) heap[0] = j, ncf__heap_down(heap, n, sc);
+    best = heaps + (size_t)T * k;
+    NCF__PARALLEL(T > 1 && chunks > 1 && (double)I * ncf__row_macs(m) > 16 * NCF__PAR_WORK)
+    { /* each thread keeps the best k of the chunks it scored; merged below */
+        ncf__ctx x = ncf__join(&team);
+        ncf__eval_buf e;
+        int t = 0, ok;
+        float *sc = NCF__NEW(float, NCF__REC_CHUNK);
+        int64_t lo, hi, c;
+#if NCF__TEAMS
+        t = omp_get_thread_num();
+#endif
+        ok = t < T && ncf__eval_buf_alloc(&e, m, NCF__REC_CHUNK);
+        if (!ok || !sc) ncf__flag(&failed, !!(t < T)); /* (a thread beyond T just takes no work) */
+        while (ok && sc && ncf__claim(&x, chunks, 1, &lo, &hi))
+            for (c = lo; c < hi; c++) {
+                int j0 = (int)c * NCF__REC_CHUNK, j1 = j0 + NCF__REC_CHUNK < I ? j0 + NCF__REC_CHUNK : I;
+                ncf__recommend_chunk(m, proj, u, j0, j1, seen, nseen, &e, sc, heaps + (size_t)t * k, &nh[t], k);
+            }
+        if (ok) ncf__eval_buf_free(&e);
+        NCF_FREE(sc);
     }
-    for (j = n - 1; j >= 0; j--) { /* worst first, into the tail */
-        int32_t it = heap[0];
-        out_items[j] = m->raw_item ? m->raw_item[it] : it;
-        if (out_scores) out_scores[j] = sc[it];
-        heap[0] = heap[j];
-        ncf__heap_down(heap, j, sc);
+    if (!failed)
+        for (j = 0; j < T; j++) {
+            int q;
+            for (q = 0; q < nh[j]; q++) ncf__heap_offer(best, &n, k, heaps[(size_t)j * k + q]);
+        }
+    for (j = n - 1; j >= 0 && !failed; j--) { /* worst first, into the tail */
+        out_items[j] = m->raw_item ? m->raw_item[best[0].item] : best[0].item;
+        if (out_scores) out_scores[j] = best[0].score;
+        best[0] = best[j];
+        ncf__heap_down(best, j, 0);
     }
-    ncf__eval_buf_free(&e);
-    NCF_FREE(sc), NCF_FREE(heap), NCF_FREE(own);
+    NCF_FREE(heaps), NCF_FREE(nh), NCF_FREE(own);
+    if (failed) return ncf__fail(NCF_ERR_NOMEM, "out of memory scoring %d items", I);
     return n;
 }
 

@@ -573,6 +573,70 @@ static void test_threads_bit_identical(void)
     }
 }
 
+/* Threads that the OS preempts (3 on this machine's 2 cores, and a busy loop beside them
+   when the machine has 2) still give the 1-thread model bit for bit, over more steps than
+   one parallel region runs (the train loop keeps 1024 steps in a region), for lazy and
+   dense Adam and through ncf_train_step. Catches a phase whose unit count a late thread
+   reads after a thread ahead has changed it. */
+static uint64_t preempted_hash(int threads, int dense, int by_step)
+{
+    ncf_dataset d;
+    ncf_sampler s;
+    ncf_model *m = NULL;
+    ncf_config c = ncf_config_default();
+    uint64_t h = 0;
+    size_t i;
+    ncf_set_threads(threads);
+    /* a batch of 320 holds about 64 distinct users: counts that cross multiples of 32 */
+    if (ncf_synthetic(&d, 5000, 500, 80000, 8, 5) != NCF_OK) return 1;
+    c.num_users = d.num_users, c.num_items = d.num_items, c.batch_size = 320, c.seed = 5;
+    c.adam = dense ? NCF_ADAM_DENSE : NCF_ADAM_LAZY;
+    if (ncf_model_create(&m, &c) == NCF_OK && ncf_sampler_init(&s, &d, 4, c.seed) == NCF_OK) {
+        int ok = 1;
+        if (by_step) { /* 300 steps of ncf_train_step, batches from the sampler */
+            int32_t u[320], it[320];
+            float y[320];
+            int k;
+            for (k = 0; k < 300 && ok; k++) {
+                ncf_sampler_fill(&s, 1, (int64_t)k * 320, 320, u, it, y);
+                ok = ncf_train_step(m, u, it, y, 320, NULL) == NCF_OK;
+            }
+        } else ok = ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) == NCF_OK;
+        for (i = 0; ok && i < m->num_params; i++) {
+            uint32_t a, b, v;
+            memcpy(&a, &m->params[i], 4), memcpy(&b, &m->adam_m[i], 4), memcpy(&v, &m->adam_v[i], 4);
+            h = ncf__mix64(h ^ a ^ ((uint64_t)b << 32)) ^ v;
+        }
+    }
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+    ncf_set_threads(2);
+    return h;
+}
+
+static void test_threads_preempted(void)
+{
+    int dense, by_step;
+#ifndef _WIN32
+    pid_t busy = fork();
+    if (busy == 0) { /* a busy loop for at most 60 s */
+        time_t t0 = time(NULL);
+        volatile unsigned long spin = 0;
+        while (time(NULL) - t0 < 60) spin++;
+        _exit(0);
+    }
+#endif
+    for (dense = 0; dense < 2; dense++)
+        for (by_step = 0; by_step < 2; by_step++) {
+            uint64_t h1 = preempted_hash(1, dense, by_step), h3 = preempted_hash(3, dense, by_step);
+            CHECKF(h1 == h3 && h1 > 1, "%s Adam, %s: 1 thread %016llx, 3 threads %016llx", dense ? "dense" : "lazy",
+                   by_step ? "ncf_train_step" : "ncf_train_epoch", (unsigned long long)h1, (unsigned long long)h3);
+        }
+#ifndef _WIN32
+    if (busy > 0) kill(busy, SIGKILL), waitpid(busy, NULL, 0);
+#endif
+}
+
 /* ------------------------------------------------------------------ errors */
 
 static void test_bad_arguments(void)
@@ -1288,10 +1352,10 @@ static void test_eval_scores_match_forward(void)
         CHECK(rc == NCF_OK && ncf__eval_buf_alloc(&e, m, 7));
         for (u = 0; u < 5; u++) {
             for (j = 0; j < 7; j++) users[j] = u;
-            ncf__score_user(m, proj, u, items, 7, sc, &e);
+            ncf__score_user(m, proj, u, items, 0, 7, sc, &e);
             CHECK(ncf_predict_batch(m, users, items, 7, logit) == NCF_OK);
             for (j = 0; j < 7; j++) CHECKF(!memcmp(&sc[j], &logit[j], 4), "type %d: %.9g vs %.9g", type, sc[j], logit[j]);
-            ncf__score_user(m, proj, u, NULL, 7, sc, &e); /* all items */
+            ncf__score_user(m, proj, u, NULL, 0, 7, sc, &e); /* all items */
             CHECK(!memcmp(sc, logit, sizeof sc));
         }
         ncf__eval_buf_free(&e);
@@ -1329,7 +1393,7 @@ static void check_scores_batch_invariant(ncf_model *m, const ncf_dataset *d, con
     CHECK(ncf_model_set_ids(m, d) == NCF_OK);
     for (j = 0, bad = 0; j < N; j += 3) {
         float p;
-        ncf__score_user(m, proj, u[j], &it[j], 1, &sc, &e);
+        ncf__score_user(m, proj, u[j], &it[j], 0, 1, &sc, &e);
         bad += memcmp(&sc, &one[j], 4) != 0;
         CHECK(ncf_predict(m, d->raw_user[u[j]], d->raw_item[it[j]], &p) == NCF_OK);
         bad += memcmp(&p, &one[j], 4) != 0;
@@ -1757,7 +1821,7 @@ static int write_fixture(const char *dir)
     for (k = 0; k < 2 && f; k++)
         for (u = 0; u < FIXTURE_USERS; u++) {
             int64_t user = d.raw_user[(u * 37) % d.num_users], items[FIXTURE_K];
-            float sc[FIXTURE_K], z;
+            float sc[FIXTURE_K], z = 0;
             for (j = 0; j < 3; j++) {
                 int64_t item = d.raw_item[(u * 11 + j * 53) % d.num_items];
                 ok &= ncf_predict(m[k], user, item, &z) == NCF_OK;
@@ -1815,7 +1879,7 @@ static void test_recommend_topk(void)
         int k = 1 + u % 25, cnt = 0;
         n = ncf_recommend(m, d.raw_user[u], k, 1, got, got_s);
         /* brute force over the same scores: sort every unrated item */
-        ncf__score_user(m, proj, u, NULL, d.num_items, sc, &e);
+        ncf__score_user(m, proj, u, NULL, 0, d.num_items, sc, &e);
         for (j = 0; j < d.num_items; j++)
             if (!is_rated(&d, u, j)) order[cnt++] = j;
         g_sort_scores = sc;
@@ -1830,7 +1894,7 @@ static void test_recommend_topk(void)
     CHECKF(mismatch == 0 && bad_seen == 0, "%d differ from the brute-force sort, %d were rated", mismatch, bad_seen);
     /* scores agree with the training forward; k past the catalogue; seen items allowed */
     CHECK(ncf_predict(m, d.raw_user[3], d.raw_item[5], &logit) == NCF_OK);
-    ncf__score_user(m, proj, 3, NULL, d.num_items, sc, &e);
+    ncf__score_user(m, proj, 3, NULL, 0, d.num_items, sc, &e);
     CHECK(!memcmp(&logit, &sc[5], sizeof logit));
     n = ncf_recommend(m, d.raw_user[3], 400, 0, got, NULL);
     CHECK(n == d.num_items);
@@ -2158,17 +2222,16 @@ static int bench_case(const char *name, int threads, const char *adam)
         ncf_sampler_fill(&s, 1, (int64_t)k * 1048576, 1048576, u, it, y);
         samp[k] = 1048576.0 * c.num_neg / (1 + c.num_neg) / (now_s() - t);
     }
-    /* training: warm up, then timed windows of steps (sampling included) */
+    /* training: warm up, then timed windows of steps (sampling included), as ncf_train_epoch
+       runs them */
     warm = mlperf ? 10 : 200;
     steps = mlperf ? (c.adam == NCF_ADAM_DENSE ? 20 : 60) : 800;
     for (w = -1; w < windows; w++) {
-        int n = w < 0 ? warm : steps;
+        int64_t n = (int64_t)(w < 0 ? warm : steps) * B;
         t = now_s();
-        for (k = 0; k < n; k++, pos += B) {
-            ncf_sampler_fill(&s, 1, pos % (s.num_examples - B), B, u, it, y);
-            if (ncf_train_step(m, u, it, y, B, NULL) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
-        }
-        if (w >= 0) train[w] = (double)n * B / (now_s() - t);
+        if (ncf_train_examples(m, &s, 1, pos, n, NULL, NULL, NULL) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
+        pos += n;
+        if (w >= 0) train[w] = (double)n / (now_s() - t);
     }
     for (k = 0; k < 3; k++) {
         t = now_s();
@@ -2201,6 +2264,123 @@ static int bench_case(const char *name, int threads, const char *adam)
     NCF_FREE(ev.eval_neg);
     ncf_model_free(m);
     ncf_dataset_free(&d);
+    return 0;
+}
+
+/* ---- bench summary: the cases of one run side by side (make bench) ---- */
+
+static double json_num(const char *line, const char *key)
+{
+    char pat[64];
+    const char *p;
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    p = strstr(line, pat);
+    return p ? atof(p + strlen(pat)) : -1;
+}
+
+static int json_is(const char *line, const char *key, const char *value)
+{
+    char pat[96];
+    snprintf(pat, sizeof pat, "\"%s\":\"%s\"", key, value);
+    return strstr(line, pat) != NULL;
+}
+
+#define MAX_LINES 64
+static char g_lines[MAX_LINES][1024];
+static int g_nlines;
+
+/* The line of a case, or NULL. */
+static const char *bench_line(const char *build, int contended, const char *name, int threads, const char *adam)
+{
+    int i;
+    for (i = 0; i < g_nlines; i++)
+        if (json_is(g_lines[i], "build", build) && json_num(g_lines[i], "contended") == contended &&
+            json_is(g_lines[i], "case", name) && json_num(g_lines[i], "threads") == threads &&
+            json_is(g_lines[i], "adam", adam))
+            return g_lines[i];
+    return NULL;
+}
+
+static double bench_rate(const char *build, int contended, const char *name, int threads, const char *adam)
+{
+    const char *l = bench_line(build, contended, name, threads, adam);
+    return l ? json_num(l, "train_ex_per_s") : -1;
+}
+
+/* Multiply-adds x 2 of the dense layers, forward and both backward products, per example. */
+static double dense_flop_per_example(const ncf_config *c)
+{
+    double f = 0;
+    int l;
+    for (l = 1; l < c->num_layers; l++) f += 3.0 * 2.0 * c->layers[l - 1] * c->layers[l];
+    return f;
+}
+
+static int bench_summary(const char *jsonl, const char *peakfile)
+{
+    static const char *names[] = {"paper", "mlperf"};
+    FILE *f = fopen(jsonl, "r");
+    char line[256];
+    double peak2 = 0;
+    int i, n, t, have_base;
+    ncf_config mc = ncf_config_mlperf();
+    if (!f) { fprintf(stderr, "bench: cannot read %s\n", jsonl); return 1; }
+    while (g_nlines < MAX_LINES && fgets(g_lines[g_nlines], sizeof g_lines[0], f)) g_nlines++;
+    fclose(f);
+    if ((f = fopen(peakfile, "r")) != NULL) { /* "threads=2  fp32 FMA peak: AVX-512 X GFLOP/s, AVX2 Y GFLOP/s" */
+        while (fgets(line, sizeof line, f))
+            if (!strncmp(line, "threads=2", 9)) {
+                const char *p = line;
+                while ((p = strstr(p, " GFLOP/s")) != NULL) { /* the number just before it */
+                    const char *q = p;
+                    while (q > line && (q[-1] == '.' || (q[-1] >= '0' && q[-1] <= '9'))) q--;
+                    if (atof(q) > peak2) peak2 = atof(q);
+                    p += 8;
+                }
+            }
+        fclose(f);
+    }
+    have_base = bench_line("base", 0, "paper", 1, "lazy") != NULL;
+    printf("\n== summary of this run%s\n", have_base ? " (base: the BASE commit, built and run the same way)" : "");
+    printf("%-22s %12s %12s %8s\n", "training ex/s", "ours", have_base ? "base" : "", have_base ? "ours/base" : "");
+    for (i = 0; i < g_nlines; i++) {
+        char name[64], adam[16];
+        double ours, base;
+        if (!json_is(g_lines[i], "build", "ours") || json_num(g_lines[i], "threads") < 0) continue;
+        t = (int)json_num(g_lines[i], "threads");
+        n = json_is(g_lines[i], "case", "mlperf");
+        snprintf(adam, sizeof adam, "%s", json_is(g_lines[i], "adam", "dense") ? "dense" : "lazy");
+        snprintf(name, sizeof name, "%s%s %d %s", json_num(g_lines[i], "contended") == 1 ? "busy " : "", names[n], t, adam);
+        ours = json_num(g_lines[i], "train_ex_per_s");
+        base = bench_rate("base", (int)json_num(g_lines[i], "contended"), names[n], t, adam);
+        if (base > 0) printf("%-22s %12.0f %12.0f %8.2f\n", name, ours, base, ours / base);
+        else printf("%-22s %12.0f\n", name, ours);
+    }
+    printf("busy machine, 2 threads / 1 thread (target >= 0.9):\n");
+    for (n = 0; n < 2; n++) {
+        double o1 = bench_rate("ours", 1, names[n], 1, "lazy"), o2 = bench_rate("ours", 1, names[n], 2, "lazy");
+        double b1 = bench_rate("base", 1, names[n], 1, "lazy"), b2 = bench_rate("base", 1, names[n], 2, "lazy");
+        if (o1 > 0 && o2 > 0) printf("  %-7s lazy  ours %.2f", names[n], o2 / o1);
+        if (b1 > 0 && b2 > 0) printf("   base %.2f", b2 / b1);
+        if (o1 > 0 && o2 > 0) printf("\n");
+    }
+    for (i = 0; i < 2; i++) {
+        const char *l = bench_line(i ? "base" : "ours", 0, "mlperf", 2, "lazy");
+        double ms, first, items;
+        if (!l) continue;
+        ms = json_num(l, "recommend_ms"), first = json_num(l, "recommend_first_ms"), items = json_num(l, "items");
+        printf("recommend top-10 of %.0f items, mlperf 2 threads, %s: %.1f ms (%.2fM pairs/s), first call %.1f ms "
+               "(%.2fM pairs/s)\n", items, i ? "base" : "ours", ms, items / ms / 1e3, first, items / first / 1e3);
+    }
+    if (peak2 > 0) {
+        double flop = dense_flop_per_example(&mc), ceiling = peak2 * 1e9 / flop;
+        printf("MLPerf: %.3f MFLOP per example (dense layers: forward, dW, dx); peak.c %.1f GFLOP/s on 2 threads "
+               "-> ceiling %.0f ex/s\n", flop / 1e6, peak2, ceiling);
+        for (i = 0; i < 2; i++) {
+            double r = bench_rate(i ? "base" : "ours", 0, "mlperf", 2, "lazy");
+            if (r > 0) printf("  mlperf 2 lazy, %s: %.0f ex/s = %.1f%% of the ceiling\n", i ? "base" : "ours", r, 100 * r / ceiling);
+        }
+    }
     return 0;
 }
 
@@ -2256,6 +2436,7 @@ static const test_case TESTS[] = {
     {"adam_dense_vs_lazy", test_adam_dense_vs_lazy},
     {"sgd_by_hand", test_sgd_by_hand},
     {"threads_bit_identical", test_threads_bit_identical},
+    {"threads_preempted", test_threads_preempted},
     {"bad_arguments", test_bad_arguments},
     {"load_formats", test_load_formats},
     {"ncf_split_round_trip", test_ncf_split_round_trip},
@@ -2297,6 +2478,8 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--print-hash")) {
             printf("%016llx\n", (unsigned long long)training_hash(2, 0));
             return 0;
+        } else if (!strcmp(argv[i], "--bench-summary") && i + 2 < argc) {
+            return bench_summary(argv[i + 1], argv[i + 2]);
         } else if (!strcmp(argv[i], "--bench") && i + 1 < argc) {
             if (!strcmp(argv[i + 1], "load")) return bench_load();
             if (i + 3 >= argc) { fprintf(stderr, "usage: tests --bench paper|mlperf THREADS lazy|dense\n"); return 2; }
