@@ -1890,7 +1890,7 @@ typedef float ncf__vf __attribute__((vector_size(NCF__VW * 4)));
    passing vectors wider than the target's registers changes the ABI */
 #define NCF__VLOAD(v, p) memcpy(&(v), (p), sizeof(ncf__vf))
 #define NCF__VSTORE(p, v) memcpy((p), &(v), sizeof(ncf__vf))
-#define NCF__MR 6
+#define NCF__MR (NCF__VW == 16 ? 8 : 6) /* rows per register tile: AVX-512 has 32 vector registers */
 #define NCF__NR (2 * NCF__VW)
 #if NCF__VW == 16 /* an 8-wide path for layers of 8 (the paper's last) */
 typedef float ncf__vh __attribute__((vector_size(32)));
@@ -2044,8 +2044,32 @@ NCF__TILE_ROWS(ncf__tile_half, ncf__vh, 8, NCF__HFMA) /* 8 wide, for layers of 8
    Every output is summed in ascending k by one thread, and every path rounds as the
    others do, so results depend neither on how rows are split across threads nor on
    where a row falls in a tile. */
+static void ncf__gemm_block(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,
+                            const float *bias, int m0, int m1, int N, int K, int flags);
+
+#ifndef NCF__KC
+#define NCF__KC 256
+#endif
 static void ncf__gemm_rows(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,
                            const float *bias, int m0, int m1, int N, int K, int flags)
+{
+    /* Blocks of NCF__KC along k, so a block of B stays in L1 across the row tiles. Each sum
+       goes on from where the last block stored it, in the same order: the result does not
+       change. (NCF__ADD sums apart from C, so it runs unblocked.) */
+    int k0;
+    if (K <= NCF__KC || (flags & NCF__ADD)) {
+        ncf__gemm_block(C, ldc, A, sam, sak, B, ldb, bias, m0, m1, N, K, flags);
+        return;
+    }
+    for (k0 = 0; k0 < K; k0 += NCF__KC) {
+        int kc = K - k0 < NCF__KC ? K - k0 : NCF__KC;
+        int f = (k0 ? NCF__ACC : flags & NCF__ACC) | (k0 + kc == K ? flags & NCF__RELU : 0);
+        ncf__gemm_block(C, ldc, A + k0 * sak, sam, sak, B + (size_t)k0 * ldb, ldb, k0 ? NULL : bias, m0, m1, N, kc, f);
+    }
+}
+
+static void ncf__gemm_block(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,
+                            const float *bias, int m0, int m1, int N, int K, int flags)
 {
     /* column panels outside, row tiles inside: a K x NR panel of B stays in cache
        across this thread's rows */
@@ -2829,10 +2853,11 @@ static ncf__adam_k ncf__adam_consts(const ncf_model *m, int64_t t)
    rides along in loops that are bound by memory, so it costs next to nothing. They clear
    the gradients they used. */
 
-/* TF's Adam: the bias corrections folded into the step size (epsilon-hat form). */
-static int ncf__adam_update(ncf_model *m, size_t off, size_t n, const ncf__adam_k *k)
+/* TF's Adam: the bias corrections folded into the step size (epsilon-hat form). The gradient
+   of params [off, off + n) is g (m->grads + off, or a row summed elsewhere). */
+static int ncf__adam_update(ncf_model *m, size_t off, size_t n, float *NCF__RESTRICT g, const ncf__adam_k *k)
 {
-    float *NCF__RESTRICT p = m->params + off, *NCF__RESTRICT g = m->grads + off;
+    float *NCF__RESTRICT p = m->params + off;
     float *NCF__RESTRICT mm = m->adam_m + off, *NCF__RESTRICT vv = m->adam_v + off;
     size_t i;
     int bad = 0;
@@ -2847,9 +2872,9 @@ static int ncf__adam_update(ncf_model *m, size_t off, size_t n, const ncf__adam_
 }
 
 /* Plain SGD. */
-static int ncf__sgd_update(ncf_model *m, size_t off, size_t n, const ncf__adam_k *k)
+static int ncf__sgd_update(ncf_model *m, size_t off, size_t n, float *NCF__RESTRICT g, const ncf__adam_k *k)
 {
-    float *NCF__RESTRICT p = m->params + off, *NCF__RESTRICT g = m->grads + off;
+    float *NCF__RESTRICT p = m->params + off;
     size_t i;
     int bad = 0;
     for (i = 0; i < n; i++) {
@@ -2860,10 +2885,16 @@ static int ncf__sgd_update(ncf_model *m, size_t off, size_t n, const ncf__adam_k
     return bad;
 }
 
-/* One optimizer on [off, off + n), chosen outside the loops that call it so each inlines. */
+/* One optimizer on [off, off + n) with gradient g, chosen outside the loops that call it so
+   each inlines. */
+static int ncf__update_with(ncf_model *m, size_t off, size_t n, float *g, const ncf__adam_k *k)
+{
+    return m->cfg.optimizer == NCF_OPT_SGD ? ncf__sgd_update(m, off, n, g, k) : ncf__adam_update(m, off, n, g, k);
+}
+
 static int ncf__update_range(ncf_model *m, size_t off, size_t n, const ncf__adam_k *k)
 {
-    return m->cfg.optimizer == NCF_OPT_SGD ? ncf__sgd_update(m, off, n, k) : ncf__adam_update(m, off, n, k);
+    return ncf__update_with(m, off, n, m->grads + off, k);
 }
 
 /* Every embedding row has moments that decay each step (TF's dense Adam). */
@@ -2930,34 +2961,48 @@ static const float *ncf__row_source(const ncf_model *m, int t, int side, int *ld
     return side ? s->dgi : s->dgu;
 }
 
+#define NCF__ROWBUF 512 /* a row this wide or narrower sums its gradient on the stack */
+
 /* Phase 3, distinct rows [q0, q1) of one side of the batch: each row's gradient in every
    table, summed over its batch positions in order, plus its L2 term; with k the row is
-   then updated (lazy Adam and SGD touch only the batch's rows). Returns nonzero when an
-   update wrote a non-finite parameter. */
+   then updated at once (lazy Adam and SGD touch only the batch's rows), its gradient summed
+   in a buffer on the stack rather than in the cold gradient table, and the rows a few ahead
+   prefetched (they are scattered over tables far larger than the caches). Returns nonzero
+   when an update wrote a non-finite parameter. */
 static int ncf__row_groups(ncf_model *m, int side, int n, int q0, int q1, const ncf__adam_k *k)
 {
     struct ncf__scratch *s = m->scratch;
     const uint64_t *key = side ? s->ikey : s->ukey;
     const int *start = side ? s->istart : s->ustart;
+    float buf[NCF__ROWBUF];
     int q, t, bad = 0;
-    for (t = 0; t < s->ntab; t++) {
-        int D = s->tab[t].D, ld, b, d;
-        float coef;
-        const float *src = ncf__row_source(m, t, side, &ld, &coef, n);
-        float *table = side ? s->tab[t].item : s->tab[t].user;
-        for (q = q0; q < q1; q++) {
+    memset(buf, 0, sizeof buf);
+    for (q = q0; q < q1; q++)
+        for (t = 0; t < s->ntab; t++) {
+            int D = s->tab[t].D, ld, b, d;
+            float coef, c;
+            const float *src = ncf__row_source(m, t, side, &ld, &coef, n);
+            const float *table = side ? s->tab[t].item : s->tab[t].user, *p;
             size_t r = (size_t)(key[start[q]] >> 32);
-            float *g = ncf__grad_of(m, table + r * D), c = coef * (float)(start[q + 1] - start[q]);
-            const float *p = table + r * D;
+            float *g;
+            if (k && q + 4 < q1) { /* prefetch row q + 4 */
+                size_t r4 = (size_t)(key[start[q + 4]] >> 32) * D, off = (size_t)(table - m->params) + r4;
+                for (d = 0; d < D; d += 16) {
+                    NCF__PREFETCH(table + r4 + d);
+                    if (m->adam_m) NCF__PREFETCH(m->adam_m + off + d), NCF__PREFETCH(m->adam_v + off + d);
+                }
+            }
+            p = table + r * D;
+            g = k && D <= NCF__ROWBUF ? buf : ncf__grad_of(m, p);
+            c = coef * (float)(start[q + 1] - start[q]);
             for (b = start[q]; b < start[q + 1]; b++) {
                 const float *xb = src + (size_t)(key[b] & 0xffffffffu) * ld;
                 for (d = 0; d < D; d++) g[d] += xb[d];
             }
             if (c != 0.0f)
                 for (d = 0; d < D; d++) g[d] += c * p[d];
-            if (k) bad |= ncf__update_range(m, (size_t)(p - m->params), (size_t)D, k);
+            if (k) bad |= ncf__update_with(m, (size_t)(p - m->params), (size_t)D, g, k); /* (clears g) */
         }
-    }
     return bad;
 }
 

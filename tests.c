@@ -1370,7 +1370,7 @@ static void test_eval_scores_match_forward(void)
    ncf_predict and ncf_recommend give the same bits. Widths reach every tile path. */
 static void check_scores_batch_invariant(ncf_model *m, const ncf_dataset *d, const char *what)
 {
-    static const int NS[] = {1, 5, 6, 7, 127, 128, 400};
+    static const int NS[] = {1, 5, 6, 7, 8, 9, 127, 128, 400};
     enum { N = 400 };
     static int32_t u[N], it[N];
     static float batch[N], one[N], rec_s[1];
