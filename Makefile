@@ -106,6 +106,12 @@ save_best_check = $(1) $(SYN) --train_epochs 4 --save_best $(BUILD)/best.ncf > $
        sed -n 's/^Best: iteration \([0-9]*\)$(comma) \(HR = [0-9.]*$(comma) NDCG = [0-9.]*\)$$/Iteration \1: \2$(comma)/p') && \
   [ -n "$$b" ] && grep -q "^$$b" $(BUILD)/best_load.log
 
+# The best epoch by validation HR (the CSV's first maximum of column 9) is the one whose test
+# line the demo reports under "Best by validation".
+val_best_check = n=$$(awk -F, 'NR > 1 && $$9 != "" && (b == "" || $$9 > b) { b = $$9; n = $$1 } END { print n }' $(BUILD)/val.csv) && \
+  grep -q "^Best by validation HR@10: iteration $$n " $(BUILD)/val.log && \
+  [ "$$(grep -A1 "^Iteration $$n:" $(BUILD)/val.log | sed -n 2p)" = "$$(grep -A1 '^Best by validation' $(BUILD)/val.log | sed -n 2p)" ]
+
 define build_check
 	@printf '%s ... ' "$(1)"; if ! command -v $(firstword $(2)) >/dev/null 2>&1 && [ "$(firstword $(2))" != "!" ]; then \
 	  echo "skipped ($(firstword $(2)) not installed)"; elif $(2) >$(BUILD)/check.log 2>&1; then echo ok; echo pass >> $(BUILD)/checks; \
@@ -136,6 +142,9 @@ header-checks: | $(BUILD)
 	$(call build_check,demo --load refuses data with other raw ids,printf '1::10::5::1\n1::20::5::2\n2::10::5::1\n2::30::5::2\n' > $(BUILD)/ids_a.dat && printf '1::10::5::1\n1::20::5::2\n3::10::5::1\n3::30::5::2\n' > $(BUILD)/ids_b.dat && $(BUILD)/demo_check --data $(BUILD)/ids_a.dat --min_ratings 1 --eval_negatives 1 --train_epochs 1 --save $(BUILD)/ids.ncf > /dev/null && ! $(BUILD)/demo_check --data $(BUILD)/ids_b.dat --min_ratings 1 --eval_negatives 1 --load $(BUILD)/ids.ncf --train_epochs 0 > $(BUILD)/ids.log 2>&1 && grep -q 'trained on other users' $(BUILD)/ids.log)
 	$(call build_check,demo flags: --flag=value; a misspelt flag is unknown; --beta2 that rounds to 1 refused,$(BUILD)/demo_check $(SYN) --train_epochs=1 --seed=2 > $(BUILD)/flags.log && grep -q '^Iteration 1:' $(BUILD)/flags.log && ! $(BUILD)/demo_check --trian_epochs 3 2> $(BUILD)/flags.log && grep -q "unknown flag '--trian_epochs'" $(BUILD)/flags.log && ! $(BUILD)/demo_check --beta2 0.99999999 2> $(BUILD)/flags.log && grep -q 'rounds to 1' $(BUILD)/flags.log)
 	$(call build_check,demo saves before --recommend of an unknown user,rm -f $(BUILD)/rec.ncf && ! $(BUILD)/demo_check $(SYN) --train_epochs 1 --save $(BUILD)/rec.ncf --recommend 999999 > $(BUILD)/rec.log 2>&1 && test -f $(BUILD)/rec.ncf)
+	$(call build_check,demo --validation reports the test figures of the validation-best epoch,$(BUILD)/demo_check $(SYN) --validation --train_epochs 4 --log $(BUILD)/val.csv > $(BUILD)/val.log && $(call val_best_check))
+	$(call build_check,demo --log has every epoch and no loss for the untrained model,$(BUILD)/demo_check $(SYN) --train_epochs 3 --epochs_between_evals 2 --log $(BUILD)/every.csv > /dev/null && [ "$$(cut -d$(comma) -f1$(comma)2$(comma)3 $(BUILD)/every.csv | tail -n +2 | tr '\n' ' ' | sed 's/[0-9]\.[0-9]*/x/g')" = "0$(comma)$(comma)x 1$(comma)x$(comma) 2$(comma)x$(comma)x 3$(comma)x$(comma)x " ])
+	$(call build_check,demo --plot draws an image ($(if $(shell command -v rsvg-convert),rendered by rsvg-convert,rsvg-convert not installed: checked as text)),$(BUILD)/demo_check $(SYN) --validation --train_epochs 3 --plot $(BUILD)/curves.svg > /dev/null && grep -q '</svg>' $(BUILD)/curves.svg && grep -q 'best: epoch' $(BUILD)/curves.svg && { ! command -v rsvg-convert > /dev/null || { rsvg-convert $(BUILD)/curves.svg -o $(BUILD)/curves.png && [ "$$(head -c 4 $(BUILD)/curves.png | tail -c 3)" = PNG ]; }; })
 	@$(CC) -Os -std=c99 -I. -c $(BUILD)/impl.c -o $(BUILD)/full.o && \
 	  echo "object code at -Os: NCF_INFERENCE_ONLY $$(size $(BUILD)/infer.o | awk 'NR==2{print $$1}') bytes, full library $$(size $(BUILD)/full.o | awk 'NR==2{print $$1}') bytes"
 

@@ -25,10 +25,11 @@
 #endif
 
 typedef struct {
-    const char *dataset, *data_dir, *data, *log, *save, *save_best, *load, *pretrain_gmf, *pretrain_mlp;
+    const char *dataset, *data_dir, *data, *log, *plot, *save, *save_best, *load, *pretrain_gmf, *pretrain_mlp;
     double alpha;
     ncf_config cfg;
-    int train_epochs, epochs_between_evals, eval_negatives, full_ranking, threads, hash_pipeline;
+    int train_epochs, epochs_between_evals, eval_negatives, full_ranking, threads, hash_pipeline, validation;
+    int full_users;
     int min_ratings, top_k, syn_users, syn_items, checkpoint_every, recommend_k, has_recommend;
     long long recommend_user;
     long long syn_ratings;
@@ -85,9 +86,17 @@ static void usage(FILE *f)
         "  --seed N                 (default 1)    --threads N   (default: all cores)\n"
         "output:\n"
         "  --top_k K                HR@K and NDCG@K (default 10)\n"
-        "  --full_ranking           rank the test item among all unrated items, not sampled ones\n"
+        "  --validation             hold out a validation item per user (the second latest rating, or one\n"
+        "                           drawn by the seed where the file has no timestamps) with its own\n"
+        "                           negatives: the best epoch, --hr_threshold and --save_best follow it, and\n"
+        "                           the test figures reported are those of the validation-best epoch\n"
+        "  --full_ranking           choose the best epoch by full-ranking HR, not sampled HR (both are\n"
+        "                           printed at every evaluation, with MRR)\n"
+        "  --full_users N           full ranking over a fixed sample of about N users (default: all users\n"
+        "                           when users x items <= 1e8, else 1e8 / items of them)\n"
         "  --hash_pipeline          print each epoch's input pipeline hash (first batch, all batches)\n"
-        "  --log FILE.csv           one CSV row per evaluation\n"
+        "  --log FILE.csv           one CSV row per epoch: loss and every figure\n"
+        "  --plot FILE.svg          loss and HR/NDCG per epoch as a picture, redrawn at each evaluation\n"
         "  --recommend USER         print the --recommend_k K (default 10) best unrated items for USER (a raw\n"
         "                           id), with titles from movies.dat, movies.csv or u.item beside the data\n"
         "  --save FILE              save the model (with Adam state) after training\n"
@@ -166,7 +175,7 @@ static int parse_list(const char *flag, const char *v, int max, int *ints, float
 static int takes_value(const char *flag)
 {
     static const char *const names[] = {
-        "--dataset", "--data_dir", "--data", "--log", "--save", "--save_best", "--recommend", "--recommend_k",
+        "--dataset", "--data_dir", "--data", "--log", "--plot", "--full_users", "--save", "--save_best", "--recommend", "--recommend_k",
         "--topk", "--load", "--pretrain_gmf", "--pretrain_mlp", "--alpha", "--init_sd", "--optimizer",
         "--checkpoint_every", "--model", "--adam", "--batch_size", "--eval_batch_size", "--learning_rate",
         "--beta1", "--beta2", "--epsilon", "--num_factors", "--layers", "--mf_regularization",
@@ -199,9 +208,11 @@ static int parse_args(int argc, char **argv, options *o)
             a = name, v = eq + 1, took = 0;
         }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return -1; }
-        else if (!strcmp(a, "--full_ranking") || !strcmp(a, "--hash_pipeline") || !strcmp(a, "--ml_perf")) {
+        else if (!strcmp(a, "--full_ranking") || !strcmp(a, "--hash_pipeline") || !strcmp(a, "--ml_perf") ||
+                 !strcmp(a, "--validation")) {
             if (eq && a == name) { fprintf(stderr, "demo: %s takes no value\n", a); return 0; }
             if (!strcmp(a, "--full_ranking")) o->full_ranking = 1;
+            else if (!strcmp(a, "--validation")) o->validation = 1;
             else if (!strcmp(a, "--hash_pipeline")) o->hash_pipeline = 1;
             else mlperf = 1;
             took = 0;
@@ -216,6 +227,8 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--data_dir")) o->data_dir = v;
         else if (!strcmp(a, "--data")) o->data = v;
         else if (!strcmp(a, "--log")) o->log = v;
+        else if (!strcmp(a, "--plot")) o->plot = v;
+        else if (!strcmp(a, "--full_users")) { if (!parse_int(a, v, 1, 1 << 30, &n)) return 0; o->full_users = (int)n; }
         else if (!strcmp(a, "--save")) o->save = v;
         else if (!strcmp(a, "--save_best")) o->save_best = v;
         else if (!strcmp(a, "--recommend")) { if (!parse_int(a, v, -(1LL << 62), 1LL << 62, &o->recommend_user)) return 0; o->has_recommend = 1; }
@@ -485,18 +498,193 @@ static int save_model(const ncf_model *m, const char *path)
     return 0;
 }
 
+/* ---- evaluation, log and plot ---- */
+
+/* One epoch's figures: sampled and full ranking, for the test and validation items. */
+typedef struct {
+    int epoch, trained, evaluated;
+    double loss, train_s, rate, eval_s;
+    ncf_metrics test, test_full, val, val_full;
+} epoch_row;
+
+/* Users for full ranking: all of them while users x items <= 1e8, else about 1e8 / items. */
+static int full_users(const options *o, const ncf_dataset *d)
+{
+    if (o->full_users) return o->full_users;
+    return (double)d->num_users * d->num_items <= 1e8 ? 0 : (int)(1e8 / d->num_items);
+}
+
+static int evaluate_epoch(ncf_model *m, const ncf_dataset *d, const options *o, epoch_row *r)
+{
+    ncf_eval_opts e = ncf_eval_opts_default();
+    int target;
+    e.k = o->top_k, e.seed = m->cfg.seed, e.max_users = full_users(o, d);
+    for (target = 0; target < (d->val_item ? 2 : 1); target++) {
+        e.target = target ? NCF_EVAL_VALIDATION : NCF_EVAL_TEST;
+        e.full_ranking = 0;
+        if (ncf_evaluate_with(m, d, &e, target ? &r->val : &r->test) != NCF_OK) return 0;
+        e.full_ranking = 1;
+        if (ncf_evaluate_with(m, d, &e, target ? &r->val_full : &r->test_full) != NCF_OK) return 0;
+    }
+    r->evaluated = 1;
+    return 1;
+}
+
+/* What the best epoch is chosen by: validation HR where there is a validation set; sampled,
+   or full ranking with --full_ranking. */
+static const ncf_metrics *chosen_by(const options *o, const epoch_row *r)
+{
+    return o->validation ? (o->full_ranking ? &r->val_full : &r->val) : (o->full_ranking ? &r->test_full : &r->test);
+}
+
+static void print_metrics(const char *what, const ncf_metrics *s, const ncf_metrics *f, int k)
+{
+    printf("    %-11s HR@%d %.4f  NDCG@%d %.4f  MRR %.4f   full ranking: HR@%d %.4f  NDCG@%d %.4f  MRR %.4f\n", what,
+           k, s->hr, k, s->ndcg, s->mrr, k, f->hr, k, f->ndcg, f->mrr);
+}
+
+static void log_row(FILE *f, const epoch_row *r, int validation)
+{
+    const ncf_metrics *m[4];
+    int j;
+    m[0] = &r->test, m[1] = &r->test_full, m[2] = &r->val, m[3] = &r->val_full;
+    fprintf(f, "%d,", r->epoch);
+    if (r->trained) fprintf(f, "%.6f", r->loss); /* the untrained model has no training loss */
+    for (j = 0; j < 4; j++)
+        if (r->evaluated && (j < 2 || validation)) fprintf(f, ",%.6f,%.6f,%.6f", m[j]->hr, m[j]->ndcg, m[j]->mrr);
+        else fprintf(f, ",,,");
+    if (r->trained) fprintf(f, ",%.3f,%.0f", r->train_s, r->rate);
+    else fprintf(f, ",,");
+    if (r->evaluated) fprintf(f, ",%.3f\n", r->eval_s);
+    else fprintf(f, ",\n");
+    fflush(f);
+}
+
+/* --plot: the loss above, HR and NDCG below, per epoch, as SVG (no dependency). */
+typedef struct { double x0, x1, y0, y1, ystep; int left, top, w, h; } panel;
+
+/* y from lo to hi in 3 to 6 round steps (1, 2 or 5 times a power of ten). */
+static void nice_range(panel *p, double lo, double hi)
+{
+    double raw = (hi - lo) / 4, mag = pow(10, floor(log10(raw))), f = raw / mag;
+    p->ystep = (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
+    p->y0 = floor(lo / p->ystep) * p->ystep, p->y1 = ceil(hi / p->ystep) * p->ystep;
+}
+
+static double px(const panel *p, double x) { return p->left + (x - p->x0) / (p->x1 - p->x0) * p->w; }
+static double py(const panel *p, double y) { return p->top + p->h - (y - p->y0) / (p->y1 - p->y0) * p->h; }
+
+/* A series: 0 loss, 1 test HR, 2 test NDCG, 3 validation HR, 4 validation NDCG; 0 where absent. */
+static int series_value(const epoch_row *r, int which, double *v)
+{
+    if (which == 0) return r->trained ? (*v = r->loss, 1) : 0;
+    if (!r->evaluated) return 0;
+    *v = which == 1 ? r->test.hr : which == 2 ? r->test.ndcg : which == 3 ? r->val.hr : r->val.ndcg;
+    return 1;
+}
+
+static void svg_axes(FILE *f, const panel *p, const char *ylabel, int xstep)
+{
+    int j;
+    fprintf(f, "<rect x='%d' y='%d' width='%d' height='%d' fill='none' stroke='#444'/>\n", p->left, p->top, p->w, p->h);
+    for (j = 0; p->y0 + j * p->ystep <= p->y1 + 1e-9 * p->ystep; j++) {
+        double y = p->y0 + j * p->ystep;
+        fprintf(f, "<line x1='%d' x2='%d' y1='%.1f' y2='%.1f' stroke='#ddd'/>", p->left, p->left + p->w, py(p, y), py(p, y));
+        fprintf(f, "<text x='%d' y='%.1f' text-anchor='end' font-size='12'>%g</text>\n", p->left - 6, py(p, y) + 4,
+                fabs(y) < 1e-9 * p->ystep ? 0.0 : y);
+    }
+    for (j = (int)p->x0; j <= (int)p->x1; j += xstep)
+        fprintf(f, "<text x='%.1f' y='%d' text-anchor='middle' font-size='12'>%d</text>\n", px(p, j), p->top + p->h + 16, j);
+    fprintf(f, "<text x='%.1f' y='%d' text-anchor='middle' font-size='13'>epoch</text>\n", p->left + p->w / 2.0,
+            p->top + p->h + 34);
+    fprintf(f, "<text transform='translate(%d,%.1f) rotate(-90)' text-anchor='middle' font-size='13'>%s</text>\n",
+            p->left - 48, p->top + p->h / 2.0, ylabel);
+}
+
+static void svg_series(FILE *f, const panel *p, const epoch_row *rows, int n, int which, const char *color, int dashed)
+{
+    int j, any = 0;
+    double v;
+    fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='2'%s points='", color,
+            dashed ? " stroke-dasharray='6,4'" : "");
+    for (j = 0; j < n; j++)
+        if (series_value(&rows[j], which, &v)) fprintf(f, "%s%.1f,%.1f", any++ ? " " : "", px(p, rows[j].epoch), py(p, v));
+    fprintf(f, "'/>\n");
+    for (j = 0; j < n; j++)
+        if (series_value(&rows[j], which, &v))
+            fprintf(f, "<circle cx='%.1f' cy='%.1f' r='2.5' fill='%s'/>", px(p, rows[j].epoch), py(p, v), color);
+    fprintf(f, "\n");
+}
+
+static int write_plot(const char *path, const char *title, const epoch_row *rows, int n, int best, int validation, int k)
+{
+    static const char *names[5] = {"loss", "test HR@%d", "test NDCG@%d", "validation HR@%d", "validation NDCG@%d"};
+    static const char *colors[5] = {"#333", "#1f77b4", "#ff7f0e", "#1f77b4", "#ff7f0e"};
+    panel top, bot;
+    double lo[2] = {1e300, 1e300}, hi[2] = {-1e300, -1e300}, v;
+    int j, w, xstep, nseries = validation ? 5 : 3;
+    FILE *f = fopen(path, "w");
+    if (!f) { fprintf(stderr, "demo: --plot %s: cannot open for writing (%s)\n", path, strerror(errno)); return 0; }
+    for (j = 0; j < n; j++)
+        for (w = 0; w < nseries; w++)
+            if (series_value(&rows[j], w, &v)) {
+                int q = w > 0;
+                if (v < lo[q]) lo[q] = v;
+                if (v > hi[q]) hi[q] = v;
+            }
+    for (j = 0; j < 2; j++) {
+        if (lo[j] > hi[j]) lo[j] = 0, hi[j] = 1;
+        if (hi[j] - lo[j] < 1e-9) lo[j] -= 0.05, hi[j] += 0.05;
+    }
+    top.x0 = bot.x0 = rows[0].epoch, top.x1 = bot.x1 = rows[n - 1].epoch > rows[0].epoch ? rows[n - 1].epoch : rows[0].epoch + 1;
+    top.left = bot.left = 80, top.w = bot.w = 600;
+    top.top = 50, top.h = 170, bot.top = 290, bot.h = 250;
+    nice_range(&top, lo[0], hi[0]);
+    nice_range(&bot, lo[1], hi[1]);
+    xstep = (int)ceil((top.x1 - top.x0) / 10.0);
+    fprintf(f, "<?xml version='1.0' encoding='UTF-8'?>\n<svg xmlns='http://www.w3.org/2000/svg' width='900' "
+               "height='600' font-family='sans-serif'>\n<rect width='900' height='600' fill='white'/>\n");
+    fprintf(f, "<text x='450' y='26' text-anchor='middle' font-size='16'>");
+    for (; *title; title++) fprintf(f, *title == '<' ? "&lt;" : *title == '&' ? "&amp;" : "%c", *title);
+    fprintf(f, "</text>\n");
+    svg_axes(f, &top, "training loss", xstep);
+    svg_axes(f, &bot, "HR, NDCG", xstep);
+    if (best >= 0) {
+        for (j = 0; j < 2; j++) {
+            const panel *p = j ? &bot : &top;
+            fprintf(f, "<line x1='%.1f' x2='%.1f' y1='%d' y2='%d' stroke='#2ca02c' stroke-dasharray='3,3'/>\n",
+                    px(p, best), px(p, best), p->top, p->top + p->h);
+        }
+        fprintf(f, "<text x='%.1f' y='%d' text-anchor='middle' font-size='12' fill='#2ca02c'>best: epoch %d (by %s "
+                   "HR@%d)</text>\n", px(&bot, best), bot.top - 6, best, validation ? "validation" : "test", k);
+    }
+    svg_series(f, &top, rows, n, 0, colors[0], 0);
+    for (w = 1; w < nseries; w++) svg_series(f, &bot, rows, n, w, colors[w], w >= 3);
+    for (w = 0; w < nseries; w++) { /* legend, right of the panels */
+        int y = (w ? bot.top + 10 : top.top + 10) + (w ? (w - 1) * 22 : 0);
+        char label[64];
+        snprintf(label, sizeof label, names[w], k);
+        fprintf(f, "<line x1='700' x2='730' y1='%d' y2='%d' stroke='%s' stroke-width='2'%s/>", y, y, colors[w],
+                w >= 3 ? " stroke-dasharray='6,4'" : "");
+        fprintf(f, "<text x='736' y='%d' font-size='12'>%s</text>\n", y + 4, label);
+    }
+    fprintf(f, "</svg>\n");
+    if (fclose(f) != 0) { fprintf(stderr, "demo: --plot %s: write failed\n", path); return 0; }
+    return 1;
+}
+
 static int run(const options *o)
 {
     ncf_dataset data;
     ncf_model *model = NULL;
     ncf_sampler sampler;
-    ncf_metrics met;
     ncf_config cfg = o->cfg;
     FILE *logf = NULL;
-    char buf[2048];
+    char buf[2048], title[256];
     const char *path = data_path(o, buf, sizeof buf);
-    double t, best_hr = -1, best_ndcg = 0, train_s = 0;
-    int epoch, best_it = 0, l, rc = 1, first = 0;
+    double t, train_s = 0;
+    epoch_row *rows = NULL, best;
+    int epoch, l, rc = 1, first = 0, nrows = 0, k = o->top_k;
 
     if (o->threads) ncf_set_threads(o->threads);
     if (o->load) { /* first: its seed (and config) win, so its figures come out the same */
@@ -509,6 +697,7 @@ static int run(const options *o)
         lo.min_ratings = o->min_ratings;
         lo.eval_negatives = o->eval_negatives;
         lo.seed = cfg.seed;
+        lo.validation = o->validation;
         if (ncf_load_dataset(&data, path, &lo) != NCF_OK) {
             fprintf(stderr, "demo: %s%s\n", ncf_error_text(),
                     strstr(ncf_error_text(), "eval negatives") ? " (--eval_negatives N)" : "");
@@ -516,8 +705,10 @@ static int run(const options *o)
             return 1;
         }
     } else if (!strcmp(o->dataset, "synthetic")) {
+        int negs = o->eval_negatives ? o->eval_negatives : 99;
         if (ncf_synthetic(&data, o->syn_users, o->syn_items, o->syn_ratings, 16, cfg.seed) != NCF_OK ||
-            ncf_sample_eval_negatives(&data, o->eval_negatives ? o->eval_negatives : 99, cfg.seed) != NCF_OK) {
+            ncf_sample_eval_negatives(&data, negs, cfg.seed) != NCF_OK ||
+            (o->validation && ncf_hold_out_validation(&data, negs, cfg.seed) != NCF_OK)) {
             fprintf(stderr, "demo: %s\n", ncf_error_text());
             ncf_dataset_free(&data);
             ncf_model_free(model);
@@ -529,12 +720,19 @@ static int run(const options *o)
         return 1;
     }
     {
-        int test_users = 0, u;
+        int test_users = 0, val_users = 0, u, fu = full_users(o, &data);
         for (u = 0; u < data.num_users; u++) test_users += data.test_item[u] >= 0;
+        for (u = 0; u < data.num_users && data.val_item; u++) val_users += data.val_item[u] >= 0;
         printf("data: %s: %d users, %d items, %lld training positives, %d test users, %d eval candidates per user "
                "(%.1f s)\n",
                path ? path : "synthetic", data.num_users, data.num_items, (long long)data.num_train, test_users,
-               o->full_ranking ? data.num_items : data.num_eval_neg + 1, now() - t);
+               data.num_eval_neg + 1, now() - t);
+        if (data.val_item)
+            printf("validation: %d users, %s, %d candidates each; the best epoch is chosen on it\n", val_users,
+                   data.recent_item ? "each one's second latest rating" : "one training item each, drawn by the seed",
+                   data.num_val_neg + 1);
+        if (fu && fu < test_users)
+            printf("full ranking: a fixed sample of about %d of the %d users (--full_users)\n", fu, test_users);
     }
     cfg.num_users = data.num_users, cfg.num_items = data.num_items;
     if (o->load) {
@@ -568,11 +766,19 @@ static int run(const options *o)
             fprintf(stderr, "demo: --log %s: cannot open for writing (%s)\n", o->log, strerror(errno));
             goto done;
         }
-        fprintf(logf, "iteration,hr,ndcg,loss,train_s,train_ex_per_s,eval_s,eval_users_per_s\n");
+        fprintf(logf, "iteration,loss,hr,ndcg,mrr,full_hr,full_ndcg,full_mrr,val_hr,val_ndcg,val_mrr,val_full_hr,"
+                      "val_full_ndcg,val_full_mrr,train_s,train_ex_per_s,eval_s\n");
     }
+    rows = (epoch_row *)calloc((size_t)(o->train_epochs > first ? o->train_epochs - first : 0) + 1, sizeof *rows);
+    if (!rows) { fprintf(stderr, "demo: out of memory\n"); goto done; }
+    memset(&best, 0, sizeof best);
+    best.epoch = -1;
+    snprintf(title, sizeof title, "%s on %.200s, seed %llu", model_name(cfg.model), path ? path : "synthetic data",
+             (unsigned long long)cfg.seed);
 
     for (epoch = first; epoch <= o->train_epochs || epoch == first; epoch++) {
-        double loss = 0, rate = 0, t_eval;
+        epoch_row *r = &rows[nrows++];
+        r->epoch = epoch;
         if (epoch > first) {
             progress_state ps;
             memset(&ps, 0, sizeof ps);
@@ -584,47 +790,57 @@ static int run(const options *o)
                        (unsigned long long)first, (unsigned long long)all);
             }
             t = now();
-            if (ncf_train_epoch(model, &sampler, epoch, on_progress, &ps, &loss) != NCF_OK) {
+            if (ncf_train_epoch(model, &sampler, epoch, on_progress, &ps, &r->loss) != NCF_OK) {
                 fprintf(stderr, "demo: %s\n", ncf_error_text());
                 goto done;
             }
             train_s = now() - t;
-            rate = ps.warm_done < sampler.num_examples
-                       ? (double)(sampler.num_examples - ps.warm_done) / (now() - ps.warm_t)
-                       : (double)sampler.num_examples / train_s;
+            r->trained = 1, r->train_s = train_s;
+            r->rate = ps.warm_done < sampler.num_examples
+                          ? (double)(sampler.num_examples - ps.warm_done) / (now() - ps.warm_t)
+                          : (double)sampler.num_examples / train_s;
             if (o->save && o->checkpoint_every && epoch % o->checkpoint_every == 0 && epoch != o->train_epochs) {
                 if (!save_model(model, o->save)) goto done;
                 printf("Epoch %d: checkpoint saved to %s\n", epoch, o->save);
             }
             if (epoch % o->epochs_between_evals && epoch != o->train_epochs) {
-                printf("Epoch %d: loss = %.4f, train %.1f s (%.0f ex/s)\n", epoch, loss, train_s, rate);
+                printf("Epoch %d: loss = %.4f, train %.1f s (%.0f ex/s)\n", epoch, r->loss, train_s, r->rate);
+                if (logf) log_row(logf, r, o->validation);
                 continue;
             }
         }
         t = now();
-        if (ncf_evaluate(model, &data, o->top_k, o->full_ranking, &met) != NCF_OK) {
+        if (!evaluate_epoch(model, &data, o, r)) {
             fprintf(stderr, "demo: %s\n", ncf_error_text());
             goto done;
         }
-        t_eval = now() - t;
-        printf("Iteration %d: HR = %.4f, NDCG = %.4f", epoch, met.hr, met.ndcg);
-        if (epoch > first) printf(", loss = %.4f, train %.1f s (%.0f ex/s)", loss, train_s, rate);
-        printf(", eval %.2f s (%.0f users/s)\n", t_eval, met.users / (t_eval > 0 ? t_eval : 1e-9));
+        r->eval_s = now() - t;
+        printf("Iteration %d: HR = %.4f, NDCG = %.4f", epoch, r->test.hr, r->test.ndcg);
+        if (r->trained) printf(", loss = %.4f, train %.1f s (%.0f ex/s)", r->loss, train_s, r->rate);
+        printf(", eval %.2f s\n", r->eval_s);
+        print_metrics("test", &r->test, &r->test_full, k);
+        if (o->validation) print_metrics("validation", &r->val, &r->val_full, k);
         fflush(stdout);
-        if (logf)
-            fprintf(logf, "%d,%.6f,%.6f,%.6f,%.3f,%.0f,%.3f,%.0f\n", epoch, met.hr, met.ndcg, loss, epoch > first ? train_s : 0,
-                    rate, t_eval, met.users / (t_eval > 0 ? t_eval : 1e-9));
-        if (met.hr > best_hr) {
-            best_hr = met.hr, best_ndcg = met.ndcg, best_it = epoch;
+        if (logf) log_row(logf, r, o->validation);
+        if (chosen_by(o, r)->hr > (best.epoch < 0 ? -1.0 : chosen_by(o, &best)->hr)) {
+            best = *r;
             if (o->save_best && !save_model(model, o->save_best)) goto done;
         }
-        if (met.hr >= o->hr_threshold) {
-            printf("Stopping: HR %.4f reached the threshold %.4f\n", met.hr, o->hr_threshold);
+        if (o->plot && !write_plot(o->plot, title, rows, nrows, best.epoch, o->validation, k)) goto done;
+        if (chosen_by(o, r)->hr >= o->hr_threshold) {
+            printf("Stopping: %s HR %.4f reached the threshold %.4f\n", o->validation ? "validation" : "test",
+                   chosen_by(o, r)->hr, o->hr_threshold);
             break;
         }
     }
-    printf("Best: iteration %d, HR = %.4f, NDCG = %.4f\n", best_it, best_hr, best_ndcg);
-    if (o->save_best) printf("saved %s (epoch %d, the best)\n", o->save_best, best_it);
+    if (!o->validation)
+        printf("Best: iteration %d, HR = %.4f, NDCG = %.4f\n", best.epoch, best.test.hr, best.test.ndcg);
+    else {
+        printf("Best by validation%s HR@%d: iteration %d (validation HR@%d %.4f); its test figures:\n",
+               o->full_ranking ? " full-ranking" : "", k, best.epoch, k, chosen_by(o, &best)->hr);
+        print_metrics("test", &best.test, &best.test_full, k);
+    }
+    if (o->save_best) printf("saved %s (epoch %d, the best)\n", o->save_best, best.epoch);
     if (o->save) {
         if (!save_model(model, o->save)) goto done;
         printf("saved %s (epoch %lld)\n", o->save, (long long)model->epoch);
@@ -646,6 +862,7 @@ static int run(const options *o)
     rc = 0;
 done:
     if (logf && fclose(logf) != 0) { fprintf(stderr, "demo: %s: write failed\n", o->log); rc = 1; }
+    free(rows);
     ncf_model_free(model);
     ncf_dataset_free(&data);
     return rc;

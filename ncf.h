@@ -185,6 +185,11 @@ typedef struct ncf_dataset {
     int32_t *eval_neg;      /* [num_users*num_eval_neg], rows of test users valid */
     int64_t *raw_user;      /* [num_users] id in the source file */
     int64_t *raw_item;      /* [num_items] */
+    int32_t *recent_item;   /* [num_users] latest training item by timestamp, -1 when unknown;
+                               NULL where the source has no timestamps (the paper split, synthetic) */
+    int32_t *val_item;      /* [num_users] validation item, -1 when none; NULL without validation */
+    int num_val_neg;        /* validation candidates per user besides its item */
+    int32_t *val_neg;       /* [num_users*num_val_neg], rows of validation users valid */
 } ncf_dataset;
 
 typedef enum {
@@ -200,7 +205,8 @@ typedef struct ncf_load_opts {
     int min_ratings;    /* drop users with fewer ratings (20 for ml-20m as MLPerf); 0 keeps all */
     int eval_negatives; /* sampled eval negatives per user (999 for MLPerf); 0: the
                            paper split's own file, or 99 (the paper) for other formats */
-    uint64_t seed;      /* for sampled eval negatives */
+    uint64_t seed;      /* for sampled eval negatives (and the validation items without timestamps) */
+    int validation;     /* 1: also hold out a validation item per user (ncf_hold_out_validation) */
 } ncf_load_opts;
 
 NCFDEF ncf_load_opts ncf_load_opts_default(void);
@@ -221,6 +227,13 @@ NCFDEF int ncf_synthetic(ncf_dataset *ds, int num_users, int num_items, int64_t 
                          int rank, uint64_t seed);
 /* (Re)draws n distinct eval negatives per test user among items it never rated. */
 NCFDEF int ncf_sample_eval_negatives(ncf_dataset *ds, int n, uint64_t seed);
+/* Moves one training item of every user with two or more out of training into a validation
+   set, with n sampled negatives each: the latest by timestamp where the source had them
+   (the second latest rating, the latest being the test item), else one chosen by the seed.
+   The sampler never trains on it nor draws it as a negative; choose epochs and
+   hyperparameters on it (ncf_evaluate_with, NCF_EVAL_VALIDATION) and the test figures stay
+   unseen. On failure the dataset is unchanged. */
+NCFDEF int ncf_hold_out_validation(ncf_dataset *ds, int n, uint64_t seed);
 NCFDEF void ncf_dataset_free(ncf_dataset *ds);
 
 /* ---- sampler ----------------------------------------------------------------- */
@@ -362,8 +375,25 @@ NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int
 
 typedef struct ncf_metrics {
     double hr, ndcg;        /* means over evaluated users */
-    int users;              /* users with a test item */
+    int users;              /* users evaluated: with a held-out item (and in the sample, if any) */
+    double mrr;             /* mean reciprocal rank of the held-out item */
 } ncf_metrics;
+
+enum { NCF_EVAL_TEST = 0, NCF_EVAL_VALIDATION = 1 };
+
+typedef struct ncf_eval_opts {
+    int k;            /* HR@k and NDCG@k (10) */
+    int target;       /* NCF_EVAL_TEST or NCF_EVAL_VALIDATION */
+    int full_ranking; /* rank the held-out item against every item the user has not rated, not
+                         against its sampled negatives */
+    int max_users;    /* full ranking on a large catalogue: about this many users, a fixed
+                         sample by the seed (0: every user) */
+    uint64_t seed;
+} ncf_eval_opts;
+
+NCFDEF ncf_eval_opts ncf_eval_opts_default(void);
+/* HR, NDCG and MRR of the test or validation items. */
+NCFDEF int ncf_evaluate_with(ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *opts, ncf_metrics *out);
 
 /* Leave-one-out metrics at k. Each test item is ranked against its eval negatives,
    or, with full_ranking, against every item the user did not rate in training.
@@ -709,7 +739,7 @@ static uint64_t ncf__hash3(uint64_t seed, uint64_t a, uint64_t b)
 }
 
 /* Streams of one seed, kept apart by a tag. */
-enum { NCF__TAG_INIT = 1, NCF__TAG_SHUFFLE, NCF__TAG_NEG, NCF__TAG_EVAL, NCF__TAG_SYNTH };
+enum { NCF__TAG_INIT = 1, NCF__TAG_SHUFFLE, NCF__TAG_NEG, NCF__TAG_EVAL, NCF__TAG_SYNTH, NCF__TAG_VAL, NCF__TAG_VALNEG, NCF__TAG_FULL };
 
 static double ncf__unit(uint64_t x) { return (double)(x >> 11) * (1.0 / 9007199254740992.0); }
 
@@ -744,6 +774,9 @@ NCFDEF void ncf_dataset_free(ncf_dataset *ds)
     NCF_FREE(ds->eval_neg);
     NCF_FREE(ds->raw_user);
     NCF_FREE(ds->raw_item);
+    NCF_FREE(ds->recent_item);
+    NCF_FREE(ds->val_item);
+    NCF_FREE(ds->val_neg);
     memset(ds, 0, sizeof *ds);
 }
 
@@ -775,11 +808,15 @@ static void ncf__fill_train_user(ncf_dataset *ds)
     }
 }
 
-/* Items u never rated: neither a training positive nor its test item (which the
-   loaders keep out of the training list). */
+/* The validation item of u, or -1. */
+static int32_t ncf__val_of(const ncf_dataset *ds, int u) { return ds->val_item ? ds->val_item[u] : -1; }
+
+/* Items u never rated: neither a training positive nor its test or validation item (which
+   are kept out of the training list). */
 static int64_t ncf__num_unrated(const ncf_dataset *ds, int u)
 {
-    return ds->num_items - (ds->user_ptr[u + 1] - ds->user_ptr[u]) - (ds->test_item[u] >= 0);
+    return ds->num_items - (ds->user_ptr[u + 1] - ds->user_ptr[u]) - (ds->test_item[u] >= 0) -
+           (ncf__val_of(ds, u) >= 0);
 }
 
 /* The r-th (0-based) item absent from the sorted list p[0..d): the count k of
@@ -799,9 +836,11 @@ static int32_t ncf__nth_unrated(const ncf_dataset *ds, int u, int64_t r)
 {
     const int32_t *p = ds->items + ds->user_ptr[u];
     int64_t d = ds->user_ptr[u + 1] - ds->user_ptr[u];
-    int32_t t = ds->test_item[u];
-    int64_t x = ncf__nth_absent(p, d, r);
-    if (t >= 0 && t <= x) x = ncf__nth_absent(p, d, r + 1); /* skip over the test item */
+    int32_t t = ds->test_item[u], v = ncf__val_of(ds, u), lo = t < v ? t : v, hi = t < v ? v : t;
+    int64_t x = ncf__nth_absent(p, d, r), skip = 0;
+    /* skip over the held-out items (-1: none), the lower first; neither is in p */
+    if (lo >= 0 && lo <= x) x = ncf__nth_absent(p, d, r + ++skip);
+    if (hi >= 0 && hi <= x) x = ncf__nth_absent(p, d, r + ++skip);
     return (int32_t)x;
 }
 
@@ -846,60 +885,119 @@ static int64_t ncf__sort_unique_i64(int64_t *v, int64_t n)
     return k;
 }
 
-NCFDEF int ncf_sample_eval_negatives(ncf_dataset *ds, int n, uint64_t seed)
+/* Whether every user holding out an item in held[] has n unrated items to draw from. */
+static int ncf__negatives_possible(const ncf_dataset *ds, const int32_t *held, int n, const char *what)
 {
-    int u, bad_user = -1;
-    int32_t *neg;
-    if (!ds || !ds->user_ptr || n <= 0)
-        return ncf__fail(NCF_ERR_ARG, "ncf_sample_eval_negatives: need a loaded dataset and n > 0");
+    int u;
     for (u = 0; u < ds->num_users; u++)
-        if (ds->test_item[u] >= 0 && ncf__num_unrated(ds, u) < n) { bad_user = u; break; }
-    if (bad_user >= 0)
-        return ncf__fail(NCF_ERR_DATA,
-                         "user %lld rated %lld of %d items: fewer than %d unrated items to use as "
-                         "eval negatives (ask for fewer)",
-                         (long long)ds->raw_user[bad_user],
-                         (long long)(ds->num_items - ncf__num_unrated(ds, bad_user)), ds->num_items, n);
-    neg = NCF__NEW(int32_t, (size_t)ds->num_users * (size_t)n);
-    if (!neg) return ncf__fail(NCF_ERR_NOMEM, "out of memory for %d eval negatives per user", n);
+        if (held[u] >= 0 && ncf__num_unrated(ds, u) < n)
+            return ncf__fail(NCF_ERR_DATA,
+                             "user %lld rated %lld of %d items: fewer than %d unrated items to use as %s "
+                             "negatives (ask for fewer)",
+                             (long long)ds->raw_user[u], (long long)(ds->num_items - ncf__num_unrated(ds, u)),
+                             ds->num_items, n, what);
+    return NCF_OK;
+}
+
+/* n distinct negatives into neg[u*n..] for each user with an item in held[], drawn among the
+   items it never rated; r is scratch of 2n per thread (ncf_get_threads()). Allocates nothing. */
+static void ncf__draw_negatives(const ncf_dataset *ds, const int32_t *held, int n, uint64_t seed, int64_t *scratch,
+                                int32_t *neg)
+{
+    int u, T = ncf_get_threads();
+    (void)T; /* (without OpenMP) */
+    NCF__OMP(parallel num_threads(T))
     {
-        int failed = 0;
-        NCF__OMP(parallel)
-        {
-            /* ranks drawn with replacement, deduplicated, topped up until n distinct */
-            int64_t *r = NCF__NEW(int64_t, 2 * (size_t)n);
-            if (!r) failed = 1;
-            NCF__OMP(for schedule(dynamic, 64))
-            for (u = 0; u < ds->num_users; u++) {
-                int64_t have = 0, j, draw = 0, avail = ncf__num_unrated(ds, u);
-                if (!r || ds->test_item[u] < 0) continue;
-                while (have < n) {
-                    while (have < 2 * (int64_t)n)
-                        r[have++] = ncf__below(ncf__hash3(seed ^ NCF__TAG_EVAL, (uint64_t)u, (uint64_t)draw++),
-                                               (uint32_t)avail);
-                    have = ncf__sort_unique_i64(r, have);
-                    if (have > n) {
-                        /* keep n of them, chosen by draw order rather than by value */
-                        for (j = 0; j < have; j++) {
-                            int64_t k = j + ncf__below(ncf__hash3(seed ^ NCF__TAG_EVAL, ~(uint64_t)u, (uint64_t)j),
-                                                       (uint32_t)(have - j));
-                            int64_t t = r[j]; r[j] = r[k]; r[k] = t;
-                        }
-                        have = n;
+        /* ranks drawn with replacement, deduplicated, topped up until n distinct */
+        int t = 0;
+        int64_t *r;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+#endif
+        r = scratch + (size_t)t * 2 * n;
+        NCF__OMP(for schedule(dynamic, 64))
+        for (u = 0; u < ds->num_users; u++) {
+            int64_t have = 0, j, draw = 0, avail = ncf__num_unrated(ds, u);
+            if (held[u] < 0) continue;
+            while (have < n) {
+                while (have < 2 * (int64_t)n)
+                    r[have++] = ncf__below(ncf__hash3(seed, (uint64_t)u, (uint64_t)draw++), (uint32_t)avail);
+                have = ncf__sort_unique_i64(r, have);
+                if (have > n) {
+                    /* keep n of them, chosen by draw order rather than by value */
+                    for (j = 0; j < have; j++) {
+                        int64_t k = j + ncf__below(ncf__hash3(seed, ~(uint64_t)u, (uint64_t)j), (uint32_t)(have - j));
+                        int64_t x = r[j]; r[j] = r[k]; r[k] = x;
                     }
+                    have = n;
                 }
-                for (j = 0; j < n; j++) neg[(size_t)u * n + j] = ncf__nth_unrated(ds, u, r[j]);
             }
-            NCF_FREE(r);
-        }
-        if (failed) {
-            NCF_FREE(neg);
-            return ncf__fail(NCF_ERR_NOMEM, "out of memory sampling eval negatives");
+            for (j = 0; j < n; j++) neg[(size_t)u * n + j] = ncf__nth_unrated(ds, u, r[j]);
         }
     }
+}
+
+NCFDEF int ncf_sample_eval_negatives(ncf_dataset *ds, int n, uint64_t seed)
+{
+    int32_t *neg;
+    int64_t *scratch;
+    int rc;
+    if (!ds || !ds->user_ptr || n <= 0)
+        return ncf__fail(NCF_ERR_ARG, "ncf_sample_eval_negatives: need a loaded dataset and n > 0");
+    if ((rc = ncf__negatives_possible(ds, ds->test_item, n, "eval")) != NCF_OK) return rc;
+    neg = NCF__NEW(int32_t, (size_t)ds->num_users * (size_t)n);
+    scratch = NCF__NEW(int64_t, (size_t)ncf_get_threads() * 2 * (size_t)n);
+    if (!neg || !scratch) {
+        NCF_FREE(neg), NCF_FREE(scratch);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for %d eval negatives per user", n);
+    }
+    ncf__draw_negatives(ds, ds->test_item, n, seed ^ NCF__TAG_EVAL, scratch, neg);
+    NCF_FREE(scratch);
     NCF_FREE(ds->eval_neg);
     ds->eval_neg = neg;
     ds->num_eval_neg = n;
+    return NCF_OK;
+}
+
+NCFDEF int ncf_hold_out_validation(ncf_dataset *ds, int n, uint64_t seed)
+{
+    int32_t *val, *neg;
+    int64_t *scratch, w = 0, start = 0;
+    int u, rc;
+    if (!ds || !ds->user_ptr || n <= 0)
+        return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: need a loaded dataset and n > 0");
+    if (ds->val_item) return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: the dataset has a validation set already");
+    val = NCF__NEW(int32_t, ds->num_users);
+    neg = NCF__NEW(int32_t, (size_t)ds->num_users * (size_t)n);
+    scratch = NCF__NEW(int64_t, (size_t)ncf_get_threads() * 2 * (size_t)n);
+    if (!val || !neg || !scratch) {
+        NCF_FREE(val), NCF_FREE(neg), NCF_FREE(scratch);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for a validation set");
+    }
+    for (u = 0; u < ds->num_users; u++) { /* a user keeps one training item at least */
+        const int32_t *p = ds->items + ds->user_ptr[u];
+        int64_t c = ds->user_ptr[u + 1] - ds->user_ptr[u];
+        int32_t r = ds->recent_item ? ds->recent_item[u] : -1;
+        val[u] = c < 2 ? -1 : r >= 0 ? r : p[ncf__below(ncf__hash3(seed ^ NCF__TAG_VAL, (uint64_t)u, 0), (uint32_t)c)];
+    }
+    /* moving an item from training to validation leaves the unrated items as they were */
+    if ((rc = ncf__negatives_possible(ds, val, n, "validation")) != NCF_OK) {
+        NCF_FREE(val), NCF_FREE(neg), NCF_FREE(scratch);
+        return rc;
+    }
+    for (u = 0; u < ds->num_users; u++) { /* the training lists without it, in place */
+        int64_t k, end = ds->user_ptr[u + 1];
+        for (k = start; k < end; k++)
+            if (ds->items[k] != val[u]) ds->items[w++] = ds->items[k];
+        start = end, ds->user_ptr[u + 1] = w;
+    }
+    ds->num_train = w;
+    ncf__fill_train_user(ds);
+    ds->val_item = val;
+    ncf__draw_negatives(ds, val, n, seed ^ NCF__TAG_VALNEG, scratch, neg);
+    NCF_FREE(scratch);
+    ds->val_neg = neg;
+    ds->num_val_neg = n;
     return NCF_OK;
 }
 
@@ -958,9 +1056,9 @@ static int ncf__dense_ids_of(const int64_t *raw, const int32_t *keep, int64_t n,
    they are (the paper split is already dense); otherwise ids are remapped in
    ascending raw order, as TF's NCF does. */
 static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *items, const int64_t *times,
-                      int64_t n, int min_ratings, int fixed_users, int fixed_items)
+                      int timed, int64_t n, int min_ratings, int fixed_users, int fixed_items)
 {
-    int32_t *du = NULL, *di = NULL, *test = NULL;
+    int32_t *du = NULL, *di = NULL, *test = NULL, *recent = NULL;
     int64_t *start = NULL, *fill = NULL, *kept = NULL, *raw_u = NULL, *raw_i = NULL;
     ncf__rec *rec = NULL;
     int64_t j, total = 0;
@@ -997,7 +1095,8 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
     fill = NCF__NEW(int64_t, (size_t)U + 1);
     kept = NCF__ZNEW(int64_t, (size_t)U + 1);
     test = NCF__NEW(int32_t, U);
-    if (!start || !fill || !kept || !test) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory"); goto done; }
+    if (timed) recent = NCF__NEW(int32_t, U);
+    if (!start || !fill || !kept || !test || (timed && !recent)) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory"); goto done; }
     for (j = 0; j < n; j++)
         if (du[j] >= 0) start[du[j] + 1]++;
     for (u = 0; u < U; u++) start[u + 1] += start[u];
@@ -1012,12 +1111,14 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
         fill[du[j]]++;
     }
 
-    /* per user: collapse duplicate items (keep the latest), hold out the latest */
+    /* per user: collapse duplicate items (keep the latest), hold out the latest; the latest of
+       the rest is what a validation set takes */
     NCF__OMP(parallel for schedule(dynamic, 256))
     for (u = 0; u < U; u++) {
         ncf__rec *r = rec + start[u];
         int64_t c = start[u + 1] - start[u], k = 0, i, last = 0;
         test[u] = -1;
+        if (recent) recent[u] = -1;
         if (c == 0) continue;
         qsort(r, (size_t)c, sizeof *r, ncf__cmp_rec);
         for (i = 0; i < c; i++) {
@@ -1027,8 +1128,14 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
         for (i = 1; i < k; i++)
             if (ncf__later(&r[i], &r[last])) last = i;
         test[u] = r[last].item;
-        memmove(r + last, r + last + 1, sizeof *r * (size_t)(k - last - 1));
+        if (last + 1 < k) memmove(r + last, r + last + 1, sizeof *r * (size_t)(k - last - 1));
         kept[u] = k - 1;
+        if (recent) {
+            int64_t q = -1;
+            for (i = 0; i < k - 1; i++)
+                if (q < 0 || ncf__later(&r[i], &r[q])) q = i;
+            recent[u] = q < 0 ? -1 : r[q].item;
+        }
     }
 
     ds->num_users = U;
@@ -1043,13 +1150,14 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
         for (i = 0; i < kept[u]; i++) ds->items[ds->user_ptr[u] + i] = rec[start[u] + i].item;
     }
     memcpy(ds->test_item, test, sizeof(int32_t) * (size_t)U);
+    ds->recent_item = recent, recent = NULL;
     for (u = 0; u < U; u++) ds->raw_user[u] = raw_u ? raw_u[u] : u;
     for (u = 0; u < I; u++) ds->raw_item[u] = raw_i ? raw_i[u] : u;
     ncf__fill_train_user(ds);
 
 done:
     NCF_FREE(du); NCF_FREE(di); NCF_FREE(start); NCF_FREE(fill); NCF_FREE(kept);
-    NCF_FREE(test); NCF_FREE(rec); NCF_FREE(raw_u); NCF_FREE(raw_i);
+    NCF_FREE(test); NCF_FREE(recent); NCF_FREE(rec); NCF_FREE(raw_u); NCF_FREE(raw_i);
     return rc;
 }
 
@@ -1058,7 +1166,7 @@ NCFDEF int ncf_dataset_from_triples(ncf_dataset *ds, const int64_t *users, const
 {
     if (!ds || !users || !items || n < 0)
         return ncf__fail(NCF_ERR_ARG, "ncf_dataset_from_triples: NULL array or negative count");
-    return ncf__build(ds, users, items, timestamps, n, min_ratings, 0, 0);
+    return ncf__build(ds, users, items, timestamps, timestamps != NULL, n, min_ratings, 0, 0);
 }
 
 NCFDEF int ncf_synthetic(ncf_dataset *ds, int num_users, int num_items, int64_t interactions,
@@ -1621,7 +1729,8 @@ static int ncf__load_ncf(ncf_dataset *ds, const char *prefix, int sample_negs, u
     if ((rc = ncf__triples_reserve(&all, train.n + test.n)) != NCF_OK) goto done;
     for (j = 0; j < train.n; j++) all.u[j] = train.u[j], all.i[j] = train.i[j], all.t[j] = 0;
     for (j = 0; j < test.n; j++) all.u[train.n + j] = test.u[j], all.i[train.n + j] = test.i[j], all.t[train.n + j] = 1;
-    if ((rc = ncf__build(ds, all.u, all.i, all.t, train.n + test.n, 0, (int)maxu + 1, (int)maxi + 1)) != NCF_OK)
+    /* (its training file's timestamps are not used: a validation item is drawn by the seed) */
+    if ((rc = ncf__build(ds, all.u, all.i, all.t, 0, train.n + test.n, 0, (int)maxu + 1, (int)maxi + 1)) != NCF_OK)
         goto done;
     if (sample_negs) {
         if ((rc = ncf_sample_eval_negatives(ds, sample_negs, seed)) != NCF_OK) ncf_dataset_free(ds);
@@ -1641,9 +1750,9 @@ done:
     return rc;
 }
 
-NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_opts *opts)
+static int ncf__load_dataset(ncf_dataset *ds, const char *path, const ncf_load_opts *opts)
 {
-    ncf_load_opts o = opts ? *opts : ncf_load_opts_default();
+    ncf_load_opts o = *opts;
     ncf_format fmt = o.format;
     char prefix[1024];
     ncf__triples tr;
@@ -1685,7 +1794,7 @@ NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_op
     rc = ncf__parse_ratings(path, fmt == NCF_FORMAT_DAT ? "::" : fmt == NCF_FORMAT_CSV ? "," : "\t",
                             fmt == NCF_FORMAT_CSV, &tr);
     if (rc != NCF_OK) return rc;
-    rc = ncf__build(ds, tr.u, tr.i, tr.t, tr.n, o.min_ratings, 0, 0);
+    rc = ncf__build(ds, tr.u, tr.i, tr.t, 1, tr.n, o.min_ratings, 0, 0);
     ncf__triples_free(&tr);
     if (rc != NCF_OK) {
         char msg[sizeof ncf__errbuf];
@@ -1700,6 +1809,19 @@ NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_op
         return ncf__fail(rc, "%s: %s", path, msg);
     }
     return NCF_OK;
+}
+
+NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_opts *opts)
+{
+    ncf_load_opts o = opts ? *opts : ncf_load_opts_default();
+    int rc = ncf__load_dataset(ds, path, &o);
+    if (rc == NCF_OK && o.validation && (rc = ncf_hold_out_validation(ds, ds->num_eval_neg, o.seed)) != NCF_OK) {
+        char msg[sizeof ncf__errbuf];
+        memcpy(msg, ncf__errbuf, sizeof msg);
+        ncf_dataset_free(ds);
+        return ncf__fail(rc, "%s: %s", path, msg);
+    }
+    return rc;
 }
 #endif /* NCF_NO_STDIO */
 
@@ -3467,27 +3589,59 @@ static void ncf__score_user(const ncf_model *m, const float *proj, int u, const 
    whatever the candidates: a diverged model scores HR 0, not 1.) */
 static int ncf__ranks_above(float cand, float test) { return !NCF__NONFINITE(cand) && cand >= test; }
 
-NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_ranking, ncf_metrics *out)
+NCFDEF ncf_eval_opts ncf_eval_opts_default(void)
+{
+    ncf_eval_opts o;
+    memset(&o, 0, sizeof o);
+    o.k = 10;
+    return o;
+}
+
+/* The held-out item of u for the target, the other held-out item (rated, so never a
+   candidate), and the sampled negatives. */
+static int32_t ncf__held(const ncf_dataset *d, int target, int u, int32_t *other, const int32_t **neg)
+{
+    int val = target == NCF_EVAL_VALIDATION;
+    *other = val ? d->test_item[u] : ncf__val_of(d, u);
+    *neg = val ? d->val_neg + (size_t)u * d->num_val_neg : d->eval_neg + (size_t)u * d->num_eval_neg;
+    return val ? ncf__val_of(d, u) : d->test_item[u];
+}
+
+NCFDEF int ncf_evaluate_with(ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *o, ncf_metrics *out)
 {
     const float *proj;
     float *own;
-    double *hr, *ndcg, hsum = 0, nsum = 0;
-    int u, users = 0, rc, failed = 0, ncand;
-    if (!m || !data || !data->user_ptr || !out || k <= 0)
+    double *hr, *ndcg, *rr, hsum = 0, nsum = 0, rsum = 0, frac = 1;
+    int u, users = 0, rc, failed = 0, ncand, k, nneg, held = 0;
+    uint8_t *pick;
+    if (!m || !data || !data->user_ptr || !out || !o || o->k <= 0)
         return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: need a model, a loaded dataset, an output and k > 0");
+    k = o->k;
     if (data->num_users > m->cfg.num_users || data->num_items > m->cfg.num_items)
         return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: the data has %d users and %d items, the model %d and %d",
                          data->num_users, data->num_items, m->cfg.num_users, m->cfg.num_items);
-    if (!full_ranking && data->num_eval_neg <= 0)
+    if (o->target == NCF_EVAL_VALIDATION && !data->val_item)
+        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: the dataset has no validation set (ncf_hold_out_validation)");
+    nneg = o->target == NCF_EVAL_VALIDATION ? data->num_val_neg : data->num_eval_neg;
+    if (!o->full_ranking && nneg <= 0)
         return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: the dataset has no eval negatives (sample some, or rank all items)");
-    ncand = full_ranking ? data->num_items : 1 + data->num_eval_neg;
+    ncand = o->full_ranking ? data->num_items : 1 + nneg;
     proj = ncf__projection_for(m, &own, &rc);
     if (rc != NCF_OK) return rc;
     hr = NCF__ZNEW(double, data->num_users), ndcg = NCF__ZNEW(double, data->num_users);
-    if (!hr || !ndcg) {
-        NCF_FREE(own); NCF_FREE(hr); NCF_FREE(ndcg);
+    rr = NCF__ZNEW(double, data->num_users), pick = NCF__ZNEW(uint8_t, data->num_users);
+    if (!hr || !ndcg || !rr || !pick) {
+        NCF_FREE(own); NCF_FREE(hr); NCF_FREE(ndcg); NCF_FREE(rr); NCF_FREE(pick);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for evaluation");
     }
+    for (u = 0; u < data->num_users; u++) {
+        int32_t other;
+        const int32_t *neg;
+        held += (pick[u] = ncf__held(data, o->target, u, &other, &neg) >= 0);
+    }
+    if (o->full_ranking && o->max_users > 0 && held > o->max_users) frac = (double)o->max_users / held;
+    for (u = 0; u < data->num_users && frac < 1; u++) /* a fixed sample: the same users every time */
+        pick[u] &= ncf__unit(ncf__hash3(o->seed ^ NCF__TAG_FULL, (uint64_t)u, 0)) < frac;
     NCF__OMP(parallel)
     {
         ncf__eval_buf e;
@@ -3500,26 +3654,31 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
         }
         NCF__OMP(for schedule(dynamic, 8))
         for (u = 0; u < data->num_users; u++) {
-            int32_t t = data->test_item[u];
+            int32_t other, t;
+            const int32_t *neg;
             int64_t rank = 0;
             int j;
-            if (!ok || t < 0) continue;
-            if (full_ranking) {
+            t = ncf__held(data, o->target, u, &other, &neg);
+            if (!ok || !pick[u]) continue;
+            if (o->full_ranking) {
                 const int32_t *p = data->items + data->user_ptr[u], *pe = data->items + data->user_ptr[u + 1];
                 ncf__score_user(m, proj, u, NULL, 0, ncand, sc, &e);
                 for (j = 0; j < ncand; j++) {
                     while (p < pe && *p < j) p++;
-                    if (j != t && !(p < pe && *p == j) && ncf__ranks_above(sc[j], sc[t])) rank++;
+                    if (j != t && j != other && !(p < pe && *p == j) && ncf__ranks_above(sc[j], sc[t])) rank++;
                 }
             } else {
                 cand[0] = t;
-                memcpy(cand + 1, data->eval_neg + (size_t)u * data->num_eval_neg, sizeof(int32_t) * (size_t)(ncand - 1));
+                memcpy(cand + 1, neg, sizeof(int32_t) * (size_t)(ncand - 1));
                 ncf__score_user(m, proj, u, cand, 0, ncand, sc, &e);
                 for (j = 1; j < ncand; j++) rank += cand[j] != t && ncf__ranks_above(sc[j], sc[0]);
             }
-            if (rank < k && !NCF__NONFINITE(sc[full_ranking ? t : 0])) {
-                hr[u] = 1.0;
-                ndcg[u] = log(2.0) / log((double)rank + 2.0);
+            if (!NCF__NONFINITE(sc[o->full_ranking ? t : 0])) {
+                rr[u] = 1.0 / (double)(rank + 1);
+                if (rank < k) {
+                    hr[u] = 1.0;
+                    ndcg[u] = log(2.0) / log((double)rank + 2.0);
+                }
             }
         }
         if (have_e) ncf__eval_buf_free(&e);
@@ -3528,17 +3687,26 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
     NCF_FREE(own);
     if (!failed)
         for (u = 0; u < data->num_users; u++) {
-            if (data->test_item[u] < 0) continue;
+            if (!pick[u]) continue;
             users++;
             hsum += hr[u];
             nsum += ndcg[u];
+            rsum += rr[u];
         }
-    NCF_FREE(hr); NCF_FREE(ndcg);
+    NCF_FREE(hr); NCF_FREE(ndcg); NCF_FREE(rr); NCF_FREE(pick);
     if (failed) return ncf__fail(NCF_ERR_NOMEM, "out of memory for evaluation buffers");
     out->users = users;
     out->hr = users ? hsum / users : 0;
     out->ndcg = users ? nsum / users : 0;
+    out->mrr = users ? rsum / users : 0;
     return NCF_OK;
+}
+
+NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_ranking, ncf_metrics *out)
+{
+    ncf_eval_opts o = ncf_eval_opts_default();
+    o.k = k, o.full_ranking = full_ranking;
+    return ncf_evaluate_with(m, data, &o, out);
 }
 #endif
 

@@ -1197,7 +1197,7 @@ static void test_metrics_by_hand(void)
     ncf_dataset d;
     ncf_metrics m10, m3, full;
     ncf_model *m;
-    CHECK(ncf__build(&d, tu, ti, tt, 6, 0, 3, 12) == NCF_OK); /* ids kept as given */
+    CHECK(ncf__build(&d, tu, ti, tt, 1, 6, 0, 3, 12) == NCF_OK); /* ids kept as given */
     CHECK(d.num_items == 12 && d.test_item[0] == 5 && d.test_item[1] == 11 && d.test_item[2] == 3);
     d.eval_neg = (int32_t *)NCF_MALLOC(sizeof negs);
     memcpy(d.eval_neg, negs, sizeof negs);
@@ -1218,7 +1218,98 @@ static void test_metrics_by_hand(void)
            "hr %f ndcg %.15f", full.hr, full.ndcg);
     CHECK(ncf_evaluate(m, &d, 7, 1, &full) == NCF_OK);
     CHECK(fabs(full.hr - 2.0 / 3) < 1e-12);
+    /* MRR: ranks 2, 0, 4 sampled; 6, 0, 8 full */
+    CHECKF(fabs(m10.mrr - (1.0 / 3 + 1 + 1.0 / 5) / 3) < 1e-12, "mrr %.15f", m10.mrr);
+    CHECKF(fabs(full.mrr - (1.0 / 7 + 1 + 1.0 / 9) / 3) < 1e-12, "full mrr %.15f", full.mrr);
     ncf_model_free(m);
+    ncf_dataset_free(&d);
+}
+
+/* A validation set by hand: with timestamps it takes each user's second latest rating;
+   its metrics rank it against its own negatives, or every item but the user's training
+   items and test item; and the test's full ranking no longer counts the validation item. */
+static void test_validation_by_hand(void)
+{
+    float score[12] = {0, .1f, .2f, .3f, .3f, .5f, .6f, .7f, .8f, .9f, 1.0f, 1.1f};
+    /* user 0: 0 (t1), 2 (t2), 5 (t3) -> test 5, validation 2; user 1: 6, 11, 10 -> test 10, validation 11 */
+    int64_t tu[6] = {0, 0, 0, 1, 1, 1}, ti[6] = {0, 2, 5, 6, 11, 10}, tt[6] = {1, 2, 3, 1, 2, 3};
+    int32_t negs[4] = {1, 7, 0, 3}, vnegs[4] = {1, 7, 0, 3};
+    ncf_dataset d;
+    ncf_metrics s, f;
+    ncf_eval_opts o = ncf_eval_opts_default();
+    ncf_model *m;
+    CHECK(ncf__build(&d, tu, ti, tt, 1, 6, 0, 2, 12) == NCF_OK); /* ids kept as given */
+    CHECK(d.recent_item && d.recent_item[0] == 2 && d.recent_item[1] == 11);
+    d.eval_neg = (int32_t *)NCF_MALLOC(sizeof negs);
+    memcpy(d.eval_neg, negs, sizeof negs);
+    d.num_eval_neg = 2;
+    CHECK(ncf_hold_out_validation(&d, 2, 1) == NCF_OK);
+    CHECK(d.val_item[0] == 2 && d.val_item[1] == 11 && d.num_train == 2 && d.items[0] == 0 && d.items[1] == 6);
+    memcpy(d.val_neg, vnegs, sizeof vnegs); /* negatives by hand */
+    m = scoring_model(score, 2, 12);
+    CHECK(m != NULL);
+    if (!m) { ncf_dataset_free(&d); return; }
+    o.target = NCF_EVAL_VALIDATION, o.k = 1;
+    /* user 0: 0.2 against 0.1 and 0.7 -> rank 1; user 1: 1.1 against 0 and 0.3 -> rank 0 */
+    CHECK(ncf_evaluate_with(m, &d, &o, &s) == NCF_OK);
+    CHECKF(s.users == 2 && fabs(s.hr - 0.5) < 1e-12 && fabs(s.mrr - 0.75) < 1e-12, "hr %f mrr %f", s.hr, s.mrr);
+    /* full: user 0, 0.2 below 3, 4, 6..11 (5 is its test item) -> rank 8; user 1 -> rank 0 */
+    o.full_ranking = 1, o.k = 10;
+    CHECK(ncf_evaluate_with(m, &d, &o, &f) == NCF_OK);
+    CHECKF(fabs(f.hr - 1.0) < 1e-12 && fabs(f.mrr - (1.0 / 9 + 1) / 2) < 1e-12, "hr %f mrr %f", f.hr, f.mrr);
+    /* the test's full ranking: user 0, 0.5 below 6..11 -> rank 6; user 1, 1.0 below only its
+       validation item 11, which does not count -> rank 0 */
+    o.target = NCF_EVAL_TEST;
+    CHECK(ncf_evaluate_with(m, &d, &o, &f) == NCF_OK);
+    CHECKF(fabs(f.mrr - (1.0 / 7 + 1) / 2) < 1e-12, "mrr %f", f.mrr);
+    CHECK(ncf_hold_out_validation(&d, 2, 1) == NCF_ERR_ARG); /* once */
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+}
+
+/* No validation item is ever trained on or drawn as a training negative: over a whole epoch
+   of the sampler, no (user, its validation item) pair appears; the training lists lose exactly
+   those items; the validation negatives are items the user never rated; a hold-out that
+   cannot be done leaves the dataset as it was. */
+static void test_validation_split(void)
+{
+    ncf_dataset d;
+    ncf_sampler s;
+    int64_t before, e, n;
+    int u, bad = 0, users = 0, rc;
+    int32_t *u_, *i_;
+    float *y;
+    CHECK(ncf_synthetic(&d, 300, 200, 6000, 8, 7) == NCF_OK && ncf_sample_eval_negatives(&d, 20, 7) == NCF_OK);
+    before = d.num_train;
+    rc = ncf_hold_out_validation(&d, 190, 7); /* too many: someone rated more than 10 items */
+    CHECK(rc == NCF_ERR_DATA && d.num_train == before && d.val_item == NULL);
+    CHECK(ncf_hold_out_validation(&d, 20, 7) == NCF_OK);
+    for (u = 0; u < d.num_users; u++) {
+        int64_t k;
+        int32_t v = d.val_item[u];
+        if (v < 0) continue;
+        users++;
+        for (k = d.user_ptr[u]; k < d.user_ptr[u + 1]; k++) bad += d.items[k] == v;
+        bad += v == d.test_item[u];
+        for (k = 0; k < d.num_val_neg; k++) {
+            int32_t x = d.val_neg[(size_t)u * d.num_val_neg + k];
+            int64_t q;
+            bad += x == v || x == d.test_item[u];
+            for (q = d.user_ptr[u]; q < d.user_ptr[u + 1]; q++) bad += d.items[q] == x;
+        }
+    }
+    CHECKF(bad == 0 && users > 250 && d.num_train == before - users, "bad %d, %d users, %lld -> %lld", bad, users,
+           (long long)before, (long long)d.num_train);
+    CHECK(ncf_sampler_init(&s, &d, 4, 7) == NCF_OK);
+    n = s.num_examples;
+    u_ = (int32_t *)malloc(sizeof(int32_t) * (size_t)n), i_ = (int32_t *)malloc(sizeof(int32_t) * (size_t)n);
+    y = (float *)malloc(sizeof(float) * (size_t)n);
+    if (u_ && i_ && y) {
+        ncf_sampler_fill(&s, 1, 0, (int)n, u_, i_, y);
+        for (e = 0, bad = 0; e < n; e++) bad += i_[e] == d.val_item[u_[e]] || i_[e] == d.test_item[u_[e]];
+        CHECKF(bad == 0, "%d examples of %lld hold a validation or test item", bad, (long long)n);
+    }
+    free(u_), free(i_), free(y);
     ncf_dataset_free(&d);
 }
 
@@ -1262,7 +1353,7 @@ static void test_nonfinite_scores_rank_last(void)
     int64_t top[12];
     float top_s[12];
     size_t i;
-    CHECK(ncf__build(&d, tu, ti, tt, 6, 0, 3, 12) == NCF_OK);
+    CHECK(ncf__build(&d, tu, ti, tt, 1, 6, 0, 3, 12) == NCF_OK);
     d.eval_neg = (int32_t *)NCF_MALLOC(sizeof negs);
     memcpy(d.eval_neg, negs, sizeof negs);
     d.num_eval_neg = 4;
@@ -2437,6 +2528,8 @@ static const test_case TESTS[] = {
     {"sgd_by_hand", test_sgd_by_hand},
     {"threads_bit_identical", test_threads_bit_identical},
     {"threads_preempted", test_threads_preempted},
+    {"validation_by_hand", test_validation_by_hand},
+    {"validation_split", test_validation_split},
     {"bad_arguments", test_bad_arguments},
     {"load_formats", test_load_formats},
     {"ncf_split_round_trip", test_ncf_split_round_trip},
