@@ -508,12 +508,12 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
 #define NCF__TEAMS 1
 #define NCF__PARALLEL(cond) NCF__OMP(parallel if (cond))
 #if defined(_WIN32)
-#define NCF__NAP() Sleep(0)
+#define NCF__NAP(us) Sleep((us) >= 1000 ? 1 : 0)
 #elif defined(__unix__) || defined(__unix) || defined(__APPLE__)
 #include <sys/select.h>
-#define NCF__NAP() do { struct timeval ncf__tv = {0, 50}; select(0, NULL, NULL, NULL, &ncf__tv); } while (0)
+#define NCF__NAP(us) do { struct timeval ncf__tv = {0, (us)}; select(0, NULL, NULL, NULL, &ncf__tv); } while (0)
 #else
-#define NCF__NAP() ((void)0)
+#define NCF__NAP(us) ((void)0)
 #endif
 #if defined(__x86_64__) || defined(__i386__)
 #define NCF__RELAX() __builtin_ia32_pause()
@@ -532,15 +532,34 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
 #else
 #define NCF__TEAM_INIT {0}
 #endif
+/* Whether more threads pay on this machine now. On a busy machine a thread that shares its
+   core, or that the OS preempted holding a unit, is slow, and every phase waits for its last
+   unit: 2 threads can train slower than 1. So training measures itself now and then: 25 ms
+   (and 10 phases at least) with thread 0 working alone, 25 ms with all, twice over, and it
+   keeps whichever was faster (all threads only when clearly so: on a shared machine a core
+   left free is worth having), probing again after 1 s, and
+   after twice as long each time the choice stands, up to 16 s. Results do not depend on it. */
+typedef struct {
+    int solo;              /* the current choice: thread 0 alone */
+    int probing;           /* 0 running the choice; 1..4 timing alone, all, alone, all */
+    int64_t phases;        /* phases thread 0 has finished */
+    int64_t next, every;   /* microseconds: when to probe next, and the interval */
+    int64_t t0, p0;        /* when and at which phase the current timing began */
+    double us[2], n[2];    /* microseconds and phases timed alone [0] and with all [1] */
+} ncf__pace;
+
 typedef struct {
     int64_t claimed; /* units handed out over all the region's phases so far */
-    char pad[64];    /* (the two counters on different cache lines) */
+    char pad[64];    /* (each counter on its own cache line) */
     int64_t done;    /* units finished */
+    char pad2[64];
+    int solo;        /* set: only thread 0 takes units */
+    ncf__pace *pace; /* set (training): thread 0 measures which is faster */
 } ncf__team;
 
 typedef struct {
     ncf__team *team; /* NULL: this thread works alone */
-    int T;           /* threads in the region */
+    int T, tid;      /* threads in the region, and this one */
     int64_t base;    /* the current phase's first unit, counted over the region */
     int64_t held;    /* units claimed and not yet reported done */
 } ncf__ctx;
@@ -549,9 +568,9 @@ typedef struct {
 static ncf__ctx ncf__join(ncf__team *team)
 {
     ncf__ctx x;
-    x.team = NULL, x.T = 1, x.base = x.held = 0;
+    x.team = NULL, x.T = 1, x.tid = 0, x.base = x.held = 0;
 #if NCF__TEAMS
-    x.T = omp_get_num_threads();
+    x.T = omp_get_num_threads(), x.tid = omp_get_thread_num();
     if (x.T > 1) x.team = team;
 #endif
     (void)team;
@@ -559,19 +578,46 @@ static ncf__ctx ncf__join(ncf__team *team)
 }
 
 #if NCF__TEAMS
-/* Until the region has finished `end` units: spins for 50 us, then naps. */
-static void ncf__wait_done(ncf__team *t, int64_t end)
+/* Until the region has finished `end` units: spins for 50 us, then naps 50 us at a time. A
+   thread sitting out naps 1 ms at a time: it must not wake often on a core that thread 0
+   may need. */
+static void ncf__wait_done(ncf__team *t, int64_t end, int sitting_out)
 {
     double t0 = 0;
     int spins = 0;
     while (__atomic_load_n(&t->done, __ATOMIC_ACQUIRE) < end) {
-        if ((++spins & 63) == 0) {
+        if (sitting_out) NCF__NAP(1000);
+        else if ((++spins & 63) == 0) {
             double now = omp_get_wtime();
             if (t0 == 0) t0 = now;
-            else if (now - t0 > 50e-6) NCF__NAP();
+            else if (now - t0 > 50e-6) NCF__NAP(50);
         }
         NCF__RELAX();
     }
+}
+
+/* Thread 0 at the end of each phase: the measurements of ncf__pace. */
+static void ncf__pace_phase(ncf__team *t)
+{
+    ncf__pace *p = t->pace;
+    int64_t now = (int64_t)(omp_get_wtime() * 1e6), n = ++p->phases - p->p0;
+    int alone;
+    if (!p->probing) {
+        if (now < p->next) return;
+        p->us[0] = p->us[1] = p->n[0] = p->n[1] = 0;
+    } else {
+        if (n < 10 || now - p->t0 < 25000) return;
+        p->us[p->probing % 2 == 0] += (double)(now - p->t0), p->n[p->probing % 2 == 0] += (double)n;
+    }
+    if (p->probing < 4) { /* the next timing: odd alone, even with all */
+        p->probing++, p->t0 = now, p->p0 = p->phases;
+        __atomic_store_n(&t->solo, p->probing % 2, __ATOMIC_RELAXED);
+        return;
+    }
+    alone = p->us[1] / p->n[1] > 0.9 * (p->us[0] / p->n[0]); /* all threads only when clearly faster */
+    p->every = alone == p->solo && p->every ? (p->every < 8000000 ? 2 * p->every : 16000000) : 1000000;
+    p->solo = alone, p->probing = 0, p->next = now + p->every;
+    __atomic_store_n(&t->solo, p->solo, __ATOMIC_RELAXED);
 }
 #endif
 
@@ -585,9 +631,11 @@ static int ncf__claim(ncf__ctx *x, int64_t n, int64_t grain, int64_t *lo, int64_
     ncf__team *t = x->team;
     if (t) {
         int64_t end = x->base + n, c;
+        int out;
         if (x->held) __atomic_fetch_add(&t->done, x->held, __ATOMIC_RELEASE), x->held = 0;
         c = __atomic_load_n(&t->claimed, __ATOMIC_RELAXED);
-        while (c < end) {
+        out = x->tid != 0 && __atomic_load_n(&t->solo, __ATOMIC_RELAXED);
+        while (c < end && !out) {
             int64_t take = (end - c) / (4 * x->T);
             take = take < grain ? grain : take;
             take = take > end - c ? end - c : take;
@@ -596,8 +644,9 @@ static int ncf__claim(ncf__ctx *x, int64_t n, int64_t grain, int64_t *lo, int64_
                 return 1;
             }
         }
-        ncf__wait_done(t, end);
+        ncf__wait_done(t, end, out);
         x->base = end;
+        if (x->tid == 0 && t->pace) ncf__pace_phase(t);
         return 0;
     }
 #endif
@@ -2345,6 +2394,7 @@ struct ncf__scratch {
     float *ones;                /* MF: [F] ones standing in for w_out */
     float *proj;                /* cached item projection for serving, valid at proj_step */
     int64_t proj_step;
+    ncf__pace pace;             /* training: whether its threads pay on this machine now */
 };
 
 static void ncf__refresh_projection(ncf_model *m); /* metrics: the cached item projection */
@@ -3364,6 +3414,7 @@ NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *ite
     if ((rc = ncf__reserve(m, n)) != NCF_OK) return rc;
     memset(&bt, 0, sizeof bt);
     bt.users = (int32_t *)users, bt.items = (int32_t *)items, bt.labels = (float *)labels, bt.n = n;
+    team.pace = &m->scratch->pace, team.solo = team.pace->solo;
     NCF__PARALLEL(ncf__rows_parallel(m, n))
     {
         ncf__ctx x = ncf__join(&team);
@@ -3401,6 +3452,7 @@ static int ncf__train_block(ncf_model *m, const ncf__batch *first, int64_t end, 
     ncf__team team = NCF__TEAM_INIT;
     int B = m->cfg.batch_size, done = 0;
     int64_t t0 = m->step;
+    team.pace = &m->scratch->pace, team.solo = team.pace->solo;
     NCF__PARALLEL(ncf__rows_parallel(m, B))
     {
         ncf__ctx x = ncf__join(&team);
