@@ -536,8 +536,7 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
    core, or that the OS preempted holding a unit, is slow, and every phase waits for its last
    unit: 2 threads can train slower than 1. So training measures itself now and then: 25 ms
    (and 10 phases at least) with thread 0 working alone, 25 ms with all, twice over, and it
-   keeps whichever was faster (all threads only when clearly so: on a shared machine a core
-   left free is worth having), probing again after 1 s, and
+   keeps whichever was faster, probing again after 1 s, and
    after twice as long each time the choice stands, up to 16 s. Results do not depend on it. */
 typedef struct {
     int solo;              /* the current choice: thread 0 alone */
@@ -614,7 +613,7 @@ static void ncf__pace_phase(ncf__team *t)
         __atomic_store_n(&t->solo, p->probing % 2, __ATOMIC_RELAXED);
         return;
     }
-    alone = p->us[1] / p->n[1] > 0.9 * (p->us[0] / p->n[0]); /* all threads only when clearly faster */
+    alone = p->us[0] / p->n[0] < p->us[1] / p->n[1];
     p->every = alone == p->solo && p->every ? (p->every < 8000000 ? 2 * p->every : 16000000) : 1000000;
     p->solo = alone, p->probing = 0, p->next = now + p->every;
     __atomic_store_n(&t->solo, p->solo, __ATOMIC_RELAXED);
