@@ -67,12 +67,19 @@
    THREADS
      OpenMP threads (ncf_set_threads, or OMP_NUM_THREADS). Work is handed out in small
      units that any thread may take, and a thread with nothing left waits only for
-     the units still running, spinning 50 us before it naps: so a thread that the OS
-     preempts on a busy machine holds the others up briefly instead of for its whole
-     time slice. Threads need an OpenMP compiler with GCC's atomics (GCC, Clang); any
+     the units still running, spinning 50 us before it naps. On a busy machine a
+     thread that shares its core is slow and every phase waits for it, so training
+     times itself every few seconds with thread 0 alone and with all threads and keeps
+     the faster. Threads need an OpenMP compiler with GCC's atomics (GCC, Clang); any
      other runs on one thread.
 
    CHANGELOG
+     0.3.0  Threads that hold up on a busy machine: a training step is three phases of
+            units any thread may take, one parallel region for many steps, and training
+            measures whether its threads pay (see THREADS); ncf_train_examples trains part
+            of an epoch. ncf_recommend scores the catalogue in chunks on all threads. A
+            validation split (ncf_hold_out_validation, ncf_load_opts.validation) and
+            ncf_evaluate_with (validation or test, sampled or full ranking, MRR).
      0.2.1  One rounding rule in every kernel path (fused multiply-add where the CPU has
             it, written so): a score no longer depends on its batch, chunk or row, and
             evaluation and serving equal the training forward bit for bit. ncf_save
@@ -96,9 +103,9 @@
 #include <stdint.h>
 
 #define NCF_VERSION_MAJOR 0
-#define NCF_VERSION_MINOR 2
-#define NCF_VERSION_PATCH 1
-#define NCF_VERSION_STRING "0.2.1"
+#define NCF_VERSION_MINOR 3
+#define NCF_VERSION_PATCH 0
+#define NCF_VERSION_STRING "0.3.0"
 
 #ifndef NCFDEF
 #if defined(NCF_STATIC) && (defined(__GNUC__) || defined(__clang__))
