@@ -3270,8 +3270,19 @@ static int ncf__step_phases(ncf__ctx *x, ncf_model *m, const ncf__batch *bt, int
     return 1;
 }
 
-/* Makes the batch buffers hold n rows, and checks the transposed kernels are current. */
-static int ncf__reserve(ncf_model *m, int n);
+static int ncf__reserve(ncf_model *m, int n); /* the batch buffers for n rows */
+
+/* A batch the caller gave: checked, the buffers made ready for it. */
+static int ncf__given_batch(ncf_model *m, ncf__batch *bt, const int32_t *users, const int32_t *items,
+                            const float *labels, int n)
+{
+    int rc;
+    if ((rc = ncf__check_batch(m, users, items, labels, 1, n)) != NCF_OK) return rc;
+    if ((rc = ncf__reserve(m, n)) != NCF_OK) return rc;
+    memset(bt, 0, sizeof *bt);
+    bt->users = (int32_t *)users, bt->items = (int32_t *)items, bt->labels = (float *)labels, bt->n = n;
+    return NCF_OK;
+}
 
 NCFDEF int ncf_loss(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int n,
                     double *loss)
@@ -3280,10 +3291,7 @@ NCFDEF int ncf_loss(ncf_model *m, const int32_t *users, const int32_t *items, co
     ncf__batch bt;
     int rc;
     if (!m || !loss) return ncf__fail(NCF_ERR_ARG, "ncf_loss: NULL model or loss");
-    if ((rc = ncf__check_batch(m, users, items, labels, 1, n)) != NCF_OK) return rc;
-    if ((rc = ncf__reserve(m, n)) != NCF_OK) return rc;
-    memset(&bt, 0, sizeof bt);
-    bt.users = (int32_t *)users, bt.items = (int32_t *)items, bt.labels = (float *)labels, bt.n = n;
+    if ((rc = ncf__given_batch(m, &bt, users, items, labels, n)) != NCF_OK) return rc;
     NCF__PARALLEL(ncf__rows_parallel(m, n))
     {
         ncf__ctx x = ncf__join(&team);
@@ -3304,10 +3312,7 @@ NCFDEF int ncf_forward_backward(ncf_model *m, const int32_t *users, const int32_
     double l = 0;
     int rc;
     if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_forward_backward: NULL model");
-    if ((rc = ncf__check_batch(m, users, items, labels, 1, n)) != NCF_OK) return rc;
-    if ((rc = ncf__reserve(m, n)) != NCF_OK) return rc;
-    memset(&bt, 0, sizeof bt);
-    bt.users = (int32_t *)users, bt.items = (int32_t *)items, bt.labels = (float *)labels, bt.n = n;
+    if ((rc = ncf__given_batch(m, &bt, users, items, labels, n)) != NCF_OK) return rc;
     NCF__PARALLEL(ncf__rows_parallel(m, n))
     {
         ncf__ctx x = ncf__join(&team);
@@ -3416,10 +3421,7 @@ NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *ite
         return NCF_OK;
     }
     if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_train_step: NULL model");
-    if ((rc = ncf__check_batch(m, users, items, labels, 1, n)) != NCF_OK) return rc;
-    if ((rc = ncf__reserve(m, n)) != NCF_OK) return rc;
-    memset(&bt, 0, sizeof bt);
-    bt.users = (int32_t *)users, bt.items = (int32_t *)items, bt.labels = (float *)labels, bt.n = n;
+    if ((rc = ncf__given_batch(m, &bt, users, items, labels, n)) != NCF_OK) return rc;
     team.pace = &m->scratch->pace, team.solo = team.pace->solo;
     NCF__PARALLEL(ncf__rows_parallel(m, n))
     {
