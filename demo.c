@@ -563,10 +563,10 @@ static void log_row(FILE *f, const epoch_row *r, int validation)
 /* --plot: the loss above, HR and NDCG below, per epoch, as SVG (no dependency). */
 typedef struct { double x0, x1, y0, y1, ystep; int left, top, w, h; } panel;
 
-/* y from lo to hi in 3 to 6 round steps (1, 2 or 5 times a power of ten). */
+/* y from lo to hi in 4 to 10 round steps (1, 2 or 5 times a power of ten). */
 static void nice_range(panel *p, double lo, double hi)
 {
-    double raw = (hi - lo) / 4, mag = pow(10, floor(log10(raw))), f = raw / mag;
+    double raw = (hi - lo) / 5, mag = pow(10, floor(log10(raw))), f = raw / mag;
     p->ystep = (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
     p->y0 = floor(lo / p->ystep) * p->ystep, p->y1 = ceil(hi / p->ystep) * p->ystep;
 }
