@@ -3152,14 +3152,15 @@ static int ncf__row_groups(ncf_model *m, int side, int n, int q0, int q1, const 
     struct ncf__scratch *s = m->scratch;
     const uint64_t *key = side ? s->ikey : s->ukey;
     const int *start = side ? s->istart : s->ustart;
-    float buf[NCF__ROWBUF];
-    int q, t, bad = 0;
+    float buf[NCF__ROWBUF], coef[2];
+    const float *src[2];
+    int q, t, bad = 0, ld[2];
     memset(buf, 0, sizeof buf);
+    for (t = 0; t < s->ntab; t++) src[t] = ncf__row_source(m, t, side, &ld[t], &coef[t], n);
     for (q = q0; q < q1; q++)
         for (t = 0; t < s->ntab; t++) {
-            int D = s->tab[t].D, ld, b, d;
-            float coef, c;
-            const float *src = ncf__row_source(m, t, side, &ld, &coef, n);
+            int D = s->tab[t].D, b, d;
+            float c;
             const float *table = side ? s->tab[t].item : s->tab[t].user, *p;
             size_t r = (size_t)(key[start[q]] >> 32);
             float *g;
@@ -3172,9 +3173,9 @@ static int ncf__row_groups(ncf_model *m, int side, int n, int q0, int q1, const 
             }
             p = table + r * D;
             g = k && D <= NCF__ROWBUF ? buf : ncf__grad_of(m, p);
-            c = coef * (float)(start[q + 1] - start[q]);
+            c = coef[t] * (float)(start[q + 1] - start[q]);
             for (b = start[q]; b < start[q + 1]; b++) {
-                const float *xb = src + (size_t)(key[b] & 0xffffffffu) * ld;
+                const float *xb = src[t] + (size_t)(key[b] & 0xffffffffu) * ld[t];
                 for (d = 0; d < D; d++) g[d] += xb[d];
             }
             if (c != 0.0f)

@@ -526,6 +526,19 @@ static void test_adam_dense_vs_lazy(void)
 
 /* ------------------------------------------------------------ determinism */
 
+/* A hash of a model's parameters and Adam moments, bit for bit. */
+static uint64_t state_hash(const ncf_model *m)
+{
+    uint64_t h = 0;
+    size_t i;
+    for (i = 0; i < m->num_params; i++) {
+        uint32_t a, b, v;
+        memcpy(&a, &m->params[i], 4), memcpy(&b, &m->adam_m[i], 4), memcpy(&v, &m->adam_v[i], 4);
+        h = ncf__mix64(h ^ a ^ ((uint64_t)b << 32)) ^ v;
+    }
+    return h;
+}
+
 /* A hash of the parameters and Adam state after training on synthetic data and
    of the evaluation: equal for 1 and 2 threads and for the NO_OMP build. */
 static uint64_t training_hash(int threads, int dense)
@@ -536,7 +549,6 @@ static uint64_t training_hash(int threads, int dense)
     ncf_config c = ncf_config_default();
     ncf_metrics met;
     uint64_t h = 0;
-    size_t i;
     ncf_set_threads(threads);
     if (ncf_synthetic(&d, 300, 200, 6000, 8, 3) != NCF_OK || ncf_sample_eval_negatives(&d, 50, 3) != NCF_OK) return 1;
     c.num_users = d.num_users, c.num_items = d.num_items, c.batch_size = 512, c.seed = 11;
@@ -544,11 +556,7 @@ static uint64_t training_hash(int threads, int dense)
     c.mlp_reg[1] = 1e-4f, c.mf_reg = 1e-5f;
     if (ncf_model_create(&m, &c) == NCF_OK && ncf_sampler_init(&s, &d, 4, c.seed) == NCF_OK &&
         ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) == NCF_OK && ncf_evaluate(m, &d, 10, 0, &met) == NCF_OK) {
-        for (i = 0; i < m->num_params; i++) {
-            uint32_t a, b, v;
-            memcpy(&a, &m->params[i], 4), memcpy(&b, &m->adam_m[i], 4), memcpy(&v, &m->adam_v[i], 4);
-            h = ncf__mix64(h ^ a ^ ((uint64_t)b << 32)) ^ v;
-        }
+        h = state_hash(m);
         h = ncf__mix64(h ^ (uint64_t)(met.hr * 1e9)) ^ (uint64_t)(met.ndcg * 1e9);
     }
     ncf_model_free(m);
@@ -585,7 +593,6 @@ static uint64_t preempted_hash(int threads, int dense, int by_step)
     ncf_model *m = NULL;
     ncf_config c = ncf_config_default();
     uint64_t h = 0;
-    size_t i;
     ncf_set_threads(threads);
     /* a batch of 320 holds about 64 distinct users: counts that cross multiples of 32 */
     if (ncf_synthetic(&d, 5000, 500, 80000, 8, 5) != NCF_OK) return 1;
@@ -602,11 +609,7 @@ static uint64_t preempted_hash(int threads, int dense, int by_step)
                 ok = ncf_train_step(m, u, it, y, 320, NULL) == NCF_OK;
             }
         } else ok = ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) == NCF_OK;
-        for (i = 0; ok && i < m->num_params; i++) {
-            uint32_t a, b, v;
-            memcpy(&a, &m->params[i], 4), memcpy(&b, &m->adam_m[i], 4), memcpy(&v, &m->adam_v[i], 4);
-            h = ncf__mix64(h ^ a ^ ((uint64_t)b << 32)) ^ v;
-        }
+        if (ok) h = state_hash(m);
     }
     ncf_model_free(m);
     ncf_dataset_free(&d);
