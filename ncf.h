@@ -1,4 +1,4 @@
-/* ncf.h - v0.2.1 - Neural Collaborative Filtering (NeuMF) in one C header.
+/* ncf.h - v0.4.0 - Neural Collaborative Filtering (NeuMF) in one C header.
 
    He et al., "Neural Collaborative Filtering", WWW 2017, as TensorFlow's
    official NCF (the MLPerf reference) trains and evaluates it: MovieLens,
@@ -25,10 +25,12 @@
      NCF_MALLOC, NCF_REALLOC, NCF_FREE  your allocator (all three or none)
      NCF_ASSERT(x)                      internal invariants (default assert())
      NCF_NO_STDIO                       no FILE* functions (no file loaders)
-     NCF_INFERENCE_ONLY                 for devices: models, predict, recommend and
-                                        save/load only; no optimizer, sampler, loaders
-                                        or evaluation, and no gradient or Adam memory
-                                        (about 20 KB of code at -Os against 51 KB)
+     NCF_INFERENCE_ONLY                 for devices: model files, predict and recommend
+                                        only; no optimizer, sampler, loaders, evaluation
+                                        or ncf_model_create, no gradient or Adam memory,
+                                        no double-precision math, no assert; serving a
+                                        model read in place takes about 9 KB of Cortex-M
+                                        code at -Os (make device)
      NCF_MAX_LAYERS                     MLP tower depth limit (default 8)
      NCF_NO_TLS                         no thread-local storage (the default on Cortex-M,
                                         whose newlib has no TLS runtime): the error text
@@ -57,8 +59,9 @@
 
    THREAD SAFETY
      Serving only reads a model: ncf_predict, ncf_predict_batch and ncf_recommend
-     may run on one model from any number of threads at once (each call has its own
-     buffers; ids are found by binary search). Training, evaluating, loading ids or
+     (and the _with forms, each thread with its own workspace) may run on one model
+     from any number of threads at once (each call has its own buffers; ids are found
+     by binary search). Training, evaluating, loading ids or
      pre-training change the model: one thread at a time, and not while it serves.
      Distinct models and datasets may be used from distinct threads. The last
      error text is thread-local where the compiler supports it. Results are
@@ -74,6 +77,15 @@
      other runs on one thread.
 
    CHANGELOG
+     0.4.0  For devices: ncf_model_open reads a model file in place (flash, a mapped file;
+            nothing copied or initialized); ncf_recommend_with and ncf_predict_with serve
+            from a caller's workspace (ncf_workspace_size) with no allocation; int8
+            embedding rows (NCF_SAVE_INT8); model format 3: 8-byte aligned sections,
+            rated-item lists as varints and optional (NCF_SAVE_NO_RATED); format 2 still
+            read. ncf_save/ncf_save_mem take NCF_SAVE_* flags (1 is NCF_SAVE_ADAM, as
+            with_adam was); ncf_model.seen is the varint stream. No double math, assert
+            or %lld in NCF_INFERENCE_ONLY, which no longer has ncf_model_create; the CRC
+            table is static const. make device runs an example on Cortex-M under qemu.
      0.3.0  Threads that hold up on a busy machine: a training step is three phases of
             units any thread may take, one parallel region for many steps, and training
             measures whether its threads pay (see THREADS); ncf_train_examples trains part
@@ -103,9 +115,9 @@
 #include <stdint.h>
 
 #define NCF_VERSION_MAJOR 0
-#define NCF_VERSION_MINOR 3
+#define NCF_VERSION_MINOR 4
 #define NCF_VERSION_PATCH 0
-#define NCF_VERSION_STRING "0.3.0"
+#define NCF_VERSION_STRING "0.4.0"
 
 #ifndef NCFDEF
 #if defined(NCF_STATIC) && (defined(__GNUC__) || defined(__clang__))
@@ -283,8 +295,9 @@ typedef struct ncf_model {
     int64_t step;                   /* Adam steps taken */
     int64_t epoch;                  /* epochs completed (ncf_train_epoch sets it) */
     int64_t *raw_user, *raw_item;   /* ids in the source data, or NULL (ncf_model_set_ids) */
-    int64_t *seen_ptr;              /* [num_users+1] CSR of each user's rated items, or NULL */
-    int32_t *seen;                  /* rated items (training and test), ascending per user */
+    int64_t *seen_ptr;              /* [num_users+1] where each user's rated items start in seen[] */
+    uint8_t *seen;                  /* rated items (training and test), ascending per user, each as
+                                       the gap from the one before minus one, a LEB128 varint; or NULL */
     int num_tensors;
     ncf_tensor tensors[NCF_MAX_TENSORS];
     /* views into params (NULL when the model type lacks them) */
@@ -297,10 +310,12 @@ typedef struct ncf_model {
     struct ncf__scratch *scratch;   /* private: activations and caches */
 } ncf_model;
 
+#ifndef NCF_INFERENCE_ONLY
 /* Creates a model with initialized weights: embeddings N(0, init_sd), dense kernels
    glorot-uniform, output layer lecun-uniform, biases 0 (as the paper). The caller frees
-   it with ncf_model_free. */
+   it with ncf_model_free. (Not in NCF_INFERENCE_ONLY, which only reads trained models.) */
 NCFDEF int ncf_model_create(ncf_model **out, const ncf_config *cfg);
+#endif
 NCFDEF void ncf_model_free(ncf_model *m);
 /* Logits (pre-sigmoid scores) of n (user, item) pairs. */
 NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n,
@@ -346,21 +361,49 @@ NCFDEF int ncf_predict(ncf_model *m, int64_t raw_user, int64_t raw_item, float *
    item projection cached after training or loading is current. */
 NCFDEF int ncf_recommend(ncf_model *m, int64_t raw_user, int k, int exclude_seen, int64_t *out_items,
                          float *out_scores);
+/* The same without the heap, for devices and hot paths: every buffer is carved from the
+   caller's workspace of at least ncf_workspace_size(m, k) bytes (any alignment; a few KB
+   for small models, e.g. ~13 KB for the paper's NeuMF factors 8), on the calling thread
+   only, the catalogue scored in chunks of 32 items. ncf_predict_with needs the size for
+   k = 1. The answers are those of ncf_recommend and ncf_predict, bit for bit. */
+NCFDEF size_t ncf_workspace_size(const ncf_model *m, int k);
+NCFDEF int ncf_recommend_with(const ncf_model *m, int64_t raw_user, int k, int exclude_seen, int64_t *out_items,
+                              float *out_scores, void *work, size_t work_size);
+NCFDEF int ncf_predict_with(const ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit, void *work,
+                            size_t work_size);
 
 /* ---- persistence ------------------------------------------------------------ */
-/* A model file: "NCF\0", format version, endianness mark, config, step and epoch,
-   raw ids, float32 parameters, optionally the Adam moments (to resume training
-   exactly), CRC32 of all of it. Always little-endian. */
-#define NCF_FORMAT_VERSION 2
-/* Serializes into a buffer the caller releases with ncf_free. An NCF_INFERENCE_ONLY
-   build keeps no Adam moments: it saves without them and skips them when loading. */
-NCFDEF int ncf_save_mem(const ncf_model *m, int with_adam, void **buf, size_t *len);
-/* A new model from a buffer; every size, the version and the CRC are checked. */
+/* A model file: "NCF\0", format version, endianness mark, config, step and epoch, then
+   sections that each start 8-byte aligned: raw ids (int64), each user's rated items
+   (varint gaps, optional), the parameters (float32; or, in an int8 file, the embedding
+   tables as int8 rows with a float32 scale each), optionally the Adam moments (to resume
+   training exactly); CRC32 of all of it. Always little-endian. Version 2 files (0.2.x)
+   are still read. */
+#define NCF_FORMAT_VERSION 3
+enum {
+    NCF_SAVE_ADAM = 1,    /* keep the Adam moments, to resume training exactly */
+    NCF_SAVE_INT8 = 2,    /* embedding tables as int8 rows, symmetric per row (scale = max |x| / 127):
+                             about 4x smaller, serving only (no Adam moments) */
+    NCF_SAVE_NO_RATED = 4 /* leave out the users' rated items (then exclude_seen has nothing to skip) */
+};
+/* Serializes into a buffer the caller releases with ncf_free; flags are NCF_SAVE_* (1 is
+   NCF_SAVE_ADAM, as the with_adam of 0.2). An NCF_INFERENCE_ONLY build keeps no Adam
+   moments: it saves without them and skips them when loading. */
+NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len);
+/* A new model from a buffer, copied; every size, the version and the CRC are checked. An
+   int8 file's rows are dequantized (scale * q, as serving in place computes them). */
 NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len);
+/* A model read in place: its parameters, ids and rated items stay in buf (flash, a mapped
+   file), which must stay unchanged while the model lives; no parameter is copied or
+   initialized, and only the small model record is allocated. buf must be 8-byte aligned
+   and a version 3 file; the same checks as ncf_load_mem, and the raw ids must ascend (as
+   every loader assigns them). Such a model serves and evaluates only (training and
+   ncf_model_set_ids refuse it). A big-endian host gets a copy (ncf_load_mem). */
+NCFDEF int ncf_model_open(ncf_model **out, const void *buf, size_t len);
 #ifndef NCF_NO_STDIO
 /* Writes a new temporary file beside PATH (created exclusively, flushed to the disk), then
    renames it over PATH: a failure never leaves a half model or touches the old one. */
-NCFDEF int ncf_save(const ncf_model *m, const char *path, int with_adam);
+NCFDEF int ncf_save(const ncf_model *m, const char *path, int flags);
 NCFDEF int ncf_load(ncf_model **out, const char *path);
 #endif
 NCFDEF void ncf_free(void *p);
@@ -464,8 +507,12 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
 #endif
 
 #ifndef NCF_ASSERT
+#ifdef NCF_INFERENCE_ONLY /* a device: no assert text, no stderr */
+#define NCF_ASSERT(x) ((void)0)
+#else
 #include <assert.h>
 #define NCF_ASSERT(x) assert(x)
+#endif
 #endif
 
 /* Cortex-M toolchains (newlib) have no thread-local storage runtime: there, and with
@@ -500,7 +547,7 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
 
 /* Work smaller than this many multiply-adds runs on one thread: a parallel
    region costs a few microseconds. */
-#define NCF__PAR_WORK 32768.0
+#define NCF__PAR_WORK 32768.0f /* (scheduling sums are float: no double arithmetic on a device) */
 
 /* ---------------------------------------------------------------- threads -- */
 /* Parallel work runs in phases inside one parallel region. A phase is n units that any
@@ -662,6 +709,7 @@ static int ncf__claim(ncf__ctx *x, int64_t n, int64_t grain, int64_t *lo, int64_
     return 1;
 }
 
+#ifndef NCF_INFERENCE_ONLY
 /* Sets bits in a flag shared by the region's threads. */
 static void ncf__flag(int *f, int bits)
 {
@@ -671,6 +719,7 @@ static void ncf__flag(int *f, int bits)
     *f |= bits;
 #endif
 }
+#endif
 
 /* ---------------------------------------------------------------- errors -- */
 
@@ -683,6 +732,26 @@ static int ncf__fail(int code, const char *fmt, ...)
     vsnprintf(ncf__errbuf, sizeof ncf__errbuf, fmt, ap);
     va_end(ap);
     return code;
+}
+
+/* A number for an error message: newlib-nano's printf (small devices) has no %lld. Two
+   slots, so one message can show two. */
+static const char *ncf__u64s(uint64_t v, int slot)
+{
+    static NCF__TLS char buf[2][24];
+    char *p = buf[slot & 1] + 23;
+    *p = 0;
+    do *--p = (char)('0' + (int)(v % 10)); while (v /= 10);
+    return p;
+}
+
+static const char *ncf__i64s(int64_t v, int slot)
+{
+    char *p;
+    if (v >= 0) return ncf__u64s((uint64_t)v, slot);
+    p = (char *)ncf__u64s(0 - (uint64_t)v, slot) - 1;
+    *p = '-';
+    return p;
 }
 
 NCFDEF const char *ncf_error_text(void) { return ncf__errbuf; }
@@ -779,7 +848,7 @@ static int ncf__find_id(const int64_t *raw, const int32_t *order, int n, int64_t
 /* ------------------------------------------------------------------- RNG -- */
 /* Counter-based: a value is a pure function of its key, so parallel loops draw
    the same numbers in any schedule. splitmix64's finalizer does the mixing. */
-
+#if !defined(NCF_INFERENCE_ONLY) || !defined(NCF_NO_STDIO) /* (serving draws nothing; saving names files) */
 static uint64_t ncf__mix64(uint64_t z)
 {
     z += 0x9E3779B97F4A7C15ull;
@@ -787,6 +856,9 @@ static uint64_t ncf__mix64(uint64_t z)
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }
+#endif
+
+#ifndef NCF_INFERENCE_ONLY
 
 static uint64_t ncf__hash3(uint64_t seed, uint64_t a, uint64_t b)
 {
@@ -798,7 +870,6 @@ enum { NCF__TAG_INIT = 1, NCF__TAG_SHUFFLE, NCF__TAG_NEG, NCF__TAG_EVAL, NCF__TA
 
 static double ncf__unit(uint64_t x) { return (double)(x >> 11) * (1.0 / 9007199254740992.0); }
 
-#ifndef NCF_INFERENCE_ONLY
 /* Uniform in [0, n) from 32 random bits (Lemire); bias < n / 2^32. */
 static uint32_t ncf__below(uint64_t x, uint32_t n)
 {
@@ -2281,9 +2352,9 @@ static void ncf__gemm_block(float *C, int ldc, const float *A, ptrdiff_t sam, pt
 #define NCF__TILES(n) (((int64_t)(n) + NCF__MR - 1) / NCF__MR)
 
 /* Tiles of rows to claim at a time so a claim carries about NCF__PAR_WORK multiply-adds. */
-static int64_t ncf__tile_grain(double macs_per_row)
+static int64_t ncf__tile_grain(float macs_per_row)
 {
-    double g = NCF__PAR_WORK / (macs_per_row * NCF__MR);
+    float g = NCF__PAR_WORK / (macs_per_row * NCF__MR);
     return g < 1 ? 1 : g > 1024 ? 1024 : (int64_t)g;
 }
 
@@ -2292,7 +2363,7 @@ static void ncf__gemm_phase(ncf__ctx *x, float *C, int ldc, const float *A, ptrd
                             const float *B, int ldb, const float *bias, int M, int N, int K, int flags)
 {
     int64_t lo, hi;
-    while (ncf__claim(x, NCF__TILES(M), ncf__tile_grain((double)N * K), &lo, &hi))
+    while (ncf__claim(x, NCF__TILES(M), ncf__tile_grain((float)N * K), &lo, &hi))
         ncf__gemm_rows(C, ldc, A, sam, sak, B, ldb, bias, (int)lo * NCF__MR,
                        hi * NCF__MR < M ? (int)hi * NCF__MR : M, N, K, flags);
 }
@@ -2302,7 +2373,7 @@ static void ncf__gemm(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_
                       const float *bias, int M, int N, int K, int flags)
 {
     ncf__team team = NCF__TEAM_INIT;
-    NCF__PARALLEL((double)M * N * K > 4 * NCF__PAR_WORK && M > NCF__MR)
+    NCF__PARALLEL((float)M * N * K > 4 * NCF__PAR_WORK && M > NCF__MR)
     {
         ncf__ctx x = ncf__join(&team);
         ncf__gemm_phase(&x, C, ldc, A, sam, sak, B, ldb, bias, M, N, K, flags);
@@ -2364,7 +2435,14 @@ static const char *ncf__bname[] = {"", "b1", "b2", "b3", "b4", "b5", "b6", "b7",
 #error "NCF_MAX_LAYERS is at most 16"
 #endif
 
-typedef struct { float *user, *item; int D; } ncf__table; /* a pair of [rows][D] embedding tables */
+/* A pair of [rows][D] embedding tables: floats, or (an int8 model read in place) int8 rows
+   with a float scale each, row r being qscale[r] * q[r][..]. */
+typedef struct {
+    float *user, *item;
+    int D;
+    const int8_t *quser, *qitem;
+    const float *suser, *sitem;
+} ncf__table;
 
 /* A batch's forward activations. The training scratch holds one; each serving call makes
    its own, so any number of threads can score with one model at once. */
@@ -2377,8 +2455,9 @@ typedef struct {
 struct ncf__scratch {
     int F, H, nd, top;          /* GMF width, MLP embedding width, dense layers, MLP output */
     size_t emb_params;          /* embeddings come first in the block */
-    int ntab;                   /* embedding table pairs: GMF/MF, MLP, MF biases (2 at most) */
-    ncf__table tab[2];
+    int ntab;                   /* embedding table pairs in tab[] */
+    ncf__table tab[3];          /* GMF/MF, then MLP, then MF biases: those the model has */
+    int tg, th;                 /* tab[] of the GMF (MF) and MLP tables, -1 without */
     float *wg;                  /* GMF output weights: w_out, or ones for MF */
     int cap;                    /* batch rows the buffers below hold */
     ncf__acts act;              /* the training batch's activations */
@@ -2401,6 +2480,10 @@ struct ncf__scratch {
     float *proj;                /* cached item projection for serving, valid at proj_step */
     int64_t proj_step;
     ncf__pace pace;             /* training: whether its threads pay on this machine now */
+    int in_place;               /* parameters, ids and rated items are the caller's buffer */
+    float *tv[NCF_MAX_TENSORS]; /* each tensor's floats, or NULL for int8 rows read in place: */
+    const int8_t *tq[NCF_MAX_TENSORS];
+    const float *tqs[NCF_MAX_TENSORS]; /* (their scales) */
 };
 
 static void ncf__refresh_projection(ncf_model *m); /* metrics: the cached item projection */
@@ -2529,42 +2612,23 @@ static void ncf__add_tensor(ncf_model *m, size_t *off, const char *name, int row
     *off += (size_t)rows * (size_t)cols;
 }
 
-/* The named tensor inside the block, or NULL when the model has none. */
-static float *ncf__view(ncf_model *m, const char *name)
+/* The named tensor's view among v[] (one per tensor), or NULL when the model has none. */
+static float *ncf__view(const ncf_model *m, float *const *v, const char *name)
 {
     int t;
     for (t = 0; t < m->num_tensors; t++)
-        if (!strcmp(m->tensors[t].name, name)) return m->params + m->tensors[t].offset;
+        if (!strcmp(m->tensors[t].name, name)) return v[t];
     return NULL;
 }
 
-/* Normal(0, sd) or uniform(-lim, lim), element i of tensor t: a pure function of the seed. */
-static void ncf__init_tensor(ncf_model *m, int t, int normal, double scale)
-{
-    const ncf_tensor *T = &m->tensors[t];
-    float *p = m->params + T->offset;
-    int64_t i, n = (int64_t)T->rows * T->cols;
-    uint64_t key = ncf__hash3(m->cfg.seed, NCF__TAG_INIT, (uint64_t)t);
-    NCF__OMP(parallel for schedule(static) if (n > 65536))
-    for (i = 0; i < n; i++) {
-        uint64_t a = ncf__hash3(key, (uint64_t)i, 0), b = ncf__mix64(a);
-        if (normal) {
-            double u1 = ncf__unit(a), u2 = ncf__unit(b);
-            if (u1 < 1e-300) u1 = 1e-300;
-            p[i] = (float)(scale * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
-        } else {
-            p[i] = (float)(scale * (2.0 * ncf__unit(a) - 1.0));
-        }
-    }
-}
 
-NCFDEF int ncf_model_create(ncf_model **out, const ncf_config *cfg)
+/* A model without parameter memory: config checked, tensors laid out, scratch made. */
+static int ncf__model_shell(ncf_model **out, const ncf_config *cfg)
 {
     ncf_model *m;
     struct ncf__scratch *s;
     size_t off = 0;
-    int rc, l, t, mf;
-    if (!out || !cfg) return ncf__fail(NCF_ERR_ARG, "ncf_model_create: NULL argument");
+    int rc, l, mf;
     *out = NULL;
     if ((rc = ncf__check_config(cfg)) != NCF_OK) return rc;
     m = NCF__ZNEW(ncf_model, 1);
@@ -2596,37 +2660,104 @@ NCFDEF int ncf_model_create(ncf_model **out, const ncf_config *cfg)
     ncf__add_tensor(m, &off, "b_out", 1, 1);
     m->num_params = off;
     NCF_ASSERT(ncf__count_params(&m->cfg) == off);
-    m->params = NCF__NEW(float, off);
+    if (mf && !(s->ones = NCF__NEW(float, s->F))) {
+        ncf_model_free(m);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for a model");
+    }
+    for (l = 0; mf && l < s->F; l++) s->ones[l] = 1.0f;
+    *out = m;
+    return NCF_OK;
+}
+
+/* Points the model at its tensors: v[t] the floats of tensor t, or (an int8 model read in
+   place) NULL with q[t] its int8 rows and qs[t] their scales. */
+static void ncf__point_views(ncf_model *m, float *const *v, const int8_t *const *q, const float *const *qs)
+{
+    struct ncf__scratch *s = m->scratch;
+    int t, l, nemb;
+    for (t = 0; t < m->num_tensors; t++) s->tv[t] = v[t], s->tq[t] = q ? q[t] : NULL, s->tqs[t] = qs ? qs[t] : NULL;
+#define NCF__VIEW(name) ncf__view(m, s->tv, name)
+    m->gmf_user = NCF__VIEW("gmf_user"), m->gmf_item = NCF__VIEW("gmf_item");
+    m->mlp_user = NCF__VIEW("mlp_user"), m->mlp_item = NCF__VIEW("mlp_item");
+    for (l = 1; l <= s->nd; l++) m->w[l] = NCF__VIEW(ncf__wname[l]), m->b[l] = NCF__VIEW(ncf__bname[l]);
+    m->w_out = NCF__VIEW("w_out"), m->b_out = NCF__VIEW("b_out");
+    m->user_bias = NCF__VIEW("user_bias"), m->item_bias = NCF__VIEW("item_bias");
+#undef NCF__VIEW
+    for (nemb = 0; nemb < m->num_tensors && m->tensors[nemb].offset < s->emb_params; nemb++) {}
+    s->ntab = nemb / 2, s->tg = s->F ? 0 : -1, s->th = s->H ? !!s->F : -1;
+    for (t = 0; t < nemb; t++) { /* the user tables, then the item tables in the same order */
+        ncf__table *T = &s->tab[t % s->ntab];
+        if (t < s->ntab) T->user = v[t], T->quser = s->tq[t], T->suser = s->tqs[t], T->D = m->tensors[t].cols;
+        else T->item = v[t], T->qitem = s->tq[t], T->sitem = s->tqs[t];
+    }
+    s->wg = s->ones ? s->ones : m->w_out;
+}
+
+/* Views of a float block: embedding tensors at emb + offset, the rest at dense + (offset -
+   emb_params). */
+static void ncf__set_views(ncf_model *m, float *emb, float *dense)
+{
+    float *v[NCF_MAX_TENSORS];
+    int t;
+    for (t = 0; t < m->num_tensors; t++) {
+        size_t o = m->tensors[t].offset;
+        v[t] = o < m->scratch->emb_params ? emb + o : dense + (o - m->scratch->emb_params);
+    }
+    ncf__point_views(m, v, NULL, NULL);
+}
+
+/* The parameter block (and, for training, gradient, Adam and touched-row memory). */
+static int ncf__own_params(ncf_model *m)
+{
+    struct ncf__scratch *s = m->scratch;
+    size_t n = m->num_params;
+    m->params = NCF__NEW(float, n);
 #ifndef NCF_INFERENCE_ONLY
-    m->grads = NCF__ZNEW(float, off);
-    m->adam_m = NCF__ZNEW(float, off);
-    m->adam_v = NCF__ZNEW(float, off);
+    m->grads = NCF__ZNEW(float, n);
+    m->adam_m = NCF__ZNEW(float, n);
+    m->adam_v = NCF__ZNEW(float, n);
     /* the touched-row lists hold each row once, so they never grow past the tables */
-    s->touched_user = NCF__NEW(int32_t, cfg->num_users), s->touched_item = NCF__NEW(int32_t, cfg->num_items);
-    s->is_touched = NCF__ZNEW(uint8_t, (size_t)cfg->num_users + (size_t)cfg->num_items);
+    s->touched_user = NCF__NEW(int32_t, m->cfg.num_users), s->touched_item = NCF__NEW(int32_t, m->cfg.num_items);
+    s->is_touched = NCF__ZNEW(uint8_t, (size_t)m->cfg.num_users + (size_t)m->cfg.num_items);
     if (!m->grads || !m->adam_m || !m->adam_v || !s->touched_user || !s->touched_item || !s->is_touched) {
         NCF_FREE(m->params);
         m->params = NULL;
     }
 #endif
-    if (!m->params) {
-        ncf_model_free(m);
-        return ncf__fail(NCF_ERR_NOMEM, "out of memory for %lu parameters", (unsigned long)off);
+    if (!m->params) return ncf__fail(NCF_ERR_NOMEM, "out of memory for %lu parameters", (unsigned long)n);
+    ncf__set_views(m, m->params, m->params + s->emb_params);
+    return NCF_OK;
+}
+
+#ifndef NCF_INFERENCE_ONLY
+/* Normal(0, sd) or uniform(-lim, lim), element i of tensor t: a pure function of the seed. */
+static void ncf__init_tensor(ncf_model *m, int t, int normal, double scale)
+{
+    const ncf_tensor *T = &m->tensors[t];
+    float *p = m->params + T->offset;
+    int64_t i, n = (int64_t)T->rows * T->cols;
+    uint64_t key = ncf__hash3(m->cfg.seed, NCF__TAG_INIT, (uint64_t)t);
+    NCF__OMP(parallel for schedule(static) if (n > 65536))
+    for (i = 0; i < n; i++) {
+        uint64_t a = ncf__hash3(key, (uint64_t)i, 0), b = ncf__mix64(a);
+        if (normal) {
+            double u1 = ncf__unit(a), u2 = ncf__unit(b);
+            if (u1 < 1e-300) u1 = 1e-300;
+            p[i] = (float)(scale * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+        } else {
+            p[i] = (float)(scale * (2.0 * ncf__unit(a) - 1.0));
+        }
     }
-    m->gmf_user = ncf__view(m, "gmf_user"), m->gmf_item = ncf__view(m, "gmf_item");
-    m->mlp_user = ncf__view(m, "mlp_user"), m->mlp_item = ncf__view(m, "mlp_item");
-    for (l = 1; l <= s->nd; l++) m->w[l] = ncf__view(m, ncf__wname[l]), m->b[l] = ncf__view(m, ncf__bname[l]);
-    m->w_out = ncf__view(m, "w_out"), m->b_out = ncf__view(m, "b_out");
-    m->user_bias = ncf__view(m, "user_bias"), m->item_bias = ncf__view(m, "item_bias");
-    if (s->F) s->tab[s->ntab].user = m->gmf_user, s->tab[s->ntab].item = m->gmf_item, s->tab[s->ntab++].D = s->F;
-    if (s->H) s->tab[s->ntab].user = m->mlp_user, s->tab[s->ntab].item = m->mlp_item, s->tab[s->ntab++].D = s->H;
-    if (mf) s->tab[s->ntab].user = m->user_bias, s->tab[s->ntab].item = m->item_bias, s->tab[s->ntab++].D = 1;
-    s->wg = m->w_out;
-    if (mf && !(s->wg = s->ones = NCF__NEW(float, s->F))) {
-        ncf_model_free(m);
-        return ncf__fail(NCF_ERR_NOMEM, "out of memory for a model");
-    }
-    for (l = 0; mf && l < s->F; l++) s->ones[l] = 1.0f;
+}
+
+NCFDEF int ncf_model_create(ncf_model **out, const ncf_config *cfg)
+{
+    ncf_model *m;
+    int rc, t;
+    if (!out || !cfg) return ncf__fail(NCF_ERR_ARG, "ncf_model_create: NULL argument");
+    *out = NULL;
+    if ((rc = ncf__model_shell(&m, cfg)) != NCF_OK) return rc;
+    if ((rc = ncf__own_params(m)) != NCF_OK) { ncf_model_free(m); return rc; }
     for (t = 0; t < m->num_tensors; t++) {
         const ncf_tensor *T = &m->tensors[t];
         if (!strncmp(T->name, "gmf_", 4) || !strncmp(T->name, "mlp_", 4))                     /* embeddings */
@@ -2638,10 +2769,23 @@ NCFDEF int ncf_model_create(ncf_model **out, const ncf_config *cfg)
     *out = m;
     return NCF_OK;
 }
+#endif
+
+#ifndef NCF_INFERENCE_ONLY
+/* A model read in place (ncf_model_open) only serves: its parameters are the caller's. */
+static int ncf__writable(const ncf_model *m, const char *what)
+{
+    if (!m->scratch->in_place) return NCF_OK;
+    return ncf__fail(NCF_ERR_ARG, "%s: the model is read in place (ncf_model_open) and only serves; "
+                                  "ncf_load_mem makes a copy that can change", what);
+}
+#endif
 
 NCFDEF void ncf_model_free(ncf_model *m)
 {
     if (!m) return;
+    if (m->scratch && m->scratch->in_place) /* the buffer's: not ours to free */
+        m->params = NULL, m->raw_user = m->raw_item = m->seen_ptr = NULL, m->seen = NULL;
     if (m->scratch) {
         ncf__free_buffers(m->scratch);
         NCF_FREE(m->scratch->touched_user);
@@ -2665,6 +2809,9 @@ NCFDEF int ncf_model_init_from(ncf_model *m, const ncf_model *gmf, const ncf_mod
     struct ncf__scratch *s;
     int l, F, top;
     if (!m || !gmf || !mlp) return ncf__fail(NCF_ERR_ARG, "ncf_model_init_from: NULL model");
+    if ((l = ncf__writable(m, "ncf_model_init_from")) != NCF_OK) return l;
+    if (!gmf->params || !mlp->params)
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_init_from: an int8 model read in place cannot start a NeuMF");
     c = &m->cfg, g = &gmf->cfg, p = &mlp->cfg, s = m->scratch;
     if (c->model != NCF_NEUMF || g->model != NCF_GMF || p->model != NCF_MLP)
         return ncf__fail(NCF_ERR_ARG, "ncf_model_init_from: needs a NeuMF, a GMF and an MLP model (got types %d, %d, %d)",
@@ -2713,27 +2860,37 @@ static int ncf__check_batch(const ncf_model *m, const int32_t *users, const int3
 
 /* The output layer of one (user u, item i) with top-layer activations h: the same sums in
    the same order for training, evaluation and serving, so all three give one logit. */
-static float ncf__output(const ncf_model *m, int u, int i, const float *h)
+static float ncf__output(const ncf_model *m, const float *gu, const float *gi, int u, int i, const float *h)
 {
     const struct ncf__scratch *s = m->scratch;
     int F = s->F, d;
     float z = m->b_out[0];
     if (m->user_bias) z += m->user_bias[u] + m->item_bias[i];
-    if (F) {
-        const float *gu = m->gmf_user + (size_t)u * F, *gi = m->gmf_item + (size_t)i * F;
-        for (d = 0; d < F; d++) z = NCF__MADD(s->wg[d], gu[d] * gi[d], z);
-    }
+    for (d = 0; d < F; d++) z = NCF__MADD(s->wg[d], gu[d] * gi[d], z);
     for (d = 0; d < s->top; d++) z = NCF__MADD(m->w_out[F + d], h[d], z);
     return z;
 }
 
+/* Row r of an embedding table on a side (0 users, 1 items) as floats: the row itself, or an
+   int8 row dequantized into tmp (one rounding, scale * q, wherever it is read). */
+static const float *ncf__emb_row(const ncf__table *T, int side, int r, float *tmp)
+{
+    const float *f = side ? T->item : T->user, *sc;
+    const int8_t *q;
+    int d;
+    if (f) return f + (size_t)r * T->D;
+    q = (side ? T->qitem : T->quser) + (size_t)r * T->D, sc = (side ? T->sitem : T->suser) + r;
+    for (d = 0; d < T->D; d++) tmp[d] = *sc * (float)q[d];
+    return tmp;
+}
+
 /* Multiply-adds of one row's forward pass. */
-static double ncf__row_macs(const ncf_model *m)
+static float ncf__row_macs(const ncf_model *m)
 {
     const struct ncf__scratch *s = m->scratch;
-    double w = s->F + s->top + 1;
+    float w = (float)(s->F + s->top + 1);
     int l;
-    for (l = 1; l <= s->nd; l++) w += (double)m->cfg.layers[l - 1] * m->cfg.layers[l];
+    for (l = 1; l <= s->nd; l++) w += (float)m->cfg.layers[l - 1] * m->cfg.layers[l];
     return w;
 }
 
@@ -2769,11 +2926,16 @@ static void ncf__forward_rows(const ncf_model *m, ncf__acts *a, const int32_t *u
     for (l = 2; l <= s->nd; l++)
         ncf__gemm_rows(a->x[l], L[l], a->x[l - 1], L[l - 1], 1, m->w[l], L[l], m->b[l], r0, r1, L[l], L[l - 1],
                        NCF__RELU);
-    for (b = r0; b < r1; b++) a->logit[b] = ncf__output(m, users[b], items[b], a->x[s->nd] + (size_t)b * s->top);
+    for (b = r0; b < r1; b++)
+        a->logit[b] = ncf__output(m, F ? m->gmf_user + (size_t)users[b] * F : NULL,
+                                  F ? m->gmf_item + (size_t)items[b] * F : NULL, users[b], items[b],
+                                  a->x[s->nd] + (size_t)b * s->top);
 }
 
 /* Whether n rows are worth a parallel region. */
 static int ncf__rows_parallel(const ncf_model *m, int n) { return n > NCF__MR && n * ncf__row_macs(m) > 4 * NCF__PAR_WORK; }
+
+static int ncf__score_pairs(const ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits);
 
 NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits)
 {
@@ -2781,6 +2943,7 @@ NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *
     int rc, done, chunk;
     if (!m || !logits) return ncf__fail(NCF_ERR_ARG, "ncf_predict_batch: NULL model or output");
     if ((rc = ncf__check_batch(m, users, items, NULL, 0, n)) != NCF_OK) return rc;
+    if (!m->params) return ncf__score_pairs(m, users, items, n, logits); /* int8 rows read in place */
     chunk = n < 1024 ? n : 1024; /* scores do not depend on it (see the kernels) */
     if (!ncf__acts_alloc(m, &a, chunk)) return ncf__fail(NCF_ERR_NOMEM, "out of memory scoring a batch of %d", chunk);
     for (done = 0; done < n; done += chunk) {
@@ -3278,6 +3441,7 @@ static int ncf__given_batch(ncf_model *m, ncf__batch *bt, const int32_t *users, 
                             const float *labels, int n)
 {
     int rc;
+    if ((rc = ncf__writable(m, "training")) != NCF_OK) return rc;
     if ((rc = ncf__check_batch(m, users, items, labels, 1, n)) != NCF_OK) return rc;
     if ((rc = ncf__reserve(m, n)) != NCF_OK) return rc;
     memset(bt, 0, sizeof *bt);
@@ -3328,9 +3492,10 @@ NCFDEF int ncf_forward_backward(ncf_model *m, const int32_t *users, const int32_
 
 NCFDEF void ncf_zero_grad(ncf_model *m)
 {
-    struct ncf__scratch *s = m->scratch;
+    struct ncf__scratch *s = m ? m->scratch : NULL;
     ptrdiff_t i;
     int t;
+    if (!m || !m->grads) return; /* a model read in place has none */
     memset(m->grads + s->emb_params, 0, sizeof(float) * (m->num_params - s->emb_params));
     for (t = 0; t < s->ntab; t++) {
         int D = s->tab[t].D;
@@ -3370,7 +3535,7 @@ static int ncf__update_unit(ncf_model *m, int64_t u, const ncf__adam_k *k)
     return bad;
 }
 
-NCFDEF void ncf_update(ncf_model *m)
+static void ncf__update_now(ncf_model *m)
 {
     struct ncf__scratch *s = m->scratch;
     ncf__adam_k k = ncf__adam_consts(m, m->step + 1);
@@ -3391,6 +3556,11 @@ NCFDEF void ncf_update(ncf_model *m)
     s->ntouched_user = s->ntouched_item = 0;
     s->nonfinite |= bad;
     m->step++;
+}
+
+NCFDEF void ncf_update(ncf_model *m)
+{
+    if (m && m->grads) ncf__update_now(m); /* a model read in place has no gradients */
 }
 
 /* Refuses a non-finite loss (nothing updated) or a step that wrote a non-finite parameter. */
@@ -3501,6 +3671,7 @@ NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int
     int64_t pos, end;
     ncf__report rep;
     if (!m || !s || !s->data) return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: NULL model or sampler");
+    if ((rc = ncf__writable(m, "ncf_train_examples")) != NCF_OK) return rc;
     if (s->data->num_users > m->cfg.num_users || s->data->num_items > m->cfg.num_items)
         return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: the data has %d users and %d items, the model %d and %d",
                          s->data->num_users, s->data->num_items, m->cfg.num_users, m->cfg.num_items);
@@ -3559,22 +3730,62 @@ NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_pr
 /* Scoring one user against many items uses the split first layer:
    W1 [u; i] = W1u u + W1i i, with W1i i precomputed once per item. */
 
+/* Scoring buffers for n items at a time, carved from one block: the heap's, or the caller's
+   workspace (ncf_workspace_size). */
 typedef struct {
-    float *h[2];    /* [n][widest] activations */
+    float *h[2];    /* [n][widest dense layer] activations */
     float *pu;      /* [layers[1]] user half of the first layer, plus its bias */
+    float *urow;    /* [F + H] the user's GMF and MLP rows, when int8 */
+    float *irow;    /* [n][H] the items' MLP rows, when no item projection is cached */
+    float *gi;      /* [F] an item's GMF row, when int8 */
+    float *sc;      /* [n] scores */
+    int n;
 } ncf__eval_buf;
 
-static void ncf__eval_buf_free(ncf__eval_buf *e) { NCF_FREE(e->h[0]); NCF_FREE(e->h[1]); NCF_FREE(e->pu); }
+#define NCF__ALIGN_FLOATS 16 /* each buffer starts on a 64-byte line */
+
+static size_t ncf__round_floats(size_t n) { return (n + NCF__ALIGN_FLOATS - 1) / NCF__ALIGN_FLOATS * NCF__ALIGN_FLOATS; }
+
+static int ncf__widest_dense(const ncf_model *m)
+{
+    int l, w = 1;
+    for (l = 1; l <= m->scratch->nd; l++) if (m->cfg.layers[l] > w) w = m->cfg.layers[l];
+    return w;
+}
+
+/* Floats of an eval buffer for n items; with mem, also carves it from mem. */
+static size_t ncf__eval_buf_carve(ncf__eval_buf *e, const ncf_model *m, int n, float *mem)
+{
+    const struct ncf__scratch *s = m->scratch;
+    size_t at = 0, w = (size_t)ncf__widest_dense(m), sizes[7];
+    float **dst[7];
+    int q;
+    dst[0] = &e->h[0], sizes[0] = (size_t)n * w;
+    dst[1] = &e->h[1], sizes[1] = (size_t)n * w;
+    dst[2] = &e->pu, sizes[2] = w;
+    dst[3] = &e->urow, sizes[3] = (size_t)s->F + s->H;
+    dst[4] = &e->irow, sizes[4] = (size_t)n * s->H;
+    dst[5] = &e->gi, sizes[5] = (size_t)s->F;
+    dst[6] = &e->sc, sizes[6] = (size_t)n;
+    for (q = 0; q < 7; q++) {
+        if (mem) *dst[q] = mem + at;
+        at += ncf__round_floats(sizes[q] ? sizes[q] : 1);
+    }
+    e->n = n;
+    return at;
+}
+
+#ifndef NCF_INFERENCE_ONLY
+static void ncf__eval_buf_free(ncf__eval_buf *e) { NCF_FREE(e->h[0]); }
 
 static int ncf__eval_buf_alloc(ncf__eval_buf *e, const ncf_model *m, int n)
 {
-    int w = ncf__widest(m);
-    e->h[0] = NCF__NEW(float, (size_t)n * w), e->h[1] = NCF__NEW(float, (size_t)n * w);
-    e->pu = NCF__NEW(float, w);
-    if (e->h[0] && e->h[1] && e->pu) return 1;
-    ncf__eval_buf_free(e);
-    return 0;
+    float *mem = NCF__NEW(float, ncf__eval_buf_carve(e, m, n, NULL));
+    if (!mem) return 0;
+    ncf__eval_buf_carve(e, m, n, mem);
+    return 1;
 }
+#endif
 
 /* Item halves of the first dense layer, [num_items][layers[1]], or NULL without MLP. */
 static float *ncf__item_projection(const ncf_model *m, int *rc)
@@ -3583,7 +3794,7 @@ static float *ncf__item_projection(const ncf_model *m, int *rc)
     int L1;
     float *proj;
     *rc = NCF_OK;
-    if (!s->H) return NULL;
+    if (!s->H || !m->mlp_item) return NULL; /* (an int8 model projects as it scores) */
     L1 = m->cfg.layers[1];
     proj = NCF__NEW(float, (size_t)m->cfg.num_items * L1);
     if (!proj) { *rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for the item projection"); return NULL; }
@@ -3600,6 +3811,7 @@ static const float *ncf__cached_projection(const ncf_model *m)
     return s->proj && s->proj_step == m->step ? s->proj : NULL;
 }
 
+#ifndef NCF_INFERENCE_ONLY
 /* The projection for scoring: the cache, or one of the caller's own (*own, freed by it). */
 static const float *ncf__projection_for(const ncf_model *m, float **own, int *rc)
 {
@@ -3607,6 +3819,7 @@ static const float *ncf__projection_for(const ncf_model *m, float **own, int *rc
     *own = NULL, *rc = NCF_OK;
     return p || !m->scratch->H ? p : (*own = ncf__item_projection(m, rc));
 }
+#endif
 
 /* Out of memory leaves no cache; scoring then makes its own. */
 static void ncf__refresh_projection(ncf_model *m)
@@ -3618,19 +3831,31 @@ static void ncf__refresh_projection(ncf_model *m)
     s->proj_step = m->step;
 }
 
-/* Logits of user u against items cand[0..n) (all items in order when cand is NULL), with
-   the training forward's rounding (ncf__first_layer, ncf__output). */
+/* Logits of user u against items cand[0..n) (items first.. in order when cand is NULL) into
+   e->sc, with the training forward's rounding (ncf__first_layer, ncf__output). Without a
+   projection the items' half of the first layer is computed here, row by row as the cache
+   computes it, so the scores are the same. n <= e->n. */
 static void ncf__score_user(const ncf_model *m, const float *proj, int u, const int32_t *cand, int first, int n,
-                            float *scores, ncf__eval_buf *e)
+                            ncf__eval_buf *e)
 {
     const struct ncf__scratch *s = m->scratch;
     const int *L = m->cfg.layers;
+    const float *gu = s->F ? ncf__emb_row(&s->tab[s->tg], 0, u, e->urow) : NULL;
     int j, d, l, cur = 0;
     if (s->H) {
-        int L1 = L[1];
-        ncf__gemm_rows(e->pu, L1, m->mlp_user + (size_t)u * s->H, 0, 1, m->w[1], L1, m->b[1], 0, 1, L1, s->H, 0);
+        int L1 = L[1], H = s->H;
+        const float *hu = ncf__emb_row(&s->tab[s->th], 0, u, e->urow + s->F);
+        ncf__gemm_rows(e->pu, L1, hu, 0, 1, m->w[1], L1, m->b[1], 0, 1, L1, H, 0);
+        if (!proj) { /* the items' rows gathered, then their half of the first layer */
+            for (j = 0; j < n; j++) {
+                float *dst = e->irow + (size_t)j * H;
+                const float *r = ncf__emb_row(&s->tab[s->th], 1, cand ? cand[j] : first + j, dst);
+                if (r != dst) memcpy(dst, r, sizeof(float) * (size_t)H);
+            }
+            ncf__gemm_rows(e->h[1], L1, e->irow, H, 1, m->w[1] + (size_t)H * L1, L1, NULL, 0, n, L1, H, 0);
+        }
         for (j = 0; j < n; j++) {
-            const float *pi = proj + (size_t)(cand ? cand[j] : first + j) * L1;
+            const float *pi = proj ? proj + (size_t)(cand ? cand[j] : first + j) * L1 : e->h[1] + (size_t)j * L1;
             float *h = e->h[0] + (size_t)j * L1;
             for (d = 0; d < L1; d++) {
                 float v = e->pu[d] + pi[d];
@@ -3641,7 +3866,11 @@ static void ncf__score_user(const ncf_model *m, const float *proj, int u, const 
             ncf__gemm_rows(e->h[cur ^ 1], L[l], e->h[cur], L[l - 1], 1, m->w[l], L[l], m->b[l], 0, n, L[l], L[l - 1],
                            NCF__RELU);
     }
-    for (j = 0; j < n; j++) scores[j] = ncf__output(m, u, cand ? cand[j] : first + j, e->h[cur] + (size_t)j * s->top);
+    for (j = 0; j < n; j++) {
+        int i = cand ? cand[j] : first + j;
+        const float *gi = s->F ? ncf__emb_row(&s->tab[s->tg], 1, i, e->gi) : NULL;
+        e->sc[j] = ncf__output(m, gu, gi, u, i, e->h[cur] + (size_t)j * s->top);
+    }
 }
 
 #ifndef NCF_INFERENCE_ONLY
@@ -3706,9 +3935,9 @@ NCFDEF int ncf_evaluate_with(ncf_model *m, const ncf_dataset *data, const ncf_ev
     NCF__OMP(parallel)
     {
         ncf__eval_buf e;
-        float *sc = NCF__NEW(float, ncand);
         int32_t *cand = NCF__NEW(int32_t, ncand);
-        int have_e = ncf__eval_buf_alloc(&e, m, ncand), ok = have_e && sc && cand;
+        int have_e = ncf__eval_buf_alloc(&e, m, ncand), ok = have_e && cand;
+        float *sc = have_e ? e.sc : NULL;
         if (!ok) {
             NCF__OMP(atomic write)
             failed = 1;
@@ -3723,7 +3952,7 @@ NCFDEF int ncf_evaluate_with(ncf_model *m, const ncf_dataset *data, const ncf_ev
             if (!ok || !pick[u]) continue;
             if (o->full_ranking) {
                 const int32_t *p = data->items + data->user_ptr[u], *pe = data->items + data->user_ptr[u + 1];
-                ncf__score_user(m, proj, u, NULL, 0, ncand, sc, &e);
+                ncf__score_user(m, proj, u, NULL, 0, ncand, &e);
                 for (j = 0; j < ncand; j++) {
                     while (p < pe && *p < j) p++;
                     if (j != t && j != other && !(p < pe && *p == j) && ncf__ranks_above(sc[j], sc[t])) rank++;
@@ -3731,7 +3960,7 @@ NCFDEF int ncf_evaluate_with(ncf_model *m, const ncf_dataset *data, const ncf_ev
             } else {
                 cand[0] = t;
                 memcpy(cand + 1, neg, sizeof(int32_t) * (size_t)(ncand - 1));
-                ncf__score_user(m, proj, u, cand, 0, ncand, sc, &e);
+                ncf__score_user(m, proj, u, cand, 0, ncand, &e);
                 for (j = 1; j < ncand; j++) rank += cand[j] != t && ncf__ranks_above(sc[j], sc[0]);
             }
             if (!NCF__NONFINITE(sc[o->full_ranking ? t : 0])) {
@@ -3743,7 +3972,7 @@ NCFDEF int ncf_evaluate_with(ncf_model *m, const ncf_dataset *data, const ncf_ev
             }
         }
         if (have_e) ncf__eval_buf_free(&e);
-        NCF_FREE(sc); NCF_FREE(cand);
+        NCF_FREE(cand);
     }
     NCF_FREE(own);
     if (!failed)
@@ -3811,7 +4040,7 @@ static int ncf__id_order(const int64_t *raw, int n, int32_t **order, const char 
         if (k > 0 && p[k].raw == p[k - 1].raw) {
             int64_t dup = p[k].raw;
             NCF_FREE(p), NCF_FREE(*order), *order = NULL;
-            return ncf__fail(NCF_ERR_DATA, "raw %s id %lld appears twice", what, (long long)dup);
+            return ncf__fail(NCF_ERR_DATA, "raw %s id %s appears twice", what, ncf__i64s(dup, 0));
         }
         (*order)[k] = p[k].dense;
     }
@@ -3826,34 +4055,90 @@ static int ncf__build_id_maps(ncf_model *m)
 }
 
 
+/* A user's rated items are a varint stream: each the gap from the one before, minus one.
+   The cursor walks it: next is the next rated item, INT32_MAX past the last. */
+typedef struct { const uint8_t *p, *end; int32_t next; } ncf__seen_cursor;
+
+/* One varint (at most 5 bytes, ending before end) into *v; 0 when malformed. */
+static int ncf__get_varint(const uint8_t **p, const uint8_t *end, uint32_t *v)
+{
+    int shift;
+    *v = 0;
+    for (shift = 0; shift < 35 && *p < end; shift += 7) {
+        uint8_t b = *(*p)++;
+        *v |= (uint32_t)(b & 127) << shift;
+        if (!(b & 128)) return shift < 28 || b < 16;
+    }
+    return 0;
+}
+
+static int ncf__put_varint(uint8_t *p, uint32_t v)
+{
+    int n = 0;
+    for (; v >= 128; v >>= 7) p[n++] = (uint8_t)(v | 128);
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+static void ncf__seen_step(ncf__seen_cursor *c)
+{
+    uint32_t gap;
+    if (c->p < c->end && ncf__get_varint(&c->p, c->end, &gap) && (int64_t)c->next + gap + 1 < INT32_MAX)
+        c->next += (int32_t)gap + 1;
+    else
+        c->next = INT32_MAX, c->p = c->end;
+}
+
+/* A cursor at user u's first rated item >= from (none when the model keeps no lists). */
+static ncf__seen_cursor ncf__seen_from(const ncf_model *m, int u, int from)
+{
+    ncf__seen_cursor c;
+    c.p = c.end = NULL, c.next = -1;
+    if (m->seen) c.p = m->seen + m->seen_ptr[u], c.end = m->seen + m->seen_ptr[u + 1];
+    do ncf__seen_step(&c); while (c.next < from);
+    return c;
+}
+
 #ifndef NCF_INFERENCE_ONLY
+/* User u's rated items, training and test, ascending, as a varint stream into p (when not
+   NULL); returns its length in bytes. */
+static size_t ncf__encode_rated(const ncf_dataset *d, int u, uint8_t *p)
+{
+    const int32_t *it = d->items + d->user_ptr[u], *ie = d->items + d->user_ptr[u + 1];
+    int32_t t = d->test_item[u], prev = -1, cur;
+    uint8_t tmp[5];
+    size_t n = 0;
+    while (it < ie || t >= 0) {
+        if (t >= 0 && (it == ie || t < *it)) cur = t, t = -1;
+        else cur = *it++;
+        n += (size_t)ncf__put_varint(p ? p + n : tmp, (uint32_t)(cur - prev - 1));
+        prev = cur;
+    }
+    return n;
+}
+
 NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *d)
 {
     int64_t *ru, *ri, *sp;
-    int32_t *sv;
-    int u;
+    uint8_t *sv;
+    int u, rc;
     if (!m || !d || !d->raw_user || !d->raw_item) return ncf__fail(NCF_ERR_ARG, "ncf_model_set_ids: NULL argument");
+    if ((rc = ncf__writable(m, "ncf_model_set_ids")) != NCF_OK) return rc;
     if (d->num_users != m->cfg.num_users || d->num_items != m->cfg.num_items)
         return ncf__fail(NCF_ERR_ARG, "ncf_model_set_ids: the data has %d users and %d items, the model %d and %d",
                          d->num_users, d->num_items, m->cfg.num_users, m->cfg.num_items);
     ru = NCF__NEW(int64_t, d->num_users), ri = NCF__NEW(int64_t, d->num_items);
-    sp = NCF__NEW(int64_t, (size_t)d->num_users + 1), sv = NCF__NEW(int32_t, d->num_train + d->num_users + 1);
+    sp = NCF__NEW(int64_t, (size_t)d->num_users + 1);
+    if (sp)
+        for (sp[0] = 0, u = 0; u < d->num_users; u++) sp[u + 1] = sp[u] + (int64_t)ncf__encode_rated(d, u, NULL);
+    sv = sp ? NCF__NEW(uint8_t, sp[d->num_users]) : NULL;
     if (!ru || !ri || !sp || !sv) {
         NCF_FREE(ru); NCF_FREE(ri); NCF_FREE(sp); NCF_FREE(sv);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for the id maps");
     }
     memcpy(ru, d->raw_user, sizeof(int64_t) * (size_t)d->num_users);
     memcpy(ri, d->raw_item, sizeof(int64_t) * (size_t)d->num_items);
-    sp[0] = 0;
-    for (u = 0; u < d->num_users; u++) { /* training items with the test item merged in, ascending */
-        const int32_t *p = d->items + d->user_ptr[u], *pe = d->items + d->user_ptr[u + 1];
-        int32_t t = d->test_item[u];
-        int64_t at = sp[u];
-        for (; p < pe && (t < 0 || *p < t); p++) sv[at++] = *p;
-        if (t >= 0) sv[at++] = t;
-        for (; p < pe; p++) sv[at++] = *p;
-        sp[u + 1] = at;
-    }
+    for (u = 0; u < d->num_users; u++) ncf__encode_rated(d, u, sv + sp[u]);
     NCF_FREE(m->raw_user), NCF_FREE(m->raw_item), NCF_FREE(m->seen_ptr), NCF_FREE(m->seen);
     m->raw_user = ru, m->raw_item = ri, m->seen_ptr = sp, m->seen = sv;
     ncf__refresh_projection(m); /* the model is about to serve */
@@ -3866,20 +4151,10 @@ static int ncf__dense_ids(const ncf_model *m, int64_t raw_user, int64_t raw_item
     const struct ncf__scratch *s = m->scratch;
     if (!m->raw_user) return ncf__fail(NCF_ERR_ARG, "the model has no id maps (ncf_model_set_ids)");
     *u = ncf__find_id(m->raw_user, s->user_order, m->cfg.num_users, raw_user);
-    if (*u < 0) return ncf__fail(NCF_ERR_ARG, "unknown user %lld (cold start is out of scope)", (long long)raw_user);
+    if (*u < 0) return ncf__fail(NCF_ERR_ARG, "unknown user %s (cold start is out of scope)", ncf__i64s(raw_user, 0));
     if (i && (*i = ncf__find_id(m->raw_item, s->item_order, m->cfg.num_items, raw_item)) < 0)
-        return ncf__fail(NCF_ERR_ARG, "unknown item %lld", (long long)raw_item);
+        return ncf__fail(NCF_ERR_ARG, "unknown item %s", ncf__i64s(raw_item, 0));
     return NCF_OK;
-}
-
-NCFDEF int ncf_predict(ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit)
-{
-    int u = 0, i = 0, rc;
-    int32_t uu, ii;
-    if (!m || !logit) return ncf__fail(NCF_ERR_ARG, "ncf_predict: NULL argument");
-    if ((rc = ncf__dense_ids(m, raw_user, raw_item, &u, &i)) != NCF_OK) return rc;
-    uu = u, ii = i;
-    return ncf_predict_batch(m, &uu, &ii, 1, logit);
 }
 
 /* (score, dense id) ordered best first: higher score, then lower id. */
@@ -3924,99 +4199,277 @@ static void ncf__heap_offer(ncf__cand *h, int *n, int k, ncf__cand c)
     }
 }
 
-#define NCF__REC_CHUNK 96 /* items scored at a time: their activations stay in L2 */
+#define NCF__REC_CHUNK 32 /* items scored at a time: their activations stay in L1 */
 
-/* Scores items [j0, j1) for user u into the heap, skipping the user's rated items when seen
-   is set (seen[0..nseen) ascending). */
-static void ncf__recommend_chunk(const ncf_model *m, const float *proj, int u, int j0, int j1, const int32_t *seen,
-                                 int64_t nseen, ncf__eval_buf *e, float *sc, ncf__cand *heap, int *nh, int k)
+/* Scores items [j0, j1) for user u into the heap, skipping rated items when c is given. */
+static void ncf__recommend_chunk(const ncf_model *m, const float *proj, int u, int j0, int j1, ncf__seen_cursor *c,
+                                 ncf__eval_buf *e, ncf__cand *heap, int *nh, int k)
 {
-    int64_t lo = 0, hi = nseen;
     int j;
-    while (lo < hi) { /* first rated item >= j0 */
-        int64_t mid = lo + (hi - lo) / 2;
-        if (seen[mid] < j0) lo = mid + 1; else hi = mid;
-    }
-    ncf__score_user(m, proj, u, NULL, j0, j1 - j0, sc, e);
+    ncf__score_user(m, proj, u, NULL, j0, j1 - j0, e);
     for (j = j0; j < j1; j++) {
-        ncf__cand c;
-        if (lo < nseen && seen[lo] == j) { lo++; continue; }
-        c.score = sc[j - j0], c.item = j;
-        ncf__heap_offer(heap, nh, k, c);
+        ncf__cand x;
+        if (c) {
+            while (c->next < j) ncf__seen_step(c);
+            if (c->next == j) continue;
+        }
+        x.score = e->sc[j - j0], x.item = j;
+        ncf__heap_offer(heap, nh, k, x);
     }
+}
+
+/* The heap's n best into out_items (raw ids) and out_scores, best first; returns n. */
+static int ncf__heap_out(const ncf_model *m, ncf__cand *best, int n, int64_t *out_items, float *out_scores)
+{
+    int j;
+    for (j = n - 1; j >= 0; j--) { /* worst first, into the tail */
+        out_items[j] = m->raw_item ? m->raw_item[best[0].item] : best[0].item;
+        if (out_scores) out_scores[j] = best[0].score;
+        best[0] = best[j];
+        ncf__heap_down(best, j, 0);
+    }
+    return n;
+}
+
+/* A serving workspace: scoring buffers for a chunk of items, then a heap of k candidates,
+   from a 64-byte boundary; its size is a multiple of 64 bytes. */
+static size_t ncf__workspace_floats(const ncf_model *m, int k, int *kk)
+{
+    ncf__eval_buf e;
+    *kk = k < 1 ? 1 : k > m->cfg.num_items ? m->cfg.num_items : k;
+    return ncf__eval_buf_carve(&e, m, NCF__REC_CHUNK, NULL) + ncf__round_floats((size_t)*kk * 2);
+}
+
+NCFDEF size_t ncf_workspace_size(const ncf_model *m, int k)
+{
+    int kk;
+    return m ? sizeof(float) * (ncf__workspace_floats(m, k, &kk) + NCF__ALIGN_FLOATS) : 0;
+}
+
+static int ncf__workspace(const ncf_model *m, int k, void *work, size_t size, ncf__eval_buf *e, ncf__cand **heap)
+{
+    size_t need = ncf_workspace_size(m, k), skip = (size_t)(-(intptr_t)work & 63);
+    if (!work || size < need)
+        return ncf__fail(NCF_ERR_ARG, "workspace of %lu bytes; this model and k = %d need %lu (ncf_workspace_size)",
+                         (unsigned long)(work ? size : 0), k, (unsigned long)need);
+    work = (char *)work + skip;
+    *heap = (ncf__cand *)((float *)work + ncf__eval_buf_carve(e, m, NCF__REC_CHUNK, (float *)work));
+    return NCF_OK;
+}
+
+static int ncf__serve_args(const ncf_model *m, int64_t raw_user, int k, const void *out, int *u, const char *what)
+{
+    if (!m || !out || k <= 0) return ncf__fail(NCF_ERR_ARG, "%s: need a model, an output and k > 0", what);
+    return ncf__dense_ids(m, raw_user, 0, u, NULL);
+}
+
+NCFDEF int ncf_recommend_with(const ncf_model *m, int64_t raw_user, int k, int exclude_seen, int64_t *out_items,
+                              float *out_scores, void *work, size_t work_size)
+{
+    ncf__eval_buf e;
+    ncf__cand *heap;
+    ncf__seen_cursor c;
+    int u = 0, rc, j0, n = 0, I;
+    if ((rc = ncf__serve_args(m, raw_user, k, out_items, &u, "ncf_recommend_with")) != NCF_OK) return rc;
+    if ((rc = ncf__workspace(m, k, work, work_size, &e, &heap)) != NCF_OK) return rc;
+    I = m->cfg.num_items;
+    if (k > I) k = I;
+    c = ncf__seen_from(m, u, 0);
+    for (j0 = 0; j0 < I; j0 += NCF__REC_CHUNK)
+        ncf__recommend_chunk(m, ncf__cached_projection(m), u, j0, j0 + NCF__REC_CHUNK < I ? j0 + NCF__REC_CHUNK : I,
+                             exclude_seen ? &c : NULL, &e, heap, &n, k);
+    return ncf__heap_out(m, heap, n, out_items, out_scores);
+}
+
+NCFDEF int ncf_predict_with(const ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit, void *work,
+                            size_t work_size)
+{
+    ncf__eval_buf e;
+    ncf__cand *heap;
+    int u = 0, i = 0, rc;
+    int32_t ii;
+    if (!m || !logit) return ncf__fail(NCF_ERR_ARG, "ncf_predict_with: NULL argument");
+    if ((rc = ncf__dense_ids(m, raw_user, raw_item, &u, &i)) != NCF_OK) return rc;
+    if ((rc = ncf__workspace(m, 1, work, work_size, &e, &heap)) != NCF_OK) return rc;
+    ii = i;
+    ncf__score_user(m, ncf__cached_projection(m), u, &ii, 0, 1, &e);
+    *logit = e.sc[0];
+    return NCF_OK;
+}
+
+/* Pair by pair through the serving path: how ncf_predict_batch scores an int8 model read in
+   place, whose rows the training forward cannot gather. */
+static int ncf__score_pairs(const ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits)
+{
+    size_t size = ncf_workspace_size(m, 1);
+    void *work = NCF_MALLOC(size);
+    ncf__eval_buf e;
+    ncf__cand *heap;
+    int j;
+    if (!work) return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte workspace", (unsigned long)size);
+    ncf__workspace(m, 1, work, size, &e, &heap);
+    for (j = 0; j < n; j++) {
+        ncf__score_user(m, NULL, users[j], items + j, 0, 1, &e);
+        logits[j] = e.sc[0];
+    }
+    NCF_FREE(work);
+    return NCF_OK;
+}
+
+NCFDEF int ncf_predict(ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit)
+{
+    size_t size = ncf_workspace_size(m, 1);
+    void *work = m ? NCF_MALLOC(size) : NULL;
+    int rc;
+    if (m && !work) return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte workspace", (unsigned long)size);
+    rc = ncf_predict_with(m, raw_user, raw_item, logit, work, size);
+    NCF_FREE(work);
+    return rc;
 }
 
 NCFDEF int ncf_recommend(ncf_model *m, int64_t raw_user, int k, int exclude_seen, int64_t *out_items,
                          float *out_scores)
 {
     const float *proj;
-    const int32_t *seen = NULL;
-    float *own;
-    ncf__cand *heaps, *best;
+    ncf__cand *best, **heaps;
     ncf__team team = NCF__TEAM_INIT;
-    int u = 0, rc, j, n = 0, I, T, failed = 0, *nh;
-    int64_t nseen = 0, chunks;
-    if (!m || !out_items || k <= 0) return ncf__fail(NCF_ERR_ARG, "ncf_recommend: need a model, an output and k > 0");
-    if ((rc = ncf__dense_ids(m, raw_user, 0, &u, NULL)) != NCF_OK) return rc;
+    char *block;
+    size_t size;
+    int u = 0, rc, j, n = 0, I, T, *nh;
+    int64_t chunks;
+    if ((rc = ncf__serve_args(m, raw_user, k, out_items, &u, "ncf_recommend")) != NCF_OK) return rc;
     I = m->cfg.num_items;
-    if ((proj = ncf__projection_for(m, &own, &rc)) == NULL && rc != NCF_OK) return rc;
     if (k > I) k = I; /* a huge k asks for no more memory than the catalogue */
-    if (exclude_seen && m->seen) seen = m->seen + m->seen_ptr[u], nseen = m->seen_ptr[u + 1] - m->seen_ptr[u];
+    proj = ncf__cached_projection(m);
     chunks = (I + NCF__REC_CHUNK - 1) / NCF__REC_CHUNK;
     T = ncf_get_threads();
-    heaps = NCF__NEW(ncf__cand, (size_t)T * k + k), nh = NCF__ZNEW(int, T);
-    if (!heaps || !nh) {
-        NCF_FREE(heaps), NCF_FREE(nh), NCF_FREE(own);
-        return ncf__fail(NCF_ERR_NOMEM, "out of memory for the top %d of %d items", k, I);
-    }
-    best = heaps + (size_t)T * k;
-    NCF__PARALLEL(T > 1 && chunks > 1 && (double)I * ncf__row_macs(m) > 16 * NCF__PAR_WORK)
+    size = ncf_workspace_size(m, k);
+    /* T workspaces, then where each thread's heap is, the merged heap and the heaps' sizes */
+    block = (char *)ncf__alloc((size_t)T, size + sizeof(ncf__cand *) + sizeof(int) + sizeof(ncf__cand) * (size_t)k);
+    if (!block) return ncf__fail(NCF_ERR_NOMEM, "out of memory for the top %d of %d items", k, I);
+    heaps = (ncf__cand **)(block + (size_t)T * size), best = (ncf__cand *)(heaps + T), nh = (int *)(best + k);
+    for (j = 0; j < T; j++) nh[j] = 0;
+    NCF__PARALLEL(T > 1 && chunks > 1 && (float)I * ncf__row_macs(m) > 16 * NCF__PAR_WORK)
     { /* each thread keeps the best k of the chunks it scored; merged below */
         ncf__ctx x = ncf__join(&team);
         ncf__eval_buf e;
-        int t = 0, ok;
-        float *sc = NCF__NEW(float, NCF__REC_CHUNK);
+        int t = 0;
         int64_t lo, hi, c;
 #if NCF__TEAMS
         t = omp_get_thread_num();
 #endif
-        ok = t < T && ncf__eval_buf_alloc(&e, m, NCF__REC_CHUNK);
-        if (!ok || !sc) ncf__flag(&failed, !!(t < T)); /* (a thread beyond T just takes no work) */
-        while (ok && sc && ncf__claim(&x, chunks, 1, &lo, &hi))
-            for (c = lo; c < hi; c++) {
-                int j0 = (int)c * NCF__REC_CHUNK, j1 = j0 + NCF__REC_CHUNK < I ? j0 + NCF__REC_CHUNK : I;
-                ncf__recommend_chunk(m, proj, u, j0, j1, seen, nseen, &e, sc, heaps + (size_t)t * k, &nh[t], k);
+        if (t < T && ncf__workspace(m, k, block + (size_t)t * size, size, &e, &heaps[t]) == NCF_OK)
+            while (ncf__claim(&x, chunks, 1, &lo, &hi)) {
+                ncf__seen_cursor cur = ncf__seen_from(m, u, (int)lo * NCF__REC_CHUNK);
+                for (c = lo; c < hi; c++) {
+                    int j0 = (int)c * NCF__REC_CHUNK, j1 = j0 + NCF__REC_CHUNK < I ? j0 + NCF__REC_CHUNK : I;
+                    ncf__recommend_chunk(m, proj, u, j0, j1, exclude_seen ? &cur : NULL, &e, heaps[t], &nh[t], k);
+                }
             }
-        if (ok) ncf__eval_buf_free(&e);
-        NCF_FREE(sc);
     }
-    if (!failed)
-        for (j = 0; j < T; j++) {
-            int q;
-            for (q = 0; q < nh[j]; q++) ncf__heap_offer(best, &n, k, heaps[(size_t)j * k + q]);
-        }
-    for (j = n - 1; j >= 0 && !failed; j--) { /* worst first, into the tail */
-        out_items[j] = m->raw_item ? m->raw_item[best[0].item] : best[0].item;
-        if (out_scores) out_scores[j] = best[0].score;
-        best[0] = best[j];
-        ncf__heap_down(best, j, 0);
+    for (j = 0; j < T; j++) {
+        int q;
+        for (q = 0; q < nh[j]; q++) ncf__heap_offer(best, &n, k, heaps[j][q]);
     }
-    NCF_FREE(heaps), NCF_FREE(nh), NCF_FREE(own);
-    if (failed) return ncf__fail(NCF_ERR_NOMEM, "out of memory scoring %d items", I);
+    n = ncf__heap_out(m, best, n, out_items, out_scores);
+    NCF_FREE(block);
     return n;
 }
 
+enum { NCF__FILE_ADAM = 1, NCF__FILE_IDS = 2, NCF__FILE_SEEN = 4, NCF__FILE_INT8 = 8, NCF__FILE_SLOTS = 16 };
+#define NCF__HEADER_BYTES (16 + 4 * (5 + NCF__FILE_SLOTS) + 4 * (1 + NCF__FILE_SLOTS + 4) + 4 * 5 + 8 * 4)
+#define NCF__HEADER_V3 ((NCF__HEADER_BYTES + 7) / 8 * 8) /* version 3's sections start 8-aligned */
+
+/* Where a file's sections are, in bytes from its start. The rated-items section starts with
+   its size: version 2, the number of items (then a count per user and the items); version 3,
+   the bytes of the varint stream (then where each user's starts, and the stream). */
+typedef struct {
+    uint32_t version, flags;
+    uint64_t ids, seen, params, adam, end; /* end: where the CRC is */
+    uint64_t tensor[NCF_MAX_TENSORS];      /* each tensor's floats, or its int8 rows' scales */
+    uint64_t nseen;
+} ncf__layout;
+
+static uint64_t ncf__pad(uint64_t at, uint64_t a) { return (at + a - 1) / a * a; }
+
+/* Tensors an int8 file stores as int8 rows: the GMF and MLP tables (MF's biases stay float). */
+static int ncf__quantized(const ncf_model *m, int t)
+{
+    return !strncmp(m->tensors[t].name, "gmf_", 4) || !strncmp(m->tensors[t].name, "mlp_", 4);
+}
+
+static void ncf__lay_out(const ncf_model *m, ncf__layout *L)
+{
+    uint64_t at, U = (uint64_t)m->cfg.num_users, I = (uint64_t)m->cfg.num_items;
+    int t, v3 = L->version >= 3;
+    at = v3 ? NCF__HEADER_V3 : NCF__HEADER_BYTES;
+    L->ids = at;
+    if (L->flags & NCF__FILE_IDS) at += 8 * (U + I);
+    L->seen = at;
+    if (L->flags & NCF__FILE_SEEN) at = v3 ? ncf__pad(at + 8 + 8 * (U + 1) + L->nseen, 8) : at + 8 + 4 * (U + L->nseen);
+    L->params = at;
+    for (t = 0; t < m->num_tensors; t++) {
+        uint64_t rows = (uint64_t)m->tensors[t].rows, n = rows * (uint64_t)m->tensors[t].cols;
+        L->tensor[t] = at;
+        at = (L->flags & NCF__FILE_INT8) && ncf__quantized(m, t) ? ncf__pad(at + 4 * rows + n, 4) : at + 4 * n;
+    }
+    L->adam = at;
+    if (L->flags & NCF__FILE_ADAM) at += 8 * (uint64_t)m->num_params;
+    L->end = at;
+}
+
+/* The CRC-32 of zlib and PNG (reflected polynomial 0xEDB88320). */
+static const uint32_t ncf__crc_table[256] = {
+    0x00000000u, 0x77073096u, 0xEE0E612Cu, 0x990951BAu, 0x076DC419u, 0x706AF48Fu,
+    0xE963A535u, 0x9E6495A3u, 0x0EDB8832u, 0x79DCB8A4u, 0xE0D5E91Eu, 0x97D2D988u,
+    0x09B64C2Bu, 0x7EB17CBDu, 0xE7B82D07u, 0x90BF1D91u, 0x1DB71064u, 0x6AB020F2u,
+    0xF3B97148u, 0x84BE41DEu, 0x1ADAD47Du, 0x6DDDE4EBu, 0xF4D4B551u, 0x83D385C7u,
+    0x136C9856u, 0x646BA8C0u, 0xFD62F97Au, 0x8A65C9ECu, 0x14015C4Fu, 0x63066CD9u,
+    0xFA0F3D63u, 0x8D080DF5u, 0x3B6E20C8u, 0x4C69105Eu, 0xD56041E4u, 0xA2677172u,
+    0x3C03E4D1u, 0x4B04D447u, 0xD20D85FDu, 0xA50AB56Bu, 0x35B5A8FAu, 0x42B2986Cu,
+    0xDBBBC9D6u, 0xACBCF940u, 0x32D86CE3u, 0x45DF5C75u, 0xDCD60DCFu, 0xABD13D59u,
+    0x26D930ACu, 0x51DE003Au, 0xC8D75180u, 0xBFD06116u, 0x21B4F4B5u, 0x56B3C423u,
+    0xCFBA9599u, 0xB8BDA50Fu, 0x2802B89Eu, 0x5F058808u, 0xC60CD9B2u, 0xB10BE924u,
+    0x2F6F7C87u, 0x58684C11u, 0xC1611DABu, 0xB6662D3Du, 0x76DC4190u, 0x01DB7106u,
+    0x98D220BCu, 0xEFD5102Au, 0x71B18589u, 0x06B6B51Fu, 0x9FBFE4A5u, 0xE8B8D433u,
+    0x7807C9A2u, 0x0F00F934u, 0x9609A88Eu, 0xE10E9818u, 0x7F6A0DBBu, 0x086D3D2Du,
+    0x91646C97u, 0xE6635C01u, 0x6B6B51F4u, 0x1C6C6162u, 0x856530D8u, 0xF262004Eu,
+    0x6C0695EDu, 0x1B01A57Bu, 0x8208F4C1u, 0xF50FC457u, 0x65B0D9C6u, 0x12B7E950u,
+    0x8BBEB8EAu, 0xFCB9887Cu, 0x62DD1DDFu, 0x15DA2D49u, 0x8CD37CF3u, 0xFBD44C65u,
+    0x4DB26158u, 0x3AB551CEu, 0xA3BC0074u, 0xD4BB30E2u, 0x4ADFA541u, 0x3DD895D7u,
+    0xA4D1C46Du, 0xD3D6F4FBu, 0x4369E96Au, 0x346ED9FCu, 0xAD678846u, 0xDA60B8D0u,
+    0x44042D73u, 0x33031DE5u, 0xAA0A4C5Fu, 0xDD0D7CC9u, 0x5005713Cu, 0x270241AAu,
+    0xBE0B1010u, 0xC90C2086u, 0x5768B525u, 0x206F85B3u, 0xB966D409u, 0xCE61E49Fu,
+    0x5EDEF90Eu, 0x29D9C998u, 0xB0D09822u, 0xC7D7A8B4u, 0x59B33D17u, 0x2EB40D81u,
+    0xB7BD5C3Bu, 0xC0BA6CADu, 0xEDB88320u, 0x9ABFB3B6u, 0x03B6E20Cu, 0x74B1D29Au,
+    0xEAD54739u, 0x9DD277AFu, 0x04DB2615u, 0x73DC1683u, 0xE3630B12u, 0x94643B84u,
+    0x0D6D6A3Eu, 0x7A6A5AA8u, 0xE40ECF0Bu, 0x9309FF9Du, 0x0A00AE27u, 0x7D079EB1u,
+    0xF00F9344u, 0x8708A3D2u, 0x1E01F268u, 0x6906C2FEu, 0xF762575Du, 0x806567CBu,
+    0x196C3671u, 0x6E6B06E7u, 0xFED41B76u, 0x89D32BE0u, 0x10DA7A5Au, 0x67DD4ACCu,
+    0xF9B9DF6Fu, 0x8EBEEFF9u, 0x17B7BE43u, 0x60B08ED5u, 0xD6D6A3E8u, 0xA1D1937Eu,
+    0x38D8C2C4u, 0x4FDFF252u, 0xD1BB67F1u, 0xA6BC5767u, 0x3FB506DDu, 0x48B2364Bu,
+    0xD80D2BDAu, 0xAF0A1B4Cu, 0x36034AF6u, 0x41047A60u, 0xDF60EFC3u, 0xA867DF55u,
+    0x316E8EEFu, 0x4669BE79u, 0xCB61B38Cu, 0xBC66831Au, 0x256FD2A0u, 0x5268E236u,
+    0xCC0C7795u, 0xBB0B4703u, 0x220216B9u, 0x5505262Fu, 0xC5BA3BBEu, 0xB2BD0B28u,
+    0x2BB45A92u, 0x5CB36A04u, 0xC2D7FFA7u, 0xB5D0CF31u, 0x2CD99E8Bu, 0x5BDEAE1Du,
+    0x9B64C2B0u, 0xEC63F226u, 0x756AA39Cu, 0x026D930Au, 0x9C0906A9u, 0xEB0E363Fu,
+    0x72076785u, 0x05005713u, 0x95BF4A82u, 0xE2B87A14u, 0x7BB12BAEu, 0x0CB61B38u,
+    0x92D28E9Bu, 0xE5D5BE0Du, 0x7CDCEFB7u, 0x0BDBDF21u, 0x86D3D2D4u, 0xF1D4E242u,
+    0x68DDB3F8u, 0x1FDA836Eu, 0x81BE16CDu, 0xF6B9265Bu, 0x6FB077E1u, 0x18B74777u,
+    0x88085AE6u, 0xFF0F6A70u, 0x66063BCAu, 0x11010B5Cu, 0x8F659EFFu, 0xF862AE69u,
+    0x616BFFD3u, 0x166CCF45u, 0xA00AE278u, 0xD70DD2EEu, 0x4E048354u, 0x3903B3C2u,
+    0xA7672661u, 0xD06016F7u, 0x4969474Du, 0x3E6E77DBu, 0xAED16A4Au, 0xD9D65ADCu,
+    0x40DF0B66u, 0x37D83BF0u, 0xA9BCAE53u, 0xDEBB9EC5u, 0x47B2CF7Fu, 0x30B5FFE9u,
+    0xBDBDF21Cu, 0xCABAC28Au, 0x53B39330u, 0x24B4A3A6u, 0xBAD03605u, 0xCDD70693u,
+    0x54DE5729u, 0x23D967BFu, 0xB3667A2Eu, 0xC4614AB8u, 0x5D681B02u, 0x2A6F2B94u,
+    0xB40BBE37u, 0xC30C8EA1u, 0x5A05DF1Bu, 0x2D02EF8Du
+};
+
 static uint32_t ncf__crc32(const uint8_t *p, size_t n)
 {
-    uint32_t table[256], c = 0xFFFFFFFFu, k;
+    uint32_t c = 0xFFFFFFFFu;
     size_t i;
-    for (k = 0; k < 256; k++) {
-        uint32_t r = k;
-        int b;
-        for (b = 0; b < 8; b++) r = r & 1 ? 0xEDB88320u ^ (r >> 1) : r >> 1;
-        table[k] = r;
-    }
-    for (i = 0; i < n; i++) c = table[(c ^ p[i]) & 255] ^ (c >> 8);
+    for (i = 0; i < n; i++) c = ncf__crc_table[(c ^ p[i]) & 255] ^ (c >> 8);
     return c ^ 0xFFFFFFFFu;
 }
 
@@ -4055,90 +4508,160 @@ static int ncf__get_f32(ncf__reader *r, float *f)
     return 1;
 }
 
-enum { NCF__FILE_ADAM = 1, NCF__FILE_IDS = 2, NCF__FILE_SEEN = 4, NCF__FILE_SLOTS = 16 };
-#define NCF__HEADER_BYTES (16 + 4 * (5 + NCF__FILE_SLOTS) + 4 * (1 + NCF__FILE_SLOTS + 4) + 4 * 5 + 8 * 4)
-
-NCFDEF int ncf_save_mem(const ncf_model *m, int with_adam, void **buf, size_t *len)
+/* Row r of tensor t as floats: the model's, or its int8 row dequantized into tmp. */
+static const float *ncf__tensor_row(const ncf_model *m, int t, int r, float *tmp)
 {
-    const ncf_config *c;
+    const struct ncf__scratch *s = m->scratch;
+    int c, cols = m->tensors[t].cols;
+    if (s->tv[t]) return s->tv[t] + (size_t)r * cols;
+    for (c = 0; c < cols; c++) tmp[c] = s->tqs[t][r] * (float)s->tq[t][(size_t)r * cols + c];
+    return tmp;
+}
+
+/* Symmetric per-row int8: scale = max |x| / 127, q = x / scale rounded half away from 0. */
+static float ncf__row_scale(const float *x, int n)
+{
+    float a = 0.0f;
+    int c;
+    for (c = 0; c < n; c++) a = x[c] > a ? x[c] : -x[c] > a ? -x[c] : a;
+    return a / 127.0f;
+}
+
+static int8_t ncf__quantize(float x, float scale)
+{
+    float v = scale > 0.0f ? x / scale : 0.0f;
+    v = v > 127.0f ? 127.0f : v < -127.0f ? -127.0f : v;
+    return (int8_t)(v >= 0.0f ? v + 0.5f : v - 0.5f);
+}
+
+/* Tensor t into the file: floats, or int8 rows (scales, then the rows). An int8 model read in
+   place writes its own rows and scales unchanged. */
+static void ncf__put_tensor(ncf__writer *w, const ncf_model *m, int t, int int8, float *tmp)
+{
+    const struct ncf__scratch *s = m->scratch;
+    int r, c, rows = m->tensors[t].rows, cols = m->tensors[t].cols;
+    if (!int8) {
+        for (r = 0; r < rows; r++) {
+            const float *x = ncf__tensor_row(m, t, r, tmp);
+            for (c = 0; c < cols; c++) ncf__put_f32(w, x[c]);
+        }
+        return;
+    }
+    for (r = 0; r < rows; r++) ncf__put_f32(w, s->tv[t] ? ncf__row_scale(s->tv[t] + (size_t)r * cols, cols) : s->tqs[t][r]);
+    for (r = 0; r < rows; r++) {
+        const float *x = s->tv[t] + (size_t)r * cols;
+        float sc = s->tv[t] ? ncf__row_scale(x, cols) : 0.0f;
+        for (c = 0; c < cols; c++)
+            w->p[w->at++] = (uint8_t)(s->tv[t] ? ncf__quantize(x[c], sc) : s->tq[t][(size_t)r * cols + c]);
+    }
+    w->at = (size_t)ncf__pad(w->at, 4);
+}
+
+static void ncf__put_header(ncf__writer *w, const ncf_model *m, uint32_t flags)
+{
+    const ncf_config *c = &m->cfg;
+    int l;
+    memcpy(w->p, "NCF", 4), w->at = 4;
+    ncf__put_u32(w, NCF_FORMAT_VERSION);
+    ncf__put_u32(w, 0x01020304u);
+    ncf__put_u32(w, flags);
+    ncf__put_u32(w, (uint32_t)c->num_users), ncf__put_u32(w, (uint32_t)c->num_items);
+    ncf__put_u32(w, (uint32_t)c->model), ncf__put_u32(w, (uint32_t)c->mf_dim), ncf__put_u32(w, (uint32_t)c->num_layers);
+    for (l = 0; l < NCF__FILE_SLOTS; l++) ncf__put_u32(w, l < NCF_MAX_LAYERS ? (uint32_t)c->layers[l] : 0);
+    ncf__put_f32(w, c->mf_reg);
+    for (l = 0; l < NCF__FILE_SLOTS; l++) ncf__put_f32(w, l < NCF_MAX_LAYERS ? c->mlp_reg[l] : 0.0f);
+    ncf__put_f32(w, c->lr), ncf__put_f32(w, c->beta1), ncf__put_f32(w, c->beta2), ncf__put_f32(w, c->epsilon);
+    ncf__put_u32(w, (uint32_t)c->adam), ncf__put_u32(w, (uint32_t)c->batch_size), ncf__put_u32(w, (uint32_t)c->num_neg);
+    ncf__put_u32(w, (uint32_t)c->optimizer), ncf__put_f32(w, c->init_sd);
+    ncf__put_u64(w, c->seed), ncf__put_u64(w, (uint64_t)m->step), ncf__put_u64(w, (uint64_t)m->epoch);
+    ncf__put_u64(w, (uint64_t)m->num_params);
+    NCF_ASSERT(w->at == NCF__HEADER_BYTES);
+}
+
+NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len)
+{
+    ncf__layout L;
     ncf__writer w;
-    size_t total, i, nfl, nseen;
-    int l, ids, seen;
+    float *tmp;
+    size_t i;
+    int t, ids, int8;
     if (!m || !buf || !len) return ncf__fail(NCF_ERR_ARG, "ncf_save_mem: NULL argument");
-    if ((i = ncf__first_nonfinite(m->params, m->num_params)) < m->num_params)
-        return ncf__fail(NCF_ERR_DATA, "the model's parameter %lu is %g: a diverged model is not saved",
-                         (unsigned long)i, m->params[i]);
-    c = &m->cfg;
-    with_adam = with_adam && m->adam_m; /* an inference-only build keeps no moments */
+    if (flags & ~(NCF_SAVE_ADAM | NCF_SAVE_INT8 | NCF_SAVE_NO_RATED))
+        return ncf__fail(NCF_ERR_ARG, "ncf_save_mem: unknown flags 0x%x", (unsigned)flags);
+    int8 = !!(flags & NCF_SAVE_INT8);
+    if (int8 && (flags & NCF_SAVE_ADAM))
+        return ncf__fail(NCF_ERR_ARG, "ncf_save_mem: an int8 file keeps no Adam moments (it only serves)");
+    for (t = 0; t < m->num_tensors; t++)
+        if (m->scratch->tv[t] && (i = ncf__first_nonfinite(m->scratch->tv[t], (size_t)m->tensors[t].rows * m->tensors[t].cols)) <
+                                     (size_t)m->tensors[t].rows * m->tensors[t].cols)
+            return ncf__fail(NCF_ERR_DATA, "the model's %s[%lu] is not finite: a diverged model is not saved",
+                             m->tensors[t].name, (unsigned long)i);
     ids = m->raw_user != NULL && m->raw_item != NULL;
-    seen = ids && m->seen != NULL;
-    nseen = seen ? (size_t)m->seen_ptr[c->num_users] : 0;
-    nfl = m->num_params * (with_adam ? 3 : 1);
-    total = NCF__HEADER_BYTES + (ids ? 8 * ((size_t)c->num_users + c->num_items) : 0) +
-            (seen ? 8 + 4 * ((size_t)c->num_users + nseen) : 0) + 4 * nfl + 4;
-    w.p = (uint8_t *)NCF_MALLOC(total), w.at = 0;
-    if (!w.p) return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte model file", (unsigned long)total);
-    memcpy(w.p, "NCF", 4), w.at = 4;
-    ncf__put_u32(&w, NCF_FORMAT_VERSION);
-    ncf__put_u32(&w, 0x01020304u);
-    ncf__put_u32(&w, (with_adam ? NCF__FILE_ADAM : 0) | (ids ? NCF__FILE_IDS : 0) | (seen ? NCF__FILE_SEEN : 0));
-    ncf__put_u32(&w, (uint32_t)c->num_users), ncf__put_u32(&w, (uint32_t)c->num_items);
-    ncf__put_u32(&w, (uint32_t)c->model), ncf__put_u32(&w, (uint32_t)c->mf_dim), ncf__put_u32(&w, (uint32_t)c->num_layers);
-    for (l = 0; l < NCF__FILE_SLOTS; l++) ncf__put_u32(&w, l < NCF_MAX_LAYERS ? (uint32_t)c->layers[l] : 0);
-    ncf__put_f32(&w, c->mf_reg);
-    for (l = 0; l < NCF__FILE_SLOTS; l++) ncf__put_f32(&w, l < NCF_MAX_LAYERS ? c->mlp_reg[l] : 0.0f);
-    ncf__put_f32(&w, c->lr), ncf__put_f32(&w, c->beta1), ncf__put_f32(&w, c->beta2), ncf__put_f32(&w, c->epsilon);
-    ncf__put_u32(&w, (uint32_t)c->adam), ncf__put_u32(&w, (uint32_t)c->batch_size), ncf__put_u32(&w, (uint32_t)c->num_neg);
-    ncf__put_u32(&w, (uint32_t)c->optimizer), ncf__put_f32(&w, c->init_sd);
-    ncf__put_u64(&w, c->seed), ncf__put_u64(&w, (uint64_t)m->step), ncf__put_u64(&w, (uint64_t)m->epoch);
-    ncf__put_u64(&w, (uint64_t)m->num_params);
-    NCF_ASSERT(w.at == NCF__HEADER_BYTES);
-    if (ids) {
-        for (i = 0; i < (size_t)c->num_users; i++) ncf__put_u64(&w, (uint64_t)m->raw_user[i]);
-        for (i = 0; i < (size_t)c->num_items; i++) ncf__put_u64(&w, (uint64_t)m->raw_item[i]);
+    L.version = NCF_FORMAT_VERSION;
+    L.flags = (flags & NCF_SAVE_ADAM) && m->adam_m ? NCF__FILE_ADAM : 0; /* an inference-only build keeps none */
+    L.flags |= (ids ? NCF__FILE_IDS : 0) | (int8 ? NCF__FILE_INT8 : 0);
+    if (ids && m->seen && !(flags & NCF_SAVE_NO_RATED)) L.flags |= NCF__FILE_SEEN;
+    L.nseen = L.flags & NCF__FILE_SEEN ? (uint64_t)m->seen_ptr[m->cfg.num_users] : 0;
+    ncf__lay_out(m, &L);
+    if (L.end + 4 > (size_t)-1) return ncf__fail(NCF_ERR_NOMEM, "a model file this size does not fit in memory here");
+    w.p = (uint8_t *)ncf__zalloc((size_t)L.end + 4, 1), w.at = 0; /* (the padding stays 0) */
+    tmp = NCF__NEW(float, ncf__widest(m) > m->cfg.mf_dim ? ncf__widest(m) : m->cfg.mf_dim);
+    if (!w.p || !tmp) {
+        NCF_FREE(w.p), NCF_FREE(tmp);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte model file", (unsigned long)(L.end + 4));
     }
-    if (seen) { /* each user's rated items: the count per user, then the items */
-        ncf__put_u64(&w, (uint64_t)nseen);
-        for (i = 0; i < (size_t)c->num_users; i++) ncf__put_u32(&w, (uint32_t)(m->seen_ptr[i + 1] - m->seen_ptr[i]));
-        for (i = 0; i < nseen; i++) ncf__put_u32(&w, (uint32_t)m->seen[i]);
+    ncf__put_header(&w, m, L.flags);
+    w.at = (size_t)L.ids;
+    for (i = 0; ids && i < (size_t)m->cfg.num_users; i++) ncf__put_u64(&w, (uint64_t)m->raw_user[i]);
+    for (i = 0; ids && i < (size_t)m->cfg.num_items; i++) ncf__put_u64(&w, (uint64_t)m->raw_item[i]);
+    if (L.flags & NCF__FILE_SEEN) {
+        ncf__put_u64(&w, L.nseen);
+        for (i = 0; i <= (size_t)m->cfg.num_users; i++) ncf__put_u64(&w, (uint64_t)m->seen_ptr[i]);
+        memcpy(w.p + w.at, m->seen, (size_t)L.nseen);
     }
-    for (i = 0; i < m->num_params; i++) ncf__put_f32(&w, m->params[i]);
-    if (with_adam) {
+    for (t = 0; t < m->num_tensors; t++) {
+        w.at = (size_t)L.tensor[t];
+        ncf__put_tensor(&w, m, t, int8 && ncf__quantized(m, t), tmp);
+    }
+    if (L.flags & NCF__FILE_ADAM) {
         for (i = 0; i < m->num_params; i++) ncf__put_f32(&w, m->adam_m[i]);
         for (i = 0; i < m->num_params; i++) ncf__put_f32(&w, m->adam_v[i]);
     }
+    NCF_ASSERT(w.at == L.end);
+    w.at = (size_t)L.end;
     ncf__put_u32(&w, ncf__crc32(w.p, w.at));
-    NCF_ASSERT(w.at == total);
+    NCF_FREE(tmp);
     *buf = w.p;
-    *len = total;
+    *len = (size_t)L.end + 4;
     return NCF_OK;
 }
 
-NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len)
+/* Reads and checks a file's header (magic, version, CRC, config) and lays out its sections:
+   a model shell (no parameter memory) of that config, and where everything is. */
+static int ncf__open_file(const void *buf, size_t len, ncf_model **shell, ncf__layout *L, uint64_t *step,
+                          uint64_t *epoch)
 {
     ncf__reader r;
     ncf_config c;
-    ncf_model *m = NULL;
-    uint32_t v, version, flags, crc, u[5], slot[NCF__FILE_SLOTS], a3[4];
-    uint64_t seed, step, epoch, nparams, need, nseen = 0;
+    uint32_t v, crc, u[5], slot[NCF__FILE_SLOTS], a3[4];
+    uint64_t seed, nparams;
     float reg[NCF__FILE_SLOTS], f4[4], mf_reg, init_sd;
-    size_t i;
     int l, rc;
-    if (!out || !buf) return ncf__fail(NCF_ERR_ARG, "ncf_load_mem: NULL argument");
-    *out = NULL;
+    *shell = NULL;
     r.p = (const uint8_t *)buf, r.at = 4, r.n = len;
     if (len < 4 || memcmp(r.p, "NCF", 4) != 0) return ncf__fail(NCF_ERR_PARSE, "not an ncf.h model (bad magic)");
-    if (!ncf__get_u32(&r, &version)) return ncf__fail(NCF_ERR_PARSE, "model truncated in its header");
-    if (version != NCF_FORMAT_VERSION)
-        return ncf__fail(NCF_ERR_PARSE, "model format version %u; this library reads version %d", version,
+    if (!ncf__get_u32(&r, &L->version)) return ncf__fail(NCF_ERR_PARSE, "model truncated in its header");
+    if (L->version < 2 || L->version > NCF_FORMAT_VERSION)
+        return ncf__fail(NCF_ERR_PARSE, "model format version %u; this library reads versions 2 to %d", L->version,
                          NCF_FORMAT_VERSION);
-    if (len < NCF__HEADER_BYTES + 4) return ncf__fail(NCF_ERR_PARSE, "model truncated in its header (%lu bytes)", (unsigned long)len);
+    if (len < NCF__HEADER_V3 + 4)
+        return ncf__fail(NCF_ERR_PARSE, "model truncated in its header (%lu bytes)", (unsigned long)len);
     crc = (uint32_t)r.p[len - 4] | (uint32_t)r.p[len - 3] << 8 | (uint32_t)r.p[len - 2] << 16 | (uint32_t)r.p[len - 1] << 24;
     if (crc != ncf__crc32(r.p, len - 4)) return ncf__fail(NCF_ERR_PARSE, "model checksum mismatch: the file is damaged or truncated");
     r.n = len - 4;
     ncf__get_u32(&r, &v);
     if (v != 0x01020304u) return ncf__fail(NCF_ERR_PARSE, "model endianness mark is wrong");
-    ncf__get_u32(&r, &flags);
+    ncf__get_u32(&r, &L->flags);
     for (l = 0; l < 5; l++) ncf__get_u32(&r, &u[l]);
     for (l = 0; l < NCF__FILE_SLOTS; l++) ncf__get_u32(&r, &slot[l]);
     ncf__get_f32(&r, &mf_reg);
@@ -4146,92 +4669,260 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len)
     for (l = 0; l < 4; l++) ncf__get_f32(&r, &f4[l]);
     for (l = 0; l < 4; l++) ncf__get_u32(&r, &a3[l]);
     ncf__get_f32(&r, &init_sd);
-    ncf__get_u64(&r, &seed), ncf__get_u64(&r, &step), ncf__get_u64(&r, &epoch), ncf__get_u64(&r, &nparams);
+    ncf__get_u64(&r, &seed), ncf__get_u64(&r, step), ncf__get_u64(&r, epoch), ncf__get_u64(&r, &nparams);
     memset(&c, 0, sizeof c);
-    if (u[0] > INT32_MAX || u[1] > INT32_MAX || u[4] > NCF_MAX_LAYERS || (flags & ~7u) ||
-        ((flags & NCF__FILE_SEEN) && !(flags & NCF__FILE_IDS)))
-        return ncf__fail(NCF_ERR_PARSE, "model header has out-of-range sizes");
+    if (u[0] > INT32_MAX || u[1] > INT32_MAX || u[4] > NCF_MAX_LAYERS || (L->flags & ~15u) ||
+        ((L->flags & NCF__FILE_SEEN) && !(L->flags & NCF__FILE_IDS)) || (L->version < 3 && (L->flags & NCF__FILE_INT8)) ||
+        ((L->flags & NCF__FILE_INT8) && (L->flags & NCF__FILE_ADAM)))
+        return ncf__fail(NCF_ERR_PARSE, "model header has out-of-range sizes or flags");
     c.num_users = (int)u[0], c.num_items = (int)u[1], c.model = (ncf_model_type)u[2], c.mf_dim = (int)u[3];
     c.num_layers = (int)u[4];
     for (l = 0; l < NCF_MAX_LAYERS && l < NCF__FILE_SLOTS; l++) c.layers[l] = (int)(slot[l] > 65536 ? 0 : slot[l]), c.mlp_reg[l] = reg[l];
     c.mf_reg = mf_reg, c.lr = f4[0], c.beta1 = f4[1], c.beta2 = f4[2], c.epsilon = f4[3];
     c.adam = (ncf_adam_mode)a3[0], c.batch_size = a3[1] > INT32_MAX ? 0 : (int)a3[1], c.num_neg = a3[2] > INT32_MAX ? -1 : (int)a3[2];
     c.optimizer = (ncf_optimizer)a3[3], c.init_sd = init_sd, c.seed = seed;
-    if (c.mf_dim > 65536) return ncf__fail(NCF_ERR_PARSE, "model header has out-of-range sizes");
+    if (c.mf_dim > 65536) return ncf__fail(NCF_ERR_PARSE, "model header has out-of-range sizes or flags");
     if ((rc = ncf__check_config(&c)) != NCF_OK) {
         char msg[sizeof ncf__errbuf];
         memcpy(msg, ncf__errbuf, sizeof msg);
         return ncf__fail(NCF_ERR_PARSE, "model header: %s", msg);
     }
-    /* the sizes the header promises must be exactly what follows */
-    need = 0;
-    if (flags & NCF__FILE_IDS) need += 8 * ((uint64_t)c.num_users + c.num_items);
-    if (flags & NCF__FILE_SEEN) { /* peek at the count that sizes the section */
-        ncf__reader peek = r;
-        peek.at += (size_t)(8 * ((uint64_t)c.num_users + c.num_items));
-        if (peek.at > peek.n || !ncf__get_u64(&peek, &nseen) || nseen > ((uint64_t)1 << 40))
+    if (nparams != ncf__count_params(&c)) /* before allocating what the header claims */
+        return ncf__fail(NCF_ERR_PARSE, "model holds %s parameters, its config needs %s", ncf__u64s(nparams, 0),
+                         ncf__u64s(ncf__count_params(&c), 1));
+    L->nseen = 0;
+    if (L->flags & NCF__FILE_SEEN) { /* the size that lays out the rest */
+        r.at = (size_t)(L->version >= 3 ? NCF__HEADER_V3 : NCF__HEADER_BYTES);
+        r.at += L->flags & NCF__FILE_IDS ? (size_t)(8 * ((uint64_t)c.num_users + c.num_items)) : 0;
+        if (8 * ((uint64_t)c.num_users + c.num_items) > len || r.at > r.n || !ncf__get_u64(&r, &L->nseen) ||
+            L->nseen > ((uint64_t)1 << 40))
             return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
-        need += 8 + 4 * ((uint64_t)c.num_users + nseen);
     }
-    if (nparams > ((uint64_t)1 << 40)) return ncf__fail(NCF_ERR_PARSE, "model header has out-of-range sizes");
-    need += 4 * nparams * (flags & NCF__FILE_ADAM ? 3 : 1);
-    if (need != r.n - r.at)
-        return ncf__fail(NCF_ERR_PARSE, "model body is %lu bytes, its header promises %llu",
-                         (unsigned long)(r.n - r.at), (unsigned long long)need);
-    if (ncf__count_params(&c) != nparams) /* before allocating what the header claims */
-        return ncf__fail(NCF_ERR_PARSE, "model holds %llu parameters, its config needs %llu", (unsigned long long)nparams,
-                         (unsigned long long)ncf__count_params(&c));
-    if ((rc = ncf_model_create(&m, &c)) != NCF_OK) return rc;
-    NCF_ASSERT(m->num_params == nparams);
-    if (flags & NCF__FILE_IDS) {
-        m->raw_user = NCF__NEW(int64_t, c.num_users), m->raw_item = NCF__NEW(int64_t, c.num_items);
-        if (!m->raw_user || !m->raw_item) { ncf_model_free(m); return ncf__fail(NCF_ERR_NOMEM, "out of memory for the id maps"); }
-        for (i = 0; i < (size_t)c.num_users + c.num_items; i++) {
-            uint64_t id = 0;
-            ncf__get_u64(&r, &id);
-            if (id >= (uint64_t)NCF__MAX_RAW_ID) {
-                ncf_model_free(m);
-                return ncf__fail(NCF_ERR_PARSE, "model raw id %llu is outside [0, 2^62)", (unsigned long long)id);
+    if ((rc = ncf__model_shell(shell, &c)) != NCF_OK) return rc;
+    ncf__lay_out(*shell, L);
+    if (L->end != len - 4) {
+        ncf_model_free(*shell), *shell = NULL;
+        return ncf__fail(NCF_ERR_PARSE, "model body is %s bytes, its header promises %s",
+                         ncf__u64s((uint64_t)len - 4 - (L->version >= 3 ? NCF__HEADER_V3 : NCF__HEADER_BYTES), 0),
+                         ncf__u64s(L->end - (L->version >= 3 ? NCF__HEADER_V3 : NCF__HEADER_BYTES), 1));
+    }
+    return NCF_OK;
+}
+
+/* Checks rated-item lists: offsets from 0 to nbytes, never falling, and each user's stream
+   whole varints of items inside the catalogue. */
+static int ncf__check_rated(const int64_t *off, const uint8_t *bytes, int users, int items, uint64_t nbytes)
+{
+    int u;
+    if (off[0] != 0 || (uint64_t)off[users] != nbytes) return ncf__fail(NCF_ERR_PARSE, "model's rated-item offsets do not add up");
+    for (u = 0; u < users; u++) { /* (off[u] is in [0, nbytes] by the check before) */
+        const uint8_t *p, *end;
+        int64_t item = -1;
+        uint32_t gap;
+        if (off[u + 1] < off[u] || (uint64_t)off[u + 1] > nbytes)
+            return ncf__fail(NCF_ERR_PARSE, "model's rated-item offsets do not add up");
+        p = bytes + off[u], end = bytes + off[u + 1];
+        while (p < end)
+            if (!ncf__get_varint(&p, end, &gap) || (item += (int64_t)gap + 1) >= items)
+                return ncf__fail(NCF_ERR_PARSE, "model's rated items of user %d are malformed", u);
+    }
+    return NCF_OK;
+}
+
+/* Version 2's lists (a count per user, then the items) as version 3's varint streams. */
+static int ncf__rated_from_v2(ncf_model *m, ncf__reader *r, uint64_t nseen)
+{
+    int U = m->cfg.num_users, u;
+    size_t at0 = r->at + 4 * (size_t)U, pass, bytes = 0;
+    uint8_t tmp[5];
+    if (!(m->seen_ptr = NCF__NEW(int64_t, (size_t)U + 1))) return ncf__fail(NCF_ERR_NOMEM, "out of memory for rated items");
+    for (pass = 0; pass < 2; pass++) { /* sizes, then the stream */
+        ncf__reader cnt = *r, it = *r;
+        uint64_t done = 0;
+        it.at = at0, bytes = 0;
+        for (u = 0; u < U; u++) {
+            uint32_t n = 0, item = 0, k;
+            int64_t prev = -1;
+            ncf__get_u32(&cnt, &n);
+            if (n > nseen - done) return ncf__fail(NCF_ERR_PARSE, "model's rated-item counts do not add up");
+            m->seen_ptr[u] = (int64_t)bytes;
+            for (k = 0; k < n; k++) {
+                ncf__get_u32(&it, &item);
+                if (item >= (uint32_t)m->cfg.num_items || (int64_t)item <= prev)
+                    return ncf__fail(NCF_ERR_PARSE, "model rated item out of range or out of order");
+                bytes += (size_t)ncf__put_varint(pass ? m->seen + bytes : tmp, (uint32_t)(item - prev - 1));
+                prev = item;
             }
-            if (i < (size_t)c.num_users) m->raw_user[i] = (int64_t)id;
-            else m->raw_item[i - c.num_users] = (int64_t)id;
+            done += n;
         }
+        if (done != nseen) return ncf__fail(NCF_ERR_PARSE, "model's rated-item counts do not add up");
+        m->seen_ptr[U] = (int64_t)bytes;
+        if (!pass && !(m->seen = NCF__NEW(uint8_t, bytes))) return ncf__fail(NCF_ERR_NOMEM, "out of memory for rated items");
     }
-    if (flags & NCF__FILE_SEEN) {
-        uint32_t cnt = 0, it = 0;
-        m->seen_ptr = NCF__NEW(int64_t, (size_t)c.num_users + 1), m->seen = NCF__NEW(int32_t, nseen + 1);
-        if (!m->seen_ptr || !m->seen) { ncf_model_free(m); return ncf__fail(NCF_ERR_NOMEM, "out of memory for rated items"); }
-        r.at += 8, m->seen_ptr[0] = 0;
-        for (i = 0; i < (size_t)c.num_users; i++) {
-            ncf__get_u32(&r, &cnt);
-            m->seen_ptr[i + 1] = m->seen_ptr[i] + cnt;
-            if ((uint64_t)m->seen_ptr[i + 1] > nseen) break;
-        }
-        if (i < (size_t)c.num_users || (uint64_t)m->seen_ptr[c.num_users] != nseen) {
-            ncf_model_free(m);
-            return ncf__fail(NCF_ERR_PARSE, "model's rated-item counts do not add up");
-        }
-        for (i = 0; i < nseen; i++) {
-            ncf__get_u32(&r, &it);
-            if (it >= (uint32_t)c.num_items) { ncf_model_free(m); return ncf__fail(NCF_ERR_PARSE, "model rated item out of range"); }
-            m->seen[i] = (int32_t)it;
-        }
+    return NCF_OK;
+}
+
+static int ncf__read_ids(ncf_model *m, const ncf__layout *L, ncf__reader *r)
+{
+    size_t i, U = (size_t)m->cfg.num_users, I = (size_t)m->cfg.num_items;
+    m->raw_user = NCF__NEW(int64_t, U), m->raw_item = NCF__NEW(int64_t, I);
+    if (!m->raw_user || !m->raw_item) return ncf__fail(NCF_ERR_NOMEM, "out of memory for the id maps");
+    for (r->at = (size_t)L->ids, i = 0; i < U + I; i++) {
+        uint64_t id = 0;
+        ncf__get_u64(r, &id);
+        if (id >= (uint64_t)NCF__MAX_RAW_ID) return ncf__fail(NCF_ERR_PARSE, "model raw id %s is outside [0, 2^62)", ncf__u64s(id, 0));
+        if (i < U) m->raw_user[i] = (int64_t)id;
+        else m->raw_item[i - U] = (int64_t)id;
     }
-    if ((flags & NCF__FILE_IDS) && (rc = ncf__build_id_maps(m)) != NCF_OK) { ncf_model_free(m); return rc; }
-    for (i = 0; i < m->num_params; i++) ncf__get_f32(&r, &m->params[i]);
-    if ((flags & NCF__FILE_ADAM) && m->adam_m) {
-        for (i = 0; i < m->num_params; i++) ncf__get_f32(&r, &m->adam_m[i]);
-        for (i = 0; i < m->num_params; i++) ncf__get_f32(&r, &m->adam_v[i]);
+    return ncf__build_id_maps(m);
+}
+
+static int ncf__read_rated(ncf_model *m, const ncf__layout *L, ncf__reader *r)
+{
+    size_t i, U = (size_t)m->cfg.num_users;
+    r->at = (size_t)L->seen + 8;
+    if (L->version < 3) return ncf__rated_from_v2(m, r, L->nseen);
+    m->seen_ptr = NCF__NEW(int64_t, U + 1), m->seen = NCF__NEW(uint8_t, L->nseen);
+    if (!m->seen_ptr || !m->seen) return ncf__fail(NCF_ERR_NOMEM, "out of memory for rated items");
+    for (i = 0; i <= U; i++) {
+        uint64_t o = 0;
+        ncf__get_u64(r, &o);
+        m->seen_ptr[i] = o > L->nseen ? -1 : (int64_t)o;
     }
+    memcpy(m->seen, r->p + r->at, (size_t)L->nseen);
+    return ncf__check_rated(m->seen_ptr, m->seen, m->cfg.num_users, m->cfg.num_items, L->nseen);
+}
+
+/* Tensor t from the file into the model's floats (int8 rows dequantized). */
+static int ncf__read_tensor(ncf_model *m, const ncf__layout *L, ncf__reader *r, int t)
+{
+    const ncf_tensor *T = &m->tensors[t];
+    float *x = m->params + T->offset;
+    size_t j, rows = (size_t)T->rows, cols = (size_t)T->cols;
+    r->at = (size_t)L->tensor[t];
+    if (!((L->flags & NCF__FILE_INT8) && ncf__quantized(m, t))) {
+        for (j = 0; j < rows * cols; j++) ncf__get_f32(r, &x[j]);
+        return NCF_OK;
+    }
+    for (j = 0; j < rows; j++) {
+        float sc = 0.0f;
+        size_t c;
+        ncf__get_f32(r, &sc);
+        if (!(sc >= 0.0f && sc < 1e30f)) return ncf__fail(NCF_ERR_DATA, "the model's %s row %lu has a bad scale", T->name, (unsigned long)j);
+        for (c = 0; c < cols; c++) x[j * cols + c] = sc * (float)(int8_t)r->p[L->tensor[t] + 4 * rows + j * cols + c];
+    }
+    return NCF_OK;
+}
+
+static int ncf__check_finite(const ncf_model *m)
+{
+    size_t i;
     if ((i = ncf__first_nonfinite(m->params, m->num_params)) < m->num_params ||
         (m->adam_m && ((i = ncf__first_nonfinite(m->adam_m, m->num_params)) < m->num_params ||
-                       (i = ncf__first_nonfinite(m->adam_v, m->num_params)) < m->num_params))) {
-        ncf_model_free(m);
-        return ncf__fail(NCF_ERR_DATA, "the model holds a non-finite value (parameter %lu): refused",
-                         (unsigned long)i);
+                       (i = ncf__first_nonfinite(m->adam_v, m->num_params)) < m->num_params)))
+        return ncf__fail(NCF_ERR_DATA, "the model holds a non-finite value (parameter %lu): refused", (unsigned long)i);
+    return NCF_OK;
+}
+
+NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len)
+{
+    ncf__layout L;
+    ncf__reader r;
+    ncf_model *m = NULL;
+    uint64_t step, epoch;
+    size_t i;
+    int rc, t;
+    if (!out || !buf) return ncf__fail(NCF_ERR_ARG, "ncf_load_mem: NULL argument");
+    *out = NULL;
+    if ((rc = ncf__open_file(buf, len, &m, &L, &step, &epoch)) != NCF_OK) return rc;
+    r.p = (const uint8_t *)buf, r.n = len - 4;
+    rc = ncf__own_params(m);
+    if (rc == NCF_OK && (L.flags & NCF__FILE_IDS)) rc = ncf__read_ids(m, &L, &r);
+    if (rc == NCF_OK && (L.flags & NCF__FILE_SEEN)) rc = ncf__read_rated(m, &L, &r);
+    for (t = 0; rc == NCF_OK && t < m->num_tensors; t++) rc = ncf__read_tensor(m, &L, &r, t);
+    if (rc == NCF_OK && (L.flags & NCF__FILE_ADAM) && m->adam_m) {
+        for (r.at = (size_t)L.adam, i = 0; i < m->num_params; i++) ncf__get_f32(&r, &m->adam_m[i]);
+        for (i = 0; i < m->num_params; i++) ncf__get_f32(&r, &m->adam_v[i]);
     }
+    if (rc == NCF_OK) rc = ncf__check_finite(m);
+    if (rc != NCF_OK) { ncf_model_free(m); return rc; }
     m->step = (int64_t)(step > INT64_MAX ? 0 : step), m->epoch = (int64_t)(epoch > INT64_MAX ? 0 : epoch);
     ncf__refresh_projection(m); /* serving only reads the model from here on */
+    *out = m;
+    return NCF_OK;
+}
+
+static int ncf__little_endian(void)
+{
+    const uint32_t one = 1;
+    return *(const uint8_t *)&one == 1;
+}
+
+/* Finite values, or the index of the first that is not (n). */
+static size_t ncf__first_bad_scale(const float *s, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n && s[i] >= 0.0f && s[i] < 1e30f; i++) {}
+    return i;
+}
+
+/* Points an in-place model's ids, rated items and tensors into the file. */
+static int ncf__point_into(ncf_model *m, const uint8_t *p, const ncf__layout *L)
+{
+    float *v[NCF_MAX_TENSORS];
+    const float *qs[NCF_MAX_TENSORS];
+    const int8_t *q[NCF_MAX_TENSORS];
+    int U = m->cfg.num_users, I = m->cfg.num_items, t, k;
+    if (L->flags & NCF__FILE_IDS) {
+        m->raw_user = (int64_t *)(uintptr_t)(p + L->ids), m->raw_item = m->raw_user + U;
+        for (k = 0; k < U + I; k++) {
+            int64_t id = m->raw_user[k], prev = k && k != U ? m->raw_user[k - 1] : -1;
+            if (id < 0 || id >= NCF__MAX_RAW_ID) return ncf__fail(NCF_ERR_PARSE, "model raw id %s is outside [0, 2^62)", ncf__u64s((uint64_t)id, 0));
+            if (id <= prev)
+                return ncf__fail(NCF_ERR_PARSE, "model raw %s ids do not ascend (at %d), as read in place they must; "
+                                 "ncf_load_mem reads it", k < U ? "user" : "item", k < U ? k : k - U);
+        }
+    }
+    if (L->flags & NCF__FILE_SEEN) {
+        int rc;
+        m->seen_ptr = (int64_t *)(uintptr_t)(p + L->seen + 8), m->seen = (uint8_t *)(uintptr_t)(p + L->seen + 8 + 8 * ((uint64_t)U + 1));
+        if ((rc = ncf__check_rated(m->seen_ptr, m->seen, U, I, L->nseen)) != NCF_OK) return rc;
+    }
+    for (t = 0; t < m->num_tensors; t++) {
+        size_t rows = (size_t)m->tensors[t].rows, n = rows * (size_t)m->tensors[t].cols, bad;
+        float *x = (float *)(uintptr_t)(p + L->tensor[t]);
+        int quant = (L->flags & NCF__FILE_INT8) && ncf__quantized(m, t);
+        v[t] = quant ? NULL : x, qs[t] = quant ? x : NULL, q[t] = quant ? (const int8_t *)(x + rows) : NULL;
+        if ((bad = quant ? ncf__first_bad_scale(x, rows) : ncf__first_nonfinite(x, n)) < (quant ? rows : n))
+            return ncf__fail(NCF_ERR_DATA, "the model's %s holds a non-finite value or a bad scale (at %lu): refused",
+                             m->tensors[t].name, (unsigned long)bad);
+    }
+    m->params = L->flags & NCF__FILE_INT8 ? NULL : v[0];
+    ncf__point_views(m, v, q, qs);
+    return NCF_OK;
+}
+
+NCFDEF int ncf_model_open(ncf_model **out, const void *buf, size_t len)
+{
+    ncf__layout L;
+    ncf_model *m = NULL;
+    uint64_t step, epoch;
+    int rc;
+    if (!out || !buf) return ncf__fail(NCF_ERR_ARG, "ncf_model_open: NULL argument");
+    *out = NULL;
+    if (!ncf__little_endian()) return ncf_load_mem(out, buf, len); /* the file is little-endian: a copy */
+    if ((uintptr_t)buf % 8)
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_open: the buffer is not 8-byte aligned (address ends in 0x%x)",
+                         (unsigned)((uintptr_t)buf & 7));
+    if ((rc = ncf__open_file(buf, len, &m, &L, &step, &epoch)) != NCF_OK) return rc;
+    if (L.version < 3) {
+        ncf_model_free(m);
+        return ncf__fail(NCF_ERR_PARSE, "model format version %u is not laid out to be read in place: ncf_load_mem "
+                                        "reads it, and ncf_save_mem writes version %d", L.version, NCF_FORMAT_VERSION);
+    }
+    m->scratch->in_place = 1;
+    if ((rc = ncf__point_into(m, (const uint8_t *)buf, &L)) != NCF_OK) { ncf_model_free(m); return rc; }
+    m->step = (int64_t)(step > INT64_MAX ? 0 : step), m->epoch = (int64_t)(epoch > INT64_MAX ? 0 : epoch);
     *out = m;
     return NCF_OK;
 }
@@ -4371,14 +5062,14 @@ static int ncf__tmp_commit(ncf__tmpfile *t, const char *path)
     return NCF_OK;
 }
 
-NCFDEF int ncf_save(const ncf_model *m, const char *path, int with_adam)
+NCFDEF int ncf_save(const ncf_model *m, const char *path, int flags)
 {
     void *buf;
     size_t len;
     ncf__tmpfile t;
     int rc;
     if (!path || !*path) return ncf__fail(NCF_ERR_ARG, "ncf_save: NULL or empty path");
-    if ((rc = ncf_save_mem(m, with_adam, &buf, &len)) != NCF_OK) return rc;
+    if ((rc = ncf_save_mem(m, flags, &buf, &len)) != NCF_OK) return rc;
     if ((rc = ncf__tmp_create(&t, path)) == NCF_OK && (rc = ncf__tmp_write(&t, path, buf, len)) == NCF_OK)
         rc = ncf__tmp_commit(&t, path);
     NCF_FREE(buf);

@@ -14,9 +14,20 @@
 
 /* Every allocation the library makes goes through these hooks; the allocation-failure sweep
    makes the k-th one after arming fail (g_alloc_fail_at = k), as SQLite tests itself. */
-static long g_alloc_count, g_alloc_fail_at = -1;
+static long g_alloc_count, g_alloc_fail_at = -1, g_alloc_calls, g_alloc_bytes;
 static int alloc_fails(void) { return g_alloc_fail_at >= 0 && g_alloc_count++ == g_alloc_fail_at; }
-static void *test_malloc(size_t n) { return alloc_fails() ? NULL : malloc(n); }
+/* (counted atomically: serving tests allocate from several threads at once) */
+#if defined(__GNUC__) || defined(__clang__)
+#define COUNT_ADD(x, v) __atomic_fetch_add(&(x), (v), __ATOMIC_RELAXED)
+#else
+#define COUNT_ADD(x, v) ((x) += (v))
+#endif
+static void *test_malloc(size_t n)
+{
+    if (alloc_fails()) return NULL;
+    COUNT_ADD(g_alloc_calls, 1), COUNT_ADD(g_alloc_bytes, (long)n);
+    return malloc(n);
+}
 static void *test_realloc(void *p, size_t n) { return alloc_fails() ? NULL : realloc(p, n); }
 #define NCF_MALLOC(n) test_malloc(n)
 #define NCF_REALLOC(p, n) test_realloc(p, n)
@@ -397,7 +408,7 @@ static void test_loss_values(void)
         ncf_model *m = NULL;
         int32_t u[2] = {0, 1}, it[2] = {0, 1};
         float y[2] = {0, 1};
-        double loss;
+        double loss = 0;
         size_t i;
         CHECK(ncf_model_create(&m, &c) == NCF_OK);
         if (!m) return;
@@ -1446,11 +1457,14 @@ static void test_eval_scores_match_forward(void)
         CHECK(rc == NCF_OK && ncf__eval_buf_alloc(&e, m, 7));
         for (u = 0; u < 5; u++) {
             for (j = 0; j < 7; j++) users[j] = u;
-            ncf__score_user(m, proj, u, items, 0, 7, sc, &e);
+            ncf__score_user(m, proj, u, items, 0, 7, &e);
+            memcpy(sc, e.sc, sizeof sc);
             CHECK(ncf_predict_batch(m, users, items, 7, logit) == NCF_OK);
             for (j = 0; j < 7; j++) CHECKF(!memcmp(&sc[j], &logit[j], 4), "type %d: %.9g vs %.9g", type, sc[j], logit[j]);
-            ncf__score_user(m, proj, u, NULL, 0, 7, sc, &e); /* all items */
-            CHECK(!memcmp(sc, logit, sizeof sc));
+            ncf__score_user(m, proj, u, NULL, 0, 7, &e); /* all items */
+            CHECK(!memcmp(e.sc, logit, sizeof sc));
+            ncf__score_user(m, NULL, u, items, 0, 7, &e); /* the item half computed here, not cached */
+            CHECK(!memcmp(e.sc, logit, sizeof sc));
         }
         ncf__eval_buf_free(&e);
         NCF_FREE(proj);
@@ -1487,7 +1501,8 @@ static void check_scores_batch_invariant(ncf_model *m, const ncf_dataset *d, con
     CHECK(ncf_model_set_ids(m, d) == NCF_OK);
     for (j = 0, bad = 0; j < N; j += 3) {
         float p;
-        ncf__score_user(m, proj, u[j], &it[j], 0, 1, &sc, &e);
+        ncf__score_user(m, proj, u[j], &it[j], 0, 1, &e);
+        sc = e.sc[0];
         bad += memcmp(&sc, &one[j], 4) != 0;
         CHECK(ncf_predict(m, d->raw_user[u[j]], d->raw_item[it[j]], &p) == NCF_OK);
         bad += memcmp(&p, &one[j], 4) != 0;
@@ -1804,7 +1819,7 @@ static void test_corrupt_models_refused(void)
     CHECK_ERR(ncf_load_mem(&b, bad, len), NCF_ERR_PARSE, "out-of-range");
     memcpy(bad, buf, len), set_u32(bad + 16, 1u << 30); /* a billion users, in range */
     set_u32(bad + len - 4, ncf__crc32(bad, len - 4));
-    CHECK_ERR(ncf_load_mem(&b, bad, len), NCF_ERR_PARSE, "header promises");
+    CHECK_ERR(ncf_load_mem(&b, bad, len), NCF_ERR_PARSE, "config needs");
     memset(bad, 0, len);
     CHECK_ERR(ncf_load_mem(&b, bad, len), NCF_ERR_PARSE, "bad magic");
     CHECK_ERR(ncf_load(&b, path_in_dir("no_such.ncf")), NCF_ERR_IO, "cannot open");
@@ -1812,6 +1827,287 @@ static void test_corrupt_models_refused(void)
     free(bad);
     ncf_free(buf);
     ncf_model_free(m);
+    ncf_dataset_free(&d);
+}
+
+/* ------------------------------------------------ models read in place, int8 */
+
+/* A model of each type trained a little on synthetic data, with ids; factors > 0 sets mf_dim. */
+static ncf_model *serving_model_f(ncf_dataset *d, ncf_model_type type, int factors)
+{
+    ncf_config c = small_config(type, 0);
+    ncf_sampler s;
+    ncf_model *m = NULL;
+    c.num_users = d->num_users, c.num_items = d->num_items, c.batch_size = 64;
+    if (factors > 0) c.mf_dim = factors;
+    if (ncf_model_create(&m, &c) != NCF_OK) return NULL;
+    if (ncf_sampler_init(&s, d, 4, 9) != NCF_OK || ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) != NCF_OK ||
+        ncf_model_set_ids(m, d) != NCF_OK) {
+        ncf_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static ncf_model *serving_model(ncf_dataset *d, ncf_model_type type) { return serving_model_f(d, type, 0); }
+
+/* An 8-byte aligned copy of a file (malloc aligns to 16), or one shifted by `shift` bytes. */
+static uint8_t *copy_at(const void *buf, size_t len, size_t shift, uint8_t **base)
+{
+    *base = (uint8_t *)malloc(len + 16);
+    if (*base) memcpy(*base + shift, buf, len);
+    return *base ? *base + shift : NULL;
+}
+
+/* Every serving answer of two models, bit for bit: predict, predict_batch, recommend with and
+   without rated items, the workspace forms, and evaluation. Returns the differences. */
+static int serving_differences(ncf_model *a, ncf_model *b, const ncf_dataset *d)
+{
+    int64_t ia[10], ib[10];
+    float sa[10], sb[10], la, lb;
+    int32_t us[64], is[64];
+    float pa[64], pb[64];
+    ncf_metrics ma, mb;
+    size_t wsize = ncf_workspace_size(b, 10);
+    void *work = malloc(wsize);
+    int u, j, ex, diff = 0, na, nb;
+    for (u = 0; u < d->num_users; u += 5) {
+        for (ex = 0; ex < 2; ex++) {
+            na = ncf_recommend(a, d->raw_user[u], 10, ex, ia, sa);
+            nb = ncf_recommend_with(b, d->raw_user[u], 10, ex, ib, sb, work, wsize);
+            diff += na != nb || memcmp(ia, ib, sizeof(int64_t) * (size_t)(na > 0 ? na : 0)) ||
+                    memcmp(sa, sb, sizeof(float) * (size_t)(na > 0 ? na : 0));
+            nb = ncf_recommend(b, d->raw_user[u], 10, ex, ib, sb);
+            diff += na != nb || memcmp(ia, ib, sizeof(int64_t) * (size_t)(na > 0 ? na : 0)) ||
+                    memcmp(sa, sb, sizeof(float) * (size_t)(na > 0 ? na : 0));
+        }
+        j = (u * 13) % d->num_items;
+        diff += ncf_predict(a, d->raw_user[u], d->raw_item[j], &la) != NCF_OK ||
+                ncf_predict_with(b, d->raw_user[u], d->raw_item[j], &lb, work, wsize) != NCF_OK || memcmp(&la, &lb, 4);
+    }
+    for (j = 0; j < 64; j++) us[j] = (j * 11) % d->num_users, is[j] = (j * 17) % d->num_items;
+    diff += ncf_predict_batch(a, us, is, 64, pa) != NCF_OK || ncf_predict_batch(b, us, is, 64, pb) != NCF_OK ||
+            memcmp(pa, pb, sizeof pa);
+    for (ex = 0; ex < 2; ex++) { /* (a dataset may have no sampled negatives: then both refuse) */
+        na = ncf_evaluate(a, d, 10, ex, &ma), nb = ncf_evaluate(b, d, 10, ex, &mb);
+        diff += na != nb || (na == NCF_OK && (ma.hr != mb.hr || ma.ndcg != mb.ndcg || ma.mrr != mb.mrr));
+    }
+    free(work);
+    return diff;
+}
+
+/* A model read in place answers as the same file copied (ncf_load_mem), bit for bit, for
+   every model type, float and int8; opening it allocates only the model record (no
+   parameter), the workspace forms allocate nothing, and what cannot be read in place is
+   refused: a misaligned or truncated buffer, a damaged one, ids that do not ascend. */
+static void test_in_place_models(void)
+{
+    ncf_dataset d;
+    int type, int8, diff = 0, refused = 0, trunc_ok = 0;
+    long calls = 0, bytes = 0, serve_calls = 0;
+    CHECK(ncf_synthetic(&d, 70, 50, 1400, 4, 8) == NCF_OK);
+    for (type = 0; type < 4; type++)
+        for (int8 = 0; int8 < 2; int8++) {
+            ncf_model *m = serving_model(&d, (ncf_model_type)type), *copy = NULL, *in = NULL;
+            void *vb = NULL;
+            uint8_t *base, *at;
+            size_t len = 0, k;
+            if (!m || ncf_save_mem(m, int8 ? NCF_SAVE_INT8 : 0, &vb, &len) != NCF_OK) {
+                g_failed_checks++, ncf_model_free(m);
+                continue;
+            }
+            at = copy_at(vb, len, 0, &base);
+            CHECK(ncf_load_mem(&copy, at, len) == NCF_OK);
+            calls = g_alloc_calls, bytes = g_alloc_bytes;
+            CHECKF(ncf_model_open(&in, at, len) == NCF_OK, "%s", ncf_error_text());
+            calls = g_alloc_calls - calls, bytes = g_alloc_bytes - bytes;
+            CHECKF(calls <= 3 && bytes < 4096, "type %d int8 %d: opening took %ld allocations, %ld bytes", type, int8,
+                   calls, bytes);
+            if (copy && in) {
+                size_t ws = ncf_workspace_size(in, 10);
+                void *work = malloc(ws);
+                int64_t items[10];
+                float score;
+                diff += serving_differences(copy, in, &d);
+                serve_calls = g_alloc_calls;
+                CHECK(ncf_recommend_with(in, d.raw_user[3], 10, 1, items, NULL, work, ws) == 10);
+                CHECK(ncf_predict_with(in, d.raw_user[3], d.raw_item[4], &score, work, ws) == NCF_OK);
+                CHECK_ERR(ncf_recommend_with(in, d.raw_user[3], 10, 1, items, NULL, work, ws - 1), NCF_ERR_ARG,
+                          "ncf_workspace_size");
+                serve_calls = g_alloc_calls - serve_calls;
+                CHECKF(serve_calls == 0, "the workspace forms made %ld allocations", serve_calls);
+                free(work);
+                /* only serving: training refuses, and nothing of the buffer is freed (ASan) */
+                {
+                    int32_t u0 = 0, i0 = 0;
+                    float y = 1;
+                    double loss;
+                    CHECK_ERR(ncf_train_step(in, &u0, &i0, &y, 1, &loss), NCF_ERR_ARG, "read in place");
+                    CHECK_ERR(ncf_model_set_ids(in, &d), NCF_ERR_ARG, "read in place");
+                    ncf_update(in), ncf_zero_grad(in);
+                }
+                /* re-saving an in-place model gives the file it was read from */
+                {
+                    void *again = NULL;
+                    size_t alen = 0;
+                    CHECK(ncf_save_mem(in, int8 ? NCF_SAVE_INT8 : 0, &again, &alen) == NCF_OK && alen == len &&
+                          !memcmp(again, vb, len));
+                    ncf_free(again);
+                }
+            }
+            ncf_model_free(in), ncf_model_free(copy), free(base);
+            /* refused: misaligned, truncated anywhere, not ascending ids */
+            at = copy_at(vb, len, 4, &base);
+            CHECK_ERR(ncf_model_open(&in, at, len), NCF_ERR_ARG, "not 8-byte aligned");
+            free(base);
+            at = copy_at(vb, len, 0, &base);
+            for (k = 0; k < len; k += k < 320 ? 1 : 29) {
+                if (ncf_model_open(&in, at, k) == NCF_OK) trunc_ok++, ncf_model_free(in);
+                refused++;
+            }
+            CHECK(in == NULL || trunc_ok == 0);
+            free(base);
+            ncf_free(vb);
+            ncf_model_free(m);
+        }
+    CHECKF(diff == 0, "%d answers differ between the in-place and the copied models", diff);
+    CHECKF(trunc_ok == 0, "%d of %d truncated buffers opened", trunc_ok, refused);
+    { /* raw ids that do not ascend: read by copy, refused in place */
+        ncf_model *m = serving_model(&d, NCF_NEUMF), *in = NULL, *copy = NULL;
+        void *vb = NULL;
+        uint8_t *base, *at;
+        size_t len = 0;
+        int64_t t;
+        if (m) t = m->raw_item[0], m->raw_item[0] = m->raw_item[1], m->raw_item[1] = t;
+        CHECK(m && ncf_save_mem(m, 0, &vb, &len) == NCF_OK);
+        at = copy_at(vb, len, 0, &base);
+        CHECK(ncf_load_mem(&copy, at, len) == NCF_OK);
+        CHECK_ERR(ncf_model_open(&in, at, len), NCF_ERR_PARSE, "do not ascend");
+        ncf_model_free(copy), free(base), ncf_free(vb), ncf_model_free(m);
+    }
+    printf("    4 model types x float, int8: in-place answers equal the copies'; opening took %ld allocations "
+           "(%ld bytes) at most; %d truncations refused\n", calls, bytes, refused);
+    ncf_dataset_free(&d);
+}
+
+/* int8 rows by hand: scale = max |x| / 127, q rounded half away from zero, and serving uses
+   scale * q. The file is about 4x smaller where embeddings dominate, and each dequantized value
+   is within half a step of the float one. */
+static void test_int8_by_hand(void)
+{
+    static const float row[8] = {0.5f, -0.254f, 0.0f, 1.27f, -1.27f, 0.005f, -0.0049f, 0.3333f};
+    float sc = ncf__row_scale(row, 8), worst = 0;
+    ncf_dataset d;
+    ncf_model *m, *q = NULL;
+    void *f32 = NULL, *i8 = NULL;
+    size_t l32 = 0, l8 = 0, i;
+    int j;
+    CHECK(sc == 1.27f / 127.0f);
+    CHECK(ncf__quantize(row[0], sc) == 50 && ncf__quantize(row[1], sc) == -25 && ncf__quantize(row[2], sc) == 0);
+    CHECK(ncf__quantize(row[3], sc) == 127 && ncf__quantize(row[4], sc) == -127);
+    CHECK(ncf__quantize(row[5], sc) == 1 && ncf__quantize(row[6], sc) == 0); /* 0.5 -> 1, 0.49 -> 0 */
+    CHECK(ncf__quantize(5.0f, 0.0f) == 0);
+    CHECK(ncf_synthetic(&d, 400, 300, 6000, 4, 2) == NCF_OK);
+    m = serving_model_f(&d, NCF_GMF, 32);
+    CHECK(m && ncf_save_mem(m, NCF_SAVE_NO_RATED, &f32, &l32) == NCF_OK &&
+          ncf_save_mem(m, NCF_SAVE_INT8 | NCF_SAVE_NO_RATED, &i8, &l8) == NCF_OK);
+    CHECK(m && ncf_load_mem(&q, i8, l8) == NCF_OK);
+    for (i = 0; m && q && i < (size_t)(d.num_users + d.num_items); i++) {
+        const float *x = i < (size_t)d.num_users ? m->gmf_user + i * 32 : m->gmf_item + (i - d.num_users) * 32;
+        const float *y = i < (size_t)d.num_users ? q->gmf_user + i * 32 : q->gmf_item + (i - d.num_users) * 32;
+        float s = ncf__row_scale(x, 32);
+        for (j = 0; j < 32; j++) {
+            float e = fabsf(x[j] - y[j]);
+            if (e > 0) worst = e / s > worst ? e / s : worst;
+            CHECK(y[j] == s * (float)ncf__quantize(x[j], s));
+        }
+    }
+    CHECKF(worst <= 0.5001f, "a dequantized value is %.4f steps from its float", worst);
+    CHECKF(l8 * 3 < l32, "int8 file %lu bytes, float %lu", (unsigned long)l8, (unsigned long)l32);
+    CHECK_ERR(ncf_save_mem(m, NCF_SAVE_INT8 | NCF_SAVE_ADAM, &i8, &l8), NCF_ERR_ARG, "no Adam");
+    printf("    GMF factors 32, %d x %d, no rated items: float file %lu bytes, int8 %lu (%.2fx); worst error %.3f of a step\n",
+           d.num_users, d.num_items, (unsigned long)l32, (unsigned long)l8, (double)l32 / l8, worst);
+    ncf_free(f32), ncf_free(i8);
+    ncf_model_free(m), ncf_model_free(q);
+    ncf_dataset_free(&d);
+}
+
+/* A version 2 file (0.2.x: rated items as counts and 32-bit items, no padding), written here
+   as 0.2 wrote it, loads by copy with the same answers. */
+static size_t write_v2(const ncf_model *m, uint8_t *out)
+{
+    ncf__writer w;
+    size_t i, nseen = 0;
+    int u;
+    w.p = out;
+    ncf__put_header(&w, m, NCF__FILE_IDS | NCF__FILE_SEEN);
+    set_u32(out + 4, 2);
+    for (u = 0; u < m->cfg.num_users; u++) {
+        ncf__seen_cursor c = ncf__seen_from(m, u, 0);
+        for (; c.next != INT32_MAX; ncf__seen_step(&c)) nseen++;
+    }
+    for (i = 0; i < (size_t)m->cfg.num_users; i++) ncf__put_u64(&w, (uint64_t)m->raw_user[i]);
+    for (i = 0; i < (size_t)m->cfg.num_items; i++) ncf__put_u64(&w, (uint64_t)m->raw_item[i]);
+    ncf__put_u64(&w, nseen);
+    for (u = 0; u < m->cfg.num_users; u++) {
+        ncf__seen_cursor c = ncf__seen_from(m, u, 0);
+        uint32_t n = 0;
+        for (; c.next != INT32_MAX; ncf__seen_step(&c)) n++;
+        ncf__put_u32(&w, n);
+    }
+    for (u = 0; u < m->cfg.num_users; u++) {
+        ncf__seen_cursor c = ncf__seen_from(m, u, 0);
+        for (; c.next != INT32_MAX; ncf__seen_step(&c)) ncf__put_u32(&w, (uint32_t)c.next);
+    }
+    for (i = 0; i < m->num_params; i++) ncf__put_f32(&w, m->params[i]);
+    ncf__put_u32(&w, ncf__crc32(w.p, w.at));
+    return w.at;
+}
+
+static void test_rated_lists(void)
+{
+    ncf_dataset d;
+    ncf_model *m, *v2 = NULL, *none = NULL;
+    uint8_t *old;
+    void *with = NULL, *without = NULL;
+    size_t lold, lwith = 0, lwithout = 0;
+    int u, bad = 0, rated = 0;
+    int64_t items[400];
+    CHECK(ncf_synthetic(&d, 90, 400, 5000, 4, 4) == NCF_OK);
+    m = serving_model(&d, NCF_NEUMF);
+    if (!m) { g_failed_checks++; ncf_dataset_free(&d); return; }
+    for (u = 0; u < d.num_users; u++) { /* the stream holds exactly the user's training and test items */
+        ncf__seen_cursor c = ncf__seen_from(m, u, 0);
+        int j, n = 0;
+        for (j = 0; j < d.num_items; j++) {
+            int is = c.next == j;
+            if (is) ncf__seen_step(&c), n++;
+            bad += is != is_rated(&d, u, j);
+        }
+        rated += n;
+        bad += c.next != INT32_MAX;
+        c = ncf__seen_from(m, u, d.num_items / 2); /* started midway */
+        for (j = d.num_items / 2; j < d.num_items && !is_rated(&d, u, j); j++) {}
+        bad += c.next != (j < d.num_items ? j : INT32_MAX);
+    }
+    CHECKF(bad == 0, "%d rated-item differences", bad);
+    old = (uint8_t *)malloc(400000);
+    lold = write_v2(m, old);
+    CHECKF(ncf_load_mem(&v2, old, lold) == NCF_OK, "%s", ncf_error_text());
+    CHECK_ERR(ncf_model_open(&none, old, lold), NCF_ERR_PARSE, "not laid out to be read in place");
+    CHECK(v2 && serving_differences(m, v2, &d) == 0);
+    CHECK(v2 && v2->seen_ptr[d.num_users] == m->seen_ptr[d.num_users] &&
+          !memcmp(v2->seen, m->seen, (size_t)m->seen_ptr[d.num_users]));
+    CHECK(ncf_save_mem(m, 0, &with, &lwith) == NCF_OK && ncf_save_mem(m, NCF_SAVE_NO_RATED, &without, &lwithout) == NCF_OK);
+    CHECK(ncf_load_mem(&none, without, lwithout) == NCF_OK && none && !none->seen);
+    /* without the lists exclude_seen has nothing to skip: the whole catalogue comes back */
+    CHECK(none && ncf_recommend(none, d.raw_user[0], 400, 1, items, NULL) == d.num_items);
+    printf("    %d rated items: %lu bytes as varints (%.2f a item) against %d in version 2; the file %lu -> %lu "
+           "bytes without them\n", rated, (unsigned long)m->seen_ptr[d.num_users],
+           (double)m->seen_ptr[d.num_users] / rated, 4 * rated + 4 * d.num_users, (unsigned long)lwith,
+           (unsigned long)lwithout);
+    free(old), ncf_free(with), ncf_free(without);
+    ncf_model_free(m), ncf_model_free(v2), ncf_model_free(none);
     ncf_dataset_free(&d);
 }
 
@@ -1973,7 +2269,8 @@ static void test_recommend_topk(void)
         int k = 1 + u % 25, cnt = 0;
         n = ncf_recommend(m, d.raw_user[u], k, 1, got, got_s);
         /* brute force over the same scores: sort every unrated item */
-        ncf__score_user(m, proj, u, NULL, 0, d.num_items, sc, &e);
+        ncf__score_user(m, proj, u, NULL, 0, d.num_items, &e);
+        memcpy(sc, e.sc, sizeof(float) * (size_t)d.num_items);
         for (j = 0; j < d.num_items; j++)
             if (!is_rated(&d, u, j)) order[cnt++] = j;
         g_sort_scores = sc;
@@ -1988,8 +2285,8 @@ static void test_recommend_topk(void)
     CHECKF(mismatch == 0 && bad_seen == 0, "%d differ from the brute-force sort, %d were rated", mismatch, bad_seen);
     /* scores agree with the training forward; k past the catalogue; seen items allowed */
     CHECK(ncf_predict(m, d.raw_user[3], d.raw_item[5], &logit) == NCF_OK);
-    ncf__score_user(m, proj, 3, NULL, 0, d.num_items, sc, &e);
-    CHECK(!memcmp(&logit, &sc[5], sizeof logit));
+    ncf__score_user(m, proj, 3, NULL, 0, d.num_items, &e);
+    CHECK(!memcmp(&logit, &e.sc[5], sizeof logit));
     n = ncf_recommend(m, d.raw_user[3], 400, 0, got, NULL);
     CHECK(n == d.num_items);
     n = ncf_recommend(m, d.raw_user[3], 400, 1, got, NULL);
@@ -2095,13 +2392,34 @@ static int sw_serve(void)
     return rc == NCF_OK ? ncf_predict(g_sw_model, g_sw_data.raw_user[2], g_sw_data.raw_item[3], z) : rc;
 }
 
+/* An int8 file written, opened in place, served from the heap forms and the predict batch. */
+static int sw_int8_in_place(void)
+{
+    void *buf = NULL;
+    size_t len = 0;
+    ncf_model *m = NULL;
+    int64_t top[10];
+    float z[4];
+    int32_t u[4] = {0, 1, 2, 3}, it[4] = {3, 2, 1, 0};
+    int rc = ncf_save_mem(g_sw_model, NCF_SAVE_INT8, &buf, &len);
+    if (rc == NCF_OK && (rc = ncf_model_open(&m, buf, len)) == NCF_OK) {
+        rc = ncf_recommend(m, g_sw_data.raw_user[1], 10, 1, top, NULL);
+        rc = rc < 0 ? rc : ncf_predict_batch(m, u, it, 4, z);
+        rc = rc < 0 ? rc : ncf_predict(m, g_sw_data.raw_user[2], g_sw_data.raw_item[3], z);
+    }
+    ncf_model_free(m);
+    ncf_free(buf);
+    return rc;
+}
+
 static void test_alloc_failure_sweep(void)
 {
     static const struct { const char *name; int (*fn)(void); } calls[] = {
         {"load ratings.dat", sw_load_dat}, {"load ratings.csv", sw_load_csv}, {"load u.data", sw_load_tab},
         {"load the paper split", sw_load_split}, {"ncf_synthetic", sw_synthetic}, {"model create", sw_model_create},
         {"an epoch", sw_epoch}, {"evaluate (sampled, full)", sw_evaluate}, {"save and load (memory)", sw_save_load_mem},
-        {"save and load (file)", sw_save_load_file}, {"recommend, predict", sw_serve}};
+        {"save and load (file)", sw_save_load_file}, {"recommend, predict", sw_serve},
+        {"int8 save, open in place, serve", sw_int8_in_place}};
     ncf_config c = ncf_config_default();
     char prefix[300];
     long cases = 0;
@@ -2140,16 +2458,17 @@ static void test_alloc_failure_sweep(void)
 }
 
 /* One loaded model served from 4 threads at once gives the serial answers bit for bit:
-   ncf_predict, ncf_predict_batch and ncf_recommend only read the model (make test also runs
-   this under ThreadSanitizer). */
+   ncf_predict, ncf_predict_batch and ncf_recommend only read the model; so does an int8 model
+   read in place, served by ncf_recommend_with from a workspace per thread (make test also
+   runs this under ThreadSanitizer). */
 #ifndef _WIN32
 enum { SERVE_PAIRS = 300, SERVE_USERS = 40, SERVE_K = 10, SERVE_THREADS = 4 };
 typedef struct {
-    ncf_model *m;
+    ncf_model *m, *in;
     const ncf_dataset *d;
     const int32_t *u, *it;
     const float *pred, *batch;
-    const int64_t *rec;
+    const int64_t *rec, *rec_in;
     int wrong, errors;
 } serve_job;
 
@@ -2158,8 +2477,14 @@ static void *serve_worker(void *arg)
     serve_job *j = (serve_job *)arg;
     float p[SERVE_PAIRS], sc[SERVE_K];
     int64_t top[SERVE_K];
+    size_t size = ncf_workspace_size(j->in, SERVE_K);
+    void *work = malloc(size);
     int k, q, round;
     for (round = 0; round < 3; round++) {
+        for (q = 0; q < SERVE_USERS; q++) {
+            if (ncf_recommend_with(j->in, j->d->raw_user[q], SERVE_K, 1, top, sc, work, size) != SERVE_K) j->errors++;
+            else j->wrong += memcmp(top, j->rec_in + q * SERVE_K, sizeof top) != 0;
+        }
         for (k = 0; k < SERVE_PAIRS; k++) {
             if (ncf_predict(j->m, j->d->raw_user[j->u[k]], j->d->raw_item[j->it[k]], &p[k]) != NCF_OK) j->errors++;
             else j->wrong += memcmp(&p[k], &j->pred[k], sizeof(float)) != 0;
@@ -2171,27 +2496,30 @@ static void *serve_worker(void *arg)
             else j->wrong += memcmp(top, j->rec + q * SERVE_K, sizeof top) != 0;
         }
     }
+    free(work);
     return NULL;
 }
 
 static void test_serving_threads(void)
 {
     ncf_dataset d;
-    ncf_model *trained, *m = NULL;
+    ncf_model *trained, *m = NULL, *in = NULL;
     static int32_t u[SERVE_PAIRS], it[SERVE_PAIRS];
     static float pred[SERVE_PAIRS], batch[SERVE_PAIRS];
-    static int64_t rec[SERVE_USERS * SERVE_K];
+    static int64_t rec[SERVE_USERS * SERVE_K], rec_in[SERVE_USERS * SERVE_K];
     serve_job jobs[SERVE_THREADS];
     pthread_t th[SERVE_THREADS];
-    void *buf;
-    size_t len;
+    void *buf, *buf8 = NULL;
+    size_t len, len8 = 0;
     int k, wrong = 0, errors = 0;
     CHECK(ncf_synthetic(&d, 200, 120, 4000, 6, 4) == NCF_OK);
     trained = trained_small(&d, 1);
     CHECK(trained && ncf_model_set_ids(trained, &d) == NCF_OK && ncf_save_mem(trained, 0, &buf, &len) == NCF_OK);
-    CHECK(ncf_load_mem(&m, buf, len) == NCF_OK);
+    CHECK(trained && ncf_save_mem(trained, NCF_SAVE_INT8, &buf8, &len8) == NCF_OK);
+    CHECK(ncf_load_mem(&m, buf, len) == NCF_OK && ncf_model_open(&in, buf8, len8) == NCF_OK);
     ncf_model_free(trained), ncf_free(buf);
-    if (!m) { ncf_dataset_free(&d); return; }
+    if (!m || !in) { ncf_model_free(m), ncf_model_free(in), ncf_free(buf8), ncf_dataset_free(&d); return; }
+    for (k = 0; k < SERVE_USERS; k++) CHECK(ncf_recommend(in, d.raw_user[k], SERVE_K, 1, rec_in + k * SERVE_K, NULL) == SERVE_K);
     for (k = 0; k < SERVE_PAIRS; k++) {
         u[k] = (k * 13) % d.num_users, it[k] = (k * 7 + k / 9) % d.num_items;
         CHECK(ncf_predict(m, d.raw_user[u[k]], d.raw_item[it[k]], &pred[k]) == NCF_OK);
@@ -2200,7 +2528,7 @@ static void test_serving_threads(void)
     for (k = 0; k < SERVE_USERS; k++) CHECK(ncf_recommend(m, d.raw_user[k], SERVE_K, 1, rec + k * SERVE_K, NULL) == SERVE_K);
     for (k = 0; k < SERVE_THREADS; k++) {
         jobs[k].m = m, jobs[k].d = &d, jobs[k].u = u, jobs[k].it = it, jobs[k].pred = pred, jobs[k].batch = batch;
-        jobs[k].rec = rec, jobs[k].wrong = jobs[k].errors = 0;
+        jobs[k].rec = rec, jobs[k].in = in, jobs[k].rec_in = rec_in, jobs[k].wrong = jobs[k].errors = 0;
         CHECK(pthread_create(&th[k], NULL, serve_worker, &jobs[k]) == 0);
     }
     for (k = 0; k < SERVE_THREADS; k++) {
@@ -2208,9 +2536,9 @@ static void test_serving_threads(void)
         wrong += jobs[k].wrong, errors += jobs[k].errors;
     }
     CHECKF(wrong == 0 && errors == 0, "%d answers differed from the serial ones, %d calls failed", wrong, errors);
-    printf("    %d threads x 3 rounds of %d predictions, a batch and %d top-%d lists: all serial answers\n",
-           SERVE_THREADS, SERVE_PAIRS, SERVE_USERS, SERVE_K);
-    ncf_model_free(m);
+    printf("    %d threads x 3 rounds of %d predictions, a batch, %d top-%d lists and as many from an int8 model "
+           "in place: all serial answers\n", SERVE_THREADS, SERVE_PAIRS, SERVE_USERS, SERVE_K);
+    ncf_model_free(m), ncf_model_free(in), ncf_free(buf8);
     ncf_dataset_free(&d);
 }
 #endif
@@ -2561,6 +2889,9 @@ static const test_case TESTS[] = {
     {"recommend_topk", test_recommend_topk},
     {"fixture_round_trip", test_fixture_round_trip},
     {"alloc_failure_sweep", test_alloc_failure_sweep},
+    {"in_place_models", test_in_place_models},
+    {"int8_by_hand", test_int8_by_hand},
+    {"rated_lists", test_rated_lists},
 #ifndef _WIN32
     {"serving_threads", test_serving_threads},
 #endif

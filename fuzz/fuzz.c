@@ -3,9 +3,10 @@
 
      clang -fsanitize=fuzzer,address -DFUZZ_TARGET=T -I. fuzz/fuzz.c
 
-   T = 1 model   ncf_load_mem. Inputs whose last byte is odd get a valid CRC32
-                 first, so the checks behind the checksum are reached; a model that
-                 loads must also predict and recommend.
+   T = 1 model   ncf_load_mem and ncf_model_open (in place). Inputs whose last byte is
+                 odd get a valid CRC32 first, so the checks behind the checksum are
+                 reached; a model that loads must also predict and recommend, and one
+                 that opens in place must answer as the copy.
        2 dat     ratings.dat  (ncf_load_dataset on the input written to a file)
        3 csv     ratings.csv
        4 tab     u.data
@@ -40,17 +41,25 @@ static void fuzz_model(const uint8_t *data, size_t size)
         buf[size - 2] = (uint8_t)(c >> 16), buf[size - 1] = (uint8_t)(c >> 24);
     }
     if (ncf_load_mem(&m, buf, size) == NCF_OK) {
-        int64_t items[4];
-        float scores[4], z;
+        ncf_model *in = NULL;
+        int64_t items[4], items2[4];
+        float scores[4], scores2[4], z, z2;
         int32_t u = 0, i = 0;
         REQUIRE(ncf_predict_batch(m, &u, &i, 1, &z) == NCF_OK);
         if (m->raw_user) {
             int n = ncf_recommend(m, m->raw_user[0], 4, 1, items, scores);
             REQUIRE(n >= 0 && n <= 4);
             REQUIRE(ncf_predict(m, m->raw_user[0], m->raw_item[0], &z) == NCF_OK);
+            if (ncf_model_open(&in, buf, size) == NCF_OK) { /* (malloc's buffer is aligned) */
+                REQUIRE(ncf_recommend(in, m->raw_user[0], 4, 1, items2, scores2) == n);
+                REQUIRE(!memcmp(items, items2, sizeof(int64_t) * (size_t)n) && !memcmp(scores, scores2, 4 * (size_t)n));
+                REQUIRE(ncf_predict(in, m->raw_user[0], m->raw_item[0], &z2) == NCF_OK && !memcmp(&z, &z2, 4));
+                ncf_model_free(in);
+            }
         }
         ncf_model_free(m);
     } else {
+        REQUIRE(ncf_model_open(&m, buf, size) != NCF_OK && m == NULL);
         REQUIRE(m == NULL && ncf_error_text()[0] != 0);
     }
     free(buf);
