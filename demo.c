@@ -28,7 +28,7 @@ typedef struct {
     const char *dataset, *data_dir, *data, *log, *plot, *save, *save_best, *load, *pretrain_gmf, *pretrain_mlp;
     double alpha;
     ncf_config cfg;
-    int train_epochs, epochs_between_evals, eval_negatives, full_ranking, threads, hash_pipeline, validation;
+    int train_epochs, epochs_between_evals, eval_negatives, full_ranking, threads, hash_pipeline, validation, int8;
     int full_users;
     int min_ratings, top_k, syn_users, syn_items, checkpoint_every, recommend_k, has_recommend;
     long long recommend_user;
@@ -100,6 +100,8 @@ static void usage(FILE *f)
         "  --recommend USER         print the --recommend_k K (default 10) best unrated items for USER (a raw\n"
         "                           id), with titles from movies.dat, movies.csv or u.item beside the data\n"
         "  --save FILE              save the model (with Adam state) after training\n"
+        "  --int8                   save (--save, --save_best) with int8 embedding rows: about 3x smaller,\n"
+        "                           for serving (no Adam state to resume from)\n"
         "  --checkpoint_every N     also save it every N epochs\n"
         "  --save_best FILE         save the model each time HR improves in this run (the paper's\n"
         "                           pre-training keeps its best epoch this way)\n"
@@ -209,10 +211,11 @@ static int parse_args(int argc, char **argv, options *o)
         }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return -1; }
         else if (!strcmp(a, "--full_ranking") || !strcmp(a, "--hash_pipeline") || !strcmp(a, "--ml_perf") ||
-                 !strcmp(a, "--validation")) {
+                 !strcmp(a, "--validation") || !strcmp(a, "--int8")) {
             if (eq && a == name) { fprintf(stderr, "demo: %s takes no value\n", a); return 0; }
             if (!strcmp(a, "--full_ranking")) o->full_ranking = 1;
             else if (!strcmp(a, "--validation")) o->validation = 1;
+            else if (!strcmp(a, "--int8")) o->int8 = 1;
             else if (!strcmp(a, "--hash_pipeline")) o->hash_pipeline = 1;
             else mlperf = 1;
             took = 0;
@@ -491,9 +494,9 @@ static int writable_beside(const char *path, const char *flag)
     return 1;
 }
 
-static int save_model(const ncf_model *m, const char *path)
+static int save_model(const ncf_model *m, const char *path, int int8)
 {
-    if (ncf_save(m, path, 1) == NCF_OK) return 1;
+    if (ncf_save(m, path, int8 ? NCF_SAVE_INT8 : NCF_SAVE_ADAM) == NCF_OK) return 1;
     fprintf(stderr, "demo: %s\n", ncf_error_text());
     return 0;
 }
@@ -800,7 +803,7 @@ static int run(const options *o)
                           ? (double)(sampler.num_examples - ps.warm_done) / (now() - ps.warm_t)
                           : (double)sampler.num_examples / train_s;
             if (o->save && o->checkpoint_every && epoch % o->checkpoint_every == 0 && epoch != o->train_epochs) {
-                if (!save_model(model, o->save)) goto done;
+                if (!save_model(model, o->save, o->int8)) goto done;
                 printf("Epoch %d: checkpoint saved to %s\n", epoch, o->save);
             }
             if (epoch % o->epochs_between_evals && epoch != o->train_epochs) {
@@ -824,7 +827,7 @@ static int run(const options *o)
         if (logf) log_row(logf, r, o->validation);
         if (chosen_by(o, r)->hr > (best.epoch < 0 ? -1.0 : chosen_by(o, &best)->hr)) {
             best = *r;
-            if (o->save_best && !save_model(model, o->save_best)) goto done;
+            if (o->save_best && !save_model(model, o->save_best, o->int8)) goto done;
         }
         if (o->plot && !write_plot(o->plot, title, rows, nrows, best.epoch, o->validation, k)) goto done;
         if (chosen_by(o, r)->hr >= o->hr_threshold) {
@@ -842,7 +845,7 @@ static int run(const options *o)
     }
     if (o->save_best) printf("saved %s (epoch %d, the best)\n", o->save_best, best.epoch);
     if (o->save) {
-        if (!save_model(model, o->save)) goto done;
+        if (!save_model(model, o->save, o->int8)) goto done;
         printf("saved %s (epoch %lld)\n", o->save, (long long)model->epoch);
     }
     if (o->has_recommend) {
