@@ -5,6 +5,7 @@
 #   make cross              the suite on aarch64, armhf and big-endian s390x under qemu
 #   make windows            the suite and a demo run, cross-built with MinGW-w64, under wine
 #   make fuzz               libFuzzer on the model reader and each ratings parser
+#   make device             the device example on Cortex-M4F and Cortex-M0 under qemu-system-arm
 #   make paper-f8 NCF_DATA=DIR   the paper's pre-training recipe (also f16, f32, f64)
 # Options: NO_OMP=1 (no OpenMP), NATIVE=1 (-march=native), CC=clang.
 
@@ -27,7 +28,7 @@ endif
 CFLAGS_ALL = $(OPT) -std=c99 $(WARN) $(OMP) $(CFLAGS)
 TESTFLAGS  = -O2 -g -std=c99 $(WARN) -Werror $(CFLAGS)
 
-.PHONY: all demo test bench clean header-checks isa-matrix cross windows fuzz paper-f8 paper-f16 paper-f32 paper-f64
+.PHONY: all demo test bench clean header-checks isa-matrix cross windows fuzz device paper-f8 paper-f16 paper-f32 paper-f64
 
 all: demo
 
@@ -248,6 +249,47 @@ windows: | $(BUILD)
 	if $(call save_best_check,$(WINE) $(BUILD)/demo.exe 2>/dev/null); then echo ok; else echo FAILED; exit 1; fi
 	@$(WINE) $(BUILD)/tests.exe > $(BUILD)/windows.log 2>/dev/null || { cat $(BUILD)/windows.log; exit 1; }; \
 	tail -n 1 $(BUILD)/windows.log
+
+# The device example (device/): a NeuMF factors 8 over 1,000 users x 2,000 items, trained
+# here by device/gen.c and embedded as const arrays (float32 and int8 files), read in place
+# and served from a static workspace on a Cortex-M4F (hard float, qemu's mps2-an386) and as
+# Cortex-M0 code (soft float; qemu's mps2-an385 runs it on its Cortex-M3), newlib-nano,
+# output over semihosting. Each run checks its top-10 lists against this machine's and
+# prints heap, workspace, stack and instructions per recommendation (qemu -icount); this
+# target adds the sizes: ncf.h's share of the linked program (from the link map) and the
+# program's static RAM. Installs the toolchain when root with apt-get.
+DEVICE_CFLAGS := -Os -std=c99 $(WARN) -Werror -ffunction-sections -fdata-sections -fstack-usage                  -DNCF_INFERENCE_ONLY -DNCF_NO_STDIO -I. -I$(BUILD)/device
+DEVICE_CPUS   := m4:mps2-an386:-mcpu=cortex-m4+-mfloat-abi=hard+-mfpu=fpv4-sp-d16 m0:mps2-an385:-mcpu=cortex-m0+-mfloat-abi=soft
+device: | $(BUILD)
+	@need=""; command -v arm-none-eabi-gcc >/dev/null || need="$$need gcc-arm-none-eabi"; \
+	[ -d /usr/lib/arm-none-eabi/newlib ] || need="$$need libnewlib-arm-none-eabi"; \
+	command -v qemu-system-arm >/dev/null || need="$$need qemu-system-arm"; \
+	if [ -n "$$need" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then apt-get update -qq && apt-get install -y -qq $$need >/dev/null || exit 1; \
+	  else echo "make device needs:  sudo apt-get install$$need"; exit 1; fi; fi
+	@mkdir -p $(BUILD)/device
+	$(CC) -O2 -std=c99 $(WARN) -Werror -I. device/gen.c -o $(BUILD)/device/gen -lm
+	@$(BUILD)/device/gen $(BUILD)/device/model.h
+	@set -e; for c in $(DEVICE_CPUS); do n=$${c%%:*}; r=$${c#*:}; board=$${r%%:*}; flags=$$(echo $${r#*:} | tr + ' '); \
+	  o=$(BUILD)/device/$$n; mkdir -p $$o; \
+	  for f in startup main ncf_impl; do arm-none-eabi-gcc $$flags -mthumb $(DEVICE_CFLAGS) -c device/$$f.c -o $$o/$$f.o; done; \
+	  arm-none-eabi-gcc $$flags -mthumb --specs=nano.specs --specs=rdimon.specs -T device/mps2.ld -Wl,--gc-sections \
+	    -Wl,-Map=$$o/map.txt $$o/startup.o $$o/main.o $$o/ncf_impl.o -o $$o/device.elf; \
+	  echo "== $$n on qemu $$board"; \
+	  timeout 600 qemu-system-arm -M $$board -nographic -semihosting-config enable=on,target=native -icount shift=0 \
+	    -kernel $$o/device.elf | tee $$o/run.log; \
+	  grep -q 'ALL OK' $$o/run.log || { echo "device run on $$board FAILED"; exit 1; }; \
+	  ! arm-none-eabi-nm $$o/device.elf | grep -q '__aeabi_d\|__adddf3\|__muldf3' || { echo "double-precision math linked"; exit 1; }; \
+	  awk 'function hex(s, i, v) { v = 0; s = tolower(s); sub(/^0x/, "", s); \
+	         for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v } \
+	       /^Linker script and memory map/ { on = 1 } !on { next } \
+	       /^ \.[^ ]+$$/ { sec = $$1; next } \
+	       { s = sec; if ($$1 ~ /^\./) { s = $$1; $$1 = "" ; $$0 = $$0 } \
+	         if (NF == 3 && $$1 ~ /^0x/ && $$3 ~ /ncf_impl\.o$$/) { \
+	           if (s ~ /^\.text/) t += hex($$2); else if (s ~ /^\.rodata/) r += hex($$2); else if (s ~ /^\.(bss|data)/) b += hex($$2) } } \
+	       END { printf "ncf.h linked: %d bytes of code, %d of constants (1024 of them the CRC table), %d of RAM\n", t, r, b }' $$o/map.txt; \
+	  arm-none-eabi-size $$o/device.elf | awk 'NR == 2 { printf "whole program: %d bytes of flash (the models included), %d of static RAM (a 32 KB workspace buffer included)\n", $$1 + $$2, $$2 + $$3 }'; \
+	done
 
 # libFuzzer (clang): one binary per reader, each run FUZZ_SECONDS on a scratch
 # corpus seeded from fuzz/corpus/NAME. Crashing inputs land in $(BUILD)/fuzz/.
