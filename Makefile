@@ -196,7 +196,9 @@ bench: | $(BUILD)
 	    sed "s/^{/{\"build\":\"$$who\",\"contended\":$$1,/" $(BUILD)/case.json | tee -a $(BUILD)/bench.jsonl; done; }; \
 	  for c in $(CASES); do run 0 "$$c" || exit 1; done; \
 	  timeout 1800 sh -c 'while :; do :; done' & busy=$$!; \
-	  for c in $(CONTENDED); do run 1 "$$c" || { kill $$busy; exit 1; }; done; kill $$busy
+	  for c in $(CONTENDED); do run 1 "$$c" || { kill $$busy; exit 1; }; done; \
+	  for c in paper mlperf; do $(BUILD)/bench --bench-busy $$c | tee -a $(BUILD)/bench.jsonl || { kill $$busy; exit 1; }; done; \
+	  kill $$busy
 	@$(BUILD)/bench --bench load | tee -a $(BUILD)/bench.jsonl
 	@rm -f $(BUILD)/peak.txt; if [ -f $(PEERS)/peak.c ]; then $(CC) -O3 -march=native -fopenmp $(PEERS)/peak.c -o $(BUILD)/peak && $(BUILD)/peak | tee $(BUILD)/peak.txt; fi
 	@$(BUILD)/bench --bench-summary $(BUILD)/bench.jsonl $(BUILD)/peak.txt

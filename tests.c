@@ -2691,6 +2691,46 @@ static int bench_case(const char *name, int threads, const char *adam)
 
 /* ---- bench summary: the cases of one run side by side (make bench) ---- */
 
+/* A busy machine, 1 thread against 2 in one process: the same model trains windows of steps
+   at 1 and 2 threads in turn, so both see the same contention; the medians of each and of the
+   per-round ratios. Separate runs of each count move with the machine by more than the
+   difference sought. */
+static int bench_busy(const char *name)
+{
+    enum { ROUNDS = 7 };
+    int mlperf = !strcmp(name, "mlperf"), r, t, steps;
+    ncf_config c = mlperf ? ncf_config_mlperf() : ncf_config_default();
+    ncf_dataset d;
+    ncf_sampler s;
+    ncf_model *m = NULL;
+    double rate[2][ROUNDS], ratio[ROUNDS], t0;
+    int64_t pos = 0, n;
+    if (mlperf ? ncf_synthetic(&d, 138493, 26744, 20000263, 16, 1) : ncf_synthetic(&d, 6040, 3706, 1000209, 16, 1)) return 1;
+    c.num_users = d.num_users, c.num_items = d.num_items;
+    if (ncf_model_create(&m, &c) != NCF_OK || ncf_sampler_init(&s, &d, c.num_neg, c.seed) != NCF_OK) return 1;
+    steps = mlperf ? 40 : 1600;
+    n = (int64_t)steps * c.batch_size;
+    ncf_set_threads(2);
+    if (ncf_train_examples(m, &s, 1, pos, n / 4, NULL, NULL, NULL) != NCF_OK) return 1; /* warm up */
+    pos += n / 4;
+    for (r = 0; r < ROUNDS; r++) {
+        for (t = 0; t < 2; t++) { /* 1 then 2 threads; the order flips each round */
+            int threads = 1 + ((t + r) & 1);
+            ncf_set_threads(threads);
+            t0 = now_s();
+            if (ncf_train_examples(m, &s, 1, pos, n, NULL, NULL, NULL) != NCF_OK) return 1;
+            rate[threads - 1][r] = (double)n / (now_s() - t0);
+            pos += n;
+        }
+        ratio[r] = rate[1][r] / rate[0][r];
+    }
+    printf("{\"build\":\"ours\",\"busy\":\"%s\",\"rounds\":%d,\"rate_1t\":%.0f,\"rate_2t\":%.0f,\"ratio\":%.3f}\n", name,
+           ROUNDS, median(rate[0], ROUNDS), median(rate[1], ROUNDS), median(ratio, ROUNDS));
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+    return 0;
+}
+
 static double json_num(const char *line, const char *key)
 {
     char pat[64];
@@ -2786,6 +2826,12 @@ static int bench_summary(const char *jsonl, const char *peakfile)
         if (b1 > 0 && b2 > 0) printf("   base %.2f", b2 / b1);
         if (o1 > 0 && o2 > 0) printf("\n");
     }
+    for (i = 0; i < g_nlines; i++)
+        if (json_num(g_lines[i], "rounds") > 0)
+            printf("  %-7s lazy  ours, 1 and 2 threads in turn in one process, %.0f rounds: median %.0f and %.0f ex/s, "
+                   "median ratio %.2f\n", json_is(g_lines[i], "busy", "mlperf") ? "mlperf" : "paper",
+                   json_num(g_lines[i], "rounds"), json_num(g_lines[i], "rate_1t"), json_num(g_lines[i], "rate_2t"),
+                   json_num(g_lines[i], "ratio"));
     for (i = 0; i < 2; i++) {
         const char *l = bench_line(i ? "base" : "ours", 0, "mlperf", 2, "lazy");
         double ms, first, items;
@@ -2907,6 +2953,8 @@ int main(int argc, char **argv)
             return 0;
         } else if (!strcmp(argv[i], "--bench-summary") && i + 2 < argc) {
             return bench_summary(argv[i + 1], argv[i + 2]);
+        } else if (!strcmp(argv[i], "--bench-busy") && i + 1 < argc) {
+            return bench_busy(argv[i + 1]);
         } else if (!strcmp(argv[i], "--bench") && i + 1 < argc) {
             if (!strcmp(argv[i + 1], "load")) return bench_load();
             if (i + 3 >= argc) { fprintf(stderr, "usage: tests --bench paper|mlperf THREADS lazy|dense\n"); return 2; }
