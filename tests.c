@@ -1903,7 +1903,7 @@ static int serving_differences(ncf_model *a, ncf_model *b, const ncf_dataset *d)
 static void test_in_place_models(void)
 {
     ncf_dataset d;
-    int type, int8, diff = 0, refused = 0, trunc_ok = 0;
+    int type, int8, diff = 0, refused = 0, trunc_ok = 0, copies = !ncf__little_endian(); /* big-endian: a copy */
     long calls = 0, bytes = 0, serve_calls = 0;
     CHECK(ncf_synthetic(&d, 70, 50, 1400, 4, 8) == NCF_OK);
     for (type = 0; type < 4; type++)
@@ -1921,8 +1921,8 @@ static void test_in_place_models(void)
             calls = g_alloc_calls, bytes = g_alloc_bytes;
             CHECKF(ncf_model_open(&in, at, len) == NCF_OK, "%s", ncf_error_text());
             calls = g_alloc_calls - calls, bytes = g_alloc_bytes - bytes;
-            CHECKF(calls <= 3 && bytes < 4096, "type %d int8 %d: opening took %ld allocations, %ld bytes", type, int8,
-                   calls, bytes);
+            CHECKF(copies || (calls <= 3 && bytes < 4096), "type %d int8 %d: opening took %ld allocations, %ld bytes",
+                   type, int8, calls, bytes);
             if (copy && in) {
                 size_t ws = ncf_workspace_size(in, 10);
                 void *work = malloc(ws);
@@ -1942,23 +1942,25 @@ static void test_in_place_models(void)
                     int32_t u0 = 0, i0 = 0;
                     float y = 1;
                     double loss;
-                    CHECK_ERR(ncf_train_step(in, &u0, &i0, &y, 1, &loss), NCF_ERR_ARG, "read in place");
-                    CHECK_ERR(ncf_model_set_ids(in, &d), NCF_ERR_ARG, "read in place");
-                    ncf_update(in), ncf_zero_grad(in);
+                    if (!copies) {
+                        CHECK_ERR(ncf_train_step(in, &u0, &i0, &y, 1, &loss), NCF_ERR_ARG, "read in place");
+                        CHECK_ERR(ncf_model_set_ids(in, &d), NCF_ERR_ARG, "read in place");
+                        ncf_update(in), ncf_zero_grad(in);
+                    }
                 }
                 /* re-saving an in-place model gives the file it was read from */
                 {
                     void *again = NULL;
                     size_t alen = 0;
-                    CHECK(ncf_save_mem(in, int8 ? NCF_SAVE_INT8 : 0, &again, &alen) == NCF_OK && alen == len &&
-                          !memcmp(again, vb, len));
+                    CHECK(ncf_save_mem(in, int8 ? NCF_SAVE_INT8 : 0, &again, &alen) == NCF_OK &&
+                          (copies || (alen == len && !memcmp(again, vb, len))));
                     ncf_free(again);
                 }
             }
             ncf_model_free(in), ncf_model_free(copy), free(base);
             /* refused: misaligned, truncated anywhere, not ascending ids */
             at = copy_at(vb, len, 4, &base);
-            CHECK_ERR(ncf_model_open(&in, at, len), NCF_ERR_ARG, "not 8-byte aligned");
+            if (!copies) CHECK_ERR(ncf_model_open(&in, at, len), NCF_ERR_ARG, "not 8-byte aligned");
             free(base);
             at = copy_at(vb, len, 0, &base);
             for (k = 0; k < len; k += k < 320 ? 1 : 29) {
@@ -1982,8 +1984,8 @@ static void test_in_place_models(void)
         CHECK(m && ncf_save_mem(m, 0, &vb, &len) == NCF_OK);
         at = copy_at(vb, len, 0, &base);
         CHECK(ncf_load_mem(&copy, at, len) == NCF_OK);
-        CHECK_ERR(ncf_model_open(&in, at, len), NCF_ERR_PARSE, "do not ascend");
-        ncf_model_free(copy), free(base), ncf_free(vb), ncf_model_free(m);
+        if (!copies) CHECK_ERR(ncf_model_open(&in, at, len), NCF_ERR_PARSE, "do not ascend");
+        ncf_model_free(copy), ncf_model_free(in), free(base), ncf_free(vb), ncf_model_free(m);
     }
     printf("    4 model types x float, int8: in-place answers equal the copies'; opening took %ld allocations "
            "(%ld bytes) at most; %d truncations refused\n", calls, bytes, refused);
@@ -1996,13 +1998,14 @@ static void test_in_place_models(void)
 static void test_int8_by_hand(void)
 {
     static const float row[8] = {0.5f, -0.254f, 0.0f, 1.27f, -1.27f, 0.005f, -0.0049f, 0.3333f};
-    float sc = ncf__row_scale(row, 8), worst = 0;
+    float sc = ncf__row_scale(row, 8), worst = 0, want = 1.27f / 127.0f; /* (stored: s390x computes floats in
+                                                                               double until they are) */
     ncf_dataset d;
     ncf_model *m, *q = NULL;
     void *f32 = NULL, *i8 = NULL;
     size_t l32 = 0, l8 = 0, i;
     int j;
-    CHECK(sc == 1.27f / 127.0f);
+    CHECK(sc == want);
     CHECK(ncf__quantize(row[0], sc) == 50 && ncf__quantize(row[1], sc) == -25 && ncf__quantize(row[2], sc) == 0);
     CHECK(ncf__quantize(row[3], sc) == 127 && ncf__quantize(row[4], sc) == -127);
     CHECK(ncf__quantize(row[5], sc) == 1 && ncf__quantize(row[6], sc) == 0); /* 0.5 -> 1, 0.49 -> 0 */
@@ -2019,7 +2022,8 @@ static void test_int8_by_hand(void)
         for (j = 0; j < 32; j++) {
             float e = fabsf(x[j] - y[j]);
             if (e > 0) worst = e / s > worst ? e / s : worst;
-            CHECK(y[j] == s * (float)ncf__quantize(x[j], s));
+            want = s * (float)ncf__quantize(x[j], s);
+            CHECK(y[j] == want);
         }
     }
     CHECKF(worst <= 0.5001f, "a dequantized value is %.4f steps from its float", worst);
@@ -2094,7 +2098,7 @@ static void test_rated_lists(void)
     old = (uint8_t *)malloc(400000);
     lold = write_v2(m, old);
     CHECKF(ncf_load_mem(&v2, old, lold) == NCF_OK, "%s", ncf_error_text());
-    CHECK_ERR(ncf_model_open(&none, old, lold), NCF_ERR_PARSE, "not laid out to be read in place");
+    if (ncf__little_endian()) CHECK_ERR(ncf_model_open(&none, old, lold), NCF_ERR_PARSE, "not laid out to be read in place");
     CHECK(v2 && serving_differences(m, v2, &d) == 0);
     CHECK(v2 && v2->seen_ptr[d.num_users] == m->seen_ptr[d.num_users] &&
           !memcmp(v2->seen, m->seen, (size_t)m->seen_ptr[d.num_users]));
