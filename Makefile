@@ -197,7 +197,8 @@ bench: | $(BUILD)
 	  for c in $(CASES); do run 0 "$$c" || exit 1; done; \
 	  timeout 1800 sh -c 'while :; do :; done' & busy=$$!; \
 	  for c in $(CONTENDED); do run 1 "$$c" || { kill $$busy; exit 1; }; done; \
-	  for c in paper mlperf; do $(BUILD)/bench --bench-busy $$c | tee -a $(BUILD)/bench.jsonl || { kill $$busy; exit 1; }; done; \
+	  for c in paper mlperf; do $(BUILD)/bench --bench-busy $$c > $(BUILD)/case.json || { kill $$busy; exit 1; }; \
+	    tee -a $(BUILD)/bench.jsonl < $(BUILD)/case.json; done; \
 	  kill $$busy
 	@$(BUILD)/bench --bench load | tee -a $(BUILD)/bench.jsonl
 	@rm -f $(BUILD)/peak.txt; if [ -f $(PEERS)/peak.c ]; then $(CC) -O3 -march=native -fopenmp $(PEERS)/peak.c -o $(BUILD)/peak && $(BUILD)/peak | tee $(BUILD)/peak.txt; fi

@@ -2708,21 +2708,22 @@ static int bench_busy(const char *name)
     ncf_sampler s;
     ncf_model *m = NULL;
     double rate[2][ROUNDS], ratio[ROUNDS], t0;
-    int64_t pos = 0, n;
+    int64_t pos = 0, n, epoch = 1;
     if (mlperf ? ncf_synthetic(&d, 138493, 26744, 20000263, 16, 1) : ncf_synthetic(&d, 6040, 3706, 1000209, 16, 1)) return 1;
     c.num_users = d.num_users, c.num_items = d.num_items;
     if (ncf_model_create(&m, &c) != NCF_OK || ncf_sampler_init(&s, &d, c.num_neg, c.seed) != NCF_OK) return 1;
     steps = mlperf ? 40 : 1600;
     n = (int64_t)steps * c.batch_size;
     ncf_set_threads(2);
-    if (ncf_train_examples(m, &s, 1, pos, n / 4, NULL, NULL, NULL) != NCF_OK) return 1; /* warm up */
+    if (ncf_train_examples(m, &s, 1, pos, n / 4, NULL, NULL, NULL) != NCF_OK) goto fail; /* warm up */
     pos += n / 4;
     for (r = 0; r < ROUNDS; r++) {
         for (t = 0; t < 2; t++) { /* 1 then 2 threads; the order flips each round */
             int threads = 1 + ((t + r) & 1);
+            if (pos + n > s.num_examples) epoch++, pos = 0; /* (the paper's epoch holds ~12 windows) */
             ncf_set_threads(threads);
             t0 = now_s();
-            if (ncf_train_examples(m, &s, 1, pos, n, NULL, NULL, NULL) != NCF_OK) return 1;
+            if (ncf_train_examples(m, &s, (int)epoch, pos, n, NULL, NULL, NULL) != NCF_OK) goto fail;
             rate[threads - 1][r] = (double)n / (now_s() - t0);
             pos += n;
         }
@@ -2733,6 +2734,9 @@ static int bench_busy(const char *name)
     ncf_model_free(m);
     ncf_dataset_free(&d);
     return 0;
+fail:
+    fprintf(stderr, "bench: %s\n", ncf_error_text());
+    return 1;
 }
 
 static double json_num(const char *line, const char *key)
