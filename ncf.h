@@ -291,7 +291,9 @@ typedef struct ncf_tensor {
 typedef struct ncf_model {
     ncf_config cfg;
     size_t num_params;
-    float *params, *grads, *adam_m, *adam_v;
+    float *params, *grads, *adam_m, *adam_v; /* grads and moments: NULL when inference-only or read in
+                                                place; params (and the embedding views below):
+                                                NULL for an int8 model read in place */
     int64_t step;                   /* Adam steps taken */
     int64_t epoch;                  /* epochs completed (ncf_train_epoch sets it) */
     int64_t *raw_user, *raw_item;   /* ids in the source data, or NULL (ncf_model_set_ids) */
