@@ -292,6 +292,8 @@ device: | $(BUILD)
 	           if (s ~ /^\.text/) t += hex($$2); else if (s ~ /^\.rodata/) r += hex($$2); else if (s ~ /^\.(bss|data)/) b += hex($$2) } } \
 	       END { printf "ncf.h linked: %d bytes of code, %d of constants (1024 of them the CRC table), %d of RAM\n", t, r, b }' $$o/map.txt; \
 	  arm-none-eabi-size $$o/device.elf | awk 'NR == 2 { printf "whole program: %d bytes of flash (the models included), %d of static RAM (a 32 KB workspace buffer included)\n", $$1 + $$2, $$2 + $$3 }'; \
+	  printf 'largest stack frames in ncf.h (-fstack-usage):'; sort -t'	' -k2 -n -r $$o/ncf_impl.su | head -n 5 | \
+	    awk -F'\t' '{ n = split($$1, a, ":"); sub(/\..*/, "", a[n]); printf " %s %s", a[n], $$2 } END { print "" }'; \
 	done
 
 # libFuzzer (clang): one binary per reader, each run FUZZ_SECONDS on a scratch

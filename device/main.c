@@ -173,6 +173,28 @@ static int run(const char *name, const unsigned char *file, size_t len, const st
     return equal == CHECKED && serve_calls == 0 && heap_now == heap0;
 }
 
+static long want_user(void) { return (long)expect_f32[0].user; }
+
+/* Refusals say why, in newlib-nano's printf (no %lld, no floats): a misaligned buffer, an
+   unknown user, a workspace too small. */
+static int errors_read_right(void)
+{
+    static const char *want[3] = {"not 8-byte aligned", "unknown user 999999", "need"};
+    ncf_model *m = NULL;
+    int64_t items[10];
+    int q, ok = 1;
+    for (q = 0; q < 3; q++) {
+        int rc;
+        if (q == 0) rc = ncf_model_open(&m, model_f32 + 4, sizeof model_f32 - 4);
+        else if (ncf_model_open(&m, model_f32, sizeof model_f32) != NCF_OK) return 0;
+        else rc = ncf_recommend_with(m, q == 1 ? 999999 : want_user(), 10, 1, items, NULL, workspace, q == 1 ? sizeof workspace : 64);
+        ok &= rc < 0 && strstr(ncf_error_text(), want[q]) != NULL;
+        printf("refused: %s\n", ncf_error_text());
+        ncf_model_free(m), m = NULL;
+    }
+    return ok;
+}
+
 int main(void)
 {
     uint32_t ipt = insns_per_tick();
@@ -186,6 +208,7 @@ int main(void)
            (unsigned long)ipt);
     ok = run("float32", model_f32, sizeof model_f32, expect_f32, ipt);
     ok &= run("int8", model_int8, sizeof model_int8, expect_int8, ipt);
+    ok &= errors_read_right();
     printf("peak heap %lu bytes (ncf.h's), %s\n", (unsigned long)heap_peak, ok ? "ALL OK" : "FAILED");
     return ok ? 0 : 1;
 }
