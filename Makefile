@@ -94,7 +94,7 @@ APP = '\#include <stdio.h>\nint main(void){ ncf_dataset d; ncf_model *m = NULL; 
   ncf_config c = ncf_config_default(); int ok = ncf_synthetic(&d, 60, 40, 900, 4, 1) == NCF_OK;\n\
   c.num_users = d.num_users, c.num_items = d.num_items;\n\
   ok = ok && ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK && ncf_sampler_init(&s, &d, 4, 1) == NCF_OK;\n\
-  ok = ok && ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) == NCF_OK && ncf_recommend(m, d.raw_user[0], 3, 1, top, sc) == 3;\n\
+  ok = ok && ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) == NCF_OK && ncf_recommend(m, d.raw_user[0], 3, NCF_EXCLUDE_RATED, top, sc) == 3;\n\
   if (!ok) printf("%%s\\n", ncf_error_text());\n  ncf_model_free(m); ncf_dataset_free(&d); return !ok; }\n'
 # demo --save_best over 4 epochs, then --load of its file: that must print the best epoch's
 # HR and NDCG, which a last-epoch file would not. $(1) runs the demo (Windows' CRLF is
@@ -133,6 +133,8 @@ header-checks: | $(BUILD)
 	$(call build_check,NCF_NO_STDIO,$(CC) $(TESTFLAGS) -I. -DNCF_NO_STDIO -c $(BUILD)/impl.c -o $(BUILD)/nostdio.o)
 	$(call build_check,custom allocator,$(CC) $(TESTFLAGS) -I. '-DNCF_MALLOC(n)=malloc(n)' '-DNCF_REALLOC(p,n)=realloc(p,n)' '-DNCF_FREE(p)=free(p)' -c $(BUILD)/impl.c -o $(BUILD)/alloc.o)
 	$(call build_check,allocator hooks all or none,! $(CC) $(TESTFLAGS) -I. '-DNCF_MALLOC(n)=malloc(n)' -c $(BUILD)/impl.c -o $(BUILD)/alloc1.o)
+	@{ printf $(IMPL); printf '#include <stdio.h>\nint main(void)\n{\n'; sed -n '/^   EXAMPLE/,/^   THREAD SAFETY/p' ncf.h | sed '1d;$$d;s/^     //'; echo '}'; } > $(BUILD)/example.c
+	$(call build_check,the banner's example compiles,$(CC) $(TESTFLAGS) -I. -c $(BUILD)/example.c -o $(BUILD)/example.o)
 	@printf $(IMPL)$(APP) > $(BUILD)/app.c
 	$(call build_check,README: cc -O2 -fopenmp app.c -lm,$(CC) -O2 $(OMP) $(WARN) -Werror -I. $(BUILD)/app.c -o $(BUILD)/app -lm && $(BUILD)/app)
 	$(call build_check,NCF_NO_TLS leaves no thread-local storage (Cortex-M links),$(CC) $(TESTFLAGS) -Os -I. -DNCF_INFERENCE_ONLY -DNCF_NO_STDIO -c $(BUILD)/impl.c -o $(BUILD)/tls.o && readelf -S $(BUILD)/tls.o | grep -q tbss && $(CC) $(TESTFLAGS) -Os -I. -DNCF_NO_TLS -DNCF_INFERENCE_ONLY -DNCF_NO_STDIO -c $(BUILD)/impl.c -o $(BUILD)/notls.o && ! readelf -S $(BUILD)/notls.o | grep -q tbss)

@@ -851,7 +851,7 @@ static int run(const options *o)
     if (o->has_recommend) {
         int64_t *items = (int64_t *)malloc(sizeof(int64_t) * (size_t)o->recommend_k);
         float *scores = (float *)malloc(sizeof(float) * (size_t)o->recommend_k);
-        int n = items && scores ? ncf_recommend(model, o->recommend_user, o->recommend_k, 1, items, scores) : NCF_ERR_NOMEM;
+        int n = items && scores ? ncf_recommend(model, o->recommend_user, o->recommend_k, NCF_EXCLUDE_RATED, items, scores) : NCF_ERR_NOMEM;
         if (n < 0) fprintf(stderr, "demo: %s\n", ncf_error_text());
         else printf("Top %d for user %lld (items the user rated are skipped):\n", n, o->recommend_user);
         for (l = 0; l < n; l++) {

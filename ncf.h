@@ -36,26 +36,38 @@
                                         whose newlib has no TLS runtime): the error text
                                         is then shared by all threads
 
-   EXAMPLE
+   EXAMPLE (make test compiles it)
      ncf_dataset data;
-     ncf_model *model;
+     ncf_model *model = NULL;
      ncf_sampler sampler;
      ncf_metrics m;
      ncf_config cfg = ncf_config_default();          // the paper's NeuMF
+     int64_t top[10];
+     float score[10];
+     int epoch, n, k;
      if (ncf_load_dataset(&data, "ml-1m/ratings.dat", NULL) != NCF_OK) {
          fprintf(stderr, "%s\n", ncf_error_text()); return 1;
      }
      cfg.num_users = data.num_users; cfg.num_items = data.num_items;
-     ncf_model_create(&model, &cfg);
-     ncf_model_set_ids(model, &data);                // answer in MovieLens ids
-     ncf_sampler_init(&sampler, &data, cfg.num_neg, cfg.seed);
-     for (int epoch = 1; epoch <= 20; epoch++) {
-         ncf_train_epoch(model, &sampler, epoch, NULL, NULL, NULL);
-         ncf_evaluate(model, &data, 10, 0, &m);
+     if (ncf_model_create(&model, &cfg) != NCF_OK || ncf_model_set_ids(model, &data) != NCF_OK ||
+         ncf_sampler_init(&sampler, &data, cfg.num_neg, cfg.seed) != NCF_OK) goto fail;
+     for (epoch = 1; epoch <= 20; epoch++) {
+         if (ncf_train_epoch(model, &sampler, epoch, NULL, NULL, NULL) != NCF_OK ||
+             ncf_evaluate(model, &data, 10, NCF_SAMPLED, &m) != NCF_OK) goto fail;
          printf("Iteration %d: HR = %.4f, NDCG = %.4f\n", epoch, m.hr, m.ndcg);
      }
-     ncf_save(model, "neumf.ncf", 1);                // later: ncf_load, ncf_recommend
+     if (ncf_save(model, "neumf.ncf", NCF_SAVE_MODEL) != NCF_OK) goto fail;
+     ncf_model_free(model); model = NULL;
+     // serving, later or elsewhere: the 10 best movies user 1 has not rated
+     if (ncf_load(&model, "neumf.ncf") != NCF_OK) goto fail;
+     if ((n = ncf_recommend(model, 1, 10, NCF_EXCLUDE_RATED, top, score)) < 0) goto fail;
+     for (k = 0; k < n; k++) printf("movie %lld (%.3f)\n", (long long)top[k], score[k]);
      ncf_model_free(model); ncf_dataset_free(&data);
+     return 0;
+   fail:
+     fprintf(stderr, "%s\n", ncf_error_text());
+     ncf_model_free(model); ncf_dataset_free(&data);
+     return 1;
 
    THREAD SAFETY
      Serving only reads a model: ncf_predict, ncf_predict_batch and ncf_recommend
@@ -83,7 +95,10 @@
             embedding rows (NCF_SAVE_INT8); model format 3: 8-byte aligned sections,
             rated-item lists as varints and optional (NCF_SAVE_NO_RATED); format 2 still
             read. ncf_save/ncf_save_mem take NCF_SAVE_* flags (1 is NCF_SAVE_ADAM, as
-            with_adam was); ncf_model.seen is the varint stream. No double math, assert
+            with_adam was); named arguments for call sites: NCF_EXCLUDE_RATED /
+            NCF_INCLUDE_RATED (ncf_recommend), NCF_SAMPLED / NCF_FULL_RANKING
+            (ncf_evaluate), NCF_SAVE_MODEL (0 and 1 keep working). ncf_model.seen is the
+            varint stream. No double math, assert
             or %lld in NCF_INFERENCE_ONLY, which no longer has ncf_model_create; the CRC
             table is static const. make device runs an example on Cortex-M under qemu.
      0.3.0  Threads that hold up on a busy machine: a training step is three phases of
@@ -353,6 +368,8 @@ NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *data);
 #endif
 
 /* ---- serving (raw ids; needs ncf_model_set_ids or a model file with ids) ------ */
+/* exclude_seen of ncf_recommend: skip the items the user rated (training and test), or not */
+enum { NCF_INCLUDE_RATED = 0, NCF_EXCLUDE_RATED = 1 };
 /* The logit of one (user, item). NCF_ERR_ARG for an id the model never saw: new
    users and items (cold start) are out of scope. */
 NCFDEF int ncf_predict(ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit);
@@ -383,6 +400,7 @@ NCFDEF int ncf_predict_with(const ncf_model *m, int64_t raw_user, int64_t raw_it
    are still read. */
 #define NCF_FORMAT_VERSION 3
 enum {
+    NCF_SAVE_MODEL = 0,   /* the model alone: parameters, ids, rated items */
     NCF_SAVE_ADAM = 1,    /* keep the Adam moments, to resume training exactly */
     NCF_SAVE_INT8 = 2,    /* embedding tables as int8 rows, symmetric per row (scale = max |x| / 127):
                              about 4x smaller, serving only (no Adam moments) */
@@ -432,6 +450,8 @@ typedef struct ncf_metrics {
 } ncf_metrics;
 
 enum { NCF_EVAL_TEST = 0, NCF_EVAL_VALIDATION = 1 };
+/* full_ranking of ncf_evaluate: the sampled negatives, or every item the user has not rated */
+enum { NCF_SAMPLED = 0, NCF_FULL_RANKING = 1 };
 
 typedef struct ncf_eval_opts {
     int k;            /* HR@k and NDCG@k (10) */

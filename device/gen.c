@@ -27,7 +27,7 @@ static int put_expected(FILE *f, ncf_model *m, const ncf_dataset *d, const char 
     for (u = 0; u < CHECKED; u++) {
         int64_t user = d->raw_user[u * (USERS / CHECKED)], items[10];
         float scores[10];
-        if (ncf_recommend(m, user, 10, 1, items, scores) != 10) return 0;
+        if (ncf_recommend(m, user, 10, NCF_EXCLUDE_RATED, items, scores) != 10) return 0;
         fprintf(f, "    {%lld, {", (long long)user);
         for (j = 0; j < 10; j++) fprintf(f, "%lld%s", (long long)items[j], j < 9 ? ", " : "}, {");
         for (j = 0; j < 10; j++) {
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
     c.num_users = d.num_users, c.num_items = d.num_items;
     ok = ok && ncf_model_create(&m, &c) == NCF_OK && ncf_sampler_init(&s, &d, c.num_neg, c.seed) == NCF_OK;
     for (e = 1; ok && e <= 4; e++) ok = ncf_train_epoch(m, &s, e, NULL, NULL, NULL) == NCF_OK;
-    ok = ok && ncf_model_set_ids(m, &d) == NCF_OK && ncf_save_mem(m, 0, &f32, &l32) == NCF_OK &&
+    ok = ok && ncf_model_set_ids(m, &d) == NCF_OK && ncf_save_mem(m, NCF_SAVE_MODEL, &f32, &l32) == NCF_OK &&
          ncf_save_mem(m, NCF_SAVE_INT8, &i8, &l8) == NCF_OK && ncf_load_mem(&q, i8, l8) == NCF_OK;
     if (!ok) { fprintf(stderr, "gen: %s\n", ncf_error_text()); return 1; }
     if (!(f = fopen(argv[1], "w"))) { perror(argv[1]); return 1; }

@@ -143,7 +143,7 @@ static int run(const char *name, const unsigned char *file, size_t len, const st
         paint(top);
         ticks_start();
         t = ticks_now();
-        n = ncf_recommend_with(m, want[u].user, 10, 1, items, sc, workspace, sizeof workspace);
+        n = ncf_recommend_with(m, want[u].user, 10, NCF_EXCLUDE_RATED, items, sc, workspace, sizeof workspace);
         t = ticks_now() - t;
         if (stack_used(top) > serve_stack) serve_stack = stack_used(top);
         if (t < best) best = t;
@@ -187,7 +187,7 @@ static int errors_read_right(void)
         int rc;
         if (q == 0) rc = ncf_model_open(&m, model_f32 + 4, sizeof model_f32 - 4);
         else if (ncf_model_open(&m, model_f32, sizeof model_f32) != NCF_OK) return 0;
-        else rc = ncf_recommend_with(m, q == 1 ? 999999 : want_user(), 10, 1, items, NULL, workspace, q == 1 ? sizeof workspace : 64);
+        else rc = ncf_recommend_with(m, q == 1 ? 999999 : want_user(), 10, NCF_EXCLUDE_RATED, items, NULL, workspace, q == 1 ? sizeof workspace : 64);
         ok &= rc < 0 && strstr(ncf_error_text(), want[q]) != NULL;
         printf("refused: %s\n", ncf_error_text());
         ncf_model_free(m), m = NULL;
