@@ -324,6 +324,10 @@ NCF_DATA ?= ../shared/data/ml-1m-ncf
 GMF_EPOCHS ?= 20
 MLP_EPOCHS ?= 20
 FINETUNE ?= --optimizer sgd --learning_rate 0.001
+FINETUNE_EPOCHS ?= 20
+# every stage's extra flags: PAPER_FLAGS="--validation --seed 2" picks each stage's best epoch
+# on the validation set (the same held-out items in all three, drawn by the seed)
+PAPER_FLAGS ?=
 FINETUNE_8 ?= --optimizer sgd --learning_rate 1
 PAPER_LAYERS_8  := 64,32,16,8
 PAPER_LAYERS_16 := 128,64,32,16
@@ -331,9 +335,9 @@ PAPER_LAYERS_32 := 256,128,64,32
 PAPER_LAYERS_64 := 512,256,128,64
 paper-f8 paper-f16 paper-f32 paper-f64: OPT += -march=native
 paper-f8 paper-f16 paper-f32 paper-f64: paper-f%: demo | $(BUILD)
-	./demo --data $(NCF_DATA)/ml-1m --model gmf --num_factors $* --train_epochs $(GMF_EPOCHS) --save_best $(BUILD)/gmf-f$*.ncf
-	./demo --data $(NCF_DATA)/ml-1m --model mlp --layers $(PAPER_LAYERS_$*) --train_epochs $(MLP_EPOCHS) --save_best $(BUILD)/mlp-f$*.ncf
-	./demo --data $(NCF_DATA)/ml-1m --pretrain_gmf $(BUILD)/gmf-f$*.ncf --pretrain_mlp $(BUILD)/mlp-f$*.ncf --alpha 0.5 $(or $(FINETUNE_$*),$(FINETUNE)) --train_epochs 20
+	./demo --data $(NCF_DATA)/ml-1m --model gmf --num_factors $* --train_epochs $(GMF_EPOCHS) --save_best $(BUILD)/gmf-f$*.ncf $(PAPER_FLAGS)
+	./demo --data $(NCF_DATA)/ml-1m --model mlp --layers $(PAPER_LAYERS_$*) --train_epochs $(MLP_EPOCHS) --save_best $(BUILD)/mlp-f$*.ncf $(PAPER_FLAGS)
+	./demo --data $(NCF_DATA)/ml-1m --pretrain_gmf $(BUILD)/gmf-f$*.ncf --pretrain_mlp $(BUILD)/mlp-f$*.ncf --alpha 0.5 $(or $(FINETUNE_$*),$(FINETUNE)) --train_epochs $(FINETUNE_EPOCHS) $(PAPER_FLAGS)
 
 clean:
 	rm -rf $(BUILD) demo tests *.o
