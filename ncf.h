@@ -3761,7 +3761,6 @@ typedef struct {
     float *irow;    /* [n][H] the items' MLP rows, when no item projection is cached */
     float *gi;      /* [F] an item's GMF row, when int8 */
     float *sc;      /* [n] scores */
-    int n;
 } ncf__eval_buf;
 
 #define NCF__ALIGN_FLOATS 16 /* each buffer starts on a 64-byte line */
@@ -3793,7 +3792,6 @@ static size_t ncf__eval_buf_carve(ncf__eval_buf *e, const ncf_model *m, int n, f
         if (mem) *dst[q] = mem + at;
         at += ncf__round_floats(sizes[q] ? sizes[q] : 1);
     }
-    e->n = n;
     return at;
 }
 
@@ -3856,7 +3854,7 @@ static void ncf__refresh_projection(ncf_model *m)
 /* Logits of user u against items cand[0..n) (items first.. in order when cand is NULL) into
    e->sc, with the training forward's rounding (ncf__first_layer, ncf__output). Without a
    projection the items' half of the first layer is computed here, row by row as the cache
-   computes it, so the scores are the same. n <= e->n. */
+   computes it, so the scores are the same. e holds at least n items. */
 static void ncf__score_user(const ncf_model *m, const float *proj, int u, const int32_t *cand, int first, int n,
                             ncf__eval_buf *e)
 {
@@ -4815,6 +4813,14 @@ static int ncf__read_rated(ncf_model *m, const ncf__layout *L, ncf__reader *r)
     return ncf__check_rated(m->seen_ptr, m->seen, m->cfg.num_users, m->cfg.num_items, L->nseen);
 }
 
+/* Index of the first int8 row scale that is negative, non-finite or absurd (>= 1e30), or n. */
+static size_t ncf__first_bad_scale(const float *s, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n && s[i] >= 0.0f && s[i] < 1e30f; i++) {}
+    return i;
+}
+
 /* Tensor t from the file into the model's floats (int8 rows dequantized). */
 static int ncf__read_tensor(ncf_model *m, const ncf__layout *L, ncf__reader *r, int t)
 {
@@ -4830,7 +4836,8 @@ static int ncf__read_tensor(ncf_model *m, const ncf__layout *L, ncf__reader *r, 
         float sc = 0.0f;
         size_t c;
         ncf__get_f32(r, &sc);
-        if (!(sc >= 0.0f && sc < 1e30f)) return ncf__fail(NCF_ERR_DATA, "the model's %s row %lu has a bad scale", T->name, (unsigned long)j);
+        if (ncf__first_bad_scale(&sc, 1) == 0)
+            return ncf__fail(NCF_ERR_DATA, "the model's %s row %lu has a bad scale", T->name, (unsigned long)j);
         for (c = 0; c < cols; c++) x[j * cols + c] = sc * (float)(int8_t)r->p[L->tensor[t] + 4 * rows + j * cols + c];
     }
     return NCF_OK;
@@ -4880,13 +4887,6 @@ static int ncf__little_endian(void)
     return *(const uint8_t *)&one == 1;
 }
 
-/* Finite values, or the index of the first that is not (n). */
-static size_t ncf__first_bad_scale(const float *s, size_t n)
-{
-    size_t i;
-    for (i = 0; i < n && s[i] >= 0.0f && s[i] < 1e30f; i++) {}
-    return i;
-}
 
 /* Points an in-place model's ids, rated items and tensors into the file. */
 static int ncf__point_into(ncf_model *m, const uint8_t *p, const ncf__layout *L)
