@@ -4287,7 +4287,7 @@ NCFDEF int ncf_recommend_with(const ncf_model *m, int64_t raw_user, int k, int e
                               float *out_scores, void *work, size_t work_size)
 {
     ncf__eval_buf e;
-    ncf__cand *heap;
+    ncf__cand *heap = NULL;
     ncf__seen_cursor c;
     int u = 0, rc, j0, n = 0, I;
     if ((rc = ncf__serve_args(m, raw_user, k, out_items, &u, "ncf_recommend_with")) != NCF_OK) return rc;
@@ -4305,7 +4305,7 @@ NCFDEF int ncf_predict_with(const ncf_model *m, int64_t raw_user, int64_t raw_it
                             size_t work_size)
 {
     ncf__eval_buf e;
-    ncf__cand *heap;
+    ncf__cand *heap = NULL;
     int u = 0, i = 0, rc;
     int32_t ii;
     if (!m || !logit) return ncf__fail(NCF_ERR_ARG, "ncf_predict_with: NULL argument");
@@ -4324,7 +4324,7 @@ static int ncf__score_pairs(const ncf_model *m, const int32_t *users, const int3
     size_t size = ncf_workspace_size(m, 1);
     void *work = NCF_MALLOC(size);
     ncf__eval_buf e;
-    ncf__cand *heap;
+    ncf__cand *heap = NULL;
     int j;
     if (!work) return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte workspace", (unsigned long)size);
     ncf__workspace(m, 1, work, size, &e, &heap);
