@@ -213,6 +213,12 @@ bench: | $(BUILD)
 	  done | tee $(BUILD)/peer.jsonl; \
 	else echo "(PyTorch peer skipped: needs $(PEERS)/torch_neumf.py and python3-torch)"; fi
 
+# The tail of a recipe line that set $$need to the Debian packages missing: installs them when
+# root with apt-get, else says what to install and fails. $(1): the target's name.
+install_needed = if [ -n "$$need" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then apt-get update -qq && apt-get install -y -qq $$need >/dev/null || exit 1; \
+	  else echo "make $(1) needs:  sudo apt-get install$$need"; exit 1; fi; fi
+
 # Cross-builds run under qemu-user: the model files this machine's build writes are
 # read back there (s390x is big-endian), then the whole suite runs. Installs the
 # toolchains when root with apt-get.
@@ -220,9 +226,7 @@ CROSS := aarch64-linux-gnu:aarch64 arm-linux-gnueabihf:arm s390x-linux-gnu:s390x
 cross: | $(BUILD)
 	@need=""; for t in $(CROSS); do command -v $${t%%:*}-gcc >/dev/null || need="$$need gcc-$${t%%:*}"; done; \
 	command -v qemu-aarch64 >/dev/null || need="$$need qemu-user"; \
-	if [ -n "$$need" ]; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then apt-get update -qq && apt-get install -y -qq $$need >/dev/null || exit 1; \
-	  else echo "cross-builds need:  sudo apt-get install$$need"; exit 1; fi; fi
+	$(call install_needed,cross)
 	$(CC) $(TESTFLAGS) $(OMP) tests.c -o $(BUILD)/tests -lm
 	@rm -rf $(BUILD)/fixture && mkdir -p $(BUILD)/fixture && $(BUILD)/tests --write-fixture $(BUILD)/fixture
 	@set -e; for t in $(CROSS); do tr=$${t%%:*}; q=qemu-$${t#*:}; \
@@ -239,9 +243,7 @@ WINE  := WINEDEBUG=-all wine
 windows: | $(BUILD)
 	@need=""; command -v $(MINGW) >/dev/null || need="$$need gcc-mingw-w64-x86-64"; \
 	command -v wine >/dev/null || need="$$need wine"; \
-	if [ -n "$$need" ]; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then apt-get update -qq && apt-get install -y -qq $$need >/dev/null || exit 1; \
-	  else echo "make windows needs:  sudo apt-get install$$need"; exit 1; fi; fi
+	$(call install_needed,windows)
 	$(MINGW) $(TESTFLAGS) -fopenmp tests.c -o $(BUILD)/tests.exe -static -lm
 	$(MINGW) $(OPT) -std=c99 $(WARN) -Werror -fopenmp demo.c -o $(BUILD)/demo.exe -static -lm
 	$(CC) $(TESTFLAGS) $(OMP) tests.c -o $(BUILD)/tests -lm
@@ -269,9 +271,7 @@ device: | $(BUILD)
 	@need=""; command -v arm-none-eabi-gcc >/dev/null || need="$$need gcc-arm-none-eabi"; \
 	[ -d /usr/lib/arm-none-eabi/newlib ] || need="$$need libnewlib-arm-none-eabi"; \
 	command -v qemu-system-arm >/dev/null || need="$$need qemu-system-arm"; \
-	if [ -n "$$need" ]; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then apt-get update -qq && apt-get install -y -qq $$need >/dev/null || exit 1; \
-	  else echo "make device needs:  sudo apt-get install$$need"; exit 1; fi; fi
+	$(call install_needed,device)
 	@mkdir -p $(BUILD)/device
 	$(CC) -O2 -std=c99 $(WARN) -Werror -I. device/gen.c -o $(BUILD)/device/gen -lm
 	@$(BUILD)/device/gen $(BUILD)/device/model.h

@@ -2510,13 +2510,6 @@ struct ncf__scratch {
 
 static void ncf__refresh_projection(ncf_model *m); /* metrics: the cached item projection */
 
-static int ncf__widest(const ncf_model *m)
-{
-    int l, w = 1;
-    for (l = 0; l < m->cfg.num_layers; l++) if (m->cfg.layers[l] > w) w = m->cfg.layers[l];
-    return w;
-}
-
 static void ncf__acts_free(ncf__acts *a)
 {
     int l;
@@ -2893,16 +2886,21 @@ static float ncf__output(const ncf_model *m, const float *gu, const float *gi, i
     return z;
 }
 
+/* An int8 row as floats: scale * q, one rounding, wherever a row is read (served in place,
+   loaded as a copy, re-saved), so all of them see the same values. */
+static void ncf__dequantize(const int8_t *q, float scale, int n, float *out)
+{
+    int d;
+    for (d = 0; d < n; d++) out[d] = scale * (float)q[d];
+}
+
 /* Row r of an embedding table on a side (0 users, 1 items) as floats: the row itself, or an
-   int8 row dequantized into tmp (one rounding, scale * q, wherever it is read). */
+   int8 row dequantized into tmp. */
 static const float *ncf__emb_row(const ncf__table *T, int side, int r, float *tmp)
 {
-    const float *f = side ? T->item : T->user, *sc;
-    const int8_t *q;
-    int d;
+    const float *f = side ? T->item : T->user;
     if (f) return f + (size_t)r * T->D;
-    q = (side ? T->qitem : T->quser) + (size_t)r * T->D, sc = (side ? T->sitem : T->suser) + r;
-    for (d = 0; d < T->D; d++) tmp[d] = *sc * (float)q[d];
+    ncf__dequantize((side ? T->qitem : T->quser) + (size_t)r * T->D, (side ? T->sitem : T->suser)[r], T->D, tmp);
     return tmp;
 }
 
@@ -4253,17 +4251,13 @@ static int ncf__heap_out(const ncf_model *m, ncf__cand *best, int n, int64_t *ou
 
 /* A serving workspace: scoring buffers for a chunk of items, then a heap of k candidates,
    from a 64-byte boundary; its size is a multiple of 64 bytes. */
-static size_t ncf__workspace_floats(const ncf_model *m, int k, int *kk)
-{
-    ncf__eval_buf e;
-    *kk = k < 1 ? 1 : k > m->cfg.num_items ? m->cfg.num_items : k;
-    return ncf__eval_buf_carve(&e, m, NCF__REC_CHUNK, NULL) + ncf__round_floats((size_t)*kk * 2);
-}
-
 NCFDEF size_t ncf_workspace_size(const ncf_model *m, int k)
 {
-    int kk;
-    return m ? sizeof(float) * (ncf__workspace_floats(m, k, &kk) + NCF__ALIGN_FLOATS) : 0;
+    ncf__eval_buf e;
+    if (!m) return 0;
+    k = k < 1 ? 1 : k > m->cfg.num_items ? m->cfg.num_items : k; /* (k candidates of 2 floats each) */
+    return sizeof(float) * (ncf__eval_buf_carve(&e, m, NCF__REC_CHUNK, NULL) + ncf__round_floats((size_t)k * 2) +
+                            NCF__ALIGN_FLOATS);
 }
 
 static int ncf__workspace(const ncf_model *m, int k, void *work, size_t size, ncf__eval_buf *e, ncf__cand **heap)
@@ -4532,9 +4526,9 @@ static int ncf__get_f32(ncf__reader *r, float *f)
 static const float *ncf__tensor_row(const ncf_model *m, int t, int r, float *tmp)
 {
     const struct ncf__scratch *s = m->scratch;
-    int c, cols = m->tensors[t].cols;
+    int cols = m->tensors[t].cols;
     if (s->tv[t]) return s->tv[t] + (size_t)r * cols;
-    for (c = 0; c < cols; c++) tmp[c] = s->tqs[t][r] * (float)s->tq[t][(size_t)r * cols + c];
+    ncf__dequantize(s->tq[t] + (size_t)r * cols, s->tqs[t][r], cols, tmp);
     return tmp;
 }
 
@@ -4558,21 +4552,24 @@ static int8_t ncf__quantize(float x, float scale)
    place writes its own rows and scales unchanged. */
 static void ncf__put_tensor(ncf__writer *w, const ncf_model *m, int t, int int8, float *tmp)
 {
-    const struct ncf__scratch *s = m->scratch;
-    int r, c, rows = m->tensors[t].rows, cols = m->tensors[t].cols;
+    const float *x = m->scratch->tv[t];
+    size_t r, c, rows = (size_t)m->tensors[t].rows, cols = (size_t)m->tensors[t].cols;
     if (!int8) {
         for (r = 0; r < rows; r++) {
-            const float *x = ncf__tensor_row(m, t, r, tmp);
-            for (c = 0; c < cols; c++) ncf__put_f32(w, x[c]);
+            const float *row = ncf__tensor_row(m, t, (int)r, tmp);
+            for (c = 0; c < cols; c++) ncf__put_f32(w, row[c]);
         }
         return;
     }
-    for (r = 0; r < rows; r++) ncf__put_f32(w, s->tv[t] ? ncf__row_scale(s->tv[t] + (size_t)r * cols, cols) : s->tqs[t][r]);
-    for (r = 0; r < rows; r++) {
-        const float *x = s->tv[t] + (size_t)r * cols;
-        float sc = s->tv[t] ? ncf__row_scale(x, cols) : 0.0f;
-        for (c = 0; c < cols; c++)
-            w->p[w->at++] = (uint8_t)(s->tv[t] ? ncf__quantize(x[c], sc) : s->tq[t][(size_t)r * cols + c]);
+    if (!x) { /* already int8 */
+        for (r = 0; r < rows; r++) ncf__put_f32(w, m->scratch->tqs[t][r]);
+        memcpy(w->p + w->at, m->scratch->tq[t], rows * cols), w->at += rows * cols;
+    } else {
+        for (r = 0; r < rows; r++) ncf__put_f32(w, ncf__row_scale(x + r * cols, (int)cols));
+        for (r = 0; r < rows; r++) {
+            float sc = ncf__row_scale(x + r * cols, (int)cols);
+            for (c = 0; c < cols; c++) w->p[w->at++] = (uint8_t)ncf__quantize(x[r * cols + c], sc);
+        }
     }
     w->at = (size_t)ncf__pad(w->at, 4);
 }
@@ -4625,7 +4622,7 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len)
     ncf__lay_out(m, &L);
     if (L.end + 4 > (size_t)-1) return ncf__fail(NCF_ERR_NOMEM, "a model file this size does not fit in memory here");
     w.p = (uint8_t *)ncf__zalloc((size_t)L.end + 4, 1), w.at = 0; /* (the padding stays 0) */
-    tmp = NCF__NEW(float, ncf__widest(m) > m->cfg.mf_dim ? ncf__widest(m) : m->cfg.mf_dim);
+    tmp = NCF__NEW(float, m->scratch->F > m->scratch->H ? m->scratch->F : m->scratch->H); /* an embedding row */
     if (!w.p || !tmp) {
         NCF_FREE(w.p), NCF_FREE(tmp);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte model file", (unsigned long)(L.end + 4));
@@ -4834,11 +4831,10 @@ static int ncf__read_tensor(ncf_model *m, const ncf__layout *L, ncf__reader *r, 
     }
     for (j = 0; j < rows; j++) {
         float sc = 0.0f;
-        size_t c;
         ncf__get_f32(r, &sc);
         if (ncf__first_bad_scale(&sc, 1) == 0)
             return ncf__fail(NCF_ERR_DATA, "the model's %s row %lu has a bad scale", T->name, (unsigned long)j);
-        for (c = 0; c < cols; c++) x[j * cols + c] = sc * (float)(int8_t)r->p[L->tensor[t] + 4 * rows + j * cols + c];
+        ncf__dequantize((const int8_t *)(r->p + L->tensor[t] + 4 * rows + j * cols), sc, (int)cols, x + j * cols);
     }
     return NCF_OK;
 }
