@@ -224,6 +224,12 @@ typedef struct ncf_dataset {
     int32_t *val_item;      /* [num_users] validation item, -1 when none; NULL without validation */
     int num_val_neg;        /* validation candidates per user besides its item */
     int32_t *val_neg;       /* [num_users*num_val_neg], rows of validation users valid */
+    /* A shard (ncf_mpi_shard) holds the rows of users [user_lo, user_hi) only: items[] and
+       train_user[] begin at the whole data's positive train_lo, eval_neg and val_neg at
+       user_lo's row, and user_ptr indexes its own items (the other users look empty).
+       user_hi is 0 for whole data. */
+    int user_lo, user_hi;
+    int64_t train_lo, total_train; /* total_train: the positives of the whole data */
 } ncf_dataset;
 
 typedef enum {
@@ -284,11 +290,12 @@ typedef struct ncf_sampler {
 } ncf_sampler;
 
 NCFDEF int ncf_sampler_init(ncf_sampler *s, const ncf_dataset *data, int num_neg, uint64_t seed);
-/* Examples [start, start+n) of the epoch: users, items, labels (1 positive, 0 negative). */
+/* Examples [start, start+n) of the epoch: users, items, labels (1 positive, 0 negative). On a
+   shard, the examples of other ranks' users are 0, 0, 0: summed over the ranks, the batch. */
 NCFDEF void ncf_sampler_fill(const ncf_sampler *s, int epoch, int64_t start, int n,
                              int32_t *users, int32_t *items, float *labels);
 /* TF's --hash_pipeline: a hash of the first batch and of all batches (user and item ids);
-   both 0 for a NULL sampler or batch_size <= 0. */
+   both 0 for a NULL sampler, batch_size <= 0 or a shard. */
 NCFDEF void ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size,
                              uint64_t *first_batch, uint64_t *all_batches);
 #endif /* NCF_INFERENCE_ONLY */
@@ -959,6 +966,9 @@ static void ncf__fill_train_user(ncf_dataset *ds)
 /* The validation item of u, or -1. */
 static int32_t ncf__val_of(const ncf_dataset *ds, int u) { return ds->val_item ? ds->val_item[u] : -1; }
 
+/* The positives of the whole data, also for a shard. */
+static int64_t ncf__all_train(const ncf_dataset *ds) { return ds->user_hi ? ds->total_train : ds->num_train; }
+
 /* Items u never rated: neither a training positive nor its test or validation item (which
    are kept out of the training list). */
 static int64_t ncf__num_unrated(const ncf_dataset *ds, int u)
@@ -1092,6 +1102,7 @@ NCFDEF int ncf_sample_eval_negatives(ncf_dataset *ds, int n, uint64_t seed)
     int rc;
     if (!ds || !ds->user_ptr || n <= 0)
         return ncf__fail(NCF_ERR_ARG, "ncf_sample_eval_negatives: need a loaded dataset and n > 0");
+    if (ds->user_hi) return ncf__fail(NCF_ERR_ARG, "ncf_sample_eval_negatives: the dataset is a shard; draw them before ncf_mpi_shard");
     if ((rc = ncf__negatives_possible(ds, ds->test_item, n, "eval")) != NCF_OK) return rc;
     neg = NCF__NEW(int32_t, (size_t)ds->num_users * (size_t)n);
     scratch = NCF__NEW(int64_t, (size_t)ncf_get_threads() * 2 * (size_t)n);
@@ -1114,6 +1125,7 @@ NCFDEF int ncf_hold_out_validation(ncf_dataset *ds, int n, uint64_t seed)
     int u, rc;
     if (!ds || !ds->user_ptr || n <= 0)
         return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: need a loaded dataset and n > 0");
+    if (ds->user_hi) return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: the dataset is a shard; hold out before ncf_mpi_shard");
     if (ds->val_item) return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: the dataset has a validation set already");
     val = NCF__NEW(int32_t, ds->num_users);
     neg = NCF__NEW(int32_t, (size_t)ds->num_users * (size_t)n);
@@ -1980,7 +1992,8 @@ NCFDEF int ncf_sampler_init(ncf_sampler *s, const ncf_dataset *data, int num_neg
     int u, h = 1;
     if (!s || !data || !data->user_ptr || num_neg < 0)
         return ncf__fail(NCF_ERR_ARG, "ncf_sampler_init: need a sampler, a loaded dataset and num_neg >= 0");
-    if (data->num_train <= 0) return ncf__fail(NCF_ERR_DATA, "ncf_sampler_init: the dataset has no training positives");
+    if (ncf__all_train(data) <= 0)
+        return ncf__fail(NCF_ERR_DATA, "ncf_sampler_init: the dataset has no training positives");
     if (num_neg > 0)
         for (u = 0; u < data->num_users; u++)
             if (data->user_ptr[u + 1] > data->user_ptr[u] && ncf__num_unrated(data, u) == 0)
@@ -1990,7 +2003,7 @@ NCFDEF int ncf_sampler_init(ncf_sampler *s, const ncf_dataset *data, int num_neg
     s->data = data;
     s->num_neg = num_neg;
     s->seed = seed;
-    s->num_examples = data->num_train * (1 + num_neg);
+    s->num_examples = ncf__all_train(data) * (1 + num_neg);
     while (h < 62 && ((int64_t)1 << h) < s->num_examples) h++;
     s->bits = h;
     return NCF_OK;
@@ -2022,12 +2035,18 @@ static int64_t ncf__shuffled(const ncf_sampler *s, uint64_t key, int64_t pos)
 }
 
 /* Example e of an epoch: positive e/(1+num_neg), and for e%(1+num_neg) > 0 a fresh
-   negative of that positive's user. */
+   negative of that positive's user. A shard gives 0, 0, 0 for another rank's user, so that
+   the ranks' batches summed are the whole batch. */
 static void ncf__example(const ncf_sampler *s, int epoch, int64_t e, int32_t *user, int32_t *item, float *label)
 {
     const ncf_dataset *d = s->data;
-    int64_t p = e / (1 + s->num_neg), k = e % (1 + s->num_neg);
-    int32_t u = d->train_user[p];
+    int64_t p = e / (1 + s->num_neg) - d->train_lo, k = e % (1 + s->num_neg);
+    int32_t u;
+    if ((uint64_t)p >= (uint64_t)d->num_train) {
+        *user = *item = 0, *label = 0.0f;
+        return;
+    }
+    u = d->train_user[p];
     *user = u;
     if (k == 0) {
         *item = d->items[p];
@@ -2057,13 +2076,17 @@ static void ncf__fill_chunk(const ncf_sampler *s, int epoch, uint64_t key, int64
     for (q = 0; q < n; q++) {
         int64_t p;
         e[q] = ncf__shuffled(s, key, start + q);
-        p = e[q] / (1 + s->num_neg);
+        p = e[q] / (1 + s->num_neg) - d->train_lo;
+        if ((uint64_t)p >= (uint64_t)d->num_train) continue; /* another rank's (a shard) */
         NCF__PREFETCH(d->train_user + p);
         NCF__PREFETCH(d->items + p);
     }
     for (q = 0; q < n; q++) {
-        int32_t u = d->train_user[e[q] / (1 + s->num_neg)];
-        int64_t lo = d->user_ptr[u], hi = d->user_ptr[u + 1];
+        int64_t p = e[q] / (1 + s->num_neg) - d->train_lo, lo, hi;
+        int32_t u;
+        if ((uint64_t)p >= (uint64_t)d->num_train) continue;
+        u = d->train_user[p];
+        lo = d->user_ptr[u], hi = d->user_ptr[u + 1];
         NCF__PREFETCH(d->items + lo + (hi - lo) / 2); /* the binary search's first probes */
         NCF__PREFETCH(d->items + lo + (hi - lo) / 4);
         NCF__PREFETCH(d->items + lo + 3 * (hi - lo) / 4);
@@ -2098,7 +2121,7 @@ NCFDEF void ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, ui
     uint64_t *hb;
     if (!first_batch || !all_batches) return;
     *first_batch = *all_batches = 0; /* no hash without a sampler and a batch size */
-    if (!s || !s->data || batch_size <= 0) return;
+    if (!s || !s->data || batch_size <= 0 || s->data->user_hi) return;
     nb = (s->num_examples + batch_size - 1) / batch_size;
     if (!(hb = NCF__ZNEW(uint64_t, nb))) return;
     NCF__OMP(parallel)
@@ -3099,18 +3122,23 @@ static void ncf__backward_rows(ncf_model *m, const ncf__batch *bt, int r0, int r
     }
 }
 
-/* Phase 1: every row of the batch (see above); the backward part when `backward`. */
-static void ncf__rows_phase(ncf__ctx *x, ncf_model *m, const ncf__batch *bt, int backward)
+/* Phase 1 for rows [a, b) of the batch (see above); the backward part when `backward`. */
+static void ncf__rows_range(ncf__ctx *x, ncf_model *m, const ncf__batch *bt, int a, int b, int backward)
 {
     int64_t lo, hi;
     int64_t grain = ncf__tile_grain(ncf__row_macs(m) * (backward ? 2 : 1));
-    while (ncf__claim(x, NCF__TILES(bt->n), grain, &lo, &hi)) {
-        int r0 = (int)lo * NCF__MR, r1 = hi * NCF__MR < bt->n ? (int)hi * NCF__MR : bt->n;
+    while (ncf__claim(x, NCF__TILES(b - a), grain, &lo, &hi)) {
+        int r0 = a + (int)lo * NCF__MR, r1 = a + hi * NCF__MR < b ? a + (int)hi * NCF__MR : b;
         if (bt->smp) ncf__sample_rows(bt, r0, r1);
         ncf__forward_rows(m, &m->scratch->act, bt->users, bt->items, r0, r1);
         ncf__loss_rows(m, bt->users, bt->items, bt->labels, r0, r1);
         if (backward) ncf__backward_rows(m, bt, r0, r1);
     }
+}
+
+static void ncf__rows_phase(ncf__ctx *x, ncf_model *m, const ncf__batch *bt, int backward)
+{
+    ncf__rows_range(x, m, bt, 0, bt->n, backward);
 }
 
 /* Groups batch positions by row: key = row << 32 | position, sorted; start[q] is
@@ -3143,25 +3171,24 @@ static void ncf__col_block(float *acc, const float *w, const float *X, int ld, i
 
 #define NCF__BLOCKS(cols) (((int64_t)(cols) + 15) / 16)
 
-/* Phase 2, unit u: 0 groups the batch by user, 1 by item, 2 sums the loss into *loss; then
-   each dense layer's dW row tiles (dW += x^T dy, plus its L2 term) and bias column blocks;
-   then the output layer's column blocks and its bias. Every sum runs over the batch in order. */
-static void ncf__sums_unit(ncf_model *m, const ncf__batch *bt, int64_t u, double *loss)
+/* Dense-gradient unit u of phase 2, summing batch rows [k0, k1) in order into g (the dense
+   parameters' gradients, laid out as the parameters from emb_params on): each dense layer's
+   dW row tiles (dW += x^T dy, plus its L2 term when l2) and bias column blocks; then the
+   output layer's column blocks and its bias. */
+static void ncf__dense_sums_unit(ncf_model *m, int k0, int k1, int64_t u, float *g, int l2)
 {
     struct ncf__scratch *s = m->scratch;
     const int *L = m->cfg.layers;
-    int n = bt->n, l, F = s->F;
-    if (u == 0) { s->nuser = ncf__group_rows(s->ukey, s->sortbuf, s->ustart, bt->users, n); return; }
-    if (u == 1) { s->nitem = ncf__group_rows(s->ikey, s->sortbuf + n, s->istart, bt->items, n); return; }
-    if (u == 2) { *loss = ncf__loss_total(m, n); return; }
-    u -= 3;
+    int n = k1 - k0, l, F = s->F;
+#define NCF__G(param) (g + ((param) - m->params - s->emb_params))
     for (l = 1; l <= s->nd; l++) {
         int in = L[l - 1], out = L[l];
-        float *gw = ncf__grad_of(m, m->w[l]);
+        float *gw = NCF__G(m->w[l]);
         if (u < NCF__TILES(in)) {
             int m0 = (int)u * NCF__MR, m1 = m0 + NCF__MR < in ? m0 + NCF__MR : in;
-            ncf__gemm_rows(gw, out, s->act.x[l - 1], 1, in, s->dy[l], out, NULL, m0, m1, out, n, NCF__ACC);
-            if (m->cfg.mlp_reg[l] > 0) {
+            ncf__gemm_rows(gw, out, s->act.x[l - 1] + (size_t)k0 * in, 1, in, s->dy[l] + (size_t)k0 * out, out, NULL,
+                           m0, m1, out, n, NCF__ACC);
+            if (l2 && m->cfg.mlp_reg[l] > 0) {
                 float two_r = 2.0f * m->cfg.mlp_reg[l];
                 size_t k;
                 for (k = (size_t)m0 * out; k < (size_t)m1 * out; k++) gw[k] += two_r * m->w[l][k];
@@ -3169,27 +3196,51 @@ static void ncf__sums_unit(ncf_model *m, const ncf__batch *bt, int64_t u, double
             return;
         }
         u -= NCF__TILES(in);
-        if (u < NCF__BLOCKS(out)) { ncf__col_block(ncf__grad_of(m, m->b[l]), NULL, s->dy[l], out, n, (int)u * 16, out); return; }
+        if (u < NCF__BLOCKS(out)) { ncf__col_block(NCF__G(m->b[l]), NULL, s->dy[l] + (size_t)k0 * out, out, n, (int)u * 16, out); return; }
         u -= NCF__BLOCKS(out);
     }
     if (m->w_out) {
-        if (u < NCF__BLOCKS(F)) { ncf__col_block(ncf__grad_of(m, m->w_out), s->dz, s->act.gmf, F, n, (int)u * 16, F); return; }
+        if (u < NCF__BLOCKS(F)) {
+            ncf__col_block(NCF__G(m->w_out), s->dz + k0, s->act.gmf + (size_t)k0 * F, F, n, (int)u * 16, F);
+            return;
+        }
         u -= NCF__BLOCKS(F);
         if (u < NCF__BLOCKS(s->top)) {
-            ncf__col_block(ncf__grad_of(m, m->w_out) + F, s->dz, s->act.x[s->nd], s->top, n, (int)u * 16, s->top);
+            ncf__col_block(NCF__G(m->w_out) + F, s->dz + k0, s->act.x[s->nd] + (size_t)k0 * s->top, s->top, n,
+                           (int)u * 16, s->top);
             return;
         }
     }
-    ncf__col_block(ncf__grad_of(m, m->b_out), NULL, s->dz, 1, n, 0, 1);
+    ncf__col_block(NCF__G(m->b_out), NULL, s->dz + k0, 1, n, 0, 1);
+#undef NCF__G
+}
+
+/* The units of ncf__dense_sums_unit. */
+static int64_t ncf__dense_sum_units(const ncf_model *m)
+{
+    const struct ncf__scratch *s = m->scratch;
+    int64_t units = 1;
+    int l;
+    for (l = 1; l <= s->nd; l++) units += NCF__TILES(m->cfg.layers[l - 1]) + NCF__BLOCKS(m->cfg.layers[l]);
+    if (m->w_out) units += NCF__BLOCKS(s->F) + NCF__BLOCKS(s->top);
+    return units;
+}
+
+/* Phase 2, unit u: 0 groups the batch by user, 1 by item, 2 sums the loss into *loss; then the
+   dense gradients over the whole batch. Every sum runs over the batch in order. */
+static void ncf__sums_unit(ncf_model *m, const ncf__batch *bt, int64_t u, double *loss)
+{
+    struct ncf__scratch *s = m->scratch;
+    int n = bt->n;
+    if (u == 0) { s->nuser = ncf__group_rows(s->ukey, s->sortbuf, s->ustart, bt->users, n); return; }
+    if (u == 1) { s->nitem = ncf__group_rows(s->ikey, s->sortbuf + n, s->istart, bt->items, n); return; }
+    if (u == 2) { *loss = ncf__loss_total(m, n); return; }
+    ncf__dense_sums_unit(m, 0, n, u - 3, m->grads + s->emb_params, 1);
 }
 
 static void ncf__sums_phase(ncf__ctx *x, ncf_model *m, const ncf__batch *bt, double *loss)
 {
-    const struct ncf__scratch *s = m->scratch;
-    int64_t units = 3 + 1, lo, hi, u;
-    int l;
-    for (l = 1; l <= s->nd; l++) units += NCF__TILES(m->cfg.layers[l - 1]) + NCF__BLOCKS(m->cfg.layers[l]);
-    if (m->w_out) units += NCF__BLOCKS(s->F) + NCF__BLOCKS(s->top);
+    int64_t units = 3 + ncf__dense_sum_units(m), lo, hi, u;
     while (ncf__claim(x, units, 1, &lo, &hi))
         for (u = lo; u < hi; u++) ncf__sums_unit(m, bt, u, loss);
 }
@@ -3692,6 +3743,7 @@ NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int
     ncf__report rep;
     if (!m || !s || !s->data) return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: NULL model or sampler");
     if ((rc = ncf__writable(m, "ncf_train_examples")) != NCF_OK) return rc;
+    if (s->data->user_hi) return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: the data is a shard: train it with ncf_mpi_train_epoch");
     if (s->data->num_users > m->cfg.num_users || s->data->num_items > m->cfg.num_items)
         return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: the data has %d users and %d items, the model %d and %d",
                          s->data->num_users, s->data->num_items, m->cfg.num_users, m->cfg.num_items);
@@ -3905,26 +3957,24 @@ NCFDEF ncf_eval_opts ncf_eval_opts_default(void)
     return o;
 }
 
-/* The held-out item of u for the target, the other held-out item (rated, so never a
-   candidate), and the sampled negatives. */
+/* The held-out item of u for the target (-1: none), and then the other held-out item (rated,
+   so never a candidate) and the sampled negatives. */
 static int32_t ncf__held(const ncf_dataset *d, int target, int u, int32_t *other, const int32_t **neg)
 {
     int val = target == NCF_EVAL_VALIDATION;
+    int32_t t = val ? ncf__val_of(d, u) : d->test_item[u];
+    if (t < 0) return t;
     *other = val ? d->test_item[u] : ncf__val_of(d, u);
-    *neg = val ? d->val_neg + (size_t)u * d->num_val_neg : d->eval_neg + (size_t)u * d->num_eval_neg;
-    return val ? ncf__val_of(d, u) : d->test_item[u];
+    *neg = val ? d->val_neg + (size_t)(u - d->user_lo) * d->num_val_neg
+               : d->eval_neg + (size_t)(u - d->user_lo) * d->num_eval_neg;
+    return t;
 }
 
-NCFDEF int ncf_evaluate_with(ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *o, ncf_metrics *out)
+static int ncf__eval_args(const ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *o, const ncf_metrics *out)
 {
-    const float *proj;
-    float *own;
-    double *hr, *ndcg, *rr, hsum = 0, nsum = 0, rsum = 0, frac = 1;
-    int u, users = 0, rc, failed = 0, ncand, k, nneg, held = 0;
-    uint8_t *pick;
+    int nneg;
     if (!m || !data || !data->user_ptr || !out || !o || o->k <= 0)
         return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: need a model, a loaded dataset, an output and k > 0");
-    k = o->k;
     if (data->num_users > m->cfg.num_users || data->num_items > m->cfg.num_items)
         return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: the data has %d users and %d items, the model %d and %d",
                          data->num_users, data->num_items, m->cfg.num_users, m->cfg.num_items);
@@ -3933,23 +3983,39 @@ NCFDEF int ncf_evaluate_with(ncf_model *m, const ncf_dataset *data, const ncf_ev
     nneg = o->target == NCF_EVAL_VALIDATION ? data->num_val_neg : data->num_eval_neg;
     if (!o->full_ranking && nneg <= 0)
         return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: the dataset has no eval negatives (sample some, or rank all items)");
-    ncand = o->full_ranking ? data->num_items : 1 + nneg;
+    return NCF_OK;
+}
+
+/* Users with an item held out for the target. */
+static int64_t ncf__eval_held(const ncf_dataset *d, int target)
+{
+    int64_t held = 0;
+    int u;
+    for (u = 0; u < d->num_users; u++) held += (target == NCF_EVAL_VALIDATION ? ncf__val_of(d, u) : d->test_item[u]) >= 0;
+    return held;
+}
+
+/* The share of those users that full ranking scores: a fixed sample, the same users every time. */
+static double ncf__eval_share(const ncf_eval_opts *o, int64_t held)
+{
+    return o->full_ranking && o->max_users > 0 && held > o->max_users ? (double)o->max_users / (double)held : 1.0;
+}
+
+#define NCF__UNSCORED (-1) /* a user's rank: not evaluated */
+#define NCF__NONFINITE_SCORE (-2) /* evaluated, and its item's score is not finite: a miss */
+
+/* rank[u - u0] for users [u0, u1): how many candidates score at least as high as the held-out
+   item, or one of the two marks above. */
+static int ncf__eval_ranks(ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *o, double share, int u0,
+                           int u1, int64_t *rank)
+{
+    const float *proj;
+    float *own;
+    int u, rc, failed = 0, ncand;
+    ncand = o->full_ranking ? data->num_items
+                            : 1 + (o->target == NCF_EVAL_VALIDATION ? data->num_val_neg : data->num_eval_neg);
     proj = ncf__projection_for(m, &own, &rc);
     if (rc != NCF_OK) return rc;
-    hr = NCF__ZNEW(double, data->num_users), ndcg = NCF__ZNEW(double, data->num_users);
-    rr = NCF__ZNEW(double, data->num_users), pick = NCF__ZNEW(uint8_t, data->num_users);
-    if (!hr || !ndcg || !rr || !pick) {
-        NCF_FREE(own); NCF_FREE(hr); NCF_FREE(ndcg); NCF_FREE(rr); NCF_FREE(pick);
-        return ncf__fail(NCF_ERR_NOMEM, "out of memory for evaluation");
-    }
-    for (u = 0; u < data->num_users; u++) {
-        int32_t other;
-        const int32_t *neg;
-        held += (pick[u] = ncf__held(data, o->target, u, &other, &neg) >= 0);
-    }
-    if (o->full_ranking && o->max_users > 0 && held > o->max_users) frac = (double)o->max_users / held;
-    for (u = 0; u < data->num_users && frac < 1; u++) /* a fixed sample: the same users every time */
-        pick[u] &= ncf__unit(ncf__hash3(o->seed ^ NCF__TAG_FULL, (uint64_t)u, 0)) < frac;
     NCF__OMP(parallel)
     {
         ncf__eval_buf e;
@@ -3961,53 +4027,66 @@ NCFDEF int ncf_evaluate_with(ncf_model *m, const ncf_dataset *data, const ncf_ev
             failed = 1;
         }
         NCF__OMP(for schedule(dynamic, 8))
-        for (u = 0; u < data->num_users; u++) {
-            int32_t other, t;
-            const int32_t *neg;
-            int64_t rank = 0;
+        for (u = u0; u < u1; u++) {
+            int32_t other = -1, t;
+            const int32_t *neg = NULL;
+            int64_t r = 0;
             int j;
             t = ncf__held(data, o->target, u, &other, &neg);
-            if (!ok || !pick[u]) continue;
+            rank[u - u0] = NCF__UNSCORED;
+            if (!ok || t < 0 || (share < 1 && !(ncf__unit(ncf__hash3(o->seed ^ NCF__TAG_FULL, (uint64_t)u, 0)) < share)))
+                continue;
             if (o->full_ranking) {
                 const int32_t *p = data->items + data->user_ptr[u], *pe = data->items + data->user_ptr[u + 1];
                 ncf__score_user(m, proj, u, NULL, 0, ncand, &e);
                 for (j = 0; j < ncand; j++) {
                     while (p < pe && *p < j) p++;
-                    if (j != t && j != other && !(p < pe && *p == j) && ncf__ranks_above(sc[j], sc[t])) rank++;
+                    if (j != t && j != other && !(p < pe && *p == j) && ncf__ranks_above(sc[j], sc[t])) r++;
                 }
             } else {
                 cand[0] = t;
                 memcpy(cand + 1, neg, sizeof(int32_t) * (size_t)(ncand - 1));
                 ncf__score_user(m, proj, u, cand, 0, ncand, &e);
-                for (j = 1; j < ncand; j++) rank += cand[j] != t && ncf__ranks_above(sc[j], sc[0]);
+                for (j = 1; j < ncand; j++) r += cand[j] != t && ncf__ranks_above(sc[j], sc[0]);
             }
-            if (!NCF__NONFINITE(sc[o->full_ranking ? t : 0])) {
-                rr[u] = 1.0 / (double)(rank + 1);
-                if (rank < k) {
-                    hr[u] = 1.0;
-                    ndcg[u] = log(2.0) / log((double)rank + 2.0);
-                }
-            }
+            rank[u - u0] = NCF__NONFINITE(sc[o->full_ranking ? t : 0]) ? NCF__NONFINITE_SCORE : r;
         }
         if (have_e) ncf__eval_buf_free(&e);
         NCF_FREE(cand);
     }
     NCF_FREE(own);
-    if (!failed)
-        for (u = 0; u < data->num_users; u++) {
-            if (!pick[u]) continue;
-            users++;
-            hsum += hr[u];
-            nsum += ndcg[u];
-            rsum += rr[u];
-        }
-    NCF_FREE(hr); NCF_FREE(ndcg); NCF_FREE(rr); NCF_FREE(pick);
-    if (failed) return ncf__fail(NCF_ERR_NOMEM, "out of memory for evaluation buffers");
+    return failed ? ncf__fail(NCF_ERR_NOMEM, "out of memory for evaluation buffers") : NCF_OK;
+}
+
+/* HR@k, NDCG@k and MRR from the users' ranks, summed in user order. */
+static void ncf__metrics_of(const int64_t *rank, int n, int k, ncf_metrics *out)
+{
+    double hsum = 0, nsum = 0, rsum = 0;
+    int u, users = 0;
+    for (u = 0; u < n; u++) {
+        if (rank[u] == NCF__UNSCORED) continue;
+        users++;
+        if (rank[u] < 0) continue;
+        rsum += 1.0 / (double)(rank[u] + 1);
+        if (rank[u] < k) hsum += 1.0, nsum += log(2.0) / log((double)rank[u] + 2.0);
+    }
     out->users = users;
     out->hr = users ? hsum / users : 0;
     out->ndcg = users ? nsum / users : 0;
     out->mrr = users ? rsum / users : 0;
-    return NCF_OK;
+}
+
+NCFDEF int ncf_evaluate_with(ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *o, ncf_metrics *out)
+{
+    int64_t *rank;
+    int rc;
+    if ((rc = ncf__eval_args(m, data, o, out)) != NCF_OK) return rc;
+    if (!(rank = NCF__NEW(int64_t, data->num_users ? data->num_users : 1)))
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for evaluation");
+    rc = ncf__eval_ranks(m, data, o, ncf__eval_share(o, ncf__eval_held(data, o->target)), 0, data->num_users, rank);
+    if (rc == NCF_OK) ncf__metrics_of(rank, data->num_users, o->k, out);
+    NCF_FREE(rank);
+    return rc;
 }
 
 NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_ranking, ncf_metrics *out)
