@@ -128,6 +128,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#ifdef NCF_MPI
+#include <mpi.h>
+#endif
 
 #define NCF_VERSION_MAJOR 0
 #define NCF_VERSION_MINOR 4
@@ -226,10 +229,10 @@ typedef struct ncf_dataset {
     int32_t *val_neg;       /* [num_users*num_val_neg], rows of validation users valid */
     /* A shard (ncf_mpi_shard) holds the rows of users [user_lo, user_hi) only: items[] and
        train_user[] begin at the whole data's positive train_lo, eval_neg and val_neg at
-       user_lo's row, and user_ptr indexes its own items (the other users look empty).
-       user_hi is 0 for whole data. */
+       user_lo's row, and user_ptr indexes its own items (the other users look empty). */
     int user_lo, user_hi;
-    int64_t train_lo, total_train; /* total_train: the positives of the whole data */
+    int64_t train_lo;
+    int64_t total_train;    /* a shard: the positives of the whole data; 0 for whole data */
 } ncf_dataset;
 
 typedef enum {
@@ -480,6 +483,36 @@ NCFDEF int ncf_evaluate_with(ncf_model *m, const ncf_dataset *data, const ncf_ev
    HR = rank < k, NDCG = 1/log2(rank + 2) when rank < k. */
 NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_ranking,
                         ncf_metrics *out);
+#endif
+
+#if defined(NCF_MPI) && !defined(NCF_INFERENCE_ONLY)
+/* ---- MPI: data-parallel training over ranks (define NCF_MPI; build with mpicc) ---------------
+   Every rank holds the whole model and a shard of the data: the users whose positives fall in
+   its 1/P of them. A step's batch is the single-process batch: each rank draws the examples of
+   its own users and the ranks sum them into the whole batch; rank r then runs its slices of the
+   batch forward and backward. Every gradient is summed slice by slice in a fixed order, the
+   partial sum passed from rank to rank, so the model comes out the same bit for bit for any
+   number of ranks up to NCF_MPI_SLICES (it is not ncf_train_epoch's model, which sums the batch
+   in one run). Every function here is collective: all ranks of comm call it, and all return the
+   same status (a rank that did not fail reports that another did). */
+#ifndef NCF_MPI_SLICES
+#define NCF_MPI_SLICES 16 /* most ranks; more slices are more partial sums to keep */
+#endif
+/* Keeps this rank's share of a dataset, in place: call it after eval negatives and validation
+   are drawn, and after ncf_model_set_ids (which needs every user's rated items). On failure the
+   dataset is unchanged. */
+NCFDEF int ncf_mpi_shard(ncf_dataset *ds, MPI_Comm comm);
+/* ncf_train_epoch over the ranks, with a sampler on this rank's shard. progress (NULL on the
+   ranks that should not print) sees the whole epoch. Each rank's model must be the same at the
+   start: made with the same config and seed, or loaded from the same file. */
+NCFDEF int ncf_mpi_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, MPI_Comm comm,
+                               ncf_progress_fn progress, void *user, double *mean_loss);
+/* ncf_evaluate_with over the ranks, each scoring its shard's users: the same figures, bit for
+   bit, as one process evaluating the whole data. */
+NCFDEF int ncf_mpi_evaluate(ncf_model *m, const ncf_dataset *shard, const ncf_eval_opts *opts, MPI_Comm comm,
+                            ncf_metrics *out);
+/* The bytes this rank has sent in ncf_mpi_train_epoch calls on this model (payload). */
+NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m);
 #endif
 
 #ifdef __cplusplus
@@ -967,7 +1000,7 @@ static void ncf__fill_train_user(ncf_dataset *ds)
 static int32_t ncf__val_of(const ncf_dataset *ds, int u) { return ds->val_item ? ds->val_item[u] : -1; }
 
 /* The positives of the whole data, also for a shard. */
-static int64_t ncf__all_train(const ncf_dataset *ds) { return ds->user_hi ? ds->total_train : ds->num_train; }
+static int64_t ncf__all_train(const ncf_dataset *ds) { return ds->total_train ? ds->total_train : ds->num_train; }
 
 /* Items u never rated: neither a training positive nor its test or validation item (which
    are kept out of the training list). */
@@ -1102,7 +1135,7 @@ NCFDEF int ncf_sample_eval_negatives(ncf_dataset *ds, int n, uint64_t seed)
     int rc;
     if (!ds || !ds->user_ptr || n <= 0)
         return ncf__fail(NCF_ERR_ARG, "ncf_sample_eval_negatives: need a loaded dataset and n > 0");
-    if (ds->user_hi) return ncf__fail(NCF_ERR_ARG, "ncf_sample_eval_negatives: the dataset is a shard; draw them before ncf_mpi_shard");
+    if (ds->total_train) return ncf__fail(NCF_ERR_ARG, "ncf_sample_eval_negatives: the dataset is a shard; draw them before ncf_mpi_shard");
     if ((rc = ncf__negatives_possible(ds, ds->test_item, n, "eval")) != NCF_OK) return rc;
     neg = NCF__NEW(int32_t, (size_t)ds->num_users * (size_t)n);
     scratch = NCF__NEW(int64_t, (size_t)ncf_get_threads() * 2 * (size_t)n);
@@ -1125,7 +1158,7 @@ NCFDEF int ncf_hold_out_validation(ncf_dataset *ds, int n, uint64_t seed)
     int u, rc;
     if (!ds || !ds->user_ptr || n <= 0)
         return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: need a loaded dataset and n > 0");
-    if (ds->user_hi) return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: the dataset is a shard; hold out before ncf_mpi_shard");
+    if (ds->total_train) return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: the dataset is a shard; hold out before ncf_mpi_shard");
     if (ds->val_item) return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: the dataset has a validation set already");
     val = NCF__NEW(int32_t, ds->num_users);
     neg = NCF__NEW(int32_t, (size_t)ds->num_users * (size_t)n);
@@ -2121,7 +2154,7 @@ NCFDEF void ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, ui
     uint64_t *hb;
     if (!first_batch || !all_batches) return;
     *first_batch = *all_batches = 0; /* no hash without a sampler and a batch size */
-    if (!s || !s->data || batch_size <= 0 || s->data->user_hi) return;
+    if (!s || !s->data || batch_size <= 0 || s->data->total_train) return;
     nb = (s->num_examples + batch_size - 1) / batch_size;
     if (!(hb = NCF__ZNEW(uint64_t, nb))) return;
     NCF__OMP(parallel)
@@ -2526,6 +2559,9 @@ struct ncf__scratch {
     int64_t proj_step;
     ncf__pace pace;             /* training: whether its threads pay on this machine now */
     int in_place;               /* parameters, ids and rated items are the caller's buffer */
+#ifdef NCF_MPI
+    int64_t mpi_bytes;          /* sent by ncf_mpi_train_epoch */
+#endif
     float *tv[NCF_MAX_TENSORS]; /* each tensor's floats, or NULL for int8 rows read in place: */
     const int8_t *tq[NCF_MAX_TENSORS];
     const float *tqs[NCF_MAX_TENSORS]; /* (their scales) */
@@ -3743,7 +3779,7 @@ NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int
     ncf__report rep;
     if (!m || !s || !s->data) return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: NULL model or sampler");
     if ((rc = ncf__writable(m, "ncf_train_examples")) != NCF_OK) return rc;
-    if (s->data->user_hi) return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: the data is a shard: train it with ncf_mpi_train_epoch");
+    if (s->data->total_train) return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: the data is a shard: train it with ncf_mpi_train_epoch");
     if (s->data->num_users > m->cfg.num_users || s->data->num_items > m->cfg.num_items)
         return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: the data has %d users and %d items, the model %d and %d",
                          s->data->num_users, s->data->num_items, m->cfg.num_users, m->cfg.num_items);
@@ -3986,12 +4022,12 @@ static int ncf__eval_args(const ncf_model *m, const ncf_dataset *data, const ncf
     return NCF_OK;
 }
 
-/* Users with an item held out for the target. */
-static int64_t ncf__eval_held(const ncf_dataset *d, int target)
+/* Users [u0, u1) with an item held out for the target. */
+static int64_t ncf__eval_held(const ncf_dataset *d, int target, int u0, int u1)
 {
     int64_t held = 0;
     int u;
-    for (u = 0; u < d->num_users; u++) held += (target == NCF_EVAL_VALIDATION ? ncf__val_of(d, u) : d->test_item[u]) >= 0;
+    for (u = u0; u < u1; u++) held += (target == NCF_EVAL_VALIDATION ? ncf__val_of(d, u) : d->test_item[u]) >= 0;
     return held;
 }
 
@@ -4083,7 +4119,7 @@ NCFDEF int ncf_evaluate_with(ncf_model *m, const ncf_dataset *data, const ncf_ev
     if ((rc = ncf__eval_args(m, data, o, out)) != NCF_OK) return rc;
     if (!(rank = NCF__NEW(int64_t, data->num_users ? data->num_users : 1)))
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for evaluation");
-    rc = ncf__eval_ranks(m, data, o, ncf__eval_share(o, ncf__eval_held(data, o->target)), 0, data->num_users, rank);
+    rc = ncf__eval_ranks(m, data, o, ncf__eval_share(o, ncf__eval_held(data, o->target, 0, data->num_users)), 0, data->num_users, rank);
     if (rc == NCF_OK) ncf__metrics_of(rank, data->num_users, o->k, out);
     NCF_FREE(rank);
     return rc;
@@ -5199,6 +5235,504 @@ NCFDEF int ncf_load(ncf_model **out, const char *path)
     return NCF_OK;
 }
 #endif
+
+#if defined(NCF_MPI) && !defined(NCF_INFERENCE_ONLY)
+/* ------------------------------------------------------------------- MPI -- */
+/* Data parallel: every rank a whole model, a shard of the data and its slices of each batch.
+   A step:
+   1. each rank draws the batch's examples of its own users (0, 0, 0 for the rest) and an
+      integer sum over the ranks makes the whole batch on every rank;
+   2. rank r runs rows [sb(s0), sb(s1)) forward and backward: its slices s0..s1-1 of the
+      NCF_MPI_SLICES, cut at sb(s) = n*s/NCF_MPI_SLICES whatever P is;
+   3. the dense gradient of each slice is summed from zero over the slice's rows in order, and
+      the slices are folded in order, g = ((0 + g_0) + g_1) + ..., the running sum passed from
+      rank r to r + 1; the embedding rows the same, as (row, partial sum) records; the last
+      rank broadcasts both. Since slices and the fold do not move with P, neither does the
+      model. The loss: every rank gathers the per-example losses and sums them in order;
+   4. every rank applies the same update to its copy. */
+
+#define NCF__MPI_TAG_DENSE 7301
+#define NCF__MPI_TAG_ROWS 7302
+
+/* Every rank's rc: the first failure if any (a rank that did not fail says another did). */
+static int ncf__mpi_agree(MPI_Comm comm, int rc)
+{
+    int all = rc;
+    if (MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+        return ncf__fail(NCF_ERR_IO, "MPI_Allreduce failed while the ranks compared their status");
+    if (all != NCF_OK && rc == NCF_OK) return ncf__fail(all, "another rank failed (its message is on its stderr)");
+    return all;
+}
+
+/* The first user of rank r of P: users split where the whole data's positives cross r/P. */
+static int ncf__shard_first_user(const ncf_dataset *d, int r, int P)
+{
+    int64_t target = d->num_train / P * r + d->num_train % P * r / P; /* num_train*r/P, no overflow */
+    int lo = 0, hi = d->num_users;
+    if (r >= P) return d->num_users;
+    while (lo < hi) { /* the first u with user_ptr[u] >= target */
+        int mid = lo + (hi - lo) / 2;
+        if (d->user_ptr[mid] < target) lo = mid + 1;
+        else hi = mid;
+    }
+    return r == 0 ? 0 : lo;
+}
+
+/* A copy of rows [lo, hi) of a [users][n] table, or NULL (also for none to copy). */
+static int32_t *ncf__rows_copy(const int32_t *t, int n, int lo, int hi, int *failed)
+{
+    int32_t *c;
+    if (!t || n <= 0) return NULL;
+    c = NCF__NEW(int32_t, (size_t)(hi - lo) * n + 1);
+    if (c) memcpy(c, t + (size_t)lo * n, sizeof(int32_t) * (size_t)(hi - lo) * n);
+    else *failed = 1;
+    return c;
+}
+
+NCFDEF int ncf_mpi_shard(ncf_dataset *ds, MPI_Comm comm)
+{
+    int rank = 0, P = 1, lo, hi, u, failed = 0, rc = NCF_OK;
+    int64_t plo, phi, n;
+    int32_t *items = NULL, *tu = NULL, *en = NULL, *vn = NULL;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &P) != MPI_SUCCESS)
+        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard: not a valid communicator");
+    else if (!ds || !ds->user_ptr)
+        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard: need a loaded dataset");
+    else if (ds->total_train)
+        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard: the dataset is a shard already");
+    else if (ds->num_train <= 0)
+        rc = ncf__fail(NCF_ERR_DATA, "ncf_mpi_shard: the dataset has no training positives");
+    if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) return rc;
+    lo = ncf__shard_first_user(ds, rank, P), hi = ncf__shard_first_user(ds, rank + 1, P);
+    plo = ds->user_ptr[lo], phi = ds->user_ptr[hi], n = phi - plo;
+    items = NCF__NEW(int32_t, n + 1), tu = NCF__NEW(int32_t, n + 1);
+    en = ncf__rows_copy(ds->eval_neg, ds->num_eval_neg, lo, hi, &failed);
+    vn = ncf__rows_copy(ds->val_neg, ds->num_val_neg, lo, hi, &failed);
+    if (!items || !tu || failed) rc = ncf__fail(NCF_ERR_NOMEM, "ncf_mpi_shard: out of memory for %lld positives",
+                                                (long long)n);
+    if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) {
+        NCF_FREE(items); NCF_FREE(tu); NCF_FREE(en); NCF_FREE(vn);
+        return rc;
+    }
+    memcpy(items, ds->items + plo, sizeof(int32_t) * (size_t)n);
+    memcpy(tu, ds->train_user + plo, sizeof(int32_t) * (size_t)n);
+    NCF_FREE(ds->items); NCF_FREE(ds->train_user); NCF_FREE(ds->eval_neg); NCF_FREE(ds->val_neg);
+    ds->items = items, ds->train_user = tu, ds->eval_neg = en, ds->val_neg = vn;
+    for (u = 0; u <= ds->num_users; u++) /* the other users look empty */
+        ds->user_ptr[u] = (ds->user_ptr[u] < plo ? plo : ds->user_ptr[u] > phi ? phi : ds->user_ptr[u]) - plo;
+    for (u = 0; u < ds->num_users; u++)
+        if (u < lo || u >= hi) {
+            ds->test_item[u] = -1;
+            if (ds->val_item) ds->val_item[u] = -1;
+        }
+    ds->user_lo = lo, ds->user_hi = hi;
+    ds->train_lo = plo, ds->total_train = ds->num_train, ds->num_train = n;
+    return NCF_OK;
+}
+
+/* One rank's state for an epoch. */
+typedef struct {
+    MPI_Comm comm;
+    int rank, P, s0, s1;   /* this rank's slices [s0, s1) */
+    int B, D, Dn;          /* batch, floats of a row record, dense parameters */
+    int32_t *users, *items, *tri;
+    float *labels;
+    float *part;           /* [s1 - s0][Dn]: each own slice's dense gradient */
+    float *pval;           /* [2][B][D]: each (row, slice) partial sum of a row's gradients */
+    int *pn, *pcount;      /* [2][B]: partials of a distinct row; [2][B] positions of each partial */
+    uint8_t *msg[2];       /* row records: in and out */
+    size_t msg_cap;
+    int *counts, *displs;  /* [P] */
+    int64_t *bytes;
+} ncf__mpi;
+
+/* A row record: side (0 user, 1 item), row, count of positions, then D floats. */
+#define NCF__REC_HEAD 12
+static size_t ncf__rec_size(const ncf__mpi *c) { return NCF__REC_HEAD + sizeof(float) * (size_t)c->D; }
+
+static int ncf__slice_row(int n, int s) { return (int)((int64_t)n * s / NCF_MPI_SLICES); }
+
+static void ncf__mpi_free(ncf__mpi *c)
+{
+    NCF_FREE(c->users); NCF_FREE(c->items); NCF_FREE(c->tri); NCF_FREE(c->labels); NCF_FREE(c->part);
+    NCF_FREE(c->pval); NCF_FREE(c->pn); NCF_FREE(c->pcount); NCF_FREE(c->msg[0]); NCF_FREE(c->msg[1]);
+    NCF_FREE(c->counts); NCF_FREE(c->displs);
+}
+
+static int ncf__mpi_alloc(ncf__mpi *c, ncf_model *m, MPI_Comm comm)
+{
+    const struct ncf__scratch *s = m->scratch;
+    int t, B = m->cfg.batch_size;
+    c->comm = comm, c->B = B;
+    MPI_Comm_rank(comm, &c->rank), MPI_Comm_size(comm, &c->P);
+    c->s0 = (int)((int64_t)NCF_MPI_SLICES * c->rank / c->P), c->s1 = (int)((int64_t)NCF_MPI_SLICES * (c->rank + 1) / c->P);
+    for (c->D = 0, t = 0; t < s->ntab; t++) c->D += s->tab[t].D;
+    c->Dn = (int)(m->num_params - s->emb_params);
+    c->users = NCF__NEW(int32_t, B), c->items = NCF__NEW(int32_t, B), c->tri = NCF__NEW(int32_t, 3 * (size_t)B);
+    c->labels = NCF__NEW(float, B);
+    c->part = NCF__NEW(float, (size_t)(c->s1 - c->s0) * c->Dn + 1);
+    c->pval = NCF__NEW(float, 2 * (size_t)B * c->D), c->pn = NCF__NEW(int, 2 * (size_t)B);
+    c->pcount = NCF__NEW(int, 2 * (size_t)B);
+    c->msg_cap = 2 * (size_t)B * ncf__rec_size(c);
+    c->msg[0] = NCF__NEW(uint8_t, c->msg_cap), c->msg[1] = NCF__NEW(uint8_t, c->msg_cap);
+    c->counts = NCF__NEW(int, c->P), c->displs = NCF__NEW(int, c->P);
+    c->bytes = &m->scratch->mpi_bytes;
+    if (!c->users || !c->items || !c->tri || !c->labels || !c->part || !c->pval || !c->pn || !c->pcount ||
+        !c->msg[0] || !c->msg[1] || !c->counts || !c->displs)
+        return ncf__fail(NCF_ERR_NOMEM, "ncf_mpi_train_epoch: out of memory for a batch of %d", B);
+    return NCF_OK;
+}
+
+/* 1. The whole batch: examples start.. of the epoch, this rank's drawn, the others' summed in. */
+static int ncf__mpi_batch(ncf__mpi *c, const ncf_sampler *smp, int epoch, uint64_t key, int64_t start, int n)
+{
+    int j;
+    for (j = 0; j < n; j += 16)
+        ncf__fill_chunk(smp, epoch, key, start + j, n - j < 16 ? n - j : 16, c->users + j, c->items + j, c->labels + j);
+    for (j = 0; j < n; j++) c->tri[j] = c->users[j], c->tri[n + j] = c->items[j], c->tri[2 * n + j] = c->labels[j] != 0.0f;
+    if (MPI_Allreduce(MPI_IN_PLACE, c->tri, 3 * n, MPI_INT32_T, MPI_SUM, c->comm) != MPI_SUCCESS) return 0;
+    *c->bytes += (int64_t)12 * n;
+    for (j = 0; j < n; j++) c->users[j] = c->tri[j], c->items[j] = c->tri[n + j], c->labels[j] = (float)c->tri[2 * n + j];
+    return 1;
+}
+
+/* The (row, slice) partial sums of one side's distinct row q (of this rank's rows, which begin
+   at batch row a): partial j of row q at [start[q] + j], each summed from zero in order. */
+static void ncf__row_partials(ncf__mpi *c, ncf_model *m, int side, int n, int a, int q)
+{
+    struct ncf__scratch *s = m->scratch;
+    const uint64_t *key = side ? s->ikey : s->ukey;
+    const int *start = side ? s->istart : s->ustart;
+    const float *src[3];
+    float coef;
+    int ld[3], t, b, d, np = 0, slice = -1, off;
+    float *v = NULL;
+    for (t = 0; t < s->ntab; t++) src[t] = ncf__row_source(m, t, side, &ld[t], &coef, n);
+    for (b = start[q]; b < start[q + 1]; b++) {
+        int pos = a + (int)(key[b] & 0xffffffffu);
+        if (slice < 0 || pos >= ncf__slice_row(n, slice + 1)) { /* a new slice: a new partial */
+            while (pos >= ncf__slice_row(n, slice + 1)) slice++;
+            v = c->pval + ((size_t)side * c->B + start[q] + np) * c->D;
+            memset(v, 0, sizeof(float) * (size_t)c->D);
+            c->pcount[side * c->B + start[q] + np++] = 0;
+        }
+        c->pcount[side * c->B + start[q] + np - 1]++;
+        for (off = 0, t = 0; t < s->ntab; off += s->tab[t++].D) {
+            const float *xb = src[t] + (size_t)pos * ld[t];
+            for (d = 0; d < s->tab[t].D; d++) v[off + d] += xb[d];
+        }
+    }
+    c->pn[side * c->B + q] = np;
+}
+
+/* 2. This rank's rows forward and backward, its slices' dense gradients, its rows grouped by
+   user and by item, and their (row, slice) partial sums: phases of one parallel region. */
+static void ncf__mpi_compute(ncf__mpi *c, ncf_model *m, const ncf__batch *bt)
+{
+    struct ncf__scratch *s = m->scratch;
+    ncf__team team = NCF__TEAM_INIT;
+    int n = bt->n, a = ncf__slice_row(n, c->s0), b = ncf__slice_row(n, c->s1);
+    int64_t du = ncf__dense_sum_units(m);
+    memset(c->part, 0, sizeof(float) * (size_t)(c->s1 - c->s0) * c->Dn);
+    NCF__PARALLEL(ncf__rows_parallel(m, b - a))
+    {
+        ncf__ctx x = ncf__join(&team);
+        int64_t lo, hi, u;
+        ncf__rows_range(&x, m, bt, a, b, 1);
+        while (ncf__claim(&x, 2 + (c->s1 - c->s0) * du, 1, &lo, &hi))
+            for (u = lo; u < hi; u++) {
+                if (u == 0) s->nuser = ncf__group_rows(s->ukey, s->sortbuf, s->ustart, bt->users + a, b - a);
+                else if (u == 1) s->nitem = ncf__group_rows(s->ikey, s->sortbuf + n, s->istart, bt->items + a, b - a);
+                else {
+                    int k = (int)((u - 2) / du), sl = c->s0 + k;
+                    ncf__dense_sums_unit(m, ncf__slice_row(n, sl), ncf__slice_row(n, sl + 1), (u - 2) % du,
+                                         c->part + (size_t)k * c->Dn, 0);
+                }
+            }
+        while (ncf__claim(&x, s->nuser + s->nitem, 8, &lo, &hi))
+            for (u = lo; u < hi; u++)
+                ncf__row_partials(c, m, u >= s->nuser, n, a, (int)(u >= s->nuser ? u - s->nuser : u));
+    }
+}
+
+/* 3a. The dense gradient: the running sum from rank r - 1, plus this rank's slices in order,
+   to rank r + 1; the last rank's to all. Into m->grads, with the layers' L2 terms. */
+static int ncf__mpi_dense(ncf__mpi *c, ncf_model *m)
+{
+    float *g = m->grads + m->scratch->emb_params;
+    int k, l, i;
+    if (c->rank > 0) {
+        if (MPI_Recv(g, c->Dn, MPI_FLOAT, c->rank - 1, NCF__MPI_TAG_DENSE, c->comm, MPI_STATUS_IGNORE) != MPI_SUCCESS) return 0;
+    } else memset(g, 0, sizeof(float) * (size_t)c->Dn);
+    for (k = 0; k < c->s1 - c->s0; k++) {
+        const float *p = c->part + (size_t)k * c->Dn;
+        for (i = 0; i < c->Dn; i++) g[i] += p[i];
+    }
+    if (c->rank < c->P - 1) {
+        if (MPI_Send(g, c->Dn, MPI_FLOAT, c->rank + 1, NCF__MPI_TAG_DENSE, c->comm) != MPI_SUCCESS) return 0;
+        *c->bytes += (int64_t)4 * c->Dn;
+    }
+    if (MPI_Bcast(g, c->Dn, MPI_FLOAT, c->P - 1, c->comm) != MPI_SUCCESS) return 0;
+    if (c->rank == c->P - 1) *c->bytes += (int64_t)4 * c->Dn;
+    for (l = 1; l <= m->scratch->nd; l++)
+        if (m->cfg.mlp_reg[l] > 0) {
+            float two_r = 2.0f * m->cfg.mlp_reg[l], *gw = ncf__grad_of(m, m->w[l]);
+            size_t j, nw = (size_t)m->cfg.layers[l - 1] * m->cfg.layers[l];
+            for (j = 0; j < nw; j++) gw[j] += two_r * m->w[l][j];
+        }
+    return 1;
+}
+
+/* Appends a record to out: the one from `in` (NULL: zeros) plus this rank's partials of the
+   distinct row q of `side` (q < 0: none). */
+static uint8_t *ncf__put_record(ncf__mpi *c, ncf_model *m, uint8_t *out, const uint8_t *in, int side, int q)
+{
+    const struct ncf__scratch *s = m->scratch;
+    int32_t head[3] = {side, 0, 0};
+    float *v = (float *)(void *)(out + NCF__REC_HEAD);
+    int j, d;
+    if (in) memcpy(head, in, sizeof head), memcpy(v, in + NCF__REC_HEAD, sizeof(float) * (size_t)c->D);
+    else memset(v, 0, sizeof(float) * (size_t)c->D);
+    if (q >= 0) {
+        const int *start = side ? s->istart : s->ustart;
+        const uint64_t *key = side ? s->ikey : s->ukey;
+        head[1] = (int32_t)(key[start[q]] >> 32);
+        for (j = 0; j < c->pn[side * c->B + q]; j++) {
+            const float *p = c->pval + ((size_t)side * c->B + start[q] + j) * c->D;
+            for (d = 0; d < c->D; d++) v[d] += p[d];
+            head[2] += c->pcount[side * c->B + start[q] + j];
+        }
+    }
+    memcpy(out, head, sizeof head);
+    return out + ncf__rec_size(c);
+}
+
+/* 3b. The embedding rows' gradients: records sorted by (side, row) from rank r - 1, merged
+   with this rank's partials (a row in both: the running sum first), to rank r + 1; the last
+   rank's to all. Returns the records' count, or -1 when MPI failed. */
+static int ncf__mpi_rows(ncf__mpi *c, ncf_model *m)
+{
+    const struct ncf__scratch *s = m->scratch;
+    size_t R = ncf__rec_size(c);
+    const uint8_t *in = c->msg[0], *in_end = c->msg[0];
+    uint8_t *out = c->msg[1];
+    int side, q, nout, cnt = 0;
+    if (c->rank > 0) {
+        MPI_Status st;
+        if (MPI_Recv(c->msg[0], (int)c->msg_cap, MPI_BYTE, c->rank - 1, NCF__MPI_TAG_ROWS, c->comm, &st) != MPI_SUCCESS ||
+            MPI_Get_count(&st, MPI_BYTE, &cnt) != MPI_SUCCESS)
+            return -1;
+        in_end = c->msg[0] + cnt;
+    }
+    for (side = 0; side < 2; side++) {
+        const uint64_t *key = side ? s->ikey : s->ukey;
+        const int *start = side ? s->istart : s->ustart;
+        int nq = side ? s->nitem : s->nuser;
+        for (q = 0; q <= nq; q++) {
+            int32_t row = q < nq ? (int32_t)(key[start[q]] >> 32) : INT32_MAX, head[2] = {0, 0};
+            while (in < in_end && (memcpy(head, in, sizeof head), head[0] == side && head[1] < row)) {
+                out = ncf__put_record(c, m, out, in, side, -1);
+                in += R;
+            }
+            if (q == nq) break;
+            if (in < in_end && head[0] == side && head[1] == row) out = ncf__put_record(c, m, out, in, side, q), in += R;
+            else out = ncf__put_record(c, m, out, NULL, side, q);
+        }
+    }
+    nout = (int)((size_t)(out - c->msg[1]) / R);
+    if (c->rank < c->P - 1) {
+        if (MPI_Send(c->msg[1], (int)(nout * R), MPI_BYTE, c->rank + 1, NCF__MPI_TAG_ROWS, c->comm) != MPI_SUCCESS) return -1;
+        *c->bytes += (int64_t)(nout * R);
+    }
+    if (MPI_Bcast(&nout, 1, MPI_INT, c->P - 1, c->comm) != MPI_SUCCESS ||
+        MPI_Bcast(c->msg[1], (int)(nout * R), MPI_BYTE, c->P - 1, c->comm) != MPI_SUCCESS)
+        return -1;
+    if (c->rank == c->P - 1) *c->bytes += (int64_t)(nout * R);
+    return nout;
+}
+
+/* 3c. The loss: every rank gathers the per-example losses and sums them in order. */
+static int ncf__mpi_loss(ncf__mpi *c, ncf_model *m, int n, double *loss)
+{
+    int r;
+    for (r = 0; r < c->P; r++) {
+        int s0 = (int)((int64_t)NCF_MPI_SLICES * r / c->P), s1 = (int)((int64_t)NCF_MPI_SLICES * (r + 1) / c->P);
+        c->displs[r] = ncf__slice_row(n, s0), c->counts[r] = ncf__slice_row(n, s1) - c->displs[r];
+    }
+    if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, m->scratch->ex_loss, c->counts, c->displs, MPI_DOUBLE,
+                       c->comm) != MPI_SUCCESS)
+        return 0;
+    *c->bytes += (int64_t)8 * c->counts[c->rank];
+    *loss = ncf__loss_total(m, n);
+    return 1;
+}
+
+/* 4. Record i's rows updated (lazy Adam, SGD) or their gradients placed for dense Adam. */
+static int ncf__mpi_record_update(ncf__mpi *c, ncf_model *m, int i, int n, const ncf__adam_k *k)
+{
+    const struct ncf__scratch *s = m->scratch;
+    const uint8_t *rec = c->msg[1] + (size_t)i * ncf__rec_size(c);
+    float *v = (float *)(void *)(rec + NCF__REC_HEAD), coef;
+    int32_t head[3];
+    int t, d, ld, bad = 0;
+    memcpy(head, rec, sizeof head);
+    for (t = 0; t < s->ntab; v += s->tab[t++].D) {
+        int D = s->tab[t].D;
+        const float *p = (head[0] ? s->tab[t].item : s->tab[t].user) + (size_t)head[1] * D;
+        float cc;
+        ncf__row_source(m, t, head[0], &ld, &coef, n);
+        cc = coef * (float)head[2];
+        if (cc != 0.0f)
+            for (d = 0; d < D; d++) v[d] += cc * p[d];
+        if (ncf__dense_adam(m)) memcpy(ncf__grad_of(m, p), v, sizeof(float) * (size_t)D);
+        else bad |= ncf__update_with(m, (size_t)(p - m->params), (size_t)D, v, k);
+    }
+    return bad;
+}
+
+static int ncf__mpi_update(ncf__mpi *c, ncf_model *m, int nrec, int n, const ncf__adam_k *k)
+{
+    ncf__team team = NCF__TEAM_INIT;
+    int64_t nd = ncf__dense_units(m), units = nd + (nrec + NCF__GROUPS - 1) / NCF__GROUPS;
+    int bad = 0;
+    NCF__PARALLEL(ncf__rows_parallel(m, n))
+    {
+        ncf__ctx x = ncf__join(&team);
+        int64_t lo, hi, u;
+        int i;
+        while (ncf__claim(&x, units, 1, &lo, &hi))
+            for (u = lo; u < hi; u++) {
+                int b = 0;
+                if (u < nd) b = ncf__dense_unit(m, u, k);
+                else
+                    for (i = (int)(u - nd) * NCF__GROUPS; i < nrec && i < (int)(u - nd + 1) * NCF__GROUPS; i++)
+                        b |= ncf__mpi_record_update(c, m, i, n, k);
+                if (b) ncf__flag(&bad, 1);
+            }
+        if (ncf__dense_adam(m)) ncf__emb_phase(&x, m, k, &bad);
+    }
+    return bad;
+}
+
+/* One step; 0 with *rc set when it failed (the same on every rank). */
+static int ncf__mpi_step(ncf__mpi *c, ncf_model *m, const ncf_sampler *smp, int epoch, uint64_t key, int64_t start,
+                         int n, double *loss, int *rc)
+{
+    ncf__batch bt;
+    ncf__adam_k k = ncf__adam_consts(m, m->step + 1);
+    int nrec;
+    memset(&bt, 0, sizeof bt);
+    bt.users = c->users, bt.items = c->items, bt.labels = c->labels, bt.n = n;
+    if (!ncf__mpi_batch(c, smp, epoch, key, start, n)) goto mpi_failed;
+    ncf__mpi_compute(c, m, &bt);
+    if (!ncf__mpi_dense(c, m) || (nrec = ncf__mpi_rows(c, m)) < 0 || !ncf__mpi_loss(c, m, n, loss)) goto mpi_failed;
+    if (!(*loss - *loss == 0.0)) return *rc = ncf__step_failed(m, *loss, 0), 0;
+    m->step++;
+    if (ncf__mpi_update(c, m, nrec, n, &k)) return *rc = ncf__step_failed(m, *loss, 1), 0;
+    return 1;
+mpi_failed:
+    *rc = ncf__fail(NCF_ERR_IO, "ncf_mpi_train_epoch: an MPI call failed at step %lld", (long long)m->step + 1);
+    return 0;
+}
+
+static int ncf__mpi_train_args(ncf_model *m, const ncf_sampler *s, MPI_Comm comm)
+{
+    int P = 0, rc;
+    if (!m || !s || !s->data) return ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_epoch: NULL model or sampler");
+    if ((rc = ncf__writable(m, "ncf_mpi_train_epoch")) != NCF_OK) return rc;
+    if (MPI_Comm_size(comm, &P) != MPI_SUCCESS) return ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_epoch: not a valid communicator");
+    if (P > NCF_MPI_SLICES)
+        return ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_epoch: %d ranks, but a batch has %d slices (build with a larger "
+                         "NCF_MPI_SLICES)", P, NCF_MPI_SLICES);
+    if (!s->data->total_train) return ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_epoch: the data is not a shard (ncf_mpi_shard)");
+    if (s->data->num_users > m->cfg.num_users || s->data->num_items > m->cfg.num_items)
+        return ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_epoch: the data has %d users and %d items, the model %d and %d",
+                         s->data->num_users, s->data->num_items, m->cfg.num_users, m->cfg.num_items);
+    return ncf__reserve(m, m->cfg.batch_size);
+}
+
+NCFDEF int ncf_mpi_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, MPI_Comm comm,
+                               ncf_progress_fn progress, void *user, double *mean_loss)
+{
+    ncf__mpi c;
+    int rc, B;
+    int64_t pos, total, steps = 0;
+    double sum = 0;
+    uint64_t key;
+    memset(&c, 0, sizeof c);
+    rc = ncf__mpi_train_args(m, s, comm);
+    if (rc == NCF_OK) rc = ncf__mpi_alloc(&c, m, comm);
+    if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) {
+        ncf__mpi_free(&c);
+        return rc;
+    }
+    B = m->cfg.batch_size, total = s->num_examples;
+    key = ncf__hash3(s->seed ^ NCF__TAG_SHUFFLE, (uint64_t)epoch, 0);
+    { /* the transposed kernels, afresh: the caller may have changed the parameters */
+        ncf__team team = NCF__TEAM_INIT;
+        NCF__PARALLEL(1)
+        {
+            ncf__ctx x = ncf__join(&team);
+            ncf__transpose_phase(&x, m);
+        }
+    }
+    for (pos = 0; pos < total; pos += B, steps++) {
+        int n = (int)(total - pos < B ? total - pos : B);
+        double loss = 0;
+        if (!ncf__mpi_step(&c, m, s, epoch, key, pos, n, &loss, &rc)) break;
+        sum += loss * n;
+        if (progress && (steps % 16 == 15 || pos + n == total)) progress(user, pos + n, total, sum / (double)(pos + n));
+    }
+    ncf__mpi_free(&c);
+    if (rc == NCF_OK) {
+        m->epoch = epoch;
+        if (mean_loss) *mean_loss = total ? sum / (double)total : 0;
+    }
+    ncf__refresh_projection(m);
+    return rc;
+}
+
+NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m) { return m && m->scratch ? m->scratch->mpi_bytes : 0; }
+
+NCFDEF int ncf_mpi_evaluate(ncf_model *m, const ncf_dataset *d, const ncf_eval_opts *o, MPI_Comm comm,
+                            ncf_metrics *out)
+{
+    int rank = 0, P = 1, r, rc, mine[2] = {0, 0}, *ranges = NULL, *counts = NULL, *displs = NULL;
+    int64_t held = 0, *ranks = NULL;
+    rc = MPI_Comm_rank(comm, &rank) == MPI_SUCCESS && MPI_Comm_size(comm, &P) == MPI_SUCCESS
+             ? ncf__eval_args(m, d, o, out)
+             : ncf__fail(NCF_ERR_ARG, "ncf_mpi_evaluate: not a valid communicator");
+    if (rc == NCF_OK) { /* a shard's users, or (whole data on every rank) an even split */
+        mine[0] = d->total_train ? d->user_lo : (int)((int64_t)d->num_users * rank / P);
+        mine[1] = d->total_train ? d->user_hi : (int)((int64_t)d->num_users * (rank + 1) / P);
+        ranks = NCF__NEW(int64_t, (size_t)d->num_users + 1), ranges = NCF__NEW(int, 2 * (size_t)P);
+        counts = NCF__NEW(int, P), displs = NCF__NEW(int, P);
+        if (!ranks || !ranges || !counts || !displs) rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for evaluation");
+        else held = ncf__eval_held(d, o->target, mine[0], mine[1]);
+    }
+    if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) goto done;
+    if (MPI_Allreduce(MPI_IN_PLACE, &held, 1, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS ||
+        MPI_Allgather(mine, 2, MPI_INT, ranges, 2, MPI_INT, comm) != MPI_SUCCESS) {
+        rc = ncf__fail(NCF_ERR_IO, "ncf_mpi_evaluate: an MPI call failed");
+        goto done;
+    }
+    for (r = 0; r < P; r++) { /* the ranks' users must tile the data in rank order */
+        displs[r] = ranges[2 * r], counts[r] = ranges[2 * r + 1] - ranges[2 * r];
+        if (displs[r] != (r ? displs[r - 1] + counts[r - 1] : 0) || counts[r] < 0 ||
+            (r == P - 1 && displs[r] + counts[r] != d->num_users))
+            rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_evaluate: the ranks' users do not cover the data once in rank "
+                           "order (shards made with another communicator?)");
+    }
+    if (rc == NCF_OK) rc = ncf__eval_ranks(m, d, o, ncf__eval_share(o, held), mine[0], mine[1], ranks + mine[0]);
+    if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) goto done;
+    if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ranks, counts, displs, MPI_INT64_T, comm) != MPI_SUCCESS)
+        rc = ncf__fail(NCF_ERR_IO, "ncf_mpi_evaluate: an MPI call failed");
+    else ncf__metrics_of(ranks, d->num_users, o->k, out); /* in user order, as one process sums */
+done:
+    NCF_FREE(ranks); NCF_FREE(ranges); NCF_FREE(counts); NCF_FREE(displs);
+    return rc;
+}
+#endif /* NCF_MPI */
 
 #endif /* NCF_IMPLEMENTATION_DONE */
 #endif /* NCF_IMPLEMENTATION */
