@@ -6,6 +6,9 @@
 #   make windows            the suite and a demo run, cross-built with MinGW-w64, under wine
 #   make fuzz               libFuzzer on the model reader and each ratings parser
 #   make device             the device example on Cortex-M4F and Cortex-M0 under qemu-system-arm
+#   make demo-mpi           the demo over MPI ranks: mpirun -np P ./demo-mpi --data ...
+#   make test-mpi           the MPI tests on 1-4 ranks, and demo-mpi against the demo
+#   make bench-mpi          training over 1 and 2 ranks, one thread each
 #   make paper-f8 NCF_DATA=DIR   the paper's pre-training recipe (also f16, f32, f64)
 # Options: NO_OMP=1 (no OpenMP), NATIVE=1 (-march=native), CC=clang.
 
@@ -28,7 +31,8 @@ endif
 CFLAGS_ALL = $(OPT) -std=c99 $(WARN) $(OMP) $(CFLAGS)
 TESTFLAGS  = -O2 -g -std=c99 $(WARN) -Werror $(CFLAGS)
 
-.PHONY: all demo test bench clean header-checks isa-matrix cross windows fuzz device paper-f8 paper-f16 paper-f32 paper-f64
+.PHONY: all demo test bench clean header-checks isa-matrix cross windows fuzz device paper-f8 paper-f16 paper-f32 paper-f64 \
+        demo-mpi test-mpi bench-mpi
 
 all: demo
 
@@ -184,7 +188,8 @@ TORCH_MLPERF := --users 138493 --items 26744 --positives 2000000 --mf_dim 64 --l
 # run beside a busy loop that the bench starts on one core and stops.
 BASE ?=
 CONTENDED := "paper 1 lazy" "paper 2 lazy" "mlperf 1 lazy" "mlperf 2 lazy"
-BENCHCC = $(CC) -O3 -ffp-contract=fast -fno-math-errno -march=native -std=c99 $(WARN) $(OMP) $(CFLAGS)
+BENCHFLAGS = -O3 -ffp-contract=fast -fno-math-errno -march=native -std=c99 $(WARN) $(OMP) $(CFLAGS)
+BENCHCC = $(CC) $(BENCHFLAGS)
 bench: | $(BUILD)
 	$(BENCHCC) tests.c -o $(BUILD)/bench -lm
 	@rm -rf $(BUILD)/base; if [ -n "$(BASE)" ]; then mkdir -p $(BUILD)/base && \
@@ -267,6 +272,71 @@ windows: | $(BUILD)
 # program's static RAM. Installs the toolchain when root with apt-get.
 DEVICE_CFLAGS := -Os -std=c99 $(WARN) -Werror -ffunction-sections -fdata-sections -fstack-usage                  -DNCF_INFERENCE_ONLY -DNCF_NO_STDIO -I. -I$(BUILD)/device
 DEVICE_CPUS   := m4:mps2-an386:-mcpu=cortex-m4+-mfloat-abi=hard+-mfpu=fpv4-sp-d16 m0:mps2-an385:-mcpu=cortex-m0+-mfloat-abi=soft
+# MPI: Open MPI's mpicc and mpirun, installed when root with apt-get, as make cross does.
+# test-mpi runs the MPI tests on 1 rank (it writes the reference models), then 2, 3 (an
+# uneven split) and 4, each checking its model against 1 rank's bit for bit and resuming a
+# 2-rank checkpoint; 2 ranks of 2 threads; 3 ranks under ASan+UBSan (leaks are counted by the
+# tests' allocator: Open MPI's own unloaded plugins leave blocks LeakSanitizer cannot name).
+# Then demo-mpi: an epoch on 2 ranks resumed for a second on 3 gives the file 1 rank writes;
+# demo and demo-mpi print the same figures for it; and a rank killed mid-run stops the job
+# with the checkpoint intact.
+MPIRUN = mpirun --oversubscribe $(if $(filter 0,$(shell id -u)),--allow-run-as-root)
+mpi_tools = need=""; command -v mpicc >/dev/null && command -v mpirun >/dev/null || need=" openmpi-bin libopenmpi-dev"; \
+	$(call install_needed,$(1))
+MPIDIR = $(BUILD)/mpi
+MPI_SYN = --synthetic_users 600 --synthetic_items 400 --synthetic_ratings 24000 --threads 1
+demo-mpi: demo.c ncf.h
+	@$(call mpi_tools,demo-mpi)
+	mpicc -DNCF_MPI $(CFLAGS_ALL) demo.c -o demo-mpi -lm
+
+figures = sed -n 's/, eval [0-9.]* s$$//; /^Iteration\|^    test\|^    validation/p' $(1)
+test-mpi: demo | $(BUILD)
+	@$(call mpi_tools,test-mpi)
+	mpicc -DNCF_MPI $(TESTFLAGS) $(OMP) tests.c -o $(BUILD)/tests-mpi -lm
+	mpicc -DNCF_MPI $(TESTFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+	  tests.c -o $(BUILD)/tests-mpi-asan -lm
+	mpicc -DNCF_MPI $(CFLAGS_ALL) -Werror demo.c -o demo-mpi -lm
+	@rm -rf $(MPIDIR) && mkdir -p $(MPIDIR) && rm -f $(BUILD)/checks && touch $(BUILD)/checks
+	@for run in "1 1 tests-mpi" "2 1 tests-mpi" "3 1 tests-mpi" "4 1 tests-mpi" "2 2 tests-mpi" "3 1 tests-mpi-asan"; do \
+	  set -- $$run; echo "== $$1 ranks, $$2 threads each: $(BUILD)/$$3"; \
+	  OMP_NUM_THREADS=$$2 ASAN_OPTIONS=detect_leaks=0 $(MPIRUN) -np $$1 $(BUILD)/$$3 --mpi $(MPIDIR) > $(MPIDIR)/out.log 2>&1; \
+	  rc=$$?; grep -v '^  ok$$' $(MPIDIR)/out.log | grep -v '^mpi_' ; \
+	  if [ $$rc -eq 0 ] && tail -n 1 $(MPIDIR)/out.log | grep -q ' passed, 0 failed$$'; then echo pass >> $(BUILD)/checks; \
+	  else echo "(exit $$rc)"; echo fail >> $(BUILD)/checks; fi; done
+	$(call build_check,demo-mpi: 1 epoch on 2 ranks then 1 on 3 = 2 epochs on 1 rank,\
+	  true && { $(MPIRUN) -np 2 ./demo-mpi $(MPI_SYN) --train_epochs 1 --save $(MPIDIR)/e1.ncf && \
+	      $(MPIRUN) -np 3 ./demo-mpi $(MPI_SYN) --load $(MPIDIR)/e1.ncf --train_epochs 2 --save $(MPIDIR)/e2_3.ncf && \
+	      $(MPIRUN) -np 1 ./demo-mpi $(MPI_SYN) --train_epochs 2 --save $(MPIDIR)/e2_1.ncf && \
+	      cmp $(MPIDIR)/e2_3.ncf $(MPIDIR)/e2_1.ncf; })
+	$(call build_check,demo and demo-mpi on 3 ranks: the same figures for that model,\
+	  true && { ./demo $(MPI_SYN) --validation --load $(MPIDIR)/e2_1.ncf --train_epochs 0 > $(MPIDIR)/one.log && \
+	      $(MPIRUN) -np 3 ./demo-mpi $(MPI_SYN) --validation --load $(MPIDIR)/e2_1.ncf --train_epochs 0 > $(MPIDIR)/three.log && \
+	      [ -n "$$($(call figures,$(MPIDIR)/one.log))" ] && \
+	      [ "$$($(call figures,$(MPIDIR)/one.log))" = "$$($(call figures,$(MPIDIR)/three.log))" ]; })
+	$(call build_check,a rank killed mid-run: the job stops and the checkpoint loads,\
+	  true && { ( $(MPIRUN) -np 2 ./demo-mpi --threads 1 --train_epochs 500 --save $(MPIDIR)/k.ncf --checkpoint_every 1 \
+	          > $(MPIDIR)/kill.log 2>&1; echo $$? > $(MPIDIR)/kill.rc ) & \
+	      for i in $$(seq 1200); do [ -f $(MPIDIR)/k.ncf ] && break; sleep 0.1; done; sleep 1; \
+	      pkill -9 -n -x demo-mpi; wait; \
+	      [ "$$(cat $(MPIDIR)/kill.rc)" != 0 ] && grep -q 'signal 9' $(MPIDIR)/kill.log && \
+	      ./demo --load $(MPIDIR)/k.ncf --train_epochs 0 > $(MPIDIR)/kill_load.log; })
+	@p=$$(grep -c pass $(BUILD)/checks); f=$$(grep -c fail $(BUILD)/checks || true); echo "$$p passed, $$f failed"; [ $$f -eq 0 ]
+
+# Training over 1 and 2 ranks of one thread each (the MLPerf config, lazy Adam, ml-20m-sized
+# synthetic data), three times in turn: each run's median of 5 windows, and the bytes a rank
+# sends per step; then the medians and their ratio.
+bench-mpi: | $(BUILD)
+	@$(call mpi_tools,bench-mpi)
+	mpicc -DNCF_MPI $(BENCHFLAGS) tests.c -o $(BUILD)/tests-mpi-bench -lm
+	@grep -m1 'model name' /proc/cpuinfo
+	@for r in 1 2 3; do for p in 1 2; do OMP_NUM_THREADS=1 $(MPIRUN) -np $$p $(BUILD)/tests-mpi-bench --mpi-bench; done; done \
+	  | tee $(BUILD)/bench-mpi.jsonl
+	@awk -F'[:,]' '{ for (i = 1; i < NF; i++) { if ($$i ~ /"ranks"/) r = $$(i+1); if ($$i ~ /"ex_per_s"/) v[r, ++n[r]] = $$(i+1) } } \
+	  function med(r,  a, i, j, t) { for (i = 1; i <= n[r]; i++) a[i] = v[r, i]; \
+	    for (i = 1; i <= n[r]; i++) for (j = i + 1; j <= n[r]; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t } \
+	    return a[int((n[r] + 1) / 2)] } \
+	  END { printf "median ex/s: 1 rank %.0f, 2 ranks %.0f: %.2fx\n", med(1), med(2), med(2) / med(1) }' $(BUILD)/bench-mpi.jsonl
+
 device: | $(BUILD)
 	@need=""; command -v arm-none-eabi-gcc >/dev/null || need="$$need gcc-arm-none-eabi"; \
 	[ -d /usr/lib/arm-none-eabi/newlib ] || need="$$need libnewlib-arm-none-eabi"; \

@@ -24,6 +24,26 @@
 #include <unistd.h>
 #endif
 
+/* demo-mpi (make demo-mpi): the same program over MPI ranks; rank 0 prints and writes files. */
+#ifdef NCF_MPI
+static int g_rank, g_ranks = 1;
+#define ON_ROOT (g_rank == 0)
+#else
+#define ON_ROOT 1
+#endif
+
+/* Whether ok holds on every rank (demo-mpi: every rank takes the same branch after). */
+static int all_ok(int ok)
+{
+#ifdef NCF_MPI
+    int all = ok;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all;
+#else
+    return ok;
+#endif
+}
+
 typedef struct {
     const char *dataset, *data_dir, *data, *log, *plot, *save, *save_best, *load, *pretrain_gmf, *pretrain_mlp;
     double alpha;
@@ -485,20 +505,22 @@ static int writable_beside(const char *path, const char *flag)
     char probe[1100];
     FILE *f;
     snprintf(probe, sizeof probe, "%s.demo-write-check", path);
+    if (!ON_ROOT) return all_ok(1);
     if ((f = fopen(probe, "wb")) == NULL) {
         fprintf(stderr, "demo: %s %s: cannot create a file there (%s)\n", flag, path, strerror(errno));
-        return 0;
+        return all_ok(0);
     }
     fclose(f);
     remove(probe);
-    return 1;
+    return all_ok(1);
 }
 
+/* (demo-mpi: rank 0 writes the file; every rank learns whether it did) */
 static int save_model(const ncf_model *m, const char *path, int int8)
 {
-    if (ncf_save(m, path, int8 ? NCF_SAVE_INT8 : NCF_SAVE_ADAM) == NCF_OK) return 1;
-    fprintf(stderr, "demo: %s\n", ncf_error_text());
-    return 0;
+    int ok = !ON_ROOT || ncf_save(m, path, int8 ? NCF_SAVE_INT8 : NCF_SAVE_ADAM) == NCF_OK;
+    if (!ok) fprintf(stderr, "demo: %s\n", ncf_error_text());
+    return all_ok(ok);
 }
 
 /* ---- evaluation, log and plot ---- */
@@ -517,6 +539,24 @@ static int full_users(const options *o, const ncf_dataset *d)
     return (double)d->num_users * d->num_items <= 1e8 ? 0 : (int)(1e8 / d->num_items);
 }
 
+static int evaluate(ncf_model *m, const ncf_dataset *d, const ncf_eval_opts *e, ncf_metrics *out)
+{
+#ifdef NCF_MPI
+    return ncf_mpi_evaluate(m, d, e, MPI_COMM_WORLD, out);
+#else
+    return ncf_evaluate_with(m, d, e, out);
+#endif
+}
+
+static int train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, progress_state *ps, double *loss)
+{
+#ifdef NCF_MPI
+    return ncf_mpi_train_epoch(m, s, epoch, MPI_COMM_WORLD, ON_ROOT ? on_progress : NULL, ps, loss);
+#else
+    return ncf_train_epoch(m, s, epoch, on_progress, ps, loss);
+#endif
+}
+
 static int evaluate_epoch(ncf_model *m, const ncf_dataset *d, const options *o, epoch_row *r)
 {
     ncf_eval_opts e = ncf_eval_opts_default();
@@ -525,9 +565,9 @@ static int evaluate_epoch(ncf_model *m, const ncf_dataset *d, const options *o, 
     for (target = 0; target < (d->val_item ? 2 : 1); target++) {
         e.target = target ? NCF_EVAL_VALIDATION : NCF_EVAL_TEST;
         e.full_ranking = 0;
-        if (ncf_evaluate_with(m, d, &e, target ? &r->val : &r->test) != NCF_OK) return 0;
+        if (evaluate(m, d, &e, target ? &r->val : &r->test) != NCF_OK) return 0;
         e.full_ranking = 1;
-        if (ncf_evaluate_with(m, d, &e, target ? &r->val_full : &r->test_full) != NCF_OK) return 0;
+        if (evaluate(m, d, &e, target ? &r->val_full : &r->test_full) != NCF_OK) return 0;
     }
     r->evaluated = 1;
     return 1;
@@ -748,6 +788,18 @@ static int run(const options *o)
         fprintf(stderr, "demo: %s\n", ncf_error_text());
         goto done;
     }
+#ifdef NCF_MPI
+    if (ncf_mpi_shard(&data, MPI_COMM_WORLD) != NCF_OK) {
+        fprintf(stderr, "demo: %s\n", ncf_error_text());
+        goto done;
+    }
+    {
+        long long most = data.num_train;
+        MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+        printf("MPI: %d ranks, each with its users' positives (at most %lld of %lld) and the whole model\n", g_ranks,
+               most, (long long)data.total_train);
+    }
+#endif
     if (o->train_epochs > first && ncf_sampler_init(&sampler, &data, cfg.num_neg, cfg.seed) != NCF_OK) {
         fprintf(stderr, "demo: %s\n", ncf_error_text());
         goto done;
@@ -764,7 +816,7 @@ static int run(const options *o)
            cfg.batch_size, cfg.num_neg, (unsigned long long)cfg.seed, ncf_get_threads());
     if ((o->save && !writable_beside(o->save, "--save")) || (o->save_best && !writable_beside(o->save_best, "--save_best")))
         goto done;
-    if (o->log) {
+    if (o->log && ON_ROOT) {
         if (!(logf = fopen(o->log, "w"))) {
             fprintf(stderr, "demo: --log %s: cannot open for writing (%s)\n", o->log, strerror(errno));
             goto done;
@@ -793,7 +845,7 @@ static int run(const options *o)
                        (unsigned long long)first, (unsigned long long)all);
             }
             t = now();
-            if (ncf_train_epoch(model, &sampler, epoch, on_progress, &ps, &r->loss) != NCF_OK) {
+            if (train_epoch(model, &sampler, epoch, &ps, &r->loss) != NCF_OK) {
                 fprintf(stderr, "demo: %s\n", ncf_error_text());
                 goto done;
             }
@@ -829,7 +881,8 @@ static int run(const options *o)
             best = *r;
             if (o->save_best && !save_model(model, o->save_best, o->int8)) goto done;
         }
-        if (o->plot && !write_plot(o->plot, title, rows, nrows, best.epoch, o->validation, k)) goto done;
+        if (o->plot && !all_ok(!ON_ROOT || write_plot(o->plot, title, rows, nrows, best.epoch, o->validation, k)))
+            goto done;
         if (chosen_by(o, r)->hr >= o->hr_threshold) {
             printf("Stopping: %s HR %.4f reached the threshold %.4f\n", o->validation ? "validation" : "test",
                    chosen_by(o, r)->hr, o->hr_threshold);
@@ -848,7 +901,7 @@ static int run(const options *o)
         if (!save_model(model, o->save, o->int8)) goto done;
         printf("saved %s (epoch %lld)\n", o->save, (long long)model->epoch);
     }
-    if (o->has_recommend) {
+    if (o->has_recommend && ON_ROOT) {
         int64_t *items = (int64_t *)malloc(sizeof(int64_t) * (size_t)o->recommend_k);
         float *scores = (float *)malloc(sizeof(float) * (size_t)o->recommend_k);
         int n = items && scores ? ncf_recommend(model, o->recommend_user, o->recommend_k, NCF_EXCLUDE_RATED, items, scores) : NCF_ERR_NOMEM;
@@ -871,6 +924,25 @@ done:
     return rc;
 }
 
+#ifdef NCF_MPI
+/* Every rank runs the demo; rank 0 prints. A rank that fails stops the job: the others would
+   wait for it in the next collective call. */
+int main(int argc, char **argv)
+{
+    options o;
+    int r, provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank), MPI_Comm_size(MPI_COMM_WORLD, &g_ranks);
+    if (!ON_ROOT && !freopen("/dev/null", "w", stdout)) return 1;
+    r = parse_args(argc, argv, &o);
+    if (r > 0 && o.hash_pipeline) fprintf(stderr, "demo: --hash_pipeline needs one process (the batches are summed "
+                                          "from the ranks)\n"), r = 0;
+    r = r <= 0 ? (r < 0 ? 0 : 2) : run(&o);
+    if (r != 0 && g_ranks > 1) MPI_Abort(MPI_COMM_WORLD, r);
+    MPI_Finalize();
+    return r;
+}
+#else
 int main(int argc, char **argv)
 {
     options o;
@@ -878,3 +950,4 @@ int main(int argc, char **argv)
     if (r <= 0) return r < 0 ? 0 : 2;
     return run(&o);
 }
+#endif

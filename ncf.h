@@ -507,6 +507,9 @@ NCFDEF int ncf_mpi_shard(ncf_dataset *ds, MPI_Comm comm);
    start: made with the same config and seed, or loaded from the same file. */
 NCFDEF int ncf_mpi_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, MPI_Comm comm,
                                ncf_progress_fn progress, void *user, double *mean_loss);
+/* Part of an epoch, as ncf_train_examples: its examples [first, first + count). */
+NCFDEF int ncf_mpi_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int64_t first, int64_t count,
+                                  MPI_Comm comm, ncf_progress_fn progress, void *user, double *mean_loss);
 /* ncf_evaluate_with over the ranks, each scoring its shard's users: the same figures, bit for
    bit, as one process evaluating the whole data. */
 NCFDEF int ncf_mpi_evaluate(ncf_model *m, const ncf_dataset *shard, const ncf_eval_opts *opts, MPI_Comm comm,
@@ -5391,7 +5394,7 @@ static int ncf__mpi_batch(ncf__mpi *c, const ncf_sampler *smp, int epoch, uint64
         ncf__fill_chunk(smp, epoch, key, start + j, n - j < 16 ? n - j : 16, c->users + j, c->items + j, c->labels + j);
     for (j = 0; j < n; j++) c->tri[j] = c->users[j], c->tri[n + j] = c->items[j], c->tri[2 * n + j] = c->labels[j] != 0.0f;
     if (MPI_Allreduce(MPI_IN_PLACE, c->tri, 3 * n, MPI_INT32_T, MPI_SUM, c->comm) != MPI_SUCCESS) return 0;
-    *c->bytes += (int64_t)12 * n;
+    if (c->P > 1) *c->bytes += (int64_t)12 * n;
     for (j = 0; j < n; j++) c->users[j] = c->tri[j], c->items[j] = c->tri[n + j], c->labels[j] = (float)c->tri[2 * n + j];
     return 1;
 }
@@ -5473,7 +5476,7 @@ static int ncf__mpi_dense(ncf__mpi *c, ncf_model *m)
         *c->bytes += (int64_t)4 * c->Dn;
     }
     if (MPI_Bcast(g, c->Dn, MPI_FLOAT, c->P - 1, c->comm) != MPI_SUCCESS) return 0;
-    if (c->rank == c->P - 1) *c->bytes += (int64_t)4 * c->Dn;
+    if (c->rank == c->P - 1 && c->P > 1) *c->bytes += (int64_t)4 * c->Dn;
     for (l = 1; l <= m->scratch->nd; l++)
         if (m->cfg.mlp_reg[l] > 0) {
             float two_r = 2.0f * m->cfg.mlp_reg[l], *gw = ncf__grad_of(m, m->w[l]);
@@ -5547,7 +5550,7 @@ static int ncf__mpi_rows(ncf__mpi *c, ncf_model *m)
     if (MPI_Bcast(&nout, 1, MPI_INT, c->P - 1, c->comm) != MPI_SUCCESS ||
         MPI_Bcast(c->msg[1], (int)(nout * R), MPI_BYTE, c->P - 1, c->comm) != MPI_SUCCESS)
         return -1;
-    if (c->rank == c->P - 1) *c->bytes += (int64_t)(nout * R);
+    if (c->rank == c->P - 1 && c->P > 1) *c->bytes += (int64_t)(nout * R);
     return nout;
 }
 
@@ -5562,9 +5565,27 @@ static int ncf__mpi_loss(ncf__mpi *c, ncf_model *m, int n, double *loss)
     if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, m->scratch->ex_loss, c->counts, c->displs, MPI_DOUBLE,
                        c->comm) != MPI_SUCCESS)
         return 0;
-    *c->bytes += (int64_t)8 * c->counts[c->rank];
+    if (c->P > 1) *c->bytes += (int64_t)8 * c->counts[c->rank];
     *loss = ncf__loss_total(m, n);
     return 1;
+}
+
+/* The rows of record i, prefetched: they are scattered over tables far larger than the caches. */
+static void ncf__mpi_prefetch_record(const ncf__mpi *c, const ncf_model *m, int i)
+{
+    const struct ncf__scratch *s = m->scratch;
+    int32_t head[2];
+    int t, d;
+    memcpy(head, c->msg[1] + (size_t)i * ncf__rec_size(c), sizeof head);
+    for (t = 0; t < s->ntab; t++) {
+        int D = s->tab[t].D;
+        const float *p = (head[0] ? s->tab[t].item : s->tab[t].user) + (size_t)head[1] * D;
+        size_t off = (size_t)(p - m->params);
+        for (d = 0; d < D; d += 16) {
+            NCF__PREFETCH(p + d);
+            if (m->adam_m) NCF__PREFETCH(m->adam_m + off + d), NCF__PREFETCH(m->adam_v + off + d);
+        }
+    }
 }
 
 /* 4. Record i's rows updated (lazy Adam, SGD) or their gradients placed for dense Adam. */
@@ -5605,8 +5626,10 @@ static int ncf__mpi_update(ncf__mpi *c, ncf_model *m, int nrec, int n, const ncf
                 int b = 0;
                 if (u < nd) b = ncf__dense_unit(m, u, k);
                 else
-                    for (i = (int)(u - nd) * NCF__GROUPS; i < nrec && i < (int)(u - nd + 1) * NCF__GROUPS; i++)
+                    for (i = (int)(u - nd) * NCF__GROUPS; i < nrec && i < (int)(u - nd + 1) * NCF__GROUPS; i++) {
+                        if (i + 4 < nrec) ncf__mpi_prefetch_record(c, m, i + 4);
                         b |= ncf__mpi_record_update(c, m, i, n, k);
+                    }
                 if (b) ncf__flag(&bad, 1);
             }
         if (ncf__dense_adam(m)) ncf__emb_phase(&x, m, k, &bad);
@@ -5651,22 +5674,25 @@ static int ncf__mpi_train_args(ncf_model *m, const ncf_sampler *s, MPI_Comm comm
     return ncf__reserve(m, m->cfg.batch_size);
 }
 
-NCFDEF int ncf_mpi_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, MPI_Comm comm,
-                               ncf_progress_fn progress, void *user, double *mean_loss)
+NCFDEF int ncf_mpi_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int64_t first, int64_t count,
+                                  MPI_Comm comm, ncf_progress_fn progress, void *user, double *mean_loss)
 {
     ncf__mpi c;
     int rc, B;
-    int64_t pos, total, steps = 0;
+    int64_t pos, end, steps = 0;
     double sum = 0;
     uint64_t key;
     memset(&c, 0, sizeof c);
     rc = ncf__mpi_train_args(m, s, comm);
+    if (rc == NCF_OK && (first < 0 || count < 0 || first > s->num_examples || count > s->num_examples - first))
+        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_examples: examples [%lld, %lld) outside the epoch's %lld",
+                       (long long)first, (long long)(first + count), (long long)s->num_examples);
     if (rc == NCF_OK) rc = ncf__mpi_alloc(&c, m, comm);
     if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) {
         ncf__mpi_free(&c);
         return rc;
     }
-    B = m->cfg.batch_size, total = s->num_examples;
+    B = m->cfg.batch_size, end = first + count;
     key = ncf__hash3(s->seed ^ NCF__TAG_SHUFFLE, (uint64_t)epoch, 0);
     { /* the transposed kernels, afresh: the caller may have changed the parameters */
         ncf__team team = NCF__TEAM_INIT;
@@ -5676,19 +5702,25 @@ NCFDEF int ncf_mpi_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, MP
             ncf__transpose_phase(&x, m);
         }
     }
-    for (pos = 0; pos < total; pos += B, steps++) {
-        int n = (int)(total - pos < B ? total - pos : B);
+    for (pos = first; pos < end; pos += B, steps++) {
+        int n = (int)(end - pos < B ? end - pos : B);
         double loss = 0;
         if (!ncf__mpi_step(&c, m, s, epoch, key, pos, n, &loss, &rc)) break;
         sum += loss * n;
-        if (progress && (steps % 16 == 15 || pos + n == total)) progress(user, pos + n, total, sum / (double)(pos + n));
+        if (progress && (steps % 16 == 15 || pos + n == end))
+            progress(user, pos + n - first, count, sum / (double)(pos + n - first));
     }
     ncf__mpi_free(&c);
-    if (rc == NCF_OK) {
-        m->epoch = epoch;
-        if (mean_loss) *mean_loss = total ? sum / (double)total : 0;
-    }
-    ncf__refresh_projection(m);
+    if (rc == NCF_OK && mean_loss) *mean_loss = count ? sum / (double)count : 0;
+    return rc;
+}
+
+NCFDEF int ncf_mpi_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, MPI_Comm comm,
+                               ncf_progress_fn progress, void *user, double *mean_loss)
+{
+    int rc = ncf_mpi_train_examples(m, s, epoch, 0, s ? s->num_examples : 0, comm, progress, user, mean_loss);
+    if (rc == NCF_OK) m->epoch = epoch;
+    if (m && m->scratch) ncf__refresh_projection(m); /* ready to serve and evaluate */
     return rc;
 }
 

@@ -3210,6 +3210,72 @@ static void test_mpi_errors_agree(void)
     ncf_dataset_free(&w), ncf_dataset_free(&s);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* make bench-mpi: the MLPerf config (lazy Adam) on ml-20m-sized synthetic data over this run's
+   ranks, one thread each: 5 windows of 60 steps after a warm-up, the median printed by rank 0
+   with the bytes a rank sends per step (the most of any rank). With one rank it also times
+   ncf_train_examples, one process without MPI, on the same model and steps. */
+static int mpi_bench(void)
+{
+    ncf_config c = ncf_config_mlperf();
+    ncf_dataset d, dw;
+    ncf_sampler s, sw;
+    ncf_model *m = NULL, *w = NULL;
+    double rate[5], plain[5], t;
+    int64_t pos, bytes, steps = 60, win;
+    int provided, B;
+    MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank), MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    ncf_set_threads(1);
+    memset(&dw, 0, sizeof dw);
+    if (ncf_synthetic(&d, 138493, 26744, 20000263, 16, 1) != NCF_OK ||
+        (g_size == 1 && ncf_synthetic(&dw, 138493, 26744, 20000263, 16, 1) != NCF_OK)) {
+        fprintf(stderr, "bench: %s\n", ncf_error_text());
+        return 1;
+    }
+    c.num_users = d.num_users, c.num_items = d.num_items, B = c.batch_size;
+    if (ncf_model_create(&m, &c) != NCF_OK || (g_size == 1 && ncf_model_create(&w, &c) != NCF_OK) ||
+        (g_size == 1 && ncf_sampler_init(&sw, &dw, c.num_neg, c.seed) != NCF_OK) ||
+        ncf_mpi_shard(&d, MPI_COMM_WORLD) != NCF_OK || ncf_sampler_init(&s, &d, c.num_neg, c.seed) != NCF_OK) {
+        fprintf(stderr, "bench: %s\n", ncf_error_text());
+        return 1;
+    }
+    if (ncf_mpi_train_examples(m, &s, 1, 0, 10 * (int64_t)B, MPI_COMM_WORLD, NULL, NULL, NULL) != NCF_OK) return 1;
+    if (w && ncf_train_examples(w, &sw, 1, 0, 10 * (int64_t)B, NULL, NULL, NULL) != NCF_OK) return 1;
+    bytes = ncf_mpi_bytes_sent(m);
+    for (pos = 10 * (int64_t)B, win = 0; win < 5; win++, pos += steps * B) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        t = MPI_Wtime();
+        if (ncf_mpi_train_examples(m, &s, 1, pos, steps * B, MPI_COMM_WORLD, NULL, NULL, NULL) != NCF_OK) {
+            fprintf(stderr, "bench: %s\n", ncf_error_text());
+            return 1;
+        }
+        rate[win] = (double)(steps * B) / (MPI_Wtime() - t);
+        if (w) {
+            t = MPI_Wtime();
+            if (ncf_train_examples(w, &sw, 1, pos, steps * B, NULL, NULL, NULL) != NCF_OK) return 1;
+            plain[win] = (double)(steps * B) / (MPI_Wtime() - t);
+        }
+    }
+    bytes = (ncf_mpi_bytes_sent(m) - bytes) / (5 * steps);
+    MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+    qsort(rate, 5, sizeof *rate, cmp_double), qsort(plain, 5, sizeof *plain, cmp_double);
+    if (g_rank == 0) {
+        printf("{\"case\":\"mpi\",\"ranks\":%d,\"threads_per_rank\":1,\"ex_per_s\":%.0f,\"bytes_per_step\":%lld", g_size,
+               rate[2], (long long)bytes);
+        if (w) printf(",\"one_process_ex_per_s\":%.0f", plain[2]);
+        printf("}\n");
+    }
+    ncf_model_free(m), ncf_model_free(w), ncf_dataset_free(&d), ncf_dataset_free(&dw);
+    MPI_Finalize();
+    return 0;
+}
+
 static const test_case MPI_TESTS[] = {
     {"mpi_shard_counts", test_mpi_shard_counts},
     {"mpi_batches_sum", test_mpi_batches_sum},
@@ -3249,6 +3315,7 @@ int main(int argc, char **argv)
     const char *only = NULL;
 #ifdef NCF_MPI
     if (argc == 3 && !strcmp(argv[1], "--mpi")) return mpi_tests(argv[2]);
+    if (argc == 2 && !strcmp(argv[1], "--mpi-bench")) return mpi_bench();
 #endif
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--print-hash")) {
