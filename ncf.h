@@ -1,4 +1,4 @@
-/* ncf.h - v0.4.0 - Neural Collaborative Filtering (NeuMF) in one C header.
+/* ncf.h - v0.5.0 - Neural Collaborative Filtering (NeuMF) in one C header.
 
    He et al., "Neural Collaborative Filtering", WWW 2017, as TensorFlow's
    official NCF (the MLPerf reference) trains and evaluates it: MovieLens,
@@ -17,7 +17,7 @@
                             serving, train/eval
      2. implementation      errors > RNG > data > sampler > kernels > model >
                             optimizer > train loop > metrics > persistence
-                            and serving
+                            and serving > MPI (opt-in)
      3. licence
 
    COMPILE-TIME OPTIONS (define before the #include that has NCF_IMPLEMENTATION)
@@ -35,6 +35,10 @@
      NCF_NO_TLS                         no thread-local storage (the default on Cortex-M,
                                         whose newlib has no TLS runtime): the error text
                                         is then shared by all threads
+     NCF_MPI                            data-parallel training over MPI ranks (ncf_mpi_*;
+                                        build with mpicc); nothing of MPI without it
+     NCF_MPI_GROUPS                     groups of users under MPI (default 16): the most
+                                        ranks, and the grouping of every gradient sum
 
    EXAMPLE (make test compiles it)
      ncf_dataset data;
@@ -89,6 +93,11 @@
      other runs on one thread.
 
    CHANGELOG
+     0.5.0  MPI (NCF_MPI): ncf_mpi_shard keeps a rank's users, ncf_mpi_train_epoch and
+            ncf_mpi_train_examples train over the ranks (ncf_mpi_sync), ncf_mpi_evaluate
+            gives one process's figures; the model is the same bit for bit for any number
+            of ranks. ncf_dataset gains the shard fields (user_lo, user_hi, train_lo,
+            total_train, groups).
      0.4.0  For devices: ncf_model_open reads a model file in place (flash, a mapped file;
             nothing copied or initialized); ncf_recommend_with and ncf_predict_with serve
             from a caller's workspace (ncf_workspace_size) with no allocation; int8
@@ -133,9 +142,9 @@
 #endif
 
 #define NCF_VERSION_MAJOR 0
-#define NCF_VERSION_MINOR 4
+#define NCF_VERSION_MINOR 5
 #define NCF_VERSION_PATCH 0
-#define NCF_VERSION_STRING "0.4.0"
+#define NCF_VERSION_STRING "0.5.0"
 
 #ifndef NCFDEF
 #if defined(NCF_STATIC) && (defined(__GNUC__) || defined(__clang__))
@@ -233,6 +242,7 @@ typedef struct ncf_dataset {
     int user_lo, user_hi;
     int64_t train_lo;
     int64_t total_train;    /* a shard: the positives of the whole data; 0 for whole data */
+    int *groups;            /* a shard: [NCF_MPI_GROUPS + 1] the first user of each group */
 } ncf_dataset;
 
 typedef enum {
@@ -487,34 +497,40 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
 
 #if defined(NCF_MPI) && !defined(NCF_INFERENCE_ONLY)
 /* ---- MPI: data-parallel training over ranks (define NCF_MPI; build with mpicc) ---------------
-   Every rank holds the whole model and a shard of the data: the users whose positives fall in
-   its 1/P of them. A step's batch is the single-process batch: each rank draws the examples of
-   its own users and the ranks sum them into the whole batch; rank r then runs its slices of the
-   batch forward and backward. Every gradient is summed slice by slice in a fixed order, the
-   partial sum passed from rank to rank, so the model comes out the same bit for bit for any
-   number of ranks up to NCF_MPI_SLICES (it is not ncf_train_epoch's model, which sums the batch
-   in one run). Every function here is collective: all ranks of comm call it, and all return the
-   same status (a rank that did not fail reports that another did). */
-#ifndef NCF_MPI_SLICES
-#define NCF_MPI_SLICES 16 /* most ranks; more slices are more partial sums to keep */
+   Users fall in NCF_MPI_GROUPS fixed groups, cut where the positives cross 1/G of them; each
+   rank holds whole groups: their users' positives and eval items, and the only current copy of
+   their embedding rows. Items and the dense layers are on every rank, the same everywhere. A
+   step's batch is the single-process batch; each rank runs its users' examples of it. The
+   gradients are summed group by group in a fixed order, the partial sums passed from rank to
+   rank, so the model comes out the same bit for bit for any number of ranks up to
+   NCF_MPI_GROUPS (it is not ncf_train_epoch's, which sums the batch in one run). Every function
+   here is collective: all ranks of comm call it, and all return the same status (a rank that
+   did not fail reports that another did). */
+#ifndef NCF_MPI_GROUPS
+#define NCF_MPI_GROUPS 16 /* the most ranks; more groups are more partial sums to keep */
 #endif
 /* Keeps this rank's share of a dataset, in place: call it after eval negatives and validation
    are drawn, and after ncf_model_set_ids (which needs every user's rated items). On failure the
    dataset is unchanged. */
 NCFDEF int ncf_mpi_shard(ncf_dataset *ds, MPI_Comm comm);
-/* ncf_train_epoch over the ranks, with a sampler on this rank's shard. progress (NULL on the
-   ranks that should not print) sees the whole epoch. Each rank's model must be the same at the
-   start: made with the same config and seed, or loaded from the same file. */
+/* ncf_train_epoch over the ranks, with a sampler on this rank's shard; at the end every rank's
+   copy of the model is whole again (ncf_mpi_sync). progress (NULL on the ranks that should not
+   print) sees the whole epoch. Each rank's model must be the same at the start: made with the
+   same config and seed, or loaded from the same file. */
 NCFDEF int ncf_mpi_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, MPI_Comm comm,
                                ncf_progress_fn progress, void *user, double *mean_loss);
-/* Part of an epoch, as ncf_train_examples: its examples [first, first + count). */
+/* Part of an epoch, as ncf_train_examples: its examples [first, first + count). Afterwards each
+   rank's copy has only its own users' rows up to date: ncf_mpi_evaluate works, and ncf_mpi_sync
+   makes the copies whole before anything else (saving, serving, ncf_evaluate refuse until then). */
 NCFDEF int ncf_mpi_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int64_t first, int64_t count,
                                   MPI_Comm comm, ncf_progress_fn progress, void *user, double *mean_loss);
+/* Copies each rank's users' rows (parameters and Adam moments) to every rank. */
+NCFDEF int ncf_mpi_sync(ncf_model *m, const ncf_dataset *shard, MPI_Comm comm);
 /* ncf_evaluate_with over the ranks, each scoring its shard's users: the same figures, bit for
    bit, as one process evaluating the whole data. */
 NCFDEF int ncf_mpi_evaluate(ncf_model *m, const ncf_dataset *shard, const ncf_eval_opts *opts, MPI_Comm comm,
                             ncf_metrics *out);
-/* The bytes this rank has sent in ncf_mpi_train_epoch calls on this model (payload). */
+/* The bytes this rank has sent in ncf_mpi_train_examples calls on this model (payload). */
 NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m);
 #endif
 
@@ -968,6 +984,7 @@ NCFDEF void ncf_dataset_free(ncf_dataset *ds)
     NCF_FREE(ds->recent_item);
     NCF_FREE(ds->val_item);
     NCF_FREE(ds->val_neg);
+    NCF_FREE(ds->groups);
     memset(ds, 0, sizeof *ds);
 }
 
@@ -2102,9 +2119,10 @@ static void ncf__example(const ncf_sampler *s, int epoch, int64_t e, int32_t *us
 
 /* Examples [start, start+n) in chunks of 16: the shuffled indices first, then
    prefetches of what each will touch (positive, user, the user's item list),
-   so the cache misses of 16 random examples overlap instead of queueing. */
+   so the cache misses of 16 random examples overlap instead of queueing. With own (a
+   shard), own[q] says whether example q is this shard's. */
 static void ncf__fill_chunk(const ncf_sampler *s, int epoch, uint64_t key, int64_t start, int n, int32_t *users,
-                            int32_t *items, float *labels)
+                            int32_t *items, float *labels, uint8_t *own)
 {
     const ncf_dataset *d = s->data;
     int64_t e[16];
@@ -2113,6 +2131,7 @@ static void ncf__fill_chunk(const ncf_sampler *s, int epoch, uint64_t key, int64
         int64_t p;
         e[q] = ncf__shuffled(s, key, start + q);
         p = e[q] / (1 + s->num_neg) - d->train_lo;
+        if (own) own[q] = (uint64_t)p < (uint64_t)d->num_train;
         if ((uint64_t)p >= (uint64_t)d->num_train) continue; /* another rank's (a shard) */
         NCF__PREFETCH(d->train_user + p);
         NCF__PREFETCH(d->items + p);
@@ -2138,7 +2157,7 @@ NCFDEF void ncf_sampler_fill(const ncf_sampler *s, int epoch, int64_t start, int
     NCF__OMP(parallel for schedule(static) if (n >= 256))
     for (c = 0; c < chunks; c++) {
         int j = c * 16;
-        ncf__fill_chunk(s, epoch, key, start + j, n - j < 16 ? n - j : 16, users + j, items + j, labels + j);
+        ncf__fill_chunk(s, epoch, key, start + j, n - j < 16 ? n - j : 16, users + j, items + j, labels + j, NULL);
     }
 }
 
@@ -2171,7 +2190,7 @@ NCFDEF void ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, ui
             uint64_t key = ncf__hash3(s->seed ^ NCF__TAG_SHUFFLE, (uint64_t)epoch, 0);
             if (!u || !it || !y) { hb[b] = 0; continue; }
             for (j = 0; j < n; j += 16)
-                ncf__fill_chunk(s, epoch, key, start + j, n - j < 16 ? n - j : 16, u + j, it + j, y + j);
+                ncf__fill_chunk(s, epoch, key, start + j, n - j < 16 ? n - j : 16, u + j, it + j, y + j, NULL);
             hb[b] = ncf__hash_pairs(0, u, it, n);
         }
         NCF_FREE(u); NCF_FREE(it); NCF_FREE(y);
@@ -2563,7 +2582,8 @@ struct ncf__scratch {
     ncf__pace pace;             /* training: whether its threads pay on this machine now */
     int in_place;               /* parameters, ids and rated items are the caller's buffer */
 #ifdef NCF_MPI
-    int64_t mpi_bytes;          /* sent by ncf_mpi_train_epoch */
+    int64_t mpi_bytes;          /* sent by ncf_mpi_train_examples */
+    int mpi_stale;              /* trained over ranks: other ranks' users' rows are out of date */
 #endif
     float *tv[NCF_MAX_TENSORS]; /* each tensor's floats, or NULL for int8 rows read in place: */
     const int8_t *tq[NCF_MAX_TENSORS];
@@ -2571,6 +2591,14 @@ struct ncf__scratch {
 };
 
 static void ncf__refresh_projection(ncf_model *m); /* metrics: the cached item projection */
+
+/* A model trained over MPI ranks whose copy here has only this rank's users up to date. */
+#if defined(NCF_MPI) && !defined(NCF_INFERENCE_ONLY)
+#define NCF__MPI_STALE(m) ((m)->scratch && (m)->scratch->mpi_stale)
+#else
+#define NCF__MPI_STALE(m) 0
+#endif
+#define NCF__STALE_TEXT "this rank's copy of the model has only its own users' rows up to date (ncf_mpi_sync)"
 
 static void ncf__acts_free(ncf__acts *a)
 {
@@ -3087,18 +3115,25 @@ static void ncf__loss_rows(ncf_model *m, const int32_t *users, const int32_t *it
     }
 }
 
+/* The dense layers' L2 terms of the loss. */
+static double ncf__dense_l2(const ncf_model *m)
+{
+    double sum = 0;
+    int l;
+    for (l = 1; l <= m->scratch->nd; l++)
+        if (m->cfg.mlp_reg[l] > 0)
+            sum += m->cfg.mlp_reg[l] * ncf__sqnorm(m->w[l], (size_t)m->cfg.layers[l - 1] * m->cfg.layers[l]);
+    return sum;
+}
+
 /* The mean of the per-example losses, summed in order, plus the dense layers' L2 terms. */
 static double ncf__loss_total(const ncf_model *m, int n)
 {
     const struct ncf__scratch *s = m->scratch;
     double sum = 0;
-    int b, l;
+    int b;
     for (b = 0; b < n; b++) sum += s->ex_loss[b];
-    sum /= n;
-    for (l = 1; l <= s->nd; l++)
-        if (m->cfg.mlp_reg[l] > 0)
-            sum += m->cfg.mlp_reg[l] * ncf__sqnorm(m->w[l], (size_t)m->cfg.layers[l - 1] * m->cfg.layers[l]);
-    return sum;
+    return sum / n + ncf__dense_l2(m);
 }
 
 /* A training batch: given, or sampled in phase 1 (smp set) from examples start.. of epoch. */
@@ -3117,7 +3152,7 @@ static void ncf__sample_rows(const ncf__batch *bt, int r0, int r1)
     int j;
     for (j = r0; j < r1; j += 16)
         ncf__fill_chunk(bt->smp, bt->epoch, bt->key, bt->start + j, r1 - j < 16 ? r1 - j : 16, bt->users + j,
-                        bt->items + j, bt->labels + j);
+                        bt->items + j, bt->labels + j, NULL);
 }
 
 static float *ncf__grad_of(ncf_model *m, const float *param) { return m->grads + (param - m->params); }
@@ -4120,6 +4155,7 @@ NCFDEF int ncf_evaluate_with(ncf_model *m, const ncf_dataset *data, const ncf_ev
     int64_t *rank;
     int rc;
     if ((rc = ncf__eval_args(m, data, o, out)) != NCF_OK) return rc;
+    if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: " NCF__STALE_TEXT);
     if (!(rank = NCF__NEW(int64_t, data->num_users ? data->num_users : 1)))
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for evaluation");
     rc = ncf__eval_ranks(m, data, o, ncf__eval_share(o, ncf__eval_held(data, o->target, 0, data->num_users)), 0, data->num_users, rank);
@@ -4286,6 +4322,7 @@ static int ncf__dense_ids(const ncf_model *m, int64_t raw_user, int64_t raw_item
 {
     const struct ncf__scratch *s = m->scratch;
     if (!m->raw_user) return ncf__fail(NCF_ERR_ARG, "the model has no id maps (ncf_model_set_ids)");
+    if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "serving: " NCF__STALE_TEXT);
     *u = ncf__find_id(m->raw_user, s->user_order, m->cfg.num_users, raw_user);
     if (*u < 0) return ncf__fail(NCF_ERR_ARG, "unknown user %s (cold start is out of scope)", ncf__i64s(raw_user, 0));
     if (i && (*i = ncf__find_id(m->raw_item, s->item_order, m->cfg.num_items, raw_item)) < 0)
@@ -4723,6 +4760,7 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len)
     if (!m || !buf || !len) return ncf__fail(NCF_ERR_ARG, "ncf_save_mem: NULL argument");
     if (flags & ~(NCF_SAVE_ADAM | NCF_SAVE_INT8 | NCF_SAVE_NO_RATED))
         return ncf__fail(NCF_ERR_ARG, "ncf_save_mem: unknown flags 0x%x", (unsigned)flags);
+    if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "ncf_save: " NCF__STALE_TEXT);
     int8 = !!(flags & NCF_SAVE_INT8);
     if (int8 && (flags & NCF_SAVE_ADAM))
         return ncf__fail(NCF_ERR_ARG, "ncf_save_mem: an int8 file keeps no Adam moments (it only serves)");
@@ -5241,18 +5279,19 @@ NCFDEF int ncf_load(ncf_model **out, const char *path)
 
 #if defined(NCF_MPI) && !defined(NCF_INFERENCE_ONLY)
 /* ------------------------------------------------------------------- MPI -- */
-/* Data parallel: every rank a whole model, a shard of the data and its slices of each batch.
-   A step:
-   1. each rank draws the batch's examples of its own users (0, 0, 0 for the rest) and an
-      integer sum over the ranks makes the whole batch on every rank;
-   2. rank r runs rows [sb(s0), sb(s1)) forward and backward: its slices s0..s1-1 of the
-      NCF_MPI_SLICES, cut at sb(s) = n*s/NCF_MPI_SLICES whatever P is;
-   3. the dense gradient of each slice is summed from zero over the slice's rows in order, and
-      the slices are folded in order, g = ((0 + g_0) + g_1) + ..., the running sum passed from
-      rank r to r + 1; the embedding rows the same, as (row, partial sum) records; the last
-      rank broadcasts both. Since slices and the fold do not move with P, neither does the
-      model. The loss: every rank gathers the per-example losses and sums them in order;
-   4. every rank applies the same update to its copy. */
+/* Data parallel, users sharded: the users fall in NCF_MPI_GROUPS fixed groups (cut where the
+   positives cross 1/G of them), and rank r holds groups [G*r/P, G*(r+1)/P): their users'
+   positives, and the only up-to-date copy of their embedding rows. A step:
+   1. each rank draws the batch's examples of its users and orders them by group (by position
+      within one), and runs them forward and backward;
+   2. the dense gradient of each group is summed from zero over its examples in order, and the
+      groups are folded in order, g = ((0 + g_0) + g_1) + ..., the running sum passed from rank
+      r to r + 1 and the last rank's broadcast; the item rows the same, as (item, sum) records
+      of the items the batch touched; the loss by group too. Since the groups and the fold do
+      not move with P, neither does the model;
+   3. every rank applies the same update to the dense layers and the items; each user's row,
+      whose examples are all on its rank, is summed and updated there, and travels only when
+      ncf_mpi_sync (or the end of ncf_mpi_train_epoch) copies every rank's users to all. */
 
 #define NCF__MPI_TAG_DENSE 7301
 #define NCF__MPI_TAG_ROWS 7302
@@ -5267,18 +5306,19 @@ static int ncf__mpi_agree(MPI_Comm comm, int rc)
     return all;
 }
 
-/* The first user of rank r of P: users split where the whole data's positives cross r/P. */
-static int ncf__shard_first_user(const ncf_dataset *d, int r, int P)
+/* The first user of group g of G: where the whole data's positives cross g/G of them. */
+static int ncf__group_first_user(const ncf_dataset *d, int g, int G)
 {
-    int64_t target = d->num_train / P * r + d->num_train % P * r / P; /* num_train*r/P, no overflow */
+    int64_t target = d->num_train / G * g + d->num_train % G * g / G; /* num_train*g/G, no overflow */
     int lo = 0, hi = d->num_users;
-    if (r >= P) return d->num_users;
+    if (g <= 0) return 0;
+    if (g >= G) return d->num_users;
     while (lo < hi) { /* the first u with user_ptr[u] >= target */
         int mid = lo + (hi - lo) / 2;
         if (d->user_ptr[mid] < target) lo = mid + 1;
         else hi = mid;
     }
-    return r == 0 ? 0 : lo;
+    return lo;
 }
 
 /* A copy of rows [lo, hi) of a [users][n] table, or NULL (also for none to copy). */
@@ -5294,7 +5334,7 @@ static int32_t *ncf__rows_copy(const int32_t *t, int n, int lo, int hi, int *fai
 
 NCFDEF int ncf_mpi_shard(ncf_dataset *ds, MPI_Comm comm)
 {
-    int rank = 0, P = 1, lo, hi, u, failed = 0, rc = NCF_OK;
+    int rank = 0, P = 1, lo, hi, u, g, failed = 0, rc = NCF_OK, *groups = NULL;
     int64_t plo, phi, n;
     int32_t *items = NULL, *tu = NULL, *en = NULL, *vn = NULL;
     if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &P) != MPI_SUCCESS)
@@ -5305,22 +5345,27 @@ NCFDEF int ncf_mpi_shard(ncf_dataset *ds, MPI_Comm comm)
         rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard: the dataset is a shard already");
     else if (ds->num_train <= 0)
         rc = ncf__fail(NCF_ERR_DATA, "ncf_mpi_shard: the dataset has no training positives");
+    else if (P > NCF_MPI_GROUPS)
+        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard: %d ranks, but the users fall in %d groups (build with a larger "
+                       "NCF_MPI_GROUPS)", P, NCF_MPI_GROUPS);
     if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) return rc;
-    lo = ncf__shard_first_user(ds, rank, P), hi = ncf__shard_first_user(ds, rank + 1, P);
+    lo = ncf__group_first_user(ds, (int)((int64_t)NCF_MPI_GROUPS * rank / P), NCF_MPI_GROUPS);
+    hi = ncf__group_first_user(ds, (int)((int64_t)NCF_MPI_GROUPS * (rank + 1) / P), NCF_MPI_GROUPS);
     plo = ds->user_ptr[lo], phi = ds->user_ptr[hi], n = phi - plo;
-    items = NCF__NEW(int32_t, n + 1), tu = NCF__NEW(int32_t, n + 1);
+    items = NCF__NEW(int32_t, n + 1), tu = NCF__NEW(int32_t, n + 1), groups = NCF__NEW(int, NCF_MPI_GROUPS + 1);
     en = ncf__rows_copy(ds->eval_neg, ds->num_eval_neg, lo, hi, &failed);
     vn = ncf__rows_copy(ds->val_neg, ds->num_val_neg, lo, hi, &failed);
-    if (!items || !tu || failed) rc = ncf__fail(NCF_ERR_NOMEM, "ncf_mpi_shard: out of memory for %lld positives",
-                                                (long long)n);
+    if (!items || !tu || !groups || failed)
+        rc = ncf__fail(NCF_ERR_NOMEM, "ncf_mpi_shard: out of memory for %lld positives", (long long)n);
     if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) {
-        NCF_FREE(items); NCF_FREE(tu); NCF_FREE(en); NCF_FREE(vn);
+        NCF_FREE(items); NCF_FREE(tu); NCF_FREE(en); NCF_FREE(vn); NCF_FREE(groups);
         return rc;
     }
+    for (g = 0; g <= NCF_MPI_GROUPS; g++) groups[g] = ncf__group_first_user(ds, g, NCF_MPI_GROUPS);
     memcpy(items, ds->items + plo, sizeof(int32_t) * (size_t)n);
     memcpy(tu, ds->train_user + plo, sizeof(int32_t) * (size_t)n);
     NCF_FREE(ds->items); NCF_FREE(ds->train_user); NCF_FREE(ds->eval_neg); NCF_FREE(ds->val_neg);
-    ds->items = items, ds->train_user = tu, ds->eval_neg = en, ds->val_neg = vn;
+    ds->items = items, ds->train_user = tu, ds->eval_neg = en, ds->val_neg = vn, ds->groups = groups;
     for (u = 0; u <= ds->num_users; u++) /* the other users look empty */
         ds->user_ptr[u] = (ds->user_ptr[u] < plo ? plo : ds->user_ptr[u] > phi ? phi : ds->user_ptr[u]) - plo;
     for (u = 0; u < ds->num_users; u++)
@@ -5333,132 +5378,156 @@ NCFDEF int ncf_mpi_shard(ncf_dataset *ds, MPI_Comm comm)
     return NCF_OK;
 }
 
-/* One rank's state for an epoch. */
+/* One rank's state for a training call. */
 typedef struct {
     MPI_Comm comm;
-    int rank, P, s0, s1;   /* this rank's slices [s0, s1) */
-    int B, D, Dn;          /* batch, floats of a row record, dense parameters */
-    int32_t *users, *items, *tri;
+    int rank, P, g0, g1;   /* this rank's groups [g0, g1) */
+    int B, D, Dn;          /* batch, floats of an item record, dense parameters */
+    const int *groups;     /* [G + 1] each group's first user */
+    int32_t *bu, *bi;      /* [16] a chunk of the batch as drawn */
+    float *by;
+    uint8_t *own;
+    int32_t *tu, *ti;      /* [B] this rank's examples in position order */
+    float *ty;
+    int32_t *users, *items;/* [B] this rank's examples, by group, by position within one */
     float *labels;
-    float *part;           /* [s1 - s0][Dn]: each own slice's dense gradient */
-    float *pval;           /* [2][B][D]: each (row, slice) partial sum of a row's gradients */
-    int *pn, *pcount;      /* [2][B]: partials of a distinct row; [2][B] positions of each partial */
-    uint8_t *msg[2];       /* row records: in and out */
+    int *gstart;           /* [G + 1] where each group's examples begin among them */
+    double *gloss;         /* [G] each group's summed example losses */
+    float *part;           /* [g1 - g0][Dn]: each own group's dense gradient */
+    float *pval;           /* [B][D]: each (item, group) partial sum of an item's gradients */
+    int *pn, *pcount;      /* [B]: partials of a distinct item; [B] examples in each partial */
+    uint8_t *msg[2];       /* item records: in and out */
     size_t msg_cap;
     int *counts, *displs;  /* [P] */
     int64_t *bytes;
 } ncf__mpi;
 
-/* A row record: side (0 user, 1 item), row, count of positions, then D floats. */
-#define NCF__REC_HEAD 12
+/* An item record: the item, its examples in the batch, then D floats. */
+#define NCF__REC_HEAD 8
 static size_t ncf__rec_size(const ncf__mpi *c) { return NCF__REC_HEAD + sizeof(float) * (size_t)c->D; }
-
-static int ncf__slice_row(int n, int s) { return (int)((int64_t)n * s / NCF_MPI_SLICES); }
 
 static void ncf__mpi_free(ncf__mpi *c)
 {
-    NCF_FREE(c->users); NCF_FREE(c->items); NCF_FREE(c->tri); NCF_FREE(c->labels); NCF_FREE(c->part);
-    NCF_FREE(c->pval); NCF_FREE(c->pn); NCF_FREE(c->pcount); NCF_FREE(c->msg[0]); NCF_FREE(c->msg[1]);
-    NCF_FREE(c->counts); NCF_FREE(c->displs);
+    NCF_FREE(c->bu); NCF_FREE(c->bi); NCF_FREE(c->by); NCF_FREE(c->own);
+    NCF_FREE(c->tu); NCF_FREE(c->ti); NCF_FREE(c->ty);
+    NCF_FREE(c->users); NCF_FREE(c->items); NCF_FREE(c->labels); NCF_FREE(c->gstart); NCF_FREE(c->gloss);
+    NCF_FREE(c->part); NCF_FREE(c->pval); NCF_FREE(c->pn); NCF_FREE(c->pcount); NCF_FREE(c->msg[0]);
+    NCF_FREE(c->msg[1]); NCF_FREE(c->counts); NCF_FREE(c->displs);
 }
 
-static int ncf__mpi_alloc(ncf__mpi *c, ncf_model *m, MPI_Comm comm)
+static int ncf__mpi_alloc(ncf__mpi *c, ncf_model *m, const ncf_dataset *d, MPI_Comm comm)
 {
     const struct ncf__scratch *s = m->scratch;
-    int t, B = m->cfg.batch_size;
-    c->comm = comm, c->B = B;
+    int t, B = m->cfg.batch_size, G = NCF_MPI_GROUPS;
+    c->comm = comm, c->B = B, c->groups = d->groups;
     MPI_Comm_rank(comm, &c->rank), MPI_Comm_size(comm, &c->P);
-    c->s0 = (int)((int64_t)NCF_MPI_SLICES * c->rank / c->P), c->s1 = (int)((int64_t)NCF_MPI_SLICES * (c->rank + 1) / c->P);
+    c->g0 = (int)((int64_t)G * c->rank / c->P), c->g1 = (int)((int64_t)G * (c->rank + 1) / c->P);
     for (c->D = 0, t = 0; t < s->ntab; t++) c->D += s->tab[t].D;
     c->Dn = (int)(m->num_params - s->emb_params);
-    c->users = NCF__NEW(int32_t, B), c->items = NCF__NEW(int32_t, B), c->tri = NCF__NEW(int32_t, 3 * (size_t)B);
-    c->labels = NCF__NEW(float, B);
-    c->part = NCF__NEW(float, (size_t)(c->s1 - c->s0) * c->Dn + 1);
-    c->pval = NCF__NEW(float, 2 * (size_t)B * c->D), c->pn = NCF__NEW(int, 2 * (size_t)B);
-    c->pcount = NCF__NEW(int, 2 * (size_t)B);
-    c->msg_cap = 2 * (size_t)B * ncf__rec_size(c);
+    c->bu = NCF__NEW(int32_t, 16), c->bi = NCF__NEW(int32_t, 16), c->by = NCF__NEW(float, 16), c->own = NCF__NEW(uint8_t, 16);
+    c->users = NCF__NEW(int32_t, B), c->items = NCF__NEW(int32_t, B), c->labels = NCF__NEW(float, B);
+    c->tu = NCF__NEW(int32_t, B), c->ti = NCF__NEW(int32_t, B), c->ty = NCF__NEW(float, B);
+    c->gstart = NCF__NEW(int, G + 1), c->gloss = NCF__NEW(double, G);
+    c->part = NCF__NEW(float, (size_t)(c->g1 - c->g0) * c->Dn + 1);
+    c->pval = NCF__NEW(float, (size_t)B * c->D), c->pn = NCF__NEW(int, B), c->pcount = NCF__NEW(int, B);
+    c->msg_cap = (size_t)B * ncf__rec_size(c);
     c->msg[0] = NCF__NEW(uint8_t, c->msg_cap), c->msg[1] = NCF__NEW(uint8_t, c->msg_cap);
     c->counts = NCF__NEW(int, c->P), c->displs = NCF__NEW(int, c->P);
     c->bytes = &m->scratch->mpi_bytes;
-    if (!c->users || !c->items || !c->tri || !c->labels || !c->part || !c->pval || !c->pn || !c->pcount ||
-        !c->msg[0] || !c->msg[1] || !c->counts || !c->displs)
+    if (!c->bu || !c->bi || !c->by || !c->own || !c->tu || !c->ti || !c->ty || !c->users || !c->items || !c->labels || !c->gstart || !c->gloss ||
+        !c->part || !c->pval || !c->pn || !c->pcount || !c->msg[0] || !c->msg[1] || !c->counts || !c->displs)
         return ncf__fail(NCF_ERR_NOMEM, "ncf_mpi_train_epoch: out of memory for a batch of %d", B);
     return NCF_OK;
 }
 
-/* 1. The whole batch: examples start.. of the epoch, this rank's drawn, the others' summed in. */
+/* The group of user u, one of this rank's. */
+static int ncf__group_of(const ncf__mpi *c, int32_t u)
+{
+    int g = c->g0;
+    while (g + 1 < c->g1 && u >= c->groups[g + 1]) g++;
+    return g;
+}
+
+/* 1. This rank's examples of the batch (examples start.. of the epoch), ordered by group and
+   by position within one (a stable counting sort). Returns how many. */
 static int ncf__mpi_batch(ncf__mpi *c, const ncf_sampler *smp, int epoch, uint64_t key, int64_t start, int n)
 {
-    int j;
-    for (j = 0; j < n; j += 16)
-        ncf__fill_chunk(smp, epoch, key, start + j, n - j < 16 ? n - j : 16, c->users + j, c->items + j, c->labels + j);
-    for (j = 0; j < n; j++) c->tri[j] = c->users[j], c->tri[n + j] = c->items[j], c->tri[2 * n + j] = c->labels[j] != 0.0f;
-    if (MPI_Allreduce(MPI_IN_PLACE, c->tri, 3 * n, MPI_INT32_T, MPI_SUM, c->comm) != MPI_SUCCESS) return 0;
-    if (c->P > 1) *c->bytes += (int64_t)12 * n;
-    for (j = 0; j < n; j++) c->users[j] = c->tri[j], c->items[j] = c->tri[n + j], c->labels[j] = (float)c->tri[2 * n + j];
-    return 1;
+    int j, q, g, G = NCF_MPI_GROUPS, k = 0, next[NCF_MPI_GROUPS];
+    for (j = 0; j < n; j += 16) { /* this rank's, in position order */
+        int len = n - j < 16 ? n - j : 16;
+        ncf__fill_chunk(smp, epoch, key, start + j, len, c->bu, c->bi, c->by, c->own);
+        for (q = 0; q < len; q++)
+            if (c->own[q]) c->tu[k] = c->bu[q], c->ti[k] = c->bi[q], c->ty[k++] = c->by[q];
+    }
+    for (g = 0; g <= G; g++) c->gstart[g] = 0;
+    for (j = 0; j < k; j++) c->gstart[ncf__group_of(c, c->tu[j]) + 1]++;
+    for (g = 0; g < G; g++) c->gstart[g + 1] += c->gstart[g], next[g] = c->gstart[g];
+    for (j = 0; j < k; j++) {
+        int at = next[ncf__group_of(c, c->tu[j])]++;
+        c->users[at] = c->tu[j], c->items[at] = c->ti[j], c->labels[at] = c->ty[j];
+    }
+    return k;
 }
 
-/* The (row, slice) partial sums of one side's distinct row q (of this rank's rows, which begin
-   at batch row a): partial j of row q at [start[q] + j], each summed from zero in order. */
-static void ncf__row_partials(ncf__mpi *c, ncf_model *m, int side, int n, int a, int q)
+/* The (item, group) partial sums of distinct item q of this rank's examples: partial j at
+   [istart[q] + j], each summed from zero over the group's examples in order. */
+static void ncf__item_partials(ncf__mpi *c, ncf_model *m, int n, int q)
 {
     struct ncf__scratch *s = m->scratch;
-    const uint64_t *key = side ? s->ikey : s->ukey;
-    const int *start = side ? s->istart : s->ustart;
     const float *src[3];
-    float coef;
-    int ld[3], t, b, d, np = 0, slice = -1, off;
-    float *v = NULL;
-    for (t = 0; t < s->ntab; t++) src[t] = ncf__row_source(m, t, side, &ld[t], &coef, n);
-    for (b = start[q]; b < start[q + 1]; b++) {
-        int pos = a + (int)(key[b] & 0xffffffffu);
-        if (slice < 0 || pos >= ncf__slice_row(n, slice + 1)) { /* a new slice: a new partial */
-            while (pos >= ncf__slice_row(n, slice + 1)) slice++;
-            v = c->pval + ((size_t)side * c->B + start[q] + np) * c->D;
+    float coef, *v = NULL;
+    int ld[3], t, b, d, np = 0, g = -1, off;
+    for (t = 0; t < s->ntab; t++) src[t] = ncf__row_source(m, t, 1, &ld[t], &coef, n);
+    for (b = s->istart[q]; b < s->istart[q + 1]; b++) {
+        int row = (int)(s->ikey[b] & 0xffffffffu);
+        if (g < 0 || row >= c->gstart[g + 1]) { /* a new group: a new partial */
+            if (g < 0) g = c->g0;
+            while (row >= c->gstart[g + 1]) g++;
+            v = c->pval + (size_t)(s->istart[q] + np) * c->D;
             memset(v, 0, sizeof(float) * (size_t)c->D);
-            c->pcount[side * c->B + start[q] + np++] = 0;
+            c->pcount[s->istart[q] + np++] = 0;
         }
-        c->pcount[side * c->B + start[q] + np - 1]++;
+        c->pcount[s->istart[q] + np - 1]++;
         for (off = 0, t = 0; t < s->ntab; off += s->tab[t++].D) {
-            const float *xb = src[t] + (size_t)pos * ld[t];
-            for (d = 0; d < s->tab[t].D; d++) v[off + d] += xb[d];
+            const float *x = src[t] + (size_t)row * ld[t];
+            for (d = 0; d < s->tab[t].D; d++) v[off + d] += x[d];
         }
     }
-    c->pn[side * c->B + q] = np;
+    c->pn[q] = np;
 }
 
-/* 2. This rank's rows forward and backward, its slices' dense gradients, its rows grouped by
-   user and by item, and their (row, slice) partial sums: phases of one parallel region. */
-static void ncf__mpi_compute(ncf__mpi *c, ncf_model *m, const ncf__batch *bt)
+/* 1b. This rank's nl examples forward and backward, its groups' dense gradients, its examples
+   grouped by user and by item, and the items' partial sums: phases of one parallel region. */
+static void ncf__mpi_compute(ncf__mpi *c, ncf_model *m, const ncf__batch *bt, int nl)
 {
     struct ncf__scratch *s = m->scratch;
     ncf__team team = NCF__TEAM_INIT;
-    int n = bt->n, a = ncf__slice_row(n, c->s0), b = ncf__slice_row(n, c->s1);
     int64_t du = ncf__dense_sum_units(m);
-    memset(c->part, 0, sizeof(float) * (size_t)(c->s1 - c->s0) * c->Dn);
-    NCF__PARALLEL(ncf__rows_parallel(m, b - a))
+    int g, b;
+    memset(c->part, 0, sizeof(float) * (size_t)(c->g1 - c->g0) * c->Dn);
+    NCF__PARALLEL(ncf__rows_parallel(m, nl))
     {
         ncf__ctx x = ncf__join(&team);
         int64_t lo, hi, u;
-        ncf__rows_range(&x, m, bt, a, b, 1);
-        while (ncf__claim(&x, 2 + (c->s1 - c->s0) * du, 1, &lo, &hi))
+        ncf__rows_range(&x, m, bt, 0, nl, 1);
+        while (ncf__claim(&x, 2 + (c->g1 - c->g0) * du, 1, &lo, &hi))
             for (u = lo; u < hi; u++) {
-                if (u == 0) s->nuser = ncf__group_rows(s->ukey, s->sortbuf, s->ustart, bt->users + a, b - a);
-                else if (u == 1) s->nitem = ncf__group_rows(s->ikey, s->sortbuf + n, s->istart, bt->items + a, b - a);
+                if (u == 0) s->nuser = ncf__group_rows(s->ukey, s->sortbuf, s->ustart, bt->users, nl);
+                else if (u == 1) s->nitem = ncf__group_rows(s->ikey, s->sortbuf + bt->n, s->istart, bt->items, nl);
                 else {
-                    int k = (int)((u - 2) / du), sl = c->s0 + k;
-                    ncf__dense_sums_unit(m, ncf__slice_row(n, sl), ncf__slice_row(n, sl + 1), (u - 2) % du,
+                    int k = (int)((u - 2) / du);
+                    ncf__dense_sums_unit(m, c->gstart[c->g0 + k], c->gstart[c->g0 + k + 1], (u - 2) % du,
                                          c->part + (size_t)k * c->Dn, 0);
                 }
             }
-        while (ncf__claim(&x, s->nuser + s->nitem, 8, &lo, &hi))
-            for (u = lo; u < hi; u++)
-                ncf__row_partials(c, m, u >= s->nuser, n, a, (int)(u >= s->nuser ? u - s->nuser : u));
+        while (ncf__claim(&x, s->nitem, 8, &lo, &hi))
+            for (u = lo; u < hi; u++) ncf__item_partials(c, m, bt->n, (int)u);
     }
+    for (g = c->g0; g < c->g1; g++) /* each group's loss, summed in order */
+        for (c->gloss[g] = 0, b = c->gstart[g]; b < c->gstart[g + 1]; b++) c->gloss[g] += s->ex_loss[b];
 }
 
-/* 3a. The dense gradient: the running sum from rank r - 1, plus this rank's slices in order,
+/* 2a. The dense gradient: the running sum from rank r - 1, plus this rank's groups in order,
    to rank r + 1; the last rank's to all. Into m->grads, with the layers' L2 terms. */
 static int ncf__mpi_dense(ncf__mpi *c, ncf_model *m)
 {
@@ -5467,7 +5536,7 @@ static int ncf__mpi_dense(ncf__mpi *c, ncf_model *m)
     if (c->rank > 0) {
         if (MPI_Recv(g, c->Dn, MPI_FLOAT, c->rank - 1, NCF__MPI_TAG_DENSE, c->comm, MPI_STATUS_IGNORE) != MPI_SUCCESS) return 0;
     } else memset(g, 0, sizeof(float) * (size_t)c->Dn);
-    for (k = 0; k < c->s1 - c->s0; k++) {
+    for (k = 0; k < c->g1 - c->g0; k++) {
         const float *p = c->part + (size_t)k * c->Dn;
         for (i = 0; i < c->Dn; i++) g[i] += p[i];
     }
@@ -5486,40 +5555,38 @@ static int ncf__mpi_dense(ncf__mpi *c, ncf_model *m)
     return 1;
 }
 
-/* Appends a record to out: the one from `in` (NULL: zeros) plus this rank's partials of the
-   distinct row q of `side` (q < 0: none). */
-static uint8_t *ncf__put_record(ncf__mpi *c, ncf_model *m, uint8_t *out, const uint8_t *in, int side, int q)
+/* Appends an item record to out: the one from `in` (NULL: zeros) plus this rank's partials
+   of its distinct item q (q < 0: none). */
+static uint8_t *ncf__put_record(ncf__mpi *c, ncf_model *m, uint8_t *out, const uint8_t *in, int q)
 {
     const struct ncf__scratch *s = m->scratch;
-    int32_t head[3] = {side, 0, 0};
+    int32_t head[2] = {0, 0};
     float *v = (float *)(void *)(out + NCF__REC_HEAD);
     int j, d;
     if (in) memcpy(head, in, sizeof head), memcpy(v, in + NCF__REC_HEAD, sizeof(float) * (size_t)c->D);
     else memset(v, 0, sizeof(float) * (size_t)c->D);
     if (q >= 0) {
-        const int *start = side ? s->istart : s->ustart;
-        const uint64_t *key = side ? s->ikey : s->ukey;
-        head[1] = (int32_t)(key[start[q]] >> 32);
-        for (j = 0; j < c->pn[side * c->B + q]; j++) {
-            const float *p = c->pval + ((size_t)side * c->B + start[q] + j) * c->D;
+        head[0] = (int32_t)(s->ikey[s->istart[q]] >> 32);
+        for (j = 0; j < c->pn[q]; j++) {
+            const float *p = c->pval + (size_t)(s->istart[q] + j) * c->D;
             for (d = 0; d < c->D; d++) v[d] += p[d];
-            head[2] += c->pcount[side * c->B + start[q] + j];
+            head[1] += c->pcount[s->istart[q] + j];
         }
     }
     memcpy(out, head, sizeof head);
     return out + ncf__rec_size(c);
 }
 
-/* 3b. The embedding rows' gradients: records sorted by (side, row) from rank r - 1, merged
-   with this rank's partials (a row in both: the running sum first), to rank r + 1; the last
-   rank's to all. Returns the records' count, or -1 when MPI failed. */
-static int ncf__mpi_rows(ncf__mpi *c, ncf_model *m)
+/* 2b. The items' gradients: records sorted by item from rank r - 1, merged with this rank's
+   partials (an item in both: the running sum first), to rank r + 1; the last rank's to all.
+   Returns the records' count, or -1 when MPI failed. */
+static int ncf__mpi_items(ncf__mpi *c, ncf_model *m)
 {
     const struct ncf__scratch *s = m->scratch;
     size_t R = ncf__rec_size(c);
     const uint8_t *in = c->msg[0], *in_end = c->msg[0];
     uint8_t *out = c->msg[1];
-    int side, q, nout, cnt = 0;
+    int q, nout, cnt = 0;
     if (c->rank > 0) {
         MPI_Status st;
         if (MPI_Recv(c->msg[0], (int)c->msg_cap, MPI_BYTE, c->rank - 1, NCF__MPI_TAG_ROWS, c->comm, &st) != MPI_SUCCESS ||
@@ -5527,20 +5594,12 @@ static int ncf__mpi_rows(ncf__mpi *c, ncf_model *m)
             return -1;
         in_end = c->msg[0] + cnt;
     }
-    for (side = 0; side < 2; side++) {
-        const uint64_t *key = side ? s->ikey : s->ukey;
-        const int *start = side ? s->istart : s->ustart;
-        int nq = side ? s->nitem : s->nuser;
-        for (q = 0; q <= nq; q++) {
-            int32_t row = q < nq ? (int32_t)(key[start[q]] >> 32) : INT32_MAX, head[2] = {0, 0};
-            while (in < in_end && (memcpy(head, in, sizeof head), head[0] == side && head[1] < row)) {
-                out = ncf__put_record(c, m, out, in, side, -1);
-                in += R;
-            }
-            if (q == nq) break;
-            if (in < in_end && head[0] == side && head[1] == row) out = ncf__put_record(c, m, out, in, side, q), in += R;
-            else out = ncf__put_record(c, m, out, NULL, side, q);
-        }
+    for (q = 0; q <= s->nitem; q++) {
+        int32_t item = q < s->nitem ? (int32_t)(s->ikey[s->istart[q]] >> 32) : INT32_MAX, head = 0;
+        while (in < in_end && (memcpy(&head, in, sizeof head), head < item)) out = ncf__put_record(c, m, out, in, -1), in += R;
+        if (q == s->nitem) break;
+        if (in < in_end && head == item) out = ncf__put_record(c, m, out, in, q), in += R;
+        else out = ncf__put_record(c, m, out, NULL, q);
     }
     nout = (int)((size_t)(out - c->msg[1]) / R);
     if (c->rank < c->P - 1) {
@@ -5554,32 +5613,35 @@ static int ncf__mpi_rows(ncf__mpi *c, ncf_model *m)
     return nout;
 }
 
-/* 3c. The loss: every rank gathers the per-example losses and sums them in order. */
+/* 2c. The loss: every rank gathers the groups' sums and folds them in group order. */
 static int ncf__mpi_loss(ncf__mpi *c, ncf_model *m, int n, double *loss)
 {
-    int r;
+    int r, g;
+    double sum = 0;
     for (r = 0; r < c->P; r++) {
-        int s0 = (int)((int64_t)NCF_MPI_SLICES * r / c->P), s1 = (int)((int64_t)NCF_MPI_SLICES * (r + 1) / c->P);
-        c->displs[r] = ncf__slice_row(n, s0), c->counts[r] = ncf__slice_row(n, s1) - c->displs[r];
+        c->displs[r] = (int)((int64_t)NCF_MPI_GROUPS * r / c->P);
+        c->counts[r] = (int)((int64_t)NCF_MPI_GROUPS * (r + 1) / c->P) - c->displs[r];
     }
-    if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, m->scratch->ex_loss, c->counts, c->displs, MPI_DOUBLE,
-                       c->comm) != MPI_SUCCESS)
+    if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, c->gloss, c->counts, c->displs, MPI_DOUBLE, c->comm) !=
+        MPI_SUCCESS)
         return 0;
     if (c->P > 1) *c->bytes += (int64_t)8 * c->counts[c->rank];
-    *loss = ncf__loss_total(m, n);
+    for (g = 0; g < NCF_MPI_GROUPS; g++) sum += c->gloss[g];
+    *loss = sum / n + ncf__dense_l2(m);
     return 1;
 }
 
-/* The rows of record i, prefetched: they are scattered over tables far larger than the caches. */
+/* The rows of item record i, prefetched: they are scattered over tables far larger than the
+   caches. */
 static void ncf__mpi_prefetch_record(const ncf__mpi *c, const ncf_model *m, int i)
 {
     const struct ncf__scratch *s = m->scratch;
-    int32_t head[2];
+    int32_t item;
     int t, d;
-    memcpy(head, c->msg[1] + (size_t)i * ncf__rec_size(c), sizeof head);
+    memcpy(&item, c->msg[1] + (size_t)i * ncf__rec_size(c), sizeof item);
     for (t = 0; t < s->ntab; t++) {
         int D = s->tab[t].D;
-        const float *p = (head[0] ? s->tab[t].item : s->tab[t].user) + (size_t)head[1] * D;
+        const float *p = s->tab[t].item + (size_t)item * D;
         size_t off = (size_t)(p - m->params);
         for (d = 0; d < D; d += 16) {
             NCF__PREFETCH(p + d);
@@ -5588,21 +5650,20 @@ static void ncf__mpi_prefetch_record(const ncf__mpi *c, const ncf_model *m, int 
     }
 }
 
-/* 4. Record i's rows updated (lazy Adam, SGD) or their gradients placed for dense Adam. */
+/* 3. Item record i's rows updated (lazy Adam, SGD), or their gradients placed for dense Adam. */
 static int ncf__mpi_record_update(ncf__mpi *c, ncf_model *m, int i, int n, const ncf__adam_k *k)
 {
     const struct ncf__scratch *s = m->scratch;
     const uint8_t *rec = c->msg[1] + (size_t)i * ncf__rec_size(c);
-    float *v = (float *)(void *)(rec + NCF__REC_HEAD), coef;
-    int32_t head[3];
+    float *v = (float *)(void *)(rec + NCF__REC_HEAD), coef, cc;
+    int32_t head[2];
     int t, d, ld, bad = 0;
     memcpy(head, rec, sizeof head);
     for (t = 0; t < s->ntab; v += s->tab[t++].D) {
         int D = s->tab[t].D;
-        const float *p = (head[0] ? s->tab[t].item : s->tab[t].user) + (size_t)head[1] * D;
-        float cc;
-        ncf__row_source(m, t, head[0], &ld, &coef, n);
-        cc = coef * (float)head[2];
+        const float *p = s->tab[t].item + (size_t)head[0] * D;
+        ncf__row_source(m, t, 1, &ld, &coef, n);
+        cc = coef * (float)head[1];
         if (cc != 0.0f)
             for (d = 0; d < D; d++) v[d] += cc * p[d];
         if (ncf__dense_adam(m)) memcpy(ncf__grad_of(m, p), v, sizeof(float) * (size_t)D);
@@ -5611,10 +5672,15 @@ static int ncf__mpi_record_update(ncf__mpi *c, ncf_model *m, int i, int n, const
     return bad;
 }
 
+/* 3. The dense layers and the items (the same on every rank), and this rank's users (summed
+   here, their examples being all here); dense Adam then moves every row. */
 static int ncf__mpi_update(ncf__mpi *c, ncf_model *m, int nrec, int n, const ncf__adam_k *k)
 {
+    struct ncf__scratch *s = m->scratch;
     ncf__team team = NCF__TEAM_INIT;
-    int64_t nd = ncf__dense_units(m), units = nd + (nrec + NCF__GROUPS - 1) / NCF__GROUPS;
+    int64_t nd = ncf__dense_units(m), ni = (nrec + NCF__GROUPS - 1) / NCF__GROUPS;
+    int64_t units = nd + ni + (s->nuser + NCF__GROUPS - 1) / NCF__GROUPS;
+    const ncf__adam_k *rows_k = ncf__dense_adam(m) ? NULL : k;
     int bad = 0;
     NCF__PARALLEL(ncf__rows_parallel(m, n))
     {
@@ -5623,13 +5689,14 @@ static int ncf__mpi_update(ncf__mpi *c, ncf_model *m, int nrec, int n, const ncf
         int i;
         while (ncf__claim(&x, units, 1, &lo, &hi))
             for (u = lo; u < hi; u++) {
-                int b = 0;
+                int b = 0, q0 = (int)(u - nd - ni) * NCF__GROUPS;
                 if (u < nd) b = ncf__dense_unit(m, u, k);
-                else
+                else if (u < nd + ni)
                     for (i = (int)(u - nd) * NCF__GROUPS; i < nrec && i < (int)(u - nd + 1) * NCF__GROUPS; i++) {
                         if (i + 4 < nrec) ncf__mpi_prefetch_record(c, m, i + 4);
                         b |= ncf__mpi_record_update(c, m, i, n, k);
                     }
+                else b = ncf__row_groups(m, 0, n, q0, q0 + NCF__GROUPS < s->nuser ? q0 + NCF__GROUPS : s->nuser, rows_k);
                 if (b) ncf__flag(&bad, 1);
             }
         if (ncf__dense_adam(m)) ncf__emb_phase(&x, m, k, &bad);
@@ -5643,31 +5710,33 @@ static int ncf__mpi_step(ncf__mpi *c, ncf_model *m, const ncf_sampler *smp, int 
 {
     ncf__batch bt;
     ncf__adam_k k = ncf__adam_consts(m, m->step + 1);
-    int nrec;
+    int nrec, nl = ncf__mpi_batch(c, smp, epoch, key, start, n);
     memset(&bt, 0, sizeof bt);
-    bt.users = c->users, bt.items = c->items, bt.labels = c->labels, bt.n = n;
-    if (!ncf__mpi_batch(c, smp, epoch, key, start, n)) goto mpi_failed;
-    ncf__mpi_compute(c, m, &bt);
-    if (!ncf__mpi_dense(c, m) || (nrec = ncf__mpi_rows(c, m)) < 0 || !ncf__mpi_loss(c, m, n, loss)) goto mpi_failed;
+    bt.users = c->users, bt.items = c->items, bt.labels = c->labels, bt.n = n; /* (n: the mean is the batch's) */
+    ncf__mpi_compute(c, m, &bt, nl);
+    if (!ncf__mpi_dense(c, m) || (nrec = ncf__mpi_items(c, m)) < 0 || !ncf__mpi_loss(c, m, n, loss)) {
+        *rc = ncf__fail(NCF_ERR_IO, "ncf_mpi_train_epoch: an MPI call failed at step %lld", (long long)m->step + 1);
+        return 0;
+    }
     if (!(*loss - *loss == 0.0)) return *rc = ncf__step_failed(m, *loss, 0), 0;
     m->step++;
+    m->scratch->mpi_stale = 1;
     if (ncf__mpi_update(c, m, nrec, n, &k)) return *rc = ncf__step_failed(m, *loss, 1), 0;
     return 1;
-mpi_failed:
-    *rc = ncf__fail(NCF_ERR_IO, "ncf_mpi_train_epoch: an MPI call failed at step %lld", (long long)m->step + 1);
-    return 0;
 }
 
 static int ncf__mpi_train_args(ncf_model *m, const ncf_sampler *s, MPI_Comm comm)
 {
-    int P = 0, rc;
+    int P = 0, rank = 0, rc;
     if (!m || !s || !s->data) return ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_epoch: NULL model or sampler");
     if ((rc = ncf__writable(m, "ncf_mpi_train_epoch")) != NCF_OK) return rc;
-    if (MPI_Comm_size(comm, &P) != MPI_SUCCESS) return ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_epoch: not a valid communicator");
-    if (P > NCF_MPI_SLICES)
-        return ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_epoch: %d ranks, but a batch has %d slices (build with a larger "
-                         "NCF_MPI_SLICES)", P, NCF_MPI_SLICES);
-    if (!s->data->total_train) return ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_epoch: the data is not a shard (ncf_mpi_shard)");
+    if (MPI_Comm_size(comm, &P) != MPI_SUCCESS || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
+        return ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_epoch: not a valid communicator");
+    if (!s->data->total_train || !s->data->groups)
+        return ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_epoch: the data is not a shard (ncf_mpi_shard)");
+    if (s->data->user_lo != s->data->groups[(int64_t)NCF_MPI_GROUPS * rank / P] ||
+        s->data->user_hi != s->data->groups[(int64_t)NCF_MPI_GROUPS * (rank + 1) / P])
+        return ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_epoch: the data is not this rank's shard for %d ranks", P);
     if (s->data->num_users > m->cfg.num_users || s->data->num_items > m->cfg.num_items)
         return ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_epoch: the data has %d users and %d items, the model %d and %d",
                          s->data->num_users, s->data->num_items, m->cfg.num_users, m->cfg.num_items);
@@ -5687,7 +5756,7 @@ NCFDEF int ncf_mpi_train_examples(ncf_model *m, const ncf_sampler *s, int epoch,
     if (rc == NCF_OK && (first < 0 || count < 0 || first > s->num_examples || count > s->num_examples - first))
         rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_examples: examples [%lld, %lld) outside the epoch's %lld",
                        (long long)first, (long long)(first + count), (long long)s->num_examples);
-    if (rc == NCF_OK) rc = ncf__mpi_alloc(&c, m, comm);
+    if (rc == NCF_OK) rc = ncf__mpi_alloc(&c, m, s->data, comm);
     if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) {
         ncf__mpi_free(&c);
         return rc;
@@ -5715,11 +5784,44 @@ NCFDEF int ncf_mpi_train_examples(ncf_model *m, const ncf_sampler *s, int epoch,
     return rc;
 }
 
+NCFDEF int ncf_mpi_sync(ncf_model *m, const ncf_dataset *shard, MPI_Comm comm)
+{
+    struct ncf__scratch *s;
+    float *arr[3];
+    int P = 1, rc = NCF_OK, mine[2] = {0, 0}, *ranges = NULL, *counts = NULL, *displs = NULL, t, a, r;
+    if (!m || !m->scratch || !shard || !shard->total_train) rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_sync: need a model and a shard");
+    else if (MPI_Comm_size(comm, &P) != MPI_SUCCESS) rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_sync: not a valid communicator");
+    else {
+        ranges = NCF__NEW(int, 2 * (size_t)P), counts = NCF__NEW(int, P), displs = NCF__NEW(int, P);
+        if (!ranges || !counts || !displs) rc = ncf__fail(NCF_ERR_NOMEM, "ncf_mpi_sync: out of memory");
+        mine[0] = shard->user_lo, mine[1] = shard->user_hi;
+    }
+    if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) goto done;
+    s = m->scratch;
+    arr[0] = m->params, arr[1] = m->adam_m, arr[2] = m->adam_v;
+    if (MPI_Allgather(mine, 2, MPI_INT, ranges, 2, MPI_INT, comm) != MPI_SUCCESS) rc = NCF_ERR_IO;
+    for (t = 0; t < s->ntab && rc == NCF_OK; t++)
+        for (a = 0; a < 3 && rc == NCF_OK; a++) {
+            int D = s->tab[t].D;
+            float *rows;
+            if (!arr[a]) continue;
+            rows = arr[a] + (s->tab[t].user - m->params);
+            for (r = 0; r < P; r++) displs[r] = ranges[2 * r] * D, counts[r] = (ranges[2 * r + 1] - ranges[2 * r]) * D;
+            if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rows, counts, displs, MPI_FLOAT, comm) != MPI_SUCCESS)
+                rc = NCF_ERR_IO;
+        }
+    if (rc != NCF_OK) rc = ncf__fail(NCF_ERR_IO, "ncf_mpi_sync: an MPI call failed");
+    else s->mpi_stale = 0;
+done:
+    NCF_FREE(ranges); NCF_FREE(counts); NCF_FREE(displs);
+    return rc;
+}
+
 NCFDEF int ncf_mpi_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, MPI_Comm comm,
                                ncf_progress_fn progress, void *user, double *mean_loss)
 {
     int rc = ncf_mpi_train_examples(m, s, epoch, 0, s ? s->num_examples : 0, comm, progress, user, mean_loss);
-    if (rc == NCF_OK) m->epoch = epoch;
+    if (rc == NCF_OK && (rc = ncf_mpi_sync(m, s->data, comm)) == NCF_OK) m->epoch = epoch;
     if (m && m->scratch) ncf__refresh_projection(m); /* ready to serve and evaluate */
     return rc;
 }
@@ -5734,6 +5836,11 @@ NCFDEF int ncf_mpi_evaluate(ncf_model *m, const ncf_dataset *d, const ncf_eval_o
     rc = MPI_Comm_rank(comm, &rank) == MPI_SUCCESS && MPI_Comm_size(comm, &P) == MPI_SUCCESS
              ? ncf__eval_args(m, d, o, out)
              : ncf__fail(NCF_ERR_ARG, "ncf_mpi_evaluate: not a valid communicator");
+#ifdef NCF_MPI
+    if (rc == NCF_OK && !d->total_train && m->scratch->mpi_stale)
+        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_evaluate: each rank's copy has only its own users' rows up to date: "
+                       "evaluate the shards, or ncf_mpi_sync first");
+#endif
     if (rc == NCF_OK) { /* a shard's users, or (whole data on every rank) an even split */
         mine[0] = d->total_train ? d->user_lo : (int)((int64_t)d->num_users * rank / P);
         mine[1] = d->total_train ? d->user_hi : (int)((int64_t)d->num_users * (rank + 1) / P);
