@@ -289,6 +289,9 @@ demo-mpi: demo.c ncf.h
 	@$(call mpi_tools,demo-mpi)
 	mpicc -DNCF_MPI $(CFLAGS_ALL) demo.c -o demo-mpi -lm
 
+MPI_CXX = '\#define NCF_IMPLEMENTATION\n\#include "ncf.h"\nint main(int c, char **v) { ncf_dataset d; int ok; MPI_Init(&c, &v);\n\
+  ok = ncf_synthetic(&d, 60, 40, 900, 4, 1) == NCF_OK && ncf_mpi_shard(&d, MPI_COMM_WORLD) == NCF_OK;\n\
+  ncf_dataset_free(&d); MPI_Finalize(); return !ok; }\n'
 figures = sed -n 's/, eval [0-9.]* s$$//; /^Iteration\|^    test\|^    validation/p' $(1)
 test-mpi: demo | $(BUILD)
 	@$(call mpi_tools,test-mpi)
@@ -320,6 +323,9 @@ test-mpi: demo | $(BUILD)
 	      pkill -9 -n -x demo-mpi; wait; \
 	      [ "$$(cat $(MPIDIR)/kill.rc)" != 0 ] && grep -q 'signal 9' $(MPIDIR)/kill.log && \
 	      ./demo --load $(MPIDIR)/k.ncf --train_epochs 0 > $(MPIDIR)/kill_load.log; })
+	$(call build_check,the MPI layer as C++11 (mpicxx; Open MPI's own C++ bindings left out),\
+	  true && printf $(MPI_CXX) > $(MPIDIR)/cxx.cpp && mpicxx -DOMPI_SKIP_MPICXX -DNCF_MPI -std=c++11 -pedantic \
+	  $(WARN) -Werror -I. $(MPIDIR)/cxx.cpp -o $(MPIDIR)/cxx && $(MPIRUN) -np 2 $(MPIDIR)/cxx)
 	@p=$$(grep -c pass $(BUILD)/checks); f=$$(grep -c fail $(BUILD)/checks || true); echo "$$p passed, $$f failed"; [ $$f -eq 0 ]
 
 # Training over 2 ranks of one thread each against rank 0 alone and against one process

@@ -3128,7 +3128,7 @@ static void test_mpi_same_model_any_ranks(void)
     ncf_dataset_free(&w), ncf_dataset_free(&s);
 }
 
-/* The MPI model is not ncf_train_epoch's (its sums are grouped by slice) but close to it, for
+/* The MPI model is not ncf_train_epoch's (its sums are grouped by group of users) but close to it, for
    each configuration: the same first-epoch loss to 1e-5 (relative), the second's to 1e-3, and
    for NeuMF HR@10 within 0.02 after two epochs. */
 static void test_mpi_close_to_one_process(void)
