@@ -5836,11 +5836,8 @@ NCFDEF int ncf_mpi_evaluate(ncf_model *m, const ncf_dataset *d, const ncf_eval_o
     rc = MPI_Comm_rank(comm, &rank) == MPI_SUCCESS && MPI_Comm_size(comm, &P) == MPI_SUCCESS
              ? ncf__eval_args(m, d, o, out)
              : ncf__fail(NCF_ERR_ARG, "ncf_mpi_evaluate: not a valid communicator");
-#ifdef NCF_MPI
-    if (rc == NCF_OK && !d->total_train && m->scratch->mpi_stale)
-        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_evaluate: each rank's copy has only its own users' rows up to date: "
-                       "evaluate the shards, or ncf_mpi_sync first");
-#endif
+    if (rc == NCF_OK && !d->total_train && NCF__MPI_STALE(m)) /* (each rank would score others' users) */
+        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_evaluate: whole data on every rank: " NCF__STALE_TEXT);
     if (rc == NCF_OK) { /* a shard's users, or (whole data on every rank) an even split */
         mine[0] = d->total_train ? d->user_lo : (int)((int64_t)d->num_users * rank / P);
         mine[1] = d->total_train ? d->user_hi : (int)((int64_t)d->num_users * (rank + 1) / P);

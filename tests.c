@@ -3332,6 +3332,7 @@ static void test_mpi_sync(void)
     CHECK_ERR(ncf_predict(m, w.raw_user[0], w.raw_item[0], &logit), NCF_ERR_ARG, "ncf_mpi_sync");
     CHECK_ERR(ncf_evaluate(m, &w, 10, NCF_SAMPLED, &met), NCF_ERR_ARG, "ncf_mpi_sync");
     CHECK(ncf_mpi_evaluate(m, &s, &o, MPI_COMM_WORLD, &met) == NCF_OK && met.users > 0);
+    CHECK_ERR(ncf_mpi_evaluate(m, &w, &o, MPI_COMM_WORLD, &met), NCF_ERR_ARG, "ncf_mpi_sync");
     CHECK(ncf_mpi_sync(m, &s, MPI_COMM_WORLD) == NCF_OK);
     h = state_hash(m);
     MPI_Allreduce(&h, &hmin, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
