@@ -3115,10 +3115,9 @@ static void ncf__loss_rows(ncf_model *m, const int32_t *users, const int32_t *it
     }
 }
 
-/* The dense layers' L2 terms of the loss. */
-static double ncf__dense_l2(const ncf_model *m)
+/* sum plus the dense layers' L2 terms of the loss, added in layer order. */
+static double ncf__plus_dense_l2(const ncf_model *m, double sum)
 {
-    double sum = 0;
     int l;
     for (l = 1; l <= m->scratch->nd; l++)
         if (m->cfg.mlp_reg[l] > 0)
@@ -3133,7 +3132,7 @@ static double ncf__loss_total(const ncf_model *m, int n)
     double sum = 0;
     int b;
     for (b = 0; b < n; b++) sum += s->ex_loss[b];
-    return sum / n + ncf__dense_l2(m);
+    return ncf__plus_dense_l2(m, sum / n);
 }
 
 /* A training batch: given, or sampled in phase 1 (smp set) from examples start.. of epoch. */
@@ -4031,12 +4030,19 @@ NCFDEF ncf_eval_opts ncf_eval_opts_default(void)
     return o;
 }
 
-/* The held-out item of u for the target (-1: none), and then the other held-out item (rated,
-   so never a candidate) and the sampled negatives. */
+/* The held-out item of u for the target, or -1. */
+static int32_t ncf__held_item(const ncf_dataset *d, int target, int u)
+{
+    return target == NCF_EVAL_VALIDATION ? ncf__val_of(d, u) : d->test_item[u];
+}
+
+/* The same, and then the other held-out item (rated, so never a candidate) and the sampled
+   negatives. */
+
 static int32_t ncf__held(const ncf_dataset *d, int target, int u, int32_t *other, const int32_t **neg)
 {
     int val = target == NCF_EVAL_VALIDATION;
-    int32_t t = val ? ncf__val_of(d, u) : d->test_item[u];
+    int32_t t = ncf__held_item(d, target, u);
     if (t < 0) return t;
     *other = val ? d->test_item[u] : ncf__val_of(d, u);
     *neg = val ? d->val_neg + (size_t)(u - d->user_lo) * d->num_val_neg
@@ -4065,7 +4071,7 @@ static int64_t ncf__eval_held(const ncf_dataset *d, int target, int u0, int u1)
 {
     int64_t held = 0;
     int u;
-    for (u = u0; u < u1; u++) held += (target == NCF_EVAL_VALIDATION ? ncf__val_of(d, u) : d->test_item[u]) >= 0;
+    for (u = u0; u < u1; u++) held += ncf__held_item(d, target, u) >= 0;
     return held;
 }
 
@@ -4158,7 +4164,8 @@ NCFDEF int ncf_evaluate_with(ncf_model *m, const ncf_dataset *data, const ncf_ev
     if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: " NCF__STALE_TEXT);
     if (!(rank = NCF__NEW(int64_t, data->num_users ? data->num_users : 1)))
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for evaluation");
-    rc = ncf__eval_ranks(m, data, o, ncf__eval_share(o, ncf__eval_held(data, o->target, 0, data->num_users)), 0, data->num_users, rank);
+    rc = ncf__eval_ranks(m, data, o, ncf__eval_share(o, ncf__eval_held(data, o->target, 0, data->num_users)), 0,
+                         data->num_users, rank);
     if (rc == NCF_OK) ncf__metrics_of(rank, data->num_users, o->k, out);
     NCF_FREE(rank);
     return rc;
@@ -5627,7 +5634,7 @@ static int ncf__mpi_loss(ncf__mpi *c, ncf_model *m, int n, double *loss)
         return 0;
     if (c->P > 1) *c->bytes += (int64_t)8 * c->counts[c->rank];
     for (g = 0; g < NCF_MPI_GROUPS; g++) sum += c->gloss[g];
-    *loss = sum / n + ncf__dense_l2(m);
+    *loss = ncf__plus_dense_l2(m, sum / n);
     return 1;
 }
 
