@@ -2234,6 +2234,7 @@ NCFDEF void ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, ui
 #define NCF__VW 4 /* SSE, NEON */
 #endif
 typedef float ncf__vf __attribute__((vector_size(NCF__VW * 4)));
+typedef int32_t ncf__vi __attribute__((vector_size(NCF__VW * 4))); /* a comparison's lane masks */
 /* unaligned loads and stores (memcpy compiles to one instruction); macros, since
    passing vectors wider than the target's registers changes the ABI */
 #define NCF__VLOAD(v, p) memcpy(&(v), (p), sizeof(ncf__vf))
@@ -2242,6 +2243,7 @@ typedef float ncf__vf __attribute__((vector_size(NCF__VW * 4)));
 #define NCF__NR (2 * NCF__VW)
 #if NCF__VW == 16 /* an 8-wide path for layers of 8 (the paper's last) */
 typedef float ncf__vh __attribute__((vector_size(32)));
+typedef int32_t ncf__vhi __attribute__((vector_size(32)));
 #endif
 /* c += a * b on vectors, under the rule above: the ISA's fused multiply-add where we know
    its intrinsic, else fmaf lane by lane (a target with FMA but no such mapping here). */
@@ -2318,36 +2320,47 @@ static void ncf__tile_scalar(float *C, int ldc, const float *A, ptrdiff_t sam, p
     } while (0)
 #endif
 
-/* The tile's output stage: C + c with NCF__ADD, clamped at 0 with NCF__RELU, stored. */
-#define NCF__TILE_STORE(V, W, p, c, flags)                                      \
+/* The tile's output stage: C + c with NCF__ADD, clamped at 0 with NCF__RELU, stored. The
+   clamp is x < 0 ? 0 : x, as the scalar paths write it (NaN and -0 pass), on whole vectors:
+   the lanes that compare below 0, of mask type VI, are cleared. */
+#define NCF__TILE_STORE(V, VI, p, c, flags)                                     \
     do {                                                                        \
-        int j_;                                                                 \
         if ((flags) & NCF__ADD) {                                               \
             V o_;                                                               \
             memcpy(&o_, (p), sizeof o_);                                        \
             (c) = o_ + (c);                                                     \
         }                                                                       \
-        if ((flags) & NCF__RELU)                                                \
-            for (j_ = 0; j_ < (W); j_++) (c)[j_] = (c)[j_] < 0.0f ? 0.0f : (c)[j_]; \
+        if ((flags) & NCF__RELU) {                                              \
+            V z_ = {0};                                                         \
+            (c) = (V)(~((c) < z_) & (VI)(c));                                   \
+        }                                                                       \
         memcpy((p), &(c), sizeof(c));                                           \
     } while (0)
 
-/* The full MR x NR tile: constant trip counts, so the accumulators stay in registers. */
+/* The full MR x NR tile: constant trip counts, unrolled so the accumulators stay in
+   registers from the first load to the last store. */
+#if defined(__clang__)
+#define NCF__UNROLL _Pragma("unroll")
+#else
+#define NCF__UNROLL _Pragma("GCC unroll 16")
+#endif
 static void ncf__tile_full(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,
                            const float *bias, int K, int flags)
 {
-    ncf__vf c0[NCF__MR], c1[NCF__MR], zero = {0};
+    ncf__vf c0[NCF__MR], c1[NCF__MR], i0 = {0}, i1 = {0};
     int i, k;
+    if (bias && !(flags & NCF__ACC)) NCF__VLOAD(i0, bias), NCF__VLOAD(i1, bias + NCF__VW);
+    NCF__UNROLL
     for (i = 0; i < NCF__MR; i++) {
+        c0[i] = i0, c1[i] = i1;
         if (flags & NCF__ACC) NCF__VLOAD(c0[i], C + (size_t)i * ldc), NCF__VLOAD(c1[i], C + (size_t)i * ldc + NCF__VW);
-        else if (bias) NCF__VLOAD(c0[i], bias), NCF__VLOAD(c1[i], bias + NCF__VW);
-        else c0[i] = c1[i] = zero;
     }
     for (k = 0; k < K; k++) {
         const float *b = B + (size_t)k * ldb, *a = A + k * sak;
         ncf__vf b0, b1;
         NCF__VLOAD(b0, b);
         NCF__VLOAD(b1, b + NCF__VW);
+        NCF__UNROLL
         for (i = 0; i < NCF__MR; i++) {
             ncf__vf ai;
             NCF__SPLAT(ncf__vf, NCF__VW, ai, a[i * sam]);
@@ -2355,14 +2368,15 @@ static void ncf__tile_full(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
             NCF__VFMA(c1[i], ai, b1);
         }
     }
+    NCF__UNROLL
     for (i = 0; i < NCF__MR; i++) {
-        NCF__TILE_STORE(ncf__vf, NCF__VW, C + (size_t)i * ldc, c0[i], flags);
-        NCF__TILE_STORE(ncf__vf, NCF__VW, C + (size_t)i * ldc + NCF__VW, c1[i], flags);
+        NCF__TILE_STORE(ncf__vf, ncf__vi, C + (size_t)i * ldc, c0[i], flags);
+        NCF__TILE_STORE(ncf__vf, ncf__vi, C + (size_t)i * ldc + NCF__VW, c1[i], flags);
     }
 }
 
 /* mr x W tiles at the edges, one row at a time, for vector type V of W floats. */
-#define NCF__TILE_ROWS(name, V, W, FMA)                                                                         \
+#define NCF__TILE_ROWS(name, V, VI, W, FMA)                                                                       \
     static void name(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,   \
                      const float *bias, int mr, int K, int flags)                                             \
     {                                                                                                         \
@@ -2377,12 +2391,12 @@ static void ncf__tile_full(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
                 NCF__SPLAT(V, W, ak, a[k * sak]);                                                             \
                 FMA(c, ak, b);                                                                                \
             }                                                                                                 \
-            NCF__TILE_STORE(V, W, C + (size_t)i * ldc, c, flags);                                             \
+            NCF__TILE_STORE(V, VI, C + (size_t)i * ldc, c, flags);                                            \
         }                                                                                                     \
     }
-NCF__TILE_ROWS(ncf__tile_narrow, ncf__vf, NCF__VW, NCF__VFMA)
+NCF__TILE_ROWS(ncf__tile_narrow, ncf__vf, ncf__vi, NCF__VW, NCF__VFMA)
 #if NCF__VW == 16
-NCF__TILE_ROWS(ncf__tile_half, ncf__vh, 8, NCF__HFMA) /* 8 wide, for layers of 8 (the paper's last) */
+NCF__TILE_ROWS(ncf__tile_half, ncf__vh, ncf__vhi, 8, NCF__HFMA) /* 8 wide, for layers of 8 (the paper's last) */
 #endif
 #endif
 
