@@ -3258,9 +3258,18 @@ static void ncf__col_block(float *acc, const float *w, const float *X, int ld, i
 
 #define NCF__BLOCKS(cols) (((int64_t)(cols) + 15) / 16)
 
+/* Row tiles of a layer's dW per unit: a unit reads all of the batch's dy once, so the fewer
+   units the less it is read again, while four a layer keep two threads busy. */
+static int ncf__dw_tiles(int in)
+{
+    int t = (int)(NCF__TILES(in) / 4);
+    return t < 1 ? 1 : t > 8 ? 8 : t;
+}
+#define NCF__DW_UNITS(in) ((NCF__TILES(in) + ncf__dw_tiles(in) - 1) / ncf__dw_tiles(in))
+
 /* Dense-gradient unit u of phase 2, summing batch rows [k0, k1) in order into g (the dense
    parameters' gradients, laid out as the parameters from emb_params on): each dense layer's
-   dW row tiles (dW += x^T dy, plus its L2 term when l2) and bias column blocks; then the
+   dW, some row tiles a unit (dW += x^T dy, plus its L2 term when l2), and bias column blocks; then the
    output layer's column blocks and its bias. */
 static void ncf__dense_sums_unit(ncf_model *m, int k0, int k1, int64_t u, float *g, int l2)
 {
@@ -3271,8 +3280,8 @@ static void ncf__dense_sums_unit(ncf_model *m, int k0, int k1, int64_t u, float 
     for (l = 1; l <= s->nd; l++) {
         int in = L[l - 1], out = L[l];
         float *gw = NCF__G(m->w[l]);
-        if (u < NCF__TILES(in)) {
-            int m0 = (int)u * NCF__MR, m1 = m0 + NCF__MR < in ? m0 + NCF__MR : in;
+        if (u < NCF__DW_UNITS(in)) {
+            int rows = ncf__dw_tiles(in) * NCF__MR, m0 = (int)u * rows, m1 = m0 + rows < in ? m0 + rows : in;
             ncf__gemm_rows(gw, out, s->act.x[l - 1] + (size_t)k0 * in, 1, in, s->dy[l] + (size_t)k0 * out, out, NULL,
                            m0, m1, out, n, NCF__ACC);
             if (l2 && m->cfg.mlp_reg[l] > 0) {
@@ -3282,7 +3291,7 @@ static void ncf__dense_sums_unit(ncf_model *m, int k0, int k1, int64_t u, float 
             }
             return;
         }
-        u -= NCF__TILES(in);
+        u -= NCF__DW_UNITS(in);
         if (u < NCF__BLOCKS(out)) { ncf__col_block(NCF__G(m->b[l]), NULL, s->dy[l] + (size_t)k0 * out, out, n, (int)u * 16, out); return; }
         u -= NCF__BLOCKS(out);
     }
@@ -3308,7 +3317,7 @@ static int64_t ncf__dense_sum_units(const ncf_model *m)
     const struct ncf__scratch *s = m->scratch;
     int64_t units = 1;
     int l;
-    for (l = 1; l <= s->nd; l++) units += NCF__TILES(m->cfg.layers[l - 1]) + NCF__BLOCKS(m->cfg.layers[l]);
+    for (l = 1; l <= s->nd; l++) units += NCF__DW_UNITS(m->cfg.layers[l - 1]) + NCF__BLOCKS(m->cfg.layers[l]);
     if (m->w_out) units += NCF__BLOCKS(s->F) + NCF__BLOCKS(s->top);
     return units;
 }
