@@ -3242,21 +3242,27 @@ static int ncf__group_rows(uint64_t *key, uint64_t *tmp, int *start, const int32
     return q;
 }
 
+#define NCF__COLS 64 /* columns a block: each row's sums are several vectors, independent */
+
 /* acc[j] += sum over rows b (ascending) of w[b] * X[b][j] (w NULL: 1) for the block of
-   columns j0 <= j < min(j0 + 16, cols). */
+   columns j0 <= j < min(j0 + NCF__COLS, cols). A whole block has a constant trip count, so
+   its sums stay in registers. */
 static void ncf__col_block(float *acc, const float *w, const float *X, int ld, int n, int j0, int cols)
 {
-    int nc = cols - j0 < 16 ? cols - j0 : 16, b, j;
-    float g[16] = {0};
+    int nc = cols - j0 < NCF__COLS ? cols - j0 : NCF__COLS, b, j;
+    float g[NCF__COLS] = {0};
     for (b = 0; b < n; b++) {
         const float *xb = X + (size_t)b * ld + j0;
         float wb = w ? w[b] : 1.0f;
-        for (j = 0; j < nc; j++) g[j] += wb * xb[j];
+        if (nc == NCF__COLS)
+            for (j = 0; j < NCF__COLS; j++) g[j] += wb * xb[j];
+        else
+            for (j = 0; j < nc; j++) g[j] += wb * xb[j];
     }
     for (j = 0; j < nc; j++) acc[j0 + j] += g[j];
 }
 
-#define NCF__BLOCKS(cols) (((int64_t)(cols) + 15) / 16)
+#define NCF__BLOCKS(cols) (((int64_t)(cols) + NCF__COLS - 1) / NCF__COLS)
 
 /* Row tiles of a layer's dW per unit: a unit reads all of the batch's dy once, so the fewer
    units the less it is read again, while four a layer keep two threads busy. */
@@ -3292,18 +3298,18 @@ static void ncf__dense_sums_unit(ncf_model *m, int k0, int k1, int64_t u, float 
             return;
         }
         u -= NCF__DW_UNITS(in);
-        if (u < NCF__BLOCKS(out)) { ncf__col_block(NCF__G(m->b[l]), NULL, s->dy[l] + (size_t)k0 * out, out, n, (int)u * 16, out); return; }
+        if (u < NCF__BLOCKS(out)) { ncf__col_block(NCF__G(m->b[l]), NULL, s->dy[l] + (size_t)k0 * out, out, n, (int)u * NCF__COLS, out); return; }
         u -= NCF__BLOCKS(out);
     }
     if (m->w_out) {
         if (u < NCF__BLOCKS(F)) {
-            ncf__col_block(NCF__G(m->w_out), s->dz + k0, s->act.gmf + (size_t)k0 * F, F, n, (int)u * 16, F);
+            ncf__col_block(NCF__G(m->w_out), s->dz + k0, s->act.gmf + (size_t)k0 * F, F, n, (int)u * NCF__COLS, F);
             return;
         }
         u -= NCF__BLOCKS(F);
         if (u < NCF__BLOCKS(s->top)) {
             ncf__col_block(NCF__G(m->w_out) + F, s->dz + k0, s->act.x[s->nd] + (size_t)k0 * s->top, s->top, n,
-                           (int)u * 16, s->top);
+                           (int)u * NCF__COLS, s->top);
             return;
         }
     }
@@ -3419,10 +3425,13 @@ static void ncf__transpose_part(ncf_model *m, size_t a, size_t e)
     struct ncf__scratch *s = m->scratch;
     int l;
     for (l = 1; l <= s->nd; l++) {
-        size_t off = (size_t)(m->w[l] - m->params), in = m->cfg.layers[l - 1], out = m->cfg.layers[l], i, end;
+        size_t off = (size_t)(m->w[l] - m->params), in = m->cfg.layers[l - 1], out = m->cfg.layers[l], i, end, r, c;
         if (e <= off) break; /* the tensors lie in order */
         i = a > off ? a - off : 0, end = e - off < in * out ? e - off : in * out;
-        for (; i < end; i++) s->wt[l][(i % out) * in + i / out] = m->w[l][i];
+        for (r = i / out, c = i % out; i < end; i++) { /* w[l][i] is row r, column c */
+            s->wt[l][c * in + r] = m->w[l][i];
+            if (++c == out) c = 0, r++;
+        }
     }
 }
 
