@@ -2977,17 +2977,29 @@ static int ncf__check_batch(const ncf_model *m, const int32_t *users, const int3
     return NCF_OK;
 }
 
+#define NCF__LANES 8 /* the output layer's partial sums */
+
 /* The output layer of one (user u, item i) with top-layer activations h: the same sums in
-   the same order for training, evaluation and serving, so all three give one logit. */
+   the same order for training, evaluation and serving, so all three give one logit. Term d
+   of the GMF part, then of the MLP part, goes to partial sum d % NCF__LANES, so the sums
+   are independent chains (a single chain of F + top multiply-adds waited on each); the
+   partial sums then add pairwise. */
 static float ncf__output(const ncf_model *m, const float *gu, const float *gi, int u, int i, const float *h)
 {
     const struct ncf__scratch *s = m->scratch;
-    int F = s->F, d;
-    float z = m->b_out[0];
+    const float *wh = m->w_out ? m->w_out + s->F : NULL;
+    float z = m->b_out[0], p[NCF__LANES] = {0};
+    int F = s->F, d, j, w;
     if (m->user_bias) z += m->user_bias[u] + m->item_bias[i];
-    for (d = 0; d < F; d++) z = NCF__MADD(s->wg[d], gu[d] * gi[d], z);
-    for (d = 0; d < s->top; d++) z = NCF__MADD(m->w_out[F + d], h[d], z);
-    return z;
+    for (d = 0; d + NCF__LANES <= F; d += NCF__LANES)
+        for (j = 0; j < NCF__LANES; j++) p[j] = NCF__MADD(s->wg[d + j], gu[d + j] * gi[d + j], p[j]);
+    for (; d < F; d++) p[d % NCF__LANES] = NCF__MADD(s->wg[d], gu[d] * gi[d], p[d % NCF__LANES]);
+    for (d = 0; d + NCF__LANES <= s->top; d += NCF__LANES)
+        for (j = 0; j < NCF__LANES; j++) p[j] = NCF__MADD(wh[d + j], h[d + j], p[j]);
+    for (; d < s->top; d++) p[d % NCF__LANES] = NCF__MADD(wh[d], h[d], p[d % NCF__LANES]);
+    for (w = NCF__LANES / 2; w >= 1; w /= 2)
+        for (j = 0; j < w; j++) p[j] += p[j + w];
+    return z + p[0];
 }
 
 /* An int8 row as floats: scale * q, one rounding, wherever a row is read (served in place,
