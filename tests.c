@@ -401,6 +401,60 @@ static void test_gradients_float_fd(void)
     ncf_model_free(m);
 }
 
+/* ------------------------------------------------------------------ kernels */
+
+/* Every GEMM path (full register tiles, narrow and half-width edges, the scalar tail, k
+   blocks past NCF__KC, each flag) against the definition, bit for bit: each output summed in
+   ascending k from its start (C, the bias or 0) with NCF__MADD, NCF__ADD adding C once at the
+   end, and the ReLU as x < 0 ? 0 : x, which keeps NaN and -0. Row 1 of A is all -0 (with a
+   bias of -0 its outputs are -0) and row 2 holds a NaN. */
+static void test_gemm_against_reference(void)
+{
+    static const int Ms[] = {1, 3, 8, 13}, Ns[] = {3, 8, 16, 24, 40, 64, 70}, Ks[] = {1, 7, 300};
+    static const int flags[] = {0, NCF__ACC, NCF__RELU, NCF__ADD | NCF__RELU, NCF__ACC | NCF__RELU};
+    enum { MMAX = 13, NMAX = 70, KMAX = 300 };
+    static float A[MMAX * KMAX], B[KMAX * NMAX], bias[NMAX], C0[MMAX * NMAX], C[MMAX * NMAX], R[MMAX * NMAX];
+    int mi, ni, ki, f, i, j, k, bad = 0, cases = 0, nan_kept = 0, negzero_kept = 0;
+    uint64_t x = 99;
+    for (i = 0; i < MMAX * KMAX; i++) x = x * 6364136223846793005ull + 1, A[i] = (float)((x >> 40) % 2001) / 1000.0f - 1.0f;
+    for (i = 0; i < KMAX * NMAX; i++) x = x * 6364136223846793005ull + 1, B[i] = (float)((x >> 40) % 2001) / 1000.0f - 1.0f;
+    for (i = 0; i < MMAX * NMAX; i++) x = x * 6364136223846793005ull + 1, C0[i] = (float)((x >> 40) % 2001) / 1000.0f - 1.0f;
+    for (j = 0; j < NMAX; j++) bias[j] = j % 3 ? 0.25f * (float)(j % 5) - 0.5f : -0.0f;
+    for (k = 0; k < KMAX; k++) A[1 * KMAX + k] = -0.0f, A[2 * KMAX + k] = k == 3 ? NAN : A[2 * KMAX + k];
+    for (mi = 0; mi < 4; mi++)
+        for (ni = 0; ni < 7; ni++)
+            for (ki = 0; ki < 3; ki++)
+                for (f = 0; f < 5; f++) {
+                    int M = Ms[mi], N = Ns[ni], K = Ks[ki], fl = flags[f];
+                    for (i = 0; i < M; i++)
+                        for (j = 0; j < N; j++) {
+                            float acc = fl & NCF__ACC ? C0[i * N + j] : bias[j];
+                            for (k = 0; k < K; k++) acc = NCF__MADD(A[i * KMAX + k], B[k * N + j], acc);
+                            if (fl & NCF__ADD) acc = C0[i * N + j] + acc;
+                            R[i * N + j] = (fl & NCF__RELU) && acc < 0.0f ? 0.0f : acc;
+                        }
+                    /* A is read as [M][K] here: rows of K floats */
+                    for (k = 0; k < M * K; k++) A[k] = A[(k / K) * KMAX + k % K];
+                    memcpy(C, C0, sizeof(float) * (size_t)M * N);
+                    ncf__gemm_rows(C, N, A, K, 1, B, N, fl & NCF__ACC ? NULL : bias, 0, M, N, K, fl);
+                    for (k = M * K - 1; k >= 0; k--) A[(k / K) * KMAX + k % K] = A[k]; /* back, for the next case */
+                    cases++;
+                    for (i = 0; i < M * N; i++) {
+                        if (memcmp(&C[i], &R[i], sizeof(float))) {
+                            if (bad++ < 3) printf("    M %d N %d K %d flags %d: C[%d] %.9g, the definition %.9g\n", M, N, K, fl, i, C[i], R[i]);
+                        }
+                        if ((fl & NCF__RELU) && i / N == 2 && C[i] != C[i]) nan_kept++;
+                        if ((fl & NCF__RELU) && !(fl & (NCF__ACC | NCF__ADD)) && i / N == 1 && bias[i % N] == 0.0f &&
+                            signbit(bias[i % N]) && signbit(C[i]))
+                            negzero_kept++;
+                    }
+                }
+    CHECKF(bad == 0, "%d outputs differ from the definition", bad);
+    CHECK(nan_kept > 0 && negzero_kept > 0); /* the special values did reach the ReLU */
+    printf("    %d cases, %d outputs unlike the definition; the ReLU passed %d NaN and %d -0\n", cases, bad, nan_kept,
+           negzero_kept);
+}
+
 /* --------------------------------------------------------------- loss, Adam */
 
 static void test_loss_values(void)
@@ -2920,6 +2974,7 @@ static const test_case TESTS[] = {
     {"gradients_mlp", test_gradients_mlp},
     {"gradients_mf", test_gradients_mf},
     {"gradients_float_fd", test_gradients_float_fd},
+    {"gemm_against_reference", test_gemm_against_reference},
     {"loss_values", test_loss_values},
     {"adam_by_hand", test_adam_by_hand},
     {"adam_dense_vs_lazy", test_adam_dense_vs_lazy},
