@@ -1,4 +1,4 @@
-/* ncf.h - v0.5.0 - Neural Collaborative Filtering (NeuMF) in one C header.
+/* ncf.h - v0.5.1 - Neural Collaborative Filtering (NeuMF) in one C header.
 
    He et al., "Neural Collaborative Filtering", WWW 2017, as TensorFlow's
    official NCF (the MLPerf reference) trains and evaluates it: MovieLens,
@@ -93,6 +93,9 @@
      other runs on one thread.
 
    CHANGELOG
+     0.5.1  Faster training: the GEMM tile clamps whole vectors and keeps its sums in
+            registers; a dW unit spans several row tiles; the output layer sums in eight
+            partial sums, so logits differ from 0.5.0 in the last bits.
      0.5.0  MPI (NCF_MPI): ncf_mpi_shard keeps a rank's users, ncf_mpi_train_epoch and
             ncf_mpi_train_examples train over the ranks (ncf_mpi_sync), ncf_mpi_evaluate
             gives one process's figures; the model is the same bit for bit for any number
@@ -143,8 +146,8 @@
 
 #define NCF_VERSION_MAJOR 0
 #define NCF_VERSION_MINOR 5
-#define NCF_VERSION_PATCH 0
-#define NCF_VERSION_STRING "0.5.0"
+#define NCF_VERSION_PATCH 1
+#define NCF_VERSION_STRING "0.5.1"
 
 #ifndef NCFDEF
 #if defined(NCF_STATIC) && (defined(__GNUC__) || defined(__clang__))
