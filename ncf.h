@@ -3224,17 +3224,35 @@ static void ncf__backward_rows(ncf_model *m, const ncf__batch *bt, int r0, int r
     }
 }
 
+#define NCF__SPAN_BYTES 65536 /* phase 1's rows in flight keep their activations within this */
+
+/* Rows phase 1 runs forward then backward at a time: whole tiles whose activations and
+   gradients take about NCF__SPAN_BYTES, so the backward pass still finds them in cache (a
+   claim early in a phase can span hundreds of rows), and at least a tile. */
+static int ncf__span_rows(const ncf_model *m)
+{
+    const struct ncf__scratch *s = m->scratch;
+    int l, floats = 3 * s->F + 4, tiles;
+    for (l = 0; l <= s->nd && s->H; l++) floats += 2 * m->cfg.layers[l];
+    tiles = NCF__SPAN_BYTES / (4 * floats * NCF__MR);
+    return (tiles < 1 ? 1 : tiles) * NCF__MR;
+}
+
 /* Phase 1 for rows [a, b) of the batch (see above); the backward part when `backward`. */
 static void ncf__rows_range(ncf__ctx *x, ncf_model *m, const ncf__batch *bt, int a, int b, int backward)
 {
     int64_t lo, hi;
     int64_t grain = ncf__tile_grain(ncf__row_macs(m) * (backward ? 2 : 1));
+    int span = ncf__span_rows(m);
     while (ncf__claim(x, NCF__TILES(b - a), grain, &lo, &hi)) {
-        int r0 = a + (int)lo * NCF__MR, r1 = a + hi * NCF__MR < b ? a + (int)hi * NCF__MR : b;
+        int r0 = a + (int)lo * NCF__MR, r1 = a + hi * NCF__MR < b ? a + (int)hi * NCF__MR : b, t0, t1;
         if (bt->smp) ncf__sample_rows(bt, r0, r1);
-        ncf__forward_rows(m, &m->scratch->act, bt->users, bt->items, r0, r1);
-        ncf__loss_rows(m, bt->users, bt->items, bt->labels, r0, r1);
-        if (backward) ncf__backward_rows(m, bt, r0, r1);
+        for (t0 = r0; t0 < r1; t0 = t1) {
+            t1 = t0 + span < r1 ? t0 + span : r1;
+            ncf__forward_rows(m, &m->scratch->act, bt->users, bt->items, t0, t1);
+            ncf__loss_rows(m, bt->users, bt->items, bt->labels, t0, t1);
+            if (backward) ncf__backward_rows(m, bt, t0, t1);
+        }
     }
 }
 
