@@ -93,9 +93,10 @@
      other runs on one thread.
 
    CHANGELOG
-     0.5.1  Faster training: the GEMM tile clamps whole vectors and keeps its sums in
-            registers; a dW unit spans several row tiles; the output layer sums in eight
-            partial sums, so logits differ from 0.5.0 in the last bits.
+     0.5.1  Faster training (MLPerf config 1.2x): the GEMM tile clamps whole vectors and
+            keeps its sums in registers; a dW unit spans several row tiles; phase 1 works a
+            claim in cache-sized spans; the output layer sums in eight partial sums, so
+            logits differ from 0.5.0 in the last bits.
      0.5.0  MPI (NCF_MPI): ncf_mpi_shard keeps a rank's users, ncf_mpi_train_epoch and
             ncf_mpi_train_examples train over the ranks (ncf_mpi_sync), ncf_mpi_evaluate
             gives one process's figures; the model is the same bit for bit for any number
