@@ -2341,13 +2341,15 @@ static void ncf__tile_scalar(float *C, int ldc, const float *A, ptrdiff_t sam, p
         memcpy((p), &(c), sizeof(c));                                           \
     } while (0)
 
-/* The full MR x NR tile: constant trip counts, unrolled so the accumulators stay in
-   registers from the first load to the last store. */
+/* A loop with a small constant trip count, unrolled whole. */
 #if defined(__clang__)
 #define NCF__UNROLL _Pragma("unroll")
 #else
 #define NCF__UNROLL _Pragma("GCC unroll 16")
 #endif
+
+/* The full MR x NR tile: constant trip counts, unrolled so the accumulators stay in
+   registers from the first load to the last store. */
 static void ncf__tile_full(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,
                            const float *bias, int K, int flags)
 {
@@ -3227,9 +3229,9 @@ static void ncf__backward_rows(ncf_model *m, const ncf__batch *bt, int r0, int r
 
 #define NCF__SPAN_BYTES 65536 /* phase 1's rows in flight keep their activations within this */
 
-/* Rows phase 1 runs forward then backward at a time: whole tiles whose activations and
-   gradients take about NCF__SPAN_BYTES, so the backward pass still finds them in cache (a
-   claim early in a phase can span hundreds of rows), and at least a tile. */
+/* The rows phase 1 takes forward and then backward at a time: whole tiles whose activations
+   and gradients come to about NCF__SPAN_BYTES (one tile at least), so the backward pass still
+   finds them in cache. A claim early in a phase can span hundreds of rows. */
 static int ncf__span_rows(const ncf_model *m)
 {
     const struct ncf__scratch *s = m->scratch;
@@ -3279,8 +3281,8 @@ static int ncf__group_rows(uint64_t *key, uint64_t *tmp, int *start, const int32
 #define NCF__COLS 64 /* columns a block: each row's sums are several vectors, independent */
 
 /* acc[j] += sum over rows b (ascending) of w[b] * X[b][j] (w NULL: 1) for the block of
-   columns j0 <= j < min(j0 + NCF__COLS, cols). A whole block has a constant trip count, so
-   its sums stay in registers. */
+   columns j0 <= j < min(j0 + NCF__COLS, cols). A whole block's row has a constant trip
+   count, which compiles to several vector sums side by side. */
 static void ncf__col_block(float *acc, const float *w, const float *X, int ld, int n, int j0, int cols)
 {
     int nc = cols - j0 < NCF__COLS ? cols - j0 : NCF__COLS, b, j;
@@ -3309,8 +3311,8 @@ static int ncf__dw_tiles(int in)
 
 /* Dense-gradient unit u of phase 2, summing batch rows [k0, k1) in order into g (the dense
    parameters' gradients, laid out as the parameters from emb_params on): each dense layer's
-   dW, some row tiles a unit (dW += x^T dy, plus its L2 term when l2), and bias column blocks; then the
-   output layer's column blocks and its bias. */
+   dW, some row tiles a unit (dW += x^T dy, plus its L2 term when l2), and its bias column
+   blocks; then the output layer's column blocks and its bias. */
 static void ncf__dense_sums_unit(ncf_model *m, int k0, int k1, int64_t u, float *g, int l2)
 {
     struct ncf__scratch *s = m->scratch;
@@ -3332,7 +3334,10 @@ static void ncf__dense_sums_unit(ncf_model *m, int k0, int k1, int64_t u, float 
             return;
         }
         u -= NCF__DW_UNITS(in);
-        if (u < NCF__BLOCKS(out)) { ncf__col_block(NCF__G(m->b[l]), NULL, s->dy[l] + (size_t)k0 * out, out, n, (int)u * NCF__COLS, out); return; }
+        if (u < NCF__BLOCKS(out)) {
+            ncf__col_block(NCF__G(m->b[l]), NULL, s->dy[l] + (size_t)k0 * out, out, n, (int)u * NCF__COLS, out);
+            return;
+        }
         u -= NCF__BLOCKS(out);
     }
     if (m->w_out) {
