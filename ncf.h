@@ -3235,8 +3235,8 @@ static void ncf__backward_rows(ncf_model *m, const ncf__batch *bt, int r0, int r
 static int ncf__span_rows(const ncf_model *m)
 {
     const struct ncf__scratch *s = m->scratch;
-    int l, floats = 3 * s->F + 4, tiles;
-    for (l = 0; l <= s->nd && s->H; l++) floats += 2 * m->cfg.layers[l];
+    int l, floats = 3 * s->F + 4, tiles; /* a row's GMF product and its two gradients, and scalars */
+    for (l = 0; l <= s->nd && s->H; l++) floats += 2 * m->cfg.layers[l]; /* x[l] and dy[l] */
     tiles = NCF__SPAN_BYTES / (4 * floats * NCF__MR);
     return (tiles < 1 ? 1 : tiles) * NCF__MR;
 }
@@ -3278,11 +3278,10 @@ static int ncf__group_rows(uint64_t *key, uint64_t *tmp, int *start, const int32
     return q;
 }
 
-#define NCF__COLS 64 /* columns a block: each row's sums are several vectors, independent */
+#define NCF__COLS 64 /* columns a block: a row adds to several vectors of sums at once */
 
 /* acc[j] += sum over rows b (ascending) of w[b] * X[b][j] (w NULL: 1) for the block of
-   columns j0 <= j < min(j0 + NCF__COLS, cols). A whole block's row has a constant trip
-   count, which compiles to several vector sums side by side. */
+   columns j0 <= j < min(j0 + NCF__COLS, cols). */
 static void ncf__col_block(float *acc, const float *w, const float *X, int ld, int n, int j0, int cols)
 {
     int nc = cols - j0 < NCF__COLS ? cols - j0 : NCF__COLS, b, j;
@@ -3290,10 +3289,7 @@ static void ncf__col_block(float *acc, const float *w, const float *X, int ld, i
     for (b = 0; b < n; b++) {
         const float *xb = X + (size_t)b * ld + j0;
         float wb = w ? w[b] : 1.0f;
-        if (nc == NCF__COLS)
-            for (j = 0; j < NCF__COLS; j++) g[j] += wb * xb[j];
-        else
-            for (j = 0; j < nc; j++) g[j] += wb * xb[j];
+        for (j = 0; j < nc; j++) g[j] += wb * xb[j];
     }
     for (j = 0; j < nc; j++) acc[j0 + j] += g[j];
 }
@@ -4109,7 +4105,6 @@ static int32_t ncf__held_item(const ncf_dataset *d, int target, int u)
 
 /* The same, and then the other held-out item (rated, so never a candidate) and the sampled
    negatives. */
-
 static int32_t ncf__held(const ncf_dataset *d, int target, int u, int32_t *other, const int32_t **neg)
 {
     int val = target == NCF_EVAL_VALIDATION;

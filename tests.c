@@ -433,11 +433,8 @@ static void test_gemm_against_reference(void)
                             if (fl & NCF__ADD) acc = C0[i * N + j] + acc;
                             R[i * N + j] = (fl & NCF__RELU) && acc < 0.0f ? 0.0f : acc;
                         }
-                    /* A is read as [M][K] here: rows of K floats */
-                    for (k = 0; k < M * K; k++) A[k] = A[(k / K) * KMAX + k % K];
                     memcpy(C, C0, sizeof(float) * (size_t)M * N);
-                    ncf__gemm_rows(C, N, A, K, 1, B, N, fl & NCF__ACC ? NULL : bias, 0, M, N, K, fl);
-                    for (k = M * K - 1; k >= 0; k--) A[(k / K) * KMAX + k % K] = A[k]; /* back, for the next case */
+                    ncf__gemm_rows(C, N, A, KMAX, 1, B, N, fl & NCF__ACC ? NULL : bias, 0, M, N, K, fl);
                     cases++;
                     for (i = 0; i < M * N; i++) {
                         if (memcmp(&C[i], &R[i], sizeof(float))) {
@@ -3183,9 +3180,9 @@ static void test_mpi_same_model_any_ranks(void)
     ncf_dataset_free(&w), ncf_dataset_free(&s);
 }
 
-/* The MPI model is not ncf_train_epoch's (its sums are grouped by group of users) but close to it, for
-   each configuration: the same first-epoch loss to 1e-5 (relative), the second's to 1e-3, and
-   for NeuMF HR@10 within 0.02 after two epochs. */
+/* The MPI model is not ncf_train_epoch's (its sums are grouped by group of users) but close
+   to it, for each configuration: the same first-epoch loss to 1e-5 (relative), the second's
+   to 1e-3, and for NeuMF HR@10 within 0.02 after two epochs. */
 static void test_mpi_close_to_one_process(void)
 {
     ncf_dataset w, s;
