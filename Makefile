@@ -31,7 +31,7 @@ endif
 CFLAGS_ALL = $(OPT) -std=c99 $(WARN) $(OMP) $(CFLAGS)
 TESTFLAGS  = -O2 -g -std=c99 $(WARN) -Werror $(CFLAGS)
 
-.PHONY: all demo test bench clean header-checks isa-matrix cross windows fuzz device paper-f8 paper-f16 paper-f32 paper-f64 \
+.PHONY: all demo test bench bench-load clean header-checks isa-matrix cross windows fuzz device paper-f8 paper-f16 paper-f32 paper-f64 \
         demo-mpi test-mpi bench-mpi
 
 all: demo
@@ -123,7 +123,7 @@ define build_check
 	  else echo FAILED; cat $(BUILD)/check.log; echo fail >> $(BUILD)/checks; fi
 endef
 
-header-checks: | $(BUILD)
+header-checks: $(BUILD)/tests | $(BUILD)
 	@rm -f $(BUILD)/checks
 	@printf $(IMPL) > $(BUILD)/impl.c; printf $(USER) > $(BUILD)/user.c
 	@printf $(IMPL) > $(BUILD)/impl.cpp
@@ -150,8 +150,12 @@ header-checks: | $(BUILD)
 	$(call build_check,demo flags: --flag=value; a misspelt flag is unknown; --beta2 that rounds to 1 refused,$(BUILD)/demo_check $(SYN) --train_epochs=1 --seed=2 > $(BUILD)/flags.log && grep -q '^Iteration 1:' $(BUILD)/flags.log && ! $(BUILD)/demo_check --trian_epochs 3 2> $(BUILD)/flags.log && grep -q "unknown flag '--trian_epochs'" $(BUILD)/flags.log && ! $(BUILD)/demo_check --beta2 0.99999999 2> $(BUILD)/flags.log && grep -q 'rounds to 1' $(BUILD)/flags.log)
 	$(call build_check,demo saves before --recommend of an unknown user,rm -f $(BUILD)/rec.ncf && ! $(BUILD)/demo_check $(SYN) --train_epochs 1 --save $(BUILD)/rec.ncf --recommend 999999 > $(BUILD)/rec.log 2>&1 && test -f $(BUILD)/rec.ncf)
 	$(call build_check,demo --validation reports the test figures of the validation-best epoch,$(BUILD)/demo_check $(SYN) --validation --train_epochs 4 --log $(BUILD)/val.csv > $(BUILD)/val.log && $(call val_best_check))
-	$(call build_check,demo --log has every epoch and no loss for the untrained model,$(BUILD)/demo_check $(SYN) --train_epochs 3 --epochs_between_evals 2 --log $(BUILD)/every.csv > /dev/null && [ "$$(cut -d$(comma) -f1$(comma)2$(comma)3 $(BUILD)/every.csv | tail -n +2 | tr '\n' ' ' | sed 's/[0-9]\.[0-9]*/x/g')" = "0$(comma)$(comma)x 1$(comma)x$(comma) 2$(comma)x$(comma)x 3$(comma)x$(comma)x " ])
+	$(call build_check,demo --log has the popularity baseline and every epoch; the untrained model has no loss,$(BUILD)/demo_check $(SYN) --train_epochs 3 --epochs_between_evals 2 --log $(BUILD)/every.csv > /dev/null && [ "$$(cut -d$(comma) -f1$(comma)2$(comma)3 $(BUILD)/every.csv | tail -n +2 | tr '\n' ' ' | sed 's/[0-9]\.[0-9]*/x/g')" = "popularity$(comma)$(comma)x 0$(comma)$(comma)x 1$(comma)x$(comma) 2$(comma)x$(comma)x 3$(comma)x$(comma)x " ])
 	$(call build_check,demo --plot draws an image ($(if $(shell command -v rsvg-convert),rendered by rsvg-convert,rsvg-convert not installed: checked as text)),$(BUILD)/demo_check $(SYN) --validation --train_epochs 3 --plot $(BUILD)/curves.svg > /dev/null && grep -q '</svg>' $(BUILD)/curves.svg && grep -q 'best: epoch' $(BUILD)/curves.svg && { ! command -v rsvg-convert > /dev/null || { rsvg-convert $(BUILD)/curves.svg -o $(BUILD)/curves.png && [ "$$(head -c 4 $(BUILD)/curves.png | tail -c 3)" = PNG ]; }; })
+	@$(BUILD)/tests --write-logs $(BUILD) > /dev/null
+	$(call build_check,demo on a TAB play-count log with a header: read as written; recommends by its ids,$(BUILD)/demo_check --data $(BUILD)/plays.tsv --train_epochs 2 --recommend 7 > $(BUILD)/plays.log && grep -q '^read as: TAB-separated$(comma) header$(comma) user=userID item=artistID rating=weight$(comma) no timestamps$$' $(BUILD)/plays.log && grep -q '^held out: one interaction per user$(comma) drawn by the seed' $(BUILD)/plays.log && grep -q '^    popularity  HR@10' $(BUILD)/plays.log && grep -q '^ 10  *[0-9][0-9]*  ' $(BUILD)/plays.log)
+	$(call build_check,demo on a quoted ';' export with ISBN ids: --min_rating; the ids come back as written,$(BUILD)/demo_check --data $(BUILD)/books.csv --min_rating 1 --train_epochs 2 --save $(BUILD)/books.ncf --recommend 276730 > $(BUILD)/books.log && grep -q "^read as: ';'-separated$(comma) header$(comma) user=User-ID item=ISBN rating=Book-Rating$(comma) no timestamps$(comma) item ids as text$$" $(BUILD)/books.log && grep -q '^kept .*--min_rating 1 dropped [1-9][0-9]* interactions' $(BUILD)/books.log && grep -q '^  [1-9]  *0[0-9]*X*  ' $(BUILD)/books.log)
+	$(call build_check,demo --holdout none trains on everything and saves; nothing to evaluate,$(BUILD)/demo_check --data $(BUILD)/books.csv --holdout none --train_epochs 1 --save $(BUILD)/none.ncf > $(BUILD)/none.log && grep -q '^No evaluation' $(BUILD)/none.log && ! grep -q '^Iteration' $(BUILD)/none.log && test -s $(BUILD)/none.ncf)
 	@$(CC) -Os -std=c99 -I. -c $(BUILD)/impl.c -o $(BUILD)/full.o && \
 	  echo "object code at -Os: NCF_INFERENCE_ONLY $$(size $(BUILD)/infer.o | awk 'NR==2{print $$1}') bytes, full library $$(size $(BUILD)/full.o | awk 'NR==2{print $$1}') bytes"
 
@@ -208,6 +212,8 @@ bench: | $(BUILD)
 	    tee -a $(BUILD)/bench.jsonl < $(BUILD)/case.json; done; \
 	  kill $$busy
 	@$(BUILD)/bench --bench load | tee -a $(BUILD)/bench.jsonl
+	@$(MAKE) --no-print-directory bench-load BASE=$(BASE)
+	@$(BUILD)/bench --bench serve-ids | tee -a $(BUILD)/bench.jsonl
 	@rm -f $(BUILD)/peak.txt; if [ -f $(PEERS)/peak.c ]; then $(CC) -O3 -march=native -fopenmp $(PEERS)/peak.c -o $(BUILD)/peak && $(BUILD)/peak | tee $(BUILD)/peak.txt; fi
 	@$(BUILD)/bench --bench-summary $(BUILD)/bench.jsonl $(BUILD)/peak.txt
 	@if [ -f $(PEERS)/torch_neumf.py ] && $(PY) -c 'import torch' 2>/dev/null; then \
@@ -217,6 +223,30 @@ bench: | $(BUILD)
 	    printf '%s ' "$${a%%:*}"; OPENBLAS_CORETYPE=Cooperlake $(PY) $(PEERS)/torch_neumf.py $${a#*:} 2>/dev/null | tail -n 1; \
 	  done | tee $(BUILD)/peer.jsonl; \
 	else echo "(PyTorch peer skipped: needs $(PEERS)/torch_neumf.py and python3-torch)"; fi
+
+# Loading a 20M-line ml-20m-sized ratings.csv (min_ratings 20), each load in a fresh process
+# for its time and peak memory: integer ids, the same with every id a 16-character string,
+# and (BASE=REV) REV's loader on the integer file; 3 rounds in turn, medians.
+LOADPROG = '\#define _POSIX_C_SOURCE 200809L\n\#define NCF_IMPLEMENTATION\n\#include "ncf.h"\n\#include <stdio.h>\n\#include <stdlib.h>\n\#include <string.h>\n\#include <time.h>\n\
+int main(int argc, char **argv) {\n  ncf_dataset d; ncf_load_opts o = ncf_load_opts_default(); struct timespec a, b; char line[256]; double kb = 0; FILE *f; int rc;\n\
+  if (argc < 2) return 2;\n  o.min_ratings = 20;\n  clock_gettime(CLOCK_MONOTONIC, &a); rc = ncf_load_dataset(&d, argv[1], &o); clock_gettime(CLOCK_MONOTONIC, &b);\n\
+  if (rc) { fprintf(stderr, "%%s\\n", ncf_error_text()); return 1; }\n  f = fopen("/proc/self/status", "r");\n\
+  while (f && fgets(line, sizeof line, f)) if (!strncmp(line, "VmHWM:", 6)) kb = atof(line + 6);\n\
+  printf("\\"load_s\\":%%.2f,\\"peak_rss_mb\\":%%.0f,\\"users\\":%%d,\\"items\\":%%d}\\n", (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec), kb / 1024, d.num_users, d.num_items);\n\
+  ncf_dataset_free(&d); return 0; }\n'
+bench-load: | $(BUILD)
+	@printf $(LOADPROG) > $(BUILD)/loadprog.c
+	$(BENCHCC) -I. $(BUILD)/loadprog.c -o $(BUILD)/load_ours -lm
+	@if [ -n "$(BASE)" ]; then rm -rf $(BUILD)/base_load && mkdir -p $(BUILD)/base_load && git archive $(BASE) ncf.h | tar -x -C $(BUILD)/base_load && \
+	  $(BENCHCC) -I$(BUILD)/base_load $(BUILD)/loadprog.c -o $(BUILD)/load_base -lm; fi
+	@$(BENCHCC) tests.c -o $(BUILD)/bench -lm
+	@$(BUILD)/bench --bench write-ratings $(BUILD)/r_int.csv int && $(BUILD)/bench --bench write-ratings $(BUILD)/r_text.csv text
+	@for r in 1 2 3; do \
+	  for run in "ours int r_int" "ours text r_text" "base int r_int"; do set -- $$run; \
+	    [ -x $(BUILD)/load_$$1 ] || continue; \
+	    printf '{"case":"load_file","build":"%s","ids":"%s",' $$1 $$2; $(BUILD)/load_$$1 $(BUILD)/$$3.csv || exit 1; \
+	  done; done | tee -a $(BUILD)/bench.jsonl
+	@rm -f $(BUILD)/r_int.csv $(BUILD)/r_text.csv
 
 # The tail of a recipe line that set $$need to the Debian packages missing: installs them when
 # root with apt-get, else says what to install and fails. $(1): the target's name.
@@ -371,7 +401,7 @@ device: | $(BUILD)
 # libFuzzer (clang): one binary per reader, each run FUZZ_SECONDS on a scratch
 # corpus seeded from fuzz/corpus/NAME. Crashing inputs land in $(BUILD)/fuzz/.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := 1:model 2:dat 3:csv 4:tab 5:ncf
+FUZZ_TARGETS := 1:model 2:dat 3:csv 4:tab 5:ncf 6:log
 fuzz: | $(BUILD)
 	@mkdir -p $(BUILD)/fuzz
 	@set -e; for t in $(FUZZ_TARGETS); do n=$${t%%:*}; name=$${t#*:}; \

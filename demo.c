@@ -2,7 +2,8 @@
 
      make demo && ./demo                                  built-in synthetic data
      ./demo --data ml-1m/ratings.dat                      MovieLens as downloaded
-     ./demo --data ../shared/data/ml-1m-ncf/ml-1m         the NCF paper's split
+     ./demo --data ml-1m-ncf/ml-1m                        the NCF paper's split
+     ./demo --data plays.tsv --holdout none --save m.ncf  your own log, the model to ship
      ./demo --help                                        every flag
 */
 #ifndef _WIN32
@@ -50,10 +51,11 @@ typedef struct {
     ncf_config cfg;
     int train_epochs, epochs_between_evals, eval_negatives, full_ranking, threads, hash_pipeline, validation, int8;
     int full_users;
-    int min_ratings, top_k, syn_users, syn_items, checkpoint_every, recommend_k, has_recommend;
-    long long recommend_user;
+    int min_ratings, top_k, syn_users, syn_items, checkpoint_every, recommend_k;
+    const char *recommend_user; /* as the data writes it */
     long long syn_ratings;
     double hr_threshold;
+    ncf_load_opts load_opts;    /* --format, --sep, --header, the columns, --min_rating, --holdout */
 } options;
 
 static double now(void)
@@ -79,7 +81,17 @@ static void usage(FILE *f)
         "  --data_dir DIR --dataset NAME   DIR/NAME/ratings.dat|ratings.csv|u.data, or DIR/NAME.train.rating\n"
         "  --dataset synthetic      built-in data (default); sized by --synthetic_users, --synthetic_items,\n"
         "                           --synthetic_ratings (default 3000, 1500, 150000)\n"
-        "  --min_ratings N          drop users with fewer ratings (default 20, as TF; raw files only)\n"
+        "  --format auto|dat|csv|tab|ncf   how to read --data (default auto: the paper split by its names,\n"
+        "                           else any delimited log, its separator, header and columns found)\n"
+        "  --sep S                  the field separator: , ; tab | :: or space (runs of blanks)\n"
+        "  --header yes|no          whether the first line names the columns (default: found)\n"
+        "  --user_col C --item_col C --rating_col C --time_col C   a column by header name (case and\n"
+        "                           punctuation ignored) or 1-based number; '' for none (rating, time)\n"
+        "  --min_rating X           only interactions rated at least X are positives (default: all)\n"
+        "  --min_ratings N          drop users with fewer positives (default 0: keep all)\n"
+        "  --holdout latest|random|none   each user's test item: the latest by timestamp, one drawn by\n"
+        "                           the seed, or none (train on everything: the model to ship). Default:\n"
+        "                           latest with a timestamp column, else random\n"
         "  --eval_negatives N       sampled negatives per test user (default: the split's file, else 99;\n"
         "                           999 with --ml_perf)\n"
         "model:\n"
@@ -117,8 +129,9 @@ static void usage(FILE *f)
         "  --hash_pipeline          print each epoch's input pipeline hash (first batch, all batches)\n"
         "  --log FILE.csv           one CSV row per epoch: loss and every figure\n"
         "  --plot FILE.svg          loss and HR/NDCG per epoch as a picture, redrawn at each evaluation\n"
-        "  --recommend USER         print the --recommend_k K (default 10) best unrated items for USER (a raw\n"
-        "                           id), with titles from movies.dat, movies.csv or u.item beside the data\n"
+        "  --recommend USER         print the --recommend_k K (default 10) best unrated items for USER (its\n"
+        "                           id as the data writes it), with titles from movies.dat, movies.csv or\n"
+        "                           u.item beside the data\n"
         "  --save FILE              save the model (with Adam state) after training\n"
         "  --int8                   save (--save, --save_best) with int8 embedding rows: about 3x smaller,\n"
         "                           for serving (no Adam state to resume from)\n"
@@ -203,7 +216,8 @@ static int takes_value(const char *flag)
         "--beta1", "--beta2", "--epsilon", "--num_factors", "--layers", "--mf_regularization",
         "--mlp_regularization", "--num_neg", "--train_epochs", "--epochs_between_evals", "--hr_threshold",
         "--seed", "--eval_negatives", "--threads", "--min_ratings", "--top_k", "--synthetic_users",
-        "--synthetic_items", "--synthetic_ratings"};
+        "--synthetic_items", "--synthetic_ratings", "--format", "--sep", "--header", "--user_col", "--item_col",
+        "--rating_col", "--time_col", "--min_rating", "--holdout"};
     size_t k;
     for (k = 0; k < sizeof names / sizeof *names; k++)
         if (!strcmp(flag, names[k])) return 1;
@@ -216,7 +230,8 @@ static int parse_args(int argc, char **argv, options *o)
     memset(o, 0, sizeof *o);
     o->cfg = ncf_config_default();
     o->dataset = "synthetic";
-    o->train_epochs = 20, o->epochs_between_evals = 1, o->min_ratings = 20, o->top_k = 10;
+    o->train_epochs = 20, o->epochs_between_evals = 1, o->min_ratings = 0, o->top_k = 10;
+    o->load_opts = ncf_load_opts_default();
     o->syn_users = 3000, o->syn_items = 1500, o->syn_ratings = 150000;
     o->hr_threshold = 2.0, o->recommend_k = 10, o->alpha = 0.5;
     for (i = 1; i < argc; i++) {
@@ -254,7 +269,38 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--full_users")) { if (!parse_int(a, v, 1, 1 << 30, &n)) return 0; o->full_users = (int)n; }
         else if (!strcmp(a, "--save")) o->save = v;
         else if (!strcmp(a, "--save_best")) o->save_best = v;
-        else if (!strcmp(a, "--recommend")) { if (!parse_int(a, v, -(1LL << 62), 1LL << 62, &o->recommend_user)) return 0; o->has_recommend = 1; }
+        else if (!strcmp(a, "--recommend")) {
+            if (o->recommend_user) fprintf(stderr, "demo: warning: a second --recommend replaces '%s'\n", o->recommend_user);
+            o->recommend_user = v;
+        }
+        else if (!strcmp(a, "--format")) {
+            static const char *const names[] = {"auto", "dat", "csv", "tab", "ncf"};
+            int k;
+            for (k = 0; k < 5 && strcmp(v, names[k]); k++) {}
+            if (k == 5) return bad_value(a, v, "auto, dat, csv, tab or ncf");
+            o->load_opts.format = (ncf_format)k;
+        }
+        else if (!strcmp(a, "--sep")) {
+            o->load_opts.sep = !strcmp(v, "tab") || !strcmp(v, "\\t") ? "\t" : !strcmp(v, "space") ? " " : v;
+            if (!*v || strlen(v) > 3) return bad_value(a, v, "1 to 3 characters, tab or space");
+        }
+        else if (!strcmp(a, "--header")) {
+            if (!strcmp(v, "yes")) o->load_opts.header = NCF_HEADER_YES;
+            else if (!strcmp(v, "no")) o->load_opts.header = NCF_HEADER_NO;
+            else if (!strcmp(v, "auto")) o->load_opts.header = NCF_HEADER_AUTO;
+            else return bad_value(a, v, "yes, no or auto");
+        }
+        else if (!strcmp(a, "--user_col")) o->load_opts.columns[NCF_COL_USER] = v;
+        else if (!strcmp(a, "--item_col")) o->load_opts.columns[NCF_COL_ITEM] = v;
+        else if (!strcmp(a, "--rating_col")) o->load_opts.columns[NCF_COL_RATING] = v;
+        else if (!strcmp(a, "--time_col")) o->load_opts.columns[NCF_COL_TIME] = v;
+        else if (!strcmp(a, "--min_rating")) { if (!parse_float(a, v, -1e30, 1e30, &x)) return 0; o->load_opts.min_rating = (float)x; }
+        else if (!strcmp(a, "--holdout")) {
+            if (!strcmp(v, "latest")) o->load_opts.holdout = NCF_HOLDOUT_LATEST;
+            else if (!strcmp(v, "random")) o->load_opts.holdout = NCF_HOLDOUT_RANDOM;
+            else if (!strcmp(v, "none")) o->load_opts.holdout = NCF_HOLDOUT_NONE;
+            else return bad_value(a, v, "latest, random or none");
+        }
         else if (!strcmp(a, "--recommend_k") || !strcmp(a, "--topk")) {
             if (!strcmp(a, "--topk")) fprintf(stderr, "demo: warning: --topk is now --recommend_k (--top_k is HR@K)\n");
             if (!parse_int(a, v, 1, 1 << 20, &n)) return 0;
@@ -436,31 +482,30 @@ static const char *model_name(ncf_model_type t)
 }
 
 /* A model answers about the ids it was trained on: the data must have the same users and
-   items under the same raw ids, not merely as many (a model file without ids is matched by
+   items under the same ids, not merely as many (a model file without ids is matched by
    counts, with a warning). */
 static int same_ids(const ncf_model *m, const ncf_dataset *d, const char *path)
 {
-    int k;
+    char a[NCF_MAX_ID_BYTES + 1], b[NCF_MAX_ID_BYTES + 1];
+    int k, t;
     if (m->cfg.num_users != d->num_users || m->cfg.num_items != d->num_items) {
         fprintf(stderr, "demo: %s has %d users and %d items, the data %d and %d: not the same dataset\n", path,
                 m->cfg.num_users, m->cfg.num_items, d->num_users, d->num_items);
         return 0;
     }
-    if (!m->raw_user || !m->raw_item) {
-        fprintf(stderr, "demo: warning: %s holds no raw ids; assuming the data's ids are its own\n", path);
+    if (ncf_user_id(m, 0, a, sizeof a) < 0) {
+        fprintf(stderr, "demo: warning: %s holds no ids; assuming the data's ids are its own\n", path);
         return 1;
     }
-    for (k = 0; k < d->num_users; k++)
-        if (m->raw_user[k] != d->raw_user[k]) {
-            fprintf(stderr, "demo: %s was trained on other users: its user %d is id %lld, the data's is %lld\n", path,
-                    k, (long long)m->raw_user[k], (long long)d->raw_user[k]);
-            return 0;
-        }
-    for (k = 0; k < d->num_items; k++)
-        if (m->raw_item[k] != d->raw_item[k]) {
-            fprintf(stderr, "demo: %s was trained on other items: its item %d is id %lld, the data's is %lld\n", path,
-                    k, (long long)m->raw_item[k], (long long)d->raw_item[k]);
-            return 0;
+    for (t = 0; t < 2; t++)
+        for (k = 0; k < (t ? d->num_items : d->num_users); k++) {
+            if (t) ncf_item_id(m, k, a, sizeof a), ncf_dataset_item_id(d, k, b, sizeof b);
+            else ncf_user_id(m, k, a, sizeof a), ncf_dataset_user_id(d, k, b, sizeof b);
+            if (strcmp(a, b)) {
+                fprintf(stderr, "demo: %s was trained on other %s: its %s %d is id '%s', the data's is '%s'\n", path,
+                        t ? "items" : "users", t ? "item" : "user", k, a, b);
+                return 0;
+            }
         }
     return 1;
 }
@@ -523,7 +568,64 @@ static int save_model(const ncf_model *m, const char *path, int int8)
     return all_ok(ok);
 }
 
+/* What the loader read and dropped, a line each. */
+static void print_read_as(const ncf_dataset *d, const options *o)
+{
+    static const char *const names[4] = {"user", "item", "rating", "time"};
+    const ncf_load_report *r = &d->report;
+    int c;
+    if (r->sep[0] == '\t') printf("read as: TAB-separated");
+    else if (r->sep[0] == ' ') printf("read as: blank-separated");
+    else printf("read as: '%s'-separated", r->sep);
+    printf(", %s,", r->header ? "header" : "no header");
+    for (c = 0; c < 4; c++)
+        if (r->columns[c][0]) printf(" %s=%s", names[c], r->columns[c]);
+    printf("%s", r->columns[NCF_COL_TIME][0] ? "" : ", no timestamps");
+    if (r->text_ids[0] || r->text_ids[1])
+        printf(", %s ids as text", r->text_ids[0] && r->text_ids[1] ? "user and item" : r->text_ids[0] ? "user" : "item");
+    printf("\n");
+    printf("kept %lld positives of %lld interactions, %d of %d users, %d of %d items: ",
+           (long long)(r->interactions - r->below_min_rating - r->few_ratings - r->duplicates), (long long)r->interactions,
+           d->num_users, r->users_read, d->num_items, r->items_read);
+    if (o->load_opts.min_rating > -HUGE_VALF)
+        printf("--min_rating %g dropped %lld interactions (%d users and %d items left with none); ", o->load_opts.min_rating,
+               (long long)r->below_min_rating, r->users_below_min_rating, r->items_below_min_rating);
+    printf("--min_ratings %d dropped %d users (%lld positives; %d items only they had); %lld repeated pairs merged\n",
+           o->min_ratings, r->users_few_ratings, (long long)r->few_ratings, r->items_few_ratings, (long long)r->duplicates);
+    if (r->holdout == NCF_HOLDOUT_LATEST) printf("held out: each user's latest interaction%s (--holdout)\n",
+                                                 r->columns[NCF_COL_TIME][0] ? " by timestamp" : ", by line order");
+    else if (r->holdout == NCF_HOLDOUT_RANDOM) printf("held out: one interaction per user, drawn by the seed%s (--holdout)\n",
+                                                      r->columns[NCF_COL_TIME][0] ? "" : ": the file has no timestamps");
+    else if (r->holdout == NCF_HOLDOUT_NONE) printf("held out: nothing (--holdout none): trained on every interaction, "
+                                                    "no evaluation\n");
+}
+
+/* --recommend: the user's best unrated items, by the ids the data writes; 0 after saying why. */
+static int recommend(const ncf_model *m, const options *o, const char *path)
+{
+    ncf_rec_opts ro = ncf_rec_opts_default();
+    int32_t *items = (int32_t *)malloc(sizeof(int32_t) * (size_t)o->recommend_k);
+    float *scores = (float *)malloc(sizeof(float) * (size_t)o->recommend_k);
+    int u = ncf_user_index(m, o->recommend_user), n, l;
+    ro.k = o->recommend_k;
+    n = !items || !scores ? NCF_ERR_NOMEM : u < 0 ? u : ncf_recommend_index(m, u, &ro, items, scores);
+    if (n < 0) fprintf(stderr, "demo: %s\n", n == NCF_ERR_NOMEM ? "out of memory" : ncf_error_text());
+    else printf("Top %d for user %s (items the user rated are skipped; scores are logits):\n", n, o->recommend_user);
+    for (l = 0; l < n; l++) {
+        char id[NCF_MAX_ID_BYTES + 1], title[512] = "", *end;
+        long long num;
+        ncf_item_id(m, items[l], id, sizeof id);
+        num = strtoll(id, &end, 10);
+        if (path && !*end) movie_title(path, num, title, sizeof title);
+        printf("%3d  %8s  %8.4f  %s\n", l + 1, id, scores[l], title);
+    }
+    free(items), free(scores);
+    return n >= 0;
+}
+
 /* ---- evaluation, log and plot ---- */
+
+
 
 /* One epoch's figures: sampled and full ranking, for the test and validation items. */
 typedef struct {
@@ -537,6 +639,26 @@ static int full_users(const options *o, const ncf_dataset *d)
 {
     if (o->full_users) return o->full_users;
     return (double)d->num_users * d->num_items <= 1e8 ? 0 : (int)(1e8 / d->num_items);
+}
+
+/* The popularity baseline's figures on the evaluation's candidates, as an epoch row (epoch -1,
+   "popularity" in the log). */
+static int popularity(const options *o, const ncf_dataset *d, epoch_row *r)
+{
+    ncf_eval_opts e = ncf_eval_opts_default();
+    int target;
+    e.k = o->top_k, e.seed = o->cfg.seed, e.max_users = full_users(o, d);
+    memset(r, 0, sizeof *r);
+    r->epoch = -1;
+    for (target = 0; target < (d->val_item ? 2 : 1); target++) {
+        e.target = target ? NCF_EVAL_VALIDATION : NCF_EVAL_TEST;
+        e.full_ranking = 0;
+        if (ncf_evaluate_popularity(d, &e, target ? &r->val : &r->test) != NCF_OK) return 0;
+        e.full_ranking = 1;
+        if (ncf_evaluate_popularity(d, &e, target ? &r->val_full : &r->test_full) != NCF_OK) return 0;
+    }
+    r->evaluated = 1;
+    return 1;
 }
 
 static int evaluate(ncf_model *m, const ncf_dataset *d, const ncf_eval_opts *e, ncf_metrics *out)
@@ -591,7 +713,8 @@ static void log_row(FILE *f, const epoch_row *r, int validation)
     const ncf_metrics *m[4];
     int j;
     m[0] = &r->test, m[1] = &r->test_full, m[2] = &r->val, m[3] = &r->val_full;
-    fprintf(f, "%d,", r->epoch);
+    if (r->epoch < 0) fprintf(f, "popularity,"); /* the baseline's row, before the first evaluation's */
+    else fprintf(f, "%d,", r->epoch);
     if (r->trained) fprintf(f, "%.6f", r->loss); /* the untrained model has no training loss */
     for (j = 0; j < 4; j++)
         if (r->evaluated && (j < 2 || validation)) fprintf(f, ",%.6f,%.6f,%.6f", m[j]->hr, m[j]->ndcg, m[j]->mrr);
@@ -726,8 +849,8 @@ static int run(const options *o)
     char buf[2048], title[256];
     const char *path = data_path(o, buf, sizeof buf);
     double t, train_s = 0;
-    epoch_row *rows = NULL, best;
-    int epoch, l, rc = 1, first = 0, nrows = 0, k = o->top_k;
+    epoch_row *rows = NULL, best, pop;
+    int epoch, l, rc = 1, first = 0, nrows = 0, k = o->top_k, evaluable;
 
     if (o->threads) ncf_set_threads(o->threads);
     if (o->load) { /* first: its seed (and config) win, so its figures come out the same */
@@ -736,7 +859,7 @@ static int run(const options *o)
     }
     t = now();
     if (path) {
-        ncf_load_opts lo = ncf_load_opts_default();
+        ncf_load_opts lo = o->load_opts;
         lo.min_ratings = o->min_ratings;
         lo.eval_negatives = o->eval_negatives;
         lo.seed = cfg.seed;
@@ -766,16 +889,27 @@ static int run(const options *o)
         int test_users = 0, val_users = 0, u, fu = full_users(o, &data);
         for (u = 0; u < data.num_users; u++) test_users += data.test_item[u] >= 0;
         for (u = 0; u < data.num_users && data.val_item; u++) val_users += data.val_item[u] >= 0;
-        printf("data: %s: %d users, %d items, %lld training positives, %d test users, %d eval candidates per user "
-               "(%.1f s)\n",
-               path ? path : "synthetic", data.num_users, data.num_items, (long long)data.num_train, test_users,
-               data.num_eval_neg + 1, now() - t);
+        printf("data: %s: %d users, %d items, %lld training positives, %d test users", path ? path : "synthetic",
+               data.num_users, data.num_items, (long long)data.num_train, test_users);
+        if (test_users) printf(", %d eval candidates per user", data.num_eval_neg + 1);
+        printf(" (%.1f s)\n", now() - t);
         if (data.val_item)
             printf("validation: %d users, %s, %d candidates each; the best epoch is chosen on it\n", val_users,
                    data.recent_item ? "each one's second latest rating" : "one training item each, drawn by the seed",
                    data.num_val_neg + 1);
         if (fu && fu < test_users)
             printf("full ranking: a fixed sample of about %d of the %d users (--full_users)\n", fu, test_users);
+        if (path) print_read_as(&data, o);
+    }
+    evaluable = data.report.holdout != NCF_HOLDOUT_NONE;
+    if (!evaluable && (o->save_best || o->hr_threshold <= 1)) {
+        fprintf(stderr, "demo: --save_best and --hr_threshold need a held-out item (--holdout latest or random)\n");
+        goto done;
+    }
+    memset(&pop, 0, sizeof pop);
+    if (evaluable && !popularity(o, &data, &pop)) { /* before any sharding: the baseline needs the whole data */
+        fprintf(stderr, "demo: %s\n", ncf_error_text());
+        goto done;
     }
     cfg.num_users = data.num_users, cfg.num_items = data.num_items;
     if (o->load) {
@@ -839,10 +973,10 @@ static int run(const options *o)
             memset(&ps, 0, sizeof ps);
             ps.tty = isatty(2), ps.epoch = epoch, ps.epochs = o->train_epochs;
             if (o->hash_pipeline) {
-                uint64_t first, all;
-                ncf_sampler_hash(&sampler, epoch, cfg.batch_size, &first, &all);
+                uint64_t first_batch, all_batches;
+                ncf_sampler_hash(&sampler, epoch, cfg.batch_size, &first_batch, &all_batches);
                 printf("Epoch %d pipeline hash: first batch %016llx, all batches %016llx\n", epoch,
-                       (unsigned long long)first, (unsigned long long)all);
+                       (unsigned long long)first_batch, (unsigned long long)all_batches);
             }
             t = now();
             if (train_epoch(model, &sampler, epoch, &ps, &r->loss) != NCF_OK) {
@@ -864,6 +998,11 @@ static int run(const options *o)
                 continue;
             }
         }
+        if (!evaluable) { /* --holdout none: training only */
+            if (r->trained) printf("Epoch %d: loss = %.4f, train %.1f s (%.0f ex/s)\n", epoch, r->loss, train_s, r->rate);
+            if (logf && r->trained) log_row(logf, r, 0);
+            continue;
+        }
         t = now();
         if (!evaluate_epoch(model, &data, o, r)) {
             fprintf(stderr, "demo: %s\n", ncf_error_text());
@@ -875,6 +1014,11 @@ static int run(const options *o)
         printf(", eval %.2f s\n", r->eval_s);
         print_metrics("test", &r->test, &r->test_full, k);
         if (o->validation) print_metrics("validation", &r->val, &r->val_full, k);
+        if (nrows == 1) { /* the first evaluation: is the model better than popular items? */
+            print_metrics("popularity", &pop.test, &pop.test_full, k);
+            if (o->validation) print_metrics("(valid.)", &pop.val, &pop.val_full, k);
+            if (logf) log_row(logf, &pop, o->validation);
+        }
         fflush(stdout);
         if (logf) log_row(logf, r, o->validation);
         if (chosen_by(o, r)->hr > (best.epoch < 0 ? -1.0 : chosen_by(o, &best)->hr)) {
@@ -889,7 +1033,9 @@ static int run(const options *o)
             break;
         }
     }
-    if (!o->validation)
+    if (!evaluable)
+        printf("No evaluation: nothing was held out (--holdout none)\n");
+    else if (!o->validation)
         printf("Best: iteration %d, HR = %.4f, NDCG = %.4f\n", best.epoch, best.test.hr, best.test.ndcg);
     else {
         printf("Best by validation%s HR@%d: iteration %d (validation HR@%d %.4f); its test figures:\n",
@@ -901,20 +1047,7 @@ static int run(const options *o)
         if (!save_model(model, o->save, o->int8)) goto done;
         printf("saved %s (epoch %lld)\n", o->save, (long long)model->epoch);
     }
-    if (o->has_recommend && ON_ROOT) {
-        int64_t *items = (int64_t *)malloc(sizeof(int64_t) * (size_t)o->recommend_k);
-        float *scores = (float *)malloc(sizeof(float) * (size_t)o->recommend_k);
-        int n = items && scores ? ncf_recommend(model, o->recommend_user, o->recommend_k, NCF_EXCLUDE_RATED, items, scores) : NCF_ERR_NOMEM;
-        if (n < 0) fprintf(stderr, "demo: %s\n", ncf_error_text());
-        else printf("Top %d for user %lld (items the user rated are skipped):\n", n, o->recommend_user);
-        for (l = 0; l < n; l++) {
-            char title[512] = "";
-            if (path) movie_title(path, (long long)items[l], title, sizeof title);
-            printf("%3d  %8lld  %8.4f  %s\n", l + 1, (long long)items[l], scores[l], title);
-        }
-        free(items), free(scores);
-        if (n < 0) goto done;
-    }
+    if (o->recommend_user && ON_ROOT && !recommend(model, o, path)) goto done;
     rc = 0;
 done:
     if (logf && fclose(logf) != 0) { fprintf(stderr, "demo: %s: write failed\n", o->log); rc = 1; }

@@ -1,4 +1,4 @@
-/* ncf.h - v0.5.1 - Neural Collaborative Filtering (NeuMF) in one C header.
+/* ncf.h - v0.6.0 - Neural Collaborative Filtering (NeuMF) in one C header.
 
    He et al., "Neural Collaborative Filtering", WWW 2017, as TensorFlow's
    official NCF (the MLPerf reference) trains and evaluates it: MovieLens,
@@ -74,7 +74,7 @@
      return 1;
 
    THREAD SAFETY
-     Serving only reads a model: ncf_predict, ncf_predict_batch and ncf_recommend
+     Serving only reads a model: ncf_predict, ncf_predict_indices and ncf_recommend
      (and the _with forms, each thread with its own workspace) may run on one model
      from any number of threads at once (each call has its own buffers; ids are found
      by binary search). Training, evaluating, loading ids or
@@ -93,6 +93,16 @@
      other runs on one thread.
 
    CHANGELOG
+     0.6.0  Your own logs: any delimited file (separator, header and columns found or given,
+            RFC 4180 quotes, LF/CRLF/CR, BOM); ncf_load_dataset_mem. Ids kept as written
+            (text ids: ncf_dataset.user_text, model format 4; formats 2 and 3 still read).
+            ncf_load_opts: holdout (latest, random, none), min_rating, sep, header, columns;
+            ncf_dataset.report says what was read and dropped. A user with one interaction
+            keeps it for training. API: ncf_user_index, ncf_item_index, ncf_user_id,
+            ncf_item_id (and ncf_dataset_*), ncf_predict_indices (ncf_predict_batch, its old
+            name, goes in 0.7), ncf_recommend_index with ncf_rec_opts, ncf_evaluate_popularity;
+            ncf_evaluate refuses a dataset that holds nothing out. ncf_recommend refuses text
+            item ids.
      0.5.1  Faster training (MLPerf config 1.2x): the GEMM tile clamps whole vectors and
             keeps its sums in registers; a dW unit spans several row tiles; phase 1 works a
             claim in cache-sized spans; the output layer sums in eight partial sums, so
@@ -146,9 +156,9 @@
 #endif
 
 #define NCF_VERSION_MAJOR 0
-#define NCF_VERSION_MINOR 5
-#define NCF_VERSION_PATCH 1
-#define NCF_VERSION_STRING "0.5.1"
+#define NCF_VERSION_MINOR 6
+#define NCF_VERSION_PATCH 0
+#define NCF_VERSION_STRING "0.6.0"
 
 #ifndef NCFDEF
 #if defined(NCF_STATIC) && (defined(__GNUC__) || defined(__clang__))
@@ -163,6 +173,7 @@
 #ifndef NCF_MAX_LAYERS
 #define NCF_MAX_LAYERS 8
 #endif
+#define NCF_MAX_ID_BYTES 256 /* the longest id (as written) a file may hold */
 
 #ifdef __cplusplus
 extern "C" {
@@ -222,7 +233,25 @@ NCFDEF int ncf_get_threads(void);
 
 #ifndef NCF_INFERENCE_ONLY /* NCF_INFERENCE_ONLY: models, predict, recommend, save/load only */
 /* ---- data ------------------------------------------------------------------ */
-/* Implicit feedback after the leave-one-out split. Ids are dense 0-based.
+/* What a load read and dropped (ncf_dataset.report): enough to print one line of each. */
+typedef struct ncf_load_report {
+    char sep[4];                /* the field separator: "::", "\t", ",", ";", "|", or " " (runs of blanks) */
+    int header;                 /* 1: the first line named the columns */
+    char columns[4][40];        /* user, item, rating, timestamp: the header's name, "column N", or "" (absent) */
+    int holdout;                /* the NCF_HOLDOUT_* applied */
+    int text_ids[2];            /* users, items: 1 when kept as text (some id is not a plain integer) */
+    int64_t interactions;       /* lines read */
+    int users_read, items_read; /* distinct ids in the file */
+    int64_t below_min_rating;   /* interactions rated below min_rating (not positives) */
+    int users_below_min_rating, items_below_min_rating; /* ids left with no positive by it */
+    int64_t few_ratings;        /* positives of the users under min_ratings */
+    int users_few_ratings, items_few_ratings; /* the users dropped, and the items only they rated */
+    int64_t duplicates;         /* repeated (user, item) positives merged into one */
+} ncf_load_report;
+
+/* Implicit feedback after the hold-out split. Ids are dense 0-based indices: index k of users
+   is the k-th user id in ascending order (integers by value, text by bytes), so an id is
+   found by bisection (ncf_dataset_user_index) and an index named (ncf_dataset_user_id).
    Owns all its arrays; release with ncf_dataset_free. */
 typedef struct ncf_dataset {
     int num_users, num_items;
@@ -233,7 +262,7 @@ typedef struct ncf_dataset {
     int32_t *test_item;     /* [num_users] held-out item, -1 when the user has none */
     int num_eval_neg;       /* eval candidates per user besides the test item */
     int32_t *eval_neg;      /* [num_users*num_eval_neg], rows of test users valid */
-    int64_t *raw_user;      /* [num_users] id in the source file */
+    int64_t *raw_user;      /* [num_users] integer ids, ascending; NULL when the ids are text */
     int64_t *raw_item;      /* [num_items] */
     int32_t *recent_item;   /* [num_users] latest training item by timestamp, -1 when unknown;
                                NULL where the source has no timestamps (the paper split, synthetic) */
@@ -247,36 +276,84 @@ typedef struct ncf_dataset {
     int64_t train_lo;
     int64_t total_train;    /* a shard: the positives of the whole data; 0 for whole data */
     int *groups;            /* a shard: [NCF_MPI_GROUPS + 1] the first user of each group */
+    /* Ids kept as the file wrote them: where a column has an id that is not a plain integer
+       (digits, no sign, no leading zero, below 2^62: "0440213320", "034545104X", "u17"), every
+       id of it is its bytes, id k being user_text[user_text_at[k] .. user_text_at[k+1]), in
+       ascending byte order; raw_user is then NULL. NULL for integer ids. */
+    char *user_text, *item_text;
+    int64_t *user_text_at, *item_text_at; /* [num_users+1], [num_items+1] */
+    ncf_load_report report; /* what ncf_load_dataset read and dropped */
 } ncf_dataset;
 
 typedef enum {
-    NCF_FORMAT_AUTO = 0, /* from the name: *.dat, *.csv, u.data / *.data, *.rating / *.negative / prefix */
+    NCF_FORMAT_AUTO = 0, /* the paper split by its names, else any delimited log, its separator,
+                            header and columns found from its first lines */
     NCF_FORMAT_DAT,      /* ml-1m, ml-10m ratings.dat: user::item::rating::timestamp */
-    NCF_FORMAT_CSV,      /* ml-20m, ml-latest ratings.csv: header, userId,movieId,rating,timestamp */
+    NCF_FORMAT_CSV,      /* comma-separated, with or without a header (ml-20m ratings.csv) */
     NCF_FORMAT_TAB,      /* ml-100k u.data: user<TAB>item<TAB>rating<TAB>timestamp */
     NCF_FORMAT_NCF       /* the paper's split: PREFIX.train.rating, .test.rating, .test.negative */
 } ncf_format;
 
+/* Which interaction of each user is its test item (validation follows the same rule). */
+enum {
+    NCF_HOLDOUT_AUTO = 0, /* latest where the file has timestamps, else random */
+    NCF_HOLDOUT_LATEST,   /* the latest by timestamp (ties, or no timestamps: the later line) */
+    NCF_HOLDOUT_RANDOM,   /* one drawn by the seed */
+    NCF_HOLDOUT_NONE      /* none: train on everything (the model to ship; nothing to evaluate) */
+};
+/* header of ncf_load_opts */
+enum { NCF_HEADER_AUTO = 0, NCF_HEADER_YES = 1, NCF_HEADER_NO = 2 };
+
 typedef struct ncf_load_opts {
     ncf_format format;
-    int min_ratings;    /* drop users with fewer ratings (20 for ml-20m as MLPerf); 0 keeps all */
+    int min_ratings;    /* drop users with fewer positives (20 for ml-20m as MLPerf); 0 keeps all */
     int eval_negatives; /* sampled eval negatives per user (999 for MLPerf); 0: the
                            paper split's own file, or 99 (the paper) for other formats */
-    uint64_t seed;      /* for sampled eval negatives (and the validation items without timestamps) */
+    uint64_t seed;      /* eval negatives, random hold-out and validation items */
     int validation;     /* 1: also hold out a validation item per user (ncf_hold_out_validation) */
+    int holdout;        /* NCF_HOLDOUT_*: which interaction is the test item (AUTO) */
+    float min_rating;   /* only interactions rated at least this are positives (default -inf:
+                           all); needs a rating column */
+    const char *sep;    /* field separator ("::", "\t", ",", ";", "|", " " for runs of blanks);
+                           NULL: found from the first lines */
+    int header;         /* NCF_HEADER_AUTO: found from the first lines (a known column name) */
+    /* user, item, rating, timestamp columns: a header name (case and punctuation ignored) or a
+       1-based number ("3"); NULL: by the header's names (userId, User-ID, ISBN, artistID, ...),
+       or without a header user, item, rating, timestamp in that order. "" : none (rating,
+       timestamp). Timestamps are integers (epoch seconds). */
+    const char *columns[4];
 } ncf_load_opts;
+
+/* indices of ncf_load_opts.columns and ncf_load_report.columns */
+enum { NCF_COL_USER = 0, NCF_COL_ITEM, NCF_COL_RATING, NCF_COL_TIME };
 
 NCFDEF ncf_load_opts ncf_load_opts_default(void);
 #ifndef NCF_NO_STDIO
-/* Loads ratings, remaps ids (ascending raw id order), holds out each user's latest
-   rating (ties: the later line), collapses duplicate (user, item) pairs, and fills
-   eval candidates. opts may be NULL (defaults). On failure *ds is left empty. */
+/* Loads an interaction log: the NCF paper's split by its names, or any delimited file (the
+   MovieLens files as downloaded, a TAB-separated log with a header, a quoted ';' export, ...:
+   RFC 4180 quotes, LF, CRLF or CR line ends, a UTF-8 BOM). Keeps the positives (min_rating),
+   drops users with fewer than min_ratings of them, merges repeated (user, item) pairs, holds
+   out one item per user with two or more (opts.holdout), and draws eval candidates.
+   ds->report says what was read and dropped. opts may be NULL (defaults). On failure *ds is
+   left empty and the message names the file, line and field. */
 NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_opts *opts);
 #endif
+/* The same from a delimited log in memory (not the paper split); name is for messages. buf is
+   only read. */
+NCFDEF int ncf_load_dataset_mem(ncf_dataset *ds, const char *name, const void *buf, size_t len,
+                                const ncf_load_opts *opts);
 /* Builds a dataset from n (user, item, timestamp) triples in memory, as ncf_load_dataset does
-   after parsing. Raw ids must be >= 0. */
+   after parsing (the latest interaction held out). Raw ids must be in [0, 2^62). */
 NCFDEF int ncf_dataset_from_triples(ncf_dataset *ds, const int64_t *users, const int64_t *items,
                                     const int64_t *timestamps, int64_t n, int min_ratings);
+/* A user or item id as the file wrote it ("0440213320", or "42" for an integer id) to its
+   index, or NCF_ERR_ARG when the dataset has no such id. */
+NCFDEF int ncf_dataset_user_index(const ncf_dataset *ds, const char *id);
+NCFDEF int ncf_dataset_item_index(const ncf_dataset *ds, const char *id);
+/* The id of an index as the file wrote it, NUL-terminated into buf: its length, or NCF_ERR_ARG
+   (an index out of range, or buf shorter than the id and its NUL). */
+NCFDEF int ncf_dataset_user_id(const ncf_dataset *ds, int index, char *buf, size_t size);
+NCFDEF int ncf_dataset_item_id(const ncf_dataset *ds, int index, char *buf, size_t size);
 /* Synthetic implicit data: users and items in `rank` taste clusters (each user draws
    70% of its items from its own cluster), power-law item popularity and user
    activity (at least 2 interactions each). One interaction per user is held out. */
@@ -335,7 +412,9 @@ typedef struct ncf_model {
                                                 NULL for an int8 model read in place */
     int64_t step;                   /* Adam steps taken */
     int64_t epoch;                  /* epochs completed (ncf_train_epoch sets it) */
-    int64_t *raw_user, *raw_item;   /* ids in the source data, or NULL (ncf_model_set_ids) */
+    int64_t *raw_user, *raw_item;   /* integer ids of the source data, or NULL (none, or text) */
+    char *user_text, *item_text;    /* text ids, as ncf_dataset's (ncf_model_set_ids), or NULL */
+    int64_t *user_text_at, *item_text_at;
     int64_t *seen_ptr;              /* [num_users+1] where each user's rated items start in seen[] */
     uint8_t *seen;                  /* rated items (training and test), ascending per user, each as
                                        the gap from the one before minus one, a LEB128 varint; or NULL */
@@ -358,7 +437,11 @@ typedef struct ncf_model {
 NCFDEF int ncf_model_create(ncf_model **out, const ncf_config *cfg);
 #endif
 NCFDEF void ncf_model_free(ncf_model *m);
-/* Logits (pre-sigmoid scores) of n (user, item) pairs. */
+/* Logits (pre-sigmoid scores) of n (user index, item index) pairs: dense indices, not ids
+   (ncf_user_index and ncf_item_index find an id's). */
+NCFDEF int ncf_predict_indices(const ncf_model *m, const int32_t *user_index, const int32_t *item_index, int n,
+                               float *logits);
+/* The old name of ncf_predict_indices (0.5); it goes in 0.7. */
 NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n,
                              float *logits);
 /* Call after changing m->params by hand: rebuilds the cached item projection. */
@@ -391,17 +474,42 @@ NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *ite
 NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *data);
 #endif
 
-/* ---- serving (raw ids; needs ncf_model_set_ids or a model file with ids) ------ */
-/* exclude_seen of ncf_recommend: skip the items the user rated (training and test), or not */
+/* ---- serving (needs ncf_model_set_ids or a model file with ids) ---------------- */
+/* Ids and indices. An id is what the user's file wrote ("0440213320", "u17", "42"); an index
+   is its dense position, which the _index calls take. A user or item id to its index, or
+   NCF_ERR_ARG when the model does not know it: */
+NCFDEF int ncf_user_index(const ncf_model *m, const char *id);
+NCFDEF int ncf_item_index(const ncf_model *m, const char *id);
+/* The id of an index, NUL-terminated into buf: its length, or NCF_ERR_ARG (index out of
+   range, no ids, or buf too short: NCF_MAX_ID_BYTES + 1 always suffices). */
+NCFDEF int ncf_user_id(const ncf_model *m, int index, char *buf, size_t size);
+NCFDEF int ncf_item_id(const ncf_model *m, int index, char *buf, size_t size);
+
+/* What ncf_recommend_index returns (ncf_rec_opts_default() gives the values in brackets). */
+typedef struct ncf_rec_opts {
+    int k;                /* the k best items [10] */
+    int exclude_rated;    /* skip the items the user rated, training and test [1] */
+    int probabilities;    /* scores as probabilities, sigmoid(logit) [0: logits] */
+} ncf_rec_opts;
+NCFDEF ncf_rec_opts ncf_rec_opts_default(void);
+/* The k best items for user index u over the catalogue, best first (ties: the lower index),
+   as item indices with their scores (scores may be NULL). Returns how many were written
+   (fewer than k when the catalogue runs out) or a negative NCF_ERR_* code. Scores the
+   catalogue on all threads; reads the model only (see THREAD SAFETY). */
+NCFDEF int ncf_recommend_index(const ncf_model *m, int u, const ncf_rec_opts *opts, int32_t *items,
+                               float *scores);
+
+/* Integer ids (int64): the same for models whose ids are integers. A text id is found by its
+   decimal form (42 finds "42"); a model whose item ids are text has no integer items to
+   return, so ncf_recommend refuses it (ncf_recommend_index and ncf_item_id serve it).
+   exclude_seen of ncf_recommend: skip the items the user rated (training and test), or not */
 enum { NCF_INCLUDE_RATED = 0, NCF_EXCLUDE_RATED = 1 };
 /* The logit of one (user, item). NCF_ERR_ARG for an id the model never saw: new
    users and items (cold start) are out of scope. */
 NCFDEF int ncf_predict(ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit);
-/* The k best items for a user over the whole catalogue, best first (ties: lower
-   dense id first), skipping the items the user rated when exclude_seen is set.
-   Returns how many were written (fewer than k when the catalogue runs out) or a
-   negative NCF_ERR_* code. Reads the model only (see THREAD SAFETY); fast when the
-   item projection cached after training or loading is current. */
+/* ncf_recommend_index by integer ids: the k best items for a user, best first, skipping the
+   items the user rated when exclude_seen is set. Fast when the item projection cached after
+   training or loading is current. */
 NCFDEF int ncf_recommend(ncf_model *m, int64_t raw_user, int k, int exclude_seen, int64_t *out_items,
                          float *out_scores);
 /* The same without the heap, for devices and hot paths: every buffer is carved from the
@@ -422,7 +530,7 @@ NCFDEF int ncf_predict_with(const ncf_model *m, int64_t raw_user, int64_t raw_it
    tables as int8 rows with a float32 scale each), optionally the Adam moments (to resume
    training exactly); CRC32 of all of it. Always little-endian. Version 2 files (0.2.x)
    are still read. */
-#define NCF_FORMAT_VERSION 3
+#define NCF_FORMAT_VERSION 4
 enum {
     NCF_SAVE_MODEL = 0,   /* the model alone: parameters, ids, rated items */
     NCF_SAVE_ADAM = 1,    /* keep the Adam moments, to resume training exactly */
@@ -488,8 +596,12 @@ typedef struct ncf_eval_opts {
 } ncf_eval_opts;
 
 NCFDEF ncf_eval_opts ncf_eval_opts_default(void);
-/* HR, NDCG and MRR of the test or validation items. */
+/* HR, NDCG and MRR of the test or validation items. NCF_ERR_DATA when the dataset holds
+   none out (NCF_HOLDOUT_NONE): there is nothing to evaluate. */
 NCFDEF int ncf_evaluate_with(ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *opts, ncf_metrics *out);
+/* The same figures for the popularity baseline on the same candidates: items scored by their
+   training positives. A model that does not beat it has learned nothing about the users. */
+NCFDEF int ncf_evaluate_popularity(const ncf_dataset *data, const ncf_eval_opts *opts, ncf_metrics *out);
 
 /* Leave-one-out metrics at k. Each test item is ranked against its eval negatives,
    or, with full_ranking, against every item the user did not rate in training.
@@ -839,6 +951,21 @@ static const char *ncf__i64s(int64_t v, int slot)
     return p;
 }
 
+/* A field as text for an error message: up to 160 characters, invisible bytes as \xNN. */
+static const char *ncf__shown(const char *s, const char *e)
+{
+    static NCF__TLS char out[4 * 40 + 1];
+    static const char hex[] = "0123456789ABCDEF";
+    char *o = out;
+    for (; s < e && o - out <= 4 * 39; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c >= 32 && c < 127) *o++ = (char)c;
+        else *o++ = '\\', *o++ = 'x', *o++ = hex[c >> 4], *o++ = hex[c & 15];
+    }
+    *o = 0;
+    return out;
+}
+
 NCFDEF const char *ncf_error_text(void) { return ncf__errbuf; }
 NCFDEF const char *ncf_version(void) { return NCF_VERSION_STRING; }
 
@@ -930,6 +1057,113 @@ static int ncf__find_id(const int64_t *raw, const int32_t *order, int n, int64_t
     return lo < n && raw[order ? order[lo] : lo] == id ? (order ? order[lo] : lo) : -1;
 }
 
+/* Ids as the user's file wrote them. A table is integers ascending (num, read through order
+   when they were given out of order) or text ascending by bytes (at, text), so any id is
+   found by bisection, with no hash map: lookups write nothing, and a table read in place from
+   flash costs no memory. */
+typedef struct {
+    int n;
+    const int64_t *num;  /* integer ids, or NULL */
+    const int32_t *order;/* num's indices in ascending id order, or NULL: num ascends */
+    const char *text;    /* text ids back to back, or NULL */
+    const int64_t *at;   /* [n+1] where id k's bytes start in text */
+} ncf__ids;
+
+/* The byte order of text ids: memcmp's, a prefix first. */
+static int ncf__cmp_text(const char *a, size_t na, const char *b, size_t nb)
+{
+    int c = memcmp(a, b, na < nb ? na : nb);
+    return c ? c : (na > nb) - (na < nb);
+}
+
+/* 1 and *v when [s, e) is a plain integer: digits, no sign, no leading zero, below 2^62 (the
+   ids kept as numbers: their decimal form gives back the bytes as written). */
+static int ncf__plain_int(const char *s, const char *e, int64_t *v)
+{
+    uint64_t x = 0;
+    if (s == e || e - s > 19 || (*s == '0' && e - s > 1)) return 0;
+    for (; s < e; s++) {
+        if (*s < '0' || *s > '9') return 0;
+        x = x * 10 + (uint64_t)(*s - '0');
+    }
+    if (x >= (uint64_t)NCF__MAX_RAW_ID) return 0;
+    *v = (int64_t)x;
+    return 1;
+}
+
+/* Where the text id [s, s+len) is in t, or -1. */
+static int ncf__find_text(const ncf__ids *t, const char *s, size_t len)
+{
+    int lo = 0, hi = t->n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        const char *x = t->text + t->at[mid];
+        if (ncf__cmp_text(x, (size_t)(t->at[mid + 1] - t->at[mid]), s, len) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < t->n && !ncf__cmp_text(t->text + t->at[lo], (size_t)(t->at[lo + 1] - t->at[lo]), s, len) ? lo : -1;
+}
+
+/* The index of id [s, s+len) as written, or -1 (also for a table that holds no ids). */
+static int ncf__ids_find(const ncf__ids *t, const char *s, size_t len)
+{
+    int64_t v;
+    if (t->text) return ncf__find_text(t, s, len);
+    return t->num && ncf__plain_int(s, s + len, &v) ? ncf__find_id(t->num, t->order, t->n, v) : -1;
+}
+
+/* The index of an integer id: a text table is searched for its decimal form. */
+static int ncf__ids_find_int(const ncf__ids *t, int64_t v)
+{
+    const char *d;
+    if (!t->text) return t->num ? ncf__find_id(t->num, t->order, t->n, v) : -1;
+    d = ncf__i64s(v, 1);
+    return ncf__find_text(t, d, strlen(d));
+}
+
+/* Id k NUL-terminated into buf: its length, or -1 (k out of range, no ids, buf too short). */
+static int ncf__ids_name(const ncf__ids *t, int k, char *buf, size_t size)
+{
+    const char *s;
+    size_t n;
+    if (k < 0 || k >= t->n || !buf || (!t->text && !t->num)) return -1;
+    if (t->text) s = t->text + t->at[k], n = (size_t)(t->at[k + 1] - t->at[k]);
+    else s = ncf__i64s(t->num[k], 1), n = strlen(s);
+    if (n >= size) return -1;
+    memcpy(buf, s, n), buf[n] = 0;
+    return (int)n;
+}
+
+static int ncf__index_of(ncf__ids t, const char *id, const char *what)
+{
+    int k = id ? ncf__ids_find(&t, id, strlen(id)) : -1;
+    return k >= 0 ? k : ncf__fail(NCF_ERR_ARG, "unknown %s '%s'", what, id ? ncf__shown(id, id + strlen(id)) : "(null)");
+}
+
+static int ncf__name_of(ncf__ids t, int k, char *buf, size_t size, const char *what)
+{
+    int n = ncf__ids_name(&t, k, buf, size);
+    if (n >= 0) return n;
+    return ncf__fail(NCF_ERR_ARG, k < 0 || k >= t.n ? "%s index %d is not in [0, %d)" : "%s %d: no ids, or the buffer is too short",
+                     what, k, t.n);
+}
+
+/* Checks a text table read from a file: offsets from 0 to bytes, each id non-empty, at most
+   NCF_MAX_ID_BYTES, without NUL, in strictly ascending order (so each is there once). */
+static int ncf__check_text_ids(const ncf__ids *t, uint64_t bytes, const char *what)
+{
+    int k;
+    if (t->at[0] != 0 || (uint64_t)t->at[t->n] != bytes) return ncf__fail(NCF_ERR_PARSE, "model's %s id offsets do not add up", what);
+    for (k = 0; k < t->n; k++) {
+        int64_t a = t->at[k], b = t->at[k + 1];
+        if (b <= a || b - a > NCF_MAX_ID_BYTES || (uint64_t)b > bytes || memchr(t->text + a, 0, (size_t)(b - a)))
+            return ncf__fail(NCF_ERR_PARSE, "model's %s id %d is empty, too long or malformed", what, k);
+        if (k && ncf__cmp_text(t->text + t->at[k - 1], (size_t)(a - t->at[k - 1]), t->text + a, (size_t)(b - a)) >= 0)
+            return ncf__fail(NCF_ERR_PARSE, "model's %s ids do not ascend (at %d)", what, k);
+    }
+    return NCF_OK;
+}
+
 /* ------------------------------------------------------------------- RNG -- */
 /* Counter-based: a value is a pure function of its key, so parallel loops draw
    the same numbers in any schedule. splitmix64's finalizer does the mixing. */
@@ -951,7 +1185,8 @@ static uint64_t ncf__hash3(uint64_t seed, uint64_t a, uint64_t b)
 }
 
 /* Streams of one seed, kept apart by a tag. */
-enum { NCF__TAG_INIT = 1, NCF__TAG_SHUFFLE, NCF__TAG_NEG, NCF__TAG_EVAL, NCF__TAG_SYNTH, NCF__TAG_VAL, NCF__TAG_VALNEG, NCF__TAG_FULL };
+enum { NCF__TAG_INIT = 1, NCF__TAG_SHUFFLE, NCF__TAG_NEG, NCF__TAG_EVAL, NCF__TAG_SYNTH, NCF__TAG_VAL, NCF__TAG_VALNEG, NCF__TAG_FULL,
+       NCF__TAG_HOLDOUT };
 
 static double ncf__unit(uint64_t x) { return (double)(x >> 11) * (1.0 / 9007199254740992.0); }
 
@@ -972,6 +1207,7 @@ NCFDEF ncf_load_opts ncf_load_opts_default(void)
     ncf_load_opts o;
     memset(&o, 0, sizeof o);
     o.format = NCF_FORMAT_AUTO;
+    o.min_rating = -HUGE_VALF;
     return o;
 }
 
@@ -989,7 +1225,51 @@ NCFDEF void ncf_dataset_free(ncf_dataset *ds)
     NCF_FREE(ds->val_item);
     NCF_FREE(ds->val_neg);
     NCF_FREE(ds->groups);
+    NCF_FREE(ds->user_text);
+    NCF_FREE(ds->item_text);
+    NCF_FREE(ds->user_text_at);
+    NCF_FREE(ds->item_text_at);
     memset(ds, 0, sizeof *ds);
+}
+
+static ncf__ids ncf__dataset_ids(const ncf_dataset *ds, int items)
+{
+    ncf__ids t;
+    t.n = items ? ds->num_items : ds->num_users;
+    t.num = items ? ds->raw_item : ds->raw_user, t.order = NULL;
+    t.text = items ? ds->item_text : ds->user_text;
+    t.at = items ? ds->item_text_at : ds->user_text_at;
+    return t;
+}
+
+NCFDEF int ncf_dataset_user_index(const ncf_dataset *ds, const char *id)
+{
+    if (!ds) return ncf__fail(NCF_ERR_ARG, "ncf_dataset_user_index: NULL dataset");
+    return ncf__index_of(ncf__dataset_ids(ds, 0), id, "user");
+}
+NCFDEF int ncf_dataset_item_index(const ncf_dataset *ds, const char *id)
+{
+    if (!ds) return ncf__fail(NCF_ERR_ARG, "ncf_dataset_item_index: NULL dataset");
+    return ncf__index_of(ncf__dataset_ids(ds, 1), id, "item");
+}
+NCFDEF int ncf_dataset_user_id(const ncf_dataset *ds, int index, char *buf, size_t size)
+{
+    if (!ds) return ncf__fail(NCF_ERR_ARG, "ncf_dataset_user_id: NULL dataset");
+    return ncf__name_of(ncf__dataset_ids(ds, 0), index, buf, size, "user");
+}
+NCFDEF int ncf_dataset_item_id(const ncf_dataset *ds, int index, char *buf, size_t size)
+{
+    if (!ds) return ncf__fail(NCF_ERR_ARG, "ncf_dataset_item_id: NULL dataset");
+    return ncf__name_of(ncf__dataset_ids(ds, 1), index, buf, size, "item");
+}
+
+/* User u's id for a message (one of two slots, as ncf__i64s). */
+static const char *ncf__user_name(const ncf_dataset *ds, int u, int slot)
+{
+    static NCF__TLS char buf[2][NCF_MAX_ID_BYTES + 1];
+    ncf__ids t = ncf__dataset_ids(ds, 0);
+    if (ncf__ids_name(&t, u, buf[slot & 1], sizeof buf[0]) < 0) return ncf__i64s(u, slot);
+    return buf[slot & 1];
 }
 
 /* Allocates the arrays of a dataset whose sizes are set; fills train_user later. */
@@ -1107,9 +1387,9 @@ static int ncf__negatives_possible(const ncf_dataset *ds, const int32_t *held, i
     for (u = 0; u < ds->num_users; u++)
         if (held[u] >= 0 && ncf__num_unrated(ds, u) < n)
             return ncf__fail(NCF_ERR_DATA,
-                             "user %lld rated %lld of %d items: fewer than %d unrated items to use as %s "
+                             "user %s rated %lld of %d items: fewer than %d unrated items to use as %s "
                              "negatives (ask for fewer)",
-                             (long long)ds->raw_user[u], (long long)(ds->num_items - ncf__num_unrated(ds, u)),
+                             ncf__user_name(ds, u, 0), (long long)(ds->num_items - ncf__num_unrated(ds, u)),
                              ds->num_items, n, what);
     return NCF_OK;
 }
@@ -1235,53 +1515,109 @@ static int ncf__later(const ncf__rec *a, const ncf__rec *b)
     return a->time > b->time || (a->time == b->time && a->seq > b->seq);
 }
 
-/* Sorted distinct keys of a map whose value is >= 0, then value := dense index. */
-/* Dense ids in ascending raw order: dense[j] for raw[j] where keep[j] (all when keep is NULL)
-   and the raw id has at least min_count such ratings, else -1; *raw_out gets the distinct raw
-   ids kept. Sorting (radix, on a copy) where a hash map would be: every allocation is checked,
-   and nothing global is touched, so two threads may load datasets at once. */
-static int ncf__dense_ids_of(const int64_t *raw, const int32_t *keep, int64_t n, int64_t min_count, int32_t *dense,
-                             int64_t **raw_out, int *count_out)
+/* Dense ids in ascending raw order: dense[j] for raw[j], and *raw_out the distinct raw ids.
+   Sorting (radix, on a copy) where a hash map would be: every allocation is checked, and
+   nothing global is touched, so two threads may load datasets at once. */
+static int ncf__dense_ids_of(const int64_t *raw, int64_t n, int32_t *dense, int64_t **raw_out, int *count_out)
 {
     uint64_t *v = NCF__NEW(uint64_t, n ? n : 1), *tmp = NCF__NEW(uint64_t, n ? n : 1);
-    int64_t j, m = 0, k = 0, run;
+    int64_t j, k = 0;
     if (!v || !tmp) {
         NCF_FREE(v), NCF_FREE(tmp);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory remapping %lld ids", (long long)n);
     }
-    for (j = 0; j < n; j++)
-        if (!keep || keep[j] >= 0) v[m++] = (uint64_t)raw[j];
-    ncf__radix_sort(v, tmp, (size_t)m, 0);
+    for (j = 0; j < n; j++) v[j] = (uint64_t)raw[j];
+    ncf__radix_sort(v, tmp, (size_t)n, 0);
     NCF_FREE(tmp);
-    for (j = 0; j < m; j += run) { /* keep one of each run long enough */
-        for (run = 1; j + run < m && v[j + run] == v[j]; run++) {}
-        if (run >= min_count) v[k++] = v[j];
-    }
+    for (j = 0; j < n; j++)
+        if (k == 0 || v[j] != v[k - 1]) v[k++] = v[j];
     if (k > INT32_MAX) { NCF_FREE(v); return ncf__fail(NCF_ERR_DATA, "more than 2^31 distinct ids"); }
     for (j = 0; j < n; j++) /* ids are below 2^62: as int64 they sort the same */
-        dense[j] = keep && keep[j] < 0 ? -1 : ncf__find_id((const int64_t *)v, NULL, (int)k, raw[j]);
-    if (k < m) { /* give back the room of the duplicates */
+        dense[j] = ncf__find_id((const int64_t *)v, NULL, (int)k, raw[j]);
+    if (k < n) { /* give back the room of the duplicates */
         uint64_t *shrunk = (uint64_t *)NCF_REALLOC(v, sizeof *v * (size_t)(k ? k : 1));
         if (shrunk) v = shrunk;
     }
-    *raw_out = (int64_t *)v; /* the distinct kept ids, ascending */
+    *raw_out = (int64_t *)v; /* the distinct ids, ascending */
     *count_out = (int)k;
     return NCF_OK;
 }
 
-/* The whole preprocessing after parsing. fixed_users/fixed_items > 0 keep ids as
-   they are (the paper split is already dense); otherwise ids are remapped in
-   ascending raw order, as TF's NCF does. */
-static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *items, const int64_t *times,
-                      int timed, int64_t n, int min_ratings, int fixed_users, int fixed_items)
+/* Renumbers the ids marked in keep[0..n) densely, in the same order: map[k] is the new index
+   or -1; raw[] is compacted alike. Returns how many are kept. */
+static int ncf__keep_ids(const uint8_t *keep, int n, int32_t *map, int64_t *raw)
 {
-    int32_t *du = NULL, *di = NULL, *test = NULL, *recent = NULL;
-    int64_t *start = NULL, *fill = NULL, *kept = NULL, *raw_u = NULL, *raw_i = NULL;
+    int k, m = 0;
+    for (k = 0; k < n; k++) {
+        map[k] = keep[k] ? m : -1;
+        if (keep[k]) raw[m++] = raw[k];
+    }
+    return m;
+}
+
+/* How ncf__build turns parsed interactions into a dataset. */
+typedef struct {
+    const uint8_t *positive; /* [n] 0: rated below min_rating; NULL: every line is a positive */
+    int min_ratings;         /* drop users with fewer positives */
+    int holdout;             /* NCF_HOLDOUT_*, or NCF__HOLDOUT_SPLIT */
+    uint64_t seed;           /* the random hold-out */
+    int fixed_users, fixed_items; /* > 0: ids already dense (the paper split) */
+    ncf_load_report *report; /* filled when not NULL */
+} ncf__build_opts;
+
+/* The paper split's test lines: the latest, held out even when it is a user's only line. */
+#define NCF__HOLDOUT_SPLIT 99
+
+/* Which of u's k distinct items (sorted by item) is its test item, or -1. */
+static int64_t ncf__pick_held(const ncf__rec *r, int64_t k, int holdout, uint64_t seed, int u)
+{
+    int64_t i, last = 0;
+    if (holdout == NCF_HOLDOUT_NONE || k < (holdout == NCF__HOLDOUT_SPLIT ? 1 : 2)) return -1;
+    if (holdout == NCF_HOLDOUT_RANDOM) return ncf__below(ncf__hash3(seed ^ NCF__TAG_HOLDOUT, (uint64_t)u, 0), (uint32_t)k);
+    for (i = 1; i < k; i++)
+        if (ncf__later(&r[i], &r[last])) last = i;
+    return last;
+}
+
+/* Users with positives (at least min_ratings of them) and the items they rated: which to keep,
+   and the report's counts of what each filter dropped. */
+static void ncf__filter_ids(const int32_t *du, const int32_t *di, const uint8_t *pos, int64_t n, int U, int I,
+                            int min_ratings, int64_t *cnt, uint8_t *keep_u, uint8_t *keep_i, uint8_t *any_i,
+                            ncf_load_report *rep)
+{
+    int64_t j;
+    int u, i;
+    for (j = 0; j < n; j++)
+        if (!pos || pos[j]) cnt[du[j]]++, any_i[di[j]] = 1;
+    for (u = 0; u < U; u++) keep_u[u] = cnt[u] > 0 && cnt[u] >= min_ratings;
+    for (j = 0; j < n; j++)
+        if ((!pos || pos[j]) && keep_u[du[j]]) keep_i[di[j]] = 1;
+    rep->users_read = U, rep->items_read = I, rep->interactions = n;
+    for (j = 0; j < n; j++) rep->below_min_rating += pos && !pos[j];
+    for (u = 0; u < U; u++) {
+        rep->users_below_min_rating += cnt[u] == 0;
+        if (cnt[u] > 0 && !keep_u[u]) rep->users_few_ratings++, rep->few_ratings += cnt[u];
+    }
+    for (i = 0; i < I; i++) rep->items_below_min_rating += !any_i[i], rep->items_few_ratings += any_i[i] && !keep_i[i];
+}
+
+/* The whole preprocessing after parsing: ids remapped in ascending raw order (as TF's NCF
+   does), positives only, users under min_ratings dropped, duplicates merged (the later line
+   wins), one item per user held out. */
+static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *items, const int64_t *times, int64_t n,
+                      const ncf__build_opts *bo)
+{
+    int32_t *du = NULL, *di = NULL, *test = NULL, *recent = NULL, *map_u = NULL, *map_i = NULL;
+    int64_t *start = NULL, *fill = NULL, *kept = NULL, *raw_u = NULL, *raw_i = NULL, *cnt = NULL;
+    uint8_t *keep_u = NULL, *keep_i = NULL, *any_i = NULL;
+    const uint8_t *pos = bo->positive;
     ncf__rec *rec = NULL;
-    int64_t j, total = 0;
-    int U = fixed_users, I = fixed_items, u, rc = NCF_OK;
+    ncf_load_report rep;
+    int64_t j, total = 0, dups = 0;
+    int U = bo->fixed_users, I = bo->fixed_items, U0, I0, u, rc = NCF_OK, timed = bo->holdout == NCF_HOLDOUT_LATEST;
 
     memset(ds, 0, sizeof *ds);
+    memset(&rep, 0, sizeof rep);
     if (n <= 0) return ncf__fail(NCF_ERR_DATA, "no ratings");
     du = NCF__NEW(int32_t, n);
     di = NCF__NEW(int32_t, n);
@@ -1292,19 +1628,33 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
                            (long long)users[j], (long long)items[j]);
             goto done;
         }
-    if (fixed_users > 0) {
+    if (bo->fixed_users > 0) {
         for (j = 0; j < n; j++) {
-            if (users[j] >= fixed_users || items[j] >= fixed_items) {
+            if (users[j] >= bo->fixed_users || items[j] >= bo->fixed_items) {
                 rc = ncf__fail(NCF_ERR_DATA, "triple %lld (from 0): id out of range", (long long)j);
                 goto done;
             }
             du[j] = (int32_t)users[j], di[j] = (int32_t)items[j];
         }
+        rep.users_read = U, rep.items_read = I, rep.interactions = n;
     } else {
-        /* users with at least min_ratings ratings, then the items they rated */
-        if ((rc = ncf__dense_ids_of(users, NULL, n, min_ratings, du, &raw_u, &U)) != NCF_OK) goto done;
-        if (U == 0) { rc = ncf__fail(NCF_ERR_DATA, "no user has at least %d ratings", min_ratings); goto done; }
-        if ((rc = ncf__dense_ids_of(items, du, n, 1, di, &raw_i, &I)) != NCF_OK) goto done;
+        if ((rc = ncf__dense_ids_of(users, n, du, &raw_u, &U0)) != NCF_OK) goto done;
+        if ((rc = ncf__dense_ids_of(items, n, di, &raw_i, &I0)) != NCF_OK) goto done;
+        cnt = NCF__ZNEW(int64_t, U0), keep_u = NCF__ZNEW(uint8_t, U0), map_u = NCF__NEW(int32_t, U0);
+        keep_i = NCF__ZNEW(uint8_t, I0), any_i = NCF__ZNEW(uint8_t, I0), map_i = NCF__NEW(int32_t, I0);
+        if (!cnt || !keep_u || !map_u || !keep_i || !any_i || !map_i) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory"); goto done; }
+        ncf__filter_ids(du, di, pos, n, U0, I0, bo->min_ratings, cnt, keep_u, keep_i, any_i, &rep);
+        U = ncf__keep_ids(keep_u, U0, map_u, raw_u);
+        I = ncf__keep_ids(keep_i, I0, map_i, raw_i);
+        if (U == 0) {
+            rc = rep.below_min_rating == n ? ncf__fail(NCF_ERR_DATA, "no interaction is rated at least min_rating")
+                                           : ncf__fail(NCF_ERR_DATA, "no user has at least %d ratings", bo->min_ratings);
+            goto done;
+        }
+        for (j = 0; j < n; j++) {
+            int ok = (!pos || pos[j]) && keep_u[du[j]];
+            du[j] = ok ? map_u[du[j]] : -1, di[j] = ok ? map_i[di[j]] : -1;
+        }
     }
 
     /* group by user, keeping file order (counting sort) */
@@ -1315,25 +1665,25 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
     if (timed) recent = NCF__NEW(int32_t, U);
     if (!start || !fill || !kept || !test || (timed && !recent)) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory"); goto done; }
     for (j = 0; j < n; j++)
-        if (du[j] >= 0) start[du[j] + 1]++;
+        if (du[j] >= 0 && (!pos || pos[j])) start[du[j] + 1]++;
     for (u = 0; u < U; u++) start[u + 1] += start[u];
     rec = NCF__NEW(ncf__rec, start[U] ? start[U] : 1);
     if (!rec) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld ratings", (long long)n); goto done; }
     memcpy(fill, start, sizeof(int64_t) * ((size_t)U + 1));
     for (j = 0; j < n; j++) {
-        if (du[j] < 0) continue;
+        if (du[j] < 0 || (pos && !pos[j])) continue;
         rec[fill[du[j]]].item = di[j];
         rec[fill[du[j]]].seq = (uint32_t)(fill[du[j]] - start[du[j]]);
         rec[fill[du[j]]].time = times ? times[j] : j;
         fill[du[j]]++;
     }
 
-    /* per user: collapse duplicate items (keep the latest), hold out the latest; the latest of
-       the rest is what a validation set takes */
-    NCF__OMP(parallel for schedule(dynamic, 256))
+    /* per user: merge duplicate items (keep the latest), hold one out; the latest of the rest
+       is what a validation set takes */
+    NCF__OMP(parallel for schedule(dynamic, 256) reduction(+:dups))
     for (u = 0; u < U; u++) {
         ncf__rec *r = rec + start[u];
-        int64_t c = start[u + 1] - start[u], k = 0, i, last = 0;
+        int64_t c = start[u + 1] - start[u], k = 0, i, held;
         test[u] = -1;
         if (recent) recent[u] = -1;
         if (c == 0) continue;
@@ -1342,18 +1692,23 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
             if (k > 0 && r[k - 1].item == r[i].item) r[k - 1] = r[i]; /* later duplicate wins */
             else r[k++] = r[i];
         }
-        for (i = 1; i < k; i++)
-            if (ncf__later(&r[i], &r[last])) last = i;
-        test[u] = r[last].item;
-        if (last + 1 < k) memmove(r + last, r + last + 1, sizeof *r * (size_t)(k - last - 1));
-        kept[u] = k - 1;
+        dups += c - k;
+        held = ncf__pick_held(r, k, bo->holdout, bo->seed, u);
+        if (held >= 0) {
+            test[u] = r[held].item;
+            memmove(r + held, r + held + 1, sizeof *r * (size_t)(k - held - 1));
+            k--;
+        }
+        kept[u] = k;
         if (recent) {
             int64_t q = -1;
-            for (i = 0; i < k - 1; i++)
+            for (i = 0; i < k; i++)
                 if (q < 0 || ncf__later(&r[i], &r[q])) q = i;
             recent[u] = q < 0 ? -1 : r[q].item;
         }
     }
+    rep.duplicates = dups;
+    rep.holdout = bo->holdout == NCF__HOLDOUT_SPLIT ? NCF_HOLDOUT_LATEST : bo->holdout;
 
     ds->num_users = U;
     ds->num_items = I;
@@ -1371,9 +1726,16 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
     for (u = 0; u < U; u++) ds->raw_user[u] = raw_u ? raw_u[u] : u;
     for (u = 0; u < I; u++) ds->raw_item[u] = raw_i ? raw_i[u] : u;
     ncf__fill_train_user(ds);
+    if (bo->report) {
+        memcpy(rep.sep, bo->report->sep, sizeof rep.sep), rep.header = bo->report->header;
+        memcpy(rep.columns, bo->report->columns, sizeof rep.columns);
+        memcpy(rep.text_ids, bo->report->text_ids, sizeof rep.text_ids);
+    }
+    ds->report = rep;
 
 done:
-    NCF_FREE(du); NCF_FREE(di); NCF_FREE(start); NCF_FREE(fill); NCF_FREE(kept);
+    NCF_FREE(du); NCF_FREE(di); NCF_FREE(start); NCF_FREE(fill); NCF_FREE(kept); NCF_FREE(cnt);
+    NCF_FREE(keep_u); NCF_FREE(keep_i); NCF_FREE(any_i); NCF_FREE(map_u); NCF_FREE(map_i);
     NCF_FREE(test); NCF_FREE(recent); NCF_FREE(rec); NCF_FREE(raw_u); NCF_FREE(raw_i);
     return rc;
 }
@@ -1381,9 +1743,12 @@ done:
 NCFDEF int ncf_dataset_from_triples(ncf_dataset *ds, const int64_t *users, const int64_t *items,
                                     const int64_t *timestamps, int64_t n, int min_ratings)
 {
-    if (!ds || !users || !items || n < 0)
-        return ncf__fail(NCF_ERR_ARG, "ncf_dataset_from_triples: NULL array or negative count");
-    return ncf__build(ds, users, items, timestamps, timestamps != NULL, n, min_ratings, 0, 0);
+    ncf__build_opts bo;
+    if (!ds || !users || !items || n < 0 || min_ratings < 0)
+        return ncf__fail(NCF_ERR_ARG, "ncf_dataset_from_triples: NULL array, negative count or negative min_ratings");
+    memset(&bo, 0, sizeof bo);
+    bo.min_ratings = min_ratings, bo.holdout = NCF_HOLDOUT_LATEST;
+    return ncf__build(ds, users, items, timestamps, n, &bo);
 }
 
 NCFDEF int ncf_synthetic(ncf_dataset *ds, int num_users, int num_items, int64_t interactions,
@@ -1526,46 +1891,108 @@ done:
     return rc;
 }
 
-#ifndef NCF_NO_STDIO
-/* ---- file loaders ---- */
+/* ---- delimited logs ---- */
+/* A log is read from a buffer: its separator, header and columns are found from the first
+   records (or given), then every record's ids, rating and timestamp are read. A column whose
+   ids are all plain integers keeps them as numbers (the fast path MovieLens takes); the first
+   other id turns the column to text and the reading starts over, every distinct text id then
+   interned once. Nothing is written into the buffer. */
 
-typedef struct { char *p, *end; int64_t line; } ncf__lines;
+typedef struct { const char *p, *end; int64_t line, next; } ncf__cursor; /* line: the record's */
+typedef struct { const char *s, *e; } ncf__span;
 
-/* Next line without its "\r\n"; 0 at the end. */
-static int ncf__next_line(ncf__lines *L, char **s, char **e)
+#define NCF__MAX_FIELDS 64 /* fields a record keeps; more are counted */
+
+static int ncf__blank(char c) { return c == ' ' || c == '\t'; }
+
+/* Past a line end (LF, CRLF or CR) at p. */
+static const char *ncf__past_eol(const char *p, const char *end)
 {
-    char *nl;
-    if (L->p >= L->end) return 0;
-    nl = (char *)memchr(L->p, '\n', (size_t)(L->end - L->p));
-    *s = L->p;
-    *e = nl ? nl : L->end;
-    L->p = nl ? nl + 1 : L->end;
-    if (*e > *s && (*e)[-1] == '\r') (*e)--;
-    L->line++;
-    return 1;
+    if (p < end && *p == '\r') return p + 1 < end && p[1] == '\n' ? p + 2 : p + 1;
+    return p < end && *p == '\n' ? p + 1 : p;
 }
 
-/* Splits [s, e) at sep into at most max fields; returns the count found (which may
-   exceed max: fields past max are counted, not stored). */
-static int ncf__split(char *s, char *e, const char *sep, char **fs, char **fe, int max)
+/* A quoted field from its opening quote: past its closing quote (separators and line ends
+   inside are text), or NULL when the buffer ends first. */
+static const char *ncf__past_quoted(ncf__cursor *C, const char *p)
 {
-    size_t sl = strlen(sep);
-    int n = 0;
-    for (;;) {
-        char *q = s;
-        while (q + sl <= e && memcmp(q, sep, sl) != 0) q++;
-        if (q + sl > e) q = e;
-        if (n < max) fs[n] = s, fe[n] = q;
-        n++;
-        if (q == e) return n;
-        s = q + sl;
+    for (p++; p < C->end; p++) {
+        if (*p == '"') {
+            if (p + 1 < C->end && p[1] == '"') p++;
+            else return p + 1;
+        } else if (*p == '\n' || (*p == '\r' && !(p + 1 < C->end && p[1] == '\n'))) {
+            C->next++;
+        }
     }
+    return NULL;
 }
 
-static void ncf__trim(char **s, char **e)
+/* The next record's fields, split at sep outside quotes (which stay: ncf__value removes
+   them), up to a line end or the end of the buffer, which it steps over. sep " " is a run of
+   blanks. Fields past max are counted, not stored. Returns the count; 0 for a blank line; -1
+   at the end; -2 when a quote is still open at the end of the buffer. */
+static int ncf__record(ncf__cursor *C, const char *sep, ncf__span *f, int max)
 {
-    while (*s < *e && (**s == ' ' || **s == '\t')) (*s)++;
-    while (*e > *s && ((*e)[-1] == ' ' || (*e)[-1] == '\t')) (*e)--;
+    const char *p = C->p, *end = C->end;
+    char c0 = sep[0], c1 = sep[1];
+    int n = 0, blanks = c0 == ' ';
+    if (p >= end) return -1;
+    C->line = C->next;
+    if (blanks)
+        while (p < end && ncf__blank(*p)) p++;
+    for (;;) {
+        const char *s = p;
+        if (p < end && *p == '"' && !(p = ncf__past_quoted(C, p))) { C->p = end; return -2; }
+        for (; p < end; p++) {
+            char c = *p;
+            if (c == '\n' || c == '\r' || (c == c0 && (!c1 || (p + 1 < end && p[1] == c1))) || (blanks && c == '\t')) break;
+        }
+        if (n < max) f[n].s = s, f[n].e = p;
+        n++;
+        if (p >= end || *p == '\n' || *p == '\r') break;
+        p += c1 ? 2 : 1;
+        if (blanks) {
+            while (p < end && ncf__blank(*p)) p++;
+            if (p >= end || *p == '\n' || *p == '\r') break; /* trailing blanks */
+        }
+    }
+    C->p = ncf__past_eol(p, end);
+    C->next++;
+    if (n == 1) { /* a line of blanks is a blank line */
+        const char *q = f[0].s;
+        while (q < f[0].e && ncf__blank(*q)) q++;
+        if (q == f[0].e) return 0;
+    }
+    return n;
+}
+
+/* A field's value: blanks around it trimmed and, when quoted, the quotes off. *escaped says
+   that "" stands inside for a quote (ncf__unescape reads it). */
+static ncf__span ncf__value(ncf__span f, int *escaped)
+{
+    const char *q;
+    *escaped = 0;
+    while (f.s < f.e && ncf__blank(*f.s)) f.s++;
+    while (f.e > f.s && ncf__blank(f.e[-1])) f.e--;
+    if (f.e - f.s >= 2 && *f.s == '"' && f.e[-1] == '"') {
+        f.s++, f.e--;
+        for (q = f.s; q < f.e && !*escaped; q++) *escaped = *q == '"';
+    }
+    return f;
+}
+
+/* A quoted value's bytes with each "" read as one quote, into buf (NCF_MAX_ID_BYTES): the
+   length, or -1 when longer. */
+static int ncf__unescape(ncf__span v, char *buf)
+{
+    const char *p;
+    int n = 0;
+    for (p = v.s; p < v.e; p++) {
+        if (*p == '"' && p + 1 < v.e && p[1] == '"') p++;
+        if (n == NCF_MAX_ID_BYTES) return -1;
+        buf[n++] = *p;
+    }
+    return n;
 }
 
 /* 1 and *v for an integer in (-2^63, 2^63), -1 for one of more digits (too large), else 0. */
@@ -1585,20 +2012,6 @@ static int ncf__int_field(const char *s, const char *e, int64_t *v)
     return 1;
 }
 
-/* A field as text for an error message: up to 160 characters, invisible bytes as \xNN. */
-static const char *ncf__shown(const char *s, const char *e)
-{
-    static NCF__TLS char out[4 * 40 + 1];
-    char *o = out;
-    for (; s < e && o - out <= 4 * 39; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c >= 32 && c < 127) *o++ = (char)c;
-        else o += sprintf(o, "\\x%02X", c);
-    }
-    *o = 0;
-    return out;
-}
-
 static int ncf__num_field(const char *s, const char *e)
 {
     int digits = 0;
@@ -1614,119 +2027,655 @@ static int ncf__num_field(const char *s, const char *e)
     return digits > 0 && s == e;
 }
 
-static const char *ncf__sep_name(const char *sep) { return sep[0] == '\t' ? "TAB" : sep; }
+/* A number ncf__num_field accepted, as a double (a longer one than 63 characters is 0). */
+static double ncf__num_value(ncf__span v)
+{
+    char tmp[64];
+    size_t n = (size_t)(v.e - v.s);
+    if (n >= sizeof tmp) return 0;
+    memcpy(tmp, v.s, n), tmp[n] = 0;
+    return strtod(tmp, NULL);
+}
 
-/* Growable triples of one file. */
-typedef struct { int64_t *u, *i, *t; int64_t n, cap; } ncf__triples;
+static const char *ncf__sep_name(const char *sep)
+{
+    return sep[0] == '\t' ? "TAB" : sep[0] == ' ' ? "blanks" : sep;
+}
+
+/* Growable triples of one file, with whether each is a positive (pos, when min_rating is set). */
+typedef struct { int64_t *u, *i, *t; uint8_t *pos; int64_t n, cap; } ncf__triples;
 
 static void ncf__triples_free(ncf__triples *tr)
 {
-    NCF_FREE(tr->u); NCF_FREE(tr->i); NCF_FREE(tr->t);
+    NCF_FREE(tr->u); NCF_FREE(tr->i); NCF_FREE(tr->t); NCF_FREE(tr->pos);
     memset(tr, 0, sizeof *tr); /* safe to free twice: a failed parse frees, then its caller */
 }
 
-static int ncf__triples_reserve(ncf__triples *tr, int64_t cap)
+static int ncf__triples_reserve(ncf__triples *tr, int64_t cap, int with_pos)
 {
     tr->u = NCF__NEW(int64_t, cap); tr->i = NCF__NEW(int64_t, cap); tr->t = NCF__NEW(int64_t, cap);
+    tr->pos = with_pos ? NCF__NEW(uint8_t, cap) : NULL;
     tr->n = 0, tr->cap = cap;
-    if (tr->u && tr->i && tr->t) return NCF_OK;
+    if (tr->u && tr->i && tr->t && (tr->pos || !with_pos)) return NCF_OK;
     ncf__triples_free(tr);
     return ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld ratings", (long long)cap);
 }
 
-/* Parses user SEP item SEP rating SEP timestamp lines; a CSV header is skipped. */
-/* A CSV header's column names, matched without case, quotes or underscores: MovieLens's
-   userId,movieId,rating,timestamp and the common user_id,item_id,... in any order. Fills
-   col[f] (-1: absent; rating and timestamp may be) for user, item, rating, timestamp. */
-static int ncf__csv_columns(char **fs, char **fe, int nf, int col[4])
+/* The distinct text ids of a column in the order first read: open addressing over their bytes. */
+typedef struct {
+    int32_t *slot;       /* [cap] 1 + the id's number; 0: empty */
+    int64_t *at;         /* [n + 1] where each id's bytes start in bytes */
+    char *bytes;
+    int64_t n, at_cap, used, bytes_cap;
+    size_t cap;          /* slots: a power of 2, at least twice n */
+} ncf__intern;
+
+static void ncf__intern_free(ncf__intern *t)
 {
-    static const char *names[4][4] = {{"userid", "user", "uid", ""},
-                                      {"movieid", "itemid", "item", "movie"},
-                                      {"rating", "score", "", ""},
-                                      {"timestamp", "time", "ts", ""}};
-    int f, c, a;
-    col[0] = col[1] = col[2] = col[3] = -1;
-    for (c = 0; c < nf && c < 16; c++) {
-        char name[32];
-        int n = 0;
-        const char *p;
-        ncf__trim(&fs[c], &fe[c]);
-        for (p = fs[c]; p < fe[c] && n < 31; p++)
-            if (*p != '"' && *p != '_') name[n++] = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
-        name[n] = 0;
-        for (f = 0; f < 4; f++)
-            for (a = 0; a < 4 && names[f][a][0]; a++)
-                if (!strcmp(name, names[f][a]) && col[f] < 0) col[f] = c;
-    }
-    return col[0] >= 0 && col[1] >= 0;
+    NCF_FREE(t->slot), NCF_FREE(t->at), NCF_FREE(t->bytes);
+    memset(t, 0, sizeof *t);
 }
 
-static int ncf__parse_ratings(const char *path, const char *sep, int csv, ncf__triples *tr)
+static uint64_t ncf__hash_bytes(const char *p, size_t n)
 {
-    char *buf, *s, *e, *fs[16], *fe[16];
-    size_t len;
-    int64_t lines = 1, k;
-    ncf__lines L;
-    int rc = ncf__read_file(path, &buf, &len), nf, f, col[4] = {0, 1, 2, 3}, need = 4, first = 1;
-    static const char *what[4] = {"user id", "item id", "rating", "timestamp"};
-    if (rc != NCF_OK) return rc;
-    for (k = 0; k < (int64_t)len; k++) lines += buf[k] == '\n';
-    if ((rc = ncf__triples_reserve(tr, lines)) != NCF_OK) { NCF_FREE(buf); return rc; }
-    L.p = buf, L.end = buf + len, L.line = 0;
-    if (len >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3)) L.p += 3; /* a UTF-8 byte order mark */
-    while (ncf__next_line(&L, &s, &e)) {
-        int64_t v[4] = {0, 0, 0, 0};
-        if (s == e) continue;
-        nf = ncf__split(s, e, sep, fs, fe, 16);
-        if (csv && first) { /* a header, unless the first field is a number */
-            first = 0;
-            ncf__trim(&fs[0], &fe[0]);
-            if (ncf__int_field(fs[0], fe[0], &v[0]) == 0) {
-                if (!ncf__csv_columns(fs, fe, nf, col)) {
-                    rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: a header without user and item columns (expected "
-                                   "userId,movieId[,rating,timestamp] or user_id,item_id,..., in any order)",
-                                   path, (long long)L.line);
-                    break;
-                }
-                for (f = 0, need = 0; f < 4; f++) need = col[f] + 1 > need ? col[f] + 1 : need;
-                continue;
-            }
+    uint64_t h = 0x243F6A8885A308D3ull ^ (uint64_t)n, w;
+    for (; n >= 8; p += 8, n -= 8) memcpy(&w, p, 8), h = ncf__mix64(h ^ w);
+    if (n) w = 0, memcpy(&w, p, n), h = ncf__mix64(h ^ w);
+    return h;
+}
+
+/* Where [s, s+len) sits in the slots: its slot, or the empty one it would take. */
+static size_t ncf__intern_slot(const ncf__intern *t, const char *s, size_t len)
+{
+    size_t i = (size_t)ncf__hash_bytes(s, len) & (t->cap - 1);
+    for (;; i = (i + 1) & (t->cap - 1)) {
+        int32_t k = t->slot[i] - 1;
+        if (k < 0 || ((size_t)(t->at[k + 1] - t->at[k]) == len && !memcmp(t->bytes + t->at[k], s, len))) return i;
+    }
+}
+
+/* Room for one more id of len bytes: twice the slots, the offsets or the bytes when full. */
+static int ncf__intern_room(ncf__intern *t, size_t len)
+{
+    if ((size_t)(t->n + 1) * 2 > t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 1024, i;
+        int32_t *old = t->slot, k;
+        if (!(t->slot = NCF__ZNEW(int32_t, cap))) { t->slot = old; return 0; }
+        t->cap = cap;
+        for (k = 0; k < t->n; k++)
+            t->slot[ncf__intern_slot(t, t->bytes + t->at[k], (size_t)(t->at[k + 1] - t->at[k]))] = k + 1;
+        NCF_FREE(old);
+        (void)i;
+    }
+    if (t->n + 2 > t->at_cap) {
+        int64_t cap = t->at_cap ? 2 * t->at_cap : 1024, *at = (int64_t *)NCF_REALLOC(t->at, sizeof(int64_t) * (size_t)cap);
+        if (!at) return 0;
+        if (!t->at_cap) at[0] = 0;
+        t->at = at, t->at_cap = cap;
+    }
+    if (t->used + (int64_t)len > t->bytes_cap) {
+        int64_t cap = t->bytes_cap ? 2 * t->bytes_cap : 16384;
+        char *b;
+        while (cap < t->used + (int64_t)len) cap *= 2;
+        if (!(b = (char *)NCF_REALLOC(t->bytes, (size_t)cap))) return 0;
+        t->bytes = b, t->bytes_cap = cap;
+    }
+    return 1;
+}
+
+/* The number of id [s, s+len), added when new; -1 out of memory. */
+static int64_t ncf__intern_add(ncf__intern *t, const char *s, size_t len)
+{
+    size_t i;
+    if (t->cap && t->slot[i = ncf__intern_slot(t, s, len)]) return t->slot[i] - 1;
+    if (t->n >= INT32_MAX - 1 || !ncf__intern_room(t, len)) return -1;
+    i = ncf__intern_slot(t, s, len);
+    memcpy(t->bytes + t->used, s, len);
+    t->used += (int64_t)len;
+    t->at[t->n + 1] = t->used;
+    t->slot[i] = (int32_t)(t->n + 1);
+    return t->n++;
+}
+
+typedef struct { const char *p; int64_t len, k; } ncf__textkey;
+
+static int ncf__cmp_textkey(const void *a, const void *b)
+{
+    const ncf__textkey *x = (const ncf__textkey *)a, *y = (const ncf__textkey *)b;
+    return ncf__cmp_text(x->p, (size_t)x->len, y->p, (size_t)y->len);
+}
+
+/* The interned ids in byte order (text, at) and each one's place in it (rank[k]). */
+static int ncf__intern_sort(const ncf__intern *t, char **text, int64_t **at, int64_t **rank)
+{
+    ncf__textkey *key = NCF__NEW(ncf__textkey, t->n ? t->n : 1);
+    int64_t k;
+    *text = NCF__NEW(char, t->used ? t->used : 1), *at = NCF__NEW(int64_t, t->n + 1), *rank = NCF__NEW(int64_t, t->n ? t->n : 1);
+    if (!key || !*text || !*at || !*rank) {
+        NCF_FREE(key), NCF_FREE(*text), NCF_FREE(*at), NCF_FREE(*rank);
+        *text = NULL, *at = *rank = NULL;
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory sorting %lld ids", (long long)t->n);
+    }
+    for (k = 0; k < t->n; k++) key[k].p = t->bytes + t->at[k], key[k].len = t->at[k + 1] - t->at[k], key[k].k = k;
+    qsort(key, (size_t)t->n, sizeof *key, ncf__cmp_textkey);
+    (*at)[0] = 0;
+    for (k = 0; k < t->n; k++) {
+        memcpy(*text + (*at)[k], key[k].p, (size_t)key[k].len);
+        (*at)[k + 1] = (*at)[k] + key[k].len;
+        (*rank)[key[k].k] = k;
+    }
+    NCF_FREE(key);
+    return NCF_OK;
+}
+
+/* A column's kept ids from their ranks in (text, at) to their bytes: *raw (ranks) is freed. */
+static int ncf__ids_to_text(int64_t **raw, int n, const char *text, const int64_t *at, char **out, int64_t **out_at)
+{
+    int64_t bytes = 0;
+    int k;
+    for (k = 0; k < n; k++) bytes += at[(*raw)[k] + 1] - at[(*raw)[k]];
+    *out = NCF__NEW(char, bytes ? bytes : 1), *out_at = NCF__NEW(int64_t, (size_t)n + 1);
+    if (!*out || !*out_at) {
+        NCF_FREE(*out), NCF_FREE(*out_at), *out = NULL, *out_at = NULL;
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for %d text ids", n);
+    }
+    for ((*out_at)[0] = 0, k = 0; k < n; k++) {
+        int64_t r = (*raw)[k], len = at[r + 1] - at[r];
+        memcpy(*out + (*out_at)[k], text + at[r], (size_t)len);
+        (*out_at)[k + 1] = (*out_at)[k] + len;
+    }
+    NCF_FREE(*raw), *raw = NULL;
+    return NCF_OK;
+}
+
+/* How a log is written: given, or found from its first records (ncf__sniff). */
+typedef struct {
+    char sep[4];    /* "::", "\t", ",", ";", "|", or " " for runs of blanks */
+    int header;     /* the first record names the columns */
+    int nf;         /* fields per record */
+    int col[4];     /* user, item, rating, timestamp: the 0-based field, -1 absent */
+    int text[2];    /* user, item ids read as text */
+    int need_int;   /* ids must be plain integers (the paper split) */
+} ncf__dialect;
+
+/* Header names of each column (lower case, letters and digits only). A name that is none of
+   these but ends in "rating" or "timestamp" is that column. */
+static const char *const ncf__aliases[4] = {
+    "user userid users uid visitorid visitor customerid customer clientid memberid accountid reviewerid profileid "
+    "personid readerid listenerid viewerid playerid subscriberid buyerid",
+    "item itemid items iid movieid movie isbn asin artistid artist productid product trackid track songid song bookid "
+    "book businessid business sku articleid article animeid anime gameid game videoid video contentid courseid "
+    "recipeid jokeid placeid poiid objectid docid newsid showid podcastid",
+    "rating ratings score weight count plays playcount value stars preference feedback clicks views listens",
+    "timestamp time ts unixtime epoch utime"};
+static const char *const ncf__col_what[4] = {"user id", "item id", "rating", "timestamp"};
+
+/* A header name as the aliases are written: letters and digits, lower case. */
+static void ncf__norm_name(ncf__span f, char *out, size_t size)
+{
+    size_t n = 0;
+    for (; f.s < f.e && n + 1 < size; f.s++) {
+        char c = *f.s;
+        if (c >= 'A' && c <= 'Z') out[n++] = (char)(c - 'A' + 'a');
+        else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) out[n++] = c;
+    }
+    out[n] = 0;
+}
+
+static int ncf__has_word(const char *list, const char *w)
+{
+    size_t n = strlen(w);
+    const char *p = list;
+    while (n && (p = strstr(p, w)) != NULL) {
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == 0)) return 1;
+        p += n;
+    }
+    return 0;
+}
+
+static int ncf__ends_in(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && !strcmp(s + a - b, suffix);
+}
+
+/* Which column a header name is, by the aliases: 0-3, or -1. */
+static int ncf__alias_of(const char *norm)
+{
+    int c;
+    for (c = 0; c < 4; c++)
+        if (ncf__has_word(ncf__aliases[c], norm)) return c;
+    return ncf__ends_in(norm, "rating") ? 2 : ncf__ends_in(norm, "timestamp") ? 3 : -1;
+}
+
+#define NCF__SNIFF 16 /* records the separator and header are judged on */
+
+/* The first records: field counts, which fields are numbers, and the first one's fields. */
+typedef struct { int n, nf[NCF__SNIFF]; uint64_t num[NCF__SNIFF]; ncf__span first[NCF__MAX_FIELDS]; } ncf__sample;
+
+static void ncf__take_sample(const char *p, const char *end, const char *sep, ncf__sample *S)
+{
+    ncf__cursor C;
+    ncf__span f[NCF__MAX_FIELDS];
+    int nf, k;
+    C.p = p, C.end = end, C.line = 0, C.next = 1;
+    S->n = 0;
+    while (S->n < NCF__SNIFF && (nf = ncf__record(&C, sep, f, NCF__MAX_FIELDS)) != -1) {
+        if (nf == 0) continue;
+        if (nf < 0) break;
+        if (S->n == 0) memcpy(S->first, f, sizeof f);
+        S->nf[S->n] = nf, S->num[S->n] = 0;
+        for (k = 0; k < nf && k < 64; k++) {
+            int esc;
+            ncf__span v = ncf__value(f[k], &esc);
+            if (ncf__num_field(v.s, v.e)) S->num[S->n] |= (uint64_t)1 << k;
         }
-        if (csv ? nf < need : nf != 4) {
-            rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: expected %s%d fields separated by '%s', got %d", path,
-                           (long long)L.line, csv ? "at least " : "", need, ncf__sep_name(sep), nf);
-            break;
+        S->n++;
+    }
+}
+
+/* The separator that splits the first records into the same number of fields, two or more:
+   the first of "::", TAB, ",", ";", "|" and blanks that does, else the one that splits most
+   records. */
+static void ncf__find_sep(const char *p, const char *end, char sep[4])
+{
+    static const char *const cand[6] = {"::", "\t", ",", ";", "|", " "};
+    ncf__sample S;
+    int c, k, best = 2, best_split = -1;
+    for (c = 0; c < 6; c++) {
+        int same = 1, split = 0;
+        ncf__take_sample(p, end, cand[c], &S);
+        for (k = 0; k < S.n; k++) same &= S.nf[k] == S.nf[0] && S.nf[0] >= 2, split += S.nf[k] >= 2;
+        if (S.n && same) { best = c; break; }
+        if (split > best_split) best_split = split, best = c;
+    }
+    strcpy(sep, cand[best]);
+}
+
+/* Whether the first record names columns: a known column name, a column asked for by name,
+   or a field that is not a number where every later record has one. */
+static int ncf__is_header(const ncf__sample *S, const ncf_load_opts *o)
+{
+    int k, c, r;
+    char norm[64];
+    int64_t v;
+    for (k = 0; k < S->nf[0] && k < NCF__MAX_FIELDS; k++) {
+        int esc;
+        ncf__norm_name(ncf__value(S->first[k], &esc), norm, sizeof norm);
+        if (norm[0] && ncf__alias_of(norm) >= 0) return 1;
+    }
+    for (c = 0; c < 4; c++)
+        if (o->columns[c] && o->columns[c][0] && ncf__int_field(o->columns[c], o->columns[c] + strlen(o->columns[c]), &v) != 1)
+            return 1;
+    for (k = 0; k < S->nf[0] && k < 64 && S->n > 1; k++) {
+        int later = 1;
+        for (r = 1; r < S->n; r++) later &= (S->num[r] >> k) & 1;
+        if (later && !((S->num[0] >> k) & 1)) return 1;
+    }
+    return 0;
+}
+
+/* Column c as asked for (a 1-based number or a header name), by the aliases, or by position
+   without a header, into *col: -1 when the file has none (rating and timestamp may be absent),
+   -2 when a header has no name for the user or the item. */
+static int ncf__find_column(const char *name, const ncf__sample *S, const ncf__dialect *D, const ncf_load_opts *o, int c,
+                            int *col)
+{
+    const char *want = o->columns[c];
+    char norm[64], w[64];
+    int k;
+    int64_t v;
+    *col = -1;
+    if (want && !want[0])
+        return c < 2 ? ncf__fail(NCF_ERR_ARG, "%s: the %s column cannot be none", name, ncf__col_what[c]) : NCF_OK;
+    if (want && ncf__int_field(want, want + strlen(want), &v) == 1) {
+        if (v < 1 || v > D->nf)
+            return ncf__fail(NCF_ERR_ARG, "%s: %s column %s: the file has %d columns", name, ncf__col_what[c], want, D->nf);
+        *col = (int)v - 1;
+        return NCF_OK;
+    }
+    if (!D->header) {
+        if (want)
+            return ncf__fail(NCF_ERR_ARG, "%s: %s column '%s': the file has no header; give its number", name,
+                             ncf__col_what[c], want);
+        *col = c < D->nf ? c : -1;
+        return NCF_OK;
+    }
+    if (want) {
+        ncf__span ws;
+        ws.s = want, ws.e = want + strlen(want);
+        ncf__norm_name(ws, w, sizeof w);
+    }
+    for (k = 0; k < D->nf && k < NCF__MAX_FIELDS; k++) {
+        int esc;
+        ncf__norm_name(ncf__value(S->first[k], &esc), norm, sizeof norm);
+        if (want ? !strcmp(norm, w) : norm[0] && ncf__alias_of(norm) == c) {
+            *col = k;
+            return NCF_OK;
         }
-        for (f = 0; f < 4; f++) {
-            char *fb, *fz;
-            if (col[f] < 0) continue;
-            fb = fs[col[f]], fz = fe[col[f]];
-            ncf__trim(&fb, &fz);
-            {
-                int ok = f == 2 ? ncf__num_field(fb, fz) : ncf__int_field(fb, fz, &v[f]);
-                if (ok != 1) {
-                    rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: %s '%s' is %s", path, (long long)L.line, what[f],
-                                   ncf__shown(fb, fz), ok < 0 ? "too large" : f == 2 ? "not a number" : "not an integer");
-                    break;
-                }
+    }
+    if (want) return ncf__fail(NCF_ERR_ARG, "%s:1: no column named '%s' in the header", name, want);
+    if (c < 2) *col = -2;
+    return NCF_OK;
+}
+
+/* The header as read, for a message. */
+static const char *ncf__header_text(const ncf__sample *S)
+{
+    return ncf__shown(S->first[0].s, S->first[S->nf[0] < NCF__MAX_FIELDS ? S->nf[0] - 1 : NCF__MAX_FIELDS - 1].e);
+}
+
+/* Fills in what D leaves open from the first records: separator, header, fields, columns;
+   and names them in rep. */
+static int ncf__sniff(const char *name, const char *p, const char *end, const ncf_load_opts *o, ncf__dialect *D,
+                      ncf_load_report *rep)
+{
+    ncf__sample S;
+    int c, k;
+    if (!D->sep[0]) ncf__find_sep(p, end, D->sep);
+    ncf__take_sample(p, end, D->sep, &S);
+    if (S.n == 0) return ncf__fail(NCF_ERR_PARSE, "%s: no ratings in the file", name);
+    D->nf = S.nf[0];
+    if (D->nf < 2)
+        return ncf__fail(NCF_ERR_PARSE, "%s:1: one field a line: no separator ('%s' tried; give one)", name,
+                         ncf__sep_name(D->sep));
+    if (D->header < 0) D->header = ncf__is_header(&S, o);
+    if (D->nf > NCF__MAX_FIELDS)
+        return ncf__fail(NCF_ERR_PARSE, "%s:1: %d fields; at most %d are read", name, D->nf, NCF__MAX_FIELDS);
+    for (c = 0; c < 4; c++) {
+        int rc = ncf__find_column(name, &S, D, o, c, &D->col[c]);
+        if (rc != NCF_OK) return rc;
+        if (D->col[c] == -2)
+            return ncf__fail(NCF_ERR_PARSE, "%s:1: no %s column in the header '%s' (names tried: %s; or give the column)",
+                             name, c ? "item" : "user", ncf__header_text(&S), ncf__aliases[c]);
+        for (k = 0; k < c; k++)
+            if (D->col[c] >= 0 && D->col[c] == D->col[k])
+                return ncf__fail(NCF_ERR_ARG, "%s: column %d is both the %s and the %s", name, D->col[c] + 1,
+                                 ncf__col_what[k], ncf__col_what[c]);
+    }
+    memcpy(rep->sep, D->sep, sizeof rep->sep), rep->header = D->header;
+    for (c = 0; c < 4; c++) {
+        int esc;
+        ncf__span v;
+        rep->columns[c][0] = 0;
+        if (D->col[c] < 0) continue;
+        v = ncf__value(S.first[D->col[c]], &esc);
+        if (D->header) snprintf(rep->columns[c], sizeof rep->columns[c], "%.*s", (int)(v.e - v.s < 39 ? v.e - v.s : 39), v.s);
+        else snprintf(rep->columns[c], sizeof rep->columns[c], "column %d", D->col[c] + 1);
+    }
+    return NCF_OK;
+}
+
+/* Records in the buffer at most: its line ends, plus one. */
+static int64_t ncf__max_records(const char *p, const char *end)
+{
+    int64_t n = 1;
+    for (; p < end; p++) n += *p == '\n' || (*p == '\r' && !(p + 1 < end && p[1] == '\n'));
+    return n;
+}
+
+/* An id field into *v: a plain integer, or the number of its text among the column's ids.
+   Returns 1; 0 when a numeric column meets text (to turn it to text); or an error. */
+static int ncf__read_id(const char *name, const ncf__cursor *C, ncf__dialect *D, int c, ncf__span f, ncf__intern *in,
+                        int64_t *v)
+{
+    char buf[NCF_MAX_ID_BYTES];
+    int esc, len;
+    ncf__span s = ncf__value(f, &esc);
+    if (!D->text[c]) {
+        if (!esc && ncf__plain_int(s.s, s.e, v)) return 1;
+        if (!D->need_int) return 0;
+        return ncf__fail(NCF_ERR_PARSE, "%s:%lld: %s '%s' is not an integer", name, (long long)C->line, ncf__col_what[c],
+                         ncf__shown(s.s, s.e));
+    }
+    len = esc ? ncf__unescape(s, buf) : s.e - s.s > NCF_MAX_ID_BYTES ? -1 : (int)(s.e - s.s);
+    if (len < 0)
+        return ncf__fail(NCF_ERR_PARSE, "%s:%lld: %s '%s...' is longer than %d bytes", name, (long long)C->line,
+                         ncf__col_what[c], ncf__shown(s.s, s.s + 40), NCF_MAX_ID_BYTES);
+    if (!esc) memcpy(buf, s.s, (size_t)len);
+    if (len == 0) return ncf__fail(NCF_ERR_PARSE, "%s:%lld: empty %s", name, (long long)C->line, ncf__col_what[c]);
+    if (memchr(buf, 0, (size_t)len))
+        return ncf__fail(NCF_ERR_PARSE, "%s:%lld: %s '%s' holds a NUL byte", name, (long long)C->line, ncf__col_what[c],
+                         ncf__shown(buf, buf + len));
+    if ((*v = ncf__intern_add(in, buf, (size_t)len)) < 0)
+        return ncf__fail(NCF_ERR_NOMEM, "%s:%lld: out of memory for the %ss", name, (long long)C->line, ncf__col_what[c]);
+    return 1;
+}
+
+/* Rating and timestamp fields of a record into tr's row n. */
+static int ncf__read_extras(const char *name, const ncf__cursor *C, const ncf__dialect *D, const ncf__span *f,
+                            float min_rating, ncf__triples *tr)
+{
+    int esc, ok;
+    ncf__span v;
+    int64_t n = tr->n;
+    tr->t[n] = n;
+    if (D->col[2] >= 0) {
+        v = ncf__value(f[D->col[2]], &esc);
+        if (!ncf__num_field(v.s, v.e))
+            return ncf__fail(NCF_ERR_PARSE, "%s:%lld: rating '%s' is not a number", name, (long long)C->line, ncf__shown(v.s, v.e));
+        if (tr->pos) tr->pos[n] = (float)ncf__num_value(v) >= min_rating; /* (as floats: 3.7 >= 3.7f) */
+    }
+    if (D->col[3] >= 0) {
+        v = ncf__value(f[D->col[3]], &esc);
+        if ((ok = ncf__int_field(v.s, v.e, &tr->t[n])) != 1)
+            return ncf__fail(NCF_ERR_PARSE, "%s:%lld: timestamp '%s' is %s", name, (long long)C->line, ncf__shown(v.s, v.e),
+                             ok < 0 ? "too large" : "not an integer (epoch seconds)");
+    }
+    return NCF_OK;
+}
+
+/* Every record of the buffer into tr: the ids (numbers, or their numbers in in[]), the
+   timestamp (else the record's number), and whether it is a positive (tr->pos, with a
+   min_rating). A numeric column that meets a text id turns to text, and the reading starts
+   over. */
+static int ncf__read_records(const char *name, const char *p, const char *end, ncf__dialect *D, float min_rating,
+                             ncf__triples *tr, ncf__intern in[2])
+{
+    ncf__span f[NCF__MAX_FIELDS];
+    ncf__cursor C;
+    int nf, c, rc;
+again:
+    tr->n = 0;
+    ncf__intern_free(&in[0]), ncf__intern_free(&in[1]);
+    C.p = p, C.end = end, C.line = 0, C.next = 1;
+    if (D->header)
+        while ((nf = ncf__record(&C, D->sep, f, NCF__MAX_FIELDS)) == 0) {}
+    while ((nf = ncf__record(&C, D->sep, f, NCF__MAX_FIELDS)) != -1) {
+        int64_t v[2];
+        if (nf == 0) continue;
+        if (nf == -2) return ncf__fail(NCF_ERR_PARSE, "%s:%lld: a quote opened here is never closed", name, (long long)C.line);
+        if (nf != D->nf)
+            return ncf__fail(NCF_ERR_PARSE, "%s:%lld: expected %d fields separated by '%s', got %d", name, (long long)C.line,
+                             D->nf, ncf__sep_name(D->sep), nf);
+        for (c = 0; c < 2; c++) {
+            if ((rc = ncf__read_id(name, &C, D, c, f[D->col[c]], &in[c], &v[c])) == 0) {
+                D->text[c] = 1;
+                goto again;
             }
-            if (f < 2 && v[f] < 0) {
-                rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: negative %s %lld", path, (long long)L.line, what[f],
-                               (long long)v[f]);
-                break;
-            }
-            if (f < 2 && v[f] >= NCF__MAX_RAW_ID) {
-                rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: %s %lld is too large (ids are below 2^62)", path,
-                               (long long)L.line, what[f], (long long)v[f]);
-                break;
-            }
+            if (rc < 0) return rc;
         }
-        if (rc != NCF_OK) break;
-        tr->u[tr->n] = v[0], tr->i[tr->n] = v[1], tr->t[tr->n] = v[3];
+        if ((rc = ncf__read_extras(name, &C, D, f, min_rating, tr)) != NCF_OK) return rc;
+        tr->u[tr->n] = v[0], tr->i[tr->n] = v[1];
         tr->n++;
     }
+    return tr->n ? NCF_OK : ncf__fail(NCF_ERR_PARSE, "%s: no ratings in the file", name);
+}
+
+/* The dialect of a format: what it fixes, the rest from the options (or found). */
+static int ncf__dialect_of(const char *name, const ncf_load_opts *o, ncf__dialect *D)
+{
+    memset(D, 0, sizeof *D);
+    D->header = o->header == NCF_HEADER_YES ? 1 : o->header == NCF_HEADER_NO ? 0 : -1;
+    if (o->format == NCF_FORMAT_DAT) strcpy(D->sep, "::");
+    else if (o->format == NCF_FORMAT_TAB) strcpy(D->sep, "\t");
+    else if (o->format == NCF_FORMAT_CSV) strcpy(D->sep, ",");
+    if ((o->format == NCF_FORMAT_DAT || o->format == NCF_FORMAT_TAB) && D->header < 0) D->header = 0;
+    if (o->sep) {
+        size_t n = strlen(o->sep);
+        if (n == 0 || n > 3 || strpbrk(o->sep, "\"\r\n"))
+            return ncf__fail(NCF_ERR_ARG, "%s: separator '%s': need 1 to 3 characters, no quote or line end", name, o->sep);
+        strcpy(D->sep, o->sep);
+        if (D->sep[0] == ' ') D->sep[1] = 0; /* blanks */
+    }
+    if (o->holdout < NCF_HOLDOUT_AUTO || o->holdout > NCF_HOLDOUT_NONE || o->header < 0 || o->header > NCF_HEADER_NO ||
+        o->min_ratings < 0 || o->eval_negatives < 0 || o->min_rating != o->min_rating)
+        return ncf__fail(NCF_ERR_ARG, "%s: a load option is out of range (holdout %d, header %d, min_ratings %d, "
+                         "eval_negatives %d)", name, o->holdout, o->header, o->min_ratings, o->eval_negatives);
+    return NCF_OK;
+}
+
+/* Copies ncf__errbuf behind "prefix: ", keeping the code. */
+static int ncf__prefix_error(int rc, const char *prefix)
+{
+    char msg[sizeof ncf__errbuf];
+    memcpy(msg, ncf__errbuf, sizeof msg);
+    return ncf__fail(rc, "%s: %s", prefix, msg);
+}
+
+/* A log read, not yet built: its dialect, records and text ids. */
+typedef struct {
+    ncf__dialect D;
+    ncf__triples tr;
+    ncf__intern in[2];
+    ncf_load_report rep;
+} ncf__parsed;
+
+static void ncf__parsed_free(ncf__parsed *P)
+{
+    ncf__triples_free(&P->tr);
+    ncf__intern_free(&P->in[0]), ncf__intern_free(&P->in[1]);
+}
+
+/* Reads a delimited log in memory into P (freed on failure); nothing of buf is kept. */
+static int ncf__parse_log(const char *name, const char *buf, size_t len, const ncf_load_opts *o, ncf__parsed *P)
+{
+    const char *p = buf, *end = buf + len;
+    int rc, use_min = o->min_rating > -HUGE_VALF;
+    memset(P, 0, sizeof *P);
+    if (len >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3)) p += 3; /* a UTF-8 byte order mark */
+    if ((rc = ncf__dialect_of(name, o, &P->D)) != NCF_OK || (rc = ncf__sniff(name, p, end, o, &P->D, &P->rep)) != NCF_OK)
+        return rc;
+    if (use_min && P->D.col[2] < 0)
+        return ncf__fail(NCF_ERR_ARG, "%s: min_rating needs a rating column, and the file has none", name);
+    if ((rc = ncf__triples_reserve(&P->tr, ncf__max_records(p, end), use_min)) != NCF_OK) return rc;
+    if ((rc = ncf__read_records(name, p, end, &P->D, o->min_rating, &P->tr, P->in)) != NCF_OK) ncf__parsed_free(P);
+    return rc;
+}
+
+/* The dataset of a parsed log; P is freed. */
+static int ncf__build_log(ncf_dataset *ds, const char *name, const ncf_load_opts *o, ncf__parsed *P)
+{
+    ncf__build_opts bo;
+    char *text[2] = {NULL, NULL};
+    int64_t *at[2] = {NULL, NULL}, *rank[2] = {NULL, NULL}, j;
+    int rc = NCF_OK, c;
+    const ncf__dialect *D = &P->D;
+    for (c = 0; c < 2; c++) { /* text ids: their numbers become their places in byte order */
+        int64_t *v = c ? P->tr.i : P->tr.u;
+        if (!D->text[c]) continue;
+        if ((rc = ncf__intern_sort(&P->in[c], &text[c], &at[c], &rank[c])) != NCF_OK) goto done;
+        for (j = 0; j < P->tr.n; j++) v[j] = rank[c][v[j]];
+        ncf__intern_free(&P->in[c]);
+    }
+    memset(&bo, 0, sizeof bo);
+    bo.positive = P->tr.pos, bo.min_ratings = o->min_ratings, bo.seed = o->seed, bo.report = &P->rep;
+    bo.holdout = o->holdout != NCF_HOLDOUT_AUTO ? o->holdout : D->col[3] >= 0 ? NCF_HOLDOUT_LATEST : NCF_HOLDOUT_RANDOM;
+    P->rep.text_ids[0] = D->text[0], P->rep.text_ids[1] = D->text[1];
+    if ((rc = ncf__build(ds, P->tr.u, P->tr.i, D->col[3] >= 0 ? P->tr.t : NULL, P->tr.n, &bo)) != NCF_OK) {
+        rc = ncf__prefix_error(rc, name);
+        goto done;
+    }
+    if ((D->text[0] && (rc = ncf__ids_to_text(&ds->raw_user, ds->num_users, text[0], at[0], &ds->user_text, &ds->user_text_at)) != NCF_OK) ||
+        (D->text[1] && (rc = ncf__ids_to_text(&ds->raw_item, ds->num_items, text[1], at[1], &ds->item_text, &ds->item_text_at)) != NCF_OK))
+        ncf_dataset_free(ds);
+done:
+    ncf__parsed_free(P);
+    for (c = 0; c < 2; c++) NCF_FREE(text[c]), NCF_FREE(at[c]), NCF_FREE(rank[c]);
+    return rc;
+}
+
+/* Eval negatives for a loaded log (none to draw when nothing is held out). */
+static int ncf__log_negatives(ncf_dataset *ds, const char *name, const ncf_load_opts *o)
+{
+    int rc;
+    if (ds->report.holdout == NCF_HOLDOUT_NONE) return NCF_OK;
+    rc = ncf_sample_eval_negatives(ds, o->eval_negatives ? o->eval_negatives : 99, o->seed);
+    if (rc != NCF_OK) {
+        rc = ncf__prefix_error(rc, name);
+        ncf_dataset_free(ds);
+    }
+    return rc;
+}
+
+/* The validation set an ncf_load_opts asks for, after the load. */
+static int ncf__load_validation(ncf_dataset *ds, const char *name, const ncf_load_opts *o)
+{
+    int rc;
+    if (!o->validation) return NCF_OK;
+    if (ds->report.holdout == NCF_HOLDOUT_NONE)
+        rc = ncf__fail(NCF_ERR_ARG, "validation needs a hold-out (holdout none trains on everything)");
+    else
+        rc = ncf_hold_out_validation(ds, ds->num_eval_neg, o->seed);
+    if (rc != NCF_OK) {
+        rc = ncf__prefix_error(rc, name);
+        ncf_dataset_free(ds);
+    }
+    return rc;
+}
+
+NCFDEF int ncf_load_dataset_mem(ncf_dataset *ds, const char *name, const void *buf, size_t len, const ncf_load_opts *opts)
+{
+    ncf_load_opts o = opts ? *opts : ncf_load_opts_default();
+    int rc;
+    if (!ds || (!buf && len)) return ncf__fail(NCF_ERR_ARG, "ncf_load_dataset_mem: NULL dataset or buffer");
+    memset(ds, 0, sizeof *ds);
+    if (!name) name = "(memory)";
+    if (o.format == NCF_FORMAT_NCF) return ncf__fail(NCF_ERR_ARG, "%s: the paper split is three files: ncf_load_dataset", name);
+    {
+        ncf__parsed P;
+        if ((rc = ncf__parse_log(name, (const char *)buf, len, &o, &P)) != NCF_OK ||
+            (rc = ncf__build_log(ds, name, &o, &P)) != NCF_OK)
+            return rc;
+    }
+    if ((rc = ncf__log_negatives(ds, name, &o)) != NCF_OK) return rc;
+    return ncf__load_validation(ds, name, &o);
+}
+
+#ifndef NCF_NO_STDIO
+/* ---- files ---- */
+
+typedef struct { char *p, *end; int64_t line; } ncf__lines;
+
+/* Next line without its "\r\n"; 0 at the end. */
+static int ncf__next_line(ncf__lines *L, char **s, char **e)
+{
+    char *nl;
+    if (L->p >= L->end) return 0;
+    nl = (char *)memchr(L->p, '\n', (size_t)(L->end - L->p));
+    *s = L->p;
+    *e = nl ? nl : L->end;
+    L->p = nl ? nl + 1 : L->end;
+    if (*e > *s && (*e)[-1] == '\r') (*e)--;
+    L->line++;
+    return 1;
+}
+
+/* A file of the paper split: user TAB item TAB rating TAB timestamp, integer ids, no header. */
+static int ncf__parse_ratings(const char *path, ncf__triples *tr)
+{
+    ncf__dialect D;
+    ncf__intern in[2];
+    char *buf;
+    size_t len;
+    int rc = ncf__read_file(path, &buf, &len);
+    if (rc != NCF_OK) return rc;
+    memset(&D, 0, sizeof D), memset(in, 0, sizeof in);
+    strcpy(D.sep, "\t"), D.nf = 4, D.need_int = 1;
+    D.col[0] = 0, D.col[1] = 1, D.col[2] = 2, D.col[3] = 3;
+    if ((rc = ncf__triples_reserve(tr, ncf__max_records(buf, buf + len), 0)) == NCF_OK)
+        rc = ncf__read_records(path, buf, buf + len, &D, 0.0f, tr, in);
     NCF_FREE(buf);
-    if (rc == NCF_OK && tr->n == 0) rc = ncf__fail(NCF_ERR_PARSE, "%s: no ratings in the file", path);
     if (rc != NCF_OK) ncf__triples_free(tr);
     return rc;
 }
@@ -1890,8 +2839,9 @@ static int ncf__file_exists(const char *path)
 
 /* The paper's split: ids already dense; the test file names each user's held-out
    item, the negative file its 99 candidates. */
-static int ncf__load_ncf(ncf_dataset *ds, const char *prefix, int sample_negs, uint64_t seed)
+static int ncf__load_ncf(ncf_dataset *ds, const char *prefix, int sample_negs, uint64_t seed, int holdout)
 {
+    ncf__build_opts bo;
     char path[3][1024];
     static const char *suffix[3] = {".train.rating", ".test.rating", ".test.negative"};
     ncf__triples train, test, all;
@@ -1902,8 +2852,8 @@ static int ncf__load_ncf(ncf_dataset *ds, const char *prefix, int sample_negs, u
         if (snprintf(path[k], sizeof path[k], "%s%s", prefix, suffix[k]) >= (int)sizeof path[k])
             return ncf__fail(NCF_ERR_ARG, "%s: path too long", prefix);
     memset(&train, 0, sizeof train), memset(&test, 0, sizeof test), memset(&all, 0, sizeof all);
-    if ((rc = ncf__parse_ratings(path[0], "\t", 0, &train)) != NCF_OK) return rc;
-    if ((rc = ncf__parse_ratings(path[1], "\t", 0, &test)) != NCF_OK) goto done;
+    if ((rc = ncf__parse_ratings(path[0], &train)) != NCF_OK) return rc;
+    if ((rc = ncf__parse_ratings(path[1], &test)) != NCF_OK) goto done;
     for (j = 0; j < train.n; j++) {
         if (train.u[j] > maxu) maxu = train.u[j];
         if (train.i[j] > maxi) maxi = train.i[j];
@@ -1943,12 +2893,17 @@ static int ncf__load_ncf(ncf_dataset *ds, const char *prefix, int sample_negs, u
         goto done;
     }
     /* test ratings come last in time, so the generic split holds them out */
-    if ((rc = ncf__triples_reserve(&all, train.n + test.n)) != NCF_OK) goto done;
+    if ((rc = ncf__triples_reserve(&all, train.n + test.n, 0)) != NCF_OK) goto done;
     for (j = 0; j < train.n; j++) all.u[j] = train.u[j], all.i[j] = train.i[j], all.t[j] = 0;
     for (j = 0; j < test.n; j++) all.u[train.n + j] = test.u[j], all.i[train.n + j] = test.i[j], all.t[train.n + j] = 1;
     /* (its training file's timestamps are not used: a validation item is drawn by the seed) */
-    if ((rc = ncf__build(ds, all.u, all.i, all.t, 0, train.n + test.n, 0, (int)maxu + 1, (int)maxi + 1)) != NCF_OK)
-        goto done;
+    memset(&bo, 0, sizeof bo);
+    bo.holdout = holdout == NCF_HOLDOUT_NONE ? NCF_HOLDOUT_NONE : NCF__HOLDOUT_SPLIT;
+    bo.fixed_users = (int)maxu + 1, bo.fixed_items = (int)maxi + 1;
+    if ((rc = ncf__build(ds, all.u, all.i, all.t, train.n + test.n, &bo)) != NCF_OK) goto done;
+    strcpy(ds->report.sep, "\t");
+    for (k = 0; k < 4; k++) snprintf(ds->report.columns[k], sizeof ds->report.columns[k], "column %d", k + 1);
+    if (holdout == NCF_HOLDOUT_NONE) goto done; /* nothing held out: no candidates */
     if (sample_negs) {
         if ((rc = ncf_sample_eval_negatives(ds, sample_negs, seed)) != NCF_OK) ncf_dataset_free(ds);
     } else if ((rc = ncf__check_negatives(ds, &test, neg, per_line, neg_line, path[2])) != NCF_OK) {
@@ -1967,78 +2922,47 @@ done:
     return rc;
 }
 
-static int ncf__load_dataset(ncf_dataset *ds, const char *path, const ncf_load_opts *opts)
+/* The paper split's prefix when path names one (PREFIX, or one of its three files), else NULL. */
+static const char *ncf__split_prefix(const char *path, char *prefix, size_t size)
 {
-    ncf_load_opts o = *opts;
-    ncf_format fmt = o.format;
-    char prefix[1024];
-    ncf__triples tr;
-    int rc;
-    if (!ds || !path) return ncf__fail(NCF_ERR_ARG, "ncf_load_dataset: NULL dataset or path");
-    memset(ds, 0, sizeof *ds);
-    if (o.eval_negatives < 0 || o.min_ratings < 0)
-        return ncf__fail(NCF_ERR_ARG, "ncf_load_dataset: negative eval_negatives or min_ratings");
-    if (strlen(path) >= sizeof prefix) return ncf__fail(NCF_ERR_ARG, "%s: path too long", path);
+    static const char *const suffix[3] = {".train.rating", ".test.rating", ".test.negative"};
+    char probe[1100];
+    int k;
+    if (strlen(path) >= size) return NULL;
     strcpy(prefix, path);
-    if (fmt == NCF_FORMAT_AUTO) {
-        static const char *ncf_suffix[3] = {".train.rating", ".test.rating", ".test.negative"};
-        int k;
-        for (k = 0; k < 3 && fmt == NCF_FORMAT_AUTO; k++)
-            if (ncf__ends_with(path, ncf_suffix[k])) fmt = NCF_FORMAT_NCF;
-        if (fmt == NCF_FORMAT_AUTO) {
-            char probe[1100];
-            snprintf(probe, sizeof probe, "%s.train.rating", path);
-            if (ncf__ends_with(path, ".dat")) fmt = NCF_FORMAT_DAT;
-            else if (ncf__ends_with(path, ".csv")) fmt = NCF_FORMAT_CSV;
-            else if (ncf__ends_with(path, ".data")) fmt = NCF_FORMAT_TAB;
-            else if (ncf__file_exists(probe)) fmt = NCF_FORMAT_NCF;
-            else
-                return ncf__fail(NCF_ERR_ARG,
-                                 "%s: cannot tell the format from the name (expected ratings.dat, ratings.csv, "
-                                 "u.data, or a PREFIX of PREFIX.train.rating)",
-                                 path);
+    for (k = 0; k < 3; k++)
+        if (ncf__ends_with(prefix, suffix[k])) {
+            prefix[strlen(prefix) - strlen(suffix[k])] = 0;
+            return prefix;
         }
-    }
-    if (fmt == NCF_FORMAT_NCF) {
-        static const char *ncf_suffix[3] = {".train.rating", ".test.rating", ".test.negative"};
-        int k;
-        for (k = 0; k < 3; k++)
-            if (ncf__ends_with(prefix, ncf_suffix[k])) prefix[strlen(prefix) - strlen(ncf_suffix[k])] = 0;
-        return ncf__load_ncf(ds, prefix, o.eval_negatives, o.seed);
-    }
-    if (fmt != NCF_FORMAT_DAT && fmt != NCF_FORMAT_CSV && fmt != NCF_FORMAT_TAB)
-        return ncf__fail(NCF_ERR_ARG, "ncf_load_dataset: unknown format %d", (int)fmt);
-    rc = ncf__parse_ratings(path, fmt == NCF_FORMAT_DAT ? "::" : fmt == NCF_FORMAT_CSV ? "," : "\t",
-                            fmt == NCF_FORMAT_CSV, &tr);
-    if (rc != NCF_OK) return rc;
-    rc = ncf__build(ds, tr.u, tr.i, tr.t, 1, tr.n, o.min_ratings, 0, 0);
-    ncf__triples_free(&tr);
-    if (rc != NCF_OK) {
-        char msg[sizeof ncf__errbuf];
-        memcpy(msg, ncf__errbuf, sizeof msg);
-        return ncf__fail(rc, "%s: %s", path, msg);
-    }
-    rc = ncf_sample_eval_negatives(ds, o.eval_negatives ? o.eval_negatives : 99, o.seed);
-    if (rc != NCF_OK) {
-        char msg[sizeof ncf__errbuf];
-        memcpy(msg, ncf__errbuf, sizeof msg);
-        ncf_dataset_free(ds);
-        return ncf__fail(rc, "%s: %s", path, msg);
-    }
-    return NCF_OK;
+    snprintf(probe, sizeof probe, "%s.train.rating", path);
+    return ncf__file_exists(probe) ? prefix : NULL;
 }
 
 NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_opts *opts)
 {
     ncf_load_opts o = opts ? *opts : ncf_load_opts_default();
-    int rc = ncf__load_dataset(ds, path, &o);
-    if (rc == NCF_OK && o.validation && (rc = ncf_hold_out_validation(ds, ds->num_eval_neg, o.seed)) != NCF_OK) {
-        char msg[sizeof ncf__errbuf];
-        memcpy(msg, ncf__errbuf, sizeof msg);
-        ncf_dataset_free(ds);
-        return ncf__fail(rc, "%s: %s", path, msg);
+    char prefix[1024];
+    char *buf;
+    size_t len;
+    int rc;
+    if (!ds || !path) return ncf__fail(NCF_ERR_ARG, "ncf_load_dataset: NULL dataset or path");
+    memset(ds, 0, sizeof *ds);
+    if (strlen(path) >= sizeof prefix) return ncf__fail(NCF_ERR_ARG, "%s: path too long", path);
+    if (o.format == NCF_FORMAT_NCF || (o.format == NCF_FORMAT_AUTO && ncf__split_prefix(path, prefix, sizeof prefix))) {
+        if (!ncf__split_prefix(path, prefix, sizeof prefix)) strcpy(prefix, path);
+        if (o.eval_negatives < 0) return ncf__fail(NCF_ERR_ARG, "ncf_load_dataset: negative eval_negatives");
+        rc = ncf__load_ncf(ds, prefix, o.eval_negatives, o.seed, o.holdout);
+    } else {
+        if (o.format < NCF_FORMAT_AUTO || o.format > NCF_FORMAT_NCF)
+            return ncf__fail(NCF_ERR_ARG, "ncf_load_dataset: unknown format %d", (int)o.format);
+        ncf__parsed P;
+        if ((rc = ncf__read_file(path, &buf, &len)) != NCF_OK) return rc;
+        rc = ncf__parse_log(path, buf, len, &o, &P);
+        NCF_FREE(buf); /* before the build: the file and the dataset are never both held */
+        if (rc == NCF_OK && (rc = ncf__build_log(ds, path, &o, &P)) == NCF_OK) rc = ncf__log_negatives(ds, path, &o);
     }
-    return rc;
+    return rc == NCF_OK ? ncf__load_validation(ds, path, &o) : rc;
 }
 #endif /* NCF_NO_STDIO */
 
@@ -2054,8 +2978,8 @@ NCFDEF int ncf_sampler_init(ncf_sampler *s, const ncf_dataset *data, int num_neg
     if (num_neg > 0)
         for (u = 0; u < data->num_users; u++)
             if (data->user_ptr[u + 1] > data->user_ptr[u] && ncf__num_unrated(data, u) == 0)
-                return ncf__fail(NCF_ERR_DATA, "user %lld has rated all %d items: no negative can be drawn",
-                                 (long long)data->raw_user[u], data->num_items);
+                return ncf__fail(NCF_ERR_DATA, "user %s has rated all %d items: no negative can be drawn",
+                                 ncf__user_name(data, u, 0), data->num_items);
     memset(s, 0, sizeof *s);
     s->data = data;
     s->num_neg = num_neg;
@@ -2910,7 +3834,8 @@ NCFDEF void ncf_model_free(ncf_model *m)
 {
     if (!m) return;
     if (m->scratch && m->scratch->in_place) /* the buffer's: not ours to free */
-        m->params = NULL, m->raw_user = m->raw_item = m->seen_ptr = NULL, m->seen = NULL;
+        m->params = NULL, m->raw_user = m->raw_item = m->seen_ptr = m->user_text_at = m->item_text_at = NULL,
+        m->seen = NULL, m->user_text = m->item_text = NULL;
     if (m->scratch) {
         ncf__free_buffers(m->scratch);
         NCF_FREE(m->scratch->touched_user);
@@ -2924,6 +3849,7 @@ NCFDEF void ncf_model_free(ncf_model *m)
     }
     NCF_FREE(m->params); NCF_FREE(m->grads); NCF_FREE(m->adam_m); NCF_FREE(m->adam_v);
     NCF_FREE(m->raw_user); NCF_FREE(m->raw_item); NCF_FREE(m->seen_ptr); NCF_FREE(m->seen);
+    NCF_FREE(m->user_text); NCF_FREE(m->item_text); NCF_FREE(m->user_text_at); NCF_FREE(m->item_text_at);
     NCF_FREE(m);
 }
 
@@ -2978,7 +3904,7 @@ static int ncf__check_batch(const ncf_model *m, const int32_t *users, const int3
         return ncf__fail(NCF_ERR_ARG, "batch: NULL array or size %d <= 0", n);
     for (j = 0; j < n; j++)
         if (users[j] < 0 || users[j] >= m->cfg.num_users || items[j] < 0 || items[j] >= m->cfg.num_items)
-            return ncf__fail(NCF_ERR_ARG, "batch position %d: (user %d, item %d) outside [0,%d) x [0,%d)", j,
+            return ncf__fail(NCF_ERR_ARG, "batch position %d: (user index %d, item index %d) outside [0,%d) x [0,%d) (indices, not ids)", j,
                              users[j], items[j], m->cfg.num_users, m->cfg.num_items);
     return NCF_OK;
 }
@@ -3081,9 +4007,14 @@ static int ncf__score_pairs(const ncf_model *m, const int32_t *users, const int3
 
 NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits)
 {
+    return ncf_predict_indices(m, users, items, n, logits);
+}
+
+NCFDEF int ncf_predict_indices(const ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits)
+{
     ncf__acts a;
     int rc, done, chunk;
-    if (!m || !logits) return ncf__fail(NCF_ERR_ARG, "ncf_predict_batch: NULL model or output");
+    if (!m || !logits) return ncf__fail(NCF_ERR_ARG, "ncf_predict_indices: NULL model or output");
     if ((rc = ncf__check_batch(m, users, items, NULL, 0, n)) != NCF_OK) return rc;
     if (!m->params) return ncf__score_pairs(m, users, items, n, logits); /* int8 rows read in place */
     chunk = n < 1024 ? n : 1024; /* scores do not depend on it (see the kernels) */
@@ -4124,6 +5055,8 @@ static int ncf__eval_args(const ncf_model *m, const ncf_dataset *data, const ncf
     if (data->num_users > m->cfg.num_users || data->num_items > m->cfg.num_items)
         return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: the data has %d users and %d items, the model %d and %d",
                          data->num_users, data->num_items, m->cfg.num_users, m->cfg.num_items);
+    if (data->report.holdout == NCF_HOLDOUT_NONE)
+        return ncf__fail(NCF_ERR_DATA, "ncf_evaluate: nothing to evaluate: the dataset holds no item out (holdout none)");
     if (o->target == NCF_EVAL_VALIDATION && !data->val_item)
         return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: the dataset has no validation set (ncf_hold_out_validation)");
     nneg = o->target == NCF_EVAL_VALIDATION ? data->num_val_neg : data->num_eval_neg;
@@ -4149,6 +5082,32 @@ static double ncf__eval_share(const ncf_eval_opts *o, int64_t held)
 
 #define NCF__UNSCORED (-1) /* a user's rank: not evaluated */
 #define NCF__NONFINITE_SCORE (-2) /* evaluated, and its item's score is not finite: a miss */
+
+/* How many candidates outrank u's held-out item cand[0]: its sampled negatives cand[1..ncand),
+   sc[] the scores of cand[]; or, with full ranking, every item u did not rate, sc[j] item j's. */
+static int64_t ncf__count_above(const ncf_dataset *d, int u, int32_t other, const int32_t *cand, int ncand, int full,
+                                const float *sc)
+{
+    int32_t t = cand[0];
+    int64_t r = 0;
+    int j;
+    if (full) {
+        const int32_t *p = d->items + d->user_ptr[u], *pe = d->items + d->user_ptr[u + 1];
+        for (j = 0; j < ncand; j++) {
+            while (p < pe && *p < j) p++;
+            if (j != t && j != other && !(p < pe && *p == j) && ncf__ranks_above(sc[j], sc[t])) r++;
+        }
+    } else {
+        for (j = 1; j < ncand; j++) r += cand[j] != t && ncf__ranks_above(sc[j], sc[0]);
+    }
+    return r;
+}
+
+/* Whether full ranking's fixed sample takes user u. */
+static int ncf__sampled_user(const ncf_eval_opts *o, double share, int u)
+{
+    return share >= 1 || ncf__unit(ncf__hash3(o->seed ^ NCF__TAG_FULL, (uint64_t)u, 0)) < share;
+}
 
 /* rank[u - u0] for users [u0, u1): how many candidates score at least as high as the held-out
    item, or one of the two marks above. */
@@ -4176,25 +5135,14 @@ static int ncf__eval_ranks(ncf_model *m, const ncf_dataset *data, const ncf_eval
         for (u = u0; u < u1; u++) {
             int32_t other = -1, t;
             const int32_t *neg = NULL;
-            int64_t r = 0;
-            int j;
+            int64_t r;
             t = ncf__held(data, o->target, u, &other, &neg);
             rank[u - u0] = NCF__UNSCORED;
-            if (!ok || t < 0 || (share < 1 && !(ncf__unit(ncf__hash3(o->seed ^ NCF__TAG_FULL, (uint64_t)u, 0)) < share)))
-                continue;
-            if (o->full_ranking) {
-                const int32_t *p = data->items + data->user_ptr[u], *pe = data->items + data->user_ptr[u + 1];
-                ncf__score_user(m, proj, u, NULL, 0, ncand, &e);
-                for (j = 0; j < ncand; j++) {
-                    while (p < pe && *p < j) p++;
-                    if (j != t && j != other && !(p < pe && *p == j) && ncf__ranks_above(sc[j], sc[t])) r++;
-                }
-            } else {
-                cand[0] = t;
-                memcpy(cand + 1, neg, sizeof(int32_t) * (size_t)(ncand - 1));
-                ncf__score_user(m, proj, u, cand, 0, ncand, &e);
-                for (j = 1; j < ncand; j++) r += cand[j] != t && ncf__ranks_above(sc[j], sc[0]);
-            }
+            if (!ok || t < 0 || !ncf__sampled_user(o, share, u)) continue;
+            cand[0] = t;
+            if (!o->full_ranking) memcpy(cand + 1, neg, sizeof(int32_t) * (size_t)(ncand - 1));
+            ncf__score_user(m, proj, u, o->full_ranking ? NULL : cand, 0, ncand, &e);
+            r = ncf__count_above(data, u, other, cand, ncand, o->full_ranking, sc);
             rank[u - u0] = NCF__NONFINITE(sc[o->full_ranking ? t : 0]) ? NCF__NONFINITE_SCORE : r;
         }
         if (have_e) ncf__eval_buf_free(&e);
@@ -4237,6 +5185,46 @@ NCFDEF int ncf_evaluate_with(ncf_model *m, const ncf_dataset *data, const ncf_ev
     return rc;
 }
 
+NCFDEF int ncf_evaluate_popularity(const ncf_dataset *data, const ncf_eval_opts *o, ncf_metrics *out)
+{
+    float *pop, *sc;
+    int32_t *cand;
+    int64_t *rank, k;
+    double share;
+    int u, j, ncand;
+    if (!data || !data->user_ptr || !o || !out || o->k <= 0)
+        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: need a loaded dataset, options, an output and k > 0");
+    if (data->total_train) return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: the dataset is a shard");
+    if (data->report.holdout == NCF_HOLDOUT_NONE)
+        return ncf__fail(NCF_ERR_DATA, "ncf_evaluate_popularity: nothing to evaluate: the dataset holds no item out (holdout none)");
+    if (o->target == NCF_EVAL_VALIDATION && !data->val_item)
+        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: the dataset has no validation set");
+    ncand = o->full_ranking ? data->num_items : 1 + (o->target == NCF_EVAL_VALIDATION ? data->num_val_neg : data->num_eval_neg);
+    if (!o->full_ranking && ncand <= 1) return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: the dataset has no eval negatives");
+    pop = NCF__ZNEW(float, data->num_items), sc = NCF__NEW(float, ncand), cand = NCF__NEW(int32_t, ncand);
+    rank = NCF__NEW(int64_t, data->num_users ? data->num_users : 1);
+    if (!pop || !sc || !cand || !rank) {
+        NCF_FREE(pop), NCF_FREE(sc), NCF_FREE(cand), NCF_FREE(rank);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for the popularity baseline");
+    }
+    for (k = 0; k < data->num_train; k++) pop[data->items[k]] += 1.0f; /* exact: counts below 2^24 */
+    share = ncf__eval_share(o, ncf__eval_held(data, o->target, 0, data->num_users));
+    for (u = 0; u < data->num_users; u++) {
+        int32_t other = -1, t;
+        const int32_t *neg = NULL;
+        rank[u] = NCF__UNSCORED;
+        t = ncf__held(data, o->target, u, &other, &neg);
+        if (t < 0 || !ncf__sampled_user(o, share, u)) continue;
+        cand[0] = t;
+        if (!o->full_ranking) memcpy(cand + 1, neg, sizeof(int32_t) * (size_t)(ncand - 1));
+        for (j = 0; j < ncand; j++) sc[j] = pop[o->full_ranking ? j : cand[j]];
+        rank[u] = ncf__count_above(data, u, other, cand, ncand, o->full_ranking, sc);
+    }
+    ncf__metrics_of(rank, data->num_users, o->k, out);
+    NCF_FREE(pop), NCF_FREE(sc), NCF_FREE(cand), NCF_FREE(rank);
+    return NCF_OK;
+}
+
 NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_ranking, ncf_metrics *out)
 {
     ncf_eval_opts o = ncf_eval_opts_default();
@@ -4255,11 +5243,9 @@ NCFDEF void ncf_model_params_changed(ncf_model *m)
     if (m && m->scratch) ncf__refresh_projection(m);
 }
 
-/* raw -> dense maps for serving, from m->raw_user / raw_item. */
-/* Serving finds a raw id by binary search over the ids in ascending order: no hash map, so
-   lookups write nothing (any number of threads may serve) and cost no memory when the raw
-   ids ascend with the dense ones, as every loader assigns them. Otherwise the dense ids are
-   sorted by raw id once here. A raw id given twice is refused. */
+/* Integer ids given out of order (by hand) are found through a sorted index, made once here;
+   every loader gives them ascending, which needs none. A raw id given twice is refused. Text
+   ids are always ascending (checked where they are read). */
 typedef struct { int64_t raw; int32_t dense; } ncf__idpair;
 
 static int ncf__cmp_idpair(const void *a, const void *b)
@@ -4273,6 +5259,7 @@ static int ncf__id_order(const int64_t *raw, int n, int32_t **order, const char 
     ncf__idpair *p;
     int k;
     NCF_FREE(*order), *order = NULL;
+    if (!raw) return NCF_OK;
     for (k = 1; k < n && raw[k - 1] < raw[k]; k++) {}
     if (k >= n) return NCF_OK; /* ascending: the identity */
     if (!(p = NCF__NEW(ncf__idpair, n)) || !(*order = NCF__NEW(int32_t, n))) {
@@ -4297,6 +5284,41 @@ static int ncf__build_id_maps(ncf_model *m)
 {
     int rc = ncf__id_order(m->raw_user, m->cfg.num_users, &m->scratch->user_order, "user");
     return rc != NCF_OK ? rc : ncf__id_order(m->raw_item, m->cfg.num_items, &m->scratch->item_order, "item");
+}
+
+/* The model's user (items 0) or item (1) ids. */
+static ncf__ids ncf__model_ids(const ncf_model *m, int items)
+{
+    ncf__ids t;
+    t.n = items ? m->cfg.num_items : m->cfg.num_users;
+    t.num = items ? m->raw_item : m->raw_user;
+    t.order = items ? m->scratch->item_order : m->scratch->user_order;
+    t.text = items ? m->item_text : m->user_text;
+    t.at = items ? m->item_text_at : m->user_text_at;
+    return t;
+}
+
+static int ncf__has_ids(const ncf_model *m) { return (m->raw_user || m->user_text) && (m->raw_item || m->item_text); }
+
+NCFDEF int ncf_user_index(const ncf_model *m, const char *id)
+{
+    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_user_index: NULL model");
+    return ncf__index_of(ncf__model_ids(m, 0), id, "user");
+}
+NCFDEF int ncf_item_index(const ncf_model *m, const char *id)
+{
+    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_item_index: NULL model");
+    return ncf__index_of(ncf__model_ids(m, 1), id, "item");
+}
+NCFDEF int ncf_user_id(const ncf_model *m, int index, char *buf, size_t size)
+{
+    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_user_id: NULL model");
+    return ncf__name_of(ncf__model_ids(m, 0), index, buf, size, "user");
+}
+NCFDEF int ncf_item_id(const ncf_model *m, int index, char *buf, size_t size)
+{
+    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_item_id: NULL model");
+    return ncf__name_of(ncf__model_ids(m, 1), index, buf, size, "item");
 }
 
 
@@ -4362,30 +5384,48 @@ static size_t ncf__encode_rated(const ncf_dataset *d, int u, uint8_t *p)
     return n;
 }
 
+/* A copy of n text ids (text, at), or NULL for none. */
+static int ncf__copy_text_ids(const char *text, const int64_t *at, int n, char **out, int64_t **out_at)
+{
+    *out = NULL, *out_at = NULL;
+    if (!text) return NCF_OK;
+    *out = NCF__NEW(char, at[n] ? at[n] : 1), *out_at = NCF__NEW(int64_t, (size_t)n + 1);
+    if (!*out || !*out_at) { NCF_FREE(*out), NCF_FREE(*out_at), *out = NULL, *out_at = NULL; return 0; }
+    memcpy(*out, text, (size_t)at[n]), memcpy(*out_at, at, sizeof(int64_t) * ((size_t)n + 1));
+    return NCF_OK;
+}
+
 NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *d)
 {
-    int64_t *ru, *ri, *sp;
+    int64_t *ru = NULL, *ri = NULL, *sp, *uat = NULL, *iat = NULL;
+    char *ut = NULL, *it = NULL;
     uint8_t *sv;
     int u, rc;
-    if (!m || !d || !d->raw_user || !d->raw_item) return ncf__fail(NCF_ERR_ARG, "ncf_model_set_ids: NULL argument");
+    if (!m || !d || (!d->raw_user && !d->user_text) || (!d->raw_item && !d->item_text))
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_set_ids: NULL argument, or a dataset without ids");
     if ((rc = ncf__writable(m, "ncf_model_set_ids")) != NCF_OK) return rc;
     if (d->num_users != m->cfg.num_users || d->num_items != m->cfg.num_items)
         return ncf__fail(NCF_ERR_ARG, "ncf_model_set_ids: the data has %d users and %d items, the model %d and %d",
                          d->num_users, d->num_items, m->cfg.num_users, m->cfg.num_items);
-    ru = NCF__NEW(int64_t, d->num_users), ri = NCF__NEW(int64_t, d->num_items);
+    if (d->raw_user) ru = NCF__NEW(int64_t, d->num_users);
+    if (d->raw_item) ri = NCF__NEW(int64_t, d->num_items);
     sp = NCF__NEW(int64_t, (size_t)d->num_users + 1);
     if (sp)
         for (sp[0] = 0, u = 0; u < d->num_users; u++) sp[u + 1] = sp[u] + (int64_t)ncf__encode_rated(d, u, NULL);
     sv = sp ? NCF__NEW(uint8_t, sp[d->num_users]) : NULL;
-    if (!ru || !ri || !sp || !sv) {
-        NCF_FREE(ru); NCF_FREE(ri); NCF_FREE(sp); NCF_FREE(sv);
+    if ((d->raw_user && !ru) || (d->raw_item && !ri) || !sp || !sv ||
+        ncf__copy_text_ids(d->user_text, d->user_text_at, d->num_users, &ut, &uat) != NCF_OK ||
+        ncf__copy_text_ids(d->item_text, d->item_text_at, d->num_items, &it, &iat) != NCF_OK) {
+        NCF_FREE(ru); NCF_FREE(ri); NCF_FREE(sp); NCF_FREE(sv); NCF_FREE(ut); NCF_FREE(uat);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for the id maps");
     }
-    memcpy(ru, d->raw_user, sizeof(int64_t) * (size_t)d->num_users);
-    memcpy(ri, d->raw_item, sizeof(int64_t) * (size_t)d->num_items);
+    if (ru) memcpy(ru, d->raw_user, sizeof(int64_t) * (size_t)d->num_users);
+    if (ri) memcpy(ri, d->raw_item, sizeof(int64_t) * (size_t)d->num_items);
     for (u = 0; u < d->num_users; u++) ncf__encode_rated(d, u, sv + sp[u]);
     NCF_FREE(m->raw_user), NCF_FREE(m->raw_item), NCF_FREE(m->seen_ptr), NCF_FREE(m->seen);
+    NCF_FREE(m->user_text), NCF_FREE(m->item_text), NCF_FREE(m->user_text_at), NCF_FREE(m->item_text_at);
     m->raw_user = ru, m->raw_item = ri, m->seen_ptr = sp, m->seen = sv;
+    m->user_text = ut, m->user_text_at = uat, m->item_text = it, m->item_text_at = iat;
     ncf__refresh_projection(m); /* the model is about to serve */
     return ncf__build_id_maps(m);
 }
@@ -4393,17 +5433,16 @@ NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *d)
 
 static int ncf__dense_ids(const ncf_model *m, int64_t raw_user, int64_t raw_item, int *u, int *i)
 {
-    const struct ncf__scratch *s = m->scratch;
-    if (!m->raw_user) return ncf__fail(NCF_ERR_ARG, "the model has no id maps (ncf_model_set_ids)");
+    ncf__ids users = ncf__model_ids(m, 0), items = ncf__model_ids(m, 1);
+    if (!ncf__has_ids(m)) return ncf__fail(NCF_ERR_ARG, "the model has no id maps (ncf_model_set_ids)");
     if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "serving: " NCF__STALE_TEXT);
-    *u = ncf__find_id(m->raw_user, s->user_order, m->cfg.num_users, raw_user);
-    if (*u < 0) return ncf__fail(NCF_ERR_ARG, "unknown user %s (cold start is out of scope)", ncf__i64s(raw_user, 0));
-    if (i && (*i = ncf__find_id(m->raw_item, s->item_order, m->cfg.num_items, raw_item)) < 0)
+    if ((*u = ncf__ids_find_int(&users, raw_user)) < 0)
+        return ncf__fail(NCF_ERR_ARG, "unknown user %s (cold start is out of scope)", ncf__i64s(raw_user, 0));
+    if (i && (*i = ncf__ids_find_int(&items, raw_item)) < 0)
         return ncf__fail(NCF_ERR_ARG, "unknown item %s", ncf__i64s(raw_item, 0));
     return NCF_OK;
 }
 
-/* (score, dense id) ordered best first: higher score, then lower id. */
 /* Candidates as (score, item): the order of ncf_recommend, ties to the lower item, and a
    non-finite score last. */
 typedef struct { float score; int32_t item; } ncf__cand;
@@ -4464,17 +5503,26 @@ static void ncf__recommend_chunk(const ncf_model *m, const float *proj, int u, i
     }
 }
 
-/* The heap's n best into out_items (raw ids) and out_scores, best first; returns n. */
-static int ncf__heap_out(const ncf_model *m, ncf__cand *best, int n, int64_t *out_items, float *out_scores)
+/* The heap's n best, best first, as item indices (items) or into the int64 slots of ids
+   (which the caller then turns into ids), with their scores. Returns n. */
+static int ncf__heap_out(ncf__cand *best, int n, int32_t *items, int64_t *ids, float *out_scores)
 {
     int j;
     for (j = n - 1; j >= 0; j--) { /* worst first, into the tail */
-        out_items[j] = m->raw_item ? m->raw_item[best[0].item] : best[0].item;
+        if (items) items[j] = best[0].item;
+        else ids[j] = best[0].item;
         if (out_scores) out_scores[j] = best[0].score;
         best[0] = best[j];
         ncf__heap_down(best, j, 0);
     }
     return n;
+}
+
+/* Item indices in ids[0..n) to their integer ids. */
+static void ncf__indices_to_ids(const ncf_model *m, int64_t *ids, int n)
+{
+    int j;
+    for (j = 0; j < n; j++) ids[j] = m->raw_item[ids[j]];
 }
 
 /* A serving workspace: scoring buffers for a chunk of items, then a heap of k candidates,
@@ -4502,7 +5550,38 @@ static int ncf__workspace(const ncf_model *m, int k, void *work, size_t size, nc
 static int ncf__serve_args(const ncf_model *m, int64_t raw_user, int k, const void *out, int *u, const char *what)
 {
     if (!m || !out || k <= 0) return ncf__fail(NCF_ERR_ARG, "%s: need a model, an output and k > 0", what);
+    if (m->item_text)
+        return ncf__fail(NCF_ERR_ARG, "%s: this model's item ids are text, not integers: ncf_recommend_index gives "
+                         "item indices, ncf_item_id their ids", what);
     return ncf__dense_ids(m, raw_user, 0, u, NULL);
+}
+
+NCFDEF ncf_rec_opts ncf_rec_opts_default(void)
+{
+    ncf_rec_opts o;
+    memset(&o, 0, sizeof o);
+    o.k = 10, o.exclude_rated = 1;
+    return o;
+}
+
+static int ncf__index_args(const ncf_model *m, int u, const ncf_rec_opts *o, const void *out, const char *what)
+{
+    if (!m || !o || !out || o->k <= 0) return ncf__fail(NCF_ERR_ARG, "%s: need a model, options, an output and k > 0", what);
+    if (u < 0 || u >= m->cfg.num_users)
+        return ncf__fail(NCF_ERR_ARG, "%s: user index %d is not in [0, %d) (an index, not an id: ncf_user_index)", what, u,
+                         m->cfg.num_users);
+    if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "serving: " NCF__STALE_TEXT);
+    return NCF_OK;
+}
+
+/* The best k of the catalogue for user index u into heap (*n of them), in the calling thread. */
+static void ncf__recommend_serial(const ncf_model *m, int u, int k, int exclude, ncf__eval_buf *e, ncf__cand *heap, int *n)
+{
+    ncf__seen_cursor c = ncf__seen_from(m, u, 0);
+    int I = m->cfg.num_items, j0;
+    for (j0 = 0; j0 < I; j0 += NCF__REC_CHUNK)
+        ncf__recommend_chunk(m, ncf__cached_projection(m), u, j0, j0 + NCF__REC_CHUNK < I ? j0 + NCF__REC_CHUNK : I,
+                             exclude ? &c : NULL, e, heap, n, k);
 }
 
 NCFDEF int ncf_recommend_with(const ncf_model *m, int64_t raw_user, int k, int exclude_seen, int64_t *out_items,
@@ -4510,17 +5589,14 @@ NCFDEF int ncf_recommend_with(const ncf_model *m, int64_t raw_user, int k, int e
 {
     ncf__eval_buf e;
     ncf__cand *heap = NULL;
-    ncf__seen_cursor c;
-    int u = 0, rc, j0, n = 0, I;
+    int u = 0, rc, n = 0;
     if ((rc = ncf__serve_args(m, raw_user, k, out_items, &u, "ncf_recommend_with")) != NCF_OK) return rc;
     if ((rc = ncf__workspace(m, k, work, work_size, &e, &heap)) != NCF_OK) return rc;
-    I = m->cfg.num_items;
-    if (k > I) k = I;
-    c = ncf__seen_from(m, u, 0);
-    for (j0 = 0; j0 < I; j0 += NCF__REC_CHUNK)
-        ncf__recommend_chunk(m, ncf__cached_projection(m), u, j0, j0 + NCF__REC_CHUNK < I ? j0 + NCF__REC_CHUNK : I,
-                             exclude_seen ? &c : NULL, &e, heap, &n, k);
-    return ncf__heap_out(m, heap, n, out_items, out_scores);
+    if (k > m->cfg.num_items) k = m->cfg.num_items;
+    ncf__recommend_serial(m, u, k, exclude_seen, &e, heap, &n);
+    n = ncf__heap_out(heap, n, NULL, out_items, out_scores);
+    ncf__indices_to_ids(m, out_items, n);
+    return n;
 }
 
 NCFDEF int ncf_predict_with(const ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit, void *work,
@@ -4569,22 +5645,20 @@ NCFDEF int ncf_predict(ncf_model *m, int64_t raw_user, int64_t raw_item, float *
     return rc;
 }
 
-NCFDEF int ncf_recommend(ncf_model *m, int64_t raw_user, int k, int exclude_seen, int64_t *out_items,
-                         float *out_scores)
+/* The best k for user index u over the catalogue, scored in chunks on all threads, each
+   keeping the best k of the chunks it scored, merged at the end: into items (indices) or ids
+   (indices, for the caller to turn into ids). */
+static int ncf__recommend_threads(const ncf_model *m, int u, int k, int exclude, int32_t *items, int64_t *ids,
+                                  float *scores)
 {
-    const float *proj;
+    const float *proj = ncf__cached_projection(m);
     ncf__cand *best, **heaps;
     ncf__team team = NCF__TEAM_INIT;
     char *block;
     size_t size;
-    int u = 0, rc, j, n = 0, I, T, *nh;
-    int64_t chunks;
-    if ((rc = ncf__serve_args(m, raw_user, k, out_items, &u, "ncf_recommend")) != NCF_OK) return rc;
-    I = m->cfg.num_items;
+    int j, n = 0, I = m->cfg.num_items, T = ncf_get_threads(), *nh;
+    int64_t chunks = (I + NCF__REC_CHUNK - 1) / NCF__REC_CHUNK;
     if (k > I) k = I; /* a huge k asks for no more memory than the catalogue */
-    proj = ncf__cached_projection(m);
-    chunks = (I + NCF__REC_CHUNK - 1) / NCF__REC_CHUNK;
-    T = ncf_get_threads();
     size = ncf_workspace_size(m, k);
     /* T workspaces, then where each thread's heap is, the merged heap and the heaps' sizes */
     block = (char *)ncf__alloc((size_t)T, size + sizeof(ncf__cand *) + sizeof(int) + sizeof(ncf__cand) * (size_t)k);
@@ -4592,7 +5666,7 @@ NCFDEF int ncf_recommend(ncf_model *m, int64_t raw_user, int k, int exclude_seen
     heaps = (ncf__cand **)(block + (size_t)T * size), best = (ncf__cand *)(heaps + T), nh = (int *)(best + k);
     for (j = 0; j < T; j++) nh[j] = 0;
     NCF__PARALLEL(T > 1 && chunks > 1 && (float)I * ncf__row_macs(m) > 16 * NCF__PAR_WORK)
-    { /* each thread keeps the best k of the chunks it scored; merged below */
+    {
         ncf__ctx x = ncf__join(&team);
         ncf__eval_buf e;
         int t = 0;
@@ -4605,7 +5679,7 @@ NCFDEF int ncf_recommend(ncf_model *m, int64_t raw_user, int k, int exclude_seen
                 ncf__seen_cursor cur = ncf__seen_from(m, u, (int)lo * NCF__REC_CHUNK);
                 for (c = lo; c < hi; c++) {
                     int j0 = (int)c * NCF__REC_CHUNK, j1 = j0 + NCF__REC_CHUNK < I ? j0 + NCF__REC_CHUNK : I;
-                    ncf__recommend_chunk(m, proj, u, j0, j1, exclude_seen ? &cur : NULL, &e, heaps[t], &nh[t], k);
+                    ncf__recommend_chunk(m, proj, u, j0, j1, exclude ? &cur : NULL, &e, heaps[t], &nh[t], k);
                 }
             }
     }
@@ -4613,12 +5687,40 @@ NCFDEF int ncf_recommend(ncf_model *m, int64_t raw_user, int k, int exclude_seen
         int q;
         for (q = 0; q < nh[j]; q++) ncf__heap_offer(best, &n, k, heaps[j][q]);
     }
-    n = ncf__heap_out(m, best, n, out_items, out_scores);
+    n = ncf__heap_out(best, n, items, ids, scores);
     NCF_FREE(block);
     return n;
 }
 
-enum { NCF__FILE_ADAM = 1, NCF__FILE_IDS = 2, NCF__FILE_SEEN = 4, NCF__FILE_INT8 = 8, NCF__FILE_SLOTS = 16 };
+/* Logits to probabilities, in place (only where asked: a device that never asks links no expf). */
+static void ncf__sigmoid_all(float *x, int n)
+{
+    int j;
+    for (j = 0; x && j < n; j++) x[j] = 1.0f / (1.0f + expf(-x[j]));
+}
+
+NCFDEF int ncf_recommend_index(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *items, float *scores)
+{
+    int n = ncf__index_args(m, u, o, items, "ncf_recommend_index");
+    if (n == NCF_OK) n = ncf__recommend_threads(m, u, o->k, o->exclude_rated, items, NULL, scores);
+    if (n > 0 && o->probabilities) ncf__sigmoid_all(scores, n);
+    return n;
+}
+
+NCFDEF int ncf_recommend(ncf_model *m, int64_t raw_user, int k, int exclude_seen, int64_t *out_items,
+                         float *out_scores)
+{
+    int u = 0, rc, n;
+    if ((rc = ncf__serve_args(m, raw_user, k, out_items, &u, "ncf_recommend")) != NCF_OK) return rc;
+    n = ncf__recommend_threads(m, u, k, exclude_seen, NULL, out_items, out_scores);
+    if (n > 0) ncf__indices_to_ids(m, out_items, n);
+    return n;
+}
+
+/* A file's flags; the text ids came with version 4. */
+enum { NCF__FILE_ADAM = 1, NCF__FILE_IDS = 2, NCF__FILE_SEEN = 4, NCF__FILE_INT8 = 8, NCF__FILE_USER_TEXT = 16,
+       NCF__FILE_ITEM_TEXT = 32 };
+#define NCF__FILE_SLOTS 16 /* layer slots in the header */
 #define NCF__HEADER_BYTES (16 + 4 * (5 + NCF__FILE_SLOTS) + 4 * (1 + NCF__FILE_SLOTS + 4) + 4 * 5 + 8 * 4)
 #define NCF__HEADER_V3 ((NCF__HEADER_BYTES + 7) / 8 * 8) /* version 3's sections start 8-aligned */
 
@@ -4628,6 +5730,8 @@ enum { NCF__FILE_ADAM = 1, NCF__FILE_IDS = 2, NCF__FILE_SEEN = 4, NCF__FILE_INT8
 typedef struct {
     uint32_t version, flags;
     uint64_t ids, seen, params, adam, end; /* end: where the CRC is */
+    uint64_t id_at[2];                     /* the user and item id tables */
+    uint64_t text_bytes[2];                /* their text's bytes, when text */
     uint64_t tensor[NCF_MAX_TENSORS];      /* each tensor's floats, or its int8 rows' scales */
     uint64_t nseen;
 } ncf__layout;
@@ -4640,13 +5744,26 @@ static int ncf__quantized(const ncf_model *m, int t)
     return !strncmp(m->tensors[t].name, "gmf_", 4) || !strncmp(m->tensors[t].name, "mlp_", 4);
 }
 
+/* The id tables from at: each n int64 ids, or n + 1 int64 offsets and the text, 8-aligned. */
+static uint64_t ncf__lay_out_ids(ncf__layout *L, uint64_t at, uint64_t U, uint64_t I)
+{
+    int t;
+    for (t = 0; t < 2; t++) {
+        uint64_t n = t ? I : U;
+        L->id_at[t] = at;
+        if (!(L->flags & NCF__FILE_IDS)) continue;
+        at += L->flags & (t ? NCF__FILE_ITEM_TEXT : NCF__FILE_USER_TEXT) ? 8 * (n + 1) + ncf__pad(L->text_bytes[t], 8) : 8 * n;
+    }
+    return at;
+}
+
 static void ncf__lay_out(const ncf_model *m, ncf__layout *L)
 {
     uint64_t at, U = (uint64_t)m->cfg.num_users, I = (uint64_t)m->cfg.num_items;
     int t, v3 = L->version >= 3;
     at = v3 ? NCF__HEADER_V3 : NCF__HEADER_BYTES;
     L->ids = at;
-    if (L->flags & NCF__FILE_IDS) at += 8 * (U + I);
+    at = ncf__lay_out_ids(L, at, U, I);
     L->seen = at;
     if (L->flags & NCF__FILE_SEEN) at = v3 ? ncf__pad(at + 8 + 8 * (U + 1) + L->nseen, 8) : at + 8 + 4 * (U + L->nseen);
     L->params = at;
@@ -4823,6 +5940,19 @@ static void ncf__put_header(ncf__writer *w, const ncf_model *m, uint32_t flags)
     NCF_ASSERT(w->at == NCF__HEADER_BYTES);
 }
 
+/* An id table at `at`: the integers, or the text's offsets then its bytes. */
+static void ncf__put_ids(ncf__writer *w, ncf__ids t, uint64_t at)
+{
+    int k;
+    w->at = (size_t)at;
+    if (!t.text) {
+        for (k = 0; k < t.n; k++) ncf__put_u64(w, (uint64_t)t.num[k]);
+        return;
+    }
+    for (k = 0; k <= t.n; k++) ncf__put_u64(w, (uint64_t)t.at[k]);
+    memcpy(w->p + w->at, t.text, (size_t)t.at[t.n]);
+}
+
 NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len)
 {
     ncf__layout L;
@@ -4842,10 +5972,13 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len)
                                      (size_t)m->tensors[t].rows * m->tensors[t].cols)
             return ncf__fail(NCF_ERR_DATA, "the model's %s[%lu] is not finite: a diverged model is not saved",
                              m->tensors[t].name, (unsigned long)i);
-    ids = m->raw_user != NULL && m->raw_item != NULL;
+    ids = ncf__has_ids(m);
     L.version = NCF_FORMAT_VERSION;
     L.flags = (flags & NCF_SAVE_ADAM) && m->adam_m ? NCF__FILE_ADAM : 0; /* an inference-only build keeps none */
     L.flags |= (ids ? NCF__FILE_IDS : 0) | (int8 ? NCF__FILE_INT8 : 0);
+    L.flags |= (ids && m->user_text ? NCF__FILE_USER_TEXT : 0) | (ids && m->item_text ? NCF__FILE_ITEM_TEXT : 0);
+    L.text_bytes[0] = m->user_text ? (uint64_t)m->user_text_at[m->cfg.num_users] : 0;
+    L.text_bytes[1] = m->item_text ? (uint64_t)m->item_text_at[m->cfg.num_items] : 0;
     if (ids && m->seen && !(flags & NCF_SAVE_NO_RATED)) L.flags |= NCF__FILE_SEEN;
     L.nseen = L.flags & NCF__FILE_SEEN ? (uint64_t)m->seen_ptr[m->cfg.num_users] : 0;
     ncf__lay_out(m, &L);
@@ -4857,9 +5990,8 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len)
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte model file", (unsigned long)(L.end + 4));
     }
     ncf__put_header(&w, m, L.flags);
-    w.at = (size_t)L.ids;
-    for (i = 0; ids && i < (size_t)m->cfg.num_users; i++) ncf__put_u64(&w, (uint64_t)m->raw_user[i]);
-    for (i = 0; ids && i < (size_t)m->cfg.num_items; i++) ncf__put_u64(&w, (uint64_t)m->raw_item[i]);
+    for (t = 0; ids && t < 2; t++) ncf__put_ids(&w, ncf__model_ids(m, t), L.id_at[t]);
+    w.at = (size_t)L.seen;
     if (L.flags & NCF__FILE_SEEN) {
         ncf__put_u64(&w, L.nseen);
         for (i = 0; i <= (size_t)m->cfg.num_users; i++) ncf__put_u64(&w, (uint64_t)m->seen_ptr[i]);
@@ -4879,6 +6011,34 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len)
     NCF_FREE(tmp);
     *buf = w.p;
     *len = (size_t)L.end + 4;
+    return NCF_OK;
+}
+
+/* The sizes that lay out a file's body, each read where the ones before it place it: the text
+   of the id tables (their last offset), then the rated items' bytes. */
+static int ncf__read_sizes(ncf__reader *r, ncf__layout *L, uint64_t U, uint64_t I)
+{
+    uint64_t at = L->version >= 3 ? NCF__HEADER_V3 : NCF__HEADER_BYTES;
+    int t;
+    L->text_bytes[0] = L->text_bytes[1] = 0;
+    for (t = 0; t < 2 && (L->flags & NCF__FILE_IDS); t++) {
+        uint64_t n = t ? I : U;
+        if (L->flags & (t ? NCF__FILE_ITEM_TEXT : NCF__FILE_USER_TEXT)) {
+            if (at + 8 * n + 8 > r->n) return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
+            r->at = (size_t)(at + 8 * n);
+            ncf__get_u64(r, &L->text_bytes[t]);
+            if (L->text_bytes[t] > r->n) return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
+            at += 8 * (n + 1) + ncf__pad(L->text_bytes[t], 8);
+        } else {
+            at += 8 * n;
+        }
+        if (at > r->n) return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
+    }
+    if (L->flags & NCF__FILE_SEEN) {
+        r->at = (size_t)at;
+        if (!ncf__get_u64(r, &L->nseen) || L->nseen > ((uint64_t)1 << 40))
+            return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
+    }
     return NCF_OK;
 }
 
@@ -4917,7 +6077,8 @@ static int ncf__open_file(const void *buf, size_t len, ncf_model **shell, ncf__l
     ncf__get_f32(&r, &init_sd);
     ncf__get_u64(&r, &seed), ncf__get_u64(&r, step), ncf__get_u64(&r, epoch), ncf__get_u64(&r, &nparams);
     memset(&c, 0, sizeof c);
-    if (u[0] > INT32_MAX || u[1] > INT32_MAX || u[4] > NCF_MAX_LAYERS || (L->flags & ~15u) ||
+    if (u[0] > INT32_MAX || u[1] > INT32_MAX || u[4] > NCF_MAX_LAYERS || (L->flags & ~(L->version >= 4 ? 63u : 15u)) ||
+        ((L->flags & (NCF__FILE_USER_TEXT | NCF__FILE_ITEM_TEXT)) && !(L->flags & NCF__FILE_IDS)) ||
         ((L->flags & NCF__FILE_SEEN) && !(L->flags & NCF__FILE_IDS)) || (L->version < 3 && (L->flags & NCF__FILE_INT8)) ||
         ((L->flags & NCF__FILE_INT8) && (L->flags & NCF__FILE_ADAM)))
         return ncf__fail(NCF_ERR_PARSE, "model header has out-of-range sizes or flags");
@@ -4937,13 +6098,7 @@ static int ncf__open_file(const void *buf, size_t len, ncf_model **shell, ncf__l
         return ncf__fail(NCF_ERR_PARSE, "model holds %s parameters, its config needs %s", ncf__u64s(nparams, 0),
                          ncf__u64s(ncf__count_params(&c), 1));
     L->nseen = 0;
-    if (L->flags & NCF__FILE_SEEN) { /* the size that lays out the rest */
-        r.at = (size_t)(L->version >= 3 ? NCF__HEADER_V3 : NCF__HEADER_BYTES);
-        r.at += L->flags & NCF__FILE_IDS ? (size_t)(8 * ((uint64_t)c.num_users + c.num_items)) : 0;
-        if (8 * ((uint64_t)c.num_users + c.num_items) > len || r.at > r.n || !ncf__get_u64(&r, &L->nseen) ||
-            L->nseen > ((uint64_t)1 << 40))
-            return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
-    }
+    if ((rc = ncf__read_sizes(&r, L, (uint64_t)c.num_users, (uint64_t)c.num_items)) != NCF_OK) return rc;
     if ((rc = ncf__model_shell(shell, &c)) != NCF_OK) return rc;
     ncf__lay_out(*shell, L);
     if (L->end != len - 4) {
@@ -5008,19 +6163,41 @@ static int ncf__rated_from_v2(ncf_model *m, ncf__reader *r, uint64_t nseen)
     return NCF_OK;
 }
 
-static int ncf__read_ids(ncf_model *m, const ncf__layout *L, ncf__reader *r)
+/* Id table t (0 users, 1 items) of a file: integers, or text (its offsets then its bytes). */
+static int ncf__read_id_table(ncf_model *m, const ncf__layout *L, ncf__reader *r, int t)
 {
-    size_t i, U = (size_t)m->cfg.num_users, I = (size_t)m->cfg.num_items;
-    m->raw_user = NCF__NEW(int64_t, U), m->raw_item = NCF__NEW(int64_t, I);
-    if (!m->raw_user || !m->raw_item) return ncf__fail(NCF_ERR_NOMEM, "out of memory for the id maps");
-    for (r->at = (size_t)L->ids, i = 0; i < U + I; i++) {
+    size_t k, n = (size_t)(t ? m->cfg.num_items : m->cfg.num_users);
+    ncf__ids ids;
+    r->at = (size_t)L->id_at[t];
+    if (L->flags & (t ? NCF__FILE_ITEM_TEXT : NCF__FILE_USER_TEXT)) {
+        int64_t *at = NCF__NEW(int64_t, n + 1);
+        char *text = NCF__NEW(char, L->text_bytes[t] ? L->text_bytes[t] : 1);
+        *(t ? &m->item_text_at : &m->user_text_at) = at, *(t ? &m->item_text : &m->user_text) = text;
+        if (!at || !text) return ncf__fail(NCF_ERR_NOMEM, "out of memory for the id maps");
+        for (k = 0; k <= n; k++) {
+            uint64_t o = 0;
+            ncf__get_u64(r, &o);
+            at[k] = o > L->text_bytes[t] ? -1 : (int64_t)o;
+        }
+        memcpy(text, r->p + r->at, (size_t)L->text_bytes[t]);
+        ids = ncf__model_ids(m, t);
+        return ncf__check_text_ids(&ids, L->text_bytes[t], t ? "item" : "user");
+    }
+    if (!(*(t ? &m->raw_item : &m->raw_user) = NCF__NEW(int64_t, n))) return ncf__fail(NCF_ERR_NOMEM, "out of memory for the id maps");
+    for (k = 0; k < n; k++) {
         uint64_t id = 0;
         ncf__get_u64(r, &id);
         if (id >= (uint64_t)NCF__MAX_RAW_ID) return ncf__fail(NCF_ERR_PARSE, "model raw id %s is outside [0, 2^62)", ncf__u64s(id, 0));
-        if (i < U) m->raw_user[i] = (int64_t)id;
-        else m->raw_item[i - U] = (int64_t)id;
+        (t ? m->raw_item : m->raw_user)[k] = (int64_t)id;
     }
-    return ncf__build_id_maps(m);
+    return NCF_OK;
+}
+
+static int ncf__read_ids(ncf_model *m, const ncf__layout *L, ncf__reader *r)
+{
+    int rc = ncf__read_id_table(m, L, r, 0);
+    if (rc == NCF_OK) rc = ncf__read_id_table(m, L, r, 1);
+    return rc == NCF_OK ? ncf__build_id_maps(m) : rc;
 }
 
 static int ncf__read_rated(ncf_model *m, const ncf__layout *L, ncf__reader *r)
@@ -5114,24 +6291,39 @@ static int ncf__little_endian(void)
 
 
 /* Points an in-place model's ids, rated items and tensors into the file. */
+/* Id table t where it sits in the file, checked: integers or text, ascending. */
+static int ncf__point_ids(ncf_model *m, const uint8_t *p, const ncf__layout *L, int t)
+{
+    int k, n = t ? m->cfg.num_items : m->cfg.num_users;
+    int64_t *at = (int64_t *)(uintptr_t)(p + L->id_at[t]);
+    if (L->flags & (t ? NCF__FILE_ITEM_TEXT : NCF__FILE_USER_TEXT)) {
+        ncf__ids ids;
+        *(t ? &m->item_text_at : &m->user_text_at) = at;
+        *(t ? &m->item_text : &m->user_text) = (char *)(uintptr_t)(p + L->id_at[t] + 8 * ((uint64_t)n + 1));
+        ids = ncf__model_ids(m, t);
+        for (k = 0; k <= n; k++)
+            if (at[k] < 0 || (uint64_t)at[k] > L->text_bytes[t]) return ncf__fail(NCF_ERR_PARSE, "model's id offsets do not add up");
+        return ncf__check_text_ids(&ids, L->text_bytes[t], t ? "item" : "user");
+    }
+    *(t ? &m->raw_item : &m->raw_user) = at;
+    for (k = 0; k < n; k++) {
+        if (at[k] < 0 || at[k] >= NCF__MAX_RAW_ID) return ncf__fail(NCF_ERR_PARSE, "model raw id %s is outside [0, 2^62)", ncf__u64s((uint64_t)at[k], 0));
+        if (k && at[k] <= at[k - 1])
+            return ncf__fail(NCF_ERR_PARSE, "model raw %s ids do not ascend (at %d), as read in place they must; "
+                             "ncf_load_mem reads it", t ? "item" : "user", k);
+    }
+    return NCF_OK;
+}
+
 static int ncf__point_into(ncf_model *m, const uint8_t *p, const ncf__layout *L)
 {
     float *v[NCF_MAX_TENSORS];
     const float *qs[NCF_MAX_TENSORS];
     const int8_t *q[NCF_MAX_TENSORS];
-    int U = m->cfg.num_users, I = m->cfg.num_items, t, k;
-    if (L->flags & NCF__FILE_IDS) {
-        m->raw_user = (int64_t *)(uintptr_t)(p + L->ids), m->raw_item = m->raw_user + U;
-        for (k = 0; k < U + I; k++) {
-            int64_t id = m->raw_user[k], prev = k && k != U ? m->raw_user[k - 1] : -1;
-            if (id < 0 || id >= NCF__MAX_RAW_ID) return ncf__fail(NCF_ERR_PARSE, "model raw id %s is outside [0, 2^62)", ncf__u64s((uint64_t)id, 0));
-            if (id <= prev)
-                return ncf__fail(NCF_ERR_PARSE, "model raw %s ids do not ascend (at %d), as read in place they must; "
-                                 "ncf_load_mem reads it", k < U ? "user" : "item", k < U ? k : k - U);
-        }
-    }
+    int U = m->cfg.num_users, I = m->cfg.num_items, t, rc;
+    for (t = 0; t < 2 && (L->flags & NCF__FILE_IDS); t++)
+        if ((rc = ncf__point_ids(m, p, L, t)) != NCF_OK) return rc;
     if (L->flags & NCF__FILE_SEEN) {
-        int rc;
         m->seen_ptr = (int64_t *)(uintptr_t)(p + L->seen + 8), m->seen = (uint8_t *)(uintptr_t)(p + L->seen + 8 + 8 * ((uint64_t)U + 1));
         if ((rc = ncf__check_rated(m->seen_ptr, m->seen, U, I, L->nseen)) != NCF_OK) return rc;
     }

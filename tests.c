@@ -796,9 +796,8 @@ static void write_ratings(const char *name, const char *sep, const char *header,
 }
 
 /* Users 3,7,9 -> 0,1,2; items 10,20,30,40 -> 0,1,2,3 (user 5 and nothing else dropped). */
-static void check_hand_dataset(const ncf_dataset *d, const char *what)
+static void check_hand_dataset_quiet(const ncf_dataset *d)
 {
-    printf("    %s\n", what);
     CHECK(d->num_users == 3 && d->num_items == 4);
     if (d->num_users != 3 || d->num_items != 4) return;
     CHECK(d->raw_user[0] == 3 && d->raw_user[1] == 7 && d->raw_user[2] == 9);
@@ -814,6 +813,12 @@ static void check_hand_dataset(const ncf_dataset *d, const char *what)
     CHECK(d->user_ptr[3] - d->user_ptr[2] == 1 && d->items[d->user_ptr[2]] == 2);
     CHECK(d->num_train == 4);
     CHECK(d->train_user[0] == 0 && d->train_user[1] == 1 && d->train_user[2] == 1 && d->train_user[3] == 2);
+}
+
+static void check_hand_dataset(const ncf_dataset *d, const char *what)
+{
+    printf("    %s\n", what);
+    check_hand_dataset_quiet(d);
 }
 
 static void test_load_formats(void)
@@ -836,15 +841,18 @@ static void test_load_formats(void)
     CHECK(ncf_load_dataset(&d, path_in_dir("u.data"), &o) == NCF_OK);
     check_hand_dataset(&d, "u.data (tab separated)");
     ncf_dataset_free(&d);
-    CHECK_ERR(ncf_load_dataset(&d, path_in_dir("ratings.txt"), &o), NCF_ERR_ARG, "cannot tell the format");
+    CHECKF(ncf_load_dataset(&d, path_in_dir("ratings.txt"), &o) == NCF_OK, "%s", ncf_error_text());
+    check_hand_dataset(&d, "ratings.txt, TAB found from its lines");
+    ncf_dataset_free(&d);
     o.format = NCF_FORMAT_TAB; /* the override */
     CHECK(ncf_load_dataset(&d, path_in_dir("ratings.txt"), &o) == NCF_OK);
     check_hand_dataset(&d, "ratings.txt with the format given");
     ncf_dataset_free(&d);
     o.format = NCF_FORMAT_AUTO;
-    o.min_ratings = 0; /* user 5 stays: 4 users, and its only rating is its test item */
+    o.min_ratings = 0; /* user 5 stays: 4 users, and its only rating stays in training (nothing held out) */
     CHECK(ncf_load_dataset(&d, path_in_dir("ratings.dat"), &o) == NCF_OK);
-    CHECK(d.num_users == 4 && d.raw_user[1] == 5 && d.test_item[1] == 0 && d.user_ptr[2] == d.user_ptr[1]);
+    CHECK(d.num_users == 4 && d.raw_user[1] == 5 && d.test_item[1] == -1 && d.user_ptr[2] == d.user_ptr[1] + 1 &&
+          d.items[d.user_ptr[1]] == 0);
     ncf_dataset_free(&d);
     o.min_ratings = 3; /* users 3 and 7 (3 ratings each, counted before collapsing) */
     CHECK(ncf_load_dataset(&d, path_in_dir("ratings.dat"), &o) == NCF_OK);
@@ -928,7 +936,10 @@ static void test_loader_headers(void)
            "the first rating was lost: %d users, %lld positives", d.num_users, (long long)d.num_train);
     ncf_dataset_free(&d);
     write_file("unknown.csv", "who,what,when\n1,2,3\n");
-    CHECK_ERR(ncf_load_dataset(&d, path_in_dir("unknown.csv"), &o), NCF_ERR_PARSE, "unknown.csv:1: a header without");
+    CHECK_ERR(ncf_load_dataset(&d, path_in_dir("unknown.csv"), &o), NCF_ERR_PARSE,
+              "unknown.csv:1: no user column in the header 'who,what,when' (names tried: user userid");
+    o.columns[NCF_COL_USER] = "who", o.columns[NCF_COL_ITEM] = "2"; /* by name and by number: loads */
+    CHECK_ERR(ncf_load_dataset(&d, path_in_dir("unknown.csv"), &o), NCF_ERR_DATA, "unknown.csv: no user has at least 2 ratings");
 }
 
 
@@ -970,13 +981,14 @@ static void test_bad_input_files(void)
     char prefix[256];
     static const struct { const char *name, *text; int code; const char *message; } bad[] = {
         {"trunc.dat", "1::10::5::100\n1::20::3\n", NCF_ERR_PARSE, "trunc.dat:2: expected 4 fields separated by '::', got 3"},
-        {"alpha.dat", "1::10::5::100\n1::abc::3::5\n", NCF_ERR_PARSE, "alpha.dat:2: item id 'abc' is not an integer"},
         {"rating.csv", "userId,movieId,rating,timestamp\n1,10,x,100\n", NCF_ERR_PARSE, "rating.csv:2: rating 'x' is not a number"},
-        {"neg.data", "1\t10\t5\t100\n-4\t10\t5\t100\n", NCF_ERR_PARSE, "neg.data:2: negative user id -4"},
-        {"big.dat", "1::10::5::100\n1::99999999999999999999::5::7\n", NCF_ERR_PARSE, "big.dat:2: item id '99999999999999999999' is too large"},
-        {"big62.dat", "1::10::5::100\n4611686018427387904::10::5::7\n", NCF_ERR_PARSE, "big62.dat:2: user id 4611686018427387904 is too large"},
+        {"ragged.csv", "user,item,rating\n1,10,5\n1,20\n", NCF_ERR_PARSE, "ragged.csv:3: expected 3 fields separated by ',', got 2"},
+        {"quote.csv", "user,item\n1,\"10\n2,20\n", NCF_ERR_PARSE, "quote.csv:2: a quote opened here is never closed"},
+        {"emptyid.csv", "user,item\n1,10\n,20\n", NCF_ERR_PARSE, "emptyid.csv:3: empty user id"},
+        {"emptyitem.csv", "user,item\nu1,10\nu1,\"\"\n", NCF_ERR_PARSE, "emptyitem.csv:3: empty item id"},
+        {"nocol.tsv", "visitor\twhat\n1\t2\n", NCF_ERR_PARSE, "nocol.tsv:1: no item column in the header 'visitor\\x09what'"},
+        {"onefield.txt", "1\n2\n", NCF_ERR_PARSE, "onefield.txt:1: one field a line"},
         {"ts.dat", "1::10::5::9223372036854775807\n1::20::5::9223372036854775808\n", NCF_ERR_PARSE, "ts.dat:2: timestamp '9223372036854775808' is too large"},
-        {"ctl.dat", "1::10::5::100\n1::2\x01::5::7\n", NCF_ERR_PARSE, "ctl.dat:2: item id '2\\x01' is not an integer"},
         {"empty.dat", "", NCF_ERR_PARSE, "empty.dat: no ratings"},
         {"header_only.csv", "userId,movieId,rating,timestamp\n", NCF_ERR_PARSE, "no ratings"},
     };
@@ -1264,6 +1276,412 @@ static void test_split_negatives_checked(void)
     ncf_dataset_free(&d);
 }
 
+/* ncf__build on ids that are already dense: users [0, U), items [0, I), the latest held out. */
+static int build_fixed(ncf_dataset *d, const int64_t *u, const int64_t *i, const int64_t *t, int64_t n, int U, int I)
+{
+    ncf__build_opts bo;
+    memset(&bo, 0, sizeof bo);
+    bo.holdout = NCF_HOLDOUT_LATEST, bo.fixed_users = U, bo.fixed_items = I;
+    return ncf__build(d, u, i, t, n, &bo);
+}
+
+/* ------------------------------------------------------ your own logs (ids as written) */
+
+/* RATINGS_ROWS as a log: sep between fields, eol after each line, an optional header, every
+   field quoted when quote is set. Returns its length. */
+static size_t ratings_log(char *out, const char *sep, const char *eol, int header, int quote)
+{
+    static const char *names[4] = {"user_id", "item_id", "rating", "timestamp"};
+    const char *q = quote ? "\"" : "";
+    size_t k, n = 0;
+    int f;
+    out[0] = 0;
+    if (header) {
+        for (f = 0; f < 4; f++) n += (size_t)sprintf(out + n, "%s%s%s%s", f ? sep : "", q, names[f], q);
+        n += (size_t)sprintf(out + n, "%s", eol);
+    }
+    for (k = 0; k < sizeof RATINGS_ROWS / sizeof *RATINGS_ROWS; k++) {
+        int v[4];
+        sscanf(RATINGS_ROWS[k], "%d %d %d %d", &v[0], &v[1], &v[2], &v[3]);
+        for (f = 0; f < 4; f++) n += (size_t)sprintf(out + n, "%s%s%d%s", f ? sep : "", q, v[f], q);
+        n += (size_t)sprintf(out + n, "%s", eol);
+    }
+    return n;
+}
+
+static void test_logs_read_with_any_separator_quoting_line_end_and_header(void)
+{
+    static const char *seps[6] = {",", ";", "\t", "|", "::", " "}, *eols[3] = {"\n", "\r\n", "\r"};
+    char text[2048];
+    ncf_dataset d;
+    ncf_load_opts o = ncf_load_opts_default();
+    int s, e, h, q, loaded = 0, tried = 0;
+    o.min_ratings = 2, o.eval_negatives = 1;
+    for (s = 0; s < 6; s++)
+        for (e = 0; e < 3; e++)
+            for (h = 0; h < 2; h++)
+                for (q = 0; q < 2; q++) {
+                    size_t n = ratings_log(text, seps[s], eols[e], h, q);
+                    int before = g_failed_checks;
+                    tried++;
+                    if (ncf_load_dataset_mem(&d, "log", text, n, &o) != NCF_OK) {
+                        CHECKF(0, "sep '%s' eol %d header %d quotes %d: %s", seps[s], e, h, q, ncf_error_text());
+                        continue;
+                    }
+                    CHECKF(!strcmp(d.report.sep, seps[s]) && d.report.header == h, "sep '%s' header %d: read as '%s' %d",
+                           seps[s], h, d.report.sep, d.report.header);
+                    CHECK(!strcmp(d.report.columns[NCF_COL_USER], h ? "user_id" : "column 1"));
+                    CHECK(!strcmp(d.report.columns[NCF_COL_TIME], h ? "timestamp" : "column 4"));
+                    if (g_failed_checks == before) check_hand_dataset_quiet(&d);
+                    loaded += g_failed_checks == before;
+                    ncf_dataset_free(&d);
+                }
+    printf("    %d of %d logs (6 separators x LF, CRLF, CR x header or not x quoted or not) read as written\n", loaded, tried);
+    /* a BOM, blank lines and trailing blanks; a file named .tsv */
+    memcpy(text, "\xEF\xBB\xBF", 3);
+    ratings_log(text + 3, "\t", "\n\n", 1, 0);
+    write_file("plays.tsv", text);
+    CHECKF(ncf_load_dataset(&d, path_in_dir("plays.tsv"), &o) == NCF_OK, "%s", ncf_error_text());
+    check_hand_dataset(&d, "a .tsv with a BOM and blank lines");
+    ncf_dataset_free(&d);
+    /* a quoted field may hold the separator, a doubled quote and a line end */
+    strcpy(text, "user,item,rating\n\"a,1\",\"x\"\"y\",1\n\"a,1\",\"multi\nline\",2\nb,\"x\"\"y\",3\nb,z,4\n");
+    CHECKF(ncf_load_dataset_mem(&d, "quoted.csv", text, strlen(text), &o) == NCF_OK, "%s", ncf_error_text());
+    {
+        char id[64];
+        CHECK(d.num_users == 2 && d.num_items == 3);
+        CHECK(ncf_dataset_user_id(&d, 0, id, sizeof id) == 3 && !strcmp(id, "a,1"));
+        CHECK(ncf_dataset_item_index(&d, "x\"y") >= 0 && ncf_dataset_item_index(&d, "multi\nline") >= 0);
+    }
+    ncf_dataset_free(&d);
+    strcpy(text, "user,item\n1,2\n1,3\n\"2,4\n"); /* the line of the open quote is named */
+    CHECK_ERR(ncf_load_dataset_mem(&d, "open.csv", text, strlen(text), &o), NCF_ERR_PARSE, "open.csv:4: a quote opened");
+}
+
+static void test_columns_found_by_name_alias_or_number(void)
+{
+    ncf_dataset d;
+    ncf_load_opts o = ncf_load_opts_default();
+    char id[64];
+    const char *books = "\"User-ID\";\"ISBN\";\"Book-Rating\"\r\n\"276725\";\"034545104X\";\"0\"\r\n"
+                        "\"276725\";\"0155061224\";\"5\"\r\n\"276726\";\"0446520802\";\"0\"\r\n"
+                        "\"276726\";\"034545104X\";\"7\"\r\n";
+    const char *plays = "userID\tartistID\tweight\n2\t51\t13883\n2\t52\t11690\n3\t51\t228\n3\t53\t1021\n4\t52\t5\n";
+    o.eval_negatives = 1;
+    CHECKF(ncf_load_dataset_mem(&d, "BX-Book-Ratings.csv", books, strlen(books), &o) == NCF_OK, "%s", ncf_error_text());
+    CHECK(!strcmp(d.report.sep, ";") && d.report.header == 1 && !strcmp(d.report.columns[0], "User-ID") &&
+          !strcmp(d.report.columns[1], "ISBN") && !strcmp(d.report.columns[2], "Book-Rating") && !d.report.columns[3][0]);
+    CHECK(d.report.text_ids[0] == 0 && d.report.text_ids[1] == 1 && d.raw_user && !d.raw_item);
+    CHECK(d.num_items == 3 && ncf_dataset_item_id(&d, 0, id, sizeof id) == 10 && !strcmp(id, "0155061224"));
+    CHECK(d.report.holdout == NCF_HOLDOUT_RANDOM); /* no timestamps */
+    ncf_dataset_free(&d);
+    CHECKF(ncf_load_dataset_mem(&d, "user_artists.dat", plays, strlen(plays), &o) == NCF_OK, "%s", ncf_error_text());
+    CHECK(!strcmp(d.report.sep, "\t") && !strcmp(d.report.columns[1], "artistID") && !strcmp(d.report.columns[2], "weight"));
+    ncf_dataset_free(&d);
+    /* asked for by name (case and punctuation ignored) or by number */
+    o.columns[NCF_COL_USER] = "ARTISTid", o.columns[NCF_COL_ITEM] = "1", o.columns[NCF_COL_RATING] = "";
+    CHECKF(ncf_load_dataset_mem(&d, "swap.tsv", plays, strlen(plays), &o) == NCF_OK, "%s", ncf_error_text());
+    CHECK(d.num_users == 3 && d.num_items == 3 && d.raw_user[0] == 51 && !d.report.columns[2][0]);
+    ncf_dataset_free(&d);
+    o.columns[NCF_COL_ITEM] = "2";
+    CHECK_ERR(ncf_load_dataset_mem(&d, "twice.tsv", plays, strlen(plays), &o), NCF_ERR_ARG, "column 2 is both the user id and the item id");
+    o.columns[NCF_COL_ITEM] = "9";
+    CHECK_ERR(ncf_load_dataset_mem(&d, "nine.tsv", plays, strlen(plays), &o), NCF_ERR_ARG, "item id column 9: the file has 3 columns");
+    o.columns[NCF_COL_ITEM] = "song";
+    CHECK_ERR(ncf_load_dataset_mem(&d, "song.tsv", plays, strlen(plays), &o), NCF_ERR_ARG, "no column named 'song'");
+    o = ncf_load_opts_default(), o.eval_negatives = 1, o.header = NCF_HEADER_NO, o.columns[NCF_COL_USER] = "userID";
+    CHECK_ERR(ncf_load_dataset_mem(&d, "nohead.tsv", plays, strlen(plays), &o), NCF_ERR_ARG, "has no header; give its number");
+    o = ncf_load_opts_default(), o.eval_negatives = 1, o.sep = ";"; /* a separator given: one field a line */
+    CHECK_ERR(ncf_load_dataset_mem(&d, "semi.tsv", plays, strlen(plays), &o), NCF_ERR_PARSE, "one field a line");
+}
+
+/* A log whose ids are not all plain integers: leading zeros, letters, a 64-hex-digit hash,
+   bytes that are not UTF-8, and "7" beside "007". */
+static void write_text_id_log(const char *name, int users, int items)
+{
+    FILE *f = fopen(path_in_dir(name), "wb");
+    int u, k;
+    for (u = 0; u < users; u++)
+        for (k = 0; k < 12; k++) {
+            int i = (u * 7 + k * k * 3 + (u % 5) * k) % items;
+            char uid[32], iid[80];
+            if (u == 0) strcpy(uid, "007");
+            else if (u == 1) strcpy(uid, "7");
+            else if (u == 2) strcpy(uid, "\xff\xfe-user");
+            else snprintf(uid, sizeof uid, "u%02d", u);
+            if (i == 0) strcpy(iid, "0440213320");
+            else if (i == 1) strcpy(iid, "440213320");
+            else if (i == 2) strcpy(iid, "034545104X");
+            else if (i == 3) strcpy(iid, "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08");
+            else snprintf(iid, sizeof iid, "%d", 1000 + i);
+            fprintf(f, "%s,%s,%d\n", uid, iid, 1 + (u + k) % 5);
+        }
+    fclose(f);
+}
+
+static void test_ids_kept_as_written_through_training_saving_and_serving(void)
+{
+    ncf_dataset d;
+    ncf_model *m = NULL, *loaded = NULL, *in_place = NULL;
+    ncf_sampler s;
+    ncf_config c = ncf_config_default();
+    ncf_load_opts o = ncf_load_opts_default();
+    ncf_rec_opts ro = ncf_rec_opts_default();
+    char id[NCF_MAX_ID_BYTES + 1];
+    static const char *kept[] = {"0440213320", "440213320", "034545104X",
+                                 "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "1004"};
+    void *buf = NULL, *aligned = NULL;
+    size_t len = 0;
+    int32_t top[3][5];
+    float sc[3][5], z[3];
+    int k, u, n[3];
+    o.eval_negatives = 5, o.seed = 3;
+    write_text_id_log("ids.csv", 40, 30);
+    CHECKF(ncf_load_dataset(&d, path_in_dir("ids.csv"), &o) == NCF_OK, "%s", ncf_error_text());
+    if (d.num_users != 40) { CHECKF(0, "%d users", d.num_users); ncf_dataset_free(&d); return; }
+    CHECK(d.user_text && d.item_text && !d.raw_user && !d.raw_item && d.num_items == 30);
+    CHECK(ncf_dataset_user_index(&d, "007") != ncf_dataset_user_index(&d, "7") && ncf_dataset_user_index(&d, "7") >= 0);
+    CHECK(ncf_dataset_user_index(&d, "\xff\xfe-user") >= 0);
+    CHECK_ERR(ncf_dataset_user_index(&d, "07"), NCF_ERR_ARG, "unknown user '07'");
+    for (k = 0; k < 5; k++) { /* each id found, and named back byte for byte */
+        int i = ncf_dataset_item_index(&d, kept[k]);
+        CHECKF(i >= 0 && ncf_dataset_item_id(&d, i, id, sizeof id) == (int)strlen(kept[k]) && !strcmp(id, kept[k]), "%s", kept[k]);
+    }
+    for (k = 1; k < d.num_items; k++) { /* ascending by bytes */
+        char prev[NCF_MAX_ID_BYTES + 1];
+        ncf_dataset_item_id(&d, k - 1, prev, sizeof prev), ncf_dataset_item_id(&d, k, id, sizeof id);
+        CHECK(strcmp(prev, id) < 0);
+    }
+    CHECK_ERR(ncf_dataset_item_id(&d, 3, id, 4), NCF_ERR_ARG, "buffer is too short");
+    c.num_users = d.num_users, c.num_items = d.num_items;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK && ncf_sampler_init(&s, &d, 4, 1) == NCF_OK);
+    CHECK(ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) == NCF_OK);
+    CHECK(ncf_save_mem(m, NCF_SAVE_MODEL, &buf, &len) == NCF_OK && ncf_load_mem(&loaded, buf, len) == NCF_OK);
+    aligned = malloc(len);
+    if (aligned) memcpy(aligned, buf, len);
+    CHECKF(aligned && ncf_model_open(&in_place, aligned, len) == NCF_OK, "%s", ncf_error_text());
+    if (!loaded || !in_place) goto done;
+    u = ncf_user_index(m, "007");
+    for (k = 0; k < 3; k++) {
+        const ncf_model *x = k == 0 ? m : k == 1 ? loaded : in_place;
+        int32_t pu = ncf_user_index(x, "007"), pi = ncf_item_index(x, "034545104X");
+        CHECK(ncf_user_index(x, "007") == u && ncf_item_index(x, kept[3]) == ncf_dataset_item_index(&d, kept[3]));
+        n[k] = ncf_recommend_index(x, u, &(ncf_rec_opts){5, 1, 0}, top[k], sc[k]);
+        CHECK(pu >= 0 && pi >= 0 && ncf_predict_indices(x, &pu, &pi, 1, &z[k]) == NCF_OK);
+        CHECK(ncf_item_id(x, top[k][0], id, sizeof id) > 0 && ncf_dataset_item_index(&d, id) == top[k][0]);
+        CHECK_ERR(ncf_recommend((ncf_model *)(uintptr_t)x, 7, 5, NCF_EXCLUDE_RATED, (int64_t *)top, NULL), NCF_ERR_ARG,
+                  "item ids are text");
+    }
+    CHECK(n[0] == 5 && n[1] == 5 && n[2] == 5 && !memcmp(top[0], top[1], sizeof top[0]) && !memcmp(top[0], top[2], sizeof top[0]));
+    CHECK(!memcmp(sc[0], sc[1], sizeof sc[0]) && !memcmp(sc[0], sc[2], sizeof sc[0]) && z[0] == z[1] && z[0] == z[2]);
+    { /* ncf_predict by integer ids finds text ids by their decimal form: "7", not "007"; 1004 */
+        float a = 0, b = 0;
+        int32_t pu = ncf_user_index(m, "7"), pi = ncf_item_index(m, "1004");
+        CHECK(ncf_predict(m, 7, 1004, &a) == NCF_OK && ncf_predict_indices(m, &pu, &pi, 1, &b) == NCF_OK && a == b);
+        CHECK_ERR(ncf_predict(m, 7, 4, &a), NCF_ERR_ARG, "unknown item 4");
+    }
+    ro.k = 3, ro.probabilities = 1; /* probabilities are the logits' sigmoid */
+    CHECK(ncf_recommend_index(m, u, &ro, top[0], sc[1]) == 3 && top[0][0] == top[2][0] &&
+          fabsf(sc[1][0] - 1.0f / (1.0f + expf(-sc[2][0]))) < 1e-6f);
+    CHECK_ERR(ncf_recommend_index(m, d.num_users, &ro, top[0], NULL), NCF_ERR_ARG, "an index, not an id");
+done:
+    ncf_model_free(m), ncf_model_free(loaded), ncf_model_free(in_place);
+    free(aligned), ncf_free(buf);
+    ncf_dataset_free(&d);
+}
+
+/* A column of plain integers keeps numbers (and today's speed); one id written otherwise turns
+   the whole column to text, so "01" and "1" are two ids and nothing loses a zero. */
+static void test_plain_integer_ids_stay_numbers(void)
+{
+    ncf_dataset d;
+    ncf_load_opts o = ncf_load_opts_default();
+    const char *a = "1,10\n1,20\n2,10\n2,30\n";
+    const char *b = "1,10\n1,20\n2,10\n2,30\n01,30\n01,20\n";
+    char id[16];
+    o.eval_negatives = 1;
+    CHECKF(ncf_load_dataset_mem(&d, "a", a, strlen(a), &o) == NCF_OK, "%s", ncf_error_text());
+    CHECK(d.raw_user && d.raw_item && !d.user_text && !d.item_text && d.raw_item[2] == 30);
+    CHECK(ncf_dataset_user_id(&d, 1, id, sizeof id) == 1 && !strcmp(id, "2") && ncf_dataset_item_index(&d, "30") == 2);
+    CHECK_ERR(ncf_dataset_item_index(&d, "030"), NCF_ERR_ARG, "unknown item '030'");
+    ncf_dataset_free(&d);
+    CHECKF(ncf_load_dataset_mem(&d, "b", b, strlen(b), &o) == NCF_OK, "%s", ncf_error_text());
+    CHECK(d.user_text && !d.raw_user && d.raw_item && d.num_users == 3);
+    CHECK(ncf_dataset_user_index(&d, "01") == 0 && ncf_dataset_user_index(&d, "1") == 1); /* "01" < "1" by bytes */
+    ncf_dataset_free(&d);
+}
+
+static void test_long_and_nul_ids_refused_with_file_line(void)
+{
+    ncf_dataset d;
+    char text[1024];
+    const char *head = "user,item\nu1,i1\nu1,";
+    size_t n = strlen(head);
+    memset(text, 'x', sizeof text);
+    memcpy(text, head, n);
+    text[n + NCF_MAX_ID_BYTES + 1] = '\n';
+    CHECK_ERR(ncf_load_dataset_mem(&d, "long.csv", text, n + NCF_MAX_ID_BYTES + 2, NULL), NCF_ERR_PARSE,
+              "long.csv:3: item id 'xxxx");
+    memcpy(text + n, "ok\nu2,a", 7), text[n + 7] = 0, memcpy(text + n + 8, "b\n", 2);
+    n += 10;
+    CHECK_ERR(ncf_load_dataset_mem(&d, "nul.csv", text, n, NULL), NCF_ERR_PARSE, "nul.csv:4: item id 'a\\x00b' holds a NUL byte");
+    CHECK(d.user_ptr == NULL);
+}
+
+static void test_min_rating_keeps_positives_and_reports_drops(void)
+{
+    /* a book export: 0 means seen, 1-10 a rating */
+    const char *text = "user;item;rating\nA;b1;0\nA;b2;8\nA;b3;9\nB;b1;0\nB;b4;0.9\nC;b2;5\nC;b5;6\nC;b5;7\nD;b2;1.1\n";
+    ncf_dataset d;
+    ncf_load_opts o = ncf_load_opts_default();
+    const ncf_load_report *r = &d.report;
+    o.eval_negatives = 1, o.min_rating = 1.1f, o.min_ratings = 2; /* (1.1 rated is at least 1.1f) */
+    CHECKF(ncf_load_dataset_mem(&d, "books.csv", text, strlen(text), &o) == NCF_OK, "%s", ncf_error_text());
+    /* read: 9 lines, users A B C D, items b1..b5. Below 1: 3 lines; B and b1, b4 left with none.
+       min_ratings 2: D (one positive) dropped; no item only D rated. (C, b5) twice: one merged. */
+    CHECK(r->interactions == 9 && r->users_read == 4 && r->items_read == 5);
+    CHECK(r->below_min_rating == 3 && r->users_below_min_rating == 1 && r->items_below_min_rating == 2);
+    CHECK(r->few_ratings == 1 && r->users_few_ratings == 1 && r->items_few_ratings == 0 && r->duplicates == 1);
+    CHECK(d.num_users == 2 && d.num_items == 3 && d.num_train == 2); /* A {b2,b3}, C {b2,b5}: one each held out */
+    ncf_dataset_free(&d);
+    o.min_ratings = 3; /* D, and then b2 only... no: A and C keep b2; D's drop costs no item */
+    CHECKF(ncf_load_dataset_mem(&d, "books.csv", text, strlen(text), &o) == NCF_ERR_DATA, "%s", "loaded");
+    o.min_ratings = 0, o.min_rating = 20.0f;
+    CHECK_ERR(ncf_load_dataset_mem(&d, "books.csv", text, strlen(text), &o), NCF_ERR_DATA, "no interaction is rated at least");
+    o.min_rating = 1.0f, o.columns[NCF_COL_RATING] = "";
+    CHECK_ERR(ncf_load_dataset_mem(&d, "books.csv", text, strlen(text), &o), NCF_ERR_ARG, "min_rating needs a rating column");
+}
+
+/* Whether the test items of a and b are the same, user for user. */
+static int same_tests(const ncf_dataset *a, const ncf_dataset *b)
+{
+    return a->num_users == b->num_users && !memcmp(a->test_item, b->test_item, sizeof(int32_t) * (size_t)a->num_users);
+}
+
+static void test_holdout_latest_random_or_none(void)
+{
+    char text[8192];
+    size_t n = 0;
+    ncf_dataset lat, r1, r1b, r2, none;
+    ncf_load_opts o = ncf_load_opts_default();
+    ncf_metrics m;
+    ncf_eval_opts eo = ncf_eval_opts_default();
+    int u, i, differ = 0, ok;
+    for (u = 0; u < 50; u++) /* user u rated items u..u+5, the latest by time the first */
+        for (i = 0; i < 6; i++) n += (size_t)sprintf(text + n, "%d,%d,%d\n", u, u + i, 1000 - i);
+    n += (size_t)sprintf(text + n, "99,7,5\n"); /* one interaction: it stays in training */
+    o.eval_negatives = 3, o.columns[NCF_COL_RATING] = "", o.columns[NCF_COL_TIME] = "3";
+    CHECK(ncf_load_dataset_mem(&lat, "t.csv", text, n, &o) == NCF_OK && lat.report.holdout == NCF_HOLDOUT_LATEST);
+    for (u = 0, ok = 1; u < 50; u++) ok &= lat.test_item[u] >= 0 && lat.raw_item[lat.test_item[u]] == u;
+    CHECK(ok && lat.test_item[50] == -1 && lat.user_ptr[51] - lat.user_ptr[50] == 1);
+    o.holdout = NCF_HOLDOUT_RANDOM, o.seed = 1;
+    CHECK(ncf_load_dataset_mem(&r1, "t.csv", text, n, &o) == NCF_OK && ncf_load_dataset_mem(&r1b, "t.csv", text, n, &o) == NCF_OK);
+    o.seed = 2;
+    CHECK(ncf_load_dataset_mem(&r2, "t.csv", text, n, &o) == NCF_OK);
+    CHECK(same_tests(&r1, &r1b) && !same_tests(&r1, &r2) && r1.report.holdout == NCF_HOLDOUT_RANDOM);
+    for (u = 0, ok = 1; u < 50; u++) { /* one of the user's own, held out of training */
+        int64_t t = r1.raw_item[r1.test_item[u]], k;
+        ok &= t >= u && t < u + 6 && r1.user_ptr[u + 1] - r1.user_ptr[u] == 5;
+        for (k = r1.user_ptr[u]; k < r1.user_ptr[u + 1]; k++) ok &= r1.items[k] != r1.test_item[u];
+        differ += r1.test_item[u] != lat.test_item[u];
+    }
+    CHECK(ok && differ > 25 && r1.test_item[50] == -1);
+    o.columns[NCF_COL_TIME] = NULL, o.holdout = NCF_HOLDOUT_AUTO, o.seed = 1; /* no time column: random */
+    {
+        ncf_dataset auto_;
+        o.columns[NCF_COL_TIME] = "";
+        CHECK(ncf_load_dataset_mem(&auto_, "t.csv", text, n, &o) == NCF_OK && auto_.report.holdout == NCF_HOLDOUT_RANDOM);
+        ncf_dataset_free(&auto_);
+    }
+    o.holdout = NCF_HOLDOUT_NONE, o.columns[NCF_COL_TIME] = "3";
+    CHECK(ncf_load_dataset_mem(&none, "t.csv", text, n, &o) == NCF_OK);
+    for (u = 0, ok = 1; u < none.num_users; u++) ok &= none.test_item[u] == -1;
+    CHECK(ok && none.num_train == 301 && none.num_eval_neg == 0 && none.report.holdout == NCF_HOLDOUT_NONE);
+    {
+        ncf_model *md = NULL;
+        ncf_sampler s;
+        ncf_config c = ncf_config_default();
+        int64_t top[3];
+        c.num_users = none.num_users, c.num_items = none.num_items;
+        CHECK(ncf_model_create(&md, &c) == NCF_OK && ncf_model_set_ids(md, &none) == NCF_OK &&
+              ncf_sampler_init(&s, &none, 2, 1) == NCF_OK && ncf_train_epoch(md, &s, 1, NULL, NULL, NULL) == NCF_OK);
+        CHECK_ERR(ncf_evaluate_with(md, &none, &eo, &m), NCF_ERR_DATA, "nothing to evaluate");
+        CHECK_ERR(ncf_evaluate_popularity(&none, &eo, &m), NCF_ERR_DATA, "nothing to evaluate");
+        CHECK(ncf_save(md, path_in_dir("none.ncf"), NCF_SAVE_MODEL) == NCF_OK);
+        CHECK(ncf_recommend(md, 3, 3, NCF_EXCLUDE_RATED, top, NULL) == 3 && top[0] != 3 && top[1] != 4);
+        ncf_model_free(md);
+        remove(path_in_dir("none.ncf"));
+    }
+    o.validation = 1;
+    CHECK_ERR(ncf_load_dataset_mem(&r2, "t.csv", text, n, &o), NCF_ERR_ARG, "validation needs a hold-out");
+    ncf_dataset_free(&lat), ncf_dataset_free(&r1), ncf_dataset_free(&r1b), ncf_dataset_free(&r2), ncf_dataset_free(&none);
+}
+
+/* HR@1 and the ranks of the popularity baseline, worked by hand on the metrics test's data. */
+static void test_popularity_baseline_by_hand(void)
+{
+    /* users 0-3; training positives: item 0 by 3 users, item 1 by 2, item 2 by 1 */
+    int64_t tu[10] = {0, 0, 1, 1, 2, 3, 0, 1, 2, 3}, ti[10] = {0, 1, 0, 1, 0, 2, 3, 2, 5, 4};
+    int64_t tt[10] = {1, 1, 1, 1, 1, 1, 2, 2, 2, 2};
+    int32_t negs[8] = {0, 4, /* user 0, test 3 (pop 0): 0 outranks it, 4 (pop 0) ties: rank 2 */
+                       5, 3, /* user 1, test 2 (pop 1): rank 0 */
+                       1, 2, /* user 2, test 5 (pop 0): rank 2 */
+                       0, 5 /* user 3, test 4 (pop 0): 0 outranks, 5 ties: rank 2 */};
+    ncf_dataset d;
+    ncf_metrics m;
+    ncf_eval_opts o = ncf_eval_opts_default();
+    CHECK(build_fixed(&d, tu, ti, tt, 10, 4, 6) == NCF_OK);
+    CHECK(d.test_item[0] == 3 && d.test_item[1] == 2 && d.test_item[2] == 5 && d.test_item[3] == 4);
+    d.eval_neg = (int32_t *)NCF_MALLOC(sizeof negs);
+    memcpy(d.eval_neg, negs, sizeof negs), d.num_eval_neg = 2;
+    o.k = 1;
+    CHECK(ncf_evaluate_popularity(&d, &o, &m) == NCF_OK && m.users == 4 && m.hr == 0.25 && fabs(m.mrr - (1 + 3 / 3.0) / 4) < 1e-12);
+    o.k = 3;
+    CHECK(ncf_evaluate_popularity(&d, &o, &m) == NCF_OK && m.hr == 1.0);
+    /* full ranking: user 1 (rated 0, 1; test 2): items 3, 4, 5 all score 0 < 1: rank 0. User 0
+       (rated 0, 1, test 3): 2 outranks (1 > 0), 4 and 5 tie: rank 3. */
+    o.full_ranking = 1, o.k = 1;
+    CHECK(ncf_evaluate_popularity(&d, &o, &m) == NCF_OK && m.users == 4 && m.hr == 0.25);
+    ncf_dataset_free(&d);
+}
+
+/* Format 4 adds only the text id tables: a file of integer ids relabelled version 3 (as 0.5
+   wrote it) reads and opens in place with the same answers. */
+static void test_format_3_files_still_read(void)
+{
+    ncf_dataset d;
+    ncf_model *m = NULL, *v3 = NULL, *v3p = NULL;
+    ncf_config c = ncf_config_default();
+    void *buf = NULL;
+    size_t len = 0;
+    uint8_t *p;
+    uint32_t crc;
+    int64_t a[5], b[5], e[5];
+    CHECK(ncf_synthetic(&d, 80, 60, 1600, 4, 2) == NCF_OK);
+    c.num_users = d.num_users, c.num_items = d.num_items;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK);
+    CHECK(ncf_save_mem(m, NCF_SAVE_MODEL, &buf, &len) == NCF_OK);
+    p = (uint8_t *)buf;
+    CHECK(p[4] == 4 && p[5] == 0);
+    p[4] = 3;
+    crc = ncf__crc32(p, len - 4);
+    p[len - 4] = (uint8_t)crc, p[len - 3] = (uint8_t)(crc >> 8), p[len - 2] = (uint8_t)(crc >> 16), p[len - 1] = (uint8_t)(crc >> 24);
+    CHECKF(ncf_load_mem(&v3, buf, len) == NCF_OK && ncf_model_open(&v3p, buf, len) == NCF_OK, "%s", ncf_error_text());
+    if (v3 && v3p) {
+        CHECK(ncf_recommend(m, 5, 5, 1, a, NULL) == 5 && ncf_recommend(v3, 5, 5, 1, b, NULL) == 5 &&
+              ncf_recommend(v3p, 5, 5, 1, e, NULL) == 5 && !memcmp(a, b, sizeof a) && !memcmp(a, e, sizeof a));
+    }
+    p[4] = 5; /* a version from the future */
+    {
+        ncf_model *v5 = NULL;
+        CHECK_ERR(ncf_load_mem(&v5, buf, len), NCF_ERR_PARSE, "reads versions 2 to 4");
+        CHECK(v5 == NULL);
+    }
+    ncf_model_free(m), ncf_model_free(v3), ncf_model_free(v3p);
+    ncf_free(buf);
+    ncf_dataset_free(&d);
+}
+
 static void test_metrics_by_hand(void)
 {
     /* 3 users, 12 items scored i/10, except item 4 ties item 3 */
@@ -1275,7 +1693,7 @@ static void test_metrics_by_hand(void)
     ncf_dataset d;
     ncf_metrics m10, m3, full;
     ncf_model *m;
-    CHECK(ncf__build(&d, tu, ti, tt, 1, 6, 0, 3, 12) == NCF_OK); /* ids kept as given */
+    CHECK(build_fixed(&d, tu, ti, tt, 6, 3, 12) == NCF_OK); /* ids kept as given */
     CHECK(d.num_items == 12 && d.test_item[0] == 5 && d.test_item[1] == 11 && d.test_item[2] == 3);
     d.eval_neg = (int32_t *)NCF_MALLOC(sizeof negs);
     memcpy(d.eval_neg, negs, sizeof negs);
@@ -1316,7 +1734,7 @@ static void test_validation_by_hand(void)
     ncf_metrics s, f;
     ncf_eval_opts o = ncf_eval_opts_default();
     ncf_model *m;
-    CHECK(ncf__build(&d, tu, ti, tt, 1, 6, 0, 2, 12) == NCF_OK); /* ids kept as given */
+    CHECK(build_fixed(&d, tu, ti, tt, 6, 2, 12) == NCF_OK); /* ids kept as given */
     CHECK(d.recent_item && d.recent_item[0] == 2 && d.recent_item[1] == 11);
     d.eval_neg = (int32_t *)NCF_MALLOC(sizeof negs);
     memcpy(d.eval_neg, negs, sizeof negs);
@@ -1431,7 +1849,7 @@ static void test_nonfinite_scores_rank_last(void)
     int64_t top[12];
     float top_s[12];
     size_t i;
-    CHECK(ncf__build(&d, tu, ti, tt, 1, 6, 0, 3, 12) == NCF_OK);
+    CHECK(build_fixed(&d, tu, ti, tt, 6, 3, 12) == NCF_OK);
     d.eval_neg = (int32_t *)NCF_MALLOC(sizeof negs);
     memcpy(d.eval_neg, negs, sizeof negs);
     d.num_eval_neg = 4;
@@ -2255,6 +2673,48 @@ static void test_safe_save(void)
 }
 
 /* The fixture check_fixture reads: a NeuMF (saved with its Adam state) and an MF. */
+/* ------------------------------------------------------------- example logs */
+/* Two interaction logs as people publish them, with the structure of ncf_synthetic (so a
+   model has something to learn), for the demo's checks (--write-logs DIR):
+   plays.tsv  a play-count log: userID<TAB>artistID<TAB>weight, a header, sorted by artist,
+              no timestamps
+   books.csv  a book-ratings export: "User-ID";"ISBN";"Book-Rating", every field quoted, CRLF,
+              ISBNs as ids (leading zeros, an X check digit), 0 meaning "seen" */
+static int write_logs(const char *dir)
+{
+    ncf_dataset d;
+    char path[512];
+    FILE *f;
+    int u, i;
+    int64_t k;
+    if (ncf_synthetic(&d, 400, 300, 14000, 8, 5) != NCF_OK) return 0;
+    snprintf(path, sizeof path, "%s/plays.tsv", dir);
+    if (!(f = fopen(path, "wb"))) return 0;
+    fprintf(f, "userID\tartistID\tweight\n");
+    for (i = 0; i < d.num_items; i++) /* by artist, as the file is published */
+        for (u = 0; u < d.num_users; u++)
+            for (k = d.user_ptr[u]; k < d.user_ptr[u + 1] + 1; k++) {
+                int item = k < d.user_ptr[u + 1] ? d.items[k] : d.test_item[u];
+                if (item == i) fprintf(f, "%d\t%d\t%d\n", 2 + u, 51 + i, 1 + (int)((u * 7919 + i * 104729) % 9000));
+            }
+    fclose(f);
+    snprintf(path, sizeof path, "%s/books.csv", dir);
+    if (!(f = fopen(path, "wb"))) return 0;
+    fprintf(f, "\"User-ID\";\"ISBN\";\"Book-Rating\"\r\n");
+    for (u = 0; u < d.num_users; u++)
+        for (k = d.user_ptr[u]; k < d.user_ptr[u + 1] + 1; k++) {
+            int item = k < d.user_ptr[u + 1] ? d.items[k] : d.test_item[u], r = (int)((u * 31 + item * 17) % 13);
+            char isbn[16];
+            if (item % 3 == 0) snprintf(isbn, sizeof isbn, "0%08dX", 34545104 + item);
+            else if (item % 3 == 1) snprintf(isbn, sizeof isbn, "0%09d", 440213320 + item);
+            else snprintf(isbn, sizeof isbn, "%010d", 1550612240 + item);
+            fprintf(f, "\"%d\";\"%s\";\"%d\"\r\n", 276725 + u, isbn, r > 10 ? 0 : r); /* about 1 in 6: seen, 0 */
+        }
+    fclose(f);
+    ncf_dataset_free(&d);
+    return 1;
+}
+
 static int write_fixture(const char *dir)
 {
     ncf_dataset d;
@@ -2841,6 +3301,31 @@ static double bench_rate(const char *build, int contended, const char *name, int
     return l ? json_num(l, "train_ex_per_s") : -1;
 }
 
+/* The median load time and peak memory of one build and kind of id (make bench-load). */
+static int load_medians(const char *build, const char *ids, double *s, double *mb)
+{
+    double t[16], m[16];
+    int i, n = 0;
+    for (i = 0; i < g_nlines && n < 16; i++)
+        if (json_is(g_lines[i], "case", "load_file") && json_is(g_lines[i], "build", build) && json_is(g_lines[i], "ids", ids))
+            t[n] = json_num(g_lines[i], "load_s"), m[n++] = json_num(g_lines[i], "peak_rss_mb");
+    if (n) *s = median(t, n), *mb = median(m, n);
+    return n;
+}
+
+static void bench_load_summary(void)
+{
+    double si = 0, mi = 0, st = 0, mt = 0, sb = 0, mb = 0;
+    int n = load_medians("ours", "int", &si, &mi);
+    if (!n) return;
+    printf("load 20M-line ratings.csv (min_ratings 20), medians of %d: integer ids %.2f s, %.0f MB peak", n, si, mi);
+    if (load_medians("base", "int", &sb, &mb)) printf("; base %.2f s, %.0f MB: %.2fx time, %.2fx memory (target <= 1.2)", sb, mb, si / sb, mi / mb);
+    if (load_medians("ours", "text", &st, &mt))
+        printf("\n  16-character string ids %.2f s, %.0f MB: %.2fx time, %.2fx memory of integer ids (target <= 2)", st, mt,
+               st / si, mt / mi);
+    printf("\n");
+}
+
 /* Multiply-adds x 2 of the dense layers, forward and both backward products, per example. */
 static double dense_flop_per_example(const ncf_config *c)
 {
@@ -2912,6 +3397,12 @@ static int bench_summary(const char *jsonl, const char *peakfile)
         printf("recommend top-10 of %.0f items, mlperf 2 threads, %s: %.1f ms (%.2fM pairs/s), first call %.1f ms "
                "(%.2fM pairs/s)\n", items, i ? "base" : "ours", ms, items / ms / 1e3, first, items / first / 1e3);
     }
+    bench_load_summary();
+    for (i = 0; i < g_nlines; i++)
+        if (json_is(g_lines[i], "case", "serve_ids"))
+            printf("serving by string id / by integer id (top-10, mlperf, 138,493 x 26,744, 200 users, medians of 5 "
+                   "rounds): %.2f ms / %.2f ms = %.2fx (target <= 1.2)\n", json_num(g_lines[i], "text_ms"),
+                   json_num(g_lines[i], "int_ms"), json_num(g_lines[i], "ratio"));
     if (peak2 > 0) {
         double flop = dense_flop_per_example(&mc), ceiling = peak2 * 1e9 / flop;
         printf("MLPerf: %.3f MFLOP per example (dense layers: forward, dW, dx); peak.c %.1f GFLOP/s on 2 threads "
@@ -2928,37 +3419,102 @@ static int bench_summary(const char *jsonl, const char *peakfile)
 static int bench_load(void)
 {
     ncf_dataset d;
-    double t, t1m = -1, t20m;
-    const char *csv = "/tmp/ncf_bench_ratings.csv";
-    FILE *f;
-    int u;
-    int64_t k, lines = 0;
+    double t, t1m = -1;
     t = now_s();
     if (ncf_load_dataset(&d, "../shared/data/ml-1m-ncf/ml-1m", NULL) == NCF_OK) t1m = now_s() - t, ncf_dataset_free(&d);
-    if (ncf_synthetic(&d, 138493, 26744, 20000263, 16, 1) != NCF_OK) return 1;
-    f = fopen(csv, "w");
-    if (!f) return 1;
-    fprintf(f, "userId,movieId,rating,timestamp\n");
-    for (u = 0; u < d.num_users; u++) {
-        for (k = d.user_ptr[u]; k < d.user_ptr[u + 1]; k++, lines++)
-            fprintf(f, "%d,%d,%.1f,%lld\n", u + 1, d.items[k] + 1, 0.5 * (1 + (k % 10)), 1100000000LL + k);
-        fprintf(f, "%d,%d,4.0,%lld\n", u + 1, d.test_item[u] + 1, 1500000000LL + u), lines++;
-    }
-    fclose(f);
-    ncf_dataset_free(&d);
-    t = now_s();
-    {
-        ncf_load_opts o = ncf_load_opts_default();
-        o.min_ratings = 20;
-        if (ncf_load_dataset(&d, csv, &o) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); remove(csv); return 1; }
-    }
-    t20m = now_s() - t;
-    printf("{\"case\":\"load\",\"ml1m_split_s\":%.2f,\"csv_lines\":%lld,\"csv_load_s\":%.2f,\"users\":%d,\"items\":%d,"
-           "\"peak_rss_mb\":%.0f}\n",
-           t1m, (long long)lines, t20m, d.num_users, d.num_items, peak_rss_mb());
-    ncf_dataset_free(&d);
-    remove(csv);
+    printf("{\"case\":\"load\",\"ml1m_split_s\":%.2f}\n", t1m);
     return 0;
+}
+
+/* An ml-20m-sized ratings.csv (138,493 users, 26,744 items, 20,000,263 lines) with integer ids,
+   or with every id written as a 16-character string ("u000000000000017"). */
+static int bench_write_ratings(const char *path, int text)
+{
+    ncf_dataset d;
+    FILE *f;
+    int u;
+    int64_t k;
+    if (ncf_synthetic(&d, 138493, 26744, 20000263, 16, 1) != NCF_OK || !(f = fopen(path, "w"))) return 1;
+    fprintf(f, "userId,movieId,rating,timestamp\n");
+    for (u = 0; u < d.num_users; u++)
+        for (k = d.user_ptr[u]; k <= d.user_ptr[u + 1]; k++) {
+            int item = k < d.user_ptr[u + 1] ? d.items[k] : d.test_item[u];
+            long long ts = k < d.user_ptr[u + 1] ? 1100000000LL + k : 1500000000LL + u;
+            if (text) fprintf(f, "u%015d,i%015d,%.1f,%lld\n", u + 1, item + 1, 0.5 * (1 + (k % 10)), ts);
+            else fprintf(f, "%d,%d,%.1f,%lld\n", u + 1, item + 1, 0.5 * (1 + (k % 10)), ts);
+        }
+    ncf_dataset_free(&d);
+    return fclose(f) != 0;
+}
+
+/* A copy of d's ids as text, "u%015d" / "i%015d" of the integer ids (ascending as they do). */
+static int text_ids_of(const ncf_dataset *d, ncf_dataset *t)
+{
+    int k, c;
+    *t = *d;
+    t->raw_user = t->raw_item = NULL;
+    for (c = 0; c < 2; c++) {
+        int n = c ? d->num_items : d->num_users;
+        char *text = (char *)malloc((size_t)n * 16 + 1);
+        int64_t *at = (int64_t *)malloc(sizeof(int64_t) * ((size_t)n + 1));
+        if (!text || !at) return 0;
+        for (k = 0, at[0] = 0; k < n; k++) {
+            sprintf(text + (size_t)k * 16, "%c%015lld", c ? 'i' : 'u', (long long)(c ? d->raw_item[k] : d->raw_user[k]));
+            at[k + 1] = at[k] + 16;
+        }
+        if (c) t->item_text = text, t->item_text_at = at;
+        else t->user_text = text, t->user_text_at = at;
+    }
+    return 1;
+}
+
+/* Serving by string id against integer id: the MLPerf model (138,493 users x 26,744 items),
+   top-10 for 200 users, 5 rounds in turn; by string includes finding the user and naming
+   the 10 items. */
+static int bench_serve_ids(void)
+{
+    ncf_dataset d, t;
+    ncf_model *mi = NULL, *mt = NULL;
+    ncf_config c = ncf_config_mlperf();
+    ncf_rec_opts ro = ncf_rec_opts_default();
+    double ti[5], tt[5], mid_i, mid_t;
+    int r, j, q, same = 1;
+    if (ncf_synthetic(&d, 138493, 26744, 3000000, 16, 1) != NCF_OK) return 1;
+    c.num_users = d.num_users, c.num_items = d.num_items;
+    if (ncf_model_create(&mi, &c) != NCF_OK || ncf_model_create(&mt, &c) != NCF_OK || ncf_model_set_ids(mi, &d) != NCF_OK ||
+        !text_ids_of(&d, &t) || ncf_model_set_ids(mt, &t) != NCF_OK) {
+        fprintf(stderr, "bench: %s\n", ncf_error_text());
+        return 1;
+    }
+    free(t.user_text), free(t.item_text), free(t.user_text_at), free(t.item_text_at);
+    for (r = 0; r < 5; r++)
+        for (q = 0; q < 2; q++) {
+            double t0 = now_s();
+            for (j = 0; j < 200; j++) {
+                int u = (int)((uint64_t)j * 7919 % (uint64_t)d.num_users), k, n;
+                int64_t items[10];
+                int32_t idx[10];
+                float sc[10];
+                char name[32], id[NCF_MAX_ID_BYTES + 1];
+                if (q == 0) {
+                    n = ncf_recommend(mi, d.raw_user[u], 10, NCF_EXCLUDE_RATED, items, sc);
+                } else {
+                    snprintf(name, sizeof name, "u%015lld", (long long)d.raw_user[u]);
+                    n = ncf_recommend_index(mt, ncf_user_index(mt, name), &ro, idx, sc);
+                    for (k = 0; k < n; k++) {
+                        ncf_item_id(mt, idx[k], id, sizeof id);
+                        same &= atoll(id + 1) == d.raw_item[idx[k]];
+                    }
+                }
+                same &= n == 10;
+            }
+            (q ? tt : ti)[r] = (now_s() - t0) / 200;
+        }
+    mid_i = median(ti, 5), mid_t = median(tt, 5);
+    printf("{\"case\":\"serve_ids\",\"int_ms\":%.3f,\"text_ms\":%.3f,\"ratio\":%.3f,\"same\":%d}\n", 1e3 * mid_i,
+           1e3 * mid_t, mid_t / mid_i, same);
+    ncf_model_free(mi), ncf_model_free(mt), ncf_dataset_free(&d);
+    return !same;
 }
 
 /* ------------------------------------------------------------------ runner */
@@ -2985,6 +3541,15 @@ static const test_case TESTS[] = {
     {"ncf_split_round_trip", test_ncf_split_round_trip},
     {"bad_input_files", test_bad_input_files},
     {"loader_headers", test_loader_headers},
+    {"logs_read_with_any_separator_quoting_line_end_and_header", test_logs_read_with_any_separator_quoting_line_end_and_header},
+    {"columns_found_by_name_alias_or_number", test_columns_found_by_name_alias_or_number},
+    {"ids_kept_as_written_through_training_saving_and_serving", test_ids_kept_as_written_through_training_saving_and_serving},
+    {"plain_integer_ids_stay_numbers", test_plain_integer_ids_stay_numbers},
+    {"long_and_nul_ids_refused_with_file_line", test_long_and_nul_ids_refused_with_file_line},
+    {"min_rating_keeps_positives_and_reports_drops", test_min_rating_keeps_positives_and_reports_drops},
+    {"holdout_latest_random_or_none", test_holdout_latest_random_or_none},
+    {"popularity_baseline_by_hand", test_popularity_baseline_by_hand},
+    {"format_3_files_still_read", test_format_3_files_still_read},
     {"split_negatives_checked", test_split_negatives_checked},
     {"sampler_properties", test_sampler_properties},
     {"sampler_uniform_chi2", test_sampler_uniform_chi2},
@@ -3448,8 +4013,12 @@ int main(int argc, char **argv)
             return bench_busy(argv[i + 1]);
         } else if (!strcmp(argv[i], "--bench") && i + 1 < argc) {
             if (!strcmp(argv[i + 1], "load")) return bench_load();
+            if (!strcmp(argv[i + 1], "serve-ids")) return bench_serve_ids();
+            if (!strcmp(argv[i + 1], "write-ratings") && i + 3 < argc) return bench_write_ratings(argv[i + 2], !strcmp(argv[i + 3], "text"));
             if (i + 3 >= argc) { fprintf(stderr, "usage: tests --bench paper|mlperf THREADS lazy|dense\n"); return 2; }
             return bench_case(argv[i + 1], atoi(argv[i + 2]), argv[i + 3]);
+        } else if (!strcmp(argv[i], "--write-logs") && i + 1 < argc) {
+            return write_logs(argv[i + 1]) ? 0 : 1;
         } else if (!strcmp(argv[i], "--write-fixture") && i + 1 < argc) {
             return write_fixture(argv[i + 1]) ? 0 : 1;
         } else if (!strcmp(argv[i], "--check-fixture") && i + 1 < argc) {

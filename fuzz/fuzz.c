@@ -7,12 +7,15 @@
                  odd get a valid CRC32 first, so the checks behind the checksum are
                  reached; a model that loads must also predict and recommend, and one
                  that opens in place must answer as the copy.
-       2 dat     ratings.dat  (ncf_load_dataset on the input written to a file)
+       2 dat     ratings.dat  (ncf_load_dataset_mem: the ratings readers run in memory)
        3 csv     ratings.csv
        4 tab     u.data
        5 ncf     the paper split: the input cut at form feeds into .train.rating,
-                 .test.rating and .test.negative
-   A dataset that loads must be well formed (checked here, trapping if not). */
+                 .test.rating and .test.negative (written to files)
+       6 log     any delimited log: separator, header and columns found; the first byte
+                 picks the hold-out and a min_rating
+   A dataset that loads must be well formed, and its ids found again by what they are named
+   (checked here, trapping if not). */
 #define _POSIX_C_SOURCE 200809L
 #define NCF_IMPLEMENTATION
 #include "ncf.h"
@@ -23,7 +26,7 @@
 #include <unistd.h>
 
 #ifndef FUZZ_TARGET
-#error "define FUZZ_TARGET (1 model, 2 dat, 3 csv, 4 tab, 5 ncf)"
+#error "define FUZZ_TARGET (1 model, 2 dat, 3 csv, 4 tab, 5 ncf, 6 log)"
 #endif
 
 #define REQUIRE(x) do { if (!(x)) __builtin_trap(); } while (0)
@@ -96,20 +99,41 @@ static void check_dataset(const ncf_dataset *d)
         }
     }
     REQUIRE(d->user_ptr[d->num_users] == d->num_train);
+    for (u = 0; u < d->num_users + d->num_items; u++) { /* each id named, then found again */
+        char id[NCF_MAX_ID_BYTES + 1];
+        int k2 = u < d->num_users ? u : u - d->num_users;
+        if (u < d->num_users) REQUIRE(ncf_dataset_user_id(d, k2, id, sizeof id) > 0 && ncf_dataset_user_index(d, id) == k2);
+        else REQUIRE(ncf_dataset_item_id(d, k2, id, sizeof id) > 0 && ncf_dataset_item_index(d, id) == k2);
+    }
 }
 
 static void fuzz_ratings(const uint8_t *data, size_t size)
 {
-    static const char *names[] = {"", "", "ratings.dat", "ratings.csv", "u.data", "split"};
-    static const ncf_format formats[] = {0, 0, NCF_FORMAT_DAT, NCF_FORMAT_CSV, NCF_FORMAT_TAB, NCF_FORMAT_NCF};
+    static const char *names[] = {"", "", "ratings.dat", "ratings.csv", "u.data", "split", "log"};
+    static const ncf_format formats[] = {0, 0, NCF_FORMAT_DAT, NCF_FORMAT_CSV, NCF_FORMAT_TAB, NCF_FORMAT_NCF, NCF_FORMAT_AUTO};
     ncf_load_opts o = ncf_load_opts_default();
     ncf_dataset d;
     char path[128];
+    o.format = formats[FUZZ_TARGET], o.min_ratings = 0, o.eval_negatives = 3;
+    if (FUZZ_TARGET != 5) { /* in memory */
+        if (FUZZ_TARGET == 6 && size > 0) {
+            o.holdout = data[0] & 3, o.validation = (data[0] >> 2) & 1;
+            if (data[0] & 8) o.min_rating = 2.0f;
+            data++, size--;
+        }
+        if (ncf_load_dataset_mem(&d, names[FUZZ_TARGET], data, size, &o) == NCF_OK) {
+            check_dataset(&d);
+            ncf_dataset_free(&d);
+        } else {
+            REQUIRE(ncf_error_text()[0] != 0 && d.user_ptr == NULL);
+        }
+        return;
+    }
     if (!g_dir[0]) {
         snprintf(g_dir, sizeof g_dir, "/tmp/ncf_fuzz_XXXXXX");
         if (!mkdtemp(g_dir)) abort();
     }
-    if (FUZZ_TARGET == 5) { /* three files, cut at form feeds */
+    { /* three files, cut at form feeds */
         static const char *suffix[3] = {"split.train.rating", "split.test.rating", "split.test.negative"};
         size_t at = 0;
         int k;
@@ -119,12 +143,9 @@ static void fuzz_ratings(const uint8_t *data, size_t size)
             if (!put(suffix[k], data + at, end > at ? end - at : 0)) return;
             at = end < size ? end + 1 : size;
         }
-    } else if (!put(names[FUZZ_TARGET], data, size)) {
-        return;
     }
     snprintf(path, sizeof path, "%s/%s", g_dir, names[FUZZ_TARGET]);
-    o.format = formats[FUZZ_TARGET], o.min_ratings = 0;
-    o.eval_negatives = FUZZ_TARGET == 5 ? 0 : 3;
+    o.eval_negatives = 0;
     if (ncf_load_dataset(&d, path, &o) == NCF_OK) {
         check_dataset(&d);
         ncf_dataset_free(&d);
