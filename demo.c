@@ -52,7 +52,9 @@ typedef struct {
     int train_epochs, epochs_between_evals, eval_negatives, full_ranking, threads, hash_pipeline, validation, int8;
     int full_users;
     int min_ratings, top_k, syn_users, syn_items, checkpoint_every, recommend_k;
-    const char *recommend_user; /* as the data writes it */
+    const char *recommend_user; /* ids as the data writes them, comma-separated */
+    const char *recommend_all, *recommend_for, *similar, *allow, *deny;
+    int probabilities, data_given, keep_missing;
     long long syn_ratings;
     double hr_threshold;
     ncf_load_opts load_opts;    /* --format, --sep, --header, the columns, --min_rating, --holdout */
@@ -129,9 +131,15 @@ static void usage(FILE *f)
         "  --hash_pipeline          print each epoch's input pipeline hash (first batch, all batches)\n"
         "  --log FILE.csv           one CSV row per epoch: loss and every figure\n"
         "  --plot FILE.svg          loss and HR/NDCG per epoch as a picture, redrawn at each evaluation\n"
-        "  --recommend USER         print the --recommend_k K (default 10) best unrated items for USER (its\n"
-        "                           id as the data writes it), with titles from movies.dat, movies.csv or\n"
+        "serving (after training, or from --load FILE alone, without data):\n"
+        "  --recommend USER[,USER]  the --recommend_k K (default 10) best unrated items for each USER (ids as\n"
+        "                           the data writes them), with titles from movies.dat, movies.csv or\n"
         "                           u.item beside the data\n"
+        "  --recommend_all FILE.csv  user,rank,item,score: the top K of every user, on all threads\n"
+        "  --recommend_for ITEM[,ITEM]  a new user given by its items: folded in, then its top K\n"
+        "  --similar ITEM           the K items most like ITEM (GMF/MF factors; see the README)\n"
+        "  --allow FILE --deny FILE  only / never the items listed (one id a line)\n"
+        "  --probabilities          scores as probabilities (default: logits)\n"
         "  --save FILE              save the model (with Adam state) after training\n"
         "  --int8                   save (--save, --save_best) with int8 embedding rows: about 3x smaller,\n"
         "                           for serving (no Adam state to resume from)\n"
@@ -139,7 +147,9 @@ static void usage(FILE *f)
         "  --save_best FILE         save the model each time HR improves in this run (the paper's\n"
         "                           pre-training keeps its best epoch this way)\n"
         "  --load FILE              start from a saved model (its config wins) and resume at its\n"
-        "                           next epoch; with --train_epochs 0 just evaluate it\n"
+        "                           next epoch; with --train_epochs 0 just evaluate it. Data with new\n"
+        "                           users or items grows the model (known ids keep their rows)\n"
+        "  --keep_missing           with --load: keep the model's users and items the data lacks\n"
         "  --help\n");
 }
 
@@ -217,7 +227,8 @@ static int takes_value(const char *flag)
         "--mlp_regularization", "--num_neg", "--train_epochs", "--epochs_between_evals", "--hr_threshold",
         "--seed", "--eval_negatives", "--threads", "--min_ratings", "--top_k", "--synthetic_users",
         "--synthetic_items", "--synthetic_ratings", "--format", "--sep", "--header", "--user_col", "--item_col",
-        "--rating_col", "--time_col", "--min_rating", "--holdout"};
+        "--rating_col", "--time_col", "--min_rating", "--holdout", "--recommend_all", "--recommend_for", "--similar",
+        "--allow", "--deny"};
     size_t k;
     for (k = 0; k < sizeof names / sizeof *names; k++)
         if (!strcmp(flag, names[k])) return 1;
@@ -255,24 +266,37 @@ static int parse_args(int argc, char **argv, options *o)
             else mlperf = 1;
             took = 0;
         }
+        else if (!strcmp(a, "--probabilities") || !strcmp(a, "--keep_missing")) {
+            if (eq && a == name) { fprintf(stderr, "demo: %s takes no value\n", a); return 0; }
+            *(a[2] == 'p' ? &o->probabilities : &o->keep_missing) = 1, took = 0;
+        }
         else if (strncmp(a, "--", 2)) { fprintf(stderr, "demo: unexpected argument '%s' (see --help)\n", a); return 0; }
         else if (!takes_value(a)) { fprintf(stderr, "demo: unknown flag '%s' (see --help)\n", a); return 0; }
         else if (!v || (took && !strncmp(v, "--", 2))) {
             fprintf(stderr, "demo: %s needs a value (see --help)\n", a);
             return 0;
         }
-        else if (!strcmp(a, "--dataset")) o->dataset = v;
-        else if (!strcmp(a, "--data_dir")) o->data_dir = v;
-        else if (!strcmp(a, "--data")) o->data = v;
+        else if (!strcmp(a, "--dataset")) o->dataset = v, o->data_given = 1;
+        else if (!strcmp(a, "--data_dir")) o->data_dir = v, o->data_given = 1;
+        else if (!strcmp(a, "--data")) o->data = v, o->data_given = 1;
         else if (!strcmp(a, "--log")) o->log = v;
         else if (!strcmp(a, "--plot")) o->plot = v;
         else if (!strcmp(a, "--full_users")) { if (!parse_int(a, v, 1, 1 << 30, &n)) return 0; o->full_users = (int)n; }
         else if (!strcmp(a, "--save")) o->save = v;
         else if (!strcmp(a, "--save_best")) o->save_best = v;
         else if (!strcmp(a, "--recommend")) {
-            if (o->recommend_user) fprintf(stderr, "demo: warning: a second --recommend replaces '%s'\n", o->recommend_user);
+            if (o->recommend_user) {
+                fprintf(stderr, "demo: --recommend given twice ('%s', '%s'): give the users as one list, U1,U2\n",
+                        o->recommend_user, v);
+                return 0;
+            }
             o->recommend_user = v;
         }
+        else if (!strcmp(a, "--recommend_all")) o->recommend_all = v;
+        else if (!strcmp(a, "--recommend_for")) o->recommend_for = v;
+        else if (!strcmp(a, "--similar")) o->similar = v;
+        else if (!strcmp(a, "--allow")) o->allow = v;
+        else if (!strcmp(a, "--deny")) o->deny = v;
         else if (!strcmp(a, "--format")) {
             static const char *const names[] = {"auto", "dat", "csv", "tab", "ncf"};
             int k;
@@ -359,9 +383,9 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--threads")) { if (!parse_int(a, v, 1, 1024, &n)) return 0; o->threads = (int)n; }
         else if (!strcmp(a, "--min_ratings")) { if (!parse_int(a, v, 0, 1 << 30, &n)) return 0; o->min_ratings = (int)n; }
         else if (!strcmp(a, "--top_k")) { if (!parse_int(a, v, 1, 1 << 20, &n)) return 0; o->top_k = (int)n; }
-        else if (!strcmp(a, "--synthetic_users")) { if (!parse_int(a, v, 1, 1 << 30, &n)) return 0; o->syn_users = (int)n; }
-        else if (!strcmp(a, "--synthetic_items")) { if (!parse_int(a, v, 8, 1 << 30, &n)) return 0; o->syn_items = (int)n; }
-        else if (!strcmp(a, "--synthetic_ratings")) { if (!parse_int(a, v, 1, 1LL << 40, &n)) return 0; o->syn_ratings = n; }
+        else if (!strcmp(a, "--synthetic_users")) { if (!parse_int(a, v, 1, 1 << 30, &n)) return 0; o->syn_users = (int)n, o->data_given = 1; }
+        else if (!strcmp(a, "--synthetic_items")) { if (!parse_int(a, v, 8, 1 << 30, &n)) return 0; o->syn_items = (int)n, o->data_given = 1; }
+        else if (!strcmp(a, "--synthetic_ratings")) { if (!parse_int(a, v, 1, 1LL << 40, &n)) return 0; o->syn_ratings = n, o->data_given = 1; }
         i += took;
     }
     if (mlperf) { /* the preset fills what the user did not set */
@@ -481,16 +505,16 @@ static const char *model_name(ncf_model_type t)
     return t == NCF_GMF ? "GMF" : t == NCF_MLP ? "MLP" : t == NCF_MF ? "MF" : "NeuMF";
 }
 
-/* A model answers about the ids it was trained on: the data must have the same users and
-   items under the same ids, not merely as many (a model file without ids is matched by
-   counts, with a warning). */
-static int same_ids(const ncf_model *m, const ncf_dataset *d, const char *path)
+/* Whether a model answers about the data's users and items under the same ids, not merely as
+   many (a model file without ids is matched by counts, with a warning); else why says where
+   they differ. */
+static int same_ids(const ncf_model *m, const ncf_dataset *d, const char *path, char *why, size_t size)
 {
     char a[NCF_MAX_ID_BYTES + 1], b[NCF_MAX_ID_BYTES + 1];
     int k, t;
     if (m->cfg.num_users != d->num_users || m->cfg.num_items != d->num_items) {
-        fprintf(stderr, "demo: %s has %d users and %d items, the data %d and %d: not the same dataset\n", path,
-                m->cfg.num_users, m->cfg.num_items, d->num_users, d->num_items);
+        snprintf(why, size, "%s has %d users and %d items, the data %d and %d", path, m->cfg.num_users,
+                 m->cfg.num_items, d->num_users, d->num_items);
         return 0;
     }
     if (ncf_user_id(m, 0, a, sizeof a) < 0) {
@@ -502,8 +526,8 @@ static int same_ids(const ncf_model *m, const ncf_dataset *d, const char *path)
             if (t) ncf_item_id(m, k, a, sizeof a), ncf_dataset_item_id(d, k, b, sizeof b);
             else ncf_user_id(m, k, a, sizeof a), ncf_dataset_user_id(d, k, b, sizeof b);
             if (strcmp(a, b)) {
-                fprintf(stderr, "demo: %s was trained on other %s: its %s %d is id '%s', the data's is '%s'\n", path,
-                        t ? "items" : "users", t ? "item" : "user", k, a, b);
+                snprintf(why, size, "%s was trained on other %s: its %s %d is id '%.100s', the data's is '%.100s'", path,
+                         t ? "items" : "users", t ? "item" : "user", k, a, b);
                 return 0;
             }
         }
@@ -520,7 +544,10 @@ static ncf_model *load_pretrained(const char *path, ncf_model_type type, const n
         ncf_model_free(m);
         return NULL;
     }
-    if (!same_ids(m, d, path)) ncf_model_free(m), m = NULL;
+    {
+        char why[512];
+        if (!same_ids(m, d, path, why, sizeof why)) fprintf(stderr, "demo: %s\n", why), ncf_model_free(m), m = NULL;
+    }
     return m;
 }
 
@@ -600,27 +627,194 @@ static void print_read_as(const ncf_dataset *d, const options *o)
                                                     "no evaluation\n");
 }
 
-/* --recommend: the user's best unrated items, by the ids the data writes; 0 after saying why. */
-static int recommend(const ncf_model *m, const options *o, const char *path)
+/* ---- serving: --recommend, --recommend_for, --similar, --recommend_all ---- */
+
+/* The next comma-separated id of *list into buf; 0 at the end. */
+static int next_id(const char **list, char *buf, size_t size)
 {
-    ncf_rec_opts ro = ncf_rec_opts_default();
-    int32_t *items = (int32_t *)malloc(sizeof(int32_t) * (size_t)o->recommend_k);
-    float *scores = (float *)malloc(sizeof(float) * (size_t)o->recommend_k);
-    int u = ncf_user_index(m, o->recommend_user), n, l;
-    ro.k = o->recommend_k;
-    n = !items || !scores ? NCF_ERR_NOMEM : u < 0 ? u : ncf_recommend_index(m, u, &ro, items, scores);
-    if (n < 0) fprintf(stderr, "demo: %s\n", n == NCF_ERR_NOMEM ? "out of memory" : ncf_error_text());
-    else printf("Top %d for user %s (items the user rated are skipped; scores are logits):\n", n, o->recommend_user);
+    const char *p = *list, *e;
+    size_t n;
+    if (!*p) return 0;
+    e = strchr(p, ',');
+    n = e ? (size_t)(e - p) : strlen(p);
+    snprintf(buf, size, "%.*s", (int)n, p);
+    *list = e ? e + 1 : p + n;
+    return 1;
+}
+
+/* The item indices of an id list (--recommend_for "ID,ID") or a file of one id a line (--allow,
+   --deny); 0 after naming an id the model does not know. */
+static int item_indices(const ncf_model *m, const char *list, const char *file, int32_t **out, int *n)
+{
+    char id[NCF_MAX_ID_BYTES + 2];
+    FILE *f = NULL;
+    int cap = 64, line = 0, ok = 1;
+    *n = 0;
+    if (file && !(f = fopen(file, "rb"))) {
+        fprintf(stderr, "demo: %s: cannot open (%s)\n", file, strerror(errno));
+        return 0;
+    }
+    if (!(*out = (int32_t *)malloc(sizeof(int32_t) * (size_t)cap))) ok = 0;
+    while (ok && (f ? fgets(id, sizeof id, f) != NULL : next_id(&list, id, sizeof id))) {
+        int i;
+        line++;
+        id[strcspn(id, "\r\n")] = 0;
+        if (!id[0]) continue;
+        if ((i = ncf_item_index(m, id)) < 0) {
+            if (f) fprintf(stderr, "demo: %s:%d: unknown item '%s'\n", file, line, id);
+            else fprintf(stderr, "demo: unknown item '%s'\n", id);
+            ok = 0;
+        } else if (*n == cap) {
+            int32_t *g = (int32_t *)realloc(*out, sizeof(int32_t) * (size_t)(cap *= 2));
+            if (g) *out = g;
+            else ok = 0, fprintf(stderr, "demo: out of memory\n");
+        }
+        if (ok) (*out)[(*n)++] = i;
+    }
+    if (f) fclose(f);
+    if (!ok) free(*out), *out = NULL;
+    return ok;
+}
+
+/* A list of items with their scores, by the ids the model's data writes (titles from movies.dat,
+   movies.csv or u.item beside the data, where there is one). */
+static void print_items(const ncf_model *m, const int32_t *items, const float *scores, int n, const char *path)
+{
+    int l;
     for (l = 0; l < n; l++) {
         char id[NCF_MAX_ID_BYTES + 1], title[512] = "", *end;
         long long num;
         ncf_item_id(m, items[l], id, sizeof id);
         num = strtoll(id, &end, 10);
         if (path && !*end) movie_title(path, num, title, sizeof title);
-        printf("%3d  %8s  %8.4f  %s\n", l + 1, id, scores[l], title);
+        printf("%3d  %8s  %8.4f%s%s\n", l + 1, id, scores[l], title[0] ? "  " : "", title);
     }
-    free(items), free(scores);
-    return n >= 0;
+}
+
+/* An id as a CSV field: quoted when it holds a comma, a quote or a line end. */
+static void csv_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) { fputs(s, f); return; }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* --recommend_all FILE: user,rank,item,score for every user, a block of users at a time on all
+   threads, with a progress line. */
+static int recommend_all(const ncf_model *m, const ncf_rec_opts *ro, const char *out)
+{
+    enum { BLOCK = 1024 };
+    FILE *f = fopen(out, "w");
+    int32_t *users = (int32_t *)malloc(sizeof(int32_t) * BLOCK), *items = (int32_t *)malloc(sizeof(int32_t) * BLOCK * (size_t)ro->k);
+    float *scores = (float *)malloc(sizeof(float) * BLOCK * (size_t)ro->k);
+    int counts[BLOCK], u0, j, r, ok = f && users && items && scores, U = m->cfg.num_users, tty = isatty(2);
+    double t0 = now();
+    char uid[NCF_MAX_ID_BYTES + 1], iid[NCF_MAX_ID_BYTES + 1];
+    if (!f) fprintf(stderr, "demo: --recommend_all %s: cannot open for writing (%s)\n", out, strerror(errno));
+    if (ok) fprintf(f, "user,rank,item,%s\n", ro->probabilities ? "probability" : "logit");
+    for (u0 = 0; ok && u0 < U; u0 += BLOCK) {
+        int n = U - u0 < BLOCK ? U - u0 : BLOCK;
+        for (j = 0; j < n; j++) users[j] = u0 + j;
+        if (ncf_recommend_users(m, users, n, ro, items, scores, counts) != NCF_OK) {
+            fprintf(stderr, "demo: %s\n", ncf_error_text());
+            ok = 0;
+            break;
+        }
+        for (j = 0; j < n; j++) {
+            ncf_user_id(m, u0 + j, uid, sizeof uid);
+            for (r = 0; r < counts[j]; r++) {
+                ncf_item_id(m, items[(size_t)j * ro->k + r], iid, sizeof iid);
+                csv_field(f, uid), fprintf(f, ",%d,", r + 1), csv_field(f, iid);
+                fprintf(f, ",%.6g\n", scores[(size_t)j * ro->k + r]);
+            }
+        }
+        if (tty || u0 + n == U)
+            fprintf(stderr, "%s  recommend_all: %d/%d users (%.0f users/s)%s", tty ? "\r" : "", u0 + n, U,
+                    (u0 + n) / (now() - t0 + 1e-9), u0 + n == U ? "\n" : "   ");
+    }
+    if (f && fclose(f) != 0 && ok) fprintf(stderr, "demo: %s: write failed\n", out), ok = 0;
+    if (ok) printf("wrote %s: the top %d of each of %d users (user,rank,item,%s)\n", out, ro->k, U,
+                   ro->probabilities ? "probability" : "logit");
+    free(users), free(items), free(scores);
+    return ok;
+}
+
+/* Every serving flag on a trained or loaded model; 0 after saying why one failed. */
+static int serve(const ncf_model *m, const options *o, const char *path)
+{
+    ncf_rec_opts ro = ncf_rec_opts_default();
+    int32_t *allow = NULL, *deny = NULL, *given = NULL, *items = (int32_t *)malloc(sizeof(int32_t) * (size_t)o->recommend_k);
+    float *scores = (float *)malloc(sizeof(float) * (size_t)o->recommend_k), *row = NULL;
+    const char *kind = o->probabilities ? "probabilities" : "logits", *list = o->recommend_user;
+    char id[NCF_MAX_ID_BYTES + 1];
+    int ok = items && scores, n, ng = 0;
+    ro.k = o->recommend_k, ro.probabilities = o->probabilities;
+    if (ok && o->allow && (ok = item_indices(m, NULL, o->allow, &allow, &ro.num_allow)) != 0) ro.allow = allow;
+    if (ok && o->deny && (ok = item_indices(m, NULL, o->deny, &deny, &ro.num_deny)) != 0) ro.deny = deny;
+    while (ok && list && next_id(&list, id, sizeof id)) {
+        int u = ncf_user_index(m, id);
+        n = u < 0 ? u : ncf_recommend_index(m, u, &ro, items, scores);
+        if (n < 0) { fprintf(stderr, "demo: %s\n", ncf_error_text()); ok = 0; break; }
+        printf("Top %d for user %s (items the user rated are skipped; scores are %s):\n", n, id, kind);
+        print_items(m, items, scores, n, path);
+    }
+    if (ok && o->recommend_for) { /* a new user, given by its items: folded in */
+        ncf_fold_opts fo = ncf_fold_opts_default();
+        int32_t *both = NULL;
+        ok = item_indices(m, o->recommend_for, NULL, &given, &ng) && (row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(m)));
+        if (ok && (both = (int32_t *)malloc(sizeof(int32_t) * (size_t)(ng + ro.num_deny))) != NULL) {
+            memcpy(both, given, sizeof(int32_t) * (size_t)ng);
+            if (deny) memcpy(both + ng, deny, sizeof(int32_t) * (size_t)ro.num_deny);
+            ro.user_row = row, ro.deny = both, ro.num_deny += ng;
+            n = ncf_fold_in(m, given, ng, &fo, row) == NCF_OK ? ncf_recommend_index(m, -1, &ro, items, scores) : -1;
+            if (n < 0) { fprintf(stderr, "demo: %s\n", ncf_error_text()); ok = 0; }
+            else {
+                printf("Top %d for a new user with %d items (folded in, %d steps; the items given are skipped; scores are "
+                       "%s):\n", n, ng, fo.steps, kind);
+                print_items(m, items, scores, n, path);
+            }
+            ro.user_row = NULL, ro.deny = deny, ro.num_deny -= ng;
+        } else if (ok) ok = 0;
+        free(both);
+    }
+    if (ok && o->similar) {
+        int i = ncf_item_index(m, o->similar);
+        n = i < 0 ? i : ncf_similar_items(m, i, &ro, items, scores);
+        if (n < 0) { fprintf(stderr, "demo: %s\n", ncf_error_text()); ok = 0; }
+        else {
+            printf("The %d items most like %s (cosine of %s):\n", n, o->similar,
+                   m->cfg.model == NCF_MF ? "the items' factors" : m->cfg.model == NCF_MLP ? "the items' first-layer halves"
+                   : m->cfg.model == NCF_GMF ? "the GMF factors" : "the GMF half's factors");
+            print_items(m, items, scores, n, path);
+        }
+    }
+    if (ok && o->recommend_all) ok = recommend_all(m, &ro, o->recommend_all);
+    free(allow), free(deny), free(given), free(items), free(scores), free(row);
+    return ok;
+}
+
+/* Whether any serving flag was given. */
+static int serving(const options *o)
+{
+    return o->recommend_user || o->recommend_all || o->recommend_for || o->similar;
+}
+
+/* --load FILE with serving flags and no data: the model file alone. */
+static int serve_file(const options *o)
+{
+    ncf_model *m = NULL;
+    int ok;
+    if (o->threads) ncf_set_threads(o->threads);
+    if (ncf_load(&m, o->load) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return 1; }
+    printf("serving %s: %s, %d users, %d items, epoch %lld\n", o->load, model_name(m->cfg.model), m->cfg.num_users,
+           m->cfg.num_items, (long long)m->epoch);
+    ok = serve(m, o, NULL);
+    ncf_model_free(m);
+    return ok ? 0 : 1;
 }
 
 /* ---- evaluation, log and plot ---- */
@@ -913,7 +1107,21 @@ static int run(const options *o)
     }
     cfg.num_users = data.num_users, cfg.num_items = data.num_items;
     if (o->load) {
-        if (!same_ids(model, &data, o->load)) goto done;
+        char why[512];
+        if (o->keep_missing && ncf_dataset_add_ids(&data, model) != NCF_OK) {
+            fprintf(stderr, "demo: %s\n", ncf_error_text());
+            goto done;
+        }
+        if (!same_ids(model, &data, o->load, why, sizeof why)) { /* new data: the model grows to it */
+            int u0 = model->cfg.num_users, i0 = model->cfg.num_items;
+            if (ncf_model_grow(&model, &data) != NCF_OK) {
+                fprintf(stderr, "demo: %s: %s%s\n", o->load, ncf_error_text(),
+                        strstr(ncf_error_text(), "lacks") ? " (--keep_missing keeps them)" : "");
+                goto done;
+            }
+            printf("grew %s to the data: %d users (%d new), %d items (%d new); known ids keep their rows\n", o->load,
+                   model->cfg.num_users, model->cfg.num_users - u0, model->cfg.num_items, model->cfg.num_items - i0);
+        }
         first = (int)model->epoch;
         printf("loaded %s: %d epochs, %lld steps\n", o->load, first, (long long)model->step);
     } else if (o->pretrain_gmf) {
@@ -1047,7 +1255,7 @@ static int run(const options *o)
         if (!save_model(model, o->save, o->int8)) goto done;
         printf("saved %s (epoch %lld)\n", o->save, (long long)model->epoch);
     }
-    if (o->recommend_user && ON_ROOT && !recommend(model, o, path)) goto done;
+    if (ON_ROOT && serving(o) && !serve(model, o, path)) goto done;
     rc = 0;
 done:
     if (logf && fclose(logf) != 0) { fprintf(stderr, "demo: %s: write failed\n", o->log); rc = 1; }
@@ -1070,7 +1278,8 @@ int main(int argc, char **argv)
     r = parse_args(argc, argv, &o);
     if (r > 0 && o.hash_pipeline) fprintf(stderr, "demo: --hash_pipeline needs one process (the batches are summed "
                                           "from the ranks)\n"), r = 0;
-    r = r <= 0 ? (r < 0 ? 0 : 2) : run(&o);
+    if (r > 0 && o.load && serving(&o) && !o.data_given) r = ON_ROOT ? serve_file(&o) : 0; /* rank 0 serves */
+    else r = r <= 0 ? (r < 0 ? 0 : 2) : run(&o);
     if (r != 0 && g_ranks > 1) MPI_Abort(MPI_COMM_WORLD, r);
     MPI_Finalize();
     return r;
@@ -1081,6 +1290,7 @@ int main(int argc, char **argv)
     options o;
     int r = parse_args(argc, argv, &o);
     if (r <= 0) return r < 0 ? 0 : 2;
+    if (o.load && serving(&o) && !o.data_given) return serve_file(&o);
     return run(&o);
 }
 #endif

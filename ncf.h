@@ -74,8 +74,9 @@
      return 1;
 
    THREAD SAFETY
-     Serving only reads a model: ncf_predict, ncf_predict_indices and ncf_recommend
-     (and the _with forms, each thread with its own workspace) may run on one model
+     Serving only reads a model: ncf_predict, ncf_predict_indices, ncf_predict_items,
+     ncf_recommend, ncf_recommend_index, ncf_recommend_users, ncf_similar_items and
+     ncf_fold_in (and the workspace forms, each thread with its own) may run on one model
      from any number of threads at once (each call has its own buffers; ids are found
      by binary search). Training, evaluating, loading ids or
      pre-training change the model: one thread at a time, and not while it serves.
@@ -103,6 +104,11 @@
             name, goes in 0.7), ncf_recommend_index with ncf_rec_opts, ncf_evaluate_popularity;
             ncf_evaluate refuses a dataset that holds nothing out. ncf_recommend refuses text
             item ids.
+            Serving: ncf_rec_opts allow- and deny-lists, a caller's workspace, probabilities;
+            ncf_recommend_users (many users at once, any thread count, the same lists);
+            ncf_fold_in (a user's rows from its items, the model frozen) with ncf_user_row,
+            ncf_predict_items and ncf_rec_opts.user_row; ncf_similar_items; ncf_model_grow
+            (a saved model continued on new data that has its ids).
      0.5.1  Faster training (MLPerf config 1.2x): the GEMM tile clamps whole vectors and
             keeps its sums in registers; a dW unit spans several row tiles; phase 1 works a
             claim in cache-sized spans; the output layer sums in eight partial sums, so
@@ -174,6 +180,11 @@
 #define NCF_MAX_LAYERS 8
 #endif
 #define NCF_MAX_ID_BYTES 256 /* the longest id (as written) a file may hold */
+/* ncf_fold_opts_default: chosen on validation, NeuMF factors 8 on the paper's ml-1m split
+   with a tenth of the users held out of training (README: Fold-in) */
+#define NCF__FOLD_STEPS 40
+#define NCF__FOLD_LR 0.01f
+#define NCF__FOLD_L2 0.1f
 
 #ifdef __cplusplus
 extern "C" {
@@ -468,6 +479,16 @@ NCFDEF void ncf_update(ncf_model *m);
 /* zero_grad + forward_backward + update. Returns NCF_OK and the mean loss in *loss. */
 NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *items,
                           const float *labels, int n, double *loss);
+/* Grows a model to a dataset whose users and items include the model's (new data: yesterday's
+   model, today's log): known ids keep their rows and Adam moments, new ones start as a fresh
+   model's (the config's seed), the dense layers and counters carry over, and the ids and
+   rated items become the data's; training then goes on. Data that lacks an id of the model
+   is refused with a message (its rows would be lost). On failure *m is unchanged. */
+NCFDEF int ncf_model_grow(ncf_model **m, const ncf_dataset *data);
+/* Adds to a dataset the model's users and items it lacks, with no interactions, so that
+   ncf_model_grow keeps their rows (the demo's --keep_missing). Indices may change (ids stay in
+   ascending order); on failure the dataset is unchanged. */
+NCFDEF int ncf_dataset_add_ids(ncf_dataset *data, const ncf_model *m);
 /* Copies the dataset's raw ids and each user's rated items (training and test) into
    the model, so a saved model answers in the user's own ids and can skip seen items;
    also caches the item projection that ncf_recommend uses. */
@@ -485,27 +506,75 @@ NCFDEF int ncf_item_index(const ncf_model *m, const char *id);
 NCFDEF int ncf_user_id(const ncf_model *m, int index, char *buf, size_t size);
 NCFDEF int ncf_item_id(const ncf_model *m, int index, char *buf, size_t size);
 
-/* What ncf_recommend_index returns (ncf_rec_opts_default() gives the values in brackets). */
+/* What ncf_recommend_index returns (ncf_rec_opts_default() gives the values in brackets).
+   Lists hold item indices, in any order; the library sorts a copy. */
 typedef struct ncf_rec_opts {
     int k;                /* the k best items [10] */
     int exclude_rated;    /* skip the items the user rated, training and test [1] */
+    const int32_t *allow; /* score only these (in stock, in a category...) [NULL: the catalogue] */
+    int num_allow;
+    const int32_t *deny;  /* never these (already shown, a folded-in user's own items) [NULL] */
+    int num_deny;
+    const float *user_row;/* a user given by its rows (ncf_fold_in), scored instead of user u [NULL] */
     int probabilities;    /* scores as probabilities, sigmoid(logit) [0: logits] */
+    void *work;           /* a caller's workspace of ncf_rec_workspace_size bytes: no heap, this
+                             thread only [NULL: the heap, all threads] */
+    size_t work_size;
 } ncf_rec_opts;
 NCFDEF ncf_rec_opts ncf_rec_opts_default(void);
-/* The k best items for user index u over the catalogue, best first (ties: the lower index),
-   as item indices with their scores (scores may be NULL). Returns how many were written
-   (fewer than k when the catalogue runs out) or a negative NCF_ERR_* code. Scores the
-   catalogue on all threads; reads the model only (see THREAD SAFETY). */
+NCFDEF size_t ncf_rec_workspace_size(const ncf_model *m, const ncf_rec_opts *opts);
+/* The k best candidates for user index u (or opts->user_row), best first (ties: the lower
+   index), as item indices with their scores (scores may be NULL). Returns how many were
+   written (fewer than k when the candidates run out) or a negative NCF_ERR_* code (an index
+   out of range in a list, a workspace too small). Reads the model only (see THREAD SAFETY). */
 NCFDEF int ncf_recommend_index(const ncf_model *m, int u, const ncf_rec_opts *opts, int32_t *items,
                                float *scores);
+/* The same for n users at once (users NULL: users 0..n-1), on all threads, a user at a time:
+   user j's list at items[j*k..], its length in counts[j] (the rest -1). The lists are those
+   ncf_recommend_index gives, bit for bit, for any number of threads. */
+NCFDEF int ncf_recommend_users(const ncf_model *m, const int32_t *users, int n, const ncf_rec_opts *opts,
+                               int32_t *items, float *scores, int *counts);
+/* The logits of n items for user index u, or for the user rows user_row when not NULL. */
+NCFDEF int ncf_predict_items(const ncf_model *m, int u, const float *user_row, const int32_t *items, int n,
+                             float *logits);
+
+/* The k items most like item index `item` (cosine), best first, as ncf_recommend_index
+   returns them (k, allow, deny and probabilities of opts used; the item itself never). Like
+   means: MF, the items' factors; GMF and NeuMF, the GMF factors weighted by the output layer
+   (for NeuMF the GMF half only: its MLP half scores a user and an item together and has no
+   item vector of its own); MLP, the items' half of the first dense layer. */
+NCFDEF int ncf_similar_items(const ncf_model *m, int item, const ncf_rec_opts *opts, int32_t *items, float *scores);
+
+/* Fold-in: a user not in training (or a known user with fresh items) served without
+   retraining. Its rows ([GMF or MF][MLP][MF bias], ncf_user_row_size floats) are fitted to
+   the items it interacted with, every other parameter frozen: a few Adam steps on those items
+   as positives and fresh uniform negatives (seeded). The model is only read (any number of
+   threads); the row then goes to ncf_rec_opts.user_row or ncf_predict_items. */
+typedef struct ncf_fold_opts {
+    int steps;            /* Adam steps (ncf_fold_opts_default gives the measured choice) */
+    float lr;             /* their learning rate */
+    int num_neg;          /* negatives per item, drawn afresh each step among the items not given [4] */
+    float l2;             /* L2 on the rows */
+    uint64_t seed;        /* the negatives [1] */
+    const float *start;   /* start from these rows (a known user's: ncf_user_row) [NULL: zeros] */
+    void *work;           /* a caller's workspace of ncf_fold_workspace_size bytes: no heap [NULL] */
+    size_t work_size;
+} ncf_fold_opts;
+NCFDEF ncf_fold_opts ncf_fold_opts_default(void);
+NCFDEF int ncf_user_row_size(const ncf_model *m);
+/* Known user u's rows, into row (ncf_user_row_size floats). */
+NCFDEF int ncf_user_row(const ncf_model *m, int u, float *row);
+NCFDEF size_t ncf_fold_workspace_size(const ncf_model *m, int n);
+/* The rows of a user who interacted with items[0..n) (item indices; repeats count once). */
+NCFDEF int ncf_fold_in(const ncf_model *m, const int32_t *items, int n, const ncf_fold_opts *opts, float *row);
 
 /* Integer ids (int64): the same for models whose ids are integers. A text id is found by its
    decimal form (42 finds "42"); a model whose item ids are text has no integer items to
    return, so ncf_recommend refuses it (ncf_recommend_index and ncf_item_id serve it).
    exclude_seen of ncf_recommend: skip the items the user rated (training and test), or not */
 enum { NCF_INCLUDE_RATED = 0, NCF_EXCLUDE_RATED = 1 };
-/* The logit of one (user, item). NCF_ERR_ARG for an id the model never saw: new
-   users and items (cold start) are out of scope. */
+/* The logit of one (user, item). NCF_ERR_ARG for an id the model never saw (a new user is
+   served by ncf_fold_in from its items; a new item needs training). */
 NCFDEF int ncf_predict(ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit);
 /* ncf_recommend_index by integer ids: the k best items for a user, best first, skipping the
    items the user rated when exclude_seen is set. Fast when the item projection cached after
@@ -1166,8 +1235,8 @@ static int ncf__check_text_ids(const ncf__ids *t, uint64_t bytes, const char *wh
 
 /* ------------------------------------------------------------------- RNG -- */
 /* Counter-based: a value is a pure function of its key, so parallel loops draw
-   the same numbers in any schedule. splitmix64's finalizer does the mixing. */
-#if !defined(NCF_INFERENCE_ONLY) || !defined(NCF_NO_STDIO) /* (serving draws nothing; saving names files) */
+   the same numbers in any schedule. splitmix64's finalizer does the mixing. (Serving draws
+   the negatives of a fold-in only.) */
 static uint64_t ncf__mix64(uint64_t z)
 {
     z += 0x9E3779B97F4A7C15ull;
@@ -1175,9 +1244,6 @@ static uint64_t ncf__mix64(uint64_t z)
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }
-#endif
-
-#ifndef NCF_INFERENCE_ONLY
 
 static uint64_t ncf__hash3(uint64_t seed, uint64_t a, uint64_t b)
 {
@@ -1186,15 +1252,17 @@ static uint64_t ncf__hash3(uint64_t seed, uint64_t a, uint64_t b)
 
 /* Streams of one seed, kept apart by a tag. */
 enum { NCF__TAG_INIT = 1, NCF__TAG_SHUFFLE, NCF__TAG_NEG, NCF__TAG_EVAL, NCF__TAG_SYNTH, NCF__TAG_VAL, NCF__TAG_VALNEG, NCF__TAG_FULL,
-       NCF__TAG_HOLDOUT };
-
-static double ncf__unit(uint64_t x) { return (double)(x >> 11) * (1.0 / 9007199254740992.0); }
+       NCF__TAG_HOLDOUT, NCF__TAG_FOLD };
 
 /* Uniform in [0, n) from 32 random bits (Lemire); bias < n / 2^32. */
 static uint32_t ncf__below(uint64_t x, uint32_t n)
 {
     return (uint32_t)(((x >> 32) * (uint64_t)n) >> 32);
 }
+
+#ifndef NCF_INFERENCE_ONLY
+
+static double ncf__unit(uint64_t x) { return (double)(x >> 11) * (1.0 / 9007199254740992.0); }
 
 typedef struct { uint64_t state; } ncf__rng;
 
@@ -3916,13 +3984,13 @@ static int ncf__check_batch(const ncf_model *m, const int32_t *users, const int3
    of the GMF part, then of the MLP part, goes to partial sum d % NCF__LANES, so the sums
    are independent chains (a single chain of F + top multiply-adds waited on each); the
    partial sums then add pairwise. */
-static float ncf__output(const ncf_model *m, const float *gu, const float *gi, int u, int i, const float *h)
+static float ncf__output(const ncf_model *m, const float *gu, const float *gi, float ub, int i, const float *h)
 {
     const struct ncf__scratch *s = m->scratch;
     const float *wh = m->w_out ? m->w_out + s->F : NULL;
     float z = m->b_out[0], p[NCF__LANES] = {0};
     int F = s->F, d, j, w;
-    if (m->user_bias) z += m->user_bias[u] + m->item_bias[i];
+    if (m->user_bias) z += ub + m->item_bias[i]; /* ub: the user's bias (MF) */
     for (d = 0; d + NCF__LANES <= F; d += NCF__LANES)
         for (j = 0; j < NCF__LANES; j++) p[j] = NCF__MADD(s->wg[d + j], gu[d + j] * gi[d + j], p[j]);
     for (; d < F; d++) p[d % NCF__LANES] = NCF__MADD(s->wg[d], gu[d] * gi[d], p[d % NCF__LANES]);
@@ -3996,8 +4064,8 @@ static void ncf__forward_rows(const ncf_model *m, ncf__acts *a, const int32_t *u
                        NCF__RELU);
     for (b = r0; b < r1; b++)
         a->logit[b] = ncf__output(m, F ? m->gmf_user + (size_t)users[b] * F : NULL,
-                                  F ? m->gmf_item + (size_t)items[b] * F : NULL, users[b], items[b],
-                                  a->x[s->nd] + (size_t)b * s->top);
+                                  F ? m->gmf_item + (size_t)items[b] * F : NULL,
+                                  m->user_bias ? m->user_bias[users[b]] : 0.0f, items[b], a->x[s->nd] + (size_t)b * s->top);
 }
 
 /* Whether n rows are worth a parallel region. */
@@ -4972,20 +5040,22 @@ static void ncf__refresh_projection(ncf_model *m)
     s->proj_step = m->step;
 }
 
-/* Logits of user u against items cand[0..n) (items first.. in order when cand is NULL) into
-   e->sc, with the training forward's rounding (ncf__first_layer, ncf__output). Without a
-   projection the items' half of the first layer is computed here, row by row as the cache
-   computes it, so the scores are the same. e holds at least n items. */
-static void ncf__score_user(const ncf_model *m, const float *proj, int u, const int32_t *cand, int first, int n,
-                            ncf__eval_buf *e)
+/* Logits of user u (or of the user rows urow, [F][H][bias], when given: a user folded in)
+   against items cand[0..n) (items first.. in order when cand is NULL) into e->sc, with the
+   training forward's rounding (ncf__first_layer, ncf__output). Without a projection the items'
+   half of the first layer is computed here, row by row as the cache computes it, so the scores
+   are the same. e holds at least n items. */
+static void ncf__score_user(const ncf_model *m, const float *proj, int u, const float *urow, const int32_t *cand,
+                            int first, int n, ncf__eval_buf *e)
 {
     const struct ncf__scratch *s = m->scratch;
     const int *L = m->cfg.layers;
-    const float *gu = s->F ? ncf__emb_row(&s->tab[s->tg], 0, u, e->urow) : NULL;
+    const float *gu = !s->F ? NULL : urow ? urow : ncf__emb_row(&s->tab[s->tg], 0, u, e->urow);
+    float ub = urow ? urow[s->F + s->H] : m->user_bias ? m->user_bias[u] : 0.0f;
     int j, d, l, cur = 0;
     if (s->H) {
         int L1 = L[1], H = s->H;
-        const float *hu = ncf__emb_row(&s->tab[s->th], 0, u, e->urow + s->F);
+        const float *hu = urow ? urow + s->F : ncf__emb_row(&s->tab[s->th], 0, u, e->urow + s->F);
         ncf__gemm_rows(e->pu, L1, hu, 0, 1, m->w[1], L1, m->b[1], 0, 1, L1, H, 0);
         if (!proj) { /* the items' rows gathered, then their half of the first layer */
             for (j = 0; j < n; j++) {
@@ -5010,7 +5080,7 @@ static void ncf__score_user(const ncf_model *m, const float *proj, int u, const 
     for (j = 0; j < n; j++) {
         int i = cand ? cand[j] : first + j;
         const float *gi = s->F ? ncf__emb_row(&s->tab[s->tg], 1, i, e->gi) : NULL;
-        e->sc[j] = ncf__output(m, gu, gi, u, i, e->h[cur] + (size_t)j * s->top);
+        e->sc[j] = ncf__output(m, gu, gi, ub, i, e->h[cur] + (size_t)j * s->top);
     }
 }
 
@@ -5141,7 +5211,7 @@ static int ncf__eval_ranks(ncf_model *m, const ncf_dataset *data, const ncf_eval
             if (!ok || t < 0 || !ncf__sampled_user(o, share, u)) continue;
             cand[0] = t;
             if (!o->full_ranking) memcpy(cand + 1, neg, sizeof(int32_t) * (size_t)(ncand - 1));
-            ncf__score_user(m, proj, u, o->full_ranking ? NULL : cand, 0, ncand, &e);
+            ncf__score_user(m, proj, u, NULL, o->full_ranking ? NULL : cand, 0, ncand, &e);
             r = ncf__count_above(data, u, other, cand, ncand, o->full_ranking, sc);
             rank[u - u0] = NCF__NONFINITE(sc[o->full_ranking ? t : 0]) ? NCF__NONFINITE_SCORE : r;
         }
@@ -5437,7 +5507,7 @@ static int ncf__dense_ids(const ncf_model *m, int64_t raw_user, int64_t raw_item
     if (!ncf__has_ids(m)) return ncf__fail(NCF_ERR_ARG, "the model has no id maps (ncf_model_set_ids)");
     if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "serving: " NCF__STALE_TEXT);
     if ((*u = ncf__ids_find_int(&users, raw_user)) < 0)
-        return ncf__fail(NCF_ERR_ARG, "unknown user %s (cold start is out of scope)", ncf__i64s(raw_user, 0));
+        return ncf__fail(NCF_ERR_ARG, "unknown user %s (a new user is folded in from its items: ncf_fold_in)", ncf__i64s(raw_user, 0));
     if (i && (*i = ncf__ids_find_int(&items, raw_item)) < 0)
         return ncf__fail(NCF_ERR_ARG, "unknown item %s", ncf__i64s(raw_item, 0));
     return NCF_OK;
@@ -5486,20 +5556,69 @@ static void ncf__heap_offer(ncf__cand *h, int *n, int k, ncf__cand c)
 
 #define NCF__REC_CHUNK 32 /* items scored at a time: their activations stay in L1 */
 
-/* Scores items [j0, j1) for user u into the heap, skipping rated items when c is given. */
-static void ncf__recommend_chunk(const ncf_model *m, const float *proj, int u, int j0, int j1, ncf__seen_cursor *c,
-                                 ncf__eval_buf *e, ncf__cand *heap, int *nh, int k)
+/* A recommendation's work: whom it scores, which candidates, which of them it skips. */
+typedef struct {
+    const ncf_model *m;
+    const float *proj;    /* the cached item projection, or NULL */
+    int u;                /* the user's index, or -1 for a user given by its rows */
+    const float *urow;    /* the user's rows when given (ncf_fold_in), else the model's */
+    const int32_t *allow; /* sorted, each once: the only candidates; NULL: every item */
+    int64_t ncand;        /* candidates: the allow-list's, or the catalogue's */
+    const int32_t *deny;  /* sorted: never recommended */
+    int ndeny;
+    int exclude_rated;    /* skip u's rated items */
+    int k;
+} ncf__rec_job;
+
+/* What a job skips, walked in ascending item order: u's rated items and the deny-list. */
+typedef struct { ncf__seen_cursor rated; const int32_t *deny, *deny_end; } ncf__skipper;
+
+static ncf__skipper ncf__skipper_at(const ncf__rec_job *J, int32_t from)
 {
-    int j;
-    ncf__score_user(m, proj, u, NULL, j0, j1 - j0, e);
-    for (j = j0; j < j1; j++) {
-        ncf__cand x;
-        if (c) {
-            while (c->next < j) ncf__seen_step(c);
-            if (c->next == j) continue;
+    ncf__skipper k;
+    int lo = 0, hi = J->ndeny;
+    k.rated.p = k.rated.end = NULL, k.rated.next = INT32_MAX;
+    if (J->exclude_rated && J->u >= 0) k.rated = ncf__seen_from(J->m, J->u, from);
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (J->deny[mid] < from) lo = mid + 1;
+        else hi = mid;
+    }
+    k.deny = J->deny + lo, k.deny_end = J->deny + J->ndeny;
+    return k;
+}
+
+static int ncf__skips(ncf__skipper *k, int32_t item)
+{
+    while (k->rated.next < item) ncf__seen_step(&k->rated);
+    while (k->deny < k->deny_end && *k->deny < item) k->deny++;
+    return k->rated.next == item || (k->deny < k->deny_end && *k->deny == item);
+}
+
+/* The candidates at positions [p0, p1) of the job (items, or allow-list entries), less those
+   it skips, scored into the heap of its k best. */
+static void ncf__rec_range(const ncf__rec_job *J, int64_t p0, int64_t p1, ncf__eval_buf *e, ncf__cand *heap, int *nh)
+{
+    int32_t cand[NCF__REC_CHUNK];
+    ncf__skipper sk;
+    ncf__cand x;
+    int64_t p = p0;
+    int j, n;
+    if (p0 >= p1) return;
+    sk = ncf__skipper_at(J, J->allow ? J->allow[p0] : (int32_t)p0);
+    while (p < p1) {
+        if (!J->allow) { /* a run of the catalogue: scored whole, the skipped ones dropped after */
+            int j0 = (int)p, j1 = p1 - p > NCF__REC_CHUNK ? j0 + NCF__REC_CHUNK : (int)p1;
+            ncf__score_user(J->m, J->proj, J->u, J->urow, NULL, j0, j1 - j0, e);
+            for (j = j0; j < j1; j++)
+                if (!ncf__skips(&sk, j)) x.score = e->sc[j - j0], x.item = j, ncf__heap_offer(heap, nh, J->k, x);
+            p = j1;
+            continue;
         }
-        x.score = e->sc[j - j0], x.item = j;
-        ncf__heap_offer(heap, nh, k, x);
+        for (n = 0; p < p1 && n < NCF__REC_CHUNK; p++)
+            if (!ncf__skips(&sk, J->allow[p])) cand[n++] = J->allow[p];
+        ncf__score_user(J->m, J->proj, J->u, J->urow, cand, 0, n, e);
+        for (j = 0; j < n; j++) x.score = e->sc[j], x.item = cand[j], ncf__heap_offer(heap, nh, J->k, x);
     }
 }
 
@@ -5556,32 +5675,14 @@ static int ncf__serve_args(const ncf_model *m, int64_t raw_user, int k, const vo
     return ncf__dense_ids(m, raw_user, 0, u, NULL);
 }
 
-NCFDEF ncf_rec_opts ncf_rec_opts_default(void)
+/* The job of user u over the catalogue, no lists. */
+static ncf__rec_job ncf__plain_job(const ncf_model *m, int u, int k, int exclude)
 {
-    ncf_rec_opts o;
-    memset(&o, 0, sizeof o);
-    o.k = 10, o.exclude_rated = 1;
-    return o;
-}
-
-static int ncf__index_args(const ncf_model *m, int u, const ncf_rec_opts *o, const void *out, const char *what)
-{
-    if (!m || !o || !out || o->k <= 0) return ncf__fail(NCF_ERR_ARG, "%s: need a model, options, an output and k > 0", what);
-    if (u < 0 || u >= m->cfg.num_users)
-        return ncf__fail(NCF_ERR_ARG, "%s: user index %d is not in [0, %d) (an index, not an id: ncf_user_index)", what, u,
-                         m->cfg.num_users);
-    if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "serving: " NCF__STALE_TEXT);
-    return NCF_OK;
-}
-
-/* The best k of the catalogue for user index u into heap (*n of them), in the calling thread. */
-static void ncf__recommend_serial(const ncf_model *m, int u, int k, int exclude, ncf__eval_buf *e, ncf__cand *heap, int *n)
-{
-    ncf__seen_cursor c = ncf__seen_from(m, u, 0);
-    int I = m->cfg.num_items, j0;
-    for (j0 = 0; j0 < I; j0 += NCF__REC_CHUNK)
-        ncf__recommend_chunk(m, ncf__cached_projection(m), u, j0, j0 + NCF__REC_CHUNK < I ? j0 + NCF__REC_CHUNK : I,
-                             exclude ? &c : NULL, e, heap, n, k);
+    ncf__rec_job J;
+    memset(&J, 0, sizeof J);
+    J.m = m, J.proj = ncf__cached_projection(m), J.u = u, J.ncand = m->cfg.num_items;
+    J.exclude_rated = exclude, J.k = k < m->cfg.num_items ? k : m->cfg.num_items;
+    return J;
 }
 
 NCFDEF int ncf_recommend_with(const ncf_model *m, int64_t raw_user, int k, int exclude_seen, int64_t *out_items,
@@ -5589,11 +5690,12 @@ NCFDEF int ncf_recommend_with(const ncf_model *m, int64_t raw_user, int k, int e
 {
     ncf__eval_buf e;
     ncf__cand *heap = NULL;
+    ncf__rec_job J;
     int u = 0, rc, n = 0;
     if ((rc = ncf__serve_args(m, raw_user, k, out_items, &u, "ncf_recommend_with")) != NCF_OK) return rc;
     if ((rc = ncf__workspace(m, k, work, work_size, &e, &heap)) != NCF_OK) return rc;
-    if (k > m->cfg.num_items) k = m->cfg.num_items;
-    ncf__recommend_serial(m, u, k, exclude_seen, &e, heap, &n);
+    J = ncf__plain_job(m, u, k, exclude_seen);
+    ncf__rec_range(&J, 0, J.ncand, &e, heap, &n);
     n = ncf__heap_out(heap, n, NULL, out_items, out_scores);
     ncf__indices_to_ids(m, out_items, n);
     return n;
@@ -5610,13 +5712,13 @@ NCFDEF int ncf_predict_with(const ncf_model *m, int64_t raw_user, int64_t raw_it
     if ((rc = ncf__dense_ids(m, raw_user, raw_item, &u, &i)) != NCF_OK) return rc;
     if ((rc = ncf__workspace(m, 1, work, work_size, &e, &heap)) != NCF_OK) return rc;
     ii = i;
-    ncf__score_user(m, ncf__cached_projection(m), u, &ii, 0, 1, &e);
+    ncf__score_user(m, ncf__cached_projection(m), u, NULL, &ii, 0, 1, &e);
     *logit = e.sc[0];
     return NCF_OK;
 }
 
-/* Pair by pair through the serving path: how ncf_predict_batch scores an int8 model read in
-   place, whose rows the training forward cannot gather. */
+/* Pair by pair through the serving path: how ncf_predict_indices scores an int8 model read
+   in place, whose rows the training forward cannot gather. */
 static int ncf__score_pairs(const ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits)
 {
     size_t size = ncf_workspace_size(m, 1);
@@ -5627,7 +5729,7 @@ static int ncf__score_pairs(const ncf_model *m, const int32_t *users, const int3
     if (!work) return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte workspace", (unsigned long)size);
     ncf__workspace(m, 1, work, size, &e, &heap);
     for (j = 0; j < n; j++) {
-        ncf__score_user(m, NULL, users[j], items + j, 0, 1, &e);
+        ncf__score_user(m, NULL, users[j], NULL, items + j, 0, 1, &e);
         logits[j] = e.sc[0];
     }
     NCF_FREE(work);
@@ -5645,51 +5747,126 @@ NCFDEF int ncf_predict(ncf_model *m, int64_t raw_user, int64_t raw_item, float *
     return rc;
 }
 
-/* The best k for user index u over the catalogue, scored in chunks on all threads, each
-   keeping the best k of the chunks it scored, merged at the end: into items (indices) or ids
-   (indices, for the caller to turn into ids). */
-static int ncf__recommend_threads(const ncf_model *m, int u, int k, int exclude, int32_t *items, int64_t *ids,
-                                  float *scores)
+/* A job's best k, its candidates scored in chunks on all threads, each keeping the best k of
+   the chunks it scored, merged at the end: into items (indices) or ids (indices, for the
+   caller to turn into ids). The k best do not depend on who scored what: candidates order
+   totally (score, then index), and each score is the same in any chunk. */
+static int ncf__recommend_threads(const ncf__rec_job *J, int32_t *items, int64_t *ids, float *scores)
 {
-    const float *proj = ncf__cached_projection(m);
+    const ncf_model *m = J->m;
     ncf__cand *best, **heaps;
     ncf__team team = NCF__TEAM_INIT;
     char *block;
     size_t size;
-    int j, n = 0, I = m->cfg.num_items, T = ncf_get_threads(), *nh;
-    int64_t chunks = (I + NCF__REC_CHUNK - 1) / NCF__REC_CHUNK;
-    if (k > I) k = I; /* a huge k asks for no more memory than the catalogue */
+    int j, n = 0, k = J->k > 0 ? J->k : 1, T = ncf_get_threads(), *nh;
+    int64_t chunks = (J->ncand + NCF__REC_CHUNK - 1) / NCF__REC_CHUNK;
     size = ncf_workspace_size(m, k);
     /* T workspaces, then where each thread's heap is, the merged heap and the heaps' sizes */
     block = (char *)ncf__alloc((size_t)T, size + sizeof(ncf__cand *) + sizeof(int) + sizeof(ncf__cand) * (size_t)k);
-    if (!block) return ncf__fail(NCF_ERR_NOMEM, "out of memory for the top %d of %d items", k, I);
+    if (!block) return ncf__fail(NCF_ERR_NOMEM, "out of memory for the top %d of %d items", k, m->cfg.num_items);
     heaps = (ncf__cand **)(block + (size_t)T * size), best = (ncf__cand *)(heaps + T), nh = (int *)(best + k);
     for (j = 0; j < T; j++) nh[j] = 0;
-    NCF__PARALLEL(T > 1 && chunks > 1 && (float)I * ncf__row_macs(m) > 16 * NCF__PAR_WORK)
+    NCF__PARALLEL(T > 1 && chunks > 1 && (float)J->ncand * ncf__row_macs(m) > 16 * NCF__PAR_WORK)
     {
         ncf__ctx x = ncf__join(&team);
         ncf__eval_buf e;
         int t = 0;
-        int64_t lo, hi, c;
+        int64_t lo, hi;
 #if NCF__TEAMS
         t = omp_get_thread_num();
 #endif
         if (t < T && ncf__workspace(m, k, block + (size_t)t * size, size, &e, &heaps[t]) == NCF_OK)
-            while (ncf__claim(&x, chunks, 1, &lo, &hi)) {
-                ncf__seen_cursor cur = ncf__seen_from(m, u, (int)lo * NCF__REC_CHUNK);
-                for (c = lo; c < hi; c++) {
-                    int j0 = (int)c * NCF__REC_CHUNK, j1 = j0 + NCF__REC_CHUNK < I ? j0 + NCF__REC_CHUNK : I;
-                    ncf__recommend_chunk(m, proj, u, j0, j1, exclude ? &cur : NULL, &e, heaps[t], &nh[t], k);
-                }
-            }
+            while (ncf__claim(&x, chunks, 1, &lo, &hi))
+                ncf__rec_range(J, lo * NCF__REC_CHUNK, hi * NCF__REC_CHUNK < J->ncand ? hi * NCF__REC_CHUNK : J->ncand, &e,
+                               heaps[t], &nh[t]);
     }
     for (j = 0; j < T; j++) {
         int q;
         for (q = 0; q < nh[j]; q++) ncf__heap_offer(best, &n, k, heaps[j][q]);
     }
-    n = ncf__heap_out(best, n, items, ids, scores);
+    n = J->k > 0 ? ncf__heap_out(best, n, items, ids, scores) : 0;
     NCF_FREE(block);
     return n;
+}
+
+NCFDEF int ncf_recommend(ncf_model *m, int64_t raw_user, int k, int exclude_seen, int64_t *out_items,
+                         float *out_scores)
+{
+    ncf__rec_job J;
+    int u = 0, rc, n;
+    if ((rc = ncf__serve_args(m, raw_user, k, out_items, &u, "ncf_recommend")) != NCF_OK) return rc;
+    J = ncf__plain_job(m, u, k, exclude_seen);
+    n = ncf__recommend_threads(&J, NULL, out_items, out_scores);
+    if (n > 0) ncf__indices_to_ids(m, out_items, n);
+    return n;
+}
+
+/* ---- recommend with options, for many users, for a user given by its rows ---- */
+
+NCFDEF ncf_rec_opts ncf_rec_opts_default(void)
+{
+    ncf_rec_opts o;
+    memset(&o, 0, sizeof o);
+    o.k = 10, o.exclude_rated = 1;
+    return o;
+}
+
+static int ncf__cmp_index(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* list[0..n) of item indices checked, sorted into out, duplicates dropped; the count kept. */
+static int ncf__sorted_items(const ncf_model *m, const int32_t *list, int n, int32_t *out, const char *what)
+{
+    int j, w = 0;
+    for (j = 0; j < n; j++) {
+        if (list[j] < 0 || list[j] >= m->cfg.num_items)
+            return ncf__fail(NCF_ERR_ARG, "ncf_recommend: %s[%d] = %d is not an item index in [0, %d) (ncf_item_index "
+                             "finds an id's)", what, j, (int)list[j], m->cfg.num_items);
+        out[j] = list[j];
+    }
+    qsort(out, (size_t)n, sizeof *out, ncf__cmp_index);
+    for (j = 0; j < n; j++)
+        if (w == 0 || out[j] != out[w - 1]) out[w++] = out[j];
+    return w;
+}
+
+/* Bytes of the lists' sorted copies in a workspace. */
+static size_t ncf__lists_bytes(const ncf_rec_opts *o)
+{
+    return sizeof(float) * ncf__round_floats((size_t)(o->allow ? o->num_allow : 0) + (size_t)(o->deny ? o->num_deny : 0) + 1);
+}
+
+NCFDEF size_t ncf_rec_workspace_size(const ncf_model *m, const ncf_rec_opts *o)
+{
+    return m && o ? ncf_workspace_size(m, o->k) + ncf__lists_bytes(o) : 0;
+}
+
+/* Checks the options for user index u (or o->user_row) and makes the job; the lists' sorted
+   copies go to lists (room for num_allow + num_deny). */
+static int ncf__rec_job_of(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *lists, ncf__rec_job *J,
+                           const char *what)
+{
+    int rc;
+    if (!o || o->k <= 0 || o->num_allow < 0 || o->num_deny < 0)
+        return ncf__fail(NCF_ERR_ARG, "%s: need options with k > 0 and list sizes >= 0", what);
+    if (!o->user_row && (u < 0 || u >= m->cfg.num_users))
+        return ncf__fail(NCF_ERR_ARG, "%s: user index %d is not in [0, %d) (an index, not an id: ncf_user_index)", what, u,
+                         m->cfg.num_users);
+    if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "serving: " NCF__STALE_TEXT);
+    *J = ncf__plain_job(m, o->user_row ? -1 : u, o->k, o->exclude_rated);
+    J->urow = o->user_row;
+    if (o->allow) {
+        if ((rc = ncf__sorted_items(m, o->allow, o->num_allow, lists, "allow")) < 0) return rc;
+        J->allow = lists, J->ncand = rc, lists += rc;
+    }
+    if (o->deny) {
+        if ((rc = ncf__sorted_items(m, o->deny, o->num_deny, lists, "deny")) < 0) return rc;
+        J->deny = lists, J->ndeny = rc;
+    }
+    return NCF_OK;
 }
 
 /* Logits to probabilities, in place (only where asked: a device that never asks links no expf). */
@@ -5699,23 +5876,661 @@ static void ncf__sigmoid_all(float *x, int n)
     for (j = 0; x && j < n; j++) x[j] = 1.0f / (1.0f + expf(-x[j]));
 }
 
+/* One job in a caller's workspace, on this thread. */
+static int ncf__recommend_in(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *items, float *scores)
+{
+    size_t need = ncf_rec_workspace_size(m, o), base = ncf_workspace_size(m, o->k);
+    ncf__eval_buf e;
+    ncf__cand *heap = NULL;
+    ncf__rec_job J;
+    int n = 0, rc;
+    if (o->work_size < need)
+        return ncf__fail(NCF_ERR_ARG, "workspace of %lu bytes; this model and these options need %lu "
+                         "(ncf_rec_workspace_size)", (unsigned long)o->work_size, (unsigned long)need);
+    if ((rc = ncf__workspace(m, o->k, o->work, base, &e, &heap)) != NCF_OK) return rc;
+    if ((rc = ncf__rec_job_of(m, u, o, (int32_t *)(((uintptr_t)o->work + base + 3) & ~(uintptr_t)3), &J,
+                              "ncf_recommend_index")) != NCF_OK)
+        return rc;
+    ncf__rec_range(&J, 0, J.ncand, &e, heap, &n);
+    return ncf__heap_out(heap, n, items, NULL, scores);
+}
+
 NCFDEF int ncf_recommend_index(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *items, float *scores)
 {
-    int n = ncf__index_args(m, u, o, items, "ncf_recommend_index");
-    if (n == NCF_OK) n = ncf__recommend_threads(m, u, o->k, o->exclude_rated, items, NULL, scores);
+    ncf__rec_job J;
+    int32_t *lists;
+    int n;
+    if (!m || !o || !items) return ncf__fail(NCF_ERR_ARG, "ncf_recommend_index: NULL model, options or output");
+    if (o->work) {
+        n = ncf__recommend_in(m, u, o, items, scores);
+    } else {
+        if (!(lists = (int32_t *)NCF_MALLOC(ncf__lists_bytes(o))))
+            return ncf__fail(NCF_ERR_NOMEM, "out of memory for the allow- and deny-lists");
+        n = ncf__rec_job_of(m, u, o, lists, &J, "ncf_recommend_index");
+        if (n == NCF_OK) n = ncf__recommend_threads(&J, items, NULL, scores);
+        NCF_FREE(lists);
+    }
     if (n > 0 && o->probabilities) ncf__sigmoid_all(scores, n);
     return n;
 }
 
-NCFDEF int ncf_recommend(ncf_model *m, int64_t raw_user, int k, int exclude_seen, int64_t *out_items,
-                         float *out_scores)
+NCFDEF int ncf_recommend_users(const ncf_model *m, const int32_t *users, int n, const ncf_rec_opts *o, int32_t *items,
+                               float *scores, int *counts)
 {
-    int u = 0, rc, n;
-    if ((rc = ncf__serve_args(m, raw_user, k, out_items, &u, "ncf_recommend")) != NCF_OK) return rc;
-    n = ncf__recommend_threads(m, u, k, exclude_seen, NULL, out_items, out_scores);
-    if (n > 0) ncf__indices_to_ids(m, out_items, n);
-    return n;
+    ncf__rec_job J;
+    ncf__team team = NCF__TEAM_INIT;
+    size_t size;
+    char *block;
+    int32_t *lists;
+    int rc, j, T = ncf_get_threads(), failed = 0;
+    if (!m || !o || !items || !counts || n < 0 || o->user_row || o->work)
+        return ncf__fail(NCF_ERR_ARG, "ncf_recommend_users: need a model, options (without user_row or work), outputs "
+                         "and n >= 0");
+    for (j = 0; users && j < n; j++)
+        if (users[j] < 0 || users[j] >= m->cfg.num_users)
+            return ncf__fail(NCF_ERR_ARG, "ncf_recommend_users: users[%d] = %d is not a user index in [0, %d)", j,
+                             (int)users[j], m->cfg.num_users);
+    if (!users && n > m->cfg.num_users)
+        return ncf__fail(NCF_ERR_ARG, "ncf_recommend_users: %d users asked for; the model has %d", n, m->cfg.num_users);
+    size = ncf_workspace_size(m, o->k);
+    lists = (int32_t *)NCF_MALLOC(ncf__lists_bytes(o));
+    block = (char *)ncf__alloc((size_t)T, size);
+    if (!lists || !block) {
+        NCF_FREE(lists), NCF_FREE(block);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for %d workspaces", T);
+    }
+    if ((rc = ncf__rec_job_of(m, users ? users[0] : 0, o, lists, &J, "ncf_recommend_users")) != NCF_OK || n == 0) {
+        NCF_FREE(lists), NCF_FREE(block);
+        return rc;
+    }
+    NCF__PARALLEL(T > 1 && n > 1)
+    { /* a user at a time, each on one thread, in the same order as alone: the same answers */
+        ncf__ctx x = ncf__join(&team);
+        ncf__eval_buf e;
+        ncf__cand *heap = NULL;
+        ncf__rec_job Ju = J;
+        int t = 0, q, nh;
+        int64_t lo, hi, i;
+#if NCF__TEAMS
+        t = omp_get_thread_num();
+#endif
+        if (t >= T || ncf__workspace(m, o->k, block + (size_t)t * size, size, &e, &heap) != NCF_OK) failed = 1;
+        else
+            while (ncf__claim(&x, n, 1, &lo, &hi))
+                for (i = lo; i < hi; i++) {
+                    Ju.u = users ? users[i] : (int)i, nh = 0;
+                    ncf__rec_range(&Ju, 0, Ju.ncand, &e, heap, &nh);
+                    counts[i] = ncf__heap_out(heap, nh, items + (size_t)i * (size_t)o->k,
+                                              NULL, scores ? scores + (size_t)i * (size_t)o->k : NULL);
+                    if (o->probabilities && scores) ncf__sigmoid_all(scores + (size_t)i * (size_t)o->k, counts[i]);
+                    for (q = counts[i]; q < o->k; q++) items[(size_t)i * (size_t)o->k + q] = -1;
+                }
+    }
+    NCF_FREE(lists), NCF_FREE(block);
+    return failed ? ncf__fail(NCF_ERR_NOMEM, "ncf_recommend_users: a thread found no workspace") : NCF_OK;
 }
+
+/* The logits of n items for user index u, or for the user rows urow when given. */
+NCFDEF int ncf_predict_items(const ncf_model *m, int u, const float *urow, const int32_t *items, int n, float *logits)
+{
+    size_t size;
+    void *work;
+    ncf__eval_buf e;
+    ncf__cand *heap = NULL;
+    int j;
+    if (!m || !items || !logits || n < 0) return ncf__fail(NCF_ERR_ARG, "ncf_predict_items: NULL argument or n < 0");
+    if (!urow && (u < 0 || u >= m->cfg.num_users))
+        return ncf__fail(NCF_ERR_ARG, "ncf_predict_items: user index %d is not in [0, %d)", u, m->cfg.num_users);
+    for (j = 0; j < n; j++)
+        if (items[j] < 0 || items[j] >= m->cfg.num_items)
+            return ncf__fail(NCF_ERR_ARG, "ncf_predict_items: items[%d] = %d is not an item index", j, (int)items[j]);
+    size = ncf_workspace_size(m, 1);
+    if (!(work = NCF_MALLOC(size))) return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte workspace", (unsigned long)size);
+    ncf__workspace(m, 1, work, size, &e, &heap);
+    for (j = 0; j < n; j += NCF__REC_CHUNK) {
+        int c = n - j < NCF__REC_CHUNK ? n - j : NCF__REC_CHUNK;
+        ncf__score_user(m, ncf__cached_projection(m), urow ? -1 : u, urow, items + j, 0, c, &e);
+        memcpy(logits + j, e.sc, sizeof(float) * (size_t)c);
+    }
+    NCF_FREE(work);
+    return NCF_OK;
+}
+
+/* ---- fold-in: a user's rows from its items, the rest of the model frozen ---- */
+/* A user who was not in training (or a known one with fresh items) is served from its rows
+   alone: [GMF or MF row][MLP row][MF bias], found by a few Adam steps on its items as
+   positives and fresh uniform negatives, every other parameter read only. The item half of
+   the first dense layer comes from the cached projection, so a step costs the layers above it
+   forward and back per example, and the first layer's user half once. */
+
+NCFDEF int ncf_user_row_size(const ncf_model *m) { return m ? m->scratch->F + m->scratch->H + 1 : 0; }
+
+NCFDEF int ncf_user_row(const ncf_model *m, int u, float *row)
+{
+    const struct ncf__scratch *s;
+    const float *r;
+    if (!m || !row || u < 0 || u >= m->cfg.num_users)
+        return ncf__fail(NCF_ERR_ARG, "ncf_user_row: need a model, a row and a user index in [0, %d)", m ? m->cfg.num_users : 0);
+    s = m->scratch;
+    if (s->F && (r = ncf__emb_row(&s->tab[s->tg], 0, u, row)) != row) memcpy(row, r, sizeof(float) * (size_t)s->F);
+    if (s->H && (r = ncf__emb_row(&s->tab[s->th], 0, u, row + s->F)) != row + s->F)
+        memcpy(row + s->F, r, sizeof(float) * (size_t)s->H);
+    row[s->F + s->H] = m->user_bias ? m->user_bias[u] : 0.0f;
+    return NCF_OK;
+}
+
+NCFDEF ncf_fold_opts ncf_fold_opts_default(void)
+{
+    ncf_fold_opts o;
+    memset(&o, 0, sizeof o);
+    o.steps = NCF__FOLD_STEPS, o.lr = NCF__FOLD_LR, o.num_neg = 4, o.l2 = NCF__FOLD_L2, o.seed = 1;
+    return o;
+}
+
+/* A fold-in's buffers, carved from one block (the caller's workspace, or the heap). */
+typedef struct {
+    int32_t *given;                 /* [n] the items, sorted, each once */
+    float *m1, *m2, *grad;          /* [R] Adam's moments, and the gradient */
+    int32_t *cand;                  /* [C] a chunk's examples */
+    float *dz;                      /* [C] d(mean loss)/d(logit) */
+    float *pu;                      /* [L1] the first layer's user half, with its bias */
+    float *act[NCF_MAX_LAYERS];     /* [C][L[l]] layer l's outputs, l = 1..nd */
+    float *irow;                    /* [C][H] items' MLP rows, without a cached projection */
+    float *gi;                      /* [F] an int8 item row */
+    float *d[2];                    /* [widest][C] deltas, transposed: feature-major */
+    float *g1;                      /* [L1] the first layer's deltas summed over the examples */
+} ncf__fold_buf;
+
+/* count floats (or int32s) from mem + *at, 64-byte aligned as the eval buffers; NULL when
+   only sizing (mem NULL). */
+static void *ncf__carve(float *mem, size_t *at, size_t count)
+{
+    void *p = mem ? (void *)(mem + *at) : NULL;
+    *at += ncf__round_floats(count ? count : 1);
+    return p;
+}
+
+/* Floats of a fold-in's buffers for n items; with mem, also carves them. */
+static size_t ncf__fold_carve(ncf__fold_buf *b, const ncf_model *m, int n, float *mem)
+{
+    const struct ncf__scratch *s = m->scratch;
+    const int *L = m->cfg.layers, C = NCF__REC_CHUNK;
+    size_t at = 0, R = (size_t)(s->F + s->H + 1), w = (size_t)ncf__widest_dense(m), L1 = (size_t)(s->H ? L[1] : 1);
+    int l;
+    b->given = (int32_t *)ncf__carve(mem, &at, (size_t)n);
+    b->m1 = (float *)ncf__carve(mem, &at, R), b->m2 = (float *)ncf__carve(mem, &at, R);
+    b->grad = (float *)ncf__carve(mem, &at, R);
+    b->cand = (int32_t *)ncf__carve(mem, &at, C), b->dz = (float *)ncf__carve(mem, &at, C);
+    b->pu = (float *)ncf__carve(mem, &at, L1), b->g1 = (float *)ncf__carve(mem, &at, L1);
+    for (l = 1; l <= s->nd; l++) b->act[l] = (float *)ncf__carve(mem, &at, (size_t)C * (size_t)L[l]);
+    b->irow = (float *)ncf__carve(mem, &at, (size_t)C * (size_t)s->H), b->gi = (float *)ncf__carve(mem, &at, (size_t)s->F);
+    b->d[0] = (float *)ncf__carve(mem, &at, w * C), b->d[1] = (float *)ncf__carve(mem, &at, w * C);
+    return at;
+}
+
+NCFDEF size_t ncf_fold_workspace_size(const ncf_model *m, int n)
+{
+    ncf__fold_buf b;
+    return m && n > 0 ? sizeof(float) * (ncf__fold_carve(&b, m, n, NULL) + NCF__ALIGN_FLOATS) : 0;
+}
+
+/* The r-th item (from 0) absent from the sorted list p[0..n): items[k] - k rises with k. */
+static int32_t ncf__nth_missing(const int32_t *p, int n, int32_t r)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (p[mid] - mid <= r) lo = mid + 1;
+        else hi = mid;
+    }
+    return r + lo;
+}
+
+/* Examples [e0, e0 + c) of a step, the positives first: forward, then d(mean loss)/d(row) added
+   into grad (the first layer's deltas into g1, multiplied out by the caller). */
+static void ncf__fold_chunk(const ncf_model *m, const float *proj, const float *row, ncf__fold_buf *b, int e0, int c,
+                            int npos, float inv_e)
+{
+    const struct ncf__scratch *s = m->scratch;
+    const int *L = m->cfg.layers, C = NCF__REC_CHUNK, F = s->F, H = s->H, nd = s->nd;
+    const float *wh = m->w_out ? m->w_out + F : NULL, ub = row[F + H];
+    int j, d, l, cur;
+    if (H) { /* forward through the MLP, every layer kept */
+        int L1 = L[1];
+        if (!proj) {
+            for (j = 0; j < c; j++) {
+                float *dst = b->irow + (size_t)j * H;
+                const float *r = ncf__emb_row(&s->tab[s->th], 1, b->cand[j], dst);
+                if (r != dst) memcpy(dst, r, sizeof(float) * (size_t)H);
+            }
+            ncf__gemm_rows(b->act[1], L1, b->irow, H, 1, m->w[1] + (size_t)H * L1, L1, NULL, 0, c, L1, H, 0);
+        }
+        for (j = 0; j < c; j++) {
+            const float *pi = proj ? proj + (size_t)b->cand[j] * L1 : b->act[1] + (size_t)j * L1;
+            float *h = b->act[1] + (size_t)j * L1;
+            for (d = 0; d < L1; d++) {
+                float v = b->pu[d] + pi[d];
+                h[d] = v > 0.0f ? v : 0.0f;
+            }
+        }
+        for (l = 2; l <= nd; l++)
+            ncf__gemm_rows(b->act[l], L[l], b->act[l - 1], L[l - 1], 1, m->w[l], L[l], m->b[l], 0, c, L[l], L[l - 1],
+                           NCF__RELU);
+    }
+    for (j = 0; j < c; j++) { /* the logit as serving computes it; the GMF or MF part's gradient */
+        int i = b->cand[j];
+        const float *gi = F ? ncf__emb_row(&s->tab[s->tg], 1, i, b->gi) : NULL;
+        float z = ncf__output(m, F ? row : NULL, gi, ub, i, H ? b->act[nd] + (size_t)j * s->top : NULL);
+        float dz = (1.0f / (1.0f + expf(-z)) - (e0 + j < npos ? 1.0f : 0.0f)) * inv_e;
+        b->dz[j] = dz;
+        for (d = 0; d < F; d++) b->grad[d] += dz * s->wg[d] * gi[d];
+        if (m->user_bias) b->grad[F + H] += dz;
+    }
+    if (!H) return;
+    for (d = 0; d < s->top; d++) /* back through the MLP, deltas feature-major so each layer is one GEMM */
+        for (j = 0; j < c; j++) b->d[0][(size_t)d * C + j] = b->act[nd][(size_t)j * s->top + d] > 0.0f ? b->dz[j] * wh[d] : 0.0f;
+    for (l = nd, cur = 0; l >= 2; l--, cur ^= 1) {
+        ncf__gemm_rows(b->d[cur ^ 1], C, m->w[l], L[l], 1, b->d[cur], C, NULL, 0, L[l - 1], c, L[l], 0);
+        for (d = 0; d < L[l - 1]; d++)
+            for (j = 0; j < c; j++)
+                if (!(b->act[l - 1][(size_t)j * L[l - 1] + d] > 0.0f)) b->d[cur ^ 1][(size_t)d * C + j] = 0.0f;
+    }
+    for (d = 0; d < L[1]; d++)
+        for (j = 0; j < c; j++) b->g1[d] += b->d[cur][(size_t)d * C + j];
+}
+
+/* One step: the gradient of the mean loss over the given items and fresh negatives, L2, Adam. */
+static void ncf__fold_step(const ncf_model *m, const ncf_fold_opts *o, int n, int step, float *row, ncf__fold_buf *b)
+{
+    const struct ncf__scratch *s = m->scratch;
+    const float *proj = ncf__cached_projection(m);
+    int R = s->F + s->H + 1, E = n + n * o->num_neg, e0, j, r;
+    float b1 = 0.9f, b2 = 0.999f, c1 = 1.0f, c2 = 1.0f, inv_e = 1.0f / (float)E;
+    for (j = 0; j <= step; j++) c1 *= b1, c2 *= b2;
+    memset(b->grad, 0, sizeof(float) * (size_t)R);
+    if (s->H) {
+        memset(b->g1, 0, sizeof(float) * (size_t)m->cfg.layers[1]);
+        ncf__gemm_rows(b->pu, m->cfg.layers[1], row + s->F, 0, 1, m->w[1], m->cfg.layers[1], m->b[1], 0, 1,
+                       m->cfg.layers[1], s->H, 0);
+    }
+    for (e0 = 0; e0 < E; e0 += NCF__REC_CHUNK) {
+        int c = E - e0 < NCF__REC_CHUNK ? E - e0 : NCF__REC_CHUNK;
+        for (j = 0; j < c; j++) {
+            int e = e0 + j;
+            b->cand[j] = e < n ? b->given[e]
+                               : ncf__nth_missing(b->given, n, (int32_t)ncf__below(ncf__hash3(o->seed ^ NCF__TAG_FOLD,
+                                                                           (uint64_t)step, (uint64_t)e), (uint32_t)(m->cfg.num_items - n)));
+        }
+        ncf__fold_chunk(m, proj, row, b, e0, c, n, inv_e);
+    }
+    if (s->H) /* the MLP row's gradient: W1's user half times the summed deltas */
+        ncf__gemm_rows(b->grad + s->F, 1, m->w[1], m->cfg.layers[1], 1, b->g1, 1, NULL, 0, s->H, 1, m->cfg.layers[1], 0);
+    for (r = 0; r < R; r++) {
+        float g = b->grad[r] + (r < s->F + s->H ? o->l2 * row[r] : 0.0f);
+        b->m1[r] = b1 * b->m1[r] + (1.0f - b1) * g;
+        b->m2[r] = b2 * b->m2[r] + (1.0f - b2) * g * g;
+        row[r] -= o->lr * (b->m1[r] / (1.0f - c1)) / (sqrtf(b->m2[r] / (1.0f - c2)) + 1e-8f);
+    }
+}
+
+NCFDEF int ncf_fold_in(const ncf_model *m, const int32_t *items, int n, const ncf_fold_opts *o, float *row)
+{
+    ncf__fold_buf b;
+    float *mem;
+    int j, nu, step, R;
+    if (!m || !items || !o || !row || n <= 0)
+        return ncf__fail(NCF_ERR_ARG, "ncf_fold_in: need a model, items (n > 0), options and a row");
+    if (o->steps < 0 || !(o->lr > 0.0f && o->lr < 1e30f) || o->num_neg < 0 || !(o->l2 >= 0.0f && o->l2 < 1e30f))
+        return ncf__fail(NCF_ERR_ARG, "ncf_fold_in: need steps >= 0, a finite lr > 0, num_neg >= 0 and l2 >= 0");
+    if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "ncf_fold_in: " NCF__STALE_TEXT);
+    for (j = 0; j < n; j++)
+        if (items[j] < 0 || items[j] >= m->cfg.num_items)
+            return ncf__fail(NCF_ERR_ARG, "ncf_fold_in: items[%d] = %d is not an item index in [0, %d) (ncf_item_index "
+                             "finds an id's)", j, (int)items[j], m->cfg.num_items);
+    if (o->work) {
+        size_t need = ncf_fold_workspace_size(m, n);
+        if (o->work_size < need)
+            return ncf__fail(NCF_ERR_ARG, "ncf_fold_in: workspace of %lu bytes; %d items need %lu (ncf_fold_workspace_size)",
+                             (unsigned long)o->work_size, n, (unsigned long)need);
+        mem = (float *)(void *)((char *)o->work + (size_t)(-(intptr_t)o->work & 63));
+    } else if (!(mem = NCF__NEW(float, ncf_fold_workspace_size(m, n) / sizeof(float)))) {
+        return ncf__fail(NCF_ERR_NOMEM, "ncf_fold_in: out of memory for %d items", n);
+    }
+    ncf__fold_carve(&b, m, n, mem);
+    for (j = 0; j < n; j++) b.given[j] = items[j];
+    qsort(b.given, (size_t)n, sizeof *b.given, ncf__cmp_index);
+    for (j = nu = 0; j < n; j++)
+        if (nu == 0 || b.given[j] != b.given[nu - 1]) b.given[nu++] = b.given[j];
+    R = ncf_user_row_size(m);
+    if (nu == m->cfg.num_items && o->num_neg > 0 && o->steps > 0) {
+        if (!o->work) NCF_FREE(mem);
+        return ncf__fail(NCF_ERR_DATA, "ncf_fold_in: the items given are the whole catalogue: no negative to draw");
+    }
+    if (o->start) memcpy(row, o->start, sizeof(float) * (size_t)R);
+    else memset(row, 0, sizeof(float) * (size_t)R);
+    if (!m->user_bias) row[R - 1] = 0.0f;
+    memset(b.m1, 0, sizeof(float) * (size_t)R), memset(b.m2, 0, sizeof(float) * (size_t)R);
+    for (step = 0; step < o->steps; step++) ncf__fold_step(m, o, nu, step, row, &b);
+    if (!o->work) NCF_FREE(mem);
+    return NCF_OK;
+}
+
+/* ---- similar items ---- */
+/* An item's vector for similarity, D floats: what its score is linear in. MF: its factors;
+   GMF and NeuMF: its GMF factors weighted by the output layer's (the GMF half of NeuMF: the MLP
+   half of a NeuMF score is not a product of item and user vectors, so it has no such
+   similarity); MLP: its half of the first dense layer (W1 q_i: what the users' tower sees). */
+static int ncf__item_vec_dim(const ncf_model *m) { return m->scratch->F ? m->scratch->F : m->cfg.layers[1]; }
+
+static void ncf__item_vec(const ncf_model *m, int i, float *tmp, float *v)
+{
+    const struct ncf__scratch *s = m->scratch;
+    int d, D = ncf__item_vec_dim(m);
+    if (s->F) {
+        const float *q = ncf__emb_row(&s->tab[s->tg], 1, i, tmp);
+        for (d = 0; d < D; d++) v[d] = s->wg[d] * q[d];
+        return;
+    }
+    {
+        const float *proj = ncf__cached_projection(m), *r;
+        if (proj) { memcpy(v, proj + (size_t)i * D, sizeof(float) * (size_t)D); return; }
+        r = ncf__emb_row(&s->tab[s->th], 1, i, tmp);
+        ncf__gemm_rows(v, D, r, 0, 1, m->w[1] + (size_t)s->H * D, D, NULL, 0, 1, D, s->H, 0);
+    }
+}
+
+static float ncf__norm(const float *v, int n)
+{
+    float a = 0.0f;
+    int d;
+    for (d = 0; d < n; d++) a += v[d] * v[d];
+    return sqrtf(a);
+}
+
+NCFDEF int ncf_similar_items(const ncf_model *m, int item, const ncf_rec_opts *o, int32_t *items, float *scores)
+{
+    ncf__rec_job J;
+    ncf__cand *heap, x;
+    float *v, *w, *tmp, nv;
+    int32_t *lists;
+    int D, rc, n = 0, d;
+    int64_t p;
+    if (!m || !o || !items || o->k <= 0 || o->user_row || o->work)
+        return ncf__fail(NCF_ERR_ARG, "ncf_similar_items: need a model, options (k > 0, no user_row or work) and an output");
+    if (item < 0 || item >= m->cfg.num_items)
+        return ncf__fail(NCF_ERR_ARG, "ncf_similar_items: item index %d is not in [0, %d) (ncf_item_index finds an id's)",
+                         item, m->cfg.num_items);
+    D = ncf__item_vec_dim(m);
+    lists = (int32_t *)NCF_MALLOC(ncf__lists_bytes(o));
+    heap = NCF__NEW(ncf__cand, o->k < m->cfg.num_items ? o->k : m->cfg.num_items);
+    v = NCF__NEW(float, (size_t)3 * (D > m->scratch->H ? D : m->scratch->H));
+    if (!lists || !heap || !v) {
+        NCF_FREE(lists), NCF_FREE(heap), NCF_FREE(v);
+        return ncf__fail(NCF_ERR_NOMEM, "ncf_similar_items: out of memory");
+    }
+    w = v + D, tmp = w + D;
+    rc = ncf__rec_job_of(m, 0, o, lists, &J, "ncf_similar_items");
+    if (rc == NCF_OK) {
+        ncf__skipper sk;
+        J.exclude_rated = 0, J.u = -1;
+        sk = ncf__skipper_at(&J, J.allow ? (J.ncand ? J.allow[0] : 0) : 0);
+        ncf__item_vec(m, item, tmp, v);
+        nv = ncf__norm(v, D);
+        for (p = 0; p < J.ncand; p++) {
+            int32_t j = J.allow ? J.allow[p] : (int32_t)p;
+            float dot = 0.0f, nw;
+            if (j == item || ncf__skips(&sk, j)) continue;
+            ncf__item_vec(m, j, tmp, w);
+            for (d = 0; d < D; d++) dot += v[d] * w[d];
+            nw = ncf__norm(w, D);
+            x.score = nv > 0.0f && nw > 0.0f ? dot / (nv * nw) : 0.0f, x.item = j;
+            ncf__heap_offer(heap, &n, J.k, x);
+        }
+        rc = ncf__heap_out(heap, n, items, NULL, scores);
+    }
+    NCF_FREE(lists), NCF_FREE(heap), NCF_FREE(v);
+    return rc;
+}
+
+#ifndef NCF_INFERENCE_ONLY
+/* ---- a model that grows with new data ---- */
+
+/* map[k] = the index in t of ids' id k as written, or -1; *missing counts t's ids not in ids. */
+static int ncf__map_ids(ncf__ids from, ncf__ids to, int32_t *map, int *missing, int *first_missing)
+{
+    char name[NCF_MAX_ID_BYTES + 1];
+    uint8_t *hit = NCF__ZNEW(uint8_t, to.n ? to.n : 1);
+    int k;
+    if (!hit) return ncf__fail(NCF_ERR_NOMEM, "out of memory mapping ids");
+    for (k = 0; k < from.n; k++) {
+        int n = ncf__ids_name(&from, k, name, sizeof name);
+        map[k] = n < 0 ? -1 : ncf__ids_find(&to, name, (size_t)n);
+        if (map[k] >= 0) hit[map[k]] = 1;
+    }
+    *missing = 0, *first_missing = -1;
+    for (k = 0; k < to.n; k++)
+        if (!hit[k]) (*missing)++, *first_missing = *first_missing < 0 ? k : *first_missing;
+    NCF_FREE(hit);
+    return NCF_OK;
+}
+
+/* Rows of tensor t of the old model into the new one, row r of new from row map[r] of old when
+   >= 0 (a fresh row otherwise): parameters, and Adam moments where both keep them. */
+static void ncf__copy_rows(ncf_model *dst, const ncf_model *src, int t, const int32_t *map)
+{
+    const ncf_tensor *T = &dst->tensors[t], *S = &src->tensors[t];
+    size_t r, cols = (size_t)T->cols;
+    for (r = 0; r < (size_t)T->rows; r++) {
+        size_t from = map ? (size_t)map[r] : r;
+        if (map && map[r] < 0) continue;
+        memcpy(dst->params + T->offset + r * cols, src->params + S->offset + from * cols, sizeof(float) * cols);
+        if (dst->adam_m && src->adam_m) {
+            memcpy(dst->adam_m + T->offset + r * cols, src->adam_m + S->offset + from * cols, sizeof(float) * cols);
+            memcpy(dst->adam_v + T->offset + r * cols, src->adam_v + S->offset + from * cols, sizeof(float) * cols);
+        }
+    }
+}
+
+/* A table's ids and extra names merged and sorted as every table is (integers by value when
+   all are plain integers, else text by bytes): into *out (num, or text and at, allocated),
+   with where each old id (map_old) and each extra name (map_extra) lands. */
+typedef struct { const char *p; int64_t len, num; int32_t src; } ncf__idkey;
+
+static int ncf__cmp_idkey_num(const void *a, const void *b)
+{
+    int64_t x = ((const ncf__idkey *)a)->num, y = ((const ncf__idkey *)b)->num;
+    return (x > y) - (x < y);
+}
+
+static int ncf__cmp_idkey_text(const void *a, const void *b)
+{
+    const ncf__idkey *x = (const ncf__idkey *)a, *y = (const ncf__idkey *)b;
+    return ncf__cmp_text(x->p, (size_t)x->len, y->p, (size_t)y->len);
+}
+
+static int ncf__union_ids(ncf__ids t, const char *extra, const int64_t *extra_at, int nextra, int64_t **num, char **text,
+                          int64_t **at, int32_t *map_old, int32_t *map_extra)
+{
+    int n = t.n + nextra, k, all_int = 1;
+    char name[NCF_MAX_ID_BYTES + 1], *names;
+    ncf__idkey *key = NCF__NEW(ncf__idkey, n);
+    int64_t bytes = 0;
+    *num = NULL, *text = NULL, *at = NULL;
+    for (k = 0; k < t.n; k++) bytes += ncf__ids_name(&t, k, name, sizeof name);
+    names = NCF__NEW(char, bytes + extra_at[nextra] + 1);
+    if (!key || !names) { NCF_FREE(key), NCF_FREE(names); return ncf__fail(NCF_ERR_NOMEM, "out of memory merging ids"); }
+    for (k = 0, bytes = 0; k < n; k++) {
+        int len = k < t.n ? ncf__ids_name(&t, k, name, sizeof name) : (int)(extra_at[k - t.n + 1] - extra_at[k - t.n]);
+        memcpy(names + bytes, k < t.n ? name : extra + extra_at[k - t.n], (size_t)len);
+        key[k].p = names + bytes, key[k].len = len, key[k].src = k;
+        all_int &= ncf__plain_int(key[k].p, key[k].p + len, &key[k].num);
+        bytes += len;
+    }
+    qsort(key, (size_t)n, sizeof *key, all_int ? ncf__cmp_idkey_num : ncf__cmp_idkey_text);
+    if (all_int) *num = NCF__NEW(int64_t, n);
+    else *text = NCF__NEW(char, bytes + 1), *at = NCF__NEW(int64_t, (size_t)n + 1);
+    if (all_int ? !*num : !*text || !*at) {
+        NCF_FREE(key), NCF_FREE(names), NCF_FREE(*num), NCF_FREE(*text), NCF_FREE(*at);
+        *num = NULL, *text = NULL, *at = NULL;
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory merging ids");
+    }
+    for (k = 0, bytes = 0; k < n; k++) {
+        if (all_int) (*num)[k] = key[k].num;
+        else (*at)[k] = bytes, memcpy(*text + bytes, key[k].p, (size_t)key[k].len), bytes += key[k].len;
+        if (key[k].src < t.n) map_old[key[k].src] = k;
+        else map_extra[key[k].src - t.n] = k;
+    }
+    if (!all_int) (*at)[n] = bytes;
+    NCF_FREE(key), NCF_FREE(names);
+    return NCF_OK;
+}
+
+/* The names of the model's ids (side 0 users, 1 items) that the dataset lacks, back to back. */
+static int ncf__missing_ids(const ncf_dataset *d, const ncf_model *m, int side, char **text, int64_t **at, int *n)
+{
+    ncf__ids mt = ncf__model_ids(m, side), dt = ncf__dataset_ids(d, side);
+    char name[NCF_MAX_ID_BYTES + 1];
+    int k, len;
+    int64_t bytes = 0;
+    *n = 0;
+    *at = NCF__NEW(int64_t, (size_t)mt.n + 1);
+    if (!*at) return ncf__fail(NCF_ERR_NOMEM, "out of memory");
+    for (k = 0; k < mt.n; k++) bytes += ncf__ids_name(&mt, k, name, sizeof name);
+    if (!(*text = NCF__NEW(char, bytes + 1))) { NCF_FREE(*at); return ncf__fail(NCF_ERR_NOMEM, "out of memory"); }
+    for (k = 0, (*at)[0] = 0; k < mt.n; k++) {
+        len = ncf__ids_name(&mt, k, name, sizeof name);
+        if (ncf__ids_find(&dt, name, (size_t)len) >= 0) continue;
+        memcpy(*text + (*at)[*n], name, (size_t)len);
+        (*at)[*n + 1] = (*at)[*n] + len, (*n)++;
+    }
+    return NCF_OK;
+}
+
+/* d's per-user rows of width w (eval or validation negatives) in the new user order, items
+   remapped; zeros for the users added. */
+static int32_t *ncf__moved_rows(const int32_t *rows, int w, int U2, const int32_t *old_of, const int32_t *imap)
+{
+    int32_t *out = rows ? NCF__ZNEW(int32_t, (size_t)U2 * (size_t)w + 1) : NULL;
+    int v, j;
+    for (v = 0; out && v < U2; v++)
+        for (j = 0; old_of[v] >= 0 && j < w; j++) out[(size_t)v * w + j] = imap[rows[(size_t)old_of[v] * w + j]];
+    return out;
+}
+
+static int32_t *ncf__moved_items(const int32_t *per_user, int U2, const int32_t *old_of, const int32_t *imap)
+{
+    int32_t *out = per_user ? NCF__NEW(int32_t, U2 ? U2 : 1) : NULL;
+    int v;
+    for (v = 0; out && v < U2; v++) out[v] = old_of[v] < 0 || per_user[old_of[v]] < 0 ? -1 : imap[per_user[old_of[v]]];
+    return out;
+}
+
+NCFDEF int ncf_dataset_add_ids(ncf_dataset *d, const ncf_model *m)
+{
+    char *miss[2] = {NULL, NULL}, *text[2] = {NULL, NULL};
+    int64_t *miss_at[2] = {NULL, NULL}, *num[2] = {NULL, NULL}, *at[2] = {NULL, NULL}, *ptr = NULL;
+    int32_t *map[2] = {NULL, NULL}, *xmap[2] = {NULL, NULL}, *old_of = NULL, *items = NULL, *tu = NULL;
+    int32_t *test = NULL, *val = NULL, *recent = NULL, *eneg = NULL, *vneg = NULL;
+    int nmiss[2] = {0, 0}, rc = NCF_OK, side, U2, I2, v;
+    if (!d || !d->user_ptr || !m || !ncf__has_ids(m)) return ncf__fail(NCF_ERR_ARG, "ncf_dataset_add_ids: need a dataset and a model with ids");
+    if (d->total_train) return ncf__fail(NCF_ERR_ARG, "ncf_dataset_add_ids: the dataset is a shard");
+    for (side = 0; side < 2 && rc == NCF_OK; side++) rc = ncf__missing_ids(d, m, side, &miss[side], &miss_at[side], &nmiss[side]);
+    if (rc != NCF_OK || (!nmiss[0] && !nmiss[1])) goto done;
+    U2 = d->num_users + nmiss[0], I2 = d->num_items + nmiss[1];
+    for (side = 0; side < 2 && rc == NCF_OK; side++) {
+        int n = side ? d->num_items : d->num_users;
+        map[side] = NCF__NEW(int32_t, n ? n : 1), xmap[side] = NCF__NEW(int32_t, nmiss[side] ? nmiss[side] : 1);
+        rc = !map[side] || !xmap[side] ? ncf__fail(NCF_ERR_NOMEM, "out of memory")
+                                       : ncf__union_ids(ncf__dataset_ids(d, side), miss[side], miss_at[side], nmiss[side],
+                                                        &num[side], &text[side], &at[side], map[side], xmap[side]);
+    }
+    if (rc != NCF_OK) goto done;
+    old_of = NCF__NEW(int32_t, U2), ptr = NCF__NEW(int64_t, (size_t)U2 + 1);
+    items = NCF__NEW(int32_t, d->num_train ? d->num_train : 1), tu = NCF__NEW(int32_t, d->num_train ? d->num_train : 1);
+    if (!old_of || !ptr || !items || !tu) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory"); goto done; }
+    for (v = 0; v < U2; v++) old_of[v] = -1;
+    for (v = 0; v < d->num_users; v++) old_of[map[0][v]] = v;
+    for (v = 0, ptr[0] = 0; v < U2; v++) { /* each user's items remapped, ascending again */
+        int u = old_of[v];
+        int64_t k, n = u < 0 ? 0 : d->user_ptr[u + 1] - d->user_ptr[u];
+        for (k = 0; k < n; k++) items[ptr[v] + k] = map[1][d->items[d->user_ptr[u] + k]], tu[ptr[v] + k] = v;
+        qsort(items + ptr[v], (size_t)n, sizeof *items, ncf__cmp_i32);
+        ptr[v + 1] = ptr[v] + n;
+    }
+    test = ncf__moved_items(d->test_item, U2, old_of, map[1]);
+    val = ncf__moved_items(d->val_item, U2, old_of, map[1]), recent = ncf__moved_items(d->recent_item, U2, old_of, map[1]);
+    eneg = ncf__moved_rows(d->eval_neg, d->num_eval_neg, U2, old_of, map[1]);
+    vneg = ncf__moved_rows(d->val_neg, d->num_val_neg, U2, old_of, map[1]);
+    if (!test || (d->val_item && !val) || (d->recent_item && !recent) || (d->eval_neg && !eneg) || (d->val_neg && !vneg)) {
+        rc = ncf__fail(NCF_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    { /* all built: in they go, and out go the old arrays */
+        ncf_dataset old = *d;
+        d->user_ptr = ptr, d->items = items, d->train_user = tu, d->test_item = test, d->val_item = val;
+        d->recent_item = recent, d->eval_neg = eneg, d->val_neg = vneg;
+        d->raw_user = num[0], d->raw_item = num[1], d->user_text = text[0], d->item_text = text[1];
+        d->user_text_at = at[0], d->item_text_at = at[1];
+        ptr = NULL, items = tu = test = val = recent = eneg = vneg = NULL;
+        num[0] = num[1] = at[0] = at[1] = NULL, text[0] = text[1] = NULL;
+        NCF_FREE(old.user_ptr), NCF_FREE(old.items), NCF_FREE(old.train_user), NCF_FREE(old.test_item);
+        NCF_FREE(old.val_item), NCF_FREE(old.recent_item), NCF_FREE(old.eval_neg), NCF_FREE(old.val_neg);
+        NCF_FREE(old.raw_user), NCF_FREE(old.raw_item), NCF_FREE(old.user_text), NCF_FREE(old.item_text);
+        NCF_FREE(old.user_text_at), NCF_FREE(old.item_text_at);
+    }
+    d->num_users = U2, d->num_items = I2;
+done:
+    for (side = 0; side < 2; side++)
+        NCF_FREE(miss[side]), NCF_FREE(miss_at[side]), NCF_FREE(num[side]), NCF_FREE(text[side]), NCF_FREE(at[side]),
+        NCF_FREE(map[side]), NCF_FREE(xmap[side]);
+    NCF_FREE(old_of), NCF_FREE(ptr), NCF_FREE(items), NCF_FREE(tu), NCF_FREE(test), NCF_FREE(val), NCF_FREE(recent);
+    NCF_FREE(eneg), NCF_FREE(vneg);
+    return rc;
+}
+
+NCFDEF int ncf_model_grow(ncf_model **mp, const ncf_dataset *d)
+{
+    ncf_model *m, *g = NULL;
+    ncf_config c;
+    int32_t *umap = NULL, *imap = NULL;
+    int rc, t, mu, mi, fu, fi;
+    char name[NCF_MAX_ID_BYTES + 1];
+    if (!mp || !*mp || !d || !d->user_ptr) return ncf__fail(NCF_ERR_ARG, "ncf_model_grow: need a model and a loaded dataset");
+    m = *mp;
+    if ((rc = ncf__writable(m, "ncf_model_grow")) != NCF_OK) return rc;
+    if (!ncf__has_ids(m)) return ncf__fail(NCF_ERR_ARG, "ncf_model_grow: the model holds no ids to match the data's by");
+    umap = NCF__NEW(int32_t, d->num_users ? d->num_users : 1), imap = NCF__NEW(int32_t, d->num_items ? d->num_items : 1);
+    if (!umap || !imap) { rc = ncf__fail(NCF_ERR_NOMEM, "ncf_model_grow: out of memory"); goto done; }
+    if ((rc = ncf__map_ids(ncf__dataset_ids(d, 0), ncf__model_ids(m, 0), umap, &mu, &fu)) != NCF_OK ||
+        (rc = ncf__map_ids(ncf__dataset_ids(d, 1), ncf__model_ids(m, 1), imap, &mi, &fi)) != NCF_OK)
+        goto done;
+    if (mu || mi) {
+        ncf__ids ids = ncf__model_ids(m, mu ? 0 : 1);
+        ncf__ids_name(&ids, mu ? fu : fi, name, sizeof name);
+        rc = ncf__fail(NCF_ERR_DATA, "ncf_model_grow: the data lacks %d of the model's users and %d of its items "
+                       "(%s '%s', ...): growing would drop them (ncf_dataset_add_ids keeps them)", mu, mi, mu ? "user" : "item",
+                       ncf__shown(name, name + strlen(name)));
+        goto done;
+    }
+    c = m->cfg;
+    c.num_users = d->num_users, c.num_items = d->num_items;
+    if ((rc = ncf_model_create(&g, &c)) != NCF_OK) goto done;
+    for (t = 0; t < g->num_tensors; t++) {
+        const char *nm = g->tensors[t].name;
+        int per_user = !strcmp(nm, "gmf_user") || !strcmp(nm, "mlp_user") || !strcmp(nm, "user_bias");
+        int per_item = !strcmp(nm, "gmf_item") || !strcmp(nm, "mlp_item") || !strcmp(nm, "item_bias");
+        ncf__copy_rows(g, m, t, per_user ? umap : per_item ? imap : NULL);
+    }
+    g->step = m->step, g->epoch = m->epoch;
+    if ((rc = ncf_model_set_ids(g, d)) != NCF_OK) goto done;
+    ncf_model_free(m);
+    *mp = g, g = NULL;
+done:
+    ncf_model_free(g);
+    NCF_FREE(umap), NCF_FREE(imap);
+    return rc;
+}
+#endif
 
 /* A file's flags; the text ids came with version 4. */
 enum { NCF__FILE_ADAM = 1, NCF__FILE_IDS = 2, NCF__FILE_SEEN = 4, NCF__FILE_INT8 = 8, NCF__FILE_USER_TEXT = 16,

@@ -1466,7 +1466,7 @@ static void test_ids_kept_as_written_through_training_saving_and_serving(void)
         const ncf_model *x = k == 0 ? m : k == 1 ? loaded : in_place;
         int32_t pu = ncf_user_index(x, "007"), pi = ncf_item_index(x, "034545104X");
         CHECK(ncf_user_index(x, "007") == u && ncf_item_index(x, kept[3]) == ncf_dataset_item_index(&d, kept[3]));
-        n[k] = ncf_recommend_index(x, u, &(ncf_rec_opts){5, 1, 0}, top[k], sc[k]);
+        ro.k = 5, n[k] = ncf_recommend_index(x, u, &ro, top[k], sc[k]);
         CHECK(pu >= 0 && pi >= 0 && ncf_predict_indices(x, &pu, &pi, 1, &z[k]) == NCF_OK);
         CHECK(ncf_item_id(x, top[k][0], id, sizeof id) > 0 && ncf_dataset_item_index(&d, id) == top[k][0]);
         CHECK_ERR(ncf_recommend((ncf_model *)(uintptr_t)x, 7, 5, NCF_EXCLUDE_RATED, (int64_t *)top, NULL), NCF_ERR_ARG,
@@ -1613,6 +1613,7 @@ static void test_holdout_latest_random_or_none(void)
         remove(path_in_dir("none.ncf"));
     }
     o.validation = 1;
+    ncf_dataset_free(&r2);
     CHECK_ERR(ncf_load_dataset_mem(&r2, "t.csv", text, n, &o), NCF_ERR_ARG, "validation needs a hold-out");
     ncf_dataset_free(&lat), ncf_dataset_free(&r1), ncf_dataset_free(&r1b), ncf_dataset_free(&r2), ncf_dataset_free(&none);
 }
@@ -1643,6 +1644,307 @@ static void test_popularity_baseline_by_hand(void)
     o.full_ranking = 1, o.k = 1;
     CHECK(ncf_evaluate_popularity(&d, &o, &m) == NCF_OK && m.users == 4 && m.hr == 0.25);
     ncf_dataset_free(&d);
+}
+
+/* ------------------------------------------------------------ serving options */
+
+/* A trained small model over synthetic data, for the serving tests. */
+static ncf_model *small_trained_model(ncf_dataset *d, ncf_model_type type, int users, int items)
+{
+    ncf_model *m = NULL;
+    ncf_sampler s;
+    ncf_config c = ncf_config_default();
+    int e;
+    if (ncf_synthetic(d, users, items, (int64_t)users * items / 6, 4, 3) != NCF_OK ||
+        ncf_sample_eval_negatives(d, 20, 3) != NCF_OK)
+        return NULL;
+    c.model = type, c.num_users = d->num_users, c.num_items = d->num_items, c.lr = 0.01f;
+    if (ncf_model_create(&m, &c) != NCF_OK || ncf_model_set_ids(m, d) != NCF_OK || ncf_sampler_init(&s, d, 4, 3) != NCF_OK) {
+        ncf_model_free(m);
+        return NULL;
+    }
+    for (e = 1; e <= 3; e++) ncf_train_epoch(m, &s, e, NULL, NULL, NULL);
+    return m;
+}
+
+/* The k best of items 0..I-1 by the scores sc (ties: the lower index), skipping skip[i]: the
+   definition, against which the filters are checked. Returns how many. */
+static int top_by_hand(const float *sc, const uint8_t *skip, int I, int k, int32_t *out)
+{
+    int n = 0, i, j;
+    for (i = 0; i < I; i++) {
+        if (skip[i]) continue;
+        for (j = n; j > 0 && (sc[i] > sc[out[j - 1]] || (sc[i] == sc[out[j - 1]] && i < out[j - 1])); j--)
+            if (j < k) out[j] = out[j - 1];
+        if (j < k) out[j] = i;
+        if (n < k) n++;
+    }
+    return n;
+}
+
+static int rated_by(const ncf_dataset *d, int u, int i)
+{
+    int64_t k;
+    for (k = d->user_ptr[u]; k < d->user_ptr[u + 1]; k++)
+        if (d->items[k] == i) return 1;
+    return d->test_item[u] == i;
+}
+
+static void test_recommend_filters_exact_on_hand_cases(void)
+{
+    ncf_dataset d;
+    ncf_model *m = small_trained_model(&d, NCF_NEUMF, 60, 40);
+    static const int32_t allow[] = {39, 3, 5, 3, 17, 21, 0, 38, 5, 11}, deny[] = {21, 7, 7, 0, 33};
+    int32_t all[40], want[40], got[40];
+    float sc[40], gs[40];
+    uint8_t skip[40];
+    ncf_rec_opts o = ncf_rec_opts_default();
+    int u = 7, i, f, n, w, cases = 0;
+    char work[64 * 1024];
+    if (!m) { CHECKF(0, "%s", ncf_error_text()); return; }
+    for (i = 0; i < 40; i++) all[i] = i;
+    CHECK(ncf_predict_items(m, u, NULL, all, 40, sc) == NCF_OK);
+    for (f = 0; f < 8; f++) { /* bit 1: exclude rated, 2: allow, 4: deny */
+        int k;
+        for (k = 1; k <= 41; k += 8) {
+            o = ncf_rec_opts_default();
+            o.k = k, o.exclude_rated = f & 1;
+            if (f & 2) o.allow = allow, o.num_allow = 10;
+            if (f & 4) o.deny = deny, o.num_deny = 5;
+            for (i = 0; i < 40; i++) {
+                int in_allow = 0, in_deny = 0, j;
+                for (j = 0; j < 10; j++) in_allow |= allow[j] == i;
+                for (j = 0; j < 5; j++) in_deny |= deny[j] == i;
+                skip[i] = ((f & 1) && rated_by(&d, u, i)) || ((f & 2) && !in_allow) || ((f & 4) && in_deny);
+            }
+            w = top_by_hand(sc, skip, 40, k, want);
+            n = ncf_recommend_index(m, u, &o, got, gs);
+            CHECKF(n == w && !memcmp(got, want, sizeof(int32_t) * (size_t)w), "filters %d k %d: %d items, wanted %d", f, k, n, w);
+            for (i = 0; i < n && i < w; i++) CHECK(gs[i] == sc[got[i]]);
+            o.work = work, o.work_size = ncf_rec_workspace_size(m, &o); /* the workspace form: the same */
+            CHECK(o.work_size <= sizeof work && ncf_recommend_index(m, u, &o, got, gs) == w &&
+                  !memcmp(got, want, sizeof(int32_t) * (size_t)w));
+            cases++;
+        }
+    }
+    printf("    %d cases (rated, allow-list, deny-list, k from 1 to 41) equal to the definition\n", cases);
+    o = ncf_rec_opts_default(), o.k = 5, o.probabilities = 1;
+    n = ncf_recommend_index(m, u, &o, got, gs);
+    CHECK(n == 5 && fabsf(gs[0] - 1.0f / (1.0f + expf(-sc[got[0]]))) < 1e-6f);
+    o.probabilities = 0, o.allow = allow, o.num_allow = 10, o.deny = allow, o.num_deny = 10; /* nothing left */
+    CHECK(ncf_recommend_index(m, u, &o, got, gs) == 0);
+    o.deny = deny, o.num_deny = 5, o.work = work, o.work_size = ncf_rec_workspace_size(m, &o) - 1;
+    CHECK_ERR(ncf_recommend_index(m, u, &o, got, gs), NCF_ERR_ARG, "ncf_rec_workspace_size");
+    o.work = NULL, o.allow = deny, o.num_allow = 5, all[0] = 40, o.deny = all, o.num_deny = 1;
+    CHECK_ERR(ncf_recommend_index(m, u, &o, got, gs), NCF_ERR_ARG, "deny[0] = 40 is not an item index in [0, 40)");
+    CHECK_ERR(ncf_recommend_index(m, 60, &o, got, gs), NCF_ERR_ARG, "user index 60 is not in [0, 60)");
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+}
+
+static void test_recommend_users_equal_one_user_calls(void)
+{
+    ncf_dataset d;
+    ncf_model *m = small_trained_model(&d, NCF_NEUMF, 200, 150);
+    ncf_rec_opts o = ncf_rec_opts_default();
+    int32_t *many, *many1, one[12];
+    float *sc, *sc1, os[12];
+    int counts[200], counts1[200], u, ok = 1, T = ncf_get_threads();
+    int32_t some[3] = {200, 3, 200};
+    if (!m) { CHECKF(0, "%s", ncf_error_text()); return; }
+    o.k = 12;
+    many = (int32_t *)malloc(sizeof(int32_t) * 200 * 12), many1 = (int32_t *)malloc(sizeof(int32_t) * 200 * 12);
+    sc = (float *)malloc(sizeof(float) * 200 * 12), sc1 = (float *)malloc(sizeof(float) * 200 * 12);
+    CHECK(ncf_recommend_users(m, NULL, 200, &o, many, sc, counts) == NCF_OK);
+    ncf_set_threads(1);
+    CHECK(ncf_recommend_users(m, NULL, 200, &o, many1, sc1, counts1) == NCF_OK);
+    ncf_set_threads(T);
+    for (u = 0; u < 200; u++) {
+        int n = ncf_recommend_index(m, u, &o, one, os);
+        ok &= n == counts[u] && n == counts1[u] && !memcmp(one, many + u * 12, sizeof(int32_t) * (size_t)n) &&
+              !memcmp(os, sc + u * 12, sizeof(float) * (size_t)n) && !memcmp(one, many1 + u * 12, sizeof(int32_t) * (size_t)n);
+    }
+    CHECKF(ok, "the lists of all users differ from one-user calls");
+    printf("    200 users' top-12 on %d threads and on 1: equal to one-user calls bit for bit\n", T);
+    CHECK(ncf_recommend_users(m, some + 1, 1, &o, many, sc, counts) == NCF_OK && counts[0] == counts1[3] &&
+          !memcmp(many, many1 + 3 * 12, sizeof(int32_t) * 12));
+    CHECK_ERR(ncf_recommend_users(m, some, 3, &o, many, sc, counts), NCF_ERR_ARG, "users[0] = 200 is not a user index");
+    free(many), free(many1), free(sc), free(sc1);
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+}
+
+static void test_fold_in_deterministic_and_exact_from_known_rows(void)
+{
+    ncf_dataset d;
+    ncf_model_type types[3] = {NCF_NEUMF, NCF_GMF, NCF_MF};
+    int t, T = ncf_get_threads();
+    for (t = 0; t < 3; t++) {
+        ncf_model *m = small_trained_model(&d, types[t], 120, 90);
+        ncf_fold_opts fo = ncf_fold_opts_default();
+        ncf_rec_opts o = ncf_rec_opts_default();
+        int R, u = 11, n, hits = 0, users = 0, v, j;
+        float *a, *b, *c, *known;
+        int32_t top[10], top2[10];
+        float s1[10], s2[10];
+        void *work;
+        if (!m) { CHECKF(0, "%s", ncf_error_text()); return; }
+        R = ncf_user_row_size(m);
+        a = (float *)malloc(sizeof(float) * (size_t)R * 4), b = a + R, c = b + R, known = c + R;
+        n = (int)(d.user_ptr[u + 1] - d.user_ptr[u]);
+        CHECK(ncf_fold_in(m, d.items + d.user_ptr[u], n, &fo, a) == NCF_OK);
+        ncf_set_threads(1);
+        CHECK(ncf_fold_in(m, d.items + d.user_ptr[u], n, &fo, b) == NCF_OK);
+        ncf_set_threads(T);
+        work = malloc(ncf_fold_workspace_size(m, n));
+        fo.work = work, fo.work_size = ncf_fold_workspace_size(m, n);
+        CHECK(ncf_fold_in(m, d.items + d.user_ptr[u], n, &fo, c) == NCF_OK);
+        CHECK(!memcmp(a, b, sizeof(float) * (size_t)R) && !memcmp(a, c, sizeof(float) * (size_t)R));
+        fo.work_size--;
+        CHECK_ERR(ncf_fold_in(m, d.items + d.user_ptr[u], n, &fo, c), NCF_ERR_ARG, "ncf_fold_workspace_size");
+        fo = ncf_fold_opts_default();
+        /* no steps from a known user's rows: its very scores */
+        CHECK(ncf_user_row(m, u, known) == NCF_OK);
+        fo.start = known, fo.steps = 0;
+        CHECK(ncf_fold_in(m, d.items + d.user_ptr[u], n, &fo, a) == NCF_OK && !memcmp(a, known, sizeof(float) * (size_t)R));
+        o.exclude_rated = 0;
+        CHECK(ncf_recommend_index(m, u, &o, top, s1) == 10);
+        o.user_row = a;
+        CHECK(ncf_recommend_index(m, -1, &o, top2, s2) == 10 && !memcmp(top, top2, sizeof top) && !memcmp(s1, s2, sizeof s1));
+        /* folded in from their training items, users find their held-out item as a trained model does */
+        fo = ncf_fold_opts_default();
+        for (v = 0; v < d.num_users; v += 2) {
+            int32_t cand[21];
+            float sc[21];
+            int r = 0, nv = (int)(d.user_ptr[v + 1] - d.user_ptr[v]);
+            if (nv < 1) continue;
+            CHECK(ncf_fold_in(m, d.items + d.user_ptr[v], nv, &fo, b) == NCF_OK);
+            cand[0] = d.test_item[v];
+            memcpy(cand + 1, d.eval_neg + (size_t)v * 20, sizeof(int32_t) * 20);
+            CHECK(ncf_predict_items(m, -1, b, cand, 21, sc) == NCF_OK);
+            for (j = 1; j <= 20; j++) r += sc[j] >= sc[0];
+            hits += r < 5, users++;
+        }
+        printf("    %s: fold-in deterministic (threads, workspace); no steps from user %d's rows scores as it does; "
+               "folded-in HR@5 of 21 candidates %.3f over %d users\n", t == 0 ? "NeuMF" : t == 1 ? "GMF" : "MF", u,
+               (double)hits / users, users);
+        CHECK((double)hits / users > 0.4); /* chance is 5/21 = 0.24 */
+        top[0] = 90, top[1] = 3;
+        CHECK_ERR(ncf_fold_in(m, top, 2, &fo, a), NCF_ERR_ARG, "items[0] = 90 is not an item index");
+        CHECK_ERR(ncf_fold_in(m, top, 0, &fo, a), NCF_ERR_ARG, "n > 0");
+        free(a), free(work);
+        ncf_model_free(m);
+        ncf_dataset_free(&d);
+    }
+}
+
+static void test_similar_items_by_hand(void)
+{
+    ncf_dataset d;
+    ncf_model_type types[3] = {NCF_MF, NCF_GMF, NCF_NEUMF};
+    int t;
+    for (t = 0; t < 3; t++) {
+        ncf_model *m = small_trained_model(&d, types[t], 80, 50);
+        ncf_rec_opts o = ncf_rec_opts_default();
+        float sim[50], vi[64], vj[64], got_s[8];
+        uint8_t skip[50];
+        int32_t want[8], got[8], deny[2] = {4, 9};
+        int F = m ? m->cfg.mf_dim : 0, i = 6, j, dd, w;
+        if (!m) { CHECKF(0, "%s", ncf_error_text()); return; }
+        for (j = 0; j < 50; j++) { /* the definition: cosine of w_out * q (MF: of q) */
+            double dot = 0, ni = 0, nj = 0;
+            for (dd = 0; dd < F; dd++) {
+                vi[dd] = (m->w_out ? m->w_out[dd] : 1.0f) * m->gmf_item[(size_t)i * F + dd];
+                vj[dd] = (m->w_out ? m->w_out[dd] : 1.0f) * m->gmf_item[(size_t)j * F + dd];
+                dot += vi[dd] * vj[dd], ni += vi[dd] * vi[dd], nj += vj[dd] * vj[dd];
+            }
+            sim[j] = (float)(dot / sqrt(ni * nj));
+            skip[j] = j == i || j == 4 || j == 9;
+        }
+        w = top_by_hand(sim, skip, 50, 8, want);
+        o.k = 8, o.deny = deny, o.num_deny = 2;
+        CHECK(ncf_similar_items(m, i, &o, got, got_s) == w && w == 8);
+        /* the same set and order up to float rounding of near ties */
+        for (j = 0; j < 8; j++) CHECKF(got[j] == want[j] || fabsf(got_s[j] - sim[want[j]]) < 1e-5f, "rank %d: %d, want %d", j, got[j], want[j]);
+        CHECK(fabsf(got_s[0] - sim[want[0]]) < 1e-5f);
+        CHECK_ERR(ncf_similar_items(m, 50, &o, got, got_s), NCF_ERR_ARG, "item index 50 is not in [0, 50)");
+        ncf_model_free(m);
+        ncf_dataset_free(&d);
+    }
+    printf("    MF, GMF and NeuMF (its GMF half): the cosine top-8, deny-list and the item itself skipped, as by hand\n");
+}
+
+static void test_model_grows_with_new_data(void)
+{
+    /* yesterday: users a..d, items 1..6; today: the same plus user e and items 7, 8 */
+    const char *old_log = "a,1\na,2\na,3\nb,2\nb,4\nc,1\nc,5\nd,6\nd,3\nd,2\n";
+    const char *new_log = "a,1\na,2\na,3\nb,2\nb,4\nc,1\nc,5\nd,6\nd,3\nd,2\ne,7\ne,8\ne,1\na,8\nb,7\n";
+    const char *lost_log = "a,1\na,2\na,3\nb,2\nb,4\nc,1\nc,5\n";
+    ncf_dataset d0, d1, d2;
+    ncf_model *m = NULL, *g;
+    ncf_sampler s;
+    ncf_config c = ncf_config_default();
+    ncf_load_opts o = ncf_load_opts_default();
+    int k, t, ok = 1;
+    char id[16];
+    o.eval_negatives = 1, o.holdout = NCF_HOLDOUT_NONE;
+    CHECK(ncf_load_dataset_mem(&d0, "old", old_log, strlen(old_log), &o) == NCF_OK);
+    CHECK(ncf_load_dataset_mem(&d1, "new", new_log, strlen(new_log), &o) == NCF_OK);
+    CHECK(ncf_load_dataset_mem(&d2, "lost", lost_log, strlen(lost_log), &o) == NCF_OK);
+    c.num_users = d0.num_users, c.num_items = d0.num_items, c.layers[0] = 8, c.layers[1] = 4, c.num_layers = 2;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d0) == NCF_OK && ncf_sampler_init(&s, &d0, 2, 1) == NCF_OK);
+    CHECK(ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) == NCF_OK);
+    g = m;
+    CHECK_ERR(ncf_model_grow(&g, &d2), NCF_ERR_DATA, "the data lacks 1 of the model's users and 1 of its items (user 'd'");
+    CHECK(g == m);
+    CHECK(ncf_model_grow(&g, &d1) == NCF_OK && g != m);
+    m = NULL; /* (freed by the grow) */
+    CHECK(g->cfg.num_users == 5 && g->cfg.num_items == 8 && g->step > 0 && g->epoch == 1);
+    {   /* each known id's rows and moments as they were: compare with the old model reloaded */
+        ncf_model *old = NULL;
+        ncf_config c0 = c;
+        CHECK(ncf_model_create(&old, &c0) == NCF_OK && ncf_model_set_ids(old, &d0) == NCF_OK &&
+              ncf_train_epoch(old, &s, 1, NULL, NULL, NULL) == NCF_OK);
+        for (t = 0; t < g->num_tensors; t++) {
+            const ncf_tensor *T = &g->tensors[t], *S = &old->tensors[t];
+            int items = strstr(T->name, "item") != NULL, users = strstr(T->name, "user") != NULL;
+            for (k = 0; k < (users || items ? S->rows : 1); k++) {
+                int to = k;
+                size_t n = (size_t)(users || items ? T->cols : T->rows * T->cols);
+                if (users || items) {
+                    if (items) ncf_item_id(old, k, id, sizeof id), to = ncf_item_index(g, id);
+                    else ncf_user_id(old, k, id, sizeof id), to = ncf_user_index(g, id);
+                }
+                ok &= to >= 0 && !memcmp(g->params + T->offset + (size_t)to * T->cols, old->params + S->offset + (size_t)k * S->cols, n * sizeof(float));
+                ok &= !memcmp(g->adam_m + T->offset + (size_t)to * T->cols, old->adam_m + S->offset + (size_t)k * S->cols, n * sizeof(float));
+            }
+        }
+        CHECKF(ok, "a known row changed when the model grew");
+        ncf_model_free(old);
+    }
+    CHECK(ncf_user_index(g, "e") == 4 && ncf_item_index(g, "8") == 7);
+    {   /* data that lacks ids: kept when asked (ncf_dataset_add_ids), their rows with them */
+        ncf_model *h = NULL;
+        float before[64], after[64];
+        int du = ncf_user_index(g, "d");
+        CHECK(ncf_load_mem(&h, NULL, 0) != NCF_OK && ncf_user_row(g, du, before) == NCF_OK);
+        CHECK(ncf_dataset_add_ids(&d2, g) == NCF_OK && d2.num_users == 5 && d2.num_items == 8);
+        du = ncf_dataset_user_index(&d2, "d");
+        CHECK(du >= 0 && d2.user_ptr[du + 1] == d2.user_ptr[du] && d2.test_item[du] == -1 &&
+              ncf_dataset_item_index(&d2, "6") >= 0);
+        {
+            void *buf;
+            size_t len;
+            CHECK(ncf_save_mem(g, NCF_SAVE_ADAM, &buf, &len) == NCF_OK && ncf_load_mem(&h, buf, len) == NCF_OK);
+            ncf_free(buf);
+        }
+        CHECK(h && ncf_model_grow(&h, &d2) == NCF_OK && ncf_user_row(h, ncf_user_index(h, "d"), after) == NCF_OK &&
+              !memcmp(before, after, sizeof(float) * (size_t)ncf_user_row_size(h)));
+        ncf_model_free(h);
+    }
+    CHECK(ncf_sampler_init(&s, &d1, 2, 1) == NCF_OK && ncf_train_epoch(g, &s, 2, NULL, NULL, NULL) == NCF_OK && g->epoch == 2);
+    ncf_model_free(g);
+    ncf_dataset_free(&d0), ncf_dataset_free(&d1), ncf_dataset_free(&d2);
 }
 
 /* Format 4 adds only the text id tables: a file of integer ids relabelled version 3 (as 0.5
@@ -1939,13 +2241,13 @@ static void test_eval_scores_match_forward(void)
         CHECK(rc == NCF_OK && ncf__eval_buf_alloc(&e, m, 7));
         for (u = 0; u < 5; u++) {
             for (j = 0; j < 7; j++) users[j] = u;
-            ncf__score_user(m, proj, u, items, 0, 7, &e);
+            ncf__score_user(m, proj, u, NULL, items, 0, 7, &e);
             memcpy(sc, e.sc, sizeof sc);
             CHECK(ncf_predict_batch(m, users, items, 7, logit) == NCF_OK);
             for (j = 0; j < 7; j++) CHECKF(!memcmp(&sc[j], &logit[j], 4), "type %d: %.9g vs %.9g", type, sc[j], logit[j]);
-            ncf__score_user(m, proj, u, NULL, 0, 7, &e); /* all items */
+            ncf__score_user(m, proj, u, NULL, NULL, 0, 7, &e); /* all items */
             CHECK(!memcmp(e.sc, logit, sizeof sc));
-            ncf__score_user(m, NULL, u, items, 0, 7, &e); /* the item half computed here, not cached */
+            ncf__score_user(m, NULL, u, NULL, items, 0, 7, &e); /* the item half computed here, not cached */
             CHECK(!memcmp(e.sc, logit, sizeof sc));
         }
         ncf__eval_buf_free(&e);
@@ -1983,7 +2285,7 @@ static void check_scores_batch_invariant(ncf_model *m, const ncf_dataset *d, con
     CHECK(ncf_model_set_ids(m, d) == NCF_OK);
     for (j = 0, bad = 0; j < N; j += 3) {
         float p;
-        ncf__score_user(m, proj, u[j], &it[j], 0, 1, &e);
+        ncf__score_user(m, proj, u[j], NULL, &it[j], 0, 1, &e);
         sc = e.sc[0];
         bad += memcmp(&sc, &one[j], 4) != 0;
         CHECK(ncf_predict(m, d->raw_user[u[j]], d->raw_item[it[j]], &p) == NCF_OK);
@@ -2797,7 +3099,7 @@ static void test_recommend_topk(void)
         int k = 1 + u % 25, cnt = 0;
         n = ncf_recommend(m, d.raw_user[u], k, 1, got, got_s);
         /* brute force over the same scores: sort every unrated item */
-        ncf__score_user(m, proj, u, NULL, 0, d.num_items, &e);
+        ncf__score_user(m, proj, u, NULL, NULL, 0, d.num_items, &e);
         memcpy(sc, e.sc, sizeof(float) * (size_t)d.num_items);
         for (j = 0; j < d.num_items; j++)
             if (!is_rated(&d, u, j)) order[cnt++] = j;
@@ -2813,7 +3115,7 @@ static void test_recommend_topk(void)
     CHECKF(mismatch == 0 && bad_seen == 0, "%d differ from the brute-force sort, %d were rated", mismatch, bad_seen);
     /* scores agree with the training forward; k past the catalogue; seen items allowed */
     CHECK(ncf_predict(m, d.raw_user[3], d.raw_item[5], &logit) == NCF_OK);
-    ncf__score_user(m, proj, 3, NULL, 0, d.num_items, &e);
+    ncf__score_user(m, proj, 3, NULL, NULL, 0, d.num_items, &e);
     CHECK(!memcmp(&logit, &e.sc[5], sizeof logit));
     n = ncf_recommend(m, d.raw_user[3], 400, 0, got, NULL);
     CHECK(n == d.num_items);
@@ -2940,6 +3242,42 @@ static int sw_int8_in_place(void)
     return rc;
 }
 
+/* A log with text ids and quotes, min_rating and a random hold-out, read in memory. */
+static int sw_load_text_ids(void)
+{
+    const char *text = "user;item;rating\n\"u1\";\"0440213320\";3\nu1;034545104X;5\nu2;0440213320;0\nu2;x\"\"y;4\nu3;034545104X;1\n"
+                       "u3;0440213320;5\nu3;z;2\n";
+    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset d;
+    int rc;
+    o.eval_negatives = 1, o.min_rating = 1.0f;
+    rc = ncf_load_dataset_mem(&d, "sweep", text, strlen(text), &o);
+    ncf_dataset_free(&d);
+    return rc;
+}
+/* Lists, many users, a fold-in, similar items, growth. */
+static int sw_serving_options(void)
+{
+    ncf_rec_opts o = ncf_rec_opts_default();
+    ncf_fold_opts fo = ncf_fold_opts_default();
+    int32_t items[10], allow[3] = {1, 5, 2}, users[2] = {0, 3};
+    float sc[20], row[64];
+    int counts[2], rc;
+    ncf_model *g = NULL;
+    void *buf;
+    size_t len;
+    o.allow = allow, o.num_allow = 3, o.deny = allow + 2, o.num_deny = 1, fo.steps = 2;
+    if ((rc = ncf_recommend_index(g_sw_model, 1, &o, items, sc)) < 0) return rc;
+    o.allow = NULL, o.k = 5;
+    if ((rc = ncf_recommend_users(g_sw_model, users, 2, &o, items, sc, counts)) != NCF_OK) return rc;
+    if ((rc = ncf_fold_in(g_sw_model, allow, 3, &fo, row)) != NCF_OK) return rc;
+    if ((rc = ncf_similar_items(g_sw_model, 2, &o, items, sc)) < 0) return rc;
+    if ((rc = ncf_save_mem(g_sw_model, NCF_SAVE_ADAM, &buf, &len)) != NCF_OK) return rc;
+    if ((rc = ncf_load_mem(&g, buf, len)) == NCF_OK) rc = ncf_model_grow(&g, &g_sw_data);
+    ncf_free(buf), ncf_model_free(g);
+    return rc;
+}
+
 static void test_alloc_failure_sweep(void)
 {
     static const struct { const char *name; int (*fn)(void); } calls[] = {
@@ -2947,7 +3285,8 @@ static void test_alloc_failure_sweep(void)
         {"load the paper split", sw_load_split}, {"ncf_synthetic", sw_synthetic}, {"model create", sw_model_create},
         {"an epoch", sw_epoch}, {"evaluate (sampled, full)", sw_evaluate}, {"save and load (memory)", sw_save_load_mem},
         {"save and load (file)", sw_save_load_file}, {"recommend, predict", sw_serve},
-        {"int8 save, open in place, serve", sw_int8_in_place}};
+        {"int8 save, open in place, serve", sw_int8_in_place}, {"a log with text ids", sw_load_text_ids},
+        {"lists, many users, fold-in, similar, growth", sw_serving_options}};
     ncf_config c = ncf_config_default();
     char prefix[300];
     long cases = 0;
@@ -2986,7 +3325,7 @@ static void test_alloc_failure_sweep(void)
 }
 
 /* One loaded model served from 4 threads at once gives the serial answers bit for bit:
-   ncf_predict, ncf_predict_batch and ncf_recommend only read the model; so does an int8 model
+   ncf_predict, ncf_predict_indices, ncf_recommend and ncf_fold_in only read the model; so does an int8 model
    read in place, served by ncf_recommend_with from a workspace per thread (make test also
    runs this under ThreadSanitizer). */
 #ifndef _WIN32
@@ -2997,8 +3336,23 @@ typedef struct {
     const int32_t *u, *it;
     const float *pred, *batch;
     const int64_t *rec, *rec_in;
+    const float *fold_row;   /* the serial fold-in of user 5, and its top-k with lists */
+    const int32_t *fold_top;
     int wrong, errors;
 } serve_job;
+
+static const int32_t SERVE_ALLOW[6] = {3, 50, 7, 90, 11, 64}, SERVE_DENY[2] = {7, 90};
+
+/* User 5 folded in from its training items, then its top-k among SERVE_ALLOW less SERVE_DENY. */
+static int serve_fold(const ncf_model *m, const ncf_dataset *d, float *row, int32_t *top)
+{
+    ncf_fold_opts fo = ncf_fold_opts_default();
+    ncf_rec_opts o = ncf_rec_opts_default();
+    fo.steps = 10;
+    if (ncf_fold_in(m, d->items + d->user_ptr[5], (int)(d->user_ptr[6] - d->user_ptr[5]), &fo, row) != NCF_OK) return -1;
+    o.k = SERVE_K, o.user_row = row, o.allow = SERVE_ALLOW, o.num_allow = 6, o.deny = SERVE_DENY, o.num_deny = 2;
+    return ncf_recommend_index(m, -1, &o, top, NULL);
+}
 
 static void *serve_worker(void *arg)
 {
@@ -3017,8 +3371,15 @@ static void *serve_worker(void *arg)
             if (ncf_predict(j->m, j->d->raw_user[j->u[k]], j->d->raw_item[j->it[k]], &p[k]) != NCF_OK) j->errors++;
             else j->wrong += memcmp(&p[k], &j->pred[k], sizeof(float)) != 0;
         }
-        if (ncf_predict_batch(j->m, j->u, j->it, SERVE_PAIRS, p) != NCF_OK) j->errors++;
+        if (ncf_predict_indices(j->m, j->u, j->it, SERVE_PAIRS, p) != NCF_OK) j->errors++;
         else j->wrong += memcmp(p, j->batch, sizeof p) != 0;
+        {
+            float row[64];
+            int32_t top2[SERVE_K];
+            if (serve_fold(j->m, j->d, row, top2) != 4) j->errors++;
+            else j->wrong += memcmp(row, j->fold_row, sizeof(float) * (size_t)ncf_user_row_size(j->m)) != 0 ||
+                             memcmp(top2, j->fold_top, sizeof(int32_t) * 4) != 0;
+        }
         for (q = 0; q < SERVE_USERS; q++) {
             if (ncf_recommend(j->m, j->d->raw_user[q], SERVE_K, 1, top, sc) != SERVE_K) j->errors++;
             else j->wrong += memcmp(top, j->rec + q * SERVE_K, sizeof top) != 0;
@@ -3035,6 +3396,8 @@ static void test_serving_threads(void)
     static int32_t u[SERVE_PAIRS], it[SERVE_PAIRS];
     static float pred[SERVE_PAIRS], batch[SERVE_PAIRS];
     static int64_t rec[SERVE_USERS * SERVE_K], rec_in[SERVE_USERS * SERVE_K];
+    static float fold_row[64];
+    static int32_t fold_top[SERVE_K];
     serve_job jobs[SERVE_THREADS];
     pthread_t th[SERVE_THREADS];
     void *buf, *buf8 = NULL;
@@ -3052,11 +3415,13 @@ static void test_serving_threads(void)
         u[k] = (k * 13) % d.num_users, it[k] = (k * 7 + k / 9) % d.num_items;
         CHECK(ncf_predict(m, d.raw_user[u[k]], d.raw_item[it[k]], &pred[k]) == NCF_OK);
     }
-    CHECK(ncf_predict_batch(m, u, it, SERVE_PAIRS, batch) == NCF_OK);
+    CHECK(ncf_predict_indices(m, u, it, SERVE_PAIRS, batch) == NCF_OK);
     for (k = 0; k < SERVE_USERS; k++) CHECK(ncf_recommend(m, d.raw_user[k], SERVE_K, 1, rec + k * SERVE_K, NULL) == SERVE_K);
+    CHECK(ncf_user_row_size(m) <= 64 && serve_fold(m, &d, fold_row, fold_top) == 4);
     for (k = 0; k < SERVE_THREADS; k++) {
         jobs[k].m = m, jobs[k].d = &d, jobs[k].u = u, jobs[k].it = it, jobs[k].pred = pred, jobs[k].batch = batch;
         jobs[k].rec = rec, jobs[k].in = in, jobs[k].rec_in = rec_in, jobs[k].wrong = jobs[k].errors = 0;
+        jobs[k].fold_row = fold_row, jobs[k].fold_top = fold_top;
         CHECK(pthread_create(&th[k], NULL, serve_worker, &jobs[k]) == 0);
     }
     for (k = 0; k < SERVE_THREADS; k++) {
@@ -3065,7 +3430,8 @@ static void test_serving_threads(void)
     }
     CHECKF(wrong == 0 && errors == 0, "%d answers differed from the serial ones, %d calls failed", wrong, errors);
     printf("    %d threads x 3 rounds of %d predictions, a batch, %d top-%d lists and as many from an int8 model "
-           "in place: all serial answers\n", SERVE_THREADS, SERVE_PAIRS, SERVE_USERS, SERVE_K);
+           "in place, a fold-in with allow- and deny-lists: all serial answers\n", SERVE_THREADS, SERVE_PAIRS, SERVE_USERS,
+           SERVE_K);
     ncf_model_free(m), ncf_model_free(in), ncf_free(buf8);
     ncf_dataset_free(&d);
 }
@@ -3398,6 +3764,22 @@ static int bench_summary(const char *jsonl, const char *peakfile)
                "(%.2fM pairs/s)\n", items, i ? "base" : "ours", ms, items / ms / 1e3, first, items / first / 1e3);
     }
     bench_load_summary();
+    for (i = 0; i < g_nlines; i++) {
+        const char *l = g_lines[i];
+        if (!json_is(l, "case", "fold_in")) continue;
+        printf("fold-in of a user with 50 items, %s, %.0f steps, 1 thread: %.2f ms (target <= %s)\n",
+               json_is(l, "config", "mlperf") ? "mlperf" : "paper", json_num(l, "steps"), json_num(l, "ms"),
+               json_is(l, "config", "mlperf") ? "50" : "5");
+        if (json_num(l, "users_per_s") > 0) {
+            double ups = json_num(l, "users_per_s"), flop = ups * json_num(l, "items") * json_num(l, "score_flop");
+            printf("top-10 of every user, mlperf (%.0f items), %.0f threads: %.1f users/s, %.1f GFLOP/s of scoring",
+                   json_num(l, "items"), json_num(l, "threads"), ups, flop / 1e9);
+            if (peak2 > 0) printf(" = %.1f%% of peak.c's %.1f GFLOP/s (target >= 50%%)", 100 * flop / 1e9 / peak2, peak2);
+            printf("\n  an allow-list of 1,000 candidates %.3f ms against the catalogue's %.3f ms (%.3f of it; 1,000 of "
+                   "%.0f items is %.3f)\n", json_num(l, "allow1000_ms"), json_num(l, "catalogue_ms"),
+                   json_num(l, "allow1000_ms") / json_num(l, "catalogue_ms"), json_num(l, "items"), 1000 / json_num(l, "items"));
+        }
+    }
     for (i = 0; i < g_nlines; i++)
         if (json_is(g_lines[i], "case", "serve_ids"))
             printf("serving by string id / by integer id (top-10, mlperf, 138,493 x 26,744, 200 users, medians of 5 "
@@ -3517,6 +3899,317 @@ static int bench_serve_ids(void)
     return !same;
 }
 
+/* Serving speed (make bench): a fold-in of a user with 50 interactions (paper and MLPerf
+   configs, one thread, every step included, median of 21); top-10 for many users at once on
+   the MLPerf model (138,493 users x 26,744 items; a fixed sample of 512 users, on all
+   threads): users per second and the scores' FLOPs against the machine's peak (the summary);
+   an allow-list of 1,000 candidates against the catalogue. */
+static int bench_serving(void)
+{
+    ncf_dataset d;
+    ncf_model *m = NULL;
+    int cfgs, k, j, T = ncf_get_threads();
+    for (cfgs = 0; cfgs < 2; cfgs++) {
+        ncf_config c = cfgs ? ncf_config_mlperf() : ncf_config_default();
+        ncf_fold_opts fo = ncf_fold_opts_default();
+        int users = cfgs ? 138493 : 6040, items = cfgs ? 26744 : 3706;
+        double t[21], macs = 0;
+        int32_t given[50];
+        float *row;
+        if (ncf_synthetic(&d, users, items, cfgs ? 3000000 : 600000, 16, 1) != NCF_OK) return 1;
+        c.num_users = d.num_users, c.num_items = d.num_items;
+        if (ncf_model_create(&m, &c) != NCF_OK || ncf_model_set_ids(m, &d) != NCF_OK) return 1;
+        row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(m));
+        for (j = 0; j < 50; j++) given[j] = (int32_t)((j * 7919 + 13) % items);
+        ncf_set_threads(1);
+        for (k = 0; k < 21; k++) {
+            double t0 = now_s();
+            fo.seed = (uint64_t)k + 1;
+            if (ncf_fold_in(m, given, 50, &fo, row) != NCF_OK) return 1;
+            t[k] = now_s() - t0;
+        }
+        ncf_set_threads(T);
+        for (j = 2; j <= m->scratch->nd; j++) macs += (double)c.layers[j - 1] * c.layers[j];
+        macs += m->scratch->F + m->scratch->top;
+        printf("{\"case\":\"fold_in\",\"config\":\"%s\",\"items_given\":50,\"steps\":%d,\"ms\":%.3f,\"score_flop\":%.0f",
+               cfgs ? "mlperf" : "paper", fo.steps, 1e3 * median(t, 21), 2 * macs);
+        if (cfgs) { /* many users at once; an allow-list */
+            enum { N = 512, K = 10 };
+            static int32_t ulist[N], top[N * K], allow[1000];
+            static float sc[N * K];
+            static int counts[N];
+            ncf_rec_opts o = ncf_rec_opts_default();
+            double ta[5], tc[5], tl[5];
+            for (j = 0; j < N; j++) ulist[j] = (int32_t)((uint64_t)j * 104729 % (uint64_t)users);
+            for (j = 0; j < 1000; j++) allow[j] = (int32_t)((j * 26737 + 5) % items);
+            for (k = 0; k < 5; k++) {
+                double t0 = now_s();
+                if (ncf_recommend_users(m, ulist, N, &o, top, sc, counts) != NCF_OK) return 1;
+                ta[k] = now_s() - t0;
+                o.allow = NULL, t0 = now_s();
+                for (j = 0; j < 20; j++) ncf_recommend_index(m, ulist[j], &o, top, sc);
+                tc[k] = (now_s() - t0) / 20;
+                o.allow = allow, o.num_allow = 1000, t0 = now_s();
+                for (j = 0; j < 20; j++) ncf_recommend_index(m, ulist[j], &o, top, sc);
+                tl[k] = (now_s() - t0) / 20;
+                o.allow = NULL;
+            }
+            printf(",\"threads\":%d,\"users_per_s\":%.1f,\"items\":%d,\"catalogue_ms\":%.3f,\"allow1000_ms\":%.3f", T,
+                   N / median(ta, 5), items, 1e3 * median(tc, 5), 1e3 * median(tl, 5));
+        }
+        printf("}\n");
+        free(row);
+        ncf_model_free(m), m = NULL;
+        ncf_dataset_free(&d);
+    }
+    return 0;
+}
+
+/* Growth against training from scratch, on a MovieLens ratings file with timestamps
+   (ml-100k's u.data; the ml-1m split here has none): each user's latest rating held out (the
+   one before it for validation, 99 sampled negatives); a NeuMF trained 10 epochs on the
+   earlier 90% of the ratings by time (less the held-out ones: yesterday's model has not seen
+   today's test), then grown to all of them and trained on, against one trained on all of them
+   from the start. Each side's epoch is the one its validation HR picks; its test HR and the
+   seconds to get there (the first 10 epochs included) are reported. */
+static int bench_growth(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *text, *early_text;
+    size_t len, n_early = 0;
+    int64_t *ts, n = 0, cut, k;
+    ncf_dataset full, early;
+    ncf_load_opts lo = ncf_load_opts_default(), le = ncf_load_opts_default();
+    ncf_config c = ncf_config_default();
+    ncf_sampler s;
+    ncf_eval_opts eo = ncf_eval_opts_default();
+    int side, e;
+    if (!f) { fprintf(stderr, "bench: %s: cannot open\n", path); return 1; }
+    fseek(f, 0, SEEK_END), len = (size_t)ftell(f), fseek(f, 0, SEEK_SET);
+    text = (char *)malloc(len + 1), early_text = (char *)malloc(len + 1), ts = (int64_t *)malloc(sizeof(int64_t) * (len / 8 + 1));
+    if (!text || !early_text || !ts || fread(text, 1, len, f) != len) return 1;
+    fclose(f);
+    text[len] = 0;
+    for (k = 0; k < (int64_t)len; k = strchr(text + k, '\n') ? strchr(text + k, '\n') - text + 1 : (int64_t)len) {
+        const char *q = text + k;
+        int tabs = 0;
+        while (*q && *q != '\n' && tabs < 3) tabs += *q++ == '\t';
+        ts[n++] = atoll(q);
+    }
+    lo.validation = 1, lo.seed = 1, le.holdout = NCF_HOLDOUT_NONE;
+    if (ncf_load_dataset_mem(&full, "all", text, len, &lo) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
+    {
+        int64_t *sorted = (int64_t *)malloc(sizeof(int64_t) * (size_t)n), j = 0;
+        memcpy(sorted, ts, sizeof(int64_t) * (size_t)n);
+        qsort(sorted, (size_t)n, sizeof *sorted, ncf__cmp_i64);
+        cut = sorted[n * 9 / 10];
+        free(sorted);
+        for (k = 0; k < (int64_t)len; j++) { /* the lines up to the cut, in file order, less the held-out */
+            const char *nl = strchr(text + k, '\n');
+            size_t l = nl ? (size_t)(nl - text - k + 1) : len - (size_t)k;
+            char uid[32], iid[32];
+            int u, i;
+            sscanf(text + k, "%31s %31s", uid, iid);
+            u = ncf_dataset_user_index(&full, uid), i = ncf_dataset_item_index(&full, iid);
+            if (ts[j] <= cut && u >= 0 && i != full.test_item[u] && i != full.val_item[u])
+                memcpy(early_text + n_early, text + k, l), n_early += l;
+            k += (int64_t)l;
+        }
+    }
+    if (ncf_load_dataset_mem(&early, "earlier 90%", early_text, n_early, &le) != NCF_OK) {
+        fprintf(stderr, "bench: %s\n", ncf_error_text());
+        return 1;
+    }
+    for (side = 0; side < 2; side++) {
+        double t0 = now_s(), bv = -1, bt = 0, btest = 0;
+        int be = 0;
+        ncf_model *m = NULL;
+        ncf_metrics mv, mt;
+        if (side) { /* yesterday's model: 10 epochs on the earlier ratings, then grown */
+            c.num_users = early.num_users, c.num_items = early.num_items;
+            if (ncf_model_create(&m, &c) != NCF_OK || ncf_model_set_ids(m, &early) != NCF_OK ||
+                ncf_sampler_init(&s, &early, 4, 1) != NCF_OK)
+                return 1;
+            for (e = 1; e <= 10; e++) ncf_train_epoch(m, &s, e, NULL, NULL, NULL);
+            printf("{\"case\":\"growth_early\",\"ratings\":%lld,\"users\":%d,\"items\":%d,\"s\":%.2f}\n",
+                   (long long)early.report.interactions, early.num_users, early.num_items, now_s() - t0);
+            if (ncf_model_grow(&m, &full) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
+        } else {
+            c.num_users = full.num_users, c.num_items = full.num_items;
+            if (ncf_model_create(&m, &c) != NCF_OK || ncf_model_set_ids(m, &full) != NCF_OK) return 1;
+        }
+        if (ncf_sampler_init(&s, &full, 4, 1) != NCF_OK) return 1;
+        for (e = 1; e <= 20; e++) {
+            double t;
+            ncf_train_epoch(m, &s, (int)m->epoch + 1, NULL, NULL, NULL);
+            t = now_s() - t0;
+            eo.target = NCF_EVAL_VALIDATION, ncf_evaluate_with(m, &full, &eo, &mv);
+            eo.target = NCF_EVAL_TEST, ncf_evaluate_with(m, &full, &eo, &mt);
+            printf("{\"case\":\"growth_epoch\",\"side\":\"%s\",\"epoch\":%d,\"val_hr\":%.4f,\"test_hr\":%.4f,\"s\":%.2f}\n",
+                   side ? "grown" : "scratch", e, mv.hr, mt.hr, t);
+            if (mv.hr > bv) bv = mv.hr, be = e, bt = t, btest = mt.hr;
+        }
+        printf("{\"case\":\"growth\",\"side\":\"%s\",\"ratings\":%lld,\"best_epoch\":%d,\"val_hr\":%.4f,\"test_hr\":%.4f,"
+               "\"s_to_best\":%.2f}\n", side ? "grown" : "scratch", (long long)full.report.interactions, be, bv, btest, bt);
+        ncf_model_free(m);
+    }
+    ncf_dataset_free(&full), ncf_dataset_free(&early);
+    free(text), free(early_text), free(ts);
+    return 0;
+}
+
+/* ------------------------------------------------ fold-in quality (bench) */
+/* A copy of d without the training positives of the users marked in out[] (their held-out
+   items stay). */
+static int without_training_of(const ncf_dataset *d, const uint8_t *out, ncf_dataset *t)
+{
+    int u;
+    int64_t k, w = 0;
+    memset(t, 0, sizeof *t);
+    *t = *d;
+    t->user_ptr = (int64_t *)NCF_MALLOC(sizeof(int64_t) * ((size_t)d->num_users + 1));
+    t->items = (int32_t *)NCF_MALLOC(sizeof(int32_t) * (size_t)(d->num_train ? d->num_train : 1));
+    t->train_user = (int32_t *)NCF_MALLOC(sizeof(int32_t) * (size_t)(d->num_train ? d->num_train : 1));
+    t->test_item = (int32_t *)NCF_MALLOC(sizeof(int32_t) * (size_t)d->num_users);
+    t->eval_neg = (int32_t *)NCF_MALLOC(sizeof(int32_t) * (size_t)d->num_users * (size_t)d->num_eval_neg);
+    t->raw_user = (int64_t *)NCF_MALLOC(sizeof(int64_t) * (size_t)d->num_users);
+    t->raw_item = (int64_t *)NCF_MALLOC(sizeof(int64_t) * (size_t)d->num_items);
+    t->val_item = d->val_item ? (int32_t *)NCF_MALLOC(sizeof(int32_t) * (size_t)d->num_users) : NULL;
+    t->val_neg = d->val_item ? (int32_t *)NCF_MALLOC(sizeof(int32_t) * (size_t)d->num_users * (size_t)d->num_val_neg) : NULL;
+    t->recent_item = NULL, t->user_text = t->item_text = NULL, t->user_text_at = t->item_text_at = NULL, t->groups = NULL;
+    if (!t->user_ptr || !t->items || !t->train_user || !t->test_item || !t->eval_neg || !t->raw_user || !t->raw_item) return 0;
+    memcpy(t->test_item, d->test_item, sizeof(int32_t) * (size_t)d->num_users);
+    memcpy(t->eval_neg, d->eval_neg, sizeof(int32_t) * (size_t)d->num_users * (size_t)d->num_eval_neg);
+    memcpy(t->raw_user, d->raw_user, sizeof(int64_t) * (size_t)d->num_users);
+    memcpy(t->raw_item, d->raw_item, sizeof(int64_t) * (size_t)d->num_items);
+    if (d->val_item) {
+        memcpy(t->val_item, d->val_item, sizeof(int32_t) * (size_t)d->num_users);
+        memcpy(t->val_neg, d->val_neg, sizeof(int32_t) * (size_t)d->num_users * (size_t)d->num_val_neg);
+    }
+    for (u = 0, t->user_ptr[0] = 0; u < d->num_users; u++) {
+        if (!out[u])
+            for (k = d->user_ptr[u]; k < d->user_ptr[u + 1]; k++) t->items[w] = d->items[k], t->train_user[w++] = u;
+        t->user_ptr[u + 1] = w;
+    }
+    t->num_train = w;
+    return 1;
+}
+
+/* HR@10, NDCG@10 of the held-out users (out[]) on the target's candidates: model rows
+   (urow NULL) or rows folded in from each user's training items with fo. */
+static void heldout_metrics(const ncf_model *m, const ncf_dataset *d, const uint8_t *out, int target,
+                            const ncf_fold_opts *fo, double *hr, double *ndcg, double *ms)
+{
+    int u, users = 0, nn = target ? d->num_val_neg : d->num_eval_neg;
+    float *row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(m)), *sc = (float *)malloc(sizeof(float) * (size_t)(nn + 1));
+    int32_t *cand = (int32_t *)malloc(sizeof(int32_t) * (size_t)(nn + 1));
+    double h = 0, g = 0, t0 = now_s();
+    for (u = 0; u < d->num_users; u++) {
+        int32_t t = target ? d->val_item[u] : d->test_item[u];
+        int j, r = 0, n = (int)(d->user_ptr[u + 1] - d->user_ptr[u]);
+        if (!out[u] || t < 0 || n == 0) continue;
+        if (fo) ncf_fold_in(m, d->items + d->user_ptr[u], n, fo, row);
+        cand[0] = t;
+        memcpy(cand + 1, (target ? d->val_neg : d->eval_neg) + (size_t)u * nn, sizeof(int32_t) * (size_t)nn);
+        ncf_predict_items(m, u, fo ? row : NULL, cand, nn + 1, sc);
+        for (j = 1; j <= nn; j++) r += cand[j] != t && sc[j] >= sc[0];
+        users++;
+        if (r < 10) h += 1, g += log(2.0) / log(r + 2.0);
+    }
+    *hr = h / users, *ndcg = g / users, *ms = 1e3 * (now_s() - t0) / users;
+    free(row), free(sc), free(cand);
+}
+
+/* Popularity on the held-out users' test candidates (training counts of everyone else). */
+static double heldout_popularity(const ncf_dataset *trained_on, const ncf_dataset *d, const uint8_t *out)
+{
+    double *pop = (double *)calloc((size_t)d->num_items, sizeof(double)), h = 0;
+    int u, users = 0;
+    int64_t k;
+    for (k = 0; k < trained_on->num_train; k++) pop[trained_on->items[k]] += 1;
+    for (u = 0; u < d->num_users; u++) {
+        int j, r = 0;
+        if (!out[u] || d->test_item[u] < 0) continue;
+        for (j = 0; j < d->num_eval_neg; j++) r += pop[d->eval_neg[(size_t)u * d->num_eval_neg + j]] >= pop[d->test_item[u]];
+        users++, h += r < 10;
+    }
+    free(pop);
+    return h / users;
+}
+
+/* Trains epochs 1..E, keeping the epoch whose validation HR over the users not held out is
+   best (a copy in *best). */
+static int train_best(ncf_model *m, const ncf_dataset *t, const uint8_t *out, int E, ncf_model **best, int *best_epoch)
+{
+    ncf_sampler s;
+    uint8_t *in = (uint8_t *)malloc((size_t)t->num_users);
+    double bh = -1, hr, nd, ms;
+    int e, u;
+    void *buf;
+    size_t len;
+    for (u = 0; u < t->num_users; u++) in[u] = !out[u];
+    if (ncf_sampler_init(&s, t, m->cfg.num_neg, m->cfg.seed) != NCF_OK) return 0;
+    for (e = 1; e <= E; e++) {
+        if (ncf_train_epoch(m, &s, e, NULL, NULL, NULL) != NCF_OK) return 0;
+        heldout_metrics(m, t, in, 1, NULL, &hr, &nd, &ms);
+        if (hr > bh && ncf_save_mem(m, NCF_SAVE_MODEL, &buf, &len) == NCF_OK) {
+            ncf_model_free(*best), *best = NULL;
+            ncf_load_mem(best, buf, len), ncf_free(buf);
+            bh = hr, *best_epoch = e;
+        }
+    }
+    free(in);
+    return *best != NULL;
+}
+
+/* Fold-in against training: 10% of the users of the paper's ml-1m split held out entirely
+   (seeded), a model trained on the rest, each held-out user folded in from its training items;
+   the fold-in's steps, learning rate and L2 chosen on those users' validation items, its test
+   figures against the same users trained normally and against popularity. */
+static int bench_foldin(const char *prefix, const char *which)
+{
+    ncf_load_opts lo = ncf_load_opts_default();
+    ncf_dataset d, t;
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL, *full = NULL, *best = NULL, *best_full = NULL;
+    uint8_t *out;
+    int u, E = 20, be = 0, bf = 0, held = 0, si, li, gi;
+    static const int steps[] = {10, 20, 40};
+    static const float lrs[] = {0.01f, 0.03f, 0.1f}, l2s[] = {0.0f, 0.01f, 0.1f};
+    ncf_fold_opts fo = ncf_fold_opts_default(), chosen = fo;
+    double hr, nd, ms, bv = -1, fh, fn;
+    lo.validation = 1, lo.seed = 1;
+    if (ncf_load_dataset(&d, prefix, &lo) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
+    out = (uint8_t *)calloc((size_t)d.num_users, 1);
+    for (u = 0; u < d.num_users; u++) held += out[u] = (ncf__mix64(7 + (uint64_t)u) % 10) == 0;
+    if (!strcmp(which, "mf")) c.model = NCF_MF, c.mf_dim = 256, c.lr = 0.002f, c.mf_reg = 0.003f, E = 15;
+    c.num_users = d.num_users, c.num_items = d.num_items;
+    if (!without_training_of(&d, out, &t) || ncf_model_create(&m, &c) != NCF_OK || ncf_model_set_ids(m, &d) != NCF_OK ||
+        ncf_model_create(&full, &c) != NCF_OK || ncf_model_set_ids(full, &d) != NCF_OK ||
+        !train_best(m, &t, out, E, &best, &be) || !train_best(full, &d, out, E, &best_full, &bf)) {
+        fprintf(stderr, "bench: %s\n", ncf_error_text());
+        return 1;
+    }
+    for (si = 0; si < 3; si++)
+        for (li = 0; li < 3; li++)
+            for (gi = 0; gi < 3; gi++) {
+                fo.steps = steps[si], fo.lr = lrs[li], fo.l2 = l2s[gi];
+                heldout_metrics(best, &d, out, 1, &fo, &hr, &nd, &ms);
+                printf("{\"case\":\"foldin_grid\",\"model\":\"%s\",\"steps\":%d,\"lr\":%g,\"l2\":%g,\"val_hr\":%.4f,\"ms\":%.2f}\n",
+                       which, fo.steps, fo.lr, fo.l2, hr, ms);
+                if (hr > bv) bv = hr, chosen = fo;
+            }
+    heldout_metrics(best, &d, out, 0, &chosen, &hr, &nd, &ms);
+    heldout_metrics(best_full, &d, out, 0, NULL, &fh, &fn, &ms);
+    printf("{\"case\":\"foldin\",\"model\":\"%s\",\"held_users\":%d,\"epoch\":%d,\"full_epoch\":%d,\"steps\":%d,\"lr\":%g,"
+           "\"l2\":%g,\"val_hr\":%.4f,\"test_hr\":%.4f,\"test_ndcg\":%.4f,\"trained_hr\":%.4f,\"trained_ndcg\":%.4f,"
+           "\"popularity_hr\":%.4f}\n", which, held, be, bf, chosen.steps, chosen.lr, chosen.l2, bv, hr, nd, fh, fn,
+           heldout_popularity(&t, &d, out));
+    ncf_model_free(m), ncf_model_free(full), ncf_model_free(best), ncf_model_free(best_full);
+    ncf_dataset_free(&t), ncf_dataset_free(&d), free(out);
+    return 0;
+}
+
 /* ------------------------------------------------------------------ runner */
 
 typedef struct { const char *name; void (*fn)(void); } test_case;
@@ -3550,6 +4243,11 @@ static const test_case TESTS[] = {
     {"holdout_latest_random_or_none", test_holdout_latest_random_or_none},
     {"popularity_baseline_by_hand", test_popularity_baseline_by_hand},
     {"format_3_files_still_read", test_format_3_files_still_read},
+    {"recommend_filters_exact_on_hand_cases", test_recommend_filters_exact_on_hand_cases},
+    {"recommend_users_equal_one_user_calls", test_recommend_users_equal_one_user_calls},
+    {"fold_in_deterministic_and_exact_from_known_rows", test_fold_in_deterministic_and_exact_from_known_rows},
+    {"similar_items_by_hand", test_similar_items_by_hand},
+    {"model_grows_with_new_data", test_model_grows_with_new_data},
     {"split_negatives_checked", test_split_negatives_checked},
     {"sampler_properties", test_sampler_properties},
     {"sampler_uniform_chi2", test_sampler_uniform_chi2},
@@ -4014,6 +4712,9 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--bench") && i + 1 < argc) {
             if (!strcmp(argv[i + 1], "load")) return bench_load();
             if (!strcmp(argv[i + 1], "serve-ids")) return bench_serve_ids();
+            if (!strcmp(argv[i + 1], "serving")) return bench_serving();
+            if (!strcmp(argv[i + 1], "growth") && i + 2 < argc) return bench_growth(argv[i + 2]);
+            if (!strcmp(argv[i + 1], "foldin") && i + 3 < argc) return bench_foldin(argv[i + 2], argv[i + 3]);
             if (!strcmp(argv[i + 1], "write-ratings") && i + 3 < argc) return bench_write_ratings(argv[i + 2], !strcmp(argv[i + 3], "text"));
             if (i + 3 >= argc) { fprintf(stderr, "usage: tests --bench paper|mlperf THREADS lazy|dense\n"); return 2; }
             return bench_case(argv[i + 1], atoi(argv[i + 2]), argv[i + 3]);
