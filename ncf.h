@@ -32,6 +32,9 @@
                                         model read in place takes about 9 KB of Cortex-M
                                         code at -Os (make device)
      NCF_MAX_LAYERS                     MLP tower depth limit (default 8)
+     NCF_VECTOR_EXT, NCF_NO_VECTOR_EXT  the kernels' vector tile on or off (default: on where
+                                        the target has SIMD registers: x86, NEON, wasm, POWER, z;
+                                        the plain tile, the same bits, elsewhere)
      NCF_NO_TLS                         no thread-local storage (the default on Cortex-M,
                                         whose newlib has no TLS runtime): the error text
                                         is then shared by all threads
@@ -3219,8 +3222,16 @@ NCFDEF void ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, ui
 
 /* Register tile: MR rows x NR columns of C held in registers across the k loop.
    With GCC/clang vector extensions NR is two vectors (AVX-512: 2x16 floats, else
-   2x8); elsewhere the same tile in plain C. */
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(NCF_NO_VECTOR_EXT)
+   2x8); elsewhere the same tile in plain C, which gives the same bits. The vector form
+   is the default only where the target has SIMD registers for it (x86, NEON, WebAssembly,
+   POWER, z): on a microcontroller (Cortex-M, RISC-V without V) the compiler would emulate
+   the vectors lane by lane, in more code and more time than the plain tile
+   (NCF_VECTOR_EXT forces it, NCF_NO_VECTOR_EXT turns it off). */
+#if !defined(NCF_VECTOR_EXT) && (defined(__x86_64__) || defined(__i386__) || defined(__ARM_NEON) || \
+                                 defined(__aarch64__) || defined(__wasm__) || defined(__powerpc64__) || defined(__s390x__))
+#define NCF_VECTOR_EXT 1
+#endif
+#if (defined(__GNUC__) || defined(__clang__)) && defined(NCF_VECTOR_EXT) && !defined(NCF_NO_VECTOR_EXT)
 #define NCF__VEC 1
 #if defined(__AVX512F__)
 #define NCF__VW 16
