@@ -16,12 +16,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #ifdef _WIN32 /* MinGW (make windows) */
 #include <io.h>
 #include <windows.h>
 #define isatty _isatty
 #else
+#include <sys/statvfs.h>
 #include <unistd.h>
 #endif
 
@@ -402,6 +404,11 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (o->checkpoint_every && !o->save)
         fprintf(stderr, "demo: warning: --checkpoint_every does nothing without --save\n");
+    if (o->checkpoint_every && o->int8) {
+        fprintf(stderr, "demo: --int8 checkpoints cannot resume a run exactly (no Adam state, rounded rows): "
+                        "drop --int8 or --checkpoint_every\n");
+        return 0;
+    }
     if (o->load && (model_flags || factors_set || layers_set))
         fprintf(stderr, "demo: warning: --load uses the model file's config; --model, --num_factors and --layers "
                         "are ignored\n");
@@ -569,22 +576,53 @@ static int create_pretrained(const options *o, ncf_config *cfg, const ncf_datase
     return ok;
 }
 
-/* Saves with the Adam state, so a saved run can resume; 0 after saying why it failed. */
-/* Before hours of training: can a file be created beside PATH? (The save itself writes a
-   temporary file there and renames it.) */
-static int writable_beside(const char *path, const char *flag)
+/* Before hours of training: will a save to PATH work? A non-empty path, not a directory or a
+   device, in a folder that exists and takes new files, with room for about `bytes`. Nothing is
+   written (a probe file is a name someone else could have planted). */
+static int writable_beside(const char *path, const char *flag, double bytes)
 {
-    char probe[1100];
-    FILE *f;
-    snprintf(probe, sizeof probe, "%s.demo-write-check", path);
+    char dir[4096];
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    struct stat st;
     if (!ON_ROOT) return all_ok(1);
-    if ((f = fopen(probe, "wb")) == NULL) {
-        fprintf(stderr, "demo: %s %s: cannot create a file there (%s)\n", flag, path, strerror(errno));
+    if (!path || !*path) { fprintf(stderr, "demo: %s: an empty path\n", flag); return all_ok(0); }
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        fprintf(stderr, "demo: %s %s: exists and is not a regular file\n", flag, path);
         return all_ok(0);
     }
-    fclose(f);
-    remove(probe);
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "demo: %s %s: cannot create a file there (no folder %s)\n", flag, path, dir);
+        return all_ok(0);
+    }
+#ifndef _WIN32
+    if (access(dir, W_OK) != 0) {
+        fprintf(stderr, "demo: %s %s: cannot create a file there (%s: %s)\n", flag, path, dir, strerror(errno));
+        return all_ok(0);
+    }
+    {
+        struct statvfs fs;
+        if (statvfs(dir, &fs) == 0 && (double)fs.f_bavail * (double)fs.f_frsize < bytes) {
+            fprintf(stderr, "demo: %s %s: the model needs about %.1f MB, %s has %.1f MB free\n", flag, path, bytes / 1e6,
+                    dir, (double)fs.f_bavail * (double)fs.f_frsize / 1e6);
+            return all_ok(0);
+        }
+    }
+#else
+    (void)bytes;
+#endif
     return all_ok(1);
+}
+
+/* Training diverged: the model as it was before the epoch that did, to --save. */
+static void save_last_good(const void *buf, size_t len, const char *path, int epoch)
+{
+    ncf_model *m = NULL;
+    if (ncf_load_mem(&m, buf, len) == NCF_OK && ncf_save(m, path, NCF_SAVE_ADAM) == NCF_OK)
+        fprintf(stderr, "demo: saved the last finite model (epoch %d) to %s\n", epoch, path);
+    else
+        fprintf(stderr, "demo: the last finite model could not be saved either: %s\n", ncf_error_text());
+    ncf_model_free(m);
 }
 
 /* (demo-mpi: rank 0 writes the file; every rank learns whether it did) */
@@ -1044,6 +1082,8 @@ static int run(const options *o)
     const char *path = data_path(o, buf, sizeof buf);
     double t, train_s = 0;
     epoch_row *rows = NULL, best, pop;
+    void *last_good = NULL;
+    size_t last_len = 0;
     int epoch, l, rc = 1, first = 0, nrows = 0, k = o->top_k, evaluable;
 
     if (o->threads) ncf_set_threads(o->threads);
@@ -1156,8 +1196,12 @@ static int run(const options *o)
            (unsigned long)model->num_params,
            cfg.optimizer == NCF_OPT_SGD ? "SGD" : cfg.adam == NCF_ADAM_LAZY ? "Adam (lazy)" : "Adam (dense)", cfg.lr,
            cfg.batch_size, cfg.num_neg, (unsigned long long)cfg.seed, ncf_get_threads());
-    if ((o->save && !writable_beside(o->save, "--save")) || (o->save_best && !writable_beside(o->save_best, "--save_best")))
-        goto done;
+    {
+        double bytes = (double)model->num_params * (o->int8 ? 1.5 : 12.0) + 8.0 * (model->cfg.num_users + model->cfg.num_items);
+        if ((o->save && !writable_beside(o->save, "--save", bytes)) ||
+            (o->save_best && !writable_beside(o->save_best, "--save_best", bytes)))
+            goto done;
+    }
     if (o->log && ON_ROOT) {
         if (!(logf = fopen(o->log, "w"))) {
             fprintf(stderr, "demo: --log %s: cannot open for writing (%s)\n", o->log, strerror(errno));
@@ -1187,8 +1231,13 @@ static int run(const options *o)
                        (unsigned long long)first_batch, (unsigned long long)all_batches);
             }
             t = now();
+            if (o->save && !o->int8 && ON_ROOT) { /* the last finite model, in case this epoch diverges */
+                ncf_free(last_good), last_good = NULL;
+                if (ncf_save_mem(model, NCF_SAVE_ADAM, &last_good, &last_len) != NCF_OK) last_good = NULL;
+            }
             if (train_epoch(model, &sampler, epoch, &ps, &r->loss) != NCF_OK) {
                 fprintf(stderr, "demo: %s\n", ncf_error_text());
+                if (last_good && strstr(ncf_error_text(), "not finite")) save_last_good(last_good, last_len, o->save, epoch - 1);
                 goto done;
             }
             train_s = now() - t;
@@ -1260,6 +1309,7 @@ static int run(const options *o)
 done:
     if (logf && fclose(logf) != 0) { fprintf(stderr, "demo: %s: write failed\n", o->log); rc = 1; }
     free(rows);
+    ncf_free(last_good);
     ncf_model_free(model);
     ncf_dataset_free(&data);
     return rc;

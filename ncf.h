@@ -760,6 +760,8 @@ NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m);
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <time.h>
 #define NCF__PID() ((uint64_t)getpid())
 #else
 #define NCF__PID() ((uint64_t)0)
@@ -827,9 +829,33 @@ NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m);
    milliseconds and need every thread, which on a busy machine cost 2 threads 4x against 1.
    Units write disjoint outputs and every output is summed in a fixed order, so results do
    not depend on which thread ran what, nor on the number of threads. */
+/* OpenMP's runtime exits the process when it cannot start a thread (libgomp: "Thread
+   creation failed", under a small address space or a limit on threads), where the library
+   must return. So before its first parallel region the library starts one thread itself,
+   once; where that fails, every region runs on the calling thread alone, with the same
+   results (see above). */
+#if defined(_OPENMP) && (defined(__GNUC__) || defined(__clang__)) && (defined(__unix__) || defined(__APPLE__))
+#include <pthread.h>
+static void *ncf__idle(void *p) { return p; }
+static int ncf__threads_usable(void)
+{
+    static int state; /* 0: not tried; 1: threads start; 2: they do not */
+    int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+    if (!st) {
+        pthread_t t;
+        st = pthread_create(&t, NULL, ncf__idle, NULL) == 0 ? 1 : 2;
+        if (st == 1) pthread_join(t, NULL);
+        __atomic_store_n(&state, st, __ATOMIC_RELEASE);
+    }
+    return st == 1;
+}
+#else
+#define ncf__threads_usable() 1
+#endif
+
 #if defined(_OPENMP) && (defined(__GNUC__) || defined(__clang__))
 #define NCF__TEAMS 1
-#define NCF__PARALLEL(cond) NCF__OMP(parallel if (cond))
+#define NCF__PARALLEL(cond) NCF__OMP(parallel if ((cond) && ncf__threads_usable()))
 #if defined(_WIN32)
 #define NCF__NAP(us) Sleep((us) >= 1000 ? 1 : 0)
 #elif defined(__unix__) || defined(__unix) || defined(__APPLE__)
@@ -992,7 +1018,14 @@ static void ncf__flag(int *f, int bits)
 
 /* ---------------------------------------------------------------- errors -- */
 
-static NCF__TLS char ncf__errbuf[512];
+/* Room for a message about a path as long as the OS takes (4096), and its reason; a device
+   keeps its RAM. */
+#ifdef NCF_INFERENCE_ONLY
+#define NCF__ERR_BYTES 512
+#else
+#define NCF__ERR_BYTES 4608
+#endif
+static NCF__TLS char ncf__errbuf[NCF__ERR_BYTES];
 
 static int ncf__fail(int code, const char *fmt, ...)
 {
@@ -1087,14 +1120,30 @@ static size_t ncf__first_nonfinite(const float *p, size_t n)
     return i;
 }
 
+#define NCF__MAX_VALUE 1e15f /* a parameter or moment a file may hold: past it, scores overflow */
+
+/* Index of the first value of p[0..n) that is not finite or not below NCF__MAX_VALUE in size, or n. */
+static size_t ncf__first_implausible(const float *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n && p[i] < NCF__MAX_VALUE && p[i] > -NCF__MAX_VALUE; i++) {}
+    return i;
+}
+
 #ifndef NCF_NO_STDIO
-/* Reads a whole file, NUL-terminated. */
+/* Reads a whole file, NUL-terminated. A pipe is read to its end; a directory or a device (which
+   may never end: /dev/zero) is refused. */
 static int ncf__read_file(const char *path, char **out, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f;
     size_t cap = 1 << 20, n = 0, got;
     char *buf, *nb;
-    if (!f) return ncf__fail(NCF_ERR_IO, "%s: cannot open for reading", path);
+#if defined(NCF__POSIX_FILES)
+    struct stat st;
+    if (stat(path, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
+        return ncf__fail(NCF_ERR_IO, "%s: is a %s, not a file", path, S_ISDIR(st.st_mode) ? "directory" : "device");
+#endif
+    if (!(f = fopen(path, "rb"))) return ncf__fail(NCF_ERR_IO, "%s: cannot open for reading", path);
     buf = (char *)NCF_MALLOC(cap);
     while (buf) {
         got = fread(buf + n, 1, cap - n - 1, f);
@@ -1364,7 +1413,7 @@ static int ncf__dataset_alloc(ncf_dataset *ds)
 static void ncf__fill_train_user(ncf_dataset *ds)
 {
     int u;
-    NCF__OMP(parallel for schedule(static))
+    NCF__OMP(parallel for schedule(static) if (ncf__threads_usable()))
     for (u = 0; u < ds->num_users; u++) {
         int64_t k;
         for (k = ds->user_ptr[u]; k < ds->user_ptr[u + 1]; k++) ds->train_user[k] = u;
@@ -1456,7 +1505,10 @@ static int ncf__negatives_possible(const ncf_dataset *ds, const int32_t *held, i
 {
     int u;
     for (u = 0; u < ds->num_users; u++)
-        if (held[u] >= 0 && ncf__num_unrated(ds, u) < n)
+        if (held[u] >= 0 && ncf__num_unrated(ds, u) == 0)
+            return ncf__fail(NCF_ERR_DATA, "user %s rated all %d items: none is left to rank the held-out one against "
+                             "(drop the user, or hold nothing out)", ncf__user_name(ds, u, 0), ds->num_items);
+        else if (held[u] >= 0 && ncf__num_unrated(ds, u) < n)
             return ncf__fail(NCF_ERR_DATA,
                              "user %s rated %lld of %d items: fewer than %d unrated items to use as %s "
                              "negatives (ask for fewer)",
@@ -1472,7 +1524,7 @@ static void ncf__draw_negatives(const ncf_dataset *ds, const int32_t *held, int 
 {
     int u, T = ncf_get_threads();
     (void)T; /* (without OpenMP) */
-    NCF__OMP(parallel num_threads(T))
+    NCF__OMP(parallel num_threads(T) if (ncf__threads_usable()))
     {
         /* ranks drawn with replacement, deduplicated, topped up until n distinct */
         int t = 0;
@@ -1751,7 +1803,7 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
 
     /* per user: merge duplicate items (keep the latest), hold one out; the latest of the rest
        is what a validation set takes */
-    NCF__OMP(parallel for schedule(dynamic, 256) reduction(+:dups))
+    NCF__OMP(parallel for schedule(dynamic, 256) reduction(+:dups) if (ncf__threads_usable()))
     for (u = 0; u < U; u++) {
         ncf__rec *r = rec + start[u];
         int64_t c = start[u + 1] - start[u], k = 0, i, held;
@@ -1787,7 +1839,7 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
     ds->num_train = total;
     if ((rc = ncf__dataset_alloc(ds)) != NCF_OK) goto done;
     for (u = 0; u < U; u++) ds->user_ptr[u + 1] = ds->user_ptr[u] + kept[u];
-    NCF__OMP(parallel for schedule(static))
+    NCF__OMP(parallel for schedule(static) if (ncf__threads_usable()))
     for (u = 0; u < U; u++) {
         int64_t i;
         for (i = 0; i < kept[u]; i++) ds->items[ds->user_ptr[u] + i] = rec[start[u] + i].item;
@@ -1903,7 +1955,7 @@ NCFDEF int ncf_synthetic(ncf_dataset *ds, int num_users, int num_items, int64_t 
     buf = NCF__NEW(int32_t, off[num_users]);
     if (!buf) { rc = ncf__fail(NCF_ERR_NOMEM, "ncf_synthetic: out of memory"); goto done; }
 
-    NCF__OMP(parallel for schedule(dynamic, 64))
+    NCF__OMP(parallel for schedule(dynamic, 64) if (ncf__threads_usable()))
     for (u = 0; u < num_users; u++) {
         int32_t *it = buf + off[u];
         int64_t have = 0, draw = 0, k, want = cnt[u];
@@ -1944,7 +1996,7 @@ NCFDEF int ncf_synthetic(ncf_dataset *ds, int num_users, int num_items, int64_t 
     ds->num_train = total;
     if ((rc = ncf__dataset_alloc(ds)) != NCF_OK) goto done;
     for (u = 0; u < num_users; u++) ds->user_ptr[u + 1] = ds->user_ptr[u] + got[u] - 1;
-    NCF__OMP(parallel for schedule(static))
+    NCF__OMP(parallel for schedule(static) if (ncf__threads_usable()))
     for (u = 0; u < num_users; u++) {
         const int32_t *it = buf + off[u];
         int64_t t = ncf__below(ncf__hash3(seed ^ NCF__TAG_SYNTH, ~(uint64_t)u, 0), (uint32_t)got[u]), k, q = 0;
@@ -2765,6 +2817,21 @@ static int64_t ncf__count_fields(const char *c, const char *e)
     return n;
 }
 
+/* A line's negatives are distinct: one counted twice would weigh twice in the test item's
+   rank. (The paper's ml-1m file has none twice.) */
+static int ncf__distinct_negatives(const int32_t *row, int n, const char *path, int64_t line)
+{
+    int32_t *s = NCF__NEW(int32_t, n);
+    int j, dup = -1;
+    if (!s) return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory", path);
+    memcpy(s, row, sizeof(int32_t) * (size_t)n);
+    qsort(s, (size_t)n, sizeof *s, ncf__cmp_i32);
+    for (j = 1; j < n && dup < 0; j++)
+        if (s[j] == s[j - 1]) dup = s[j];
+    NCF_FREE(s);
+    return dup < 0 ? NCF_OK : ncf__fail(NCF_ERR_DATA, "%s:%lld: negative %d appears twice on the line", path, (long long)line, dup);
+}
+
 /* Every line after the current one has n negatives too, checked before any memory is
    sized by the first line (a first line of millions must name the line that differs). */
 static int ncf__same_counts(const char *path, const ncf__lines *from, int64_t n)
@@ -2853,6 +2920,7 @@ static int ncf__parse_negatives(const char *path, const ncf__triples *test, int3
             }
             c = fe;
         }
+        if (rc == NCF_OK && (rc = ncf__distinct_negatives(neg + row * n0, (int)n0, path, L.line)) != NCF_OK) break;
         lines[row++] = L.line;
     }
     NCF_FREE(buf);
@@ -2913,7 +2981,7 @@ static int ncf__file_exists(const char *path)
 static int ncf__load_ncf(ncf_dataset *ds, const char *prefix, int sample_negs, uint64_t seed, int holdout)
 {
     ncf__build_opts bo;
-    char path[3][1024];
+    char path[3][4200];
     static const char *suffix[3] = {".train.rating", ".test.rating", ".test.negative"};
     ncf__triples train, test, all;
     int32_t *neg = NULL;
@@ -2997,7 +3065,7 @@ done:
 static const char *ncf__split_prefix(const char *path, char *prefix, size_t size)
 {
     static const char *const suffix[3] = {".train.rating", ".test.rating", ".test.negative"};
-    char probe[1100];
+    char probe[4216];
     int k;
     if (strlen(path) >= size) return NULL;
     strcpy(prefix, path);
@@ -3013,7 +3081,7 @@ static const char *ncf__split_prefix(const char *path, char *prefix, size_t size
 NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_opts *opts)
 {
     ncf_load_opts o = opts ? *opts : ncf_load_opts_default();
-    char prefix[1024];
+    char prefix[4200];
     char *buf;
     size_t len;
     int rc;
@@ -3042,8 +3110,11 @@ NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_op
 NCFDEF int ncf_sampler_init(ncf_sampler *s, const ncf_dataset *data, int num_neg, uint64_t seed)
 {
     int u, h = 1;
-    if (!s || !data || !data->user_ptr || num_neg < 0)
-        return ncf__fail(NCF_ERR_ARG, "ncf_sampler_init: need a sampler, a loaded dataset and num_neg >= 0");
+    if (!s || !data || !data->user_ptr || num_neg < 0 || num_neg > 1000000)
+        return ncf__fail(NCF_ERR_ARG, "ncf_sampler_init: need a sampler, a loaded dataset and 0 <= num_neg <= 1000000");
+    if (ncf__all_train(data) > ((int64_t)1 << 62) / ((int64_t)num_neg + 1))
+        return ncf__fail(NCF_ERR_ARG, "ncf_sampler_init: %lld positives x %d examples each is past 2^62 a epoch",
+                         (long long)ncf__all_train(data), num_neg + 1);
     if (ncf__all_train(data) <= 0)
         return ncf__fail(NCF_ERR_DATA, "ncf_sampler_init: the dataset has no training positives");
     if (num_neg > 0)
@@ -3153,7 +3224,7 @@ NCFDEF void ncf_sampler_fill(const ncf_sampler *s, int epoch, int64_t start, int
 {
     uint64_t key = ncf__hash3(s->seed ^ NCF__TAG_SHUFFLE, (uint64_t)epoch, 0);
     int c, chunks = (n + 15) / 16;
-    NCF__OMP(parallel for schedule(static) if (n >= 256))
+    NCF__OMP(parallel for schedule(static) if (n >= 256 && ncf__threads_usable()))
     for (c = 0; c < chunks; c++) {
         int j = c * 16;
         ncf__fill_chunk(s, epoch, key, start + j, n - j < 16 ? n - j : 16, users + j, items + j, labels + j, NULL);
@@ -3178,7 +3249,7 @@ NCFDEF void ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, ui
     if (!s || !s->data || batch_size <= 0 || s->data->total_train) return;
     nb = (s->num_examples + batch_size - 1) / batch_size;
     if (!(hb = NCF__ZNEW(uint64_t, nb))) return;
-    NCF__OMP(parallel)
+    NCF__OMP(parallel if (ncf__threads_usable()))
     {
         int32_t *u = NCF__NEW(int32_t, batch_size), *it = NCF__NEW(int32_t, batch_size);
         float *y = NCF__NEW(float, batch_size);
@@ -3614,6 +3685,8 @@ struct ncf__scratch {
 };
 
 static void ncf__refresh_projection(ncf_model *m); /* metrics: the cached item projection */
+static ncf__ids ncf__model_ids(const ncf_model *m, int items); /* serving: the model's ids */
+static int ncf__has_ids(const ncf_model *m);
 
 /* A model trained over MPI ranks whose copy here has only this rank's users up to date. */
 #if defined(NCF_MPI) && !defined(NCF_INFERENCE_ONLY)
@@ -3699,17 +3772,19 @@ static int ncf__check_config(const ncf_config *c)
         return ncf__fail(NCF_ERR_ARG, "config: the MLP needs 2 to %d layer sizes (got %d)", NCF_MAX_LAYERS,
                          c->num_layers);
     for (l = 0; mlp && l < c->num_layers; l++)
-        if (c->layers[l] <= 0 || c->layers[l] > 65536 || c->mlp_reg[l] < 0)
-            return ncf__fail(NCF_ERR_ARG, "config: layer %d has size %d (must be 1..65536) or a negative L2", l,
+        if (c->layers[l] <= 0 || c->layers[l] > 65536 || !(c->mlp_reg[l] >= 0 && c->mlp_reg[l] <= 1e6f))
+            return ncf__fail(NCF_ERR_ARG, "config: layer %d has size %d (must be 1..65536) or an L2 outside [0, 1e6]", l,
                              c->layers[l]);
     if (mlp && c->layers[0] % 2)
         return ncf__fail(NCF_ERR_ARG, "config: layers[0] = %d must be even (user and item halves)", c->layers[0]);
-    if (!(c->lr > 0) || !(c->beta1 >= 0 && c->beta1 < 1) || !(c->beta2 >= 0 && c->beta2 < 1) ||
-        !(c->epsilon > 0) || !(c->mf_reg >= 0) || !(c->init_sd >= 0 && c->init_sd < 1e3f))
-        return ncf__fail(NCF_ERR_ARG,
-                         "config: need lr > 0, 0 <= beta1, beta2 < 1, epsilon > 0, mf_reg >= 0, 0 <= init_sd < 1000");
-    if (c->batch_size <= 0 || c->num_neg < 0)
-        return ncf__fail(NCF_ERR_ARG, "config: batch_size must be > 0 and num_neg >= 0");
+    /* (written so that NaN fails each test: a NaN or infinite setting is refused, not trained on) */
+    if (!(c->lr > 0 && c->lr <= 1e3f) || !(c->beta1 >= 0 && c->beta1 < 1) || !(c->beta2 >= 0 && c->beta2 < 1) ||
+        !(c->epsilon > 0 && c->epsilon <= 1) || !(c->mf_reg >= 0 && c->mf_reg <= 1e6f) || !(c->init_sd >= 0 && c->init_sd < 1e3f))
+        return ncf__fail(NCF_ERR_ARG, "config: need 0 < lr <= 1000, 0 <= beta1, beta2 < 1, 0 < epsilon <= 1, "
+                         "0 <= mf_reg <= 1e6, 0 <= init_sd < 1000 (NaN and infinity refused)");
+    if (c->batch_size <= 0 || c->batch_size > (1 << 24) || c->num_neg < 0 || c->num_neg > 1000000)
+        return ncf__fail(NCF_ERR_ARG, "config: need 0 < batch_size <= 2^24 and 0 <= num_neg <= 1000000 (got %d, %d)",
+                         c->batch_size, c->num_neg);
     if (c->adam != NCF_ADAM_LAZY && c->adam != NCF_ADAM_DENSE)
         return ncf__fail(NCF_ERR_ARG, "config: unknown Adam mode %d", (int)c->adam);
     if (c->optimizer != NCF_OPT_ADAM && c->optimizer != NCF_OPT_SGD)
@@ -3865,7 +3940,7 @@ static void ncf__init_tensor(ncf_model *m, int t, int normal, double scale)
     float *p = m->params + T->offset;
     int64_t i, n = (int64_t)T->rows * T->cols;
     uint64_t key = ncf__hash3(m->cfg.seed, NCF__TAG_INIT, (uint64_t)t);
-    NCF__OMP(parallel for schedule(static) if (n > 65536))
+    NCF__OMP(parallel for schedule(static) if (n > 65536 && ncf__threads_usable()))
     for (i = 0; i < n; i++) {
         uint64_t a = ncf__hash3(key, (uint64_t)i, 0), b = ncf__mix64(a);
         if (normal) {
@@ -3985,6 +4060,9 @@ static int ncf__check_batch(const ncf_model *m, const int32_t *users, const int3
         if (users[j] < 0 || users[j] >= m->cfg.num_users || items[j] < 0 || items[j] >= m->cfg.num_items)
             return ncf__fail(NCF_ERR_ARG, "batch position %d: (user index %d, item index %d) outside [0,%d) x [0,%d) (indices, not ids)", j,
                              users[j], items[j], m->cfg.num_users, m->cfg.num_items);
+    for (j = 0; labels && j < n; j++)
+        if (((const float *)labels)[j] != 0.0f && ((const float *)labels)[j] != 1.0f)
+            return ncf__fail(NCF_ERR_ARG, "batch position %d: label %g (labels are 0 or 1)", j, (double)((const float *)labels)[j]);
     return NCF_OK;
 }
 
@@ -4898,8 +4976,8 @@ NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int
         return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: the data has %d users and %d items, the model %d and %d",
                          s->data->num_users, s->data->num_items, m->cfg.num_users, m->cfg.num_items);
     if (first < 0 || count < 0 || first > s->num_examples || count > s->num_examples - first)
-        return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: examples [%lld, %lld) outside the epoch's %lld",
-                         (long long)first, (long long)(first + count), (long long)s->num_examples);
+        return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: %lld examples from %lld: outside the epoch's %lld",
+                         (long long)count, (long long)first, (long long)s->num_examples);
     B = m->cfg.batch_size;
     end = first + count;
     if ((rc = ncf__reserve(m, B)) != NCF_OK) return rc;
@@ -5016,6 +5094,10 @@ static float *ncf__item_projection(const ncf_model *m, int *rc)
     *rc = NCF_OK;
     if (!s->H || !m->mlp_item) return NULL; /* (an int8 model projects as it scores) */
     L1 = m->cfg.layers[1];
+    /* The cache costs items x layers[1] floats, which a file's parameters need not pay for (a
+       1-wide item embedding under a 65,536-wide layer): past 4 parameters' worth (and 1M floats)
+       there is none, and scoring projects each chunk as it goes, with the same scores. */
+    if ((double)m->cfg.num_items * L1 > 4.0 * (double)m->num_params + (1 << 20)) return NULL;
     proj = NCF__NEW(float, (size_t)m->cfg.num_items * L1);
     if (!proj) { *rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for the item projection"); return NULL; }
     ncf__gemm(proj, L1, m->mlp_item, s->H, 1, m->w[1] + (size_t)s->H * L1, L1, NULL, m->cfg.num_items, L1, s->H, 0);
@@ -5128,6 +5210,26 @@ static int32_t ncf__held(const ncf_dataset *d, int target, int u, int32_t *other
     return t;
 }
 
+/* Whether a model with ids names the data's users and items as the data does (a model
+   without ids, or data without, is taken as it is); else the message says where not. */
+static int ncf__ids_match(const ncf_model *m, const ncf_dataset *d)
+{
+    char a[NCF_MAX_ID_BYTES + 1], b[NCF_MAX_ID_BYTES + 1];
+    int side, k;
+    if (!ncf__has_ids(m) || (!d->raw_user && !d->user_text)) return 1;
+    for (side = 0; side < 2; side++) {
+        ncf__ids mt = ncf__model_ids(m, side), dt = ncf__dataset_ids(d, side);
+        if (mt.num && dt.num && !mt.order && !memcmp(mt.num, dt.num, sizeof(int64_t) * (size_t)dt.n)) continue;
+        for (k = 0; k < dt.n; k++)
+            if (ncf__ids_name(&mt, k, a, sizeof a) < 0 || ncf__ids_name(&dt, k, b, sizeof b) < 0 || strcmp(a, b)) {
+                ncf__fail(NCF_ERR_ARG, "ncf_evaluate: the model's %s %d is '%s', the data's '%s': other ids (a model "
+                          "answers for the ids it was trained on)", side ? "item" : "user", k, ncf__shown(a, a + strlen(a)), b);
+                return 0;
+            }
+    }
+    return 1;
+}
+
 static int ncf__eval_args(const ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *o, const ncf_metrics *out)
 {
     int nneg;
@@ -5136,6 +5238,11 @@ static int ncf__eval_args(const ncf_model *m, const ncf_dataset *data, const ncf
     if (data->num_users > m->cfg.num_users || data->num_items > m->cfg.num_items)
         return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: the data has %d users and %d items, the model %d and %d",
                          data->num_users, data->num_items, m->cfg.num_users, m->cfg.num_items);
+    if ((o->target != NCF_EVAL_TEST && o->target != NCF_EVAL_VALIDATION) || (o->full_ranking != 0 && o->full_ranking != 1) ||
+        o->max_users < 0)
+        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: target %d, full_ranking %d or max_users %d is not one of its values",
+                         o->target, o->full_ranking, o->max_users);
+    if (!ncf__ids_match(m, data)) return NCF_ERR_ARG;
     if (data->report.holdout == NCF_HOLDOUT_NONE)
         return ncf__fail(NCF_ERR_DATA, "ncf_evaluate: nothing to evaluate: the dataset holds no item out (holdout none)");
     if (o->target == NCF_EVAL_VALIDATION && !data->val_item)
@@ -5202,7 +5309,7 @@ static int ncf__eval_ranks(ncf_model *m, const ncf_dataset *data, const ncf_eval
                             : 1 + (o->target == NCF_EVAL_VALIDATION ? data->num_val_neg : data->num_eval_neg);
     proj = ncf__projection_for(m, &own, &rc);
     if (rc != NCF_OK) return rc;
-    NCF__OMP(parallel)
+    NCF__OMP(parallel if (ncf__threads_usable()))
     {
         ncf__eval_buf e;
         int32_t *cand = NCF__NEW(int32_t, ncand);
@@ -5448,16 +5555,17 @@ static ncf__seen_cursor ncf__seen_from(const ncf_model *m, int u, int from)
 }
 
 #ifndef NCF_INFERENCE_ONLY
-/* User u's rated items, training and test, ascending, as a varint stream into p (when not
-   NULL); returns its length in bytes. */
+/* User u's rated items, training, test and validation, ascending, as a varint stream into p
+   (when not NULL); returns its length in bytes. */
 static size_t ncf__encode_rated(const ncf_dataset *d, int u, uint8_t *p)
 {
     const int32_t *it = d->items + d->user_ptr[u], *ie = d->items + d->user_ptr[u + 1];
-    int32_t t = d->test_item[u], prev = -1, cur;
+    int32_t a = d->test_item[u], b = ncf__val_of(d, u), t = a < b ? a : b, v = a < b ? b : a, prev = -1, cur;
     uint8_t tmp[5];
     size_t n = 0;
+    if (t < 0) t = v, v = -1; /* the held-out items, test and validation, lower first; -1: none */
     while (it < ie || t >= 0) {
-        if (t >= 0 && (it == ie || t < *it)) cur = t, t = -1;
+        if (t >= 0 && (it == ie || t < *it)) cur = t, t = v, v = -1;
         else cur = *it++;
         n += (size_t)ncf__put_varint(p ? p + n : tmp, (uint32_t)(cur - prev - 1));
         prev = cur;
@@ -5677,9 +5785,12 @@ static int ncf__workspace(const ncf_model *m, int k, void *work, size_t size, nc
     return NCF_OK;
 }
 
-static int ncf__serve_args(const ncf_model *m, int64_t raw_user, int k, const void *out, int *u, const char *what)
+static int ncf__serve_args(const ncf_model *m, int64_t raw_user, int k, int exclude, const void *out, int *u,
+                           const char *what)
 {
     if (!m || !out || k <= 0) return ncf__fail(NCF_ERR_ARG, "%s: need a model, an output and k > 0", what);
+    if (exclude != NCF_INCLUDE_RATED && exclude != NCF_EXCLUDE_RATED)
+        return ncf__fail(NCF_ERR_ARG, "%s: exclude_seen %d is neither NCF_INCLUDE_RATED nor NCF_EXCLUDE_RATED", what, exclude);
     if (m->item_text)
         return ncf__fail(NCF_ERR_ARG, "%s: this model's item ids are text, not integers: ncf_recommend_index gives "
                          "item indices, ncf_item_id their ids", what);
@@ -5703,7 +5814,7 @@ NCFDEF int ncf_recommend_with(const ncf_model *m, int64_t raw_user, int k, int e
     ncf__cand *heap = NULL;
     ncf__rec_job J;
     int u = 0, rc, n = 0;
-    if ((rc = ncf__serve_args(m, raw_user, k, out_items, &u, "ncf_recommend_with")) != NCF_OK) return rc;
+    if ((rc = ncf__serve_args(m, raw_user, k, exclude_seen, out_items, &u, "ncf_recommend_with")) != NCF_OK) return rc;
     if ((rc = ncf__workspace(m, k, work, work_size, &e, &heap)) != NCF_OK) return rc;
     J = ncf__plain_job(m, u, k, exclude_seen);
     ncf__rec_range(&J, 0, J.ncand, &e, heap, &n);
@@ -5805,7 +5916,7 @@ NCFDEF int ncf_recommend(ncf_model *m, int64_t raw_user, int k, int exclude_seen
 {
     ncf__rec_job J;
     int u = 0, rc, n;
-    if ((rc = ncf__serve_args(m, raw_user, k, out_items, &u, "ncf_recommend")) != NCF_OK) return rc;
+    if ((rc = ncf__serve_args(m, raw_user, k, exclude_seen, out_items, &u, "ncf_recommend")) != NCF_OK) return rc;
     J = ncf__plain_job(m, u, k, exclude_seen);
     n = ncf__recommend_threads(&J, NULL, out_items, out_scores);
     if (n > 0) ncf__indices_to_ids(m, out_items, n);
@@ -5861,8 +5972,10 @@ static int ncf__rec_job_of(const ncf_model *m, int u, const ncf_rec_opts *o, int
                            const char *what)
 {
     int rc;
-    if (!o || o->k <= 0 || o->num_allow < 0 || o->num_deny < 0)
-        return ncf__fail(NCF_ERR_ARG, "%s: need options with k > 0 and list sizes >= 0", what);
+    if (!o || o->k <= 0 || o->num_allow < 0 || o->num_deny < 0 || (o->exclude_rated != 0 && o->exclude_rated != 1) ||
+        (o->probabilities != 0 && o->probabilities != 1))
+        return ncf__fail(NCF_ERR_ARG, "%s: need options with k > 0, list sizes >= 0, exclude_rated and probabilities 0 or 1",
+                         what);
     if (!o->user_row && (u < 0 || u >= m->cfg.num_users))
         return ncf__fail(NCF_ERR_ARG, "%s: user index %d is not in [0, %d) (an index, not an id: ncf_user_index)", what, u,
                          m->cfg.num_users);
@@ -6920,6 +7033,9 @@ static int ncf__open_file(const void *buf, size_t len, ncf_model **shell, ncf__l
         memcpy(msg, ncf__errbuf, sizeof msg);
         return ncf__fail(NCF_ERR_PARSE, "model header: %s", msg);
     }
+    if (*step > ((uint64_t)1 << 62) || *epoch > INT32_MAX)
+        return ncf__fail(NCF_ERR_PARSE, "model header: step %s or epoch %s is past what training reaches",
+                         ncf__u64s(*step, 0), ncf__u64s(*epoch, 1));
     if (nparams != ncf__count_params(&c)) /* before allocating what the header claims */
         return ncf__fail(NCF_ERR_PARSE, "model holds %s parameters, its config needs %s", ncf__u64s(nparams, 0),
                          ncf__u64s(ncf__count_params(&c), 1));
@@ -7071,13 +7187,28 @@ static int ncf__read_tensor(ncf_model *m, const ncf__layout *L, ncf__reader *r, 
     return NCF_OK;
 }
 
+/* The tensor and index of parameter i, for a message. */
+static const char *ncf__param_name(const ncf_model *m, size_t i)
+{
+    static NCF__TLS char name[64];
+    int t;
+    for (t = m->num_tensors - 1; t > 0 && m->tensors[t].offset > i; t--) {}
+    snprintf(name, sizeof name, "%s[%lu]", m->tensors[t].name, (unsigned long)(i - m->tensors[t].offset));
+    return name;
+}
+
+/* Parameters and Adam moments finite and of a size training can make (|x| < NCF__MAX_VALUE). */
 static int ncf__check_finite(const ncf_model *m)
 {
+    static const char *const what[3] = {"", "Adam's first moment of ", "Adam's second moment of "};
+    const float *v[3];
     size_t i;
-    if ((i = ncf__first_nonfinite(m->params, m->num_params)) < m->num_params ||
-        (m->adam_m && ((i = ncf__first_nonfinite(m->adam_m, m->num_params)) < m->num_params ||
-                       (i = ncf__first_nonfinite(m->adam_v, m->num_params)) < m->num_params)))
-        return ncf__fail(NCF_ERR_DATA, "the model holds a non-finite value (parameter %lu): refused", (unsigned long)i);
+    int k;
+    v[0] = m->params, v[1] = m->adam_m, v[2] = m->adam_v;
+    for (k = 0; k < 3; k++)
+        if (v[k] && (i = ncf__first_implausible(v[k], m->num_params)) < m->num_params)
+            return ncf__fail(NCF_ERR_DATA, "the model's %s%s is %g: not finite or implausibly large (refused)", what[k],
+                             ncf__param_name(m, i), (double)v[k][i]);
     return NCF_OK;
 }
 
@@ -7103,7 +7234,7 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len)
     }
     if (rc == NCF_OK) rc = ncf__check_finite(m);
     if (rc != NCF_OK) { ncf_model_free(m); return rc; }
-    m->step = (int64_t)(step > INT64_MAX ? 0 : step), m->epoch = (int64_t)(epoch > INT64_MAX ? 0 : epoch);
+    m->step = (int64_t)step, m->epoch = (int64_t)epoch; /* (both checked in the header) */
     ncf__refresh_projection(m); /* serving only reads the model from here on */
     *out = m;
     return NCF_OK;
@@ -7158,11 +7289,17 @@ static int ncf__point_into(ncf_model *m, const uint8_t *p, const ncf__layout *L)
         float *x = (float *)(uintptr_t)(p + L->tensor[t]);
         int quant = (L->flags & NCF__FILE_INT8) && ncf__quantized(m, t);
         v[t] = quant ? NULL : x, qs[t] = quant ? x : NULL, q[t] = quant ? (const int8_t *)(x + rows) : NULL;
-        if ((bad = quant ? ncf__first_bad_scale(x, rows) : ncf__first_nonfinite(x, n)) < (quant ? rows : n))
+        if ((bad = quant ? ncf__first_bad_scale(x, rows) : ncf__first_implausible(x, n)) < (quant ? rows : n))
             return ncf__fail(NCF_ERR_DATA, "the model's %s holds a non-finite value or a bad scale (at %lu): refused",
                              m->tensors[t].name, (unsigned long)bad);
     }
     m->params = L->flags & NCF__FILE_INT8 ? NULL : v[0];
+    if (L->flags & NCF__FILE_ADAM) { /* not used in place, but checked as a copy checks it */
+        size_t bad = ncf__first_implausible((const float *)(uintptr_t)(p + L->adam), 2 * m->num_params);
+        if (bad < 2 * m->num_params)
+            return ncf__fail(NCF_ERR_DATA, "the model's Adam moment %lu is not finite or implausibly large: refused",
+                             (unsigned long)bad);
+    }
     ncf__point_views(m, v, q, qs);
     return NCF_OK;
 }
@@ -7187,7 +7324,7 @@ NCFDEF int ncf_model_open(ncf_model **out, const void *buf, size_t len)
     }
     m->scratch->in_place = 1;
     if ((rc = ncf__point_into(m, (const uint8_t *)buf, &L)) != NCF_OK) { ncf_model_free(m); return rc; }
-    m->step = (int64_t)(step > INT64_MAX ? 0 : step), m->epoch = (int64_t)(epoch > INT64_MAX ? 0 : epoch);
+    m->step = (int64_t)step, m->epoch = (int64_t)epoch; /* (both checked in the header) */
     *out = m;
     return NCF_OK;
 }
@@ -7206,7 +7343,7 @@ typedef struct {
 #else
     FILE *f;
 #endif
-    char name[1100];
+    char name[4200];
 } ncf__tmpfile;
 
 /* The OS's reason for the last failure, for error messages. */
@@ -7223,6 +7360,45 @@ static const char *ncf__os_reason(void)
 #endif
 }
 
+#if defined(NCF__POSIX_FILES)
+/* The folder of path, "." when it names none. */
+static void ncf__dir_of(const char *path, char *dir, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash) snprintf(dir, size, "%.*s", (int)(slash - path) + (slash == path), path);
+    else snprintf(dir, size, ".");
+}
+
+/* Removes the temporary files of saves to path that died before renaming them (a SIGKILL, a
+   power cut): a save holds a lock on its file until the rename, so a file nobody holds that
+   has not changed for 2 seconds (longer than a save takes to lock the file it has just
+   created) has no owner left. */
+static void ncf__remove_orphans(const char *path)
+{
+    char dir[4200], name[8400];
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    size_t bl = strlen(base);
+    struct dirent *e;
+    DIR *d;
+    ncf__dir_of(path, dir, sizeof dir);
+    if (!(d = opendir(dir))) return;
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        struct flock lock;
+        int fd;
+        if (strncmp(e->d_name, base, bl) || strncmp(e->d_name + bl, ".tmp-", 5)) continue;
+        snprintf(name, sizeof name, "%s/%s", dir, e->d_name);
+        if (stat(name, &st) != 0 || !S_ISREG(st.st_mode) || difftime(time(NULL), st.st_mtime) < 2) continue;
+        if ((fd = open(name, O_RDWR)) < 0) continue;
+        memset(&lock, 0, sizeof lock);
+        lock.l_type = F_WRLCK, lock.l_whence = SEEK_SET;
+        if (fcntl(fd, F_SETLK, &lock) == 0) unlink(name);
+        close(fd);
+    }
+    closedir(d);
+}
+#endif
+
 /* Creates PATH.tmp-XXXXXXXXXXXX exclusively, retrying under another name if it exists. */
 static int ncf__tmp_create(ncf__tmpfile *t, const char *path)
 {
@@ -7232,6 +7408,8 @@ static int ncf__tmp_create(ncf__tmpfile *t, const char *path)
 #if defined(NCF__POSIX_FILES)
     struct stat st;
     int existing = stat(path, &st) == 0, mode = existing ? (int)(st.st_mode & 07777) : 0666;
+    if (existing && !S_ISREG(st.st_mode)) /* a device, a FIFO, a directory (or a link to one) */
+        return ncf__fail(NCF_ERR_IO, "%s: exists and is not a regular file: not replaced", path);
 #endif
     for (tries = 0; tries < 100; tries++) {
         r = ncf__mix64(base + ++counter + (uint64_t)tries);
@@ -7245,6 +7423,10 @@ static int ncf__tmp_create(ncf__tmpfile *t, const char *path)
 #elif defined(NCF__POSIX_FILES)
         t->fd = open(t->name, O_WRONLY | O_CREAT | O_EXCL, mode);
         if (t->fd >= 0) {
+            struct flock lock; /* held until the file is renamed: a live save's file is never an orphan */
+            memset(&lock, 0, sizeof lock);
+            lock.l_type = F_WRLCK, lock.l_whence = SEEK_SET;
+            (void)fcntl(t->fd, F_SETLK, &lock); /* (a file system without locks: orphans stay) */
             if (existing) chmod(t->name, (mode_t)mode); /* exactly, whatever the umask */
             return NCF_OK;
         }
@@ -7283,8 +7465,7 @@ static int ncf__tmp_write(ncf__tmpfile *t, const char *path, const void *buf, si
     }
     if (!ok || fsync(t->fd) != 0)
         rc = ncf__fail(NCF_ERR_IO, "%s: writing %s failed (%s)", path, t->name, ncf__os_reason());
-    if (close(t->fd) != 0 && rc == NCF_OK)
-        rc = ncf__fail(NCF_ERR_IO, "%s: writing %s failed (%s)", path, t->name, ncf__os_reason());
+    if (rc != NCF_OK) close(t->fd); /* (else the commit closes it, after the rename: see the lock) */
 #else
     ok = fwrite(p, 1, len, t->f) == len && fflush(t->f) == 0;
     if (fclose(t->f) != 0 || !ok)
@@ -7308,15 +7489,17 @@ static int ncf__tmp_commit(ncf__tmpfile *t, const char *path)
     if (rename(t->name, path) != 0) {
         int rc = ncf__fail(NCF_ERR_IO, "%s: cannot replace it with %s (%s)", path, t->name, ncf__os_reason());
         remove(t->name);
+#if defined(NCF__POSIX_FILES)
+        close(t->fd);
+#endif
         return rc;
     }
 #if defined(NCF__POSIX_FILES)
+    close(t->fd); /* (its lock with it) */
     {
-        char dir[1100];
-        const char *slash = strrchr(path, '/');
+        char dir[4200];
         int fd;
-        if (slash) snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) + (slash == path), path);
-        else snprintf(dir, sizeof dir, ".");
+        ncf__dir_of(path, dir, sizeof dir);
         if ((fd = open(dir, O_RDONLY)) >= 0) { /* some file systems cannot; the file is saved anyway */
             (void)fsync(fd);
             close(fd);
@@ -7335,6 +7518,9 @@ NCFDEF int ncf_save(const ncf_model *m, const char *path, int flags)
     int rc;
     if (!path || !*path) return ncf__fail(NCF_ERR_ARG, "ncf_save: NULL or empty path");
     if ((rc = ncf_save_mem(m, flags, &buf, &len)) != NCF_OK) return rc;
+#if defined(NCF__POSIX_FILES)
+    ncf__remove_orphans(path);
+#endif
     if ((rc = ncf__tmp_create(&t, path)) == NCF_OK && (rc = ncf__tmp_write(&t, path, buf, len)) == NCF_OK)
         rc = ncf__tmp_commit(&t, path);
     NCF_FREE(buf);
@@ -7348,8 +7534,15 @@ NCFDEF int ncf_load(ncf_model **out, const char *path)
     int rc;
     if (!out || !path) return ncf__fail(NCF_ERR_ARG, "ncf_load: NULL argument");
     *out = NULL;
-    { /* the magic first: a wrong file (or /dev/zero) is refused before it is read whole */
-        FILE *f = fopen(path, "rb");
+    { /* the magic first: a wrong file is refused before it is read whole (not a pipe's: the
+         check would consume it; read whole, its magic is checked then) */
+        FILE *f = NULL;
+#if defined(NCF__POSIX_FILES)
+        struct stat st;
+        if (stat(path, &st) != 0 || S_ISREG(st.st_mode)) f = fopen(path, "rb");
+#else
+        f = fopen(path, "rb");
+#endif
         char magic[4] = {0};
         size_t got = f ? fread(magic, 1, 4, f) : 0;
         if (f) fclose(f);

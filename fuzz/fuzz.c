@@ -80,6 +80,16 @@ static int put(const char *name, const uint8_t *p, size_t n)
     return fclose(f) == 0;
 }
 
+/* The split's three files and their folder. */
+static void remove_dir(void)
+{
+    static const char *names[3] = {"split.train.rating", "split.test.rating", "split.test.negative"};
+    char path[160];
+    int k;
+    for (k = 0; k < 3; k++) snprintf(path, sizeof path, "%s/%s", g_dir, names[k]), remove(path);
+    rmdir(g_dir);
+}
+
 /* Invariants of a loaded dataset. */
 static void check_dataset(const ncf_dataset *d)
 {
@@ -132,6 +142,7 @@ static void fuzz_ratings(const uint8_t *data, size_t size)
     if (!g_dir[0]) {
         snprintf(g_dir, sizeof g_dir, "/tmp/ncf_fuzz_XXXXXX");
         if (!mkdtemp(g_dir)) abort();
+        atexit(remove_dir); /* (libFuzzer ends with exit: nothing is left behind) */
     }
     { /* three files, cut at form feeds */
         static const char *suffix[3] = {"split.train.rating", "split.test.rating", "split.test.negative"};
