@@ -111,7 +111,13 @@
             ncf_recommend_users (many users at once, any thread count, the same lists);
             ncf_fold_in (a user's rows from its items, the model frozen) with ncf_user_row,
             ncf_predict_items and ncf_rec_opts.user_row; ncf_similar_items; ncf_model_grow
-            (a saved model continued on new data that has its ids).
+            (a saved model continued on new data that has its ids), ncf_dataset_add_ids.
+            Hostile input: no projection cache past 4x the parameters; no exit where OpenMP
+            cannot start threads (one thread instead); ncf_save refuses targets that are not
+            regular files and removes killed saves' temporary files; devices and directories
+            refused as ratings, pipes read; values checked for finiteness and range where
+            read (config, headers, parameters, labels, options). The plain kernel tile by
+            default on targets without SIMD (NCF_VECTOR_EXT / NCF_NO_VECTOR_EXT).
      0.5.1  Faster training (MLPerf config 1.2x): the GEMM tile clamps whole vectors and
             keeps its sums in registers; a dW unit spans several row tiles; phase 1 works a
             claim in cache-sized spans; the output layer sums in eight partial sums, so
@@ -1142,6 +1148,10 @@ static int ncf__read_file(const char *path, char **out, size_t *len)
     struct stat st;
     if (stat(path, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
         return ncf__fail(NCF_ERR_IO, "%s: is a %s, not a file", path, S_ISDIR(st.st_mode) ? "directory" : "device");
+#elif defined(_WIN32)
+    DWORD attrs = GetFileAttributesA(path);
+    if (attrs != INVALID_FILE_ATTRIBUTES && (attrs & FILE_ATTRIBUTE_DIRECTORY))
+        return ncf__fail(NCF_ERR_IO, "%s: is a directory, not a file", path);
 #endif
     if (!(f = fopen(path, "rb"))) return ncf__fail(NCF_ERR_IO, "%s: cannot open for reading", path);
     buf = (char *)NCF_MALLOC(cap);

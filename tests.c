@@ -2063,7 +2063,7 @@ static void test_limits_said_as_they_are(void)
     ncf_sampler smp;
     ncf_config c = ncf_config_default();
     void *buf = NULL;
-    size_t len = 0, k;
+    size_t len = 0;
     char *path = (char *)malloc(2200);
     CHECK(ncf_synthetic(&d, 30, 20, 200, 2, 1) == NCF_OK);
     c.num_users = d.num_users, c.num_items = d.num_items;
@@ -2083,8 +2083,9 @@ static void test_limits_said_as_they_are(void)
         CHECK_ERR(ncf_sample_eval_negatives(&d, 1, 1), NCF_ERR_DATA, "user 1 rated all 2 items: none is left to rank");
         ncf_dataset_free(&d);
     }
+#ifndef _WIN32 /* (Windows takes 260 characters) */
     snprintf(path, 2200, "%s/", g_dir); /* a long path the OS takes: saved, and a message keeps its reason */
-    for (k = strlen(path); k < 2000; k += 2) strcat(path, "./");
+    while (strlen(path) < 2000) strcat(path, "./");
     strcat(path, "long.ncf");
     c.num_users = 4, c.num_items = 4;
     CHECK(ncf_model_create(&m, &c) == NCF_OK);
@@ -2092,7 +2093,9 @@ static void test_limits_said_as_they_are(void)
     remove(path);
     strcat(path, ".missing");
     CHECK_ERR(ncf_load(&back, path), NCF_ERR_IO, "long.ncf.missing: cannot open for reading");
-    ncf_model_free(m), free(path);
+    ncf_model_free(m);
+#endif
+    free(path);
 }
 
 /* Files that are not what they seem: a directory, a device, a repeated negative, a FIFO as the
