@@ -1,6 +1,7 @@
 # ncf.h - build the demo, the tests and the benchmarks.
 #   make demo && ./demo     train NeuMF on built-in synthetic data
-#   make test               the test suite, again under ASan+UBSan, and the header build matrix
+#   make test               the test suite, again under ASan+UBSan (gcc's, and clang's where clang is),
+#                           and the header build matrix
 #   make bench [BASE=REV]   benchmarks (native build), also on a busy machine; REV: a baseline
 #   make cross              the suite on aarch64, armhf and big-endian s390x under qemu
 #   make windows            the suite and a demo run, cross-built with MinGW-w64, under wine
@@ -167,10 +168,14 @@ header-checks: $(BUILD)/tests | $(BUILD)
 # Runs every suite; the last line sums them up.
 test: $(BUILD)/tests $(BUILD)/tests_noomp $(BUILD)/tests_native $(BUILD)/tests_asan $(BUILD)/tests_tsan $(BUILD)/tests_infer \
       isa-matrix header-checks
+	@rm -f $(BUILD)/tests_clang_ubsan; if command -v clang >/dev/null 2>&1; then \
+	  clang -O1 -g -std=c99 $(WARN) -Werror -fsanitize=address,undefined -fno-sanitize-recover=all \
+	    -fno-omit-frame-pointer tests.c -o $(BUILD)/tests_clang_ubsan -lm; fi
 	@$(BUILD)/tests_noomp --print-hash > $(BUILD)/noomp.hash
 	@rm -rf $(BUILD)/fixture && mkdir -p $(BUILD)/fixture && $(BUILD)/tests --write-fixture $(BUILD)/fixture
 	@set -u; p=0; f=0; \
 	for t in "tests --expect-hash $(BUILD)/noomp.hash" tests_noomp tests_native $$(cat $(BUILD)/isa.list) tests_asan \
+	         $$([ -x $(BUILD)/tests_clang_ubsan ] && echo tests_clang_ubsan) \
 	         "tests_tsan serving_threads" \
 	         "tests_infer --check-fixture $(BUILD)/fixture"; do \
 	  echo "== $(BUILD)/$$t"; \

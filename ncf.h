@@ -5213,10 +5213,10 @@ static int32_t ncf__held(const ncf_dataset *d, int target, int u, int32_t *other
 {
     int val = target == NCF_EVAL_VALIDATION;
     int32_t t = ncf__held_item(d, target, u);
+    const int32_t *rows = val ? d->val_neg : d->eval_neg; /* (NULL without sampled negatives) */
     if (t < 0) return t;
     *other = val ? d->test_item[u] : ncf__val_of(d, u);
-    *neg = val ? d->val_neg + (size_t)(u - d->user_lo) * d->num_val_neg
-               : d->eval_neg + (size_t)(u - d->user_lo) * d->num_eval_neg;
+    *neg = rows ? rows + (size_t)(u - d->user_lo) * (size_t)(val ? d->num_val_neg : d->num_eval_neg) : NULL;
     return t;
 }
 
@@ -5713,7 +5713,8 @@ static ncf__skipper ncf__skipper_at(const ncf__rec_job *J, int32_t from)
         if (J->deny[mid] < from) lo = mid + 1;
         else hi = mid;
     }
-    k.deny = J->deny + lo, k.deny_end = J->deny + J->ndeny;
+    k.deny = k.deny_end = J->deny; /* (NULL without a deny-list) */
+    if (J->deny) k.deny += lo, k.deny_end += J->ndeny;
     return k;
 }
 

@@ -3240,7 +3240,7 @@ static void test_safe_save(void)
 #ifndef _WIN32
     {
         struct stat st;
-        struct rlimit old, small;
+        struct rlimit old = {0, 0}, small;
         char victim[300], text[16] = {0}, link_path[300];
         FILE *f;
         int mode, rc;
@@ -3704,8 +3704,8 @@ static void test_serving_threads(void)
     static int32_t fold_top[SERVE_K];
     serve_job jobs[SERVE_THREADS];
     pthread_t th[SERVE_THREADS];
-    void *buf, *buf8 = NULL;
-    size_t len, len8 = 0;
+    void *buf = NULL, *buf8 = NULL;
+    size_t len = 0, len8 = 0;
     int k, wrong = 0, errors = 0;
     CHECK(ncf_synthetic(&d, 200, 120, 4000, 6, 4) == NCF_OK);
     trained = trained_small(&d, 1);
