@@ -1188,6 +1188,24 @@ static int ncf__find_id(const int64_t *raw, const int32_t *order, int n, int64_t
     return lo < n && raw[order ? order[lo] : lo] == id ? (order ? order[lo] : lo) : -1;
 }
 
+/* The r-th (0-based) item absent from the sorted list p[0..d): the count k of
+   entries with p[k] - k <= r is monotone, so binary search finds it exactly. */
+static int64_t ncf__nth_absent(const int32_t *p, int64_t d, int64_t r)
+{
+    int64_t lo = 0, hi = d;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (p[mid] - mid <= r) lo = mid + 1; else hi = mid;
+    }
+    return r + lo;
+}
+
+static int ncf__cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* Ids as the user's file wrote them. A table is integers ascending (num, read through order
    when they were given out of order) or text ascending by bytes (at, text), so any id is
    found by bisection, with no hash map: lookups write nothing, and a table read in place from
@@ -1444,17 +1462,6 @@ static int64_t ncf__num_unrated(const ncf_dataset *ds, int u)
            (ncf__val_of(ds, u) >= 0);
 }
 
-/* The r-th (0-based) item absent from the sorted list p[0..d): the count k of
-   entries with p[k] - k <= r is monotone, so binary search finds it exactly. */
-static int64_t ncf__nth_absent(const int32_t *p, int64_t d, int64_t r)
-{
-    int64_t lo = 0, hi = d;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (p[mid] - mid <= r) lo = mid + 1; else hi = mid;
-    }
-    return r + lo;
-}
 
 /* The r-th unrated item of user u, 0 <= r < ncf__num_unrated(ds, u). */
 static int32_t ncf__nth_unrated(const ncf_dataset *ds, int u, int64_t r)
@@ -1475,11 +1482,6 @@ static int ncf__cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int ncf__cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
 
 /* Sorts key[0..n) stably by key >> shift0 with tmp[n]: an LSD radix sort, 8 bits a pass,
    only as many passes as the largest key needs. */
@@ -2231,14 +2233,13 @@ static size_t ncf__intern_slot(const ncf__intern *t, const char *s, size_t len)
 static int ncf__intern_room(ncf__intern *t, size_t len)
 {
     if ((size_t)(t->n + 1) * 2 > t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 1024, i;
+        size_t cap = t->cap ? 2 * t->cap : 1024;
         int32_t *old = t->slot, k;
         if (!(t->slot = NCF__ZNEW(int32_t, cap))) { t->slot = old; return 0; }
         t->cap = cap;
         for (k = 0; k < t->n; k++)
             t->slot[ncf__intern_slot(t, t->bytes + t->at[k], (size_t)(t->at[k + 1] - t->at[k]))] = k + 1;
         NCF_FREE(old);
-        (void)i;
     }
     if (t->n + 2 > t->at_cap) {
         int64_t cap = t->at_cap ? 2 * t->at_cap : 1024, *at = (int64_t *)NCF_REALLOC(t->at, sizeof(int64_t) * (size_t)cap);
@@ -2270,18 +2271,25 @@ static int64_t ncf__intern_add(ncf__intern *t, const char *s, size_t len)
     return t->n++;
 }
 
-typedef struct { const char *p; int64_t len, k; } ncf__textkey;
 
-static int ncf__cmp_textkey(const void *a, const void *b)
+typedef struct { const char *p; int64_t len, num; int32_t src; } ncf__idkey;
+
+static int ncf__cmp_idkey_num(const void *a, const void *b)
 {
-    const ncf__textkey *x = (const ncf__textkey *)a, *y = (const ncf__textkey *)b;
+    int64_t x = ((const ncf__idkey *)a)->num, y = ((const ncf__idkey *)b)->num;
+    return (x > y) - (x < y);
+}
+
+static int ncf__cmp_idkey_text(const void *a, const void *b)
+{
+    const ncf__idkey *x = (const ncf__idkey *)a, *y = (const ncf__idkey *)b;
     return ncf__cmp_text(x->p, (size_t)x->len, y->p, (size_t)y->len);
 }
 
 /* The interned ids in byte order (text, at) and each one's place in it (rank[k]). */
 static int ncf__intern_sort(const ncf__intern *t, char **text, int64_t **at, int64_t **rank)
 {
-    ncf__textkey *key = NCF__NEW(ncf__textkey, t->n ? t->n : 1);
+    ncf__idkey *key = NCF__NEW(ncf__idkey, t->n ? t->n : 1);
     int64_t k;
     *text = NCF__NEW(char, t->used ? t->used : 1), *at = NCF__NEW(int64_t, t->n + 1), *rank = NCF__NEW(int64_t, t->n ? t->n : 1);
     if (!key || !*text || !*at || !*rank) {
@@ -2289,13 +2297,13 @@ static int ncf__intern_sort(const ncf__intern *t, char **text, int64_t **at, int
         *text = NULL, *at = *rank = NULL;
         return ncf__fail(NCF_ERR_NOMEM, "out of memory sorting %lld ids", (long long)t->n);
     }
-    for (k = 0; k < t->n; k++) key[k].p = t->bytes + t->at[k], key[k].len = t->at[k + 1] - t->at[k], key[k].k = k;
-    qsort(key, (size_t)t->n, sizeof *key, ncf__cmp_textkey);
+    for (k = 0; k < t->n; k++) key[k].p = t->bytes + t->at[k], key[k].len = t->at[k + 1] - t->at[k], key[k].src = (int32_t)k;
+    qsort(key, (size_t)t->n, sizeof *key, ncf__cmp_idkey_text);
     (*at)[0] = 0;
     for (k = 0; k < t->n; k++) {
         memcpy(*text + (*at)[k], key[k].p, (size_t)key[k].len);
         (*at)[k + 1] = (*at)[k] + key[k].len;
-        (*rank)[key[k].k] = k;
+        (*rank)[key[k].src] = k;
     }
     NCF_FREE(key);
     return NCF_OK;
@@ -2366,10 +2374,11 @@ static int ncf__has_word(const char *list, const char *w)
     return 0;
 }
 
-static int ncf__ends_in(const char *s, const char *suffix)
+
+static int ncf__ends_with(const char *s, const char *suffix)
 {
     size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && !strcmp(s + a - b, suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
 /* Which column a header name is, by the aliases: 0-3, or -1. */
@@ -2378,7 +2387,7 @@ static int ncf__alias_of(const char *norm)
     int c;
     for (c = 0; c < 4; c++)
         if (ncf__has_word(ncf__aliases[c], norm)) return c;
-    return ncf__ends_in(norm, "rating") ? 2 : ncf__ends_in(norm, "timestamp") ? 3 : -1;
+    return ncf__ends_with(norm, "rating") ? 2 : ncf__ends_with(norm, "timestamp") ? 3 : -1;
 }
 
 #define NCF__SNIFF 16 /* records the separator and header are judged on */
@@ -2973,11 +2982,6 @@ static int ncf__check_negatives(const ncf_dataset *ds, const ncf__triples *test,
     return NCF_OK;
 }
 
-static int ncf__ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && strcmp(s + a - b, suffix) == 0;
-}
 
 static int ncf__file_exists(const char *path)
 {
@@ -5944,11 +5948,6 @@ NCFDEF ncf_rec_opts ncf_rec_opts_default(void)
     return o;
 }
 
-static int ncf__cmp_index(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
 
 /* list[0..n) of item indices checked, sorted into out, duplicates dropped; the count kept. */
 static int ncf__sorted_items(const ncf_model *m, const int32_t *list, int n, int32_t *out, const char *what)
@@ -5960,7 +5959,7 @@ static int ncf__sorted_items(const ncf_model *m, const int32_t *list, int n, int
                              "finds an id's)", what, j, (int)list[j], m->cfg.num_items);
         out[j] = list[j];
     }
-    qsort(out, (size_t)n, sizeof *out, ncf__cmp_index);
+    qsort(out, (size_t)n, sizeof *out, ncf__cmp_i32);
     for (j = 0; j < n; j++)
         if (w == 0 || out[j] != out[w - 1]) out[w++] = out[j];
     return w;
@@ -6209,17 +6208,6 @@ NCFDEF size_t ncf_fold_workspace_size(const ncf_model *m, int n)
     return m && n > 0 ? sizeof(float) * (ncf__fold_carve(&b, m, n, NULL) + NCF__ALIGN_FLOATS) : 0;
 }
 
-/* The r-th item (from 0) absent from the sorted list p[0..n): items[k] - k rises with k. */
-static int32_t ncf__nth_missing(const int32_t *p, int n, int32_t r)
-{
-    int lo = 0, hi = n;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (p[mid] - mid <= r) lo = mid + 1;
-        else hi = mid;
-    }
-    return r + lo;
-}
 
 /* Examples [e0, e0 + c) of a step, the positives first: forward, then d(mean loss)/d(row) added
    into grad (the first layer's deltas into g1, multiplied out by the caller). */
@@ -6293,7 +6281,7 @@ static void ncf__fold_step(const ncf_model *m, const ncf_fold_opts *o, int n, in
         for (j = 0; j < c; j++) {
             int e = e0 + j;
             b->cand[j] = e < n ? b->given[e]
-                               : ncf__nth_missing(b->given, n, (int32_t)ncf__below(ncf__hash3(o->seed ^ NCF__TAG_FOLD,
+                               : (int32_t)ncf__nth_absent(b->given, n, (int32_t)ncf__below(ncf__hash3(o->seed ^ NCF__TAG_FOLD,
                                                                            (uint64_t)step, (uint64_t)e), (uint32_t)(m->cfg.num_items - n)));
         }
         ncf__fold_chunk(m, proj, row, b, e0, c, n, inv_e);
@@ -6333,7 +6321,7 @@ NCFDEF int ncf_fold_in(const ncf_model *m, const int32_t *items, int n, const nc
     }
     ncf__fold_carve(&b, m, n, mem);
     for (j = 0; j < n; j++) b.given[j] = items[j];
-    qsort(b.given, (size_t)n, sizeof *b.given, ncf__cmp_index);
+    qsort(b.given, (size_t)n, sizeof *b.given, ncf__cmp_i32);
     for (j = nu = 0; j < n; j++)
         if (nu == 0 || b.given[j] != b.given[nu - 1]) b.given[nu++] = b.given[j];
     R = ncf_user_row_size(m);
@@ -6469,19 +6457,6 @@ static void ncf__copy_rows(ncf_model *dst, const ncf_model *src, int t, const in
 /* A table's ids and extra names merged and sorted as every table is (integers by value when
    all are plain integers, else text by bytes): into *out (num, or text and at, allocated),
    with where each old id (map_old) and each extra name (map_extra) lands. */
-typedef struct { const char *p; int64_t len, num; int32_t src; } ncf__idkey;
-
-static int ncf__cmp_idkey_num(const void *a, const void *b)
-{
-    int64_t x = ((const ncf__idkey *)a)->num, y = ((const ncf__idkey *)b)->num;
-    return (x > y) - (x < y);
-}
-
-static int ncf__cmp_idkey_text(const void *a, const void *b)
-{
-    const ncf__idkey *x = (const ncf__idkey *)a, *y = (const ncf__idkey *)b;
-    return ncf__cmp_text(x->p, (size_t)x->len, y->p, (size_t)y->len);
-}
 
 static int ncf__union_ids(ncf__ids t, const char *extra, const int64_t *extra_at, int nextra, int64_t **num, char **text,
                           int64_t **at, int32_t *map_old, int32_t *map_extra)

@@ -2199,13 +2199,6 @@ static void test_no_exit_when_threads_cannot_start(void)
 
 
 #ifndef _WIN32
-static int file_exists(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f) fclose(f);
-    return f != NULL;
-}
-
 /* A killed save's temporary file is removed by the next save to that path; a fresh one, or
    one a live save holds locked, is not. */
 static void test_orphaned_temporary_files_removed(void)
@@ -2238,7 +2231,7 @@ static void test_orphaned_temporary_files_removed(void)
     CHECK(read(ready[0], &byte, 1) == 1);
     write_file("orphans.ncf.tmp-00000000f00d", "a save just begun");
     CHECK(ncf_save(m, path, NCF_SAVE_MODEL) == NCF_OK);
-    CHECK(!file_exists(dead) && file_exists(fresh) && file_exists(held));
+    CHECK(!ncf__file_exists(dead) && ncf__file_exists(fresh) && ncf__file_exists(held));
     CHECK(write(go[1], "g", 1) == 1);
     waitpid(pid, NULL, 0);
     remove(fresh), remove(held), remove(path);
