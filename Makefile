@@ -6,7 +6,9 @@
 #   make cross              the suite on aarch64, armhf and big-endian s390x under qemu
 #   make windows            the suite and a demo run, cross-built with MinGW-w64, under wine
 #   make fuzz               libFuzzer on the model reader and each ratings parser
-#   make device             the device example on Cortex-M4F and Cortex-M0 under qemu-system-arm
+#   make wasm               ncf.wasm (the serving half for WebAssembly) and the page in build/web
+#   make web-test           the page driven in headless Chromium, its answers against the host's
+#   make device             the device example on Cortex-M4F, Cortex-M0, RV32IMAC and RV32IMAFC under qemu
 #   make demo-mpi           the demo over MPI ranks: mpirun -np P ./demo-mpi --data ...
 #   make test-mpi           the MPI tests on 1-4 ranks, and demo-mpi against the demo
 #   make bench-mpi          training on 2 ranks against 1, one thread each
@@ -32,7 +34,7 @@ endif
 CFLAGS_ALL = $(OPT) -std=c99 $(WARN) $(OMP) $(CFLAGS)
 TESTFLAGS  = -O2 -g -std=c99 $(WARN) -Werror $(CFLAGS)
 
-.PHONY: all demo test bench bench-load clean header-checks isa-matrix cross windows fuzz device paper-f8 paper-f16 paper-f32 paper-f64 \
+.PHONY: all demo test bench bench-load clean header-checks isa-matrix cross windows fuzz device wasm web-test paper-f8 paper-f16 paper-f32 paper-f64 \
         demo-mpi test-mpi bench-mpi
 
 all: demo
@@ -163,6 +165,10 @@ header-checks: $(BUILD)/tests | $(BUILD)
 	$(call build_check,demo serves from a model file alone: users; a new user's items; similar items; an allow-list,$(BUILD)/demo_check --load $(BUILD)/books.ncf --recommend 276730$(comma)276731 --recommend_for 034545104X$(comma)0440213321 --similar 034545104X --recommend_k 3 > $(BUILD)/serve.log && [ "$$(grep -c '^Top 3 for user 2767' $(BUILD)/serve.log)" = 2 ] && grep -q '^Top 3 for a new user with 2 items .folded in' $(BUILD)/serve.log && grep -q '^The 3 items most like 034545104X' $(BUILD)/serve.log && ! grep -q '^Iteration' $(BUILD)/serve.log && printf '0440213324\n034545107X\n' > $(BUILD)/allow.txt && $(BUILD)/demo_check --load $(BUILD)/books.ncf --recommend 276730 --allow $(BUILD)/allow.txt > $(BUILD)/allow.log && [ "$$(grep -c '^  [12]  ' $(BUILD)/allow.log)" -le 2 ] && ! grep -v '^  [12]  \(0440213324\|034545107X\)  \|^Top\|^serving' $(BUILD)/allow.log)
 	$(call build_check,demo --recommend_all writes every user's top K as user$(comma)rank$(comma)item$(comma)score,$(BUILD)/demo_check --load $(BUILD)/books.ncf --recommend_all $(BUILD)/all.csv --recommend_k 2 --probabilities > /dev/null 2>&1 && [ "$$(head -n 1 $(BUILD)/all.csv)" = "user$(comma)rank$(comma)item$(comma)probability" ] && [ "$$(wc -l < $(BUILD)/all.csv)" = 801 ])
 	$(call build_check,demo --load FILE --data NEWDATA grows the model and trains on,head -n 8000 $(BUILD)/books.csv > $(BUILD)/older.csv && $(BUILD)/demo_check --data $(BUILD)/older.csv --holdout none --train_epochs 1 --save $(BUILD)/older.ncf > /dev/null && $(BUILD)/demo_check --data $(BUILD)/books.csv --load $(BUILD)/older.ncf --train_epochs 2 > $(BUILD)/grow.log && grep -q '^grew .*older.ncf to the data: 400 users' $(BUILD)/grow.log && grep -q '^Iteration 2:' $(BUILD)/grow.log)
+	@if ! command -v node >/dev/null; then echo "ncf.wasm under Node (WASI) ... skipped (node not installed)"; \
+	elif ! $(WASM_TOOLCHAIN); then echo "ncf.wasm under Node (WASI) ... skipped (no wasm32-wasi toolchain: make wasm installs it)"; \
+	else $(MAKE) --no-print-directory $(BUILD)/web/ncf.wasm $(BUILD)/web/host > /dev/null && \
+	  web/check.sh $(BUILD) $(BUILD)/books.ncf $(BUILD)/s3.ncf; fi
 	@$(CC) -Os -std=c99 -I. -c $(BUILD)/impl.c -o $(BUILD)/full.o && \
 	  echo "object code at -Os: NCF_INFERENCE_ONLY $$(size $(BUILD)/infer.o | awk 'NR==2{print $$1}') bytes, full library $$(size $(BUILD)/full.o | awk 'NR==2{print $$1}') bytes"
 
@@ -304,16 +310,47 @@ windows: | $(BUILD)
 	@$(WINE) $(BUILD)/tests.exe > $(BUILD)/windows.log 2>/dev/null || { cat $(BUILD)/windows.log; exit 1; }; \
 	tail -n 1 $(BUILD)/windows.log
 
+# WebAssembly (web/): ncf.wasm is ncf.h's serving half (web/ncf_web.c: the inference-only
+# build, the model read in place, fold-in) for wasm32-wasi, built with Debian's clang, lld,
+# wasi-libc and clang's wasm32 runtime (installed when root with apt-get); $(BUILD)/web holds
+# it with the page (index.html) and a model the demo trains. make test runs the module under
+# Node's WASI when node is there; make web-test drives the page in headless Chromium
+# (Debian's chromium, playwright-core from npm), checks its answers against the host's and
+# takes a screenshot.
+WASM_CC := clang --target=wasm32-wasi
+WASM_TOOLCHAIN = printf 'int main(void){return 0;}' | $(WASM_CC) -x c - -o /dev/null 2>/dev/null
+$(BUILD)/web/ncf.wasm: web/ncf_web.c ncf.h
+	@mkdir -p $(BUILD)/web
+	$(WASM_CC) -O2 -msimd128 -std=c99 $(WARN) -Werror -mexec-model=reactor -Wl,--strip-all web/ncf_web.c -o $@
+$(BUILD)/web/host: web/ncf_web.c ncf.h
+	@mkdir -p $(BUILD)/web
+	$(CC) -O2 -std=c99 $(WARN) -Werror -DWEB_HOST_MAIN web/ncf_web.c -o $@ -lm
+wasm: demo | $(BUILD)
+	@need=""; command -v clang >/dev/null || need="$$need clang"; command -v wasm-ld >/dev/null || need="$$need lld"; \
+	[ -d /usr/lib/wasm32-wasi ] || need="$$need wasi-libc"; \
+	ls /usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a >/dev/null 2>&1 || need="$$need libclang-rt-14-dev-wasm32"; \
+	$(call install_needed,wasm)
+	@$(MAKE) --no-print-directory $(BUILD)/web/ncf.wasm $(BUILD)/web/host
+	cp web/index.html web/ncf.js $(BUILD)/web/
+	@[ -f $(BUILD)/web/model.ncf ] || ./demo --train_epochs 2 --save $(BUILD)/web/model.ncf > /dev/null
+	@echo "ncf.wasm: $$(wc -c < $(BUILD)/web/ncf.wasm) bytes. The page: python3 -m http.server -d $(BUILD)/web, then open http://localhost:8000"
+web-test: wasm
+	@need=""; command -v chromium >/dev/null || need="$$need chromium"; command -v node >/dev/null || need="$$need nodejs"; \
+	command -v npm >/dev/null || need="$$need npm"; $(call install_needed,web-test)
+	@[ -d $(BUILD)/web/npm/node_modules/playwright-core ] || \
+	  npm install --no-save --no-audit --no-fund --prefix $(BUILD)/web/npm playwright-core > /dev/null
+	@BUILD=$(BUILD) web/check.sh $(BUILD) $(BUILD)/web/model.ncf; ! grep -q fail $(BUILD)/checks
+	node web/browser_test.mjs $(BUILD)/web $(BUILD)/web/host $(BUILD)/web/npm
+
 # The device example (device/): a NeuMF factors 8 over 1,000 users x 2,000 items, trained
-# here by device/gen.c and embedded as const arrays (float32 and int8 files), read in place
-# and served from a static workspace on a Cortex-M4F (hard float, qemu's mps2-an386) and as
-# Cortex-M0 code (soft float; qemu's mps2-an385 runs it on its Cortex-M3), newlib-nano,
-# output over semihosting. Each run checks its top-10 lists against this machine's and
-# prints heap, workspace, stack and instructions per recommendation (qemu -icount); this
-# target adds the sizes: ncf.h's share of the linked program (from the link map) and the
-# program's static RAM. Installs the toolchain when root with apt-get.
-DEVICE_CFLAGS := -Os -std=c99 $(WARN) -Werror -ffunction-sections -fdata-sections -fstack-usage                  -DNCF_INFERENCE_ONLY -DNCF_NO_STDIO -I. -I$(BUILD)/device
-DEVICE_CPUS   := m4:mps2-an386:-mcpu=cortex-m4+-mfloat-abi=hard+-mfpu=fpv4-sp-d16 m0:mps2-an385:-mcpu=cortex-m0+-mfloat-abi=soft
+# here by device/gen.c, turned into C arrays (float32 and int8) by demo --export_c, read in
+# place and served from a static workspace on a Cortex-M4F (hard float, qemu's mps2-an386), as
+# Cortex-M0 code (soft float; qemu's mps2-an385 runs it on its Cortex-M3), and on RV32IMAC and
+# RV32IMAFC (qemu's riscv32 virt), output over semihosting. device/run.sh builds and runs
+# each, checks its top-10 lists against this machine's and prints heap, workspace, stack,
+# instructions per recommendation and per open (qemu -icount), and ncf.h's code size (from
+# the link map). Installs the toolchains when root with apt-get.
+DEVICE_CORES := m4 m0 rv32imac rv32imafc
 # MPI: Open MPI's mpicc and mpirun, installed when root with apt-get, as make cross does.
 # test-mpi runs the MPI tests on 1 rank (it writes the reference models), then 2, 3 (an
 # uneven split) and 4, each checking its model against 1 rank's bit for bit and resuming a
@@ -379,36 +416,20 @@ bench-mpi: | $(BUILD)
 	@grep -m1 'model name' /proc/cpuinfo
 	OMP_NUM_THREADS=1 $(MPIRUN) -np 2 $(BUILD)/tests-mpi-bench --mpi-bench | tee $(BUILD)/bench-mpi.jsonl
 
-device: | $(BUILD)
+device: demo | $(BUILD)
 	@need=""; command -v arm-none-eabi-gcc >/dev/null || need="$$need gcc-arm-none-eabi"; \
 	[ -d /usr/lib/arm-none-eabi/newlib ] || need="$$need libnewlib-arm-none-eabi"; \
 	command -v qemu-system-arm >/dev/null || need="$$need qemu-system-arm"; \
+	command -v riscv64-unknown-elf-gcc >/dev/null || need="$$need gcc-riscv64-unknown-elf"; \
+	[ -d /usr/lib/picolibc/riscv64-unknown-elf ] || need="$$need picolibc-riscv64-unknown-elf"; \
+	command -v qemu-system-riscv32 >/dev/null || need="$$need qemu-system-misc"; \
 	$(call install_needed,device)
 	@mkdir -p $(BUILD)/device
 	$(CC) -O2 -std=c99 $(WARN) -Werror -I. device/gen.c -o $(BUILD)/device/gen -lm
-	@$(BUILD)/device/gen $(BUILD)/device/model.h
-	@set -e; for c in $(DEVICE_CPUS); do n=$${c%%:*}; r=$${c#*:}; board=$${r%%:*}; flags=$$(echo $${r#*:} | tr + ' '); \
-	  o=$(BUILD)/device/$$n; mkdir -p $$o; \
-	  for f in startup main ncf_impl; do arm-none-eabi-gcc $$flags -mthumb $(DEVICE_CFLAGS) -c device/$$f.c -o $$o/$$f.o; done; \
-	  arm-none-eabi-gcc $$flags -mthumb --specs=nano.specs --specs=rdimon.specs -T device/mps2.ld -Wl,--gc-sections \
-	    -Wl,-Map=$$o/map.txt $$o/startup.o $$o/main.o $$o/ncf_impl.o -o $$o/device.elf; \
-	  echo "== $$n on qemu $$board"; \
-	  timeout 600 qemu-system-arm -M $$board -nographic -semihosting-config enable=on,target=native -icount shift=0 \
-	    -kernel $$o/device.elf | tee $$o/run.log; \
-	  grep -q 'ALL OK' $$o/run.log || { echo "device run on $$board FAILED"; exit 1; }; \
-	  ! arm-none-eabi-nm $$o/device.elf | grep -q '__aeabi_d\|__adddf3\|__muldf3' || { echo "double-precision math linked"; exit 1; }; \
-	  awk 'function hex(s, i, v) { v = 0; s = tolower(s); sub(/^0x/, "", s); \
-	         for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v } \
-	       /^Linker script and memory map/ { on = 1 } !on { next } \
-	       /^ \.[^ ]+$$/ { sec = $$1; next } \
-	       { s = sec; if ($$1 ~ /^\./) { s = $$1; $$1 = "" ; $$0 = $$0 } \
-	         if (NF == 3 && $$1 ~ /^0x/ && $$3 ~ /ncf_impl\.o$$/) { \
-	           if (s ~ /^\.text/) t += hex($$2); else if (s ~ /^\.rodata/) r += hex($$2); else if (s ~ /^\.(bss|data)/) b += hex($$2) } } \
-	       END { printf "ncf.h linked: %d bytes of code, %d of constants (1024 of them the CRC table), %d of RAM\n", t, r, b }' $$o/map.txt; \
-	  arm-none-eabi-size $$o/device.elf | awk 'NR == 2 { printf "whole program: %d bytes of flash (the models included), %d of static RAM (a 32 KB workspace buffer included)\n", $$1 + $$2, $$2 + $$3 }'; \
-	  printf 'largest stack frames in ncf.h (-fstack-usage):'; sort -t'	' -k2 -n -r $$o/ncf_impl.su | head -n 5 | \
-	    awk -F'\t' '{ n = split($$1, a, ":"); sub(/\..*/, "", a[n]); printf " %s %s", a[n], $$2 } END { print "" }'; \
-	done
+	@$(BUILD)/device/gen $(BUILD)/device/model.ncf $(BUILD)/device/expect.h
+	./demo --load $(BUILD)/device/model.ncf --export_c $(BUILD)/device/model_f32.h
+	./demo --load $(BUILD)/device/model.ncf --int8 --export_c $(BUILD)/device/model_int8.h
+	@set -e; for c in $(DEVICE_CORES); do BUILD=$(BUILD) device/run.sh $$c; done
 
 # libFuzzer (clang): one binary per reader, each run FUZZ_SECONDS on a scratch
 # corpus seeded from fuzz/corpus/NAME. Crashing inputs land in $(BUILD)/fuzz/.

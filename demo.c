@@ -12,6 +12,7 @@
 #define NCF_IMPLEMENTATION
 #include "ncf.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,7 +56,7 @@ typedef struct {
     int full_users;
     int min_ratings, top_k, syn_users, syn_items, checkpoint_every, recommend_k;
     const char *recommend_user; /* ids as the data writes them, comma-separated */
-    const char *recommend_all, *recommend_for, *similar, *allow, *deny;
+    const char *recommend_all, *recommend_for, *similar, *allow, *deny, *export_c;
     int probabilities, data_given, keep_missing;
     long long syn_ratings;
     double hr_threshold;
@@ -146,6 +147,9 @@ static void usage(FILE *f)
         "  --int8                   save (--save, --save_best) with int8 embedding rows: about 3x smaller,\n"
         "                           for serving (no Adam state to resume from)\n"
         "  --checkpoint_every N     also save it every N epochs\n"
+        "  --export_c FILE.h        write the model (as --save would, without Adam state; --int8 too) as\n"
+        "                           an 8-byte aligned C array for flash: ncf_model_open(&m, NAME,\n"
+        "                           sizeof NAME), NAME the file's name; also from --load FILE alone\n"
         "  --save_best FILE         save the model each time HR improves in this run (the paper's\n"
         "                           pre-training keeps its best epoch this way)\n"
         "  --load FILE              start from a saved model (its config wins) and resume at its\n"
@@ -230,7 +234,7 @@ static int takes_value(const char *flag)
         "--seed", "--eval_negatives", "--threads", "--min_ratings", "--top_k", "--synthetic_users",
         "--synthetic_items", "--synthetic_ratings", "--format", "--sep", "--header", "--user_col", "--item_col",
         "--rating_col", "--time_col", "--min_rating", "--holdout", "--recommend_all", "--recommend_for", "--similar",
-        "--allow", "--deny"};
+        "--allow", "--deny", "--export_c"};
     size_t k;
     for (k = 0; k < sizeof names / sizeof *names; k++)
         if (!strcmp(flag, names[k])) return 1;
@@ -299,6 +303,7 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--similar")) o->similar = v;
         else if (!strcmp(a, "--allow")) o->allow = v;
         else if (!strcmp(a, "--deny")) o->deny = v;
+        else if (!strcmp(a, "--export_c")) o->export_c = v;
         else if (!strcmp(a, "--format")) {
             static const char *const names[] = {"auto", "dat", "csv", "tab", "ncf"};
             int k;
@@ -841,6 +846,60 @@ static int serving(const options *o)
     return o->recommend_user || o->recommend_all || o->recommend_for || o->similar;
 }
 
+/* The C name a header's file name gives its array: "models/model-f32.h" -> model_f32. */
+static void array_name(const char *path, char *name, size_t size)
+{
+    const char *base = path, *p;
+    size_t n = 0;
+    for (p = path; *p; p++)
+        if (*p == '/' || *p == '\\') base = p + 1;
+    if (isdigit((unsigned char)*base) && n + 1 < size) name[n++] = '_';
+    for (p = base; *p && *p != '.' && n + 1 < size; p++) name[n++] = isalnum((unsigned char)*p) ? *p : '_';
+    if (!n) name[n++] = 'm';
+    name[n] = 0;
+}
+
+/* --export_c: the model file's bytes as a C array, 8-byte aligned (ncf_model_open reads it in
+   place), with its size and format in a comment. */
+static int export_c(const ncf_model *m, const char *path, int int8)
+{
+    void *buf = NULL;
+    size_t len = 0, i;
+    char name[128];
+    const unsigned char *b;
+    FILE *f;
+    int ok;
+    if (ncf_save_mem(m, int8 ? NCF_SAVE_INT8 : NCF_SAVE_MODEL, &buf, &len) != NCF_OK) {
+        fprintf(stderr, "demo: --export_c %s: %s\n", path, ncf_error_text());
+        return 0;
+    }
+    array_name(path, name, sizeof name);
+    if (!(f = fopen(path, "w"))) {
+        fprintf(stderr, "demo: --export_c %s: cannot open for writing (%s)\n", path, strerror(errno));
+        ncf_free(buf);
+        return 0;
+    }
+    b = (const unsigned char *)buf;
+    fprintf(f, "/* %s: an ncf.h model (file format %d, %lu bytes) as a C array, written by demo --export_c.\n"
+               "   %s, %d users x %d items, %lu parameters%s, epoch %lld. Serve it in place (flash):\n"
+               "     ncf_model *m; if (ncf_model_open(&m, %s, sizeof %s) != NCF_OK) ...\n"
+               "   (ncf_model_open_verified where the firmware has checked the image itself). */\n",
+            name, NCF_FORMAT_VERSION, (unsigned long)len, model_name(m->cfg.model), m->cfg.num_users, m->cfg.num_items,
+            (unsigned long)m->num_params, int8 ? ", int8 embedding rows" : "", (long long)m->epoch, name, name);
+    fprintf(f, "#if defined(_MSC_VER)\n__declspec(align(8))\n#endif\nstatic const unsigned char %s[%lu]\n"
+               "#if defined(__GNUC__) || defined(__clang__)\n    __attribute__((aligned(8)))\n#endif\n    = {", name,
+            (unsigned long)len);
+    for (i = 0; i < len; i++) fprintf(f, "%s%u,", i % 20 ? "" : "\n", b[i]);
+    fprintf(f, "\n};\n");
+    ok = !ferror(f);
+    ok &= fclose(f) == 0;
+    ncf_free(buf);
+    if (!ok) { fprintf(stderr, "demo: --export_c %s: write failed\n", path); return 0; }
+    printf("exported %s: %s[%lu], model file format %d%s\n", path, name, (unsigned long)len, NCF_FORMAT_VERSION,
+           int8 ? ", int8 rows" : "");
+    return 1;
+}
+
 /* --load FILE with serving flags and no data: the model file alone. */
 static int serve_file(const options *o)
 {
@@ -848,9 +907,9 @@ static int serve_file(const options *o)
     int ok;
     if (o->threads) ncf_set_threads(o->threads);
     if (ncf_load(&m, o->load) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return 1; }
-    printf("serving %s: %s, %d users, %d items, epoch %lld\n", o->load, model_name(m->cfg.model), m->cfg.num_users,
-           m->cfg.num_items, (long long)m->epoch);
-    ok = serve(m, o, NULL);
+    printf("%s %s: %s, %d users, %d items, epoch %lld\n", serving(o) ? "serving" : "read", o->load,
+           model_name(m->cfg.model), m->cfg.num_users, m->cfg.num_items, (long long)m->epoch);
+    ok = (!o->export_c || export_c(m, o->export_c, o->int8)) && (!serving(o) || serve(m, o, NULL));
     ncf_model_free(m);
     return ok ? 0 : 1;
 }
@@ -1304,6 +1363,7 @@ static int run(const options *o)
         if (!save_model(model, o->save, o->int8)) goto done;
         printf("saved %s (epoch %lld)\n", o->save, (long long)model->epoch);
     }
+    if (ON_ROOT && o->export_c && !export_c(model, o->export_c, o->int8)) goto done;
     if (ON_ROOT && serving(o) && !serve(model, o, path)) goto done;
     rc = 0;
 done:
@@ -1328,7 +1388,7 @@ int main(int argc, char **argv)
     r = parse_args(argc, argv, &o);
     if (r > 0 && o.hash_pipeline) fprintf(stderr, "demo: --hash_pipeline needs one process (the batches are summed "
                                           "from the ranks)\n"), r = 0;
-    if (r > 0 && o.load && serving(&o) && !o.data_given) r = ON_ROOT ? serve_file(&o) : 0; /* rank 0 serves */
+    if (r > 0 && o.load && (serving(&o) || o.export_c) && !o.data_given) r = ON_ROOT ? serve_file(&o) : 0; /* rank 0 serves */
     else r = r <= 0 ? (r < 0 ? 0 : 2) : run(&o);
     if (r != 0 && g_ranks > 1) MPI_Abort(MPI_COMM_WORLD, r);
     MPI_Finalize();
@@ -1340,7 +1400,7 @@ int main(int argc, char **argv)
     options o;
     int r = parse_args(argc, argv, &o);
     if (r <= 0) return r < 0 ? 0 : 2;
-    if (o.load && serving(&o) && !o.data_given) return serve_file(&o);
+    if (o.load && (serving(&o) || o.export_c) && !o.data_given) return serve_file(&o);
     return run(&o);
 }
 #endif

@@ -1,4 +1,4 @@
-/* ncf.h - v0.6.0 - Neural Collaborative Filtering (NeuMF) in one C header.
+/* ncf.h - v0.6.1 - Neural Collaborative Filtering (NeuMF) in one C header.
 
    He et al., "Neural Collaborative Filtering", WWW 2017, as TensorFlow's
    official NCF (the MLPerf reference) trains and evaluates it: MovieLens,
@@ -33,11 +33,12 @@
                                         code at -Os (make device)
      NCF_MAX_LAYERS                     MLP tower depth limit (default 8)
      NCF_VECTOR_EXT, NCF_NO_VECTOR_EXT  the kernels' vector tile on or off (default: on where
-                                        the target has SIMD registers: x86, NEON, wasm, POWER, z;
+                                        the target has SIMD registers: x86, NEON, wasm SIMD, POWER, z;
                                         the plain tile, the same bits, elsewhere)
-     NCF_NO_TLS                         no thread-local storage (the default on Cortex-M,
-                                        whose newlib has no TLS runtime): the error text
-                                        is then shared by all threads
+     NCF_NO_TLS                         no thread-local storage (the default on bare metal:
+                                        Cortex-M, RISC-V microcontrollers, any ELF target
+                                        without an OS): the error text is then shared by
+                                        all threads
      NCF_MPI                            data-parallel training over MPI ranks (ncf_mpi_*;
                                         build with mpicc); nothing of MPI without it
      NCF_MPI_GROUPS                     groups of users under MPI (default 16): the most
@@ -97,6 +98,11 @@
      other runs on one thread.
 
    CHANGELOG
+     0.6.1  ncf_model_open_verified: a model the firmware verified opens without the CRC and
+            value scan (2.2 M instead of 8.2 M instructions on a Cortex-M4F). No thread-local
+            storage by default on any bare-metal target (RISC-V too). The vector tile on
+            WebAssembly only with SIMD (-msimd128). Device code back under 9 KB on the M4F
+            (the training-only checks and frees left out of NCF_INFERENCE_ONLY).
      0.6.0  Your own logs: any delimited file (separator, header and columns found or given,
             RFC 4180 quotes, LF/CRLF/CR, BOM); ncf_load_dataset_mem. Ids kept as written
             (text ids: ncf_dataset.user_text, model format 4; formats 2 and 3 still read).
@@ -172,8 +178,8 @@
 
 #define NCF_VERSION_MAJOR 0
 #define NCF_VERSION_MINOR 6
-#define NCF_VERSION_PATCH 0
-#define NCF_VERSION_STRING "0.6.0"
+#define NCF_VERSION_PATCH 1
+#define NCF_VERSION_STRING "0.6.1"
 
 #ifndef NCFDEF
 #if defined(NCF_STATIC) && (defined(__GNUC__) || defined(__clang__))
@@ -630,6 +636,13 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len);
    every loader assigns them). Such a model serves and evaluates only (training and
    ncf_model_set_ids refuse it). A big-endian host gets a copy (ncf_load_mem). */
 NCFDEF int ncf_model_open(ncf_model **out, const void *buf, size_t len);
+/* ncf_model_open for a buffer the firmware has verified itself (its CRC checked when it was
+   written to flash, say): skips the two passes over the whole file, the CRC and the scan of
+   every parameter for non-finite values (a 577 KB model opens in 2.2 M instead of 8.2 M
+   instructions on a Cortex-M4F, make device). The layout is still checked (sizes, offsets,
+   id tables, rated items), so a damaged buffer may score wrongly but is never read outside
+   its len. */
+NCFDEF int ncf_model_open_verified(ncf_model **out, const void *buf, size_t len);
 #ifndef NCF_NO_STDIO
 /* Writes a new temporary file beside PATH (created exclusively, flushed to the disk), then
    renames it over PATH: a failure never leaves a half model or touches the old one. */
@@ -792,9 +805,15 @@ NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m);
 #endif
 #endif
 
-/* Cortex-M toolchains (newlib) have no thread-local storage runtime: there, and with
-   NCF_NO_TLS, the error text and the few per-thread statics are plain statics. */
-#if defined(NCF_NO_TLS) || (defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M')
+/* Bare metal (Cortex-M, a RISC-V microcontroller: an ELF target with no OS) often has no
+   thread-local storage runtime, and where the startup code sets up none the first error
+   text written faults: there, and with NCF_NO_TLS, the error text and the few per-thread
+   statics are plain statics. */
+#if defined(__ELF__) && !defined(__unix__) && !defined(__linux__) && !defined(__APPLE__) && !defined(__ANDROID__) && \
+    !defined(__Fuchsia__) && !defined(__HAIKU__) && !defined(__wasm__)
+#define NCF__BARE_METAL 1
+#endif
+#if defined(NCF_NO_TLS) || defined(NCF__BARE_METAL) || (defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M')
 #define NCF__TLS
 #elif defined(__cplusplus) && __cplusplus >= 201103L
 #define NCF__TLS thread_local
@@ -1040,6 +1059,19 @@ static int ncf__fail(int code, const char *fmt, ...)
     vsnprintf(ncf__errbuf, sizeof ncf__errbuf, fmt, ap);
     va_end(ap);
     return code;
+}
+
+/* Puts "prefix: " before the last error text, in place (no copy on the stack: a device's is
+   small), and passes its code on. */
+static int ncf__prefix_error(int rc, const char *prefix)
+{
+    size_t p = strlen(prefix), n = strlen(ncf__errbuf), room = sizeof ncf__errbuf - 1;
+    if (p + 2 > room) p = room - 2;
+    if (n > room - p - 2) n = room - p - 2;
+    memmove(ncf__errbuf + p + 2, ncf__errbuf, n);
+    memcpy(ncf__errbuf, prefix, p);
+    ncf__errbuf[p] = ':', ncf__errbuf[p + 1] = ' ', ncf__errbuf[p + 2 + n] = 0;
+    return rc;
 }
 
 /* A number for an error message: newlib-nano's printf (small devices) has no %lld. Two
@@ -2667,14 +2699,6 @@ static int ncf__dialect_of(const char *name, const ncf_load_opts *o, ncf__dialec
     return NCF_OK;
 }
 
-/* Copies ncf__errbuf behind "prefix: ", keeping the code. */
-static int ncf__prefix_error(int rc, const char *prefix)
-{
-    char msg[sizeof ncf__errbuf];
-    memcpy(msg, ncf__errbuf, sizeof msg);
-    return ncf__fail(rc, "%s: %s", prefix, msg);
-}
-
 /* A log read, not yet built: its dialect, records and text ids. */
 typedef struct {
     ncf__dialect D;
@@ -3308,12 +3332,12 @@ NCFDEF void ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, ui
 /* Register tile: MR rows x NR columns of C held in registers across the k loop.
    With GCC/clang vector extensions NR is two vectors (AVX-512: 2x16 floats, else
    2x8); elsewhere the same tile in plain C, which gives the same bits. The vector form
-   is the default only where the target has SIMD registers for it (x86, NEON, WebAssembly,
-   POWER, z): on a microcontroller (Cortex-M, RISC-V without V) the compiler would emulate
+   is the default only where the target has SIMD registers for it (x86, NEON, WebAssembly
+   with -msimd128, POWER, z): on a microcontroller (Cortex-M, RISC-V without V) the compiler would emulate
    the vectors lane by lane, in more code and more time than the plain tile
    (NCF_VECTOR_EXT forces it, NCF_NO_VECTOR_EXT turns it off). */
 #if !defined(NCF_VECTOR_EXT) && (defined(__x86_64__) || defined(__i386__) || defined(__ARM_NEON) || \
-                                 defined(__aarch64__) || defined(__wasm__) || defined(__powerpc64__) || defined(__s390x__))
+                                 defined(__aarch64__) || defined(__wasm_simd128__) || defined(__powerpc64__) || defined(__s390x__))
 #define NCF_VECTOR_EXT 1
 #endif
 #if (defined(__GNUC__) || defined(__clang__)) && defined(NCF_VECTOR_EXT) && !defined(NCF_NO_VECTOR_EXT)
@@ -3696,6 +3720,7 @@ struct ncf__scratch {
     float *tv[NCF_MAX_TENSORS]; /* each tensor's floats, or NULL for int8 rows read in place: */
     const int8_t *tq[NCF_MAX_TENSORS];
     const float *tqs[NCF_MAX_TENSORS]; /* (their scales) */
+    float **named[NCF_MAX_TENSORS];    /* the model's field that names each tensor's floats */
 };
 
 static void ncf__refresh_projection(ncf_model *m); /* metrics: the cached item projection */
@@ -3732,6 +3757,8 @@ static int ncf__acts_alloc(const ncf_model *m, ncf__acts *a, int n)
     return 0;
 }
 
+#ifndef NCF_INFERENCE_ONLY
+/* The training batch's buffers (serving keeps its own, per call). */
 static void ncf__free_buffers(struct ncf__scratch *s)
 {
     int l;
@@ -3744,7 +3771,6 @@ static void ncf__free_buffers(struct ncf__scratch *s)
     s->cap = 0;
 }
 
-#ifndef NCF_INFERENCE_ONLY
 /* Grows the training batch buffers to hold n rows. */
 static int ncf__reserve(ncf_model *m, int n)
 {
@@ -3791,6 +3817,7 @@ static int ncf__check_config(const ncf_config *c)
                              c->layers[l]);
     if (mlp && c->layers[0] % 2)
         return ncf__fail(NCF_ERR_ARG, "config: layers[0] = %d must be even (user and item halves)", c->layers[0]);
+#ifndef NCF_INFERENCE_ONLY /* (a device serves: the training settings only pass through it) */
     /* (written so that NaN fails each test: a NaN or infinite setting is refused, not trained on) */
     if (!(c->lr > 0 && c->lr <= 1e3f) || !(c->beta1 >= 0 && c->beta1 < 1) || !(c->beta2 >= 0 && c->beta2 < 1) ||
         !(c->epsilon > 0 && c->epsilon <= 1) || !(c->mf_reg >= 0 && c->mf_reg <= 1e6f) || !(c->init_sd >= 0 && c->init_sd < 1e3f))
@@ -3803,6 +3830,7 @@ static int ncf__check_config(const ncf_config *c)
         return ncf__fail(NCF_ERR_ARG, "config: unknown Adam mode %d", (int)c->adam);
     if (c->optimizer != NCF_OPT_ADAM && c->optimizer != NCF_OPT_SGD)
         return ncf__fail(NCF_ERR_ARG, "config: unknown optimizer %d", (int)c->optimizer);
+#endif
     return NCF_OK;
 }
 
@@ -3822,22 +3850,13 @@ static uint64_t ncf__count_params(const ncf_config *c)
     return n + (uint64_t)top; /* w_out's MLP part */
 }
 
-static void ncf__add_tensor(ncf_model *m, size_t *off, const char *name, int rows, int cols)
+static void ncf__add_tensor(ncf_model *m, size_t *off, const char *name, int rows, int cols, float **named)
 {
-    ncf_tensor *t = &m->tensors[m->num_tensors++];
+    ncf_tensor *t = &m->tensors[m->num_tensors];
+    m->scratch->named[m->num_tensors++] = named;
     t->name = name, t->offset = *off, t->rows = rows, t->cols = cols;
     *off += (size_t)rows * (size_t)cols;
 }
-
-/* The named tensor's view among v[] (one per tensor), or NULL when the model has none. */
-static float *ncf__view(const ncf_model *m, float *const *v, const char *name)
-{
-    int t;
-    for (t = 0; t < m->num_tensors; t++)
-        if (!strcmp(m->tensors[t].name, name)) return v[t];
-    return NULL;
-}
-
 
 /* A model without parameter memory: config checked, tensors laid out, scratch made. */
 static int ncf__model_shell(ncf_model **out, const ncf_config *cfg)
@@ -3862,19 +3881,19 @@ static int ncf__model_shell(ncf_model **out, const ncf_config *cfg)
     if (!(m->cfg.init_sd > 0)) m->cfg.init_sd = 0.01f;
     /* layout: the embedding tables (user side, then item side), then the dense layers
        and the output */
-    if (s->F) ncf__add_tensor(m, &off, "gmf_user", cfg->num_users, s->F);
-    if (s->H) ncf__add_tensor(m, &off, "mlp_user", cfg->num_users, s->H);
-    if (mf) ncf__add_tensor(m, &off, "user_bias", cfg->num_users, 1);
-    if (s->F) ncf__add_tensor(m, &off, "gmf_item", cfg->num_items, s->F);
-    if (s->H) ncf__add_tensor(m, &off, "mlp_item", cfg->num_items, s->H);
-    if (mf) ncf__add_tensor(m, &off, "item_bias", cfg->num_items, 1);
+    if (s->F) ncf__add_tensor(m, &off, "gmf_user", cfg->num_users, s->F, &m->gmf_user);
+    if (s->H) ncf__add_tensor(m, &off, "mlp_user", cfg->num_users, s->H, &m->mlp_user);
+    if (mf) ncf__add_tensor(m, &off, "user_bias", cfg->num_users, 1, &m->user_bias);
+    if (s->F) ncf__add_tensor(m, &off, "gmf_item", cfg->num_items, s->F, &m->gmf_item);
+    if (s->H) ncf__add_tensor(m, &off, "mlp_item", cfg->num_items, s->H, &m->mlp_item);
+    if (mf) ncf__add_tensor(m, &off, "item_bias", cfg->num_items, 1, &m->item_bias);
     s->emb_params = off;
     for (l = 1; l <= s->nd; l++) {
-        ncf__add_tensor(m, &off, ncf__wname[l], cfg->layers[l - 1], cfg->layers[l]);
-        ncf__add_tensor(m, &off, ncf__bname[l], 1, cfg->layers[l]);
+        ncf__add_tensor(m, &off, ncf__wname[l], cfg->layers[l - 1], cfg->layers[l], &m->w[l]);
+        ncf__add_tensor(m, &off, ncf__bname[l], 1, cfg->layers[l], &m->b[l]);
     }
-    if (!mf) ncf__add_tensor(m, &off, "w_out", s->F + s->top, 1);
-    ncf__add_tensor(m, &off, "b_out", 1, 1);
+    if (!mf) ncf__add_tensor(m, &off, "w_out", s->F + s->top, 1, &m->w_out);
+    ncf__add_tensor(m, &off, "b_out", 1, 1, &m->b_out);
     m->num_params = off;
     NCF_ASSERT(ncf__count_params(&m->cfg) == off);
     if (mf && !(s->ones = NCF__NEW(float, s->F))) {
@@ -3891,15 +3910,11 @@ static int ncf__model_shell(ncf_model **out, const ncf_config *cfg)
 static void ncf__point_views(ncf_model *m, float *const *v, const int8_t *const *q, const float *const *qs)
 {
     struct ncf__scratch *s = m->scratch;
-    int t, l, nemb;
-    for (t = 0; t < m->num_tensors; t++) s->tv[t] = v[t], s->tq[t] = q ? q[t] : NULL, s->tqs[t] = qs ? qs[t] : NULL;
-#define NCF__VIEW(name) ncf__view(m, s->tv, name)
-    m->gmf_user = NCF__VIEW("gmf_user"), m->gmf_item = NCF__VIEW("gmf_item");
-    m->mlp_user = NCF__VIEW("mlp_user"), m->mlp_item = NCF__VIEW("mlp_item");
-    for (l = 1; l <= s->nd; l++) m->w[l] = NCF__VIEW(ncf__wname[l]), m->b[l] = NCF__VIEW(ncf__bname[l]);
-    m->w_out = NCF__VIEW("w_out"), m->b_out = NCF__VIEW("b_out");
-    m->user_bias = NCF__VIEW("user_bias"), m->item_bias = NCF__VIEW("item_bias");
-#undef NCF__VIEW
+    int t, nemb;
+    for (t = 0; t < m->num_tensors; t++) {
+        s->tv[t] = v[t], s->tq[t] = q ? q[t] : NULL, s->tqs[t] = qs ? qs[t] : NULL;
+        *s->named[t] = v[t];
+    }
     for (nemb = 0; nemb < m->num_tensors && m->tensors[nemb].offset < s->emb_params; nemb++) {}
     s->ntab = nemb / 2, s->tg = s->F ? 0 : -1, s->th = s->H ? !!s->F : -1;
     for (t = 0; t < nemb; t++) { /* the user tables, then the item tables in the same order */
@@ -4005,17 +4020,22 @@ NCFDEF void ncf_model_free(ncf_model *m)
         m->params = NULL, m->raw_user = m->raw_item = m->seen_ptr = m->user_text_at = m->item_text_at = NULL,
         m->seen = NULL, m->user_text = m->item_text = NULL;
     if (m->scratch) {
+#ifndef NCF_INFERENCE_ONLY /* (a device never trains: none of these exist there) */
         ncf__free_buffers(m->scratch);
         NCF_FREE(m->scratch->touched_user);
         NCF_FREE(m->scratch->touched_item);
         NCF_FREE(m->scratch->is_touched);
+#endif
         NCF_FREE(m->scratch->user_order);
         NCF_FREE(m->scratch->item_order);
         NCF_FREE(m->scratch->proj);
         NCF_FREE(m->scratch->ones);
         NCF_FREE(m->scratch);
     }
-    NCF_FREE(m->params); NCF_FREE(m->grads); NCF_FREE(m->adam_m); NCF_FREE(m->adam_v);
+    NCF_FREE(m->params);
+#ifndef NCF_INFERENCE_ONLY
+    NCF_FREE(m->grads); NCF_FREE(m->adam_m); NCF_FREE(m->adam_v);
+#endif
     NCF_FREE(m->raw_user); NCF_FREE(m->raw_item); NCF_FREE(m->seen_ptr); NCF_FREE(m->seen);
     NCF_FREE(m->user_text); NCF_FREE(m->item_text); NCF_FREE(m->user_text_at); NCF_FREE(m->item_text_at);
     NCF_FREE(m);
@@ -6967,10 +6987,11 @@ static int ncf__read_sizes(ncf__reader *r, ncf__layout *L, uint64_t U, uint64_t 
     return NCF_OK;
 }
 
-/* Reads and checks a file's header (magic, version, CRC, config) and lays out its sections:
-   a model shell (no parameter memory) of that config, and where everything is. */
-static int ncf__open_file(const void *buf, size_t len, ncf_model **shell, ncf__layout *L, uint64_t *step,
-                          uint64_t *epoch)
+/* Reads and checks a file's header (magic, version, the CRC unless the caller verified the
+   file, config) and lays out its sections: a model shell (no parameter memory) of that
+   config, and where everything is. */
+static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model **shell, ncf__layout *L,
+                          uint64_t *step, uint64_t *epoch)
 {
     ncf__reader r;
     ncf_config c;
@@ -6988,7 +7009,7 @@ static int ncf__open_file(const void *buf, size_t len, ncf_model **shell, ncf__l
     if (len < NCF__HEADER_V3 + 4)
         return ncf__fail(NCF_ERR_PARSE, "model truncated in its header (%lu bytes)", (unsigned long)len);
     crc = (uint32_t)r.p[len - 4] | (uint32_t)r.p[len - 3] << 8 | (uint32_t)r.p[len - 2] << 16 | (uint32_t)r.p[len - 1] << 24;
-    if (crc != ncf__crc32(r.p, len - 4)) return ncf__fail(NCF_ERR_PARSE, "model checksum mismatch: the file is damaged or truncated");
+    if (check_crc && crc != ncf__crc32(r.p, len - 4)) return ncf__fail(NCF_ERR_PARSE, "model checksum mismatch: the file is damaged or truncated");
     r.n = len - 4;
     ncf__get_u32(&r, &v);
     if (v != 0x01020304u) return ncf__fail(NCF_ERR_PARSE, "model endianness mark is wrong");
@@ -7014,11 +7035,7 @@ static int ncf__open_file(const void *buf, size_t len, ncf_model **shell, ncf__l
     c.adam = (ncf_adam_mode)a3[0], c.batch_size = a3[1] > INT32_MAX ? 0 : (int)a3[1], c.num_neg = a3[2] > INT32_MAX ? -1 : (int)a3[2];
     c.optimizer = (ncf_optimizer)a3[3], c.init_sd = init_sd, c.seed = seed;
     if (c.mf_dim > 65536) return ncf__fail(NCF_ERR_PARSE, "model header has out-of-range sizes or flags");
-    if ((rc = ncf__check_config(&c)) != NCF_OK) {
-        char msg[sizeof ncf__errbuf];
-        memcpy(msg, ncf__errbuf, sizeof msg);
-        return ncf__fail(NCF_ERR_PARSE, "model header: %s", msg);
-    }
+    if (ncf__check_config(&c) != NCF_OK) return ncf__prefix_error(NCF_ERR_PARSE, "model header");
     if (*step > ((uint64_t)1 << 62) || *epoch > INT32_MAX)
         return ncf__fail(NCF_ERR_PARSE, "model header: step %s or epoch %s is past what training reaches",
                          ncf__u64s(*step, 0), ncf__u64s(*epoch, 1));
@@ -7208,7 +7225,7 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len)
     int rc, t;
     if (!out || !buf) return ncf__fail(NCF_ERR_ARG, "ncf_load_mem: NULL argument");
     *out = NULL;
-    if ((rc = ncf__open_file(buf, len, &m, &L, &step, &epoch)) != NCF_OK) return rc;
+    if ((rc = ncf__open_file(buf, len, 1, &m, &L, &step, &epoch)) != NCF_OK) return rc;
     r.p = (const uint8_t *)buf, r.n = len - 4;
     rc = ncf__own_params(m);
     if (rc == NCF_OK && (L.flags & NCF__FILE_IDS)) rc = ncf__read_ids(m, &L, &r);
@@ -7233,7 +7250,6 @@ static int ncf__little_endian(void)
 }
 
 
-/* Points an in-place model's ids, rated items and tensors into the file. */
 /* Id table t where it sits in the file, checked: integers or text, ascending. */
 static int ncf__point_ids(ncf_model *m, const uint8_t *p, const ncf__layout *L, int t)
 {
@@ -7258,7 +7274,9 @@ static int ncf__point_ids(ncf_model *m, const uint8_t *p, const ncf__layout *L, 
     return NCF_OK;
 }
 
-static int ncf__point_into(ncf_model *m, const uint8_t *p, const ncf__layout *L)
+/* Points an in-place model's ids, rated items and tensors into the file; scan: every value
+   checked finite (the caller has not verified the file). */
+static int ncf__point_into(ncf_model *m, const uint8_t *p, const ncf__layout *L, int scan)
 {
     float *v[NCF_MAX_TENSORS];
     const float *qs[NCF_MAX_TENSORS];
@@ -7275,12 +7293,12 @@ static int ncf__point_into(ncf_model *m, const uint8_t *p, const ncf__layout *L)
         float *x = (float *)(uintptr_t)(p + L->tensor[t]);
         int quant = (L->flags & NCF__FILE_INT8) && ncf__quantized(m, t);
         v[t] = quant ? NULL : x, qs[t] = quant ? x : NULL, q[t] = quant ? (const int8_t *)(x + rows) : NULL;
-        if ((bad = quant ? ncf__first_bad_scale(x, rows) : ncf__first_implausible(x, n)) < (quant ? rows : n))
+        if (scan && (bad = quant ? ncf__first_bad_scale(x, rows) : ncf__first_implausible(x, n)) < (quant ? rows : n))
             return ncf__fail(NCF_ERR_DATA, "the model's %s holds a non-finite value or a bad scale (at %lu): refused",
                              m->tensors[t].name, (unsigned long)bad);
     }
     m->params = L->flags & NCF__FILE_INT8 ? NULL : v[0];
-    if (L->flags & NCF__FILE_ADAM) { /* not used in place, but checked as a copy checks it */
+    if (scan && (L->flags & NCF__FILE_ADAM)) { /* not used in place, but checked as a copy checks it */
         size_t bad = ncf__first_implausible((const float *)(uintptr_t)(p + L->adam), 2 * m->num_params);
         if (bad < 2 * m->num_params)
             return ncf__fail(NCF_ERR_DATA, "the model's Adam moment %lu is not finite or implausibly large: refused",
@@ -7290,7 +7308,7 @@ static int ncf__point_into(ncf_model *m, const uint8_t *p, const ncf__layout *L)
     return NCF_OK;
 }
 
-NCFDEF int ncf_model_open(ncf_model **out, const void *buf, size_t len)
+static int ncf__open_in_place(ncf_model **out, const void *buf, size_t len, int verified)
 {
     ncf__layout L;
     ncf_model *m = NULL;
@@ -7302,17 +7320,24 @@ NCFDEF int ncf_model_open(ncf_model **out, const void *buf, size_t len)
     if ((uintptr_t)buf % 8)
         return ncf__fail(NCF_ERR_ARG, "ncf_model_open: the buffer is not 8-byte aligned (address ends in 0x%x)",
                          (unsigned)((uintptr_t)buf & 7));
-    if ((rc = ncf__open_file(buf, len, &m, &L, &step, &epoch)) != NCF_OK) return rc;
+    if ((rc = ncf__open_file(buf, len, !verified, &m, &L, &step, &epoch)) != NCF_OK) return rc;
     if (L.version < 3) {
         ncf_model_free(m);
         return ncf__fail(NCF_ERR_PARSE, "model format version %u is not laid out to be read in place: ncf_load_mem "
                                         "reads it, and ncf_save_mem writes version %d", L.version, NCF_FORMAT_VERSION);
     }
     m->scratch->in_place = 1;
-    if ((rc = ncf__point_into(m, (const uint8_t *)buf, &L)) != NCF_OK) { ncf_model_free(m); return rc; }
+    if ((rc = ncf__point_into(m, (const uint8_t *)buf, &L, !verified)) != NCF_OK) { ncf_model_free(m); return rc; }
     m->step = (int64_t)step, m->epoch = (int64_t)epoch; /* (both checked in the header) */
     *out = m;
     return NCF_OK;
+}
+
+NCFDEF int ncf_model_open(ncf_model **out, const void *buf, size_t len) { return ncf__open_in_place(out, buf, len, 0); }
+
+NCFDEF int ncf_model_open_verified(ncf_model **out, const void *buf, size_t len)
+{
+    return ncf__open_in_place(out, buf, len, 1);
 }
 
 #ifndef NCF_NO_STDIO
@@ -7538,12 +7563,7 @@ NCFDEF int ncf_load(ncf_model **out, const char *path)
     if ((rc = ncf__read_file(path, &buf, &len)) != NCF_OK) return rc;
     rc = ncf_load_mem(out, buf, len);
     NCF_FREE(buf);
-    if (rc != NCF_OK) {
-        char msg[sizeof ncf__errbuf];
-        memcpy(msg, ncf__errbuf, sizeof msg);
-        return ncf__fail(rc, "%s: %s", path, msg);
-    }
-    return NCF_OK;
+    return rc == NCF_OK ? NCF_OK : ncf__prefix_error(rc, path);
 }
 #endif
 

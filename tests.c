@@ -2981,6 +2981,44 @@ static int serving_differences(ncf_model *a, ncf_model *b, const ncf_dataset *d)
    every model type, float and int8; opening it allocates only the model record (no
    parameter), the workspace forms allocate nothing, and what cannot be read in place is
    refused: a misaligned or truncated buffer, a damaged one, ids that do not ascend. */
+/* ncf_model_open_verified skips the CRC and the value scan, and nothing else: it answers as
+   ncf_model_open does, opens a buffer whose damage only those catch, and refuses every
+   truncation and a header that does not match the body. */
+static void test_verified_open_skips_only_whole_file_checks(void)
+{
+    ncf_dataset d;
+    int int8, diff = 0, trunc_ok = 0;
+    if (!ncf__little_endian()) return; /* (a big-endian host reads a copy, checked) */
+    CHECK(ncf_synthetic(&d, 70, 50, 1400, 4, 8) == NCF_OK);
+    for (int8 = 0; int8 < 2; int8++) {
+        ncf_model *m = serving_model(&d, NCF_NEUMF), *in = NULL, *ver = NULL;
+        void *vb = NULL;
+        uint8_t *base, *at;
+        size_t len = 0, k;
+        uint32_t users;
+        if (!m || ncf_save_mem(m, int8 ? NCF_SAVE_INT8 : NCF_SAVE_MODEL, &vb, &len) != NCF_OK) {
+            g_failed_checks++, ncf_model_free(m);
+            continue;
+        }
+        at = copy_at(vb, len, 0, &base);
+        CHECK(ncf_model_open(&in, at, len) == NCF_OK && ncf_model_open_verified(&ver, at, len) == NCF_OK);
+        if (in && ver) diff += serving_differences(in, ver, &d);
+        ncf_model_free(in), ncf_model_free(ver), in = ver = NULL;
+        set_u32(at + len - 8, 0x7fc00000u); /* b_out NaN, the CRC left stale */
+        CHECK_ERR(ncf_model_open(&in, at, len), NCF_ERR_PARSE, "checksum");
+        CHECKF(ncf_model_open_verified(&ver, at, len) == NCF_OK, "%s", ncf_error_text());
+        ncf_model_free(ver), ver = NULL;
+        for (k = 0; k < len; k += k < 320 ? 1 : 29)
+            if (ncf_model_open_verified(&ver, at, k) == NCF_OK) trunc_ok++, ncf_model_free(ver), ver = NULL;
+        memcpy(&users, at + 16, 4), users += 1, memcpy(at + 16, &users, 4); /* one user more than the body holds */
+        CHECK_ERR(ncf_model_open_verified(&ver, at, len), NCF_ERR_PARSE, "its config needs");
+        free(base), ncf_free(vb), ncf_model_free(m);
+    }
+    CHECKF(diff == 0, "%d answers differ between ncf_model_open and ncf_model_open_verified", diff);
+    CHECKF(trunc_ok == 0, "%d truncated buffers opened unchecked", trunc_ok);
+    ncf_dataset_free(&d);
+}
+
 static void test_in_place_models(void)
 {
     ncf_dataset d;
@@ -4580,6 +4618,7 @@ static const test_case TESTS[] = {
     {"fixture_round_trip", test_fixture_round_trip},
     {"alloc_failure_sweep", test_alloc_failure_sweep},
     {"in_place_models", test_in_place_models},
+    {"verified_open_skips_only_whole_file_checks", test_verified_open_skips_only_whole_file_checks},
     {"int8_by_hand", test_int8_by_hand},
     {"rated_lists", test_rated_lists},
 #ifndef _WIN32

@@ -1,7 +1,9 @@
 /* gen.c - the host half of `make device`: trains the device example's model (NeuMF, factors 8,
-   1,000 users x 2,000 items of synthetic data), writes it as const arrays (float32 and int8
-   files) into model.h, and with them the host's top-10 for some users, which the device
-   checks its own answers against. Host build: cc -O2 -I.. gen.c -o gen -lm */
+   1,000 users x 2,000 items of synthetic data), saves it (MODEL.ncf, for serving: no Adam
+   state) and writes into expect.h the host's top-10 for some users from it and from its int8
+   form, which the device checks its own answers against. demo --export_c turns MODEL.ncf into
+   the C arrays the firmware serves. Host build: cc -O2 -I.. gen.c -o gen -lm
+   Run: gen MODEL.ncf expect.h */
 #define NCF_IMPLEMENTATION
 #include "ncf.h"
 
@@ -11,14 +13,6 @@
 #define USERS 1000
 #define ITEMS 2000
 #define CHECKED 16 /* users whose top-10 the device checks */
-
-static void put_array(FILE *f, const char *name, const unsigned char *p, size_t n)
-{
-    size_t i;
-    fprintf(f, "static const unsigned char %s[%lu] __attribute__((aligned(8))) = {", name, (unsigned long)n);
-    for (i = 0; i < n; i++) fprintf(f, "%s%u,", i % 24 ? "" : "\n", p[i]);
-    fprintf(f, "\n};\n");
-}
 
 static int put_expected(FILE *f, ncf_model *m, const ncf_dataset *d, const char *name)
 {
@@ -46,30 +40,28 @@ int main(int argc, char **argv)
     ncf_config c = ncf_config_default();
     ncf_model *m = NULL, *q = NULL;
     ncf_sampler s;
-    void *f32 = NULL, *i8 = NULL;
-    size_t l32 = 0, l8 = 0;
+    void *i8 = NULL;
+    size_t l8 = 0;
     FILE *f;
     int e, ok;
-    if (argc != 2) { fprintf(stderr, "usage: gen OUT.h\n"); return 2; }
+    if (argc != 3) { fprintf(stderr, "usage: gen MODEL.ncf expect.h\n"); return 2; }
     ncf_set_threads(1);
     ok = ncf_synthetic(&d, USERS, ITEMS, 50000, 16, 1) == NCF_OK;
     c.num_users = d.num_users, c.num_items = d.num_items;
     ok = ok && ncf_model_create(&m, &c) == NCF_OK && ncf_sampler_init(&s, &d, c.num_neg, c.seed) == NCF_OK;
     for (e = 1; ok && e <= 4; e++) ok = ncf_train_epoch(m, &s, e, NULL, NULL, NULL) == NCF_OK;
-    ok = ok && ncf_model_set_ids(m, &d) == NCF_OK && ncf_save_mem(m, NCF_SAVE_MODEL, &f32, &l32) == NCF_OK &&
+    ok = ok && ncf_model_set_ids(m, &d) == NCF_OK && ncf_save(m, argv[1], NCF_SAVE_MODEL) == NCF_OK &&
          ncf_save_mem(m, NCF_SAVE_INT8, &i8, &l8) == NCF_OK && ncf_load_mem(&q, i8, l8) == NCF_OK;
     if (!ok) { fprintf(stderr, "gen: %s\n", ncf_error_text()); return 1; }
-    if (!(f = fopen(argv[1], "w"))) { perror(argv[1]); return 1; }
+    if (!(f = fopen(argv[2], "w"))) { perror(argv[2]); return 1; }
     fprintf(f, "/* written by gen.c: NeuMF factors 8, %d users x %d items, %lu parameters */\n", d.num_users,
             d.num_items, (unsigned long)m->num_params);
     fprintf(f, "struct expect { long long user, items[10]; unsigned long score_bits[10]; };\n");
-    put_array(f, "model_f32", (const unsigned char *)f32, l32);
-    put_array(f, "model_int8", (const unsigned char *)i8, l8);
     ok = put_expected(f, m, &d, "expect_f32") && put_expected(f, q, &d, "expect_int8");
     fprintf(f, "#define CHECKED %d\n", CHECKED);
-    if (fclose(f) != 0 || !ok) { fprintf(stderr, "gen: cannot write %s\n", argv[1]); return 1; }
-    printf("model: %d users x %d items, %lu parameters; float32 file %lu bytes, int8 %lu\n", d.num_users,
-           d.num_items, (unsigned long)m->num_params, (unsigned long)l32, (unsigned long)l8);
-    ncf_free(f32), ncf_free(i8), ncf_model_free(m), ncf_model_free(q), ncf_dataset_free(&d);
+    if (fclose(f) != 0 || !ok) { fprintf(stderr, "gen: cannot write %s\n", argv[2]); return 1; }
+    printf("model: %d users x %d items, %lu parameters; saved %s\n", d.num_users, d.num_items,
+           (unsigned long)m->num_params, argv[1]);
+    ncf_free(i8), ncf_model_free(m), ncf_model_free(q), ncf_dataset_free(&d);
     return 0;
 }

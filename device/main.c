@@ -1,10 +1,14 @@
-/* main.c - ncf.h on a microcontroller: the model is a const array in flash, read in place
-   (ncf_model_open), and every recommendation is scored in a static workspace, no heap. Runs
-   under qemu-system-arm (mps2-an386: Cortex-M4F; mps2-an385 with the Cortex-M0 build) with
-   semihosting for its output. Checks its top-10 lists against the host's (model.h, from gen.c)
-   and prints the figures: heap, workspace and instructions per recommendation. */
+/* main.c - ncf.h on a microcontroller: the model is a const array in flash (model_f32.h and
+   model_int8.h, written by demo --export_c), read in place (ncf_model_open), and every
+   recommendation is scored in a static workspace, no heap. Runs under qemu-system-arm
+   (mps2-an386: Cortex-M4F; mps2-an385 with the Cortex-M0 build) and qemu-system-riscv32 (virt:
+   RV32IMAC, RV32IMAFC) with semihosting for its output. Checks its top-10 lists against the
+   host's (expect.h, from gen.c) and prints the figures: heap, workspace, stack and
+   instructions per recommendation and per open. */
 #include "ncf.h"
-#include "model.h"
+#include "expect.h"
+#include "model_f32.h"
+#include "model_int8.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -42,8 +46,32 @@ void *dev_realloc(void *p, size_t n)
     return q;
 }
 
-/* ---- instructions: SysTick counts the core clock; qemu -icount shift=0 runs one instruction
-   per virtual nanosecond, so instructions per tick are measured once on a known loop ---- */
+/* ---- instructions ---- */
+#if defined(__riscv)
+/* minstret counts retired instructions (under qemu -icount, exactly): one per "tick". Read
+   with csrrs rd, csr, x0 spelt as .insn: assemblers that want Zicsr named refuse csrr. */
+#define READ_CSR(csr, v) __asm__ __volatile__(".insn i 0x73, 2, %0, x0, " #csr : "=r"(v))
+static uint64_t ticks_now(void)
+{
+    uint32_t hi, lo, again;
+    do {
+        READ_CSR(-1150, hi);   /* minstreth, 0xB82 */
+        READ_CSR(-1278, lo);   /* minstret, 0xB02 */
+        READ_CSR(-1150, again);
+    } while (hi != again);
+    return (uint64_t)hi << 32 | lo;
+}
+static void ticks_start(void) {}
+static uint32_t insns_per_tick(void) { return 1; }
+#if defined(__riscv_flen)
+#define CORE_NAME "RV32IMAFC (hard float)"
+#else
+#define CORE_NAME "RV32IMAC (soft float)"
+#endif
+#define SP_READ "mv %0, sp"
+#else
+/* SysTick counts the core clock; qemu -icount shift=0 runs one instruction per virtual
+   nanosecond, so instructions per tick are measured once on a known loop */
 #define SYST_CSR (*(volatile uint32_t *)0xE000E010u)
 #define SYST_RVR (*(volatile uint32_t *)0xE000E014u)
 #define SYST_CVR (*(volatile uint32_t *)0xE000E018u)
@@ -82,6 +110,13 @@ static uint32_t insns_per_tick(void)
     t = ticks_now() - t;
     return (uint32_t)((4000000u + t / 2) / t);
 }
+#if defined(__ARM_FP)
+#define CORE_NAME "Cortex-M4F (hard float)"
+#else
+#define CORE_NAME "Cortex-M0 (soft float)"
+#endif
+#define SP_READ "mov %0, sp"
+#endif
 
 /* ---- stack: painted below the caller's frame, then the deepest byte written is found ---- */
 #define PAINTED 16384
@@ -89,7 +124,7 @@ static uint32_t insns_per_tick(void)
 static uint8_t *stack_pointer(void)
 {
     uint8_t *sp;
-    __asm__ __volatile__("mov %0, sp" : "=r"(sp));
+    __asm__ __volatile__(SP_READ : "=r"(sp));
     return sp;
 }
 
@@ -116,16 +151,31 @@ static int run(const char *name, const unsigned char *file, size_t len, const st
     ncf_model *m = NULL;
     size_t need, heap0 = heap_now;
     long calls0 = heap_calls, serve_calls;
-    uint64_t t, best = (uint64_t)-1;
+    uint64_t t, best = (uint64_t)-1, open_checked, open_verified;
     uint8_t *top = stack_pointer();
     unsigned long open_stack, serve_stack = 0;
     int u, j, equal = 0, exact = 0, scores = 0;
     paint(top);
+    ticks_start();
+    t = ticks_now();
+    if (ncf_model_open_verified(&m, file, len) != NCF_OK) {
+        printf("%s: %s\n", name, ncf_error_text());
+        return 0;
+    }
+    open_verified = ticks_now() - t;
+    ncf_model_free(m), m = NULL;
+    calls0 = heap_calls;
+    ticks_start();
+    t = ticks_now();
     if (ncf_model_open(&m, file, len) != NCF_OK) {
         printf("%s: %s\n", name, ncf_error_text());
         return 0;
     }
+    open_checked = ticks_now() - t;
     open_stack = stack_used(top);
+    printf("%s: opening took %lu instructions (ncf_model_open: the CRC and every value checked), %lu where the "
+           "firmware verified the image (ncf_model_open_verified)\n", name, (unsigned long)(open_checked * ipt),
+           (unsigned long)(open_verified * ipt));
     need = ncf_workspace_size(m, 10);
     printf("%s: model file %lu bytes read in place; opening took %ld allocations, %lu bytes of heap (no "
            "parameters); workspace %lu bytes\n", name, (unsigned long)len, heap_calls - calls0,
@@ -199,13 +249,7 @@ int main(void)
 {
     uint32_t ipt = insns_per_tick();
     int ok;
-    printf("ncf.h %s on %s; %lu instructions per SysTick tick\n", ncf_version(),
-#if defined(__ARM_FP)
-           "Cortex-M4F (hard float)",
-#else
-           "Cortex-M0 (soft float)",
-#endif
-           (unsigned long)ipt);
+    printf("ncf.h %s on %s; %lu instructions per tick\n", ncf_version(), CORE_NAME, (unsigned long)ipt);
     ok = run("float32", model_f32, sizeof model_f32, expect_f32, ipt);
     ok &= run("int8", model_int8, sizeof model_int8, expect_int8, ipt);
     ok &= errors_read_right();

@@ -1,0 +1,21 @@
+// node_check.mjs - runs ncf.wasm under Node's WASI and prints what the host build of
+// ncf_web.c prints for the same model (make test compares the two): the model, the top 10
+// of its first USERS users, and of a new user given by its first two items.
+// Usage: node node_check.mjs ncf.wasm MODEL.ncf [USERS]
+import { readFileSync } from 'node:fs';
+import { WASI } from 'node:wasi';
+import { loadNcf } from './ncf.js';
+
+const [wasmPath, modelPath, users = '16'] = process.argv.slice(2);
+const wasi = new WASI({ version: 'preview1', args: [], env: {} });
+const { instance, ncf } = await loadNcf(readFileSync(wasmPath), wasi.wasiImport);
+wasi.initialize(instance);
+const info = ncf.open(readFileSync(modelPath));
+console.log(ncf.text);
+if (info.error) process.exit(1);
+for (let u = 0; u < Math.min(Number(users), info.users); u++) {
+  ncf.recommend(u < info.user_ids.length ? info.user_ids[u] : ncf.userId(u), 10);
+  console.log(ncf.text);
+}
+ncf.foldIn(info.item_ids.slice(0, 2), 10);
+console.log(ncf.text);
