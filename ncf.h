@@ -12,13 +12,19 @@
      Everywhere else just #include "ncf.h". Needs only the C library and libm;
      OpenMP (-fopenmp) is optional:   cc -O2 -fopenmp app.c -lm
 
-   CONTENTS
-     1. public API          config, dataset, sampler, model, persistence,
-                            serving, train/eval
-     2. implementation      errors > RNG > data > sampler > kernels > model >
-                            optimizer > train loop > metrics > persistence
-                            and serving > MPI (opt-in)
-     3. licence
+   CONTENTS (each section's banner holds its tag: grep -n '>>serving' ncf.h)
+     public API       >>api-config  >>api-errors  >>api-data  >>api-sampler  >>api-model
+                      >>api-serving  >>api-model-file  >>api-training  >>api-mpi
+     implementation   >>impl, in the order data flows:
+                      >>threads  >>errors  >>rng            the machinery
+                      >>data  >>logs  >>files  >>sampler    data in, training examples out
+                      >>kernels  >>model  >>forward         the model and its forward pass
+                      >>training-step  >>optimizer  >>train-loop
+                      >>metrics                             evaluation
+                      >>ids  >>serving  >>serving-options  >>fold-in  >>similar  >>growth
+                      >>model-file  >>safe-save             the model file
+                      >>mpi                                 opt-in (NCF_MPI)
+     >>licence
 
    COMPILE-TIME OPTIONS (define before the #include that has NCF_IMPLEMENTATION)
      NCF_STATIC                         all API functions static to that file
@@ -97,75 +103,59 @@
      the faster. Threads need an OpenMP compiler with GCC's atomics (GCC, Clang); any
      other runs on one thread.
 
-   CHANGELOG
-     0.6.1  ncf_model_open_verified: a model the firmware verified opens without the CRC and
-            value scan (2.2 M instead of 8.2 M instructions on a Cortex-M4F). No thread-local
-            storage by default on any bare-metal target (RISC-V too). The vector tile on
-            WebAssembly only with SIMD (-msimd128). Device code back under 9 KB on the M4F
-            (the training-only checks and frees left out of NCF_INFERENCE_ONLY).
-     0.6.0  Your own logs: any delimited file (separator, header and columns found or given,
-            RFC 4180 quotes, LF/CRLF/CR, BOM); ncf_load_dataset_mem. Ids kept as written
-            (text ids: ncf_dataset.user_text, model format 4; formats 2 and 3 still read).
-            ncf_load_opts: holdout (latest, random, none), min_rating, sep, header, columns;
-            ncf_dataset.report says what was read and dropped. A user with one interaction
-            keeps it for training. API: ncf_user_index, ncf_item_index, ncf_user_id,
-            ncf_item_id (and ncf_dataset_*), ncf_predict_indices (ncf_predict_batch, its old
-            name, goes in 0.7), ncf_recommend_index with ncf_rec_opts, ncf_evaluate_popularity;
-            ncf_evaluate refuses a dataset that holds nothing out. ncf_recommend refuses text
-            item ids.
-            Serving: ncf_rec_opts allow- and deny-lists, a caller's workspace, probabilities;
-            ncf_recommend_users (many users at once, any thread count, the same lists);
-            ncf_fold_in (a user's rows from its items, the model frozen) with ncf_user_row,
-            ncf_predict_items and ncf_rec_opts.user_row; ncf_similar_items; ncf_model_grow
-            (a saved model continued on new data that has its ids), ncf_dataset_add_ids.
-            Hostile input: no projection cache past 4x the parameters; no exit where OpenMP
-            cannot start threads (one thread instead); ncf_save refuses targets that are not
-            regular files and removes killed saves' temporary files; devices and directories
-            refused as ratings, pipes read; values checked for finiteness and range where
-            read (config, headers, parameters, labels, options). The plain kernel tile by
-            default on targets without SIMD (NCF_VECTOR_EXT / NCF_NO_VECTOR_EXT).
-     0.5.1  Faster training (MLPerf config 1.2x): the GEMM tile clamps whole vectors and
-            keeps its sums in registers; a dW unit spans several row tiles; phase 1 works a
-            claim in cache-sized spans; the output layer sums in eight partial sums, so
-            logits differ from 0.5.0 in the last bits.
-     0.5.0  MPI (NCF_MPI): ncf_mpi_shard keeps a rank's users, ncf_mpi_train_epoch and
-            ncf_mpi_train_examples train over the ranks (ncf_mpi_sync), ncf_mpi_evaluate
-            gives one process's figures; the model is the same bit for bit for any number
-            of ranks. ncf_dataset gains the shard fields (user_lo, user_hi, train_lo,
-            total_train, groups).
-     0.4.0  For devices: ncf_model_open reads a model file in place (flash, a mapped file;
-            nothing copied or initialized); ncf_recommend_with and ncf_predict_with serve
-            from a caller's workspace (ncf_workspace_size) with no allocation; int8
-            embedding rows (NCF_SAVE_INT8); model format 3: 8-byte aligned sections,
-            rated-item lists as varints and optional (NCF_SAVE_NO_RATED); format 2 still
-            read. ncf_save/ncf_save_mem take NCF_SAVE_* flags (1 is NCF_SAVE_ADAM, as
-            with_adam was); named arguments for call sites: NCF_EXCLUDE_RATED /
-            NCF_INCLUDE_RATED (ncf_recommend), NCF_SAMPLED / NCF_FULL_RANKING
-            (ncf_evaluate), NCF_SAVE_MODEL (0 and 1 keep working). ncf_model.seen is the
-            varint stream. No double math, assert
-            or %lld in NCF_INFERENCE_ONLY, which no longer has ncf_model_create; the CRC
-            table is static const. make device runs an example on Cortex-M under qemu.
-     0.3.0  Threads that hold up on a busy machine: a training step is three phases of
-            units any thread may take, one parallel region for many steps, and training
-            measures whether its threads pay (see THREADS); ncf_train_examples trains part
-            of an epoch. ncf_recommend scores the catalogue in chunks on all threads. A
-            validation split (ncf_hold_out_validation, ncf_load_opts.validation) and
-            ncf_evaluate_with (validation or test, sampled or full ranking, MRR).
-     0.2.1  One rounding rule in every kernel path (fused multiply-add where the CPU has
-            it, written so): a score no longer depends on its batch, chunk or row, and
-            evaluation and serving equal the training forward bit for bit. ncf_save
-            writes a fresh exclusive temporary file, flushes it and renames it over the
-            path (MoveFileEx on Windows), keeping the old file's permissions. Strict C++11.
-            No stb_ds: ids are remapped by sorting and found by binary search, so every
-            allocation goes through NCF_MALLOC and is checked, and serving only reads
-            the model (any number of threads). Non-finite scores rank last; training
-            stops on a non-finite parameter. ratings.csv columns by header name.
-     0.2.0  Pre-training (ncf_model_init_from), plain SGD, the MF baseline (biases +
-            dot product), NCF_INFERENCE_ONLY; model format 2 (optimizer, init_sd);
-            the split's ids must be dense; raw ids limited to [0, 2^62).
-     0.1.0  NeuMF/GMF/MLP, Adam (dense and lazy), MovieLens loaders, exact
-            negative sampler, HR/NDCG evaluation, model files (CRC32, resume),
-            top-K recommendation in raw ids.
+   CHANGELOG (one line a change; API: a change to the interface)
+     0.6.1  API: ncf_model_open_verified, for a buffer the firmware verified (no CRC, no value scan)
+            No thread-local storage by default on any bare-metal target (RISC-V too)
+            The vector tile on WebAssembly only with SIMD (-msimd128)
+            Device code under 9 KB again on a Cortex-M4F: training-only checks and frees out
+            of NCF_INFERENCE_ONLY, tensors bound to the model's fields when laid out
+            An error re-prefixed in place (no stack copy of the message)
+     0.6.0  Any delimited log: separator, header and columns found or given, quotes, CRLF, BOM
+            API: ncf_load_dataset_mem; ncf_load_opts holdout, min_rating, sep, header, columns
+            Ids kept as written; model format 4 (text id tables); formats 2 and 3 still read
+            API: ncf_dataset.report, what a load read and dropped
+            A user with one interaction keeps it for training
+            API: ncf_user_index, ncf_item_index, ncf_user_id, ncf_item_id (and ncf_dataset_*)
+            API: ncf_predict_indices (ncf_predict_batch, the old name, goes in 0.7)
+            API: ncf_recommend_index and ncf_rec_opts (allow, deny, workspace, probabilities)
+            API: ncf_recommend_users, ncf_similar_items, ncf_evaluate_popularity
+            API: ncf_fold_in, ncf_user_row, ncf_predict_items, ncf_rec_opts.user_row
+            API: ncf_model_grow, ncf_dataset_add_ids
+            API: ncf_evaluate refuses a dataset that holds nothing out; ncf_recommend, text items
+            No projection cache past 4x the parameters
+            No exit where OpenMP cannot start threads (one thread instead)
+            ncf_save refuses targets that are not regular files, removes killed saves' files
+            Devices and directories refused as ratings; pipes read
+            Values checked for finiteness and range where read
+            The plain kernel tile by default on targets without SIMD (NCF_VECTOR_EXT)
+     0.5.1  Training 1.2x faster on the MLPerf config (the GEMM tile, dW units, spans)
+            The output layer sums in eight partial sums: logits differ from 0.5.0 in the last bits
+     0.5.0  API: NCF_MPI, ncf_mpi_shard, ncf_mpi_train_epoch, ncf_mpi_train_examples,
+            ncf_mpi_sync, ncf_mpi_evaluate: the same model for any number of ranks
+            API: ncf_dataset's shard fields (user_lo, user_hi, train_lo, total_train, groups)
+     0.4.0  API: ncf_model_open reads a model file in place
+            API: ncf_recommend_with, ncf_predict_with, ncf_workspace_size: no allocation
+            API: NCF_SAVE_INT8 (int8 embedding rows), NCF_SAVE_NO_RATED, NCF_SAVE_* flags
+            Model format 3: 8-byte aligned sections, rated items as varints; format 2 read
+            API: NCF_EXCLUDE_RATED, NCF_INCLUDE_RATED, NCF_SAMPLED, NCF_FULL_RANKING
+            API: ncf_model.seen is the varint stream
+            NCF_INFERENCE_ONLY: no double math, assert, %lld or ncf_model_create
+            make device: the example on Cortex-M under qemu
+     0.3.0  Training threads that hold up on a busy machine (units, phases, pacing)
+            API: ncf_train_examples, part of an epoch
+            ncf_recommend scores the catalogue in chunks on all threads
+            API: ncf_hold_out_validation, ncf_load_opts.validation, ncf_evaluate_with (MRR)
+     0.2.1  One rounding rule in every kernel path: scores independent of batch and chunk
+            ncf_save writes a temporary file and renames it over the path
+            Strict C++11
+            No stb_ds: every allocation through NCF_MALLOC and checked
+            Non-finite scores rank last; training stops on a non-finite parameter
+            ratings.csv columns by header name
+     0.2.0  API: ncf_model_init_from (pre-training), plain SGD, the MF baseline
+            NCF_INFERENCE_ONLY; model format 2
+            The split's ids must be dense; raw ids in [0, 2^62)
+     0.1.0  NeuMF, GMF, MLP; Adam (dense, lazy); MovieLens loaders; the exact sampler;
+            HR, NDCG; model files (CRC32, resume); top-K recommendation by raw id
 */
 #ifndef NCF_H_INCLUDED
 #define NCF_H_INCLUDED
@@ -196,7 +186,7 @@
 #endif
 #define NCF_MAX_ID_BYTES 256 /* the longest id (as written) a file may hold */
 /* ncf_fold_opts_default: chosen on validation, NeuMF factors 8 on the paper's ml-1m split
-   with a tenth of the users held out of training (README: Fold-in) */
+   with a tenth of the users held out of training (docs/serving.md: Quality) */
 #define NCF__FOLD_STEPS 40
 #define NCF__FOLD_LR 0.01f
 #define NCF__FOLD_L2 0.1f
@@ -205,6 +195,7 @@
 extern "C" {
 #endif
 
+/* ---- >>api-config: status codes, model types, the config ------------------------------------- */
 /* Status codes: every fallible function returns one; ncf_error_text() says why. */
 enum {
     NCF_OK = 0,
@@ -251,14 +242,14 @@ NCFDEF ncf_config ncf_config_default(void);
 /* The MLPerf preset: mf_dim 64, layers 256,256,128,64, batch 2048, lr 0.0005. */
 NCFDEF ncf_config ncf_config_mlperf(void);
 
-/* ---- errors and threads --------------------------------------------------- */
+/* ---- >>api-errors: the last error, the version, threads -------------------------------------- */
 NCFDEF const char *ncf_error_text(void);   /* message of the last failure */
 NCFDEF const char *ncf_version(void);      /* NCF_VERSION_STRING */
 NCFDEF void ncf_set_threads(int n);        /* OpenMP threads (no-op without OpenMP) */
 NCFDEF int ncf_get_threads(void);
 
 #ifndef NCF_INFERENCE_ONLY /* NCF_INFERENCE_ONLY: models, predict, recommend, save/load only */
-/* ---- data ------------------------------------------------------------------ */
+/* ---- >>api-data: loading interaction logs, the split, ids ------------------------------------ */
 /* What a load read and dropped (ncf_dataset.report): enough to print one line of each. */
 typedef struct ncf_load_report {
     char sep[4];                /* the field separator: "::", "\t", ",", ";", "|", or " " (runs of blanks) */
@@ -396,7 +387,7 @@ NCFDEF int ncf_sample_eval_negatives(ncf_dataset *ds, int n, uint64_t seed);
 NCFDEF int ncf_hold_out_validation(ncf_dataset *ds, int n, uint64_t seed);
 NCFDEF void ncf_dataset_free(ncf_dataset *ds);
 
-/* ---- sampler ----------------------------------------------------------------- */
+/* ---- >>api-sampler: training examples -------------------------------------------------------- */
 /* An epoch is every training positive once plus num_neg negatives each, drawn
    uniformly from the user's unrated items, in a shuffled order. Every example is a
    pure function of (seed, epoch, position): no epoch is materialized, and the result
@@ -420,7 +411,7 @@ NCFDEF void ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size,
                              uint64_t *first_batch, uint64_t *all_batches);
 #endif /* NCF_INFERENCE_ONLY */
 
-/* ---- model ------------------------------------------------------------------- */
+/* ---- >>api-model: create, free, pre-training, predict ---------------------------------------- */
 /* One named slice of the parameter block. grads, adam_m and adam_v share the layout. */
 typedef struct ncf_tensor {
     const char *name;
@@ -510,7 +501,7 @@ NCFDEF int ncf_dataset_add_ids(ncf_dataset *data, const ncf_model *m);
 NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *data);
 #endif
 
-/* ---- serving (needs ncf_model_set_ids or a model file with ids) ---------------- */
+/* ---- >>api-serving: ids, recommend, fold-in, similar items (ids needed) ---------------------- */
 /* Ids and indices. An id is what the user's file wrote ("0440213320", "u17", "42"); an index
    is its dense position, which the _index calls take. A user or item id to its index, or
    NCF_ERR_ARG when the model does not know it: */
@@ -607,7 +598,7 @@ NCFDEF int ncf_recommend_with(const ncf_model *m, int64_t raw_user, int k, int e
 NCFDEF int ncf_predict_with(const ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit, void *work,
                             size_t work_size);
 
-/* ---- persistence ------------------------------------------------------------ */
+/* ---- >>api-model-file: save, load, read in place --------------------------------------------- */
 /* A model file: "NCF\0", format version, endianness mark, config, step and epoch, then
    sections that each start 8-byte aligned: raw ids (int64), each user's rated items
    (varint gaps, optional), the parameters (float32; or, in an int8 file, the embedding
@@ -652,7 +643,7 @@ NCFDEF int ncf_load(ncf_model **out, const char *path);
 NCFDEF void ncf_free(void *p);
 
 #ifndef NCF_INFERENCE_ONLY
-/* ---- training and evaluation ----------------------------------------------- */
+/* ---- >>api-training: train, evaluate --------------------------------------------------------- */
 /* Called every few batches and at the end: examples done of total, mean loss so far. */
 typedef void (*ncf_progress_fn)(void *user, int64_t done, int64_t total, double mean_loss);
 
@@ -703,8 +694,8 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
 #endif
 
 #if defined(NCF_MPI) && !defined(NCF_INFERENCE_ONLY)
-/* ---- MPI: data-parallel training over ranks (define NCF_MPI; build with mpicc) ---------------
-   Users fall in NCF_MPI_GROUPS fixed groups, cut where the positives cross 1/G of them; each
+/* ---- >>api-mpi: data-parallel training over ranks (NCF_MPI; build with mpicc) ---------------- */
+/* Users fall in NCF_MPI_GROUPS fixed groups, cut where the positives cross 1/G of them; each
    rank holds whole groups: their users' positives and eval items, and the only current copy of
    their embedding rows. Items and the dense layers are on every rank, the same everywhere. A
    step's batch is the single-process batch; each rank runs its users' examples of it. The
@@ -746,9 +737,9 @@ NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m);
 #endif
 #endif /* NCF_H_INCLUDED */
 
-/* ============================================================================
-   IMPLEMENTATION
-   ========================================================================== */
+/* ==================================================================================================
+   >>impl: IMPLEMENTATION, in the order data flows (CONTENTS at the top lists its sections)
+   ================================================================================================ */
 #ifdef NCF_IMPLEMENTATION
 #ifndef NCF_IMPLEMENTATION_DONE
 #define NCF_IMPLEMENTATION_DONE
@@ -845,7 +836,7 @@ NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m);
    region costs a few microseconds. */
 #define NCF__PAR_WORK 32768.0f /* (scheduling sums are float: no double arithmetic on a device) */
 
-/* ---------------------------------------------------------------- threads -- */
+/* ---- >>threads: OpenMP regions, units of work, pacing on a busy machine ---------------------- */
 /* Parallel work runs in phases inside one parallel region. A phase is n units that any
    thread may claim; a thread that finds none left waits until every unit is done, not
    until every thread has arrived. So a thread the OS has preempted while holding no unit
@@ -854,6 +845,7 @@ NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m);
    milliseconds and need every thread, which on a busy machine cost 2 threads 4x against 1.
    Units write disjoint outputs and every output is summed in a fixed order, so results do
    not depend on which thread ran what, nor on the number of threads. */
+
 /* OpenMP's runtime exits the process when it cannot start a thread (libgomp: "Thread
    creation failed", under a small address space or a limit on threads), where the library
    must return. So before its first parallel region the library starts one thread itself,
@@ -1041,7 +1033,7 @@ static void ncf__flag(int *f, int bits)
 }
 #endif
 
-/* ---------------------------------------------------------------- errors -- */
+/* ---- >>errors: messages with file:line, numbers and fields shown safely ---------------------- */
 
 /* Room for a message about a path as long as the OS takes (4096), and its reason; a device
    keeps its RAM. */
@@ -1238,6 +1230,15 @@ static int ncf__cmp_i32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* ceil(a / b) for a >= 0, b > 0: how many units of b cover a. (A macro: a divisor that is a
+   constant stays a multiply where a call would divide, as a small core's -Os build would.) */
+#define NCF__CEIL_DIV(a, b) (((a) + (b) - 1) / (b))
+
+#ifndef NCF_INFERENCE_ONLY
+/* The bytes of a UTF-8 byte order mark at p (3), or 0. */
+static size_t ncf__bom_bytes(const char *p, size_t len) { return len >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3) ? 3 : 0; }
+#endif
+
 /* Ids as the user's file wrote them. A table is integers ascending (num, read through order
    when they were given out of order) or text ascending by bytes (at, text), so any id is
    found by bisection, with no hash map: lookups write nothing, and a table read in place from
@@ -1345,7 +1346,7 @@ static int ncf__check_text_ids(const ncf__ids *t, uint64_t bytes, const char *wh
     return NCF_OK;
 }
 
-/* ------------------------------------------------------------------- RNG -- */
+/* ---- >>rng: counter-based random numbers ----------------------------------------------------- */
 /* Counter-based: a value is a pure function of its key, so parallel loops draw
    the same numbers in any schedule. splitmix64's finalizer does the mixing. (Serving draws
    the negatives of a fold-in only.) */
@@ -1380,7 +1381,7 @@ typedef struct { uint64_t state; } ncf__rng;
 
 static uint64_t ncf__next(ncf__rng *r) { return ncf__mix64(r->state++); }
 
-/* ------------------------------------------------------------------ data -- */
+/* ---- >>data: datasets: the split, validation, eval negatives, ids ---------------------------- */
 
 NCFDEF ncf_load_opts ncf_load_opts_default(void)
 {
@@ -1685,7 +1686,7 @@ static int ncf__later(const ncf__rec *a, const ncf__rec *b)
 /* Dense ids in ascending raw order: dense[j] for raw[j], and *raw_out the distinct raw ids.
    Sorting (radix, on a copy) where a hash map would be: every allocation is checked, and
    nothing global is touched, so two threads may load datasets at once. */
-static int ncf__dense_ids_of(const int64_t *raw, int64_t n, int32_t *dense, int64_t **raw_out, int *count_out)
+static int ncf__indices_of_ids(const int64_t *raw, int64_t n, int32_t *dense, int64_t **raw_out, int *count_out)
 {
     uint64_t *v = NCF__NEW(uint64_t, n ? n : 1), *tmp = NCF__NEW(uint64_t, n ? n : 1);
     int64_t j, k = 0;
@@ -1805,8 +1806,8 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
         }
         rep.users_read = U, rep.items_read = I, rep.interactions = n;
     } else {
-        if ((rc = ncf__dense_ids_of(users, n, du, &raw_u, &U0)) != NCF_OK) goto done;
-        if ((rc = ncf__dense_ids_of(items, n, di, &raw_i, &I0)) != NCF_OK) goto done;
+        if ((rc = ncf__indices_of_ids(users, n, du, &raw_u, &U0)) != NCF_OK) goto done;
+        if ((rc = ncf__indices_of_ids(items, n, di, &raw_i, &I0)) != NCF_OK) goto done;
         cnt = NCF__ZNEW(int64_t, U0), keep_u = NCF__ZNEW(uint8_t, U0), map_u = NCF__NEW(int32_t, U0);
         keep_i = NCF__ZNEW(uint8_t, I0), any_i = NCF__ZNEW(uint8_t, I0), map_i = NCF__NEW(int32_t, I0);
         if (!cnt || !keep_u || !map_u || !keep_i || !any_i || !map_i) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory"); goto done; }
@@ -2058,7 +2059,7 @@ done:
     return rc;
 }
 
-/* ---- delimited logs ---- */
+/* ---- >>logs: delimited logs: dialect, columns, records, text ids ----------------------------- */
 /* A log is read from a buffer: its separator, header and columns are found from the first
    records (or given), then every record's ids, rating and timestamp are read. A column whose
    ids are all plain integers keeps them as numbers (the fast path MovieLens takes); the first
@@ -2719,7 +2720,7 @@ static int ncf__parse_log(const char *name, const char *buf, size_t len, const n
     const char *p = buf, *end = buf + len;
     int rc, use_min = o->min_rating > -HUGE_VALF;
     memset(P, 0, sizeof *P);
-    if (len >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3)) p += 3; /* a UTF-8 byte order mark */
+    p += ncf__bom_bytes(p, len);
     if ((rc = ncf__dialect_of(name, o, &P->D)) != NCF_OK || (rc = ncf__sniff(name, p, end, o, &P->D, &P->rep)) != NCF_OK)
         return rc;
     if (use_min && P->D.col[2] < 0)
@@ -2809,7 +2810,7 @@ NCFDEF int ncf_load_dataset_mem(ncf_dataset *ds, const char *name, const void *b
 }
 
 #ifndef NCF_NO_STDIO
-/* ---- files ---- */
+/* ---- >>files: reading files, the MovieLens formats and the paper split ----------------------- */
 
 typedef struct { char *p, *end; int64_t line; } ncf__lines;
 
@@ -2846,8 +2847,6 @@ static int ncf__parse_ratings(const char *path, ncf__triples *tr)
     return rc;
 }
 
-/* PREFIX.test.negative: "(user,item)" then the negatives, TAB separated, one line per
-   line of PREFIX.test.rating and for the same (user, item). */
 /* Negatives on a .test.negative line (after its "(user,item)"). */
 static int64_t ncf__count_fields(const char *c, const char *e)
 {
@@ -2892,6 +2891,8 @@ static int ncf__same_counts(const char *path, const ncf__lines *from, int64_t n)
     return NCF_OK;
 }
 
+/* PREFIX.test.negative: "(user,item)" then the negatives, TAB separated, one line per
+   line of PREFIX.test.rating and for the same (user, item). */
 static int ncf__parse_negatives(const char *path, const ncf__triples *test, int32_t **out, int *per_line,
                                 int64_t *max_item, int64_t **line_of_row)
 {
@@ -2907,7 +2908,7 @@ static int ncf__parse_negatives(const char *path, const ncf__triples *test, int3
         return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory", path);
     }
     L.p = buf, L.end = buf + len, L.line = 0;
-    if (len >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3)) L.p += 3; /* a UTF-8 byte order mark */
+    L.p += ncf__bom_bytes(buf, len);
     while (rc == NCF_OK && ncf__next_line(&L, &s, &e)) {
         int64_t u, it, cnt = 0, v;
         char *c = s, *comma, *close;
@@ -3014,13 +3015,16 @@ static int ncf__file_exists(const char *path)
     return f != NULL;
 }
 
+/* The paper's split's three files, PREFIX and each of these. */
+static const char *const ncf__split_suffix[3] = {".train.rating", ".test.rating", ".test.negative"};
+
 /* The paper's split: ids already dense; the test file names each user's held-out
    item, the negative file its 99 candidates. */
 static int ncf__load_ncf(ncf_dataset *ds, const char *prefix, int sample_negs, uint64_t seed, int holdout)
 {
     ncf__build_opts bo;
     char path[3][4200];
-    static const char *suffix[3] = {".train.rating", ".test.rating", ".test.negative"};
+    const char *const *suffix = ncf__split_suffix;
     ncf__triples train, test, all;
     int32_t *neg = NULL;
     int per_line = 0, rc, k;
@@ -3102,7 +3106,7 @@ done:
 /* The paper split's prefix when path names one (PREFIX, or one of its three files), else NULL. */
 static const char *ncf__split_prefix(const char *path, char *prefix, size_t size)
 {
-    static const char *const suffix[3] = {".train.rating", ".test.rating", ".test.negative"};
+    const char *const *suffix = ncf__split_suffix;
     char probe[4216];
     int k;
     if (strlen(path) >= size) return NULL;
@@ -3143,7 +3147,7 @@ NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_op
 }
 #endif /* NCF_NO_STDIO */
 
-/* --------------------------------------------------------------- sampler -- */
+/* ---- >>sampler: negatives by rank, the epoch as a keyed permutation -------------------------- */
 
 NCFDEF int ncf_sampler_init(ncf_sampler *s, const ncf_dataset *data, int num_neg, uint64_t seed)
 {
@@ -3285,7 +3289,7 @@ NCFDEF void ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, ui
     if (!first_batch || !all_batches) return;
     *first_batch = *all_batches = 0; /* no hash without a sampler and a batch size */
     if (!s || !s->data || batch_size <= 0 || s->data->total_train) return;
-    nb = (s->num_examples + batch_size - 1) / batch_size;
+    nb = NCF__CEIL_DIV(s->num_examples, batch_size);
     if (!(hb = NCF__ZNEW(uint64_t, nb))) return;
     NCF__OMP(parallel if (ncf__threads_usable()))
     {
@@ -3312,8 +3316,12 @@ NCFDEF void ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, ui
 
 #endif /* !NCF_INFERENCE_ONLY: data and sampler */
 
-/* --------------------------------------------------------------- kernels -- */
-/* Activations are batch-major [B][C]; kernels are [in][out] (as Keras). */
+/* ---- >>kernels: the GEMM tile and its plain-C reference -------------------------------------- */
+/* Activations are batch-major [B][C]; kernels are [in][out] (as Keras). The plain-C tile is
+   the reference: a vector tile (GCC/clang vector extensions) computes the same sums in the
+   same order with the same rounding, so its results must equal the plain tile's bit for bit
+   where both round alike (make device and the WebAssembly checks compare plain-tile builds
+   with a vector-tile host build, score bits included). */
 
 /* One rounding rule for every kernel path. Compilers fuse a*b + c into one multiply-add in
    some loops and not in others (gcc's Zen tuning splits the FMA chain of a one-row tile but
@@ -3548,40 +3556,56 @@ static void ncf__gemm_rows(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
     }
 }
 
+/* Column panels outside, row tiles inside: a K x NR panel of B stays in cache across this
+   thread's rows. Each panel width has its tile: two vectors, one, half of one (AVX-512), and
+   the plain-C tile for the rest (and everywhere without vectors). */
 static void ncf__gemm_block(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,
                             const float *bias, int m0, int m1, int N, int K, int flags)
 {
-    /* column panels outside, row tiles inside: a K x NR panel of B stays in cache
-       across this thread's rows */
-#define NCF__ROWS(call)                                                           \
-    for (m = m0; m < m1; m += NCF__MR) {                                        \
-        int mr = m1 - m < NCF__MR ? m1 - m : NCF__MR;                           \
-        const float *Am = A + m * sam, *bn = bias ? bias + n : NULL;            \
-        float *Cm = C + (size_t)m * ldc + n;                                    \
-        (void)mr, (void)bn;                                                     \
-        call;                                                                   \
-    }
     int m, n = 0;
 #if NCF__VEC
     for (; n + NCF__NR <= N; n += NCF__NR)
-        NCF__ROWS(if (mr == NCF__MR) ncf__tile_full(Cm, ldc, Am, sam, sak, B + n, ldb, bn, K, flags); else {
+        for (m = m0; m < m1; m += NCF__MR) {
+            int mr = m1 - m < NCF__MR ? m1 - m : NCF__MR;
+            const float *Am = A + m * sam, *bn = bias ? bias + n : NULL;
+            float *Cm = C + (size_t)m * ldc + n;
+            if (mr == NCF__MR) {
+                ncf__tile_full(Cm, ldc, Am, sam, sak, B + n, ldb, bn, K, flags);
+            } else {
+                ncf__tile_narrow(Cm, ldc, Am, sam, sak, B + n, ldb, bn, mr, K, flags);
+                ncf__tile_narrow(Cm + NCF__VW, ldc, Am, sam, sak, B + n + NCF__VW, ldb, bn ? bn + NCF__VW : NULL, mr, K,
+                                 flags);
+            }
+        }
+    for (; n + NCF__VW <= N; n += NCF__VW)
+        for (m = m0; m < m1; m += NCF__MR) {
+            int mr = m1 - m < NCF__MR ? m1 - m : NCF__MR;
+            const float *Am = A + m * sam, *bn = bias ? bias + n : NULL;
+            float *Cm = C + (size_t)m * ldc + n;
             ncf__tile_narrow(Cm, ldc, Am, sam, sak, B + n, ldb, bn, mr, K, flags);
-            ncf__tile_narrow(Cm + NCF__VW, ldc, Am, sam, sak, B + n + NCF__VW, ldb, bn ? bn + NCF__VW : NULL, mr, K,
-                             flags);
-        })
-    for (; n + NCF__VW <= N; n += NCF__VW) NCF__ROWS(ncf__tile_narrow(Cm, ldc, Am, sam, sak, B + n, ldb, bn, mr, K, flags))
+        }
 #if NCF__VW == 16
-    for (; n + 8 <= N; n += 8) NCF__ROWS(ncf__tile_half(Cm, ldc, Am, sam, sak, B + n, ldb, bn, mr, K, flags))
+    for (; n + 8 <= N; n += 8)
+        for (m = m0; m < m1; m += NCF__MR) {
+            int mr = m1 - m < NCF__MR ? m1 - m : NCF__MR;
+            const float *Am = A + m * sam, *bn = bias ? bias + n : NULL;
+            float *Cm = C + (size_t)m * ldc + n;
+            ncf__tile_half(Cm, ldc, Am, sam, sak, B + n, ldb, bn, mr, K, flags);
+        }
 #endif
 #endif
     for (; n < N; n += NCF__NR) {
         int nr = N - n < NCF__NR ? N - n : NCF__NR;
-        NCF__ROWS(ncf__tile_scalar(Cm, ldc, Am, sam, sak, B + n, ldb, bn, mr, nr, K, flags))
+        for (m = m0; m < m1; m += NCF__MR) {
+            int mr = m1 - m < NCF__MR ? m1 - m : NCF__MR;
+            const float *Am = A + m * sam, *bn = bias ? bias + n : NULL;
+            float *Cm = C + (size_t)m * ldc + n;
+            ncf__tile_scalar(Cm, ldc, Am, sam, sak, B + n, ldb, bn, mr, nr, K, flags);
+        }
     }
-#undef NCF__ROWS
 }
 
-#define NCF__TILES(n) (((int64_t)(n) + NCF__MR - 1) / NCF__MR)
+#define NCF__TILES(n) NCF__CEIL_DIV((int64_t)(n), NCF__MR)
 
 /* Tiles of rows to claim at a time so a claim carries about NCF__PAR_WORK multiply-adds. */
 static int64_t ncf__tile_grain(float macs_per_row)
@@ -3630,7 +3654,7 @@ static float ncf__sigmoid(float z)
 }
 #endif
 
-/* ----------------------------------------------------------------- model -- */
+/* ---- >>model: config checks, the parameter layout, create and free --------------------------- */
 
 NCFDEF ncf_config ncf_config_default(void)
 {
@@ -3684,43 +3708,62 @@ typedef struct {
     float *logit;               /* [n] */
 } ncf__acts;
 
-struct ncf__scratch {
-    int F, H, nd, top;          /* GMF width, MLP embedding width, dense layers, MLP output */
-    size_t emb_params;          /* embeddings come first in the block */
-    int ntab;                   /* embedding table pairs in tab[] */
-    ncf__table tab[3];          /* GMF/MF, then MLP, then MF biases: those the model has */
-    int tg, th;                 /* tab[] of the GMF (MF) and MLP tables, -1 without */
-    float *wg;                  /* GMF output weights: w_out, or ones for MF */
-    int cap;                    /* batch rows the buffers below hold */
-    ncf__acts act;              /* the training batch's activations */
+/* Everything about a model that is not its parameters, in named parts. */
+typedef struct {                /* the training batch's buffers, for cap rows */
+    int cap;
+    ncf__acts act;              /* its activations */
     float *dgu, *dgi;           /* [cap][F] */
     float *dz;                  /* [cap] */
     double *ex_loss;            /* [cap] per-example loss, summed in order */
     float *dy[NCF_MAX_LAYERS];  /* [cap][layers[l]]: d(loss)/d(output of layer l); [0] the gathered rows' */
     float *wt[NCF_MAX_LAYERS];  /* [layers[l]][layers[l-1]]: each kernel transposed, for the backward pass */
-    uint64_t *ukey, *ikey;      /* (row << 32 | position), sorted: the batch grouped by row */
+    uint64_t *ukey, *ikey;      /* (row << 32 | position), sorted: the batch grouped by table row */
     uint64_t *sortbuf;          /* [2][cap] radix sort scratch (users and items at once) */
     int *ustart, *istart;       /* [cap+1] start of each distinct row in ukey/ikey */
-    int nuser, nitem;           /* distinct rows in the last batch */
-    int nonfinite;              /* set by ncf_update when it wrote a non-finite parameter */
-    int32_t *touched_user;      /* [num_users] embedding rows with gradients since the last step */
-    int32_t *touched_item;      /* [num_items] */
-    int ntouched_user, ntouched_item;
-    uint8_t *is_touched;        /* [num_users + num_items]: 1 for a row in the lists above */
-    int32_t *user_order, *item_order; /* dense ids by ascending raw id, NULL where that is 0, 1, 2... */
+    int nuser, nitem;           /* distinct table rows in the last batch */
+} ncf__batch_bufs;
+
+typedef struct {                /* embedding rows with gradients since the last update */
+    int32_t *user;              /* [num_users] */
+    int32_t *item;              /* [num_items] */
+    int nuser, nitem;
+    uint8_t *flag;              /* [num_users + num_items]: 1 for a row in the lists above */
+} ncf__touched;
+
+typedef struct {                /* where the model's tensors are */
+    int n;                      /* embedding table pairs in tab[] */
+    ncf__table tab[3];          /* GMF/MF, then MLP, then MF biases: those the model has */
+    int gmf, mlp;               /* tab[] of the GMF (MF) and MLP tables, -1 without */
+    float *gmf_weights;         /* GMF output weights: w_out, or ones for MF */
     float *ones;                /* MF: [F] ones standing in for w_out */
-    float *proj;                /* cached item projection for serving, valid at proj_step */
-    int64_t proj_step;
+    float *floats[NCF_MAX_TENSORS];       /* each tensor's floats, or NULL for int8 rows read in place: */
+    const int8_t *int8[NCF_MAX_TENSORS];  /* their int8 rows */
+    const float *scales[NCF_MAX_TENSORS]; /* and scales */
+    float **named[NCF_MAX_TENSORS];       /* the model's field that names each tensor's floats */
+} ncf__tables;
+
+typedef struct {                /* what serving computes once */
+    float *proj;                /* the item projection (the first layer's item half), valid at step */
+    int64_t step;
+    int32_t *user_order, *item_order; /* indices by ascending raw id, NULL where that is 0, 1, 2... */
+} ncf__serving_cache;
+
+struct ncf__scratch {
+    int F, H, nd, top;          /* shape: GMF width, MLP embedding width, dense layers, MLP output */
+    size_t emb_params;          /* embeddings come first in the parameter block */
+    ncf__tables tables;
+    ncf__batch_bufs batch;      /* training */
+    ncf__touched touched;       /* training */
+    int nonfinite;              /* set by ncf_update when it wrote a non-finite parameter */
+    ncf__serving_cache cache;
     ncf__pace pace;             /* training: whether its threads pay on this machine now */
     int in_place;               /* parameters, ids and rated items are the caller's buffer */
 #ifdef NCF_MPI
-    int64_t mpi_bytes;          /* sent by ncf_mpi_train_examples */
-    int mpi_stale;              /* trained over ranks: other ranks' users' rows are out of date */
+    struct {
+        int64_t bytes;          /* sent by ncf_mpi_train_examples */
+        int stale;              /* trained over ranks: other ranks' users' rows are out of date */
+    } mpi;
 #endif
-    float *tv[NCF_MAX_TENSORS]; /* each tensor's floats, or NULL for int8 rows read in place: */
-    const int8_t *tq[NCF_MAX_TENSORS];
-    const float *tqs[NCF_MAX_TENSORS]; /* (their scales) */
-    float **named[NCF_MAX_TENSORS];    /* the model's field that names each tensor's floats */
 };
 
 static void ncf__refresh_projection(ncf_model *m); /* metrics: the cached item projection */
@@ -3729,7 +3772,7 @@ static int ncf__has_ids(const ncf_model *m);
 
 /* A model trained over MPI ranks whose copy here has only this rank's users up to date. */
 #if defined(NCF_MPI) && !defined(NCF_INFERENCE_ONLY)
-#define NCF__MPI_STALE(m) ((m)->scratch && (m)->scratch->mpi_stale)
+#define NCF__MPI_STALE(m) ((m)->scratch && (m)->scratch->mpi.stale)
 #else
 #define NCF__MPI_STALE(m) 0
 #endif
@@ -3762,13 +3805,13 @@ static int ncf__acts_alloc(const ncf_model *m, ncf__acts *a, int n)
 static void ncf__free_buffers(struct ncf__scratch *s)
 {
     int l;
-    ncf__acts_free(&s->act);
-    NCF_FREE(s->dgu); NCF_FREE(s->dgi); NCF_FREE(s->dz); NCF_FREE(s->ex_loss);
-    for (l = 0; l < NCF_MAX_LAYERS; l++) NCF_FREE(s->dy[l]), NCF_FREE(s->wt[l]), s->dy[l] = s->wt[l] = NULL;
-    NCF_FREE(s->ukey); NCF_FREE(s->ikey); NCF_FREE(s->sortbuf); NCF_FREE(s->ustart); NCF_FREE(s->istart);
-    s->dgu = s->dgi = s->dz = NULL;
-    s->ex_loss = NULL, s->ukey = s->ikey = s->sortbuf = NULL, s->ustart = s->istart = NULL;
-    s->cap = 0;
+    ncf__acts_free(&s->batch.act);
+    NCF_FREE(s->batch.dgu); NCF_FREE(s->batch.dgi); NCF_FREE(s->batch.dz); NCF_FREE(s->batch.ex_loss);
+    for (l = 0; l < NCF_MAX_LAYERS; l++) NCF_FREE(s->batch.dy[l]), NCF_FREE(s->batch.wt[l]), s->batch.dy[l] = s->batch.wt[l] = NULL;
+    NCF_FREE(s->batch.ukey); NCF_FREE(s->batch.ikey); NCF_FREE(s->batch.sortbuf); NCF_FREE(s->batch.ustart); NCF_FREE(s->batch.istart);
+    s->batch.dgu = s->batch.dgi = s->batch.dz = NULL;
+    s->batch.ex_loss = NULL, s->batch.ukey = s->batch.ikey = s->batch.sortbuf = NULL, s->batch.ustart = s->batch.istart = NULL;
+    s->batch.cap = 0;
 }
 
 /* Grows the training batch buffers to hold n rows. */
@@ -3777,23 +3820,23 @@ static int ncf__reserve(ncf_model *m, int n)
     struct ncf__scratch *s = m->scratch;
     const int *L = m->cfg.layers;
     int ok, l, F = s->F ? s->F : 1;
-    if (n <= s->cap) return NCF_OK;
+    if (n <= s->batch.cap) return NCF_OK;
     ncf__free_buffers(s);
-    ok = ncf__acts_alloc(m, &s->act, n);
-    s->dgu = NCF__NEW(float, (size_t)n * F), s->dgi = NCF__NEW(float, (size_t)n * F);
-    s->dz = NCF__NEW(float, n), s->ex_loss = NCF__NEW(double, n);
+    ok = ncf__acts_alloc(m, &s->batch.act, n);
+    s->batch.dgu = NCF__NEW(float, (size_t)n * F), s->batch.dgi = NCF__NEW(float, (size_t)n * F);
+    s->batch.dz = NCF__NEW(float, n), s->batch.ex_loss = NCF__NEW(double, n);
     for (l = 0; l <= s->nd && s->H; l++) {
-        ok &= (s->dy[l] = NCF__NEW(float, (size_t)n * L[l])) != NULL;
-        if (l) ok &= (s->wt[l] = NCF__NEW(float, (size_t)L[l - 1] * L[l])) != NULL;
+        ok &= (s->batch.dy[l] = NCF__NEW(float, (size_t)n * L[l])) != NULL;
+        if (l) ok &= (s->batch.wt[l] = NCF__NEW(float, (size_t)L[l - 1] * L[l])) != NULL;
     }
-    s->ukey = NCF__NEW(uint64_t, n), s->ikey = NCF__NEW(uint64_t, n), s->sortbuf = NCF__NEW(uint64_t, 2 * (size_t)n);
-    s->ustart = NCF__NEW(int, (size_t)n + 1), s->istart = NCF__NEW(int, (size_t)n + 1);
-    ok &= s->dgu && s->dgi && s->dz && s->ex_loss && s->ukey && s->ikey && s->sortbuf && s->ustart && s->istart;
+    s->batch.ukey = NCF__NEW(uint64_t, n), s->batch.ikey = NCF__NEW(uint64_t, n), s->batch.sortbuf = NCF__NEW(uint64_t, 2 * (size_t)n);
+    s->batch.ustart = NCF__NEW(int, (size_t)n + 1), s->batch.istart = NCF__NEW(int, (size_t)n + 1);
+    ok &= s->batch.dgu && s->batch.dgi && s->batch.dz && s->batch.ex_loss && s->batch.ukey && s->batch.ikey && s->batch.sortbuf && s->batch.ustart && s->batch.istart;
     if (!ok) {
         ncf__free_buffers(s);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for a batch of %d", n);
     }
-    s->cap = n;
+    s->batch.cap = n;
     return NCF_OK;
 }
 #endif
@@ -3853,7 +3896,7 @@ static uint64_t ncf__count_params(const ncf_config *c)
 static void ncf__add_tensor(ncf_model *m, size_t *off, const char *name, int rows, int cols, float **named)
 {
     ncf_tensor *t = &m->tensors[m->num_tensors];
-    m->scratch->named[m->num_tensors++] = named;
+    m->scratch->tables.named[m->num_tensors++] = named;
     t->name = name, t->offset = *off, t->rows = rows, t->cols = cols;
     *off += (size_t)rows * (size_t)cols;
 }
@@ -3896,11 +3939,11 @@ static int ncf__model_shell(ncf_model **out, const ncf_config *cfg)
     ncf__add_tensor(m, &off, "b_out", 1, 1, &m->b_out);
     m->num_params = off;
     NCF_ASSERT(ncf__count_params(&m->cfg) == off);
-    if (mf && !(s->ones = NCF__NEW(float, s->F))) {
+    if (mf && !(s->tables.ones = NCF__NEW(float, s->F))) {
         ncf_model_free(m);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for a model");
     }
-    for (l = 0; mf && l < s->F; l++) s->ones[l] = 1.0f;
+    for (l = 0; mf && l < s->F; l++) s->tables.ones[l] = 1.0f;
     *out = m;
     return NCF_OK;
 }
@@ -3912,17 +3955,17 @@ static void ncf__point_views(ncf_model *m, float *const *v, const int8_t *const 
     struct ncf__scratch *s = m->scratch;
     int t, nemb;
     for (t = 0; t < m->num_tensors; t++) {
-        s->tv[t] = v[t], s->tq[t] = q ? q[t] : NULL, s->tqs[t] = qs ? qs[t] : NULL;
-        *s->named[t] = v[t];
+        s->tables.floats[t] = v[t], s->tables.int8[t] = q ? q[t] : NULL, s->tables.scales[t] = qs ? qs[t] : NULL;
+        *s->tables.named[t] = v[t];
     }
     for (nemb = 0; nemb < m->num_tensors && m->tensors[nemb].offset < s->emb_params; nemb++) {}
-    s->ntab = nemb / 2, s->tg = s->F ? 0 : -1, s->th = s->H ? !!s->F : -1;
+    s->tables.n = nemb / 2, s->tables.gmf = s->F ? 0 : -1, s->tables.mlp = s->H ? !!s->F : -1;
     for (t = 0; t < nemb; t++) { /* the user tables, then the item tables in the same order */
-        ncf__table *T = &s->tab[t % s->ntab];
-        if (t < s->ntab) T->user = v[t], T->quser = s->tq[t], T->suser = s->tqs[t], T->D = m->tensors[t].cols;
-        else T->item = v[t], T->qitem = s->tq[t], T->sitem = s->tqs[t];
+        ncf__table *T = &s->tables.tab[t % s->tables.n];
+        if (t < s->tables.n) T->user = v[t], T->quser = s->tables.int8[t], T->suser = s->tables.scales[t], T->D = m->tensors[t].cols;
+        else T->item = v[t], T->qitem = s->tables.int8[t], T->sitem = s->tables.scales[t];
     }
-    s->wg = s->ones ? s->ones : m->w_out;
+    s->tables.gmf_weights = s->tables.ones ? s->tables.ones : m->w_out;
 }
 
 /* Views of a float block: embedding tensors at emb + offset, the rest at dense + (offset -
@@ -3949,9 +3992,9 @@ static int ncf__own_params(ncf_model *m)
     m->adam_m = NCF__ZNEW(float, n);
     m->adam_v = NCF__ZNEW(float, n);
     /* the touched-row lists hold each row once, so they never grow past the tables */
-    s->touched_user = NCF__NEW(int32_t, m->cfg.num_users), s->touched_item = NCF__NEW(int32_t, m->cfg.num_items);
-    s->is_touched = NCF__ZNEW(uint8_t, (size_t)m->cfg.num_users + (size_t)m->cfg.num_items);
-    if (!m->grads || !m->adam_m || !m->adam_v || !s->touched_user || !s->touched_item || !s->is_touched) {
+    s->touched.user = NCF__NEW(int32_t, m->cfg.num_users), s->touched.item = NCF__NEW(int32_t, m->cfg.num_items);
+    s->touched.flag = NCF__ZNEW(uint8_t, (size_t)m->cfg.num_users + (size_t)m->cfg.num_items);
+    if (!m->grads || !m->adam_m || !m->adam_v || !s->touched.user || !s->touched.item || !s->touched.flag) {
         NCF_FREE(m->params);
         m->params = NULL;
     }
@@ -4022,14 +4065,14 @@ NCFDEF void ncf_model_free(ncf_model *m)
     if (m->scratch) {
 #ifndef NCF_INFERENCE_ONLY /* (a device never trains: none of these exist there) */
         ncf__free_buffers(m->scratch);
-        NCF_FREE(m->scratch->touched_user);
-        NCF_FREE(m->scratch->touched_item);
-        NCF_FREE(m->scratch->is_touched);
+        NCF_FREE(m->scratch->touched.user);
+        NCF_FREE(m->scratch->touched.item);
+        NCF_FREE(m->scratch->touched.flag);
 #endif
-        NCF_FREE(m->scratch->user_order);
-        NCF_FREE(m->scratch->item_order);
-        NCF_FREE(m->scratch->proj);
-        NCF_FREE(m->scratch->ones);
+        NCF_FREE(m->scratch->cache.user_order);
+        NCF_FREE(m->scratch->cache.item_order);
+        NCF_FREE(m->scratch->cache.proj);
+        NCF_FREE(m->scratch->tables.ones);
         NCF_FREE(m->scratch);
     }
     NCF_FREE(m->params);
@@ -4084,6 +4127,7 @@ NCFDEF int ncf_model_init_from(ncf_model *m, const ncf_model *gmf, const ncf_mod
 }
 #endif
 
+/* ---- >>forward: the forward pass: embeddings, the tower, the output logit -------------------- */
 static int ncf__check_batch(const ncf_model *m, const int32_t *users, const int32_t *items, const void *labels,
                             int need_labels, int n)
 {
@@ -4115,8 +4159,8 @@ static float ncf__output(const ncf_model *m, const float *gu, const float *gi, f
     int F = s->F, d, j, w;
     if (m->user_bias) z += ub + m->item_bias[i]; /* ub: the user's bias (MF) */
     for (d = 0; d + NCF__LANES <= F; d += NCF__LANES)
-        for (j = 0; j < NCF__LANES; j++) p[j] = NCF__MADD(s->wg[d + j], gu[d + j] * gi[d + j], p[j]);
-    for (; d < F; d++) p[d % NCF__LANES] = NCF__MADD(s->wg[d], gu[d] * gi[d], p[d % NCF__LANES]);
+        for (j = 0; j < NCF__LANES; j++) p[j] = NCF__MADD(s->tables.gmf_weights[d + j], gu[d + j] * gi[d + j], p[j]);
+    for (; d < F; d++) p[d % NCF__LANES] = NCF__MADD(s->tables.gmf_weights[d], gu[d] * gi[d], p[d % NCF__LANES]);
     for (d = 0; d + NCF__LANES <= s->top; d += NCF__LANES)
         for (j = 0; j < NCF__LANES; j++) p[j] = NCF__MADD(wh[d + j], h[d + j], p[j]);
     for (; d < s->top; d++) p[d % NCF__LANES] = NCF__MADD(wh[d], h[d], p[d % NCF__LANES]);
@@ -4227,7 +4271,7 @@ NCFDEF int ncf_predict_indices(const ncf_model *m, const int32_t *users, const i
     return NCF_OK;
 }
 
-/* ---- training: loss, backward, optimizer, train loop ---- */
+/* ---- >>training-step: loss, backward pass and gradient sums of a step ------------------------ */
 #ifndef NCF_INFERENCE_ONLY
 /* A training step runs as three phases in one parallel region (four with dense Adam):
    1. rows: each tile of batch rows sampled, forward, loss terms and every gradient that
@@ -4255,7 +4299,7 @@ static void ncf__loss_rows(ncf_model *m, const int32_t *users, const int32_t *it
     const ncf_config *c = &m->cfg;
     int b;
     for (b = r0; b < r1; b++) {
-        double r = ncf__bce(s->act.logit[b], labels[b]);
+        double r = ncf__bce(s->batch.act.logit[b], labels[b]);
         if (s->F && c->mf_reg > 0)
             r += c->mf_reg * (ncf__sqnorm(m->gmf_user + (size_t)users[b] * s->F, s->F) +
                               ncf__sqnorm(m->gmf_item + (size_t)items[b] * s->F, s->F));
@@ -4265,7 +4309,7 @@ static void ncf__loss_rows(ncf_model *m, const int32_t *users, const int32_t *it
         if (s->H && c->mlp_reg[0] > 0)
             r += c->mlp_reg[0] * (ncf__sqnorm(m->mlp_user + (size_t)users[b] * s->H, s->H) +
                                   ncf__sqnorm(m->mlp_item + (size_t)items[b] * s->H, s->H));
-        s->ex_loss[b] = r;
+        s->batch.ex_loss[b] = r;
     }
 }
 
@@ -4285,7 +4329,7 @@ static double ncf__loss_total(const ncf_model *m, int n)
     const struct ncf__scratch *s = m->scratch;
     double sum = 0;
     int b;
-    for (b = 0; b < n; b++) sum += s->ex_loss[b];
+    for (b = 0; b < n; b++) sum += s->batch.ex_loss[b];
     return ncf__plus_dense_l2(m, sum / n);
 }
 
@@ -4321,29 +4365,29 @@ static void ncf__backward_rows(ncf_model *m, const ncf__batch *bt, int r0, int r
     int F = s->F, b, k, l;
     float inv_n = 1.0f / (float)bt->n;
     for (b = r0; b < r1; b++) {
-        float dz = (ncf__sigmoid(s->act.logit[b]) - bt->labels[b]) * inv_n;
-        s->dz[b] = dz;
+        float dz = (ncf__sigmoid(s->batch.act.logit[b]) - bt->labels[b]) * inv_n;
+        s->batch.dz[b] = dz;
         if (F) { /* d/d(user row) = dgmf * item row, and vice versa */
             const float *gu = m->gmf_user + (size_t)users[b] * F, *gi = m->gmf_item + (size_t)items[b] * F;
             for (k = 0; k < F; k++) {
-                float dg = dz * s->wg[k];
-                s->dgu[(size_t)b * F + k] = dg * gi[k];
-                s->dgi[(size_t)b * F + k] = dg * gu[k];
+                float dg = dz * s->tables.gmf_weights[k];
+                s->batch.dgu[(size_t)b * F + k] = dg * gi[k];
+                s->batch.dgi[(size_t)b * F + k] = dg * gu[k];
             }
         }
         if (s->top) {
-            const float *h = s->act.x[s->nd] + (size_t)b * s->top;
-            float *g = s->dy[s->nd] + (size_t)b * s->top;
+            const float *h = s->batch.act.x[s->nd] + (size_t)b * s->top;
+            float *g = s->batch.dy[s->nd] + (size_t)b * s->top;
             for (k = 0; k < s->top; k++) g[k] = h[k] > 0.0f ? dz * m->w_out[F + k] : 0.0f;
         }
     }
     for (l = s->nd; l >= 1; l--) { /* dy[l-1] = dy[l] W^T, through layer l-1's ReLU */
         int in = L[l - 1], out = L[l];
-        ncf__gemm_rows(s->dy[l - 1], in, s->dy[l], out, 1, s->wt[l], in, NULL, r0, r1, in, out, 0);
+        ncf__gemm_rows(s->batch.dy[l - 1], in, s->batch.dy[l], out, 1, s->batch.wt[l], in, NULL, r0, r1, in, out, 0);
         if (l > 1)
             for (b = r0; b < r1; b++) {
-                const float *h = s->act.x[l - 1] + (size_t)b * in;
-                float *g = s->dy[l - 1] + (size_t)b * in;
+                const float *h = s->batch.act.x[l - 1] + (size_t)b * in;
+                float *g = s->batch.dy[l - 1] + (size_t)b * in;
                 for (k = 0; k < in; k++) g[k] = h[k] > 0.0f ? g[k] : 0.0f;
             }
     }
@@ -4374,7 +4418,7 @@ static void ncf__rows_range(ncf__ctx *x, ncf_model *m, const ncf__batch *bt, int
         if (bt->smp) ncf__sample_rows(bt, r0, r1);
         for (t0 = r0; t0 < r1; t0 = t1) {
             t1 = t0 + span < r1 ? t0 + span : r1;
-            ncf__forward_rows(m, &m->scratch->act, bt->users, bt->items, t0, t1);
+            ncf__forward_rows(m, &m->scratch->batch.act, bt->users, bt->items, t0, t1);
             ncf__loss_rows(m, bt->users, bt->items, bt->labels, t0, t1);
             if (backward) ncf__backward_rows(m, bt, t0, t1);
         }
@@ -4389,7 +4433,7 @@ static void ncf__rows_phase(ncf__ctx *x, ncf_model *m, const ncf__batch *bt, int
 /* Groups batch positions by row: key = row << 32 | position, sorted; start[q] is
    where the q-th distinct row begins. Returns the number of distinct rows. An LSD
    radix sort on the row, 8 bits a pass: stable, so positions stay ascending. */
-static int ncf__group_rows(uint64_t *key, uint64_t *tmp, int *start, const int32_t *rows, int n)
+static int ncf__sort_batch_by_row(uint64_t *key, uint64_t *tmp, int *start, const int32_t *rows, int n)
 {
     int b, q = 0;
     for (b = 0; b < n; b++) key[b] = (uint64_t)(uint32_t)rows[b] << 32 | (uint32_t)b;
@@ -4416,7 +4460,7 @@ static void ncf__col_block(float *acc, const float *w, const float *X, int ld, i
     for (j = 0; j < nc; j++) acc[j0 + j] += g[j];
 }
 
-#define NCF__BLOCKS(cols) (((int64_t)(cols) + NCF__COLS - 1) / NCF__COLS)
+#define NCF__BLOCKS(cols) NCF__CEIL_DIV((int64_t)(cols), NCF__COLS)
 
 /* Row tiles of a layer's dW per unit: a unit reads all of the batch's dy once, so the fewer
    units the less it is read again, while four a layer keep two threads busy. */
@@ -4431,7 +4475,7 @@ static int ncf__dw_tiles(int in)
    parameters' gradients, laid out as the parameters from emb_params on): each dense layer's
    dW, some row tiles a unit (dW += x^T dy, plus its L2 term when l2), and its bias column
    blocks; then the output layer's column blocks and its bias. */
-static void ncf__dense_sums_unit(ncf_model *m, int k0, int k1, int64_t u, float *g, int l2)
+static void ncf__layer_grads_of(ncf_model *m, int k0, int k1, int64_t u, float *g, int l2)
 {
     struct ncf__scratch *s = m->scratch;
     const int *L = m->cfg.layers;
@@ -4442,7 +4486,7 @@ static void ncf__dense_sums_unit(ncf_model *m, int k0, int k1, int64_t u, float 
         float *gw = NCF__G(m->w[l]);
         if (u < NCF__DW_UNITS(in)) {
             int rows = ncf__dw_tiles(in) * NCF__MR, m0 = (int)u * rows, m1 = m0 + rows < in ? m0 + rows : in;
-            ncf__gemm_rows(gw, out, s->act.x[l - 1] + (size_t)k0 * in, 1, in, s->dy[l] + (size_t)k0 * out, out, NULL,
+            ncf__gemm_rows(gw, out, s->batch.act.x[l - 1] + (size_t)k0 * in, 1, in, s->batch.dy[l] + (size_t)k0 * out, out, NULL,
                            m0, m1, out, n, NCF__ACC);
             if (l2 && m->cfg.mlp_reg[l] > 0) {
                 float two_r = 2.0f * m->cfg.mlp_reg[l];
@@ -4453,29 +4497,29 @@ static void ncf__dense_sums_unit(ncf_model *m, int k0, int k1, int64_t u, float 
         }
         u -= NCF__DW_UNITS(in);
         if (u < NCF__BLOCKS(out)) {
-            ncf__col_block(NCF__G(m->b[l]), NULL, s->dy[l] + (size_t)k0 * out, out, n, (int)u * NCF__COLS, out);
+            ncf__col_block(NCF__G(m->b[l]), NULL, s->batch.dy[l] + (size_t)k0 * out, out, n, (int)u * NCF__COLS, out);
             return;
         }
         u -= NCF__BLOCKS(out);
     }
     if (m->w_out) {
         if (u < NCF__BLOCKS(F)) {
-            ncf__col_block(NCF__G(m->w_out), s->dz + k0, s->act.gmf + (size_t)k0 * F, F, n, (int)u * NCF__COLS, F);
+            ncf__col_block(NCF__G(m->w_out), s->batch.dz + k0, s->batch.act.gmf + (size_t)k0 * F, F, n, (int)u * NCF__COLS, F);
             return;
         }
         u -= NCF__BLOCKS(F);
         if (u < NCF__BLOCKS(s->top)) {
-            ncf__col_block(NCF__G(m->w_out) + F, s->dz + k0, s->act.x[s->nd] + (size_t)k0 * s->top, s->top, n,
+            ncf__col_block(NCF__G(m->w_out) + F, s->batch.dz + k0, s->batch.act.x[s->nd] + (size_t)k0 * s->top, s->top, n,
                            (int)u * NCF__COLS, s->top);
             return;
         }
     }
-    ncf__col_block(NCF__G(m->b_out), NULL, s->dz + k0, 1, n, 0, 1);
+    ncf__col_block(NCF__G(m->b_out), NULL, s->batch.dz + k0, 1, n, 0, 1);
 #undef NCF__G
 }
 
-/* The units of ncf__dense_sums_unit. */
-static int64_t ncf__dense_sum_units(const ncf_model *m)
+/* The units of ncf__layer_grads_of. */
+static int64_t ncf__layer_grads_count(const ncf_model *m)
 {
     const struct ncf__scratch *s = m->scratch;
     int64_t units = 1;
@@ -4491,20 +4535,20 @@ static void ncf__sums_unit(ncf_model *m, const ncf__batch *bt, int64_t u, double
 {
     struct ncf__scratch *s = m->scratch;
     int n = bt->n;
-    if (u == 0) { s->nuser = ncf__group_rows(s->ukey, s->sortbuf, s->ustart, bt->users, n); return; }
-    if (u == 1) { s->nitem = ncf__group_rows(s->ikey, s->sortbuf + n, s->istart, bt->items, n); return; }
+    if (u == 0) { s->batch.nuser = ncf__sort_batch_by_row(s->batch.ukey, s->batch.sortbuf, s->batch.ustart, bt->users, n); return; }
+    if (u == 1) { s->batch.nitem = ncf__sort_batch_by_row(s->batch.ikey, s->batch.sortbuf + n, s->batch.istart, bt->items, n); return; }
     if (u == 2) { *loss = ncf__loss_total(m, n); return; }
-    ncf__dense_sums_unit(m, 0, n, u - 3, m->grads + s->emb_params, 1);
+    ncf__layer_grads_of(m, 0, n, u - 3, m->grads + s->emb_params, 1);
 }
 
 static void ncf__sums_phase(ncf__ctx *x, ncf_model *m, const ncf__batch *bt, double *loss)
 {
-    int64_t units = 3 + ncf__dense_sum_units(m), lo, hi, u;
+    int64_t units = 3 + ncf__layer_grads_count(m), lo, hi, u;
     while (ncf__claim(x, units, 1, &lo, &hi))
         for (u = lo; u < hi; u++) ncf__sums_unit(m, bt, u, loss);
 }
 
-/* ------------------------------------------------------------- optimizer -- */
+/* ---- >>optimizer: Adam (lazy, dense) and SGD updates ----------------------------------------- */
 
 typedef struct { float b1, b2, lr_t, eps; } ncf__adam_k;
 
@@ -4586,14 +4630,14 @@ static void ncf__transpose_part(ncf_model *m, size_t a, size_t e)
         if (e <= off) break; /* the tensors lie in order */
         i = a > off ? a - off : 0, end = e - off < in * out ? e - off : in * out;
         for (r = i / out, c = i % out; i < end; i++) { /* w[l][i] is row r, column c */
-            s->wt[l][c * in + r] = m->w[l][i];
+            s->batch.wt[l][c * in + r] = m->w[l][i];
             if (++c == out) c = 0, r++;
         }
     }
 }
 
 /* Dense-parameter unit u: updates [emb_params + u*CHUNK, ..) and refreshes their transposes. */
-static int ncf__dense_unit(ncf_model *m, int64_t u, const ncf__adam_k *k)
+static int ncf__layer_update(ncf_model *m, int64_t u, const ncf__adam_k *k)
 {
     size_t a = m->scratch->emb_params + (size_t)u * NCF__CHUNK, e = a + NCF__CHUNK;
     int bad;
@@ -4603,15 +4647,15 @@ static int ncf__dense_unit(ncf_model *m, int64_t u, const ncf__adam_k *k)
     return bad;
 }
 
-static int64_t ncf__dense_units(const ncf_model *m)
+static int64_t ncf__layer_updates_count(const ncf_model *m)
 {
     return (int64_t)((m->num_params - m->scratch->emb_params + NCF__CHUNK - 1) / NCF__CHUNK);
 }
 
-static int64_t ncf__emb_units(const ncf_model *m) { return (int64_t)((m->scratch->emb_params + NCF__CHUNK - 1) / NCF__CHUNK); }
+static int64_t ncf__table_updates_count(const ncf_model *m) { return NCF__CEIL_DIV((int64_t)m->scratch->emb_params, NCF__CHUNK); }
 
 /* Embedding unit u of dense Adam: every row, in flat chunks. */
-static int ncf__emb_unit(ncf_model *m, int64_t u, const ncf__adam_k *k)
+static int ncf__table_update(ncf_model *m, int64_t u, const ncf__adam_k *k)
 {
     size_t a = (size_t)u * NCF__CHUNK, e = a + NCF__CHUNK;
     if (e > m->scratch->emb_params) e = m->scratch->emb_params;
@@ -4624,15 +4668,15 @@ static const float *ncf__row_source(const ncf_model *m, int t, int side, int *ld
 {
     const struct ncf__scratch *s = m->scratch;
     float inv_n = 1.0f / (float)n;
-    const float *tab = s->tab[t].user;
+    const float *tab = s->tables.tab[t].user;
     if (tab == m->mlp_user) {
         *ld = 2 * s->H, *coef = 2.0f * m->cfg.mlp_reg[0] * inv_n;
-        return s->dy[0] + (side ? s->H : 0);
+        return s->batch.dy[0] + (side ? s->H : 0);
     }
     *coef = 2.0f * m->cfg.mf_reg * inv_n;
-    if (tab == m->user_bias) return *ld = 1, s->dz;
+    if (tab == m->user_bias) return *ld = 1, s->batch.dz;
     *ld = s->F;
-    return side ? s->dgi : s->dgu;
+    return side ? s->batch.dgi : s->batch.dgu;
 }
 
 #define NCF__ROWBUF 512 /* a row this wide or narrower sums its gradient on the stack */
@@ -4643,21 +4687,21 @@ static const float *ncf__row_source(const ncf_model *m, int t, int side, int *ld
    in a buffer on the stack rather than in the cold gradient table, and the rows a few ahead
    prefetched (they are scattered over tables far larger than the caches). Returns nonzero
    when an update wrote a non-finite parameter. */
-static int ncf__row_groups(ncf_model *m, int side, int n, int q0, int q1, const ncf__adam_k *k)
+static int ncf__update_batch_rows(ncf_model *m, int side, int n, int q0, int q1, const ncf__adam_k *k)
 {
     struct ncf__scratch *s = m->scratch;
-    const uint64_t *key = side ? s->ikey : s->ukey;
-    const int *start = side ? s->istart : s->ustart;
+    const uint64_t *key = side ? s->batch.ikey : s->batch.ukey;
+    const int *start = side ? s->batch.istart : s->batch.ustart;
     float buf[NCF__ROWBUF], coef[2];
     const float *src[2];
     int q, t, bad = 0, ld[2];
     memset(buf, 0, sizeof buf);
-    for (t = 0; t < s->ntab; t++) src[t] = ncf__row_source(m, t, side, &ld[t], &coef[t], n);
+    for (t = 0; t < s->tables.n; t++) src[t] = ncf__row_source(m, t, side, &ld[t], &coef[t], n);
     for (q = q0; q < q1; q++)
-        for (t = 0; t < s->ntab; t++) {
-            int D = s->tab[t].D, b, d;
+        for (t = 0; t < s->tables.n; t++) {
+            int D = s->tables.tab[t].D, b, d;
             float c;
-            const float *table = side ? s->tab[t].item : s->tab[t].user, *p;
+            const float *table = side ? s->tables.tab[t].item : s->tables.tab[t].user, *p;
             size_t r = (size_t)(key[start[q]] >> 32);
             float *g;
             if (k && q + 4 < q1) { /* prefetch row q + 4 */
@@ -4681,7 +4725,7 @@ static int ncf__row_groups(ncf_model *m, int side, int n, int q0, int q1, const 
     return bad;
 }
 
-#define NCF__GROUPS 32 /* distinct rows per unit */
+#define NCF__ROWS_PER_UNIT 32 /* distinct rows per unit */
 
 /* Appends the batch's distinct rows to the touched lists (each row once until the update
    that clears it), for ncf_update after ncf_forward_backward. */
@@ -4689,14 +4733,14 @@ static void ncf__list_touched(ncf_model *m)
 {
     struct ncf__scratch *s = m->scratch;
     int q;
-    for (q = 0; q < s->nuser; q++) {
-        int32_t r = (int32_t)(s->ukey[s->ustart[q]] >> 32);
-        if (!s->is_touched[r]) s->is_touched[r] = 1, s->touched_user[s->ntouched_user++] = r;
+    for (q = 0; q < s->batch.nuser; q++) {
+        int32_t r = (int32_t)(s->batch.ukey[s->batch.ustart[q]] >> 32);
+        if (!s->touched.flag[r]) s->touched.flag[r] = 1, s->touched.user[s->touched.nuser++] = r;
     }
-    for (q = 0; q < s->nitem; q++) {
-        int32_t r = (int32_t)(s->ikey[s->istart[q]] >> 32);
-        uint8_t *t = &s->is_touched[m->cfg.num_users + r];
-        if (!*t) *t = 1, s->touched_item[s->ntouched_item++] = r;
+    for (q = 0; q < s->batch.nitem; q++) {
+        int32_t r = (int32_t)(s->batch.ikey[s->batch.istart[q]] >> 32);
+        uint8_t *t = &s->touched.flag[m->cfg.num_users + r];
+        if (!*t) *t = 1, s->touched.item[s->touched.nitem++] = r;
     }
 }
 
@@ -4708,16 +4752,16 @@ static void ncf__rows_of_tables_phase(ncf__ctx *x, ncf_model *m, int n, const nc
     /* Counted from n, not from the distinct rows: a thread that arrives late must count the
        phase's units as the others did, and by then a thread ahead may have grouped the next
        batch. The distinct rows are read only by units, which cannot outlive the phase. */
-    int64_t gu = (n + NCF__GROUPS - 1) / NCF__GROUPS, gi = gu;
-    int64_t units = gu + gi + (k ? ncf__dense_units(m) : 1), lo, hi, u;
+    int64_t gu = NCF__CEIL_DIV(n, NCF__ROWS_PER_UNIT), gi = gu;
+    int64_t units = gu + gi + (k ? ncf__layer_updates_count(m) : 1), lo, hi, u;
     const ncf__adam_k *rows_k = k && !ncf__dense_adam(m) ? k : NULL;
     while (ncf__claim(x, units, 1, &lo, &hi))
         for (u = lo; u < hi; u++) {
-            int side = u >= gu, q0 = (int)(side ? u - gu : u) * NCF__GROUPS, nq = side ? s->nitem : s->nuser, b = 0;
+            int side = u >= gu, q0 = (int)(side ? u - gu : u) * NCF__ROWS_PER_UNIT, nq = side ? s->batch.nitem : s->batch.nuser, b = 0;
             if (u < gu + gi) {
-                if (q0 < nq) b = ncf__row_groups(m, side, n, q0, q0 + NCF__GROUPS < nq ? q0 + NCF__GROUPS : nq, rows_k);
+                if (q0 < nq) b = ncf__update_batch_rows(m, side, n, q0, q0 + NCF__ROWS_PER_UNIT < nq ? q0 + NCF__ROWS_PER_UNIT : nq, rows_k);
             }
-            else if (k) b = ncf__dense_unit(m, u - gu - gi, k);
+            else if (k) b = ncf__layer_update(m, u - gu - gi, k);
             else ncf__list_touched(m);
             if (b) ncf__flag(bad, 1);
         }
@@ -4727,9 +4771,9 @@ static void ncf__rows_of_tables_phase(ncf__ctx *x, ncf_model *m, int n, const nc
 static void ncf__emb_phase(ncf__ctx *x, ncf_model *m, const ncf__adam_k *k, int *bad)
 {
     int64_t lo, hi, u;
-    while (ncf__claim(x, ncf__emb_units(m), 1, &lo, &hi))
+    while (ncf__claim(x, ncf__table_updates_count(m), 1, &lo, &hi))
         for (u = lo; u < hi; u++)
-            if (ncf__emb_unit(m, u, k)) ncf__flag(bad, 1);
+            if (ncf__table_update(m, u, k)) ncf__flag(bad, 1);
 }
 
 /* The transposed kernels, made afresh where a call begins: the caller may have changed any
@@ -4737,7 +4781,7 @@ static void ncf__emb_phase(ncf__ctx *x, ncf_model *m, const ncf__adam_k *k, int 
 static void ncf__transpose_phase(ncf__ctx *x, ncf_model *m)
 {
     int64_t lo, hi, u;
-    while (ncf__claim(x, ncf__dense_units(m), 1, &lo, &hi))
+    while (ncf__claim(x, ncf__layer_updates_count(m), 1, &lo, &hi))
         for (u = lo; u < hi; u++) {
             size_t a = m->scratch->emb_params + (size_t)u * NCF__CHUNK;
             ncf__transpose_part(m, a, a + NCF__CHUNK < m->num_params ? a + NCF__CHUNK : m->num_params);
@@ -4800,7 +4844,7 @@ NCFDEF int ncf_loss(ncf_model *m, const int32_t *users, const int32_t *items, co
 }
 
 /* Whether rows have gradients waiting for ncf_update. */
-static int ncf__pending(const ncf_model *m) { return m->scratch->ntouched_user || m->scratch->ntouched_item; }
+static int ncf__pending(const ncf_model *m) { return m->scratch->touched.nuser || m->scratch->touched.nitem; }
 
 NCFDEF int ncf_forward_backward(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels,
                                 int n, double *loss)
@@ -4830,38 +4874,38 @@ NCFDEF void ncf_zero_grad(ncf_model *m)
     int t;
     if (!m || !m->grads) return; /* a model read in place has none */
     memset(m->grads + s->emb_params, 0, sizeof(float) * (m->num_params - s->emb_params));
-    for (t = 0; t < s->ntab; t++) {
-        int D = s->tab[t].D;
-        float *gu = ncf__grad_of(m, s->tab[t].user), *gi = ncf__grad_of(m, s->tab[t].item);
-        for (i = 0; i < s->ntouched_user; i++) memset(gu + (size_t)s->touched_user[i] * D, 0, sizeof(float) * D);
-        for (i = 0; i < s->ntouched_item; i++) memset(gi + (size_t)s->touched_item[i] * D, 0, sizeof(float) * D);
+    for (t = 0; t < s->tables.n; t++) {
+        int D = s->tables.tab[t].D;
+        float *gu = ncf__grad_of(m, s->tables.tab[t].user), *gi = ncf__grad_of(m, s->tables.tab[t].item);
+        for (i = 0; i < s->touched.nuser; i++) memset(gu + (size_t)s->touched.user[i] * D, 0, sizeof(float) * D);
+        for (i = 0; i < s->touched.nitem; i++) memset(gi + (size_t)s->touched.item[i] * D, 0, sizeof(float) * D);
     }
-    for (i = 0; i < s->ntouched_user; i++) s->is_touched[s->touched_user[i]] = 0;
-    for (i = 0; i < s->ntouched_item; i++) s->is_touched[m->cfg.num_users + s->touched_item[i]] = 0;
-    s->ntouched_user = s->ntouched_item = 0;
+    for (i = 0; i < s->touched.nuser; i++) s->touched.flag[s->touched.user[i]] = 0;
+    for (i = 0; i < s->touched.nitem; i++) s->touched.flag[m->cfg.num_users + s->touched.item[i]] = 0;
+    s->touched.nuser = s->touched.nitem = 0;
 }
 
 /* ncf_update unit u: the dense parameters, then (dense Adam) every embedding row, then the
-   listed rows in groups of NCF__GROUPS (their flags cleared; updated unless dense Adam did). */
+   listed rows in groups of NCF__ROWS_PER_UNIT (their flags cleared; updated unless dense Adam did). */
 static int ncf__update_unit(ncf_model *m, int64_t u, const ncf__adam_k *k)
 {
     struct ncf__scratch *s = m->scratch;
-    int64_t nd = ncf__dense_units(m), ne = ncf__dense_adam(m) ? ncf__emb_units(m) : 0;
-    int64_t gu = (s->ntouched_user + NCF__GROUPS - 1) / NCF__GROUPS;
+    int64_t nd = ncf__layer_updates_count(m), ne = ncf__dense_adam(m) ? ncf__table_updates_count(m) : 0;
+    int64_t gu = NCF__CEIL_DIV(s->touched.nuser, NCF__ROWS_PER_UNIT);
     int side, i, i0, i1, t, bad = 0;
     const int32_t *list;
-    if (u < nd) return ncf__dense_unit(m, u, k);
-    if ((u -= nd) < ne) return ncf__emb_unit(m, u, k);
+    if (u < nd) return ncf__layer_update(m, u, k);
+    if ((u -= nd) < ne) return ncf__table_update(m, u, k);
     u -= ne;
     side = u >= gu;
-    i0 = (int)(side ? u - gu : u) * NCF__GROUPS;
-    i1 = i0 + NCF__GROUPS, list = side ? s->touched_item : s->touched_user;
-    if (i1 > (side ? s->ntouched_item : s->ntouched_user)) i1 = side ? s->ntouched_item : s->ntouched_user;
+    i0 = (int)(side ? u - gu : u) * NCF__ROWS_PER_UNIT;
+    i1 = i0 + NCF__ROWS_PER_UNIT, list = side ? s->touched.item : s->touched.user;
+    if (i1 > (side ? s->touched.nitem : s->touched.nuser)) i1 = side ? s->touched.nitem : s->touched.nuser;
     for (i = i0; i < i1; i++) {
-        s->is_touched[(side ? m->cfg.num_users : 0) + list[i]] = 0;
-        for (t = 0; t < s->ntab && !ncf__dense_adam(m); t++) {
-            int D = s->tab[t].D;
-            const float *row = (side ? s->tab[t].item : s->tab[t].user) + (size_t)list[i] * D;
+        s->touched.flag[(side ? m->cfg.num_users : 0) + list[i]] = 0;
+        for (t = 0; t < s->tables.n && !ncf__dense_adam(m); t++) {
+            int D = s->tables.tab[t].D;
+            const float *row = (side ? s->tables.tab[t].item : s->tables.tab[t].user) + (size_t)list[i] * D;
             bad |= ncf__update_range(m, (size_t)(row - m->params), (size_t)D, k);
         }
     }
@@ -4873,9 +4917,9 @@ static void ncf__update_now(ncf_model *m)
     struct ncf__scratch *s = m->scratch;
     ncf__adam_k k = ncf__adam_consts(m, m->step + 1);
     ncf__team team = NCF__TEAM_INIT;
-    int64_t rows = (int64_t)s->ntouched_user + s->ntouched_item;
-    int64_t units = ncf__dense_units(m) + (ncf__dense_adam(m) ? ncf__emb_units(m) : 0) +
-                    (s->ntouched_user + NCF__GROUPS - 1) / NCF__GROUPS + (s->ntouched_item + NCF__GROUPS - 1) / NCF__GROUPS;
+    int64_t rows = (int64_t)s->touched.nuser + s->touched.nitem;
+    int64_t units = ncf__layer_updates_count(m) + (ncf__dense_adam(m) ? ncf__table_updates_count(m) : 0) +
+                    NCF__CEIL_DIV(s->touched.nuser, NCF__ROWS_PER_UNIT) + NCF__CEIL_DIV(s->touched.nitem, NCF__ROWS_PER_UNIT);
     double work = ncf__dense_adam(m) ? (double)m->num_params : (double)(m->num_params - s->emb_params) + 64.0 * rows;
     int bad = 0;
     NCF__PARALLEL(work > 16 * NCF__PAR_WORK)
@@ -4886,7 +4930,7 @@ static void ncf__update_now(ncf_model *m)
             for (u = lo; u < hi; u++)
                 if (ncf__update_unit(m, u, &k)) ncf__flag(&bad, 1);
     }
-    s->ntouched_user = s->ntouched_item = 0;
+    s->touched.nuser = s->touched.nitem = 0;
     s->nonfinite |= bad;
     m->step++;
 }
@@ -4945,7 +4989,7 @@ NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *ite
     return NCF_OK;
 }
 
-/* ------------------------------------------------------------ train loop -- */
+/* ---- >>train-loop: steps, epochs, the public training calls ---------------------------------- */
 
 #define NCF__BLOCK 1024 /* steps per parallel region */
 
@@ -5060,7 +5104,7 @@ NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_pr
 
 #endif /* !NCF_INFERENCE_ONLY: training */
 
-/* --------------------------------------------------------------- metrics -- */
+/* ---- >>metrics: evaluation: scoring candidates, HR, NDCG, MRR -------------------------------- */
 /* Scoring one user against many items uses the split first layer:
    W1 [u; i] = W1u u + W1i i, with W1i i precomputed once per item. */
 
@@ -5144,7 +5188,7 @@ static float *ncf__item_projection(const ncf_model *m, int *rc)
 static const float *ncf__cached_projection(const ncf_model *m)
 {
     const struct ncf__scratch *s = m->scratch;
-    return s->proj && s->proj_step == m->step ? s->proj : NULL;
+    return s->cache.proj && s->cache.step == m->step ? s->cache.proj : NULL;
 }
 
 #ifndef NCF_INFERENCE_ONLY
@@ -5162,9 +5206,9 @@ static void ncf__refresh_projection(ncf_model *m)
 {
     struct ncf__scratch *s = m->scratch;
     int rc;
-    NCF_FREE(s->proj);
-    s->proj = ncf__item_projection(m, &rc);
-    s->proj_step = m->step;
+    NCF_FREE(s->cache.proj);
+    s->cache.proj = ncf__item_projection(m, &rc);
+    s->cache.step = m->step;
 }
 
 /* Logits of user u (or of the user rows urow, [F][H][bias], when given: a user folded in)
@@ -5177,17 +5221,17 @@ static void ncf__score_user(const ncf_model *m, const float *proj, int u, const 
 {
     const struct ncf__scratch *s = m->scratch;
     const int *L = m->cfg.layers;
-    const float *gu = !s->F ? NULL : urow ? urow : ncf__emb_row(&s->tab[s->tg], 0, u, e->urow);
+    const float *gu = !s->F ? NULL : urow ? urow : ncf__emb_row(&s->tables.tab[s->tables.gmf], 0, u, e->urow);
     float ub = urow ? urow[s->F + s->H] : m->user_bias ? m->user_bias[u] : 0.0f;
     int j, d, l, cur = 0;
     if (s->H) {
         int L1 = L[1], H = s->H;
-        const float *hu = urow ? urow + s->F : ncf__emb_row(&s->tab[s->th], 0, u, e->urow + s->F);
+        const float *hu = urow ? urow + s->F : ncf__emb_row(&s->tables.tab[s->tables.mlp], 0, u, e->urow + s->F);
         ncf__gemm_rows(e->pu, L1, hu, 0, 1, m->w[1], L1, m->b[1], 0, 1, L1, H, 0);
         if (!proj) { /* the items' rows gathered, then their half of the first layer */
             for (j = 0; j < n; j++) {
                 float *dst = e->irow + (size_t)j * H;
-                const float *r = ncf__emb_row(&s->tab[s->th], 1, cand ? cand[j] : first + j, dst);
+                const float *r = ncf__emb_row(&s->tables.tab[s->tables.mlp], 1, cand ? cand[j] : first + j, dst);
                 if (r != dst) memcpy(dst, r, sizeof(float) * (size_t)H);
             }
             ncf__gemm_rows(e->h[1], L1, e->irow, H, 1, m->w[1] + (size_t)H * L1, L1, NULL, 0, n, L1, H, 0);
@@ -5206,7 +5250,7 @@ static void ncf__score_user(const ncf_model *m, const float *proj, int u, const 
     }
     for (j = 0; j < n; j++) {
         int i = cand ? cand[j] : first + j;
-        const float *gi = s->F ? ncf__emb_row(&s->tab[s->tg], 1, i, e->gi) : NULL;
+        const float *gi = s->F ? ncf__emb_row(&s->tables.tab[s->tables.gmf], 1, i, e->gi) : NULL;
         e->sc[j] = ncf__output(m, gu, gi, ub, i, e->h[cur] + (size_t)j * s->top);
     }
 }
@@ -5456,7 +5500,7 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
 #endif
 
 
-/* ----------------------------------------------------------- persistence -- */
+/* ---- >>ids: the model's ids and rated items -------------------------------------------------- */
 
 NCFDEF void ncf_free(void *p) { NCF_FREE(p); }
 
@@ -5504,8 +5548,8 @@ static int ncf__id_order(const int64_t *raw, int n, int32_t **order, const char 
 
 static int ncf__build_id_maps(ncf_model *m)
 {
-    int rc = ncf__id_order(m->raw_user, m->cfg.num_users, &m->scratch->user_order, "user");
-    return rc != NCF_OK ? rc : ncf__id_order(m->raw_item, m->cfg.num_items, &m->scratch->item_order, "item");
+    int rc = ncf__id_order(m->raw_user, m->cfg.num_users, &m->scratch->cache.user_order, "user");
+    return rc != NCF_OK ? rc : ncf__id_order(m->raw_item, m->cfg.num_items, &m->scratch->cache.item_order, "item");
 }
 
 /* The model's user (items 0) or item (1) ids. */
@@ -5514,7 +5558,7 @@ static ncf__ids ncf__model_ids(const ncf_model *m, int items)
     ncf__ids t;
     t.n = items ? m->cfg.num_items : m->cfg.num_users;
     t.num = items ? m->raw_item : m->raw_user;
-    t.order = items ? m->scratch->item_order : m->scratch->user_order;
+    t.order = items ? m->scratch->cache.item_order : m->scratch->cache.user_order;
     t.text = items ? m->item_text : m->user_text;
     t.at = items ? m->item_text_at : m->user_text_at;
     return t;
@@ -5654,7 +5698,8 @@ NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *d)
 }
 #endif
 
-static int ncf__dense_ids(const ncf_model *m, int64_t raw_user, int64_t raw_item, int *u, int *i)
+/* ---- >>serving: top-k by heap, workspaces, predict and recommend by id ----------------------- */
+static int ncf__indices_of(const ncf_model *m, int64_t raw_user, int64_t raw_item, int *u, int *i)
 {
     ncf__ids users = ncf__model_ids(m, 0), items = ncf__model_ids(m, 1);
     if (!ncf__has_ids(m)) return ncf__fail(NCF_ERR_ARG, "the model has no id maps (ncf_model_set_ids)");
@@ -5829,7 +5874,7 @@ static int ncf__serve_args(const ncf_model *m, int64_t raw_user, int k, int excl
     if (m->item_text)
         return ncf__fail(NCF_ERR_ARG, "%s: this model's item ids are text, not integers: ncf_recommend_index gives "
                          "item indices, ncf_item_id their ids", what);
-    return ncf__dense_ids(m, raw_user, 0, u, NULL);
+    return ncf__indices_of(m, raw_user, 0, u, NULL);
 }
 
 /* The job of user u over the catalogue, no lists. */
@@ -5866,7 +5911,7 @@ NCFDEF int ncf_predict_with(const ncf_model *m, int64_t raw_user, int64_t raw_it
     int u = 0, i = 0, rc;
     int32_t ii;
     if (!m || !logit) return ncf__fail(NCF_ERR_ARG, "ncf_predict_with: NULL argument");
-    if ((rc = ncf__dense_ids(m, raw_user, raw_item, &u, &i)) != NCF_OK) return rc;
+    if ((rc = ncf__indices_of(m, raw_user, raw_item, &u, &i)) != NCF_OK) return rc;
     if ((rc = ncf__workspace(m, 1, work, work_size, &e, &heap)) != NCF_OK) return rc;
     ii = i;
     ncf__score_user(m, ncf__cached_projection(m), u, NULL, &ii, 0, 1, &e);
@@ -5958,7 +6003,7 @@ NCFDEF int ncf_recommend(ncf_model *m, int64_t raw_user, int k, int exclude_seen
     return n;
 }
 
-/* ---- recommend with options, for many users, for a user given by its rows ---- */
+/* ---- >>serving-options: allow- and deny-lists, many users, a user given by its rows ---------- */
 
 NCFDEF ncf_rec_opts ncf_rec_opts_default(void)
 {
@@ -6150,7 +6195,7 @@ NCFDEF int ncf_predict_items(const ncf_model *m, int u, const float *urow, const
     return NCF_OK;
 }
 
-/* ---- fold-in: a user's rows from its items, the rest of the model frozen ---- */
+/* ---- >>fold-in: a user's rows from its items, the rest of the model frozen ------------------- */
 /* A user who was not in training (or a known one with fresh items) is served from its rows
    alone: [GMF or MF row][MLP row][MF bias], found by a few Adam steps on its items as
    positives and fresh uniform negatives, every other parameter read only. The item half of
@@ -6166,8 +6211,8 @@ NCFDEF int ncf_user_row(const ncf_model *m, int u, float *row)
     if (!m || !row || u < 0 || u >= m->cfg.num_users)
         return ncf__fail(NCF_ERR_ARG, "ncf_user_row: need a model, a row and a user index in [0, %d)", m ? m->cfg.num_users : 0);
     s = m->scratch;
-    if (s->F && (r = ncf__emb_row(&s->tab[s->tg], 0, u, row)) != row) memcpy(row, r, sizeof(float) * (size_t)s->F);
-    if (s->H && (r = ncf__emb_row(&s->tab[s->th], 0, u, row + s->F)) != row + s->F)
+    if (s->F && (r = ncf__emb_row(&s->tables.tab[s->tables.gmf], 0, u, row)) != row) memcpy(row, r, sizeof(float) * (size_t)s->F);
+    if (s->H && (r = ncf__emb_row(&s->tables.tab[s->tables.mlp], 0, u, row + s->F)) != row + s->F)
         memcpy(row + s->F, r, sizeof(float) * (size_t)s->H);
     row[s->F + s->H] = m->user_bias ? m->user_bias[u] : 0.0f;
     return NCF_OK;
@@ -6243,7 +6288,7 @@ static void ncf__fold_chunk(const ncf_model *m, const float *proj, const float *
         if (!proj) {
             for (j = 0; j < c; j++) {
                 float *dst = b->irow + (size_t)j * H;
-                const float *r = ncf__emb_row(&s->tab[s->th], 1, b->cand[j], dst);
+                const float *r = ncf__emb_row(&s->tables.tab[s->tables.mlp], 1, b->cand[j], dst);
                 if (r != dst) memcpy(dst, r, sizeof(float) * (size_t)H);
             }
             ncf__gemm_rows(b->act[1], L1, b->irow, H, 1, m->w[1] + (size_t)H * L1, L1, NULL, 0, c, L1, H, 0);
@@ -6262,11 +6307,11 @@ static void ncf__fold_chunk(const ncf_model *m, const float *proj, const float *
     }
     for (j = 0; j < c; j++) { /* the logit as serving computes it; the GMF or MF part's gradient */
         int i = b->cand[j];
-        const float *gi = F ? ncf__emb_row(&s->tab[s->tg], 1, i, b->gi) : NULL;
+        const float *gi = F ? ncf__emb_row(&s->tables.tab[s->tables.gmf], 1, i, b->gi) : NULL;
         float z = ncf__output(m, F ? row : NULL, gi, ub, i, H ? b->act[nd] + (size_t)j * s->top : NULL);
         float dz = (1.0f / (1.0f + expf(-z)) - (e0 + j < npos ? 1.0f : 0.0f)) * inv_e;
         b->dz[j] = dz;
-        for (d = 0; d < F; d++) b->grad[d] += dz * s->wg[d] * gi[d];
+        for (d = 0; d < F; d++) b->grad[d] += dz * s->tables.gmf_weights[d] * gi[d];
         if (m->user_bias) b->grad[F + H] += dz;
     }
     if (!H) return;
@@ -6358,7 +6403,7 @@ NCFDEF int ncf_fold_in(const ncf_model *m, const int32_t *items, int n, const nc
     return NCF_OK;
 }
 
-/* ---- similar items ---- */
+/* ---- >>similar: similar items by cosine ------------------------------------------------------ */
 /* An item's vector for similarity, D floats: what its score is linear in. MF: its factors;
    GMF and NeuMF: its GMF factors weighted by the output layer's (the GMF half of NeuMF: the MLP
    half of a NeuMF score is not a product of item and user vectors, so it has no such
@@ -6370,14 +6415,14 @@ static void ncf__item_vec(const ncf_model *m, int i, float *tmp, float *v)
     const struct ncf__scratch *s = m->scratch;
     int d, D = ncf__item_vec_dim(m);
     if (s->F) {
-        const float *q = ncf__emb_row(&s->tab[s->tg], 1, i, tmp);
-        for (d = 0; d < D; d++) v[d] = s->wg[d] * q[d];
+        const float *q = ncf__emb_row(&s->tables.tab[s->tables.gmf], 1, i, tmp);
+        for (d = 0; d < D; d++) v[d] = s->tables.gmf_weights[d] * q[d];
         return;
     }
     {
         const float *proj = ncf__cached_projection(m), *r;
         if (proj) { memcpy(v, proj + (size_t)i * D, sizeof(float) * (size_t)D); return; }
-        r = ncf__emb_row(&s->tab[s->th], 1, i, tmp);
+        r = ncf__emb_row(&s->tables.tab[s->tables.mlp], 1, i, tmp);
         ncf__gemm_rows(v, D, r, 0, 1, m->w[1] + (size_t)s->H * D, D, NULL, 0, 1, D, s->H, 0);
     }
 }
@@ -6436,7 +6481,7 @@ NCFDEF int ncf_similar_items(const ncf_model *m, int item, const ncf_rec_opts *o
 }
 
 #ifndef NCF_INFERENCE_ONLY
-/* ---- a model that grows with new data ---- */
+/* ---- >>growth: a model that grows with new data ---------------------------------------------- */
 
 /* map[k] = the index in t of ids' id k as written, or -1; *missing counts t's ids not in ids. */
 static int ncf__map_ids(ncf__ids from, ncf__ids to, int32_t *map, int *missing, int *first_missing)
@@ -6662,6 +6707,7 @@ done:
 }
 #endif
 
+/* ---- >>model-file: layout, CRC, writing, reading, reading in place --------------------------- */
 /* A file's flags; the text ids came with version 4. */
 enum { NCF__FILE_ADAM = 1, NCF__FILE_IDS = 2, NCF__FILE_SEEN = 4, NCF__FILE_INT8 = 8, NCF__FILE_USER_TEXT = 16,
        NCF__FILE_ITEM_TEXT = 32 };
@@ -6682,6 +6728,9 @@ typedef struct {
 } ncf__layout;
 
 static uint64_t ncf__pad(uint64_t at, uint64_t a) { return (at + a - 1) / a * a; }
+
+/* Where a file's sections start: version 3 on pads the header to 8 bytes. */
+static uint64_t ncf__header_bytes(uint32_t version) { return version >= 3 ? NCF__HEADER_V3 : NCF__HEADER_BYTES; }
 
 /* Tensors an int8 file stores as int8 rows: the GMF and MLP tables (MF's biases stay float). */
 static int ncf__quantized(const ncf_model *m, int t)
@@ -6706,7 +6755,7 @@ static void ncf__lay_out(const ncf_model *m, ncf__layout *L)
 {
     uint64_t at, U = (uint64_t)m->cfg.num_users, I = (uint64_t)m->cfg.num_items;
     int t, v3 = L->version >= 3;
-    at = v3 ? NCF__HEADER_V3 : NCF__HEADER_BYTES;
+    at = ncf__header_bytes(L->version);
     L->ids = at;
     at = ncf__lay_out_ids(L, at, U, I);
     L->seen = at;
@@ -6817,8 +6866,8 @@ static const float *ncf__tensor_row(const ncf_model *m, int t, int r, float *tmp
 {
     const struct ncf__scratch *s = m->scratch;
     int cols = m->tensors[t].cols;
-    if (s->tv[t]) return s->tv[t] + (size_t)r * cols;
-    ncf__dequantize(s->tq[t] + (size_t)r * cols, s->tqs[t][r], cols, tmp);
+    if (s->tables.floats[t]) return s->tables.floats[t] + (size_t)r * cols;
+    ncf__dequantize(s->tables.int8[t] + (size_t)r * cols, s->tables.scales[t][r], cols, tmp);
     return tmp;
 }
 
@@ -6842,7 +6891,7 @@ static int8_t ncf__quantize(float x, float scale)
    place writes its own rows and scales unchanged. */
 static void ncf__put_tensor(ncf__writer *w, const ncf_model *m, int t, int int8, float *tmp)
 {
-    const float *x = m->scratch->tv[t];
+    const float *x = m->scratch->tables.floats[t];
     size_t r, c, rows = (size_t)m->tensors[t].rows, cols = (size_t)m->tensors[t].cols;
     if (!int8) {
         for (r = 0; r < rows; r++) {
@@ -6852,8 +6901,8 @@ static void ncf__put_tensor(ncf__writer *w, const ncf_model *m, int t, int int8,
         return;
     }
     if (!x) { /* already int8 */
-        for (r = 0; r < rows; r++) ncf__put_f32(w, m->scratch->tqs[t][r]);
-        memcpy(w->p + w->at, m->scratch->tq[t], rows * cols), w->at += rows * cols;
+        for (r = 0; r < rows; r++) ncf__put_f32(w, m->scratch->tables.scales[t][r]);
+        memcpy(w->p + w->at, m->scratch->tables.int8[t], rows * cols), w->at += rows * cols;
     } else {
         for (r = 0; r < rows; r++) ncf__put_f32(w, ncf__row_scale(x + r * cols, (int)cols));
         for (r = 0; r < rows; r++) {
@@ -6913,7 +6962,7 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len)
     if (int8 && (flags & NCF_SAVE_ADAM))
         return ncf__fail(NCF_ERR_ARG, "ncf_save_mem: an int8 file keeps no Adam moments (it only serves)");
     for (t = 0; t < m->num_tensors; t++)
-        if (m->scratch->tv[t] && (i = ncf__first_nonfinite(m->scratch->tv[t], (size_t)m->tensors[t].rows * m->tensors[t].cols)) <
+        if (m->scratch->tables.floats[t] && (i = ncf__first_nonfinite(m->scratch->tables.floats[t], (size_t)m->tensors[t].rows * m->tensors[t].cols)) <
                                      (size_t)m->tensors[t].rows * m->tensors[t].cols)
             return ncf__fail(NCF_ERR_DATA, "the model's %s[%lu] is not finite: a diverged model is not saved",
                              m->tensors[t].name, (unsigned long)i);
@@ -6963,7 +7012,7 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len)
    of the id tables (their last offset), then the rated items' bytes. */
 static int ncf__read_sizes(ncf__reader *r, ncf__layout *L, uint64_t U, uint64_t I)
 {
-    uint64_t at = L->version >= 3 ? NCF__HEADER_V3 : NCF__HEADER_BYTES;
+    uint64_t at = ncf__header_bytes(L->version);
     int t;
     L->text_bytes[0] = L->text_bytes[1] = 0;
     for (t = 0; t < 2 && (L->flags & NCF__FILE_IDS); t++) {
@@ -7049,8 +7098,8 @@ static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model 
     if (L->end != len - 4) {
         ncf_model_free(*shell), *shell = NULL;
         return ncf__fail(NCF_ERR_PARSE, "model body is %s bytes, its header promises %s",
-                         ncf__u64s((uint64_t)len - 4 - (L->version >= 3 ? NCF__HEADER_V3 : NCF__HEADER_BYTES), 0),
-                         ncf__u64s(L->end - (L->version >= 3 ? NCF__HEADER_V3 : NCF__HEADER_BYTES), 1));
+                         ncf__u64s((uint64_t)len - 4 - ncf__header_bytes(L->version), 0),
+                         ncf__u64s(L->end - ncf__header_bytes(L->version), 1));
     }
     return NCF_OK;
 }
@@ -7340,6 +7389,7 @@ NCFDEF int ncf_model_open_verified(ncf_model **out, const void *buf, size_t len)
     return ncf__open_in_place(out, buf, len, 1);
 }
 
+/* ---- >>safe-save: files written whole or not at all ------------------------------------------ */
 #ifndef NCF_NO_STDIO
 /* Saving never damages what is at PATH: the bytes go to a new temporary file beside it,
    created exclusively under a fresh name (so it follows no planted link and meets no other
@@ -7568,7 +7618,7 @@ NCFDEF int ncf_load(ncf_model **out, const char *path)
 #endif
 
 #if defined(NCF_MPI) && !defined(NCF_INFERENCE_ONLY)
-/* ------------------------------------------------------------------- MPI -- */
+/* ---- >>mpi: shards, gradient folds over ranks, collective calls ------------------------------ */
 /* Data parallel, users sharded: the users fall in NCF_MPI_GROUPS fixed groups (cut where the
    positives cross 1/G of them), and rank r holds groups [G*r/P, G*(r+1)/P): their users'
    positives, and the only up-to-date copy of their embedding rows. A step:
@@ -7712,7 +7762,7 @@ static int ncf__mpi_alloc(ncf__mpi *c, ncf_model *m, const ncf_dataset *d, MPI_C
     c->comm = comm, c->B = B, c->groups = d->groups;
     MPI_Comm_rank(comm, &c->rank), MPI_Comm_size(comm, &c->P);
     c->g0 = (int)((int64_t)G * c->rank / c->P), c->g1 = (int)((int64_t)G * (c->rank + 1) / c->P);
-    for (c->D = 0, t = 0; t < s->ntab; t++) c->D += s->tab[t].D;
+    for (c->D = 0, t = 0; t < s->tables.n; t++) c->D += s->tables.tab[t].D;
     c->Dn = (int)(m->num_params - s->emb_params);
     c->bu = NCF__NEW(int32_t, 16), c->bi = NCF__NEW(int32_t, 16), c->by = NCF__NEW(float, 16), c->own = NCF__NEW(uint8_t, 16);
     c->users = NCF__NEW(int32_t, B), c->items = NCF__NEW(int32_t, B), c->labels = NCF__NEW(float, B);
@@ -7723,7 +7773,7 @@ static int ncf__mpi_alloc(ncf__mpi *c, ncf_model *m, const ncf_dataset *d, MPI_C
     c->msg_cap = (size_t)B * ncf__rec_size(c);
     c->msg[0] = NCF__NEW(uint8_t, c->msg_cap), c->msg[1] = NCF__NEW(uint8_t, c->msg_cap);
     c->counts = NCF__NEW(int, c->P), c->displs = NCF__NEW(int, c->P);
-    c->bytes = &m->scratch->mpi_bytes;
+    c->bytes = &m->scratch->mpi.bytes;
     if (!c->bu || !c->bi || !c->by || !c->own || !c->tu || !c->ti || !c->ty || !c->users || !c->items || !c->labels || !c->gstart || !c->gloss ||
         !c->part || !c->pval || !c->pn || !c->pcount || !c->msg[0] || !c->msg[1] || !c->counts || !c->displs)
         return ncf__fail(NCF_ERR_NOMEM, "ncf_mpi_train_epoch: out of memory for a batch of %d", B);
@@ -7767,20 +7817,20 @@ static void ncf__item_partials(ncf__mpi *c, ncf_model *m, int n, int q)
     const float *src[3];
     float coef, *v = NULL;
     int ld[3], t, b, d, np = 0, g = -1, off;
-    for (t = 0; t < s->ntab; t++) src[t] = ncf__row_source(m, t, 1, &ld[t], &coef, n);
-    for (b = s->istart[q]; b < s->istart[q + 1]; b++) {
-        int row = (int)(s->ikey[b] & 0xffffffffu);
+    for (t = 0; t < s->tables.n; t++) src[t] = ncf__row_source(m, t, 1, &ld[t], &coef, n);
+    for (b = s->batch.istart[q]; b < s->batch.istart[q + 1]; b++) {
+        int row = (int)(s->batch.ikey[b] & 0xffffffffu);
         if (g < 0 || row >= c->gstart[g + 1]) { /* a new group: a new partial */
             if (g < 0) g = c->g0;
             while (row >= c->gstart[g + 1]) g++;
-            v = c->pval + (size_t)(s->istart[q] + np) * c->D;
+            v = c->pval + (size_t)(s->batch.istart[q] + np) * c->D;
             memset(v, 0, sizeof(float) * (size_t)c->D);
-            c->pcount[s->istart[q] + np++] = 0;
+            c->pcount[s->batch.istart[q] + np++] = 0;
         }
-        c->pcount[s->istart[q] + np - 1]++;
-        for (off = 0, t = 0; t < s->ntab; off += s->tab[t++].D) {
+        c->pcount[s->batch.istart[q] + np - 1]++;
+        for (off = 0, t = 0; t < s->tables.n; off += s->tables.tab[t++].D) {
             const float *x = src[t] + (size_t)row * ld[t];
-            for (d = 0; d < s->tab[t].D; d++) v[off + d] += x[d];
+            for (d = 0; d < s->tables.tab[t].D; d++) v[off + d] += x[d];
         }
     }
     c->pn[q] = np;
@@ -7792,7 +7842,7 @@ static void ncf__mpi_compute(ncf__mpi *c, ncf_model *m, const ncf__batch *bt, in
 {
     struct ncf__scratch *s = m->scratch;
     ncf__team team = NCF__TEAM_INIT;
-    int64_t du = ncf__dense_sum_units(m);
+    int64_t du = ncf__layer_grads_count(m);
     int g, b;
     memset(c->part, 0, sizeof(float) * (size_t)(c->g1 - c->g0) * c->Dn);
     NCF__PARALLEL(ncf__rows_parallel(m, nl))
@@ -7802,19 +7852,19 @@ static void ncf__mpi_compute(ncf__mpi *c, ncf_model *m, const ncf__batch *bt, in
         ncf__rows_range(&x, m, bt, 0, nl, 1);
         while (ncf__claim(&x, 2 + (c->g1 - c->g0) * du, 1, &lo, &hi))
             for (u = lo; u < hi; u++) {
-                if (u == 0) s->nuser = ncf__group_rows(s->ukey, s->sortbuf, s->ustart, bt->users, nl);
-                else if (u == 1) s->nitem = ncf__group_rows(s->ikey, s->sortbuf + bt->n, s->istart, bt->items, nl);
+                if (u == 0) s->batch.nuser = ncf__sort_batch_by_row(s->batch.ukey, s->batch.sortbuf, s->batch.ustart, bt->users, nl);
+                else if (u == 1) s->batch.nitem = ncf__sort_batch_by_row(s->batch.ikey, s->batch.sortbuf + bt->n, s->batch.istart, bt->items, nl);
                 else {
                     int k = (int)((u - 2) / du);
-                    ncf__dense_sums_unit(m, c->gstart[c->g0 + k], c->gstart[c->g0 + k + 1], (u - 2) % du,
+                    ncf__layer_grads_of(m, c->gstart[c->g0 + k], c->gstart[c->g0 + k + 1], (u - 2) % du,
                                          c->part + (size_t)k * c->Dn, 0);
                 }
             }
-        while (ncf__claim(&x, s->nitem, 8, &lo, &hi))
+        while (ncf__claim(&x, s->batch.nitem, 8, &lo, &hi))
             for (u = lo; u < hi; u++) ncf__item_partials(c, m, bt->n, (int)u);
     }
     for (g = c->g0; g < c->g1; g++) /* each group's loss, summed in order */
-        for (c->gloss[g] = 0, b = c->gstart[g]; b < c->gstart[g + 1]; b++) c->gloss[g] += s->ex_loss[b];
+        for (c->gloss[g] = 0, b = c->gstart[g]; b < c->gstart[g + 1]; b++) c->gloss[g] += s->batch.ex_loss[b];
 }
 
 /* 2a. The dense gradient: the running sum from rank r - 1, plus this rank's groups in order,
@@ -7856,11 +7906,11 @@ static uint8_t *ncf__put_record(ncf__mpi *c, ncf_model *m, uint8_t *out, const u
     if (in) memcpy(head, in, sizeof head), memcpy(v, in + NCF__REC_HEAD, sizeof(float) * (size_t)c->D);
     else memset(v, 0, sizeof(float) * (size_t)c->D);
     if (q >= 0) {
-        head[0] = (int32_t)(s->ikey[s->istart[q]] >> 32);
+        head[0] = (int32_t)(s->batch.ikey[s->batch.istart[q]] >> 32);
         for (j = 0; j < c->pn[q]; j++) {
-            const float *p = c->pval + (size_t)(s->istart[q] + j) * c->D;
+            const float *p = c->pval + (size_t)(s->batch.istart[q] + j) * c->D;
             for (d = 0; d < c->D; d++) v[d] += p[d];
-            head[1] += c->pcount[s->istart[q] + j];
+            head[1] += c->pcount[s->batch.istart[q] + j];
         }
     }
     memcpy(out, head, sizeof head);
@@ -7884,10 +7934,10 @@ static int ncf__mpi_items(ncf__mpi *c, ncf_model *m)
             return -1;
         in_end = c->msg[0] + cnt;
     }
-    for (q = 0; q <= s->nitem; q++) {
-        int32_t item = q < s->nitem ? (int32_t)(s->ikey[s->istart[q]] >> 32) : INT32_MAX, head = 0;
+    for (q = 0; q <= s->batch.nitem; q++) {
+        int32_t item = q < s->batch.nitem ? (int32_t)(s->batch.ikey[s->batch.istart[q]] >> 32) : INT32_MAX, head = 0;
         while (in < in_end && (memcpy(&head, in, sizeof head), head < item)) out = ncf__put_record(c, m, out, in, -1), in += R;
-        if (q == s->nitem) break;
+        if (q == s->batch.nitem) break;
         if (in < in_end && head == item) out = ncf__put_record(c, m, out, in, q), in += R;
         else out = ncf__put_record(c, m, out, NULL, q);
     }
@@ -7929,9 +7979,9 @@ static void ncf__mpi_prefetch_record(const ncf__mpi *c, const ncf_model *m, int 
     int32_t item;
     int t, d;
     memcpy(&item, c->msg[1] + (size_t)i * ncf__rec_size(c), sizeof item);
-    for (t = 0; t < s->ntab; t++) {
-        int D = s->tab[t].D;
-        const float *p = s->tab[t].item + (size_t)item * D;
+    for (t = 0; t < s->tables.n; t++) {
+        int D = s->tables.tab[t].D;
+        const float *p = s->tables.tab[t].item + (size_t)item * D;
         size_t off = (size_t)(p - m->params);
         for (d = 0; d < D; d += 16) {
             NCF__PREFETCH(p + d);
@@ -7949,9 +7999,9 @@ static int ncf__mpi_record_update(ncf__mpi *c, ncf_model *m, int i, int n, const
     int32_t head[2];
     int t, d, ld, bad = 0;
     memcpy(head, rec, sizeof head);
-    for (t = 0; t < s->ntab; v += s->tab[t++].D) {
-        int D = s->tab[t].D;
-        const float *p = s->tab[t].item + (size_t)head[0] * D;
+    for (t = 0; t < s->tables.n; v += s->tables.tab[t++].D) {
+        int D = s->tables.tab[t].D;
+        const float *p = s->tables.tab[t].item + (size_t)head[0] * D;
         ncf__row_source(m, t, 1, &ld, &coef, n);
         cc = coef * (float)head[1];
         if (cc != 0.0f)
@@ -7968,8 +8018,8 @@ static int ncf__mpi_update(ncf__mpi *c, ncf_model *m, int nrec, int n, const ncf
 {
     struct ncf__scratch *s = m->scratch;
     ncf__team team = NCF__TEAM_INIT;
-    int64_t nd = ncf__dense_units(m), ni = (nrec + NCF__GROUPS - 1) / NCF__GROUPS;
-    int64_t units = nd + ni + (s->nuser + NCF__GROUPS - 1) / NCF__GROUPS;
+    int64_t nd = ncf__layer_updates_count(m), ni = NCF__CEIL_DIV(nrec, NCF__ROWS_PER_UNIT);
+    int64_t units = nd + ni + NCF__CEIL_DIV(s->batch.nuser, NCF__ROWS_PER_UNIT);
     const ncf__adam_k *rows_k = ncf__dense_adam(m) ? NULL : k;
     int bad = 0;
     NCF__PARALLEL(ncf__rows_parallel(m, n))
@@ -7979,14 +8029,14 @@ static int ncf__mpi_update(ncf__mpi *c, ncf_model *m, int nrec, int n, const ncf
         int i;
         while (ncf__claim(&x, units, 1, &lo, &hi))
             for (u = lo; u < hi; u++) {
-                int b = 0, q0 = (int)(u - nd - ni) * NCF__GROUPS;
-                if (u < nd) b = ncf__dense_unit(m, u, k);
+                int b = 0, q0 = (int)(u - nd - ni) * NCF__ROWS_PER_UNIT;
+                if (u < nd) b = ncf__layer_update(m, u, k);
                 else if (u < nd + ni)
-                    for (i = (int)(u - nd) * NCF__GROUPS; i < nrec && i < (int)(u - nd + 1) * NCF__GROUPS; i++) {
+                    for (i = (int)(u - nd) * NCF__ROWS_PER_UNIT; i < nrec && i < (int)(u - nd + 1) * NCF__ROWS_PER_UNIT; i++) {
                         if (i + 4 < nrec) ncf__mpi_prefetch_record(c, m, i + 4);
                         b |= ncf__mpi_record_update(c, m, i, n, k);
                     }
-                else b = ncf__row_groups(m, 0, n, q0, q0 + NCF__GROUPS < s->nuser ? q0 + NCF__GROUPS : s->nuser, rows_k);
+                else b = ncf__update_batch_rows(m, 0, n, q0, q0 + NCF__ROWS_PER_UNIT < s->batch.nuser ? q0 + NCF__ROWS_PER_UNIT : s->batch.nuser, rows_k);
                 if (b) ncf__flag(&bad, 1);
             }
         if (ncf__dense_adam(m)) ncf__emb_phase(&x, m, k, &bad);
@@ -8010,7 +8060,7 @@ static int ncf__mpi_step(ncf__mpi *c, ncf_model *m, const ncf_sampler *smp, int 
     }
     if (!(*loss - *loss == 0.0)) return *rc = ncf__step_failed(m, *loss, 0), 0;
     m->step++;
-    m->scratch->mpi_stale = 1;
+    m->scratch->mpi.stale = 1;
     if (ncf__mpi_update(c, m, nrec, n, &k)) return *rc = ncf__step_failed(m, *loss, 1), 0;
     return 1;
 }
@@ -8090,18 +8140,18 @@ NCFDEF int ncf_mpi_sync(ncf_model *m, const ncf_dataset *shard, MPI_Comm comm)
     s = m->scratch;
     arr[0] = m->params, arr[1] = m->adam_m, arr[2] = m->adam_v;
     if (MPI_Allgather(mine, 2, MPI_INT, ranges, 2, MPI_INT, comm) != MPI_SUCCESS) rc = NCF_ERR_IO;
-    for (t = 0; t < s->ntab && rc == NCF_OK; t++)
+    for (t = 0; t < s->tables.n && rc == NCF_OK; t++)
         for (a = 0; a < 3 && rc == NCF_OK; a++) {
-            int D = s->tab[t].D;
+            int D = s->tables.tab[t].D;
             float *rows;
             if (!arr[a]) continue;
-            rows = arr[a] + (s->tab[t].user - m->params);
+            rows = arr[a] + (s->tables.tab[t].user - m->params);
             for (r = 0; r < P; r++) displs[r] = ranges[2 * r] * D, counts[r] = (ranges[2 * r + 1] - ranges[2 * r]) * D;
             if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rows, counts, displs, MPI_FLOAT, comm) != MPI_SUCCESS)
                 rc = NCF_ERR_IO;
         }
     if (rc != NCF_OK) rc = ncf__fail(NCF_ERR_IO, "ncf_mpi_sync: an MPI call failed");
-    else s->mpi_stale = 0;
+    else s->mpi.stale = 0;
 done:
     NCF_FREE(ranges); NCF_FREE(counts); NCF_FREE(displs);
     return rc;
@@ -8116,7 +8166,7 @@ NCFDEF int ncf_mpi_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, MP
     return rc;
 }
 
-NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m) { return m && m->scratch ? m->scratch->mpi_bytes : 0; }
+NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m) { return m && m->scratch ? m->scratch->mpi.bytes : 0; }
 
 NCFDEF int ncf_mpi_evaluate(ncf_model *m, const ncf_dataset *d, const ncf_eval_opts *o, MPI_Comm comm,
                             ncf_metrics *out)
@@ -8163,8 +8213,7 @@ done:
 #endif /* NCF_IMPLEMENTATION_DONE */
 #endif /* NCF_IMPLEMENTATION */
 
-/*
-------------------------------------------------------------------------------
+/* ---- >>licence ----------------------------------------------------------------------------------
 MIT License
 
 Copyright (c) 2026 the ncf.h authors
