@@ -4,224 +4,18 @@
    loaders against files written here. Prints "N passed, N failed" last.
 
      ./tests                     run everything
+     ./tests NAME                the tests whose names contain NAME
      ./tests --print-hash        print the determinism hash (for the NO_OMP comparison)
      ./tests --expect-hash FILE  also check this build's hash equals the one in FILE
-*/
-#ifndef _WIN32
-#define _POSIX_C_SOURCE 200809L
-#endif
-#include <stdlib.h>
+     ./tests --write-logs DIR    the example logs the demo's checks read (plays.tsv, books.csv)
+     ./tests --write-seeds DIR   small model files of every kind, the model fuzzer's seeds
 
-/* Every allocation the library makes goes through these hooks; the allocation-failure sweep
-   makes the k-th one after arming fail (g_alloc_fail_at = k), as SQLite tests itself. */
-static long g_alloc_count, g_alloc_fail_at = -1, g_alloc_calls, g_alloc_bytes;
-static long g_alloc_live; /* blocks allocated and not yet freed (the MPI tests' leak check) */
-static int alloc_fails(void) { return g_alloc_fail_at >= 0 && g_alloc_count++ == g_alloc_fail_at; }
-/* (counted atomically: serving tests allocate from several threads at once) */
-#if defined(__GNUC__) || defined(__clang__)
-#define COUNT_ADD(x, v) __atomic_fetch_add(&(x), (v), __ATOMIC_RELAXED)
-#else
-#define COUNT_ADD(x, v) ((x) += (v))
-#endif
-static void *test_malloc(size_t n)
-{
-    if (alloc_fails()) return NULL;
-    void *p;
-    COUNT_ADD(g_alloc_calls, 1), COUNT_ADD(g_alloc_bytes, (long)n);
-    if ((p = malloc(n)) != NULL) COUNT_ADD(g_alloc_live, 1);
-    return p;
-}
-static void *test_realloc(void *p, size_t n)
-{
-    void *q = alloc_fails() ? NULL : realloc(p, n);
-    if (q && !p) COUNT_ADD(g_alloc_live, 1);
-    return q;
-}
-static void test_free(void *p)
-{
-    if (p) COUNT_ADD(g_alloc_live, -1);
-    free(p);
-}
-#define NCF_MALLOC(n) test_malloc(n)
-#define NCF_REALLOC(p, n) test_realloc(p, n)
-#define NCF_FREE(p) test_free(p)
-#define NCF_IMPLEMENTATION
-#include "ncf.h"
+   The benchmarks are tests/bench.c, the MPI suite tests/mpi.c, the fixture other builds
+   check tests/fixture.c; tests/harness.h is what they share. */
+#include "tests/harness.h"
+#include "tests/fixture.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#ifdef _WIN32 /* the few POSIX calls the tests make, for MinGW (make windows) */
-#include <direct.h>
-#include <windows.h>
-#define rmdir _rmdir
-#else
-#include <pthread.h>
-#include <signal.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#include <utime.h>
-#include <fcntl.h>
-#endif
-
-static int g_failed_checks;
-
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            printf("    check failed at tests.c:%d: %s\n", __LINE__, #cond);             \
-            g_failed_checks++;                                                           \
-        }                                                                                \
-    } while (0)
-#define CHECKF(cond, ...)                                                                \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            printf("    check failed at tests.c:%d: %s: ", __LINE__, #cond);             \
-            printf(__VA_ARGS__);                                                         \
-            printf("\n");                                                                \
-            g_failed_checks++;                                                           \
-        }                                                                                \
-    } while (0)
-/* An expected failure: the code, and a message containing `text`. */
-#define CHECK_ERR(expr, code, text)                                                      \
-    do {                                                                                 \
-        int rc_ = (expr);                                                                \
-        CHECKF(rc_ == (code) && strstr(ncf_error_text(), (text)) != NULL,                \
-               "rc %d, message '%s', wanted %d and '%s'", rc_, ncf_error_text(), code, text); \
-    } while (0)
-
-/* ------------------------------------------------------- portable fixture */
-/* Model files and the answers they give, written by the full build on this machine
-   (--write-fixture DIR) and checked by any other build (--check-fixture DIR): the
-   NCF_INFERENCE_ONLY build, and the aarch64, armhf and big-endian s390x builds under
-   qemu. Other CPUs round differently, so scores agree to 1e-5, not bit for bit. */
-
-static const char *FIXTURE_MODELS[2] = {"neumf.ncf", "mf.ncf"};
-#define FIXTURE_USERS 12
-#define FIXTURE_K 10
-
-static int close_enough(float a, float b) { return fabsf(a - b) <= 1e-5f * (1.0f + fabsf(b)); }
-
-static void check_fixture(const char *dir)
-{
-    char path[512], word[16];
-    FILE *f;
-    int k, loaded = 0, checked = 0;
-    ncf_model *m[2] = {NULL, NULL};
-    for (k = 0; k < 2; k++) {
-        snprintf(path, sizeof path, "%s/%s", dir, FIXTURE_MODELS[k]);
-        CHECKF(ncf_load(&m[k], path) == NCF_OK, "%s", ncf_error_text());
-        loaded += m[k] != NULL;
-    }
-    snprintf(path, sizeof path, "%s/expect.txt", dir);
-    f = fopen(path, "r");
-    CHECKF(f != NULL, "cannot read %s", path);
-    while (f && loaded == 2 && fscanf(f, "%15s", word) == 1) {
-        long long user, item, items[FIXTURE_K];
-        int which, n, j;
-        float want, got = 0, scores[FIXTURE_K], wscore;
-        if (!strcmp(word, "predict") && fscanf(f, "%d %lld %lld %a", &which, &user, &item, &want) == 4) {
-            CHECK(ncf_predict(m[which], user, item, &got) == NCF_OK);
-            CHECKF(close_enough(got, want), "model %d predict(%lld, %lld) = %.9g, expected %.9g", which, user, item,
-                   got, want);
-        } else if (!strcmp(word, "recommend") && fscanf(f, "%d %lld", &which, &user) == 2) {
-            n = ncf_recommend(m[which], user, FIXTURE_K, 1, (int64_t *)items, scores);
-            CHECK(n == FIXTURE_K && sizeof(int64_t) == sizeof(long long));
-            for (j = 0; j < FIXTURE_K; j++) {
-                CHECK(fscanf(f, "%lld %a", &item, &wscore) == 2);
-                /* the same item, or a near tie that rounding may order either way */
-                CHECKF(n == FIXTURE_K && (items[j] == item ? close_enough(scores[j], wscore)
-                                                           : close_enough(scores[j], wscore) && j > 0),
-                       "model %d user %lld rank %d: item %lld (%.9g), expected %lld (%.9g)", which, user, j,
-                       (long long)items[j], scores[j], item, wscore);
-            }
-        } else {
-            CHECKF(0, "%s: unreadable line starting '%s'", path, word);
-            break;
-        }
-        checked++;
-    }
-    if (f) fclose(f);
-    CHECKF(checked >= 4 * FIXTURE_USERS, "only %d answers checked", checked);
-    printf("    %d answers of 2 models agree\n", checked);
-    ncf_model_free(m[0]), ncf_model_free(m[1]);
-}
-
-#ifdef NCF_INFERENCE_ONLY
-int main(int argc, char **argv)
-{
-    if (argc != 3 || strcmp(argv[1], "--check-fixture")) {
-        fprintf(stderr, "usage: %s --check-fixture DIR   (an NCF_INFERENCE_ONLY build)\n", argv[0]);
-        return 2;
-    }
-    printf("ncf.h %s, NCF_INFERENCE_ONLY\nfixture\n", ncf_version());
-    check_fixture(argv[2]);
-    printf(g_failed_checks ? "  FAILED\n0 passed, 1 failed\n" : "  ok\n1 passed, 0 failed\n");
-    return g_failed_checks ? 1 : 0;
-}
-#else
-
-static char g_dir[200]; /* scratch folder for the files the tests write */
-
-/* A new folder for this run's files, under the system's temporary folder. */
-static int make_scratch_dir(void)
-{
-#ifdef _WIN32
-    char tmp[MAX_PATH];
-    int k;
-    if (!GetTempPathA(sizeof tmp, tmp)) return 0;
-    for (k = 0; k < 1000; k++) {
-        snprintf(g_dir, sizeof g_dir, "%sncf_tests_%lu_%d", tmp, (unsigned long)GetCurrentProcessId(), k);
-        if (_mkdir(g_dir) == 0) return 1;
-    }
-    return 0;
-#else
-    snprintf(g_dir, sizeof g_dir, "/tmp/ncf_tests_XXXXXX");
-    return mkdtemp(g_dir) != NULL;
-#endif
-}
-
-/* Files in dir whose names start with prefix ("" counts every file); with remove, deletes them. */
-static int files_in_dir(const char *dir, const char *prefix, int remove_them)
-{
-    DIR *dp = opendir(dir);
-    struct dirent *e;
-    int n = 0;
-    char path[1024];
-    while (dp && (e = readdir(dp)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || strncmp(e->d_name, prefix, strlen(prefix))) continue;
-        n++;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (remove_them) remove(path);
-    }
-    if (dp) closedir(dp);
-    return n;
-}
 static const char *g_expect_hash_file;
-
-static const char *path_in_dir(const char *name)
-{
-    static char buf[8][512];
-    static int k;
-    k = (k + 1) % 8;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
-    return buf[k];
-}
-
-static void write_file(const char *name, const char *text)
-{
-    FILE *f = fopen(path_in_dir(name), "wb");
-    if (!f) { printf("cannot write %s\n", path_in_dir(name)); exit(2); }
-    fputs(text, f);
-    fclose(f);
-}
-
 
 /* ---------------------------------------------------------- reference model */
 /* A plain double-precision NeuMF loss written from the paper's equations, sharing
@@ -603,18 +397,6 @@ static void test_adam_dense_vs_lazy(void)
 
 /* ------------------------------------------------------------ determinism */
 
-/* A hash of a model's parameters and Adam moments, bit for bit. */
-static uint64_t state_hash(const ncf_model *m)
-{
-    uint64_t h = 0;
-    size_t i;
-    for (i = 0; i < m->num_params; i++) {
-        uint32_t a, b, v;
-        memcpy(&a, &m->params[i], 4), memcpy(&b, &m->adam_m[i], 4), memcpy(&v, &m->adam_v[i], 4);
-        h = ncf__mix64(h ^ a ^ ((uint64_t)b << 32)) ^ v;
-    }
-    return h;
-}
 
 /* A hash of the parameters and Adam state after training on synthetic data and
    of the evaluation: equal for 1 and 2 threads and for the NO_OMP build. */
@@ -632,7 +414,7 @@ static uint64_t training_hash(int threads, int dense)
     c.adam = dense ? NCF_ADAM_DENSE : NCF_ADAM_LAZY;
     c.mlp_reg[1] = 1e-4f, c.mf_reg = 1e-5f;
     if (ncf_model_create(&m, &c) == NCF_OK && ncf_sampler_init(&s, &d, 4, c.seed) == NCF_OK &&
-        ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) == NCF_OK && ncf_evaluate(m, &d, 10, 0, &met) == NCF_OK) {
+        ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) == NCF_OK && ncf_evaluate(m, &d, 10, NCF_SAMPLED, &met) == NCF_OK) {
         h = state_hash(m);
         h = ncf__mix64(h ^ (uint64_t)(met.hr * 1e9)) ^ (uint64_t)(met.ndcg * 1e9);
     }
@@ -760,9 +542,9 @@ static void test_bad_arguments(void)
     CHECK_ERR(ncf_predict_batch(m, u, it, 2, NULL), NCF_ERR_ARG, "NULL");
     CHECK(m->step == 0); /* nothing applied */
     CHECK_ERR(ncf_sampler_init(&s, NULL, 4, 1), NCF_ERR_ARG, "dataset");
-    CHECK_ERR(ncf_evaluate(m, NULL, 10, 0, &met), NCF_ERR_ARG, "dataset");
+    CHECK_ERR(ncf_evaluate(m, NULL, 10, NCF_SAMPLED, &met), NCF_ERR_ARG, "dataset");
     CHECK(ncf_synthetic(&d, 50, 40, 500, 4, 1) == NCF_OK);
-    CHECK_ERR(ncf_evaluate(m, &d, 10, 0, &met), NCF_ERR_ARG, "the data has 50 users");
+    CHECK_ERR(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &met), NCF_ERR_ARG, "the data has 50 users");
     CHECK_ERR(ncf_sample_eval_negatives(&d, 0, 1), NCF_ERR_ARG, "n > 0");
     ncf_dataset_free(&d);
     CHECK_ERR(ncf_synthetic(&d, 0, 40, 500, 4, 1), NCF_ERR_ARG, "ncf_synthetic");
@@ -1207,10 +989,12 @@ static void test_synthetic_shape(void)
 
 static void test_real_movielens(void)
 {
-    const char *ml1m = "../shared/data/ml-1m-ncf/ml-1m", *ml100k = "../shared/data/ml-100k/u.data";
+    char ml1m[1024], ml100k[1024], probe[1100];
     ncf_dataset d;
-    char probe[256];
     FILE *f;
+    if (!*data_dir()) { printf("    skipped: NCF_DATA is not set (a folder with ml-1m-ncf/ and ml-100k/)\n"); return; }
+    snprintf(ml1m, sizeof ml1m, "%s/ml-1m-ncf/ml-1m", data_dir());
+    snprintf(ml100k, sizeof ml100k, "%s/ml-100k/u.data", data_dir());
     snprintf(probe, sizeof probe, "%s.train.rating", ml1m);
     if (!(f = fopen(probe, "r"))) { printf("    skipped: %s not found\n", probe); return; }
     fclose(f);
@@ -1261,9 +1045,9 @@ static void test_split_negatives_checked(void)
     CHECK(ncf_synthetic(&d, 20, 40, 300, 3, 9) == NCF_OK && ncf_sample_eval_negatives(&d, 5, 2) == NCF_OK);
     for (k = 0; k < 40; k++) score[k] = (float)((k * 7) % 40) / 40.0f;
     m = scoring_model(score, 20, 40);
-    CHECK(m && ncf_evaluate(m, &d, 3, 0, &a) == NCF_OK);
+    CHECK(m && ncf_evaluate(m, &d, 3, NCF_SAMPLED, &a) == NCF_OK);
     for (u = 0; u < 20; u += 2) d.eval_neg[u * 5 + 1] = d.test_item[u]; /* the test item as a negative */
-    CHECK(ncf_evaluate(m, &d, 3, 0, &b) == NCF_OK);
+    CHECK(ncf_evaluate(m, &d, 3, NCF_SAMPLED, &b) == NCF_OK);
     /* removing a real negative can only help, and the duplicate must not count against */
     CHECKF(b.hr >= a.hr && b.ndcg >= a.ndcg, "hr %f -> %f", a.hr, b.hr);
     snprintf(prefix, sizeof prefix, "%s/dup", g_dir);
@@ -2263,8 +2047,8 @@ static void test_format_3_files_still_read(void)
     p[len - 4] = (uint8_t)crc, p[len - 3] = (uint8_t)(crc >> 8), p[len - 2] = (uint8_t)(crc >> 16), p[len - 1] = (uint8_t)(crc >> 24);
     CHECKF(ncf_load_mem(&v3, buf, len) == NCF_OK && ncf_model_open(&v3p, buf, len) == NCF_OK, "%s", ncf_error_text());
     if (v3 && v3p) {
-        CHECK(ncf_recommend(m, 5, 5, 1, a, NULL) == 5 && ncf_recommend(v3, 5, 5, 1, b, NULL) == 5 &&
-              ncf_recommend(v3p, 5, 5, 1, e, NULL) == 5 && !memcmp(a, b, sizeof a) && !memcmp(a, e, sizeof a));
+        CHECK(ncf_recommend(m, 5, 5, NCF_EXCLUDE_RATED, a, NULL) == 5 && ncf_recommend(v3, 5, 5, NCF_EXCLUDE_RATED, b, NULL) == 5 &&
+              ncf_recommend(v3p, 5, 5, NCF_EXCLUDE_RATED, e, NULL) == 5 && !memcmp(a, b, sizeof a) && !memcmp(a, e, sizeof a));
     }
     p[4] = 5; /* a version from the future */
     {
@@ -2296,18 +2080,18 @@ static void test_metrics_by_hand(void)
     m = scoring_model(score, 3, 12);
     CHECK(m != NULL);
     if (!m) { ncf_dataset_free(&d); return; }
-    CHECK(ncf_evaluate(m, &d, 10, 0, &m10) == NCF_OK);
+    CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &m10) == NCF_OK);
     CHECK(m10.users == 3 && fabs(m10.hr - 1.0) < 1e-12);
     CHECKF(fabs(m10.ndcg - (0.5 + 1.0 + 1.0 / log2(6.0)) / 3) < 1e-12, "ndcg %.15f", m10.ndcg);
-    CHECK(ncf_evaluate(m, &d, 3, 0, &m3) == NCF_OK);
+    CHECK(ncf_evaluate(m, &d, 3, NCF_SAMPLED, &m3) == NCF_OK);
     CHECK(fabs(m3.hr - 2.0 / 3) < 1e-12 && fabs(m3.ndcg - 1.5 / 3) < 1e-12);
     /* full ranking, by hand: user 0 (train 0, test 5): unrated items above 0.5 are
        6..11 -> rank 6; user 1 (train 6, test 11): rank 0; user 2 (train 1, test 3):
        items 4..11 and the tie -> rank 8 */
-    CHECK(ncf_evaluate(m, &d, 10, 1, &full) == NCF_OK);
+    CHECK(ncf_evaluate(m, &d, 10, NCF_FULL_RANKING, &full) == NCF_OK);
     CHECKF(fabs(full.hr - 1.0) < 1e-12 && fabs(full.ndcg - (1 / log2(8.0) + 1 + 1 / log2(10.0)) / 3) < 1e-12,
            "hr %f ndcg %.15f", full.hr, full.ndcg);
-    CHECK(ncf_evaluate(m, &d, 7, 1, &full) == NCF_OK);
+    CHECK(ncf_evaluate(m, &d, 7, NCF_FULL_RANKING, &full) == NCF_OK);
     CHECK(fabs(full.hr - 2.0 / 3) < 1e-12);
     /* MRR: ranks 2, 0, 4 sampled; 6, 0, 8 full */
     CHECKF(fabs(m10.mrr - (1.0 / 3 + 1 + 1.0 / 5) / 3) < 1e-12, "mrr %.15f", m10.mrr);
@@ -2427,7 +2211,7 @@ static void test_argument_limits(void)
     CHECK_ERR(ncf_model_create(&m, &c), NCF_ERR_ARG, "mf_dim");
     c.mf_dim = 8;
     CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK);
-    CHECK(m && ncf_recommend(m, d.raw_user[0], 2147483647, 0, top, NULL) == d.num_items);
+    CHECK(m && ncf_recommend(m, d.raw_user[0], 2147483647, NCF_INCLUDE_RATED, top, NULL) == d.num_items);
     ncf_model_free(m);
     ncf_dataset_free(&d);
 }
@@ -2452,18 +2236,18 @@ static void test_nonfinite_scores_rank_last(void)
     score[11] = INFINITY;                  /* user 1's test item: not a score -> a miss */
     m = scoring_model(score, 3, 12);
     if (!m) { ncf_dataset_free(&d); return; }
-    CHECK(ncf_evaluate(m, &d, 10, 0, &s) == NCF_OK);  /* user 1: a miss; user 2: rank 4 as before */
+    CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &s) == NCF_OK);  /* user 1: a miss; user 2: rank 4 as before */
     CHECKF(fabs(s.hr - 2.0 / 3) < 1e-12 && fabs(s.ndcg - (1 / log2(3.0) + 1 / log2(6.0)) / 3) < 1e-12, "hr %f ndcg %f",
            s.hr, s.ndcg);
-    CHECK(ncf_evaluate(m, &d, 10, 1, &f) == NCF_OK); /* full: user 1's infinite test item is a miss */
+    CHECK(ncf_evaluate(m, &d, 10, NCF_FULL_RANKING, &f) == NCF_OK); /* full: user 1's infinite test item is a miss */
     CHECKF(fabs(f.hr - 2.0 / 3) < 1e-12, "full-ranking HR %f", f.hr);
-    CHECK(ncf_model_set_ids(m, &d) == NCF_OK && ncf_recommend(m, 1, 12, 0, top, top_s) == 12); /* NaN, inf last */
+    CHECK(ncf_model_set_ids(m, &d) == NCF_OK && ncf_recommend(m, 1, 12, NCF_INCLUDE_RATED, top, top_s) == 12); /* NaN, inf last */
     CHECKF(NCF__NONFINITE(top_s[10]) && NCF__NONFINITE(top_s[11]) && !NCF__NONFINITE(top_s[9]), "%g %g %g",
            top_s[9], top_s[10], top_s[11]);
     for (i = 0; i < m->num_params; i++) m->params[i] = NAN; /* everything NaN: HR 0, not 1 */
     ncf_model_params_changed(m);
-    CHECK(ncf_evaluate(m, &d, 10, 0, &s) == NCF_OK && s.hr == 0.0 && s.ndcg == 0.0);
-    CHECK(ncf_evaluate(m, &d, 10, 1, &s) == NCF_OK && s.hr == 0.0);
+    CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &s) == NCF_OK && s.hr == 0.0 && s.ndcg == 0.0);
+    CHECK(ncf_evaluate(m, &d, 10, NCF_FULL_RANKING, &s) == NCF_OK && s.hr == 0.0);
     ncf_model_free(m);
     ncf_dataset_free(&d);
 }
@@ -2487,7 +2271,7 @@ static void test_divergence_stops(void)
     c.lr = 1.0f;
     CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_sampler_init(&smp, &d, 4, 1) == NCF_OK);
     if (!m) { ncf_dataset_free(&d); return; }
-    CHECK(ncf_save_mem(m, 1, &buf, &len) == NCF_OK);
+    CHECK(ncf_save_mem(m, NCF_SAVE_ADAM, &buf, &len) == NCF_OK);
     m->cfg.lr = 1e30f; /* ...and set by hand, training diverges */
     rc = ncf_train_epoch(m, &smp, 1, NULL, NULL, NULL); /* the second step's loss overflows */
     CHECKF(rc == NCF_ERR_DATA && strstr(ncf_error_text(), "not finite"), "rc %d: %s", rc, ncf_error_text());
@@ -2500,10 +2284,10 @@ static void test_divergence_stops(void)
     CHECK(m->scratch->nonfinite && NCF__NONFINITE(m->b_out[0]));
     {
         void *none = NULL;
-        CHECK_ERR(ncf_save_mem(m, 1, &none, &len), NCF_ERR_DATA, "diverged");
+        CHECK_ERR(ncf_save_mem(m, NCF_SAVE_ADAM, &none, &len), NCF_ERR_DATA, "diverged");
         CHECK(none == NULL);
     }
-    CHECK_ERR(ncf_save(m, path_in_dir("diverged.ncf"), 1), NCF_ERR_DATA, "diverged");
+    CHECK_ERR(ncf_save(m, path_in_dir("diverged.ncf"), NCF_SAVE_ADAM), NCF_ERR_DATA, "diverged");
     CHECK(files_in_dir(g_dir, "diverged.ncf", 0) == 0);
     { /* a file with a NaN inside (and a valid checksum) is refused */
         uint8_t *p = (uint8_t *)buf;
@@ -2592,7 +2376,7 @@ static void check_scores_batch_invariant(ncf_model *m, const ncf_dataset *d, con
     for (j = 0, bad = 0; j < 40; j++) { /* the best item's score, as one row */
         int32_t item;
         float p;
-        CHECK(ncf_recommend(m, d->raw_user[u[j]], 1, 0, rec, rec_s) == 1);
+        CHECK(ncf_recommend(m, d->raw_user[u[j]], 1, NCF_INCLUDE_RATED, rec, rec_s) == 1);
         for (item = 0; item < d->num_items && d->raw_item[item] != rec[0]; item++) {}
         CHECK(item < d->num_items && ncf_predict_batch(m, &u[j], &item, 1, &p) == NCF_OK);
         bad += memcmp(&p, rec_s, 4) != 0;
@@ -2662,12 +2446,12 @@ static void test_end_to_end_learns(void)
     CHECK(ncf_model_create(&m, &c) == NCF_OK);
     CHECK(ncf_sampler_init(&s, &d, c.num_neg, c.seed) == NCF_OK);
     if (!m) return;
-    CHECK(ncf_evaluate(m, &d, 10, 0, &before) == NCF_OK);
+    CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &before) == NCF_OK);
     for (epoch = 1; epoch <= 6; epoch++) {
         CHECK(ncf_train_epoch(m, &s, epoch, NULL, NULL, &loss) == NCF_OK);
         if (epoch == 1) loss1 = loss;
     }
-    CHECK(ncf_evaluate(m, &d, 10, 0, &after) == NCF_OK);
+    CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &after) == NCF_OK);
     pop = popularity_hr(&d);
     chance = 10.0 / 100;
     printf("    HR@10: chance %.3f, popularity %.3f, untrained %.3f, trained %.3f (NDCG %.3f); loss %.4f -> %.4f\n",
@@ -2718,7 +2502,7 @@ static void test_save_load_round_trip(void)
     m = trained_small(&d, 1);
     CHECK(m && m->epoch == 1 && ncf_model_set_ids(m, &d) == NCF_OK);
     if (!m) { ncf_dataset_free(&d); return; }
-    CHECK(ncf_save_mem(m, 1, &buf, &len) == NCF_OK);
+    CHECK(ncf_save_mem(m, NCF_SAVE_ADAM, &buf, &len) == NCF_OK);
     CHECK(ncf_load_mem(&b, buf, len) == NCF_OK);
     CHECK(b && same_model(m, b, 1) && b->epoch == 1);
     CHECK(b && b->raw_user && !memcmp(b->raw_user, d.raw_user, sizeof(int64_t) * (size_t)d.num_users));
@@ -2728,7 +2512,7 @@ static void test_save_load_round_trip(void)
     ncf_model_free(b), b = NULL;
     ncf_free(buf);
     /* through a file, without the Adam state: smaller, same parameters */
-    CHECK(ncf_save(m, path, 0) == NCF_OK);
+    CHECK(ncf_save(m, path, NCF_SAVE_MODEL) == NCF_OK);
     CHECK(ncf_load(&b, path) == NCF_OK && b && same_model(m, b, 0) && b->step == m->step);
     CHECK(!(f = fopen(path_in_dir("model.ncf.tmp"), "rb"))); /* no temporary left behind */
     if (f) fclose(f);
@@ -2776,17 +2560,17 @@ static void test_pretrain_init(void)
     if (!gmf || !mlp || !nm) { ncf_model_free(gmf), ncf_model_free(mlp), ncf_model_free(nm), ncf_dataset_free(&d); return; }
     for (j = 0; j < N; j++) u[j] = (j * 7) % d.num_users, it[j] = (j * 31 + j / 3) % d.num_items;
     CHECK(ncf_predict_batch(gmf, u, it, N, pg) == NCF_OK && ncf_predict_batch(mlp, u, it, N, pm) == NCF_OK);
-    CHECK(ncf_evaluate(gmf, &d, 10, 0, &mg) == NCF_OK && ncf_evaluate(mlp, &d, 10, 0, &mm) == NCF_OK);
+    CHECK(ncf_evaluate(gmf, &d, 10, NCF_SAMPLED, &mg) == NCF_OK && ncf_evaluate(mlp, &d, 10, NCF_SAMPLED, &mm) == NCF_OK);
 
     CHECK(ncf_model_init_from(nm, gmf, mlp, 1.0f) == NCF_OK);
     CHECK(ncf_predict_batch(nm, u, it, N, pn) == NCF_OK);
     CHECK(!memcmp(pn, pg, sizeof pn)); /* bit for bit */
-    CHECK(ncf_evaluate(nm, &d, 10, 0, &mn) == NCF_OK && mn.hr == mg.hr && mn.ndcg == mg.ndcg);
+    CHECK(ncf_evaluate(nm, &d, 10, NCF_SAMPLED, &mn) == NCF_OK && mn.hr == mg.hr && mn.ndcg == mg.ndcg);
 
     CHECK(ncf_model_init_from(nm, gmf, mlp, 0.0f) == NCF_OK);
     CHECK(ncf_predict_batch(nm, u, it, N, pn) == NCF_OK);
     CHECK(!memcmp(pn, pm, sizeof pn));
-    CHECK(ncf_evaluate(nm, &d, 10, 0, &mn) == NCF_OK && mn.hr == mm.hr && mn.ndcg == mm.ndcg);
+    CHECK(ncf_evaluate(nm, &d, 10, NCF_SAMPLED, &mn) == NCF_OK && mn.hr == mm.hr && mn.ndcg == mm.ndcg);
     printf("    GMF HR %.4f, MLP HR %.4f: reproduced exactly at alpha 1 and 0\n", mg.hr, mm.hr);
 
     CHECK(ncf_model_init_from(nm, gmf, mlp, 0.5f) == NCF_OK);
@@ -2828,12 +2612,12 @@ static void test_mf_sgd_learns(void)
     CHECK(ncf_model_create(&m, &c) == NCF_OK);
     CHECK(ncf_sampler_init(&s, &d, 4, 3) == NCF_OK);
     if (!m) { ncf_dataset_free(&d); return; }
-    CHECK(ncf_evaluate(m, &d, 10, 0, &before) == NCF_OK);
+    CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &before) == NCF_OK);
     for (e = 1; e <= 6; e++) CHECK(ncf_train_epoch(m, &s, e, NULL, NULL, NULL) == NCF_OK);
-    CHECK(ncf_evaluate(m, &d, 10, 0, &after) == NCF_OK);
+    CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &after) == NCF_OK);
     printf("    MF+SGD HR@10: untrained %.3f, trained %.3f; popularity %.3f\n", before.hr, after.hr, popularity_hr(&d));
     CHECK(after.hr > popularity_hr(&d) + 0.05);
-    CHECK(ncf_save_mem(m, 1, &buf, &len) == NCF_OK);
+    CHECK(ncf_save_mem(m, NCF_SAVE_ADAM, &buf, &len) == NCF_OK);
     CHECK(ncf_load_mem(&b, buf, len) == NCF_OK && b && same_model(m, b, 1));
     ncf_free(buf);
     ncf_model_free(b);
@@ -2851,7 +2635,7 @@ static void test_resume_exact(void)
     CHECK(ncf_synthetic(&d, 200, 120, 4000, 6, 4) == NCF_OK);
     full = trained_small(&d, 2);
     half = trained_small(&d, 1);
-    CHECK(full && half && ncf_save(half, path, 1) == NCF_OK && ncf_load(&resumed, path) == NCF_OK);
+    CHECK(full && half && ncf_save(half, path, NCF_SAVE_ADAM) == NCF_OK && ncf_load(&resumed, path) == NCF_OK);
     CHECK(ncf_sampler_init(&s, &d, 4, 5) == NCF_OK);
     if (resumed) CHECK(ncf_train_epoch(resumed, &s, (int)resumed->epoch + 1, NULL, NULL, NULL) == NCF_OK);
     CHECK(resumed && full && same_model(full, resumed, 1) && resumed->epoch == 2);
@@ -2870,7 +2654,7 @@ static void test_corrupt_models_refused(void)
     int accepted = 0, tried = 0;
     CHECK(ncf_synthetic(&d, 60, 40, 900, 4, 3) == NCF_OK);
     m = trained_small(&d, 1);
-    if (!m || ncf_model_set_ids(m, &d) != NCF_OK || ncf_save_mem(m, 1, &vb, &len) != NCF_OK) {
+    if (!m || ncf_model_set_ids(m, &d) != NCF_OK || ncf_save_mem(m, NCF_SAVE_ADAM, &vb, &len) != NCF_OK) {
         g_failed_checks++;
         ncf_model_free(m), ncf_dataset_free(&d);
         return;
@@ -3049,9 +2833,9 @@ static void test_in_place_models(void)
                 float score;
                 diff += serving_differences(copy, in, &d);
                 serve_calls = g_alloc_calls;
-                CHECK(ncf_recommend_with(in, d.raw_user[3], 10, 1, items, NULL, work, ws) == 10);
+                CHECK(ncf_recommend_with(in, d.raw_user[3], 10, NCF_EXCLUDE_RATED, items, NULL, work, ws) == 10);
                 CHECK(ncf_predict_with(in, d.raw_user[3], d.raw_item[4], &score, work, ws) == NCF_OK);
-                CHECK_ERR(ncf_recommend_with(in, d.raw_user[3], 10, 1, items, NULL, work, ws - 1), NCF_ERR_ARG,
+                CHECK_ERR(ncf_recommend_with(in, d.raw_user[3], 10, NCF_EXCLUDE_RATED, items, NULL, work, ws - 1), NCF_ERR_ARG,
                           "ncf_workspace_size");
                 serve_calls = g_alloc_calls - serve_calls;
                 CHECKF(serve_calls == 0, "the workspace forms made %ld allocations", serve_calls);
@@ -3100,7 +2884,7 @@ static void test_in_place_models(void)
         size_t len = 0;
         int64_t t;
         if (m) t = m->raw_item[0], m->raw_item[0] = m->raw_item[1], m->raw_item[1] = t;
-        CHECK(m && ncf_save_mem(m, 0, &vb, &len) == NCF_OK);
+        CHECK(m && ncf_save_mem(m, NCF_SAVE_MODEL, &vb, &len) == NCF_OK);
         at = copy_at(vb, len, 0, &base);
         CHECK(ncf_load_mem(&copy, at, len) == NCF_OK);
         if (!copies) CHECK_ERR(ncf_model_open(&in, at, len), NCF_ERR_PARSE, "do not ascend");
@@ -3221,10 +3005,10 @@ static void test_rated_lists(void)
     CHECK(v2 && serving_differences(m, v2, &d) == 0);
     CHECK(v2 && v2->seen_ptr[d.num_users] == m->seen_ptr[d.num_users] &&
           !memcmp(v2->seen, m->seen, (size_t)m->seen_ptr[d.num_users]));
-    CHECK(ncf_save_mem(m, 0, &with, &lwith) == NCF_OK && ncf_save_mem(m, NCF_SAVE_NO_RATED, &without, &lwithout) == NCF_OK);
+    CHECK(ncf_save_mem(m, NCF_SAVE_MODEL, &with, &lwith) == NCF_OK && ncf_save_mem(m, NCF_SAVE_NO_RATED, &without, &lwithout) == NCF_OK);
     CHECK(ncf_load_mem(&none, without, lwithout) == NCF_OK && none && !none->seen);
     /* without the lists exclude_seen has nothing to skip: the whole catalogue comes back */
-    CHECK(none && ncf_recommend(none, d.raw_user[0], 400, 1, items, NULL) == d.num_items);
+    CHECK(none && ncf_recommend(none, d.raw_user[0], 400, NCF_EXCLUDE_RATED, items, NULL) == d.num_items);
     printf("    %d rated items: %lu bytes as varints (%.2f a item) against %d in version 2; the file %lu -> %lu "
            "bytes without them\n", rated, (unsigned long)m->seen_ptr[d.num_users],
            (double)m->seen_ptr[d.num_users] / rated, 4 * rated + 4 * d.num_users, (unsigned long)lwith,
@@ -3247,19 +3031,19 @@ static void test_safe_save(void)
     CHECK(ncf_synthetic(&d, 80, 50, 1500, 4, 2) == NCF_OK);
     m = trained_small(&d, 1);
     if (!m) { ncf_dataset_free(&d); return; }
-    CHECK(ncf_save(m, path, 1) == NCF_OK);
+    CHECK(ncf_save(m, path, NCF_SAVE_ADAM) == NCF_OK);
     m->params[0] += 1.0f;
-    CHECKF(ncf_save(m, path, 1) == NCF_OK, "%s", ncf_error_text());
+    CHECKF(ncf_save(m, path, NCF_SAVE_ADAM) == NCF_OK, "%s", ncf_error_text());
     CHECK(ncf_load(&back, path) == NCF_OK && back && same_model(m, back, 1));
     ncf_model_free(back), back = NULL;
     CHECK(files_in_dir(g_dir, "safe.ncf.tmp", 0) == 0);
-    CHECK_ERR(ncf_save(m, path_in_dir("no_such_dir/x.ncf"), 0), NCF_ERR_IO, "no_such_dir/x.ncf");
+    CHECK_ERR(ncf_save(m, path_in_dir("no_such_dir/x.ncf"), NCF_SAVE_MODEL), NCF_ERR_IO, "no_such_dir/x.ncf");
 #ifndef _WIN32
     CHECK_ERR(ncf_load(&back, "/dev/zero"), NCF_ERR_IO, "/dev/zero: is a device, not a file"); /* not read forever */
     { /* two processes saving 40 times each to one path: every save succeeds, the file stays whole */
         pid_t pid = fork();
         int k, failed = 0, status = 0;
-        for (k = 0; k < 40; k++) failed += ncf_save(m, path, 1) != NCF_OK;
+        for (k = 0; k < 40; k++) failed += ncf_save(m, path, NCF_SAVE_ADAM) != NCF_OK;
         if (pid == 0) _exit(failed ? 1 : 0);
         CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
         CHECKF(failed == 0, "%d of 40 saves failed", failed);
@@ -3277,25 +3061,25 @@ static void test_safe_save(void)
         int mode, rc;
         float keep;
         for (mode = 0600; mode <= 0640; mode += 040) {
-            CHECK(chmod(path, (mode_t)mode) == 0 && ncf_save(m, path, 0) == NCF_OK);
+            CHECK(chmod(path, (mode_t)mode) == 0 && ncf_save(m, path, NCF_SAVE_MODEL) == NCF_OK);
             CHECKF(stat(path, &st) == 0 && (st.st_mode & 0777) == (mode_t)mode, "mode %o became %o", mode,
                    (unsigned)(st.st_mode & 0777));
         }
         write_file("victim.txt", "keep me\n");
         snprintf(victim, sizeof victim, "%s", path_in_dir("victim.txt"));
         snprintf(link_path, sizeof link_path, "%s.tmp", path);
-        CHECK(symlink(victim, link_path) == 0 && ncf_save(m, path, 0) == NCF_OK);
+        CHECK(symlink(victim, link_path) == 0 && ncf_save(m, path, NCF_SAVE_MODEL) == NCF_OK);
         f = fopen(victim, "rb");
         CHECK(f && fread(text, 1, sizeof text - 1, f) == 8 && !strcmp(text, "keep me\n"));
         if (f) fclose(f);
         remove(link_path);
         /* a failure mid-write: the file size limit is smaller than the model */
-        CHECK(ncf_save(m, path, 1) == NCF_OK && getrlimit(RLIMIT_FSIZE, &old) == 0);
+        CHECK(ncf_save(m, path, NCF_SAVE_ADAM) == NCF_OK && getrlimit(RLIMIT_FSIZE, &old) == 0);
         small = old, small.rlim_cur = 4096;
         signal(SIGXFSZ, SIG_IGN);
         keep = m->params[0], m->params[0] += 1.0f;
         CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0);
-        rc = ncf_save(m, path, 1);
+        rc = ncf_save(m, path, NCF_SAVE_ADAM);
         CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
         CHECKF(rc == NCF_ERR_IO && strstr(ncf_error_text(), "safe.ncf") && strstr(ncf_error_text(), strerror(EFBIG)),
                "rc %d: %s", rc, ncf_error_text());
@@ -3309,7 +3093,6 @@ static void test_safe_save(void)
     ncf_dataset_free(&d);
 }
 
-/* The fixture check_fixture reads: a NeuMF (saved with its Adam state) and an MF. */
 /* ------------------------------------------------------------- example logs */
 /* Two interaction logs as people publish them, with the structure of ncf_synthetic (so a
    model has something to learn), for the demo's checks (--write-logs DIR):
@@ -3352,47 +3135,43 @@ static int write_logs(const char *dir)
     return 1;
 }
 
-static int write_fixture(const char *dir)
+/* Small model files of every kind, the model fuzzer's seeds (--write-seeds DIR; make fuzz
+   writes them, so the repository holds no binary file): each model type, int8 rows, text ids,
+   and the older format 3 (a format 4 file of integer ids relabelled, as 0.5 wrote it). */
+static int write_fuzz_seeds(const char *dir)
 {
-    ncf_dataset d;
-    ncf_sampler s;
-    ncf_model *m[2] = {NULL, NULL};
-    ncf_config c = ncf_config_default();
-    char path[512];
-    FILE *f;
-    int k, u, j, e, ok = 1;
-    if (ncf_synthetic(&d, 300, 200, 6000, 6, 17) != NCF_OK) return 0;
-    c.num_users = d.num_users, c.num_items = d.num_items, c.batch_size = 128, c.seed = 17;
-    for (k = 0; k < 2 && ok; k++) {
-        c.model = k ? NCF_MF : NCF_NEUMF, c.mf_dim = k ? 12 : 8, c.init_sd = k ? 0.1f : 0.01f;
-        ok = ncf_model_create(&m[k], &c) == NCF_OK && ncf_sampler_init(&s, &d, 4, 17) == NCF_OK &&
-             ncf_model_set_ids(m[k], &d) == NCF_OK;
-        for (e = 1; e <= 2 && ok; e++) ok = ncf_train_epoch(m[k], &s, e, NULL, NULL, NULL) == NCF_OK;
-        snprintf(path, sizeof path, "%s/%s", dir, FIXTURE_MODELS[k]);
-        ok = ok && ncf_save(m[k], path, k == 0) == NCF_OK;
-    }
-    snprintf(path, sizeof path, "%s/expect.txt", dir);
-    f = ok ? fopen(path, "w") : NULL;
-    for (k = 0; k < 2 && f; k++)
-        for (u = 0; u < FIXTURE_USERS; u++) {
-            int64_t user = d.raw_user[(u * 37) % d.num_users], items[FIXTURE_K];
-            float sc[FIXTURE_K], z = 0;
-            for (j = 0; j < 3; j++) {
-                int64_t item = d.raw_item[(u * 11 + j * 53) % d.num_items];
-                ok &= ncf_predict(m[k], user, item, &z) == NCF_OK;
-                fprintf(f, "predict %d %lld %lld %a\n", k, (long long)user, (long long)item, z);
-            }
-            ok &= ncf_recommend(m[k], user, FIXTURE_K, 1, items, sc) == FIXTURE_K;
-            fprintf(f, "recommend %d %lld", k, (long long)user);
-            for (j = 0; j < FIXTURE_K; j++) fprintf(f, " %lld %a", (long long)items[j], sc[j]);
-            fprintf(f, "\n");
+    static const char *const names[] = {"neumf.ncf", "gmf.ncf", "mlp.ncf", "mf.ncf", "neumf_int8.ncf",
+                                        "neumf_v3.ncf", "neumf_v3_int8.ncf", "text_ids.ncf"};
+    static const char log[] = "user,item\nu1,0440213320\nu1,034545104X\nu2,0440213320\nu2,x9\nu3,x9\n";
+    ncf_dataset d, t;
+    int k, ok = ncf_synthetic(&d, 6, 5, 18, 2, 3) == NCF_OK;
+    ok = ok && ncf_load_dataset_mem(&t, "seed.csv", log, strlen(log), NULL) == NCF_OK;
+    for (k = 0; ok && k < 8; k++) {
+        ncf_dataset *data = k == 7 ? &t : &d;
+        ncf_config c = small_config(k < 4 ? (ncf_model_type)k : NCF_NEUMF, 0);
+        ncf_model *m = NULL;
+        void *buf = NULL;
+        size_t len = 0;
+        char path[512];
+        FILE *f;
+        c.num_users = data->num_users, c.num_items = data->num_items;
+        ok = ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, data) == NCF_OK &&
+             ncf_save_mem(m, k == 4 || k == 6 ? NCF_SAVE_INT8 : NCF_SAVE_MODEL, &buf, &len) == NCF_OK;
+        if (ok && (k == 5 || k == 6)) { /* version 3: the same bytes, relabelled, the CRC made good */
+            uint8_t *p = (uint8_t *)buf;
+            p[4] = 3;
+            set_u32(p + len - 4, ncf__crc32(p, len - 4));
         }
-    ok = ok && f && fclose(f) == 0;
-    if (!ok) printf("cannot write the fixture in %s: %s\n", dir, ncf_error_text());
-    ncf_model_free(m[0]), ncf_model_free(m[1]);
-    ncf_dataset_free(&d);
+        snprintf(path, sizeof path, "%s/%s", dir, names[k]);
+        ok = ok && (f = fopen(path, "wb")) != NULL;
+        ok = ok && fwrite(buf, 1, len, f) == len && fclose(f) == 0;
+        ncf_free(buf), ncf_model_free(m);
+    }
+    if (!ok) printf("cannot write the seeds in %s: %s\n", dir, ncf_error_text());
+    ncf_dataset_free(&d), ncf_dataset_free(&t);
     return ok;
 }
+
 
 static void test_fixture_round_trip(void)
 {
@@ -3432,7 +3211,7 @@ static void test_recommend_topk(void)
     CHECK(ncf__eval_buf_alloc(&e, m, d.num_items));
     for (u = 0; u < d.num_users; u += 7) {
         int k = 1 + u % 25, cnt = 0;
-        n = ncf_recommend(m, d.raw_user[u], k, 1, got, got_s);
+        n = ncf_recommend(m, d.raw_user[u], k, NCF_EXCLUDE_RATED, got, got_s);
         /* brute force over the same scores: sort every unrated item */
         ncf__score_user(m, proj, u, NULL, NULL, 0, d.num_items, &e);
         memcpy(sc, e.sc, sizeof(float) * (size_t)d.num_items);
@@ -3452,17 +3231,17 @@ static void test_recommend_topk(void)
     CHECK(ncf_predict(m, d.raw_user[3], d.raw_item[5], &logit) == NCF_OK);
     ncf__score_user(m, proj, 3, NULL, NULL, 0, d.num_items, &e);
     CHECK(!memcmp(&logit, &e.sc[5], sizeof logit));
-    n = ncf_recommend(m, d.raw_user[3], 400, 0, got, NULL);
+    n = ncf_recommend(m, d.raw_user[3], 400, NCF_INCLUDE_RATED, got, NULL);
     CHECK(n == d.num_items);
-    n = ncf_recommend(m, d.raw_user[3], 400, 1, got, NULL);
+    n = ncf_recommend(m, d.raw_user[3], 400, NCF_EXCLUDE_RATED, got, NULL);
     CHECK(n == d.num_items - (int)(d.user_ptr[4] - d.user_ptr[3]) - 1);
-    CHECK_ERR(ncf_recommend(m, 4, 10, 1, got, NULL), NCF_ERR_ARG, "unknown user 4");
+    CHECK_ERR(ncf_recommend(m, 4, 10, NCF_EXCLUDE_RATED, got, NULL), NCF_ERR_ARG, "unknown user 4");
     CHECK_ERR(ncf_predict(m, d.raw_user[0], 7, &logit), NCF_ERR_ARG, "unknown item 7");
-    CHECK_ERR(ncf_recommend(m, d.raw_user[0], 0, 1, got, NULL), NCF_ERR_ARG, "k > 0");
+    CHECK_ERR(ncf_recommend(m, d.raw_user[0], 0, NCF_EXCLUDE_RATED, got, NULL), NCF_ERR_ARG, "k > 0");
     /* a loaded model answers the same, in raw ids */
-    n = ncf_recommend(m, d.raw_user[10], 20, 1, got, NULL);
-    CHECK(ncf_save_mem(m, 0, &buf, &len) == NCF_OK && ncf_load_mem(&b, buf, len) == NCF_OK);
-    CHECK(b && ncf_recommend(b, d.raw_user[10], 20, 1, got2, NULL) == n && !memcmp(got, got2, sizeof(int64_t) * (size_t)n));
+    n = ncf_recommend(m, d.raw_user[10], 20, NCF_EXCLUDE_RATED, got, NULL);
+    CHECK(ncf_save_mem(m, NCF_SAVE_MODEL, &buf, &len) == NCF_OK && ncf_load_mem(&b, buf, len) == NCF_OK);
+    CHECK(b && ncf_recommend(b, d.raw_user[10], 20, NCF_EXCLUDE_RATED, got2, NULL) == n && !memcmp(got, got2, sizeof(int64_t) * (size_t)n));
     ncf_free(buf);
     ncf_model_free(b);
     ncf__eval_buf_free(&e);
@@ -3522,15 +3301,15 @@ static int sw_epoch(void)
 static int sw_evaluate(void)
 {
     ncf_metrics a, b;
-    int rc = ncf_evaluate(g_sw_model, &g_sw_data, 10, 0, &a);
-    return rc == NCF_OK ? ncf_evaluate(g_sw_model, &g_sw_data, 10, 1, &b) : rc;
+    int rc = ncf_evaluate(g_sw_model, &g_sw_data, 10, NCF_SAMPLED, &a);
+    return rc == NCF_OK ? ncf_evaluate(g_sw_model, &g_sw_data, 10, NCF_FULL_RANKING, &b) : rc;
 }
 static int sw_save_load_mem(void)
 {
     void *buf;
     size_t len;
     ncf_model *b = NULL;
-    int rc = ncf_save_mem(g_sw_model, 1, &buf, &len);
+    int rc = ncf_save_mem(g_sw_model, NCF_SAVE_ADAM, &buf, &len);
     if (rc != NCF_OK) return rc;
     rc = ncf_load_mem(&b, buf, len);
     ncf_free(buf);
@@ -3540,7 +3319,7 @@ static int sw_save_load_mem(void)
 static int sw_save_load_file(void)
 {
     ncf_model *b = NULL;
-    int rc = ncf_save(g_sw_model, g_sw_file, 1);
+    int rc = ncf_save(g_sw_model, g_sw_file, NCF_SAVE_ADAM);
     if (rc == NCF_OK) rc = ncf_load(&b, g_sw_file);
     ncf_model_free(b);
     return rc;
@@ -3550,7 +3329,7 @@ static int sw_serve(void)
     int64_t top[10];
     float z[20];
     int32_t u[20], it[20];
-    int k, rc = ncf_recommend(g_sw_model, g_sw_data.raw_user[1], 10, 1, top, NULL);
+    int k, rc = ncf_recommend(g_sw_model, g_sw_data.raw_user[1], 10, NCF_EXCLUDE_RATED, top, NULL);
     if (rc < 0) return rc;
     for (k = 0; k < 20; k++) u[k] = k % g_sw_data.num_users, it[k] = (k * 3) % g_sw_data.num_items;
     rc = ncf_predict_batch(g_sw_model, u, it, 20, z);
@@ -3568,7 +3347,7 @@ static int sw_int8_in_place(void)
     int32_t u[4] = {0, 1, 2, 3}, it[4] = {3, 2, 1, 0};
     int rc = ncf_save_mem(g_sw_model, NCF_SAVE_INT8, &buf, &len);
     if (rc == NCF_OK && (rc = ncf_model_open(&m, buf, len)) == NCF_OK) {
-        rc = ncf_recommend(m, g_sw_data.raw_user[1], 10, 1, top, NULL);
+        rc = ncf_recommend(m, g_sw_data.raw_user[1], 10, NCF_EXCLUDE_RATED, top, NULL);
         rc = rc < 0 ? rc : ncf_predict_batch(m, u, it, 4, z);
         rc = rc < 0 ? rc : ncf_predict(m, g_sw_data.raw_user[2], g_sw_data.raw_item[3], z);
     }
@@ -3699,7 +3478,7 @@ static void *serve_worker(void *arg)
     int k, q, round;
     for (round = 0; round < 3; round++) {
         for (q = 0; q < SERVE_USERS; q++) {
-            if (ncf_recommend_with(j->in, j->d->raw_user[q], SERVE_K, 1, top, sc, work, size) != SERVE_K) j->errors++;
+            if (ncf_recommend_with(j->in, j->d->raw_user[q], SERVE_K, NCF_EXCLUDE_RATED, top, sc, work, size) != SERVE_K) j->errors++;
             else j->wrong += memcmp(top, j->rec_in + q * SERVE_K, sizeof top) != 0;
         }
         for (k = 0; k < SERVE_PAIRS; k++) {
@@ -3716,7 +3495,7 @@ static void *serve_worker(void *arg)
                              memcmp(top2, j->fold_top, sizeof(int32_t) * 4) != 0;
         }
         for (q = 0; q < SERVE_USERS; q++) {
-            if (ncf_recommend(j->m, j->d->raw_user[q], SERVE_K, 1, top, sc) != SERVE_K) j->errors++;
+            if (ncf_recommend(j->m, j->d->raw_user[q], SERVE_K, NCF_EXCLUDE_RATED, top, sc) != SERVE_K) j->errors++;
             else j->wrong += memcmp(top, j->rec + q * SERVE_K, sizeof top) != 0;
         }
     }
@@ -3740,18 +3519,18 @@ static void test_serving_threads(void)
     int k, wrong = 0, errors = 0;
     CHECK(ncf_synthetic(&d, 200, 120, 4000, 6, 4) == NCF_OK);
     trained = trained_small(&d, 1);
-    CHECK(trained && ncf_model_set_ids(trained, &d) == NCF_OK && ncf_save_mem(trained, 0, &buf, &len) == NCF_OK);
+    CHECK(trained && ncf_model_set_ids(trained, &d) == NCF_OK && ncf_save_mem(trained, NCF_SAVE_MODEL, &buf, &len) == NCF_OK);
     CHECK(trained && ncf_save_mem(trained, NCF_SAVE_INT8, &buf8, &len8) == NCF_OK);
     CHECK(ncf_load_mem(&m, buf, len) == NCF_OK && ncf_model_open(&in, buf8, len8) == NCF_OK);
     ncf_model_free(trained), ncf_free(buf);
     if (!m || !in) { ncf_model_free(m), ncf_model_free(in), ncf_free(buf8), ncf_dataset_free(&d); return; }
-    for (k = 0; k < SERVE_USERS; k++) CHECK(ncf_recommend(in, d.raw_user[k], SERVE_K, 1, rec_in + k * SERVE_K, NULL) == SERVE_K);
+    for (k = 0; k < SERVE_USERS; k++) CHECK(ncf_recommend(in, d.raw_user[k], SERVE_K, NCF_EXCLUDE_RATED, rec_in + k * SERVE_K, NULL) == SERVE_K);
     for (k = 0; k < SERVE_PAIRS; k++) {
         u[k] = (k * 13) % d.num_users, it[k] = (k * 7 + k / 9) % d.num_items;
         CHECK(ncf_predict(m, d.raw_user[u[k]], d.raw_item[it[k]], &pred[k]) == NCF_OK);
     }
     CHECK(ncf_predict_indices(m, u, it, SERVE_PAIRS, batch) == NCF_OK);
-    for (k = 0; k < SERVE_USERS; k++) CHECK(ncf_recommend(m, d.raw_user[k], SERVE_K, 1, rec + k * SERVE_K, NULL) == SERVE_K);
+    for (k = 0; k < SERVE_USERS; k++) CHECK(ncf_recommend(m, d.raw_user[k], SERVE_K, NCF_EXCLUDE_RATED, rec + k * SERVE_K, NULL) == SERVE_K);
     CHECK(ncf_user_row_size(m) <= 64 && serve_fold(m, &d, fold_row, fold_top) == 4);
     for (k = 0; k < SERVE_THREADS; k++) {
         jobs[k].m = m, jobs[k].d = &d, jobs[k].u = u, jobs[k].it = it, jobs[k].pred = pred, jobs[k].batch = batch;
@@ -3772,782 +3551,7 @@ static void test_serving_threads(void)
 }
 #endif
 
-/* ------------------------------------------------------------------ bench */
-/* ./tests --bench CASE THREADS ADAM: one JSON line. Timing lives here, never in a
-   pass/fail test. Each rate is the median of several timed windows. */
-
-static double now_s(void)
-{
-#ifdef _WIN32
-    LARGE_INTEGER f, c;
-    QueryPerformanceFrequency(&f), QueryPerformanceCounter(&c);
-    return (double)c.QuadPart / (double)f.QuadPart;
-#else
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-#endif
-}
-
-static double median(double *v, int n)
-{
-    int i, j;
-    for (i = 1; i < n; i++)
-        for (j = i; j > 0 && v[j - 1] > v[j]; j--) { double t = v[j]; v[j] = v[j - 1]; v[j - 1] = t; }
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static double peak_rss_mb(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    double kb = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmHWM:", 6)) kb = atof(line + 6);
-    if (f) fclose(f);
-    return kb / 1024.0;
-}
-
-/* GFLOP/s of the model's forward and backward dense products at its batch size. */
-static double bench_gemm(const ncf_config *c)
-{
-    int B = c->batch_size, l, rep, w = 0;
-    double t, flops = 0, r[5];
-    float *x, *y, *wt;
-    for (l = 0; l < c->num_layers; l++) if (c->layers[l] > w) w = c->layers[l];
-    x = (float *)calloc((size_t)B * w, 4), y = (float *)calloc((size_t)B * w, 4), wt = (float *)calloc((size_t)w * w, 4);
-    for (l = 1; l < c->num_layers; l++) flops += 3.0 * 2.0 * B * c->layers[l - 1] * c->layers[l];
-    for (rep = 0; rep < 5; rep++) {
-        int it, iters = (int)(2e9 / flops) + 1;
-        t = now_s();
-        for (it = 0; it < iters; it++)
-            for (l = 1; l < c->num_layers; l++) {
-                int in = c->layers[l - 1], out = c->layers[l];
-                ncf__gemm(y, out, x, in, 1, wt, out, NULL, B, out, in, NCF__RELU); /* forward */
-                ncf__gemm(wt, out, x, 1, in, y, out, NULL, in, out, B, NCF__ACC); /* dW */
-                ncf__gemm(x, in, y, out, 1, wt, in, NULL, B, in, out, 0);         /* dx */
-            }
-        r[rep] = flops * iters / (now_s() - t) / 1e9;
-    }
-    free(x), free(y), free(wt);
-    return median(r, 5);
-}
-
-static int bench_case(const char *name, int threads, const char *adam)
-{
-    int mlperf = !strcmp(name, "mlperf"), B, warm, windows = 5, steps, w, k;
-    ncf_config c = mlperf ? ncf_config_mlperf() : ncf_config_default();
-    ncf_dataset d, ev;
-    ncf_sampler s;
-    ncf_model *m = NULL;
-    ncf_metrics met;
-    int32_t *u, *it;
-    float *y;
-    double t, train[5], evr[3], samp[3], gemm, setup, rec_ms = 0, rec_first_ms = 0;
-    int64_t pos = 0;
-    if (strcmp(name, "paper") && !mlperf) { fprintf(stderr, "bench: unknown case %s\n", name); return 2; }
-    ncf_set_threads(threads);
-    t = now_s();
-    if (mlperf ? ncf_synthetic(&d, 138493, 26744, 20000263, 16, 1) : ncf_synthetic(&d, 6040, 3706, 1000209, 16, 1)) {
-        fprintf(stderr, "bench: %s\n", ncf_error_text());
-        return 1;
-    }
-    setup = now_s() - t;
-    /* evaluation on the first users: the CSR prefix is itself a dataset */
-    ev = d;
-    ev.num_users = mlperf ? 4000 : d.num_users;
-    ev.eval_neg = NULL;
-    if (ncf_sample_eval_negatives(&ev, mlperf ? 999 : 99, 2) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
-    c.num_users = d.num_users, c.num_items = d.num_items;
-    c.adam = !strcmp(adam, "dense") ? NCF_ADAM_DENSE : NCF_ADAM_LAZY;
-    if (ncf_model_create(&m, &c) != NCF_OK || ncf_sampler_init(&s, &d, c.num_neg, c.seed) != NCF_OK) {
-        fprintf(stderr, "bench: %s\n", ncf_error_text());
-        return 1;
-    }
-    B = c.batch_size;
-    u = (int32_t *)malloc(sizeof(int32_t) * 1048576), it = (int32_t *)malloc(sizeof(int32_t) * 1048576);
-    y = (float *)malloc(sizeof(float) * 1048576);
-    /* sampler alone: a million examples at a time */
-    for (k = 0; k < 3; k++) {
-        t = now_s();
-        ncf_sampler_fill(&s, 1, (int64_t)k * 1048576, 1048576, u, it, y);
-        samp[k] = 1048576.0 * c.num_neg / (1 + c.num_neg) / (now_s() - t);
-    }
-    /* training: warm up, then timed windows of steps (sampling included), as ncf_train_epoch
-       runs them */
-    warm = mlperf ? 10 : 200;
-    steps = mlperf ? (c.adam == NCF_ADAM_DENSE ? 20 : 60) : 800;
-    for (w = -1; w < windows; w++) {
-        int64_t n = (int64_t)(w < 0 ? warm : steps) * B;
-        t = now_s();
-        if (ncf_train_examples(m, &s, 1, pos, n, NULL, NULL, NULL) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
-        pos += n;
-        if (w >= 0) train[w] = (double)n / (now_s() - t);
-    }
-    for (k = 0; k < 3; k++) {
-        t = now_s();
-        ncf_evaluate(m, &ev, 10, 0, &met);
-        evr[k] = met.users / (now_s() - t);
-    }
-    { /* recommend: top-10 over the whole catalogue for one user; the first call also
-         computes the cached item projection */
-        int64_t top[10];
-        double cold, warm[9];
-        if (ncf_model_set_ids(m, &d) != NCF_OK) return 1;
-        t = now_s();
-        ncf_recommend(m, d.raw_user[0], 10, 1, top, NULL);
-        cold = now_s() - t;
-        for (k = 0; k < 9; k++) {
-            t = now_s();
-            ncf_recommend(m, d.raw_user[1 + k * 997 % d.num_users], 10, 1, top, NULL);
-            warm[k] = now_s() - t;
-        }
-        rec_first_ms = 1e3 * cold, rec_ms = 1e3 * median(warm, 9);
-    }
-    gemm = bench_gemm(&c);
-    printf("{\"case\":\"%s\",\"threads\":%d,\"adam\":\"%s\",\"users\":%d,\"items\":%d,\"positives\":%lld,"
-           "\"batch\":%d,\"train_ex_per_s\":%.0f,\"eval_users_per_s\":%.0f,\"eval_candidates\":%d,"
-           "\"sampler_neg_per_s\":%.0f,\"gemm_gflops\":%.1f,\"recommend_ms\":%.2f,\"recommend_first_ms\":%.1f,"
-           "\"peak_rss_mb\":%.0f,\"synthetic_s\":%.2f}\n",
-           name, threads, adam, d.num_users, d.num_items, (long long)d.num_train, B, median(train, windows),
-           median(evr, 3), ev.num_eval_neg + 1, median(samp, 3), gemm, rec_ms, rec_first_ms, peak_rss_mb(), setup);
-    free(u), free(it), free(y);
-    NCF_FREE(ev.eval_neg);
-    ncf_model_free(m);
-    ncf_dataset_free(&d);
-    return 0;
-}
-
-/* ---- bench summary: the cases of one run side by side (make bench) ---- */
-
-/* A busy machine, 1 thread against 2 in one process: the same model trains windows of steps
-   at 1 and 2 threads in turn, so both see the same contention; the medians of each and of the
-   per-round ratios. Separate runs of each count move with the machine by more than the
-   difference sought. */
-static int bench_busy(const char *name)
-{
-    enum { ROUNDS = 7 };
-    int mlperf = !strcmp(name, "mlperf"), r, t, steps;
-    ncf_config c = mlperf ? ncf_config_mlperf() : ncf_config_default();
-    ncf_dataset d;
-    ncf_sampler s;
-    ncf_model *m = NULL;
-    double rate[2][ROUNDS], ratio[ROUNDS], t0;
-    int64_t pos = 0, n, epoch = 1;
-    if (mlperf ? ncf_synthetic(&d, 138493, 26744, 20000263, 16, 1) : ncf_synthetic(&d, 6040, 3706, 1000209, 16, 1)) return 1;
-    c.num_users = d.num_users, c.num_items = d.num_items;
-    if (ncf_model_create(&m, &c) != NCF_OK || ncf_sampler_init(&s, &d, c.num_neg, c.seed) != NCF_OK) return 1;
-    steps = mlperf ? 40 : 1600;
-    n = (int64_t)steps * c.batch_size;
-    ncf_set_threads(2);
-    if (ncf_train_examples(m, &s, 1, pos, n / 4, NULL, NULL, NULL) != NCF_OK) goto fail; /* warm up */
-    pos += n / 4;
-    for (r = 0; r < ROUNDS; r++) {
-        for (t = 0; t < 2; t++) { /* 1 then 2 threads; the order flips each round */
-            int threads = 1 + ((t + r) & 1);
-            if (pos + n > s.num_examples) epoch++, pos = 0; /* (the paper's epoch holds ~12 windows) */
-            ncf_set_threads(threads);
-            t0 = now_s();
-            if (ncf_train_examples(m, &s, (int)epoch, pos, n, NULL, NULL, NULL) != NCF_OK) goto fail;
-            rate[threads - 1][r] = (double)n / (now_s() - t0);
-            pos += n;
-        }
-        ratio[r] = rate[1][r] / rate[0][r];
-    }
-    printf("{\"build\":\"ours\",\"busy\":\"%s\",\"rounds\":%d,\"rate_1t\":%.0f,\"rate_2t\":%.0f,\"ratio\":%.3f}\n", name,
-           ROUNDS, median(rate[0], ROUNDS), median(rate[1], ROUNDS), median(ratio, ROUNDS));
-    ncf_model_free(m);
-    ncf_dataset_free(&d);
-    return 0;
-fail:
-    fprintf(stderr, "bench: %s\n", ncf_error_text());
-    return 1;
-}
-
-static double json_num(const char *line, const char *key)
-{
-    char pat[64];
-    const char *p;
-    snprintf(pat, sizeof pat, "\"%s\":", key);
-    p = strstr(line, pat);
-    return p ? atof(p + strlen(pat)) : -1;
-}
-
-static int json_is(const char *line, const char *key, const char *value)
-{
-    char pat[96];
-    snprintf(pat, sizeof pat, "\"%s\":\"%s\"", key, value);
-    return strstr(line, pat) != NULL;
-}
-
-#define MAX_LINES 64
-static char g_lines[MAX_LINES][1024];
-static int g_nlines;
-
-/* The line of a case, or NULL. */
-static const char *bench_line(const char *build, int contended, const char *name, int threads, const char *adam)
-{
-    int i;
-    for (i = 0; i < g_nlines; i++)
-        if (json_is(g_lines[i], "build", build) && json_num(g_lines[i], "contended") == contended &&
-            json_is(g_lines[i], "case", name) && json_num(g_lines[i], "threads") == threads &&
-            json_is(g_lines[i], "adam", adam))
-            return g_lines[i];
-    return NULL;
-}
-
-static double bench_rate(const char *build, int contended, const char *name, int threads, const char *adam)
-{
-    const char *l = bench_line(build, contended, name, threads, adam);
-    return l ? json_num(l, "train_ex_per_s") : -1;
-}
-
-/* The median load time and peak memory of one build and kind of id (make bench-load). */
-static int load_medians(const char *build, const char *ids, double *s, double *mb)
-{
-    double t[16], m[16];
-    int i, n = 0;
-    for (i = 0; i < g_nlines && n < 16; i++)
-        if (json_is(g_lines[i], "case", "load_file") && json_is(g_lines[i], "build", build) && json_is(g_lines[i], "ids", ids))
-            t[n] = json_num(g_lines[i], "load_s"), m[n++] = json_num(g_lines[i], "peak_rss_mb");
-    if (n) *s = median(t, n), *mb = median(m, n);
-    return n;
-}
-
-static void bench_load_summary(void)
-{
-    double si = 0, mi = 0, st = 0, mt = 0, sb = 0, mb = 0;
-    int n = load_medians("ours", "int", &si, &mi);
-    if (!n) return;
-    printf("load 20M-line ratings.csv (min_ratings 20), medians of %d: integer ids %.2f s, %.0f MB peak", n, si, mi);
-    if (load_medians("base", "int", &sb, &mb)) printf("; base %.2f s, %.0f MB: %.2fx time, %.2fx memory (target <= 1.2)", sb, mb, si / sb, mi / mb);
-    if (load_medians("ours", "text", &st, &mt))
-        printf("\n  16-character string ids %.2f s, %.0f MB: %.2fx time, %.2fx memory of integer ids (target <= 2)", st, mt,
-               st / si, mt / mi);
-    printf("\n");
-}
-
-/* Multiply-adds x 2 of the dense layers, forward and both backward products, per example. */
-static double dense_flop_per_example(const ncf_config *c)
-{
-    double f = 0;
-    int l;
-    for (l = 1; l < c->num_layers; l++) f += 3.0 * 2.0 * c->layers[l - 1] * c->layers[l];
-    return f;
-}
-
-static int bench_summary(const char *jsonl, const char *peakfile)
-{
-    static const char *names[] = {"paper", "mlperf"};
-    FILE *f = fopen(jsonl, "r");
-    char line[256];
-    double peak2 = 0;
-    int i, n, t, have_base;
-    ncf_config mc = ncf_config_mlperf();
-    if (!f) { fprintf(stderr, "bench: cannot read %s\n", jsonl); return 1; }
-    while (g_nlines < MAX_LINES && fgets(g_lines[g_nlines], sizeof g_lines[0], f)) g_nlines++;
-    fclose(f);
-    if ((f = fopen(peakfile, "r")) != NULL) { /* "threads=2  fp32 FMA peak: AVX-512 X GFLOP/s, AVX2 Y GFLOP/s" */
-        while (fgets(line, sizeof line, f))
-            if (!strncmp(line, "threads=2", 9)) {
-                const char *p = line;
-                while ((p = strstr(p, " GFLOP/s")) != NULL) { /* the number just before it */
-                    const char *q = p;
-                    while (q > line && (q[-1] == '.' || (q[-1] >= '0' && q[-1] <= '9'))) q--;
-                    if (atof(q) > peak2) peak2 = atof(q);
-                    p += 8;
-                }
-            }
-        fclose(f);
-    }
-    have_base = bench_line("base", 0, "paper", 1, "lazy") != NULL;
-    printf("\n== summary of this run%s\n", have_base ? " (base: the BASE commit, built and run the same way)" : "");
-    printf("%-22s %12s %12s %8s\n", "training ex/s", "ours", have_base ? "base" : "", have_base ? "ours/base" : "");
-    for (i = 0; i < g_nlines; i++) {
-        char name[64], adam[16];
-        double ours, base;
-        if (!json_is(g_lines[i], "build", "ours") || json_num(g_lines[i], "threads") < 0) continue;
-        t = (int)json_num(g_lines[i], "threads");
-        n = json_is(g_lines[i], "case", "mlperf");
-        snprintf(adam, sizeof adam, "%s", json_is(g_lines[i], "adam", "dense") ? "dense" : "lazy");
-        snprintf(name, sizeof name, "%s%s %d %s", json_num(g_lines[i], "contended") == 1 ? "busy " : "", names[n], t, adam);
-        ours = json_num(g_lines[i], "train_ex_per_s");
-        base = bench_rate("base", (int)json_num(g_lines[i], "contended"), names[n], t, adam);
-        if (base > 0) printf("%-22s %12.0f %12.0f %8.2f\n", name, ours, base, ours / base);
-        else printf("%-22s %12.0f\n", name, ours);
-    }
-    printf("busy machine, 2 threads / 1 thread (target >= 0.9):\n");
-    for (n = 0; n < 2; n++) {
-        double o1 = bench_rate("ours", 1, names[n], 1, "lazy"), o2 = bench_rate("ours", 1, names[n], 2, "lazy");
-        double b1 = bench_rate("base", 1, names[n], 1, "lazy"), b2 = bench_rate("base", 1, names[n], 2, "lazy");
-        if (o1 > 0 && o2 > 0) printf("  %-7s lazy  ours %.2f", names[n], o2 / o1);
-        if (b1 > 0 && b2 > 0) printf("   base %.2f", b2 / b1);
-        if (o1 > 0 && o2 > 0) printf("\n");
-    }
-    for (i = 0; i < g_nlines; i++)
-        if (json_num(g_lines[i], "rounds") > 0)
-            printf("  %-7s lazy  ours, 1 and 2 threads in turn in one process, %.0f rounds: median %.0f and %.0f ex/s, "
-                   "median ratio %.2f\n", json_is(g_lines[i], "busy", "mlperf") ? "mlperf" : "paper",
-                   json_num(g_lines[i], "rounds"), json_num(g_lines[i], "rate_1t"), json_num(g_lines[i], "rate_2t"),
-                   json_num(g_lines[i], "ratio"));
-    for (i = 0; i < 2; i++) {
-        const char *l = bench_line(i ? "base" : "ours", 0, "mlperf", 2, "lazy");
-        double ms, first, items;
-        if (!l) continue;
-        ms = json_num(l, "recommend_ms"), first = json_num(l, "recommend_first_ms"), items = json_num(l, "items");
-        printf("recommend top-10 of %.0f items, mlperf 2 threads, %s: %.1f ms (%.2fM pairs/s), first call %.1f ms "
-               "(%.2fM pairs/s)\n", items, i ? "base" : "ours", ms, items / ms / 1e3, first, items / first / 1e3);
-    }
-    bench_load_summary();
-    for (i = 0; i < g_nlines; i++) {
-        const char *l = g_lines[i];
-        if (!json_is(l, "case", "fold_in")) continue;
-        printf("fold-in of a user with 50 items, %s, %.0f steps, 1 thread: %.2f ms (target <= %s)\n",
-               json_is(l, "config", "mlperf") ? "mlperf" : "paper", json_num(l, "steps"), json_num(l, "ms"),
-               json_is(l, "config", "mlperf") ? "50" : "5");
-        if (json_num(l, "users_per_s") > 0) {
-            double ups = json_num(l, "users_per_s"), flop = ups * json_num(l, "items") * json_num(l, "score_flop");
-            printf("top-10 of every user, mlperf (%.0f items), %.0f threads: %.1f users/s, %.1f GFLOP/s of scoring",
-                   json_num(l, "items"), json_num(l, "threads"), ups, flop / 1e9);
-            if (peak2 > 0) printf(" = %.1f%% of peak.c's %.1f GFLOP/s (target >= 50%%)", 100 * flop / 1e9 / peak2, peak2);
-            printf("\n  an allow-list of 1,000 candidates %.3f ms against the catalogue's %.3f ms (%.3f of it; 1,000 of "
-                   "%.0f items is %.3f)\n", json_num(l, "allow1000_ms"), json_num(l, "catalogue_ms"),
-                   json_num(l, "allow1000_ms") / json_num(l, "catalogue_ms"), json_num(l, "items"), 1000 / json_num(l, "items"));
-        }
-    }
-    for (i = 0; i < g_nlines; i++)
-        if (json_is(g_lines[i], "case", "serve_ids"))
-            printf("serving by string id / by integer id (top-10, mlperf, 138,493 x 26,744, 200 users, medians of 5 "
-                   "rounds): %.2f ms / %.2f ms = %.2fx (target <= 1.2)\n", json_num(g_lines[i], "text_ms"),
-                   json_num(g_lines[i], "int_ms"), json_num(g_lines[i], "ratio"));
-    if (peak2 > 0) {
-        double flop = dense_flop_per_example(&mc), ceiling = peak2 * 1e9 / flop;
-        printf("MLPerf: %.3f MFLOP per example (dense layers: forward, dW, dx); peak.c %.1f GFLOP/s on 2 threads "
-               "-> ceiling %.0f ex/s\n", flop / 1e6, peak2, ceiling);
-        for (i = 0; i < 2; i++) {
-            double r = bench_rate(i ? "base" : "ours", 0, "mlperf", 2, "lazy");
-            if (r > 0) printf("  mlperf 2 lazy, %s: %.0f ex/s = %.1f%% of the ceiling\n", i ? "base" : "ours", r, 100 * r / ceiling);
-        }
-    }
-    return 0;
-}
-
-/* Loader speed: the paper's ml-1m split, and a 20M-line ratings.csv written here. */
-static int bench_load(void)
-{
-    ncf_dataset d;
-    double t, t1m = -1;
-    t = now_s();
-    if (ncf_load_dataset(&d, "../shared/data/ml-1m-ncf/ml-1m", NULL) == NCF_OK) t1m = now_s() - t, ncf_dataset_free(&d);
-    printf("{\"case\":\"load\",\"ml1m_split_s\":%.2f}\n", t1m);
-    return 0;
-}
-
-/* An ml-20m-sized ratings.csv (138,493 users, 26,744 items, 20,000,263 lines) with integer ids,
-   or with every id written as a 16-character string ("u000000000000017"). */
-static int bench_write_ratings(const char *path, int text)
-{
-    ncf_dataset d;
-    FILE *f;
-    int u;
-    int64_t k;
-    if (ncf_synthetic(&d, 138493, 26744, 20000263, 16, 1) != NCF_OK || !(f = fopen(path, "w"))) return 1;
-    fprintf(f, "userId,movieId,rating,timestamp\n");
-    for (u = 0; u < d.num_users; u++)
-        for (k = d.user_ptr[u]; k <= d.user_ptr[u + 1]; k++) {
-            int item = k < d.user_ptr[u + 1] ? d.items[k] : d.test_item[u];
-            long long ts = k < d.user_ptr[u + 1] ? 1100000000LL + k : 1500000000LL + u;
-            if (text) fprintf(f, "u%015d,i%015d,%.1f,%lld\n", u + 1, item + 1, 0.5 * (1 + (k % 10)), ts);
-            else fprintf(f, "%d,%d,%.1f,%lld\n", u + 1, item + 1, 0.5 * (1 + (k % 10)), ts);
-        }
-    ncf_dataset_free(&d);
-    return fclose(f) != 0;
-}
-
-/* A copy of d's ids as text, "u%015d" / "i%015d" of the integer ids (ascending as they do). */
-static int text_ids_of(const ncf_dataset *d, ncf_dataset *t)
-{
-    int k, c;
-    *t = *d;
-    t->raw_user = t->raw_item = NULL;
-    for (c = 0; c < 2; c++) {
-        int n = c ? d->num_items : d->num_users;
-        char *text = (char *)malloc((size_t)n * 16 + 1);
-        int64_t *at = (int64_t *)malloc(sizeof(int64_t) * ((size_t)n + 1));
-        if (!text || !at) return 0;
-        for (k = 0, at[0] = 0; k < n; k++) {
-            sprintf(text + (size_t)k * 16, "%c%015lld", c ? 'i' : 'u', (long long)(c ? d->raw_item[k] : d->raw_user[k]));
-            at[k + 1] = at[k] + 16;
-        }
-        if (c) t->item_text = text, t->item_text_at = at;
-        else t->user_text = text, t->user_text_at = at;
-    }
-    return 1;
-}
-
-/* Serving by string id against integer id: the MLPerf model (138,493 users x 26,744 items),
-   top-10 for 200 users, 5 rounds in turn; by string includes finding the user and naming
-   the 10 items. */
-static int bench_serve_ids(void)
-{
-    ncf_dataset d, t;
-    ncf_model *mi = NULL, *mt = NULL;
-    ncf_config c = ncf_config_mlperf();
-    ncf_rec_opts ro = ncf_rec_opts_default();
-    double ti[5], tt[5], mid_i, mid_t;
-    int r, j, q, same = 1;
-    if (ncf_synthetic(&d, 138493, 26744, 3000000, 16, 1) != NCF_OK) return 1;
-    c.num_users = d.num_users, c.num_items = d.num_items;
-    if (ncf_model_create(&mi, &c) != NCF_OK || ncf_model_create(&mt, &c) != NCF_OK || ncf_model_set_ids(mi, &d) != NCF_OK ||
-        !text_ids_of(&d, &t) || ncf_model_set_ids(mt, &t) != NCF_OK) {
-        fprintf(stderr, "bench: %s\n", ncf_error_text());
-        return 1;
-    }
-    free(t.user_text), free(t.item_text), free(t.user_text_at), free(t.item_text_at);
-    for (r = 0; r < 5; r++)
-        for (q = 0; q < 2; q++) {
-            double t0 = now_s();
-            for (j = 0; j < 200; j++) {
-                int u = (int)((uint64_t)j * 7919 % (uint64_t)d.num_users), k, n;
-                int64_t items[10];
-                int32_t idx[10];
-                float sc[10];
-                char name[32], id[NCF_MAX_ID_BYTES + 1];
-                if (q == 0) {
-                    n = ncf_recommend(mi, d.raw_user[u], 10, NCF_EXCLUDE_RATED, items, sc);
-                } else {
-                    snprintf(name, sizeof name, "u%015lld", (long long)d.raw_user[u]);
-                    n = ncf_recommend_index(mt, ncf_user_index(mt, name), &ro, idx, sc);
-                    for (k = 0; k < n; k++) {
-                        ncf_item_id(mt, idx[k], id, sizeof id);
-                        same &= atoll(id + 1) == d.raw_item[idx[k]];
-                    }
-                }
-                same &= n == 10;
-            }
-            (q ? tt : ti)[r] = (now_s() - t0) / 200;
-        }
-    mid_i = median(ti, 5), mid_t = median(tt, 5);
-    printf("{\"case\":\"serve_ids\",\"int_ms\":%.3f,\"text_ms\":%.3f,\"ratio\":%.3f,\"same\":%d}\n", 1e3 * mid_i,
-           1e3 * mid_t, mid_t / mid_i, same);
-    ncf_model_free(mi), ncf_model_free(mt), ncf_dataset_free(&d);
-    return !same;
-}
-
-/* Serving speed (make bench): a fold-in of a user with 50 interactions (paper and MLPerf
-   configs, one thread, every step included, median of 21); top-10 for many users at once on
-   the MLPerf model (138,493 users x 26,744 items; a fixed sample of 512 users, on all
-   threads): users per second and the scores' FLOPs against the machine's peak (the summary);
-   an allow-list of 1,000 candidates against the catalogue. */
-static int bench_serving(void)
-{
-    ncf_dataset d;
-    ncf_model *m = NULL;
-    int cfgs, k, j, T = ncf_get_threads();
-    for (cfgs = 0; cfgs < 2; cfgs++) {
-        ncf_config c = cfgs ? ncf_config_mlperf() : ncf_config_default();
-        ncf_fold_opts fo = ncf_fold_opts_default();
-        int users = cfgs ? 138493 : 6040, items = cfgs ? 26744 : 3706;
-        double t[21], macs = 0;
-        int32_t given[50];
-        float *row;
-        if (ncf_synthetic(&d, users, items, cfgs ? 3000000 : 600000, 16, 1) != NCF_OK) return 1;
-        c.num_users = d.num_users, c.num_items = d.num_items;
-        if (ncf_model_create(&m, &c) != NCF_OK || ncf_model_set_ids(m, &d) != NCF_OK) return 1;
-        row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(m));
-        for (j = 0; j < 50; j++) given[j] = (int32_t)((j * 7919 + 13) % items);
-        ncf_set_threads(1);
-        for (k = 0; k < 21; k++) {
-            double t0 = now_s();
-            fo.seed = (uint64_t)k + 1;
-            if (ncf_fold_in(m, given, 50, &fo, row) != NCF_OK) return 1;
-            t[k] = now_s() - t0;
-        }
-        ncf_set_threads(T);
-        for (j = 2; j <= m->scratch->nd; j++) macs += (double)c.layers[j - 1] * c.layers[j];
-        macs += m->scratch->F + m->scratch->top;
-        printf("{\"case\":\"fold_in\",\"config\":\"%s\",\"items_given\":50,\"steps\":%d,\"ms\":%.3f,\"score_flop\":%.0f",
-               cfgs ? "mlperf" : "paper", fo.steps, 1e3 * median(t, 21), 2 * macs);
-        if (cfgs) { /* many users at once; an allow-list */
-            enum { N = 512, K = 10 };
-            static int32_t ulist[N], top[N * K], allow[1000];
-            static float sc[N * K];
-            static int counts[N];
-            ncf_rec_opts o = ncf_rec_opts_default();
-            double ta[5], tc[5], tl[5];
-            for (j = 0; j < N; j++) ulist[j] = (int32_t)((uint64_t)j * 104729 % (uint64_t)users);
-            for (j = 0; j < 1000; j++) allow[j] = (int32_t)((j * 26737 + 5) % items);
-            for (k = 0; k < 5; k++) {
-                double t0 = now_s();
-                if (ncf_recommend_users(m, ulist, N, &o, top, sc, counts) != NCF_OK) return 1;
-                ta[k] = now_s() - t0;
-                o.allow = NULL, t0 = now_s();
-                for (j = 0; j < 20; j++) ncf_recommend_index(m, ulist[j], &o, top, sc);
-                tc[k] = (now_s() - t0) / 20;
-                o.allow = allow, o.num_allow = 1000, t0 = now_s();
-                for (j = 0; j < 20; j++) ncf_recommend_index(m, ulist[j], &o, top, sc);
-                tl[k] = (now_s() - t0) / 20;
-                o.allow = NULL;
-            }
-            printf(",\"threads\":%d,\"users_per_s\":%.1f,\"items\":%d,\"catalogue_ms\":%.3f,\"allow1000_ms\":%.3f", T,
-                   N / median(ta, 5), items, 1e3 * median(tc, 5), 1e3 * median(tl, 5));
-        }
-        printf("}\n");
-        free(row);
-        ncf_model_free(m), m = NULL;
-        ncf_dataset_free(&d);
-    }
-    return 0;
-}
-
-/* Growth against training from scratch, on a MovieLens ratings file with timestamps
-   (ml-100k's u.data; the ml-1m split here has none): each user's latest rating held out (the
-   one before it for validation, 99 sampled negatives); a NeuMF trained 10 epochs on the
-   earlier 90% of the ratings by time (less the held-out ones: yesterday's model has not seen
-   today's test), then grown to all of them and trained on, against one trained on all of them
-   from the start. Each side's epoch is the one its validation HR picks; its test HR and the
-   seconds to get there (the first 10 epochs included) are reported. */
-static int bench_growth(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *text, *early_text;
-    size_t len, n_early = 0;
-    int64_t *ts, n = 0, cut, k;
-    ncf_dataset full, early;
-    ncf_load_opts lo = ncf_load_opts_default(), le = ncf_load_opts_default();
-    ncf_config c = ncf_config_default();
-    ncf_sampler s;
-    ncf_eval_opts eo = ncf_eval_opts_default();
-    int side, e;
-    if (!f) { fprintf(stderr, "bench: %s: cannot open\n", path); return 1; }
-    fseek(f, 0, SEEK_END), len = (size_t)ftell(f), fseek(f, 0, SEEK_SET);
-    text = (char *)malloc(len + 1), early_text = (char *)malloc(len + 1), ts = (int64_t *)malloc(sizeof(int64_t) * (len / 8 + 1));
-    if (!text || !early_text || !ts || fread(text, 1, len, f) != len) return 1;
-    fclose(f);
-    text[len] = 0;
-    for (k = 0; k < (int64_t)len; k = strchr(text + k, '\n') ? strchr(text + k, '\n') - text + 1 : (int64_t)len) {
-        const char *q = text + k;
-        int tabs = 0;
-        while (*q && *q != '\n' && tabs < 3) tabs += *q++ == '\t';
-        ts[n++] = atoll(q);
-    }
-    lo.validation = 1, lo.seed = 1, le.holdout = NCF_HOLDOUT_NONE;
-    if (ncf_load_dataset_mem(&full, "all", text, len, &lo) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
-    {
-        int64_t *sorted = (int64_t *)malloc(sizeof(int64_t) * (size_t)n), j = 0;
-        memcpy(sorted, ts, sizeof(int64_t) * (size_t)n);
-        qsort(sorted, (size_t)n, sizeof *sorted, ncf__cmp_i64);
-        cut = sorted[n * 9 / 10];
-        free(sorted);
-        for (k = 0; k < (int64_t)len; j++) { /* the lines up to the cut, in file order, less the held-out */
-            const char *nl = strchr(text + k, '\n');
-            size_t l = nl ? (size_t)(nl - text - k + 1) : len - (size_t)k;
-            char uid[32], iid[32];
-            int u, i;
-            sscanf(text + k, "%31s %31s", uid, iid);
-            u = ncf_dataset_user_index(&full, uid), i = ncf_dataset_item_index(&full, iid);
-            if (ts[j] <= cut && u >= 0 && i != full.test_item[u] && i != full.val_item[u])
-                memcpy(early_text + n_early, text + k, l), n_early += l;
-            k += (int64_t)l;
-        }
-    }
-    if (ncf_load_dataset_mem(&early, "earlier 90%", early_text, n_early, &le) != NCF_OK) {
-        fprintf(stderr, "bench: %s\n", ncf_error_text());
-        return 1;
-    }
-    for (side = 0; side < 2; side++) {
-        double t0 = now_s(), bv = -1, bt = 0, btest = 0;
-        int be = 0;
-        ncf_model *m = NULL;
-        ncf_metrics mv, mt;
-        if (side) { /* yesterday's model: 10 epochs on the earlier ratings, then grown */
-            c.num_users = early.num_users, c.num_items = early.num_items;
-            if (ncf_model_create(&m, &c) != NCF_OK || ncf_model_set_ids(m, &early) != NCF_OK ||
-                ncf_sampler_init(&s, &early, 4, 1) != NCF_OK)
-                return 1;
-            for (e = 1; e <= 10; e++) ncf_train_epoch(m, &s, e, NULL, NULL, NULL);
-            printf("{\"case\":\"growth_early\",\"ratings\":%lld,\"users\":%d,\"items\":%d,\"s\":%.2f}\n",
-                   (long long)early.report.interactions, early.num_users, early.num_items, now_s() - t0);
-            if (ncf_model_grow(&m, &full) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
-        } else {
-            c.num_users = full.num_users, c.num_items = full.num_items;
-            if (ncf_model_create(&m, &c) != NCF_OK || ncf_model_set_ids(m, &full) != NCF_OK) return 1;
-        }
-        if (ncf_sampler_init(&s, &full, 4, 1) != NCF_OK) return 1;
-        for (e = 1; e <= 20; e++) {
-            double t;
-            ncf_train_epoch(m, &s, (int)m->epoch + 1, NULL, NULL, NULL);
-            t = now_s() - t0;
-            eo.target = NCF_EVAL_VALIDATION, ncf_evaluate_with(m, &full, &eo, &mv);
-            eo.target = NCF_EVAL_TEST, ncf_evaluate_with(m, &full, &eo, &mt);
-            printf("{\"case\":\"growth_epoch\",\"side\":\"%s\",\"epoch\":%d,\"val_hr\":%.4f,\"test_hr\":%.4f,\"s\":%.2f}\n",
-                   side ? "grown" : "scratch", e, mv.hr, mt.hr, t);
-            if (mv.hr > bv) bv = mv.hr, be = e, bt = t, btest = mt.hr;
-        }
-        printf("{\"case\":\"growth\",\"side\":\"%s\",\"ratings\":%lld,\"best_epoch\":%d,\"val_hr\":%.4f,\"test_hr\":%.4f,"
-               "\"s_to_best\":%.2f}\n", side ? "grown" : "scratch", (long long)full.report.interactions, be, bv, btest, bt);
-        ncf_model_free(m);
-    }
-    ncf_dataset_free(&full), ncf_dataset_free(&early);
-    free(text), free(early_text), free(ts);
-    return 0;
-}
-
-/* ------------------------------------------------ fold-in quality (bench) */
-/* A copy of d without the training positives of the users marked in out[] (their held-out
-   items stay). */
-static int without_training_of(const ncf_dataset *d, const uint8_t *out, ncf_dataset *t)
-{
-    int u;
-    int64_t k, w = 0;
-    memset(t, 0, sizeof *t);
-    *t = *d;
-    t->user_ptr = (int64_t *)NCF_MALLOC(sizeof(int64_t) * ((size_t)d->num_users + 1));
-    t->items = (int32_t *)NCF_MALLOC(sizeof(int32_t) * (size_t)(d->num_train ? d->num_train : 1));
-    t->train_user = (int32_t *)NCF_MALLOC(sizeof(int32_t) * (size_t)(d->num_train ? d->num_train : 1));
-    t->test_item = (int32_t *)NCF_MALLOC(sizeof(int32_t) * (size_t)d->num_users);
-    t->eval_neg = (int32_t *)NCF_MALLOC(sizeof(int32_t) * (size_t)d->num_users * (size_t)d->num_eval_neg);
-    t->raw_user = (int64_t *)NCF_MALLOC(sizeof(int64_t) * (size_t)d->num_users);
-    t->raw_item = (int64_t *)NCF_MALLOC(sizeof(int64_t) * (size_t)d->num_items);
-    t->val_item = d->val_item ? (int32_t *)NCF_MALLOC(sizeof(int32_t) * (size_t)d->num_users) : NULL;
-    t->val_neg = d->val_item ? (int32_t *)NCF_MALLOC(sizeof(int32_t) * (size_t)d->num_users * (size_t)d->num_val_neg) : NULL;
-    t->recent_item = NULL, t->user_text = t->item_text = NULL, t->user_text_at = t->item_text_at = NULL, t->groups = NULL;
-    if (!t->user_ptr || !t->items || !t->train_user || !t->test_item || !t->eval_neg || !t->raw_user || !t->raw_item) return 0;
-    memcpy(t->test_item, d->test_item, sizeof(int32_t) * (size_t)d->num_users);
-    memcpy(t->eval_neg, d->eval_neg, sizeof(int32_t) * (size_t)d->num_users * (size_t)d->num_eval_neg);
-    memcpy(t->raw_user, d->raw_user, sizeof(int64_t) * (size_t)d->num_users);
-    memcpy(t->raw_item, d->raw_item, sizeof(int64_t) * (size_t)d->num_items);
-    if (d->val_item) {
-        memcpy(t->val_item, d->val_item, sizeof(int32_t) * (size_t)d->num_users);
-        memcpy(t->val_neg, d->val_neg, sizeof(int32_t) * (size_t)d->num_users * (size_t)d->num_val_neg);
-    }
-    for (u = 0, t->user_ptr[0] = 0; u < d->num_users; u++) {
-        if (!out[u])
-            for (k = d->user_ptr[u]; k < d->user_ptr[u + 1]; k++) t->items[w] = d->items[k], t->train_user[w++] = u;
-        t->user_ptr[u + 1] = w;
-    }
-    t->num_train = w;
-    return 1;
-}
-
-/* HR@10, NDCG@10 of the held-out users (out[]) on the target's candidates: model rows
-   (urow NULL) or rows folded in from each user's training items with fo. */
-static void heldout_metrics(const ncf_model *m, const ncf_dataset *d, const uint8_t *out, int target,
-                            const ncf_fold_opts *fo, double *hr, double *ndcg, double *ms)
-{
-    int u, users = 0, nn = target ? d->num_val_neg : d->num_eval_neg;
-    float *row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(m)), *sc = (float *)malloc(sizeof(float) * (size_t)(nn + 1));
-    int32_t *cand = (int32_t *)malloc(sizeof(int32_t) * (size_t)(nn + 1));
-    double h = 0, g = 0, t0 = now_s();
-    for (u = 0; u < d->num_users; u++) {
-        int32_t t = target ? d->val_item[u] : d->test_item[u];
-        int j, r = 0, n = (int)(d->user_ptr[u + 1] - d->user_ptr[u]);
-        if (!out[u] || t < 0 || n == 0) continue;
-        if (fo) ncf_fold_in(m, d->items + d->user_ptr[u], n, fo, row);
-        cand[0] = t;
-        memcpy(cand + 1, (target ? d->val_neg : d->eval_neg) + (size_t)u * nn, sizeof(int32_t) * (size_t)nn);
-        ncf_predict_items(m, u, fo ? row : NULL, cand, nn + 1, sc);
-        for (j = 1; j <= nn; j++) r += cand[j] != t && sc[j] >= sc[0];
-        users++;
-        if (r < 10) h += 1, g += log(2.0) / log(r + 2.0);
-    }
-    *hr = h / users, *ndcg = g / users, *ms = 1e3 * (now_s() - t0) / users;
-    free(row), free(sc), free(cand);
-}
-
-/* Popularity on the held-out users' test candidates (training counts of everyone else). */
-static double heldout_popularity(const ncf_dataset *trained_on, const ncf_dataset *d, const uint8_t *out)
-{
-    double *pop = (double *)calloc((size_t)d->num_items, sizeof(double)), h = 0;
-    int u, users = 0;
-    int64_t k;
-    for (k = 0; k < trained_on->num_train; k++) pop[trained_on->items[k]] += 1;
-    for (u = 0; u < d->num_users; u++) {
-        int j, r = 0;
-        if (!out[u] || d->test_item[u] < 0) continue;
-        for (j = 0; j < d->num_eval_neg; j++) r += pop[d->eval_neg[(size_t)u * d->num_eval_neg + j]] >= pop[d->test_item[u]];
-        users++, h += r < 10;
-    }
-    free(pop);
-    return h / users;
-}
-
-/* Trains epochs 1..E, keeping the epoch whose validation HR over the users not held out is
-   best (a copy in *best). */
-static int train_best(ncf_model *m, const ncf_dataset *t, const uint8_t *out, int E, ncf_model **best, int *best_epoch)
-{
-    ncf_sampler s;
-    uint8_t *in = (uint8_t *)malloc((size_t)t->num_users);
-    double bh = -1, hr, nd, ms;
-    int e, u;
-    void *buf;
-    size_t len;
-    for (u = 0; u < t->num_users; u++) in[u] = !out[u];
-    if (ncf_sampler_init(&s, t, m->cfg.num_neg, m->cfg.seed) != NCF_OK) return 0;
-    for (e = 1; e <= E; e++) {
-        if (ncf_train_epoch(m, &s, e, NULL, NULL, NULL) != NCF_OK) return 0;
-        heldout_metrics(m, t, in, 1, NULL, &hr, &nd, &ms);
-        if (hr > bh && ncf_save_mem(m, NCF_SAVE_MODEL, &buf, &len) == NCF_OK) {
-            ncf_model_free(*best), *best = NULL;
-            ncf_load_mem(best, buf, len), ncf_free(buf);
-            bh = hr, *best_epoch = e;
-        }
-    }
-    free(in);
-    return *best != NULL;
-}
-
-/* Fold-in against training: 10% of the users of the paper's ml-1m split held out entirely
-   (seeded), a model trained on the rest, each held-out user folded in from its training items;
-   the fold-in's steps, learning rate and L2 chosen on those users' validation items, its test
-   figures against the same users trained normally and against popularity. */
-static int bench_foldin(const char *prefix, const char *which)
-{
-    ncf_load_opts lo = ncf_load_opts_default();
-    ncf_dataset d, t;
-    ncf_config c = ncf_config_default();
-    ncf_model *m = NULL, *full = NULL, *best = NULL, *best_full = NULL;
-    uint8_t *out;
-    int u, E = 20, be = 0, bf = 0, held = 0, si, li, gi;
-    static const int steps[] = {10, 20, 40};
-    static const float lrs[] = {0.01f, 0.03f, 0.1f}, l2s[] = {0.0f, 0.01f, 0.1f};
-    ncf_fold_opts fo = ncf_fold_opts_default(), chosen = fo;
-    double hr, nd, ms, bv = -1, fh, fn;
-    lo.validation = 1, lo.seed = 1;
-    if (ncf_load_dataset(&d, prefix, &lo) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
-    out = (uint8_t *)calloc((size_t)d.num_users, 1);
-    for (u = 0; u < d.num_users; u++) held += out[u] = (ncf__mix64(7 + (uint64_t)u) % 10) == 0;
-    if (!strcmp(which, "mf")) c.model = NCF_MF, c.mf_dim = 256, c.lr = 0.002f, c.mf_reg = 0.003f, E = 15;
-    c.num_users = d.num_users, c.num_items = d.num_items;
-    if (!without_training_of(&d, out, &t) || ncf_model_create(&m, &c) != NCF_OK || ncf_model_set_ids(m, &d) != NCF_OK ||
-        ncf_model_create(&full, &c) != NCF_OK || ncf_model_set_ids(full, &d) != NCF_OK ||
-        !train_best(m, &t, out, E, &best, &be) || !train_best(full, &d, out, E, &best_full, &bf)) {
-        fprintf(stderr, "bench: %s\n", ncf_error_text());
-        return 1;
-    }
-    for (si = 0; si < 3; si++)
-        for (li = 0; li < 3; li++)
-            for (gi = 0; gi < 3; gi++) {
-                fo.steps = steps[si], fo.lr = lrs[li], fo.l2 = l2s[gi];
-                heldout_metrics(best, &d, out, 1, &fo, &hr, &nd, &ms);
-                printf("{\"case\":\"foldin_grid\",\"model\":\"%s\",\"steps\":%d,\"lr\":%g,\"l2\":%g,\"val_hr\":%.4f,\"ms\":%.2f}\n",
-                       which, fo.steps, fo.lr, fo.l2, hr, ms);
-                if (hr > bv) bv = hr, chosen = fo;
-            }
-    heldout_metrics(best, &d, out, 0, &chosen, &hr, &nd, &ms);
-    heldout_metrics(best_full, &d, out, 0, NULL, &fh, &fn, &ms);
-    printf("{\"case\":\"foldin\",\"model\":\"%s\",\"held_users\":%d,\"epoch\":%d,\"full_epoch\":%d,\"steps\":%d,\"lr\":%g,"
-           "\"l2\":%g,\"val_hr\":%.4f,\"test_hr\":%.4f,\"test_ndcg\":%.4f,\"trained_hr\":%.4f,\"trained_ndcg\":%.4f,"
-           "\"popularity_hr\":%.4f}\n", which, held, be, bf, chosen.steps, chosen.lr, chosen.l2, bv, hr, nd, fh, fn,
-           heldout_popularity(&t, &d, out));
-    ncf_model_free(m), ncf_model_free(full), ncf_model_free(best), ncf_model_free(best_full);
-    ncf_dataset_free(&t), ncf_dataset_free(&d), free(out);
-    return 0;
-}
-
 /* ------------------------------------------------------------------ runner */
-
-typedef struct { const char *name; void (*fn)(void); } test_case;
 
 static const test_case TESTS[] = {
     {"gradients_neumf", test_gradients_neumf},
@@ -4626,458 +3630,22 @@ static const test_case TESTS[] = {
 #endif
 };
 
-#ifdef NCF_MPI
-/* ------------------------------------------------------------- MPI tests */
-/* Run by make test-mpi as mpirun -np P tests-mpi --mpi DIR, for P = 1 first (it writes the
-   reference models into DIR), then 2 (it also writes an epoch-1 checkpoint), 3 and 4. Every
-   rank runs every check; a test passes when it passed on all ranks. */
-
-static int g_rank, g_size;
-static const char *g_mpi_dir;
-
-static int mpi_world_max(int v)
-{
-    int all = v;
-    MPI_Allreduce(&v, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    return all;
-}
-
-static int all_ranks_ok(int ok) { return !mpi_world_max(!ok); }
-
-/* The same data on every rank: whole, and (when shard) this rank's shard of a copy. */
-static int mpi_data(ncf_dataset *d, int shard)
-{
-    if (ncf_synthetic(d, 300, 200, 6000, 8, 3) != NCF_OK || ncf_sample_eval_negatives(d, 50, 3) != NCF_OK ||
-        ncf_hold_out_validation(d, 50, 3) != NCF_OK)
-        return 0;
-    return !shard || ncf_mpi_shard(d, MPI_COMM_WORLD) == NCF_OK;
-}
-
-static void test_mpi_shard_counts(void)
-{
-    ncf_dataset w, s;
-    int64_t total = 0;
-    int u, lo_hi[2], *all = (int *)malloc(sizeof(int) * 2 * (size_t)g_size), ok = 1;
-    CHECK(mpi_data(&w, 0) && mpi_data(&s, 1));
-    CHECK(s.total_train == w.num_train && s.user_lo <= s.user_hi);
-    MPI_Allreduce(&s.num_train, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-    CHECKF(total == w.num_train, "%lld positives over the ranks, %lld in the data", (long long)total, (long long)w.num_train);
-    lo_hi[0] = s.user_lo, lo_hi[1] = s.user_hi;
-    MPI_Allgather(lo_hi, 2, MPI_INT, all, 2, MPI_INT, MPI_COMM_WORLD);
-    for (u = 0; u < g_size; u++) ok &= all[2 * u] == (u ? all[2 * u - 1] : 0);
-    CHECKF(ok && all[2 * g_size - 1] == w.num_users, "the ranks' users do not tile [0, %d)", w.num_users);
-    CHECK(s.train_lo == w.user_ptr[s.user_lo]);
-    /* a rank's positives are about 1/P of them (split at groups of 1/16) */
-    CHECKF(llabs(s.num_train - w.num_train / g_size) <= w.num_train / 16 + 100, "rank %d holds %lld of %lld", g_rank,
-           (long long)s.num_train, (long long)w.num_train);
-    for (u = 0; u < w.num_users; u++) {
-        int mine = u >= s.user_lo && u < s.user_hi;
-        int64_t deg = s.user_ptr[u + 1] - s.user_ptr[u];
-        if (mine) {
-            ok = deg == w.user_ptr[u + 1] - w.user_ptr[u] &&
-                 !memcmp(s.items + s.user_ptr[u], w.items + w.user_ptr[u], sizeof(int32_t) * (size_t)deg) &&
-                 s.test_item[u] == w.test_item[u] && s.val_item[u] == w.val_item[u] &&
-                 !memcmp(s.eval_neg + (size_t)(u - s.user_lo) * 50, w.eval_neg + (size_t)u * 50, 50 * sizeof(int32_t)) &&
-                 !memcmp(s.val_neg + (size_t)(u - s.user_lo) * 50, w.val_neg + (size_t)u * 50, 50 * sizeof(int32_t));
-        } else ok = deg == 0 && s.test_item[u] == -1 && s.val_item[u] == -1;
-        if (!ok) break;
-    }
-    CHECKF(ok, "user %d: its shard rows differ from the data's", u);
-    CHECK_ERR(ncf_mpi_shard(&s, MPI_COMM_WORLD), NCF_ERR_ARG, "a shard already");
-    CHECK_ERR(ncf_sample_eval_negatives(&s, 10, 1), NCF_ERR_ARG, "shard");
-    free(all);
-    ncf_dataset_free(&w), ncf_dataset_free(&s);
-}
-
-/* The ranks' batches, summed, are the single-process batch, for whole batches and a ragged
-   one at the epoch's end. */
-static void test_mpi_batches_sum(void)
-{
-    ncf_dataset w, s;
-    ncf_sampler sw, ss;
-    int32_t u1[512], i1[512], u2[512], i2[512], sum[3 * 512];
-    float y1[512], y2[512];
-    int b, j, ok = 1;
-    CHECK(mpi_data(&w, 0) && mpi_data(&s, 1));
-    CHECK(ncf_sampler_init(&sw, &w, 4, 9) == NCF_OK && ncf_sampler_init(&ss, &s, 4, 9) == NCF_OK);
-    CHECK(sw.num_examples == ss.num_examples && sw.bits == ss.bits);
-    for (b = 0; b < 4 && ok; b++) {
-        int64_t start = b < 3 ? b * 5000 : sw.num_examples - 300;
-        int n = b < 3 ? 512 : 300;
-        ncf_sampler_fill(&sw, 2, start, n, u1, i1, y1);
-        ncf_sampler_fill(&ss, 2, start, n, u2, i2, y2);
-        for (j = 0; j < n; j++) sum[j] = u2[j], sum[n + j] = i2[j], sum[2 * n + j] = y2[j] != 0.0f;
-        MPI_Allreduce(MPI_IN_PLACE, sum, 3 * n, MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
-        for (j = 0; j < n; j++) ok &= sum[j] == u1[j] && sum[n + j] == i1[j] && sum[2 * n + j] == (y1[j] != 0.0f);
-    }
-    CHECKF(ok, "batch %d: the ranks' examples do not sum to the single-process batch", b - 1);
-    ncf_dataset_free(&w), ncf_dataset_free(&s);
-}
-
-/* Configurations trained over the ranks: NeuMF with lazy Adam and L2, MF (biases) with dense
-   Adam and L2, an MLP with SGD, L2 on its embeddings and a batch that does not split evenly. */
-static ncf_config mpi_config(int which, const ncf_dataset *d)
-{
-    ncf_config c = ncf_config_default();
-    c.num_users = d->num_users, c.num_items = d->num_items, c.batch_size = 512, c.seed = 11;
-    if (which == 0) c.mlp_reg[1] = 1e-4f, c.mf_reg = 1e-5f;
-    if (which == 1) c.model = NCF_MF, c.mf_dim = 16, c.mf_reg = 0.003f, c.adam = NCF_ADAM_DENSE, c.batch_size = 256;
-    if (which == 2) {
-        c.model = NCF_MLP, c.optimizer = NCF_OPT_SGD, c.lr = 0.05f, c.mlp_reg[0] = 1e-4f, c.batch_size = 300;
-        c.num_layers = 3, c.layers[0] = 32, c.layers[1] = 16, c.layers[2] = 8;
-    }
-    return c;
-}
-
-static int mpi_model(ncf_model **m, const ncf_config *c, const ncf_dataset *whole)
-{
-    return ncf_model_create(m, c) == NCF_OK && ncf_model_set_ids(*m, whole) == NCF_OK;
-}
-
-/* The model file (with Adam state) of *m equals the file at path, byte for byte. */
-static int mpi_same_as_file(const ncf_model *m, const char *path)
-{
-    void *buf = NULL, *ref = NULL;
-    size_t len = 0, rlen = 0;
-    int same;
-    ncf_model *r = NULL;
-    if (ncf_save_mem(m, NCF_SAVE_ADAM, &buf, &len) != NCF_OK) return 0;
-    same = ncf_load(&r, path) == NCF_OK && ncf_save_mem(r, NCF_SAVE_ADAM, &ref, &rlen) == NCF_OK && len == rlen &&
-           !memcmp(buf, ref, len);
-    ncf_free(buf), ncf_free(ref), ncf_model_free(r);
-    return same;
-}
-
-/* Two epochs over P ranks give the model of one rank bit for bit, for each configuration;
-   every rank's copy is the same; an epoch-1 checkpoint written with 2 ranks resumes with P. */
-static void test_mpi_same_model_any_ranks(void)
-{
-    ncf_dataset w, s;
-    ncf_sampler smp;
-    int which, e;
-    CHECK(mpi_data(&w, 0) && mpi_data(&s, 1));
-    for (which = 0; which < 3; which++) {
-        ncf_config c = mpi_config(which, &w);
-        ncf_model *m = NULL;
-        char ref[600], ckpt[600];
-        uint64_t h, hmin, hmax;
-        double loss[2] = {0, 0};
-        snprintf(ref, sizeof ref, "%s/ref%d.ncf", g_mpi_dir, which);
-        snprintf(ckpt, sizeof ckpt, "%s/ckpt%d_e1_p2.ncf", g_mpi_dir, which);
-        CHECK(mpi_model(&m, &c, &w) && ncf_sampler_init(&smp, &s, c.num_neg, c.seed) == NCF_OK);
-        for (e = 1; e <= 2 && m; e++) {
-            CHECKF(ncf_mpi_train_epoch(m, &smp, e, MPI_COMM_WORLD, NULL, NULL, &loss[e - 1]) == NCF_OK, "%s",
-                   ncf_error_text());
-            if (e == 1 && g_size == 2 && g_rank == 0) CHECK(ncf_save(m, ckpt, NCF_SAVE_ADAM) == NCF_OK);
-        }
-        CHECKF(loss[1] < loss[0] && loss[1] > 0, "config %d: loss %g then %g", which, loss[0], loss[1]);
-        h = m ? state_hash(m) : 0;
-        MPI_Allreduce(&h, &hmin, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
-        MPI_Allreduce(&h, &hmax, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
-        CHECKF(hmin == hmax, "config %d: the ranks' models differ", which);
-        if (g_size == 1) CHECK(ncf_save(m, ref, NCF_SAVE_ADAM) == NCF_OK);
-        else CHECKF(mpi_same_as_file(m, ref), "config %d: %d ranks' model differs from 1 rank's (%s)", which, g_size, ref);
-        ncf_model_free(m), m = NULL;
-        if (g_size > 2) { /* resume the 2-rank checkpoint with P ranks */
-            CHECKF(ncf_load(&m, ckpt) == NCF_OK, "%s", ncf_error_text());
-            CHECK(m && m->epoch == 1);
-            CHECK(m && ncf_mpi_train_epoch(m, &smp, 2, MPI_COMM_WORLD, NULL, NULL, NULL) == NCF_OK);
-            CHECKF(m && mpi_same_as_file(m, ref), "config %d: the 2-rank checkpoint resumed with %d ranks differs",
-                   which, g_size);
-            ncf_model_free(m);
-        }
-    }
-    ncf_dataset_free(&w), ncf_dataset_free(&s);
-}
-
-/* The MPI model is not ncf_train_epoch's (its sums are grouped by group of users) but close
-   to it, for each configuration: the same first-epoch loss to 1e-5 (relative), the second's
-   to 1e-3, and for NeuMF HR@10 within 0.02 after two epochs. */
-static void test_mpi_close_to_one_process(void)
-{
-    ncf_dataset w, s;
-    ncf_sampler sw, ss;
-    int which, e;
-    CHECK(mpi_data(&w, 0) && mpi_data(&s, 1));
-    for (which = 0; which < 3; which++) {
-        ncf_config c = mpi_config(which, &w);
-        ncf_model *a = NULL, *b = NULL;
-        ncf_metrics ma, mb;
-        double la[2] = {0, 0}, lb[2] = {0, 0};
-        CHECK(mpi_model(&a, &c, &w) && mpi_model(&b, &c, &w));
-        CHECK(ncf_sampler_init(&sw, &w, 4, c.seed) == NCF_OK && ncf_sampler_init(&ss, &s, 4, c.seed) == NCF_OK);
-        for (e = 1; e <= 2; e++) {
-            CHECK(ncf_train_epoch(a, &sw, e, NULL, NULL, &la[e - 1]) == NCF_OK);
-            CHECK(ncf_mpi_train_epoch(b, &ss, e, MPI_COMM_WORLD, NULL, NULL, &lb[e - 1]) == NCF_OK);
-        }
-        CHECKF(fabs(la[0] - lb[0]) < 1e-5 * la[0] && fabs(la[1] - lb[1]) < 1e-3 * la[1],
-               "config %d: losses %.9f, %.9f in one process, %.9f, %.9f over ranks", which, la[0], la[1], lb[0], lb[1]);
-        if (which == 0) {
-            CHECK(ncf_evaluate(a, &w, 10, NCF_SAMPLED, &ma) == NCF_OK && ncf_evaluate(b, &w, 10, NCF_SAMPLED, &mb) == NCF_OK);
-            CHECKF(fabs(ma.hr - mb.hr) <= 0.02 && ma.hr > 0.3, "HR@10 %.4f in one process, %.4f over ranks", ma.hr, mb.hr);
-        }
-        ncf_model_free(a), ncf_model_free(b);
-    }
-    ncf_dataset_free(&w), ncf_dataset_free(&s);
-}
-
-/* Evaluation over the ranks equals one process's over the whole data, bit for bit: test and
-   validation, sampled and full ranking, and full ranking on a sample of users. */
-static void test_mpi_evaluation_exact(void)
-{
-    ncf_dataset w, s;
-    ncf_sampler smp;
-    ncf_config c;
-    ncf_model *m = NULL;
-    int target, full, ok = 1;
-    CHECK(mpi_data(&w, 0) && mpi_data(&s, 1));
-    c = mpi_config(0, &w);
-    CHECK(mpi_model(&m, &c, &w) && ncf_sampler_init(&smp, &w, 4, c.seed) == NCF_OK &&
-          ncf_train_epoch(m, &smp, 1, NULL, NULL, NULL) == NCF_OK);
-    for (target = 0; target < 2; target++)
-        for (full = 0; full < 3; full++) {
-            ncf_eval_opts o = ncf_eval_opts_default();
-            ncf_metrics one, many;
-            o.target = target, o.full_ranking = full > 0, o.max_users = full == 2 ? 100 : 0, o.seed = 5;
-            CHECK(ncf_evaluate_with(m, &w, &o, &one) == NCF_OK);
-            CHECKF(ncf_mpi_evaluate(m, &s, &o, MPI_COMM_WORLD, &many) == NCF_OK, "%s", ncf_error_text());
-            ok = one.hr == many.hr && one.ndcg == many.ndcg && one.mrr == many.mrr && one.users == many.users;
-            CHECKF(ok, "target %d full %d: one process HR %.17g NDCG %.17g MRR %.17g users %d; ranks %.17g %.17g %.17g %d",
-                   target, full, one.hr, one.ndcg, one.mrr, one.users, many.hr, many.ndcg, many.mrr, many.users);
-            CHECK(full < 2 || (one.users > 50 && one.users < 200));
-            /* whole data on every rank: the ranks split its users evenly, with the same figures */
-            CHECK(ncf_mpi_evaluate(m, &w, &o, MPI_COMM_WORLD, &many) == NCF_OK && many.hr == one.hr &&
-                  many.ndcg == one.ndcg && many.users == one.users);
-        }
-    ncf_model_free(m);
-    ncf_dataset_free(&w), ncf_dataset_free(&s);
-}
-
-/* A failure on one rank is every rank's failure, with no rank left waiting. */
-static void test_mpi_errors_agree(void)
-{
-    ncf_dataset w, s;
-    ncf_sampler sw, ss;
-    ncf_config c;
-    ncf_model *m = NULL;
-    ncf_eval_opts o = ncf_eval_opts_default();
-    ncf_metrics met;
-    CHECK(mpi_data(&w, 0) && mpi_data(&s, 1));
-    c = mpi_config(0, &w);
-    CHECK(mpi_model(&m, &c, &w) && ncf_sampler_init(&sw, &w, 4, c.seed) == NCF_OK &&
-          ncf_sampler_init(&ss, &s, 4, c.seed) == NCF_OK);
-    CHECK_ERR(ncf_mpi_train_epoch(m, &sw, 1, MPI_COMM_WORLD, NULL, NULL, NULL), NCF_ERR_ARG, "not a shard");
-    CHECK_ERR(ncf_train_epoch(m, &ss, 1, NULL, NULL, NULL), NCF_ERR_ARG, "ncf_mpi_train_epoch");
-    if (g_rank == g_size - 1) /* the last rank alone passes a bad model, then bad options */
-        CHECK_ERR(ncf_mpi_train_epoch(NULL, &ss, 1, MPI_COMM_WORLD, NULL, NULL, NULL), NCF_ERR_ARG, "NULL model");
-    else CHECK_ERR(ncf_mpi_train_epoch(m, &ss, 1, MPI_COMM_WORLD, NULL, NULL, NULL), NCF_ERR_ARG, "another rank failed");
-    o.k = g_rank == g_size - 1 ? 0 : 10;
-    if (g_rank == g_size - 1) CHECK_ERR(ncf_mpi_evaluate(m, &s, &o, MPI_COMM_WORLD, &met), NCF_ERR_ARG, "k > 0");
-    else CHECK_ERR(ncf_mpi_evaluate(m, &s, &o, MPI_COMM_WORLD, &met), NCF_ERR_ARG, "another rank failed");
-    CHECK(m && m->step == 0); /* nothing was trained */
-    ncf_model_free(m);
-    ncf_dataset_free(&w), ncf_dataset_free(&s);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* A rank with nothing to do this window waits for the others without spinning on its core
-   (Open MPI's barrier polls): the 1-rank windows must see the machine a 1-rank run sees. */
-static void mpi_wait_quietly(void)
-{
-    MPI_Request rq;
-    int done = 0;
-    MPI_Ibarrier(MPI_COMM_WORLD, &rq);
-    while (MPI_Test(&rq, &done, MPI_STATUS_IGNORE), !done) {
-        struct timespec ts = {0, 200000};
-        nanosleep(&ts, NULL);
-    }
-}
-
-/* make bench-mpi (mpirun -np P): the MLPerf config (lazy Adam) on ml-20m-sized synthetic data,
-   one thread a rank. In each of 7 rounds, in turn (the order flipping each round): 60 steps
-   over all P ranks; 60 steps over rank 0 alone (MPI_COMM_SELF, the whole data; the other ranks
-   wait asleep); and, on rank 0 alone, 60 steps of ncf_train_examples, one process without
-   MPI. Rank 0 prints the medians, the median of the rounds' P-rank/1-rank ratios, and the
-   bytes a rank sends per step (the most of any rank). */
-static int mpi_bench(void)
-{
-    ncf_config c = ncf_config_mlperf();
-    ncf_dataset d, d1, dw;
-    ncf_sampler s, s1, sw;
-    ncf_model *m = NULL, *m1 = NULL, *w = NULL;
-    double rate[3][7], ratio[7], t;
-    int64_t pos[3] = {0, 0, 0}, bytes = 0, steps = 60;
-    int provided, B, round, k, root, ok = 1;
-    MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank), MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-    root = g_rank == 0;
-    ncf_set_threads(1);
-    memset(&d1, 0, sizeof d1), memset(&dw, 0, sizeof dw);
-    ok = ncf_synthetic(&d, 138493, 26744, 20000263, 16, 1) == NCF_OK;
-    c.num_users = d.num_users, c.num_items = d.num_items, B = c.batch_size;
-    ok = ok && ncf_model_create(&m, &c) == NCF_OK && ncf_mpi_shard(&d, MPI_COMM_WORLD) == NCF_OK &&
-         ncf_sampler_init(&s, &d, c.num_neg, c.seed) == NCF_OK;
-    if (root) /* the 1-rank run and the plain one: their own data and models */
-        ok = ok && ncf_synthetic(&d1, 138493, 26744, 20000263, 16, 1) == NCF_OK &&
-             ncf_synthetic(&dw, 138493, 26744, 20000263, 16, 1) == NCF_OK && ncf_model_create(&m1, &c) == NCF_OK &&
-             ncf_model_create(&w, &c) == NCF_OK && ncf_mpi_shard(&d1, MPI_COMM_SELF) == NCF_OK &&
-             ncf_sampler_init(&s1, &d1, c.num_neg, c.seed) == NCF_OK && ncf_sampler_init(&sw, &dw, c.num_neg, c.seed) == NCF_OK;
-    if (!all_ranks_ok(ok)) {
-        fprintf(stderr, "bench: %s\n", ncf_error_text());
-        MPI_Finalize();
-        return 1;
-    }
-    for (round = -1; round < 7; round++) /* round -1 warms up */
-        for (k = 0; k < 3; k++) {
-            int which = round % 2 ? 2 - k : k; /* 0: P ranks, 1: rank 0 alone, 2: no MPI */
-            int64_t n = (round < 0 ? 10 : steps) * B, b0 = 0;
-            MPI_Barrier(MPI_COMM_WORLD);
-            t = MPI_Wtime();
-            if (which == 0) {
-                b0 = ncf_mpi_bytes_sent(m);
-                ok = ncf_mpi_train_examples(m, &s, 1, pos[0], n, MPI_COMM_WORLD, NULL, NULL, NULL) == NCF_OK;
-                if (round >= 0) bytes += ncf_mpi_bytes_sent(m) - b0;
-            } else if (!root) mpi_wait_quietly();
-            else {
-                ok = which == 1 ? ncf_mpi_train_examples(m1, &s1, 1, pos[1], n, MPI_COMM_SELF, NULL, NULL, NULL) == NCF_OK
-                                : ncf_train_examples(w, &sw, 1, pos[2], n, NULL, NULL, NULL) == NCF_OK;
-                mpi_wait_quietly();
-            }
-            if (round >= 0) rate[which][round] = (double)n / (MPI_Wtime() - t);
-            pos[which] += n;
-            if (!all_ranks_ok(ok)) {
-                fprintf(stderr, "bench: %s\n", ncf_error_text());
-                MPI_Finalize();
-                return 1;
-            }
-        }
-    for (round = 0; round < 7; round++) ratio[round] = rate[0][round] / rate[1][round];
-    bytes /= 7 * steps;
-    MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
-    for (k = 0; k < 3; k++) qsort(rate[k], 7, sizeof(double), cmp_double);
-    qsort(ratio, 7, sizeof(double), cmp_double);
-    if (root)
-        printf("{\"case\":\"mpi\",\"ranks\":%d,\"threads_per_rank\":1,\"ex_per_s\":%.0f,\"one_rank_ex_per_s\":%.0f,"
-               "\"ratio\":%.3f,\"one_process_no_mpi_ex_per_s\":%.0f,\"bytes_per_step\":%lld}\n",
-               g_size, rate[0][3], rate[1][3], ratio[3], rate[2][3], (long long)bytes);
-    ncf_model_free(m), ncf_model_free(m1), ncf_model_free(w);
-    ncf_dataset_free(&d), ncf_dataset_free(&d1), ncf_dataset_free(&dw);
-    MPI_Finalize();
-    return 0;
-}
-
-/* After ncf_mpi_train_examples each rank's copy is current for its own users only: saving,
-   serving and one-process evaluation refuse it, the ranks' evaluation works, and ncf_mpi_sync
-   makes every copy the same again. */
-static void test_mpi_sync(void)
-{
-    ncf_dataset w, s;
-    ncf_sampler ss;
-    ncf_config c;
-    ncf_model *m = NULL;
-    ncf_metrics met;
-    ncf_eval_opts o = ncf_eval_opts_default();
-    void *buf = NULL;
-    size_t len = 0;
-    float logit;
-    uint64_t h, hmin, hmax;
-    CHECK(mpi_data(&w, 0) && mpi_data(&s, 1));
-    c = mpi_config(0, &w);
-    CHECK(mpi_model(&m, &c, &w) && ncf_sampler_init(&ss, &s, 4, c.seed) == NCF_OK);
-    CHECK(ncf_mpi_train_examples(m, &ss, 1, 0, 3000, MPI_COMM_WORLD, NULL, NULL, NULL) == NCF_OK);
-    CHECK_ERR(ncf_save_mem(m, NCF_SAVE_ADAM, &buf, &len), NCF_ERR_ARG, "ncf_mpi_sync");
-    CHECK_ERR(ncf_predict(m, w.raw_user[0], w.raw_item[0], &logit), NCF_ERR_ARG, "ncf_mpi_sync");
-    CHECK_ERR(ncf_evaluate(m, &w, 10, NCF_SAMPLED, &met), NCF_ERR_ARG, "ncf_mpi_sync");
-    CHECK(ncf_mpi_evaluate(m, &s, &o, MPI_COMM_WORLD, &met) == NCF_OK && met.users > 0);
-    CHECK_ERR(ncf_mpi_evaluate(m, &w, &o, MPI_COMM_WORLD, &met), NCF_ERR_ARG, "ncf_mpi_sync");
-    CHECK(ncf_mpi_sync(m, &s, MPI_COMM_WORLD) == NCF_OK);
-    h = state_hash(m);
-    MPI_Allreduce(&h, &hmin, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(&h, &hmax, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
-    CHECKF(hmin == hmax, "the ranks' models differ after ncf_mpi_sync");
-    CHECK(ncf_save_mem(m, NCF_SAVE_ADAM, &buf, &len) == NCF_OK && ncf_predict(m, w.raw_user[0], w.raw_item[0], &logit) == NCF_OK);
-    ncf_free(buf);
-    ncf_model_free(m);
-    ncf_dataset_free(&w), ncf_dataset_free(&s);
-}
-
-static const test_case MPI_TESTS[] = {
-    {"mpi_shard_counts", test_mpi_shard_counts},
-    {"mpi_batches_sum", test_mpi_batches_sum},
-    {"mpi_same_model_any_ranks", test_mpi_same_model_any_ranks},
-    {"mpi_close_to_one_process", test_mpi_close_to_one_process},
-    {"mpi_evaluation_exact", test_mpi_evaluation_exact},
-    {"mpi_errors_agree", test_mpi_errors_agree},
-    {"mpi_sync", test_mpi_sync},
-};
-
-static int mpi_tests(const char *dir)
-{
-    int i, passed = 0, failed = 0, provided;
-    MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank), MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-    g_mpi_dir = dir;
-    if (g_rank == 0) printf("ncf.h %s MPI tests, %d ranks, %d threads each\n", ncf_version(), g_size, ncf_get_threads());
-    for (i = 0; i < (int)(sizeof MPI_TESTS / sizeof *MPI_TESTS); i++) {
-        int before = g_failed_checks, bad;
-        long live = g_alloc_live;
-        if (g_rank == 0) printf("%s\n", MPI_TESTS[i].name), fflush(stdout);
-        MPI_TESTS[i].fn();
-        CHECKF(g_alloc_live == live, "%ld blocks the library allocated were not freed", g_alloc_live - live);
-        bad = mpi_world_max(g_failed_checks != before);
-        if (g_rank == 0) printf(bad ? "  FAILED\n" : "  ok\n"), fflush(stdout);
-        if (bad) failed++;
-        else passed++;
-    }
-    if (g_rank == 0) printf("%d passed, %d failed\n", passed, failed);
-    MPI_Finalize();
-    return failed ? 1 : 0;
-}
-#endif /* NCF_MPI */
-
 int main(int argc, char **argv)
 {
     int i, passed = 0, failed = 0;
     const char *only = NULL;
-#ifdef NCF_MPI
-    if (argc == 3 && !strcmp(argv[1], "--mpi")) return mpi_tests(argv[2]);
-    if (argc == 2 && !strcmp(argv[1], "--mpi-bench")) return mpi_bench();
-#endif
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--print-hash")) {
             printf("%016llx\n", (unsigned long long)training_hash(2, 0));
             return 0;
-        } else if (!strcmp(argv[i], "--bench-summary") && i + 2 < argc) {
-            return bench_summary(argv[i + 1], argv[i + 2]);
-        } else if (!strcmp(argv[i], "--bench-busy") && i + 1 < argc) {
-            return bench_busy(argv[i + 1]);
-        } else if (!strcmp(argv[i], "--bench") && i + 1 < argc) {
-            if (!strcmp(argv[i + 1], "load")) return bench_load();
-            if (!strcmp(argv[i + 1], "serve-ids")) return bench_serve_ids();
-            if (!strcmp(argv[i + 1], "serving")) return bench_serving();
-            if (!strcmp(argv[i + 1], "growth") && i + 2 < argc) return bench_growth(argv[i + 2]);
-            if (!strcmp(argv[i + 1], "foldin") && i + 3 < argc) return bench_foldin(argv[i + 2], argv[i + 3]);
-            if (!strcmp(argv[i + 1], "write-ratings") && i + 3 < argc) return bench_write_ratings(argv[i + 2], !strcmp(argv[i + 3], "text"));
-            if (i + 3 >= argc) { fprintf(stderr, "usage: tests --bench paper|mlperf THREADS lazy|dense\n"); return 2; }
-            return bench_case(argv[i + 1], atoi(argv[i + 2]), argv[i + 3]);
 #ifdef THREAD_LIMIT_TEST
         } else if (!strcmp(argv[i], "--address-space-child")) {
             return address_space_child();
 #endif
         } else if (!strcmp(argv[i], "--write-logs") && i + 1 < argc) {
             return write_logs(argv[i + 1]) ? 0 : 1;
-        } else if (!strcmp(argv[i], "--write-fixture") && i + 1 < argc) {
-            return write_fixture(argv[i + 1]) ? 0 : 1;
-        } else if (!strcmp(argv[i], "--check-fixture") && i + 1 < argc) {
-            printf("fixture\n");
-            check_fixture(argv[i + 1]);
-            printf(g_failed_checks ? "  FAILED\n0 passed, 1 failed\n" : "  ok\n1 passed, 0 failed\n");
-            return g_failed_checks ? 1 : 0;
+        } else if (!strcmp(argv[i], "--write-seeds") && i + 1 < argc) {
+            return write_fuzz_seeds(argv[i + 1]) ? 0 : 1;
         } else if (!strcmp(argv[i], "--expect-hash") && i + 1 < argc) {
             g_expect_hash_file = argv[++i];
         } else {
@@ -5107,4 +3675,3 @@ int main(int argc, char **argv)
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
-#endif /* NCF_INFERENCE_ONLY */

@@ -1,5 +1,6 @@
 /* fuzz/fuzz.c - libFuzzer targets for ncf.h's readers: `make fuzz` builds one
-   binary per target and runs each on the seed corpus in fuzz/corpus/TARGET.
+   binary per target and runs each on the seed corpus in fuzz/corpus/TARGET (the model
+   reader's: small model files of every kind that tests --write-seeds writes).
 
      clang -fsanitize=fuzzer,address -DFUZZ_TARGET=T -I. fuzz/fuzz.c
 
@@ -50,11 +51,11 @@ static void fuzz_model(const uint8_t *data, size_t size)
         int32_t u = 0, i = 0;
         REQUIRE(ncf_predict_batch(m, &u, &i, 1, &z) == NCF_OK);
         if (m->raw_user) {
-            int n = ncf_recommend(m, m->raw_user[0], 4, 1, items, scores);
+            int n = ncf_recommend(m, m->raw_user[0], 4, NCF_EXCLUDE_RATED, items, scores);
             REQUIRE(n >= 0 && n <= 4);
             REQUIRE(ncf_predict(m, m->raw_user[0], m->raw_item[0], &z) == NCF_OK);
             if (ncf_model_open(&in, buf, size) == NCF_OK) { /* (malloc's buffer is aligned) */
-                REQUIRE(ncf_recommend(in, m->raw_user[0], 4, 1, items2, scores2) == n);
+                REQUIRE(ncf_recommend(in, m->raw_user[0], 4, NCF_EXCLUDE_RATED, items2, scores2) == n);
                 REQUIRE(!memcmp(items, items2, sizeof(int64_t) * (size_t)n) && !memcmp(scores, scores2, 4 * (size_t)n));
                 REQUIRE(ncf_predict(in, m->raw_user[0], m->raw_item[0], &z2) == NCF_OK && !memcmp(&z, &z2, 4));
                 ncf_model_free(in);

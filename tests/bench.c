@@ -1,0 +1,787 @@
+/* tests/bench.c - the benchmarks (make bench, make bench-load): one JSON line per case, each
+   rate the median of several timed windows, then a summary against a baseline build run
+   beside it. Timing lives here, never in a pass/fail test.
+
+     bench paper|mlperf THREADS lazy|dense   training and evaluation rates
+     bench --busy paper|mlperf               1 and 2 threads in turn beside a busy core
+     bench --summary FILE.jsonl PEAK.txt     the table of a run (PEAK.txt may be missing)
+     bench load | serve-ids | serving        loading, serving by id, serving options
+     bench growth u.data                     a model grown to new data against scratch
+     bench foldin DIR/ml-1m neumf|mf         fold-in quality on held-out users
+     bench write-ratings FILE int|text       a 20M-line ratings file for make bench-load */
+#include "harness.h"
+
+
+static double median(double *v, int n)
+{
+    int i, j;
+    for (i = 1; i < n; i++)
+        for (j = i; j > 0 && v[j - 1] > v[j]; j--) { double t = v[j]; v[j] = v[j - 1]; v[j - 1] = t; }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double peak_rss_mb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    double kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6)) kb = atof(line + 6);
+    if (f) fclose(f);
+    return kb / 1024.0;
+}
+
+/* GFLOP/s of the model's forward and backward dense products at its batch size. */
+static double bench_gemm(const ncf_config *c)
+{
+    int B = c->batch_size, l, rep, w = 0;
+    double t, flops = 0, r[5];
+    float *x, *y, *wt;
+    for (l = 0; l < c->num_layers; l++) if (c->layers[l] > w) w = c->layers[l];
+    x = (float *)calloc((size_t)B * w, 4), y = (float *)calloc((size_t)B * w, 4), wt = (float *)calloc((size_t)w * w, 4);
+    for (l = 1; l < c->num_layers; l++) flops += 3.0 * 2.0 * B * c->layers[l - 1] * c->layers[l];
+    for (rep = 0; rep < 5; rep++) {
+        int it, iters = (int)(2e9 / flops) + 1;
+        t = now_s();
+        for (it = 0; it < iters; it++)
+            for (l = 1; l < c->num_layers; l++) {
+                int in = c->layers[l - 1], out = c->layers[l];
+                ncf__gemm(y, out, x, in, 1, wt, out, NULL, B, out, in, NCF__RELU); /* forward */
+                ncf__gemm(wt, out, x, 1, in, y, out, NULL, in, out, B, NCF__ACC); /* dW */
+                ncf__gemm(x, in, y, out, 1, wt, in, NULL, B, in, out, 0);         /* dx */
+            }
+        r[rep] = flops * iters / (now_s() - t) / 1e9;
+    }
+    free(x), free(y), free(wt);
+    return median(r, 5);
+}
+
+static int bench_case(const char *name, int threads, const char *adam)
+{
+    int mlperf = !strcmp(name, "mlperf"), B, warm, windows = 5, steps, w, k;
+    ncf_config c = mlperf ? ncf_config_mlperf() : ncf_config_default();
+    ncf_dataset d, ev;
+    ncf_sampler s;
+    ncf_model *m = NULL;
+    ncf_metrics met;
+    int32_t *u, *it;
+    float *y;
+    double t, train[5], evr[3], samp[3], gemm, setup, rec_ms = 0, rec_first_ms = 0;
+    int64_t pos = 0;
+    if (strcmp(name, "paper") && !mlperf) { fprintf(stderr, "bench: unknown case %s\n", name); return 2; }
+    ncf_set_threads(threads);
+    t = now_s();
+    if (mlperf ? ncf_synthetic(&d, 138493, 26744, 20000263, 16, 1) : ncf_synthetic(&d, 6040, 3706, 1000209, 16, 1)) {
+        fprintf(stderr, "bench: %s\n", ncf_error_text());
+        return 1;
+    }
+    setup = now_s() - t;
+    /* evaluation on the first users: the CSR prefix is itself a dataset */
+    ev = d;
+    ev.num_users = mlperf ? 4000 : d.num_users;
+    ev.eval_neg = NULL;
+    if (ncf_sample_eval_negatives(&ev, mlperf ? 999 : 99, 2) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
+    c.num_users = d.num_users, c.num_items = d.num_items;
+    c.adam = !strcmp(adam, "dense") ? NCF_ADAM_DENSE : NCF_ADAM_LAZY;
+    if (ncf_model_create(&m, &c) != NCF_OK || ncf_sampler_init(&s, &d, c.num_neg, c.seed) != NCF_OK) {
+        fprintf(stderr, "bench: %s\n", ncf_error_text());
+        return 1;
+    }
+    B = c.batch_size;
+    u = (int32_t *)malloc(sizeof(int32_t) * 1048576), it = (int32_t *)malloc(sizeof(int32_t) * 1048576);
+    y = (float *)malloc(sizeof(float) * 1048576);
+    /* sampler alone: a million examples at a time */
+    for (k = 0; k < 3; k++) {
+        t = now_s();
+        ncf_sampler_fill(&s, 1, (int64_t)k * 1048576, 1048576, u, it, y);
+        samp[k] = 1048576.0 * c.num_neg / (1 + c.num_neg) / (now_s() - t);
+    }
+    /* training: warm up, then timed windows of steps (sampling included), as ncf_train_epoch
+       runs them */
+    warm = mlperf ? 10 : 200;
+    steps = mlperf ? (c.adam == NCF_ADAM_DENSE ? 20 : 60) : 800;
+    for (w = -1; w < windows; w++) {
+        int64_t n = (int64_t)(w < 0 ? warm : steps) * B;
+        t = now_s();
+        if (ncf_train_examples(m, &s, 1, pos, n, NULL, NULL, NULL) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
+        pos += n;
+        if (w >= 0) train[w] = (double)n / (now_s() - t);
+    }
+    for (k = 0; k < 3; k++) {
+        t = now_s();
+        ncf_evaluate(m, &ev, 10, NCF_SAMPLED, &met);
+        evr[k] = met.users / (now_s() - t);
+    }
+    { /* recommend: top-10 over the whole catalogue for one user; the first call also
+         computes the cached item projection */
+        int64_t top[10];
+        double cold, later[9];
+        if (ncf_model_set_ids(m, &d) != NCF_OK) return 1;
+        t = now_s();
+        ncf_recommend(m, d.raw_user[0], 10, NCF_EXCLUDE_RATED, top, NULL);
+        cold = now_s() - t;
+        for (k = 0; k < 9; k++) {
+            t = now_s();
+            ncf_recommend(m, d.raw_user[1 + k * 997 % d.num_users], 10, NCF_EXCLUDE_RATED, top, NULL);
+            later[k] = now_s() - t;
+        }
+        rec_first_ms = 1e3 * cold, rec_ms = 1e3 * median(later, 9);
+    }
+    gemm = bench_gemm(&c);
+    printf("{\"case\":\"%s\",\"threads\":%d,\"adam\":\"%s\",\"users\":%d,\"items\":%d,\"positives\":%lld,"
+           "\"batch\":%d,\"train_ex_per_s\":%.0f,\"eval_users_per_s\":%.0f,\"eval_candidates\":%d,"
+           "\"sampler_neg_per_s\":%.0f,\"gemm_gflops\":%.1f,\"recommend_ms\":%.2f,\"recommend_first_ms\":%.1f,"
+           "\"peak_rss_mb\":%.0f,\"synthetic_s\":%.2f}\n",
+           name, threads, adam, d.num_users, d.num_items, (long long)d.num_train, B, median(train, windows),
+           median(evr, 3), ev.num_eval_neg + 1, median(samp, 3), gemm, rec_ms, rec_first_ms, peak_rss_mb(), setup);
+    free(u), free(it), free(y);
+    NCF_FREE(ev.eval_neg);
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+    return 0;
+}
+
+/* ---- bench summary: the cases of one run side by side (make bench) ---- */
+
+/* A busy machine, 1 thread against 2 in one process: the same model trains windows of steps
+   at 1 and 2 threads in turn, so both see the same contention; the medians of each and of the
+   per-round ratios. Separate runs of each count move with the machine by more than the
+   difference sought. */
+static int bench_busy(const char *name)
+{
+    enum { ROUNDS = 7 };
+    int mlperf = !strcmp(name, "mlperf"), r, t, steps;
+    ncf_config c = mlperf ? ncf_config_mlperf() : ncf_config_default();
+    ncf_dataset d;
+    ncf_sampler s;
+    ncf_model *m = NULL;
+    double rate[2][ROUNDS], ratio[ROUNDS], t0;
+    int64_t pos = 0, n, epoch = 1;
+    if (mlperf ? ncf_synthetic(&d, 138493, 26744, 20000263, 16, 1) : ncf_synthetic(&d, 6040, 3706, 1000209, 16, 1)) return 1;
+    c.num_users = d.num_users, c.num_items = d.num_items;
+    if (ncf_model_create(&m, &c) != NCF_OK || ncf_sampler_init(&s, &d, c.num_neg, c.seed) != NCF_OK) return 1;
+    steps = mlperf ? 40 : 1600;
+    n = (int64_t)steps * c.batch_size;
+    ncf_set_threads(2);
+    if (ncf_train_examples(m, &s, 1, pos, n / 4, NULL, NULL, NULL) != NCF_OK) goto fail; /* warm up */
+    pos += n / 4;
+    for (r = 0; r < ROUNDS; r++) {
+        for (t = 0; t < 2; t++) { /* 1 then 2 threads; the order flips each round */
+            int threads = 1 + ((t + r) & 1);
+            if (pos + n > s.num_examples) epoch++, pos = 0; /* (the paper's epoch holds ~12 windows) */
+            ncf_set_threads(threads);
+            t0 = now_s();
+            if (ncf_train_examples(m, &s, (int)epoch, pos, n, NULL, NULL, NULL) != NCF_OK) goto fail;
+            rate[threads - 1][r] = (double)n / (now_s() - t0);
+            pos += n;
+        }
+        ratio[r] = rate[1][r] / rate[0][r];
+    }
+    printf("{\"build\":\"ours\",\"busy\":\"%s\",\"rounds\":%d,\"rate_1t\":%.0f,\"rate_2t\":%.0f,\"ratio\":%.3f}\n", name,
+           ROUNDS, median(rate[0], ROUNDS), median(rate[1], ROUNDS), median(ratio, ROUNDS));
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+    return 0;
+fail:
+    fprintf(stderr, "bench: %s\n", ncf_error_text());
+    return 1;
+}
+
+static double json_num(const char *line, const char *key)
+{
+    char pat[64];
+    const char *p;
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    p = strstr(line, pat);
+    return p ? atof(p + strlen(pat)) : -1;
+}
+
+static int json_is(const char *line, const char *key, const char *value)
+{
+    char pat[96];
+    snprintf(pat, sizeof pat, "\"%s\":\"%s\"", key, value);
+    return strstr(line, pat) != NULL;
+}
+
+#define MAX_LINES 64
+static char g_lines[MAX_LINES][1024];
+static int g_nlines;
+
+/* The line of a case, or NULL. */
+static const char *bench_line(const char *build, int contended, const char *name, int threads, const char *adam)
+{
+    int i;
+    for (i = 0; i < g_nlines; i++)
+        if (json_is(g_lines[i], "build", build) && json_num(g_lines[i], "contended") == contended &&
+            json_is(g_lines[i], "case", name) && json_num(g_lines[i], "threads") == threads &&
+            json_is(g_lines[i], "adam", adam))
+            return g_lines[i];
+    return NULL;
+}
+
+static double bench_rate(const char *build, int contended, const char *name, int threads, const char *adam)
+{
+    const char *l = bench_line(build, contended, name, threads, adam);
+    return l ? json_num(l, "train_ex_per_s") : -1;
+}
+
+/* The median load time and peak memory of one build and kind of id (make bench-load). */
+static int load_medians(const char *build, const char *ids, double *s, double *mb)
+{
+    double t[16], m[16];
+    int i, n = 0;
+    for (i = 0; i < g_nlines && n < 16; i++)
+        if (json_is(g_lines[i], "case", "load_file") && json_is(g_lines[i], "build", build) && json_is(g_lines[i], "ids", ids))
+            t[n] = json_num(g_lines[i], "load_s"), m[n++] = json_num(g_lines[i], "peak_rss_mb");
+    if (n) *s = median(t, n), *mb = median(m, n);
+    return n;
+}
+
+static void bench_load_summary(void)
+{
+    double si = 0, mi = 0, st = 0, mt = 0, sb = 0, mb = 0;
+    int n = load_medians("ours", "int", &si, &mi);
+    if (!n) return;
+    printf("load 20M-line ratings.csv (min_ratings 20), medians of %d: integer ids %.2f s, %.0f MB peak", n, si, mi);
+    if (load_medians("base", "int", &sb, &mb)) printf("; base %.2f s, %.0f MB: %.2fx time, %.2fx memory (target <= 1.2)", sb, mb, si / sb, mi / mb);
+    if (load_medians("ours", "text", &st, &mt))
+        printf("\n  16-character string ids %.2f s, %.0f MB: %.2fx time, %.2fx memory of integer ids (target <= 2)", st, mt,
+               st / si, mt / mi);
+    printf("\n");
+}
+
+/* Multiply-adds x 2 of the dense layers, forward and both backward products, per example. */
+static double dense_flop_per_example(const ncf_config *c)
+{
+    double f = 0;
+    int l;
+    for (l = 1; l < c->num_layers; l++) f += 3.0 * 2.0 * c->layers[l - 1] * c->layers[l];
+    return f;
+}
+
+static int bench_summary(const char *jsonl, const char *peakfile)
+{
+    static const char *names[] = {"paper", "mlperf"};
+    FILE *f = fopen(jsonl, "r");
+    char line[256];
+    double peak2 = 0;
+    int i, n, t, have_base;
+    ncf_config mc = ncf_config_mlperf();
+    if (!f) { fprintf(stderr, "bench: cannot read %s\n", jsonl); return 1; }
+    while (g_nlines < MAX_LINES && fgets(g_lines[g_nlines], sizeof g_lines[0], f)) g_nlines++;
+    fclose(f);
+    if ((f = fopen(peakfile, "r")) != NULL) { /* "threads=2  fp32 FMA peak: AVX-512 X GFLOP/s, AVX2 Y GFLOP/s" */
+        while (fgets(line, sizeof line, f))
+            if (!strncmp(line, "threads=2", 9)) {
+                const char *p = line;
+                while ((p = strstr(p, " GFLOP/s")) != NULL) { /* the number just before it */
+                    const char *q = p;
+                    while (q > line && (q[-1] == '.' || (q[-1] >= '0' && q[-1] <= '9'))) q--;
+                    if (atof(q) > peak2) peak2 = atof(q);
+                    p += 8;
+                }
+            }
+        fclose(f);
+    }
+    have_base = bench_line("base", 0, "paper", 1, "lazy") != NULL;
+    printf("\n== summary of this run%s\n", have_base ? " (base: the BASE commit, built and run the same way)" : "");
+    printf("%-22s %12s %12s %8s\n", "training ex/s", "ours", have_base ? "base" : "", have_base ? "ours/base" : "");
+    for (i = 0; i < g_nlines; i++) {
+        char name[64], adam[16];
+        double ours, base;
+        if (!json_is(g_lines[i], "build", "ours") || json_num(g_lines[i], "threads") < 0) continue;
+        t = (int)json_num(g_lines[i], "threads");
+        n = json_is(g_lines[i], "case", "mlperf");
+        snprintf(adam, sizeof adam, "%s", json_is(g_lines[i], "adam", "dense") ? "dense" : "lazy");
+        snprintf(name, sizeof name, "%s%s %d %s", json_num(g_lines[i], "contended") == 1 ? "busy " : "", names[n], t, adam);
+        ours = json_num(g_lines[i], "train_ex_per_s");
+        base = bench_rate("base", (int)json_num(g_lines[i], "contended"), names[n], t, adam);
+        if (base > 0) printf("%-22s %12.0f %12.0f %8.2f\n", name, ours, base, ours / base);
+        else printf("%-22s %12.0f\n", name, ours);
+    }
+    printf("busy machine, 2 threads / 1 thread (target >= 0.9):\n");
+    for (n = 0; n < 2; n++) {
+        double o1 = bench_rate("ours", 1, names[n], 1, "lazy"), o2 = bench_rate("ours", 1, names[n], 2, "lazy");
+        double b1 = bench_rate("base", 1, names[n], 1, "lazy"), b2 = bench_rate("base", 1, names[n], 2, "lazy");
+        if (o1 > 0 && o2 > 0) printf("  %-7s lazy  ours %.2f", names[n], o2 / o1);
+        if (b1 > 0 && b2 > 0) printf("   base %.2f", b2 / b1);
+        if (o1 > 0 && o2 > 0) printf("\n");
+    }
+    for (i = 0; i < g_nlines; i++)
+        if (json_num(g_lines[i], "rounds") > 0)
+            printf("  %-7s lazy  ours, 1 and 2 threads in turn in one process, %.0f rounds: median %.0f and %.0f ex/s, "
+                   "median ratio %.2f\n", json_is(g_lines[i], "busy", "mlperf") ? "mlperf" : "paper",
+                   json_num(g_lines[i], "rounds"), json_num(g_lines[i], "rate_1t"), json_num(g_lines[i], "rate_2t"),
+                   json_num(g_lines[i], "ratio"));
+    for (i = 0; i < 2; i++) {
+        const char *l = bench_line(i ? "base" : "ours", 0, "mlperf", 2, "lazy");
+        double ms, first, items;
+        if (!l) continue;
+        ms = json_num(l, "recommend_ms"), first = json_num(l, "recommend_first_ms"), items = json_num(l, "items");
+        printf("recommend top-10 of %.0f items, mlperf 2 threads, %s: %.1f ms (%.2fM pairs/s), first call %.1f ms "
+               "(%.2fM pairs/s)\n", items, i ? "base" : "ours", ms, items / ms / 1e3, first, items / first / 1e3);
+    }
+    bench_load_summary();
+    for (i = 0; i < g_nlines; i++) {
+        const char *l = g_lines[i];
+        if (!json_is(l, "case", "fold_in")) continue;
+        printf("fold-in of a user with 50 items, %s, %.0f steps, 1 thread: %.2f ms (target <= %s)\n",
+               json_is(l, "config", "mlperf") ? "mlperf" : "paper", json_num(l, "steps"), json_num(l, "ms"),
+               json_is(l, "config", "mlperf") ? "50" : "5");
+        if (json_num(l, "users_per_s") > 0) {
+            double ups = json_num(l, "users_per_s"), flop = ups * json_num(l, "items") * json_num(l, "score_flop");
+            printf("top-10 of every user, mlperf (%.0f items), %.0f threads: %.1f users/s, %.1f GFLOP/s of scoring",
+                   json_num(l, "items"), json_num(l, "threads"), ups, flop / 1e9);
+            if (peak2 > 0) printf(" = %.1f%% of peak.c's %.1f GFLOP/s (target >= 50%%)", 100 * flop / 1e9 / peak2, peak2);
+            printf("\n  an allow-list of 1,000 candidates %.3f ms against the catalogue's %.3f ms (%.3f of it; 1,000 of "
+                   "%.0f items is %.3f)\n", json_num(l, "allow1000_ms"), json_num(l, "catalogue_ms"),
+                   json_num(l, "allow1000_ms") / json_num(l, "catalogue_ms"), json_num(l, "items"), 1000 / json_num(l, "items"));
+        }
+    }
+    for (i = 0; i < g_nlines; i++)
+        if (json_is(g_lines[i], "case", "serve_ids"))
+            printf("serving by string id / by integer id (top-10, mlperf, 138,493 x 26,744, 200 users, medians of 5 "
+                   "rounds): %.2f ms / %.2f ms = %.2fx (target <= 1.2)\n", json_num(g_lines[i], "text_ms"),
+                   json_num(g_lines[i], "int_ms"), json_num(g_lines[i], "ratio"));
+    if (peak2 > 0) {
+        double flop = dense_flop_per_example(&mc), ceiling = peak2 * 1e9 / flop;
+        printf("MLPerf: %.3f MFLOP per example (dense layers: forward, dW, dx); peak.c %.1f GFLOP/s on 2 threads "
+               "-> ceiling %.0f ex/s\n", flop / 1e6, peak2, ceiling);
+        for (i = 0; i < 2; i++) {
+            double r = bench_rate(i ? "base" : "ours", 0, "mlperf", 2, "lazy");
+            if (r > 0) printf("  mlperf 2 lazy, %s: %.0f ex/s = %.1f%% of the ceiling\n", i ? "base" : "ours", r, 100 * r / ceiling);
+        }
+    }
+    return 0;
+}
+
+/* Loader speed: the paper's ml-1m split, and a 20M-line ratings.csv written here. */
+static int bench_load(void)
+{
+    ncf_dataset d;
+    double t, t1m = -1;
+    char ml1m[1024];
+    snprintf(ml1m, sizeof ml1m, "%s/ml-1m-ncf/ml-1m", data_dir());
+    t = now_s();
+    if (*data_dir() && ncf_load_dataset(&d, ml1m, NULL) == NCF_OK) t1m = now_s() - t, ncf_dataset_free(&d);
+    printf("{\"case\":\"load\",\"ml1m_split_s\":%.2f}\n", t1m);
+    return 0;
+}
+
+/* An ml-20m-sized ratings.csv (138,493 users, 26,744 items, 20,000,263 lines) with integer ids,
+   or with every id written as a 16-character string ("u000000000000017"). */
+static int bench_write_ratings(const char *path, int text)
+{
+    ncf_dataset d;
+    FILE *f;
+    int u;
+    int64_t k;
+    if (ncf_synthetic(&d, 138493, 26744, 20000263, 16, 1) != NCF_OK || !(f = fopen(path, "w"))) return 1;
+    fprintf(f, "userId,movieId,rating,timestamp\n");
+    for (u = 0; u < d.num_users; u++)
+        for (k = d.user_ptr[u]; k <= d.user_ptr[u + 1]; k++) {
+            int item = k < d.user_ptr[u + 1] ? d.items[k] : d.test_item[u];
+            long long ts = k < d.user_ptr[u + 1] ? 1100000000LL + k : 1500000000LL + u;
+            if (text) fprintf(f, "u%015d,i%015d,%.1f,%lld\n", u + 1, item + 1, 0.5 * (1 + (k % 10)), ts);
+            else fprintf(f, "%d,%d,%.1f,%lld\n", u + 1, item + 1, 0.5 * (1 + (k % 10)), ts);
+        }
+    ncf_dataset_free(&d);
+    return fclose(f) != 0;
+}
+
+/* A copy of d's ids as text, "u%015d" / "i%015d" of the integer ids (ascending as they do). */
+static int text_ids_of(const ncf_dataset *d, ncf_dataset *t)
+{
+    int k, c;
+    *t = *d;
+    t->raw_user = t->raw_item = NULL;
+    for (c = 0; c < 2; c++) {
+        int n = c ? d->num_items : d->num_users;
+        char *text = (char *)malloc((size_t)n * 16 + 1);
+        int64_t *at = (int64_t *)malloc(sizeof(int64_t) * ((size_t)n + 1));
+        if (!text || !at) return 0;
+        for (k = 0, at[0] = 0; k < n; k++) {
+            sprintf(text + (size_t)k * 16, "%c%015lld", c ? 'i' : 'u', (long long)(c ? d->raw_item[k] : d->raw_user[k]));
+            at[k + 1] = at[k] + 16;
+        }
+        if (c) t->item_text = text, t->item_text_at = at;
+        else t->user_text = text, t->user_text_at = at;
+    }
+    return 1;
+}
+
+/* Serving by string id against integer id: the MLPerf model (138,493 users x 26,744 items),
+   top-10 for 200 users, 5 rounds in turn; by string includes finding the user and naming
+   the 10 items. */
+static int bench_serve_ids(void)
+{
+    ncf_dataset d, t;
+    ncf_model *mi = NULL, *mt = NULL;
+    ncf_config c = ncf_config_mlperf();
+    ncf_rec_opts ro = ncf_rec_opts_default();
+    double ti[5], tt[5], mid_i, mid_t;
+    int r, j, q, same = 1;
+    if (ncf_synthetic(&d, 138493, 26744, 3000000, 16, 1) != NCF_OK) return 1;
+    c.num_users = d.num_users, c.num_items = d.num_items;
+    if (ncf_model_create(&mi, &c) != NCF_OK || ncf_model_create(&mt, &c) != NCF_OK || ncf_model_set_ids(mi, &d) != NCF_OK ||
+        !text_ids_of(&d, &t) || ncf_model_set_ids(mt, &t) != NCF_OK) {
+        fprintf(stderr, "bench: %s\n", ncf_error_text());
+        return 1;
+    }
+    free(t.user_text), free(t.item_text), free(t.user_text_at), free(t.item_text_at);
+    for (r = 0; r < 5; r++)
+        for (q = 0; q < 2; q++) {
+            double t0 = now_s();
+            for (j = 0; j < 200; j++) {
+                int u = (int)((uint64_t)j * 7919 % (uint64_t)d.num_users), k, n;
+                int64_t items[10];
+                int32_t idx[10];
+                float sc[10];
+                char name[32], id[NCF_MAX_ID_BYTES + 1];
+                if (q == 0) {
+                    n = ncf_recommend(mi, d.raw_user[u], 10, NCF_EXCLUDE_RATED, items, sc);
+                } else {
+                    snprintf(name, sizeof name, "u%015lld", (long long)d.raw_user[u]);
+                    n = ncf_recommend_index(mt, ncf_user_index(mt, name), &ro, idx, sc);
+                    for (k = 0; k < n; k++) {
+                        ncf_item_id(mt, idx[k], id, sizeof id);
+                        same &= atoll(id + 1) == d.raw_item[idx[k]];
+                    }
+                }
+                same &= n == 10;
+            }
+            (q ? tt : ti)[r] = (now_s() - t0) / 200;
+        }
+    mid_i = median(ti, 5), mid_t = median(tt, 5);
+    printf("{\"case\":\"serve_ids\",\"int_ms\":%.3f,\"text_ms\":%.3f,\"ratio\":%.3f,\"same\":%d}\n", 1e3 * mid_i,
+           1e3 * mid_t, mid_t / mid_i, same);
+    ncf_model_free(mi), ncf_model_free(mt), ncf_dataset_free(&d);
+    return !same;
+}
+
+/* Serving speed (make bench): a fold-in of a user with 50 interactions (paper and MLPerf
+   configs, one thread, every step included, median of 21); top-10 for many users at once on
+   the MLPerf model (138,493 users x 26,744 items; a fixed sample of 512 users, on all
+   threads): users per second and the scores' FLOPs against the machine's peak (the summary);
+   an allow-list of 1,000 candidates against the catalogue. */
+static int bench_serving(void)
+{
+    ncf_dataset d;
+    ncf_model *m = NULL;
+    int cfgs, k, j, T = ncf_get_threads();
+    for (cfgs = 0; cfgs < 2; cfgs++) {
+        ncf_config c = cfgs ? ncf_config_mlperf() : ncf_config_default();
+        ncf_fold_opts fo = ncf_fold_opts_default();
+        int users = cfgs ? 138493 : 6040, items = cfgs ? 26744 : 3706;
+        double t[21], macs = 0;
+        int32_t given[50];
+        float *row;
+        if (ncf_synthetic(&d, users, items, cfgs ? 3000000 : 600000, 16, 1) != NCF_OK) return 1;
+        c.num_users = d.num_users, c.num_items = d.num_items;
+        if (ncf_model_create(&m, &c) != NCF_OK || ncf_model_set_ids(m, &d) != NCF_OK) return 1;
+        row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(m));
+        for (j = 0; j < 50; j++) given[j] = (int32_t)((j * 7919 + 13) % items);
+        ncf_set_threads(1);
+        for (k = 0; k < 21; k++) {
+            double t0 = now_s();
+            fo.seed = (uint64_t)k + 1;
+            if (ncf_fold_in(m, given, 50, &fo, row) != NCF_OK) return 1;
+            t[k] = now_s() - t0;
+        }
+        ncf_set_threads(T);
+        for (j = 2; j <= m->scratch->nd; j++) macs += (double)c.layers[j - 1] * c.layers[j];
+        macs += m->scratch->F + m->scratch->top;
+        printf("{\"case\":\"fold_in\",\"config\":\"%s\",\"items_given\":50,\"steps\":%d,\"ms\":%.3f,\"score_flop\":%.0f",
+               cfgs ? "mlperf" : "paper", fo.steps, 1e3 * median(t, 21), 2 * macs);
+        if (cfgs) { /* many users at once; an allow-list */
+            enum { N = 512, K = 10 };
+            static int32_t ulist[N], top[N * K], allow[1000];
+            static float sc[N * K];
+            static int counts[N];
+            ncf_rec_opts o = ncf_rec_opts_default();
+            double ta[5], tc[5], tl[5];
+            for (j = 0; j < N; j++) ulist[j] = (int32_t)((uint64_t)j * 104729 % (uint64_t)users);
+            for (j = 0; j < 1000; j++) allow[j] = (int32_t)((j * 26737 + 5) % items);
+            for (k = 0; k < 5; k++) {
+                double t0 = now_s();
+                if (ncf_recommend_users(m, ulist, N, &o, top, sc, counts) != NCF_OK) return 1;
+                ta[k] = now_s() - t0;
+                o.allow = NULL, t0 = now_s();
+                for (j = 0; j < 20; j++) ncf_recommend_index(m, ulist[j], &o, top, sc);
+                tc[k] = (now_s() - t0) / 20;
+                o.allow = allow, o.num_allow = 1000, t0 = now_s();
+                for (j = 0; j < 20; j++) ncf_recommend_index(m, ulist[j], &o, top, sc);
+                tl[k] = (now_s() - t0) / 20;
+                o.allow = NULL;
+            }
+            printf(",\"threads\":%d,\"users_per_s\":%.1f,\"items\":%d,\"catalogue_ms\":%.3f,\"allow1000_ms\":%.3f", T,
+                   N / median(ta, 5), items, 1e3 * median(tc, 5), 1e3 * median(tl, 5));
+        }
+        printf("}\n");
+        free(row);
+        ncf_model_free(m), m = NULL;
+        ncf_dataset_free(&d);
+    }
+    return 0;
+}
+
+/* Growth against training from scratch, on a MovieLens ratings file with timestamps
+   (ml-100k's u.data; the ml-1m split here has none): each user's latest rating held out (the
+   one before it for validation, 99 sampled negatives); a NeuMF trained 10 epochs on the
+   earlier 90% of the ratings by time (less the held-out ones: yesterday's model has not seen
+   today's test), then grown to all of them and trained on, against one trained on all of them
+   from the start. Each side's epoch is the one its validation HR picks; its test HR and the
+   seconds to get there (the first 10 epochs included) are reported. */
+static int bench_growth(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *text, *early_text;
+    size_t len, n_early = 0;
+    int64_t *ts, n = 0, cut, k;
+    ncf_dataset full, early;
+    ncf_load_opts lo = ncf_load_opts_default(), le = ncf_load_opts_default();
+    ncf_config c = ncf_config_default();
+    ncf_sampler s;
+    ncf_eval_opts eo = ncf_eval_opts_default();
+    int side, e;
+    if (!f) { fprintf(stderr, "bench: %s: cannot open\n", path); return 1; }
+    fseek(f, 0, SEEK_END), len = (size_t)ftell(f), fseek(f, 0, SEEK_SET);
+    text = (char *)malloc(len + 1), early_text = (char *)malloc(len + 1), ts = (int64_t *)malloc(sizeof(int64_t) * (len / 8 + 1));
+    if (!text || !early_text || !ts || fread(text, 1, len, f) != len) return 1;
+    fclose(f);
+    text[len] = 0;
+    for (k = 0; k < (int64_t)len; k = strchr(text + k, '\n') ? strchr(text + k, '\n') - text + 1 : (int64_t)len) {
+        const char *q = text + k;
+        int tabs = 0;
+        while (*q && *q != '\n' && tabs < 3) tabs += *q++ == '\t';
+        ts[n++] = atoll(q);
+    }
+    lo.validation = 1, lo.seed = 1, le.holdout = NCF_HOLDOUT_NONE;
+    if (ncf_load_dataset_mem(&full, "all", text, len, &lo) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
+    {
+        int64_t *sorted = (int64_t *)malloc(sizeof(int64_t) * (size_t)n), j = 0;
+        memcpy(sorted, ts, sizeof(int64_t) * (size_t)n);
+        qsort(sorted, (size_t)n, sizeof *sorted, ncf__cmp_i64);
+        cut = sorted[n * 9 / 10];
+        free(sorted);
+        for (k = 0; k < (int64_t)len; j++) { /* the lines up to the cut, in file order, less the held-out */
+            const char *nl = strchr(text + k, '\n');
+            size_t l = nl ? (size_t)(nl - text - k + 1) : len - (size_t)k;
+            char uid[32], iid[32];
+            int u, i;
+            sscanf(text + k, "%31s %31s", uid, iid);
+            u = ncf_dataset_user_index(&full, uid), i = ncf_dataset_item_index(&full, iid);
+            if (ts[j] <= cut && u >= 0 && i != full.test_item[u] && i != full.val_item[u])
+                memcpy(early_text + n_early, text + k, l), n_early += l;
+            k += (int64_t)l;
+        }
+    }
+    if (ncf_load_dataset_mem(&early, "earlier 90%", early_text, n_early, &le) != NCF_OK) {
+        fprintf(stderr, "bench: %s\n", ncf_error_text());
+        return 1;
+    }
+    for (side = 0; side < 2; side++) {
+        double t0 = now_s(), bv = -1, bt = 0, btest = 0;
+        int be = 0;
+        ncf_model *m = NULL;
+        ncf_metrics mv, mt;
+        if (side) { /* yesterday's model: 10 epochs on the earlier ratings, then grown */
+            c.num_users = early.num_users, c.num_items = early.num_items;
+            if (ncf_model_create(&m, &c) != NCF_OK || ncf_model_set_ids(m, &early) != NCF_OK ||
+                ncf_sampler_init(&s, &early, 4, 1) != NCF_OK)
+                return 1;
+            for (e = 1; e <= 10; e++) ncf_train_epoch(m, &s, e, NULL, NULL, NULL);
+            printf("{\"case\":\"growth_early\",\"ratings\":%lld,\"users\":%d,\"items\":%d,\"s\":%.2f}\n",
+                   (long long)early.report.interactions, early.num_users, early.num_items, now_s() - t0);
+            if (ncf_model_grow(&m, &full) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
+        } else {
+            c.num_users = full.num_users, c.num_items = full.num_items;
+            if (ncf_model_create(&m, &c) != NCF_OK || ncf_model_set_ids(m, &full) != NCF_OK) return 1;
+        }
+        if (ncf_sampler_init(&s, &full, 4, 1) != NCF_OK) return 1;
+        for (e = 1; e <= 20; e++) {
+            double t;
+            ncf_train_epoch(m, &s, (int)m->epoch + 1, NULL, NULL, NULL);
+            t = now_s() - t0;
+            eo.target = NCF_EVAL_VALIDATION, ncf_evaluate_with(m, &full, &eo, &mv);
+            eo.target = NCF_EVAL_TEST, ncf_evaluate_with(m, &full, &eo, &mt);
+            printf("{\"case\":\"growth_epoch\",\"side\":\"%s\",\"epoch\":%d,\"val_hr\":%.4f,\"test_hr\":%.4f,\"s\":%.2f}\n",
+                   side ? "grown" : "scratch", e, mv.hr, mt.hr, t);
+            if (mv.hr > bv) bv = mv.hr, be = e, bt = t, btest = mt.hr;
+        }
+        printf("{\"case\":\"growth\",\"side\":\"%s\",\"ratings\":%lld,\"best_epoch\":%d,\"val_hr\":%.4f,\"test_hr\":%.4f,"
+               "\"s_to_best\":%.2f}\n", side ? "grown" : "scratch", (long long)full.report.interactions, be, bv, btest, bt);
+        ncf_model_free(m);
+    }
+    ncf_dataset_free(&full), ncf_dataset_free(&early);
+    free(text), free(early_text), free(ts);
+    return 0;
+}
+
+/* ------------------------------------------------ fold-in quality (bench) */
+/* A copy of d without the training positives of the users marked in out[] (their held-out
+   items stay). */
+static int without_training_of(const ncf_dataset *d, const uint8_t *out, ncf_dataset *t)
+{
+    int u;
+    int64_t k, w = 0;
+    memset(t, 0, sizeof *t);
+    *t = *d;
+    t->user_ptr = (int64_t *)NCF_MALLOC(sizeof(int64_t) * ((size_t)d->num_users + 1));
+    t->items = (int32_t *)NCF_MALLOC(sizeof(int32_t) * (size_t)(d->num_train ? d->num_train : 1));
+    t->train_user = (int32_t *)NCF_MALLOC(sizeof(int32_t) * (size_t)(d->num_train ? d->num_train : 1));
+    t->test_item = (int32_t *)NCF_MALLOC(sizeof(int32_t) * (size_t)d->num_users);
+    t->eval_neg = (int32_t *)NCF_MALLOC(sizeof(int32_t) * (size_t)d->num_users * (size_t)d->num_eval_neg);
+    t->raw_user = (int64_t *)NCF_MALLOC(sizeof(int64_t) * (size_t)d->num_users);
+    t->raw_item = (int64_t *)NCF_MALLOC(sizeof(int64_t) * (size_t)d->num_items);
+    t->val_item = d->val_item ? (int32_t *)NCF_MALLOC(sizeof(int32_t) * (size_t)d->num_users) : NULL;
+    t->val_neg = d->val_item ? (int32_t *)NCF_MALLOC(sizeof(int32_t) * (size_t)d->num_users * (size_t)d->num_val_neg) : NULL;
+    t->recent_item = NULL, t->user_text = t->item_text = NULL, t->user_text_at = t->item_text_at = NULL, t->groups = NULL;
+    if (!t->user_ptr || !t->items || !t->train_user || !t->test_item || !t->eval_neg || !t->raw_user || !t->raw_item) return 0;
+    memcpy(t->test_item, d->test_item, sizeof(int32_t) * (size_t)d->num_users);
+    memcpy(t->eval_neg, d->eval_neg, sizeof(int32_t) * (size_t)d->num_users * (size_t)d->num_eval_neg);
+    memcpy(t->raw_user, d->raw_user, sizeof(int64_t) * (size_t)d->num_users);
+    memcpy(t->raw_item, d->raw_item, sizeof(int64_t) * (size_t)d->num_items);
+    if (d->val_item) {
+        memcpy(t->val_item, d->val_item, sizeof(int32_t) * (size_t)d->num_users);
+        memcpy(t->val_neg, d->val_neg, sizeof(int32_t) * (size_t)d->num_users * (size_t)d->num_val_neg);
+    }
+    for (u = 0, t->user_ptr[0] = 0; u < d->num_users; u++) {
+        if (!out[u])
+            for (k = d->user_ptr[u]; k < d->user_ptr[u + 1]; k++) t->items[w] = d->items[k], t->train_user[w++] = u;
+        t->user_ptr[u + 1] = w;
+    }
+    t->num_train = w;
+    return 1;
+}
+
+/* HR@10, NDCG@10 of the held-out users (out[]) on the target's candidates: model rows
+   (urow NULL) or rows folded in from each user's training items with fo. */
+static void heldout_metrics(const ncf_model *m, const ncf_dataset *d, const uint8_t *out, int target,
+                            const ncf_fold_opts *fo, double *hr, double *ndcg, double *ms)
+{
+    int u, users = 0, nn = target ? d->num_val_neg : d->num_eval_neg;
+    float *row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(m)), *sc = (float *)malloc(sizeof(float) * (size_t)(nn + 1));
+    int32_t *cand = (int32_t *)malloc(sizeof(int32_t) * (size_t)(nn + 1));
+    double h = 0, g = 0, t0 = now_s();
+    for (u = 0; u < d->num_users; u++) {
+        int32_t t = target ? d->val_item[u] : d->test_item[u];
+        int j, r = 0, n = (int)(d->user_ptr[u + 1] - d->user_ptr[u]);
+        if (!out[u] || t < 0 || n == 0) continue;
+        if (fo) ncf_fold_in(m, d->items + d->user_ptr[u], n, fo, row);
+        cand[0] = t;
+        memcpy(cand + 1, (target ? d->val_neg : d->eval_neg) + (size_t)u * nn, sizeof(int32_t) * (size_t)nn);
+        ncf_predict_items(m, u, fo ? row : NULL, cand, nn + 1, sc);
+        for (j = 1; j <= nn; j++) r += cand[j] != t && sc[j] >= sc[0];
+        users++;
+        if (r < 10) h += 1, g += log(2.0) / log(r + 2.0);
+    }
+    *hr = h / users, *ndcg = g / users, *ms = 1e3 * (now_s() - t0) / users;
+    free(row), free(sc), free(cand);
+}
+
+/* Popularity on the held-out users' test candidates (training counts of everyone else). */
+static double heldout_popularity(const ncf_dataset *trained_on, const ncf_dataset *d, const uint8_t *out)
+{
+    double *pop = (double *)calloc((size_t)d->num_items, sizeof(double)), h = 0;
+    int u, users = 0;
+    int64_t k;
+    for (k = 0; k < trained_on->num_train; k++) pop[trained_on->items[k]] += 1;
+    for (u = 0; u < d->num_users; u++) {
+        int j, r = 0;
+        if (!out[u] || d->test_item[u] < 0) continue;
+        for (j = 0; j < d->num_eval_neg; j++) r += pop[d->eval_neg[(size_t)u * d->num_eval_neg + j]] >= pop[d->test_item[u]];
+        users++, h += r < 10;
+    }
+    free(pop);
+    return h / users;
+}
+
+/* Trains epochs 1..E, keeping the epoch whose validation HR over the users not held out is
+   best (a copy in *best). */
+static int train_best(ncf_model *m, const ncf_dataset *t, const uint8_t *out, int E, ncf_model **best, int *best_epoch)
+{
+    ncf_sampler s;
+    uint8_t *in = (uint8_t *)malloc((size_t)t->num_users);
+    double bh = -1, hr, nd, ms;
+    int e, u;
+    void *buf;
+    size_t len;
+    for (u = 0; u < t->num_users; u++) in[u] = !out[u];
+    if (ncf_sampler_init(&s, t, m->cfg.num_neg, m->cfg.seed) != NCF_OK) return 0;
+    for (e = 1; e <= E; e++) {
+        if (ncf_train_epoch(m, &s, e, NULL, NULL, NULL) != NCF_OK) return 0;
+        heldout_metrics(m, t, in, 1, NULL, &hr, &nd, &ms);
+        if (hr > bh && ncf_save_mem(m, NCF_SAVE_MODEL, &buf, &len) == NCF_OK) {
+            ncf_model_free(*best), *best = NULL;
+            ncf_load_mem(best, buf, len), ncf_free(buf);
+            bh = hr, *best_epoch = e;
+        }
+    }
+    free(in);
+    return *best != NULL;
+}
+
+/* Fold-in against training: 10% of the users of the paper's ml-1m split held out entirely
+   (seeded), a model trained on the rest, each held-out user folded in from its training items;
+   the fold-in's steps, learning rate and L2 chosen on those users' validation items, its test
+   figures against the same users trained normally and against popularity. */
+static int bench_foldin(const char *prefix, const char *which)
+{
+    ncf_load_opts lo = ncf_load_opts_default();
+    ncf_dataset d, t;
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL, *full = NULL, *best = NULL, *best_full = NULL;
+    uint8_t *out;
+    int u, E = 20, be = 0, bf = 0, held = 0, si, li, gi;
+    static const int steps[] = {10, 20, 40};
+    static const float lrs[] = {0.01f, 0.03f, 0.1f}, l2s[] = {0.0f, 0.01f, 0.1f};
+    ncf_fold_opts fo = ncf_fold_opts_default(), chosen = fo;
+    double hr, nd, ms, bv = -1, fh, fn;
+    lo.validation = 1, lo.seed = 1;
+    if (ncf_load_dataset(&d, prefix, &lo) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
+    out = (uint8_t *)calloc((size_t)d.num_users, 1);
+    for (u = 0; u < d.num_users; u++) held += out[u] = (ncf__mix64(7 + (uint64_t)u) % 10) == 0;
+    if (!strcmp(which, "mf")) c.model = NCF_MF, c.mf_dim = 256, c.lr = 0.002f, c.mf_reg = 0.003f, E = 15;
+    c.num_users = d.num_users, c.num_items = d.num_items;
+    if (!without_training_of(&d, out, &t) || ncf_model_create(&m, &c) != NCF_OK || ncf_model_set_ids(m, &d) != NCF_OK ||
+        ncf_model_create(&full, &c) != NCF_OK || ncf_model_set_ids(full, &d) != NCF_OK ||
+        !train_best(m, &t, out, E, &best, &be) || !train_best(full, &d, out, E, &best_full, &bf)) {
+        fprintf(stderr, "bench: %s\n", ncf_error_text());
+        return 1;
+    }
+    for (si = 0; si < 3; si++)
+        for (li = 0; li < 3; li++)
+            for (gi = 0; gi < 3; gi++) {
+                fo.steps = steps[si], fo.lr = lrs[li], fo.l2 = l2s[gi];
+                heldout_metrics(best, &d, out, 1, &fo, &hr, &nd, &ms);
+                printf("{\"case\":\"foldin_grid\",\"model\":\"%s\",\"steps\":%d,\"lr\":%g,\"l2\":%g,\"val_hr\":%.4f,\"ms\":%.2f}\n",
+                       which, fo.steps, fo.lr, fo.l2, hr, ms);
+                if (hr > bv) bv = hr, chosen = fo;
+            }
+    heldout_metrics(best, &d, out, 0, &chosen, &hr, &nd, &ms);
+    heldout_metrics(best_full, &d, out, 0, NULL, &fh, &fn, &ms);
+    printf("{\"case\":\"foldin\",\"model\":\"%s\",\"held_users\":%d,\"epoch\":%d,\"full_epoch\":%d,\"steps\":%d,\"lr\":%g,"
+           "\"l2\":%g,\"val_hr\":%.4f,\"test_hr\":%.4f,\"test_ndcg\":%.4f,\"trained_hr\":%.4f,\"trained_ndcg\":%.4f,"
+           "\"popularity_hr\":%.4f}\n", which, held, be, bf, chosen.steps, chosen.lr, chosen.l2, bv, hr, nd, fh, fn,
+           heldout_popularity(&t, &d, out));
+    ncf_model_free(m), ncf_model_free(full), ncf_model_free(best), ncf_model_free(best_full);
+    ncf_dataset_free(&t), ncf_dataset_free(&d), free(out);
+    return 0;
+}
+
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && !strcmp(argv[1], "--summary")) return bench_summary(argv[2], argv[3]);
+    if (argc == 3 && !strcmp(argv[1], "--busy")) return bench_busy(argv[2]);
+    if (argc == 2 && !strcmp(argv[1], "load")) return bench_load();
+    if (argc == 2 && !strcmp(argv[1], "serve-ids")) return bench_serve_ids();
+    if (argc == 2 && !strcmp(argv[1], "serving")) return bench_serving();
+    if (argc == 3 && !strcmp(argv[1], "growth")) return bench_growth(argv[2]);
+    if (argc == 4 && !strcmp(argv[1], "foldin")) return bench_foldin(argv[2], argv[3]);
+    if (argc == 4 && !strcmp(argv[1], "write-ratings")) return bench_write_ratings(argv[2], !strcmp(argv[3], "text"));
+    if (argc == 4) return bench_case(argv[1], atoi(argv[2]), argv[3]);
+    fprintf(stderr, "usage: bench paper|mlperf THREADS lazy|dense (and the modes at the top of tests/bench.c)\n");
+    return 2;
+}

@@ -1,0 +1,167 @@
+#!/bin/sh
+# tests/demo_checks.sh BUILD DEMO... - the demo run as a user runs it, and the README's
+# example built with the README's compile line and run (make test; make windows runs the
+# first check with its demo.exe under wine: DEMO is then that command). Each check prints
+# "name ... ok" (or FAILED and its log) and records pass or fail in BUILD/checks. Needs the
+# example logs in BUILD (tests --write-logs BUILD).
+#   ONLY=save_best tests/demo_checks.sh BUILD wine build/demo.exe     one check
+B=$1
+shift
+DEMO="$*"
+SYN="--synthetic_users 300 --synthetic_items 200 --synthetic_ratings 9000"
+
+check() { # NAME FUNCTION
+    printf '%s ... ' "$1"
+    if $2 > "$B/check.log" 2>&1; then echo ok; echo pass >> "$B/checks"
+    else echo FAILED; cat "$B/check.log"; echo fail >> "$B/checks"; fi
+}
+demo() { $DEMO "$@"; }
+
+# --save_best over 4 epochs, then --load of its file: that prints the best epoch's HR and
+# NDCG, which a last-epoch file would not
+save_best() {
+    demo $SYN --train_epochs 4 --save_best "$B/best.ncf" > "$B/best.log" &&
+        demo $SYN --load "$B/best.ncf" --train_epochs 0 > "$B/best_load.log" &&
+        b=$(tr -d '\r' < "$B/best.log" | # (Windows writes CRLF)
+            sed -n 's/^Best: iteration \([0-9]*\), \(HR = [0-9.]*, NDCG = [0-9.]*\)$/Iteration \1: \2,/p') &&
+        [ -n "$b" ] && grep -q "^$b" "$B/best_load.log"
+}
+check "demo --save_best keeps the best epoch" save_best
+[ "${ONLY:-}" = save_best ] && exit 0
+
+no_folder() {
+    ! demo $SYN --save "$B/no_such_dir/m.ncf" > "$B/nodir.log" 2>&1 && grep -q 'cannot create' "$B/nodir.log" &&
+        ! grep -q Iteration "$B/nodir.log"
+}
+check "demo stops before training when --save cannot be written" no_folder
+
+own_seed() {
+    demo $SYN --seed 3 --train_epochs 2 --save "$B/s3.ncf" > "$B/s3.log" &&
+        demo $SYN --load "$B/s3.ncf" --train_epochs 0 > "$B/s3_load.log" &&
+        grep -q "^$(grep -o '^Iteration 2: HR = [0-9.]*, NDCG = [0-9.]*' "$B/s3.log")," "$B/s3_load.log"
+}
+check "demo --load evaluates with the model's own seed" own_seed
+
+lacking_ids() {
+    printf '1::10::5::1\n1::20::5::2\n2::10::5::1\n2::30::5::2\n' > "$B/ids_a.dat" &&
+        printf '1::10::5::1\n1::20::5::2\n3::10::5::1\n3::30::5::2\n' > "$B/ids_b.dat" &&
+        demo --data "$B/ids_a.dat" --min_ratings 1 --eval_negatives 1 --train_epochs 1 --save "$B/ids.ncf" > /dev/null &&
+        ! $DEMO --data "$B/ids_b.dat" --min_ratings 1 --eval_negatives 1 --load "$B/ids.ncf" --train_epochs 0 > "$B/ids.log" 2>&1 &&
+        grep -q 'the data lacks 1 of the model.s users' "$B/ids.log"
+}
+check "demo --load refuses data that lacks ids of the model" lacking_ids
+
+flags() {
+    demo $SYN --train_epochs=1 --seed=2 > "$B/flags.log" && grep -q '^Iteration 1:' "$B/flags.log" &&
+        ! $DEMO --trian_epochs 3 2> "$B/flags.log" && grep -q "unknown flag '--trian_epochs'" "$B/flags.log" &&
+        ! $DEMO --beta2 0.99999999 2> "$B/flags.log" && grep -q 'rounds to 1' "$B/flags.log"
+}
+check "demo flags: --flag=value; a misspelt flag is unknown; --beta2 that rounds to 1 refused" flags
+
+saves_first() {
+    rm -f "$B/rec.ncf" && ! $DEMO $SYN --train_epochs 1 --save "$B/rec.ncf" --recommend 999999 > "$B/rec.log" 2>&1 &&
+        test -f "$B/rec.ncf"
+}
+check "demo saves before --recommend of an unknown user" saves_first
+
+# the best epoch by validation HR (the CSV's first maximum of column 9) is the one whose test
+# line the demo reports under "Best by validation"
+validation() {
+    demo $SYN --validation --train_epochs 4 --log "$B/val.csv" > "$B/val.log" &&
+        n=$(awk -F, 'NR > 1 && $9 != "" && (b == "" || $9 > b) { b = $9; n = $1 } END { print n }' "$B/val.csv") &&
+        grep -q "^Best by validation HR@10: iteration $n " "$B/val.log" &&
+        [ "$(grep -A1 "^Iteration $n:" "$B/val.log" | sed -n 2p)" = "$(grep -A1 '^Best by validation' "$B/val.log" | sed -n 2p)" ]
+}
+check "demo --validation reports the test figures of the validation-best epoch" validation
+
+log_rows() {
+    demo $SYN --train_epochs 3 --epochs_between_evals 2 --log "$B/every.csv" > /dev/null &&
+        [ "$(cut -d, -f1,2,3 "$B/every.csv" | tail -n +2 | tr '\n' ' ' | sed 's/[0-9]\.[0-9]*/x/g')" = "popularity,,x 0,,x 1,x, 2,x,x 3,x,x " ]
+}
+check "demo --log has the popularity baseline and every epoch; the untrained model has no loss" log_rows
+
+plot() {
+    demo $SYN --validation --train_epochs 3 --plot "$B/curves.svg" > /dev/null && grep -q '</svg>' "$B/curves.svg" &&
+        grep -q 'best: epoch' "$B/curves.svg" &&
+        { ! command -v rsvg-convert > /dev/null ||
+            { rsvg-convert "$B/curves.svg" -o "$B/curves.png" && [ "$(head -c 4 "$B/curves.png" | tail -c 3)" = PNG ]; }; }
+}
+if command -v rsvg-convert > /dev/null; then check "demo --plot draws an image (rendered by rsvg-convert)" plot
+else check "demo --plot draws an image (rsvg-convert not installed: checked as text)" plot; fi
+
+plays() {
+    demo --data "$B/plays.tsv" --train_epochs 2 --recommend 7 > "$B/plays.log" &&
+        grep -q '^read as: TAB-separated, header, user=userID item=artistID rating=weight, no timestamps$' "$B/plays.log" &&
+        grep -q '^held out: one interaction per user, drawn by the seed' "$B/plays.log" &&
+        grep -q '^    popularity  HR@10' "$B/plays.log" && grep -q '^ 10  *[0-9][0-9]*  ' "$B/plays.log"
+}
+check "demo on a TAB play-count log with a header: read as written; recommends by its ids" plays
+
+books() {
+    demo --data "$B/books.csv" --min_rating 1 --train_epochs 2 --save "$B/books.ncf" --recommend 276730 > "$B/books.log" &&
+        grep -q "^read as: ';'-separated, header, user=User-ID item=ISBN rating=Book-Rating, no timestamps, item ids as text$" "$B/books.log" &&
+        grep -q '^kept .*--min_rating 1 dropped [1-9][0-9]* interactions' "$B/books.log" &&
+        grep -q '^  [1-9]  *0[0-9]*X*  ' "$B/books.log"
+}
+check "demo on a quoted ';' export with ISBN ids: --min_rating; the ids come back as written" books
+
+holdout_none() {
+    demo --data "$B/books.csv" --holdout none --train_epochs 1 --save "$B/none.ncf" > "$B/none.log" &&
+        grep -q '^No evaluation' "$B/none.log" && ! grep -q '^Iteration' "$B/none.log" && test -s "$B/none.ncf"
+}
+check "demo --holdout none trains on everything and saves; nothing to evaluate" holdout_none
+
+planted() {
+    echo precious > "$B/victim" && ln -sf victim "$B/pl.ncf.demo-write-check" &&
+        demo $SYN --train_epochs 1 --save "$B/pl.ncf" > /dev/null && [ "$(cat "$B/victim")" = precious ] &&
+        ! $DEMO $SYN --save "$B" > "$B/sv.log" 2>&1 && grep -q 'not a regular file' "$B/sv.log" &&
+        ! $DEMO $SYN --save '' > "$B/sv.log" 2>&1 && grep -q 'an empty path' "$B/sv.log" && ! grep -q '^Iteration' "$B/sv.log"
+}
+check "demo checks --save before training and writes nothing through a planted name" planted
+
+int8_checkpoints() {
+    ! $DEMO $SYN --int8 --checkpoint_every 1 --save "$B/i8.ncf" > "$B/i8.log" 2>&1 &&
+        grep -q 'cannot resume a run exactly' "$B/i8.log" && ! test -f "$B/i8.ncf"
+}
+check "demo refuses --int8 checkpoints (they cannot resume exactly)" int8_checkpoints
+
+diverges() {
+    rm -f "$B/div.ncf" && ! $DEMO $SYN --optimizer sgd --learning_rate 100 --train_epochs 6 --save "$B/div.ncf" > "$B/div.log" 2>&1 &&
+        grep -q 'saved the last finite model' "$B/div.log" && demo $SYN --load "$B/div.ncf" --train_epochs 0 > /dev/null
+}
+check "demo saves the last finite model when training diverges" diverges
+
+serves() {
+    demo --load "$B/books.ncf" --recommend 276730,276731 --recommend_for 034545104X,0440213321 --similar 034545104X \
+        --recommend_k 3 > "$B/serve.log" &&
+        [ "$(grep -c '^Top 3 for user 2767' "$B/serve.log")" = 2 ] &&
+        grep -q '^Top 3 for a new user with 2 items .folded in' "$B/serve.log" &&
+        grep -q '^The 3 items most like 034545104X' "$B/serve.log" && ! grep -q '^Iteration' "$B/serve.log" &&
+        printf '0440213324\n034545107X\n' > "$B/allow.txt" &&
+        demo --load "$B/books.ncf" --recommend 276730 --allow "$B/allow.txt" > "$B/allow.log" &&
+        [ "$(grep -c '^  [12]  ' "$B/allow.log")" -le 2 ] &&
+        ! grep -v '^  [12]  \(0440213324\|034545107X\)  \|^Top\|^serving' "$B/allow.log"
+}
+check "demo serves from a model file alone: users; a new user's items; similar items; an allow-list" serves
+
+recommend_all() {
+    demo --load "$B/books.ncf" --recommend_all "$B/all.csv" --recommend_k 2 --probabilities > /dev/null 2>&1 &&
+        [ "$(head -n 1 "$B/all.csv")" = "user,rank,item,probability" ] && [ "$(wc -l < "$B/all.csv")" = 801 ]
+}
+check "demo --recommend_all writes every user's top K as user,rank,item,score" recommend_all
+
+grows() {
+    head -n 8000 "$B/books.csv" > "$B/older.csv" &&
+        demo --data "$B/older.csv" --holdout none --train_epochs 1 --save "$B/older.ncf" > /dev/null &&
+        demo --data "$B/books.csv" --load "$B/older.ncf" --train_epochs 2 > "$B/grow.log" &&
+        grep -q '^grew .*older.ncf to the data: 400 users' "$B/grow.log" && grep -q '^Iteration 2:' "$B/grow.log"
+}
+check "demo --load FILE --data NEWDATA grows the model and trains on" grows
+
+export_c() {
+    demo --load "$B/books.ncf" --int8 --export_c "$B/books-int8.h" > "$B/export.log" &&
+        grep -q '^exported .*books-int8.h: books_int8\[[0-9]*\], model file format 4, int8 rows$' "$B/export.log" &&
+        grep -q '__attribute__((aligned(8)))' "$B/books-int8.h" &&
+        grep -q '^static const unsigned char books_int8\[' "$B/books-int8.h"
+}
+check "demo --export_c writes the model as an aligned C array named after the file" export_c

@@ -1,0 +1,202 @@
+/* tests/harness.h - what the test suite (tests.c), the benchmarks (tests/bench.c), the MPI
+   suite (tests/mpi.c) and the fixture check (tests/fixture.c) share: ncf.h's implementation
+   behind allocator hooks that count every block and can fail the k-th allocation, the CHECK
+   macros, a scratch folder, a clock. Included once, by the one file of each program. */
+#ifndef NCF_TESTS_HARNESS_H
+#define NCF_TESTS_HARNESS_H
+/* (a helper one program does not use is no warning) */
+#if defined(__GNUC__) || defined(__clang__)
+#define SHARED static __attribute__((unused))
+#else
+#define SHARED static
+#endif
+#ifndef _WIN32
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include <stdlib.h>
+
+/* Every allocation the library makes goes through these hooks; the allocation-failure sweep
+   makes the k-th one after arming fail (g_alloc_fail_at = k), as SQLite tests itself. */
+static long g_alloc_count, g_alloc_fail_at = -1, g_alloc_calls, g_alloc_bytes;
+static long g_alloc_live; /* blocks allocated and not yet freed (the MPI tests' leak check) */
+static int alloc_fails(void) { return g_alloc_fail_at >= 0 && g_alloc_count++ == g_alloc_fail_at; }
+/* (counted atomically: serving tests allocate from several threads at once) */
+#if defined(__GNUC__) || defined(__clang__)
+#define COUNT_ADD(x, v) __atomic_fetch_add(&(x), (v), __ATOMIC_RELAXED)
+#else
+#define COUNT_ADD(x, v) ((x) += (v))
+#endif
+static void *test_malloc(size_t n)
+{
+    if (alloc_fails()) return NULL;
+    void *p;
+    COUNT_ADD(g_alloc_calls, 1), COUNT_ADD(g_alloc_bytes, (long)n);
+    if ((p = malloc(n)) != NULL) COUNT_ADD(g_alloc_live, 1);
+    return p;
+}
+static void *test_realloc(void *p, size_t n)
+{
+    void *q = alloc_fails() ? NULL : realloc(p, n);
+    if (q && !p) COUNT_ADD(g_alloc_live, 1);
+    return q;
+}
+static void test_free(void *p)
+{
+    if (p) COUNT_ADD(g_alloc_live, -1);
+    free(p);
+}
+#define NCF_MALLOC(n) test_malloc(n)
+#define NCF_REALLOC(p, n) test_realloc(p, n)
+#define NCF_FREE(p) test_free(p)
+#define NCF_IMPLEMENTATION
+#include "../ncf.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef _WIN32 /* the few POSIX calls the tests make, for MinGW (make windows) */
+#include <direct.h>
+#include <windows.h>
+#define rmdir _rmdir
+#else
+#include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <utime.h>
+#include <fcntl.h>
+#endif
+
+SHARED int g_failed_checks;
+
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            printf("    check failed at tests.c:%d: %s\n", __LINE__, #cond);             \
+            g_failed_checks++;                                                           \
+        }                                                                                \
+    } while (0)
+#define CHECKF(cond, ...)                                                                \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            printf("    check failed at tests.c:%d: %s: ", __LINE__, #cond);             \
+            printf(__VA_ARGS__);                                                         \
+            printf("\n");                                                                \
+            g_failed_checks++;                                                           \
+        }                                                                                \
+    } while (0)
+/* An expected failure: the code, and a message containing `text`. */
+#define CHECK_ERR(expr, code, text)                                                      \
+    do {                                                                                 \
+        int rc_ = (expr);                                                                \
+        CHECKF(rc_ == (code) && strstr(ncf_error_text(), (text)) != NULL,                \
+               "rc %d, message '%s', wanted %d and '%s'", rc_, ncf_error_text(), code, text); \
+    } while (0)
+
+
+#ifndef NCF_INFERENCE_ONLY
+static char g_dir[200]; /* scratch folder for the files the tests write */
+
+/* A new folder for this run's files, under the system's temporary folder. */
+SHARED int make_scratch_dir(void)
+{
+#ifdef _WIN32
+    char tmp[MAX_PATH];
+    int k;
+    if (!GetTempPathA(sizeof tmp, tmp)) return 0;
+    for (k = 0; k < 1000; k++) {
+        snprintf(g_dir, sizeof g_dir, "%sncf_tests_%lu_%d", tmp, (unsigned long)GetCurrentProcessId(), k);
+        if (_mkdir(g_dir) == 0) return 1;
+    }
+    return 0;
+#else
+    snprintf(g_dir, sizeof g_dir, "/tmp/ncf_tests_XXXXXX");
+    return mkdtemp(g_dir) != NULL;
+#endif
+}
+
+/* Files in dir whose names start with prefix ("" counts every file); with remove, deletes them. */
+SHARED int files_in_dir(const char *dir, const char *prefix, int remove_them)
+{
+    DIR *dp = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    char path[1024];
+    while (dp && (e = readdir(dp)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || strncmp(e->d_name, prefix, strlen(prefix))) continue;
+        n++;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (remove_them) remove(path);
+    }
+    if (dp) closedir(dp);
+    return n;
+}
+
+SHARED const char *path_in_dir(const char *name)
+{
+    static char buf[8][512];
+    static int k;
+    k = (k + 1) % 8;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
+    return buf[k];
+}
+
+SHARED void write_file(const char *name, const char *text)
+{
+    FILE *f = fopen(path_in_dir(name), "wb");
+    if (!f) { printf("cannot write %s\n", path_in_dir(name)); exit(2); }
+    fputs(text, f);
+    fclose(f);
+}
+
+
+#endif
+
+/* Seconds on a monotonic clock. */
+SHARED double now_s(void)
+{
+#ifdef _WIN32
+    LARGE_INTEGER f, c;
+    QueryPerformanceFrequency(&f), QueryPerformanceCounter(&c);
+    return (double)c.QuadPart / (double)f.QuadPart;
+#else
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+#endif
+}
+
+/* NCF_DATA: a folder holding the downloaded data, ml-1m-ncf/ml-1m.* (the paper's split) and
+   ml-100k/u.data (docs/data.md); "" when unset. */
+SHARED const char *data_dir(void)
+{
+    const char *d = getenv("NCF_DATA");
+    return d ? d : "";
+}
+
+#ifndef NCF_INFERENCE_ONLY
+/* The model's parameters and Adam moments, hashed: training that must give the same model
+   (another thread count, another build, MPI ranks) gives the same hash. */
+SHARED uint64_t state_hash(const ncf_model *m)
+{
+    uint64_t h = 0;
+    size_t i;
+    for (i = 0; i < m->num_params; i++) {
+        uint32_t a, b, v;
+        memcpy(&a, &m->params[i], 4), memcpy(&b, &m->adam_m[i], 4), memcpy(&v, &m->adam_v[i], 4);
+        h = ncf__mix64(h ^ a ^ ((uint64_t)b << 32)) ^ v;
+    }
+    return h;
+}
+#endif
+
+/* One named test, in a program's list of them. */
+typedef struct { const char *name; void (*fn)(void); } test_case;
+
+#endif

@@ -1,0 +1,48 @@
+#!/bin/sh
+# tests/needs.sh TARGET - installs the Debian packages a make target needs and the machine
+# lacks (when root, with apt-get), or says which to install. The one place that knows them:
+# every target that needs more than a C compiler calls it, and .ci/run calls it for the rest.
+set -eu
+need=""
+want() { command -v "$1" > /dev/null 2>&1 || need="$need $2"; } # a command, its package(s)
+want_dir() { [ -d "$1" ] || need="$need $2"; }
+case $1 in
+test) # make test: the header built by clang, tcc and C++; the demo's plot rendered
+    want make make; want cc "gcc libc6-dev"; want clang clang; want g++ g++; want tcc tcc
+    want rsvg-convert librsvg2-bin ;;
+cross)
+    for t in aarch64-linux-gnu arm-linux-gnueabihf s390x-linux-gnu; do want $t-gcc gcc-$t; done
+    want qemu-aarch64 qemu-user ;;
+windows)
+    want x86_64-w64-mingw32-gcc gcc-mingw-w64-x86-64; want wine wine ;;
+mpi)
+    want mpicc libopenmpi-dev; want mpirun openmpi-bin ;;
+device)
+    want arm-none-eabi-gcc gcc-arm-none-eabi; want_dir /usr/lib/arm-none-eabi/newlib libnewlib-arm-none-eabi
+    want qemu-system-arm qemu-system-arm
+    want riscv64-unknown-elf-gcc gcc-riscv64-unknown-elf
+    want_dir /usr/lib/picolibc/riscv64-unknown-elf picolibc-riscv64-unknown-elf
+    want qemu-system-riscv32 qemu-system-misc ;;
+wasm)
+    want clang clang; want wasm-ld lld; want_dir /usr/lib/wasm32-wasi wasi-libc
+    ls /usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a > /dev/null 2>&1 ||
+        need="$need libclang-rt-14-dev-wasm32" ;;
+web) # make web-test: Chromium, and node and npm for playwright-core
+    want chromium chromium; want node nodejs; want npm npm ;;
+fuzz) # libFuzzer's runtime is only a Recommends of clang's packages
+    want clang clang
+    if command -v clang > /dev/null 2>&1 &&
+        ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return !d + (int)n * 0; }' |
+        clang -fsanitize=fuzzer -x c - -o /dev/null > /dev/null 2>&1; then need="$need libclang-rt-dev"; fi ;;
+*)
+    echo "tests/needs.sh: unknown target '$1'" >&2
+    exit 2 ;;
+esac
+[ -z "$need" ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
+    echo "installing:$need"
+    apt-get update -qq && apt-get install -y -qq $need > /dev/null
+else
+    echo "make $1 needs:  sudo apt-get install$need"
+    exit 1
+fi
