@@ -76,89 +76,6 @@ static double now(void)
 #endif
 }
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-        "usage: demo [flags]        (no flags: train NeuMF on built-in synthetic data)\n"
-        "data:\n"
-        "  --data PATH              ratings.dat (ml-1m, ml-10m), ratings.csv (ml-20m), u.data (ml-100k),\n"
-        "                           or PREFIX of the NCF paper split (PREFIX.train.rating ...)\n"
-        "  --data_dir DIR --dataset NAME   DIR/NAME/ratings.dat|ratings.csv|u.data, or DIR/NAME.train.rating\n"
-        "  --dataset synthetic      built-in data (default); sized by --synthetic_users, --synthetic_items,\n"
-        "                           --synthetic_ratings (default 3000, 1500, 150000)\n"
-        "  --format auto|dat|csv|tab|ncf   how to read --data (default auto: the paper split by its names,\n"
-        "                           else any delimited log, its separator, header and columns found)\n"
-        "  --sep S                  the field separator: , ; tab | :: or space (runs of blanks)\n"
-        "  --header yes|no          whether the first line names the columns (default: found)\n"
-        "  --user_col C --item_col C --rating_col C --time_col C   a column by header name (case and\n"
-        "                           punctuation ignored) or 1-based number; '' for none (rating, time)\n"
-        "  --min_rating X           only interactions rated at least X are positives (default: all)\n"
-        "  --min_ratings N          drop users with fewer positives (default 0: keep all)\n"
-        "  --holdout latest|random|none   each user's test item: the latest by timestamp, one drawn by\n"
-        "                           the seed, or none (train on everything: the model to ship). Default:\n"
-        "                           latest with a timestamp column, else random\n"
-        "  --eval_negatives N       sampled negatives per test user (default: the split's file, else 99;\n"
-        "                           999 with --ml_perf)\n"
-        "model:\n"
-        "  --model neumf|gmf|mlp|mf (default neumf; mf: biases + dot product, Rendle et al. 2020)\n"
-        "  --num_factors N          GMF (MF) embedding size (default 8)\n"
-        "  --layers A,B,C,...       MLP sizes; the first is the user+item embedding (default 64,32,16,8)\n"
-        "  --mf_regularization X    L2 on GMF embeddings, MF embeddings and biases (default 0)\n"
-        "  --init_sd X              embeddings start N(0, X) (default 0.01)\n"
-        "  --pretrain_gmf FILE --pretrain_mlp FILE   start NeuMF from a GMF and an MLP saved with\n"
-        "                           --model gmf|mlp --save FILE (their factors and layers win)\n"
-        "  --alpha X                output layer alpha*GMF + (1-alpha)*MLP when pre-trained (default 0.5)\n"
-        "  --mlp_regularization A,B,...  L2 per MLP layer, the first on its embeddings (default 0)\n"
-        "training:\n"
-        "  --batch_size N           (default 256)     --eval_batch_size N   accepted, unused: eval goes by user\n"
-        "  --learning_rate X        (default 0.001)   --beta1 X --beta2 X --epsilon X  (0.9, 0.999, 1e-8)\n"
-        "  --optimizer adam|sgd     (default adam; the paper fine-tunes a pre-trained NeuMF with sgd)\n"
-        "  --adam lazy|dense        embedding moments: touched rows only, or every row as TF (default lazy)\n"
-        "  --num_neg N              negatives per positive (default 4)\n"
-        "  --train_epochs N         (default 20; 0 evaluates the initial model and stops)\n"
-        "  --epochs_between_evals N (default 1)\n"
-        "  --hr_threshold X         stop once HR >= X (default: never)\n"
-        "  --ml_perf                MLPerf preset: factors 64, layers 256,256,128,64, batch 2048,\n"
-        "                           lr 0.0005, 999 eval negatives\n"
-        "  --seed N                 (default 1)    --threads N   (default: all cores)\n"
-        "output:\n"
-        "  --top_k K                HR@K and NDCG@K (default 10)\n"
-        "  --validation             hold out a validation item per user (the second latest rating, or one\n"
-        "                           drawn by the seed where the file has no timestamps) with its own\n"
-        "                           negatives: the best epoch, --hr_threshold and --save_best follow it, and\n"
-        "                           the test figures reported are those of the validation-best epoch\n"
-        "  --full_ranking           choose the best epoch by full-ranking HR, not sampled HR (both are\n"
-        "                           printed at every evaluation, with MRR)\n"
-        "  --full_users N           full ranking over a fixed sample of about N users (default: all users\n"
-        "                           when users x items <= 1e8, else 1e8 / items of them)\n"
-        "  --hash_pipeline          print each epoch's input pipeline hash (first batch, all batches)\n"
-        "  --log FILE.csv           one CSV row per epoch: loss and every figure\n"
-        "  --plot FILE.svg          loss and HR/NDCG per epoch as a picture, redrawn at each evaluation\n"
-        "serving (after training, or from --load FILE alone, without data):\n"
-        "  --recommend USER[,USER]  the --recommend_k K (default 10) best unrated items for each USER (ids as\n"
-        "                           the data writes them), with titles from movies.dat, movies.csv or\n"
-        "                           u.item beside the data\n"
-        "  --recommend_all FILE.csv  user,rank,item,score: the top K of every user, on all threads\n"
-        "  --recommend_for ITEM[,ITEM]  a new user given by its items: folded in, then its top K\n"
-        "  --similar ITEM           the K items most like ITEM (GMF/MF factors; see the README)\n"
-        "  --allow FILE --deny FILE  only / never the items listed (one id a line)\n"
-        "  --probabilities          scores as probabilities (default: logits)\n"
-        "  --save FILE              save the model (with Adam state) after training\n"
-        "  --int8                   save (--save, --save_best) with int8 embedding rows: about 3x smaller,\n"
-        "                           for serving (no Adam state to resume from)\n"
-        "  --checkpoint_every N     also save it every N epochs\n"
-        "  --export_c FILE.h        write the model (as --save would, without Adam state; --int8 too) as\n"
-        "                           an 8-byte aligned C array for flash: ncf_model_open(&m, NAME,\n"
-        "                           sizeof NAME), NAME the file's name; also from --load FILE alone\n"
-        "  --save_best FILE         save the model each time HR improves in this run (the paper's\n"
-        "                           pre-training keeps its best epoch this way)\n"
-        "  --load FILE              start from a saved model (its config wins) and resume at its\n"
-        "                           next epoch; with --train_epochs 0 just evaluate it. Data with new\n"
-        "                           users or items grows the model (known ids keep their rows)\n"
-        "  --keep_missing           with --load: keep the model's users and items the data lacks\n"
-        "  --help\n");
-}
-
 static int bad_value(const char *flag, const char *v, const char *want)
 {
     fprintf(stderr, "demo: %s: '%s' is not %s (see --help)\n", flag, v ? v : "", want);
@@ -221,30 +138,296 @@ static int parse_list(const char *flag, const char *v, int max, int *ints, float
     return n;
 }
 
-/* Returns 1 to go on, 0 on a bad flag, -1 after --help. */
-/* The flags that take a value (each handled in parse_args). */
-static int takes_value(const char *flag)
+/* ---- flags: one table gives their names, which take a value, and --help ---- */
+
+typedef enum {
+    F_SECTION, F_HELP, F_DATA, F_DATA_DIR, F_DATASET, F_SYN_USERS, F_SYN_ITEMS, F_SYN_RATINGS, F_FORMAT, F_SEP, F_HEADER,
+    F_USER_COL, F_ITEM_COL, F_RATING_COL, F_TIME_COL, F_MIN_RATING, F_MIN_RATINGS, F_HOLDOUT, F_EVAL_NEGATIVES,
+    F_MODEL, F_NUM_FACTORS, F_LAYERS, F_MF_REG, F_MLP_REG, F_INIT_SD, F_PRETRAIN_GMF, F_PRETRAIN_MLP, F_ALPHA,
+    F_BATCH_SIZE, F_EVAL_BATCH_SIZE, F_LEARNING_RATE, F_BETA1, F_BETA2, F_EPSILON, F_OPTIMIZER, F_ADAM, F_NUM_NEG,
+    F_TRAIN_EPOCHS, F_EPOCHS_BETWEEN_EVALS, F_HR_THRESHOLD, F_ML_PERF, F_SEED, F_THREADS, F_TOP_K, F_VALIDATION,
+    F_FULL_RANKING, F_FULL_USERS, F_HASH_PIPELINE, F_LOG, F_PLOT, F_RECOMMEND, F_RECOMMEND_K, F_TOPK, F_RECOMMEND_ALL,
+    F_RECOMMEND_FOR, F_SIMILAR, F_ALLOW, F_DENY, F_PROBABILITIES, F_SAVE, F_INT8, F_CHECKPOINT_EVERY, F_SAVE_BEST,
+    F_EXPORT_C, F_LOAD, F_KEEP_MISSING
+} flag_id;
+
+typedef struct {
+    flag_id id;
+    const char *name;  /* "--data"; for F_SECTION the section's title */
+    const char *value; /* what it takes ("PATH"); NULL: a switch */
+    const char *help;  /* one or more lines */
+} flag_def;
+
+static const flag_def FLAGS[] = {
+    {F_SECTION, "data:", NULL, NULL},
+    {F_DATA, "--data", "PATH", "ratings.dat (ml-1m, ml-10m), ratings.csv (ml-20m), u.data (ml-100k), any delimited\n"
+                               "log, or PREFIX of the NCF paper split (PREFIX.train.rating ...)"},
+    {F_DATA_DIR, "--data_dir", "DIR", "with --dataset NAME: DIR/NAME/ratings.dat|ratings.csv|u.data, or DIR/NAME.train.rating"},
+    {F_DATASET, "--dataset", "NAME", "synthetic (built-in data, the default) or a folder of --data_dir"},
+    {F_SYN_USERS, "--synthetic_users", "N", "the built-in data's users (default 3000)"},
+    {F_SYN_ITEMS, "--synthetic_items", "N", "its items (default 1500)"},
+    {F_SYN_RATINGS, "--synthetic_ratings", "N", "its interactions (default 150000)"},
+    {F_FORMAT, "--format", "auto|dat|csv|tab|ncf", "how to read --data (default auto: the paper split by its names,\n"
+                                                  "else any delimited log, its separator, header and columns found)"},
+    {F_SEP, "--sep", "S", "the field separator: , ; tab | :: or space (runs of blanks)"},
+    {F_HEADER, "--header", "yes|no|auto", "whether the first line names the columns (default: found)"},
+    {F_USER_COL, "--user_col", "C", "the user column: a header name (case and punctuation ignored) or 1-based number"},
+    {F_ITEM_COL, "--item_col", "C", "the item column"},
+    {F_RATING_COL, "--rating_col", "C", "the rating column; '' for none"},
+    {F_TIME_COL, "--time_col", "C", "the timestamp column; '' for none"},
+    {F_MIN_RATING, "--min_rating", "X", "only interactions rated at least X are positives (default: all)"},
+    {F_MIN_RATINGS, "--min_ratings", "N", "drop users with fewer positives (default 0: keep all)"},
+    {F_HOLDOUT, "--holdout", "latest|random|none", "each user's test item: the latest by timestamp, one drawn by the seed,\n"
+                                                   "or none (train on everything: the model to ship). Default: latest\n"
+                                                   "with a timestamp column, else random"},
+    {F_EVAL_NEGATIVES, "--eval_negatives", "N", "sampled negatives per test user (default: the split's file, else 99;\n"
+                                                "999 with --ml_perf)"},
+    {F_SECTION, "model:", NULL, NULL},
+    {F_MODEL, "--model", "neumf|gmf|mlp|mf", "(default neumf; mf: biases + dot product, Rendle et al. 2020)"},
+    {F_NUM_FACTORS, "--num_factors", "N", "GMF (MF) embedding size (default 8)"},
+    {F_LAYERS, "--layers", "A,B,C,...", "MLP sizes; the first is the user+item embedding (default 64,32,16,8)"},
+    {F_MF_REG, "--mf_regularization", "X", "L2 on GMF embeddings, MF embeddings and biases (default 0)"},
+    {F_MLP_REG, "--mlp_regularization", "A,B,...", "L2 per MLP layer, the first on its embeddings (default 0)"},
+    {F_INIT_SD, "--init_sd", "X", "embeddings start N(0, X) (default 0.01)"},
+    {F_PRETRAIN_GMF, "--pretrain_gmf", "FILE", "with --pretrain_mlp FILE: start NeuMF from a GMF and an MLP saved\n"
+                                              "with --model gmf|mlp --save FILE (their factors and layers win)"},
+    {F_PRETRAIN_MLP, "--pretrain_mlp", "FILE", "the MLP of --pretrain_gmf"},
+    {F_ALPHA, "--alpha", "X", "output layer alpha*GMF + (1-alpha)*MLP when pre-trained (default 0.5)"},
+    {F_SECTION, "training:", NULL, NULL},
+    {F_BATCH_SIZE, "--batch_size", "N", "(default 256)"},
+    {F_EVAL_BATCH_SIZE, "--eval_batch_size", "N", "accepted, unused: evaluation goes by user"},
+    {F_LEARNING_RATE, "--learning_rate", "X", "(default 0.001)"},
+    {F_BETA1, "--beta1", "X", "Adam's beta1 (default 0.9)"},
+    {F_BETA2, "--beta2", "X", "Adam's beta2 (default 0.999)"},
+    {F_EPSILON, "--epsilon", "X", "Adam's epsilon (default 1e-8)"},
+    {F_OPTIMIZER, "--optimizer", "adam|sgd", "(default adam; the paper fine-tunes a pre-trained NeuMF with sgd)"},
+    {F_ADAM, "--adam", "lazy|dense", "embedding moments: touched rows only, or every row as TF (default lazy)"},
+    {F_NUM_NEG, "--num_neg", "N", "negatives per positive (default 4)"},
+    {F_TRAIN_EPOCHS, "--train_epochs", "N", "(default 20; 0 evaluates the initial model and stops)"},
+    {F_EPOCHS_BETWEEN_EVALS, "--epochs_between_evals", "N", "(default 1)"},
+    {F_HR_THRESHOLD, "--hr_threshold", "X", "stop once HR >= X (default: never)"},
+    {F_ML_PERF, "--ml_perf", NULL, "MLPerf preset: factors 64, layers 256,256,128,64, batch 2048, lr 0.0005,\n"
+                                   "999 eval negatives"},
+    {F_SEED, "--seed", "N", "(default 1)"},
+    {F_THREADS, "--threads", "N", "(default: all cores)"},
+    {F_SECTION, "output:", NULL, NULL},
+    {F_TOP_K, "--top_k", "K", "HR@K and NDCG@K (default 10)"},
+    {F_VALIDATION, "--validation", NULL, "hold out a validation item per user (the second latest rating, or one\n"
+                                         "drawn by the seed where the file has no timestamps) with its own\n"
+                                         "negatives: the best epoch, --hr_threshold and --save_best follow it, and\n"
+                                         "the test figures reported are those of the validation-best epoch"},
+    {F_FULL_RANKING, "--full_ranking", NULL, "choose the best epoch by full-ranking HR, not sampled HR (both are\n"
+                                             "printed at every evaluation, with MRR)"},
+    {F_FULL_USERS, "--full_users", "N", "full ranking over a fixed sample of about N users (default: all users\n"
+                                        "when users x items <= 1e8, else 1e8 / items of them)"},
+    {F_HASH_PIPELINE, "--hash_pipeline", NULL, "print each epoch's input pipeline hash (first batch, all batches)"},
+    {F_LOG, "--log", "FILE.csv", "one CSV row per epoch: loss and every figure"},
+    {F_PLOT, "--plot", "FILE.svg", "loss and HR/NDCG per epoch as a picture, redrawn at each evaluation"},
+    {F_SECTION, "serving (after training, or from --load FILE alone, without data):", NULL, NULL},
+    {F_RECOMMEND, "--recommend", "USER[,USER]", "the --recommend_k best unrated items for each USER (ids as the data\n"
+                                                "writes them), with titles from movies.dat, movies.csv or u.item\n"
+                                                "beside the data"},
+    {F_RECOMMEND_K, "--recommend_k", "K", "(default 10)"},
+    {F_TOPK, "--topk", "K", "the old name of --recommend_k"},
+    {F_RECOMMEND_ALL, "--recommend_all", "FILE.csv", "user,rank,item,score: the top K of every user, on all threads"},
+    {F_RECOMMEND_FOR, "--recommend_for", "ITEM[,ITEM]", "a new user given by its items: folded in, then its top K"},
+    {F_SIMILAR, "--similar", "ITEM", "the K items most like ITEM (GMF/MF factors; see docs/serving.md)"},
+    {F_ALLOW, "--allow", "FILE", "only the items listed (one id a line)"},
+    {F_DENY, "--deny", "FILE", "never the items listed (one id a line)"},
+    {F_PROBABILITIES, "--probabilities", NULL, "scores as probabilities (default: logits)"},
+    {F_SECTION, "model files:", NULL, NULL},
+    {F_SAVE, "--save", "FILE", "save the model (with Adam state) after training"},
+    {F_INT8, "--int8", NULL, "save (--save, --save_best, --export_c) with int8 embedding rows: about 3x\n"
+                             "smaller, for serving (no Adam state to resume from)"},
+    {F_CHECKPOINT_EVERY, "--checkpoint_every", "N", "also save it every N epochs"},
+    {F_SAVE_BEST, "--save_best", "FILE", "save the model each time HR improves in this run (the paper's\n"
+                                        "pre-training keeps its best epoch this way)"},
+    {F_EXPORT_C, "--export_c", "FILE.h", "write the model (as --save would, without Adam state) as an 8-byte\n"
+                                         "aligned C array for flash: ncf_model_open(&m, NAME, sizeof NAME), NAME\n"
+                                         "the file's name; also from --load FILE alone"},
+    {F_LOAD, "--load", "FILE", "start from a saved model (its config wins) and resume at its next epoch;\n"
+                               "with --train_epochs 0 just evaluate it. Data with new users or items grows\n"
+                               "the model (known ids keep their rows)"},
+    {F_KEEP_MISSING, "--keep_missing", NULL, "with --load: keep the model's users and items the data lacks"},
+    {F_HELP, "--help", NULL, "this list (also -h)"},
+};
+#define NUM_FLAGS (int)(sizeof FLAGS / sizeof *FLAGS)
+
+static void usage(FILE *f)
 {
-    static const char *const names[] = {
-        "--dataset", "--data_dir", "--data", "--log", "--plot", "--full_users", "--save", "--save_best", "--recommend", "--recommend_k",
-        "--topk", "--load", "--pretrain_gmf", "--pretrain_mlp", "--alpha", "--init_sd", "--optimizer",
-        "--checkpoint_every", "--model", "--adam", "--batch_size", "--eval_batch_size", "--learning_rate",
-        "--beta1", "--beta2", "--epsilon", "--num_factors", "--layers", "--mf_regularization",
-        "--mlp_regularization", "--num_neg", "--train_epochs", "--epochs_between_evals", "--hr_threshold",
-        "--seed", "--eval_negatives", "--threads", "--min_ratings", "--top_k", "--synthetic_users",
-        "--synthetic_items", "--synthetic_ratings", "--format", "--sep", "--header", "--user_col", "--item_col",
-        "--rating_col", "--time_col", "--min_rating", "--holdout", "--recommend_all", "--recommend_for", "--similar",
-        "--allow", "--deny", "--export_c"};
-    size_t k;
-    for (k = 0; k < sizeof names / sizeof *names; k++)
-        if (!strcmp(flag, names[k])) return 1;
-    return 0;
+    int k;
+    fprintf(f, "usage: demo [flags]        (no flags: train NeuMF on built-in synthetic data)\n"
+               "flags take --flag value or --flag=value\n");
+    for (k = 0; k < NUM_FLAGS; k++) {
+        const flag_def *g = &FLAGS[k];
+        char left[64];
+        const char *h;
+        if (g->id == F_SECTION) { fprintf(f, "%s\n", g->name); continue; }
+        snprintf(left, sizeof left, "%s%s%s", g->name, g->value ? " " : "", g->value ? g->value : "");
+        fprintf(f, "  %-24s%s", left, strlen(left) > 23 ? "\n                           " : " ");
+        for (h = g->help; *h; h++) fprintf(f, *h == '\n' ? "\n                           " : "%c", *h);
+        fprintf(f, "\n");
+    }
 }
 
+static const flag_def *find_flag(const char *name)
+{
+    int k;
+    if (!strcmp(name, "-h")) name = "--help";
+    for (k = 0; k < NUM_FLAGS; k++)
+        if (FLAGS[k].id != F_SECTION && !strcmp(FLAGS[k].name, name)) return &FLAGS[k];
+    return NULL;
+}
+
+/* What the flags set that decides a default (--ml_perf fills only what they did not). */
+typedef struct { int mlperf, factors, layers, batch, lr, eval_negatives, model; } flags_set;
+
+static int parse_choice(const char *flag, const char *v, const char *const *names, int n, const char *want, int *out)
+{
+    int k;
+    for (k = 0; k < n && strcmp(v, names[k]); k++) {}
+    if (k == n) return bad_value(flag, v, want);
+    *out = k;
+    return 1;
+}
+
+static int parse_beta(const char *flag, const char *v, float *beta)
+{
+    double x;
+    if (!parse_float(flag, v, 0, 0.999999999, &x)) return 0;
+    if ((float)x >= 1.0f) { /* Adam divides by 1 - beta^t */
+        fprintf(stderr, "demo: %s %s rounds to 1 in single precision; use at most 0.9999999\n", flag, v);
+        return 0;
+    }
+    *beta = (float)x;
+    return 1;
+}
+
+#define INT_FLAG(lo, hi, dst) if (!parse_int(a, v, lo, hi, &n)) return 0; dst = (int)n; break
+#define FLOAT_FLAG(lo, hi, dst) if (!parse_float(a, v, lo, hi, &x)) return 0; dst = (float)x; break
+
+/* One flag's effect on the options: 0 (said why) when its value is bad. */
+static int apply_flag(options *o, flag_id id, const char *a, const char *v, flags_set *set)
+{
+    static const char *const formats[] = {"auto", "dat", "csv", "tab", "ncf"}, *const headers[] = {"auto", "yes", "no"};
+    static const char *const holdouts[] = {"latest", "random", "none"}, *const models[] = {"neumf", "gmf", "mlp", "mf"};
+    static const char *const optimizers[] = {"adam", "sgd"}, *const adams[] = {"lazy", "dense"};
+    long long n;
+    double x;
+    int k;
+    switch (id) {
+    case F_DATA: o->data = v, o->data_given = 1; break;
+    case F_DATA_DIR: o->data_dir = v, o->data_given = 1; break;
+    case F_DATASET: o->dataset = v, o->data_given = 1; break;
+    case F_SYN_USERS: if (!parse_int(a, v, 1, 1 << 30, &n)) return 0; o->syn_users = (int)n, o->data_given = 1; break;
+    case F_SYN_ITEMS: if (!parse_int(a, v, 8, 1 << 30, &n)) return 0; o->syn_items = (int)n, o->data_given = 1; break;
+    case F_SYN_RATINGS: if (!parse_int(a, v, 1, 1LL << 40, &n)) return 0; o->syn_ratings = n, o->data_given = 1; break;
+    case F_FORMAT:
+        if (!parse_choice(a, v, formats, 5, "auto, dat, csv, tab or ncf", &k)) return 0;
+        o->load_opts.format = (ncf_format)k;
+        break;
+    case F_SEP:
+        if (!*v || strlen(v) > 3) return bad_value(a, v, "1 to 3 characters, tab or space");
+        o->load_opts.sep = !strcmp(v, "tab") || !strcmp(v, "\\t") ? "\t" : !strcmp(v, "space") ? " " : v;
+        break;
+    case F_HEADER:
+        if (!parse_choice(a, v, headers, 3, "yes, no or auto", &k)) return 0;
+        o->load_opts.header = k == 1 ? NCF_HEADER_YES : k == 2 ? NCF_HEADER_NO : NCF_HEADER_AUTO;
+        break;
+    case F_USER_COL: o->load_opts.columns[NCF_COL_USER] = v; break;
+    case F_ITEM_COL: o->load_opts.columns[NCF_COL_ITEM] = v; break;
+    case F_RATING_COL: o->load_opts.columns[NCF_COL_RATING] = v; break;
+    case F_TIME_COL: o->load_opts.columns[NCF_COL_TIME] = v; break;
+    case F_MIN_RATING: FLOAT_FLAG(-1e30, 1e30, o->load_opts.min_rating);
+    case F_MIN_RATINGS: INT_FLAG(0, 1 << 30, o->min_ratings);
+    case F_HOLDOUT:
+        if (!parse_choice(a, v, holdouts, 3, "latest, random or none", &k)) return 0;
+        o->load_opts.holdout = k == 0 ? NCF_HOLDOUT_LATEST : k == 1 ? NCF_HOLDOUT_RANDOM : NCF_HOLDOUT_NONE;
+        break;
+    case F_EVAL_NEGATIVES: set->eval_negatives = 1; INT_FLAG(1, 1 << 20, o->eval_negatives);
+    case F_MODEL:
+        if (!parse_choice(a, v, models, 4, "neumf, gmf, mlp or mf", &k)) return 0;
+        o->cfg.model = k == 0 ? NCF_NEUMF : k == 1 ? NCF_GMF : k == 2 ? NCF_MLP : NCF_MF, set->model = 1;
+        break;
+    case F_NUM_FACTORS: set->factors = 1; INT_FLAG(1, 65536, o->cfg.mf_dim);
+    case F_LAYERS:
+        if (!(k = parse_list(a, v, NCF_MAX_LAYERS, o->cfg.layers, NULL))) return 0;
+        o->cfg.num_layers = k, set->layers = 1;
+        break;
+    case F_MF_REG: FLOAT_FLAG(0, 1e6, o->cfg.mf_reg);
+    case F_MLP_REG: return parse_list(a, v, NCF_MAX_LAYERS, NULL, o->cfg.mlp_reg) != 0;
+    case F_INIT_SD: FLOAT_FLAG(1e-12, 100, o->cfg.init_sd);
+    case F_PRETRAIN_GMF: o->pretrain_gmf = v; break;
+    case F_PRETRAIN_MLP: o->pretrain_mlp = v; break;
+    case F_ALPHA: return parse_float(a, v, 0, 1, &o->alpha);
+    case F_BATCH_SIZE: set->batch = 1; INT_FLAG(1, 1 << 24, o->cfg.batch_size);
+    case F_EVAL_BATCH_SIZE: return parse_int(a, v, 1, 1LL << 40, &n);
+    case F_LEARNING_RATE: set->lr = 1; FLOAT_FLAG(1e-12, 100, o->cfg.lr);
+    case F_BETA1: return parse_beta(a, v, &o->cfg.beta1);
+    case F_BETA2: return parse_beta(a, v, &o->cfg.beta2);
+    case F_EPSILON: FLOAT_FLAG(1e-30, 1, o->cfg.epsilon);
+    case F_OPTIMIZER:
+        if (!parse_choice(a, v, optimizers, 2, "adam or sgd", &k)) return 0;
+        o->cfg.optimizer = k ? NCF_OPT_SGD : NCF_OPT_ADAM;
+        break;
+    case F_ADAM:
+        if (!parse_choice(a, v, adams, 2, "lazy or dense", &k)) return 0;
+        o->cfg.adam = k ? NCF_ADAM_DENSE : NCF_ADAM_LAZY;
+        break;
+    case F_NUM_NEG: INT_FLAG(0, 1000, o->cfg.num_neg);
+    case F_TRAIN_EPOCHS: INT_FLAG(0, 1000000, o->train_epochs);
+    case F_EPOCHS_BETWEEN_EVALS: INT_FLAG(1, 1000000, o->epochs_between_evals);
+    case F_HR_THRESHOLD: return parse_float(a, v, 0, 1, &o->hr_threshold);
+    case F_ML_PERF: set->mlperf = 1; break;
+    case F_SEED: if (!parse_int(a, v, 0, 1LL << 62, &n)) return 0; o->cfg.seed = (uint64_t)n; break;
+    case F_THREADS: INT_FLAG(1, 1024, o->threads);
+    case F_TOP_K: INT_FLAG(1, 1 << 20, o->top_k);
+    case F_VALIDATION: o->validation = 1; break;
+    case F_FULL_RANKING: o->full_ranking = 1; break;
+    case F_FULL_USERS: INT_FLAG(1, 1 << 30, o->full_users);
+    case F_HASH_PIPELINE: o->hash_pipeline = 1; break;
+    case F_LOG: o->log = v; break;
+    case F_PLOT: o->plot = v; break;
+    case F_RECOMMEND:
+        if (o->recommend_user) {
+            fprintf(stderr, "demo: --recommend given twice ('%s', '%s'): give the users as one list, U1,U2\n",
+                    o->recommend_user, v);
+            return 0;
+        }
+        o->recommend_user = v;
+        break;
+    case F_TOPK:
+        fprintf(stderr, "demo: warning: --topk is now --recommend_k (--top_k is HR@K)\n");
+        /* fall through */
+    case F_RECOMMEND_K: INT_FLAG(1, 1 << 20, o->recommend_k);
+    case F_RECOMMEND_ALL: o->recommend_all = v; break;
+    case F_RECOMMEND_FOR: o->recommend_for = v; break;
+    case F_SIMILAR: o->similar = v; break;
+    case F_ALLOW: o->allow = v; break;
+    case F_DENY: o->deny = v; break;
+    case F_PROBABILITIES: o->probabilities = 1; break;
+    case F_SAVE: o->save = v; break;
+    case F_INT8: o->int8 = 1; break;
+    case F_CHECKPOINT_EVERY: INT_FLAG(1, 1000000, o->checkpoint_every);
+    case F_SAVE_BEST: o->save_best = v; break;
+    case F_EXPORT_C: o->export_c = v; break;
+    case F_LOAD: o->load = v; break;
+    case F_KEEP_MISSING: o->keep_missing = 1; break;
+    case F_SECTION:
+    case F_HELP: break;
+    }
+    return 1;
+}
+#undef INT_FLAG
+#undef FLOAT_FLAG
+
+/* Returns 1 to go on, 0 on a bad flag, -1 after --help. */
 static int parse_args(int argc, char **argv, options *o)
 {
-    int i, mlperf = 0, factors_set = 0, layers_set = 0, batch_set = 0, lr_set = 0, evneg_set = 0, model_flags = 0;
+    flags_set set;
+    int i;
     memset(o, 0, sizeof *o);
+    memset(&set, 0, sizeof set);
     o->cfg = ncf_config_default();
     o->dataset = "synthetic";
     o->train_epochs = 20, o->epochs_between_evals = 1, o->min_ratings = 0, o->top_k = 10;
@@ -253,155 +436,33 @@ static int parse_args(int argc, char **argv, options *o)
     o->hr_threshold = 2.0, o->recommend_k = 10, o->alpha = 0.5;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL, *eq = strchr(a, '=');
+        const flag_def *f;
         char name[64];
-        long long n;
-        double x;
         int took = 1;
         if (!strncmp(a, "--", 2) && eq && eq - a < (ptrdiff_t)sizeof name) { /* --flag=value */
             snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
             a = name, v = eq + 1, took = 0;
         }
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return -1; }
-        else if (!strcmp(a, "--full_ranking") || !strcmp(a, "--hash_pipeline") || !strcmp(a, "--ml_perf") ||
-                 !strcmp(a, "--validation") || !strcmp(a, "--int8")) {
+        if (strncmp(a, "-", 1)) { fprintf(stderr, "demo: unexpected argument '%s' (see --help)\n", a); return 0; }
+        if (!(f = find_flag(a))) { fprintf(stderr, "demo: unknown flag '%s' (see --help)\n", a); return 0; }
+        if (!f->value) { /* a switch */
             if (eq && a == name) { fprintf(stderr, "demo: %s takes no value\n", a); return 0; }
-            if (!strcmp(a, "--full_ranking")) o->full_ranking = 1;
-            else if (!strcmp(a, "--validation")) o->validation = 1;
-            else if (!strcmp(a, "--int8")) o->int8 = 1;
-            else if (!strcmp(a, "--hash_pipeline")) o->hash_pipeline = 1;
-            else mlperf = 1;
             took = 0;
-        }
-        else if (!strcmp(a, "--probabilities") || !strcmp(a, "--keep_missing")) {
-            if (eq && a == name) { fprintf(stderr, "demo: %s takes no value\n", a); return 0; }
-            *(a[2] == 'p' ? &o->probabilities : &o->keep_missing) = 1, took = 0;
-        }
-        else if (strncmp(a, "--", 2)) { fprintf(stderr, "demo: unexpected argument '%s' (see --help)\n", a); return 0; }
-        else if (!takes_value(a)) { fprintf(stderr, "demo: unknown flag '%s' (see --help)\n", a); return 0; }
-        else if (!v || (took && !strncmp(v, "--", 2))) {
+        } else if (!v || (took && !strncmp(v, "--", 2))) {
             fprintf(stderr, "demo: %s needs a value (see --help)\n", a);
             return 0;
         }
-        else if (!strcmp(a, "--dataset")) o->dataset = v, o->data_given = 1;
-        else if (!strcmp(a, "--data_dir")) o->data_dir = v, o->data_given = 1;
-        else if (!strcmp(a, "--data")) o->data = v, o->data_given = 1;
-        else if (!strcmp(a, "--log")) o->log = v;
-        else if (!strcmp(a, "--plot")) o->plot = v;
-        else if (!strcmp(a, "--full_users")) { if (!parse_int(a, v, 1, 1 << 30, &n)) return 0; o->full_users = (int)n; }
-        else if (!strcmp(a, "--save")) o->save = v;
-        else if (!strcmp(a, "--save_best")) o->save_best = v;
-        else if (!strcmp(a, "--recommend")) {
-            if (o->recommend_user) {
-                fprintf(stderr, "demo: --recommend given twice ('%s', '%s'): give the users as one list, U1,U2\n",
-                        o->recommend_user, v);
-                return 0;
-            }
-            o->recommend_user = v;
-        }
-        else if (!strcmp(a, "--recommend_all")) o->recommend_all = v;
-        else if (!strcmp(a, "--recommend_for")) o->recommend_for = v;
-        else if (!strcmp(a, "--similar")) o->similar = v;
-        else if (!strcmp(a, "--allow")) o->allow = v;
-        else if (!strcmp(a, "--deny")) o->deny = v;
-        else if (!strcmp(a, "--export_c")) o->export_c = v;
-        else if (!strcmp(a, "--format")) {
-            static const char *const names[] = {"auto", "dat", "csv", "tab", "ncf"};
-            int k;
-            for (k = 0; k < 5 && strcmp(v, names[k]); k++) {}
-            if (k == 5) return bad_value(a, v, "auto, dat, csv, tab or ncf");
-            o->load_opts.format = (ncf_format)k;
-        }
-        else if (!strcmp(a, "--sep")) {
-            o->load_opts.sep = !strcmp(v, "tab") || !strcmp(v, "\\t") ? "\t" : !strcmp(v, "space") ? " " : v;
-            if (!*v || strlen(v) > 3) return bad_value(a, v, "1 to 3 characters, tab or space");
-        }
-        else if (!strcmp(a, "--header")) {
-            if (!strcmp(v, "yes")) o->load_opts.header = NCF_HEADER_YES;
-            else if (!strcmp(v, "no")) o->load_opts.header = NCF_HEADER_NO;
-            else if (!strcmp(v, "auto")) o->load_opts.header = NCF_HEADER_AUTO;
-            else return bad_value(a, v, "yes, no or auto");
-        }
-        else if (!strcmp(a, "--user_col")) o->load_opts.columns[NCF_COL_USER] = v;
-        else if (!strcmp(a, "--item_col")) o->load_opts.columns[NCF_COL_ITEM] = v;
-        else if (!strcmp(a, "--rating_col")) o->load_opts.columns[NCF_COL_RATING] = v;
-        else if (!strcmp(a, "--time_col")) o->load_opts.columns[NCF_COL_TIME] = v;
-        else if (!strcmp(a, "--min_rating")) { if (!parse_float(a, v, -1e30, 1e30, &x)) return 0; o->load_opts.min_rating = (float)x; }
-        else if (!strcmp(a, "--holdout")) {
-            if (!strcmp(v, "latest")) o->load_opts.holdout = NCF_HOLDOUT_LATEST;
-            else if (!strcmp(v, "random")) o->load_opts.holdout = NCF_HOLDOUT_RANDOM;
-            else if (!strcmp(v, "none")) o->load_opts.holdout = NCF_HOLDOUT_NONE;
-            else return bad_value(a, v, "latest, random or none");
-        }
-        else if (!strcmp(a, "--recommend_k") || !strcmp(a, "--topk")) {
-            if (!strcmp(a, "--topk")) fprintf(stderr, "demo: warning: --topk is now --recommend_k (--top_k is HR@K)\n");
-            if (!parse_int(a, v, 1, 1 << 20, &n)) return 0;
-            o->recommend_k = (int)n;
-        }
-        else if (!strcmp(a, "--load")) o->load = v;
-        else if (!strcmp(a, "--pretrain_gmf")) o->pretrain_gmf = v;
-        else if (!strcmp(a, "--pretrain_mlp")) o->pretrain_mlp = v;
-        else if (!strcmp(a, "--alpha")) { if (!parse_float(a, v, 0, 1, &o->alpha)) return 0; }
-        else if (!strcmp(a, "--init_sd")) { if (!parse_float(a, v, 1e-12, 100, &x)) return 0; o->cfg.init_sd = (float)x; }
-        else if (!strcmp(a, "--optimizer")) {
-            if (!strcmp(v, "adam")) o->cfg.optimizer = NCF_OPT_ADAM;
-            else if (!strcmp(v, "sgd")) o->cfg.optimizer = NCF_OPT_SGD;
-            else return bad_value(a, v, "adam or sgd");
-        }
-        else if (!strcmp(a, "--checkpoint_every")) { if (!parse_int(a, v, 1, 1000000, &n)) return 0; o->checkpoint_every = (int)n; }
-        else if (!strcmp(a, "--model")) {
-            model_flags = 1;
-            if (!strcmp(v, "neumf")) o->cfg.model = NCF_NEUMF;
-            else if (!strcmp(v, "gmf")) o->cfg.model = NCF_GMF;
-            else if (!strcmp(v, "mlp")) o->cfg.model = NCF_MLP;
-            else if (!strcmp(v, "mf")) o->cfg.model = NCF_MF;
-            else return bad_value(a, v, "neumf, gmf, mlp or mf");
-        } else if (!strcmp(a, "--adam")) {
-            if (!strcmp(v, "lazy")) o->cfg.adam = NCF_ADAM_LAZY;
-            else if (!strcmp(v, "dense")) o->cfg.adam = NCF_ADAM_DENSE;
-            else return bad_value(a, v, "lazy or dense");
-        }
-        else if (!strcmp(a, "--batch_size")) { if (!parse_int(a, v, 1, 1 << 24, &n)) return 0; o->cfg.batch_size = (int)n; batch_set = 1; }
-        else if (!strcmp(a, "--eval_batch_size")) { if (!parse_int(a, v, 1, 1LL << 40, &n)) return 0; }
-        else if (!strcmp(a, "--learning_rate")) { if (!parse_float(a, v, 1e-12, 100, &x)) return 0; o->cfg.lr = (float)x; lr_set = 1; }
-        else if (!strcmp(a, "--beta1") || !strcmp(a, "--beta2")) {
-            if (!parse_float(a, v, 0, 0.999999999, &x)) return 0;
-            if ((float)x >= 1.0f) { /* Adam divides by 1 - beta^t */
-                fprintf(stderr, "demo: %s %s rounds to 1 in single precision; use at most 0.9999999\n", a, v);
-                return 0;
-            }
-            *(a[6] == '1' ? &o->cfg.beta1 : &o->cfg.beta2) = (float)x;
-        }
-        else if (!strcmp(a, "--epsilon")) { if (!parse_float(a, v, 1e-30, 1, &x)) return 0; o->cfg.epsilon = (float)x; }
-        else if (!strcmp(a, "--num_factors")) { if (!parse_int(a, v, 1, 65536, &n)) return 0; o->cfg.mf_dim = (int)n; factors_set = 1; }
-        else if (!strcmp(a, "--layers")) {
-            int k = parse_list(a, v, NCF_MAX_LAYERS, o->cfg.layers, NULL);
-            if (!k) return 0;
-            o->cfg.num_layers = k;
-            layers_set = 1;
-        }
-        else if (!strcmp(a, "--mf_regularization")) { if (!parse_float(a, v, 0, 1e6, &x)) return 0; o->cfg.mf_reg = (float)x; }
-        else if (!strcmp(a, "--mlp_regularization")) { if (!parse_list(a, v, NCF_MAX_LAYERS, NULL, o->cfg.mlp_reg)) return 0; }
-        else if (!strcmp(a, "--num_neg")) { if (!parse_int(a, v, 0, 1000, &n)) return 0; o->cfg.num_neg = (int)n; }
-        else if (!strcmp(a, "--train_epochs")) { if (!parse_int(a, v, 0, 1000000, &n)) return 0; o->train_epochs = (int)n; }
-        else if (!strcmp(a, "--epochs_between_evals")) { if (!parse_int(a, v, 1, 1000000, &n)) return 0; o->epochs_between_evals = (int)n; }
-        else if (!strcmp(a, "--hr_threshold")) { if (!parse_float(a, v, 0, 1, &o->hr_threshold)) return 0; }
-        else if (!strcmp(a, "--seed")) { if (!parse_int(a, v, 0, 1LL << 62, &n)) return 0; o->cfg.seed = (uint64_t)n; }
-        else if (!strcmp(a, "--eval_negatives")) { if (!parse_int(a, v, 1, 1 << 20, &n)) return 0; o->eval_negatives = (int)n; evneg_set = 1; }
-        else if (!strcmp(a, "--threads")) { if (!parse_int(a, v, 1, 1024, &n)) return 0; o->threads = (int)n; }
-        else if (!strcmp(a, "--min_ratings")) { if (!parse_int(a, v, 0, 1 << 30, &n)) return 0; o->min_ratings = (int)n; }
-        else if (!strcmp(a, "--top_k")) { if (!parse_int(a, v, 1, 1 << 20, &n)) return 0; o->top_k = (int)n; }
-        else if (!strcmp(a, "--synthetic_users")) { if (!parse_int(a, v, 1, 1 << 30, &n)) return 0; o->syn_users = (int)n, o->data_given = 1; }
-        else if (!strcmp(a, "--synthetic_items")) { if (!parse_int(a, v, 8, 1 << 30, &n)) return 0; o->syn_items = (int)n, o->data_given = 1; }
-        else if (!strcmp(a, "--synthetic_ratings")) { if (!parse_int(a, v, 1, 1LL << 40, &n)) return 0; o->syn_ratings = n, o->data_given = 1; }
+        if (f->id == F_HELP) { usage(stdout); return -1; }
+        if (!apply_flag(o, f->id, a, v, &set)) return 0;
         i += took;
     }
-    if (mlperf) { /* the preset fills what the user did not set */
+    if (set.mlperf) { /* the preset fills what the user did not set */
         ncf_config p = ncf_config_mlperf();
-        if (!factors_set) o->cfg.mf_dim = p.mf_dim;
-        if (!layers_set) memcpy(o->cfg.layers, p.layers, sizeof p.layers), o->cfg.num_layers = p.num_layers;
-        if (!batch_set) o->cfg.batch_size = p.batch_size;
-        if (!lr_set) o->cfg.lr = p.lr;
-        if (!evneg_set) o->eval_negatives = 999;
+        if (!set.factors) o->cfg.mf_dim = p.mf_dim;
+        if (!set.layers) memcpy(o->cfg.layers, p.layers, sizeof p.layers), o->cfg.num_layers = p.num_layers;
+        if (!set.batch) o->cfg.batch_size = p.batch_size;
+        if (!set.lr) o->cfg.lr = p.lr;
+        if (!set.eval_negatives) o->eval_negatives = 999;
     }
     if (o->data_dir && !o->data && !strcmp(o->dataset, "synthetic")) {
         fprintf(stderr, "demo: --data_dir needs --dataset NAME (ml-1m, ml-20m, ...)\n");
@@ -414,7 +475,7 @@ static int parse_args(int argc, char **argv, options *o)
                         "drop --int8 or --checkpoint_every\n");
         return 0;
     }
-    if (o->load && (model_flags || factors_set || layers_set))
+    if (o->load && (set.model || set.factors || set.layers))
         fprintf(stderr, "demo: warning: --load uses the model file's config; --model, --num_factors and --layers "
                         "are ignored\n");
     if (!o->pretrain_gmf != !o->pretrain_mlp) {
@@ -1130,247 +1191,321 @@ static int write_plot(const char *path, const char *title, const epoch_row *rows
     return 1;
 }
 
-static int run(const options *o)
-{
-    ncf_dataset data;
-    ncf_model *model = NULL;
-    ncf_sampler sampler;
-    ncf_config cfg = o->cfg;
-    FILE *logf = NULL;
-    char buf[2048], title[256];
-    const char *path = data_path(o, buf, sizeof buf);
-    double t, train_s = 0;
-    epoch_row *rows = NULL, best, pop;
-    void *last_good = NULL;
-    size_t last_len = 0;
-    int epoch, l, rc = 1, first = 0, nrows = 0, k = o->top_k, evaluable;
+/* ---- the run, in its stages ---- */
 
-    if (o->threads) ncf_set_threads(o->threads);
-    if (o->load) { /* first: its seed (and config) win, so its figures come out the same */
-        if (ncf_load(&model, o->load) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return 1; }
-        cfg = model->cfg;
-    }
-    t = now();
+/* The data: --data (or --data_dir and --dataset) as read, or the built-in synthetic data, with
+   eval negatives and the validation hold-out. */
+static int load_data(const options *o, const ncf_config *cfg, const char *path, ncf_dataset *data)
+{
     if (path) {
         ncf_load_opts lo = o->load_opts;
         lo.min_ratings = o->min_ratings;
         lo.eval_negatives = o->eval_negatives;
-        lo.seed = cfg.seed;
+        lo.seed = cfg->seed;
         lo.validation = o->validation;
-        if (ncf_load_dataset(&data, path, &lo) != NCF_OK) {
-            fprintf(stderr, "demo: %s%s\n", ncf_error_text(),
-                    strstr(ncf_error_text(), "eval negatives") ? " (--eval_negatives N)" : "");
-            ncf_model_free(model);
-            return 1;
-        }
-    } else if (!strcmp(o->dataset, "synthetic")) {
-        int negs = o->eval_negatives ? o->eval_negatives : 99;
-        if (ncf_synthetic(&data, o->syn_users, o->syn_items, o->syn_ratings, 16, cfg.seed) != NCF_OK ||
-            ncf_sample_eval_negatives(&data, negs, cfg.seed) != NCF_OK ||
-            (o->validation && ncf_hold_out_validation(&data, negs, cfg.seed) != NCF_OK)) {
-            fprintf(stderr, "demo: %s\n", ncf_error_text());
-            ncf_dataset_free(&data);
-            ncf_model_free(model);
-            return 1;
-        }
-    } else {
+        if (ncf_load_dataset(data, path, &lo) == NCF_OK) return 1;
+        fprintf(stderr, "demo: %s%s\n", ncf_error_text(),
+                strstr(ncf_error_text(), "eval negatives") ? " (--eval_negatives N)" : "");
+        return 0;
+    }
+    if (strcmp(o->dataset, "synthetic")) {
         fprintf(stderr, "demo: --dataset %s needs --data_dir DIR (or give --data PATH)\n", o->dataset);
-        ncf_model_free(model);
-        return 1;
+        memset(data, 0, sizeof *data);
+        return 0;
     }
     {
-        int test_users = 0, val_users = 0, u, fu = full_users(o, &data);
-        for (u = 0; u < data.num_users; u++) test_users += data.test_item[u] >= 0;
-        for (u = 0; u < data.num_users && data.val_item; u++) val_users += data.val_item[u] >= 0;
-        printf("data: %s: %d users, %d items, %lld training positives, %d test users", path ? path : "synthetic",
-               data.num_users, data.num_items, (long long)data.num_train, test_users);
-        if (test_users) printf(", %d eval candidates per user", data.num_eval_neg + 1);
-        printf(" (%.1f s)\n", now() - t);
-        if (data.val_item)
-            printf("validation: %d users, %s, %d candidates each; the best epoch is chosen on it\n", val_users,
-                   data.recent_item ? "each one's second latest rating" : "one training item each, drawn by the seed",
-                   data.num_val_neg + 1);
-        if (fu && fu < test_users)
-            printf("full ranking: a fixed sample of about %d of the %d users (--full_users)\n", fu, test_users);
-        if (path) print_read_as(&data, o);
-    }
-    evaluable = data.report.holdout != NCF_HOLDOUT_NONE;
-    if (!evaluable && (o->save_best || o->hr_threshold <= 1)) {
-        fprintf(stderr, "demo: --save_best and --hr_threshold need a held-out item (--holdout latest or random)\n");
-        goto done;
-    }
-    memset(&pop, 0, sizeof pop);
-    if (evaluable && !popularity(o, &data, &pop)) { /* before any sharding: the baseline needs the whole data */
+        int negs = o->eval_negatives ? o->eval_negatives : 99;
+        if (ncf_synthetic(data, o->syn_users, o->syn_items, o->syn_ratings, 16, cfg->seed) == NCF_OK &&
+            ncf_sample_eval_negatives(data, negs, cfg->seed) == NCF_OK &&
+            (!o->validation || ncf_hold_out_validation(data, negs, cfg->seed) == NCF_OK))
+            return 1;
         fprintf(stderr, "demo: %s\n", ncf_error_text());
-        goto done;
+        ncf_dataset_free(data);
+        return 0;
     }
-    cfg.num_users = data.num_users, cfg.num_items = data.num_items;
+}
+
+/* What was read: users, items, positives, the held-out items and how they were chosen. */
+static void print_data(const options *o, const ncf_dataset *data, const char *path, double seconds)
+{
+    int test_users = 0, val_users = 0, u, fu = full_users(o, data);
+    for (u = 0; u < data->num_users; u++) test_users += data->test_item[u] >= 0;
+    for (u = 0; u < data->num_users && data->val_item; u++) val_users += data->val_item[u] >= 0;
+    printf("data: %s: %d users, %d items, %lld training positives, %d test users", path ? path : "synthetic",
+           data->num_users, data->num_items, (long long)data->num_train, test_users);
+    if (test_users) printf(", %d eval candidates per user", data->num_eval_neg + 1);
+    printf(" (%.1f s)\n", seconds);
+    if (data->val_item)
+        printf("validation: %d users, %s, %d candidates each; the best epoch is chosen on it\n", val_users,
+               data->recent_item ? "each one's second latest rating" : "one training item each, drawn by the seed",
+               data->num_val_neg + 1);
+    if (fu && fu < test_users)
+        printf("full ranking: a fixed sample of about %d of the %d users (--full_users)\n", fu, test_users);
+    if (path) print_read_as(data, o);
+}
+
+/* The model: --load's (grown to new data), a pre-trained NeuMF, or a new one; then, under MPI,
+   this rank's share of the data. */
+static int prepare_model(const options *o, ncf_config *cfg, ncf_dataset *data, ncf_model **model, int *first)
+{
+    cfg->num_users = data->num_users, cfg->num_items = data->num_items;
     if (o->load) {
         char why[512];
-        if (o->keep_missing && ncf_dataset_add_ids(&data, model) != NCF_OK) {
+        if (o->keep_missing && ncf_dataset_add_ids(data, *model) != NCF_OK) {
             fprintf(stderr, "demo: %s\n", ncf_error_text());
-            goto done;
+            return 0;
         }
-        if (!same_ids(model, &data, o->load, why, sizeof why)) { /* new data: the model grows to it */
-            int u0 = model->cfg.num_users, i0 = model->cfg.num_items;
-            if (ncf_model_grow(&model, &data) != NCF_OK) {
+        if (!same_ids(*model, data, o->load, why, sizeof why)) { /* new data: the model grows to it */
+            int u0 = (*model)->cfg.num_users, i0 = (*model)->cfg.num_items;
+            if (ncf_model_grow(model, data) != NCF_OK) {
                 fprintf(stderr, "demo: %s: %s%s\n", o->load, ncf_error_text(),
                         strstr(ncf_error_text(), "lacks") ? " (--keep_missing keeps them)" : "");
-                goto done;
+                return 0;
             }
             printf("grew %s to the data: %d users (%d new), %d items (%d new); known ids keep their rows\n", o->load,
-                   model->cfg.num_users, model->cfg.num_users - u0, model->cfg.num_items, model->cfg.num_items - i0);
+                   (*model)->cfg.num_users, (*model)->cfg.num_users - u0, (*model)->cfg.num_items,
+                   (*model)->cfg.num_items - i0);
         }
-        first = (int)model->epoch;
-        printf("loaded %s: %d epochs, %lld steps\n", o->load, first, (long long)model->step);
+        *first = (int)(*model)->epoch;
+        printf("loaded %s: %d epochs, %lld steps\n", o->load, *first, (long long)(*model)->step);
     } else if (o->pretrain_gmf) {
-        if (!create_pretrained(o, &cfg, &data, &model)) goto done;
-    } else if (ncf_model_create(&model, &cfg) != NCF_OK || ncf_model_set_ids(model, &data) != NCF_OK) {
+        if (!create_pretrained(o, cfg, data, model)) return 0;
+    } else if (ncf_model_create(model, cfg) != NCF_OK || ncf_model_set_ids(*model, data) != NCF_OK) {
         fprintf(stderr, "demo: %s\n", ncf_error_text());
-        goto done;
+        return 0;
     }
 #ifdef NCF_MPI
-    if (ncf_mpi_shard(&data, MPI_COMM_WORLD) != NCF_OK) {
+    if (ncf_mpi_shard(data, MPI_COMM_WORLD) != NCF_OK) {
         fprintf(stderr, "demo: %s\n", ncf_error_text());
-        goto done;
+        return 0;
     }
     {
-        long long most = data.num_train;
+        long long most = data->num_train;
         MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
         printf("MPI: %d ranks, each with its users' positives (at most %lld of %lld) and the whole model\n", g_ranks,
-               most, (long long)data.total_train);
+               most, (long long)data->total_train);
     }
 #endif
-    if (o->train_epochs > first && ncf_sampler_init(&sampler, &data, cfg.num_neg, cfg.seed) != NCF_OK) {
-        fprintf(stderr, "demo: %s\n", ncf_error_text());
-        goto done;
-    }
-    printf("model: %s", model_name(cfg.model));
-    if (cfg.model != NCF_MLP) printf(", factors %d", cfg.mf_dim);
-    if (cfg.model == NCF_NEUMF || cfg.model == NCF_MLP) {
+    return 1;
+}
+
+static void print_model(const ncf_config *cfg, const ncf_model *model)
+{
+    int l;
+    printf("model: %s", model_name(cfg->model));
+    if (cfg->model != NCF_MLP) printf(", factors %d", cfg->mf_dim);
+    if (cfg->model == NCF_NEUMF || cfg->model == NCF_MLP) {
         printf(", layers ");
-        for (l = 0; l < cfg.num_layers; l++) printf(l ? ",%d" : "%d", cfg.layers[l]);
+        for (l = 0; l < cfg->num_layers; l++) printf(l ? ",%d" : "%d", cfg->layers[l]);
     }
     printf(", %lu parameters; %s lr %g, batch %d, %d negatives, seed %llu, %d threads\n",
            (unsigned long)model->num_params,
-           cfg.optimizer == NCF_OPT_SGD ? "SGD" : cfg.adam == NCF_ADAM_LAZY ? "Adam (lazy)" : "Adam (dense)", cfg.lr,
-           cfg.batch_size, cfg.num_neg, (unsigned long long)cfg.seed, ncf_get_threads());
-    {
-        double bytes = (double)model->num_params * (o->int8 ? 1.5 : 12.0) + 8.0 * (model->cfg.num_users + model->cfg.num_items);
-        if ((o->save && !writable_beside(o->save, "--save", bytes)) ||
-            (o->save_best && !writable_beside(o->save_best, "--save_best", bytes)))
-            goto done;
-    }
-    if (o->log && ON_ROOT) {
-        if (!(logf = fopen(o->log, "w"))) {
-            fprintf(stderr, "demo: --log %s: cannot open for writing (%s)\n", o->log, strerror(errno));
-            goto done;
-        }
-        fprintf(logf, "iteration,loss,hr,ndcg,mrr,full_hr,full_ndcg,full_mrr,val_hr,val_ndcg,val_mrr,val_full_hr,"
-                      "val_full_ndcg,val_full_mrr,train_s,train_ex_per_s,eval_s\n");
-    }
-    rows = (epoch_row *)calloc((size_t)(o->train_epochs > first ? o->train_epochs - first : 0) + 1, sizeof *rows);
-    if (!rows) { fprintf(stderr, "demo: out of memory\n"); goto done; }
-    memset(&best, 0, sizeof best);
-    best.epoch = -1;
-    snprintf(title, sizeof title, "%s on %.200s, seed %llu", model_name(cfg.model), path ? path : "synthetic data",
-             (unsigned long long)cfg.seed);
+           cfg->optimizer == NCF_OPT_SGD ? "SGD" : cfg->adam == NCF_ADAM_LAZY ? "Adam (lazy)" : "Adam (dense)", cfg->lr,
+           cfg->batch_size, cfg->num_neg, (unsigned long long)cfg->seed, ncf_get_threads());
+}
 
-    for (epoch = first; epoch <= o->train_epochs || epoch == first; epoch++) {
-        epoch_row *r = &rows[nrows++];
+/* What the epochs share: the model and data, the log, the rows so far, the best epoch. */
+typedef struct {
+    const options *o;
+    const char *path;
+    ncf_model *model;
+    ncf_dataset *data;
+    ncf_sampler sampler;
+    FILE *logf;
+    epoch_row *rows, best, pop;
+    int nrows, evaluable;
+    void *last_good; /* the model before this epoch, saved if it diverges */
+    size_t last_len;
+    char title[256];
+} session;
+
+/* One epoch's training, its checkpoint, and its line when it is not evaluated. Returns 0 on
+   failure, 1 to go on to evaluation, 2 when this epoch has no evaluation. */
+static int train_one(session *S, epoch_row *r, int epoch)
+{
+    const options *o = S->o;
+    progress_state ps;
+    double t, train_s;
+    memset(&ps, 0, sizeof ps);
+    ps.tty = isatty(2), ps.epoch = epoch, ps.epochs = o->train_epochs;
+    if (o->hash_pipeline) {
+        uint64_t first_batch, all_batches;
+        ncf_sampler_hash(&S->sampler, epoch, S->model->cfg.batch_size, &first_batch, &all_batches);
+        printf("Epoch %d pipeline hash: first batch %016llx, all batches %016llx\n", epoch,
+               (unsigned long long)first_batch, (unsigned long long)all_batches);
+    }
+    t = now();
+    if (o->save && !o->int8 && ON_ROOT) { /* the last finite model, in case this epoch diverges */
+        ncf_free(S->last_good), S->last_good = NULL;
+        if (ncf_save_mem(S->model, NCF_SAVE_ADAM, &S->last_good, &S->last_len) != NCF_OK) S->last_good = NULL;
+    }
+    if (train_epoch(S->model, &S->sampler, epoch, &ps, &r->loss) != NCF_OK) {
+        fprintf(stderr, "demo: %s\n", ncf_error_text());
+        if (S->last_good && strstr(ncf_error_text(), "not finite")) save_last_good(S->last_good, S->last_len, o->save, epoch - 1);
+        return 0;
+    }
+    train_s = now() - t;
+    r->trained = 1, r->train_s = train_s;
+    r->rate = ps.warm_done < S->sampler.num_examples ? (double)(S->sampler.num_examples - ps.warm_done) / (now() - ps.warm_t)
+                                                     : (double)S->sampler.num_examples / train_s;
+    if (o->save && o->checkpoint_every && epoch % o->checkpoint_every == 0 && epoch != o->train_epochs) {
+        if (!save_model(S->model, o->save, o->int8)) return 0;
+        printf("Epoch %d: checkpoint saved to %s\n", epoch, o->save);
+    }
+    if (S->evaluable && !(epoch % o->epochs_between_evals && epoch != o->train_epochs)) return 1;
+    printf("Epoch %d: loss = %.4f, train %.1f s (%.0f ex/s)\n", epoch, r->loss, train_s, r->rate);
+    if (S->logf) log_row(S->logf, r, S->evaluable && o->validation);
+    return 2;
+}
+
+/* An epoch's evaluation: its lines, the log, the best so far (--save_best), the plot. Returns
+   0 on failure, 1 to go on, 2 when --hr_threshold is reached. */
+static int evaluate_one(session *S, epoch_row *r)
+{
+    const options *o = S->o;
+    double t = now();
+    int k = o->top_k;
+    if (!evaluate_epoch(S->model, S->data, o, r)) {
+        fprintf(stderr, "demo: %s\n", ncf_error_text());
+        return 0;
+    }
+    r->eval_s = now() - t;
+    printf("Iteration %d: HR = %.4f, NDCG = %.4f", r->epoch, r->test.hr, r->test.ndcg);
+    if (r->trained) printf(", loss = %.4f, train %.1f s (%.0f ex/s)", r->loss, r->train_s, r->rate);
+    printf(", eval %.2f s\n", r->eval_s);
+    print_metrics("test", &r->test, &r->test_full, k);
+    if (o->validation) print_metrics("validation", &r->val, &r->val_full, k);
+    if (S->nrows == 1) { /* the first evaluation: is the model better than popular items? */
+        print_metrics("popularity", &S->pop.test, &S->pop.test_full, k);
+        if (o->validation) print_metrics("(valid.)", &S->pop.val, &S->pop.val_full, k);
+        if (S->logf) log_row(S->logf, &S->pop, o->validation);
+    }
+    fflush(stdout);
+    if (S->logf) log_row(S->logf, r, o->validation);
+    if (chosen_by(o, r)->hr > (S->best.epoch < 0 ? -1.0 : chosen_by(o, &S->best)->hr)) {
+        S->best = *r;
+        if (o->save_best && !save_model(S->model, o->save_best, o->int8)) return 0;
+    }
+    if (o->plot && !all_ok(!ON_ROOT || write_plot(o->plot, S->title, S->rows, S->nrows, S->best.epoch, o->validation, k)))
+        return 0;
+    if (chosen_by(o, r)->hr >= o->hr_threshold) {
+        printf("Stopping: %s HR %.4f reached the threshold %.4f\n", o->validation ? "validation" : "test",
+               chosen_by(o, r)->hr, o->hr_threshold);
+        return 2;
+    }
+    return 1;
+}
+
+/* The epochs from first (evaluated before training) to --train_epochs. */
+static int epochs(session *S, int first)
+{
+    int epoch, rc;
+    for (epoch = first; epoch <= S->o->train_epochs || epoch == first; epoch++) {
+        epoch_row *r = &S->rows[S->nrows++];
         r->epoch = epoch;
-        if (epoch > first) {
-            progress_state ps;
-            memset(&ps, 0, sizeof ps);
-            ps.tty = isatty(2), ps.epoch = epoch, ps.epochs = o->train_epochs;
-            if (o->hash_pipeline) {
-                uint64_t first_batch, all_batches;
-                ncf_sampler_hash(&sampler, epoch, cfg.batch_size, &first_batch, &all_batches);
-                printf("Epoch %d pipeline hash: first batch %016llx, all batches %016llx\n", epoch,
-                       (unsigned long long)first_batch, (unsigned long long)all_batches);
-            }
-            t = now();
-            if (o->save && !o->int8 && ON_ROOT) { /* the last finite model, in case this epoch diverges */
-                ncf_free(last_good), last_good = NULL;
-                if (ncf_save_mem(model, NCF_SAVE_ADAM, &last_good, &last_len) != NCF_OK) last_good = NULL;
-            }
-            if (train_epoch(model, &sampler, epoch, &ps, &r->loss) != NCF_OK) {
-                fprintf(stderr, "demo: %s\n", ncf_error_text());
-                if (last_good && strstr(ncf_error_text(), "not finite")) save_last_good(last_good, last_len, o->save, epoch - 1);
-                goto done;
-            }
-            train_s = now() - t;
-            r->trained = 1, r->train_s = train_s;
-            r->rate = ps.warm_done < sampler.num_examples
-                          ? (double)(sampler.num_examples - ps.warm_done) / (now() - ps.warm_t)
-                          : (double)sampler.num_examples / train_s;
-            if (o->save && o->checkpoint_every && epoch % o->checkpoint_every == 0 && epoch != o->train_epochs) {
-                if (!save_model(model, o->save, o->int8)) goto done;
-                printf("Epoch %d: checkpoint saved to %s\n", epoch, o->save);
-            }
-            if (epoch % o->epochs_between_evals && epoch != o->train_epochs) {
-                printf("Epoch %d: loss = %.4f, train %.1f s (%.0f ex/s)\n", epoch, r->loss, train_s, r->rate);
-                if (logf) log_row(logf, r, o->validation);
-                continue;
-            }
-        }
-        if (!evaluable) { /* --holdout none: training only */
-            if (r->trained) printf("Epoch %d: loss = %.4f, train %.1f s (%.0f ex/s)\n", epoch, r->loss, train_s, r->rate);
-            if (logf && r->trained) log_row(logf, r, 0);
+        if (epoch > first && (rc = train_one(S, r, epoch)) != 1) {
+            if (!rc) return 0;
             continue;
         }
-        t = now();
-        if (!evaluate_epoch(model, &data, o, r)) {
-            fprintf(stderr, "demo: %s\n", ncf_error_text());
-            goto done;
-        }
-        r->eval_s = now() - t;
-        printf("Iteration %d: HR = %.4f, NDCG = %.4f", epoch, r->test.hr, r->test.ndcg);
-        if (r->trained) printf(", loss = %.4f, train %.1f s (%.0f ex/s)", r->loss, train_s, r->rate);
-        printf(", eval %.2f s\n", r->eval_s);
-        print_metrics("test", &r->test, &r->test_full, k);
-        if (o->validation) print_metrics("validation", &r->val, &r->val_full, k);
-        if (nrows == 1) { /* the first evaluation: is the model better than popular items? */
-            print_metrics("popularity", &pop.test, &pop.test_full, k);
-            if (o->validation) print_metrics("(valid.)", &pop.val, &pop.val_full, k);
-            if (logf) log_row(logf, &pop, o->validation);
-        }
-        fflush(stdout);
-        if (logf) log_row(logf, r, o->validation);
-        if (chosen_by(o, r)->hr > (best.epoch < 0 ? -1.0 : chosen_by(o, &best)->hr)) {
-            best = *r;
-            if (o->save_best && !save_model(model, o->save_best, o->int8)) goto done;
-        }
-        if (o->plot && !all_ok(!ON_ROOT || write_plot(o->plot, title, rows, nrows, best.epoch, o->validation, k)))
-            goto done;
-        if (chosen_by(o, r)->hr >= o->hr_threshold) {
-            printf("Stopping: %s HR %.4f reached the threshold %.4f\n", o->validation ? "validation" : "test",
-                   chosen_by(o, r)->hr, o->hr_threshold);
-            break;
-        }
+        if (!S->evaluable) continue; /* (the untrained model of --holdout none) */
+        if (!(rc = evaluate_one(S, r))) return 0;
+        if (rc == 2) break;
     }
-    if (!evaluable)
+    return 1;
+}
+
+/* The best epoch's figures, the saves and the serving asked for. */
+static int finish(session *S)
+{
+    const options *o = S->o;
+    int k = o->top_k;
+    if (!S->evaluable)
         printf("No evaluation: nothing was held out (--holdout none)\n");
     else if (!o->validation)
-        printf("Best: iteration %d, HR = %.4f, NDCG = %.4f\n", best.epoch, best.test.hr, best.test.ndcg);
+        printf("Best: iteration %d, HR = %.4f, NDCG = %.4f\n", S->best.epoch, S->best.test.hr, S->best.test.ndcg);
     else {
         printf("Best by validation%s HR@%d: iteration %d (validation HR@%d %.4f); its test figures:\n",
-               o->full_ranking ? " full-ranking" : "", k, best.epoch, k, chosen_by(o, &best)->hr);
-        print_metrics("test", &best.test, &best.test_full, k);
+               o->full_ranking ? " full-ranking" : "", k, S->best.epoch, k, chosen_by(o, &S->best)->hr);
+        print_metrics("test", &S->best.test, &S->best.test_full, k);
     }
-    if (o->save_best) printf("saved %s (epoch %d, the best)\n", o->save_best, best.epoch);
+    if (o->save_best) printf("saved %s (epoch %d, the best)\n", o->save_best, S->best.epoch);
     if (o->save) {
-        if (!save_model(model, o->save, o->int8)) goto done;
-        printf("saved %s (epoch %lld)\n", o->save, (long long)model->epoch);
+        if (!save_model(S->model, o->save, o->int8)) return 0;
+        printf("saved %s (epoch %lld)\n", o->save, (long long)S->model->epoch);
     }
-    if (ON_ROOT && o->export_c && !export_c(model, o->export_c, o->int8)) goto done;
-    if (ON_ROOT && serving(o) && !serve(model, o, path)) goto done;
-    rc = 0;
-done:
-    if (logf && fclose(logf) != 0) { fprintf(stderr, "demo: %s: write failed\n", o->log); rc = 1; }
-    free(rows);
-    ncf_free(last_good);
-    ncf_model_free(model);
+    if (ON_ROOT && o->export_c && !export_c(S->model, o->export_c, o->int8)) return 0;
+    if (ON_ROOT && serving(o) && !serve(S->model, o, S->path)) return 0;
+    return 1;
+}
+
+/* Everything before the first epoch: the log, the rows, the save paths checked. */
+static int start_session(session *S, const ncf_config *cfg, int first)
+{
+    const options *o = S->o;
+    double bytes = (double)S->model->num_params * (o->int8 ? 1.5 : 12.0) + 8.0 * (S->model->cfg.num_users + S->model->cfg.num_items);
+    if ((o->save && !writable_beside(o->save, "--save", bytes)) ||
+        (o->save_best && !writable_beside(o->save_best, "--save_best", bytes)))
+        return 0;
+    if (o->log && ON_ROOT) {
+        if (!(S->logf = fopen(o->log, "w"))) {
+            fprintf(stderr, "demo: --log %s: cannot open for writing (%s)\n", o->log, strerror(errno));
+            return 0;
+        }
+        fprintf(S->logf, "iteration,loss,hr,ndcg,mrr,full_hr,full_ndcg,full_mrr,val_hr,val_ndcg,val_mrr,val_full_hr,"
+                         "val_full_ndcg,val_full_mrr,train_s,train_ex_per_s,eval_s\n");
+    }
+    S->rows = (epoch_row *)calloc((size_t)(o->train_epochs > first ? o->train_epochs - first : 0) + 1, sizeof *S->rows);
+    if (!S->rows) { fprintf(stderr, "demo: out of memory\n"); return 0; }
+    S->best.epoch = -1;
+    snprintf(S->title, sizeof S->title, "%s on %.200s, seed %llu", model_name(cfg->model),
+             S->path ? S->path : "synthetic data", (unsigned long long)cfg->seed);
+    return 1;
+}
+
+static int run(const options *o)
+{
+    ncf_dataset data;
+    ncf_config cfg = o->cfg;
+    char buf[2048];
+    session S;
+    double t;
+    int first = 0, rc = 1, ok;
+
+    memset(&S, 0, sizeof S);
+    S.o = o, S.data = &data, S.path = data_path(o, buf, sizeof buf);
+    if (o->threads) ncf_set_threads(o->threads);
+    if (o->load) { /* first: its seed (and config) win, so its figures come out the same */
+        if (ncf_load(&S.model, o->load) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return 1; }
+        cfg = S.model->cfg;
+    }
+    t = now();
+    if (!load_data(o, &cfg, S.path, &data)) {
+        ncf_model_free(S.model);
+        return 1;
+    }
+    print_data(o, &data, S.path, now() - t);
+    S.evaluable = data.report.holdout != NCF_HOLDOUT_NONE;
+    ok = 1;
+    if (!S.evaluable && (o->save_best || o->hr_threshold <= 1)) {
+        fprintf(stderr, "demo: --save_best and --hr_threshold need a held-out item (--holdout latest or random)\n");
+        ok = 0;
+    }
+    if (ok && S.evaluable && !popularity(o, &data, &S.pop)) { /* before any sharding: the baseline needs the whole data */
+        fprintf(stderr, "demo: %s\n", ncf_error_text());
+        ok = 0;
+    }
+    ok = ok && prepare_model(o, &cfg, &data, &S.model, &first);
+    if (ok && o->train_epochs > first && ncf_sampler_init(&S.sampler, &data, cfg.num_neg, cfg.seed) != NCF_OK) {
+        fprintf(stderr, "demo: %s\n", ncf_error_text());
+        ok = 0;
+    }
+    if (ok) print_model(&cfg, S.model);
+    ok = ok && start_session(&S, &cfg, first) && epochs(&S, first) && finish(&S);
+    if (ok) rc = 0;
+    if (S.logf && fclose(S.logf) != 0) { fprintf(stderr, "demo: %s: write failed\n", o->log); rc = 1; }
+    free(S.rows);
+    ncf_free(S.last_good);
+    ncf_model_free(S.model);
     ncf_dataset_free(&data);
     return rc;
 }
