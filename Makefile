@@ -279,7 +279,8 @@ windows: $(BUILD)/tests_fixture $(BUILD)/readme_example.c $(BUILD)/tests | $(BUI
 	@$(BUILD)/tests --write-logs $(BUILD)/readme > /dev/null && cd $(BUILD)/readme && \
 	  [ "$$($(WINE) ./app.exe 2>/dev/null | tr -d '\r' | grep -c '^[0-9X]*  -*[0-9.]*$$')" = 10 ] && \
 	  echo "README: its example built with x86_64-w64-mingw32-gcc -O2 -fopenmp app.c -static -lm trains and serves ... ok"
-	@rm -f $(BUILD)/checks; ONLY=save_best tests/demo_checks.sh $(BUILD) $(WINE) $(BUILD)/demo.exe; ! grep -q fail $(BUILD)/checks
+	@rm -f $(BUILD)/checks; WINEDEBUG=-all ONLY=save_best tests/demo_checks.sh $(BUILD) wine $(BUILD)/demo.exe; \
+	! grep -q fail $(BUILD)/checks
 	@$(WINE) $(BUILD)/tests.exe > $(BUILD)/windows.log 2>/dev/null || { cat $(BUILD)/windows.log; exit 1; }; \
 	tail -n 1 $(BUILD)/windows.log
 

@@ -2761,10 +2761,6 @@ static int serving_differences(ncf_model *a, ncf_model *b, const ncf_dataset *d)
     return diff;
 }
 
-/* A model read in place answers as the same file copied (ncf_load_mem), bit for bit, for
-   every model type, float and int8; opening it allocates only the model record (no
-   parameter), the workspace forms allocate nothing, and what cannot be read in place is
-   refused: a misaligned or truncated buffer, a damaged one, ids that do not ascend. */
 /* ncf_model_open_verified skips the CRC and the value scan, and nothing else: it answers as
    ncf_model_open does, opens a buffer whose damage only those catch, and refuses every
    truncation and a header that does not match the body. */
@@ -2803,81 +2799,156 @@ static void test_verified_open_skips_only_whole_file_checks(void)
     ncf_dataset_free(&d);
 }
 
-static void test_in_place_models(void)
+/* The in-place tests' cases: a model of every type, float32 and int8, its file, and the file
+   copied to an 8-byte aligned buffer. (A big-endian host reads a copy: see the tests.) */
+typedef struct {
+    ncf_model *m;
+    void *file;
+    size_t len;
+    uint8_t *base, *at;
+} in_place_case;
+
+#define IN_PLACE_CASES 8 /* 4 model types x float32, int8 */
+
+static int in_place_case_make(in_place_case *c, ncf_dataset *d, int k)
+{
+    memset(c, 0, sizeof *c);
+    if (!(c->m = serving_model(d, (ncf_model_type)(k / 2))) ||
+        ncf_save_mem(c->m, k % 2 ? NCF_SAVE_INT8 : NCF_SAVE_MODEL, &c->file, &c->len) != NCF_OK) {
+        g_failed_checks++;
+        ncf_model_free(c->m), c->m = NULL;
+        return 0;
+    }
+    c->at = copy_at(c->file, c->len, 0, &c->base);
+    return 1;
+}
+
+static void in_place_case_free(in_place_case *c) { ncf_model_free(c->m), ncf_free(c->file), free(c->base); }
+
+/* A model read in place answers as the same file copied (ncf_load_mem), bit for bit: predict,
+   batches, recommend with and without rated items, the workspace forms, evaluation. */
+static void test_in_place_answers_equal_the_copy(void)
 {
     ncf_dataset d;
-    int type, int8, diff = 0, refused = 0, trunc_ok = 0, copies = !ncf__little_endian(); /* big-endian: a copy */
-    long calls = 0, bytes = 0, serve_calls = 0;
+    int k, diff = 0;
     CHECK(ncf_synthetic(&d, 70, 50, 1400, 4, 8) == NCF_OK);
-    for (type = 0; type < 4; type++)
-        for (int8 = 0; int8 < 2; int8++) {
-            ncf_model *m = serving_model(&d, (ncf_model_type)type), *copy = NULL, *in = NULL;
-            void *vb = NULL;
-            uint8_t *base, *at;
-            size_t len = 0, k;
-            if (!m || ncf_save_mem(m, int8 ? NCF_SAVE_INT8 : 0, &vb, &len) != NCF_OK) {
-                g_failed_checks++, ncf_model_free(m);
-                continue;
-            }
-            at = copy_at(vb, len, 0, &base);
-            CHECK(ncf_load_mem(&copy, at, len) == NCF_OK);
-            calls = g_alloc_calls, bytes = g_alloc_bytes;
-            CHECKF(ncf_model_open(&in, at, len) == NCF_OK, "%s", ncf_error_text());
-            calls = g_alloc_calls - calls, bytes = g_alloc_bytes - bytes;
-            CHECKF(copies || (calls <= 3 && bytes < 4096), "type %d int8 %d: opening took %ld allocations, %ld bytes",
-                   type, int8, calls, bytes);
-            if (copy && in) {
-                size_t ws = ncf_workspace_size(in, 10);
-                void *work = malloc(ws);
-                int64_t items[10];
-                float score;
-                diff += serving_differences(copy, in, &d);
-                serve_calls = g_alloc_calls;
-                CHECK(ncf_recommend_with(in, d.raw_user[3], 10, NCF_EXCLUDE_RATED, items, NULL, work, ws) == 10);
-                CHECK(ncf_predict_with(in, d.raw_user[3], d.raw_item[4], &score, work, ws) == NCF_OK);
-                CHECK_ERR(ncf_recommend_with(in, d.raw_user[3], 10, NCF_EXCLUDE_RATED, items, NULL, work, ws - 1), NCF_ERR_ARG,
-                          "ncf_workspace_size");
-                serve_calls = g_alloc_calls - serve_calls;
-                CHECKF(serve_calls == 0, "the workspace forms made %ld allocations", serve_calls);
-                free(work);
-                /* only serving: training refuses, and nothing of the buffer is freed (ASan) */
-                {
-                    int32_t u0 = 0, i0 = 0;
-                    float y = 1;
-                    double loss;
-                    if (!copies) {
-                        CHECK_ERR(ncf_train_step(in, &u0, &i0, &y, 1, &loss), NCF_ERR_ARG, "read in place");
-                        CHECK_ERR(ncf_model_set_ids(in, &d), NCF_ERR_ARG, "read in place");
-                        ncf_update(in), ncf_zero_grad(in);
-                    }
-                }
-                /* re-saving an in-place model gives the file it was read from */
-                {
-                    void *again = NULL;
-                    size_t alen = 0;
-                    CHECK(ncf_save_mem(in, int8 ? NCF_SAVE_INT8 : 0, &again, &alen) == NCF_OK &&
-                          (copies || (alen == len && !memcmp(again, vb, len))));
-                    ncf_free(again);
-                }
-            }
-            ncf_model_free(in), ncf_model_free(copy), free(base);
-            /* refused: misaligned, truncated anywhere, not ascending ids */
-            at = copy_at(vb, len, 4, &base);
-            if (!copies) CHECK_ERR(ncf_model_open(&in, at, len), NCF_ERR_ARG, "not 8-byte aligned");
-            free(base);
-            at = copy_at(vb, len, 0, &base);
-            for (k = 0; k < len; k += k < 320 ? 1 : 29) {
-                if (ncf_model_open(&in, at, k) == NCF_OK) trunc_ok++, ncf_model_free(in);
-                refused++;
-            }
-            CHECK(in == NULL || trunc_ok == 0);
-            free(base);
-            ncf_free(vb);
-            ncf_model_free(m);
-        }
+    for (k = 0; k < IN_PLACE_CASES; k++) {
+        in_place_case c;
+        ncf_model *copy = NULL, *in = NULL;
+        if (!in_place_case_make(&c, &d, k)) continue;
+        CHECK(ncf_load_mem(&copy, c.at, c.len) == NCF_OK);
+        CHECKF(ncf_model_open(&in, c.at, c.len) == NCF_OK, "%s", ncf_error_text());
+        if (copy && in) diff += serving_differences(copy, in, &d);
+        ncf_model_free(in), ncf_model_free(copy), in_place_case_free(&c);
+    }
     CHECKF(diff == 0, "%d answers differ between the in-place and the copied models", diff);
+    ncf_dataset_free(&d);
+}
+
+/* Opening in place allocates the model record only: no parameter memory. */
+static void test_opening_in_place_allocates_no_parameters(void)
+{
+    ncf_dataset d;
+    long most_calls = 0, most_bytes = 0;
+    int k;
+    if (!ncf__little_endian()) return; /* (a big-endian host copies the file) */
+    CHECK(ncf_synthetic(&d, 70, 50, 1400, 4, 8) == NCF_OK);
+    for (k = 0; k < IN_PLACE_CASES; k++) {
+        in_place_case c;
+        ncf_model *in = NULL;
+        long calls, bytes;
+        if (!in_place_case_make(&c, &d, k)) continue;
+        calls = g_alloc_calls, bytes = g_alloc_bytes;
+        CHECKF(ncf_model_open(&in, c.at, c.len) == NCF_OK, "%s", ncf_error_text());
+        calls = g_alloc_calls - calls, bytes = g_alloc_bytes - bytes;
+        CHECKF(calls <= 3 && bytes < 4096, "case %d: opening took %ld allocations, %ld bytes", k, calls, bytes);
+        most_calls = calls > most_calls ? calls : most_calls, most_bytes = bytes > most_bytes ? bytes : most_bytes;
+        ncf_model_free(in), in_place_case_free(&c);
+    }
+    printf("    4 model types x float, int8: opening took %ld allocations (%ld bytes) at most\n", most_calls, most_bytes);
+    ncf_dataset_free(&d);
+}
+
+/* The workspace forms serve an in-place model with no allocation, and refuse a workspace one
+   byte short of ncf_workspace_size. */
+static void test_workspace_forms_allocate_nothing(void)
+{
+    ncf_dataset d;
+    int k;
+    CHECK(ncf_synthetic(&d, 70, 50, 1400, 4, 8) == NCF_OK);
+    for (k = 0; k < IN_PLACE_CASES; k++) {
+        in_place_case c;
+        ncf_model *in = NULL;
+        size_t ws;
+        void *work;
+        int64_t items[10];
+        float score;
+        long calls;
+        if (!in_place_case_make(&c, &d, k)) continue;
+        if (ncf_model_open(&in, c.at, c.len) != NCF_OK) { g_failed_checks++, in_place_case_free(&c); continue; }
+        ws = ncf_workspace_size(in, 10), work = malloc(ws);
+        calls = g_alloc_calls;
+        CHECK(ncf_recommend_with(in, d.raw_user[3], 10, NCF_EXCLUDE_RATED, items, NULL, work, ws) == 10);
+        CHECK(ncf_predict_with(in, d.raw_user[3], d.raw_item[4], &score, work, ws) == NCF_OK);
+        CHECK_ERR(ncf_recommend_with(in, d.raw_user[3], 10, NCF_EXCLUDE_RATED, items, NULL, work, ws - 1), NCF_ERR_ARG,
+                  "ncf_workspace_size");
+        calls = g_alloc_calls - calls;
+        CHECKF(calls == 0, "case %d: the workspace forms made %ld allocations", k, calls);
+        free(work), ncf_model_free(in), in_place_case_free(&c);
+    }
+    ncf_dataset_free(&d);
+}
+
+/* A model read in place only serves (training and new ids refused; nothing of the buffer is
+   freed, which ASan would see), and saving it gives the file it was read from. */
+static void test_in_place_models_only_serve_and_save_their_file(void)
+{
+    ncf_dataset d;
+    int k;
+    if (!ncf__little_endian()) return; /* (a big-endian host copies the file: that one trains) */
+    CHECK(ncf_synthetic(&d, 70, 50, 1400, 4, 8) == NCF_OK);
+    for (k = 0; k < IN_PLACE_CASES; k++) {
+        in_place_case c;
+        ncf_model *in = NULL;
+        int32_t u0 = 0, i0 = 0;
+        float y = 1;
+        double loss;
+        void *again = NULL;
+        size_t alen = 0;
+        if (!in_place_case_make(&c, &d, k)) continue;
+        if (ncf_model_open(&in, c.at, c.len) != NCF_OK) { g_failed_checks++, in_place_case_free(&c); continue; }
+        CHECK_ERR(ncf_train_step(in, &u0, &i0, &y, 1, &loss), NCF_ERR_ARG, "read in place");
+        CHECK_ERR(ncf_model_set_ids(in, &d), NCF_ERR_ARG, "read in place");
+        ncf_update(in), ncf_zero_grad(in);
+        CHECK(ncf_save_mem(in, k % 2 ? NCF_SAVE_INT8 : NCF_SAVE_MODEL, &again, &alen) == NCF_OK && alen == c.len &&
+              !memcmp(again, c.file, c.len));
+        ncf_free(again), ncf_model_free(in), in_place_case_free(&c);
+    }
+    ncf_dataset_free(&d);
+}
+
+/* What cannot be read in place is refused: a misaligned buffer, every truncation, ids that do
+   not ascend (which a copy reads). */
+static void test_unreadable_buffers_refused_in_place(void)
+{
+    ncf_dataset d;
+    int k, trunc_ok = 0, refused = 0, copies = !ncf__little_endian(); /* big-endian: a copy */
+    CHECK(ncf_synthetic(&d, 70, 50, 1400, 4, 8) == NCF_OK);
+    for (k = 0; k < IN_PLACE_CASES; k++) {
+        in_place_case c;
+        ncf_model *in = NULL;
+        uint8_t *base, *at;
+        size_t n;
+        if (!in_place_case_make(&c, &d, k)) continue;
+        at = copy_at(c.file, c.len, 4, &base);
+        if (!copies) CHECK_ERR(ncf_model_open(&in, at, c.len), NCF_ERR_ARG, "not 8-byte aligned");
+        free(base);
+        for (n = 0; n < c.len; n += n < 320 ? 1 : 29, refused++)
+            if (ncf_model_open(&in, c.at, n) == NCF_OK) trunc_ok++, ncf_model_free(in), in = NULL;
+        in_place_case_free(&c);
+    }
     CHECKF(trunc_ok == 0, "%d of %d truncated buffers opened", trunc_ok, refused);
-    { /* raw ids that do not ascend: read by copy, refused in place */
+    {
         ncf_model *m = serving_model(&d, NCF_NEUMF), *in = NULL, *copy = NULL;
         void *vb = NULL;
         uint8_t *base, *at;
@@ -2890,8 +2961,7 @@ static void test_in_place_models(void)
         if (!copies) CHECK_ERR(ncf_model_open(&in, at, len), NCF_ERR_PARSE, "do not ascend");
         ncf_model_free(copy), ncf_model_free(in), free(base), ncf_free(vb), ncf_model_free(m);
     }
-    printf("    4 model types x float, int8: in-place answers equal the copies'; opening took %ld allocations "
-           "(%ld bytes) at most; %d truncations refused\n", calls, bytes, refused);
+    printf("    %d truncations refused\n", refused);
     ncf_dataset_free(&d);
 }
 
@@ -3143,9 +3213,12 @@ static int write_fuzz_seeds(const char *dir)
     static const char *const names[] = {"neumf.ncf", "gmf.ncf", "mlp.ncf", "mf.ncf", "neumf_int8.ncf",
                                         "neumf_v3.ncf", "neumf_v3_int8.ncf", "text_ids.ncf"};
     static const char log[] = "user,item\nu1,0440213320\nu1,034545104X\nu2,0440213320\nu2,x9\nu3,x9\n";
+    ncf_load_opts o = ncf_load_opts_default();
     ncf_dataset d, t;
-    int k, ok = ncf_synthetic(&d, 6, 5, 18, 2, 3) == NCF_OK;
-    ok = ok && ncf_load_dataset_mem(&t, "seed.csv", log, strlen(log), NULL) == NCF_OK;
+    int k, ok;
+    memset(&d, 0, sizeof d), memset(&t, 0, sizeof t);
+    o.eval_negatives = 1;
+    ok = ncf_synthetic(&d, 12, 8, 40, 2, 3) == NCF_OK && ncf_load_dataset_mem(&t, "seed.csv", log, strlen(log), &o) == NCF_OK;
     for (k = 0; ok && k < 8; k++) {
         ncf_dataset *data = k == 7 ? &t : &d;
         ncf_config c = small_config(k < 4 ? (ncf_model_type)k : NCF_NEUMF, 0);
@@ -3186,6 +3259,21 @@ static int cmp_best(const void *a, const void *b)
     float sx = g_sort_scores[x], sy = g_sort_scores[y];
     if (sx != sy) return sx > sy ? -1 : 1;
     return (x > y) - (x < y);
+}
+
+/* The model fuzzer's seeds are models every reader takes: loaded by copy and read in place. */
+static void test_fuzz_seeds_are_valid_models(void)
+{
+    static const char *const names[] = {"neumf.ncf", "gmf.ncf", "mlp.ncf", "mf.ncf", "neumf_int8.ncf",
+                                        "neumf_v3.ncf", "neumf_v3_int8.ncf", "text_ids.ncf"};
+    int k;
+    CHECK(write_fuzz_seeds(g_dir));
+    for (k = 0; k < 8; k++) {
+        ncf_model *m = NULL;
+        CHECKF(ncf_load(&m, path_in_dir(names[k])) == NCF_OK, "%s: %s", names[k], ncf_error_text());
+        ncf_model_free(m);
+        remove(path_in_dir(names[k]));
+    }
 }
 
 static void test_recommend_topk(void)
@@ -3619,9 +3707,14 @@ static const test_case TESTS[] = {
     {"corrupt_models_refused", test_corrupt_models_refused},
     {"safe_save", test_safe_save},
     {"recommend_topk", test_recommend_topk},
+    {"fuzz_seeds_are_valid_models", test_fuzz_seeds_are_valid_models},
     {"fixture_round_trip", test_fixture_round_trip},
     {"alloc_failure_sweep", test_alloc_failure_sweep},
-    {"in_place_models", test_in_place_models},
+    {"in_place_answers_equal_the_copy", test_in_place_answers_equal_the_copy},
+    {"opening_in_place_allocates_no_parameters", test_opening_in_place_allocates_no_parameters},
+    {"workspace_forms_allocate_nothing", test_workspace_forms_allocate_nothing},
+    {"in_place_models_only_serve_and_save_their_file", test_in_place_models_only_serve_and_save_their_file},
+    {"unreadable_buffers_refused_in_place", test_unreadable_buffers_refused_in_place},
     {"verified_open_skips_only_whole_file_checks", test_verified_open_skips_only_whole_file_checks},
     {"int8_by_hand", test_int8_by_hand},
     {"rated_lists", test_rated_lists},

@@ -146,6 +146,22 @@ static int close_enough(float a, float b)
     return d <= 1e-5f * (1.0f + m);
 }
 
+/* Opens file in place with open (ncf_model_open or ncf_model_open_verified): the ticks it took,
+   or 0 when it refused (said why). */
+static uint64_t timed_open(int (*open)(ncf_model **, const void *, size_t), ncf_model **m, const unsigned char *file,
+                           size_t len, const char *name)
+{
+    uint64_t t;
+    ticks_start();
+    t = ticks_now();
+    if (open(m, file, len) != NCF_OK) {
+        printf("%s: %s\n", name, ncf_error_text());
+        return 0;
+    }
+    t = ticks_now() - t;
+    return t ? t : 1;
+}
+
 static int run(const char *name, const unsigned char *file, size_t len, const struct expect *want, uint32_t ipt)
 {
     ncf_model *m = NULL;
@@ -156,22 +172,10 @@ static int run(const char *name, const unsigned char *file, size_t len, const st
     unsigned long open_stack, serve_stack = 0;
     int u, j, equal = 0, exact = 0, scores = 0;
     paint(top);
-    ticks_start();
-    t = ticks_now();
-    if (ncf_model_open_verified(&m, file, len) != NCF_OK) {
-        printf("%s: %s\n", name, ncf_error_text());
-        return 0;
-    }
-    open_verified = ticks_now() - t;
+    if (!(open_verified = timed_open(ncf_model_open_verified, &m, file, len, name))) return 0;
     ncf_model_free(m), m = NULL;
     calls0 = heap_calls;
-    ticks_start();
-    t = ticks_now();
-    if (ncf_model_open(&m, file, len) != NCF_OK) {
-        printf("%s: %s\n", name, ncf_error_text());
-        return 0;
-    }
-    open_checked = ticks_now() - t;
+    if (!(open_checked = timed_open(ncf_model_open, &m, file, len, name))) return 0;
     open_stack = stack_used(top);
     printf("%s: opening took %lu instructions (ncf_model_open: the CRC and every value checked), %lu where the "
            "firmware verified the image (ncf_model_open_verified)\n", name, (unsigned long)(open_checked * ipt),
