@@ -3089,17 +3089,20 @@ static void test_rated_lists(void)
 }
 
 
-/* ncf_save never damages the file at its path: saving twice to one path replaces it (Windows'
-   rename would not), no temporary file is left behind, an existing file's permissions stay,
-   a link planted at the old fixed temporary name PATH.tmp is not followed, and a save that
-   fails mid-write (the file size limit) leaves the old model and says why. */
-static void test_safe_save(void)
+/* The model the save tests write: trained a little, with Adam's moments. */
+static ncf_model *save_test_model(ncf_dataset *d)
+{
+    CHECK(ncf_synthetic(d, 80, 50, 1500, 4, 2) == NCF_OK);
+    return trained_small(d, 1);
+}
+
+/* ncf_save replaces the file at its path whole (Windows' rename would not), also when two
+   processes save to it at once, leaves no temporary file, and names a path it cannot write. */
+static void test_saves_replace_the_file_whole(void)
 {
     ncf_dataset d;
-    ncf_model *m, *back = NULL;
+    ncf_model *m = save_test_model(&d), *back = NULL;
     const char *path = path_in_dir("safe.ncf");
-    CHECK(ncf_synthetic(&d, 80, 50, 1500, 4, 2) == NCF_OK);
-    m = trained_small(&d, 1);
     if (!m) { ncf_dataset_free(&d); return; }
     CHECK(ncf_save(m, path, NCF_SAVE_ADAM) == NCF_OK);
     m->params[0] += 1.0f;
@@ -3122,46 +3125,82 @@ static void test_safe_save(void)
         CHECK(files_in_dir(g_dir, "safe.ncf.tmp", 0) == 0);
     }
 #endif
-#ifndef _WIN32
-    {
-        struct stat st;
-        struct rlimit old = {0, 0}, small;
-        char victim[300], text[16] = {0}, link_path[300];
-        FILE *f;
-        int mode, rc;
-        float keep;
-        for (mode = 0600; mode <= 0640; mode += 040) {
-            CHECK(chmod(path, (mode_t)mode) == 0 && ncf_save(m, path, NCF_SAVE_MODEL) == NCF_OK);
-            CHECKF(stat(path, &st) == 0 && (st.st_mode & 0777) == (mode_t)mode, "mode %o became %o", mode,
-                   (unsigned)(st.st_mode & 0777));
-        }
-        write_file("victim.txt", "keep me\n");
-        snprintf(victim, sizeof victim, "%s", path_in_dir("victim.txt"));
-        snprintf(link_path, sizeof link_path, "%s.tmp", path);
-        CHECK(symlink(victim, link_path) == 0 && ncf_save(m, path, NCF_SAVE_MODEL) == NCF_OK);
-        f = fopen(victim, "rb");
-        CHECK(f && fread(text, 1, sizeof text - 1, f) == 8 && !strcmp(text, "keep me\n"));
-        if (f) fclose(f);
-        remove(link_path);
-        /* a failure mid-write: the file size limit is smaller than the model */
-        CHECK(ncf_save(m, path, NCF_SAVE_ADAM) == NCF_OK && getrlimit(RLIMIT_FSIZE, &old) == 0);
-        small = old, small.rlim_cur = 4096;
-        signal(SIGXFSZ, SIG_IGN);
-        keep = m->params[0], m->params[0] += 1.0f;
-        CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0);
-        rc = ncf_save(m, path, NCF_SAVE_ADAM);
-        CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
-        CHECKF(rc == NCF_ERR_IO && strstr(ncf_error_text(), "safe.ncf") && strstr(ncf_error_text(), strerror(EFBIG)),
-               "rc %d: %s", rc, ncf_error_text());
-        m->params[0] = keep;
-        CHECK(ncf_load(&back, path) == NCF_OK && back && same_model(m, back, 1));
-        ncf_model_free(back);
-        CHECK(files_in_dir(g_dir, "safe.ncf.tmp", 0) == 0);
-    }
-#endif
+    remove(path);
     ncf_model_free(m);
     ncf_dataset_free(&d);
 }
+
+#ifndef _WIN32
+/* A saved file keeps the permissions the file it replaces had. */
+static void test_save_keeps_the_file_permissions(void)
+{
+    ncf_dataset d;
+    ncf_model *m = save_test_model(&d);
+    const char *path = path_in_dir("modes.ncf");
+    struct stat st;
+    int mode;
+    if (!m) { ncf_dataset_free(&d); return; }
+    CHECK(ncf_save(m, path, NCF_SAVE_MODEL) == NCF_OK);
+    for (mode = 0600; mode <= 0640; mode += 040) {
+        CHECK(chmod(path, (mode_t)mode) == 0 && ncf_save(m, path, NCF_SAVE_MODEL) == NCF_OK);
+        CHECKF(stat(path, &st) == 0 && (st.st_mode & 0777) == (mode_t)mode, "mode %o became %o", mode,
+               (unsigned)(st.st_mode & 0777));
+    }
+    remove(path);
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+}
+
+/* A link planted at the old fixed temporary name PATH.tmp is not followed. */
+static void test_save_follows_no_planted_link(void)
+{
+    ncf_dataset d;
+    ncf_model *m = save_test_model(&d);
+    const char *path = path_in_dir("planted.ncf");
+    char victim[300], text[16] = {0}, link_path[300];
+    FILE *f;
+    if (!m) { ncf_dataset_free(&d); return; }
+    write_file("victim.txt", "keep me\n");
+    snprintf(victim, sizeof victim, "%s", path_in_dir("victim.txt"));
+    snprintf(link_path, sizeof link_path, "%s.tmp", path);
+    CHECK(symlink(victim, link_path) == 0 && ncf_save(m, path, NCF_SAVE_MODEL) == NCF_OK);
+    f = fopen(victim, "rb");
+    CHECK(f && fread(text, 1, sizeof text - 1, f) == 8 && !strcmp(text, "keep me\n"));
+    if (f) fclose(f);
+    remove(link_path), remove(victim), remove(path);
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+}
+
+/* A save that fails mid-write (here the file size limit) leaves the old model, no temporary
+   file, and says why with the path. */
+static void test_failed_save_leaves_the_old_model(void)
+{
+    ncf_dataset d;
+    ncf_model *m = save_test_model(&d), *back = NULL;
+    const char *path = path_in_dir("safe.ncf");
+    struct rlimit old = {0, 0}, small;
+    float keep;
+    int rc;
+    if (!m) { ncf_dataset_free(&d); return; }
+    CHECK(ncf_save(m, path, NCF_SAVE_ADAM) == NCF_OK && getrlimit(RLIMIT_FSIZE, &old) == 0);
+    small = old, small.rlim_cur = 4096;
+    signal(SIGXFSZ, SIG_IGN);
+    keep = m->params[0], m->params[0] += 1.0f;
+    CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0);
+    rc = ncf_save(m, path, NCF_SAVE_ADAM);
+    CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
+    CHECKF(rc == NCF_ERR_IO && strstr(ncf_error_text(), "safe.ncf") && strstr(ncf_error_text(), strerror(EFBIG)),
+           "rc %d: %s", rc, ncf_error_text());
+    m->params[0] = keep;
+    CHECK(ncf_load(&back, path) == NCF_OK && back && same_model(m, back, 1));
+    ncf_model_free(back);
+    CHECK(files_in_dir(g_dir, "safe.ncf.tmp", 0) == 0);
+    remove(path);
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+}
+#endif
 
 /* ------------------------------------------------------------- example logs */
 /* Two interaction logs as people publish them, with the structure of ncf_synthetic (so a
@@ -3705,7 +3744,12 @@ static const test_case TESTS[] = {
     {"pretrain_init", test_pretrain_init},
     {"mf_sgd_learns", test_mf_sgd_learns},
     {"corrupt_models_refused", test_corrupt_models_refused},
-    {"safe_save", test_safe_save},
+    {"saves_replace_the_file_whole", test_saves_replace_the_file_whole},
+#ifndef _WIN32
+    {"save_keeps_the_file_permissions", test_save_keeps_the_file_permissions},
+    {"save_follows_no_planted_link", test_save_follows_no_planted_link},
+    {"failed_save_leaves_the_old_model", test_failed_save_leaves_the_old_model},
+#endif
     {"recommend_topk", test_recommend_topk},
     {"fuzz_seeds_are_valid_models", test_fuzz_seeds_are_valid_models},
     {"fixture_round_trip", test_fixture_round_trip},
