@@ -199,32 +199,35 @@ BASE ?=
 CONTENDED := "paper 1 lazy" "paper 2 lazy" "mlperf 1 lazy" "mlperf 2 lazy"
 BENCHFLAGS = -O3 -ffp-contract=fast -fno-math-errno -march=native -std=c99 $(WARN) $(OMP) $(CFLAGS)
 BENCHCC = $(CC) $(BENCHFLAGS)
-bench: | $(BUILD)
-	$(BENCHCC) tests/bench.c -o $(BUILD)/bench -lm
+# (its own name: only this rule builds it, always with BENCHFLAGS, once for bench and bench-load)
+BENCH := $(BUILD)/bench_native
+$(BENCH): tests/bench.c tests/harness.h ncf.h | $(BUILD)
+	$(BENCHCC) tests/bench.c -o $@ -lm
+bench: $(BENCH)
 	@rm -rf $(BUILD)/base; if [ -n "$(BASE)" ]; then mkdir -p $(BUILD)/base && \
 	  git archive $(BASE) | tar -x -C $(BUILD)/base && \
 	  if [ -f $(BUILD)/base/tests/bench.c ]; then $(BENCHCC) $(BUILD)/base/tests/bench.c -o $(BUILD)/base/bench -lm; \
 	  else $(BENCHCC) $(BUILD)/base/tests.c -o $(BUILD)/base/bench -lm && touch $(BUILD)/base/old_flags; fi || exit 1; fi
 	@grep -m1 'model name' /proc/cpuinfo; grep -q avx512f /proc/cpuinfo && echo "(AVX-512)" || echo "(no AVX-512)"
 	@rm -f $(BUILD)/bench.jsonl
-	@run() { for b in $(BUILD)/bench $(BUILD)/base/bench; do [ -x $$b ] || continue; \
-	    who=ours; [ $$b = $(BUILD)/bench ] || who=base; \
+	@run() { for b in $(BENCH) $(BUILD)/base/bench; do [ -x $$b ] || continue; \
+	    who=ours; [ $$b = $(BENCH) ] || who=base; \
 	    if [ $$who = base ] && [ -f $(BUILD)/base/old_flags ]; then $$b --bench $$2; else $$b $$2; fi > $(BUILD)/case.json || return 1; \
 	    sed "s/^{/{\"build\":\"$$who\",\"contended\":$$1,/" $(BUILD)/case.json | tee -a $(BUILD)/bench.jsonl; done; }; \
 	  for c in $(CASES); do run 0 "$$c" || exit 1; done; \
 	  timeout 1800 sh -c 'while :; do :; done' & busy=$$!; \
 	  for c in $(CONTENDED); do run 1 "$$c" || { kill $$busy; exit 1; }; done; \
-	  for c in paper mlperf; do $(BUILD)/bench --busy $$c > $(BUILD)/case.json || { kill $$busy; exit 1; }; \
+	  for c in paper mlperf; do $(BENCH) --busy $$c > $(BUILD)/case.json || { kill $$busy; exit 1; }; \
 	    tee -a $(BUILD)/bench.jsonl < $(BUILD)/case.json; done; \
 	  kill $$busy
-	@$(BUILD)/bench load | tee -a $(BUILD)/bench.jsonl
+	@$(BENCH) load | tee -a $(BUILD)/bench.jsonl
 	@$(MAKE) --no-print-directory bench-load BASE=$(BASE)
-	@$(BUILD)/bench serve-ids | tee -a $(BUILD)/bench.jsonl
-	@$(BUILD)/bench serving | tee -a $(BUILD)/bench.jsonl
+	@$(BENCH) serve-ids | tee -a $(BUILD)/bench.jsonl
+	@$(BENCH) serving | tee -a $(BUILD)/bench.jsonl
 	@rm -f $(BUILD)/peak.txt; if [ -n "$(PEERS)" ] && [ -f $(PEERS)/peak.c ]; then \
 	  $(CC) -O3 -march=native -fopenmp $(PEERS)/peak.c -o $(BUILD)/peak && $(BUILD)/peak | tee $(BUILD)/peak.txt; \
 	  else echo "(the FMA peak skipped: PEERS=DIR with peak.c gives it)"; fi
-	@$(BUILD)/bench --summary $(BUILD)/bench.jsonl $(BUILD)/peak.txt
+	@$(BENCH) --summary $(BUILD)/bench.jsonl $(BUILD)/peak.txt
 	@if [ -n "$(PEERS)" ] && [ -f $(PEERS)/torch_neumf.py ] && $(PY) -c 'import torch' 2>/dev/null; then \
 	  echo "PyTorch peer (OPENBLAS_CORETYPE=Cooperlake, 2 threads):"; \
 	  for a in "paper:$(TORCH_PAPER)" "mlperf_dense:$(TORCH_MLPERF) --max_steps 40" \
@@ -237,12 +240,11 @@ bench: | $(BUILD)
 # (tests/load.c) for its time and peak memory: integer ids, the same with every id a
 # 16-character string, and (BASE=REV) REV's loader on the integer file; 3 rounds in turn,
 # medians.
-bench-load: | $(BUILD)
-	$(BENCHCC) tests/bench.c -o $(BUILD)/bench -lm
+bench-load: $(BENCH)
 	$(BENCHCC) -I. tests/load.c -o $(BUILD)/load_ours -lm
 	@if [ -n "$(BASE)" ]; then rm -rf $(BUILD)/base_load && mkdir -p $(BUILD)/base_load && git archive $(BASE) ncf.h | tar -x -C $(BUILD)/base_load && \
 	  $(BENCHCC) -I$(BUILD)/base_load tests/load.c -o $(BUILD)/load_base -lm; fi
-	@$(BUILD)/bench write-ratings $(BUILD)/r_int.csv int && $(BUILD)/bench write-ratings $(BUILD)/r_text.csv text
+	@$(BENCH) write-ratings $(BUILD)/r_int.csv int && $(BENCH) write-ratings $(BUILD)/r_text.csv text
 	@for r in 1 2 3; do \
 	  for run in "ours int r_int" "ours text r_text" "base int r_int"; do set -- $$run; \
 	    [ -x $(BUILD)/load_$$1 ] || continue; \

@@ -798,8 +798,8 @@ NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m);
 
 /* Bare metal (Cortex-M, a RISC-V microcontroller: an ELF target with no OS) often has no
    thread-local storage runtime, and where the startup code sets up none the first error
-   text written faults: there, and with NCF_NO_TLS, the error text and the few per-thread
-   statics are plain statics. */
+   text written faults: there (and on any Cortex-M, whatever its compiler's object format),
+   and with NCF_NO_TLS, the error text and the few per-thread statics are plain statics. */
 #if defined(__ELF__) && !defined(__unix__) && !defined(__linux__) && !defined(__APPLE__) && !defined(__ANDROID__) && \
     !defined(__Fuchsia__) && !defined(__HAIKU__) && !defined(__wasm__)
 #define NCF__BARE_METAL 1

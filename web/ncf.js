@@ -27,12 +27,17 @@ export class Ncf {
     return p;
   }
 
-  // the JSON text the module wrote at p, parsed (this.text keeps it as written)
-  json(p) {
+  // the NUL-terminated text the module wrote at p
+  textAt(p) {
     const mem = new Uint8Array(this.x.memory.buffer);
     let end = p;
     while (mem[end]) end++;
-    this.text = new TextDecoder().decode(mem.subarray(p, end));
+    return new TextDecoder().decode(mem.subarray(p, end));
+  }
+
+  // the JSON text the module wrote at p, parsed (this.text keeps it as written)
+  json(p) {
+    this.text = this.textAt(p);
     return JSON.parse(this.text);
   }
 
@@ -46,11 +51,7 @@ export class Ncf {
 
   // user index u's id
   userId(u) {
-    const mem = new Uint8Array(this.x.memory.buffer);
-    const p = this.x.web_user_id(u);
-    let end = p;
-    while (mem[end]) end++;
-    return new TextDecoder().decode(mem.subarray(p, end));
+    return this.textAt(this.x.web_user_id(u));
   }
 
   recommend(user, k = 10) {

@@ -27,10 +27,13 @@
 
 static ncf_model *g_model;
 static void *g_file; /* the model file's bytes: the model reads them in place */
-static char g_out[16 * 1024];
+/* The longest answer: an id is at most NCF_MAX_ID_BYTES, each byte escaped in at most 6; a
+   list holds MAX_K ids with a score and its bits each, web_open 16 user and 16 item ids. */
+#define ID_JSON (6 * NCF_MAX_ID_BYTES + 4)
+static char g_out[MAX_K * (ID_JSON + 40) + 32 * ID_JSON + 1024];
 static size_t g_at;
 
-/* ---- JSON into g_out (a full buffer truncates: every answer here fits) ---- */
+/* ---- JSON into g_out (sized above for the longest answer) ---- */
 static void put(const char *fmt, ...)
 {
     va_list ap;
@@ -90,6 +93,8 @@ static const char *model_type(ncf_model_type t)
     return t == NCF_NEUMF ? "NeuMF" : t == NCF_GMF ? "GMF" : t == NCF_MLP ? "MLP" : "MF";
 }
 
+static int clamp_k(int k) { return k < 1 ? 1 : k > MAX_K ? MAX_K : k; }
+
 /* ---- the module's calls ---- */
 
 /* Memory for the page to copy a file into (8-byte aligned, as ncf_model_open wants). */
@@ -146,7 +151,7 @@ WEB_EXPORT(web_recommend) const char *web_recommend(const char *user, int k)
     int u, n;
     if (!g_model) return fail("no model is open");
     if ((u = ncf_user_index(g_model, user)) < 0) return fail(ncf_error_text());
-    o.k = k < 1 ? 1 : k > MAX_K ? MAX_K : k;
+    o.k = clamp_k(k);
     if ((n = ncf_recommend_index(g_model, u, &o, items, scores)) < 0) return fail(ncf_error_text());
     g_at = 0;
     put("{\"user\":"), put_string(user), put(",");
@@ -179,7 +184,7 @@ WEB_EXPORT(web_fold_in) const char *web_fold_in(const char *lines, int k)
     }
     if (!n) return fail("no items given");
     if (!(row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(g_model)))) return fail("out of memory");
-    o.k = k < 1 ? 1 : k > MAX_K ? MAX_K : k;
+    o.k = clamp_k(k);
     o.user_row = row, o.exclude_rated = 0, o.deny = given, o.num_deny = n;
     got = ncf_fold_in(g_model, given, n, &fo, row);
     if (got == NCF_OK) got = ncf_recommend_index(g_model, 0, &o, items, scores);
