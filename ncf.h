@@ -749,6 +749,9 @@ NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m);
 #include <stdio.h>   /* vsnprintf; FILE* only without NCF_NO_STDIO */
 #include <stdlib.h>
 #include <string.h>
+#ifndef NCF_INFERENCE_ONLY
+#include <time.h>    /* the id tables' secret key */
+#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -1137,6 +1140,9 @@ static void *ncf__zalloc(size_t n, size_t size)
 }
 
 #define NCF__NEW(T, n) ((T *)ncf__alloc((size_t)(n), sizeof(T)))
+/* Frees what p points to and forgets it. A helper that fails leaves every pointer it gave its
+   caller NULL this way, so the caller's own clean-up can never free a block twice. */
+#define NCF__DROP(p) (NCF_FREE(p), (p) = NULL)
 #define NCF__ZNEW(T, n) ((T *)ncf__zalloc((size_t)(n), sizeof(T)))
 
 /* x - x is 0 for a finite float and NaN for an infinite or NaN one. */
@@ -1228,6 +1234,71 @@ static int ncf__cmp_i32(const void *a, const void *b)
 {
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
     return (x > y) - (x < y);
+}
+
+/* Sorting what a file or a caller gave: qsort may be a quicksort that input chosen against it
+   drives to n^2 (newlib's, older C libraries'), so every sort here is a merge sort, O(n log n)
+   whatever the order, and a heapsort, also O(n log n), where no scratch memory can be had.
+   Every comparison used is a total order, so both give the same result as any correct sort. */
+typedef int (*ncf__cmp_fn)(const void *, const void *);
+
+static void ncf__swap_bytes(char *a, char *b, size_t size)
+{
+    while (size--) { char t = *a; *a++ = *b, *b++ = t; }
+}
+
+static void ncf__sift_down(char *v, size_t root, size_t n, size_t size, ncf__cmp_fn cmp)
+{
+    size_t child;
+    while ((child = 2 * root + 1) < n) {
+        if (child + 1 < n && cmp(v + child * size, v + (child + 1) * size) < 0) child++;
+        if (cmp(v + root * size, v + child * size) >= 0) return;
+        ncf__swap_bytes(v + root * size, v + child * size, size);
+        root = child;
+    }
+}
+
+static void ncf__heap_sort(char *v, size_t n, size_t size, ncf__cmp_fn cmp)
+{
+    size_t k;
+    for (k = n / 2; k-- > 0;) ncf__sift_down(v, k, n, size, cmp);
+    for (k = n; k-- > 1;) ncf__swap_bytes(v, v + k * size, size), ncf__sift_down(v, 0, k, size, cmp);
+}
+
+/* Sorts v[0..n) with tmp[n] as scratch: runs of 8 by insertion, then merged bottom-up. */
+static void ncf__merge_sort(char *v, char *tmp, size_t n, size_t size, ncf__cmp_fn cmp)
+{
+    char *src = v, *dst = tmp;
+    size_t width, lo, i, j;
+    for (lo = 0; lo < n; lo += 8)
+        for (i = lo + 1; i < n && i < lo + 8; i++)
+            for (j = i; j > lo && cmp(v + (j - 1) * size, v + j * size) > 0; j--)
+                ncf__swap_bytes(v + (j - 1) * size, v + j * size, size);
+    for (width = 8; width < n; width *= 2) {
+        for (lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n, a = lo, b = mid, o = lo;
+            while (a < mid && b < hi) {
+                size_t from = cmp(src + b * size, src + a * size) < 0 ? b++ : a++;
+                memcpy(dst + o++ * size, src + from * size, size);
+            }
+            memcpy(dst + o * size, src + a * size, (mid - a) * size), o += mid - a;
+            memcpy(dst + o * size, src + b * size, (hi - b) * size);
+        }
+        { char *t = src; src = dst, dst = t; }
+    }
+    if (src != v) memcpy(v, src, n * size);
+}
+
+static void ncf__sort(void *v, size_t n, size_t size, ncf__cmp_fn cmp)
+{
+    char *tmp;
+    if (n < 2) return;
+    if (n <= 8 || !(tmp = (char *)ncf__alloc(n, size))) {
+        ncf__heap_sort((char *)v, n, size, cmp);
+        return;
+    }
+    ncf__merge_sort((char *)v, tmp, n, size, cmp);
+    NCF_FREE(tmp);
 }
 
 /* ceil(a / b) for a >= 0, b > 0: how many units of b cover a. (A macro: a divisor that is a
@@ -1539,7 +1610,7 @@ static void ncf__radix_sort(uint64_t *key, uint64_t *tmp, size_t n, int shift0)
 static int64_t ncf__sort_unique_i64(int64_t *v, int64_t n)
 {
     int64_t i, k = 0;
-    qsort(v, (size_t)n, sizeof *v, ncf__cmp_i64);
+    ncf__sort(v, (size_t)n, sizeof *v, ncf__cmp_i64);
     for (i = 0; i < n; i++)
         if (k == 0 || v[i] != v[k - 1]) v[k++] = v[i];
     return k;
@@ -1855,7 +1926,7 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
         test[u] = -1;
         if (recent) recent[u] = -1;
         if (c == 0) continue;
-        qsort(r, (size_t)c, sizeof *r, ncf__cmp_rec);
+        ncf__sort(r, (size_t)c, sizeof *r, ncf__cmp_rec);
         for (i = 0; i < c; i++) {
             if (k > 0 && r[k - 1].item == r[i].item) r[k - 1] = r[i]; /* later duplicate wins */
             else r[k++] = r[i];
@@ -2026,7 +2097,7 @@ NCFDEF int ncf_synthetic(ncf_dataset *ds, int num_users, int num_items, int64_t 
             }
             { /* sort and dedupe */
                 int64_t q = 0;
-                qsort(it, (size_t)have, sizeof *it, ncf__cmp_i32);
+                ncf__sort(it, (size_t)have, sizeof *it, ncf__cmp_i32);
                 for (k = 0; k < have; k++)
                     if (q == 0 || it[q - 1] != it[k]) it[q++] = it[k];
                 have = q;
@@ -2229,13 +2300,19 @@ static int ncf__triples_reserve(ncf__triples *tr, int64_t cap, int with_pos)
     return ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld ratings", (long long)cap);
 }
 
-/* The distinct text ids of a column in the order first read: open addressing over their bytes. */
+/* The distinct text ids of a column in the order first read: open addressing over their bytes.
+   The hash is keyed by a secret each table draws (ncf__secret_key): with a fixed key, ids
+   chosen so their hashes share low bits would put every insert on one chain, and a log of n
+   such ids would take n^2 to read. The key decides only where ids sit in the slots, never
+   their numbers, so results do not depend on it. */
 typedef struct {
     int32_t *slot;       /* [cap] 1 + the id's number; 0: empty */
     int64_t *at;         /* [n + 1] where each id's bytes start in bytes */
     char *bytes;
     int64_t n, at_cap, used, bytes_cap;
     size_t cap;          /* slots: a power of 2, at least twice n */
+    uint64_t key;        /* the hash's secret key; 0: not drawn yet */
+    uint64_t probes;     /* slots looked at, over all lookups (the tests bound it) */
 } ncf__intern;
 
 static void ncf__intern_free(ncf__intern *t)
@@ -2244,20 +2321,33 @@ static void ncf__intern_free(ncf__intern *t)
     memset(t, 0, sizeof *t);
 }
 
-static uint64_t ncf__hash_bytes(const char *p, size_t n)
+/* A key no file can know in advance: the addresses the OS placed this table, this stack and
+   this code at (randomized where the OS randomizes them), and the time and CPU clock now. */
+static uint64_t ncf__secret_key(const void *salt)
 {
-    uint64_t h = 0x243F6A8885A308D3ull ^ (uint64_t)n, w;
-    for (; n >= 8; p += 8, n -= 8) memcpy(&w, p, 8), h = ncf__mix64(h ^ w);
-    if (n) w = 0, memcpy(&w, p, n), h = ncf__mix64(h ^ w);
-    return h;
+    uint64_t h = ncf__mix64((uint64_t)(uintptr_t)salt ^ 0x243F6A8885A308D3ull);
+    h = ncf__mix64(h ^ (uint64_t)(uintptr_t)&h);
+    h = ncf__mix64(h ^ (uint64_t)(uintptr_t)&ncf__secret_key);
+    h = ncf__mix64(h ^ (uint64_t)time(NULL));
+    h = ncf__mix64(h ^ (uint64_t)clock());
+    return h | 1;
+}
+
+static uint64_t ncf__hash_bytes(uint64_t key, const char *p, size_t n)
+{
+    uint64_t h = key ^ (uint64_t)n, w;
+    for (; n >= 8; p += 8, n -= 8) memcpy(&w, p, 8), h = ncf__mix64(h ^ w) + key;
+    if (n) w = 0, memcpy(&w, p, n), h = ncf__mix64(h ^ w) + key;
+    return ncf__mix64(h ^ (key >> 17));
 }
 
 /* Where [s, s+len) sits in the slots: its slot, or the empty one it would take. */
-static size_t ncf__intern_slot(const ncf__intern *t, const char *s, size_t len)
+static size_t ncf__intern_slot(ncf__intern *t, const char *s, size_t len)
 {
-    size_t i = (size_t)ncf__hash_bytes(s, len) & (t->cap - 1);
+    size_t i = (size_t)ncf__hash_bytes(t->key, s, len) & (t->cap - 1);
     for (;; i = (i + 1) & (t->cap - 1)) {
         int32_t k = t->slot[i] - 1;
+        t->probes++;
         if (k < 0 || ((size_t)(t->at[k + 1] - t->at[k]) == len && !memcmp(t->bytes + t->at[k], s, len))) return i;
     }
 }
@@ -2267,6 +2357,7 @@ static int ncf__intern_room(ncf__intern *t, size_t len)
 {
     if ((size_t)(t->n + 1) * 2 > t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 1024;
+        if (!t->key) t->key = ncf__secret_key(t);
         int32_t *old = t->slot, k;
         if (!(t->slot = NCF__ZNEW(int32_t, cap))) { t->slot = old; return 0; }
         t->cap = cap;
@@ -2326,12 +2417,11 @@ static int ncf__intern_sort(const ncf__intern *t, char **text, int64_t **at, int
     int64_t k;
     *text = NCF__NEW(char, t->used ? t->used : 1), *at = NCF__NEW(int64_t, t->n + 1), *rank = NCF__NEW(int64_t, t->n ? t->n : 1);
     if (!key || !*text || !*at || !*rank) {
-        NCF_FREE(key), NCF_FREE(*text), NCF_FREE(*at), NCF_FREE(*rank);
-        *text = NULL, *at = *rank = NULL;
+        NCF_FREE(key), NCF__DROP(*text), NCF__DROP(*at), NCF__DROP(*rank);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory sorting %lld ids", (long long)t->n);
     }
     for (k = 0; k < t->n; k++) key[k].p = t->bytes + t->at[k], key[k].len = t->at[k + 1] - t->at[k], key[k].src = (int32_t)k;
-    qsort(key, (size_t)t->n, sizeof *key, ncf__cmp_idkey_text);
+    ncf__sort(key, (size_t)t->n, sizeof *key, ncf__cmp_idkey_text);
     (*at)[0] = 0;
     for (k = 0; k < t->n; k++) {
         memcpy(*text + (*at)[k], key[k].p, (size_t)key[k].len);
@@ -2350,7 +2440,7 @@ static int ncf__ids_to_text(int64_t **raw, int n, const char *text, const int64_
     for (k = 0; k < n; k++) bytes += at[(*raw)[k] + 1] - at[(*raw)[k]];
     *out = NCF__NEW(char, bytes ? bytes : 1), *out_at = NCF__NEW(int64_t, (size_t)n + 1);
     if (!*out || !*out_at) {
-        NCF_FREE(*out), NCF_FREE(*out_at), *out = NULL, *out_at = NULL;
+        NCF__DROP(*out), NCF__DROP(*out_at);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for %d text ids", n);
     }
     for ((*out_at)[0] = 0, k = 0; k < n; k++) {
@@ -2358,7 +2448,7 @@ static int ncf__ids_to_text(int64_t **raw, int n, const char *text, const int64_
         memcpy(*out + (*out_at)[k], text + at[r], (size_t)len);
         (*out_at)[k + 1] = (*out_at)[k] + len;
     }
-    NCF_FREE(*raw), *raw = NULL;
+    NCF__DROP(*raw);
     return NCF_OK;
 }
 
@@ -2590,7 +2680,9 @@ static int64_t ncf__max_records(const char *p, const char *end)
 }
 
 /* An id field into *v: a plain integer, or the number of its text among the column's ids.
-   Returns 1; 0 when a numeric column meets text (to turn it to text); or an error. */
+   Returns 1; NCF__AS_TEXT when a numeric column meets text (to read it again as text: not 0,
+   so that no answer can be taken for NCF_OK); or an error. */
+#define NCF__AS_TEXT 2
 static int ncf__read_id(const char *name, const ncf__cursor *C, ncf__dialect *D, int c, ncf__span f, ncf__intern *in,
                         int64_t *v)
 {
@@ -2599,7 +2691,7 @@ static int ncf__read_id(const char *name, const ncf__cursor *C, ncf__dialect *D,
     ncf__span s = ncf__value(f, &esc);
     if (!D->text[c]) {
         if (!esc && ncf__plain_int(s.s, s.e, v)) return 1;
-        if (!D->need_int) return 0;
+        if (!D->need_int) return NCF__AS_TEXT;
         return ncf__fail(NCF_ERR_PARSE, "%s:%lld: %s '%s' is not an integer", name, (long long)C->line, ncf__col_what[c],
                          ncf__shown(s.s, s.e));
     }
@@ -2664,7 +2756,7 @@ again:
             return ncf__fail(NCF_ERR_PARSE, "%s:%lld: expected %d fields separated by '%s', got %d", name, (long long)C.line,
                              D->nf, ncf__sep_name(D->sep), nf);
         for (c = 0; c < 2; c++) {
-            if ((rc = ncf__read_id(name, &C, D, c, f[D->col[c]], &in[c], &v[c])) == 0) {
+            if ((rc = ncf__read_id(name, &C, D, c, f[D->col[c]], &in[c], &v[c])) == NCF__AS_TEXT) {
                 D->text[c] = 1;
                 goto again;
             }
@@ -2867,7 +2959,7 @@ static int ncf__distinct_negatives(const int32_t *row, int n, const char *path, 
     int j, dup = -1;
     if (!s) return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory", path);
     memcpy(s, row, sizeof(int32_t) * (size_t)n);
-    qsort(s, (size_t)n, sizeof *s, ncf__cmp_i32);
+    ncf__sort(s, (size_t)n, sizeof *s, ncf__cmp_i32);
     for (j = 1; j < n && dup < 0; j++)
         if (s[j] == s[j - 1]) dup = s[j];
     NCF_FREE(s);
@@ -5524,7 +5616,7 @@ static int ncf__id_order(const int64_t *raw, int n, int32_t **order, const char 
 {
     ncf__idpair *p;
     int k;
-    NCF_FREE(*order), *order = NULL;
+    NCF__DROP(*order);
     if (!raw) return NCF_OK;
     for (k = 1; k < n && raw[k - 1] < raw[k]; k++) {}
     if (k >= n) return NCF_OK; /* ascending: the identity */
@@ -5533,11 +5625,11 @@ static int ncf__id_order(const int64_t *raw, int n, int32_t **order, const char 
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for the %s id index", what);
     }
     for (k = 0; k < n; k++) p[k].raw = raw[k], p[k].dense = k;
-    qsort(p, (size_t)n, sizeof *p, ncf__cmp_idpair);
+    ncf__sort(p, (size_t)n, sizeof *p, ncf__cmp_idpair);
     for (k = 0; k < n; k++) {
         if (k > 0 && p[k].raw == p[k - 1].raw) {
             int64_t dup = p[k].raw;
-            NCF_FREE(p), NCF_FREE(*order), *order = NULL;
+            NCF_FREE(p), NCF__DROP(*order);
             return ncf__fail(NCF_ERR_DATA, "raw %s id %s appears twice", what, ncf__i64s(dup, 0));
         }
         (*order)[k] = p[k].dense;
@@ -5651,13 +5743,16 @@ static size_t ncf__encode_rated(const ncf_dataset *d, int u, uint8_t *p)
     return n;
 }
 
-/* A copy of n text ids (text, at), or NULL for none. */
+/* A copy of n text ids (text, at), or NULL for none; on failure both NULL. */
 static int ncf__copy_text_ids(const char *text, const int64_t *at, int n, char **out, int64_t **out_at)
 {
     *out = NULL, *out_at = NULL;
     if (!text) return NCF_OK;
     *out = NCF__NEW(char, at[n] ? at[n] : 1), *out_at = NCF__NEW(int64_t, (size_t)n + 1);
-    if (!*out || !*out_at) { NCF_FREE(*out), NCF_FREE(*out_at), *out = NULL, *out_at = NULL; return 0; }
+    if (!*out || !*out_at) {
+        NCF__DROP(*out), NCF__DROP(*out_at);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for %d text ids", n);
+    }
     memcpy(*out, text, (size_t)at[n]), memcpy(*out_at, at, sizeof(int64_t) * ((size_t)n + 1));
     return NCF_OK;
 }
@@ -6024,7 +6119,7 @@ static int ncf__sorted_items(const ncf_model *m, const int32_t *list, int n, int
                              "finds an id's)", what, j, (int)list[j], m->cfg.num_items);
         out[j] = list[j];
     }
-    qsort(out, (size_t)n, sizeof *out, ncf__cmp_i32);
+    ncf__sort(out, (size_t)n, sizeof *out, ncf__cmp_i32);
     for (j = 0; j < n; j++)
         if (w == 0 || out[j] != out[w - 1]) out[w++] = out[j];
     return w;
@@ -6386,7 +6481,7 @@ NCFDEF int ncf_fold_in(const ncf_model *m, const int32_t *items, int n, const nc
     }
     ncf__fold_carve(&b, m, n, mem);
     for (j = 0; j < n; j++) b.given[j] = items[j];
-    qsort(b.given, (size_t)n, sizeof *b.given, ncf__cmp_i32);
+    ncf__sort(b.given, (size_t)n, sizeof *b.given, ncf__cmp_i32);
     for (j = nu = 0; j < n; j++)
         if (nu == 0 || b.given[j] != b.given[nu - 1]) b.given[nu++] = b.given[j];
     R = ncf_user_row_size(m);
@@ -6541,12 +6636,11 @@ static int ncf__union_ids(ncf__ids t, const char *extra, const int64_t *extra_at
         all_int &= ncf__plain_int(key[k].p, key[k].p + len, &key[k].num);
         bytes += len;
     }
-    qsort(key, (size_t)n, sizeof *key, all_int ? ncf__cmp_idkey_num : ncf__cmp_idkey_text);
+    ncf__sort(key, (size_t)n, sizeof *key, all_int ? ncf__cmp_idkey_num : ncf__cmp_idkey_text);
     if (all_int) *num = NCF__NEW(int64_t, n);
     else *text = NCF__NEW(char, bytes + 1), *at = NCF__NEW(int64_t, (size_t)n + 1);
     if (all_int ? !*num : !*text || !*at) {
-        NCF_FREE(key), NCF_FREE(names), NCF_FREE(*num), NCF_FREE(*text), NCF_FREE(*at);
-        *num = NULL, *text = NULL, *at = NULL;
+        NCF_FREE(key), NCF_FREE(names), NCF__DROP(*num), NCF__DROP(*text), NCF__DROP(*at);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory merging ids");
     }
     for (k = 0, bytes = 0; k < n; k++) {
@@ -6560,18 +6654,21 @@ static int ncf__union_ids(ncf__ids t, const char *extra, const int64_t *extra_at
     return NCF_OK;
 }
 
-/* The names of the model's ids (side 0 users, 1 items) that the dataset lacks, back to back. */
+/* The names of the model's ids (side 0 users, 1 items) that the dataset lacks, back to back;
+   on failure *text and *at are NULL. */
 static int ncf__missing_ids(const ncf_dataset *d, const ncf_model *m, int side, char **text, int64_t **at, int *n)
 {
     ncf__ids mt = ncf__model_ids(m, side), dt = ncf__dataset_ids(d, side);
     char name[NCF_MAX_ID_BYTES + 1];
     int k, len;
     int64_t bytes = 0;
-    *n = 0;
-    *at = NCF__NEW(int64_t, (size_t)mt.n + 1);
-    if (!*at) return ncf__fail(NCF_ERR_NOMEM, "out of memory");
+    *n = 0, *text = NULL;
     for (k = 0; k < mt.n; k++) bytes += ncf__ids_name(&mt, k, name, sizeof name);
-    if (!(*text = NCF__NEW(char, bytes + 1))) { NCF_FREE(*at); return ncf__fail(NCF_ERR_NOMEM, "out of memory"); }
+    *at = NCF__NEW(int64_t, (size_t)mt.n + 1), *text = NCF__NEW(char, bytes + 1);
+    if (!*at || !*text) {
+        NCF__DROP(*at), NCF__DROP(*text);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for the model's %d %s ids", mt.n, side ? "item" : "user");
+    }
     for (k = 0, (*at)[0] = 0; k < mt.n; k++) {
         len = ncf__ids_name(&mt, k, name, sizeof name);
         if (ncf__ids_find(&dt, name, (size_t)len) >= 0) continue;
@@ -6629,7 +6726,7 @@ NCFDEF int ncf_dataset_add_ids(ncf_dataset *d, const ncf_model *m)
         int u = old_of[v];
         int64_t k, n = u < 0 ? 0 : d->user_ptr[u + 1] - d->user_ptr[u];
         for (k = 0; k < n; k++) items[ptr[v] + k] = map[1][d->items[d->user_ptr[u] + k]], tu[ptr[v] + k] = v;
-        qsort(items + ptr[v], (size_t)n, sizeof *items, ncf__cmp_i32);
+        ncf__sort(items + ptr[v], (size_t)n, sizeof *items, ncf__cmp_i32);
         ptr[v + 1] = ptr[v] + n;
     }
     test = ncf__moved_items(d->test_item, U2, old_of, map[1]);

@@ -1925,6 +1925,102 @@ static void test_hostile_inputs_refused_or_read(void)
 }
 
 
+/* ---------------------------------------------------- input chosen against the library */
+/* ncf__mix64 (splitmix64's step) undone: each xorshift and each odd multiplier has an inverse. */
+static uint64_t unshift(uint64_t z, int s)
+{
+    uint64_t x = z;
+    int k;
+    for (k = 0; k < 64 / s + 1; k++) x = z ^ (x >> s);
+    return x;
+}
+static uint64_t odd_inverse(uint64_t a)
+{
+    uint64_t x = a; /* Newton: each step doubles the bits that are right */
+    int k;
+    for (k = 0; k < 6; k++) x *= 2 - a * x;
+    return x;
+}
+static uint64_t unmix64(uint64_t z)
+{
+    z = unshift(z, 31) * odd_inverse(0x94D049BB133111EBull);
+    z = unshift(z, 27) * odd_inverse(0xBF58476D1CE4E5B9ull);
+    return unshift(z, 30) - 0x9E3779B97F4A7C15ull;
+}
+
+/* n 8-byte ids whose hashes under key all fall in the lowest 1024 of 2^20 slots. */
+static void ids_against_key(uint64_t key, int n, uint64_t *w)
+{
+    int k;
+    for (k = 0; k < n; k++) {
+        uint64_t h = ((uint64_t)(k + 1) * 0x9E3779B97F4A7C15ull) & ~(((uint64_t)1 << 20) - 1024); /* bits 10..19 zero */
+        h = unmix64(h) ^ (key >> 17);
+        w[k] = unmix64(h - key) ^ key ^ 8;
+    }
+}
+
+/* Ids crafted against a known hash key crowd one chain of slots: inserting n of them looks at
+   ~n^2/2 slots under that key. The tables draw a secret key of their own, so the same ids cost
+   what random ones do. */
+static void test_ids_chosen_against_the_hash_cost_what_random_ids_do(void)
+{
+    enum { N = 3000 };
+    uint64_t *w = (uint64_t *)malloc(sizeof(uint64_t) * N), key = 0x243F6A8885A308D3ull | 1;
+    ncf__intern forced, own, other;
+    int k;
+    memset(&forced, 0, sizeof forced), memset(&own, 0, sizeof own), memset(&other, 0, sizeof other);
+    ids_against_key(key, N, w);
+    CHECK(ncf__hash_bytes(key, (const char *)&w[0], 8) % 1024 == ncf__hash_bytes(key, (const char *)&w[0], 8) % (1 << 20));
+    forced.key = key;
+    for (k = 0; k < N; k++) {
+        CHECK(ncf__intern_add(&forced, (const char *)&w[k], 8) == k);
+        CHECK(ncf__intern_add(&own, (const char *)&w[k], 8) == k);
+    }
+    CHECK(ncf__intern_add(&own, (const char *)&w[7], 8) == 7); /* found again */
+    ncf__intern_add(&other, "x", 1);
+    printf("    %d crafted ids: %.1f slots looked at per id under the key they were made for, %.2f under the "
+           "table's own\n", N, (double)forced.probes / N, (double)own.probes / N);
+    CHECKF(forced.probes > (uint64_t)N * N / 8, "the crafted ids do not collide under their key: %llu probes",
+           (unsigned long long)forced.probes);
+    CHECKF(own.probes < (uint64_t)N * 8, "%llu probes for %d ids", (unsigned long long)own.probes, N);
+    CHECK(own.key != key && other.key != own.key);
+    ncf__intern_free(&forced), ncf__intern_free(&own), ncf__intern_free(&other);
+    free(w);
+}
+
+static long g_cmp_calls;
+static int counting_cmp_i32(const void *a, const void *b) { g_cmp_calls++; return ncf__cmp_i32(a, b); }
+
+/* Every sort gives qsort's order on random, sorted, reversed, organ-pipe, all-equal and
+   few-valued arrays of any length, within n log2 n + 8n comparisons (a quicksort on chosen input
+   takes n^2), with its scratch memory or, when that cannot be had, without. */
+static void test_sorts_are_n_log_n_whatever_the_order(void)
+{
+    static const int sizes[] = {0, 1, 2, 7, 8, 9, 16, 17, 100, 1000, 4097, 100000};
+    int32_t *a = (int32_t *)malloc(sizeof(int32_t) * 100000), *b = (int32_t *)malloc(sizeof(int32_t) * 100000);
+    int si, pat, heap;
+    for (heap = 0; heap < 2; heap++)
+        for (si = 0; si < (int)(sizeof sizes / sizeof *sizes); si++)
+            for (pat = 0; pat < 6; pat++) {
+                int n = sizes[si], k, same;
+                double bound = n * (log((double)n + 1) / log(2.0)) + 8.0 * n + 8;
+                for (k = 0; k < n; k++)
+                    a[k] = pat == 0 ? (int32_t)(ncf__mix64((uint64_t)k) >> 33) : pat == 1 ? k : pat == 2 ? n - k
+                         : pat == 3 ? (k < n / 2 ? k : n - k) : pat == 4 ? 5 : k % 3;
+                memcpy(b, a, sizeof(int32_t) * (size_t)n);
+                qsort(b, (size_t)n, sizeof *b, ncf__cmp_i32);
+                g_cmp_calls = 0;
+                g_alloc_count = 0, g_alloc_fail_at = heap ? 0 : -1; /* heap: the scratch allocation fails */
+                ncf__sort(a, (size_t)n, sizeof *a, counting_cmp_i32);
+                g_alloc_fail_at = -1;
+                same = !memcmp(a, b, sizeof(int32_t) * (size_t)n);
+                CHECKF(same && g_cmp_calls <= (heap ? 2 : 1) * bound, "%s, n %d, pattern %d: %s, %ld comparisons",
+                       heap ? "heapsort" : "merge sort", n, pat, same ? "sorted" : "NOT sorted", g_cmp_calls);
+            }
+    free(a), free(b);
+}
+
+
 /* Under an address space too small for another thread's stack, OpenMP's runtime exits the
    process as it starts its threads; the library tries one first and stays on one thread.
    (--address-space-child runs the training in a fresh process so limited.) */
@@ -3385,6 +3481,60 @@ static void test_recommend_topk(void)
 static ncf_dataset g_sw_data;
 static ncf_model *g_sw_model;
 static char g_sw_file[512];
+static uint64_t g_sw_digest; /* what a call did, where it returns NCF_OK: the same under any failure */
+
+static uint64_t digest_text(uint64_t h, const char *s) { while (*s) h = ncf__mix64(h ^ (uint8_t)*s++); return ncf__mix64(h); }
+/* Every id of a model (or a dataset) and its counts. */
+static uint64_t digest_ids(const ncf_model *m, const ncf_dataset *d)
+{
+    char id[NCF_MAX_ID_BYTES + 1];
+    int side, k, n[2];
+    uint64_t h = 0;
+    n[0] = m ? m->cfg.num_users : d->num_users, n[1] = m ? m->cfg.num_items : d->num_items;
+    for (side = 0; side < 2; side++)
+        for (k = 0, h = ncf__mix64(h ^ (uint64_t)n[side]); k < n[side]; k++) {
+            int rc = m ? (side ? ncf_item_id(m, k, id, sizeof id) : ncf_user_id(m, k, id, sizeof id))
+                       : (side ? ncf_dataset_item_id(d, k, id, sizeof id) : ncf_dataset_user_id(d, k, id, sizeof id));
+            h = digest_text(h, rc < 0 ? "(no id)" : id);
+        }
+    return h;
+}
+/* A log with text ids on both sides, or integer ones, in memory, read with no failure armed. */
+static int sw_quiet_load(ncf_dataset *d, int text, int drop_last)
+{
+    static const char *logs[2] = {"user,item\n1,10\n1,20\n2,10\n2,30\n3,20\n3,30\n4,40\n4,10\n",
+                                  "user,item\na,x\na,y\nb,x\nb,\"z, q\"\nc,y\nc,\"z, q\"\nd,w\nd,x\n"};
+    ncf_load_opts o = ncf_load_opts_default();
+    long armed = g_alloc_fail_at;
+    size_t len = strlen(logs[text]);
+    int rc;
+    if (drop_last) len -= text ? 8 : 10; /* the last two lines: user 4 (d) goes, and item 40 (w) */
+    o.holdout = NCF_HOLDOUT_NONE;
+    g_alloc_fail_at = -1;
+    rc = ncf_load_dataset_mem(d, "sweep", logs[text], len, &o);
+    g_alloc_fail_at = armed;
+    return rc;
+}
+/* A model on the whole log, ids set; then a dataset lacking a user and an item gets them
+   (ncf_dataset_add_ids), and the model grown to it. */
+static int sw_ids(int text)
+{
+    ncf_dataset all, part;
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL;
+    int rc;
+    if (sw_quiet_load(&all, text, 0) != NCF_OK || sw_quiet_load(&part, text, 1) != NCF_OK) return NCF_ERR_DATA;
+    c.num_users = all.num_users, c.num_items = all.num_items, c.mf_dim = 4, c.num_layers = 2, c.layers[0] = 8, c.layers[1] = 4;
+    rc = ncf_model_create(&m, &c);
+    if (rc == NCF_OK) rc = ncf_model_set_ids(m, &all);
+    if (rc == NCF_OK) rc = ncf_dataset_add_ids(&part, m);
+    if (rc == NCF_OK) rc = ncf_model_grow(&m, &part);
+    if (rc == NCF_OK) g_sw_digest = digest_ids(m, NULL) ^ digest_ids(NULL, &part);
+    ncf_model_free(m), ncf_dataset_free(&all), ncf_dataset_free(&part);
+    return rc;
+}
+static int sw_ids_text(void) { return sw_ids(1); }
+static int sw_ids_int(void) { return sw_ids(0); }
 
 static int sw_load(const char *name)
 {
@@ -3416,6 +3566,7 @@ static int sw_model_create(void)
     c.num_users = g_sw_data.num_users, c.num_items = g_sw_data.num_items;
     rc = ncf_model_create(&m, &c);
     if (rc == NCF_OK) rc = ncf_model_set_ids(m, &g_sw_data);
+    if (rc == NCF_OK) g_sw_digest = digest_ids(m, NULL);
     ncf_model_free(m);
     return rc;
 }
@@ -3527,7 +3678,9 @@ static void test_alloc_failure_sweep(void)
         {"an epoch", sw_epoch}, {"evaluate (sampled, full)", sw_evaluate}, {"save and load (memory)", sw_save_load_mem},
         {"save and load (file)", sw_save_load_file}, {"recommend, predict", sw_serve},
         {"int8 save, open in place, serve", sw_int8_in_place}, {"a log with text ids", sw_load_text_ids},
-        {"lists, many users, fold-in, similar, growth", sw_serving_options}};
+        {"lists, many users, fold-in, similar, growth", sw_serving_options},
+        {"text ids: set, added to a dataset, a model grown", sw_ids_text},
+        {"integer ids: set, added to a dataset, a model grown", sw_ids_int}};
     ncf_config c = ncf_config_default();
     char prefix[300];
     long cases = 0;
@@ -3543,20 +3696,29 @@ static void test_alloc_failure_sweep(void)
     c.num_users = g_sw_data.num_users, c.num_items = g_sw_data.num_items, c.batch_size = 64;
     CHECK(ncf_model_create(&g_sw_model, &c) == NCF_OK && ncf_model_set_ids(g_sw_model, &g_sw_data) == NCF_OK);
     for (q = 0; g_sw_model && q < (int)(sizeof calls / sizeof *calls); q++) {
-        long k;
+        long k, nok = 0;
+        uint64_t *ok_digest = (uint64_t *)malloc(sizeof(uint64_t) * 100000);
+        long *ok_at = (long *)malloc(sizeof(long) * 100000);
         for (k = 0; k < 100000; k++) {
             int rc;
+            g_sw_digest = 0;
             g_alloc_count = 0, g_alloc_fail_at = k;
             rc = calls[q].fn();
             g_alloc_fail_at = -1;
             cases++;
             CHECKF(rc == NCF_OK || rc == NCF_ERR_NOMEM, "%s, allocation %ld failing: rc %d (%s)", calls[q].name, k, rc,
                    ncf_error_text());
-            if (g_alloc_count <= k) { /* ran to the end with no failure */
+            if (g_alloc_count <= k) { /* ran to the end with no failure: what every NCF_OK must have done */
+                long j;
                 CHECKF(rc == NCF_OK, "%s: %s", calls[q].name, ncf_error_text());
+                for (j = 0; j < nok; j++)
+                    CHECKF(ok_digest[j] == g_sw_digest, "%s: NCF_OK with allocation %ld failing, but not the same result",
+                           calls[q].name, ok_at[j]);
                 break;
             }
+            if (rc == NCF_OK) ok_digest[nok] = g_sw_digest, ok_at[nok++] = k;
         }
+        free(ok_digest), free(ok_at);
     }
     ncf_set_threads(threads);
     printf("    %ld (call, k) cases over %d calls: each returned NCF_OK or NCF_ERR_NOMEM\n", cases,
@@ -3718,6 +3880,8 @@ static const test_case TESTS[] = {
     {"validation_item_is_rated", test_validation_item_is_rated},
     {"absurd_settings_and_values_refused", test_absurd_settings_and_values_refused},
     {"hostile_inputs_refused_or_read", test_hostile_inputs_refused_or_read},
+    {"ids_chosen_against_the_hash_cost_what_random_ids_do", test_ids_chosen_against_the_hash_cost_what_random_ids_do},
+    {"sorts_are_n_log_n_whatever_the_order", test_sorts_are_n_log_n_whatever_the_order},
     {"limits_said_as_they_are", test_limits_said_as_they_are},
 #ifdef THREAD_LIMIT_TEST
     {"no_exit_when_threads_cannot_start", test_no_exit_when_threads_cannot_start},
