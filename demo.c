@@ -796,32 +796,34 @@ static void print_items(const ncf_model *m, const int32_t *items, const float *s
 }
 
 /* An id as a CSV field: quoted when it holds a comma, a quote or a line end. */
-static void csv_field(FILE *f, const char *s)
+static void csv_field(ncf_output *f, const char *s)
 {
-    if (!strpbrk(s, ",\"\r\n")) { fputs(s, f); return; }
-    fputc('"', f);
+    if (!strpbrk(s, ",\"\r\n")) { ncf_output_write(f, s, strlen(s)); return; }
+    ncf_output_write(f, "\"", 1);
     for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
+        if (*s == '"') ncf_output_write(f, "\"", 1);
+        ncf_output_write(f, s, 1);
     }
-    fputc('"', f);
+    ncf_output_write(f, "\"", 1);
 }
 
 /* --recommend_all FILE: user,rank,item,score for every user, a block of users at a time on all
    threads, with a progress line. */
 static int recommend_all(const ncf_model *m, const ncf_rec_opts *ro, const char *out)
 {
-    enum { BLOCK = 1024 };
-    FILE *f = fopen(out, "w");
-    int32_t *users = (int32_t *)malloc(sizeof(int32_t) * BLOCK), *items = (int32_t *)malloc(sizeof(int32_t) * BLOCK * (size_t)ro->k);
-    float *scores = (float *)malloc(sizeof(float) * BLOCK * (size_t)ro->k);
-    int counts[BLOCK], u0, j, r, ok = f && users && items && scores, U = m->cfg.num_users, tty = isatty(2);
+    enum { MOST = 1024, SLOTS = 1 << 20 }; /* users a block, and (user, rank) slots a block */
+    int block = ro->k >= SLOTS / MOST ? (SLOTS / ro->k > 0 ? SLOTS / ro->k : 1) : MOST;
+    ncf_output *f = NULL;
+    int32_t *users = (int32_t *)malloc(sizeof(int32_t) * MOST), *items = (int32_t *)malloc(sizeof(int32_t) * (size_t)block * (size_t)ro->k);
+    float *scores = (float *)malloc(sizeof(float) * (size_t)block * (size_t)ro->k);
+    int counts[MOST], u0, j, r, ok = users && items && scores, U = m->cfg.num_users, tty = isatty(2);
     double t0 = now();
     char uid[NCF_MAX_ID_BYTES + 1], iid[NCF_MAX_ID_BYTES + 1];
-    if (!f) fprintf(stderr, "demo: --recommend_all %s: cannot open for writing (%s)\n", out, strerror(errno));
-    if (ok) fprintf(f, "user,rank,item,%s\n", ro->probabilities ? "probability" : "logit");
-    for (u0 = 0; ok && u0 < U; u0 += BLOCK) {
-        int n = U - u0 < BLOCK ? U - u0 : BLOCK;
+    if (!ok) fprintf(stderr, "demo: --recommend_all: out of memory for %d users' top %d\n", block, ro->k);
+    else if (ncf_output_open(&f, out) != NCF_OK) fprintf(stderr, "demo: --recommend_all: %s\n", ncf_error_text()), ok = 0;
+    if (ok) ncf_output_printf(f, "user,rank,item,%s\n", ro->probabilities ? "probability" : "logit");
+    for (u0 = 0; ok && u0 < U; u0 += block) {
+        int n = U - u0 < block ? U - u0 : block;
         for (j = 0; j < n; j++) users[j] = u0 + j;
         if (ncf_recommend_users(m, users, n, ro, items, scores, counts) != NCF_OK) {
             fprintf(stderr, "demo: %s\n", ncf_error_text());
@@ -832,15 +834,16 @@ static int recommend_all(const ncf_model *m, const ncf_rec_opts *ro, const char 
             ncf_user_id(m, u0 + j, uid, sizeof uid);
             for (r = 0; r < counts[j]; r++) {
                 ncf_item_id(m, items[(size_t)j * ro->k + r], iid, sizeof iid);
-                csv_field(f, uid), fprintf(f, ",%d,", r + 1), csv_field(f, iid);
-                fprintf(f, ",%.6g\n", scores[(size_t)j * ro->k + r]);
+                csv_field(f, uid), ncf_output_printf(f, ",%d,", r + 1), csv_field(f, iid);
+                ncf_output_printf(f, ",%.6g\n", scores[(size_t)j * ro->k + r]);
             }
         }
         if (tty || u0 + n == U)
             fprintf(stderr, "%s  recommend_all: %d/%d users (%.0f users/s)%s", tty ? "\r" : "", u0 + n, U,
                     (u0 + n) / (now() - t0 + 1e-9), u0 + n == U ? "\n" : "   ");
     }
-    if (f && fclose(f) != 0 && ok) fprintf(stderr, "demo: %s: write failed\n", out), ok = 0;
+    if (f && !ok) ncf_output_discard(f);
+    else if (f && ncf_output_commit(f) != NCF_OK) fprintf(stderr, "demo: --recommend_all: %s\n", ncf_error_text()), ok = 0;
     if (ok) printf("wrote %s: the top %d of each of %d users (user,rank,item,%s)\n", out, ro->k, U,
                    ro->probabilities ? "probability" : "logit");
     free(users), free(items), free(scores);
@@ -851,12 +854,15 @@ static int recommend_all(const ncf_model *m, const ncf_rec_opts *ro, const char 
 static int serve(const ncf_model *m, const options *o, const char *path)
 {
     ncf_rec_opts ro = ncf_rec_opts_default();
-    int32_t *allow = NULL, *deny = NULL, *given = NULL, *items = (int32_t *)malloc(sizeof(int32_t) * (size_t)o->recommend_k);
-    float *scores = (float *)malloc(sizeof(float) * (size_t)o->recommend_k), *row = NULL;
+    /* no list is longer than the catalogue: k past it would only size memory nobody fills */
+    int k = o->recommend_k < m->cfg.num_items ? o->recommend_k : m->cfg.num_items > 0 ? m->cfg.num_items : 1;
+    int32_t *allow = NULL, *deny = NULL, *given = NULL, *items = (int32_t *)malloc(sizeof(int32_t) * (size_t)k);
+    float *scores = (float *)malloc(sizeof(float) * (size_t)k), *row = NULL;
     const char *kind = o->probabilities ? "probabilities" : "logits", *list = o->recommend_user;
     char id[NCF_MAX_ID_BYTES + 1];
     int ok = items && scores, n, ng = 0;
-    ro.k = o->recommend_k, ro.probabilities = o->probabilities;
+    if (!ok) fprintf(stderr, "demo: out of memory for a top %d\n", k);
+    ro.k = k, ro.probabilities = o->probabilities;
     if (ok && o->allow && (ok = item_indices(m, NULL, o->allow, &allow, &ro.num_allow)) != 0) ro.allow = allow;
     if (ok && o->deny && (ok = item_indices(m, NULL, o->deny, &deny, &ro.num_deny)) != 0) ro.deny = deny;
     while (ok && list && next_id(&list, id, sizeof id)) {
@@ -928,34 +934,31 @@ static int export_c(const ncf_model *m, const char *path, int int8)
     size_t len = 0, i;
     char name[128];
     const unsigned char *b;
-    FILE *f;
-    int ok;
+    ncf_output *f;
     if (ncf_save_mem(m, int8 ? NCF_SAVE_INT8 : NCF_SAVE_MODEL, &buf, &len) != NCF_OK) {
         fprintf(stderr, "demo: --export_c %s: %s\n", path, ncf_error_text());
         return 0;
     }
     array_name(path, name, sizeof name);
-    if (!(f = fopen(path, "w"))) {
-        fprintf(stderr, "demo: --export_c %s: cannot open for writing (%s)\n", path, strerror(errno));
+    if (ncf_output_open(&f, path) != NCF_OK) {
+        fprintf(stderr, "demo: --export_c: %s\n", ncf_error_text());
         ncf_free(buf);
         return 0;
     }
     b = (const unsigned char *)buf;
-    fprintf(f, "/* %s: an ncf.h model (file format %d, %lu bytes) as a C array, written by demo --export_c.\n"
+    ncf_output_printf(f, "/* %s: an ncf.h model (file format %d, %lu bytes) as a C array, written by demo --export_c.\n"
                "   %s, %d users x %d items, %lu parameters%s, epoch %lld. Serve it in place (flash):\n"
                "     ncf_model *m; if (ncf_model_open(&m, %s, sizeof %s) != NCF_OK) ...\n"
                "   (ncf_model_open_verified where the firmware has checked the image itself). */\n",
             name, NCF_FORMAT_VERSION, (unsigned long)len, model_name(m->cfg.model), m->cfg.num_users, m->cfg.num_items,
             (unsigned long)m->num_params, int8 ? ", int8 embedding rows" : "", (long long)m->epoch, name, name);
-    fprintf(f, "#if defined(_MSC_VER)\n__declspec(align(8))\n#endif\nstatic const unsigned char %s[%lu]\n"
+    ncf_output_printf(f, "#if defined(_MSC_VER)\n__declspec(align(8))\n#endif\nstatic const unsigned char %s[%lu]\n"
                "#if defined(__GNUC__) || defined(__clang__)\n    __attribute__((aligned(8)))\n#endif\n    = {", name,
             (unsigned long)len);
-    for (i = 0; i < len; i++) fprintf(f, "%s%u,", i % 20 ? "" : "\n", b[i]);
-    fprintf(f, "\n};\n");
-    ok = !ferror(f);
-    ok &= fclose(f) == 0;
+    for (i = 0; i < len; i++) ncf_output_printf(f, "%s%u,", i % 20 ? "" : "\n", b[i]);
+    ncf_output_printf(f, "\n};\n");
     ncf_free(buf);
-    if (!ok) { fprintf(stderr, "demo: --export_c %s: write failed\n", path); return 0; }
+    if (ncf_output_commit(f) != NCF_OK) { fprintf(stderr, "demo: --export_c: %s\n", ncf_error_text()); return 0; }
     printf("exported %s: %s[%lu], model file format %d%s\n", path, name, (unsigned long)len, NCF_FORMAT_VERSION,
            int8 ? ", int8 rows" : "");
     return 1;
@@ -1060,22 +1063,21 @@ static void print_metrics(const char *what, const ncf_metrics *s, const ncf_metr
            k, s->hr, k, s->ndcg, s->mrr, k, f->hr, k, f->ndcg, f->mrr);
 }
 
-static void log_row(FILE *f, const epoch_row *r, int validation)
+static void log_row(ncf_output *f, const epoch_row *r, int validation)
 {
     const ncf_metrics *m[4];
     int j;
     m[0] = &r->test, m[1] = &r->test_full, m[2] = &r->val, m[3] = &r->val_full;
-    if (r->epoch < 0) fprintf(f, "popularity,"); /* the baseline's row, before the first evaluation's */
-    else fprintf(f, "%d,", r->epoch);
-    if (r->trained) fprintf(f, "%.6f", r->loss); /* the untrained model has no training loss */
+    if (r->epoch < 0) ncf_output_printf(f, "popularity,"); /* the baseline's row, before the first evaluation's */
+    else ncf_output_printf(f, "%d,", r->epoch);
+    if (r->trained) ncf_output_printf(f, "%.6f", r->loss); /* the untrained model has no training loss */
     for (j = 0; j < 4; j++)
-        if (r->evaluated && (j < 2 || validation)) fprintf(f, ",%.6f,%.6f,%.6f", m[j]->hr, m[j]->ndcg, m[j]->mrr);
-        else fprintf(f, ",,,");
-    if (r->trained) fprintf(f, ",%.3f,%.0f", r->train_s, r->rate);
-    else fprintf(f, ",,");
-    if (r->evaluated) fprintf(f, ",%.3f\n", r->eval_s);
-    else fprintf(f, ",\n");
-    fflush(f);
+        if (r->evaluated && (j < 2 || validation)) ncf_output_printf(f, ",%.6f,%.6f,%.6f", m[j]->hr, m[j]->ndcg, m[j]->mrr);
+        else ncf_output_printf(f, ",,,");
+    if (r->trained) ncf_output_printf(f, ",%.3f,%.0f", r->train_s, r->rate);
+    else ncf_output_printf(f, ",,");
+    if (r->evaluated) ncf_output_printf(f, ",%.3f\n", r->eval_s);
+    else ncf_output_printf(f, ",\n");
 }
 
 /* --plot: the loss above, HR and NDCG below, per epoch, as SVG (no dependency). */
@@ -1101,37 +1103,37 @@ static int series_value(const epoch_row *r, int which, double *v)
     return 1;
 }
 
-static void svg_axes(FILE *f, const panel *p, const char *ylabel, int xstep)
+static void svg_axes(ncf_output *f, const panel *p, const char *ylabel, int xstep)
 {
     int j;
-    fprintf(f, "<rect x='%d' y='%d' width='%d' height='%d' fill='none' stroke='#444'/>\n", p->left, p->top, p->w, p->h);
+    ncf_output_printf(f, "<rect x='%d' y='%d' width='%d' height='%d' fill='none' stroke='#444'/>\n", p->left, p->top, p->w, p->h);
     for (j = 0; p->y0 + j * p->ystep <= p->y1 + 1e-9 * p->ystep; j++) {
         double y = p->y0 + j * p->ystep;
-        fprintf(f, "<line x1='%d' x2='%d' y1='%.1f' y2='%.1f' stroke='#ddd'/>", p->left, p->left + p->w, py(p, y), py(p, y));
-        fprintf(f, "<text x='%d' y='%.1f' text-anchor='end' font-size='12'>%g</text>\n", p->left - 6, py(p, y) + 4,
+        ncf_output_printf(f, "<line x1='%d' x2='%d' y1='%.1f' y2='%.1f' stroke='#ddd'/>", p->left, p->left + p->w, py(p, y), py(p, y));
+        ncf_output_printf(f, "<text x='%d' y='%.1f' text-anchor='end' font-size='12'>%g</text>\n", p->left - 6, py(p, y) + 4,
                 fabs(y) < 1e-9 * p->ystep ? 0.0 : y);
     }
     for (j = (int)p->x0; j <= (int)p->x1; j += xstep)
-        fprintf(f, "<text x='%.1f' y='%d' text-anchor='middle' font-size='12'>%d</text>\n", px(p, j), p->top + p->h + 16, j);
-    fprintf(f, "<text x='%.1f' y='%d' text-anchor='middle' font-size='13'>epoch</text>\n", p->left + p->w / 2.0,
+        ncf_output_printf(f, "<text x='%.1f' y='%d' text-anchor='middle' font-size='12'>%d</text>\n", px(p, j), p->top + p->h + 16, j);
+    ncf_output_printf(f, "<text x='%.1f' y='%d' text-anchor='middle' font-size='13'>epoch</text>\n", p->left + p->w / 2.0,
             p->top + p->h + 34);
-    fprintf(f, "<text transform='translate(%d,%.1f) rotate(-90)' text-anchor='middle' font-size='13'>%s</text>\n",
+    ncf_output_printf(f, "<text transform='translate(%d,%.1f) rotate(-90)' text-anchor='middle' font-size='13'>%s</text>\n",
             p->left - 48, p->top + p->h / 2.0, ylabel);
 }
 
-static void svg_series(FILE *f, const panel *p, const epoch_row *rows, int n, int which, const char *color, int dashed)
+static void svg_series(ncf_output *f, const panel *p, const epoch_row *rows, int n, int which, const char *color, int dashed)
 {
     int j, any = 0;
     double v;
-    fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='2'%s points='", color,
+    ncf_output_printf(f, "<polyline fill='none' stroke='%s' stroke-width='2'%s points='", color,
             dashed ? " stroke-dasharray='6,4'" : "");
     for (j = 0; j < n; j++)
-        if (series_value(&rows[j], which, &v)) fprintf(f, "%s%.1f,%.1f", any++ ? " " : "", px(p, rows[j].epoch), py(p, v));
-    fprintf(f, "'/>\n");
+        if (series_value(&rows[j], which, &v)) ncf_output_printf(f, "%s%.1f,%.1f", any++ ? " " : "", px(p, rows[j].epoch), py(p, v));
+    ncf_output_printf(f, "'/>\n");
     for (j = 0; j < n; j++)
         if (series_value(&rows[j], which, &v))
-            fprintf(f, "<circle cx='%.1f' cy='%.1f' r='2.5' fill='%s'/>", px(p, rows[j].epoch), py(p, v), color);
-    fprintf(f, "\n");
+            ncf_output_printf(f, "<circle cx='%.1f' cy='%.1f' r='2.5' fill='%s'/>", px(p, rows[j].epoch), py(p, v), color);
+    ncf_output_printf(f, "\n");
 }
 
 static int write_plot(const char *path, const char *title, const epoch_row *rows, int n, int best, int validation, int k)
@@ -1141,8 +1143,8 @@ static int write_plot(const char *path, const char *title, const epoch_row *rows
     panel top, bot;
     double lo[2] = {1e300, 1e300}, hi[2] = {-1e300, -1e300}, v;
     int j, w, xstep, nseries = validation ? 5 : 3;
-    FILE *f = fopen(path, "w");
-    if (!f) { fprintf(stderr, "demo: --plot %s: cannot open for writing (%s)\n", path, strerror(errno)); return 0; }
+    ncf_output *f;
+    if (ncf_output_open(&f, path) != NCF_OK) { fprintf(stderr, "demo: --plot: %s\n", ncf_error_text()); return 0; }
     for (j = 0; j < n; j++)
         for (w = 0; w < nseries; w++)
             if (series_value(&rows[j], w, &v)) {
@@ -1160,20 +1162,20 @@ static int write_plot(const char *path, const char *title, const epoch_row *rows
     nice_range(&top, lo[0], hi[0]);
     nice_range(&bot, lo[1], hi[1]);
     xstep = (int)ceil((top.x1 - top.x0) / 10.0);
-    fprintf(f, "<?xml version='1.0' encoding='UTF-8'?>\n<svg xmlns='http://www.w3.org/2000/svg' width='900' "
+    ncf_output_printf(f, "<?xml version='1.0' encoding='UTF-8'?>\n<svg xmlns='http://www.w3.org/2000/svg' width='900' "
                "height='600' font-family='sans-serif'>\n<rect width='900' height='600' fill='white'/>\n");
-    fprintf(f, "<text x='450' y='26' text-anchor='middle' font-size='16'>");
-    for (; *title; title++) fprintf(f, *title == '<' ? "&lt;" : *title == '&' ? "&amp;" : "%c", *title);
-    fprintf(f, "</text>\n");
+    ncf_output_printf(f, "<text x='450' y='26' text-anchor='middle' font-size='16'>");
+    for (; *title; title++) ncf_output_printf(f, *title == '<' ? "&lt;" : *title == '&' ? "&amp;" : "%c", *title);
+    ncf_output_printf(f, "</text>\n");
     svg_axes(f, &top, "training loss", xstep);
     svg_axes(f, &bot, "HR, NDCG", xstep);
     if (best >= 0) {
         for (j = 0; j < 2; j++) {
             const panel *p = j ? &bot : &top;
-            fprintf(f, "<line x1='%.1f' x2='%.1f' y1='%d' y2='%d' stroke='#2ca02c' stroke-dasharray='3,3'/>\n",
+            ncf_output_printf(f, "<line x1='%.1f' x2='%.1f' y1='%d' y2='%d' stroke='#2ca02c' stroke-dasharray='3,3'/>\n",
                     px(p, best), px(p, best), p->top, p->top + p->h);
         }
-        fprintf(f, "<text x='%.1f' y='%d' text-anchor='middle' font-size='12' fill='#2ca02c'>best: epoch %d (by %s "
+        ncf_output_printf(f, "<text x='%.1f' y='%d' text-anchor='middle' font-size='12' fill='#2ca02c'>best: epoch %d (by %s "
                    "HR@%d)</text>\n", px(&bot, best), bot.top - 6, best, validation ? "validation" : "test", k);
     }
     svg_series(f, &top, rows, n, 0, colors[0], 0);
@@ -1182,12 +1184,12 @@ static int write_plot(const char *path, const char *title, const epoch_row *rows
         int y = (w ? bot.top + 10 : top.top + 10) + (w ? (w - 1) * 22 : 0);
         char label[64];
         snprintf(label, sizeof label, names[w], k);
-        fprintf(f, "<line x1='700' x2='730' y1='%d' y2='%d' stroke='%s' stroke-width='2'%s/>", y, y, colors[w],
+        ncf_output_printf(f, "<line x1='700' x2='730' y1='%d' y2='%d' stroke='%s' stroke-width='2'%s/>", y, y, colors[w],
                 w >= 3 ? " stroke-dasharray='6,4'" : "");
-        fprintf(f, "<text x='736' y='%d' font-size='12'>%s</text>\n", y + 4, label);
+        ncf_output_printf(f, "<text x='736' y='%d' font-size='12'>%s</text>\n", y + 4, label);
     }
-    fprintf(f, "</svg>\n");
-    if (fclose(f) != 0) { fprintf(stderr, "demo: --plot %s: write failed\n", path); return 0; }
+    ncf_output_printf(f, "</svg>\n");
+    if (ncf_output_commit(f) != NCF_OK) { fprintf(stderr, "demo: --plot: %s\n", ncf_error_text()); return 0; }
     return 1;
 }
 
@@ -1311,13 +1313,28 @@ typedef struct {
     ncf_model *model;
     ncf_dataset *data;
     ncf_sampler sampler;
-    FILE *logf;
     epoch_row *rows, best, pop;
     int nrows, evaluable;
     void *last_good; /* the model before this epoch, saved if it diverges */
     size_t last_len;
     char title[256];
 } session;
+
+/* --log: the popularity row (where there is an evaluation) and every epoch's so far, the file
+   replaced whole each time, so a run stopped at any point leaves the log of what it did. */
+static int write_log(const session *S)
+{
+    int j, validation = S->evaluable && S->o->validation;
+    ncf_output *f;
+    if (!S->o->log || !ON_ROOT) return 1;
+    if (ncf_output_open(&f, S->o->log) != NCF_OK) { fprintf(stderr, "demo: --log: %s\n", ncf_error_text()); return 0; }
+    ncf_output_printf(f, "iteration,loss,hr,ndcg,mrr,full_hr,full_ndcg,full_mrr,val_hr,val_ndcg,val_mrr,val_full_hr,"
+                         "val_full_ndcg,val_full_mrr,train_s,train_ex_per_s,eval_s\n");
+    if (S->evaluable) log_row(f, &S->pop, validation); /* (the baseline, before the first evaluation's row) */
+    for (j = 0; j < S->nrows; j++) log_row(f, &S->rows[j], validation);
+    if (ncf_output_commit(f) != NCF_OK) { fprintf(stderr, "demo: --log: %s\n", ncf_error_text()); return 0; }
+    return 1;
+}
 
 /* One epoch's training, its checkpoint, and its line when it is not evaluated. Returns 0 on
    failure, 1 to go on to evaluation, 2 when this epoch has no evaluation. */
@@ -1354,7 +1371,7 @@ static int train_one(session *S, epoch_row *r, int epoch)
     }
     if (S->evaluable && !(epoch % o->epochs_between_evals && epoch != o->train_epochs)) return 1;
     printf("Epoch %d: loss = %.4f, train %.1f s (%.0f ex/s)\n", epoch, r->loss, train_s, r->rate);
-    if (S->logf) log_row(S->logf, r, S->evaluable && o->validation);
+    if (!write_log(S)) return 0;
     return 2;
 }
 
@@ -1378,10 +1395,9 @@ static int evaluate_one(session *S, epoch_row *r)
     if (S->nrows == 1) { /* the first evaluation: is the model better than popular items? */
         print_metrics("popularity", &S->pop.test, &S->pop.test_full, k);
         if (o->validation) print_metrics("(valid.)", &S->pop.val, &S->pop.val_full, k);
-        if (S->logf) log_row(S->logf, &S->pop, o->validation);
     }
     fflush(stdout);
-    if (S->logf) log_row(S->logf, r, o->validation);
+    if (!write_log(S)) return 0;
     if (chosen_by(o, r)->hr > (S->best.epoch < 0 ? -1.0 : chosen_by(o, &S->best)->hr)) {
         S->best = *r;
         if (o->save_best && !save_model(S->model, o->save_best, o->int8)) return 0;
@@ -1446,14 +1462,7 @@ static int start_session(session *S, const ncf_config *cfg, int first)
     if ((o->save && !writable_beside(o->save, "--save", bytes)) ||
         (o->save_best && !writable_beside(o->save_best, "--save_best", bytes)))
         return 0;
-    if (o->log && ON_ROOT) {
-        if (!(S->logf = fopen(o->log, "w"))) {
-            fprintf(stderr, "demo: --log %s: cannot open for writing (%s)\n", o->log, strerror(errno));
-            return 0;
-        }
-        fprintf(S->logf, "iteration,loss,hr,ndcg,mrr,full_hr,full_ndcg,full_mrr,val_hr,val_ndcg,val_mrr,val_full_hr,"
-                         "val_full_ndcg,val_full_mrr,train_s,train_ex_per_s,eval_s\n");
-    }
+    if (o->log && !writable_beside(o->log, "--log", 4096)) return 0;
     S->rows = (epoch_row *)calloc((size_t)(o->train_epochs > first ? o->train_epochs - first : 0) + 1, sizeof *S->rows);
     if (!S->rows) { fprintf(stderr, "demo: out of memory\n"); return 0; }
     S->best.epoch = -1;
@@ -1502,7 +1511,6 @@ static int run(const options *o)
     if (ok) print_model(&cfg, S.model);
     ok = ok && start_session(&S, &cfg, first) && epochs(&S, first) && finish(&S);
     if (ok) rc = 0;
-    if (S.logf && fclose(S.logf) != 0) { fprintf(stderr, "demo: %s: write failed\n", o->log); rc = 1; }
     free(S.rows);
     ncf_free(S.last_good);
     ncf_model_free(S.model);

@@ -185,6 +185,10 @@
 #define NCF_MAX_LAYERS 8
 #endif
 #define NCF_MAX_ID_BYTES 256 /* the longest id (as written) a file may hold */
+/* The largest epoch a model counts to (2^30): a model file past it is refused, and training
+   numbers no epoch past it, so a program adding up to 2^30 epochs of its own to a loaded
+   model's count stays within an int. */
+#define NCF_MAX_EPOCH (1 << 30)
 /* ncf_fold_opts_default: chosen on validation, NeuMF factors 8 on the paper's ml-1m split
    with a tenth of the users held out of training (docs/serving.md: Quality) */
 #define NCF__FOLD_STEPS 40
@@ -639,6 +643,21 @@ NCFDEF int ncf_model_open_verified(ncf_model **out, const void *buf, size_t len)
    renames it over PATH: a failure never leaves a half model or touches the old one. */
 NCFDEF int ncf_save(const ncf_model *m, const char *path, int flags);
 NCFDEF int ncf_load(ncf_model **out, const char *path);
+/* Any file written whole or not at all, as ncf_save writes a model: the bytes go to a new
+   temporary file beside PATH, and PATH changes only at the commit, when the file has been
+   flushed to the disk and is renamed over it (an existing file's permissions kept). A
+   failed write is kept: later calls return it and the commit removes the temporary file.
+   Commit and discard free the ncf_output. A killed program's temporary file is removed by
+   the next open of the same PATH; no file the library did not make is ever removed. */
+typedef struct ncf_output ncf_output;
+NCFDEF int ncf_output_open(ncf_output **out, const char *path);
+NCFDEF int ncf_output_write(ncf_output *out, const void *buf, size_t len);
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 2, 3)))
+#endif
+NCFDEF int ncf_output_printf(ncf_output *out, const char *fmt, ...);
+NCFDEF int ncf_output_commit(ncf_output *out);  /* PATH replaced, or left as it was (an error) */
+NCFDEF void ncf_output_discard(ncf_output *out); /* PATH left as it was */
 #endif
 NCFDEF void ncf_free(void *p);
 
@@ -5129,6 +5148,17 @@ static int ncf__train_block(ncf_model *m, const ncf__batch *first, int64_t end, 
     return done;
 }
 
+/* An epoch number the model can count to, and examples [first, first + count) within its n. */
+static int ncf__epoch_span(const char *who, int epoch, int64_t first, int64_t count, int64_t n)
+{
+    if (epoch < 0 || epoch > NCF_MAX_EPOCH)
+        return ncf__fail(NCF_ERR_ARG, "%s: epoch %d is outside 0 to NCF_MAX_EPOCH (%d)", who, epoch, NCF_MAX_EPOCH);
+    if (first < 0 || count < 0 || first > n || count > n - first)
+        return ncf__fail(NCF_ERR_ARG, "%s: %lld examples from %lld: outside the epoch's %lld", who, (long long)count,
+                         (long long)first, (long long)n);
+    return NCF_OK;
+}
+
 NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int64_t first, int64_t count,
                               ncf_progress_fn progress, void *user, double *mean_loss)
 {
@@ -5145,9 +5175,7 @@ NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int
     if (s->data->num_users > m->cfg.num_users || s->data->num_items > m->cfg.num_items)
         return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: the data has %d users and %d items, the model %d and %d",
                          s->data->num_users, s->data->num_items, m->cfg.num_users, m->cfg.num_items);
-    if (first < 0 || count < 0 || first > s->num_examples || count > s->num_examples - first)
-        return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: %lld examples from %lld: outside the epoch's %lld",
-                         (long long)count, (long long)first, (long long)s->num_examples);
+    if ((rc = ncf__epoch_span("ncf_train_examples", epoch, first, count, s->num_examples)) != NCF_OK) return rc;
     B = m->cfg.batch_size;
     end = first + count;
     if ((rc = ncf__reserve(m, B)) != NCF_OK) return rc;
@@ -6128,7 +6156,8 @@ static int ncf__sorted_items(const ncf_model *m, const int32_t *list, int n, int
 /* Bytes of the lists' sorted copies in a workspace. */
 static size_t ncf__lists_bytes(const ncf_rec_opts *o)
 {
-    return sizeof(float) * ncf__round_floats((size_t)(o->allow ? o->num_allow : 0) + (size_t)(o->deny ? o->num_deny : 0) + 1);
+    size_t na = o->allow && o->num_allow > 0 ? (size_t)o->num_allow : 0, nd = o->deny && o->num_deny > 0 ? (size_t)o->num_deny : 0;
+    return sizeof(float) * ncf__round_floats(na + nd + 1);
 }
 
 NCFDEF size_t ncf_rec_workspace_size(const ncf_model *m, const ncf_rec_opts *o)
@@ -6138,14 +6167,21 @@ NCFDEF size_t ncf_rec_workspace_size(const ncf_model *m, const ncf_rec_opts *o)
 
 /* Checks the options for user index u (or o->user_row) and makes the job; the lists' sorted
    copies go to lists (room for num_allow + num_deny). */
-static int ncf__rec_job_of(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *lists, ncf__rec_job *J,
-                           const char *what)
+/* The options' own values, checked before anything is sized from them. */
+static int ncf__check_rec_opts(const ncf_rec_opts *o, const char *what)
 {
-    int rc;
     if (!o || o->k <= 0 || o->num_allow < 0 || o->num_deny < 0 || (o->exclude_rated != 0 && o->exclude_rated != 1) ||
         (o->probabilities != 0 && o->probabilities != 1))
         return ncf__fail(NCF_ERR_ARG, "%s: need options with k > 0, list sizes >= 0, exclude_rated and probabilities 0 or 1",
                          what);
+    return NCF_OK;
+}
+
+static int ncf__rec_job_of(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *lists, ncf__rec_job *J,
+                           const char *what)
+{
+    int rc;
+    if ((rc = ncf__check_rec_opts(o, what)) != NCF_OK) return rc;
     if (!o->user_row && (u < 0 || u >= m->cfg.num_users))
         return ncf__fail(NCF_ERR_ARG, "%s: user index %d is not in [0, %d) (an index, not an id: ncf_user_index)", what, u,
                          m->cfg.num_users);
@@ -6226,6 +6262,7 @@ NCFDEF int ncf_recommend_users(const ncf_model *m, const int32_t *users, int n, 
                              (int)users[j], m->cfg.num_users);
     if (!users && n > m->cfg.num_users)
         return ncf__fail(NCF_ERR_ARG, "ncf_recommend_users: %d users asked for; the model has %d", n, m->cfg.num_users);
+    if ((rc = ncf__check_rec_opts(o, "ncf_recommend_users")) != NCF_OK) return rc;
     size = ncf_workspace_size(m, o->k);
     lists = (int32_t *)NCF_MALLOC(ncf__lists_bytes(o));
     block = (char *)ncf__alloc((size_t)T, size);
@@ -7182,7 +7219,7 @@ static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model 
     c.optimizer = (ncf_optimizer)a3[3], c.init_sd = init_sd, c.seed = seed;
     if (c.mf_dim > 65536) return ncf__fail(NCF_ERR_PARSE, "model header has out-of-range sizes or flags");
     if (ncf__check_config(&c) != NCF_OK) return ncf__prefix_error(NCF_ERR_PARSE, "model header");
-    if (*step > ((uint64_t)1 << 62) || *epoch > INT32_MAX)
+    if (*step > ((uint64_t)1 << 62) || *epoch > NCF_MAX_EPOCH)
         return ncf__fail(NCF_ERR_PARSE, "model header: step %s or epoch %s is past what training reaches",
                          ncf__u64s(*step, 0), ncf__u64s(*epoch, 1));
     if (nparams != ncf__count_params(&c)) /* before allocating what the header claims */
@@ -7493,7 +7530,13 @@ NCFDEF int ncf_model_open_verified(ncf_model **out, const void *buf, size_t len)
    saver's file), flushed to the disk, then renamed over PATH in one step; an existing
    file's permissions are kept. Anything that fails removes the temporary file. */
 
-typedef struct {
+#if defined(NCF__POSIX_FILES) && (defined(__linux__) || defined(__APPLE__) || defined(__FreeBSD__) || \
+                                   defined(__OpenBSD__) || defined(__NetBSD__) || defined(__DragonFly__))
+#include <sys/file.h>
+#define NCF__FLOCK 1 /* flock: a lock per open file, so another thread of this process sees it too */
+#endif
+
+struct ncf_output {
 #if defined(_WIN32)
     HANDLE h;
 #elif defined(NCF__POSIX_FILES)
@@ -7501,8 +7544,11 @@ typedef struct {
 #else
     FILE *f;
 #endif
-    char name[4200];
-} ncf__tmpfile;
+    int rc;           /* the first failure, kept: every later call returns it */
+    size_t used;      /* bytes in buf not yet written */
+    char path[4200], name[4200];
+    char buf[1 << 16];
+};
 
 /* The OS's reason for the last failure, for error messages. */
 static const char *ncf__os_reason(void)
@@ -7527,10 +7573,34 @@ static void ncf__dir_of(const char *path, char *dir, size_t size)
     else snprintf(dir, size, ".");
 }
 
-/* Removes the temporary files of saves to path that died before renaming them (a SIGKILL, a
-   power cut): a save holds a lock on its file until the rename, so a file nobody holds that
-   has not changed for 2 seconds (longer than a save takes to lock the file it has just
-   created) has no owner left. */
+/* Whether name is base's temporary file as ncf__tmp_create names them: base, ".tmp-", then
+   exactly 12 lowercase hex digits. A user's "m.ncf.tmp-backup" is not. */
+static int ncf__is_our_tmp_name(const char *name, const char *base, size_t bl)
+{
+    int k;
+    if (strncmp(name, base, bl) || strncmp(name + bl, ".tmp-", 5)) return 0;
+    for (k = 0; k < 12; k++)
+        if (!((name[bl + 5 + k] >= '0' && name[bl + 5 + k] <= '9') || (name[bl + 5 + k] >= 'a' && name[bl + 5 + k] <= 'f')))
+            return 0;
+    return name[bl + 17] == 0;
+}
+
+/* Whether nobody holds the file's lock: no saver in another process (fcntl's lock, as 0.6
+   took it) nor in this one (flock's, which fcntl cannot see from the same process). */
+static int ncf__unlocked(int fd)
+{
+    struct flock lock;
+#if defined(NCF__FLOCK)
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) return 0;
+#endif
+    memset(&lock, 0, sizeof lock);
+    lock.l_type = F_WRLCK, lock.l_whence = SEEK_SET;
+    return fcntl(fd, F_SETLK, &lock) == 0;
+}
+
+/* Removes temporary files of PATH that are provably this library's and dead: named as it
+   names them, regular, untouched for 2 s, and locked by no live save (a killed save's file;
+   its lock died with it). */
 static void ncf__remove_orphans(const char *path)
 {
     char dir[4200], name[8400];
@@ -7538,19 +7608,17 @@ static void ncf__remove_orphans(const char *path)
     size_t bl = strlen(base);
     struct dirent *e;
     DIR *d;
+    if (!bl) return;
     ncf__dir_of(path, dir, sizeof dir);
     if (!(d = opendir(dir))) return;
     while ((e = readdir(d)) != NULL) {
         struct stat st;
-        struct flock lock;
         int fd;
-        if (strncmp(e->d_name, base, bl) || strncmp(e->d_name + bl, ".tmp-", 5)) continue;
+        if (!ncf__is_our_tmp_name(e->d_name, base, bl)) continue;
         snprintf(name, sizeof name, "%s/%s", dir, e->d_name);
         if (stat(name, &st) != 0 || !S_ISREG(st.st_mode) || difftime(time(NULL), st.st_mtime) < 2) continue;
-        if ((fd = open(name, O_RDWR)) < 0) continue;
-        memset(&lock, 0, sizeof lock);
-        lock.l_type = F_WRLCK, lock.l_whence = SEEK_SET;
-        if (fcntl(fd, F_SETLK, &lock) == 0) unlink(name);
+        if ((fd = open(name, O_RDWR)) < 0) continue; /* (unlink removes the name alone, never what a link names) */
+        if (ncf__unlocked(fd)) unlink(name);
         close(fd);
     }
     closedir(d);
@@ -7558,7 +7626,7 @@ static void ncf__remove_orphans(const char *path)
 #endif
 
 /* Creates PATH.tmp-XXXXXXXXXXXX exclusively, retrying under another name if it exists. */
-static int ncf__tmp_create(ncf__tmpfile *t, const char *path)
+static int ncf__tmp_create(ncf_output *t, const char *path)
 {
     static NCF__TLS uint64_t counter;
     uint64_t base = ncf__mix64(NCF__PID() ^ (uint64_t)(size_t)t ^ ((uint64_t)(size_t)&counter << 20)), r;
@@ -7585,6 +7653,9 @@ static int ncf__tmp_create(ncf__tmpfile *t, const char *path)
             memset(&lock, 0, sizeof lock);
             lock.l_type = F_WRLCK, lock.l_whence = SEEK_SET;
             (void)fcntl(t->fd, F_SETLK, &lock); /* (a file system without locks: orphans stay) */
+#if defined(NCF__FLOCK)
+            (void)flock(t->fd, LOCK_EX | LOCK_NB);
+#endif
             if (existing) chmod(t->name, (mode_t)mode); /* exactly, whatever the umask */
             return NCF_OK;
         }
@@ -7600,20 +7671,16 @@ static int ncf__tmp_create(ncf__tmpfile *t, const char *path)
     return ncf__fail(NCF_ERR_IO, "%s: cannot create a temporary file beside it (%s)", path, ncf__os_reason());
 }
 
-/* Writes, flushes to the disk and closes; the file is removed on failure. */
-static int ncf__tmp_write(ncf__tmpfile *t, const char *path, const void *buf, size_t len)
+/* Writes p[0..len) to the temporary file; the first failure is kept in t->rc. */
+static int ncf__tmp_put(ncf_output *t, const char *p, size_t len)
 {
-    const char *p = (const char *)buf;
-    int ok = 1, rc = NCF_OK;
+    int ok = 1;
 #if defined(_WIN32)
     while (ok && len > 0) {
         DWORD chunk = len > (1u << 30) ? (1u << 30) : (DWORD)len, done = 0;
         ok = WriteFile(t->h, p, chunk, &done, NULL) && done == chunk;
         p += chunk, len -= chunk;
     }
-    if (!ok || !FlushFileBuffers(t->h))
-        rc = ncf__fail(NCF_ERR_IO, "%s: writing %s failed (%s)", path, t->name, ncf__os_reason());
-    CloseHandle(t->h);
 #elif defined(NCF__POSIX_FILES)
     while (ok && len > 0) {
         ssize_t done = write(t->fd, p, len > (1u << 30) ? (1u << 30) : len);
@@ -7621,39 +7688,62 @@ static int ncf__tmp_write(ncf__tmpfile *t, const char *path, const void *buf, si
         ok = done > 0;
         if (ok) p += done, len -= (size_t)done;
     }
-    if (!ok || fsync(t->fd) != 0)
-        rc = ncf__fail(NCF_ERR_IO, "%s: writing %s failed (%s)", path, t->name, ncf__os_reason());
-    if (rc != NCF_OK) close(t->fd); /* (else the commit closes it, after the rename: see the lock) */
 #else
-    ok = fwrite(p, 1, len, t->f) == len && fflush(t->f) == 0;
-    if (fclose(t->f) != 0 || !ok)
-        rc = ncf__fail(NCF_ERR_IO, "%s: writing %s failed (%s)", path, t->name, ncf__os_reason());
+    ok = fwrite(p, 1, len, t->f) == len;
 #endif
-    if (rc != NCF_OK) remove(t->name);
-    return rc;
+    if (!ok && t->rc == NCF_OK) t->rc = ncf__fail(NCF_ERR_IO, "%s: writing %s failed (%s)", t->path, t->name, ncf__os_reason());
+    return t->rc;
+}
+
+/* What is buffered, written and flushed to the disk. */
+static int ncf__tmp_sync(ncf_output *t)
+{
+    if (t->rc == NCF_OK && t->used) ncf__tmp_put(t, t->buf, t->used);
+    t->used = 0;
+    if (t->rc != NCF_OK) return t->rc;
+#if defined(_WIN32)
+    if (!FlushFileBuffers(t->h))
+#elif defined(NCF__POSIX_FILES)
+    if (fsync(t->fd) != 0)
+#else
+    if (fflush(t->f) != 0)
+#endif
+        t->rc = ncf__fail(NCF_ERR_IO, "%s: writing %s failed (%s)", t->path, t->name, ncf__os_reason());
+    return t->rc;
+}
+
+static void ncf__tmp_close(ncf_output *t)
+{
+#if defined(_WIN32)
+    if (t->h != INVALID_HANDLE_VALUE) CloseHandle(t->h), t->h = INVALID_HANDLE_VALUE;
+#elif defined(NCF__POSIX_FILES)
+    if (t->fd >= 0) close(t->fd), t->fd = -1;
+#else
+    if (t->f && fclose(t->f) != 0 && t->rc == NCF_OK)
+        t->rc = ncf__fail(NCF_ERR_IO, "%s: writing %s failed (%s)", t->path, t->name, ncf__os_reason());
+    t->f = NULL;
+#endif
 }
 
 /* Renames the temporary file over PATH (replacing it; Windows' rename does not), then on
-   POSIX flushes the directory so the rename itself survives a crash. */
-static int ncf__tmp_commit(ncf__tmpfile *t, const char *path)
+   POSIX flushes the directory so the rename itself survives a crash. The file is closed
+   after the rename there, so its lock marks it live until it has its name. */
+static int ncf__tmp_commit(ncf_output *t)
 {
+    const char *path = t->path;
 #if defined(_WIN32)
-    if (!MoveFileExA(t->name, path, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) {
-        int rc = ncf__fail(NCF_ERR_IO, "%s: cannot replace it with %s (%s)", path, t->name, ncf__os_reason());
-        DeleteFileA(t->name);
-        return rc;
-    }
+    ncf__tmp_close(t);
+    if (!MoveFileExA(t->name, path, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
+        return ncf__fail(NCF_ERR_IO, "%s: cannot replace it with %s (%s)", path, t->name, ncf__os_reason());
 #else
-    if (rename(t->name, path) != 0) {
-        int rc = ncf__fail(NCF_ERR_IO, "%s: cannot replace it with %s (%s)", path, t->name, ncf__os_reason());
-        remove(t->name);
-#if defined(NCF__POSIX_FILES)
-        close(t->fd);
+#if !defined(NCF__POSIX_FILES)
+    ncf__tmp_close(t);
+    if (t->rc != NCF_OK) return t->rc;
 #endif
-        return rc;
-    }
+    if (rename(t->name, path) != 0)
+        return ncf__fail(NCF_ERR_IO, "%s: cannot replace it with %s (%s)", path, t->name, ncf__os_reason());
 #if defined(NCF__POSIX_FILES)
-    close(t->fd); /* (its lock with it) */
+    ncf__tmp_close(t); /* (its locks with it) */
     {
         char dir[4200];
         int fd;
@@ -7668,19 +7758,100 @@ static int ncf__tmp_commit(ncf__tmpfile *t, const char *path)
     return NCF_OK;
 }
 
+NCFDEF int ncf_output_open(ncf_output **out, const char *path)
+{
+    ncf_output *t;
+    size_t n = path ? strlen(path) : 0;
+    int rc;
+    if (!out) return ncf__fail(NCF_ERR_ARG, "ncf_output_open: NULL argument");
+    *out = NULL;
+    if (!n) return ncf__fail(NCF_ERR_ARG, "ncf_output_open: NULL or empty path");
+    if (path[n - 1] == '/' || path[n - 1] == '\\') return ncf__fail(NCF_ERR_IO, "%s: names a folder, not a file", path);
+    if (n >= sizeof t->path - 20) return ncf__fail(NCF_ERR_ARG, "%s: path too long", path);
+    if (!(t = NCF__NEW(ncf_output, 1))) return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory", path);
+    memcpy(t->path, path, n + 1);
+    t->rc = NCF_OK, t->used = 0;
+#if defined(NCF__POSIX_FILES)
+    {
+        struct stat st;
+        if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) /* before any sweep beside it */
+            rc = ncf__fail(NCF_ERR_IO, "%s: exists and is not a regular file: not replaced", path);
+        else
+            ncf__remove_orphans(path), rc = ncf__tmp_create(t, path);
+    }
+#else
+    rc = ncf__tmp_create(t, path);
+#endif
+    if (rc != NCF_OK) { NCF_FREE(t); return rc; }
+    *out = t;
+    return NCF_OK;
+}
+
+NCFDEF int ncf_output_write(ncf_output *t, const void *buf, size_t len)
+{
+    if (!t || (!buf && len)) return ncf__fail(NCF_ERR_ARG, "ncf_output_write: NULL argument");
+    if (t->rc != NCF_OK) return t->rc;
+    if (t->used + len > sizeof t->buf && t->used) ncf__tmp_put(t, t->buf, t->used), t->used = 0;
+    if (len >= sizeof t->buf) return ncf__tmp_put(t, (const char *)buf, len);
+    if (len) memcpy(t->buf + t->used, buf, len), t->used += len;
+    return t->rc;
+}
+
+NCFDEF int ncf_output_printf(ncf_output *t, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    char *big;
+    if (!t || !fmt) return ncf__fail(NCF_ERR_ARG, "ncf_output_printf: NULL argument");
+    if (t->rc != NCF_OK) return t->rc;
+    va_start(ap, fmt);
+    n = vsnprintf(t->buf + t->used, sizeof t->buf - t->used, fmt, ap);
+    va_end(ap);
+    if (n < 0) return t->rc = ncf__fail(NCF_ERR_ARG, "ncf_output_printf: '%s' cannot be formatted", fmt);
+    if ((size_t)n < sizeof t->buf - t->used) { t->used += (size_t)n; return NCF_OK; }
+    if (!(big = NCF__NEW(char, (size_t)n + 1))) return t->rc = ncf__fail(NCF_ERR_NOMEM, "%s: out of memory", t->path);
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    ncf_output_write(t, big, (size_t)n);
+    NCF_FREE(big);
+    return t->rc;
+}
+
+NCFDEF int ncf_output_commit(ncf_output *t)
+{
+    int rc;
+    if (!t) return ncf__fail(NCF_ERR_ARG, "ncf_output_commit: NULL argument");
+    if ((rc = ncf__tmp_sync(t)) == NCF_OK && (rc = ncf__tmp_commit(t)) == NCF_OK) {
+        NCF_FREE(t);
+        return NCF_OK;
+    }
+    ncf__tmp_close(t);
+    remove(t->name);
+    NCF_FREE(t);
+    return rc;
+}
+
+NCFDEF void ncf_output_discard(ncf_output *t)
+{
+    if (!t) return;
+    ncf__tmp_close(t);
+    remove(t->name);
+    NCF_FREE(t);
+}
+
 NCFDEF int ncf_save(const ncf_model *m, const char *path, int flags)
 {
     void *buf;
     size_t len;
-    ncf__tmpfile t;
+    ncf_output *t;
     int rc;
     if (!path || !*path) return ncf__fail(NCF_ERR_ARG, "ncf_save: NULL or empty path");
     if ((rc = ncf_save_mem(m, flags, &buf, &len)) != NCF_OK) return rc;
-#if defined(NCF__POSIX_FILES)
-    ncf__remove_orphans(path);
-#endif
-    if ((rc = ncf__tmp_create(&t, path)) == NCF_OK && (rc = ncf__tmp_write(&t, path, buf, len)) == NCF_OK)
-        rc = ncf__tmp_commit(&t, path);
+    if ((rc = ncf_output_open(&t, path)) == NCF_OK) {
+        ncf_output_write(t, buf, len);
+        rc = ncf_output_commit(t);
+    }
     NCF_FREE(buf);
     return rc;
 }
@@ -8190,9 +8361,7 @@ NCFDEF int ncf_mpi_train_examples(ncf_model *m, const ncf_sampler *s, int epoch,
     uint64_t key;
     memset(&c, 0, sizeof c);
     rc = ncf__mpi_train_args(m, s, comm);
-    if (rc == NCF_OK && (first < 0 || count < 0 || first > s->num_examples || count > s->num_examples - first))
-        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_examples: examples [%lld, %lld) outside the epoch's %lld",
-                       (long long)first, (long long)(first + count), (long long)s->num_examples);
+    if (rc == NCF_OK) rc = ncf__epoch_span("ncf_mpi_train_examples", epoch, first, count, s->num_examples);
     if (rc == NCF_OK) rc = ncf__mpi_alloc(&c, m, s->data, comm);
     if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) {
         ncf__mpi_free(&c);

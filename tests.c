@@ -1882,6 +1882,67 @@ static void test_limits_said_as_they_are(void)
     free(path);
 }
 
+static uint32_t get_u32(const uint8_t *p) { return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+/* A header counter (NCF__HEADER_BYTES - 24: the step; - 16: the epoch) set, the checksum made good. */
+static void set_header_u64(uint8_t *p, size_t len, size_t at, uint64_t v)
+{
+    set_u32(p + at, (uint32_t)v), set_u32(p + at + 4, (uint32_t)(v >> 32)), set_u32(p + len - 4, ncf__crc32(p, len - 4));
+}
+
+/* Every counter a model file holds is bounded so that what is done with it cannot overflow:
+   the step at 2^62 and the epoch at NCF_MAX_EPOCH load (in a copy and in place), one more is
+   refused, and training goes on from the bound without numbering an epoch past it. */
+static void test_file_counters_at_their_bounds_leave_headroom(void)
+{
+    enum { STEP_AT = NCF__HEADER_BYTES - 24, EPOCH_AT = NCF__HEADER_BYTES - 16 };
+    ncf_dataset d;
+    ncf_model *m = NULL, *b = NULL, *in = NULL;
+    ncf_sampler smp;
+    ncf_config c = ncf_config_default();
+    void *buf = NULL;
+    size_t len = 0;
+    uint8_t *p;
+    CHECK(ncf_synthetic(&d, 30, 20, 200, 2, 1) == NCF_OK);
+    c.num_users = d.num_users, c.num_items = d.num_items, c.batch_size = 32;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_sampler_init(&smp, &d, 2, 1) == NCF_OK);
+    m->step = 0x0102030405060708ll, m->epoch = 0x11223344;
+    CHECK(ncf_save_mem(m, NCF_SAVE_ADAM, &buf, &len) == NCF_OK);
+    p = (uint8_t *)buf;
+    CHECK(get_u32(p + STEP_AT) == 0x05060708u && get_u32(p + EPOCH_AT) == 0x11223344u); /* where they are */
+    set_header_u64(p, len, STEP_AT, (uint64_t)1 << 62), set_header_u64(p, len, EPOCH_AT, NCF_MAX_EPOCH);
+    CHECKF(ncf_load_mem(&b, buf, len) == NCF_OK && ncf_model_open(&in, buf, len) == NCF_OK, "%s", ncf_error_text());
+    CHECK(b && b->epoch == NCF_MAX_EPOCH && b->step == (int64_t)1 << 62);
+    if (b) {
+        CHECK_ERR(ncf_train_epoch(b, &smp, (int)b->epoch + 1, NULL, NULL, NULL), NCF_ERR_ARG, "outside 0 to NCF_MAX_EPOCH");
+        CHECKF(ncf_train_epoch(b, &smp, (int)b->epoch, NULL, NULL, NULL) == NCF_OK, "%s", ncf_error_text());
+        CHECK(b->step > (int64_t)1 << 62);
+    }
+    ncf_model_free(b), ncf_model_free(in), b = in = NULL;
+    set_header_u64(p, len, EPOCH_AT, (uint64_t)NCF_MAX_EPOCH + 1);
+    CHECK_ERR(ncf_load_mem(&b, buf, len), NCF_ERR_PARSE, "epoch 1073741825 is past what training reaches");
+    CHECK_ERR(ncf_model_open(&in, buf, len), NCF_ERR_PARSE, "epoch 1073741825");
+    set_header_u64(p, len, EPOCH_AT, 0x7FFFFFFF); /* what 0.6.1 let through */
+    CHECK_ERR(ncf_load_mem(&b, buf, len), NCF_ERR_PARSE, "epoch 2147483647");
+    set_header_u64(p, len, EPOCH_AT, 1), set_header_u64(p, len, STEP_AT, ((uint64_t)1 << 62) + 1);
+    CHECK_ERR(ncf_load_mem(&b, buf, len), NCF_ERR_PARSE, "step 4611686018427387905");
+    ncf_free(buf), ncf_model_free(m), ncf_dataset_free(&d);
+}
+
+/* tests --set-epoch FILE N: the demo's check of a model at the bound (tests/demo_checks.sh). */
+static int set_file_epoch(const char *path, const char *n)
+{
+    FILE *f = fopen(path, "rb");
+    uint8_t *p = (uint8_t *)malloc(1 << 26);
+    size_t len = f ? fread(p, 1, 1 << 26, f) : 0;
+    int ok = f && len > NCF__HEADER_BYTES;
+    if (f) fclose(f);
+    if (ok) set_header_u64(p, len, NCF__HEADER_BYTES - 16, (uint64_t)strtoull(n, NULL, 10));
+    ok = ok && (f = fopen(path, "wb")) != NULL && fwrite(p, 1, len, f) == len;
+    if (f && fclose(f) != 0) ok = 0;
+    free(p);
+    return ok;
+}
+
 /* Files that are not what they seem: a directory, a device, a repeated negative, a FIFO as the
    target of a save; a pipe read as a model. */
 static void test_hostile_inputs_refused_or_read(void)
@@ -2116,6 +2177,45 @@ static void test_orphaned_temporary_files_removed(void)
     waitpid(pid, NULL, 0);
     remove(fresh), remove(held), remove(path);
     close(go[0]), close(go[1]), close(ready[0]), close(ready[1]);
+    { /* only files named as the library names them: a user's old .tmp-backup stays */
+        char backup[450];
+        snprintf(backup, sizeof backup, "%s.tmp-backup", path);
+        write_file("orphans.ncf.tmp-backup", "the user's own copy");
+        write_file("orphans.ncf.tmp-00000000dead", "half a model");
+        CHECK(utime(backup, &old) == 0 && utime(dead, &old) == 0);
+        CHECK(ncf_save(m, path, NCF_SAVE_MODEL) == NCF_OK);
+        CHECK(ncf__file_exists(backup) && !ncf__file_exists(dead));
+        remove(backup), remove(path);
+    }
+    { /* a path that names a folder is refused before anything beside it is touched */
+        char folder[450], inside[500];
+        snprintf(folder, sizeof folder, "%s/", g_dir), snprintf(inside, sizeof inside, "%s/.tmp-00000000dead", g_dir);
+        write_file(".tmp-00000000dead", "someone's file");
+        CHECK(utime(inside, &old) == 0);
+        CHECK_ERR(ncf_save(m, folder, NCF_SAVE_MODEL), NCF_ERR_IO, "names a folder, not a file");
+        CHECK(ncf__file_exists(inside));
+        remove(inside);
+    }
+    { /* another thread of this process saving to the same path: its file is live (its lock is
+         per open file, which a lock per process, fcntl's, cannot show within one process) */
+        ncf_output *live = NULL;
+        struct utimbuf aged;
+        CHECK(ncf_output_open(&live, path) == NCF_OK && ncf_output_printf(live, "the other save") == NCF_OK);
+        aged.actime = aged.modtime = time(NULL) - 3600;
+        CHECK(live && utime(live->name, &aged) == 0);
+        CHECK(ncf_save(m, path, NCF_SAVE_MODEL) == NCF_OK);
+        CHECK(live && ncf__file_exists(live->name));
+        CHECKF(ncf_output_commit(live) == NCF_OK, "%s", ncf_error_text());
+        {
+            char got[64] = "";
+            FILE *f = fopen(path, "rb");
+            size_t n = f ? fread(got, 1, sizeof got - 1, f) : 0;
+            if (f) fclose(f);
+            got[n] = 0;
+            CHECK(!strcmp(got, "the other save"));
+        }
+        remove(path);
+    }
     ncf_model_free(m);
 }
 #endif
@@ -3880,6 +3980,7 @@ static const test_case TESTS[] = {
     {"validation_item_is_rated", test_validation_item_is_rated},
     {"absurd_settings_and_values_refused", test_absurd_settings_and_values_refused},
     {"hostile_inputs_refused_or_read", test_hostile_inputs_refused_or_read},
+    {"file_counters_at_their_bounds_leave_headroom", test_file_counters_at_their_bounds_leave_headroom},
     {"ids_chosen_against_the_hash_cost_what_random_ids_do", test_ids_chosen_against_the_hash_cost_what_random_ids_do},
     {"sorts_are_n_log_n_whatever_the_order", test_sorts_are_n_log_n_whatever_the_order},
     {"limits_said_as_they_are", test_limits_said_as_they_are},
@@ -3945,6 +4046,8 @@ int main(int argc, char **argv)
 #endif
         } else if (!strcmp(argv[i], "--write-logs") && i + 1 < argc) {
             return write_logs(argv[i + 1]) ? 0 : 1;
+        } else if (!strcmp(argv[i], "--set-epoch") && i + 2 < argc) {
+            return set_file_epoch(argv[i + 1], argv[i + 2]) ? 0 : 1;
         } else if (!strcmp(argv[i], "--write-seeds") && i + 1 < argc) {
             return write_fuzz_seeds(argv[i + 1]) ? 0 : 1;
         } else if (!strcmp(argv[i], "--expect-hash") && i + 1 < argc) {

@@ -165,3 +165,41 @@ export_c() {
         grep -q '^static const unsigned char books_int8\[' "$B/books-int8.h"
 }
 check "demo --export_c writes the model as an aligned C array named after the file" export_c
+
+# a model whose epoch counter sits at the bound resumes (0.6.1 overflowed the count past
+# 2^31 - 1 and wrote past its rows); one past the bound is refused
+epoch_bound() {
+    demo $SYN --train_epochs 1 --save "$B/bound.ncf" > /dev/null && "$B/tests" --set-epoch "$B/bound.ncf" 1073741824 &&
+        demo $SYN --load "$B/bound.ncf" --train_epochs 3 > "$B/bound.log" && grep -q '^Iteration 1073741824: HR' "$B/bound.log" &&
+        "$B/tests" --set-epoch "$B/bound.ncf" 2147483647 &&
+        ! demo $SYN --load "$B/bound.ncf" --train_epochs 3 > "$B/bound.log" 2>&1 &&
+        grep -q 'epoch 2147483647 is past what training reaches' "$B/bound.log"
+}
+check "demo --load of a model at the epoch bound resumes; past it, refused" epoch_bound
+
+# --recommend_k past the catalogue costs what the catalogue does: a million asked of a model of
+# a few hundred items, every user's list written, in an address space of 1 GB
+huge_k() {
+    (ulimit -v 1000000 && demo --load "$B/books.ncf" --recommend_all "$B/all_k.csv" --recommend_k 1048576 > "$B/huge_k.log") &&
+        items=$(grep -o '[0-9]* items' "$B/huge_k.log" | head -n 1 | cut -d' ' -f1) &&
+        grep -q "the top $items of each" "$B/huge_k.log"
+}
+check "demo --recommend_k past the catalogue is the catalogue" huge_k
+
+# every file the demo writes is replaced whole or not at all: with writes failing past a size
+# limit (as on a full disk), --export_c, --recommend_all, --log and --plot fail, each saying so,
+# and leave the old file as it was, with no temporary file beside it
+kept_on_failure() {
+    for f in export_c recommend_all log plot; do echo "old $f" > "$B/keep.$f"; done
+    # (through a pipe: under the limit the log could not grow either)
+    (trap '' XFSZ; ulimit -f 8
+        demo --load "$B/books.ncf" --export_c "$B/keep.export_c" || echo "exit $?"
+        demo --load "$B/books.ncf" --recommend_all "$B/keep.recommend_all" || echo "exit $?"
+        ulimit -f 0
+        demo $SYN --train_epochs 1 --log "$B/keep.log" || echo "exit $?"
+        demo $SYN --train_epochs 1 --plot "$B/keep.plot" || echo "exit $?") 2>&1 | cat > "$B/kept.log"
+    [ "$(grep -c 'writing .* failed' "$B/kept.log")" = 4 ] && [ "$(grep -c '^exit 1$' "$B/kept.log")" = 4 ] &&
+    for f in export_c recommend_all log plot; do [ "$(cat "$B/keep.$f")" = "old $f" ] || return 1; done &&
+    [ -z "$(ls "$B" | grep '^keep\..*\.tmp-')" ]
+}
+check "demo outputs replace a file whole or leave it: --export_c, --recommend_all, --log, --plot" kept_on_failure
