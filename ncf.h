@@ -868,33 +868,92 @@ NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m);
    Units write disjoint outputs and every output is summed in a fixed order, so results do
    not depend on which thread ran what, nor on the number of threads. */
 
-/* OpenMP's runtime exits the process when it cannot start a thread (libgomp: "Thread
-   creation failed", under a small address space or a limit on threads), where the library
-   must return. So before its first parallel region the library starts one thread itself,
-   once; where that fails, every region runs on the calling thread alone, with the same
-   results (see above). */
+/* OpenMP's runtime exits the process when it cannot start a thread a region asks for
+   (libgomp: "Thread creation failed", under a small address space or a limit on a user's
+   threads), where the library must return. The runtime keeps a region's threads for the
+   next region this thread starts, and ends the extra ones when a smaller one runs. So
+   before a region that needs more threads than this thread's last one started, the library
+   starts the missing ones itself, all at once, with the stack the runtime would give them
+   (OMP_STACKSIZE, GOMP_STACKSIZE), ends them, and asks the region for as many as started:
+   the same results (see above), never an exit. A team found short is tried again after a
+   second, in case the limit has eased. */
 #if defined(_OPENMP) && (defined(__GNUC__) || defined(__clang__)) && (defined(__unix__) || defined(__APPLE__))
 #include <pthread.h>
-static void *ncf__idle(void *p) { return p; }
-static int ncf__threads_usable(void)
+#define NCF__PROBE_MOST 1024 /* threads started by one probe at the most */
+
+static void *ncf__wait_gate(void *gate)
 {
-    static int state; /* 0: not tried; 1: threads start; 2: they do not */
-    int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
-    if (!st) {
-        pthread_t t;
-        st = pthread_create(&t, NULL, ncf__idle, NULL) == 0 ? 1 : 2;
-        if (st == 1) pthread_join(t, NULL);
-        __atomic_store_n(&state, st, __ATOMIC_RELEASE);
+    pthread_mutex_lock((pthread_mutex_t *)gate);
+    pthread_mutex_unlock((pthread_mutex_t *)gate);
+    return NULL;
+}
+
+/* The stack size OpenMP's runtime gives its threads: OMP_STACKSIZE, else GOMP_STACKSIZE, a
+   number with an optional B, K, M or G (K when none); 0 for the C library's default. */
+static size_t ncf__omp_stack_size(void)
+{
+    const char *s = getenv("OMP_STACKSIZE");
+    char *end;
+    double v;
+    if (!s || !*s) s = getenv("GOMP_STACKSIZE");
+    if (!s || !*s || (v = strtod(s, &end)) <= 0) return 0;
+    while (*end == ' ' || *end == '\t') end++;
+    switch (*end) {
+    case 'b': case 'B': break;
+    case 'm': case 'M': v *= 1024.0 * 1024.0; break;
+    case 'g': case 'G': v *= 1024.0 * 1024.0 * 1024.0; break;
+    default: v *= 1024.0;
     }
-    return st == 1;
+    return v < 1e15 ? (size_t)v : 0;
+}
+
+/* How many of n threads can be running at once now (each started, then ended). */
+static int ncf__probe_threads(int n)
+{
+    pthread_t t[NCF__PROBE_MOST];
+    pthread_mutex_t gate;
+    pthread_attr_t attr;
+    size_t stack = ncf__omp_stack_size();
+    int k, have_attr = stack && pthread_attr_init(&attr) == 0;
+    if (have_attr) pthread_attr_setstacksize(&attr, stack);
+    if (pthread_mutex_init(&gate, NULL) != 0) {
+        if (have_attr) pthread_attr_destroy(&attr);
+        return 0;
+    }
+    pthread_mutex_lock(&gate); /* held: every thread started waits on it, so all are alive at once */
+    for (k = 0; k < n && k < NCF__PROBE_MOST; k++)
+        if (pthread_create(&t[k], have_attr ? &attr : NULL, ncf__wait_gate, &gate) != 0) break;
+    pthread_mutex_unlock(&gate);
+    n = k;
+    for (k = 0; k < n; k++) pthread_join(t[k], NULL);
+    pthread_mutex_destroy(&gate);
+    if (have_attr) pthread_attr_destroy(&attr);
+    return n;
+}
+
+/* The team a region that wants `want` threads (when cond holds; else 1) can have: at most
+   as many as can start. */
+static int ncf__team_of(int cond, int want)
+{
+    static NCF__TLS int pool = 1;        /* threads the runtime holds for this thread's regions */
+    static NCF__TLS int short_want;      /* a team found short: its size, */
+    static NCF__TLS double short_until;  /* and until when to believe it */
+    int got;
+    if (!cond || want <= 1) return 1;     /* one thread: the runtime keeps its pool as it is */
+    if (want <= pool) return pool = want; /* (a smaller team ends the extra threads) */
+    if (want == short_want && omp_get_wtime() < short_until) return pool;
+    got = pool + ncf__probe_threads(want - pool);
+    short_want = got < want ? want : 0, short_until = omp_get_wtime() + 1.0;
+    return pool = got;
 }
 #else
-#define ncf__threads_usable() 1
+#define ncf__team_of(cond, want) ((cond) ? (want) : 1)
 #endif
+#define ncf__team(cond) ncf__team_of((cond), omp_get_max_threads())
 
 #if defined(_OPENMP) && (defined(__GNUC__) || defined(__clang__))
 #define NCF__TEAMS 1
-#define NCF__PARALLEL(cond) NCF__OMP(parallel if ((cond) && ncf__threads_usable()))
+#define NCF__PARALLEL(cond) NCF__OMP(parallel num_threads(ncf__team(cond)))
 #if defined(_WIN32)
 #define NCF__NAP(us) Sleep((us) >= 1000 ? 1 : 0)
 #elif defined(__unix__) || defined(__unix) || defined(__APPLE__)
@@ -1564,7 +1623,7 @@ static int ncf__dataset_alloc(ncf_dataset *ds)
 static void ncf__fill_train_user(ncf_dataset *ds)
 {
     int u;
-    NCF__OMP(parallel for schedule(static) if (ncf__threads_usable()))
+    NCF__OMP(parallel for schedule(static) num_threads(ncf__team(1)))
     for (u = 0; u < ds->num_users; u++) {
         int64_t k;
         for (k = ds->user_ptr[u]; k < ds->user_ptr[u + 1]; k++) ds->train_user[k] = u;
@@ -1659,7 +1718,7 @@ static void ncf__draw_negatives(const ncf_dataset *ds, const int32_t *held, int 
 {
     int u, T = ncf_get_threads();
     (void)T; /* (without OpenMP) */
-    NCF__OMP(parallel num_threads(T) if (ncf__threads_usable()))
+    NCF__OMP(parallel num_threads(ncf__team_of(1, T)))
     {
         /* ranks drawn with replacement, deduplicated, topped up until n distinct */
         int t = 0;
@@ -1938,7 +1997,7 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
 
     /* per user: merge duplicate items (keep the latest), hold one out; the latest of the rest
        is what a validation set takes */
-    NCF__OMP(parallel for schedule(dynamic, 256) reduction(+:dups) if (ncf__threads_usable()))
+    NCF__OMP(parallel for schedule(dynamic, 256) reduction(+:dups) num_threads(ncf__team(1)))
     for (u = 0; u < U; u++) {
         ncf__rec *r = rec + start[u];
         int64_t c = start[u + 1] - start[u], k = 0, i, held;
@@ -1974,7 +2033,7 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
     ds->num_train = total;
     if ((rc = ncf__dataset_alloc(ds)) != NCF_OK) goto done;
     for (u = 0; u < U; u++) ds->user_ptr[u + 1] = ds->user_ptr[u] + kept[u];
-    NCF__OMP(parallel for schedule(static) if (ncf__threads_usable()))
+    NCF__OMP(parallel for schedule(static) num_threads(ncf__team(1)))
     for (u = 0; u < U; u++) {
         int64_t i;
         for (i = 0; i < kept[u]; i++) ds->items[ds->user_ptr[u] + i] = rec[start[u] + i].item;
@@ -2090,7 +2149,7 @@ NCFDEF int ncf_synthetic(ncf_dataset *ds, int num_users, int num_items, int64_t 
     buf = NCF__NEW(int32_t, off[num_users]);
     if (!buf) { rc = ncf__fail(NCF_ERR_NOMEM, "ncf_synthetic: out of memory"); goto done; }
 
-    NCF__OMP(parallel for schedule(dynamic, 64) if (ncf__threads_usable()))
+    NCF__OMP(parallel for schedule(dynamic, 64) num_threads(ncf__team(1)))
     for (u = 0; u < num_users; u++) {
         int32_t *it = buf + off[u];
         int64_t have = 0, draw = 0, k, want = cnt[u];
@@ -2131,7 +2190,7 @@ NCFDEF int ncf_synthetic(ncf_dataset *ds, int num_users, int num_items, int64_t 
     ds->num_train = total;
     if ((rc = ncf__dataset_alloc(ds)) != NCF_OK) goto done;
     for (u = 0; u < num_users; u++) ds->user_ptr[u + 1] = ds->user_ptr[u] + got[u] - 1;
-    NCF__OMP(parallel for schedule(static) if (ncf__threads_usable()))
+    NCF__OMP(parallel for schedule(static) num_threads(ncf__team(1)))
     for (u = 0; u < num_users; u++) {
         const int32_t *it = buf + off[u];
         int64_t t = ncf__below(ncf__hash3(seed ^ NCF__TAG_SYNTH, ~(uint64_t)u, 0), (uint32_t)got[u]), k, q = 0;
@@ -3377,7 +3436,7 @@ NCFDEF void ncf_sampler_fill(const ncf_sampler *s, int epoch, int64_t start, int
 {
     uint64_t key = ncf__hash3(s->seed ^ NCF__TAG_SHUFFLE, (uint64_t)epoch, 0);
     int c, chunks = (n + 15) / 16;
-    NCF__OMP(parallel for schedule(static) if (n >= 256 && ncf__threads_usable()))
+    NCF__OMP(parallel for schedule(static) num_threads(ncf__team(n >= 256)))
     for (c = 0; c < chunks; c++) {
         int j = c * 16;
         ncf__fill_chunk(s, epoch, key, start + j, n - j < 16 ? n - j : 16, users + j, items + j, labels + j, NULL);
@@ -3402,7 +3461,7 @@ NCFDEF void ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, ui
     if (!s || !s->data || batch_size <= 0 || s->data->total_train) return;
     nb = NCF__CEIL_DIV(s->num_examples, batch_size);
     if (!(hb = NCF__ZNEW(uint64_t, nb))) return;
-    NCF__OMP(parallel if (ncf__threads_usable()))
+    NCF__OMP(parallel num_threads(ncf__team(1)))
     {
         int32_t *u = NCF__NEW(int32_t, batch_size), *it = NCF__NEW(int32_t, batch_size);
         float *y = NCF__NEW(float, batch_size);
@@ -4123,7 +4182,7 @@ static void ncf__init_tensor(ncf_model *m, int t, int normal, double scale)
     float *p = m->params + T->offset;
     int64_t i, n = (int64_t)T->rows * T->cols;
     uint64_t key = ncf__hash3(m->cfg.seed, NCF__TAG_INIT, (uint64_t)t);
-    NCF__OMP(parallel for schedule(static) if (n > 65536 && ncf__threads_usable()))
+    NCF__OMP(parallel for schedule(static) num_threads(ncf__team(n > 65536)))
     for (i = 0; i < n; i++) {
         uint64_t a = ncf__hash3(key, (uint64_t)i, 0), b = ncf__mix64(a);
         if (normal) {
@@ -5507,7 +5566,7 @@ static int ncf__eval_ranks(ncf_model *m, const ncf_dataset *data, const ncf_eval
                             : 1 + (o->target == NCF_EVAL_VALIDATION ? data->num_val_neg : data->num_eval_neg);
     proj = ncf__projection_for(m, &own, &rc);
     if (rc != NCF_OK) return rc;
-    NCF__OMP(parallel if (ncf__threads_usable()))
+    NCF__OMP(parallel num_threads(ncf__team(1)))
     {
         ncf__eval_buf e;
         int32_t *cand = NCF__NEW(int32_t, ncand);
