@@ -954,6 +954,7 @@ static int ncf__team_of(int cond, int want)
 #if defined(_OPENMP) && (defined(__GNUC__) || defined(__clang__))
 #define NCF__TEAMS 1
 #define NCF__PARALLEL(cond) NCF__OMP(parallel num_threads(ncf__team(cond)))
+#define NCF__PARALLEL_N(cond, n) NCF__OMP(parallel num_threads(ncf__team_of((cond), (n))))
 #if defined(_WIN32)
 #define NCF__NAP(us) Sleep((us) >= 1000 ? 1 : 0)
 #elif defined(__unix__) || defined(__unix) || defined(__APPLE__)
@@ -972,6 +973,7 @@ static int ncf__team_of(int cond, int want)
 #else /* no OpenMP, or no atomics to build the phases on: one thread */
 #define NCF__TEAMS 0
 #define NCF__PARALLEL(cond) if (0) (void)(cond);
+#define NCF__PARALLEL_N(cond, n) if (0) (void)(cond), (void)(n);
 #endif
 
 #ifdef __cplusplus
@@ -5287,6 +5289,8 @@ NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_pr
 /* Scoring one user against many items uses the split first layer:
    W1 [u; i] = W1u u + W1i i, with W1i i precomputed once per item. */
 
+#define NCF__REC_CHUNK 32 /* items scored at a time: their activations stay in L1 */
+
 /* Scoring buffers for n items at a time, carved from one block: the heap's, or the caller's
    workspace (ncf_workspace_size). */
 typedef struct {
@@ -5332,6 +5336,16 @@ static size_t ncf__eval_buf_carve(ncf__eval_buf *e, const ncf_model *m, int n, f
 
 #ifndef NCF_INFERENCE_ONLY
 static void ncf__eval_buf_free(ncf__eval_buf *e) { NCF_FREE(e->h[0]); }
+
+/* Items scored at a time in evaluation: as many as 1 MB of activations holds, at least 32
+   (serving's chunk), at most n. A thread's buffers are then bounded by the model's widest
+   layer, whatever the catalogue. */
+static int ncf__eval_chunk(const ncf_model *m, int n)
+{
+    size_t per_item = 2 * (size_t)ncf__widest_dense(m) + (size_t)m->scratch->H + 1, c = ((size_t)1 << 18) / per_item;
+    c = c < NCF__REC_CHUNK ? NCF__REC_CHUNK : c;
+    return (int)(c < (size_t)n ? c : (size_t)(n > 0 ? n : 1));
+}
 
 static int ncf__eval_buf_alloc(ncf__eval_buf *e, const ncf_model *m, int n)
 {
@@ -5566,12 +5580,13 @@ static int ncf__eval_ranks(ncf_model *m, const ncf_dataset *data, const ncf_eval
                             : 1 + (o->target == NCF_EVAL_VALIDATION ? data->num_val_neg : data->num_eval_neg);
     proj = ncf__projection_for(m, &own, &rc);
     if (rc != NCF_OK) return rc;
-    NCF__OMP(parallel num_threads(ncf__team(1)))
+    NCF__PARALLEL_N(u1 - u0 > 1, ncf_get_threads() < u1 - u0 ? ncf_get_threads() : u1 - u0)
     {
         ncf__eval_buf e;
+        int C = ncf__eval_chunk(m, ncand), j0;
         int32_t *cand = NCF__NEW(int32_t, ncand);
-        int have_e = ncf__eval_buf_alloc(&e, m, ncand), ok = have_e && cand;
-        float *sc = have_e ? e.sc : NULL;
+        float *sc = NCF__NEW(float, ncand);
+        int have_e = ncf__eval_buf_alloc(&e, m, C), ok = have_e && cand && sc;
         if (!ok) {
             NCF__OMP(atomic write)
             failed = 1;
@@ -5586,12 +5601,15 @@ static int ncf__eval_ranks(ncf_model *m, const ncf_dataset *data, const ncf_eval
             if (!ok || t < 0 || !ncf__sampled_user(o, share, u)) continue;
             cand[0] = t;
             if (!o->full_ranking) memcpy(cand + 1, neg, sizeof(int32_t) * (size_t)(ncand - 1));
-            ncf__score_user(m, proj, u, NULL, o->full_ranking ? NULL : cand, 0, ncand, &e);
+            for (j0 = 0; j0 < ncand; j0 += C) { /* (a score does not depend on its chunk) */
+                e.sc = sc + j0;
+                ncf__score_user(m, proj, u, NULL, o->full_ranking ? NULL : cand + j0, j0, ncand - j0 < C ? ncand - j0 : C, &e);
+            }
             r = ncf__count_above(data, u, other, cand, ncand, o->full_ranking, sc);
             rank[u - u0] = NCF__NONFINITE(sc[o->full_ranking ? t : 0]) ? NCF__NONFINITE_SCORE : r;
         }
         if (have_e) ncf__eval_buf_free(&e);
-        NCF_FREE(cand);
+        NCF_FREE(cand), NCF_FREE(sc);
     }
     NCF_FREE(own);
     return failed ? ncf__fail(NCF_ERR_NOMEM, "out of memory for evaluation buffers") : NCF_OK;
@@ -5934,7 +5952,6 @@ static void ncf__heap_offer(ncf__cand *h, int *n, int k, ncf__cand c)
     }
 }
 
-#define NCF__REC_CHUNK 32 /* items scored at a time: their activations stay in L1 */
 
 /* A recommendation's work: whom it scores, which candidates, which of them it skips. */
 typedef struct {
@@ -6142,15 +6159,17 @@ static int ncf__recommend_threads(const ncf__rec_job *J, int32_t *items, int64_t
     ncf__team team = NCF__TEAM_INIT;
     char *block;
     size_t size;
-    int j, n = 0, k = J->k > 0 ? J->k : 1, T = ncf_get_threads(), *nh;
+    int j, n = 0, k = J->k > 0 ? J->k : 1, T = ncf_get_threads(), *nh, par;
     int64_t chunks = (J->ncand + NCF__REC_CHUNK - 1) / NCF__REC_CHUNK;
+    par = T > 1 && chunks > 1 && (float)J->ncand * ncf__row_macs(m) > 16 * NCF__PAR_WORK;
+    T = !par ? 1 : chunks < T ? (int)chunks : T; /* workspaces for the threads that can run only */
     size = ncf_workspace_size(m, k);
     /* T workspaces, then where each thread's heap is, the merged heap and the heaps' sizes */
     block = (char *)ncf__alloc((size_t)T, size + sizeof(ncf__cand *) + sizeof(int) + sizeof(ncf__cand) * (size_t)k);
     if (!block) return ncf__fail(NCF_ERR_NOMEM, "out of memory for the top %d of %d items", k, m->cfg.num_items);
     heaps = (ncf__cand **)(block + (size_t)T * size), best = (ncf__cand *)(heaps + T), nh = (int *)(best + k);
     for (j = 0; j < T; j++) nh[j] = 0;
-    NCF__PARALLEL(T > 1 && chunks > 1 && (float)J->ncand * ncf__row_macs(m) > 16 * NCF__PAR_WORK)
+    NCF__PARALLEL_N(par, T)
     {
         ncf__ctx x = ncf__join(&team);
         ncf__eval_buf e;
@@ -6322,6 +6341,7 @@ NCFDEF int ncf_recommend_users(const ncf_model *m, const int32_t *users, int n, 
     if (!users && n > m->cfg.num_users)
         return ncf__fail(NCF_ERR_ARG, "ncf_recommend_users: %d users asked for; the model has %d", n, m->cfg.num_users);
     if ((rc = ncf__check_rec_opts(o, "ncf_recommend_users")) != NCF_OK) return rc;
+    T = T > 1 && n > 1 ? (n < T ? n : T) : 1; /* workspaces for the threads that can run only */
     size = ncf_workspace_size(m, o->k);
     lists = (int32_t *)NCF_MALLOC(ncf__lists_bytes(o));
     block = (char *)ncf__alloc((size_t)T, size);
@@ -6333,7 +6353,7 @@ NCFDEF int ncf_recommend_users(const ncf_model *m, const int32_t *users, int n, 
         NCF_FREE(lists), NCF_FREE(block);
         return rc;
     }
-    NCF__PARALLEL(T > 1 && n > 1)
+    NCF__PARALLEL_N(T > 1, T)
     { /* a user at a time, each on one thread, in the same order as alone: the same answers */
         ncf__ctx x = ncf__join(&team);
         ncf__eval_buf e;

@@ -1736,6 +1736,50 @@ static void test_model_grows_with_new_data(void)
 /* ------------------------------------------------ hostile files and arguments */
 static void set_u32(uint8_t *p, uint32_t v);
 
+/* What evaluation and serving allocate is bounded by the model and the threads, not by the
+   catalogue times the widest layer (0.6.1 held items x widest x 2 floats a thread, 98 MB a
+   thread here): at most 16 bytes a parameter (the item projection's cap) and, a thread,
+   1 MB and 32 items' activations and 8 bytes an item. Checked by the allocator's count of
+   every byte asked for, for 1 and 2 threads, with the answers unchanged. */
+static void test_evaluation_and_serving_memory_bounded_by_the_model_and_threads(void)
+{
+    ncf_dataset d;
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL;
+    ncf_metrics full[2], sampled[2];
+    ncf_rec_opts ro = ncf_rec_opts_default();
+    int32_t items[50 * 10];
+    float scores[50 * 10];
+    int64_t top[10];
+    int counts[50], t, threads = ncf_get_threads();
+    CHECK(ncf_synthetic(&d, 50, 3000, 1500, 4, 1) == NCF_OK && ncf_sample_eval_negatives(&d, 99, 1) == NCF_OK);
+    c.num_users = d.num_users, c.num_items = d.num_items, c.num_layers = 3;
+    c.layers[0] = 16, c.layers[1] = 4096, c.layers[2] = 8; /* a 4,096-wide layer over 3,000 items */
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK);
+    for (t = 1; m && t <= 2; t++) {
+        double per_thread = 1048576.0 + 128.0 * (2 * 4096 + 8 + 1) + 8.0 * d.num_items + 65536;
+        double bound = 16.0 * (double)m->num_params + t * per_thread;
+        long before;
+        ncf_set_threads(t);
+        before = g_alloc_bytes;
+        CHECK(ncf_evaluate(m, &d, 10, NCF_FULL_RANKING, &full[t - 1]) == NCF_OK);
+        CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &sampled[t - 1]) == NCF_OK);
+        CHECKF(g_alloc_bytes - before <= bound, "%d threads: evaluation asked for %ld bytes, bound %.0f", t,
+               g_alloc_bytes - before, bound);
+        printf("    %d thread%s: evaluation asked for %.1f MB (bound %.1f MB)", t, t > 1 ? "s" : "",
+               (g_alloc_bytes - before) / 1e6, bound / 1e6);
+        before = g_alloc_bytes;
+        ro.k = 10;
+        CHECK(ncf_recommend_users(m, NULL, d.num_users, &ro, items, scores, counts) == NCF_OK);
+        CHECK(ncf_recommend(m, d.raw_user[3], 10, NCF_EXCLUDE_RATED, top, NULL) == 10);
+        CHECKF(g_alloc_bytes - before <= t * per_thread, "%d threads: serving asked for %ld bytes", t, g_alloc_bytes - before);
+        printf(", serving %.1f MB\n", (g_alloc_bytes - before) / 1e6);
+    }
+    CHECK(!memcmp(&full[0], &full[1], sizeof full[0]) && !memcmp(&sampled[0], &sampled[1], sizeof sampled[0]));
+    ncf_set_threads(threads);
+    ncf_model_free(m), ncf_dataset_free(&d);
+}
+
 /* A small CRC-valid model file can no longer make loading allocate out of proportion: an MLP
    of 1-wide item embeddings under a 65,536-wide layer would have cached items x 65,536 floats. */
 static void test_memory_bounded_by_the_model_file(void)
@@ -4022,6 +4066,7 @@ static const test_case TESTS[] = {
     {"similar_items_by_hand", test_similar_items_by_hand},
     {"model_grows_with_new_data", test_model_grows_with_new_data},
     {"memory_bounded_by_the_model_file", test_memory_bounded_by_the_model_file},
+    {"evaluation_and_serving_memory_bounded_by_the_model_and_threads", test_evaluation_and_serving_memory_bounded_by_the_model_and_threads},
     {"validation_item_is_rated", test_validation_item_is_rated},
     {"absurd_settings_and_values_refused", test_absurd_settings_and_values_refused},
     {"hostile_inputs_refused_or_read", test_hostile_inputs_refused_or_read},
