@@ -19,6 +19,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#ifndef S_ISBLK
+#define S_ISBLK(m) 0 /* (no block devices: Windows) */
+#endif
 #ifdef _WIN32 /* MinGW (make windows) */
 #include <io.h>
 #include <windows.h>
@@ -128,7 +131,7 @@ static int parse_list(const char *flag, const char *v, int max, int *ints, float
             ints[n++] = (int)x;
         } else {
             double x = strtod(p, &end);
-            if (end == p || !(x >= 0)) return bad_value(flag, v, "a list of numbers >= 0");
+            if (end == p || !(x >= 0 && x <= 1e6)) return bad_value(flag, v, "a list of numbers from 0 to 1e6");
             floats[n++] = (float)x;
         }
         if (*end == ',') end++;
@@ -468,6 +471,10 @@ static int parse_args(int argc, char **argv, options *o)
         fprintf(stderr, "demo: --data_dir needs --dataset NAME (ml-1m, ml-20m, ...)\n");
         return 0;
     }
+    if (o->keep_missing && !o->load) {
+        fprintf(stderr, "demo: --keep_missing keeps a loaded model's ids: it goes with --load\n");
+        return 0;
+    }
     if (o->checkpoint_every && !o->save)
         fprintf(stderr, "demo: warning: --checkpoint_every does nothing without --save\n");
     if (o->checkpoint_every && o->int8) {
@@ -733,36 +740,68 @@ static void print_read_as(const ncf_dataset *d, const options *o)
 
 /* ---- serving: --recommend, --recommend_for, --similar, --recommend_all ---- */
 
-/* The next comma-separated id of *list into buf; 0 at the end. */
-static int next_id(const char **list, char *buf, size_t size)
+/* The next comma-separated id of *list into buf (NCF_MAX_ID_BYTES + 1 bytes); 0 at the end,
+   -1 after saying the id is too long (it is never cut to another id). */
+static int next_id(const char **list, char *buf)
 {
     const char *p = *list, *e;
     size_t n;
     if (!*p) return 0;
     e = strchr(p, ',');
     n = e ? (size_t)(e - p) : strlen(p);
-    snprintf(buf, size, "%.*s", (int)n, p);
+    if (n > NCF_MAX_ID_BYTES) {
+        fprintf(stderr, "demo: id '%.40s...' is longer than %d bytes\n", p, NCF_MAX_ID_BYTES);
+        return -1;
+    }
+    memcpy(buf, p, n), buf[n] = 0;
     *list = e ? e + 1 : p + n;
     return 1;
+}
+
+/* The next line of f into buf (NCF_MAX_ID_BYTES + 1 bytes), its line end dropped: 1, or 0 at
+   the end; -1 after saying why the line is no id (too long, or a NUL byte: /dev/zero is no
+   list of ids). */
+static int next_id_line(FILE *f, const char *file, int line, char *buf)
+{
+    size_t n = 0;
+    int c;
+    while ((c = getc(f)) != EOF && c != '\n') {
+        if (c == 0) { fprintf(stderr, "demo: %s:%d: a NUL byte: not a list of ids\n", file, line); return -1; }
+        if (n == NCF_MAX_ID_BYTES) { fprintf(stderr, "demo: %s:%d: an id longer than %d bytes\n", file, line, NCF_MAX_ID_BYTES); return -1; }
+        buf[n++] = (char)c;
+    }
+    if (n && buf[n - 1] == '\r') n--;
+    buf[n] = 0;
+    return c != EOF || n > 0 || !feof(f) ? 1 : 0;
+}
+
+/* A file of ids to read: a regular file or a pipe, not a folder or a device. */
+static FILE *open_id_file(const char *file)
+{
+    struct stat st;
+    FILE *f;
+    if (stat(file, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))) {
+        fprintf(stderr, "demo: %s: is a %s, not a file of ids\n", file, S_ISDIR(st.st_mode) ? "folder" : "device");
+        return NULL;
+    }
+    if (!(f = fopen(file, "rb"))) fprintf(stderr, "demo: %s: cannot open (%s)\n", file, strerror(errno));
+    return f;
 }
 
 /* The item indices of an id list (--recommend_for "ID,ID") or a file of one id a line (--allow,
    --deny); 0 after naming an id the model does not know. */
 static int item_indices(const ncf_model *m, const char *list, const char *file, int32_t **out, int *n)
 {
-    char id[NCF_MAX_ID_BYTES + 2];
+    char id[NCF_MAX_ID_BYTES + 1];
     FILE *f = NULL;
-    int cap = 64, line = 0, ok = 1;
+    int cap = 64, line = 0, ok = 1, got;
     *n = 0;
-    if (file && !(f = fopen(file, "rb"))) {
-        fprintf(stderr, "demo: %s: cannot open (%s)\n", file, strerror(errno));
-        return 0;
-    }
-    if (!(*out = (int32_t *)malloc(sizeof(int32_t) * (size_t)cap))) ok = 0;
-    while (ok && (f ? fgets(id, sizeof id, f) != NULL : next_id(&list, id, sizeof id))) {
+    if (file && !(f = open_id_file(file))) return 0;
+    if (!(*out = (int32_t *)malloc(sizeof(int32_t) * (size_t)cap))) ok = 0, fprintf(stderr, "demo: out of memory\n");
+    while (ok && (got = f ? next_id_line(f, file, line + 1, id) : next_id(&list, id)) != 0) {
         int i;
         line++;
-        id[strcspn(id, "\r\n")] = 0;
+        if (got < 0) { ok = 0; break; }
         if (!id[0]) continue;
         if ((i = ncf_item_index(m, id)) < 0) {
             if (f) fprintf(stderr, "demo: %s:%d: unknown item '%s'\n", file, line, id);
@@ -865,8 +904,9 @@ static int serve(const ncf_model *m, const options *o, const char *path)
     ro.k = k, ro.probabilities = o->probabilities;
     if (ok && o->allow && (ok = item_indices(m, NULL, o->allow, &allow, &ro.num_allow)) != 0) ro.allow = allow;
     if (ok && o->deny && (ok = item_indices(m, NULL, o->deny, &deny, &ro.num_deny)) != 0) ro.deny = deny;
-    while (ok && list && next_id(&list, id, sizeof id)) {
-        int u = ncf_user_index(m, id);
+    while (ok && list && (n = next_id(&list, id)) != 0) {
+        int u = n < 0 ? -1 : ncf_user_index(m, id);
+        if (n < 0) { ok = 0; break; }
         n = u < 0 ? u : ncf_recommend_index(m, u, &ro, items, scores);
         if (n < 0) { fprintf(stderr, "demo: %s\n", ncf_error_text()); ok = 0; break; }
         printf("Top %d for user %s (items the user rated are skipped; scores are %s):\n", n, id, kind);
@@ -876,6 +916,7 @@ static int serve(const ncf_model *m, const options *o, const char *path)
         ncf_fold_opts fo = ncf_fold_opts_default();
         int32_t *both = NULL;
         ok = item_indices(m, o->recommend_for, NULL, &given, &ng) && (row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(m)));
+        if (ok && !ng) fprintf(stderr, "demo: --recommend_for: no item given\n"), ok = 0;
         if (ok && (both = (int32_t *)malloc(sizeof(int32_t) * (size_t)(ng + ro.num_deny))) != NULL) {
             memcpy(both, given, sizeof(int32_t) * (size_t)ng);
             if (deny) memcpy(both + ng, deny, sizeof(int32_t) * (size_t)ro.num_deny);
@@ -916,7 +957,16 @@ static int serving(const options *o)
 /* The C name a header's file name gives its array: "models/model-f32.h" -> model_f32. */
 static void array_name(const char *path, char *name, size_t size)
 {
+    static const char *words = " alignas alignof and and_eq asm auto bitand bitor bool break case catch char char16_t "
+        "char32_t char8_t class compl concept const consteval constexpr constinit const_cast continue co_await co_return "
+        "co_yield decltype default delete do double dynamic_cast else enum explicit export extern false float for friend "
+        "goto if inline int long mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected "
+        "public register reinterpret_cast requires restrict return short signed sizeof static static_assert static_cast "
+        "struct switch template this thread_local throw true try typedef typeid typename union unsigned using virtual "
+        "void volatile wchar_t while xor xor_eq _Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary _Noreturn "
+        "_Static_assert _Thread_local ";
     const char *base = path, *p;
+    char word[140];
     size_t n = 0;
     for (p = path; *p; p++)
         if (*p == '/' || *p == '\\') base = p + 1;
@@ -924,6 +974,8 @@ static void array_name(const char *path, char *name, size_t size)
     for (p = base; *p && *p != '.' && n + 1 < size; p++) name[n++] = isalnum((unsigned char)*p) ? *p : '_';
     if (!n) name[n++] = 'm';
     name[n] = 0;
+    snprintf(word, sizeof word, " %s ", name); /* a keyword of C or C++ is no name: int.h gives int_model */
+    if (strstr(words, word) && n + 7 < size) strcat(name, "_model");
 }
 
 /* --export_c: the model file's bytes as a C array, 8-byte aligned (ncf_model_open reads it in

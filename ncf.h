@@ -194,6 +194,8 @@
 #define NCF__FOLD_STEPS 40
 #define NCF__FOLD_LR 0.01f
 #define NCF__FOLD_L2 0.1f
+#define NCF__FOLD_MOST_STEPS 100000 /* more steps than a fold-in ever needs; e.g. 2^31 would never return */
+#define NCF__FOLD_MOST_NEG 1000     /* as training's num_neg (a step's examples stay within int64 and memory) */
 
 #ifdef __cplusplus
 extern "C" {
@@ -1236,20 +1238,25 @@ static size_t ncf__first_nonfinite(const float *p, size_t n)
     return i;
 }
 
-#define NCF__MAX_VALUE 1e15f /* a parameter or moment a file may hold: past it, scores overflow */
+/* The largest parameter a file may hold (an int8 row's scale times 127 included, read in place
+   or copied alike): training never comes near it, and one past it makes scores infinite. An
+   Adam moment (a squared gradient) may be larger, but finite. */
+#define NCF__MAX_PARAM 1e6f
+#define NCF__MAX_MOMENT 1e15f
 
-/* Index of the first value of p[0..n) that is not finite or not below NCF__MAX_VALUE in size, or n. */
-static size_t ncf__first_implausible(const float *p, size_t n)
+/* Index of the first value of p[0..n) that is not finite or not below most in size, or n. */
+static size_t ncf__first_implausible(const float *p, size_t n, float most)
 {
     size_t i;
-    for (i = 0; i < n && p[i] < NCF__MAX_VALUE && p[i] > -NCF__MAX_VALUE; i++) {}
+    for (i = 0; i < n && p[i] < most && p[i] > -most; i++) {}
     return i;
 }
 
 #ifndef NCF_NO_STDIO
 /* Reads a whole file, NUL-terminated. A pipe is read to its end; a directory or a device (which
-   may never end: /dev/zero) is refused. */
-static int ncf__read_file(const char *path, char **out, size_t *len)
+   may never end: /dev/zero) is refused. With magic (4 bytes), a file that does not start with
+   it is refused as soon as its first bytes are in, before the rest is read. */
+static int ncf__read_file(const char *path, char **out, size_t *len, const char *magic)
 {
     FILE *f;
     size_t cap = 1 << 20, n = 0, got;
@@ -1268,6 +1275,10 @@ static int ncf__read_file(const char *path, char **out, size_t *len)
     while (buf) {
         got = fread(buf + n, 1, cap - n - 1, f);
         n += got;
+        if (magic && (n < 4 || memcmp(buf, magic, 4) != 0)) {
+            fclose(f), NCF_FREE(buf);
+            return ncf__fail(NCF_ERR_PARSE, "%s: not an ncf.h model file (bad magic)", path);
+        }
         if (n + 1 < cap) break;
         nb = (char *)NCF_REALLOC(buf, cap * 2);
         if (!nb) { NCF_FREE(buf); buf = NULL; break; }
@@ -3007,7 +3018,7 @@ static int ncf__parse_ratings(const char *path, ncf__triples *tr)
     ncf__intern in[2];
     char *buf;
     size_t len;
-    int rc = ncf__read_file(path, &buf, &len);
+    int rc = ncf__read_file(path, &buf, &len, NULL);
     if (rc != NCF_OK) return rc;
     memset(&D, 0, sizeof D), memset(in, 0, sizeof in);
     strcpy(D.sep, "\t"), D.nf = 4, D.need_int = 1;
@@ -3073,7 +3084,7 @@ static int ncf__parse_negatives(const char *path, const ncf__triples *test, int3
     ncf__lines L;
     int64_t row = 0, n0 = -1, *lines;
     int32_t *neg = NULL;
-    int rc = ncf__read_file(path, &buf, &len);
+    int rc = ncf__read_file(path, &buf, &len, NULL);
     if (rc != NCF_OK) return rc;
     if (!(lines = NCF__NEW(int64_t, test->n))) {
         NCF_FREE(buf);
@@ -3310,7 +3321,7 @@ NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_op
         if (o.format < NCF_FORMAT_AUTO || o.format > NCF_FORMAT_NCF)
             return ncf__fail(NCF_ERR_ARG, "ncf_load_dataset: unknown format %d", (int)o.format);
         ncf__parsed P;
-        if ((rc = ncf__read_file(path, &buf, &len)) != NCF_OK) return rc;
+        if ((rc = ncf__read_file(path, &buf, &len, NULL)) != NCF_OK) return rc;
         rc = ncf__parse_log(path, buf, len, &o, &P);
         NCF_FREE(buf); /* before the build: the file and the dataset are never both held */
         if (rc == NCF_OK && (rc = ncf__build_log(ds, path, &o, &P)) == NCF_OK) rc = ncf__log_negatives(ds, path, &o);
@@ -4026,10 +4037,12 @@ static int ncf__check_config(const ncf_config *c)
     if (mlp && (c->num_layers < 2 || c->num_layers > NCF_MAX_LAYERS))
         return ncf__fail(NCF_ERR_ARG, "config: the MLP needs 2 to %d layer sizes (got %d)", NCF_MAX_LAYERS,
                          c->num_layers);
-    for (l = 0; mlp && l < c->num_layers; l++)
-        if (c->layers[l] <= 0 || c->layers[l] > 65536 || !(c->mlp_reg[l] >= 0 && c->mlp_reg[l] <= 1e6f))
-            return ncf__fail(NCF_ERR_ARG, "config: layer %d has size %d (must be 1..65536) or an L2 outside [0, 1e6]", l,
-                             c->layers[l]);
+    for (l = 0; mlp && l < c->num_layers; l++) {
+        if (c->layers[l] <= 0 || c->layers[l] > 65536)
+            return ncf__fail(NCF_ERR_ARG, "config: layer %d has size %d (must be 1..65536)", l, c->layers[l]);
+        if (!(c->mlp_reg[l] >= 0 && c->mlp_reg[l] <= 1e6f))
+            return ncf__fail(NCF_ERR_ARG, "config: layer %d's L2 %g is outside [0, 1e6]", l, (double)c->mlp_reg[l]);
+    }
     if (mlp && c->layers[0] % 2)
         return ncf__fail(NCF_ERR_ARG, "config: layers[0] = %d must be even (user and item halves)", c->layers[0]);
 #ifndef NCF_INFERENCE_ONLY /* (a device serves: the training settings only pass through it) */
@@ -5506,9 +5519,9 @@ static int ncf__eval_args(const ncf_model *m, const ncf_dataset *data, const ncf
     int nneg;
     if (!m || !data || !data->user_ptr || !out || !o || o->k <= 0)
         return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: need a model, a loaded dataset, an output and k > 0");
-    if (data->num_users > m->cfg.num_users || data->num_items > m->cfg.num_items)
-        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: the data has %d users and %d items, the model %d and %d",
-                         data->num_users, data->num_items, m->cfg.num_users, m->cfg.num_items);
+    if (data->num_users != m->cfg.num_users || data->num_items != m->cfg.num_items) /* (full ranking ranks the data's catalogue) */
+        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: the data has %d users and %d items, the model %d and %d: not the "
+                         "data it was trained on", data->num_users, data->num_items, m->cfg.num_users, m->cfg.num_items);
     if ((o->target != NCF_EVAL_TEST && o->target != NCF_EVAL_VALIDATION) || (o->full_ranking != 0 && o->full_ranking != 1) ||
         o->max_users < 0)
         return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: target %d, full_ranking %d or max_users %d is not one of its values",
@@ -6487,7 +6500,7 @@ NCFDEF size_t ncf_fold_workspace_size(const ncf_model *m, int n)
 
 /* Examples [e0, e0 + c) of a step, the positives first: forward, then d(mean loss)/d(row) added
    into grad (the first layer's deltas into g1, multiplied out by the caller). */
-static void ncf__fold_chunk(const ncf_model *m, const float *proj, const float *row, ncf__fold_buf *b, int e0, int c,
+static void ncf__fold_chunk(const ncf_model *m, const float *proj, const float *row, ncf__fold_buf *b, int64_t e0, int c,
                             int npos, float inv_e)
 {
     const struct ncf__scratch *s = m->scratch;
@@ -6538,14 +6551,16 @@ static void ncf__fold_chunk(const ncf_model *m, const float *proj, const float *
         for (j = 0; j < c; j++) b->g1[d] += b->d[cur][(size_t)d * C + j];
 }
 
-/* One step: the gradient of the mean loss over the given items and fresh negatives, L2, Adam. */
-static void ncf__fold_step(const ncf_model *m, const ncf_fold_opts *o, int n, int step, float *row, ncf__fold_buf *b)
+/* One step: the gradient of the mean loss over the given items and fresh negatives, L2, Adam.
+   c[0], c[1]: beta1 and beta2 to the power step, made step + 1's here. */
+static void ncf__fold_step(const ncf_model *m, const ncf_fold_opts *o, int n, int step, float *row, ncf__fold_buf *b,
+                           float *c)
 {
     const struct ncf__scratch *s = m->scratch;
     const float *proj = ncf__cached_projection(m);
-    int R = s->F + s->H + 1, E = n + n * o->num_neg, e0, j, r;
-    float b1 = 0.9f, b2 = 0.999f, c1 = 1.0f, c2 = 1.0f, inv_e = 1.0f / (float)E;
-    for (j = 0; j <= step; j++) c1 *= b1, c2 *= b2;
+    int64_t E = (int64_t)n + (int64_t)n * o->num_neg, e0;
+    int R = s->F + s->H + 1, j, r;
+    float b1 = 0.9f, b2 = 0.999f, c1 = c[0] *= b1, c2 = c[1] *= b2, inv_e = 1.0f / (float)E;
     memset(b->grad, 0, sizeof(float) * (size_t)R);
     if (s->H) {
         memset(b->g1, 0, sizeof(float) * (size_t)m->cfg.layers[1]);
@@ -6553,14 +6568,14 @@ static void ncf__fold_step(const ncf_model *m, const ncf_fold_opts *o, int n, in
                        m->cfg.layers[1], s->H, 0);
     }
     for (e0 = 0; e0 < E; e0 += NCF__REC_CHUNK) {
-        int c = E - e0 < NCF__REC_CHUNK ? E - e0 : NCF__REC_CHUNK;
-        for (j = 0; j < c; j++) {
-            int e = e0 + j;
+        int n_c = E - e0 < NCF__REC_CHUNK ? (int)(E - e0) : NCF__REC_CHUNK;
+        for (j = 0; j < n_c; j++) {
+            int64_t e = e0 + j;
             b->cand[j] = e < n ? b->given[e]
                                : (int32_t)ncf__nth_absent(b->given, n, (int32_t)ncf__below(ncf__hash3(o->seed ^ NCF__TAG_FOLD,
                                                                            (uint64_t)step, (uint64_t)e), (uint32_t)(m->cfg.num_items - n)));
         }
-        ncf__fold_chunk(m, proj, row, b, e0, c, n, inv_e);
+        ncf__fold_chunk(m, proj, row, b, e0, n_c, n, inv_e);
     }
     if (s->H) /* the MLP row's gradient: W1's user half times the summed deltas */
         ncf__gemm_rows(b->grad + s->F, 1, m->w[1], m->cfg.layers[1], 1, b->g1, 1, NULL, 0, s->H, 1, m->cfg.layers[1], 0);
@@ -6575,12 +6590,14 @@ static void ncf__fold_step(const ncf_model *m, const ncf_fold_opts *o, int n, in
 NCFDEF int ncf_fold_in(const ncf_model *m, const int32_t *items, int n, const ncf_fold_opts *o, float *row)
 {
     ncf__fold_buf b;
-    float *mem;
+    float *mem, c[2] = {1.0f, 1.0f};
     int j, nu, step, R;
     if (!m || !items || !o || !row || n <= 0)
         return ncf__fail(NCF_ERR_ARG, "ncf_fold_in: need a model, items (n > 0), options and a row");
-    if (o->steps < 0 || !(o->lr > 0.0f && o->lr < 1e30f) || o->num_neg < 0 || !(o->l2 >= 0.0f && o->l2 < 1e30f))
-        return ncf__fail(NCF_ERR_ARG, "ncf_fold_in: need steps >= 0, a finite lr > 0, num_neg >= 0 and l2 >= 0");
+    if (o->steps < 0 || o->steps > NCF__FOLD_MOST_STEPS || !(o->lr > 0.0f && o->lr < 1e30f) || o->num_neg < 0 ||
+        o->num_neg > NCF__FOLD_MOST_NEG || !(o->l2 >= 0.0f && o->l2 < 1e30f))
+        return ncf__fail(NCF_ERR_ARG, "ncf_fold_in: need 0 <= steps <= %d, a finite lr > 0, 0 <= num_neg <= %d and l2 >= 0",
+                         NCF__FOLD_MOST_STEPS, NCF__FOLD_MOST_NEG);
     if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "ncf_fold_in: " NCF__STALE_TEXT);
     for (j = 0; j < n; j++)
         if (items[j] < 0 || items[j] >= m->cfg.num_items)
@@ -6609,7 +6626,7 @@ NCFDEF int ncf_fold_in(const ncf_model *m, const int32_t *items, int n, const nc
     else memset(row, 0, sizeof(float) * (size_t)R);
     if (!m->user_bias) row[R - 1] = 0.0f;
     memset(b.m1, 0, sizeof(float) * (size_t)R), memset(b.m2, 0, sizeof(float) * (size_t)R);
-    for (step = 0; step < o->steps; step++) ncf__fold_step(m, o, nu, step, row, &b);
+    for (step = 0; step < o->steps; step++) ncf__fold_step(m, o, nu, step, row, &b, c);
     if (!o->work) NCF_FREE(mem);
     return NCF_OK;
 }
@@ -7423,11 +7440,12 @@ static int ncf__read_rated(ncf_model *m, const ncf__layout *L, ncf__reader *r)
     return ncf__check_rated(m->seen_ptr, m->seen, m->cfg.num_users, m->cfg.num_items, L->nseen);
 }
 
-/* Index of the first int8 row scale that is negative, non-finite or absurd (>= 1e30), or n. */
+/* Index of the first int8 row scale that is negative, non-finite, or makes a parameter of
+   NCF__MAX_PARAM or more, or n: the one bound, in place and in a copy. */
 static size_t ncf__first_bad_scale(const float *s, size_t n)
 {
     size_t i;
-    for (i = 0; i < n && s[i] >= 0.0f && s[i] < 1e30f; i++) {}
+    for (i = 0; i < n && s[i] >= 0.0f && s[i] < NCF__MAX_PARAM / 127.0f; i++) {}
     return i;
 }
 
@@ -7462,7 +7480,7 @@ static const char *ncf__param_name(const ncf_model *m, size_t i)
     return name;
 }
 
-/* Parameters and Adam moments finite and of a size training can make (|x| < NCF__MAX_VALUE). */
+/* Parameters and Adam moments finite and of a size training can make (NCF__MAX_PARAM, NCF__MAX_MOMENT). */
 static int ncf__check_finite(const ncf_model *m)
 {
     static const char *const what[3] = {"", "Adam's first moment of ", "Adam's second moment of "};
@@ -7471,7 +7489,7 @@ static int ncf__check_finite(const ncf_model *m)
     int k;
     v[0] = m->params, v[1] = m->adam_m, v[2] = m->adam_v;
     for (k = 0; k < 3; k++)
-        if (v[k] && (i = ncf__first_implausible(v[k], m->num_params)) < m->num_params)
+        if (v[k] && (i = ncf__first_implausible(v[k], m->num_params, k ? NCF__MAX_MOMENT : NCF__MAX_PARAM)) < m->num_params)
             return ncf__fail(NCF_ERR_DATA, "the model's %s%s is %g: not finite or implausibly large (refused)", what[k],
                              ncf__param_name(m, i), (double)v[k][i]);
     return NCF_OK;
@@ -7555,13 +7573,13 @@ static int ncf__point_into(ncf_model *m, const uint8_t *p, const ncf__layout *L,
         float *x = (float *)(uintptr_t)(p + L->tensor[t]);
         int quant = (L->flags & NCF__FILE_INT8) && ncf__quantized(m, t);
         v[t] = quant ? NULL : x, qs[t] = quant ? x : NULL, q[t] = quant ? (const int8_t *)(x + rows) : NULL;
-        if (scan && (bad = quant ? ncf__first_bad_scale(x, rows) : ncf__first_implausible(x, n)) < (quant ? rows : n))
+        if (scan && (bad = quant ? ncf__first_bad_scale(x, rows) : ncf__first_implausible(x, n, NCF__MAX_PARAM)) < (quant ? rows : n))
             return ncf__fail(NCF_ERR_DATA, "the model's %s holds a non-finite value or a bad scale (at %lu): refused",
                              m->tensors[t].name, (unsigned long)bad);
     }
     m->params = L->flags & NCF__FILE_INT8 ? NULL : v[0];
     if (scan && (L->flags & NCF__FILE_ADAM)) { /* not used in place, but checked as a copy checks it */
-        size_t bad = ncf__first_implausible((const float *)(uintptr_t)(p + L->adam), 2 * m->num_params);
+        size_t bad = ncf__first_implausible((const float *)(uintptr_t)(p + L->adam), 2 * m->num_params, NCF__MAX_MOMENT);
         if (bad < 2 * m->num_params)
             return ncf__fail(NCF_ERR_DATA, "the model's Adam moment %lu is not finite or implausibly large: refused",
                              (unsigned long)bad);
@@ -7942,22 +7960,7 @@ NCFDEF int ncf_load(ncf_model **out, const char *path)
     int rc;
     if (!out || !path) return ncf__fail(NCF_ERR_ARG, "ncf_load: NULL argument");
     *out = NULL;
-    { /* the magic first: a wrong file is refused before it is read whole (not a pipe's: the
-         check would consume it; read whole, its magic is checked then) */
-        FILE *f = NULL;
-#if defined(NCF__POSIX_FILES)
-        struct stat st;
-        if (stat(path, &st) != 0 || S_ISREG(st.st_mode)) f = fopen(path, "rb");
-#else
-        f = fopen(path, "rb");
-#endif
-        char magic[4] = {0};
-        size_t got = f ? fread(magic, 1, 4, f) : 0;
-        if (f) fclose(f);
-        if (f && (got < 4 || memcmp(magic, "NCF", 4) != 0))
-            return ncf__fail(NCF_ERR_PARSE, "%s: not an ncf.h model file (bad magic)", path);
-    }
-    if ((rc = ncf__read_file(path, &buf, &len)) != NCF_OK) return rc;
+    if ((rc = ncf__read_file(path, &buf, &len, "NCF")) != NCF_OK) return rc; /* ("NCF" and its NUL) */
     rc = ncf_load_mem(out, buf, len);
     NCF_FREE(buf);
     return rc == NCF_OK ? NCF_OK : ncf__prefix_error(rc, path);

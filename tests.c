@@ -1972,6 +1972,60 @@ static void test_file_counters_at_their_bounds_leave_headroom(void)
     ncf_free(buf), ncf_model_free(m), ncf_dataset_free(&d);
 }
 
+/* One bound on every value a file holds, the same read in place and copied: a parameter of 9e5
+   (or an int8 row that dequantizes to it) is read both ways; 2e6 is refused both ways, before
+   it could score infinity. */
+static void test_values_bounded_alike_in_place_and_copied(void)
+{
+    static const float big[2] = {9e5f, 2e6f};
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL, *b = NULL, *in = NULL;
+    int v, int8;
+    c.num_users = 6, c.num_items = 5;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK);
+    for (v = 0; m && v < 2; v++)
+        for (int8 = 0; int8 < 2; int8++) {
+            void *buf = NULL;
+            size_t len = 0;
+            int rl, ro;
+            m->params[m->tensors[0].offset + 3] = big[v]; /* a row of the first embedding table */
+            CHECK(ncf_save_mem(m, int8 ? NCF_SAVE_INT8 : NCF_SAVE_MODEL, &buf, &len) == NCF_OK);
+            rl = ncf_load_mem(&b, buf, len), ro = ncf_model_open(&in, buf, len);
+            CHECKF(v ? rl == NCF_ERR_DATA && ro == NCF_ERR_DATA : rl == NCF_OK && ro == NCF_OK,
+                   "%g in a%s file: load %d, open %d (%s)", (double)big[v], int8 ? "n int8" : " float", rl, ro,
+                   ncf_error_text());
+            if (!v && b && in) {
+                float x, y;
+                CHECK(ncf_predict_indices(b, (const int32_t[]){0}, (const int32_t[]){1}, 1, &x) == NCF_OK &&
+                      ncf_predict_indices(in, (const int32_t[]){0}, (const int32_t[]){1}, 1, &y) == NCF_OK);
+                CHECK(!NCF__NONFINITE(x) && !NCF__NONFINITE(y));
+            }
+            ncf_model_free(b), ncf_model_free(in), b = in = NULL;
+            ncf_free(buf);
+        }
+    ncf_model_free(m);
+}
+
+/* A fold-in's options are bounded before anything is sized from them: steps and negatives a
+   call could never finish (2^31 - 1) are refused, not overflowed or looped over. */
+static void test_fold_in_options_bounded(void)
+{
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL;
+    ncf_fold_opts fo = ncf_fold_opts_default();
+    int32_t items[2] = {1, 2};
+    float row[64];
+    c.num_users = 6, c.num_items = 5, c.mf_dim = 4, c.layers[0] = 8, c.layers[1] = 4, c.num_layers = 2;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_user_row_size(m) <= 64);
+    fo.num_neg = 2147483647;
+    CHECK_ERR(ncf_fold_in(m, items, 2, &fo, row), NCF_ERR_ARG, "0 <= num_neg <= 1000");
+    fo = ncf_fold_opts_default(), fo.steps = 2147483647;
+    CHECK_ERR(ncf_fold_in(m, items, 2, &fo, row), NCF_ERR_ARG, "0 <= steps <= 100000");
+    fo = ncf_fold_opts_default(), fo.num_neg = 1000, fo.steps = 3;
+    CHECK(ncf_fold_in(m, items, 2, &fo, row) == NCF_OK);
+    ncf_model_free(m);
+}
+
 /* tests --set-epoch FILE N: the demo's check of a model at the bound (tests/demo_checks.sh). */
 static int set_file_epoch(const char *path, const char *n)
 {
@@ -2022,6 +2076,24 @@ static void test_hostile_inputs_refused_or_read(void)
             CHECKF(ncf_load(&back, fifo) == NCF_OK, "%s", ncf_error_text());
             waitpid(pid, NULL, 0);
             ncf_free(buf);
+        }
+        { /* a pipe that is no model (yes NCF | ...): refused at its first bytes, not read whole */
+            pid_t pid;
+            int status = 0;
+            ncf_model *none = NULL;
+            if ((pid = fork()) == 0) { /* writes "NCF\n" until the reader goes; exits with the MB written */
+                FILE *f = fopen(fifo, "wb");
+                char block[1 << 16];
+                int mb = 0, k;
+                signal(SIGPIPE, SIG_IGN);
+                for (k = 0; k < (int)sizeof block; k += 4) memcpy(block + k, "NCF\n", 4);
+                for (k = 0; f && k < 64 * 16 && fwrite(block, 1, sizeof block, f) == sizeof block && fflush(f) == 0; k++) mb = k / 16;
+                _exit(mb);
+            }
+            CHECK_ERR(ncf_load(&none, fifo), NCF_ERR_PARSE, "not an ncf.h model file (bad magic)");
+            waitpid(pid, &status, 0);
+            CHECKF(WIFEXITED(status) && WEXITSTATUS(status) < 8, "the pipe's writer wrote %d MB before the reader stopped",
+                   WIFEXITED(status) ? WEXITSTATUS(status) : -1);
         }
         ncf_model_free(m), ncf_model_free(back);
         remove(fifo);
@@ -4071,6 +4143,8 @@ static const test_case TESTS[] = {
     {"absurd_settings_and_values_refused", test_absurd_settings_and_values_refused},
     {"hostile_inputs_refused_or_read", test_hostile_inputs_refused_or_read},
     {"file_counters_at_their_bounds_leave_headroom", test_file_counters_at_their_bounds_leave_headroom},
+    {"values_bounded_alike_in_place_and_copied", test_values_bounded_alike_in_place_and_copied},
+    {"fold_in_options_bounded", test_fold_in_options_bounded},
     {"ids_chosen_against_the_hash_cost_what_random_ids_do", test_ids_chosen_against_the_hash_cost_what_random_ids_do},
     {"sorts_are_n_log_n_whatever_the_order", test_sorts_are_n_log_n_whatever_the_order},
     {"limits_said_as_they_are", test_limits_said_as_they_are},

@@ -203,3 +203,19 @@ kept_on_failure() {
     [ -z "$(ls "$B" | grep '^keep\..*\.tmp-')" ]
 }
 check "demo outputs replace a file whole or leave it: --export_c, --recommend_all, --log, --plot" kept_on_failure
+
+# flags given what no list of ids is: a device, a folder, NUL bytes, an id too long to be one;
+# an empty list; an L2 of inf; --keep_missing without --load; a file named after a keyword
+hostile_flags() {
+    printf '034545104X\n03\000045\n' > "$B/nul.ids" && long=$(printf '%0300d' 7) &&
+    for a in "--allow /dev/zero:is a device, not a file of ids" "--deny $B:is a folder, not a file of ids" \
+             "--allow $B/nul.ids:nul.ids:2: a NUL byte" "--recommend $long:is longer than 256 bytes" \
+             "--recommend_for ,:--recommend_for: no item given"; do
+        ! demo --load "$B/books.ncf" --recommend_for 034545104X ${a%%:*} > "$B/hostile.log" 2>&1 &&
+            grep -q -e "${a#*:}" "$B/hostile.log" || { echo "${a%%:*}: $(cat "$B/hostile.log")"; return 1; }
+    done &&
+    ! demo --mlp_regularization 0,inf 2> "$B/hostile.log" && grep -q 'not a list of numbers from 0 to 1e6' "$B/hostile.log" &&
+    ! demo --keep_missing 2> "$B/hostile.log" && grep -q 'goes with --load' "$B/hostile.log" &&
+    demo --load "$B/books.ncf" --export_c "$B/int.h" > /dev/null && grep -q '^static const unsigned char int_model\[' "$B/int.h"
+}
+check "demo refuses what no list of ids is, and names what is wrong with a flag" hostile_flags

@@ -18,10 +18,17 @@ export async function loadNcf(wasmBytes, wasiImports) {
 export class Ncf {
   constructor(exports) { this.x = exports; }
 
+  // n bytes of the module's memory, or an Error: never a write through a failed allocation
+  alloc(n) {
+    const p = this.x.web_alloc(n);
+    if (!p) throw new Error(`ncf.wasm: out of memory for ${n} bytes`);
+    return p;
+  }
+
   // a JS string as NUL-terminated UTF-8 in the module's memory (the caller frees it)
   cString(s) {
     const bytes = new TextEncoder().encode(s);
-    const p = this.x.web_alloc(bytes.length + 1);
+    const p = this.alloc(bytes.length + 1);
     const mem = new Uint8Array(this.x.memory.buffer, p, bytes.length + 1);
     mem.set(bytes), (mem[bytes.length] = 0);
     return p;
@@ -41,10 +48,12 @@ export class Ncf {
     return JSON.parse(this.text);
   }
 
-  // a model file's bytes (an ArrayBuffer or Uint8Array), read in place inside the module
+  // a model file's bytes (an ArrayBuffer or Uint8Array), read in place inside the module; the
+  // model open before is closed first, so its memory serves the new one
   open(fileBytes) {
     const bytes = fileBytes instanceof Uint8Array ? fileBytes : new Uint8Array(fileBytes);
-    const p = this.x.web_alloc(bytes.length);
+    this.x.web_close();
+    const p = this.alloc(bytes.length);
     new Uint8Array(this.x.memory.buffer, p, bytes.length).set(bytes);
     return this.json(this.x.web_open(p, bytes.length)); // (the module owns p from here)
   }

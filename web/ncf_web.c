@@ -115,12 +115,19 @@ static int put_ids(int items)
     return 1;
 }
 
+/* Closes the model open, freeing it and its file (web_open does too, but the page calls it
+   first, so a large file finds the room the old one held). */
+WEB_EXPORT(web_close) void web_close(void)
+{
+    ncf_model_free(g_model), free(g_file);
+    g_model = NULL, g_file = NULL;
+}
+
 /* Opens the model file in buf[0..n) (from web_alloc; the module owns it from here) in place.
    Answers the model's shape and its first user and item ids, or an error. */
 WEB_EXPORT(web_open) const char *web_open(void *buf, size_t n)
 {
-    ncf_model_free(g_model), free(g_file);
-    g_model = NULL, g_file = NULL;
+    web_close();
     if (ncf_model_open(&g_model, buf, n) != NCF_OK) {
         free(buf);
         return fail(ncf_error_text());

@@ -19,3 +19,8 @@ for (let u = 0; u < Math.min(Number(users), info.users); u++) {
 }
 ncf.foldIn(info.item_ids.slice(0, 2), 10);
 console.log(ncf.text);
+// memory the module cannot give: an Error, and the model still serves (its answers are the
+// host's, which make test compares)
+let refused = false;
+try { ncf.alloc(0xFFFFFFF0); } catch (e) { refused = /out of memory/.test(e.message); }
+if (!refused) { console.log('web_alloc failed without an error'); process.exit(1); }
