@@ -371,21 +371,26 @@ device: demo | $(BUILD)
 	@set -e; for c in $(DEVICE_CORES); do BUILD=$(BUILD) device/run.sh $$c; done
 
 # libFuzzer (clang): one binary per reader, each run FUZZ_SECONDS on a scratch corpus seeded
-# from fuzz/corpus/NAME and, for the model reader, from small model files of every kind that
-# the tests write (tests --write-seeds). Crashing inputs land in $(BUILD)/fuzz/.
+# from fuzz/corpus/NAME (the round trip from the logs' seeds) and, for the model readers, from
+# small model files of every kind that the tests write (tests --write-seeds). Every target
+# runs in memory. Each prints its inputs and their rate; crashing inputs land in $(BUILD)/fuzz/.
+# FUZZ_ONLY=NAME runs one target.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := 1:model 2:dat 3:csv 4:tab 5:ncf 6:log
+FUZZ_TARGETS := 1:model 2:dat 3:csv 4:tab 5:ncf 6:log 7:verified 8:roundtrip
+FUZZ_ONLY ?=
 fuzz: $(BUILD)/tests | $(BUILD)
 	@tests/needs.sh fuzz
 	@rm -rf $(BUILD)/fuzz/seeds_model && mkdir -p $(BUILD)/fuzz/seeds_model && $(BUILD)/tests --write-seeds $(BUILD)/fuzz/seeds_model
 	@set -e; for t in $(FUZZ_TARGETS); do n=$${t%%:*}; name=$${t#*:}; \
+	  [ -z "$(FUZZ_ONLY)" ] || [ "$(FUZZ_ONLY)" = $$name ] || continue; \
 	  clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -std=c99 $(WARN) -Werror -I. \
 	    -DFUZZ_TARGET=$$n fuzz/fuzz.c -o $(BUILD)/fuzz/$$name -lm; \
-	  mkdir -p $(BUILD)/fuzz/corpus_$$name; printf '%-6s ' $$name; \
-	  seeds=fuzz/corpus/$$name; [ $$name = model ] && seeds=$(BUILD)/fuzz/seeds_model; \
+	  mkdir -p $(BUILD)/fuzz/corpus_$$name; printf '%-9s ' $$name; \
+	  seeds=fuzz/corpus/$$name; case $$name in model|verified) seeds=$(BUILD)/fuzz/seeds_model;; roundtrip) seeds=fuzz/corpus/log;; esac; \
 	  if $(BUILD)/fuzz/$$name -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 	       -artifact_prefix=$(BUILD)/fuzz/$$name- $(BUILD)/fuzz/corpus_$$name $$seeds > $(BUILD)/fuzz/$$name.log 2>&1; \
-	  then awk '/number_of_executed_units/{printf "%s inputs, ", $$2}' $(BUILD)/fuzz/$$name.log; echo "no failure"; \
+	  then awk '/number_of_executed_units/{printf "%s inputs, ", $$2} /average_exec_per_sec/{printf "%s a second, ", $$2}' \
+	    $(BUILD)/fuzz/$$name.log; echo "no failure"; \
 	  else grep -h -m 5 'ERROR\|SUMMARY\|runtime error' $(BUILD)/fuzz/$$name.log; exit 1; fi; done
 
 # The paper's recipe on its ml-1m split (NCF_DATA/ml-1m-ncf holds ml-1m.train.rating,

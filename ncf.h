@@ -2995,14 +2995,14 @@ NCFDEF int ncf_load_dataset_mem(ncf_dataset *ds, const char *name, const void *b
 #ifndef NCF_NO_STDIO
 /* ---- >>files: reading files, the MovieLens formats and the paper split ----------------------- */
 
-typedef struct { char *p, *end; int64_t line; } ncf__lines;
+typedef struct { const char *p, *end; int64_t line; } ncf__lines;
 
 /* Next line without its "\r\n"; 0 at the end. */
-static int ncf__next_line(ncf__lines *L, char **s, char **e)
+static int ncf__next_line(ncf__lines *L, const char **s, const char **e)
 {
-    char *nl;
+    const char *nl;
     if (L->p >= L->end) return 0;
-    nl = (char *)memchr(L->p, '\n', (size_t)(L->end - L->p));
+    nl = (const char *)memchr(L->p, '\n', (size_t)(L->end - L->p));
     *s = L->p;
     *e = nl ? nl : L->end;
     L->p = nl ? nl + 1 : L->end;
@@ -3011,21 +3011,43 @@ static int ncf__next_line(ncf__lines *L, char **s, char **e)
     return 1;
 }
 
-/* A file of the paper split: user TAB item TAB rating TAB timestamp, integer ids, no header. */
-static int ncf__parse_ratings(const char *path, ncf__triples *tr)
+/* The paper split's three parts (.train.rating, .test.rating, .test.negative): each a file
+   (buf[k] NULL: read, parsed, freed one at a time) or bytes in memory, named for messages. */
+typedef struct {
+    const char *name[3];
+    const char *buf[3];
+    size_t len[3];
+} ncf__split_src;
+
+/* Part k's bytes: the caller's, or the file's (into *owned, for the caller to free). */
+static int ncf__split_part(const ncf__split_src *src, int k, char **owned, const char **buf, size_t *len)
+{
+    int rc;
+    *owned = NULL;
+    if (src->buf[k]) {
+        *buf = src->buf[k], *len = src->len[k];
+        return NCF_OK;
+    }
+    if ((rc = ncf__read_file(src->name[k], owned, len, NULL)) == NCF_OK) *buf = *owned;
+    return rc;
+}
+
+/* A part of the paper split: user TAB item TAB rating TAB timestamp, integer ids, no header. */
+static int ncf__parse_ratings(const ncf__split_src *src, int part, ncf__triples *tr)
 {
     ncf__dialect D;
     ncf__intern in[2];
-    char *buf;
+    const char *buf, *path = src->name[part];
+    char *owned;
     size_t len;
-    int rc = ncf__read_file(path, &buf, &len, NULL);
+    int rc = ncf__split_part(src, part, &owned, &buf, &len);
     if (rc != NCF_OK) return rc;
     memset(&D, 0, sizeof D), memset(in, 0, sizeof in);
     strcpy(D.sep, "\t"), D.nf = 4, D.need_int = 1;
     D.col[0] = 0, D.col[1] = 1, D.col[2] = 2, D.col[3] = 3;
     if ((rc = ncf__triples_reserve(tr, ncf__max_records(buf, buf + len), 0)) == NCF_OK)
         rc = ncf__read_records(path, buf, buf + len, &D, 0.0f, tr, in);
-    NCF_FREE(buf);
+    NCF_FREE(owned);
     if (rc != NCF_OK) ncf__triples_free(tr);
     return rc;
 }
@@ -3062,7 +3084,7 @@ static int ncf__distinct_negatives(const int32_t *row, int n, const char *path, 
 static int ncf__same_counts(const char *path, const ncf__lines *from, int64_t n)
 {
     ncf__lines L = *from;
-    char *s, *e;
+    const char *s, *e;
     while (ncf__next_line(&L, &s, &e)) {
         const char *close = (const char *)memchr(s, ')', (size_t)(e - s));
         int64_t cnt;
@@ -3076,28 +3098,29 @@ static int ncf__same_counts(const char *path, const ncf__lines *from, int64_t n)
 
 /* PREFIX.test.negative: "(user,item)" then the negatives, TAB separated, one line per
    line of PREFIX.test.rating and for the same (user, item). */
-static int ncf__parse_negatives(const char *path, const ncf__triples *test, int32_t **out, int *per_line,
+static int ncf__parse_negatives(const ncf__split_src *src, const ncf__triples *test, int32_t **out, int *per_line,
                                 int64_t *max_item, int64_t **line_of_row)
 {
-    char *buf, *s, *e;
+    const char *buf, *path = src->name[2], *s, *e;
+    char *owned;
     size_t len;
     ncf__lines L;
     int64_t row = 0, n0 = -1, *lines;
     int32_t *neg = NULL;
-    int rc = ncf__read_file(path, &buf, &len, NULL);
+    int rc = ncf__split_part(src, 2, &owned, &buf, &len);
     if (rc != NCF_OK) return rc;
     if (!(lines = NCF__NEW(int64_t, test->n))) {
-        NCF_FREE(buf);
+        NCF_FREE(owned);
         return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory", path);
     }
     L.p = buf, L.end = buf + len, L.line = 0;
     L.p += ncf__bom_bytes(buf, len);
     while (rc == NCF_OK && ncf__next_line(&L, &s, &e)) {
         int64_t u, it, cnt = 0, v;
-        char *c = s, *comma, *close;
+        const char *c = s, *comma, *close;
         if (s == e) continue;
-        comma = (char *)memchr(s, ',', (size_t)(e - s));
-        close = (char *)memchr(s, ')', (size_t)(e - s));
+        comma = (const char *)memchr(s, ',', (size_t)(e - s));
+        close = (const char *)memchr(s, ')', (size_t)(e - s));
         if (*s != '(' || !comma || !close || comma > close || ncf__int_field(s + 1, comma, &u) != 1 ||
             ncf__int_field(comma + 1, close, &it) != 1) {
             rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: expected '(user,item)' at the start of the line", path,
@@ -3132,7 +3155,7 @@ static int ncf__parse_negatives(const char *path, const ncf__triples *test, int3
         }
         cnt = 0;
         for (c = close + 1; c < e && rc == NCF_OK;) {
-            char *fs = c, *fe;
+            const char *fs = c, *fe;
             while (fs < e && (*fs == '\t' || *fs == ' ')) fs++;
             fe = fs;
             while (fe < e && *fe != '\t' && *fe != ' ') fe++;
@@ -3150,7 +3173,7 @@ static int ncf__parse_negatives(const char *path, const ncf__triples *test, int3
         if (rc == NCF_OK && (rc = ncf__distinct_negatives(neg + row * n0, (int)n0, path, L.line)) != NCF_OK) break;
         lines[row++] = L.line;
     }
-    NCF_FREE(buf);
+    NCF_FREE(owned);
     if (rc == NCF_OK && row != test->n)
         rc = ncf__fail(NCF_ERR_DATA, "%s: %lld lines, but the .test.rating file has %lld", path, (long long)row,
                        (long long)test->n);
@@ -3203,21 +3226,18 @@ static const char *const ncf__split_suffix[3] = {".train.rating", ".test.rating"
 
 /* The paper's split: ids already dense; the test file names each user's held-out
    item, the negative file its 99 candidates. */
-static int ncf__load_ncf(ncf_dataset *ds, const char *prefix, int sample_negs, uint64_t seed, int holdout)
+static int ncf__load_split(ncf_dataset *ds, const char *prefix, const ncf__split_src *src, int sample_negs, uint64_t seed,
+                           int holdout)
 {
     ncf__build_opts bo;
-    char path[3][4200];
-    const char *const *suffix = ncf__split_suffix;
+    const char *const *path = src->name;
     ncf__triples train, test, all;
     int32_t *neg = NULL;
     int per_line = 0, rc, k;
     int64_t j, maxu = -1, maxi = -1, *neg_line = NULL;
-    for (k = 0; k < 3; k++)
-        if (snprintf(path[k], sizeof path[k], "%s%s", prefix, suffix[k]) >= (int)sizeof path[k])
-            return ncf__fail(NCF_ERR_ARG, "%s: path too long", prefix);
     memset(&train, 0, sizeof train), memset(&test, 0, sizeof test), memset(&all, 0, sizeof all);
-    if ((rc = ncf__parse_ratings(path[0], &train)) != NCF_OK) return rc;
-    if ((rc = ncf__parse_ratings(path[1], &test)) != NCF_OK) goto done;
+    if ((rc = ncf__parse_ratings(src, 0, &train)) != NCF_OK) return rc;
+    if ((rc = ncf__parse_ratings(src, 1, &test)) != NCF_OK) goto done;
     for (j = 0; j < train.n; j++) {
         if (train.u[j] > maxu) maxu = train.u[j];
         if (train.i[j] > maxi) maxi = train.i[j];
@@ -3250,7 +3270,7 @@ static int ncf__load_ncf(ncf_dataset *ds, const char *prefix, int sample_negs, u
         maxu = mu;
         if (rc != NCF_OK) goto done;
     }
-    if (!sample_negs && (rc = ncf__parse_negatives(path[2], &test, &neg, &per_line, &maxi, &neg_line)) != NCF_OK)
+    if (!sample_negs && (rc = ncf__parse_negatives(src, &test, &neg, &per_line, &maxi, &neg_line)) != NCF_OK)
         goto done;
     if (maxu >= INT32_MAX || maxi >= INT32_MAX || maxi >= train.n + test.n + (int64_t)test.n * per_line) {
         rc = ncf__fail(NCF_ERR_DATA, "%s: item id %lld is beyond the split's dense ids", prefix, (long long)maxi);
@@ -3286,6 +3306,21 @@ done:
     return rc;
 }
 
+/* The paper split from its three files, PREFIX.train.rating and the rest. */
+static int ncf__load_ncf(ncf_dataset *ds, const char *prefix, int sample_negs, uint64_t seed, int holdout)
+{
+    char path[3][4200];
+    ncf__split_src src;
+    int k;
+    memset(&src, 0, sizeof src);
+    for (k = 0; k < 3; k++) {
+        if (snprintf(path[k], sizeof path[k], "%s%s", prefix, ncf__split_suffix[k]) >= (int)sizeof path[k])
+            return ncf__fail(NCF_ERR_ARG, "%s: path too long", prefix);
+        src.name[k] = path[k];
+    }
+    return ncf__load_split(ds, prefix, &src, sample_negs, seed, holdout);
+}
+
 /* The paper split's prefix when path names one (PREFIX, or one of its three files), else NULL. */
 static const char *ncf__split_prefix(const char *path, char *prefix, size_t size)
 {
@@ -3317,6 +3352,7 @@ NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_op
         if (!ncf__split_prefix(path, prefix, sizeof prefix)) strcpy(prefix, path);
         if (o.eval_negatives < 0) return ncf__fail(NCF_ERR_ARG, "ncf_load_dataset: negative eval_negatives");
         rc = ncf__load_ncf(ds, prefix, o.eval_negatives, o.seed, o.holdout);
+
     } else {
         if (o.format < NCF_FORMAT_AUTO || o.format > NCF_FORMAT_NCF)
             return ncf__fail(NCF_ERR_ARG, "ncf_load_dataset: unknown format %d", (int)o.format);

@@ -1,22 +1,28 @@
 /* fuzz/fuzz.c - libFuzzer targets for ncf.h's readers: `make fuzz` builds one
    binary per target and runs each on the seed corpus in fuzz/corpus/TARGET (the model
-   reader's: small model files of every kind that tests --write-seeds writes).
+   readers': small model files of every kind that tests --write-seeds writes).
 
      clang -fsanitize=fuzzer,address -DFUZZ_TARGET=T -I. fuzz/fuzz.c
 
-   T = 1 model   ncf_load_mem and ncf_model_open (in place). Inputs whose last byte is
-                 odd get a valid CRC32 first, so the checks behind the checksum are
-                 reached; a model that loads must also predict and recommend, and one
-                 that opens in place must answer as the copy.
-       2 dat     ratings.dat  (ncf_load_dataset_mem: the ratings readers run in memory)
-       3 csv     ratings.csv
-       4 tab     u.data
-       5 ncf     the paper split: the input cut at form feeds into .train.rating,
-                 .test.rating and .test.negative (written to files)
-       6 log     any delimited log: separator, header and columns found; the first byte
-                 picks the hold-out and a min_rating
+   T = 1 model     ncf_load_mem and ncf_model_open (in place). Inputs whose last byte is
+                   odd get a valid CRC32 first, so the checks behind the checksum are
+                   reached; a model that loads must also predict and recommend, and one
+                   that opens in place must answer as the copy.
+       2 dat       ratings.dat  (ncf_load_dataset_mem: the ratings readers run in memory)
+       3 csv       ratings.csv
+       4 tab       u.data
+       5 ncf       the paper split: the input cut at form feeds into .train.rating,
+                   .test.rating and .test.negative, read from memory
+       6 log       any delimited log: separator, header and columns found; the first byte
+                   picks the hold-out and a min_rating
+       7 verified  ncf_model_open_verified (no CRC, no value scan: the layout alone is
+                   checked) on a block of exactly the input's size: opening and serving
+                   must never read outside it; where the checked open succeeds too, both
+                   answer the same
+       8 roundtrip a log (as 6) trained for an epoch on a small NeuMF, saved and loaded
+                   back in memory: the copy answers and names ids as the model does
    A dataset that loads must be well formed, and its ids found again by what they are named
-   (checked here, trapping if not). */
+   (checked here, trapping if not). Every target runs in memory: no file is written. */
 #define _POSIX_C_SOURCE 200809L
 #define NCF_IMPLEMENTATION
 #include "ncf.h"
@@ -24,26 +30,36 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #ifndef FUZZ_TARGET
-#error "define FUZZ_TARGET (1 model, 2 dat, 3 csv, 4 tab, 5 ncf, 6 log)"
+#error "define FUZZ_TARGET (1 model, 2 dat, 3 csv, 4 tab, 5 ncf, 6 log, 7 verified, 8 roundtrip)"
 #endif
 
 #define REQUIRE(x) do { if (!(x)) __builtin_trap(); } while (0)
+
+#if FUZZ_TARGET == 1 || FUZZ_TARGET == 7
+/* A copy of the input in a block of its own size; half the inputs (by their last bit) get a
+   valid CRC32 first, so the checks behind the checksum are reached. */
+static uint8_t *sealed_copy(const uint8_t *data, size_t size)
+{
+    uint8_t *buf = size >= 8 ? (uint8_t *)malloc(size) : NULL;
+    if (!buf) return NULL;
+    memcpy(buf, data, size);
+    if (buf[size - 1] & 1) {
+        uint32_t c = ncf__crc32(buf, size - 4);
+        buf[size - 4] = (uint8_t)c, buf[size - 3] = (uint8_t)(c >> 8);
+        buf[size - 2] = (uint8_t)(c >> 16), buf[size - 1] = (uint8_t)(c >> 24);
+    }
+    return buf;
+}
+#endif
 
 #if FUZZ_TARGET == 1
 static void fuzz_model(const uint8_t *data, size_t size)
 {
     ncf_model *m = NULL;
-    uint8_t *buf;
-    if (size < 8 || !(buf = (uint8_t *)malloc(size))) return;
-    memcpy(buf, data, size);
-    if (buf[size - 1] & 1) { /* half the inputs, by a checksum bit: re-seal the checksum */
-        uint32_t c = ncf__crc32(buf, size - 4);
-        buf[size - 4] = (uint8_t)c, buf[size - 3] = (uint8_t)(c >> 8);
-        buf[size - 2] = (uint8_t)(c >> 16), buf[size - 1] = (uint8_t)(c >> 24);
-    }
+    uint8_t *buf = sealed_copy(data, size);
+    if (!buf) return;
     if (ncf_load_mem(&m, buf, size) == NCF_OK) {
         ncf_model *in = NULL;
         int64_t items[4], items2[4];
@@ -68,29 +84,47 @@ static void fuzz_model(const uint8_t *data, size_t size)
     }
     free(buf);
 }
+#elif FUZZ_TARGET == 7
+/* Answers of a model open in place: the first and last users' top 4, a predict. */
+typedef struct { int n, n_last; int32_t top[4]; float sc[4], z; } answers;
+
+static answers serve_opened(const ncf_model *m)
+{
+    ncf_rec_opts o = ncf_rec_opts_default();
+    int32_t u = m->cfg.num_users - 1, i = m->cfg.num_items - 1, top[4];
+    float sc[4];
+    answers a;
+    memset(&a, 0, sizeof a);
+    o.k = 4;
+    a.n = ncf_recommend_index(m, 0, &o, a.top, a.sc);
+    a.n_last = ncf_recommend_index(m, u, &o, top, sc);
+    REQUIRE(a.n <= 4 && a.n_last <= 4);
+    REQUIRE(ncf_predict_indices(m, &u, &i, 1, &a.z) == NCF_OK);
+    return a;
+}
+
+static void fuzz_verified(const uint8_t *data, size_t size)
+{
+    ncf_model *v = NULL, *c = NULL;
+    uint8_t *buf = sealed_copy(data, size); /* (malloc's block is 16-aligned; ASan fences it at size) */
+    if (!buf) return;
+    if (ncf_model_open_verified(&v, buf, size) == NCF_OK) {
+        answers a = serve_opened(v), b;
+        if (ncf_model_open(&c, buf, size) == NCF_OK) {
+            b = serve_opened(c);
+            REQUIRE(a.n == b.n && a.n_last == b.n_last && !memcmp(&a.z, &b.z, sizeof a.z));
+            REQUIRE(a.n <= 0 || (!memcmp(a.top, b.top, sizeof(int32_t) * (size_t)a.n) &&
+                                 !memcmp(a.sc, b.sc, sizeof(float) * (size_t)a.n)));
+            ncf_model_free(c);
+        }
+        ncf_model_free(v);
+    } else {
+        REQUIRE(v == NULL && ncf_error_text()[0] != 0);
+        REQUIRE(ncf_model_open(&c, buf, size) != NCF_OK && c == NULL); /* what the layout refuses, so does the full check */
+    }
+    free(buf);
+}
 #else
-static char g_dir[64];
-
-static int put(const char *name, const uint8_t *p, size_t n)
-{
-    char path[128];
-    FILE *f;
-    snprintf(path, sizeof path, "%s/%s", g_dir, name);
-    if (!(f = fopen(path, "wb"))) return 0;
-    fwrite(p, 1, n, f);
-    return fclose(f) == 0;
-}
-
-/* The split's three files and their folder. */
-static void remove_dir(void)
-{
-    static const char *names[3] = {"split.train.rating", "split.test.rating", "split.test.negative"};
-    char path[160];
-    int k;
-    for (k = 0; k < 3; k++) snprintf(path, sizeof path, "%s/%s", g_dir, names[k]), remove(path);
-    rmdir(g_dir);
-}
-
 /* Invariants of a loaded dataset. */
 static void check_dataset(const ncf_dataset *d)
 {
@@ -118,51 +152,81 @@ static void check_dataset(const ncf_dataset *d)
     }
 }
 
+#if FUZZ_TARGET == 8
+/* An epoch of a small NeuMF on the data, saved and loaded back: the copy answers and names
+   ids as the model does. */
+static void round_trip(const ncf_dataset *d)
+{
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL, *back = NULL;
+    ncf_sampler smp;
+    void *buf = NULL;
+    size_t len = 0;
+    int u;
+    c.num_users = d->num_users, c.num_items = d->num_items, c.mf_dim = 4, c.num_layers = 2;
+    c.layers[0] = 8, c.layers[1] = 4, c.batch_size = 32;
+    REQUIRE(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, d) == NCF_OK);
+    if (ncf_sampler_init(&smp, d, 1, 1) == NCF_OK) REQUIRE(ncf_train_epoch(m, &smp, 1, NULL, NULL, NULL) == NCF_OK);
+    REQUIRE(ncf_save_mem(m, NCF_SAVE_ADAM, &buf, &len) == NCF_OK && ncf_load_mem(&back, buf, len) == NCF_OK);
+    for (u = 0; u < d->num_users && u < 8; u++) {
+        ncf_rec_opts o = ncf_rec_opts_default();
+        int32_t a[3], b[3];
+        float sa[3], sb[3];
+        char ida[NCF_MAX_ID_BYTES + 1], idb[NCF_MAX_ID_BYTES + 1];
+        int n;
+        o.k = 3;
+        n = ncf_recommend_index(m, u, &o, a, sa);
+        REQUIRE(n == ncf_recommend_index(back, u, &o, b, sb));
+        REQUIRE(n < 0 || (!memcmp(a, b, sizeof(int32_t) * (size_t)n) && !memcmp(sa, sb, sizeof(float) * (size_t)n)));
+        REQUIRE(ncf_user_id(m, u, ida, sizeof ida) > 0 && ncf_user_id(back, u, idb, sizeof idb) > 0 && !strcmp(ida, idb));
+        REQUIRE(ncf_user_index(back, ida) == u);
+    }
+    ncf_free(buf), ncf_model_free(m), ncf_model_free(back);
+}
+#endif
+
+/* The paper split: the input cut at form feeds into its three parts. */
+static int load_split(ncf_dataset *d, const uint8_t *data, size_t size)
+{
+    static const char *names[3] = {"split.train.rating", "split.test.rating", "split.test.negative"};
+    ncf__split_src src;
+    size_t at = 0;
+    int k;
+    memset(&src, 0, sizeof src);
+    for (k = 0; k < 3; k++) {
+        const uint8_t *ff = at < size ? (const uint8_t *)memchr(data + at, '\f', size - at) : NULL;
+        size_t end = k < 2 && ff ? (size_t)(ff - data) : size;
+        src.name[k] = names[k];
+        src.buf[k] = at < size ? (const char *)data + at : "", src.len[k] = end > at ? end - at : 0;
+        at = end < size ? end + 1 : size;
+    }
+    memset(d, 0, sizeof *d);
+    return ncf__load_split(d, "split", &src, 0, 1, NCF_HOLDOUT_LATEST);
+}
+
 static void fuzz_ratings(const uint8_t *data, size_t size)
 {
-    static const char *names[] = {"", "", "ratings.dat", "ratings.csv", "u.data", "split", "log"};
-    static const ncf_format formats[] = {0, 0, NCF_FORMAT_DAT, NCF_FORMAT_CSV, NCF_FORMAT_TAB, NCF_FORMAT_NCF, NCF_FORMAT_AUTO};
+    static const char *names[] = {"", "", "ratings.dat", "ratings.csv", "u.data", "split", "log", "", "log"};
+    static const ncf_format formats[] = {0, 0, NCF_FORMAT_DAT, NCF_FORMAT_CSV, NCF_FORMAT_TAB, NCF_FORMAT_NCF,
+                                         NCF_FORMAT_AUTO, 0, NCF_FORMAT_AUTO};
     ncf_load_opts o = ncf_load_opts_default();
     ncf_dataset d;
-    char path[128];
+    int rc;
     o.format = formats[FUZZ_TARGET], o.min_ratings = 0, o.eval_negatives = 3;
-    if (FUZZ_TARGET != 5) { /* in memory */
-        if (FUZZ_TARGET == 6 && size > 0) {
-            o.holdout = data[0] & 3, o.validation = (data[0] >> 2) & 1;
-            if (data[0] & 8) o.min_rating = 2.0f;
-            data++, size--;
-        }
-        if (ncf_load_dataset_mem(&d, names[FUZZ_TARGET], data, size, &o) == NCF_OK) {
-            check_dataset(&d);
-            ncf_dataset_free(&d);
-        } else {
-            REQUIRE(ncf_error_text()[0] != 0 && d.user_ptr == NULL);
-        }
-        return;
+    if ((FUZZ_TARGET == 6 || FUZZ_TARGET == 8) && size > 0) {
+        o.holdout = data[0] & 3, o.validation = (data[0] >> 2) & 1;
+        if (data[0] & 8) o.min_rating = 2.0f;
+        data++, size--;
     }
-    if (!g_dir[0]) {
-        snprintf(g_dir, sizeof g_dir, "/tmp/ncf_fuzz_XXXXXX");
-        if (!mkdtemp(g_dir)) abort();
-        atexit(remove_dir); /* (libFuzzer ends with exit: nothing is left behind) */
-    }
-    { /* three files, cut at form feeds */
-        static const char *suffix[3] = {"split.train.rating", "split.test.rating", "split.test.negative"};
-        size_t at = 0;
-        int k;
-        for (k = 0; k < 3; k++) {
-            const uint8_t *ff = at < size ? (const uint8_t *)memchr(data + at, '\f', size - at) : NULL;
-            size_t end = k < 2 && ff ? (size_t)(ff - data) : size;
-            if (!put(suffix[k], data + at, end > at ? end - at : 0)) return;
-            at = end < size ? end + 1 : size;
-        }
-    }
-    snprintf(path, sizeof path, "%s/%s", g_dir, names[FUZZ_TARGET]);
-    o.eval_negatives = 0;
-    if (ncf_load_dataset(&d, path, &o) == NCF_OK) {
+    rc = FUZZ_TARGET == 5 ? load_split(&d, data, size) : ncf_load_dataset_mem(&d, names[FUZZ_TARGET], data, size, &o);
+    if (rc == NCF_OK) {
         check_dataset(&d);
+#if FUZZ_TARGET == 8
+        round_trip(&d);
+#endif
         ncf_dataset_free(&d);
     } else {
-        REQUIRE(ncf_error_text()[0] != 0);
+        REQUIRE(ncf_error_text()[0] != 0 && d.user_ptr == NULL);
     }
 }
 #endif
@@ -173,6 +237,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ncf_set_threads(1);
 #if FUZZ_TARGET == 1
     fuzz_model(data, size);
+#elif FUZZ_TARGET == 7
+    fuzz_verified(data, size);
 #else
     fuzz_ratings(data, size);
 #endif
