@@ -221,6 +221,7 @@ bench: $(BENCH)
 	    tee -a $(BUILD)/bench.jsonl < $(BUILD)/case.json; done; \
 	  kill $$busy
 	@$(BENCH) load | tee -a $(BUILD)/bench.jsonl
+	@$(BENCH) load-adversarial | tee -a $(BUILD)/bench.jsonl
 	@$(MAKE) --no-print-directory bench-load BASE=$(BASE)
 	@$(BENCH) serve-ids | tee -a $(BUILD)/bench.jsonl
 	@$(BENCH) serving | tee -a $(BUILD)/bench.jsonl

@@ -2006,9 +2006,10 @@ static void test_values_bounded_alike_in_place_and_copied(void)
     ncf_model_free(m);
 }
 
-/* A fold-in's options are bounded before anything is sized from them: steps and negatives a
-   call could never finish (2^31 - 1) are refused, not overflowed or looped over. */
-static void test_fold_in_options_bounded(void)
+/* Options are checked before anything is sized from them: a fold-in's steps and negatives a
+   call could never finish (2^31 - 1) are refused, not overflowed or looped over; a negative
+   list size is refused, not turned into a 16 EB allocation. */
+static void test_options_checked_before_anything_is_sized(void)
 {
     ncf_config c = ncf_config_default();
     ncf_model *m = NULL;
@@ -2023,6 +2024,17 @@ static void test_fold_in_options_bounded(void)
     CHECK_ERR(ncf_fold_in(m, items, 2, &fo, row), NCF_ERR_ARG, "0 <= steps <= 100000");
     fo = ncf_fold_opts_default(), fo.num_neg = 1000, fo.steps = 3;
     CHECK(ncf_fold_in(m, items, 2, &fo, row) == NCF_OK);
+    {
+        ncf_rec_opts ro = ncf_rec_opts_default();
+        int32_t out[10], users[2] = {0, 1};
+        float sc[10];
+        int counts[2];
+        long before = g_alloc_bytes;
+        ro.k = 5, ro.allow = items, ro.num_allow = -5;
+        CHECK_ERR(ncf_recommend_users(m, users, 2, &ro, out, sc, counts), NCF_ERR_ARG, "list sizes >= 0");
+        CHECK_ERR(ncf_recommend_index(m, 0, &ro, out, sc), NCF_ERR_ARG, "list sizes >= 0");
+        CHECK(g_alloc_bytes - before < 1 << 20);
+    }
     ncf_model_free(m);
 }
 
@@ -4144,7 +4156,7 @@ static const test_case TESTS[] = {
     {"hostile_inputs_refused_or_read", test_hostile_inputs_refused_or_read},
     {"file_counters_at_their_bounds_leave_headroom", test_file_counters_at_their_bounds_leave_headroom},
     {"values_bounded_alike_in_place_and_copied", test_values_bounded_alike_in_place_and_copied},
-    {"fold_in_options_bounded", test_fold_in_options_bounded},
+    {"options_checked_before_anything_is_sized", test_options_checked_before_anything_is_sized},
     {"ids_chosen_against_the_hash_cost_what_random_ids_do", test_ids_chosen_against_the_hash_cost_what_random_ids_do},
     {"sorts_are_n_log_n_whatever_the_order", test_sorts_are_n_log_n_whatever_the_order},
     {"limits_said_as_they_are", test_limits_said_as_they_are},
