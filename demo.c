@@ -145,7 +145,7 @@ static int parse_list(const char *flag, const char *v, int max, int *ints, float
 
 typedef enum {
     F_SECTION, F_HELP, F_DATA, F_DATA_DIR, F_DATASET, F_SYN_USERS, F_SYN_ITEMS, F_SYN_RATINGS, F_FORMAT, F_SEP, F_HEADER,
-    F_USER_COL, F_ITEM_COL, F_RATING_COL, F_TIME_COL, F_MIN_RATING, F_MIN_RATINGS, F_HOLDOUT, F_EVAL_NEGATIVES,
+    F_USER_COL, F_ITEM_COL, F_RATING_COL, F_TIME_COL, F_MIN_RATING, F_MIN_RATINGS, F_MIN_ITEM_RATINGS, F_KCORE, F_HOLDOUT, F_EVAL_NEGATIVES,
     F_MODEL, F_NUM_FACTORS, F_LAYERS, F_MF_REG, F_MLP_REG, F_INIT_SD, F_PRETRAIN_GMF, F_PRETRAIN_MLP, F_ALPHA,
     F_BATCH_SIZE, F_EVAL_BATCH_SIZE, F_LEARNING_RATE, F_BETA1, F_BETA2, F_EPSILON, F_OPTIMIZER, F_ADAM, F_NUM_NEG,
     F_TRAIN_EPOCHS, F_EPOCHS_BETWEEN_EVALS, F_HR_THRESHOLD, F_ML_PERF, F_SEED, F_THREADS, F_TOP_K, F_VALIDATION,
@@ -180,6 +180,8 @@ static const flag_def FLAGS[] = {
     {F_TIME_COL, "--time_col", "C", "the timestamp column; '' for none"},
     {F_MIN_RATING, "--min_rating", "X", "only interactions rated at least X are positives (default: all)"},
     {F_MIN_RATINGS, "--min_ratings", "N", "drop users with fewer positives (default 0: keep all)"},
+    {F_MIN_ITEM_RATINGS, "--min_item_ratings", "N", "drop items with fewer positives from the users kept (default 0)"},
+    {F_KCORE, "--kcore", NULL, "repeat both filters until every user and item has its minimum (a k-core)"},
     {F_HOLDOUT, "--holdout", "latest|random|none", "each user's test item: the latest by timestamp, one drawn by the seed,\n"
                                                    "or none (train on everything: the model to ship). Default: latest\n"
                                                    "with a timestamp column, else random"},
@@ -343,6 +345,8 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
     case F_TIME_COL: o->load_opts.columns[NCF_COL_TIME] = v; break;
     case F_MIN_RATING: FLOAT_FLAG(-1e30, 1e30, o->load_opts.min_rating);
     case F_MIN_RATINGS: INT_FLAG(0, 1 << 30, o->min_ratings);
+    case F_MIN_ITEM_RATINGS: INT_FLAG(0, 1 << 30, o->load_opts.min_item_ratings);
+    case F_KCORE: o->load_opts.kcore = 1; break;
     case F_HOLDOUT:
         if (!parse_choice(a, v, holdouts, 3, "latest, random or none", &k)) return 0;
         o->load_opts.holdout = k == 0 ? NCF_HOLDOUT_LATEST : k == 1 ? NCF_HOLDOUT_RANDOM : NCF_HOLDOUT_NONE;
@@ -712,6 +716,7 @@ static void print_read_as(const ncf_dataset *d, const options *o)
     static const char *const names[4] = {"user", "item", "rating", "time"};
     const ncf_load_report *r = &d->report;
     int c;
+    int64_t held;
     if (r->sep[0] == '\t') printf("read as: TAB-separated");
     else if (r->sep[0] == ' ') printf("read as: blank-separated");
     else printf("read as: '%s'-separated", r->sep);
@@ -722,14 +727,23 @@ static void print_read_as(const ncf_dataset *d, const options *o)
     if (r->text_ids[0] || r->text_ids[1])
         printf(", %s ids as text", r->text_ids[0] && r->text_ids[1] ? "user and item" : r->text_ids[0] ? "user" : "item");
     printf("\n");
-    printf("kept %lld positives of %lld interactions, %d of %d users, %d of %d items: ",
-           (long long)(r->interactions - r->below_min_rating - r->few_ratings - r->duplicates), (long long)r->interactions,
-           d->num_users, r->users_read, d->num_items, r->items_read);
+    for (c = 0, held = 0; c < d->num_users; c++) held += (d->test_item[c] >= 0) + (d->val_item && d->val_item[c] >= 0);
+    printf("kept %lld positives of %lld interactions, %d of %d users, %d of %d items: ", (long long)(d->num_train + held),
+           (long long)r->interactions, d->num_users, r->users_read, d->num_items, r->items_read);
     if (o->load_opts.min_rating > -HUGE_VALF)
         printf("--min_rating %g dropped %lld interactions (%d users and %d items left with none); ", o->load_opts.min_rating,
                (long long)r->below_min_rating, r->users_below_min_rating, r->items_below_min_rating);
-    printf("--min_ratings %d dropped %d users (%lld positives; %d items only they had); %lld repeated pairs merged\n",
-           o->min_ratings, r->users_few_ratings, (long long)r->few_ratings, r->items_few_ratings, (long long)r->duplicates);
+    printf("--min_ratings %d dropped %d users (%lld positives); %d items only dropped users had; %lld repeated pairs "
+           "merged\n", o->min_ratings, r->users_few_ratings, (long long)r->few_ratings, r->items_few_ratings,
+           (long long)r->duplicates);
+    if (o->load_opts.min_item_ratings || o->load_opts.kcore)
+        printf("--min_item_ratings %d dropped %d items (%lld positives); %d users were left with %s\n",
+               o->load_opts.min_item_ratings, r->items_few_item_ratings, (long long)r->few_item_ratings, r->users_filtered_out,
+               o->load_opts.kcore ? "too few positives and dropped (--kcore)" : "no positive and dropped");
+    if (o->load_opts.kcore) printf("--kcore: the filters ran %d rounds\n", r->filter_rounds);
+    if (r->users_every_item)
+        printf("dropped %d users who rated every item left: no item would be left to rank or draw as a negative\n",
+               r->users_every_item);
     if (r->holdout == NCF_HOLDOUT_LATEST) printf("held out: each user's latest interaction%s (--holdout)\n",
                                                  r->columns[NCF_COL_TIME][0] ? " by timestamp" : ", by line order");
     else if (r->holdout == NCF_HOLDOUT_RANDOM) printf("held out: one interaction per user, drawn by the seed%s (--holdout)\n",

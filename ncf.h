@@ -268,8 +268,13 @@ typedef struct ncf_load_report {
     int64_t below_min_rating;   /* interactions rated below min_rating (not positives) */
     int users_below_min_rating, items_below_min_rating; /* ids left with no positive by it */
     int64_t few_ratings;        /* positives of the users under min_ratings */
-    int users_few_ratings, items_few_ratings; /* the users dropped, and the items only they rated */
+    int users_few_ratings, items_few_ratings; /* the users dropped; the items only dropped users rated */
     int64_t duplicates;         /* repeated (user, item) positives merged into one */
+    int64_t few_item_ratings;   /* positives of the items under min_item_ratings */
+    int items_few_item_ratings; /* the items dropped by it */
+    int users_filtered_out;     /* users left under min_ratings (kcore), or with no positive, by the item filter */
+    int users_every_item;       /* users dropped for rating every item kept (nothing to rank or draw) */
+    int filter_rounds;          /* rounds of the filters (kcore: until neither drops anything) */
 } ncf_load_report;
 
 /* Implicit feedback after the hold-out split. Ids are dense 0-based indices: index k of users
@@ -345,6 +350,8 @@ typedef struct ncf_load_opts {
        or without a header user, item, rating, timestamp in that order. "" : none (rating,
        timestamp). Timestamps are integers (epoch seconds). */
     const char *columns[4];
+    int min_item_ratings; /* drop items with fewer positives (from the users kept); 0 keeps all */
+    int kcore;            /* 1: repeat both filters until every user and item meets its minimum */
 } ncf_load_opts;
 
 /* indices of ncf_load_opts.columns and ncf_load_report.columns */
@@ -1889,6 +1896,8 @@ static int ncf__keep_ids(const uint8_t *keep, int n, int32_t *map, int64_t *raw)
 typedef struct {
     const uint8_t *positive; /* [n] 0: rated below min_rating; NULL: every line is a positive */
     int min_ratings;         /* drop users with fewer positives */
+    int min_item_ratings;    /* drop items with fewer positives from the users kept */
+    int kcore;               /* repeat both until neither drops anything */
     int holdout;             /* NCF_HOLDOUT_*, or NCF__HOLDOUT_SPLIT */
     uint64_t seed;           /* the random hold-out */
     int fixed_users, fixed_items; /* > 0: ids already dense (the paper split) */
@@ -1909,26 +1918,83 @@ static int64_t ncf__pick_held(const ncf__rec *r, int64_t k, int holdout, uint64_
     return last;
 }
 
-/* Users with positives (at least min_ratings of them) and the items they rated: which to keep,
-   and the report's counts of what each filter dropped. */
-static void ncf__filter_ids(const int32_t *du, const int32_t *di, const uint8_t *pos, int64_t n, int U, int I,
-                            int min_ratings, int64_t *cnt, uint8_t *keep_u, uint8_t *keep_i, uint8_t *any_i,
-                            ncf_load_report *rep)
+/* Positives per item from kept users (cnt_i), and per kept user on kept items (cnt_u). */
+static void ncf__count_kept(const int32_t *du, const int32_t *di, const uint8_t *pos, int64_t n, const uint8_t *keep_u,
+                            const uint8_t *keep_i, int U, int I, int64_t *cnt_u, int64_t *cnt_i)
 {
     int64_t j;
+    memset(cnt_u, 0, sizeof(int64_t) * (size_t)U), memset(cnt_i, 0, sizeof(int64_t) * (size_t)I);
+    for (j = 0; j < n; j++)
+        if ((!pos || pos[j]) && keep_u[du[j]]) {
+            cnt_i[di[j]]++;
+            if (keep_i[di[j]]) cnt_u[du[j]]++;
+        }
+}
+
+/* Kept users who rated every kept item (their distinct items counted with a mark per item,
+   only for users with enough positives to have): dropped, as no item is left to rank their
+   held-out one against or to draw as a negative. Returns how many. */
+static int ncf__drop_users_of_every_item(const int32_t *du, const int32_t *di, const uint8_t *pos, int64_t n, int U,
+                                         int I, const int64_t *cnt_u, uint8_t *keep_u, const uint8_t *keep_i, uint8_t *mark)
+{
+    int64_t j, kept_items = 0;
+    int u, dropped = 0, i;
+    for (i = 0; i < I; i++) kept_items += keep_i[i];
+    for (u = 0; u < U; u++) {
+        int64_t distinct = 0;
+        if (!keep_u[u] || cnt_u[u] < kept_items) continue; /* (nearly always: too few positives) */
+        memset(mark, 0, (size_t)I);
+        for (j = 0; j < n; j++)
+            if (du[j] == u && (!pos || pos[j]) && keep_i[di[j]] && !mark[di[j]]) mark[di[j]] = 1, distinct++;
+        if (distinct == kept_items) keep_u[u] = 0, dropped++;
+    }
+    return dropped;
+}
+
+/* Which users and items to keep, and the report's counts of what each filter dropped: users
+   with positives, at least min_ratings of them; items with at least min_item_ratings from the
+   users kept (a user left with none goes too); with kcore, both again until neither drops
+   anything; and no user who rated every item kept. cnt: scratch of U, then I, int64. */
+static int ncf__filter_ids(const int32_t *du, const int32_t *di, const uint8_t *pos, int64_t n, int U, int I,
+                           const ncf__build_opts *bo, int64_t *cnt, uint8_t *keep_u, uint8_t *keep_i, uint8_t *any_i,
+                           ncf_load_report *rep)
+{
+    int64_t j, *cnt_i = NCF__NEW(int64_t, I ? I : 1);
+    uint8_t *mark = NCF__NEW(uint8_t, I ? I : 1);
     int u, i;
+    if (!cnt_i || !mark) {
+        NCF_FREE(cnt_i), NCF_FREE(mark);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for %d items' counts", I);
+    }
     for (j = 0; j < n; j++)
         if (!pos || pos[j]) cnt[du[j]]++, any_i[di[j]] = 1;
-    for (u = 0; u < U; u++) keep_u[u] = cnt[u] > 0 && cnt[u] >= min_ratings;
-    for (j = 0; j < n; j++)
-        if ((!pos || pos[j]) && keep_u[du[j]]) keep_i[di[j]] = 1;
     rep->users_read = U, rep->items_read = I, rep->interactions = n;
     for (j = 0; j < n; j++) rep->below_min_rating += pos && !pos[j];
+    for (i = 0; i < I; i++) rep->items_below_min_rating += !any_i[i];
     for (u = 0; u < U; u++) {
+        keep_u[u] = cnt[u] > 0 && cnt[u] >= bo->min_ratings;
         rep->users_below_min_rating += cnt[u] == 0;
         if (cnt[u] > 0 && !keep_u[u]) rep->users_few_ratings++, rep->few_ratings += cnt[u];
     }
-    for (i = 0; i < I; i++) rep->items_below_min_rating += !any_i[i], rep->items_few_ratings += any_i[i] && !keep_i[i];
+    for (i = 0; i < I; i++) keep_i[i] = any_i[i];
+    for (rep->filter_rounds = 1;; rep->filter_rounds++) {
+        int dropped = 0;
+        ncf__count_kept(du, di, pos, n, keep_u, keep_i, U, I, cnt, cnt_i);
+        for (i = 0; i < I; i++) /* items only dropped users rated go with them */
+            if (keep_i[i] && cnt_i[i] == 0) keep_i[i] = 0, rep->items_few_ratings++;
+        if (rep->filter_rounds == 1 || bo->kcore)
+            for (i = 0; i < I; i++)
+                if (keep_i[i] && cnt_i[i] < bo->min_item_ratings)
+                    keep_i[i] = 0, dropped = 1, rep->items_few_item_ratings++, rep->few_item_ratings += cnt_i[i];
+        if (dropped) ncf__count_kept(du, di, pos, n, keep_u, keep_i, U, I, cnt, cnt_i);
+        for (u = 0; u < U; u++) /* users: a positive left, and (kcore) min_ratings of them */
+            if (keep_u[u] && (cnt[u] == 0 || (bo->kcore && cnt[u] < bo->min_ratings)))
+                keep_u[u] = 0, dropped = 1, rep->users_filtered_out++;
+        if (!dropped) rep->users_every_item += dropped = ncf__drop_users_of_every_item(du, di, pos, n, U, I, cnt, keep_u, keep_i, mark);
+        if (!dropped) break;
+    }
+    NCF_FREE(cnt_i), NCF_FREE(mark);
+    return NCF_OK;
 }
 
 /* The whole preprocessing after parsing: ids remapped in ascending raw order (as TF's NCF
@@ -1973,16 +2039,21 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
         cnt = NCF__ZNEW(int64_t, U0), keep_u = NCF__ZNEW(uint8_t, U0), map_u = NCF__NEW(int32_t, U0);
         keep_i = NCF__ZNEW(uint8_t, I0), any_i = NCF__ZNEW(uint8_t, I0), map_i = NCF__NEW(int32_t, I0);
         if (!cnt || !keep_u || !map_u || !keep_i || !any_i || !map_i) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory"); goto done; }
-        ncf__filter_ids(du, di, pos, n, U0, I0, bo->min_ratings, cnt, keep_u, keep_i, any_i, &rep);
+        if ((rc = ncf__filter_ids(du, di, pos, n, U0, I0, bo, cnt, keep_u, keep_i, any_i, &rep)) != NCF_OK) goto done;
         U = ncf__keep_ids(keep_u, U0, map_u, raw_u);
         I = ncf__keep_ids(keep_i, I0, map_i, raw_i);
         if (U == 0) {
             rc = rep.below_min_rating == n ? ncf__fail(NCF_ERR_DATA, "no interaction is rated at least min_rating")
-                                           : ncf__fail(NCF_ERR_DATA, "no user has at least %d ratings", bo->min_ratings);
+                 : rep.users_every_item ? ncf__fail(NCF_ERR_DATA, "no user is left who did not rate every item left (%d "
+                                                    "dropped so): nothing to rank or draw as a negative", rep.users_every_item)
+                 : rep.users_filtered_out || rep.items_few_item_ratings
+                     ? ncf__fail(NCF_ERR_DATA, "no user is left by the filters (min_ratings %d, min_item_ratings %d%s)",
+                                 bo->min_ratings, bo->min_item_ratings, bo->kcore ? ", kcore" : "")
+                     : ncf__fail(NCF_ERR_DATA, "no user has at least %d ratings", bo->min_ratings);
             goto done;
         }
         for (j = 0; j < n; j++) {
-            int ok = (!pos || pos[j]) && keep_u[du[j]];
+            int ok = (!pos || pos[j]) && keep_u[du[j]] && keep_i[di[j]];
             du[j] = ok ? map_u[du[j]] : -1, di[j] = ok ? map_i[di[j]] : -1;
         }
     }
@@ -2877,9 +2948,11 @@ static int ncf__dialect_of(const char *name, const ncf_load_opts *o, ncf__dialec
         if (D->sep[0] == ' ') D->sep[1] = 0; /* blanks */
     }
     if (o->holdout < NCF_HOLDOUT_AUTO || o->holdout > NCF_HOLDOUT_NONE || o->header < 0 || o->header > NCF_HEADER_NO ||
-        o->min_ratings < 0 || o->eval_negatives < 0 || o->min_rating != o->min_rating)
+        o->min_ratings < 0 || o->eval_negatives < 0 || o->min_rating != o->min_rating || o->min_item_ratings < 0 ||
+        (o->kcore != 0 && o->kcore != 1))
         return ncf__fail(NCF_ERR_ARG, "%s: a load option is out of range (holdout %d, header %d, min_ratings %d, "
-                         "eval_negatives %d)", name, o->holdout, o->header, o->min_ratings, o->eval_negatives);
+                         "min_item_ratings %d, kcore %d, eval_negatives %d)", name, o->holdout, o->header, o->min_ratings,
+                         o->min_item_ratings, o->kcore, o->eval_negatives);
     return NCF_OK;
 }
 
@@ -2930,6 +3003,7 @@ static int ncf__build_log(ncf_dataset *ds, const char *name, const ncf_load_opts
     }
     memset(&bo, 0, sizeof bo);
     bo.positive = P->tr.pos, bo.min_ratings = o->min_ratings, bo.seed = o->seed, bo.report = &P->rep;
+    bo.min_item_ratings = o->min_item_ratings, bo.kcore = o->kcore;
     bo.holdout = o->holdout != NCF_HOLDOUT_AUTO ? o->holdout : D->col[3] >= 0 ? NCF_HOLDOUT_LATEST : NCF_HOLDOUT_RANDOM;
     P->rep.text_ids[0] = D->text[0], P->rep.text_ids[1] = D->text[1];
     if ((rc = ncf__build(ds, P->tr.u, P->tr.i, D->col[3] >= 0 ? P->tr.t : NULL, P->tr.n, &bo)) != NCF_OK) {

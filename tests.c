@@ -809,15 +809,21 @@ static void test_bad_input_files(void)
         ncf_load_opts o = ncf_load_opts_default();
         ncf_sampler s;
         o.eval_negatives = 1;
-        write_file("full.dat", "1::10::5::1\n1::20::5::2\n1::30::5::3\n2::10::5::1\n2::30::5::2\n");
-        CHECK_ERR(ncf_load_dataset(&d, path_in_dir("full.dat"), &o), NCF_ERR_DATA, "user 1 rated all 3 items: none is left");
-        write_file("full.dat", "1::10::5::1\n1::30::5::3\n2::10::5::1\n2::20::5::3\n2::30::5::2\n");
-        CHECK_ERR(ncf_load_dataset(&d, path_in_dir("full.dat"), &o), NCF_ERR_DATA, "user 2 rated all 3 items");
-        o.eval_negatives = 0;
-        CHECK(ncf_dataset_from_triples(&d, (int64_t[]){1, 1, 1}, (int64_t[]){10, 20, 30}, NULL, 3, 0) == NCF_OK);
-        CHECK_ERR(ncf_sampler_init(&s, &d, 4, 1), NCF_ERR_DATA, "user 1 has rated all 3 items");
-        CHECK(ncf_sampler_init(&s, &d, 0, 1) == NCF_OK); /* no negatives asked: fine */
+        /* a user who rated every item is dropped, and the items only it rated; then no user left
+           rated every item left */
+        write_file("full.dat", "1::10::5::1\n1::20::5::2\n1::30::5::3\n1::40::5::4\n2::10::5::1\n2::20::5::2\n"
+                               "3::30::5::1\n3::10::5::2\n");
+        CHECKF(ncf_load_dataset(&d, path_in_dir("full.dat"), &o) == NCF_OK, "%s", ncf_error_text());
+        CHECK(d.num_users == 2 && d.num_items == 3 && d.report.users_every_item == 1 && d.report.items_few_ratings == 1);
+        CHECK(d.raw_user && d.raw_user[0] == 2 && d.raw_item && d.raw_item[2] == 30);
+        CHECK(ncf_sampler_init(&s, &d, 4, 1) == NCF_OK);
         ncf_dataset_free(&d);
+        /* each drop can leave another user with every item left: when none is left, the load says so */
+        write_file("full.dat", "1::10::5::1\n1::20::5::2\n1::30::5::3\n2::10::5::1\n2::30::5::2\n");
+        CHECK_ERR(ncf_load_dataset(&d, path_in_dir("full.dat"), &o), NCF_ERR_DATA, "no user is left who did not rate every item");
+        CHECK_ERR(ncf_dataset_from_triples(&d, (int64_t[]){1, 1, 1}, (int64_t[]){10, 20, 30}, NULL, 3, 0), NCF_ERR_DATA,
+                  "(1 dropped so)");
+        (void)s;
     }
     CHECK(d.user_ptr == NULL && d.num_users == 0); /* failures leave the dataset empty */
 }
@@ -1312,6 +1318,36 @@ static void test_long_and_nul_ids_refused_with_file_line(void)
     n += 10;
     CHECK_ERR(ncf_load_dataset_mem(&d, "nul.csv", text, n, NULL), NCF_ERR_PARSE, "nul.csv:4: item id 'a\\x00b' holds a NUL byte");
     CHECK(d.user_ptr == NULL);
+}
+
+/* min_item_ratings drops items with fewer positives from the users kept, and kcore repeats both
+   filters until every user and item meets its minimum; the report says what each dropped.
+   A: a b c d, B: a b f, C: a c f, D: e, E: a e (min_ratings 2, min_item_ratings 2). */
+static void test_item_filter_and_kcore_report_what_they_drop(void)
+{
+    const char *text = "user,item\nA,a\nA,b\nA,c\nA,d\nB,a\nB,b\nB,f\nC,a\nC,c\nC,f\nD,e\nE,a\nE,e\n";
+    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset d;
+    const ncf_load_report *r = &d.report;
+    char id[8];
+    o.holdout = NCF_HOLDOUT_NONE, o.min_ratings = 2, o.min_item_ratings = 2;
+    /* D (1 positive) goes first; then of A B C E's positives d and e have 1 each and go; E keeps a */
+    CHECKF(ncf_load_dataset_mem(&d, "log", text, strlen(text), &o) == NCF_OK, "%s", ncf_error_text());
+    CHECK(d.num_users == 4 && d.num_items == 4 && d.num_train == 10);
+    CHECK(r->users_few_ratings == 1 && r->few_ratings == 1 && r->items_few_item_ratings == 2 && r->few_item_ratings == 2);
+    CHECK(r->users_filtered_out == 0 && r->users_every_item == 0 && r->filter_rounds == 2);
+    ncf_dataset_free(&d);
+    /* kcore: E, left with one positive, goes too, and nothing more */
+    o.kcore = 1;
+    CHECKF(ncf_load_dataset_mem(&d, "log", text, strlen(text), &o) == NCF_OK, "%s", ncf_error_text());
+    CHECK(d.num_users == 3 && d.num_items == 4 && d.num_train == 9 && r->users_filtered_out == 1 && r->filter_rounds == 2);
+    CHECK(ncf_dataset_user_id(&d, 2, id, sizeof id) > 0 && !strcmp(id, "C"));
+    CHECK(ncf_dataset_item_id(&d, 3, id, sizeof id) > 0 && !strcmp(id, "f"));
+    ncf_dataset_free(&d);
+    o.kcore = 2;
+    CHECK_ERR(ncf_load_dataset_mem(&d, "log", text, strlen(text), &o), NCF_ERR_ARG, "kcore 2");
+    o.kcore = 1, o.min_item_ratings = 5;
+    CHECK_ERR(ncf_load_dataset_mem(&d, "log", text, strlen(text), &o), NCF_ERR_DATA, "no user is left by the filters");
 }
 
 static void test_min_rating_keeps_positives_and_reports_drops(void)
@@ -1906,9 +1942,9 @@ static void test_limits_said_as_they_are(void)
     }
     ncf_free(buf), ncf_model_free(m), ncf_dataset_free(&d);
     {
-        int64_t uu[3] = {1, 1, 2}, ii[3] = {10, 20, 10};
-        CHECK(ncf_dataset_from_triples(&d, uu, ii, NULL, 3, 0) == NCF_OK);
-        CHECK_ERR(ncf_sample_eval_negatives(&d, 1, 1), NCF_ERR_DATA, "user 1 rated all 2 items: none is left to rank");
+        int64_t uu[5] = {1, 1, 2, 3, 3}, ii[5] = {10, 20, 10, 20, 30};
+        CHECK(ncf_dataset_from_triples(&d, uu, ii, NULL, 5, 0) == NCF_OK);
+        CHECK_ERR(ncf_sample_eval_negatives(&d, 2, 1), NCF_ERR_DATA, "user 1 rated 2 of 3 items: fewer than 2 unrated");
         ncf_dataset_free(&d);
     }
 #ifndef _WIN32 /* (Windows takes 260 characters) */
@@ -4141,6 +4177,7 @@ static const test_case TESTS[] = {
     {"plain_integer_ids_stay_numbers", test_plain_integer_ids_stay_numbers},
     {"long_and_nul_ids_refused_with_file_line", test_long_and_nul_ids_refused_with_file_line},
     {"min_rating_keeps_positives_and_reports_drops", test_min_rating_keeps_positives_and_reports_drops},
+    {"item_filter_and_kcore_report_what_they_drop", test_item_filter_and_kcore_report_what_they_drop},
     {"holdout_latest_random_or_none", test_holdout_latest_random_or_none},
     {"popularity_baseline_by_hand", test_popularity_baseline_by_hand},
     {"format_3_files_still_read", test_format_3_files_still_read},

@@ -219,3 +219,17 @@ hostile_flags() {
     demo --load "$B/books.ncf" --export_c "$B/int.h" > /dev/null && grep -q '^static const unsigned char int_model\[' "$B/int.h"
 }
 check "demo refuses what no list of ids is, and names what is wrong with a flag" hostile_flags
+
+# the filters say what they dropped: an item under --min_item_ratings, a k-core, and a user
+# who rated every item (dropped with a line, where it used to stop the load)
+filters() {
+    printf 'user,item\nA,a\nA,b\nA,c\nA,d\nB,a\nB,b\nB,f\nC,a\nC,c\nC,f\nD,e\nE,a\nE,e\nF,a\nF,b\nF,f\n' > "$B/filters.csv" &&
+        demo --data "$B/filters.csv" --min_ratings 2 --min_item_ratings 2 --kcore --eval_negatives 1 --train_epochs 1 \
+            > "$B/filters.log" &&
+        grep -q -e '--min_item_ratings 2 dropped 2 items (2 positives); 1 users were left with too few positives' "$B/filters.log" &&
+        grep -q -e '--kcore: the filters ran 2 rounds' "$B/filters.log" &&
+        printf 'user,item\n1,10\n1,20\n1,30\n1,40\n2,10\n2,20\n3,30\n3,10\n4,20\n4,30\n' > "$B/every.csv" &&
+        demo --data "$B/every.csv" --eval_negatives 1 --train_epochs 1 > "$B/every.log" &&
+        grep -q 'dropped 1 users who rated every item left' "$B/every.log" && grep -q '^Iteration 1:' "$B/every.log"
+}
+check "demo --min_item_ratings, --kcore and a user of every item: each says what it dropped" filters
