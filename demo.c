@@ -60,7 +60,7 @@ typedef struct {
     int min_ratings, top_k, syn_users, syn_items, checkpoint_every, recommend_k;
     const char *recommend_user; /* ids as the data writes them, comma-separated */
     const char *recommend_all, *recommend_for, *similar, *allow, *deny, *export_c;
-    int probabilities, data_given, keep_missing;
+    int probabilities, data_given, keep_missing, patience, skip_held_out;
     long long syn_ratings;
     double hr_threshold;
     ncf_load_opts load_opts;    /* --format, --sep, --header, the columns, --min_rating, --holdout */
@@ -149,7 +149,7 @@ typedef enum {
     F_MODEL, F_NUM_FACTORS, F_LAYERS, F_MF_REG, F_MLP_REG, F_INIT_SD, F_PRETRAIN_GMF, F_PRETRAIN_MLP, F_ALPHA,
     F_BATCH_SIZE, F_EVAL_BATCH_SIZE, F_LEARNING_RATE, F_BETA1, F_BETA2, F_EPSILON, F_OPTIMIZER, F_ADAM, F_NUM_NEG,
     F_TRAIN_EPOCHS, F_EPOCHS_BETWEEN_EVALS, F_HR_THRESHOLD, F_ML_PERF, F_SEED, F_THREADS, F_TOP_K, F_VALIDATION,
-    F_FULL_RANKING, F_FULL_USERS, F_HASH_PIPELINE, F_LOG, F_PLOT, F_RECOMMEND, F_RECOMMEND_K, F_TOPK, F_RECOMMEND_ALL,
+    F_NO_VALIDATION, F_PATIENCE, F_SKIP_HELD_OUT, F_FULL_RANKING, F_FULL_USERS, F_HASH_PIPELINE, F_LOG, F_PLOT, F_RECOMMEND, F_RECOMMEND_K, F_TOPK, F_RECOMMEND_ALL,
     F_RECOMMEND_FOR, F_SIMILAR, F_ALLOW, F_DENY, F_PROBABILITIES, F_SAVE, F_INT8, F_CHECKPOINT_EVERY, F_SAVE_BEST,
     F_EXPORT_C, F_LOAD, F_KEEP_MISSING
 } flag_id;
@@ -217,10 +217,16 @@ static const flag_def FLAGS[] = {
     {F_THREADS, "--threads", "N", "(default: all cores)"},
     {F_SECTION, "output:", NULL, NULL},
     {F_TOP_K, "--top_k", "K", "HR@K and NDCG@K (default 10)"},
-    {F_VALIDATION, "--validation", NULL, "hold out a validation item per user (the second latest rating, or one\n"
-                                         "drawn by the seed where the file has no timestamps) with its own\n"
-                                         "negatives: the best epoch, --hr_threshold and --save_best follow it, and\n"
-                                         "the test figures reported are those of the validation-best epoch"},
+    {F_VALIDATION, "--validation", NULL, "(the default) hold out a validation item per user with two or more\n"
+                                         "(the second latest rating, or one drawn by the seed where the file has\n"
+                                         "no timestamps) with its own negatives: the epoch, --patience,\n"
+                                         "--hr_threshold, --save and --save_best follow it, and the test figures\n"
+                                         "reported at the end are those of the epoch it chose"},
+    {F_NO_VALIDATION, "--no_validation", NULL, "no validation set: nothing is chosen, the last epoch is reported and saved"},
+    {F_PATIENCE, "--patience", "N", "stop after N evaluations without a validation gain (default 0: never)"},
+    {F_SKIP_HELD_OUT, "--skip_held_out_negatives", NULL, "never draw a user's test or validation item as a training\n"
+                                                         "negative, as 0.6 trained (it reads the held-out items; for\n"
+                                                         "comparing with 0.6's figures)"},
     {F_FULL_RANKING, "--full_ranking", NULL, "choose the best epoch by full-ranking HR, not sampled HR (both are\n"
                                              "printed at every evaluation, with MRR)"},
     {F_FULL_USERS, "--full_users", "N", "full ranking over a fixed sample of about N users (default: all users\n"
@@ -390,6 +396,9 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
     case F_THREADS: INT_FLAG(1, 1024, o->threads);
     case F_TOP_K: INT_FLAG(1, 1 << 20, o->top_k);
     case F_VALIDATION: o->validation = 1; break;
+    case F_NO_VALIDATION: o->validation = 0; break;
+    case F_PATIENCE: INT_FLAG(0, 1000000, o->patience);
+    case F_SKIP_HELD_OUT: o->skip_held_out = 1; break;
     case F_FULL_RANKING: o->full_ranking = 1; break;
     case F_FULL_USERS: INT_FLAG(1, 1 << 30, o->full_users);
     case F_HASH_PIPELINE: o->hash_pipeline = 1; break;
@@ -440,7 +449,7 @@ static int parse_args(int argc, char **argv, options *o)
     o->train_epochs = 20, o->epochs_between_evals = 1, o->min_ratings = 0, o->top_k = 10;
     o->load_opts = ncf_load_opts_default();
     o->syn_users = 3000, o->syn_items = 1500, o->syn_ratings = 150000;
-    o->hr_threshold = 2.0, o->recommend_k = 10, o->alpha = 0.5;
+    o->hr_threshold = 2.0, o->recommend_k = 10, o->alpha = 0.5, o->validation = 1;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL, *eq = strchr(a, '=');
         const flag_def *f;
@@ -473,6 +482,10 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (o->data_dir && !o->data && !strcmp(o->dataset, "synthetic")) {
         fprintf(stderr, "demo: --data_dir needs --dataset NAME (ml-1m, ml-20m, ...)\n");
+        return 0;
+    }
+    if (o->patience && !o->validation) {
+        fprintf(stderr, "demo: --patience stops on validation figures: it does not go with --no_validation\n");
         return 0;
     }
     if (o->keep_missing && !o->load) {
@@ -1270,7 +1283,7 @@ static int load_data(const options *o, const ncf_config *cfg, const char *path, 
         lo.min_ratings = o->min_ratings;
         lo.eval_negatives = o->eval_negatives;
         lo.seed = cfg->seed;
-        lo.validation = o->validation;
+        lo.validation = o->validation && lo.holdout != NCF_HOLDOUT_NONE;
         if (ncf_load_dataset(data, path, &lo) == NCF_OK) return 1;
         fprintf(stderr, "demo: %s%s\n", ncf_error_text(),
                 strstr(ncf_error_text(), "eval negatives") ? " (--eval_negatives N)" : "");
@@ -1291,6 +1304,15 @@ static int load_data(const options *o, const ncf_config *cfg, const char *path, 
         ncf_dataset_free(data);
         return 0;
     }
+}
+
+/* Whether some user holds a validation item out. */
+static int has_validation(const ncf_dataset *d)
+{
+    int u;
+    for (u = 0; d->val_item && u < d->num_users; u++)
+        if (d->val_item[u] >= 0) return 1;
+    return 0;
 }
 
 /* What was read: users, items, positives, the held-out items and how they were chosen. */
@@ -1381,8 +1403,11 @@ typedef struct {
     ncf_sampler sampler;
     epoch_row *rows, best, pop;
     int nrows, evaluable;
+    int since_best;  /* evaluations since the chosen epoch (--patience) */
     void *last_good; /* the model before this epoch, saved if it diverges */
     size_t last_len;
+    void *chosen;    /* the model at the chosen epoch, for --save */
+    size_t chosen_len;
     char title[256];
 } session;
 
@@ -1464,11 +1489,25 @@ static int evaluate_one(session *S, epoch_row *r)
     }
     fflush(stdout);
     if (!write_log(S)) return 0;
-    if (chosen_by(o, r)->hr > (S->best.epoch < 0 ? -1.0 : chosen_by(o, &S->best)->hr)) {
+    if (!o->validation) { /* nothing is chosen: the last epoch is what is reported and saved */
         S->best = *r;
+    } else if (chosen_by(o, r)->hr > (S->best.epoch < 0 ? -1.0 : chosen_by(o, &S->best)->hr)) {
+        S->best = *r, S->since_best = 0;
         if (o->save_best && !save_model(S->model, o->save_best, o->int8)) return 0;
+        if (o->save && ON_ROOT) { /* kept in memory: --save writes it at the end */
+            ncf_free(S->chosen), S->chosen = NULL;
+            if (ncf_save_mem(S->model, NCF_SAVE_ADAM, &S->chosen, &S->chosen_len) != NCF_OK) {
+                fprintf(stderr, "demo: %s\n", ncf_error_text());
+                return 0;
+            }
+        }
+    } else if (o->patience && ++S->since_best >= o->patience) {
+        printf("Stopping: no validation gain in %d evaluations (--patience %d); epoch %d stays the chosen one\n",
+               S->since_best, o->patience, S->best.epoch);
+        return 2;
     }
-    if (o->plot && !all_ok(!ON_ROOT || write_plot(o->plot, S->title, S->rows, S->nrows, S->best.epoch, o->validation, k)))
+    if (o->plot && !all_ok(!ON_ROOT || write_plot(o->plot, S->title, S->rows, S->nrows, o->validation ? S->best.epoch : -1,
+                                                  o->validation, k)))
         return 0;
     if (chosen_by(o, r)->hr >= o->hr_threshold) {
         printf("Stopping: %s HR %.4f reached the threshold %.4f\n", o->validation ? "validation" : "test",
@@ -1496,25 +1535,62 @@ static int epochs(session *S, int first)
     return 1;
 }
 
-/* The best epoch's figures, the saves and the serving asked for. */
+/* --save: the model at the chosen epoch (kept in memory when it was chosen), or the last. */
+static int save_final(session *S)
+{
+    const options *o = S->o;
+    ncf_model *chosen = NULL;
+    int ok;
+    if (!o->save) return 1;
+    if (!S->chosen) {
+        if (!save_model(S->model, o->save, o->int8)) return 0;
+        printf("saved %s: epoch %lld, the last%s\n", o->save, (long long)S->model->epoch,
+               S->evaluable ? " (no validation: nothing was chosen)" : "");
+        return 1;
+    }
+    if (ncf_load_mem(&chosen, S->chosen, S->chosen_len) != NCF_OK) {
+        fprintf(stderr, "demo: %s\n", ncf_error_text());
+        return 0;
+    }
+    ok = save_model(chosen, o->save, o->int8);
+    if (ok) printf("saved %s: epoch %lld, the one chosen on validation\n", o->save, (long long)chosen->epoch);
+    ncf_model_free(chosen);
+    return ok;
+}
+
+/* The chosen epoch's test figures beside popularity's on the same candidates (or, with no
+   validation, the last epoch's: nothing chosen on test), and a warning when the model does
+   not beat popularity where it was chosen. */
+static void report_choice(const session *S)
+{
+    const options *o = S->o;
+    const epoch_row *b = &S->best;
+    int k = o->top_k;
+    if (!S->evaluable) {
+        printf("No evaluation: nothing was held out (--holdout none)\n");
+        return;
+    }
+    if (!o->validation)
+        printf("Last epoch, %d (no validation: no epoch is chosen, since choosing on test would overstate it):\n",
+               b->epoch);
+    else
+        printf("Chosen on validation%s HR@%d: epoch %d (validation HR@%d %.4f; popularity %.4f); at that epoch:\n",
+               o->full_ranking ? " full-ranking" : "", k, b->epoch, k, chosen_by(o, b)->hr, chosen_by(o, &S->pop)->hr);
+    print_metrics("test", &b->test, &b->test_full, k);
+    print_metrics("popularity", &S->pop.test, &S->pop.test_full, k);
+    if (o->validation && chosen_by(o, b)->hr <= chosen_by(o, &S->pop)->hr)
+        printf("warning: the model is no better than recommending the most popular items on validation (HR@%d %.4f "
+               "against %.4f): try another model or its settings (--model mf --num_factors 64, a learning rate, more "
+               "epochs)\n", k, chosen_by(o, b)->hr, chosen_by(o, &S->pop)->hr);
+}
+
+/* The chosen epoch's figures, the saves and the serving asked for. */
 static int finish(session *S)
 {
     const options *o = S->o;
-    int k = o->top_k;
-    if (!S->evaluable)
-        printf("No evaluation: nothing was held out (--holdout none)\n");
-    else if (!o->validation)
-        printf("Best: iteration %d, HR = %.4f, NDCG = %.4f\n", S->best.epoch, S->best.test.hr, S->best.test.ndcg);
-    else {
-        printf("Best by validation%s HR@%d: iteration %d (validation HR@%d %.4f); its test figures:\n",
-               o->full_ranking ? " full-ranking" : "", k, S->best.epoch, k, chosen_by(o, &S->best)->hr);
-        print_metrics("test", &S->best.test, &S->best.test_full, k);
-    }
+    report_choice(S);
     if (o->save_best) printf("saved %s (epoch %d, the best)\n", o->save_best, S->best.epoch);
-    if (o->save) {
-        if (!save_model(S->model, o->save, o->int8)) return 0;
-        printf("saved %s (epoch %lld)\n", o->save, (long long)S->model->epoch);
-    }
+    if (!save_final(S)) return 0;
     if (ON_ROOT && o->export_c && !export_c(S->model, o->export_c, o->int8)) return 0;
     if (ON_ROOT && serving(o) && !serve(S->model, o, S->path)) return 0;
     return 1;
@@ -1537,9 +1613,10 @@ static int start_session(session *S, const ncf_config *cfg, int first)
     return 1;
 }
 
-static int run(const options *o)
+static int run(const options *asked)
 {
     ncf_dataset data;
+    options eff = *asked, *o = &eff; /* (validation as the data allows it) */
     ncf_config cfg = o->cfg;
     char buf[2048];
     session S;
@@ -1558,6 +1635,11 @@ static int run(const options *o)
         ncf_model_free(S.model);
         return 1;
     }
+    eff.validation = has_validation(&data);
+    if (asked->validation && !eff.validation && data.report.holdout != NCF_HOLDOUT_NONE)
+        printf("validation: none (no user has two training items to hold one out): nothing is chosen, the last epoch "
+               "is reported\n");
+    if (asked->patience && !eff.validation) eff.patience = 0;
     print_data(o, &data, S.path, now() - t);
     S.evaluable = data.report.holdout != NCF_HOLDOUT_NONE;
     ok = 1;
@@ -1574,11 +1656,12 @@ static int run(const options *o)
         fprintf(stderr, "demo: %s\n", ncf_error_text());
         ok = 0;
     }
+    S.sampler.skip_held_out = o->skip_held_out;
     if (ok) print_model(&cfg, S.model);
     ok = ok && start_session(&S, &cfg, first) && epochs(&S, first) && finish(&S);
     if (ok) rc = 0;
     free(S.rows);
-    ncf_free(S.last_good);
+    ncf_free(S.last_good), ncf_free(S.chosen);
     ncf_model_free(S.model);
     ncf_dataset_free(&data);
     return rc;

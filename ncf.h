@@ -411,6 +411,10 @@ typedef struct ncf_sampler {
     uint64_t seed;
     int64_t num_examples;   /* per epoch: num_train * (1 + num_neg) */
     int bits;               /* shuffle: a Feistel permutation of [0, 2^bits) */
+    int skip_held_out;      /* 0 (ncf_sampler_init's): negatives drawn among the items not in the
+                               user's training list, as the NCF paper's code draws them: training
+                               never reads the test or validation items. 1: never draw those items
+                               either (how 0.6 trained; it reads them), to compare with its figures */
 } ncf_sampler;
 
 NCFDEF int ncf_sampler_init(ncf_sampler *s, const ncf_dataset *data, int num_neg, uint64_t seed);
@@ -712,6 +716,27 @@ NCFDEF int ncf_evaluate_with(ncf_model *m, const ncf_dataset *data, const ncf_ev
 /* The same figures for the popularity baseline on the same candidates: items scored by their
    training positives. A model that does not beat it has learned nothing about the users. */
 NCFDEF int ncf_evaluate_popularity(const ncf_dataset *data, const ncf_eval_opts *opts, ncf_metrics *out);
+
+/* Training with the epoch chosen on validation, never on test. */
+typedef struct ncf_fit_opts {
+    int epochs;               /* epochs to train at most [20] */
+    int patience;             /* stop after this many epochs without a validation gain; 0: never [0] */
+    ncf_eval_opts eval;       /* what chooses: validation HR@eval.k, sampled or full ranking [HR@10, sampled] */
+    ncf_progress_fn progress; /* within each epoch, or NULL */
+    void *user;
+} ncf_fit_opts;
+typedef struct ncf_fit_report {
+    int chosen_epoch;         /* the epoch m is left at (its count; 0: none beat the start) */
+    int epochs_trained;
+    ncf_metrics chosen;       /* the chosen epoch's validation figures */
+} ncf_fit_report;
+NCFDEF ncf_fit_opts ncf_fit_opts_default(void);
+/* Trains m on the data's training positives from its next epoch (m->epoch + 1), evaluates
+   every epoch on the validation items (ncf_hold_out_validation, or ncf_load_opts.validation),
+   and leaves m at the epoch with the best validation HR, its parameters and Adam moments as
+   they were then. Nothing it does reads the test items (the sampler draws negatives among
+   the items not in training): evaluate the test once, after. rep may be NULL. */
+NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *opts, ncf_fit_report *rep);
 
 /* Leave-one-out metrics at k. Each test item is ranked against its eval negatives,
    or, with full_ranking, against every item the user did not rate in training.
@@ -1664,6 +1689,12 @@ static int64_t ncf__num_unrated(const ncf_dataset *ds, int u)
            (ncf__val_of(ds, u) >= 0);
 }
 
+
+/* Items not in u's training list: what a training negative is drawn from. */
+static int64_t ncf__num_untrained(const ncf_dataset *ds, int u)
+{
+    return ds->num_items - (ds->user_ptr[u + 1] - ds->user_ptr[u]);
+}
 
 /* The r-th unrated item of user u, 0 <= r < ncf__num_unrated(ds, u). */
 static int32_t ncf__nth_unrated(const ncf_dataset *ds, int u, int64_t r)
@@ -3454,8 +3485,8 @@ NCFDEF int ncf_sampler_init(ncf_sampler *s, const ncf_dataset *data, int num_neg
         return ncf__fail(NCF_ERR_DATA, "ncf_sampler_init: the dataset has no training positives");
     if (num_neg > 0)
         for (u = 0; u < data->num_users; u++)
-            if (data->user_ptr[u + 1] > data->user_ptr[u] && ncf__num_unrated(data, u) == 0)
-                return ncf__fail(NCF_ERR_DATA, "user %s has rated all %d items: no negative can be drawn",
+            if (data->user_ptr[u + 1] > data->user_ptr[u] && ncf__num_untrained(data, u) == 0)
+                return ncf__fail(NCF_ERR_DATA, "user %s has trained on all %d items: no negative can be drawn",
                                  ncf__user_name(data, u, 0), data->num_items);
     memset(s, 0, sizeof *s);
     s->data = data;
@@ -3511,7 +3542,9 @@ static void ncf__example(const ncf_sampler *s, int epoch, int64_t e, int32_t *us
         *label = 1.0f;
     } else {
         uint64_t x = ncf__hash3(s->seed ^ NCF__TAG_NEG, (uint64_t)epoch, (uint64_t)e);
-        *item = ncf__nth_unrated(d, u, ncf__below(x, (uint32_t)ncf__num_unrated(d, u)));
+        if (s->skip_held_out) *item = ncf__nth_unrated(d, u, ncf__below(x, (uint32_t)ncf__num_unrated(d, u)));
+        else *item = (int32_t)ncf__nth_absent(d->items + d->user_ptr[u], d->user_ptr[u + 1] - d->user_ptr[u],
+                                              ncf__below(x, (uint32_t)ncf__num_untrained(d, u)));
         *label = 0.0f;
     }
 }
@@ -5591,7 +5624,9 @@ static int32_t ncf__held_item(const ncf_dataset *d, int target, int u)
     return target == NCF_EVAL_VALIDATION ? ncf__val_of(d, u) : d->test_item[u];
 }
 
-/* The same, and then the other held-out item (rated, so never a candidate) and the sampled
+/* The same, and then the item full ranking skips besides the training ones (the test's skips
+   the validation item, rated; the validation's skips nothing: whatever chooses on it never
+   reads the test items, for which the test item is one more unrated item) and the sampled
    negatives. */
 static int32_t ncf__held(const ncf_dataset *d, int target, int u, int32_t *other, const int32_t **neg)
 {
@@ -5599,7 +5634,7 @@ static int32_t ncf__held(const ncf_dataset *d, int target, int u, int32_t *other
     int32_t t = ncf__held_item(d, target, u);
     const int32_t *rows = val ? d->val_neg : d->eval_neg; /* (NULL without sampled negatives) */
     if (t < 0) return t;
-    *other = val ? d->test_item[u] : ncf__val_of(d, u);
+    *other = val ? -1 : ncf__val_of(d, u);
     *neg = rows ? rows + (size_t)(u - d->user_lo) * (size_t)(val ? d->num_val_neg : d->num_eval_neg) : NULL;
     return t;
 }
@@ -5809,6 +5844,73 @@ NCFDEF int ncf_evaluate_popularity(const ncf_dataset *data, const ncf_eval_opts 
     ncf__metrics_of(rank, data->num_users, o->k, out);
     NCF_FREE(pop), NCF_FREE(sc), NCF_FREE(cand), NCF_FREE(rank);
     return NCF_OK;
+}
+
+NCFDEF ncf_fit_opts ncf_fit_opts_default(void)
+{
+    ncf_fit_opts o;
+    memset(&o, 0, sizeof o);
+    o.epochs = 20, o.eval = ncf_eval_opts_default(), o.eval.target = NCF_EVAL_VALIDATION;
+    return o;
+}
+
+/* The model's training state: parameters, Adam moments, counters. */
+typedef struct { float *params, *m, *v; int64_t step, epoch; } ncf__snapshot;
+
+static void ncf__snapshot_take(const ncf_model *m, ncf__snapshot *s)
+{
+    size_t n = sizeof(float) * m->num_params;
+    memcpy(s->params, m->params, n);
+    if (m->adam_m && s->m) memcpy(s->m, m->adam_m, n), memcpy(s->v, m->adam_v, n);
+    s->step = m->step, s->epoch = m->epoch;
+}
+
+static void ncf__snapshot_put(ncf_model *m, const ncf__snapshot *s)
+{
+    size_t n = sizeof(float) * m->num_params;
+    memcpy(m->params, s->params, n);
+    if (m->adam_m && s->m) memcpy(m->adam_m, s->m, n), memcpy(m->adam_v, s->v, n);
+    m->step = s->step, m->epoch = s->epoch;
+    ncf_model_params_changed(m);
+}
+
+NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *o, ncf_fit_report *rep)
+{
+    ncf_sampler smp;
+    ncf__snapshot best;
+    ncf_metrics now, top;
+    ncf_eval_opts eo;
+    int rc, e, first, since = 0;
+    if (!m || !data || !o || o->epochs < 0 || o->patience < 0 || o->eval.target != NCF_EVAL_VALIDATION)
+        return ncf__fail(NCF_ERR_ARG, "ncf_fit: need a model, data, options with epochs and patience >= 0, and a "
+                         "validation target (choosing on test would overstate the test figures)");
+    if ((rc = ncf__writable(m, "ncf_fit")) != NCF_OK) return rc;
+    if (!data->val_item) return ncf__fail(NCF_ERR_ARG, "ncf_fit: the data has no validation items (ncf_hold_out_validation)");
+    if (m->epoch > NCF_MAX_EPOCH - o->epochs)
+        return ncf__fail(NCF_ERR_ARG, "ncf_fit: %d more epochs pass NCF_MAX_EPOCH", o->epochs);
+    eo = o->eval;
+    if ((rc = ncf_sampler_init(&smp, data, m->cfg.num_neg, m->cfg.seed)) != NCF_OK) return rc;
+    if ((rc = ncf_evaluate_with(m, data, &eo, &top)) != NCF_OK) return rc;
+    best.params = NCF__NEW(float, m->num_params);
+    best.m = m->adam_m ? NCF__NEW(float, m->num_params) : NULL, best.v = m->adam_v ? NCF__NEW(float, m->num_params) : NULL;
+    if (!best.params || (m->adam_m && (!best.m || !best.v))) {
+        NCF_FREE(best.params), NCF_FREE(best.m), NCF_FREE(best.v);
+        return ncf__fail(NCF_ERR_NOMEM, "ncf_fit: out of memory for a copy of the model's %lu parameters",
+                         (unsigned long)m->num_params);
+    }
+    ncf__snapshot_take(m, &best);
+    first = (int)m->epoch + 1;
+    for (e = first; e < first + o->epochs && rc == NCF_OK; e++) {
+        if ((rc = ncf_train_epoch(m, &smp, e, o->progress, o->user, NULL)) != NCF_OK ||
+            (rc = ncf_evaluate_with(m, data, &eo, &now)) != NCF_OK)
+            break;
+        if (now.hr > top.hr) top = now, since = 0, ncf__snapshot_take(m, &best);
+        else if (o->patience && ++since >= o->patience) { e++; break; }
+    }
+    if (rep) rep->epochs_trained = e - first, rep->chosen_epoch = (int)best.epoch, rep->chosen = top;
+    if (rc == NCF_OK) ncf__snapshot_put(m, &best);
+    NCF_FREE(best.params), NCF_FREE(best.m), NCF_FREE(best.v);
+    return rc;
 }
 
 NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_ranking, ncf_metrics *out)

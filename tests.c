@@ -828,13 +828,17 @@ static void test_bad_input_files(void)
     CHECK(d.user_ptr == NULL && d.num_users == 0); /* failures leave the dataset empty */
 }
 
-static int is_rated(const ncf_dataset *d, int u, int item)
+static int in_training(const ncf_dataset *d, int u, int item)
 {
     int64_t k;
-    if (d->test_item[u] == item) return 1;
     for (k = d->user_ptr[u]; k < d->user_ptr[u + 1]; k++)
         if (d->items[k] == item) return 1;
     return 0;
+}
+
+static int is_rated(const ncf_dataset *d, int u, int item)
+{
+    return d->test_item[u] == item || (d->val_item && d->val_item[u] == item) || in_training(d, u, item);
 }
 
 static void test_sampler_properties(void)
@@ -861,7 +865,7 @@ static void test_sampler_properties(void)
         for (j = 0; j < n; j++) {
             if (y[j] == 1.0f) { pos++; count[(size_t)u[j] * I + it[j]]++; continue; }
             negs++;
-            bad += is_rated(&d, u[j], it[j]);
+            bad += in_training(&d, u[j], it[j]);
             seen[(size_t)u[j] * I + it[j]] = 1;
         }
         if (epoch < 3) { /* every positive exactly once */
@@ -874,12 +878,19 @@ static void test_sampler_properties(void)
         free(count);
     }
     CHECK(negs == 200 * 4 * d.num_train);
-    CHECKF(bad == 0, "%d negatives were rated items", bad);
+    CHECKF(bad == 0, "%d negatives were training items", bad);
     for (x = 0; x < U * I; x++) {
         int uu = x / I;
-        if (d.user_ptr[uu + 1] > d.user_ptr[uu] && !is_rated(&d, uu, x % I) && !seen[x]) unreached++;
+        if (d.user_ptr[uu + 1] > d.user_ptr[uu] && !in_training(&d, uu, x % I) && !seen[x]) unreached++;
     }
-    CHECKF(unreached == 0, "%d unrated (user, item) pairs never drawn in 200 epochs", unreached);
+    CHECKF(unreached == 0, "%d (user, item) pairs not in training never drawn in 200 epochs", unreached);
+    s.skip_held_out = 1; /* 0.6's rule: no held-out item either */
+    for (epoch = 0, bad = 0; epoch < 20; epoch++) {
+        ncf_sampler_fill(&s, epoch, 0, (int)n, u, it, y);
+        for (j = 0; j < n; j++) bad += y[j] == 0.0f && is_rated(&d, u[j], it[j]);
+    }
+    CHECKF(bad == 0, "skip_held_out: %d negatives were rated items", bad);
+    s.skip_held_out = 0;
     /* the shuffle mixes users: the first 20 examples are not one user's run */
     {
         int distinct = 0, k, l;
@@ -894,8 +905,8 @@ static void test_sampler_properties(void)
     ncf_dataset_free(&d);
 }
 
-/* Negatives of one heavy user across many epochs: uniform over its unrated items
-   (chi-square below the 99.9% point). */
+/* Negatives of one heavy user across many epochs: uniform over the items not in its training
+   list (chi-square below the 99.9% point). */
 static void test_sampler_uniform_chi2(void)
 {
     ncf_dataset d;
@@ -923,12 +934,12 @@ static void test_sampler_uniform_chi2(void)
             if (u[j] == 0 && y[j] == 0.0f) counts[it[j]]++, total++;
     }
     for (i = 0; i < I; i++) {
-        if (is_rated(&d, 0, i)) { CHECK(counts[i] == 0); continue; }
+        if (in_training(&d, 0, i)) { CHECK(counts[i] == 0); continue; }
         free_items++;
     }
     expected = (double)total / free_items;
     for (i = 0; i < I; i++)
-        if (!is_rated(&d, 0, i)) chi2 += (counts[i] - expected) * (counts[i] - expected) / expected;
+        if (!in_training(&d, 0, i)) chi2 += (counts[i] - expected) * (counts[i] - expected) / expected;
     k = free_items - 1;
     crit = k + 3.09 * sqrt(2.0 * k) + 2.0; /* ~99.9% point of chi-square(k) */
     printf("    %lld draws over %d items: chi-square %.1f (df %d, 99.9%% point ~%.1f)\n", (long long)total, free_items,
@@ -936,6 +947,97 @@ static void test_sampler_uniform_chi2(void)
     CHECK(total > 50000 && chi2 < crit);
     free(u), free(it), free(y);
     ncf_dataset_free(&d);
+}
+
+/* Training never reads the held-out items: the same data with its test and validation items
+   poisoned (other items, or none) draws the same examples every epoch and trains the same
+   model bit for bit. (0.6's sampler, skip_held_out, read them: it differs.) */
+static void test_training_blind_to_held_out_items(void)
+{
+    ncf_dataset d, poisoned;
+    ncf_sampler a, b;
+    ncf_config c = ncf_config_default();
+    ncf_model *ma = NULL, *mb = NULL;
+    int32_t *ua, *ia, *ub, *ib;
+    float *ya, *yb;
+    int u, epoch, same = 1;
+    CHECK(ncf_synthetic(&d, 80, 50, 1500, 4, 3) == NCF_OK && ncf_hold_out_validation(&d, 5, 2) == NCF_OK);
+    CHECK(ncf_synthetic(&poisoned, 80, 50, 1500, 4, 3) == NCF_OK && ncf_hold_out_validation(&poisoned, 5, 2) == NCF_OK);
+    for (u = 0; u < poisoned.num_users; u++) { /* another item not in training, or none */
+        int32_t other = -1, i;
+        for (i = 0; i < poisoned.num_items && other < 0; i++)
+            if (!in_training(&poisoned, u, (i + 7 * u) % poisoned.num_items)) other = (i + 7 * u) % poisoned.num_items;
+        poisoned.test_item[u] = u % 3 ? other : -1, poisoned.val_item[u] = u % 2 ? -1 : other;
+    }
+    CHECK(ncf_sampler_init(&a, &d, 4, 5) == NCF_OK && ncf_sampler_init(&b, &poisoned, 4, 5) == NCF_OK);
+    ua = (int32_t *)malloc(sizeof(int32_t) * (size_t)a.num_examples), ia = (int32_t *)malloc(sizeof(int32_t) * (size_t)a.num_examples);
+    ub = (int32_t *)malloc(sizeof(int32_t) * (size_t)a.num_examples), ib = (int32_t *)malloc(sizeof(int32_t) * (size_t)a.num_examples);
+    ya = (float *)malloc(sizeof(float) * (size_t)a.num_examples), yb = (float *)malloc(sizeof(float) * (size_t)a.num_examples);
+    for (epoch = 1; epoch <= 5; epoch++) {
+        ncf_sampler_fill(&a, epoch, 0, (int)a.num_examples, ua, ia, ya);
+        ncf_sampler_fill(&b, epoch, 0, (int)b.num_examples, ub, ib, yb);
+        same &= !memcmp(ia, ib, sizeof(int32_t) * (size_t)a.num_examples) && !memcmp(ua, ub, sizeof(int32_t) * (size_t)a.num_examples);
+    }
+    CHECK(same);
+    c.num_users = d.num_users, c.num_items = d.num_items, c.batch_size = 64;
+    CHECK(ncf_model_create(&ma, &c) == NCF_OK && ncf_model_create(&mb, &c) == NCF_OK);
+    for (epoch = 1; epoch <= 2; epoch++)
+        CHECK(ncf_train_epoch(ma, &a, epoch, NULL, NULL, NULL) == NCF_OK && ncf_train_epoch(mb, &b, epoch, NULL, NULL, NULL) == NCF_OK);
+    CHECK(ma && mb && !memcmp(ma->params, mb->params, sizeof(float) * ma->num_params));
+    a.skip_held_out = b.skip_held_out = 1; /* the old rule reads them */
+    ncf_sampler_fill(&a, 1, 0, (int)a.num_examples, ua, ia, ya);
+    ncf_sampler_fill(&b, 1, 0, (int)b.num_examples, ub, ib, yb);
+    CHECK(memcmp(ia, ib, sizeof(int32_t) * (size_t)a.num_examples) != 0);
+    free(ua), free(ia), free(ub), free(ib), free(ya), free(yb);
+    ncf_model_free(ma), ncf_model_free(mb), ncf_dataset_free(&d), ncf_dataset_free(&poisoned);
+}
+
+/* ncf_fit leaves the model at the epoch of the best validation HR, which a loop of epochs
+   and evaluations finds by hand; the same data with its test items poisoned (others, or none)
+   gives the same choice and the same model bit for bit; patience stops that many epochs after
+   the chosen one; a test target is refused. */
+static void test_fit_chooses_on_validation_never_test(void)
+{
+    ncf_dataset d, poisoned;
+    ncf_config c = ncf_config_default();
+    ncf_model *a = NULL, *b = NULL, *hand = NULL;
+    ncf_fit_opts fo = ncf_fit_opts_default();
+    ncf_fit_report ra, rb;
+    ncf_eval_opts eo = ncf_eval_opts_default();
+    ncf_sampler smp;
+    ncf_metrics mt;
+    double top = -1;
+    int u, e, at = 0;
+    CHECK(ncf_synthetic(&d, 120, 60, 2400, 4, 8) == NCF_OK && ncf_sample_eval_negatives(&d, 20, 1) == NCF_OK &&
+          ncf_hold_out_validation(&d, 20, 2) == NCF_OK);
+    CHECK(ncf_synthetic(&poisoned, 120, 60, 2400, 4, 8) == NCF_OK && ncf_sample_eval_negatives(&poisoned, 20, 1) == NCF_OK &&
+          ncf_hold_out_validation(&poisoned, 20, 2) == NCF_OK);
+    for (u = 0; u < poisoned.num_users; u++)
+        if (poisoned.test_item[u] >= 0) poisoned.test_item[u] = u % 2 ? -1 : poisoned.val_neg[(size_t)u * poisoned.num_val_neg];
+    c.num_users = d.num_users, c.num_items = d.num_items, c.batch_size = 128, c.lr = 0.01f;
+    CHECK(ncf_model_create(&a, &c) == NCF_OK && ncf_model_create(&b, &c) == NCF_OK && ncf_model_create(&hand, &c) == NCF_OK);
+    if (!a || !b || !hand) { ncf_model_free(a), ncf_model_free(b), ncf_model_free(hand); return; }
+    fo.epochs = 8;
+    CHECKF(ncf_fit(a, &d, &fo, &ra) == NCF_OK && ncf_fit(b, &poisoned, &fo, &rb) == NCF_OK, "%s", ncf_error_text());
+    CHECK(ra.chosen_epoch == rb.chosen_epoch && ra.epochs_trained == 8 && a->epoch == ra.chosen_epoch);
+    CHECK(!memcmp(a->params, b->params, sizeof(float) * a->num_params));
+    eo.target = NCF_EVAL_VALIDATION; /* by hand: the first epoch of the best validation HR */
+    CHECK(ncf_sampler_init(&smp, &d, c.num_neg, c.seed) == NCF_OK);
+    for (e = 1; e <= 8; e++) {
+        CHECK(ncf_train_epoch(hand, &smp, e, NULL, NULL, NULL) == NCF_OK && ncf_evaluate_with(hand, &d, &eo, &mt) == NCF_OK);
+        if (mt.hr > top) top = mt.hr, at = e;
+        if (e == ra.chosen_epoch) CHECK(!memcmp(hand->params, a->params, sizeof(float) * a->num_params));
+    }
+    CHECKF(at == ra.chosen_epoch && top == ra.chosen.hr, "by hand epoch %d (HR %f), ncf_fit %d (HR %f)", at, top,
+           ra.chosen_epoch, ra.chosen.hr);
+    printf("    chose epoch %d of 8 (validation HR@10 %.4f), the same with the test items poisoned\n", ra.chosen_epoch,
+           ra.chosen.hr);
+    fo.patience = 1, fo.epochs = 50; /* one epoch without a gain past the chosen one, and it stops */
+    CHECK(ncf_fit(b, &poisoned, &fo, &rb) == NCF_OK && rb.epochs_trained <= rb.chosen_epoch - ra.chosen_epoch + 1);
+    fo.eval.target = NCF_EVAL_TEST;
+    CHECK_ERR(ncf_fit(a, &d, &fo, &ra), NCF_ERR_ARG, "validation target");
+    ncf_model_free(a), ncf_model_free(b), ncf_model_free(hand);
+    ncf_dataset_free(&d), ncf_dataset_free(&poisoned);
 }
 
 static void test_sampler_hash(void)
@@ -1811,7 +1913,8 @@ static void test_evaluation_and_serving_memory_bounded_by_the_model_and_threads(
         CHECKF(g_alloc_bytes - before <= t * per_thread, "%d threads: serving asked for %ld bytes", t, g_alloc_bytes - before);
         printf(", serving %.1f MB\n", (g_alloc_bytes - before) / 1e6);
     }
-    CHECK(!memcmp(&full[0], &full[1], sizeof full[0]) && !memcmp(&sampled[0], &sampled[1], sizeof sampled[0]));
+    CHECK(full[0].hr == full[1].hr && full[0].ndcg == full[1].ndcg && full[0].mrr == full[1].mrr && full[0].users == full[1].users);
+    CHECK(sampled[0].hr == sampled[1].hr && sampled[0].ndcg == sampled[1].ndcg && sampled[0].mrr == sampled[1].mrr);
     ncf_set_threads(threads);
     ncf_model_free(m), ncf_dataset_free(&d);
 }
@@ -2507,7 +2610,8 @@ static void test_metrics_by_hand(void)
 
 /* A validation set by hand: with timestamps it takes each user's second latest rating;
    its metrics rank it against its own negatives, or every item but the user's training
-   items and test item; and the test's full ranking no longer counts the validation item. */
+   items (the test item among them: what chooses on validation never reads it); and the
+   test's full ranking no longer counts the validation item. */
 static void test_validation_by_hand(void)
 {
     float score[12] = {0, .1f, .2f, .3f, .3f, .5f, .6f, .7f, .8f, .9f, 1.0f, 1.1f};
@@ -2533,10 +2637,10 @@ static void test_validation_by_hand(void)
     /* user 0: 0.2 against 0.1 and 0.7 -> rank 1; user 1: 1.1 against 0 and 0.3 -> rank 0 */
     CHECK(ncf_evaluate_with(m, &d, &o, &s) == NCF_OK);
     CHECKF(s.users == 2 && fabs(s.hr - 0.5) < 1e-12 && fabs(s.mrr - 0.75) < 1e-12, "hr %f mrr %f", s.hr, s.mrr);
-    /* full: user 0, 0.2 below 3, 4, 6..11 (5 is its test item) -> rank 8; user 1 -> rank 0 */
+    /* full: user 0, 0.2 below 3, 4, 5 (its test item, unknown here) and 6..11 -> rank 9; user 1 -> rank 0 */
     o.full_ranking = 1, o.k = 10;
     CHECK(ncf_evaluate_with(m, &d, &o, &f) == NCF_OK);
-    CHECKF(fabs(f.hr - 1.0) < 1e-12 && fabs(f.mrr - (1.0 / 9 + 1) / 2) < 1e-12, "hr %f mrr %f", f.hr, f.mrr);
+    CHECKF(fabs(f.hr - 1.0) < 1e-12 && fabs(f.mrr - (1.0 / 10 + 1) / 2) < 1e-12, "hr %f mrr %f", f.hr, f.mrr);
     /* the test's full ranking: user 0, 0.5 below 6..11 -> rank 6; user 1, 1.0 below only its
        validation item 11, which does not count -> rank 0 */
     o.target = NCF_EVAL_TEST;
@@ -2547,8 +2651,8 @@ static void test_validation_by_hand(void)
     ncf_dataset_free(&d);
 }
 
-/* No validation item is ever trained on or drawn as a training negative: over a whole epoch
-   of the sampler, no (user, its validation item) pair appears; the training lists lose exactly
+/* No validation item is ever trained on (nor, with skip_held_out, drawn as a negative): over a
+   whole epoch of the sampler, no (user, its validation item) positive appears; the lists lose exactly
    those items; the validation negatives are items the user never rated; a hold-out that
    cannot be done leaves the dataset as it was. */
 static void test_validation_split(void)
@@ -2584,10 +2688,14 @@ static void test_validation_split(void)
     n = s.num_examples;
     u_ = (int32_t *)malloc(sizeof(int32_t) * (size_t)n), i_ = (int32_t *)malloc(sizeof(int32_t) * (size_t)n);
     y = (float *)malloc(sizeof(float) * (size_t)n);
-    if (u_ && i_ && y) {
+    if (u_ && i_ && y) { /* positives: never a held-out item; negatives: with skip_held_out, neither */
+        ncf_sampler_fill(&s, 1, 0, (int)n, u_, i_, y);
+        for (e = 0, bad = 0; e < n; e++) bad += y[e] == 1.0f && (i_[e] == d.val_item[u_[e]] || i_[e] == d.test_item[u_[e]]);
+        CHECKF(bad == 0, "%d positives of %lld are a validation or test item", bad, (long long)n);
+        s.skip_held_out = 1;
         ncf_sampler_fill(&s, 1, 0, (int)n, u_, i_, y);
         for (e = 0, bad = 0; e < n; e++) bad += i_[e] == d.val_item[u_[e]] || i_[e] == d.test_item[u_[e]];
-        CHECKF(bad == 0, "%d examples of %lld hold a validation or test item", bad, (long long)n);
+        CHECKF(bad == 0, "skip_held_out: %d examples of %lld hold a validation or test item", bad, (long long)n);
     }
     free(u_), free(i_), free(y);
     ncf_dataset_free(&d);
@@ -4207,6 +4315,8 @@ static const test_case TESTS[] = {
     {"sampler_properties", test_sampler_properties},
     {"sampler_uniform_chi2", test_sampler_uniform_chi2},
     {"sampler_hash", test_sampler_hash},
+    {"training_blind_to_held_out_items", test_training_blind_to_held_out_items},
+    {"fit_chooses_on_validation_never_test", test_fit_chooses_on_validation_never_test},
     {"eval_negatives", test_eval_negatives},
     {"synthetic_shape", test_synthetic_shape},
     {"real_movielens", test_real_movielens},

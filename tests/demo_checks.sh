@@ -17,16 +17,19 @@ check() { # NAME FUNCTION
 }
 demo() { $DEMO "$@"; }
 
-# --save_best over 4 epochs, then --load of its file: that prints the best epoch's HR and
-# NDCG, which a last-epoch file would not
+# 4 epochs, the epoch chosen on validation (the default) kept by --save_best as it is found and
+# by --save at the end; --load of either prints the chosen epoch's HR and NDCG, which a
+# last-epoch file would not (unless the last is the chosen one)
 save_best() {
-    demo $SYN --train_epochs 4 --save_best "$B/best.ncf" > "$B/best.log" &&
+    demo $SYN --train_epochs 4 --save_best "$B/best.ncf" --save "$B/chosen.ncf" > "$B/best.log" &&
         demo $SYN --load "$B/best.ncf" --train_epochs 0 > "$B/best_load.log" &&
-        b=$(tr -d '\r' < "$B/best.log" | # (Windows writes CRLF)
-            sed -n 's/^Best: iteration \([0-9]*\), \(HR = [0-9.]*, NDCG = [0-9.]*\)$/Iteration \1: \2,/p') &&
-        [ -n "$b" ] && grep -q "^$b" "$B/best_load.log"
+        demo $SYN --load "$B/chosen.ncf" --train_epochs 0 > "$B/chosen_load.log" &&
+        n=$(tr -d '\r' < "$B/best.log" | sed -n 's/^Chosen on validation HR@10: epoch \([0-9]*\) .*/\1/p') && # (Windows: CRLF)
+        b=$(tr -d '\r' < "$B/best.log" | grep "^Iteration $n: " | grep -o '^Iteration [0-9]*: HR = [0-9.]*, NDCG = [0-9.]*,') &&
+        [ -n "$b" ] && grep -q "^$b" "$B/best_load.log" && grep -q "^$b" "$B/chosen_load.log" &&
+        tr -d '\r' < "$B/best.log" | grep -q "^saved .*chosen.ncf: epoch $n, the one chosen on validation"
 }
-check "demo --save_best keeps the best epoch" save_best
+check "demo --save and --save_best keep the epoch chosen on validation" save_best
 [ "${ONLY:-}" = save_best ] && exit 0
 
 no_folder() {
@@ -64,15 +67,25 @@ saves_first() {
 }
 check "demo saves before --recommend of an unknown user" saves_first
 
-# the best epoch by validation HR (the CSV's first maximum of column 9) is the one whose test
-# line the demo reports under "Best by validation"
+# the epoch chosen (the CSV's first maximum of validation HR, column 9) is the one whose test line
+# the demo reports at the end, beside popularity's; --patience stops 2 evaluations after it;
+# --no_validation chooses nothing and reports and saves the last epoch
 validation() {
-    demo $SYN --validation --train_epochs 4 --log "$B/val.csv" > "$B/val.log" &&
-        n=$(awk -F, 'NR > 1 && $9 != "" && (b == "" || $9 > b) { b = $9; n = $1 } END { print n }' "$B/val.csv") &&
-        grep -q "^Best by validation HR@10: iteration $n " "$B/val.log" &&
-        [ "$(grep -A1 "^Iteration $n:" "$B/val.log" | sed -n 2p)" = "$(grep -A1 '^Best by validation' "$B/val.log" | sed -n 2p)" ]
+    demo $SYN --train_epochs 4 --log "$B/val.csv" > "$B/val.log" &&
+        n=$(awk -F, 'NR > 1 && $1 != "popularity" && $9 != "" && (b == "" || $9 > b) { b = $9; n = $1 } END { print n }' "$B/val.csv") &&
+        grep -q "^Chosen on validation HR@10: epoch $n " "$B/val.log" &&
+        [ "$(grep -A1 "^Iteration $n:" "$B/val.log" | sed -n 2p)" = "$(grep -A1 '^Chosen on validation' "$B/val.log" | sed -n 2p)" ] &&
+        grep -A2 '^Chosen on validation' "$B/val.log" | grep -q '^    popularity ' &&
+        demo $SYN --train_epochs 30 --patience 2 --log "$B/pat.csv" > "$B/pat.log" &&
+        n=$(sed -n 's/^Stopping: no validation gain in 2 evaluations (--patience 2); epoch \([0-9]*\) stays.*/\1/p' "$B/pat.log") &&
+        [ -n "$n" ] && [ "$(tail -n 1 "$B/pat.csv" | cut -d, -f1)" = $((n + 2)) ] &&
+        demo $SYN --train_epochs 2 --no_validation --save "$B/last.ncf" > "$B/noval.log" &&
+        grep -q '^Last epoch, 2 (no validation: no epoch is chosen' "$B/noval.log" &&
+        grep -q 'saved .*last.ncf: epoch 2, the last (no validation' "$B/noval.log" && ! grep -q '^    validation' "$B/noval.log" &&
+        demo $SYN --train_epochs 0 > "$B/untrained.log" && # (an untrained model: popularity wins, and it says so)
+        grep -q '^warning: the model is no better than recommending the most popular items on validation' "$B/untrained.log"
 }
-check "demo --validation reports the test figures of the validation-best epoch" validation
+check "demo chooses the epoch on validation by default, reports it beside popularity, warns, stops with --patience" validation
 
 log_rows() {
     demo $SYN --train_epochs 3 --epochs_between_evals 2 --log "$B/every.csv" > /dev/null &&
