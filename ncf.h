@@ -1,4 +1,4 @@
-/* ncf.h - v0.6.1 - Neural Collaborative Filtering (NeuMF) in one C header.
+/* ncf.h - v0.7.0 - Neural Collaborative Filtering (NeuMF) in one C header.
 
    He et al., "Neural Collaborative Filtering", WWW 2017, as TensorFlow's
    official NCF (the MLPerf reference) trains and evaluates it: MovieLens,
@@ -104,6 +104,25 @@
      other runs on one thread.
 
    CHANGELOG (one line a change; API: a change to the interface)
+     0.7.0  Training never reads held-out items: negatives among the items not in training, as
+            the NCF paper's code (results differ from 0.6; ncf_sampler.skip_held_out keeps 0.6's)
+            API: ncf_fit, the epoch chosen on validation only, with patience
+            The validation's full ranking counts the test item (nothing choosing reads it)
+            API: ncf_load_opts.min_item_ratings, .kcore; a user who rated every item is dropped
+            API: ncf_load_report.few_item_ratings, items_few_item_ratings, users_filtered_out,
+            users_every_item, filter_rounds
+            API: ncf_output_open, _write, _printf, _commit, _discard: any file whole or not at all
+            API: NCF_MAX_EPOCH (2^30): a file's epoch past it is refused, training numbers none past it
+            Text ids interned with a keyed hash; every sort O(n log n) whatever the order (no qsort)
+            No exit when only some of a team's threads can start: a region asks for those that can
+            Evaluation and serving memory bounded by the model and the threads that run
+            One bound (1e6) on parameters and int8 scales, read in place or copied
+            ncf_evaluate wants the model's own counts; fold-in steps and negatives bounded
+            Saves remove only the library's own dead temporary files (not a user's, nor a live save's)
+            ncf_model_set_ids and ncf_model_grow never return NCF_OK having lost text ids
+            ncf_dataset_add_ids frees nothing twice when an allocation fails
+            ncf_load checks a pipe's magic on its first bytes
+            ncf_predict_batch, the old name, stays one more version (it goes in 0.8)
      0.6.1  API: ncf_model_open_verified, for a buffer the firmware verified (no CRC, no value scan)
             No thread-local storage by default on any bare-metal target (RISC-V too)
             The vector tile on WebAssembly only with SIMD (-msimd128)
@@ -167,9 +186,9 @@
 #endif
 
 #define NCF_VERSION_MAJOR 0
-#define NCF_VERSION_MINOR 6
-#define NCF_VERSION_PATCH 1
-#define NCF_VERSION_STRING "0.6.1"
+#define NCF_VERSION_MINOR 7
+#define NCF_VERSION_PATCH 0
+#define NCF_VERSION_STRING "0.7.0"
 
 #ifndef NCFDEF
 #if defined(NCF_STATIC) && (defined(__GNUC__) || defined(__clang__))
@@ -475,7 +494,7 @@ NCFDEF void ncf_model_free(ncf_model *m);
    (ncf_user_index and ncf_item_index find an id's). */
 NCFDEF int ncf_predict_indices(const ncf_model *m, const int32_t *user_index, const int32_t *item_index, int n,
                                float *logits);
-/* The old name of ncf_predict_indices (0.5); it goes in 0.7. */
+/* The old name of ncf_predict_indices (0.5); it goes in 0.8. */
 NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n,
                              float *logits);
 /* Call after changing m->params by hand: rebuilds the cached item projection. */
