@@ -246,3 +246,12 @@ filters() {
         grep -q 'dropped 1 users who rated every item left' "$B/every.log" && grep -q '^Iteration 1:' "$B/every.log"
 }
 check "demo --min_item_ratings, --kcore and a user of every item: each says what it dropped" filters
+
+# evaluation's memory is bounded by the model and the threads, not the catalogue times the
+# widest layer: a 4,096-wide layer over 6,000 items, full ranking on 2 threads, in 300 MB of
+# address space (0.6.1 ran out of memory there: 2 x 6,000 x 4,096 floats a thread)
+wide_model_memory() {
+    (ulimit -v 300000 && demo --synthetic_users 30 --synthetic_items 6000 --synthetic_ratings 1500 --layers 16,4096,8 \
+        --train_epochs 0 --no_validation --threads 2 > "$B/wide.log") && grep -q '^    test .*full ranking' "$B/wide.log"
+}
+check "demo evaluates a wide model over a large catalogue in 300 MB" wide_model_memory
