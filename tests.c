@@ -2022,7 +2022,8 @@ static void test_absurd_settings_and_values_refused(void)
 }
 
 /* Arguments and files at their limits: a range of examples past 2^63, an in-place model's Adam
-   moment not finite, a user who rated every item, paths of 2,000 characters. */
+   moment not finite, a user with fewer unrated items than the negatives asked, paths of 2,000
+   characters. */
 static void test_limits_said_as_they_are(void)
 {
     ncf_dataset d;
