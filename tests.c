@@ -2178,6 +2178,23 @@ static void test_options_checked_before_anything_is_sized(void)
     ncf_model_free(m);
 }
 
+/* Evaluation ranks the data's catalogue with the model's rows: data of other counts (20 x 20 on
+   a 60 x 50 model, whose ids would match the first 20 of each) is refused, not scored. */
+static void test_evaluation_refuses_data_that_is_not_the_models(void)
+{
+    ncf_dataset small, big;
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL;
+    ncf_metrics mt;
+    CHECK(ncf_synthetic(&small, 20, 20, 200, 2, 1) == NCF_OK && ncf_sample_eval_negatives(&small, 5, 1) == NCF_OK);
+    CHECK(ncf_synthetic(&big, 60, 50, 900, 2, 1) == NCF_OK && ncf_sample_eval_negatives(&big, 5, 1) == NCF_OK);
+    c.num_users = big.num_users, c.num_items = big.num_items;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &big) == NCF_OK);
+    CHECK_ERR(ncf_evaluate(m, &small, 10, NCF_SAMPLED, &mt), NCF_ERR_ARG, "not the data it was trained on");
+    CHECK(ncf_evaluate(m, &big, 10, NCF_SAMPLED, &mt) == NCF_OK);
+    ncf_model_free(m), ncf_dataset_free(&small), ncf_dataset_free(&big);
+}
+
 /* tests --set-epoch FILE N: the demo's check of a model at the bound (tests/demo_checks.sh). */
 static int set_file_epoch(const char *path, const char *n)
 {
@@ -4303,6 +4320,7 @@ static const test_case TESTS[] = {
     {"file_counters_at_their_bounds_leave_headroom", test_file_counters_at_their_bounds_leave_headroom},
     {"values_bounded_alike_in_place_and_copied", test_values_bounded_alike_in_place_and_copied},
     {"options_checked_before_anything_is_sized", test_options_checked_before_anything_is_sized},
+    {"evaluation_refuses_data_that_is_not_the_models", test_evaluation_refuses_data_that_is_not_the_models},
     {"ids_chosen_against_the_hash_cost_what_random_ids_do", test_ids_chosen_against_the_hash_cost_what_random_ids_do},
     {"sorts_are_n_log_n_whatever_the_order", test_sorts_are_n_log_n_whatever_the_order},
     {"limits_said_as_they_are", test_limits_said_as_they_are},
