@@ -413,9 +413,8 @@ NCFDEF int ncf_sample_eval_negatives(ncf_dataset *ds, int n, uint64_t seed);
 /* Moves one training item of every user with two or more out of training into a validation
    set, with n sampled negatives each: the latest by timestamp where the source had them
    (the second latest rating, the latest being the test item), else one chosen by the seed.
-   The sampler never trains on it nor draws it as a negative; choose epochs and
-   hyperparameters on it (ncf_evaluate_with, NCF_EVAL_VALIDATION) and the test figures stay
-   unseen. On failure the dataset is unchanged. */
+   It is never trained on; choose epochs and hyperparameters on it (ncf_fit, or
+   ncf_evaluate_with with NCF_EVAL_VALIDATION) and the test figures stay unseen. On failure the dataset is unchanged. */
 NCFDEF int ncf_hold_out_validation(ncf_dataset *ds, int n, uint64_t seed);
 NCFDEF void ncf_dataset_free(ncf_dataset *ds);
 
