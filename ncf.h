@@ -1406,6 +1406,7 @@ static void ncf__heap_sort(char *v, size_t n, size_t size, ncf__cmp_fn cmp)
     for (k = n; k-- > 1;) ncf__swap_bytes(v, v + k * size, size), ncf__sift_down(v, 0, k, size, cmp);
 }
 
+#ifndef NCF_INFERENCE_ONLY
 /* Sorts v[0..n) with tmp[n] as scratch: runs of 8 by insertion, then merged bottom-up. */
 static void ncf__merge_sort(char *v, char *tmp, size_t n, size_t size, ncf__cmp_fn cmp)
 {
@@ -1441,6 +1442,9 @@ static void ncf__sort(void *v, size_t n, size_t size, ncf__cmp_fn cmp)
     ncf__merge_sort((char *)v, tmp, n, size, cmp);
     NCF_FREE(tmp);
 }
+#else /* a device sorts only small lists and a model's ids once: the heapsort, in place */
+#define ncf__sort(v, n, size, cmp) ncf__heap_sort((char *)(v), (n), (size), (cmp))
+#endif
 
 /* ceil(a / b) for a >= 0, b > 0: how many units of b cover a. (A macro: a divisor that is a
    constant stays a multiply where a call would divide, as a small core's -Os build would.) */
@@ -6468,7 +6472,7 @@ static int ncf__sorted_items(const ncf_model *m, const int32_t *list, int n, int
                              "finds an id's)", what, j, (int)list[j], m->cfg.num_items);
         out[j] = list[j];
     }
-    ncf__sort(out, (size_t)n, sizeof *out, ncf__cmp_i32);
+    ncf__heap_sort((char *)out, (size_t)n, sizeof *out, ncf__cmp_i32); /* (in place: serving allocates nothing) */
     for (j = 0; j < n; j++)
         if (w == 0 || out[j] != out[w - 1]) out[w++] = out[j];
     return w;
@@ -6844,7 +6848,7 @@ NCFDEF int ncf_fold_in(const ncf_model *m, const int32_t *items, int n, const nc
     }
     ncf__fold_carve(&b, m, n, mem);
     for (j = 0; j < n; j++) b.given[j] = items[j];
-    ncf__sort(b.given, (size_t)n, sizeof *b.given, ncf__cmp_i32);
+    ncf__heap_sort((char *)b.given, (size_t)n, sizeof *b.given, ncf__cmp_i32); /* (in place: the workspace form allocates nothing) */
     for (j = nu = 0; j < n; j++)
         if (nu == 0 || b.given[j] != b.given[nu - 1]) b.given[nu++] = b.given[j];
     R = ncf_user_row_size(m);

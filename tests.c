@@ -3425,6 +3425,26 @@ static void test_workspace_forms_allocate_nothing(void)
                   "ncf_workspace_size");
         calls = g_alloc_calls - calls;
         CHECKF(calls == 0, "case %d: the workspace forms made %ld allocations", k, calls);
+        { /* lists of 20 and 12 items, given unsorted, and a fold-in of 20: sorted in place */
+            ncf_rec_opts ro = ncf_rec_opts_default();
+            ncf_fold_opts fo = ncf_fold_opts_default();
+            int32_t allow[20], deny[12], top[10], j;
+            float sc[10], row[256];
+            size_t rs, fs;
+            void *rw, *fw;
+            for (j = 0; j < 20; j++) allow[j] = (int32_t)((j * 17 + 5) % in->cfg.num_items);
+            for (j = 0; j < 12; j++) deny[j] = (int32_t)((j * 7 + 3) % in->cfg.num_items);
+            ro.allow = allow, ro.num_allow = 20, ro.deny = deny, ro.num_deny = 12;
+            rs = ncf_rec_workspace_size(in, &ro), fs = ncf_fold_workspace_size(in, 20);
+            rw = malloc(rs), fw = malloc(fs);
+            ro.work = rw, ro.work_size = rs, fo.work = fw, fo.work_size = fs, fo.steps = 2;
+            calls = g_alloc_calls;
+            CHECK(ncf_recommend_index(in, 3, &ro, top, sc) > 0);
+            CHECK(ncf_user_row_size(in) <= 256 && ncf_fold_in(in, allow, 20, &fo, row) == NCF_OK);
+            calls = g_alloc_calls - calls;
+            CHECKF(calls == 0, "case %d: lists and a fold-in in workspaces made %ld allocations", k, calls);
+            free(rw), free(fw);
+        }
         free(work), ncf_model_free(in), in_place_case_free(&c);
     }
     ncf_dataset_free(&d);
