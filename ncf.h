@@ -1984,25 +1984,35 @@ static void ncf__count_kept(const int32_t *du, const int32_t *di, const uint8_t 
         }
 }
 
-/* Kept users who rated every kept item (their distinct items counted with a mark per item,
-   only for users with enough positives to have): dropped, as no item is left to rank their
-   held-out one against or to draw as a negative. Returns how many. */
+/* Kept users who rated every kept item: dropped, as no item is left to rank their held-out
+   one against or to draw as a negative. Only users with as many positives as there are kept
+   items can be; their records are gathered in one pass (at[], of n + U + 1) and their distinct
+   items marked with the user's stamp (mark[], of I), so a round is O(n). Returns how many. */
 static int ncf__drop_users_of_every_item(const int32_t *du, const int32_t *di, const uint8_t *pos, int64_t n, int U,
-                                         int I, const int64_t *cnt_u, uint8_t *keep_u, const uint8_t *keep_i, uint8_t *mark)
+                                         int I, const int64_t *cnt_u, uint8_t *keep_u, const uint8_t *keep_i,
+                                         int32_t *mark, int64_t *at)
 {
-    int64_t j, kept_items = 0;
-    int u, dropped = 0, i;
-    for (i = 0; i < I; i++) kept_items += keep_i[i];
+    int64_t j, kept_items = 0, *start = at + n;
+    int u, i, dropped = 0;
+    for (i = 0; i < I; i++) kept_items += keep_i[i], mark[i] = -1;
+    memset(start, 0, sizeof(int64_t) * ((size_t)U + 1));
+    for (j = 0; j < n; j++) /* (a candidate: kept, with at least kept_items positives on kept items) */
+        if ((!pos || pos[j]) && keep_i[di[j]] && keep_u[du[j]] && cnt_u[du[j]] >= kept_items) start[du[j] + 1]++;
+    for (u = 0; u < U; u++) start[u + 1] += start[u];
+    for (j = 0; j < n; j++)
+        if ((!pos || pos[j]) && keep_i[di[j]] && keep_u[du[j]] && cnt_u[du[j]] >= kept_items) at[start[du[j]]++] = j;
+    for (u = U; u > 0; u--) start[u] = start[u - 1]; /* (the fill moved each start to the next's) */
+    start[0] = 0;
     for (u = 0; u < U; u++) {
-        int64_t distinct = 0;
-        if (!keep_u[u] || cnt_u[u] < kept_items) continue; /* (nearly always: too few positives) */
-        memset(mark, 0, (size_t)I);
-        for (j = 0; j < n; j++)
-            if (du[j] == u && (!pos || pos[j]) && keep_i[di[j]] && !mark[di[j]]) mark[di[j]] = 1, distinct++;
-        if (distinct == kept_items) keep_u[u] = 0, dropped++;
+        int64_t distinct = 0, k;
+        for (k = start[u]; k < start[u + 1]; k++)
+            if (mark[di[at[k]]] != u) mark[di[at[k]]] = u, distinct++;
+        if (start[u + 1] > start[u] && distinct == kept_items) keep_u[u] = 0, dropped++;
     }
     return dropped;
 }
+
+#define NCF__FILTER_ROUNDS 64 /* more rounds of the filters than a real log needs (a k-core of ml-20m takes a few) */
 
 /* Which users and items to keep, and the report's counts of what each filter dropped: users
    with positives, at least min_ratings of them; items with at least min_item_ratings from the
@@ -2012,11 +2022,11 @@ static int ncf__filter_ids(const int32_t *du, const int32_t *di, const uint8_t *
                            const ncf__build_opts *bo, int64_t *cnt, uint8_t *keep_u, uint8_t *keep_i, uint8_t *any_i,
                            ncf_load_report *rep)
 {
-    int64_t j, *cnt_i = NCF__NEW(int64_t, I ? I : 1);
-    uint8_t *mark = NCF__NEW(uint8_t, I ? I : 1);
-    int u, i;
-    if (!cnt_i || !mark) {
-        NCF_FREE(cnt_i), NCF_FREE(mark);
+    int64_t j, *cnt_i = NCF__NEW(int64_t, I ? I : 1), *at = NCF__NEW(int64_t, (size_t)n + (size_t)U + 1);
+    int32_t *mark = NCF__NEW(int32_t, I ? I : 1);
+    int u, i, rc = NCF_OK;
+    if (!cnt_i || !mark || !at) {
+        NCF_FREE(cnt_i), NCF_FREE(mark), NCF_FREE(at);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for %d items' counts", I);
     }
     for (j = 0; j < n; j++)
@@ -2043,11 +2053,17 @@ static int ncf__filter_ids(const int32_t *du, const int32_t *di, const uint8_t *
         for (u = 0; u < U; u++) /* users: a positive left, and (kcore) min_ratings of them */
             if (keep_u[u] && (cnt[u] == 0 || (bo->kcore && cnt[u] < bo->min_ratings)))
                 keep_u[u] = 0, dropped = 1, rep->users_filtered_out++;
-        if (!dropped) rep->users_every_item += dropped = ncf__drop_users_of_every_item(du, di, pos, n, U, I, cnt, keep_u, keep_i, mark);
+        if (!dropped)
+            rep->users_every_item += dropped = ncf__drop_users_of_every_item(du, di, pos, n, U, I, cnt, keep_u, keep_i, mark, at);
         if (!dropped) break;
+        if (rep->filter_rounds == NCF__FILTER_ROUNDS) { /* (each round is O(n): a log cannot make them many) */
+            rc = ncf__fail(NCF_ERR_DATA, "the filters still drop users and items after %d rounds (each drop leaving "
+                           "another user or item under its minimum, or with every item): loosen them", NCF__FILTER_ROUNDS);
+            break;
+        }
     }
-    NCF_FREE(cnt_i), NCF_FREE(mark);
-    return NCF_OK;
+    NCF_FREE(cnt_i), NCF_FREE(mark), NCF_FREE(at);
+    return rc;
 }
 
 /* The whole preprocessing after parsing: ids remapped in ascending raw order (as TF's NCF

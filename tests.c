@@ -2334,6 +2334,26 @@ static void test_ids_chosen_against_the_hash_cost_what_random_ids_do(void)
     free(w);
 }
 
+/* A log whose every drop leaves another user with every item (user k rated items 0..k, so
+   dropping the last user leaves the next with all that is left, and so on): each round of the
+   filters is O(n) and they stop after 64 rounds with a message, not after one round a user. */
+static void test_filters_settle_in_bounded_rounds(void)
+{
+    enum { N = 1500 };
+    int64_t *u = (int64_t *)malloc(sizeof(int64_t) * N * (N + 1) / 2), *it = (int64_t *)malloc(sizeof(int64_t) * N * (N + 1) / 2);
+    int64_t n = 0;
+    int k, j;
+    ncf_dataset d;
+    double t;
+    for (k = 0; k < N; k++)
+        for (j = 0; j <= k; j++) u[n] = k, it[n] = j, n++;
+    t = now_s();
+    CHECK_ERR(ncf_dataset_from_triples(&d, u, it, NULL, n, 0), NCF_ERR_DATA, "after 64 rounds");
+    printf("    %lld interactions, a cascade of %d users: refused after 64 rounds in %.2f s\n", (long long)n, N,
+           now_s() - t);
+    free(u), free(it);
+}
+
 static long g_cmp_calls;
 static int counting_cmp_i32(const void *a, const void *b) { g_cmp_calls++; return ncf__cmp_i32(a, b); }
 
@@ -4343,6 +4363,7 @@ static const test_case TESTS[] = {
     {"evaluation_refuses_data_that_is_not_the_models", test_evaluation_refuses_data_that_is_not_the_models},
     {"ids_chosen_against_the_hash_cost_what_random_ids_do", test_ids_chosen_against_the_hash_cost_what_random_ids_do},
     {"sorts_are_n_log_n_whatever_the_order", test_sorts_are_n_log_n_whatever_the_order},
+    {"filters_settle_in_bounded_rounds", test_filters_settle_in_bounded_rounds},
     {"limits_said_as_they_are", test_limits_said_as_they_are},
 #ifdef THREAD_LIMIT_TEST
     {"no_exit_when_threads_cannot_start", test_no_exit_when_threads_cannot_start},
