@@ -4222,7 +4222,7 @@ static int ncf__check_config(const ncf_config *c)
         if (c->layers[l] <= 0 || c->layers[l] > 65536)
             return ncf__fail(NCF_ERR_ARG, "config: layer %d has size %d (must be 1..65536)", l, c->layers[l]);
         if (!(c->mlp_reg[l] >= 0 && c->mlp_reg[l] <= 1e6f))
-            return ncf__fail(NCF_ERR_ARG, "config: layer %d's L2 %g is outside [0, 1e6]", l, (double)c->mlp_reg[l]);
+            return ncf__fail(NCF_ERR_ARG, "config: layer %d's L2 is not a number in [0, 1e6]", l); /* (no %g: a device links no double math) */
     }
     if (mlp && c->layers[0] % 2)
         return ncf__fail(NCF_ERR_ARG, "config: layers[0] = %d must be even (user and item halves)", c->layers[0]);
