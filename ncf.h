@@ -1378,9 +1378,10 @@ static int ncf__cmp_i32(const void *a, const void *b)
 }
 
 /* Sorting what a file or a caller gave: qsort may be a quicksort that input chosen against it
-   drives to n^2 (newlib's, older C libraries'), so every sort here is a merge sort, O(n log n)
-   whatever the order, and a heapsort, also O(n log n), where no scratch memory can be had.
-   Every comparison used is a total order, so both give the same result as any correct sort. */
+   drives to n^2 (newlib's, older C libraries'), so every sort here is O(n log n) whatever the
+   order: a merge sort (ncf__sort), or the in-place heapsort where no scratch memory can be had,
+   where a call must not allocate (serving's lists, in workspace forms) and on a device. Every
+   comparison used is a total order, so both give the same result as any correct sort. */
 typedef int (*ncf__cmp_fn)(const void *, const void *);
 
 static void ncf__swap_bytes(char *a, char *b, size_t size)
