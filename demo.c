@@ -63,6 +63,8 @@ typedef struct {
     int probabilities, data_given, keep_missing, patience, skip_held_out;
     long long syn_ratings;
     double hr_threshold;
+    int tune;                   /* --tune: search the settings */
+    double tune_seconds;        /* its budget; 0: from the data's size */
     ncf_load_opts load_opts;    /* --format, --sep, --header, the columns, --min_rating, --holdout */
 } options;
 
@@ -145,11 +147,12 @@ static int parse_list(const char *flag, const char *v, int max, int *ints, float
 
 typedef enum {
     F_SECTION, F_HELP, F_DATA, F_DATA_DIR, F_DATASET, F_SYN_USERS, F_SYN_ITEMS, F_SYN_RATINGS, F_FORMAT, F_SEP, F_HEADER,
-    F_USER_COL, F_ITEM_COL, F_RATING_COL, F_TIME_COL, F_MIN_RATING, F_MIN_RATINGS, F_MIN_ITEM_RATINGS, F_KCORE, F_HOLDOUT, F_EVAL_NEGATIVES,
+    F_USER_COL, F_ITEM_COL, F_RATING_COL, F_TIME_COL, F_MIN_RATING, F_MIN_RATINGS, F_MIN_ITEM_RATINGS, F_KCORE, F_WEIGHT_COL,
+    F_WEIGHTING, F_WEIGHT_ALPHA, F_HOLDOUT, F_EVAL_NEGATIVES,
     F_MODEL, F_NUM_FACTORS, F_LAYERS, F_MF_REG, F_MLP_REG, F_INIT_SD, F_PRETRAIN_GMF, F_PRETRAIN_MLP, F_ALPHA,
     F_BATCH_SIZE, F_EVAL_BATCH_SIZE, F_LEARNING_RATE, F_BETA1, F_BETA2, F_EPSILON, F_OPTIMIZER, F_ADAM, F_NUM_NEG,
     F_TRAIN_EPOCHS, F_EPOCHS_BETWEEN_EVALS, F_HR_THRESHOLD, F_ML_PERF, F_SEED, F_THREADS, F_TOP_K, F_VALIDATION,
-    F_NO_VALIDATION, F_PATIENCE, F_SKIP_HELD_OUT, F_FULL_RANKING, F_FULL_USERS, F_HASH_PIPELINE, F_LOG, F_PLOT, F_RECOMMEND, F_RECOMMEND_K, F_TOPK, F_RECOMMEND_ALL,
+    F_NO_VALIDATION, F_PATIENCE, F_TUNE, F_SKIP_HELD_OUT, F_FULL_RANKING, F_FULL_USERS, F_HASH_PIPELINE, F_LOG, F_PLOT, F_RECOMMEND, F_RECOMMEND_K, F_TOPK, F_RECOMMEND_ALL,
     F_RECOMMEND_FOR, F_SIMILAR, F_ALLOW, F_DENY, F_PROBABILITIES, F_SAVE, F_INT8, F_CHECKPOINT_EVERY, F_SAVE_BEST,
     F_EXPORT_C, F_LOAD, F_KEEP_MISSING
 } flag_id;
@@ -182,6 +185,11 @@ static const flag_def FLAGS[] = {
     {F_MIN_RATINGS, "--min_ratings", "N", "drop users with fewer positives (default 0: keep all)"},
     {F_MIN_ITEM_RATINGS, "--min_item_ratings", "N", "drop items with fewer positives from the users kept (default 0)"},
     {F_KCORE, "--kcore", NULL, "repeat both filters until every user and item has its minimum (a k-core)"},
+    {F_WEIGHT_COL, "--weight_col", "C", "the strength column (play counts, hours, clicks; default: the rating column)"},
+    {F_WEIGHTING, "--weighting", "none|linear|log", "each positive's loss term weighs 1 + alpha*s (linear) or\n"
+                                                     "1 + alpha*log(1 + s) (log), s the sum of its lines' strengths\n"
+                                                     "(default none: every positive weighs 1)"},
+    {F_WEIGHT_ALPHA, "--weight_alpha", "X", "the alpha of --weighting (default 1)"},
     {F_HOLDOUT, "--holdout", "latest|random|none", "each user's test item: the latest by timestamp, one drawn by the seed,\n"
                                                    "or none (train on everything: the model to ship). Default: latest\n"
                                                    "with a timestamp column, else random"},
@@ -223,7 +231,13 @@ static const flag_def FLAGS[] = {
                                          "--hr_threshold, --save and --save_best follow it, and the test figures\n"
                                          "reported at the end are those of the epoch it chose"},
     {F_NO_VALIDATION, "--no_validation", NULL, "no validation set: nothing is chosen, the last epoch is reported and saved"},
-    {F_PATIENCE, "--patience", "N", "stop after N evaluations without a validation gain (default 0: never)"},
+    {F_PATIENCE, "--patience", "N", "stop after N evaluations without a validation gain (default 0: never;\n"
+                                    "3 within each run of --tune)"},
+    {F_TUNE, "--tune", "[SECONDS]", "search model, factors, learning rate, L2, negatives, batch and weighting on\n"
+                                    "the validation split (successive halving), then train the winner on\n"
+                                    "training + validation and report its test figures once; --save writes it.\n"
+                                    "SECONDS: the planned budget (default: from the data's size, about 4\n"
+                                    "minutes for ml-1m on 2 cores); see docs/tuning.md"},
     {F_SKIP_HELD_OUT, "--skip_held_out_negatives", NULL, "never draw a user's test or validation item as a training\n"
                                                          "negative, as 0.6 trained (it reads the held-out items; for\n"
                                                          "comparing with 0.6's figures)"},
@@ -322,6 +336,7 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
 {
     static const char *const formats[] = {"auto", "dat", "csv", "tab", "ncf"}, *const headers[] = {"auto", "yes", "no"};
     static const char *const holdouts[] = {"latest", "random", "none"}, *const models[] = {"neumf", "gmf", "mlp", "mf"};
+    static const char *const weightings[] = {"none", "linear", "log"};
     static const char *const optimizers[] = {"adam", "sgd"}, *const adams[] = {"lazy", "dense"};
     long long n;
     double x;
@@ -353,6 +368,12 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
     case F_MIN_RATINGS: INT_FLAG(0, 1 << 30, o->min_ratings);
     case F_MIN_ITEM_RATINGS: INT_FLAG(0, 1 << 30, o->load_opts.min_item_ratings);
     case F_KCORE: o->load_opts.kcore = 1; break;
+    case F_WEIGHT_COL: o->load_opts.columns[NCF_COL_STRENGTH] = v; break;
+    case F_WEIGHTING:
+        if (!parse_choice(a, v, weightings, 3, "none, linear or log", &k)) return 0;
+        o->load_opts.weighting = k == 1 ? NCF_WEIGHT_LINEAR : k == 2 ? NCF_WEIGHT_LOG : NCF_WEIGHT_NONE;
+        break;
+    case F_WEIGHT_ALPHA: FLOAT_FLAG(1e-6, 1e6, o->load_opts.alpha);
     case F_HOLDOUT:
         if (!parse_choice(a, v, holdouts, 3, "latest, random or none", &k)) return 0;
         o->load_opts.holdout = k == 0 ? NCF_HOLDOUT_LATEST : k == 1 ? NCF_HOLDOUT_RANDOM : NCF_HOLDOUT_NONE;
@@ -398,6 +419,10 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
     case F_VALIDATION: o->validation = 1; break;
     case F_NO_VALIDATION: o->validation = 0; break;
     case F_PATIENCE: INT_FLAG(0, 1000000, o->patience);
+    case F_TUNE:
+        o->tune = 1;
+        if (v && !parse_float(a, v, 0.001, 1e7, &o->tune_seconds)) return 0;
+        break;
     case F_SKIP_HELD_OUT: o->skip_held_out = 1; break;
     case F_FULL_RANKING: o->full_ranking = 1; break;
     case F_FULL_USERS: INT_FLAG(1, 1 << 30, o->full_users);
@@ -464,6 +489,9 @@ static int parse_args(int argc, char **argv, options *o)
         if (!f->value) { /* a switch */
             if (eq && a == name) { fprintf(stderr, "demo: %s takes no value\n", a); return 0; }
             took = 0;
+        } else if (f->value[0] == '[') { /* a value it may take: a number that follows */
+            char *end;
+            if (took && (!v || (strtod(v, &end), end == v || *end))) v = NULL, took = 0;
         } else if (!v || (took && !strncmp(v, "--", 2))) {
             fprintf(stderr, "demo: %s needs a value (see --help)\n", a);
             return 0;
@@ -486,6 +514,11 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (o->patience && !o->validation) {
         fprintf(stderr, "demo: --patience stops on validation figures: it does not go with --no_validation\n");
+        return 0;
+    }
+    if (o->tune && (o->load || !o->validation || o->pretrain_gmf || o->save_best || o->checkpoint_every)) {
+        fprintf(stderr, "demo: --tune trains its own models on a validation split: it does not go with --load, "
+                        "--no_validation, --pretrain_gmf, --save_best or --checkpoint_every\n");
         return 0;
     }
     if (o->keep_missing && !o->load) {
@@ -538,14 +571,17 @@ static const char *data_path(const options *o, char *buf, size_t size)
 /* Progress: a live line on a terminal; the warm-up point for examples/sec. */
 typedef struct {
     int tty, epoch, epochs;
+    int count_epochs; /* 1: epochs counted here, by their examples starting over (--tune's final) */
     double t0, last_print, warm_t;
-    int64_t warm_done;
+    int64_t warm_done, last_done;
 } progress_state;
 
 static void on_progress(void *user, int64_t done, int64_t total, double loss)
 {
     progress_state *p = (progress_state *)user;
     double t = now();
+    if (p->count_epochs && (p->epoch == 0 || done < p->last_done)) p->epoch++, p->warm_done = 0;
+    p->last_done = done;
     if (p->warm_done == 0) p->warm_done = done, p->warm_t = t; /* the first 16 batches warm up */
     if (p->tty && (t - p->last_print > 0.25 || done == total)) {
         double rate = done > p->warm_done ? (double)(done - p->warm_done) / (t - p->warm_t) : 0;
@@ -726,7 +762,7 @@ static int save_model(const ncf_model *m, const char *path, int int8)
 /* What the loader read and dropped, a line each. */
 static void print_read_as(const ncf_dataset *d, const options *o)
 {
-    static const char *const names[4] = {"user", "item", "rating", "time"};
+    static const char *const names[5] = {"user", "item", "rating", "time", "strength"};
     const ncf_load_report *r = &d->report;
     int c;
     int64_t held;
@@ -734,7 +770,7 @@ static void print_read_as(const ncf_dataset *d, const options *o)
     else if (r->sep[0] == ' ') printf("read as: blank-separated");
     else printf("read as: '%s'-separated", r->sep);
     printf(", %s,", r->header ? "header" : "no header");
-    for (c = 0; c < 4; c++)
+    for (c = 0; c < 5; c++)
         if (r->columns[c][0]) printf(" %s=%s", names[c], r->columns[c]);
     printf("%s", r->columns[NCF_COL_TIME][0] ? "" : ", no timestamps");
     if (r->text_ids[0] || r->text_ids[1])
@@ -754,6 +790,9 @@ static void print_read_as(const ncf_dataset *d, const options *o)
                o->load_opts.min_item_ratings, r->items_few_item_ratings, (long long)r->few_item_ratings, r->users_filtered_out,
                o->load_opts.kcore ? "too few positives and dropped (--kcore)" : "no positive and dropped");
     if (o->load_opts.kcore) printf("--kcore: the filters ran %d rounds\n", r->filter_rounds);
+    if (o->load_opts.weighting != NCF_WEIGHT_NONE)
+        printf("weights: 1 + %g*%s: from %.4g to %.4g (--weighting)\n", o->load_opts.alpha,
+               o->load_opts.weighting == NCF_WEIGHT_LOG ? "log(1 + strength)" : "strength", r->weight_min, r->weight_max);
     if (r->users_every_item)
         printf("dropped %d users who rated every item left: no item would be left to rank or draw as a negative\n",
                r->users_every_item);
@@ -1613,6 +1652,151 @@ static int start_session(session *S, const ncf_config *cfg, int first)
     return 1;
 }
 
+/* ---- --tune: the search, its table, the winner trained on training + validation ---- */
+
+/* A run's settings in a few words: "MF f64 lr 0.0021 L2 0.0003 neg 4 batch 1024 weighted". */
+static void trial_settings(const ncf_trial *t, char *out, size_t size)
+{
+    const ncf_config *c = &t->cfg;
+    int n = snprintf(out, size, "%-5s f%-3d", model_name(c->model), c->mf_dim);
+    if (c->model == NCF_NEUMF && n > 0 && (size_t)n < size) n += snprintf(out + n, size - (size_t)n, " mlp%-3d", c->layers[0]);
+    else if (n > 0 && (size_t)n < size) n += snprintf(out + n, size - (size_t)n, "       ");
+    if (n > 0 && (size_t)n < size)
+        snprintf(out + n, size - (size_t)n, " lr %.5f L2 %-9.2g neg %d batch %-4d%s", c->lr, c->mf_reg, c->num_neg,
+                 c->batch_size, t->weighted ? " weighted" : "");
+}
+
+/* The same, its padding squeezed out: "MF f64 lr 0.00220 L2 0.017 neg 2 batch 256". */
+static void trial_words(const ncf_trial *t, char *out, size_t size)
+{
+    char wide[160], *p, *q = out;
+    trial_settings(t, wide, sizeof wide);
+    for (p = wide; *p && (size_t)(q - out) + 1 < size; p++)
+        if (*p != ' ' || (q > out && q[-1] != ' ')) *q++ = *p;
+    while (q > out && q[-1] == ' ') q--;
+    *q = 0;
+}
+
+typedef struct { int printed, k; double t0, run_t0; } tune_state;
+
+static void print_run(const ncf_trial *t, int k, double seconds)
+{
+    char what[160];
+    trial_settings(t, what, sizeof what);
+    printf("  %5d %4d  %s  HR@%d %.4f NDCG@%d %.4f  epoch %2d of %2d  %5.1f s (planned %.1f)\n", t->trial, t->rung, what,
+           k, t->val.hr, k, t->val.ndcg, t->chosen_epoch, t->epochs_trained, seconds, t->planned_seconds);
+    fflush(stdout);
+}
+
+static void on_tune(void *user, const ncf_tune_report *so_far, const ncf_trial *next)
+{
+    tune_state *st = (tune_state *)user;
+    double t = now();
+    if (so_far->num_runs > st->printed) print_run(&so_far->runs[st->printed++], st->k, t - st->run_t0);
+    st->run_t0 = t;
+    if (next && isatty(2))
+        fprintf(stderr, "\r  trial %d, rung %d: %d epochs at most (planned %.1f s; %.0f s so far)   ", next->trial,
+                next->rung, next->epochs, next->planned_seconds, t - st->t0);
+    else if (isatty(2)) fprintf(stderr, "\r%*s\r", 90, "");
+}
+
+/* --log with --tune: one CSV row a run. */
+static int write_tune_log(const char *path, const ncf_tune_report *r)
+{
+    ncf_output *f;
+    int i;
+    if (!path || !ON_ROOT) return 1;
+    if (ncf_output_open(&f, path) != NCF_OK) { fprintf(stderr, "demo: --log: %s\n", ncf_error_text()); return 0; }
+    ncf_output_printf(f, "trial,rung,model,factors,mlp,lr,l2,num_neg,batch,weighted,epochs,epochs_trained,chosen_epoch,"
+                         "val_hr,val_ndcg,val_mrr,planned_s,winner\n");
+    for (i = 0; i < r->num_runs; i++) {
+        const ncf_trial *t = &r->runs[i];
+        ncf_output_printf(f, "%d,%d,%s,%d,%d,%.6g,%.6g,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.3f,%d\n", t->trial, t->rung,
+                          model_name(t->cfg.model), t->cfg.mf_dim, t->cfg.model == NCF_NEUMF ? t->cfg.layers[0] : 0,
+                          t->cfg.lr, t->cfg.mf_reg, t->cfg.num_neg, t->cfg.batch_size, t->weighted, t->epochs,
+                          t->epochs_trained, t->chosen_epoch, t->val.hr, t->val.ndcg, t->val.mrr, t->planned_seconds,
+                          i == r->best);
+    }
+    if (ncf_output_commit(f) != NCF_OK) { fprintf(stderr, "demo: --log: %s\n", ncf_error_text()); return 0; }
+    return 1;
+}
+
+/* The search, the winner trained on training + validation into *out, its test figures beside
+   popularity's. Returns 0 on failure, 1 with *out set, 2 when the budget fits no run (the
+   caller trains the defaults). */
+static int tune(const options *o, const ncf_dataset *d, const epoch_row *pop, ncf_model **out)
+{
+    ncf_tune_opts to = ncf_tune_opts_default();
+    ncf_tune_report rep;
+    ncf_config dc = o->cfg;
+    tune_state st;
+    ncf_eval_opts e = ncf_eval_opts_default();
+    ncf_metrics test, test_full;
+    double t0 = now();
+    int k = o->top_k;
+    progress_state ps;
+    memset(&st, 0, sizeof st), memset(&ps, 0, sizeof ps);
+    dc.num_users = d->num_users, dc.num_items = d->num_items;
+    to.seed = o->cfg.seed, to.eval.k = k, to.progress = on_tune, to.user = &st;
+    if (o->patience) to.patience = o->patience;
+    to.budget = o->tune_seconds > 0 ? o->tune_seconds : 100 * ncf_tune_cost(&dc, d, 1); /* about 4 min for ml-1m */
+    if (!(o->tune_seconds > 0) && to.budget < 30) to.budget = 30;
+    st.k = k, st.t0 = st.run_t0 = t0;
+    printf("tune: successive halving on the validation split, seed %llu, a planned budget of %.0f s (%s)\n",
+           (unsigned long long)to.seed, to.budget, o->tune_seconds > 0 ? "--tune SECONDS" : "from the data's size");
+    printf("  trial rung  settings                                                      validation          "
+           "chosen          time\n");
+    if (ncf_tune(d, &to, &rep) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return 0; }
+    if (rep.too_small) {
+        printf("tune: a budget of %.0f s is too small for one run (the defaults' first rung plans %.1f s): training "
+               "the defaults\n", to.budget, ncf_tune_cost(&dc, d, to.max_epochs / 9));
+        return 2;
+    }
+    {
+        const ncf_trial *w = &rep.runs[rep.best];
+        char what[160];
+        trial_words(w, what, sizeof what);
+        printf("tune: %d settings, %d runs (rungs of %d, %d and %d epochs), %.0f s (planned %.0f s)\n", rep.num_trials,
+               rep.num_runs, rep.rung_epochs[0], rep.rung_epochs[1], rep.rung_epochs[2], now() - t0, rep.planned_seconds);
+        printf("chosen on validation: trial %d, %s, epoch %d (validation HR@%d %.4f; popularity %.4f)\n", w->trial, what,
+               w->chosen_epoch, k, w->val.hr, pop->val.hr);
+        if (w->val.hr <= pop->val.hr)
+            printf("warning: even the best settings found are no better than recommending the most popular items on "
+                   "validation (HR@%d %.4f against %.4f)\n", k, w->val.hr, pop->val.hr);
+        printf("training it on training + validation for %d epochs\n", w->chosen_epoch > 0 ? w->chosen_epoch : 1);
+    }
+    ps.tty = isatty(2), ps.count_epochs = 1, ps.epochs = rep.runs[rep.best].chosen_epoch;
+    if (!write_tune_log(o->log, &rep) || ncf_tune_final(out, d, &rep, on_progress, &ps) != NCF_OK) {
+        if (!*out) fprintf(stderr, "demo: %s\n", ncf_error_text());
+        ncf_tune_report_free(&rep);
+        return 0;
+    }
+    ncf_tune_report_free(&rep);
+    e.k = k, e.seed = o->cfg.seed, e.max_users = full_users(o, d);
+    if (ncf_evaluate_with(*out, d, &e, &test) != NCF_OK ||
+        (e.full_ranking = 1, ncf_evaluate_with(*out, d, &e, &test_full)) != NCF_OK) {
+        fprintf(stderr, "demo: %s\n", ncf_error_text());
+        return 0;
+    }
+    printf("Tuned, %.0f s in all; the test items, read once:\n", now() - t0);
+    print_metrics("test", &test, &test_full, k);
+    print_metrics("popularity", &pop->test, &pop->test_full, k);
+    return 1;
+}
+
+/* --tune's model: saved, exported and served as a trained one. */
+static int finish_tuned(const options *o, const ncf_model *m, const char *path)
+{
+    if (o->save) {
+        if (!save_model(m, o->save, o->int8)) return 0;
+        printf("saved %s: the tuned settings trained on training + validation (%lld epochs)\n", o->save,
+               (long long)m->epoch);
+    }
+    if (o->export_c && !export_c(m, o->export_c, o->int8)) return 0;
+    if (serving(o) && !serve(m, o, path)) return 0;
+    return 1;
+}
+
 static int run(const options *asked)
 {
     ncf_dataset data;
@@ -1651,6 +1835,21 @@ static int run(const options *asked)
         fprintf(stderr, "demo: %s\n", ncf_error_text());
         ok = 0;
     }
+    if (ok && o->tune) {
+        int r;
+        if (!eff.validation) {
+            fprintf(stderr, "demo: --tune searches on a validation split, and the data has none (drop --no_validation; "
+                            "users need two training interactions)\n");
+            ok = 0;
+        } else if ((o->save && !writable_beside(o->save, "--save", 0)) || (o->log && !writable_beside(o->log, "--log", 4096)))
+            ok = 0;
+        else if ((r = tune(o, &data, &S.pop, &S.model)) != 2) {
+            ok = r == 1 && finish_tuned(o, S.model, S.path);
+            ncf_model_free(S.model);
+            ncf_dataset_free(&data);
+            return ok ? 0 : 1;
+        }
+    }
     ok = ok && prepare_model(o, &cfg, &data, &S.model, &first);
     if (ok && o->train_epochs > first && ncf_sampler_init(&S.sampler, &data, cfg.num_neg, cfg.seed) != NCF_OK) {
         fprintf(stderr, "demo: %s\n", ncf_error_text());
@@ -1680,6 +1879,7 @@ int main(int argc, char **argv)
     r = parse_args(argc, argv, &o);
     if (r > 0 && o.hash_pipeline) fprintf(stderr, "demo: --hash_pipeline needs one process (the batches are summed "
                                           "from the ranks)\n"), r = 0;
+    if (r > 0 && o.tune) fprintf(stderr, "demo: --tune runs in one process (use demo)\n"), r = 0;
     if (r > 0 && o.load && (serving(&o) || o.export_c) && !o.data_given) r = ON_ROOT ? serve_file(&o) : 0; /* rank 0 serves */
     else r = r <= 0 ? (r < 0 ? 0 : 2) : run(&o);
     if (r != 0 && g_ranks > 1) MPI_Abort(MPI_COMM_WORLD, r);

@@ -20,7 +20,7 @@
                       >>data  >>logs  >>files  >>sampler    data in, training examples out
                       >>kernels  >>model  >>forward         the model and its forward pass
                       >>training-step  >>optimizer  >>train-loop
-                      >>metrics                             evaluation
+                      >>metrics  >>tune                     evaluation, the search over settings
                       >>ids  >>serving  >>serving-options  >>fold-in  >>similar  >>growth
                       >>model-file  >>safe-save             the model file
                       >>mpi                                 opt-in (NCF_MPI)
@@ -107,6 +107,10 @@
      0.7.0  Training never reads held-out items: negatives among the items not in training, as
             the NCF paper's code (results differ from 0.6; ncf_sampler.skip_held_out keeps 0.6's)
             API: ncf_fit, the epoch chosen on validation only, with patience
+            API: ncf_tune, ncf_tune_final, ncf_tune_cost: successive halving over the settings on
+            validation, deterministic for a seed and a budget; the winner retrained on train + validation
+            API: ncf_load_opts.weighting, .alpha, columns[NCF_COL_STRENGTH]: a positive weighs
+            1 + alpha f(strength); ncf_dataset.weight, .val_weight; a label is 0 or a positive's weight
             The validation's full ranking counts the test item (nothing choosing reads it)
             API: ncf_load_opts.min_item_ratings, .kcore; a user who rated every item is dropped
             API: ncf_load_report.few_item_ratings, items_few_item_ratings, users_filtered_out,
@@ -279,7 +283,8 @@ NCFDEF int ncf_get_threads(void);
 typedef struct ncf_load_report {
     char sep[4];                /* the field separator: "::", "\t", ",", ";", "|", or " " (runs of blanks) */
     int header;                 /* 1: the first line named the columns */
-    char columns[4][40];        /* user, item, rating, timestamp: the header's name, "column N", or "" (absent) */
+    char columns[5][40];        /* user, item, rating, timestamp, strength: the header's name, "column N",
+                                   or "" (absent; strength: no weighting) */
     int holdout;                /* the NCF_HOLDOUT_* applied */
     int text_ids[2];            /* users, items: 1 when kept as text (some id is not a plain integer) */
     int64_t interactions;       /* lines read */
@@ -294,6 +299,7 @@ typedef struct ncf_load_report {
     int users_filtered_out;     /* users left under min_ratings (kcore), or with no positive, by the item filter */
     int users_every_item;       /* users dropped for rating every item kept (nothing to rank or draw) */
     int filter_rounds;          /* rounds of the filters (kcore: until neither drops anything) */
+    double weight_min, weight_max; /* the positives' confidences (ncf_load_opts.weighting); 0, 0 without */
 } ncf_load_report;
 
 /* Implicit feedback after the hold-out split. Ids are dense 0-based indices: index k of users
@@ -306,6 +312,8 @@ typedef struct ncf_dataset {
     int64_t *user_ptr;      /* [num_users+1] CSR offsets into items[] */
     int32_t *items;         /* [num_train] ascending within each user */
     int32_t *train_user;    /* [num_train] the user of each positive */
+    float *weight;          /* [num_train] each positive's confidence, 1 + alpha f(strength), the
+                               weight of its loss term (ncf_load_opts.weighting); NULL: all 1 */
     int32_t *test_item;     /* [num_users] held-out item, -1 when the user has none */
     int num_eval_neg;       /* eval candidates per user besides the test item */
     int32_t *eval_neg;      /* [num_users*num_eval_neg], rows of test users valid */
@@ -314,6 +322,7 @@ typedef struct ncf_dataset {
     int32_t *recent_item;   /* [num_users] latest training item by timestamp, -1 when unknown;
                                NULL where the source has no timestamps (the paper split, synthetic) */
     int32_t *val_item;      /* [num_users] validation item, -1 when none; NULL without validation */
+    float *val_weight;      /* [num_users] its weight, where weight is set (else NULL) */
     int num_val_neg;        /* validation candidates per user besides its item */
     int32_t *val_neg;       /* [num_users*num_val_neg], rows of validation users valid */
     /* A shard (ncf_mpi_shard) holds the rows of users [user_lo, user_hi) only: items[] and
@@ -364,17 +373,27 @@ typedef struct ncf_load_opts {
     const char *sep;    /* field separator ("::", "\t", ",", ";", "|", " " for runs of blanks);
                            NULL: found from the first lines */
     int header;         /* NCF_HEADER_AUTO: found from the first lines (a known column name) */
-    /* user, item, rating, timestamp columns: a header name (case and punctuation ignored) or a
-       1-based number ("3"); NULL: by the header's names (userId, User-ID, ISBN, artistID, ...),
-       or without a header user, item, rating, timestamp in that order. "" : none (rating,
-       timestamp). Timestamps are integers (epoch seconds). */
-    const char *columns[4];
+    /* user, item, rating, timestamp, strength columns: a header name (case and punctuation
+       ignored) or a 1-based number ("3"); NULL: by the header's names (userId, User-ID, ISBN,
+       artistID, ...), or without a header user, item, rating, timestamp in that order, and the
+       strength is the rating column. "" : none (rating, timestamp). Timestamps are integers
+       (epoch seconds). The strength column is read only with a weighting. */
+    const char *columns[5];
     int min_item_ratings; /* drop items with fewer positives (from the users kept); 0 keeps all */
     int kcore;            /* 1: repeat both filters until every user and item meets its minimum */
+    /* Interaction strength (play counts, hours, clicks): each positive's loss term weighs its
+       confidence 1 + alpha f(s), as implicit's iALS, s the sum of the strengths of its lines
+       (a pair repeated sums them), f(s) = s (LINEAR) or log(1 + s) (LOG). The strength is
+       columns[NCF_COL_STRENGTH], by default the rating column; a negative, NaN or non-numeric
+       strength is an error naming file:line. NCF_WEIGHT_NONE (0): every positive weighs 1. */
+    int weighting;
+    float alpha;          /* > 0 with a weighting (ncf_load_opts_default: 1) */
 } ncf_load_opts;
 
 /* indices of ncf_load_opts.columns and ncf_load_report.columns */
-enum { NCF_COL_USER = 0, NCF_COL_ITEM, NCF_COL_RATING, NCF_COL_TIME };
+enum { NCF_COL_USER = 0, NCF_COL_ITEM, NCF_COL_RATING, NCF_COL_TIME, NCF_COL_STRENGTH };
+/* ncf_load_opts.weighting */
+enum { NCF_WEIGHT_NONE = 0, NCF_WEIGHT_LINEAR, NCF_WEIGHT_LOG };
 
 NCFDEF ncf_load_opts ncf_load_opts_default(void);
 #ifndef NCF_NO_STDIO
@@ -436,7 +455,8 @@ typedef struct ncf_sampler {
 } ncf_sampler;
 
 NCFDEF int ncf_sampler_init(ncf_sampler *s, const ncf_dataset *data, int num_neg, uint64_t seed);
-/* Examples [start, start+n) of the epoch: users, items, labels (1 positive, 0 negative). On a
+/* Examples [start, start+n) of the epoch: users, items, labels (a positive's weight, 1 without a
+   weighting; 0 a negative). On a
    shard, the examples of other ranks' users are 0, 0, 0: summed over the ranks, the batch. */
 NCFDEF void ncf_sampler_fill(const ncf_sampler *s, int epoch, int64_t start, int n,
                              int32_t *users, int32_t *items, float *labels);
@@ -507,7 +527,8 @@ NCFDEF void ncf_model_params_changed(ncf_model *m);
 NCFDEF int ncf_model_init_from(ncf_model *neumf, const ncf_model *gmf, const ncf_model *mlp, float alpha);
 
 /* Mean loss over the batch (sigmoid cross-entropy plus the L2 terms) without touching
-   gradients. labels are 0 or 1. */
+   gradients. A label is 0 (a negative) or a positive's weight c in (0, 1e9] (1: unweighted),
+   whose term is c times a positive's: c log(1 + e^-z), its gradient c (sigmoid(z) - 1). */
 NCFDEF int ncf_loss(ncf_model *m, const int32_t *users, const int32_t *items,
                     const float *labels, int n, double *loss);
 /* Forward and backward: adds d(loss)/d(params) into m->grads and sets *loss. */
@@ -755,6 +776,61 @@ NCFDEF ncf_fit_opts ncf_fit_opts_default(void);
    they were then. Nothing it does reads the test items (the sampler draws negatives among
    the items not in training): evaluate the test once, after. rep may be NULL. */
 NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *opts, ncf_fit_report *rep);
+
+/* A search for good settings on the validation split (never the test): successive halving
+   (Jamieson and Talwalkar 2016, one bracket of Hyperband): many settings trained a few epochs,
+   the best third of them three times as long, the best third of those to the full epochs, each
+   run choosing its epoch on validation with patience (ncf_fit). It draws model type (MF, GMF,
+   NeuMF), factors, MLP widths, learning rate, L2, negatives per positive, batch size and, when
+   the data has weights, whether to use them; trial 0 is ncf_config_default. The plan is fixed
+   by the budget, the data's size and the seed through a cost model of each run (its training
+   examples and evaluations; ncf_tune_cost), never by a clock, so a search gives the same table
+   on 1 or many threads and on any machine; only max_seconds, when set, looks at the time. */
+typedef struct ncf_trial {
+    int trial;                /* which settings (0: the defaults), in the order drawn */
+    int rung;                 /* 0, 1 or 2: its round of the halving */
+    ncf_config cfg;           /* num_users, num_items from the data */
+    int weighted;             /* 1: trained with the data's weights */
+    int epochs;               /* the rung's epochs at most */
+    int epochs_trained;       /* fewer where patience stopped it */
+    int chosen_epoch;         /* its best validation epoch (0: none beat the start) */
+    ncf_metrics val;          /* validation figures at that epoch */
+    double planned_seconds;   /* ncf_tune_cost of the run */
+} ncf_trial;
+typedef struct ncf_tune_report {
+    int num_runs;             /* rows of runs[], in the order run */
+    ncf_trial *runs;          /* owned: ncf_tune_report_free */
+    int best;                 /* runs[best]: the winner's last run */
+    int num_trials;           /* settings drawn (rung 0's runs) */
+    int rung_epochs[3];
+    double planned_seconds;   /* the runs' costs summed */
+    int too_small;            /* 1: the budget fits no run (nothing run; train the defaults) */
+    int stopped;              /* 1: max_seconds passed, and the runs not started were dropped */
+} ncf_tune_report;
+typedef void (*ncf_tune_progress_fn)(void *user, const ncf_tune_report *so_far, const ncf_trial *next);
+typedef struct ncf_tune_opts {
+    double budget;            /* planned seconds (ncf_tune_cost) for the search and the final
+                                 training, a quarter each for the three rungs and the final [300] */
+    uint64_t seed;            /* draws the settings; also each model's seed [1] */
+    int max_epochs;           /* the last rung's epochs; rungs of a ninth and a third of it [18] */
+    int patience;             /* within a run [3] */
+    ncf_eval_opts eval;       /* what chooses [validation HR@10, sampled] */
+    double max_seconds;       /* > 0: start no run past this many seconds of wall time [0] */
+    ncf_tune_progress_fn progress; /* before each run (next) and at the end (next NULL), or NULL */
+    void *user;
+} ncf_tune_opts;
+NCFDEF ncf_tune_opts ncf_tune_opts_default(void);
+/* The planned seconds of `epochs` epochs of cfg on the data, with an evaluation of the
+   validation items each epoch, on the machine the cost model was measured on (see
+   docs/tuning.md): a unit of work, not a promise of time. */
+NCFDEF double ncf_tune_cost(const ncf_config *cfg, const ncf_dataset *data, int epochs);
+/* Runs the search on data (with validation items: ncf_hold_out_validation) and fills rep. */
+NCFDEF int ncf_tune(const ncf_dataset *data, const ncf_tune_opts *opts, ncf_tune_report *rep);
+/* The winner trained anew on the training and the validation positives, for its chosen number
+   of epochs: the model to evaluate on test, once, and to ship. Its ids are the data's. */
+NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *data, const ncf_tune_report *rep,
+                          ncf_progress_fn progress, void *user);
+NCFDEF void ncf_tune_report_free(ncf_tune_report *rep);
 
 /* Leave-one-out metrics at k. Each test item is ranked against its eval negatives,
    or, with full_ranking, against every item the user did not rate in training.
@@ -1293,6 +1369,7 @@ static size_t ncf__first_nonfinite(const float *p, size_t n)
    Adam moment (a squared gradient) may be larger, but finite. */
 #define NCF__MAX_PARAM 1e6f
 #define NCF__MAX_MOMENT 1e15f
+#define NCF__MAX_CONFIDENCE 1e9 /* a positive's weight at most: one weighing more swamps a batch */
 
 /* Index of the first value of p[0..n) that is not finite or not below most in size, or n. */
 static size_t ncf__first_implausible(const float *p, size_t n, float most)
@@ -1582,7 +1659,7 @@ static uint64_t ncf__hash3(uint64_t seed, uint64_t a, uint64_t b)
 
 /* Streams of one seed, kept apart by a tag. */
 enum { NCF__TAG_INIT = 1, NCF__TAG_SHUFFLE, NCF__TAG_NEG, NCF__TAG_EVAL, NCF__TAG_SYNTH, NCF__TAG_VAL, NCF__TAG_VALNEG, NCF__TAG_FULL,
-       NCF__TAG_HOLDOUT, NCF__TAG_FOLD };
+       NCF__TAG_HOLDOUT, NCF__TAG_FOLD, NCF__TAG_TUNE };
 
 /* Uniform in [0, n) from 32 random bits (Lemire); bias < n / 2^32. */
 static uint32_t ncf__below(uint64_t x, uint32_t n)
@@ -1606,6 +1683,7 @@ NCFDEF ncf_load_opts ncf_load_opts_default(void)
     memset(&o, 0, sizeof o);
     o.format = NCF_FORMAT_AUTO;
     o.min_rating = -HUGE_VALF;
+    o.alpha = 1.0f;
     return o;
 }
 
@@ -1615,12 +1693,14 @@ NCFDEF void ncf_dataset_free(ncf_dataset *ds)
     NCF_FREE(ds->user_ptr);
     NCF_FREE(ds->items);
     NCF_FREE(ds->train_user);
+    NCF_FREE(ds->weight);
     NCF_FREE(ds->test_item);
     NCF_FREE(ds->eval_neg);
     NCF_FREE(ds->raw_user);
     NCF_FREE(ds->raw_item);
     NCF_FREE(ds->recent_item);
     NCF_FREE(ds->val_item);
+    NCF_FREE(ds->val_weight);
     NCF_FREE(ds->val_neg);
     NCF_FREE(ds->groups);
     NCF_FREE(ds->user_text);
@@ -1849,6 +1929,7 @@ NCFDEF int ncf_sample_eval_negatives(ncf_dataset *ds, int n, uint64_t seed)
 NCFDEF int ncf_hold_out_validation(ncf_dataset *ds, int n, uint64_t seed)
 {
     int32_t *val, *neg;
+    float *vw = NULL;
     int64_t *scratch, w = 0, start = 0;
     int u, rc;
     if (!ds || !ds->user_ptr || n <= 0)
@@ -1858,8 +1939,9 @@ NCFDEF int ncf_hold_out_validation(ncf_dataset *ds, int n, uint64_t seed)
     val = NCF__NEW(int32_t, ds->num_users);
     neg = NCF__NEW(int32_t, (size_t)ds->num_users * (size_t)n);
     scratch = NCF__NEW(int64_t, (size_t)ncf_get_threads() * 2 * (size_t)n);
-    if (!val || !neg || !scratch) {
-        NCF_FREE(val), NCF_FREE(neg), NCF_FREE(scratch);
+    if (ds->weight) vw = NCF__NEW(float, ds->num_users ? ds->num_users : 1);
+    if (!val || !neg || !scratch || (ds->weight && !vw)) {
+        NCF_FREE(val), NCF_FREE(neg), NCF_FREE(scratch), NCF_FREE(vw);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for a validation set");
     }
     for (u = 0; u < ds->num_users; u++) { /* a user keeps one training item at least */
@@ -1870,18 +1952,23 @@ NCFDEF int ncf_hold_out_validation(ncf_dataset *ds, int n, uint64_t seed)
     }
     /* moving an item from training to validation leaves the unrated items as they were */
     if ((rc = ncf__negatives_possible(ds, val, n, "validation")) != NCF_OK) {
-        NCF_FREE(val), NCF_FREE(neg), NCF_FREE(scratch);
+        NCF_FREE(val), NCF_FREE(neg), NCF_FREE(scratch), NCF_FREE(vw);
         return rc;
     }
     for (u = 0; u < ds->num_users; u++) { /* the training lists without it, in place */
         int64_t k, end = ds->user_ptr[u + 1];
+        if (vw) vw[u] = 0;
         for (k = start; k < end; k++)
-            if (ds->items[k] != val[u]) ds->items[w++] = ds->items[k];
+            if (ds->items[k] != val[u]) {
+                if (ds->weight) ds->weight[w] = ds->weight[k];
+                ds->items[w++] = ds->items[k];
+            } else if (vw)
+                vw[u] = ds->weight[k];
         start = end, ds->user_ptr[u + 1] = w;
     }
     ds->num_train = w;
     ncf__fill_train_user(ds);
-    ds->val_item = val;
+    ds->val_item = val, ds->val_weight = vw;
     ncf__draw_negatives(ds, val, n, seed ^ NCF__TAG_VALNEG, scratch, neg);
     NCF_FREE(scratch);
     ds->val_neg = neg;
@@ -1955,6 +2042,9 @@ typedef struct {
     int holdout;             /* NCF_HOLDOUT_*, or NCF__HOLDOUT_SPLIT */
     uint64_t seed;           /* the random hold-out */
     int fixed_users, fixed_items; /* > 0: ids already dense (the paper split) */
+    const double *strength;  /* [n] each line's strength, or NULL: no weighting */
+    int weighting;           /* NCF_WEIGHT_* of the strength */
+    double alpha;
     ncf_load_report *report; /* filled when not NULL */
 } ncf__build_opts;
 
@@ -2067,14 +2157,47 @@ static int ncf__filter_ids(const int32_t *du, const int32_t *di, const uint8_t *
     return rc;
 }
 
+/* A positive's confidence from its strength s (the sum of its lines'). */
+static double ncf__confidence(double s, int weighting, double alpha)
+{
+    return 1 + alpha * (weighting == NCF_WEIGHT_LOG ? log1p(s) : s);
+}
+
+/* ds->weight from the strengths of the records kept (gs, by each record's place in its user's
+   group); fails, naming the pair, when a confidence passes NCF__MAX_CONFIDENCE. */
+static int ncf__fill_weights(ncf_dataset *ds, const ncf__rec *rec, const int64_t *start, const double *gs,
+                             const ncf__build_opts *bo, ncf_load_report *rep)
+{
+    int u;
+    if (!gs) return NCF_OK;
+    if (!(ds->weight = NCF__NEW(float, ds->num_train ? ds->num_train : 1)))
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld weights", (long long)ds->num_train);
+    rep->weight_min = HUGE_VAL, rep->weight_max = 0;
+    for (u = 0; u < ds->num_users; u++) {
+        int64_t i, n = ds->user_ptr[u + 1] - ds->user_ptr[u];
+        for (i = 0; i < n; i++) {
+            double c = ncf__confidence(gs[start[u] + rec[start[u] + i].seq], bo->weighting, bo->alpha);
+            if (!(c <= NCF__MAX_CONFIDENCE))
+                return ncf__fail(NCF_ERR_DATA, "a positive's confidence 1 + alpha f(strength) is %g, past %g: lower "
+                                 "alpha, or weigh by log", c, NCF__MAX_CONFIDENCE);
+            ds->weight[ds->user_ptr[u] + i] = (float)c;
+            if (c < rep->weight_min) rep->weight_min = c;
+            if (c > rep->weight_max) rep->weight_max = c;
+        }
+    }
+    if (ds->num_train == 0) rep->weight_min = rep->weight_max = 0;
+    return NCF_OK;
+}
+
 /* The whole preprocessing after parsing: ids remapped in ascending raw order (as TF's NCF
    does), positives only, users under min_ratings dropped, duplicates merged (the later line
-   wins), one item per user held out. */
+   wins; their strengths add), one item per user held out. */
 static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *items, const int64_t *times, int64_t n,
                       const ncf__build_opts *bo)
 {
     int32_t *du = NULL, *di = NULL, *test = NULL, *recent = NULL, *map_u = NULL, *map_i = NULL;
     int64_t *start = NULL, *fill = NULL, *kept = NULL, *raw_u = NULL, *raw_i = NULL, *cnt = NULL;
+    double *gs = NULL; /* each grouped record's strength, with a weighting */
     uint8_t *keep_u = NULL, *keep_i = NULL, *any_i = NULL;
     const uint8_t *pos = bo->positive;
     ncf__rec *rec = NULL;
@@ -2139,18 +2262,20 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
         if (du[j] >= 0 && (!pos || pos[j])) start[du[j] + 1]++;
     for (u = 0; u < U; u++) start[u + 1] += start[u];
     rec = NCF__NEW(ncf__rec, start[U] ? start[U] : 1);
-    if (!rec) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld ratings", (long long)n); goto done; }
+    if (bo->strength) gs = NCF__NEW(double, start[U] ? start[U] : 1);
+    if (!rec || (bo->strength && !gs)) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld ratings", (long long)n); goto done; }
     memcpy(fill, start, sizeof(int64_t) * ((size_t)U + 1));
     for (j = 0; j < n; j++) {
         if (du[j] < 0 || (pos && !pos[j])) continue;
+        if (gs) gs[fill[du[j]]] = bo->strength[j];
         rec[fill[du[j]]].item = di[j];
         rec[fill[du[j]]].seq = (uint32_t)(fill[du[j]] - start[du[j]]);
         rec[fill[du[j]]].time = times ? times[j] : j;
         fill[du[j]]++;
     }
 
-    /* per user: merge duplicate items (keep the latest), hold one out; the latest of the rest
-       is what a validation set takes */
+    /* per user: merge duplicate items (keep the latest, sum the strengths), hold one out; the
+       latest of the rest is what a validation set takes */
     NCF__OMP(parallel for schedule(dynamic, 256) reduction(+:dups) num_threads(ncf__team(1)))
     for (u = 0; u < U; u++) {
         ncf__rec *r = rec + start[u];
@@ -2160,8 +2285,10 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
         if (c == 0) continue;
         ncf__sort(r, (size_t)c, sizeof *r, ncf__cmp_rec);
         for (i = 0; i < c; i++) {
-            if (k > 0 && r[k - 1].item == r[i].item) r[k - 1] = r[i]; /* later duplicate wins */
-            else r[k++] = r[i];
+            if (k > 0 && r[k - 1].item == r[i].item) { /* later duplicate wins */
+                if (gs) gs[start[u] + r[i].seq] += gs[start[u] + r[k - 1].seq];
+                r[k - 1] = r[i];
+            } else r[k++] = r[i];
         }
         dups += c - k;
         held = ncf__pick_held(r, k, bo->holdout, bo->seed, u);
@@ -2197,6 +2324,10 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
     for (u = 0; u < U; u++) ds->raw_user[u] = raw_u ? raw_u[u] : u;
     for (u = 0; u < I; u++) ds->raw_item[u] = raw_i ? raw_i[u] : u;
     ncf__fill_train_user(ds);
+    if ((rc = ncf__fill_weights(ds, rec, start, gs, bo, &rep)) != NCF_OK) {
+        ncf_dataset_free(ds);
+        goto done;
+    }
     if (bo->report) {
         memcpy(rep.sep, bo->report->sep, sizeof rep.sep), rep.header = bo->report->header;
         memcpy(rep.columns, bo->report->columns, sizeof rep.columns);
@@ -2207,7 +2338,7 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
 done:
     NCF_FREE(du); NCF_FREE(di); NCF_FREE(start); NCF_FREE(fill); NCF_FREE(kept); NCF_FREE(cnt);
     NCF_FREE(keep_u); NCF_FREE(keep_i); NCF_FREE(any_i); NCF_FREE(map_u); NCF_FREE(map_i);
-    NCF_FREE(test); NCF_FREE(recent); NCF_FREE(rec); NCF_FREE(raw_u); NCF_FREE(raw_i);
+    NCF_FREE(test); NCF_FREE(recent); NCF_FREE(rec); NCF_FREE(gs); NCF_FREE(raw_u); NCF_FREE(raw_i);
     return rc;
 }
 
@@ -2513,21 +2644,23 @@ static const char *ncf__sep_name(const char *sep)
     return sep[0] == '\t' ? "TAB" : sep[0] == ' ' ? "blanks" : sep;
 }
 
-/* Growable triples of one file, with whether each is a positive (pos, when min_rating is set). */
-typedef struct { int64_t *u, *i, *t; uint8_t *pos; int64_t n, cap; } ncf__triples;
+/* Growable triples of one file, with whether each is a positive (pos, when min_rating is set)
+   and its strength (str, with a weighting). */
+typedef struct { int64_t *u, *i, *t; uint8_t *pos; double *str; int64_t n, cap; } ncf__triples;
 
 static void ncf__triples_free(ncf__triples *tr)
 {
-    NCF_FREE(tr->u); NCF_FREE(tr->i); NCF_FREE(tr->t); NCF_FREE(tr->pos);
+    NCF_FREE(tr->u); NCF_FREE(tr->i); NCF_FREE(tr->t); NCF_FREE(tr->pos); NCF_FREE(tr->str);
     memset(tr, 0, sizeof *tr); /* safe to free twice: a failed parse frees, then its caller */
 }
 
-static int ncf__triples_reserve(ncf__triples *tr, int64_t cap, int with_pos)
+static int ncf__triples_reserve(ncf__triples *tr, int64_t cap, int with_pos, int with_str)
 {
     tr->u = NCF__NEW(int64_t, cap); tr->i = NCF__NEW(int64_t, cap); tr->t = NCF__NEW(int64_t, cap);
     tr->pos = with_pos ? NCF__NEW(uint8_t, cap) : NULL;
+    tr->str = with_str ? NCF__NEW(double, cap) : NULL;
     tr->n = 0, tr->cap = cap;
-    if (tr->u && tr->i && tr->t && (tr->pos || !with_pos)) return NCF_OK;
+    if (tr->u && tr->i && tr->t && (tr->pos || !with_pos) && (tr->str || !with_str)) return NCF_OK;
     ncf__triples_free(tr);
     return ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld ratings", (long long)cap);
 }
@@ -2689,7 +2822,7 @@ typedef struct {
     char sep[4];    /* "::", "\t", ",", ";", "|", or " " for runs of blanks */
     int header;     /* the first record names the columns */
     int nf;         /* fields per record */
-    int col[4];     /* user, item, rating, timestamp: the 0-based field, -1 absent */
+    int col[5];     /* user, item, rating, timestamp, strength: the 0-based field, -1 absent */
     int text[2];    /* user, item ids read as text */
     int need_int;   /* ids must be plain integers (the paper split) */
 } ncf__dialect;
@@ -2704,7 +2837,7 @@ static const char *const ncf__aliases[4] = {
     "recipeid jokeid placeid poiid objectid docid newsid showid podcastid",
     "rating ratings score weight count plays playcount value stars preference feedback clicks views listens",
     "timestamp time ts unixtime epoch utime"};
-static const char *const ncf__col_what[4] = {"user id", "item id", "rating", "timestamp"};
+static const char *const ncf__col_what[5] = {"user id", "item id", "rating", "timestamp", "strength"};
 
 /* A header name as the aliases are written: letters and digits, lower case. */
 static void ncf__norm_name(ncf__span f, char *out, size_t size)
@@ -2801,7 +2934,7 @@ static int ncf__is_header(const ncf__sample *S, const ncf_load_opts *o)
         ncf__norm_name(ncf__value(S->first[k], &esc), norm, sizeof norm);
         if (norm[0] && ncf__alias_of(norm) >= 0) return 1;
     }
-    for (c = 0; c < 4; c++)
+    for (c = 0; c < 5; c++)
         if (o->columns[c] && o->columns[c][0] && ncf__int_field(o->columns[c], o->columns[c] + strlen(o->columns[c]), &v) != 1)
             return 1;
     for (k = 0; k < S->nf[0] && k < 64 && S->n > 1; k++) {
@@ -2814,7 +2947,8 @@ static int ncf__is_header(const ncf__sample *S, const ncf_load_opts *o)
 
 /* Column c as asked for (a 1-based number or a header name), by the aliases, or by position
    without a header, into *col: -1 when the file has none (rating and timestamp may be absent),
-   -2 when a header has no name for the user or the item. */
+   -2 when a header has no name for the user or the item. The strength, read only with a
+   weighting, is by default the rating column. */
 static int ncf__find_column(const char *name, const ncf__sample *S, const ncf__dialect *D, const ncf_load_opts *o, int c,
                             int *col)
 {
@@ -2823,6 +2957,13 @@ static int ncf__find_column(const char *name, const ncf__sample *S, const ncf__d
     int k;
     int64_t v;
     *col = -1;
+    if (c == NCF_COL_STRENGTH) {
+        if (o->weighting == NCF_WEIGHT_NONE) return NCF_OK;
+        if (!want) *col = D->col[NCF_COL_RATING];
+        if (!want || !want[0])
+            return *col >= 0 ? NCF_OK : ncf__fail(NCF_ERR_ARG, "%s: a weighting needs a strength column (or a rating "
+                                                            "column), and the file has none", name);
+    }
     if (want && !want[0])
         return c < 2 ? ncf__fail(NCF_ERR_ARG, "%s: the %s column cannot be none", name, ncf__col_what[c]) : NCF_OK;
     if (want && ncf__int_field(want, want + strlen(want), &v) == 1) {
@@ -2879,19 +3020,19 @@ static int ncf__sniff(const char *name, const char *p, const char *end, const nc
     if (D->header < 0) D->header = ncf__is_header(&S, o);
     if (D->nf > NCF__MAX_FIELDS)
         return ncf__fail(NCF_ERR_PARSE, "%s:1: %d fields; at most %d are read", name, D->nf, NCF__MAX_FIELDS);
-    for (c = 0; c < 4; c++) {
+    for (c = 0; c < 5; c++) {
         int rc = ncf__find_column(name, &S, D, o, c, &D->col[c]);
         if (rc != NCF_OK) return rc;
         if (D->col[c] == -2)
             return ncf__fail(NCF_ERR_PARSE, "%s:1: no %s column in the header '%s' (names tried: %s; or give the column)",
                              name, c ? "item" : "user", ncf__header_text(&S), ncf__aliases[c]);
         for (k = 0; k < c; k++)
-            if (D->col[c] >= 0 && D->col[c] == D->col[k])
+            if (D->col[c] >= 0 && D->col[c] == D->col[k] && !(c == NCF_COL_STRENGTH && k == NCF_COL_RATING))
                 return ncf__fail(NCF_ERR_ARG, "%s: column %d is both the %s and the %s", name, D->col[c] + 1,
                                  ncf__col_what[k], ncf__col_what[c]);
     }
     memcpy(rep->sep, D->sep, sizeof rep->sep), rep->header = D->header;
-    for (c = 0; c < 4; c++) {
+    for (c = 0; c < 5; c++) {
         int esc;
         ncf__span v;
         rep->columns[c][0] = 0;
@@ -2941,7 +3082,9 @@ static int ncf__read_id(const char *name, const ncf__cursor *C, ncf__dialect *D,
     return 1;
 }
 
-/* Rating and timestamp fields of a record into tr's row n. */
+#define NCF__MAX_STRENGTH 1e15 /* a line's strength at most: a sum of 2^31 of them stays exact to 1e-6 */
+
+/* Rating, timestamp and strength fields of a record into tr's row n. */
 static int ncf__read_extras(const char *name, const ncf__cursor *C, const ncf__dialect *D, const ncf__span *f,
                             float min_rating, ncf__triples *tr)
 {
@@ -2954,6 +3097,13 @@ static int ncf__read_extras(const char *name, const ncf__cursor *C, const ncf__d
         if (!ncf__num_field(v.s, v.e))
             return ncf__fail(NCF_ERR_PARSE, "%s:%lld: rating '%s' is not a number", name, (long long)C->line, ncf__shown(v.s, v.e));
         if (tr->pos) tr->pos[n] = (float)ncf__num_value(v) >= min_rating; /* (as floats: 3.7 >= 3.7f) */
+    }
+    if (tr->str) {
+        v = ncf__value(f[D->col[NCF_COL_STRENGTH]], &esc);
+        tr->str[n] = ncf__num_field(v.s, v.e) ? ncf__num_value(v) : -1;
+        if (!(tr->str[n] >= 0 && tr->str[n] <= NCF__MAX_STRENGTH)) /* (NaN, inf and text fail) */
+            return ncf__fail(NCF_ERR_PARSE, "%s:%lld: strength '%s' is not a number in [0, 1e15]", name, (long long)C->line,
+                             ncf__shown(v.s, v.e));
     }
     if (D->col[3] >= 0) {
         v = ncf__value(f[D->col[3]], &esc);
@@ -3019,10 +3169,12 @@ static int ncf__dialect_of(const char *name, const ncf_load_opts *o, ncf__dialec
     }
     if (o->holdout < NCF_HOLDOUT_AUTO || o->holdout > NCF_HOLDOUT_NONE || o->header < 0 || o->header > NCF_HEADER_NO ||
         o->min_ratings < 0 || o->eval_negatives < 0 || o->min_rating != o->min_rating || o->min_item_ratings < 0 ||
-        (o->kcore != 0 && o->kcore != 1))
+        (o->kcore != 0 && o->kcore != 1) || o->weighting < NCF_WEIGHT_NONE || o->weighting > NCF_WEIGHT_LOG)
         return ncf__fail(NCF_ERR_ARG, "%s: a load option is out of range (holdout %d, header %d, min_ratings %d, "
-                         "min_item_ratings %d, kcore %d, eval_negatives %d)", name, o->holdout, o->header, o->min_ratings,
-                         o->min_item_ratings, o->kcore, o->eval_negatives);
+                         "min_item_ratings %d, kcore %d, eval_negatives %d, weighting %d)", name, o->holdout, o->header,
+                         o->min_ratings, o->min_item_ratings, o->kcore, o->eval_negatives, o->weighting);
+    if (o->weighting != NCF_WEIGHT_NONE && !(o->alpha > 0 && o->alpha <= 1e6f)) /* (NaN fails) */
+        return ncf__fail(NCF_ERR_ARG, "%s: alpha %g: a weighting needs 0 < alpha <= 1e6", name, (double)o->alpha);
     return NCF_OK;
 }
 
@@ -3051,7 +3203,10 @@ static int ncf__parse_log(const char *name, const char *buf, size_t len, const n
         return rc;
     if (use_min && P->D.col[2] < 0)
         return ncf__fail(NCF_ERR_ARG, "%s: min_rating needs a rating column, and the file has none", name);
-    if ((rc = ncf__triples_reserve(&P->tr, ncf__max_records(p, end), use_min)) != NCF_OK) return rc;
+    if (o->weighting != NCF_WEIGHT_NONE && P->D.col[NCF_COL_STRENGTH] < 0)
+        return ncf__fail(NCF_ERR_ARG, "%s: a weighting needs a strength column, and the file has none", name);
+    rc = ncf__triples_reserve(&P->tr, ncf__max_records(p, end), use_min, o->weighting != NCF_WEIGHT_NONE);
+    if (rc != NCF_OK) return rc;
     if ((rc = ncf__read_records(name, p, end, &P->D, o->min_rating, &P->tr, P->in)) != NCF_OK) ncf__parsed_free(P);
     return rc;
 }
@@ -3074,6 +3229,7 @@ static int ncf__build_log(ncf_dataset *ds, const char *name, const ncf_load_opts
     memset(&bo, 0, sizeof bo);
     bo.positive = P->tr.pos, bo.min_ratings = o->min_ratings, bo.seed = o->seed, bo.report = &P->rep;
     bo.min_item_ratings = o->min_item_ratings, bo.kcore = o->kcore;
+    bo.strength = P->tr.str, bo.weighting = o->weighting, bo.alpha = o->alpha;
     bo.holdout = o->holdout != NCF_HOLDOUT_AUTO ? o->holdout : D->col[3] >= 0 ? NCF_HOLDOUT_LATEST : NCF_HOLDOUT_RANDOM;
     P->rep.text_ids[0] = D->text[0], P->rep.text_ids[1] = D->text[1];
     if ((rc = ncf__build(ds, P->tr.u, P->tr.i, D->col[3] >= 0 ? P->tr.t : NULL, P->tr.n, &bo)) != NCF_OK) {
@@ -3189,7 +3345,7 @@ static int ncf__parse_ratings(const ncf__split_src *src, int part, ncf__triples 
     memset(&D, 0, sizeof D), memset(in, 0, sizeof in);
     strcpy(D.sep, "\t"), D.nf = 4, D.need_int = 1;
     D.col[0] = 0, D.col[1] = 1, D.col[2] = 2, D.col[3] = 3;
-    if ((rc = ncf__triples_reserve(tr, ncf__max_records(buf, buf + len), 0)) == NCF_OK)
+    if ((rc = ncf__triples_reserve(tr, ncf__max_records(buf, buf + len), 0, 0)) == NCF_OK)
         rc = ncf__read_records(path, buf, buf + len, &D, 0.0f, tr, in);
     NCF_FREE(owned);
     if (rc != NCF_OK) ncf__triples_free(tr);
@@ -3421,7 +3577,7 @@ static int ncf__load_split(ncf_dataset *ds, const char *prefix, const ncf__split
         goto done;
     }
     /* test ratings come last in time, so the generic split holds them out */
-    if ((rc = ncf__triples_reserve(&all, train.n + test.n, 0)) != NCF_OK) goto done;
+    if ((rc = ncf__triples_reserve(&all, train.n + test.n, 0, 0)) != NCF_OK) goto done;
     for (j = 0; j < train.n; j++) all.u[j] = train.u[j], all.i[j] = train.i[j], all.t[j] = 0;
     for (j = 0; j < test.n; j++) all.u[train.n + j] = test.u[j], all.i[train.n + j] = test.i[j], all.t[train.n + j] = 1;
     /* (its training file's timestamps are not used: a validation item is drawn by the seed) */
@@ -3495,6 +3651,8 @@ NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_op
     if (o.format == NCF_FORMAT_NCF || (o.format == NCF_FORMAT_AUTO && ncf__split_prefix(path, prefix, sizeof prefix))) {
         if (!ncf__split_prefix(path, prefix, sizeof prefix)) strcpy(prefix, path);
         if (o.eval_negatives < 0) return ncf__fail(NCF_ERR_ARG, "ncf_load_dataset: negative eval_negatives");
+        if (o.weighting != NCF_WEIGHT_NONE) /* (its positives are the paper's: every rating counts 1) */
+            return ncf__fail(NCF_ERR_ARG, "%s: the paper split is read unweighted; weigh a delimited log", prefix);
         rc = ncf__load_ncf(ds, prefix, o.eval_negatives, o.seed, o.holdout);
 
     } else {
@@ -3578,7 +3736,7 @@ static void ncf__example(const ncf_sampler *s, int epoch, int64_t e, int32_t *us
     *user = u;
     if (k == 0) {
         *item = d->items[p];
-        *label = 1.0f;
+        *label = d->weight ? d->weight[p] : 1.0f;
     } else {
         uint64_t x = ncf__hash3(s->seed ^ NCF__TAG_NEG, (uint64_t)epoch, (uint64_t)e);
         if (s->skip_held_out) *item = ncf__nth_unrated(d, u, ncf__below(x, (uint32_t)ncf__num_unrated(d, u)));
@@ -3612,6 +3770,7 @@ static void ncf__fill_chunk(const ncf_sampler *s, int epoch, uint64_t key, int64
         if ((uint64_t)p >= (uint64_t)d->num_train) continue; /* another rank's (a shard) */
         NCF__PREFETCH(d->train_user + p);
         NCF__PREFETCH(d->items + p);
+        if (d->weight) NCF__PREFETCH(d->weight + p);
     }
     for (q = 0; q < n; q++) {
         int64_t p = e[q] / (1 + s->num_neg) - d->train_lo, lo, hi;
@@ -4003,10 +4162,12 @@ static void ncf__gemm(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_
 
 #ifndef NCF_INFERENCE_ONLY
 /* Stable for any logit: log(1 + e^-|z|) never overflows. */
+/* Cross-entropy of logit z against label y: 0 a negative, y > 0 a positive weighing y. */
 static double ncf__bce(float z, float y)
 {
     double zd = z;
-    return (zd > 0 ? zd : 0) - zd * y + log1p(exp(-fabs(zd)));
+    if (y > 0) return y * ((zd > 0 ? zd : 0) - zd + log1p(exp(-fabs(zd))));
+    return (zd > 0 ? zd : 0) + log1p(exp(-fabs(zd)));
 }
 
 static float ncf__sigmoid(float z)
@@ -4506,8 +4667,9 @@ static int ncf__check_batch(const ncf_model *m, const int32_t *users, const int3
             return ncf__fail(NCF_ERR_ARG, "batch position %d: (user index %d, item index %d) outside [0,%d) x [0,%d) (indices, not ids)", j,
                              users[j], items[j], m->cfg.num_users, m->cfg.num_items);
     for (j = 0; labels && j < n; j++)
-        if (((const float *)labels)[j] != 0.0f && ((const float *)labels)[j] != 1.0f)
-            return ncf__fail(NCF_ERR_ARG, "batch position %d: label %g (labels are 0 or 1)", j, (double)((const float *)labels)[j]);
+        if (!(((const float *)labels)[j] >= 0.0f && ((const float *)labels)[j] <= NCF__MAX_CONFIDENCE))
+            return ncf__fail(NCF_ERR_ARG, "batch position %d: label %g (0 a negative, a positive's weight in (0, 1e9])", j,
+                             (double)((const float *)labels)[j]);
     return NCF_OK;
 }
 
@@ -4732,7 +4894,8 @@ static void ncf__backward_rows(ncf_model *m, const ncf__batch *bt, int r0, int r
     int F = s->F, b, k, l;
     float inv_n = 1.0f / (float)bt->n;
     for (b = r0; b < r1; b++) {
-        float dz = (ncf__sigmoid(s->batch.act.logit[b]) - bt->labels[b]) * inv_n;
+        float y = bt->labels[b], p = ncf__sigmoid(s->batch.act.logit[b]);
+        float dz = (y > 0 ? y * (p - 1.0f) : p) * inv_n; /* (y 1: p - 1, as unweighted) */
         s->batch.dz[b] = dz;
         if (F) { /* d/d(user row) = dgmf * item row, and vice versa */
             const float *gu = m->gmf_user + (size_t)users[b] * F, *gi = m->gmf_item + (size_t)items[b] * F;
@@ -5958,6 +6121,268 @@ NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_r
     o.k = k, o.full_ranking = full_ranking;
     return ncf_evaluate_with(m, data, &o, out);
 }
+
+/* ---- >>tune: a search over settings by successive halving, chosen on validation -------------- */
+
+/* The cost model: work a training example or an evaluated candidate takes, in units the
+   reference machine (docs/tuning.md) does NCF__TUNE_RATE of a second on two threads. Dense
+   layers run as batched products (cheap a multiply-add); embedding rows are random reads and
+   Adam updates of their moments (dear a float); every example pays for its sampling. */
+#define NCF__TUNE_RATE 1.2e10
+#define NCF__TUNE_MAX_TRIALS 500 /* settings in rung 0 at most */
+#define NCF__TUNE_DRAWS 5000     /* settings drawn at most to fill it */
+
+static double ncf__forward_work(const ncf_config *c)
+{
+    double w = c->model == NCF_MLP ? 0 : c->mf_dim;
+    int l;
+    if (c->model == NCF_NEUMF || c->model == NCF_MLP)
+        for (l = 1; l < c->num_layers; l++) w += (double)c->layers[l - 1] * c->layers[l];
+    return w;
+}
+
+static double ncf__example_work(const ncf_config *c)
+{
+    double rows = c->model == NCF_MLP ? 0 : 2.0 * c->mf_dim;
+    if (c->model == NCF_NEUMF || c->model == NCF_MLP) rows += c->layers[0];
+    return 1.5 * ncf__forward_work(c) + 16 * rows + 300;
+}
+
+/* The cost of `epochs` epochs of c on train positives with evaluations of val_users users'
+   items and their negatives. */
+static double ncf__run_cost(const ncf_config *c, double train, double val_users, int val_neg, int epochs)
+{
+    double fit = train * (1 + c->num_neg) * ncf__example_work(c);
+    double eval = val_users * (1 + val_neg) * (0.5 * ncf__forward_work(c) + 50);
+    return epochs * (fit + eval) / NCF__TUNE_RATE;
+}
+
+static double ncf__val_users(const ncf_dataset *d)
+{
+    double n = 0;
+    int u;
+    for (u = 0; d->val_item && u < d->num_users; u++) n += d->val_item[u] >= 0;
+    return n;
+}
+
+NCFDEF double ncf_tune_cost(const ncf_config *c, const ncf_dataset *d, int epochs)
+{
+    if (!c || !d || !d->user_ptr || epochs <= 0) return 0;
+    return ncf__run_cost(c, (double)ncf__all_train(d), ncf__val_users(d), d->num_val_neg, epochs);
+}
+
+NCFDEF ncf_tune_opts ncf_tune_opts_default(void)
+{
+    ncf_tune_opts o;
+    memset(&o, 0, sizeof o);
+    o.budget = 300, o.seed = 1, o.max_epochs = 18, o.patience = 3;
+    o.eval = ncf_eval_opts_default(), o.eval.target = NCF_EVAL_VALIDATION;
+    return o;
+}
+
+NCFDEF void ncf_tune_report_free(ncf_tune_report *rep)
+{
+    if (!rep) return;
+    NCF_FREE(rep->runs);
+    memset(rep, 0, sizeof *rep);
+}
+
+/* A uniform draw in [0, 1) for dimension dim of trial t. */
+static double ncf__tune_draw(uint64_t seed, int t, int dim)
+{
+    return ncf__unit(ncf__hash3(seed ^ NCF__TAG_TUNE, (uint64_t)t, (uint64_t)dim));
+}
+
+/* Trial t's settings: the defaults for t 0, else drawn (log-uniform rates, powers of two). */
+static ncf_config ncf__trial_config(const ncf_dataset *d, uint64_t seed, int t, int *weighted)
+{
+    ncf_config c = ncf_config_default();
+    double kind = ncf__tune_draw(seed, t, 0), reg;
+    int l;
+    c.num_users = d->num_users, c.num_items = d->num_items, c.seed = seed;
+    *weighted = d->weight != NULL;
+    if (t == 0) return c;
+    c.model = kind < 1.0 / 3 ? NCF_MF : kind < 2.0 / 3 ? NCF_GMF : NCF_NEUMF;
+    c.mf_dim = 8 << (int)(ncf__tune_draw(seed, t, 1) * (c.model == NCF_NEUMF ? 4 : 6)); /* 8..64, 8..256 */
+    if (c.model == NCF_NEUMF) { /* a tower halving from 32..256 down to 8 */
+        c.layers[0] = 32 << (int)(ncf__tune_draw(seed, t, 2) * 4);
+        for (l = 1; c.layers[l - 1] > 8; l++) c.layers[l] = c.layers[l - 1] / 2;
+        c.num_layers = l;
+    }
+    c.lr = (float)pow(10, -3.5 + 1.5 * ncf__tune_draw(seed, t, 3));
+    reg = ncf__tune_draw(seed, t, 4) < 0.25 ? 0 : pow(10, -4.5 + 3 * ncf__tune_draw(seed, t, 5));
+    c.mf_reg = (float)reg;
+    if (c.model == NCF_NEUMF) c.mlp_reg[0] = (float)reg;
+    c.num_neg = 1 << (int)(ncf__tune_draw(seed, t, 6) * 4);    /* 1, 2, 4, 8 */
+    c.batch_size = 256 << (int)(ncf__tune_draw(seed, t, 7) * 4); /* 256..2048 */
+    *weighted = d->weight && ncf__tune_draw(seed, t, 8) < 0.5;
+    return c;
+}
+
+/* Better on validation: HR, then NDCG, then the earlier trial (a total order: no ties). */
+static int ncf__run_better(const ncf_trial *a, const ncf_trial *b)
+{
+    if (a->val.hr != b->val.hr) return a->val.hr > b->val.hr;
+    if (a->val.ndcg != b->val.ndcg) return a->val.ndcg > b->val.ndcg;
+    return a->trial < b->trial;
+}
+
+/* One run: a fresh model of r's settings trained by ncf_fit; r gets the figures. */
+static int ncf__tune_run(const ncf_dataset *d, const ncf_tune_opts *o, ncf_trial *r)
+{
+    ncf_dataset view = *d; /* (the same arrays; without weights when the run does not use them) */
+    ncf_fit_opts fo = ncf_fit_opts_default();
+    ncf_fit_report fr;
+    ncf_model *m = NULL;
+    int rc;
+    if (!r->weighted) view.weight = NULL;
+    fo.epochs = r->epochs, fo.patience = o->patience, fo.eval = o->eval;
+    if ((rc = ncf_model_create(&m, &r->cfg)) == NCF_OK && (rc = ncf_fit(m, &view, &fo, &fr)) == NCF_OK)
+        r->epochs_trained = fr.epochs_trained, r->chosen_epoch = fr.chosen_epoch, r->val = fr.chosen;
+    ncf_model_free(m);
+    return rc;
+}
+
+static int ncf__tune_check(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_report *rep)
+{
+    if (!rep) return ncf__fail(NCF_ERR_ARG, "ncf_tune: NULL report");
+    memset(rep, 0, sizeof *rep);
+    if (!d || !d->user_ptr || !o) return ncf__fail(NCF_ERR_ARG, "ncf_tune: need data and options");
+    if (!d->val_item) return ncf__fail(NCF_ERR_ARG, "ncf_tune: the data has no validation items (ncf_hold_out_validation)");
+    if (d->total_train) return ncf__fail(NCF_ERR_ARG, "ncf_tune: the data is a shard");
+    if (!(o->budget > 0 && o->budget <= 1e9) || o->max_epochs < 1 || o->max_epochs > 1000 || o->patience < 0 ||
+        o->eval.target != NCF_EVAL_VALIDATION || !(o->max_seconds >= 0))
+        return ncf__fail(NCF_ERR_ARG, "ncf_tune: need 0 < budget <= 1e9, 1 <= max_epochs <= 1000, patience >= 0, "
+                         "max_seconds >= 0 and a validation target");
+    return NCF_OK;
+}
+
+NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_report *rep)
+{
+    int rc, k, n = 0, t, i, *alive = NULL, *order = NULL, *drawn = NULL;
+    double rung_budget, spent = 0, val_users;
+    time_t start = time(NULL);
+    if ((rc = ncf__tune_check(d, o, rep)) != NCF_OK) return rc;
+    rep->rung_epochs[0] = o->max_epochs / 9 > 0 ? o->max_epochs / 9 : 1;
+    rep->rung_epochs[1] = o->max_epochs / 3 > 0 ? o->max_epochs / 3 : 1;
+    rep->rung_epochs[2] = o->max_epochs;
+    rung_budget = o->budget / 4; /* three rungs and the final training */
+    val_users = ncf__val_users(d);
+    if (!(drawn = NCF__NEW(int, NCF__TUNE_MAX_TRIALS))) return ncf__fail(NCF_ERR_NOMEM, "ncf_tune: out of memory");
+    for (t = 0; t < NCF__TUNE_DRAWS && n < NCF__TUNE_MAX_TRIALS; t++) { /* rung 0: the settings its quarter pays for */
+        int w;
+        ncf_config c = ncf__trial_config(d, o->seed, t, &w);
+        double cost = ncf__run_cost(&c, (double)d->num_train, val_users, d->num_val_neg, rep->rung_epochs[0]);
+        if (spent + cost <= rung_budget) spent += cost, drawn[n++] = t; /* (dearer ones are passed over) */
+    }
+    if (n == 0) {
+        NCF_FREE(drawn);
+        rep->too_small = 1;
+        return NCF_OK;
+    }
+    rep->num_trials = n;
+    rep->runs = NCF__NEW(ncf_trial, 2 * (size_t)n + 2), alive = NCF__NEW(int, n), order = NCF__NEW(int, n);
+    if (!rep->runs || !alive || !order) {
+        NCF_FREE(alive), NCF_FREE(order), NCF_FREE(drawn), ncf_tune_report_free(rep);
+        return ncf__fail(NCF_ERR_NOMEM, "ncf_tune: out of memory for %d trials", n);
+    }
+    for (t = 0; t < n; t++) alive[t] = drawn[t];
+    NCF_FREE(drawn);
+    for (k = 0; k < 3 && n > 0 && rc == NCF_OK; k++) {
+        int first = rep->num_runs;
+        for (i = 0; i < n && rc == NCF_OK; i++) {
+            ncf_trial *r = &rep->runs[rep->num_runs];
+            if (o->max_seconds > 0 && difftime(time(NULL), start) > o->max_seconds) { rep->stopped = 1; break; }
+            memset(r, 0, sizeof *r);
+            r->trial = alive[i], r->rung = k, r->epochs = rep->rung_epochs[k];
+            r->cfg = ncf__trial_config(d, o->seed, alive[i], &r->weighted);
+            r->planned_seconds = ncf_tune_cost(&r->cfg, d, r->epochs);
+            if (o->progress) o->progress(o->user, rep, r);
+            if ((rc = ncf__tune_run(d, o, r)) != NCF_OK) break;
+            rep->planned_seconds += r->planned_seconds;
+            rep->num_runs++;
+        }
+        if (rc != NCF_OK || rep->num_runs == first) break;
+        { /* the best third goes on: the rung's runs ranked (an insertion sort of their places in
+             runs[], which stay in the order run; a few hundred at most) */
+            int a, b, m = rep->num_runs - first;
+            for (a = 0; a < m; a++) {
+                for (b = a; b > 0 && ncf__run_better(&rep->runs[first + a], &rep->runs[order[b - 1]]); b--) order[b] = order[b - 1];
+                order[b] = first + a;
+            }
+            rep->best = order[0];
+            n = (m + 2) / 3; /* (one left still trains the longer rungs) */
+            for (a = 0; a < n; a++) alive[a] = rep->runs[order[a]].trial;
+            if (rep->stopped) break;
+        }
+    }
+    NCF_FREE(alive), NCF_FREE(order);
+    if (o->progress && rc == NCF_OK) o->progress(o->user, rep, NULL);
+    if (rc != NCF_OK) ncf_tune_report_free(rep);
+    return rc;
+}
+
+/* The training positives with each user's validation item put back in its place (and its
+   weight where weights are used): the data of the final training. Only what the sampler reads
+   is set; out's arrays are its own. */
+static int ncf__train_with_validation(const ncf_dataset *d, int weighted, ncf_dataset *out)
+{
+    int64_t extra = 0, w = 0, k;
+    int u;
+    memset(out, 0, sizeof *out);
+    for (u = 0; u < d->num_users; u++) extra += d->val_item[u] >= 0;
+    out->num_users = d->num_users, out->num_items = d->num_items, out->num_train = d->num_train + extra;
+    out->user_ptr = NCF__NEW(int64_t, (size_t)d->num_users + 1);
+    out->items = NCF__NEW(int32_t, out->num_train ? out->num_train : 1);
+    out->train_user = NCF__NEW(int32_t, out->num_train ? out->num_train : 1);
+    if (weighted && d->weight) out->weight = NCF__NEW(float, out->num_train ? out->num_train : 1);
+    if (!out->user_ptr || !out->items || !out->train_user || (weighted && d->weight && !out->weight)) {
+        ncf_dataset_free(out);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld training positives", (long long)(d->num_train + extra));
+    }
+    for (u = 0, out->user_ptr[0] = 0; u < d->num_users; u++) {
+        int32_t v = d->val_item[u];
+        for (k = d->user_ptr[u]; k <= d->user_ptr[u + 1]; k++) {
+            int put_val = v >= 0 && (k == d->user_ptr[u + 1] || d->items[k] > v);
+            if (put_val) {
+                out->items[w] = v, out->train_user[w] = u;
+                if (out->weight) out->weight[w] = d->val_weight ? d->val_weight[u] : 1;
+                w++, v = -1;
+            }
+            if (k == d->user_ptr[u + 1]) break;
+            out->items[w] = d->items[k], out->train_user[w] = u;
+            if (out->weight) out->weight[w] = d->weight[k];
+            w++;
+        }
+        out->user_ptr[u + 1] = w;
+    }
+    return NCF_OK;
+}
+
+NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *d, const ncf_tune_report *rep, ncf_progress_fn progress,
+                          void *user)
+{
+    const ncf_trial *r;
+    ncf_dataset all;
+    ncf_sampler smp;
+    ncf_model *m = NULL;
+    int rc, e, epochs;
+    if (!out) return ncf__fail(NCF_ERR_ARG, "ncf_tune_final: NULL out");
+    *out = NULL;
+    if (!d || !d->user_ptr || !d->val_item || !rep || !rep->runs || rep->best < 0 || rep->best >= rep->num_runs)
+        return ncf__fail(NCF_ERR_ARG, "ncf_tune_final: need the data ncf_tune searched (with its validation items) and "
+                         "its report");
+    r = &rep->runs[rep->best];
+    epochs = r->chosen_epoch > 0 ? r->chosen_epoch : 1;
+    if ((rc = ncf__train_with_validation(d, r->weighted, &all)) != NCF_OK) return rc;
+    if ((rc = ncf_model_create(&m, &r->cfg)) == NCF_OK && (rc = ncf_model_set_ids(m, d)) == NCF_OK &&
+        (rc = ncf_sampler_init(&smp, &all, r->cfg.num_neg, r->cfg.seed)) == NCF_OK)
+        for (e = 1; e <= epochs && rc == NCF_OK; e++) rc = ncf_train_epoch(m, &smp, e, progress, user, NULL);
+    ncf_dataset_free(&all);
+    if (rc != NCF_OK) ncf_model_free(m);
+    else *out = m;
+    return rc;
+}
 #endif
 
 
@@ -7073,6 +7498,9 @@ static int32_t *ncf__moved_rows(const int32_t *rows, int w, int U2, const int32_
     return out;
 }
 
+/* A positive and its weight, to sort them together (the item first: ncf__cmp_i32 orders them). */
+typedef struct { int32_t item; float weight; } ncf__weighed;
+
 static int32_t *ncf__moved_items(const int32_t *per_user, int U2, const int32_t *old_of, const int32_t *imap)
 {
     int32_t *out = per_user ? NCF__NEW(int32_t, U2 ? U2 : 1) : NULL;
@@ -7087,6 +7515,8 @@ NCFDEF int ncf_dataset_add_ids(ncf_dataset *d, const ncf_model *m)
     int64_t *miss_at[2] = {NULL, NULL}, *num[2] = {NULL, NULL}, *at[2] = {NULL, NULL}, *ptr = NULL;
     int32_t *map[2] = {NULL, NULL}, *xmap[2] = {NULL, NULL}, *old_of = NULL, *items = NULL, *tu = NULL;
     int32_t *test = NULL, *val = NULL, *recent = NULL, *eneg = NULL, *vneg = NULL;
+    float *wt = NULL, *vwt = NULL;
+    ncf__weighed *pair = NULL; /* with weights: each user's (item, weight) pairs, sorted together */
     int nmiss[2] = {0, 0}, rc = NCF_OK, side, U2, I2, v;
     if (!d || !d->user_ptr || !m || !ncf__has_ids(m)) return ncf__fail(NCF_ERR_ARG, "ncf_dataset_add_ids: need a dataset and a model with ids");
     if (d->total_train) return ncf__fail(NCF_ERR_ARG, "ncf_dataset_add_ids: the dataset is a shard");
@@ -7103,34 +7533,43 @@ NCFDEF int ncf_dataset_add_ids(ncf_dataset *d, const ncf_model *m)
     if (rc != NCF_OK) goto done;
     old_of = NCF__NEW(int32_t, U2), ptr = NCF__NEW(int64_t, (size_t)U2 + 1);
     items = NCF__NEW(int32_t, d->num_train ? d->num_train : 1), tu = NCF__NEW(int32_t, d->num_train ? d->num_train : 1);
-    if (!old_of || !ptr || !items || !tu) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory"); goto done; }
+    if (d->weight) wt = NCF__NEW(float, d->num_train ? d->num_train : 1), pair = NCF__NEW(ncf__weighed, d->num_train ? d->num_train : 1);
+    if (!old_of || !ptr || !items || !tu || (d->weight && (!wt || !pair))) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory"); goto done; }
     for (v = 0; v < U2; v++) old_of[v] = -1;
     for (v = 0; v < d->num_users; v++) old_of[map[0][v]] = v;
     for (v = 0, ptr[0] = 0; v < U2; v++) { /* each user's items remapped, ascending again */
         int u = old_of[v];
-        int64_t k, n = u < 0 ? 0 : d->user_ptr[u + 1] - d->user_ptr[u];
-        for (k = 0; k < n; k++) items[ptr[v] + k] = map[1][d->items[d->user_ptr[u] + k]], tu[ptr[v] + k] = v;
-        ncf__sort(items + ptr[v], (size_t)n, sizeof *items, ncf__cmp_i32);
+        int64_t k, n = u < 0 ? 0 : d->user_ptr[u + 1] - d->user_ptr[u], o = ptr[v];
+        for (k = 0; k < n; k++) items[o + k] = map[1][d->items[d->user_ptr[u] + k]], tu[o + k] = v;
+        if (pair) {
+            for (k = 0; k < n; k++) pair[o + k].item = items[o + k], pair[o + k].weight = d->weight[d->user_ptr[u] + k];
+            ncf__sort(pair + o, (size_t)n, sizeof *pair, ncf__cmp_i32); /* (item first: by item) */
+            for (k = 0; k < n; k++) items[o + k] = pair[o + k].item, wt[o + k] = pair[o + k].weight;
+        } else
+            ncf__sort(items + o, (size_t)n, sizeof *items, ncf__cmp_i32);
         ptr[v + 1] = ptr[v] + n;
     }
     test = ncf__moved_items(d->test_item, U2, old_of, map[1]);
     val = ncf__moved_items(d->val_item, U2, old_of, map[1]), recent = ncf__moved_items(d->recent_item, U2, old_of, map[1]);
     eneg = ncf__moved_rows(d->eval_neg, d->num_eval_neg, U2, old_of, map[1]);
     vneg = ncf__moved_rows(d->val_neg, d->num_val_neg, U2, old_of, map[1]);
-    if (!test || (d->val_item && !val) || (d->recent_item && !recent) || (d->eval_neg && !eneg) || (d->val_neg && !vneg)) {
+    if (d->val_weight && (vwt = NCF__NEW(float, U2 ? U2 : 1)) != NULL)
+        for (v = 0; v < U2; v++) vwt[v] = old_of[v] < 0 ? 0 : d->val_weight[old_of[v]];
+    if (!test || (d->val_item && !val) || (d->val_weight && !vwt) || (d->recent_item && !recent) || (d->eval_neg && !eneg) || (d->val_neg && !vneg)) {
         rc = ncf__fail(NCF_ERR_NOMEM, "out of memory");
         goto done;
     }
     { /* all built: in they go, and out go the old arrays */
         ncf_dataset old = *d;
         d->user_ptr = ptr, d->items = items, d->train_user = tu, d->test_item = test, d->val_item = val;
-        d->recent_item = recent, d->eval_neg = eneg, d->val_neg = vneg;
+        d->recent_item = recent, d->eval_neg = eneg, d->val_neg = vneg, d->weight = wt, d->val_weight = vwt;
         d->raw_user = num[0], d->raw_item = num[1], d->user_text = text[0], d->item_text = text[1];
         d->user_text_at = at[0], d->item_text_at = at[1];
-        ptr = NULL, items = tu = test = val = recent = eneg = vneg = NULL;
+        ptr = NULL, items = tu = test = val = recent = eneg = vneg = NULL, wt = vwt = NULL;
         num[0] = num[1] = at[0] = at[1] = NULL, text[0] = text[1] = NULL;
         NCF_FREE(old.user_ptr), NCF_FREE(old.items), NCF_FREE(old.train_user), NCF_FREE(old.test_item);
         NCF_FREE(old.val_item), NCF_FREE(old.recent_item), NCF_FREE(old.eval_neg), NCF_FREE(old.val_neg);
+        NCF_FREE(old.weight), NCF_FREE(old.val_weight);
         NCF_FREE(old.raw_user), NCF_FREE(old.raw_item), NCF_FREE(old.user_text), NCF_FREE(old.item_text);
         NCF_FREE(old.user_text_at), NCF_FREE(old.item_text_at);
     }
@@ -7140,7 +7579,7 @@ done:
         NCF_FREE(miss[side]), NCF_FREE(miss_at[side]), NCF_FREE(num[side]), NCF_FREE(text[side]), NCF_FREE(at[side]),
         NCF_FREE(map[side]), NCF_FREE(xmap[side]);
     NCF_FREE(old_of), NCF_FREE(ptr), NCF_FREE(items), NCF_FREE(tu), NCF_FREE(test), NCF_FREE(val), NCF_FREE(recent);
-    NCF_FREE(eneg), NCF_FREE(vneg);
+    NCF_FREE(eneg), NCF_FREE(vneg), NCF_FREE(wt), NCF_FREE(vwt), NCF_FREE(pair);
     return rc;
 }
 
@@ -8278,6 +8717,7 @@ NCFDEF int ncf_mpi_shard(ncf_dataset *ds, MPI_Comm comm)
     int rank = 0, P = 1, lo, hi, u, g, failed = 0, rc = NCF_OK, *groups = NULL;
     int64_t plo, phi, n;
     int32_t *items = NULL, *tu = NULL, *en = NULL, *vn = NULL;
+    float *wt = NULL;
     if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &P) != MPI_SUCCESS)
         rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard: not a valid communicator");
     else if (!ds || !ds->user_ptr)
@@ -8294,19 +8734,21 @@ NCFDEF int ncf_mpi_shard(ncf_dataset *ds, MPI_Comm comm)
     hi = ncf__group_first_user(ds, (int)((int64_t)NCF_MPI_GROUPS * (rank + 1) / P), NCF_MPI_GROUPS);
     plo = ds->user_ptr[lo], phi = ds->user_ptr[hi], n = phi - plo;
     items = NCF__NEW(int32_t, n + 1), tu = NCF__NEW(int32_t, n + 1), groups = NCF__NEW(int, NCF_MPI_GROUPS + 1);
+    if (ds->weight && !(wt = NCF__NEW(float, n + 1))) failed = 1;
     en = ncf__rows_copy(ds->eval_neg, ds->num_eval_neg, lo, hi, &failed);
     vn = ncf__rows_copy(ds->val_neg, ds->num_val_neg, lo, hi, &failed);
     if (!items || !tu || !groups || failed)
         rc = ncf__fail(NCF_ERR_NOMEM, "ncf_mpi_shard: out of memory for %lld positives", (long long)n);
     if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) {
-        NCF_FREE(items); NCF_FREE(tu); NCF_FREE(en); NCF_FREE(vn); NCF_FREE(groups);
+        NCF_FREE(items); NCF_FREE(tu); NCF_FREE(en); NCF_FREE(vn); NCF_FREE(groups); NCF_FREE(wt);
         return rc;
     }
     for (g = 0; g <= NCF_MPI_GROUPS; g++) groups[g] = ncf__group_first_user(ds, g, NCF_MPI_GROUPS);
     memcpy(items, ds->items + plo, sizeof(int32_t) * (size_t)n);
     memcpy(tu, ds->train_user + plo, sizeof(int32_t) * (size_t)n);
-    NCF_FREE(ds->items); NCF_FREE(ds->train_user); NCF_FREE(ds->eval_neg); NCF_FREE(ds->val_neg);
-    ds->items = items, ds->train_user = tu, ds->eval_neg = en, ds->val_neg = vn, ds->groups = groups;
+    if (wt) memcpy(wt, ds->weight + plo, sizeof(float) * (size_t)n);
+    NCF_FREE(ds->items); NCF_FREE(ds->train_user); NCF_FREE(ds->eval_neg); NCF_FREE(ds->val_neg); NCF_FREE(ds->weight);
+    ds->items = items, ds->train_user = tu, ds->eval_neg = en, ds->val_neg = vn, ds->groups = groups, ds->weight = wt;
     for (u = 0; u <= ds->num_users; u++) /* the other users look empty */
         ds->user_ptr[u] = (ds->user_ptr[u] < plo ? plo : ds->user_ptr[u] > phi ? phi : ds->user_ptr[u]) - plo;
     for (u = 0; u < ds->num_users; u++)

@@ -72,8 +72,8 @@ static double ref_loss(const ncf_model *m, const double *p, const int32_t *users
             w = c->layers[l], cur ^= 1;
         }
         for (k = 0; nd && k < w; k++) z += p[wo + F + k] * x[cur][k];
-        /* -y log(sigmoid z) - (1-y) log(1 - sigmoid z) */
-        total += (z > 0 ? z : 0) - z * y + log(1 + exp(-fabs(z))) + reg;
+        /* a positive weighing y: -y log(sigmoid z); a negative: -log(1 - sigmoid z) */
+        total += (y > 0 ? -y * log(1 / (1 + exp(-z))) : -log(1 - 1 / (1 + exp(-z)))) + reg;
     }
     total /= n;
     for (l = 1; l <= nd; l++) {
@@ -114,8 +114,10 @@ static void randomize(ncf_model *m, uint64_t seed, float scale)
 static const int32_t GB_U[12] = {0, 1, 2, 0, 3, 1, 0, 2, 2, 3, 1, 0};
 static const int32_t GB_I[12] = {5, 0, 1, 5, 2, 3, 4, 0, 5, 1, 1, 2};
 static const float GB_Y[12] = {1, 0, 1, 0, 1, 1, 0, 0, 1, 0, 1, 1};
+/* the same with positives of weights other than 1 (a weighting's confidences) */
+static const float GB_YW[12] = {2.5f, 0, 1, 0, 7, 1.25f, 0, 0, 30, 0, 1, 0.5f};
 
-static void gradient_check(ncf_model_type type, int reg)
+static void gradient_check_labels(ncf_model_type type, int reg, const float *labels)
 {
     ncf_config c = small_config(type, reg);
     ncf_model *m = NULL;
@@ -125,11 +127,11 @@ static void gradient_check(ncf_model_type type, int reg)
     CHECK(ncf_model_create(&m, &c) == NCF_OK);
     if (!m) return;
     randomize(m, 99 + type, 0.6f);
-    CHECK(ncf_forward_backward(m, GB_U, GB_I, GB_Y, 12, &loss) == NCF_OK);
+    CHECK(ncf_forward_backward(m, GB_U, GB_I, labels, 12, &loss) == NCF_OK);
     p = (double *)malloc(sizeof(double) * m->num_params);
     for (i = 0; i < m->num_params; i++) p[i] = m->params[i];
     {
-        double ref = ref_loss(m, p, GB_U, GB_I, GB_Y, 12);
+        double ref = ref_loss(m, p, GB_U, GB_I, labels, 12);
         CHECKF(fabs(ref - loss) <= 1e-6 * (1 + fabs(ref)), "loss %.9f, reference %.9f", loss, ref);
     }
     for (t = 0; t < m->num_tensors; t++) {
@@ -138,8 +140,8 @@ static void gradient_check(ncf_model_type type, int reg)
         for (k = 0; k < n; k++) {
             size_t at = T->offset + k;
             double h = 1e-6, lp, lm, num, ana = m->grads[at], err;
-            p[at] += h, lp = ref_loss(m, p, GB_U, GB_I, GB_Y, 12);
-            p[at] -= 2 * h, lm = ref_loss(m, p, GB_U, GB_I, GB_Y, 12);
+            p[at] += h, lp = ref_loss(m, p, GB_U, GB_I, labels, 12);
+            p[at] -= 2 * h, lm = ref_loss(m, p, GB_U, GB_I, labels, 12);
             p[at] += h;
             num = (lp - lm) / (2 * h);
             err = fabs(num - ana) / (1e-4 + fabs(num));
@@ -164,10 +166,44 @@ static void gradient_check(ncf_model_type type, int reg)
     ncf_model_free(m);
 }
 
+static void gradient_check(ncf_model_type type, int reg) { gradient_check_labels(type, reg, GB_Y); }
+
 static void test_gradients_neumf(void) { gradient_check(NCF_NEUMF, 0); gradient_check(NCF_NEUMF, 1); }
 static void test_gradients_gmf(void) { gradient_check(NCF_GMF, 0); gradient_check(NCF_GMF, 1); }
 static void test_gradients_mlp(void) { gradient_check(NCF_MLP, 0); gradient_check(NCF_MLP, 1); }
 static void test_gradients_mf(void) { gradient_check(NCF_MF, 0); gradient_check(NCF_MF, 1); }
+
+/* Weighted positives: the loss and gradients against the definition by finite differences,
+   for every model type; and a positive weighing c is exactly c positives of weight 1 (its loss
+   and gradient c times theirs), a label of 1 exactly the unweighted step. */
+static void test_gradients_weighted(void)
+{
+    static const float one[1] = {1}, heavy[1] = {4}, bad[3] = {-1, NAN, 2e9f};
+    static const int32_t u1[1] = {2}, i1[1] = {5};
+    int32_t u4[4] = {2, 2, 2, 2}, i4[4] = {5, 5, 5, 5};
+    float four[4] = {1, 1, 1, 1};
+    ncf_config c = small_config(NCF_NEUMF, 0);
+    ncf_model *a = NULL, *b = NULL;
+    double la, lb;
+    size_t k, differ = 0;
+    int t, j;
+    for (t = 0; t < 4; t++) gradient_check_labels(t == 0 ? NCF_NEUMF : t == 1 ? NCF_GMF : t == 2 ? NCF_MLP : NCF_MF, t & 1, GB_YW);
+    CHECK(ncf_model_create(&a, &c) == NCF_OK && ncf_model_create(&b, &c) == NCF_OK);
+    if (!a || !b) { ncf_model_free(a), ncf_model_free(b); return; }
+    randomize(a, 3, 0.6f), randomize(b, 3, 0.6f);
+    /* one positive weighing 4 against the same positive four times (the mean over 4 rows: x 1/4) */
+    CHECK(ncf_forward_backward(a, u1, i1, heavy, 1, &la) == NCF_OK && ncf_forward_backward(b, u4, i4, four, 4, &lb) == NCF_OK);
+    CHECKF(fabs(la - 4 * lb) <= 1e-6 * la, "loss %.9g vs 4 x %.9g", la, lb);
+    for (k = 0; k < a->num_params; k++) {
+        CHECKF(fabsf(a->grads[k] - 4 * b->grads[k]) <= 1e-6f + 1e-5f * fabsf(a->grads[k]), "grad %zu: %g vs 4 x %g", k,
+               a->grads[k], b->grads[k]);
+        differ += a->grads[k] != 0;
+    }
+    CHECK(differ > 10);
+    for (j = 0; j < 3; j++) CHECK(ncf_forward_backward(a, u1, i1, bad + j, 1, &la) == NCF_ERR_ARG);
+    CHECK(ncf_forward_backward(a, u1, i1, one, 1, &la) == NCF_OK);
+    ncf_model_free(a), ncf_model_free(b);
+}
 
 /* A float finite difference on the library's own loss agrees too (a second,
    independent path: no reference model involved). */
@@ -1040,6 +1076,119 @@ static void test_fit_chooses_on_validation_never_test(void)
     ncf_dataset_free(&d), ncf_dataset_free(&poisoned);
 }
 
+/* The data a search's tests share: synthetic, a validation item per user; poisoned, the same
+   with every test item replaced or removed (a search never reads them). */
+static int tune_data(ncf_dataset *d, int poison)
+{
+    int u;
+    if (ncf_synthetic(d, 150, 80, 3000, 4, 5) != NCF_OK || ncf_sample_eval_negatives(d, 20, 1) != NCF_OK ||
+        ncf_hold_out_validation(d, 20, 2) != NCF_OK)
+        return 0;
+    for (u = 0; poison && u < d->num_users; u++)
+        if (d->test_item[u] >= 0) d->test_item[u] = u % 2 ? -1 : d->val_neg[(size_t)u * d->num_val_neg];
+    return 1;
+}
+
+static int tune_rows_equal(const ncf_tune_report *a, const ncf_tune_report *b)
+{
+    int i, ok = a->num_runs == b->num_runs && a->best == b->best && a->num_trials == b->num_trials;
+    for (i = 0; ok && i < a->num_runs; i++) {
+        const ncf_trial *x = &a->runs[i], *y = &b->runs[i];
+        ok &= x->trial == y->trial && x->rung == y->rung && x->chosen_epoch == y->chosen_epoch &&
+              x->epochs_trained == y->epochs_trained && x->val.hr == y->val.hr && x->val.ndcg == y->val.ndcg &&
+              x->weighted == y->weighted && !memcmp(&x->cfg, &y->cfg, sizeof x->cfg);
+    }
+    return ok;
+}
+
+static int g_tune_calls;
+static void count_tune_calls(void *user, const ncf_tune_report *so_far, const ncf_trial *next)
+{
+    (void)user, (void)so_far, (void)next;
+    g_tune_calls++;
+}
+
+/* A search: the same table for a seed on 1 and 2 threads and with the test items poisoned;
+   the rungs halve (a third goes on, three times the epochs), rung 0 is trial 0's defaults and
+   draws; each run's figures are ncf_fit's for its settings; the final model is trained on the
+   training and validation positives for the winner's chosen epochs; a budget too small for a
+   run says so. */
+static void test_tune_deterministic_and_blind_to_test(void)
+{
+    ncf_dataset d, poisoned;
+    ncf_tune_opts o = ncf_tune_opts_default();
+    ncf_tune_report r1, r2, r3;
+    ncf_model *f1 = NULL, *f2 = NULL, *by_hand = NULL;
+    int i, rung0 = 0, rung1 = 0, rung2 = 0, types[4] = {0, 0, 0, 0};
+    CHECK(tune_data(&d, 0) && tune_data(&poisoned, 1));
+    o.budget = 1, o.max_epochs = 9, o.seed = 3, o.progress = count_tune_calls;
+    ncf_set_threads(1);
+    CHECKF(ncf_tune(&d, &o, &r1) == NCF_OK, "%s", ncf_error_text());
+    CHECK(ncf_tune_final(&f1, &d, &r1, NULL, NULL) == NCF_OK);
+    ncf_set_threads(2);
+    g_tune_calls = 0;
+    CHECK(ncf_tune(&poisoned, &o, &r2) == NCF_OK && g_tune_calls == r2.num_runs + 1);
+    CHECK(ncf_tune_final(&f2, &poisoned, &r2, NULL, NULL) == NCF_OK);
+    CHECK(tune_rows_equal(&r1, &r2));
+    CHECK(f1 && f2 && state_hash(f1) == state_hash(f2));
+    for (i = 0; i < r1.num_runs; i++) {
+        const ncf_trial *t = &r1.runs[i];
+        rung0 += t->rung == 0, rung1 += t->rung == 1, rung2 += t->rung == 2, types[t->cfg.model]++;
+        CHECK(t->epochs == r1.rung_epochs[t->rung] && t->chosen_epoch <= t->epochs_trained && t->epochs_trained <= t->epochs);
+    }
+    CHECK(r1.rung_epochs[0] == 1 && r1.rung_epochs[1] == 3 && r1.rung_epochs[2] == 9);
+    CHECKF(rung0 == r1.num_trials && rung0 >= 6 && rung1 == (rung0 + 2) / 3 && rung2 == (rung1 + 2) / 3,
+           "rungs of %d, %d, %d runs", rung0, rung1, rung2);
+    CHECK(r1.runs[0].trial == 0 && r1.runs[0].rung == 0 && r1.runs[r1.best].rung == 2 && !r1.too_small && !r1.stopped);
+    CHECK(types[NCF_MF] + types[NCF_GMF] > 0 && types[NCF_NEUMF] > 0);
+    for (i = r1.num_runs - rung2; i < r1.num_runs; i++) CHECK(i == r1.best || !ncf__run_better(&r1.runs[i], &r1.runs[r1.best]));
+    { /* the winner's last run, by hand: ncf_fit on a fresh model of its settings */
+        const ncf_trial *w = &r1.runs[r1.best];
+        ncf_fit_opts fo = ncf_fit_opts_default();
+        ncf_fit_report fr;
+        ncf_dataset view = d;
+        if (!w->weighted) view.weight = NULL;
+        fo.epochs = w->epochs, fo.patience = o.patience;
+        CHECK(ncf_model_create(&by_hand, &w->cfg) == NCF_OK && ncf_fit(by_hand, &view, &fo, &fr) == NCF_OK);
+        CHECK(fr.chosen_epoch == w->chosen_epoch && fr.chosen.hr == w->val.hr);
+        CHECK(f1 && f1->epoch == (w->chosen_epoch > 0 ? w->chosen_epoch : 1) && f1->cfg.model == w->cfg.model &&
+              f1->cfg.mf_dim == w->cfg.mf_dim && f1->cfg.lr == w->cfg.lr && f1->cfg.num_neg == w->cfg.num_neg);
+        ncf_model_free(by_hand);
+    }
+    { /* the final data: every training positive and every validation item, ascending per user */
+        ncf_dataset all;
+        int u, ok = 1;
+        int64_t k, vals = 0;
+        CHECK(ncf__train_with_validation(&d, 0, &all) == NCF_OK);
+        for (u = 0; u < d.num_users; u++) {
+            int has = 0;
+            vals += d.val_item[u] >= 0;
+            for (k = all.user_ptr[u]; k < all.user_ptr[u + 1]; k++) {
+                has += all.items[k] == d.val_item[u];
+                ok &= all.train_user[k] == u && (k == all.user_ptr[u] || all.items[k - 1] < all.items[k]);
+            }
+            ok &= has == (d.val_item[u] >= 0) && all.user_ptr[u + 1] - all.user_ptr[u] == d.user_ptr[u + 1] - d.user_ptr[u] + has;
+        }
+        CHECK(ok && all.num_train == d.num_train + vals && vals > 100);
+        ncf_dataset_free(&all);
+    }
+    printf("    %d settings, %d runs, winner trial %d (%s, HR@10 %.4f on validation), the same on 1 and 2 threads\n",
+           r1.num_trials, r1.num_runs, r1.runs[r1.best].trial,
+           r1.runs[r1.best].cfg.model == NCF_MF ? "MF" : r1.runs[r1.best].cfg.model == NCF_GMF ? "GMF" : "NeuMF",
+           r1.runs[r1.best].val.hr);
+    o.budget = 2; /* a larger budget: more settings, the first ones the same */
+    CHECK(ncf_tune(&d, &o, &r3) == NCF_OK && r3.num_trials > r1.num_trials && !memcmp(&r3.runs[1].cfg, &r1.runs[1].cfg, sizeof r1.runs[1].cfg));
+    ncf_tune_report_free(&r3);
+    o.budget = 1e-6;
+    CHECK(ncf_tune(&d, &o, &r3) == NCF_OK && r3.too_small && r3.num_runs == 0);
+    CHECK_ERR(ncf_tune_final(&f2, &d, &r3, NULL, NULL), NCF_ERR_ARG, "its report");
+    o.budget = NAN;
+    CHECK_ERR(ncf_tune(&d, &o, &r3), NCF_ERR_ARG, "budget");
+    ncf_tune_report_free(&r1), ncf_tune_report_free(&r2), ncf_tune_report_free(&r3);
+    ncf_model_free(f1), ncf_model_free(f2);
+    ncf_dataset_free(&d), ncf_dataset_free(&poisoned);
+}
+
 static void test_sampler_hash(void)
 {
     ncf_dataset d;
@@ -1425,6 +1574,118 @@ static void test_long_and_nul_ids_refused_with_file_line(void)
 /* min_item_ratings drops items with fewer positives from the users kept, and kcore repeats both
    filters until every user and item meets its minimum; the report says what each dropped.
    A: a b c d, B: a b f, C: a c f, D: e, E: a e (min_ratings 2, min_item_ratings 2). */
+/* The weight the log gives (user, item): 1 + alpha f(s), s the sum of the pair's strengths,
+   read here with sscanf (not the library's reader). */
+static float log_weight(const char *text, const char *user, const char *item, int weighting, double alpha)
+{
+    const char *p = strchr(text, '\n') + 1; /* (past the header) */
+    char u[16], i[16];
+    double v, sum = 0;
+    int n;
+    for (; *p && sscanf(p, "%15[^,],%15[^,],%lf%n", u, i, &v, &n) == 3; p += n + 1)
+        if (!strcmp(u, user) && !strcmp(i, item)) sum += v;
+    return (float)(1 + alpha * (weighting == NCF_WEIGHT_LOG ? log1p(sum) : sum));
+}
+
+/* Every training positive of d weighs what the log says; items ascending per user. */
+static int weights_match_log(const ncf_dataset *d, const char *text, int weighting, double alpha)
+{
+    char u[16], i[16];
+    int user, ok = d->weight != NULL;
+    int64_t k;
+    for (user = 0; ok && user < d->num_users; user++)
+        for (k = d->user_ptr[user]; ok && k < d->user_ptr[user + 1]; k++) {
+            ok &= ncf_dataset_user_id(d, user, u, sizeof u) > 0 && ncf_dataset_item_id(d, d->items[k], i, sizeof i) > 0;
+            ok &= d->weight[k] == log_weight(text, u, i, weighting, alpha);
+            ok &= k == d->user_ptr[user] || d->items[k - 1] < d->items[k];
+        }
+    for (user = 0; ok && d->val_item && user < d->num_users; user++) /* the validation items keep theirs */
+        if (d->val_item[user] >= 0) {
+            ok &= d->val_weight && ncf_dataset_user_id(d, user, u, sizeof u) > 0 &&
+                  ncf_dataset_item_id(d, d->val_item[user], i, sizeof i) > 0;
+            ok &= ok && d->val_weight[user] == log_weight(text, u, i, weighting, alpha);
+        }
+    return ok;
+}
+
+static int load_text(ncf_dataset *d, const char *name, const char *text, const ncf_load_opts *o)
+{
+    return ncf_load_dataset_mem(d, name, text, strlen(text), o);
+}
+
+/* A strength column weighs each positive 1 + alpha f(s), s summed over a pair's lines; the
+   weights stay beside their positives through the hold-outs, ncf_dataset_add_ids (whose ids
+   here reorder the items) and the sampler; bad strengths and settings name what is wrong. */
+static void test_weights_follow_their_positives(void)
+{
+    const char *log = "user,item,plays\nu1,9,2\nu1,10,5\nu1,9,3\nu1,11,0\nu1,9,1\nu1,12,4\nu2,9,7\nu2,10,1\n"
+                      "u2,11,2.5\nu2,12,6\nu2,13,1\nu3,10,8\nu3,13,2\nu3,12,1\nu3,9,1\nu3,14,3\nu3,15,0.5\nu3,14,1\n";
+    const char *other = "user,item\nu1,9\nu4,x\nu2,10\nu4,9\n";
+    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset d, e;
+    ncf_model *m = NULL;
+    ncf_config c = ncf_config_default();
+    ncf_sampler s;
+    int w, bad_label = 0, positives = 0;
+    o.eval_negatives = 1, o.seed = 4, o.holdout = NCF_HOLDOUT_RANDOM;
+    CHECK(ncf_load_dataset_mem(&d, "plays.csv", log, strlen(log), &o) == NCF_OK && d.weight == NULL);
+    ncf_dataset_free(&d);
+    for (w = NCF_WEIGHT_LINEAR; w <= NCF_WEIGHT_LOG; w++) {
+        o.weighting = w, o.alpha = w == NCF_WEIGHT_LOG ? 2.5f : 0.5f, o.validation = 0;
+        CHECKF(ncf_load_dataset_mem(&d, "plays.csv", log, strlen(log), &o) == NCF_OK, "%s", ncf_error_text());
+        CHECK(weights_match_log(&d, log, w, o.alpha) && d.report.duplicates == 3 && !strcmp(d.report.columns[4], "plays"));
+        CHECK(d.report.weight_min == 1 && d.report.weight_max > 4);
+        ncf_dataset_free(&d);
+        o.validation = 1;
+        CHECKF(ncf_load_dataset_mem(&d, "plays.csv", log, strlen(log), &o) == NCF_OK, "%s", ncf_error_text());
+        CHECK(d.val_item && weights_match_log(&d, log, w, o.alpha));
+        /* a model whose text ids put "10" before "9": the data's items change order */
+        {
+            ncf_load_opts q = ncf_load_opts_default();
+            q.holdout = NCF_HOLDOUT_NONE;
+            CHECKF(ncf_load_dataset_mem(&e, "other.csv", other, strlen(other), &q) == NCF_OK, "%s", ncf_error_text());
+        }
+        c.num_users = e.num_users, c.num_items = e.num_items;
+        CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &e) == NCF_OK);
+        CHECK(ncf_dataset_add_ids(&d, m) == NCF_OK && d.item_text && d.num_users == 4);
+        CHECK(weights_match_log(&d, log, w, o.alpha));
+        CHECK(ncf_sampler_init(&s, &d, 3, 9) == NCF_OK);
+        { /* an epoch's positives carry their weights */
+            int32_t us[512], is[512];
+            float ys[512];
+            int64_t j, k;
+            CHECK(s.num_examples <= 512);
+            ncf_sampler_fill(&s, 1, 0, (int)s.num_examples, us, is, ys);
+            for (j = 0; j < s.num_examples; j++) {
+                if (ys[j] == 0) continue;
+                positives++;
+                for (k = d.user_ptr[us[j]]; k < d.user_ptr[us[j] + 1] && d.items[k] != is[j]; k++) {}
+                bad_label += k == d.user_ptr[us[j] + 1] || ys[j] != d.weight[k];
+            }
+        }
+        ncf_model_free(m), m = NULL;
+        ncf_dataset_free(&d), ncf_dataset_free(&e);
+    }
+    CHECKF(bad_label == 0 && positives >= 18, "%d of %d positives with the wrong weight", bad_label, positives);
+    /* bad strengths name file:line; bad settings say what is wrong */
+    o = ncf_load_opts_default(), o.eval_negatives = 1, o.weighting = NCF_WEIGHT_LINEAR;
+    CHECK_ERR(load_text(&d, "neg.csv", "user,item,plays\n1,2,3\n1,3,-1\n", &o), NCF_ERR_PARSE, "neg.csv:3: strength '-1'");
+    CHECK_ERR(load_text(&d, "inf.csv", "user,item,plays\n1,2,1e999\n", &o), NCF_ERR_PARSE, "inf.csv:2: strength '1e999'");
+    o.columns[NCF_COL_RATING] = "", o.columns[NCF_COL_STRENGTH] = "plays";
+    CHECK_ERR(load_text(&d, "nan.csv", "user,item,plays\n1,2,nan\n", &o), NCF_ERR_PARSE, "nan.csv:2: strength 'nan'");
+    CHECK_ERR(load_text(&d, "txt.csv", "user,item,plays\n1,2,many\n", &o), NCF_ERR_PARSE, "txt.csv:2: strength 'many'");
+    o.columns[NCF_COL_STRENGTH] = NULL;
+    CHECK_ERR(load_text(&d, "none.csv", "user,item\n1,2\n", &o), NCF_ERR_ARG, "needs a strength column");
+    o = ncf_load_opts_default(), o.eval_negatives = 1, o.weighting = NCF_WEIGHT_LOG, o.alpha = 0;
+    CHECK_ERR(ncf_load_dataset_mem(&d, "a0.csv", log, strlen(log), &o), NCF_ERR_ARG, "alpha 0");
+    o.alpha = NAN;
+    CHECK_ERR(ncf_load_dataset_mem(&d, "anan.csv", log, strlen(log), &o), NCF_ERR_ARG, "0 < alpha");
+    o.alpha = 1e6f, o.weighting = NCF_WEIGHT_LINEAR, o.holdout = NCF_HOLDOUT_NONE;
+    CHECK_ERR(load_text(&d, "big.csv", "user,item,plays\n1,2,1e4\n1,3,1\n2,4,1\n2,2,1\n", &o), NCF_ERR_DATA, "past 1e+09");
+    o.weighting = 7;
+    CHECK_ERR(ncf_load_dataset_mem(&d, "w7.csv", log, strlen(log), &o), NCF_ERR_ARG, "weighting 7");
+}
+
 static void test_item_filter_and_kcore_report_what_they_drop(void)
 {
     const char *text = "user,item\nA,a\nA,b\nA,c\nA,d\nB,a\nB,b\nB,f\nC,a\nC,c\nC,f\nD,e\nE,a\nE,e\n";
@@ -1971,7 +2232,7 @@ static void test_absurd_settings_and_values_refused(void)
     void *buf = NULL;
     size_t len = 0;
     int32_t u[2] = {0, 1}, it[2] = {0, 1};
-    float y[2] = {1, 0.5f};
+    float y[2] = {1, -0.5f};
     double loss;
     c.num_users = 10, c.num_items = 10;
     c.mlp_reg[1] = NAN;
@@ -1984,7 +2245,7 @@ static void test_absurd_settings_and_values_refused(void)
     CHECK_ERR(ncf_model_create(&m, &c), NCF_ERR_ARG, "num_neg <= 1000000");
     c.num_neg = 4;
     CHECK(ncf_model_create(&m, &c) == NCF_OK);
-    CHECK_ERR(ncf_forward_backward(m, u, it, y, 2, &loss), NCF_ERR_ARG, "label 0.5 (labels are 0 or 1)");
+    CHECK_ERR(ncf_forward_backward(m, u, it, y, 2, &loss), NCF_ERR_ARG, "label -0.5 (0 a negative");
     CHECK(ncf_synthetic(&d, 30, 20, 200, 2, 1) == NCF_OK);
     CHECK_ERR(ncf_sampler_init(&s, &d, 2147483647, 1), NCF_ERR_ARG, "0 <= num_neg <= 1000000");
     { /* a parameter of 1e20 in a CRC-valid file: refused, with its name, not served as infinity */
@@ -4009,6 +4270,36 @@ static int sw_ids(int text)
     return rc;
 }
 static int sw_ids_text(void) { return sw_ids(1); }
+/* A weighted log read (repeated pairs summed), a validation item held out, ids added from a
+   model whose text ids reorder the items, and an epoch trained on it. */
+static int sw_weighted(void)
+{
+    static const char *log = "user,item,plays\n1,9,2\n1,10,5\n1,9,3\n1,11,1\n1,12,4\n2,9,7\n2,10,1\n2,11,2.5\n"
+                             "3,10,8\n3,13,2\n3,12,1\n3,9,1\n4,13,1\n4,12,3\n4,11,6\n";
+    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset d, other;
+    ncf_config c = ncf_config_default();
+    ncf_sampler s;
+    ncf_model *m = NULL;
+    int rc;
+    int64_t k;
+    o.weighting = NCF_WEIGHT_LOG, o.validation = 1, o.eval_negatives = 1, o.holdout = NCF_HOLDOUT_RANDOM;
+    if ((rc = ncf_load_dataset_mem(&d, "sweep", log, strlen(log), &o)) != NCF_OK) return rc;
+    if (sw_quiet_load(&other, 1, 0) != NCF_OK) { ncf_dataset_free(&d); return NCF_ERR_DATA; }
+    c.num_users = other.num_users, c.num_items = other.num_items, c.mf_dim = 4, c.num_layers = 2, c.layers[0] = 8, c.layers[1] = 4;
+    rc = ncf_model_create(&m, &c);
+    if (rc == NCF_OK) rc = ncf_model_set_ids(m, &other);
+    if (rc == NCF_OK) rc = ncf_dataset_add_ids(&d, m);
+    if (rc == NCF_OK) rc = ncf_model_grow(&m, &d);
+    if (rc == NCF_OK) rc = ncf_sampler_init(&s, &d, 2, 3);
+    if (rc == NCF_OK) rc = ncf_train_epoch(m, &s, 1, NULL, NULL, NULL);
+    if (rc == NCF_OK) {
+        g_sw_digest = digest_ids(NULL, &d);
+        for (k = 0; k < d.num_train; k++) g_sw_digest = ncf__mix64(g_sw_digest ^ (uint64_t)(d.weight[k] * 1e6) ^ (uint64_t)d.items[k] << 40);
+    }
+    ncf_model_free(m), ncf_dataset_free(&d), ncf_dataset_free(&other);
+    return rc;
+}
 static int sw_ids_int(void) { return sw_ids(0); }
 
 static int sw_load(const char *name)
@@ -4155,7 +4446,8 @@ static void test_alloc_failure_sweep(void)
         {"int8 save, open in place, serve", sw_int8_in_place}, {"a log with text ids", sw_load_text_ids},
         {"lists, many users, fold-in, similar, growth", sw_serving_options},
         {"text ids: set, added to a dataset, a model grown", sw_ids_text},
-        {"integer ids: set, added to a dataset, a model grown", sw_ids_int}};
+        {"integer ids: set, added to a dataset, a model grown", sw_ids_int},
+        {"weighted log, validation, ids added, an epoch", sw_weighted}};
     ncf_config c = ncf_config_default();
     char prefix[300];
     long cases = 0;
@@ -4322,6 +4614,8 @@ static const test_case TESTS[] = {
     {"gradients_gmf", test_gradients_gmf},
     {"gradients_mlp", test_gradients_mlp},
     {"gradients_mf", test_gradients_mf},
+    {"gradients_weighted", test_gradients_weighted},
+    {"weights_follow_their_positives", test_weights_follow_their_positives},
     {"gradients_float_fd", test_gradients_float_fd},
     {"gemm_against_reference", test_gemm_against_reference},
     {"loss_values", test_loss_values},
@@ -4377,6 +4671,7 @@ static const test_case TESTS[] = {
     {"sampler_hash", test_sampler_hash},
     {"training_blind_to_held_out_items", test_training_blind_to_held_out_items},
     {"fit_chooses_on_validation_never_test", test_fit_chooses_on_validation_never_test},
+    {"tune_deterministic_and_blind_to_test", test_tune_deterministic_and_blind_to_test},
     {"eval_negatives", test_eval_negatives},
     {"synthetic_shape", test_synthetic_shape},
     {"real_movielens", test_real_movielens},

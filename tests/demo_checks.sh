@@ -110,6 +110,39 @@ plays() {
 }
 check "demo on a TAB play-count log with a header: read as written; recommends by its ids" plays
 
+# --tune: the trial table (printed and in --log), the winner trained on training + validation
+# and its test figures beside popularity's, the saved model the one reported, the same table on 1
+# and 2 threads; a budget too small for a run trains the defaults; a search killed leaves no file
+tune() {
+    demo $SYN --tune 4 --threads 2 --save "$B/tuned.ncf" --log "$B/tune.csv" > "$B/tune.log" &&
+        grep -q '^tune: successive halving on the validation split, seed 1, a planned budget of 4 s' "$B/tune.log" &&
+        grep -q '^chosen on validation: trial [0-9]*, ' "$B/tune.log" &&
+        grep -A2 '^Tuned, ' "$B/tune.log" | grep -q '^    popularity ' &&
+        grep -q '^saved .*tuned.ncf: the tuned settings trained on training + validation' "$B/tune.log" &&
+        runs=$(tail -n +2 "$B/tune.csv" | wc -l) && [ "$runs" -ge 4 ] &&
+        [ "$(grep -c '^ *[0-9][0-9]* *[0-2]  [MGN]' "$B/tune.log")" -eq "$runs" ] &&
+        demo $SYN --tune 4 --threads 1 --log "$B/tune1.csv" > /dev/null && cmp "$B/tune.csv" "$B/tune1.csv" &&
+        demo $SYN --load "$B/tuned.ncf" --train_epochs 0 > "$B/tuned_load.log" &&
+        [ "$(grep -A1 '^Tuned, ' "$B/tune.log" | sed -n 2p)" = "$(grep '^    test ' "$B/tuned_load.log" | head -n 1)" ] &&
+        demo $SYN --tune 0.001 --train_epochs 1 > "$B/tiny.log" &&
+        grep -q '^tune: a budget of 0 s is too small for one run .*: training the defaults' "$B/tiny.log" &&
+        grep -q '^Chosen on validation HR@10: epoch 1 ' "$B/tiny.log" &&
+        ! demo $SYN --tune --no_validation > "$B/tnv.log" 2>&1 && grep -q 'does not go with .*--no_validation' "$B/tnv.log" &&
+        { demo --synthetic_users 3000 --synthetic_items 1500 --synthetic_ratings 150000 --tune 60 --save "$B/killed.ncf" \
+              > "$B/killed.log" 2>&1 & pid=$!; sleep 2; kill -TERM $pid; wait $pid; [ $? -ne 0 ]; } &&
+        [ ! -e "$B/killed.ncf" ] && [ -z "$(ls "$B" | grep '^killed\.ncf\.tmp-')" ]
+}
+check "demo --tune: the table, the winner retrained and reported once, saved; the same on 1 and 2 threads" tune
+
+weighting() {
+    demo --data "$B/plays.tsv" --weighting log --weight_alpha 2 --train_epochs 2 > "$B/weighted.log" &&
+        grep -q '^read as: TAB-separated, header, user=userID item=artistID rating=weight strength=weight, no timestamps$' "$B/weighted.log" &&
+        grep -q '^weights: 1 + 2\*log(1 + strength): from [0-9.]* to [0-9.]* (--weighting)$' "$B/weighted.log" &&
+        ! demo --data "$B/plays.tsv" --weighting log --weight_col song > "$B/wc.log" 2>&1 && grep -q "no column named 'song'" "$B/wc.log" &&
+        ! demo --data "$B/plays.tsv" --weighting sqrt > "$B/ws.log" 2>&1 && grep -q 'none, linear or log' "$B/ws.log"
+}
+check "demo --weighting: strengths weigh the positives, and say how" weighting
+
 books() {
     demo --data "$B/books.csv" --min_rating 1 --train_epochs 2 --save "$B/books.ncf" --recommend 276730 > "$B/books.log" &&
         grep -q "^read as: ';'-separated, header, user=User-ID item=ISBN rating=Book-Rating, no timestamps, item ids as text$" "$B/books.log" &&

@@ -19,12 +19,19 @@ static int mpi_world_max(int v)
 
 static int all_ranks_ok(int ok) { return !mpi_world_max(!ok); }
 
+static int g_weighted; /* mpi_data's positives weigh 1 to 4 (as a weighting's confidences) */
+
 /* The same data on every rank: whole, and (when shard) this rank's shard of a copy. */
 static int mpi_data(ncf_dataset *d, int shard)
 {
-    if (ncf_synthetic(d, 300, 200, 6000, 8, 3) != NCF_OK || ncf_sample_eval_negatives(d, 50, 3) != NCF_OK ||
-        ncf_hold_out_validation(d, 50, 3) != NCF_OK)
+    int64_t k;
+    if (ncf_synthetic(d, 300, 200, 6000, 8, 3) != NCF_OK || ncf_sample_eval_negatives(d, 50, 3) != NCF_OK)
         return 0;
+    if (g_weighted) {
+        if (!(d->weight = (float *)NCF_MALLOC(sizeof(float) * (size_t)d->num_train))) return 0;
+        for (k = 0; k < d->num_train; k++) d->weight[k] = 1 + 0.75f * (float)(k % 5);
+    }
+    if (ncf_hold_out_validation(d, 50, 3) != NCF_OK) return 0;
     return !shard || ncf_mpi_shard(d, MPI_COMM_WORLD) == NCF_OK;
 }
 
@@ -125,7 +132,7 @@ static int mpi_same_as_file(const ncf_model *m, const char *path)
 
 /* Two epochs over P ranks give the model of one rank bit for bit, for each configuration;
    every rank's copy is the same; an epoch-1 checkpoint written with 2 ranks resumes with P. */
-static void test_mpi_same_model_any_ranks(void)
+static void same_model_any_ranks(void)
 {
     ncf_dataset w, s;
     ncf_sampler smp;
@@ -137,8 +144,8 @@ static void test_mpi_same_model_any_ranks(void)
         char ref[600], ckpt[600];
         uint64_t h, hmin, hmax;
         double loss[2] = {0, 0};
-        snprintf(ref, sizeof ref, "%s/ref%d.ncf", g_mpi_dir, which);
-        snprintf(ckpt, sizeof ckpt, "%s/ckpt%d_e1_p2.ncf", g_mpi_dir, which);
+        snprintf(ref, sizeof ref, "%s/ref%s%d.ncf", g_mpi_dir, g_weighted ? "w" : "", which);
+        snprintf(ckpt, sizeof ckpt, "%s/ckpt%s%d_e1_p2.ncf", g_mpi_dir, g_weighted ? "w" : "", which);
         CHECK(mpi_model(&m, &c, &w) && ncf_sampler_init(&smp, &s, c.num_neg, c.seed) == NCF_OK);
         for (e = 1; e <= 2 && m; e++) {
             CHECKF(ncf_mpi_train_epoch(m, &smp, e, MPI_COMM_WORLD, NULL, NULL, &loss[e - 1]) == NCF_OK, "%s",
@@ -163,6 +170,15 @@ static void test_mpi_same_model_any_ranks(void)
         }
     }
     ncf_dataset_free(&w), ncf_dataset_free(&s);
+}
+
+static void test_mpi_same_model_any_ranks(void) { same_model_any_ranks(); }
+/* Weighted positives: a shard keeps each positive's weight beside it */
+static void test_mpi_same_weighted_model_any_ranks(void)
+{
+    g_weighted = 1;
+    same_model_any_ranks();
+    g_weighted = 0;
 }
 
 /* The MPI model is not ncf_train_epoch's (its sums are grouped by group of users) but close
@@ -385,6 +401,7 @@ static const test_case MPI_TESTS[] = {
     {"mpi_shard_counts", test_mpi_shard_counts},
     {"mpi_batches_sum", test_mpi_batches_sum},
     {"mpi_same_model_any_ranks", test_mpi_same_model_any_ranks},
+    {"mpi_same_weighted_model_any_ranks", test_mpi_same_weighted_model_any_ranks},
     {"mpi_close_to_one_process", test_mpi_close_to_one_process},
     {"mpi_evaluation_exact", test_mpi_evaluation_exact},
     {"mpi_errors_agree", test_mpi_errors_agree},
