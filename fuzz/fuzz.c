@@ -136,7 +136,9 @@ static void check_dataset(const ncf_dataset *d)
         for (k = d->user_ptr[u]; k < d->user_ptr[u + 1]; k++) {
             REQUIRE(d->items[k] >= 0 && d->items[k] < d->num_items && d->train_user[k] == u);
             REQUIRE(k == d->user_ptr[u] || d->items[k - 1] < d->items[k]);
+            REQUIRE(!d->weight || (d->weight[k] >= 1 && d->weight[k] <= 1e9f)); /* (NaN fails) */
         }
+        REQUIRE(!d->val_weight || !d->val_item || d->val_item[u] < 0 || (d->val_weight[u] >= 1 && d->val_weight[u] <= 1e9f));
         REQUIRE(d->test_item[u] >= -1 && d->test_item[u] < d->num_items);
         for (k = 0; d->test_item[u] >= 0 && k < d->num_eval_neg; k++) {
             int32_t it = d->eval_neg[(size_t)u * d->num_eval_neg + k];
@@ -216,6 +218,7 @@ static void fuzz_ratings(const uint8_t *data, size_t size)
     if ((FUZZ_TARGET == 6 || FUZZ_TARGET == 8) && size > 0) {
         o.holdout = data[0] & 3, o.validation = (data[0] >> 2) & 1;
         if (data[0] & 8) o.min_rating = 2.0f;
+        o.weighting = (data[0] >> 4) & 3, o.alpha = data[0] & 64 ? 1e6f : 0.5f; /* (3: refused) */
         data++, size--;
     }
     rc = FUZZ_TARGET == 5 ? load_split(&d, data, size) : ncf_load_dataset_mem(&d, names[FUZZ_TARGET], data, size, &o);
