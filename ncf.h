@@ -6303,16 +6303,22 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_repor
             rep->num_runs++;
         }
         if (rc != NCF_OK || rep->num_runs == first) break;
-        { /* the best third goes on: the rung's runs ranked (an insertion sort of their places in
-             runs[], which stay in the order run; a few hundred at most) */
+        { /* the best third goes on, those of it the next rung's quarter pays for (in rank order,
+             dearer ones passed over, as in rung 0; the best alone if none fits): the rung's runs
+             ranked by an insertion sort of their places in runs[], which stay in the order run */
             int a, b, m = rep->num_runs - first;
+            double next = 0;
             for (a = 0; a < m; a++) {
                 for (b = a; b > 0 && ncf__run_better(&rep->runs[first + a], &rep->runs[order[b - 1]]); b--) order[b] = order[b - 1];
                 order[b] = first + a;
             }
             rep->best = order[0];
-            n = (m + 2) / 3; /* (one left still trains the longer rungs) */
-            for (a = 0; a < n; a++) alive[a] = rep->runs[order[a]].trial;
+            for (a = 0, n = 0; k < 2 && a < (m + 2) / 3; a++) {
+                const ncf_trial *r = &rep->runs[order[a]];
+                double cost = ncf__run_cost(&r->cfg, (double)d->num_train, val_users, d->num_val_neg, rep->rung_epochs[k + 1]);
+                if (next + cost <= rung_budget) next += cost, alive[n++] = r->trial;
+            }
+            if (k < 2 && n == 0) n = 1, alive[0] = rep->runs[order[0]].trial; /* (one left still trains the longer rungs) */
             if (rep->stopped) break;
         }
     }
