@@ -1199,7 +1199,8 @@ static void test_tune_deterministic_and_blind_to_test(void)
     ncf_tune_report_free(&r3);
     o.budget = 1e-6;
     CHECK(ncf_tune(&d, &o, &r3) == NCF_OK && r3.too_small && r3.num_runs == 0);
-    CHECK_ERR(ncf_tune_final(&f2, &d, &r3, NULL, NULL), NCF_ERR_ARG, "its report");
+    CHECK_ERR(ncf_tune_final(&by_hand, &d, &r3, NULL, NULL), NCF_ERR_ARG, "its report");
+    CHECK(by_hand == NULL);
     o.budget = NAN;
     CHECK_ERR(ncf_tune(&d, &o, &r3), NCF_ERR_ARG, "budget");
     ncf_tune_report_free(&r1), ncf_tune_report_free(&r2), ncf_tune_report_free(&r3);
