@@ -2263,7 +2263,10 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
     for (u = 0; u < U; u++) start[u + 1] += start[u];
     rec = NCF__NEW(ncf__rec, start[U] ? start[U] : 1);
     if (bo->strength) gs = NCF__NEW(double, start[U] ? start[U] : 1);
-    if (!rec || (bo->strength && !gs)) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld ratings", (long long)n); goto done; }
+    if (!rec || (bo->strength && !gs)) {
+        rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld ratings", (long long)n);
+        goto done;
+    }
     memcpy(fill, start, sizeof(int64_t) * ((size_t)U + 1));
     for (j = 0; j < n; j++) {
         if (du[j] < 0 || (pos && !pos[j])) continue;
@@ -3102,8 +3105,8 @@ static int ncf__read_extras(const char *name, const ncf__cursor *C, const ncf__d
         v = ncf__value(f[D->col[NCF_COL_STRENGTH]], &esc);
         tr->str[n] = ncf__num_field(v.s, v.e) ? ncf__num_value(v) : -1;
         if (!(tr->str[n] >= 0 && tr->str[n] <= NCF__MAX_STRENGTH)) /* (NaN, inf and text fail) */
-            return ncf__fail(NCF_ERR_PARSE, "%s:%lld: strength '%s' is not a number in [0, 1e15]", name, (long long)C->line,
-                             ncf__shown(v.s, v.e));
+            return ncf__fail(NCF_ERR_PARSE, "%s:%lld: strength '%s' is not a number in [0, 1e15]", name,
+                             (long long)C->line, ncf__shown(v.s, v.e));
     }
     if (D->col[3] >= 0) {
         v = ncf__value(f[D->col[3]], &esc);
@@ -4668,8 +4671,8 @@ static int ncf__check_batch(const ncf_model *m, const int32_t *users, const int3
                              users[j], items[j], m->cfg.num_users, m->cfg.num_items);
     for (j = 0; labels && j < n; j++)
         if (!(((const float *)labels)[j] >= 0.0f && ((const float *)labels)[j] <= NCF__MAX_CONFIDENCE))
-            return ncf__fail(NCF_ERR_ARG, "batch position %d: label %g (0 a negative, a positive's weight in (0, 1e9])", j,
-                             (double)((const float *)labels)[j]);
+            return ncf__fail(NCF_ERR_ARG, "batch position %d: label %g (0 a negative, a positive's weight in "
+                             "(0, 1e9])", j, (double)((const float *)labels)[j]);
     return NCF_OK;
 }
 
@@ -6248,7 +6251,8 @@ static int ncf__tune_check(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tun
     if (!rep) return ncf__fail(NCF_ERR_ARG, "ncf_tune: NULL report");
     memset(rep, 0, sizeof *rep);
     if (!d || !d->user_ptr || !o) return ncf__fail(NCF_ERR_ARG, "ncf_tune: need data and options");
-    if (!d->val_item) return ncf__fail(NCF_ERR_ARG, "ncf_tune: the data has no validation items (ncf_hold_out_validation)");
+    if (!d->val_item)
+        return ncf__fail(NCF_ERR_ARG, "ncf_tune: the data has no validation items (ncf_hold_out_validation)");
     if (d->total_train) return ncf__fail(NCF_ERR_ARG, "ncf_tune: the data is a shard");
     if (!(o->budget > 0 && o->budget <= 1e9) || o->max_epochs < 1 || o->max_epochs > 1000 || o->patience < 0 ||
         o->eval.target != NCF_EVAL_VALIDATION || !(o->max_seconds >= 0))
@@ -6309,16 +6313,19 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_repor
             int a, b, m = rep->num_runs - first;
             double next = 0;
             for (a = 0; a < m; a++) {
-                for (b = a; b > 0 && ncf__run_better(&rep->runs[first + a], &rep->runs[order[b - 1]]); b--) order[b] = order[b - 1];
+                for (b = a; b > 0 && ncf__run_better(&rep->runs[first + a], &rep->runs[order[b - 1]]); b--)
+                    order[b] = order[b - 1];
                 order[b] = first + a;
             }
             rep->best = order[0];
             for (a = 0, n = 0; k < 2 && a < (m + 2) / 3; a++) {
                 const ncf_trial *r = &rep->runs[order[a]];
-                double cost = ncf__run_cost(&r->cfg, (double)d->num_train, val_users, d->num_val_neg, rep->rung_epochs[k + 1]);
+                double cost = ncf__run_cost(&r->cfg, (double)d->num_train, val_users, d->num_val_neg,
+                                            rep->rung_epochs[k + 1]);
                 if (next + cost <= rung_budget) next += cost, alive[n++] = r->trial;
             }
-            if (k < 2 && n == 0) n = 1, alive[0] = rep->runs[order[0]].trial; /* (one left still trains the longer rungs) */
+            if (k < 2 && n == 0) /* (one left still trains the longer rungs) */
+                n = 1, alive[0] = rep->runs[order[0]].trial;
             if (rep->stopped) break;
         }
     }
@@ -7539,8 +7546,12 @@ NCFDEF int ncf_dataset_add_ids(ncf_dataset *d, const ncf_model *m)
     if (rc != NCF_OK) goto done;
     old_of = NCF__NEW(int32_t, U2), ptr = NCF__NEW(int64_t, (size_t)U2 + 1);
     items = NCF__NEW(int32_t, d->num_train ? d->num_train : 1), tu = NCF__NEW(int32_t, d->num_train ? d->num_train : 1);
-    if (d->weight) wt = NCF__NEW(float, d->num_train ? d->num_train : 1), pair = NCF__NEW(ncf__weighed, d->num_train ? d->num_train : 1);
-    if (!old_of || !ptr || !items || !tu || (d->weight && (!wt || !pair))) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory"); goto done; }
+    if (d->weight)
+        wt = NCF__NEW(float, d->num_train ? d->num_train : 1), pair = NCF__NEW(ncf__weighed, d->num_train ? d->num_train : 1);
+    if (!old_of || !ptr || !items || !tu || (d->weight && (!wt || !pair))) {
+        rc = ncf__fail(NCF_ERR_NOMEM, "out of memory");
+        goto done;
+    }
     for (v = 0; v < U2; v++) old_of[v] = -1;
     for (v = 0; v < d->num_users; v++) old_of[map[0][v]] = v;
     for (v = 0, ptr[0] = 0; v < U2; v++) { /* each user's items remapped, ascending again */
@@ -7561,7 +7572,8 @@ NCFDEF int ncf_dataset_add_ids(ncf_dataset *d, const ncf_model *m)
     vneg = ncf__moved_rows(d->val_neg, d->num_val_neg, U2, old_of, map[1]);
     if (d->val_weight && (vwt = NCF__NEW(float, U2 ? U2 : 1)) != NULL)
         for (v = 0; v < U2; v++) vwt[v] = old_of[v] < 0 ? 0 : d->val_weight[old_of[v]];
-    if (!test || (d->val_item && !val) || (d->val_weight && !vwt) || (d->recent_item && !recent) || (d->eval_neg && !eneg) || (d->val_neg && !vneg)) {
+    if (!test || (d->val_item && !val) || (d->val_weight && !vwt) || (d->recent_item && !recent) ||
+        (d->eval_neg && !eneg) || (d->val_neg && !vneg)) {
         rc = ncf__fail(NCF_ERR_NOMEM, "out of memory");
         goto done;
     }
