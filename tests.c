@@ -184,7 +184,7 @@ static void test_gradients_weighted(void)
     float four[4] = {1, 1, 1, 1};
     ncf_config c = small_config(NCF_NEUMF, 0);
     ncf_model *a = NULL, *b = NULL;
-    double la, lb;
+    double la = 0, lb = 0;
     size_t k, differ = 0;
     int t, j;
     for (t = 0; t < 4; t++) gradient_check_labels(t == 0 ? NCF_NEUMF : t == 1 ? NCF_GMF : t == 2 ? NCF_MLP : NCF_MF, t & 1, GB_YW);
