@@ -112,6 +112,7 @@ isa-matrix: | $(BUILD)
 IMPL = '\#define NCF_IMPLEMENTATION\n\#include "ncf.h"\n'
 USER = '\#include "ncf.h"\n\#include <string.h>\nint main(void){ ncf_config c = ncf_config_default(); return strcmp(ncf_version(), NCF_VERSION_STRING) || c.mf_dim != 8; }\n'
 comma := ,
+lp := (
 # the README's example (its first C block), as a user copies it
 $(BUILD)/readme_example.c: README.md | $(BUILD)
 	@awk '/^```c$$/ { on = 1; next } on && /^```$$/ { exit } on' README.md > $@
@@ -150,6 +151,12 @@ header-checks: $(BUILD)/tests $(BUILD)/readme_example.c | $(BUILD)
 	  grep -o '^/\* -* >>[a-z-]*' ncf.h | sed 's/.*>>//' > $(BUILD)/banners.txt && \
 	  sed -n '/^   CONTENTS/$(comma)/^   COMPILE-TIME/p' ncf.h | sed 1d | grep -o '>>[a-z-]*' | sed 's/>>//' | grep -vx impl > $(BUILD)/contents.txt && \
 	  cmp $(BUILD)/banners.txt $(BUILD)/contents.txt)
+	$(call build_check,every public call is in the allocation-failure sweep or checked to allocate nothing,\
+	  awk '/^NCFDEF/ { l = $$0; if (l !~ /[$(lp)]/) { getline n; l = l " " n }; if (match(l, /ncf_[a-z0-9_]*[ ]*[$(lp)]/)) print substr(l$(comma) RSTART$(comma) RLENGTH) }' ncf.h | \
+	  tr -d ' $(lp)' | sort -u > $(BUILD)/api.txt && \
+	  sed -n '/ SWEPT\[\] = {/$(comma)/};/p; /^static const char ALLOCATE_NOTHING/$(comma)/;$$/p; /^static const char MPI_CALLS/$(comma)/;$$/p' tests.c | \
+	  grep -o '"[^"]*"' | grep -o 'ncf_[a-z0-9_]*' | sort -u > $(BUILD)/swept.txt && \
+	  diff $(BUILD)/api.txt $(BUILD)/swept.txt)
 	$(call build_check,NCF_INFERENCE_ONLY has no training code,$(CC) $(TESTFLAGS) -Os -I. -DNCF_INFERENCE_ONLY -c $(BUILD)/impl.c -o $(BUILD)/infer.o && ! nm $(BUILD)/infer.o | grep -q 'ncf_train_epoch\|ncf_load_dataset\|ncf_update')
 	@tests/demo_checks.sh $(BUILD) $(BUILD)/demo_check
 	@if ! command -v node >/dev/null; then echo "ncf.wasm under Node (WASI) ... skipped (node not installed)"; \

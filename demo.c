@@ -1477,7 +1477,10 @@ static int train_one(session *S, epoch_row *r, int epoch)
     ps.tty = isatty(2), ps.epoch = epoch, ps.epochs = o->train_epochs;
     if (o->hash_pipeline) {
         uint64_t first_batch, all_batches;
-        ncf_sampler_hash(&S->sampler, epoch, S->model->cfg.batch_size, &first_batch, &all_batches);
+        if (ncf_sampler_hash(&S->sampler, epoch, S->model->cfg.batch_size, &first_batch, &all_batches) != NCF_OK) {
+            fprintf(stderr, "demo: %s\n", ncf_error_text());
+            return 0;
+        }
         printf("Epoch %d pipeline hash: first batch %016llx, all batches %016llx\n", epoch,
                (unsigned long long)first_batch, (unsigned long long)all_batches);
     }

@@ -116,6 +116,7 @@
             API: ncf_load_report.few_item_ratings, items_few_item_ratings, users_filtered_out,
             users_every_item, filter_rounds
             API: ncf_output_open, _write, _printf, _commit, _discard: any file whole or not at all
+            API: ncf_sampler_hash returns a status (it allocates: out of memory was two zero hashes)
             API: NCF_MAX_EPOCH (2^30): a file's epoch past it is refused, training numbers none past it
             Text ids interned with a keyed hash; every sort O(n log n) whatever the order (no qsort)
             No exit when only some of a team's threads can start: a region asks for those that can
@@ -460,10 +461,11 @@ NCFDEF int ncf_sampler_init(ncf_sampler *s, const ncf_dataset *data, int num_neg
    shard, the examples of other ranks' users are 0, 0, 0: summed over the ranks, the batch. */
 NCFDEF void ncf_sampler_fill(const ncf_sampler *s, int epoch, int64_t start, int n,
                              int32_t *users, int32_t *items, float *labels);
-/* TF's --hash_pipeline: a hash of the first batch and of all batches (user and item ids);
-   both 0 for a NULL sampler, batch_size <= 0 or a shard. */
-NCFDEF void ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size,
-                             uint64_t *first_batch, uint64_t *all_batches);
+/* TF's --hash_pipeline: a hash of the first batch and of all batches (user and item ids).
+   NCF_OK; or NCF_ERR_ARG (a NULL sampler, batch_size <= 0, a shard) or NCF_ERR_NOMEM, with
+   both hashes 0. */
+NCFDEF int ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, uint64_t *first_batch,
+                            uint64_t *all_batches);
 #endif /* NCF_INFERENCE_ONLY */
 
 /* ---- >>api-model: create, free, pre-training, predict ---------------------------------------- */
@@ -516,7 +518,8 @@ NCFDEF int ncf_predict_indices(const ncf_model *m, const int32_t *user_index, co
 /* The old name of ncf_predict_indices (0.5); it goes in 0.8. */
 NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n,
                              float *logits);
-/* Call after changing m->params by hand: rebuilds the cached item projection. */
+/* Call after changing m->params by hand: rebuilds the cached item projection (out of memory,
+   serving goes on without it: slower, the same answers). */
 NCFDEF void ncf_model_params_changed(ncf_model *m);
 
 #ifndef NCF_INFERENCE_ONLY
@@ -3807,38 +3810,42 @@ static uint64_t ncf__hash_pairs(uint64_t h, const int32_t *a, const int32_t *b, 
     return h;
 }
 
-NCFDEF void ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, uint64_t *first_batch,
-                             uint64_t *all_batches)
+NCFDEF int ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, uint64_t *first_batch,
+                            uint64_t *all_batches)
 {
     int64_t nb, b;
-    uint64_t all = 0, first = 0;
-    uint64_t *hb;
-    if (!first_batch || !all_batches) return;
-    *first_batch = *all_batches = 0; /* no hash without a sampler and a batch size */
-    if (!s || !s->data || batch_size <= 0 || s->data->total_train) return;
+    uint64_t all = 0, *hb;
+    int short_of_memory = 0;
+    if (!first_batch || !all_batches) return ncf__fail(NCF_ERR_ARG, "ncf_sampler_hash: NULL output");
+    *first_batch = *all_batches = 0;
+    if (!s || !s->data || batch_size <= 0 || s->data->total_train)
+        return ncf__fail(NCF_ERR_ARG, "ncf_sampler_hash: need a sampler of a whole dataset and batch_size > 0");
     nb = NCF__CEIL_DIV(s->num_examples, batch_size);
-    if (!(hb = NCF__ZNEW(uint64_t, nb))) return;
+    if (!(hb = NCF__ZNEW(uint64_t, nb))) return ncf__fail(NCF_ERR_NOMEM, "ncf_sampler_hash: out of memory");
     NCF__OMP(parallel num_threads(ncf__team(1)))
     {
         int32_t *u = NCF__NEW(int32_t, batch_size), *it = NCF__NEW(int32_t, batch_size);
         float *y = NCF__NEW(float, batch_size);
+        if (!u || !it || !y) {
+            NCF__OMP(atomic write)
+            short_of_memory = 1;
+        }
         NCF__OMP(for schedule(static))
         for (b = 0; b < nb; b++) {
             int64_t start = b * batch_size;
             int n = (int)(s->num_examples - start < batch_size ? s->num_examples - start : batch_size), j;
             uint64_t key = ncf__hash3(s->seed ^ NCF__TAG_SHUFFLE, (uint64_t)epoch, 0);
-            if (!u || !it || !y) { hb[b] = 0; continue; }
+            if (!u || !it || !y) continue;
             for (j = 0; j < n; j += 16)
                 ncf__fill_chunk(s, epoch, key, start + j, n - j < 16 ? n - j : 16, u + j, it + j, y + j, NULL);
             hb[b] = ncf__hash_pairs(0, u, it, n);
         }
         NCF_FREE(u); NCF_FREE(it); NCF_FREE(y);
     }
-    first = hb[0];
     for (b = 0; b < nb; b++) all = ncf__mix64(all ^ hb[b]);
+    if (!short_of_memory) *first_batch = hb[0], *all_batches = all;
     NCF_FREE(hb);
-    *first_batch = first;
-    *all_batches = all;
+    return short_of_memory ? ncf__fail(NCF_ERR_NOMEM, "ncf_sampler_hash: out of memory") : NCF_OK;
 }
 
 #endif /* !NCF_INFERENCE_ONLY: data and sampler */

@@ -1217,7 +1217,7 @@ static void test_sampler_hash(void)
     CHECK(ncf_sampler_init(&s, &d, 4, 42) == NCF_OK);
     CHECK(ncf_sampler_init(&s2, &d, 4, 43) == NCF_OK);
     ncf_set_threads(1);
-    ncf_sampler_hash(&s, 3, 256, &f1, &a1);
+    CHECK(ncf_sampler_hash(&s, 3, 256, &f1, &a1) == NCF_OK);
     ncf_set_threads(2);
     ncf_sampler_hash(&s, 3, 256, &f2, &a2);
     ncf_sampler_hash(&s2, 3, 256, &f3, &a3);
@@ -3034,9 +3034,10 @@ static void test_argument_limits(void)
     uint64_t first = 1, all = 1;
     static int64_t top[64];
     CHECK(ncf_synthetic(&d, 40, 30, 500, 4, 1) == NCF_OK && ncf_sampler_init(&s, &d, 4, 1) == NCF_OK);
-    ncf_sampler_hash(&s, 1, 0, &first, &all);
+    CHECK_ERR(ncf_sampler_hash(&s, 1, 0, &first, &all), NCF_ERR_ARG, "batch_size > 0");
     CHECK(first == 0 && all == 0);
-    ncf_sampler_hash(NULL, 1, 256, &first, &all);
+    first = all = 1;
+    CHECK_ERR(ncf_sampler_hash(NULL, 1, 256, &first, &all), NCF_ERR_ARG, "sampler");
     CHECK(first == 0 && all == 0);
     c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 1 << 30;
     CHECK_ERR(ncf_model_create(&m, &c), NCF_ERR_ARG, "mf_dim");
@@ -4455,18 +4456,164 @@ static int sw_serving_options(void)
     return rc;
 }
 
+/* Data from triples, eval negatives, a validation hold-out, popularity and evaluation with options. */
+static int sw_split_and_evaluate(void)
+{
+    int64_t u[60], it[60], ts[60];
+    ncf_dataset d;
+    ncf_eval_opts eo = ncf_eval_opts_default();
+    ncf_metrics a, b;
+    int k, rc;
+    for (k = 0; k < 60; k++) u[k] = k % 10, it[k] = (k * 7) % 17, ts[k] = k;
+    if ((rc = ncf_dataset_from_triples(&d, u, it, ts, 60, 1)) != NCF_OK) return rc;
+    rc = ncf_sample_eval_negatives(&d, 4, 1);
+    if (rc == NCF_OK) rc = ncf_hold_out_validation(&d, 4, 2);
+    eo.target = NCF_EVAL_VALIDATION;
+    if (rc == NCF_OK) rc = ncf_evaluate_popularity(&d, &eo, &a);
+    eo.target = NCF_EVAL_TEST, eo.full_ranking = 1, eo.max_users = 30;
+    if (rc == NCF_OK) rc = ncf_evaluate_with(g_sw_model, &g_sw_data, &eo, &b);
+    if (rc == NCF_OK) g_sw_digest = ncf__mix64((uint64_t)(a.hr * 1e9) ^ (uint64_t)(b.ndcg * 1e9) << 20 ^ (uint64_t)d.num_train);
+    ncf_dataset_free(&d);
+    return rc;
+}
+/* Training by hand: examples drawn, a step, its parts, a loss, part of an epoch; then a NeuMF
+   started from a GMF and an MLP. */
+static int sw_steps_and_pretraining(void)
+{
+    ncf_sampler s;
+    int32_t us[32], its[32];
+    float lab[32];
+    double loss = 0;
+    uint64_t h[2];
+    ncf_config c = ncf_config_default();
+    ncf_model *gmf = NULL, *mlp = NULL, *nm = NULL;
+    int rc;
+    c.num_users = g_sw_data.num_users, c.num_items = g_sw_data.num_items, c.mf_dim = 4, c.num_layers = 2;
+    c.layers[0] = 8, c.layers[1] = 4, c.batch_size = 16;
+    rc = ncf_model_create(&nm, &c);
+    if (rc == NCF_OK) rc = ncf_sampler_init(&s, &g_sw_data, 2, 5);
+    if (rc == NCF_OK) rc = ncf_sampler_hash(&s, 1, 64, &h[0], &h[1]);
+    if (rc == NCF_OK) ncf_sampler_fill(&s, 1, 0, 32, us, its, lab), rc = ncf_train_step(nm, us, its, lab, 32, &loss);
+    if (rc == NCF_OK) rc = ncf_loss(nm, us, its, lab, 32, &loss);
+    if (rc == NCF_OK) ncf_zero_grad(nm), rc = ncf_forward_backward(nm, us, its, lab, 32, &loss);
+    if (rc == NCF_OK) ncf_update(nm), rc = ncf_train_examples(nm, &s, 2, 10, 100, NULL, NULL, &loss);
+    if (rc == NCF_OK) g_sw_digest = h[0] ^ h[1] ^ (uint64_t)(loss * 1e12);
+    c.model = NCF_GMF;
+    if (rc == NCF_OK) rc = ncf_model_create(&gmf, &c);
+    c.model = NCF_MLP;
+    if (rc == NCF_OK) rc = ncf_model_create(&mlp, &c);
+    if (rc == NCF_OK) rc = ncf_model_init_from(nm, gmf, mlp, 0.5f);
+    ncf_model_free(gmf), ncf_model_free(mlp), ncf_model_free(nm);
+    return rc;
+}
+/* ncf_fit, then a search with its final training, on data with validation items. */
+static int sw_fit_and_tune(void)
+{
+    ncf_dataset d;
+    ncf_config c = ncf_config_default();
+    ncf_fit_opts fo = ncf_fit_opts_default();
+    ncf_tune_opts to = ncf_tune_opts_default();
+    ncf_tune_report rep;
+    ncf_model *m = NULL, *final = NULL;
+    int rc;
+    long armed = g_alloc_fail_at;
+    memset(&rep, 0, sizeof rep);
+    g_alloc_fail_at = -1; /* (the data is the setting, not the call swept) */
+    rc = ncf_synthetic(&d, 40, 30, 500, 3, 7);
+    if (rc == NCF_OK) rc = ncf_hold_out_validation(&d, 5, 1);
+    g_alloc_fail_at = armed;
+    if (rc != NCF_OK) { ncf_dataset_free(&d); return NCF_ERR_DATA; }
+    c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 4, c.num_layers = 2, c.layers[0] = 8, c.layers[1] = 4;
+    rc = ncf_model_create(&m, &c);
+    if (rc == NCF_OK) rc = ncf_fit(m, &d, &fo, NULL);
+    fo.epochs = 2, to.max_epochs = 3, to.patience = 1;
+    to.budget = 12 * ncf_tune_cost(&c, &d, 1); /* a few small runs */
+    if (rc == NCF_OK) rc = ncf_tune(&d, &to, &rep);
+    if (rc == NCF_OK && rep.too_small) rc = NCF_ERR_DATA;
+    if (rc == NCF_OK) rc = ncf_tune_final(&final, &d, &rep, NULL, NULL);
+    if (rc == NCF_OK)
+        g_sw_digest = ncf__mix64((uint64_t)rep.num_runs << 32 ^ (uint64_t)rep.best ^ (uint64_t)(rep.runs[rep.best].val.hr * 1e9));
+    ncf_tune_report_free(&rep);
+    ncf_model_free(m), ncf_model_free(final), ncf_dataset_free(&d);
+    return rc;
+}
+/* An output file written whole and committed, another discarded. */
+static int sw_outputs(void)
+{
+    ncf_output *o = NULL;
+    int rc = ncf_output_open(&o, g_sw_file);
+    if (rc == NCF_OK && (rc = ncf_output_write(o, "a,b\n", 4)) == NCF_OK) rc = ncf_output_printf(o, "%d,%s\n", 1, "x");
+    if (rc == NCF_OK) rc = ncf_output_commit(o);
+    else if (o) ncf_output_discard(o);
+    if (rc == NCF_OK && (rc = ncf_output_open(&o, g_sw_file)) == NCF_OK) ncf_output_discard(o);
+    return rc;
+}
+/* Scores by index, a user's row scoring items, a verified open and the workspace forms. */
+static int sw_indices_rows_and_workspaces(void)
+{
+    int32_t u[4] = {0, 1, 2, 3}, it[4] = {3, 2, 1, 0};
+    float z[5], row[64];
+    int64_t top[5];
+    void *buf = NULL, *work = NULL;
+    size_t len = 0, size;
+    ncf_model *m = NULL;
+    int32_t best[5];
+    ncf_rec_opts o = ncf_rec_opts_default();
+    int rc;
+    o.k = 5;
+    ncf_model_params_changed(g_sw_model); /* (out of memory: no cache, the same scores) */
+    rc = ncf_predict_indices(g_sw_model, u, it, 4, z);
+    if (rc == NCF_OK && (rc = ncf_recommend_index(g_sw_model, 3, &o, best, NULL)) == 5)
+        g_sw_digest = ncf__hash_pairs((uint64_t)(z[0] * 1e6) ^ (uint64_t)(z[3] * 1e6) << 32, best, best, 5), rc = NCF_OK;
+    if (rc == NCF_OK && ncf_user_row_size(g_sw_model) <= 64 && (rc = ncf_user_row(g_sw_model, 2, row)) == NCF_OK)
+        rc = ncf_predict_items(g_sw_model, -1, row, it, 4, z);
+    if (rc == NCF_OK) rc = ncf_save_mem(g_sw_model, NCF_SAVE_MODEL, &buf, &len);
+    if (rc == NCF_OK && (rc = ncf_model_open_verified(&m, buf, len)) == NCF_OK) {
+        size = ncf_workspace_size(m, 5);
+        work = malloc(size); /* (the caller's memory: not the library's to fail) */
+        if (!work) rc = NCF_ERR_DATA;
+        else if ((rc = ncf_recommend_with(m, g_sw_data.raw_user[1], 5, NCF_EXCLUDE_RATED, top, z, work, size)) >= 0)
+            rc = ncf_predict_with(m, g_sw_data.raw_user[1], g_sw_data.raw_item[2], z, work, size);
+        free(work);
+    }
+    ncf_model_free(m), ncf_free(buf);
+    return rc;
+}
+
+/* Every public call that can allocate, swept (what each case calls, by name), and every one
+   that allocates nothing, checked so: make test compares the two lists with ncf.h's API, so a
+   new call is in one or the other. */
+static const struct { const char *name; int (*fn)(void); } SWEPT[] = {
+    {"load ratings.dat: ncf_load_dataset", sw_load_dat}, {"load ratings.csv", sw_load_csv},
+    {"load u.data", sw_load_tab}, {"load the paper split", sw_load_split},
+    {"ncf_synthetic ncf_sample_eval_negatives", sw_synthetic},
+    {"model create: ncf_model_create ncf_model_set_ids", sw_model_create},
+    {"an epoch: ncf_sampler_init ncf_train_epoch", sw_epoch}, {"evaluate (sampled, full): ncf_evaluate", sw_evaluate},
+    {"save and load (memory): ncf_save_mem ncf_load_mem", sw_save_load_mem},
+    {"save and load (file): ncf_save ncf_load", sw_save_load_file},
+    {"recommend, predict: ncf_recommend ncf_predict_batch ncf_predict", sw_serve},
+    {"int8 save, open in place, serve: ncf_model_open", sw_int8_in_place},
+    {"a log with text ids: ncf_load_dataset_mem", sw_load_text_ids},
+    {"lists, many users, fold-in, similar, growth: ncf_recommend_index ncf_recommend_users ncf_fold_in "
+     "ncf_similar_items ncf_model_grow",
+     sw_serving_options},
+    {"text ids: set, added to a dataset, a model grown: ncf_dataset_add_ids", sw_ids_text},
+    {"integer ids: set, added to a dataset, a model grown", sw_ids_int},
+    {"weighted log, validation, ids added, an epoch", sw_weighted},
+    {"triples, a hold-out, popularity, options: ncf_dataset_from_triples ncf_hold_out_validation "
+     "ncf_evaluate_popularity ncf_evaluate_with",
+     sw_split_and_evaluate},
+    {"steps by hand, pre-training: ncf_sampler_hash ncf_sampler_fill ncf_train_step ncf_loss ncf_zero_grad ncf_forward_backward "
+     "ncf_update ncf_train_examples ncf_model_init_from",
+     sw_steps_and_pretraining},
+    {"a fit and a search: ncf_fit ncf_tune ncf_tune_final ncf_tune_report_free", sw_fit_and_tune},
+    {"outputs: ncf_output_open ncf_output_write ncf_output_printf ncf_output_commit ncf_output_discard", sw_outputs},
+    {"indices, rows, a verified open, workspaces: ncf_model_params_changed ncf_predict_indices ncf_user_row ncf_predict_items "
+     "ncf_model_open_verified ncf_recommend_with ncf_predict_with",
+     sw_indices_rows_and_workspaces}};
+
 static void test_alloc_failure_sweep(void)
 {
-    static const struct { const char *name; int (*fn)(void); } calls[] = {
-        {"load ratings.dat", sw_load_dat}, {"load ratings.csv", sw_load_csv}, {"load u.data", sw_load_tab},
-        {"load the paper split", sw_load_split}, {"ncf_synthetic", sw_synthetic}, {"model create", sw_model_create},
-        {"an epoch", sw_epoch}, {"evaluate (sampled, full)", sw_evaluate}, {"save and load (memory)", sw_save_load_mem},
-        {"save and load (file)", sw_save_load_file}, {"recommend, predict", sw_serve},
-        {"int8 save, open in place, serve", sw_int8_in_place}, {"a log with text ids", sw_load_text_ids},
-        {"lists, many users, fold-in, similar, growth", sw_serving_options},
-        {"text ids: set, added to a dataset, a model grown", sw_ids_text},
-        {"integer ids: set, added to a dataset, a model grown", sw_ids_int},
-        {"weighted log, validation, ids added, an epoch", sw_weighted}};
     ncf_config c = ncf_config_default();
     char prefix[300];
     long cases = 0;
@@ -4481,7 +4628,7 @@ static void test_alloc_failure_sweep(void)
     snprintf(g_sw_file, sizeof g_sw_file, "%s", path_in_dir("sweep.ncf"));
     c.num_users = g_sw_data.num_users, c.num_items = g_sw_data.num_items, c.batch_size = 64;
     CHECK(ncf_model_create(&g_sw_model, &c) == NCF_OK && ncf_model_set_ids(g_sw_model, &g_sw_data) == NCF_OK);
-    for (q = 0; g_sw_model && q < (int)(sizeof calls / sizeof *calls); q++) {
+    for (q = 0; g_sw_model && q < (int)(sizeof SWEPT / sizeof *SWEPT); q++) {
         long k, nok = 0;
         uint64_t *ok_digest = (uint64_t *)malloc(sizeof(uint64_t) * 100000);
         long *ok_at = (long *)malloc(sizeof(long) * 100000);
@@ -4489,17 +4636,17 @@ static void test_alloc_failure_sweep(void)
             int rc;
             g_sw_digest = 0;
             g_alloc_count = 0, g_alloc_fail_at = k;
-            rc = calls[q].fn();
+            rc = SWEPT[q].fn();
             g_alloc_fail_at = -1;
             cases++;
-            CHECKF(rc == NCF_OK || rc == NCF_ERR_NOMEM, "%s, allocation %ld failing: rc %d (%s)", calls[q].name, k, rc,
+            CHECKF(rc == NCF_OK || rc == NCF_ERR_NOMEM, "%s, allocation %ld failing: rc %d (%s)", SWEPT[q].name, k, rc,
                    ncf_error_text());
             if (g_alloc_count <= k) { /* ran to the end with no failure: what every NCF_OK must have done */
                 long j;
-                CHECKF(rc == NCF_OK, "%s: %s", calls[q].name, ncf_error_text());
+                CHECKF(rc == NCF_OK, "%s: %s", SWEPT[q].name, ncf_error_text());
                 for (j = 0; j < nok; j++)
                     CHECKF(ok_digest[j] == g_sw_digest, "%s: NCF_OK with allocation %ld failing, but not the same result",
-                           calls[q].name, ok_at[j]);
+                           SWEPT[q].name, ok_at[j]);
                 break;
             }
             if (rc == NCF_OK) ok_digest[nok] = g_sw_digest, ok_at[nok++] = k;
@@ -4508,9 +4655,61 @@ static void test_alloc_failure_sweep(void)
     }
     ncf_set_threads(threads);
     printf("    %ld (call, k) cases over %d calls: each returned NCF_OK or NCF_ERR_NOMEM\n", cases,
-           (int)(sizeof calls / sizeof *calls));
+           (int)(sizeof SWEPT / sizeof *SWEPT));
     ncf_model_free(g_sw_model), g_sw_model = NULL;
     ncf_dataset_free(&g_sw_data);
+}
+
+/* The public calls that never allocate (make test checks that these and the swept calls are
+   every call ncf.h declares): each called here on a model, data, options and a workspace,
+   and the allocator's count unchanged. The MPI calls (NCF_MPI builds) are tests/mpi.c's. */
+static const char ALLOCATE_NOTHING[] =
+    "ncf_config_default ncf_config_mlperf ncf_dataset_free ncf_dataset_user_index ncf_dataset_item_index "
+    "ncf_dataset_user_id ncf_dataset_item_id ncf_error_text ncf_version ncf_set_threads ncf_get_threads "
+    "ncf_load_opts_default ncf_eval_opts_default ncf_fit_opts_default ncf_fold_opts_default ncf_rec_opts_default "
+    "ncf_tune_opts_default ncf_fold_workspace_size ncf_rec_workspace_size ncf_workspace_size ncf_user_row_size "
+    "ncf_user_index ncf_item_index ncf_user_id ncf_item_id ncf_tune_cost "
+    "ncf_free ncf_model_free";
+static const char MPI_CALLS[] = "ncf_mpi_shard ncf_mpi_train_epoch ncf_mpi_train_examples ncf_mpi_sync ncf_mpi_evaluate "
+                                "ncf_mpi_bytes_sent";
+
+static void test_calls_said_to_allocate_nothing_allocate_nothing(void)
+{
+    ncf_dataset d;
+    ncf_model *m = NULL;
+    ncf_config c = ncf_config_default();
+    ncf_sampler s;
+    ncf_rec_opts ro = ncf_rec_opts_default();
+    char id[64], made[4096] = "", word[64];
+    const char *p;
+    long before;
+    int n;
+    CHECK(ncf_synthetic(&d, 30, 20, 300, 3, 2) == NCF_OK);
+    c.num_users = d.num_users, c.num_items = d.num_items;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK &&
+          ncf_sampler_init(&s, &d, 4, 1) == NCF_OK);
+    before = g_alloc_calls;
+#define NOTHING(call) ((void)(call), strcat(made, #call " "))
+    NOTHING(ncf_config_default()), NOTHING(ncf_config_mlperf()), NOTHING(ncf_error_text()), NOTHING(ncf_version());
+    NOTHING(ncf_dataset_user_index(&d, "3")), NOTHING(ncf_dataset_item_index(&d, "4"));
+    NOTHING(ncf_dataset_user_id(&d, 3, id, sizeof id)), NOTHING(ncf_dataset_item_id(&d, 4, id, sizeof id));
+    NOTHING(ncf_get_threads()), NOTHING((ncf_set_threads(ncf_get_threads()), 0));
+    NOTHING(ncf_load_opts_default()), NOTHING(ncf_eval_opts_default()), NOTHING(ncf_fit_opts_default());
+    NOTHING(ncf_fold_opts_default()), NOTHING(ncf_rec_opts_default()), NOTHING(ncf_tune_opts_default());
+    NOTHING(ncf_fold_workspace_size(m, 5)), NOTHING(ncf_rec_workspace_size(m, &ro)), NOTHING(ncf_workspace_size(m, 10));
+    NOTHING(ncf_user_row_size(m)), NOTHING(ncf_user_index(m, "3")), NOTHING(ncf_item_index(m, "4"));
+    NOTHING(ncf_user_id(m, 3, id, sizeof id)), NOTHING(ncf_item_id(m, 4, id, sizeof id));
+    NOTHING(ncf_tune_cost(&c, &d, 2)), NOTHING((ncf_free(NULL), 0)), NOTHING((ncf_model_free(NULL), 0));
+    NOTHING((ncf_dataset_free(NULL), 0));
+#undef NOTHING
+    CHECKF(g_alloc_calls == before, "%ld allocations", g_alloc_calls - before);
+    for (p = ALLOCATE_NOTHING, n = 0; sscanf(p, "%62s", word) == 1; n++) {
+        p = strstr(p, word) + strlen(word);
+        strcat(word, "(");
+        CHECKF(strstr(made, word) != NULL, "%s listed as allocating nothing, but not called here", word);
+    }
+    ncf_model_free(m), ncf_dataset_free(&d);
+    printf("    %d calls, 0 allocations (the MPI calls are not swept: %s)\n", n, MPI_CALLS);
 }
 
 /* One loaded model served from 4 threads at once gives the serial answers bit for bit:
@@ -4716,6 +4915,7 @@ static const test_case TESTS[] = {
     {"fuzz_seeds_are_valid_models", test_fuzz_seeds_are_valid_models},
     {"fixture_round_trip", test_fixture_round_trip},
     {"alloc_failure_sweep", test_alloc_failure_sweep},
+    {"calls_said_to_allocate_nothing_allocate_nothing", test_calls_said_to_allocate_nothing_allocate_nothing},
     {"in_place_answers_equal_the_copy", test_in_place_answers_equal_the_copy},
     {"opening_in_place_allocates_no_parameters", test_opening_in_place_allocates_no_parameters},
     {"workspace_forms_allocate_nothing", test_workspace_forms_allocate_nothing},
