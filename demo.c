@@ -60,6 +60,7 @@ typedef struct {
     int min_ratings, top_k, syn_users, syn_items, checkpoint_every, recommend_k;
     const char *recommend_user; /* ids as the data writes them, comma-separated */
     const char *recommend_all, *recommend_for, *similar, *allow, *deny, *export_c;
+    const char *recommend_file, *recommend_for_file; /* one id a line */
     int probabilities, data_given, keep_missing, patience, skip_held_out;
     long long syn_ratings;
     double hr_threshold;
@@ -147,13 +148,15 @@ static int parse_list(const char *flag, const char *v, int max, int *ints, float
 
 typedef enum {
     F_SECTION, F_HELP, F_DATA, F_DATA_DIR, F_DATASET, F_SYN_USERS, F_SYN_ITEMS, F_SYN_RATINGS, F_FORMAT, F_SEP, F_HEADER,
-    F_USER_COL, F_ITEM_COL, F_RATING_COL, F_TIME_COL, F_MIN_RATING, F_MIN_RATINGS, F_MIN_ITEM_RATINGS, F_KCORE, F_WEIGHT_COL,
+    F_USER_COL, F_ITEM_COL, F_RATING_COL, F_TIME_COL, F_MIN_RATING, F_MIN_RATINGS, F_MIN_ITEM_RATINGS, F_KCORE,
+    F_TRIM_IDS, F_WEIGHT_COL,
     F_WEIGHTING, F_WEIGHT_ALPHA, F_HOLDOUT, F_EVAL_NEGATIVES,
     F_MODEL, F_NUM_FACTORS, F_LAYERS, F_MF_REG, F_MLP_REG, F_INIT_SD, F_PRETRAIN_GMF, F_PRETRAIN_MLP, F_ALPHA,
     F_BATCH_SIZE, F_EVAL_BATCH_SIZE, F_LEARNING_RATE, F_BETA1, F_BETA2, F_EPSILON, F_OPTIMIZER, F_ADAM, F_NUM_NEG,
     F_TRAIN_EPOCHS, F_EPOCHS_BETWEEN_EVALS, F_HR_THRESHOLD, F_ML_PERF, F_SEED, F_THREADS, F_TOP_K, F_VALIDATION,
     F_NO_VALIDATION, F_PATIENCE, F_TUNE, F_SKIP_HELD_OUT, F_FULL_RANKING, F_FULL_USERS, F_HASH_PIPELINE, F_LOG, F_PLOT, F_RECOMMEND, F_RECOMMEND_K, F_TOPK, F_RECOMMEND_ALL,
-    F_RECOMMEND_FOR, F_SIMILAR, F_ALLOW, F_DENY, F_PROBABILITIES, F_SAVE, F_INT8, F_CHECKPOINT_EVERY, F_SAVE_BEST,
+    F_RECOMMEND_FOR, F_RECOMMEND_FILE, F_RECOMMEND_FOR_FILE,
+    F_SIMILAR, F_ALLOW, F_DENY, F_PROBABILITIES, F_SAVE, F_INT8, F_CHECKPOINT_EVERY, F_SAVE_BEST,
     F_EXPORT_C, F_LOAD, F_KEEP_MISSING
 } flag_id;
 
@@ -185,6 +188,8 @@ static const flag_def FLAGS[] = {
     {F_MIN_RATINGS, "--min_ratings", "N", "drop users with fewer positives (default 0: keep all)"},
     {F_MIN_ITEM_RATINGS, "--min_item_ratings", "N", "drop items with fewer positives from the users kept (default 0)"},
     {F_KCORE, "--kcore", NULL, "repeat both filters until every user and item has its minimum (a k-core)"},
+    {F_TRIM_IDS, "--trim_ids", NULL, "drop blanks around unquoted ids in the data and in ids given to serve\n"
+                                     "(default: an id is its bytes as written, blanks included)"},
     {F_WEIGHT_COL, "--weight_col", "C", "the strength column (play counts, hours, clicks; default: the rating column)"},
     {F_WEIGHTING, "--weighting", "none|linear|log", "each positive's loss term weighs 1 + alpha*s (linear) or\n"
                                                      "1 + alpha*log(1 + s) (log), s the sum of its lines' strengths\n"
@@ -250,12 +255,15 @@ static const flag_def FLAGS[] = {
     {F_PLOT, "--plot", "FILE.svg", "loss and HR/NDCG per epoch as a picture, redrawn at each evaluation"},
     {F_SECTION, "serving (after training, or from --load FILE alone, without data):", NULL, NULL},
     {F_RECOMMEND, "--recommend", "USER[,USER]", "the --recommend_k best unrated items for each USER (ids as the data\n"
-                                                "writes them), with titles from movies.dat, movies.csv or u.item\n"
-                                                "beside the data"},
+                                                "writes them; CSV quoting for an id with a comma: '\"a, b\",c'), with\n"
+                                                "titles from movies.dat, movies.csv or u.item beside the data"},
+    {F_RECOMMEND_FILE, "--recommend_file", "FILE", "--recommend for the users listed (one id a line, as written)"},
     {F_RECOMMEND_K, "--recommend_k", "K", "(default 10)"},
     {F_TOPK, "--topk", "K", "the old name of --recommend_k"},
     {F_RECOMMEND_ALL, "--recommend_all", "FILE.csv", "user,rank,item,score: the top K of every user, on all threads"},
-    {F_RECOMMEND_FOR, "--recommend_for", "ITEM[,ITEM]", "a new user given by its items: folded in, then its top K"},
+    {F_RECOMMEND_FOR, "--recommend_for", "ITEM[,ITEM]", "a new user given by its items (CSV quoting as --recommend): folded\n"
+                                                    "in, then its top K"},
+    {F_RECOMMEND_FOR_FILE, "--recommend_for_file", "FILE", "--recommend_for with the items listed (one id a line)"},
     {F_SIMILAR, "--similar", "ITEM", "the K items most like ITEM (GMF/MF factors; see docs/serving.md)"},
     {F_ALLOW, "--allow", "FILE", "only the items listed (one id a line)"},
     {F_DENY, "--deny", "FILE", "never the items listed (one id a line)"},
@@ -368,6 +376,7 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
     case F_MIN_RATINGS: INT_FLAG(0, 1 << 30, o->min_ratings);
     case F_MIN_ITEM_RATINGS: INT_FLAG(0, 1 << 30, o->load_opts.min_item_ratings);
     case F_KCORE: o->load_opts.kcore = 1; break;
+    case F_TRIM_IDS: o->load_opts.trim_ids = 1; break;
     case F_WEIGHT_COL: o->load_opts.columns[NCF_COL_STRENGTH] = v; break;
     case F_WEIGHTING:
         if (!parse_choice(a, v, weightings, 3, "none, linear or log", &k)) return 0;
@@ -443,6 +452,8 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
     case F_RECOMMEND_K: INT_FLAG(1, 1 << 20, o->recommend_k);
     case F_RECOMMEND_ALL: o->recommend_all = v; break;
     case F_RECOMMEND_FOR: o->recommend_for = v; break;
+    case F_RECOMMEND_FILE: o->recommend_file = v; break;
+    case F_RECOMMEND_FOR_FILE: o->recommend_for_file = v; break;
     case F_SIMILAR: o->similar = v; break;
     case F_ALLOW: o->allow = v; break;
     case F_DENY: o->deny = v; break;
@@ -793,6 +804,11 @@ static void print_read_as(const ncf_dataset *d, const options *o)
     if (o->load_opts.weighting != NCF_WEIGHT_NONE)
         printf("weights: 1 + %g*%s: from %.4g to %.4g (--weighting)\n", o->load_opts.alpha,
                o->load_opts.weighting == NCF_WEIGHT_LOG ? "log(1 + strength)" : "strength", r->weight_min, r->weight_max);
+    for (c = 0; c < 2; c++)
+        if (r->blank_edged_ids[c])
+            printf("%lld %s id fields begin or end with a blank: %s\n", (long long)r->blank_edged_ids[c],
+                   c ? "item" : "user",
+                   o->load_opts.trim_ids ? "dropped (--trim_ids)" : "kept as written (--trim_ids drops them)");
     if (r->users_every_item)
         printf("dropped %d users who rated every item left: no item would be left to rank or draw as a negative\n",
                r->users_every_item);
@@ -806,21 +822,51 @@ static void print_read_as(const ncf_dataset *d, const options *o)
 
 /* ---- serving: --recommend, --recommend_for, --similar, --recommend_all ---- */
 
-/* The next comma-separated id of *list into buf (NCF_MAX_ID_BYTES + 1 bytes); 0 at the end,
-   -1 after saying the id is too long (it is never cut to another id). */
-static int next_id(const char **list, char *buf)
+/* Blanks around an id dropped, in place (--trim_ids, as the data's ids were read). */
+static void trim_id(char *id)
 {
-    const char *p = *list, *e;
-    size_t n;
+    size_t n = strlen(id), a = 0;
+    while (n && (id[n - 1] == ' ' || id[n - 1] == '\t')) n--;
+    while (a < n && (id[a] == ' ' || id[a] == '\t')) a++;
+    memmove(id, id + a, n - a), id[n - a] = 0;
+}
+
+/* The next id of a comma-separated list *list into buf (NCF_MAX_ID_BYTES + 1 bytes), as a CSV
+   field: "a, b" is one id (a quote inside doubled), anything else its bytes up to the comma,
+   blanks kept unless trim. 1, 0 at the end, -1 after saying why the list is no list of ids (an
+   id too long: it is never cut to another id; a quote left open). */
+static int next_id(const char **list, char *buf, int trim)
+{
+    const char *p = *list, *q;
+    size_t n = 0;
     if (!*p) return 0;
-    e = strchr(p, ',');
-    n = e ? (size_t)(e - p) : strlen(p);
+    for (q = p; *q == ' ' || *q == '\t'; q++) {}
+    if (*q == '"') { /* quoted: up to the closing quote, then the comma or the end */
+        for (q++; *q && !(*q == '"' && q[1] != '"'); q++) {
+            if (*q == '"') q++;
+            if (n == NCF_MAX_ID_BYTES) break;
+            buf[n++] = *q;
+        }
+        if (*q != '"' || n == NCF_MAX_ID_BYTES) {
+            fprintf(stderr, "demo: id list '%.60s': %s\n", p,
+                    *q ? "an id longer than 256 bytes" : "a quote never closed");
+            return -1;
+        }
+        for (q++; *q == ' ' || *q == '\t'; q++) {}
+        if (*q && *q != ',') { fprintf(stderr, "demo: id list '%.60s': text after a closing quote\n", p); return -1; }
+        buf[n] = 0;
+        *list = *q ? q + 1 : q;
+        return 1;
+    }
+    q = strchr(p, ',');
+    n = q ? (size_t)(q - p) : strlen(p);
     if (n > NCF_MAX_ID_BYTES) {
         fprintf(stderr, "demo: id '%.40s...' is longer than %d bytes\n", p, NCF_MAX_ID_BYTES);
         return -1;
     }
     memcpy(buf, p, n), buf[n] = 0;
-    *list = e ? e + 1 : p + n;
+    if (trim) trim_id(buf);
+    *list = q ? q + 1 : p + n;
     return 1;
 }
 
@@ -855,8 +901,9 @@ static FILE *open_id_file(const char *file)
 }
 
 /* The item indices of an id list (--recommend_for "ID,ID") or a file of one id a line (--allow,
-   --deny); 0 after naming an id the model does not know. */
-static int item_indices(const ncf_model *m, const char *list, const char *file, int32_t **out, int *n)
+   --deny, --recommend_for_file), blanks around each dropped with trim; 0 after naming an id the
+   model does not know. */
+static int item_indices(const ncf_model *m, const char *list, const char *file, int trim, int32_t **out, int *n)
 {
     char id[NCF_MAX_ID_BYTES + 1];
     FILE *f = NULL;
@@ -864,10 +911,11 @@ static int item_indices(const ncf_model *m, const char *list, const char *file, 
     *n = 0;
     if (file && !(f = open_id_file(file))) return 0;
     if (!(*out = (int32_t *)malloc(sizeof(int32_t) * (size_t)cap))) ok = 0, fprintf(stderr, "demo: out of memory\n");
-    while (ok && (got = f ? next_id_line(f, file, line + 1, id) : next_id(&list, id)) != 0) {
+    while (ok && (got = f ? next_id_line(f, file, line + 1, id) : next_id(&list, id, trim)) != 0) {
         int i;
         line++;
         if (got < 0) { ok = 0; break; }
+        if (f && trim) trim_id(id);
         if (!id[0]) continue;
         if ((i = ncf_item_index(m, id)) < 0) {
             if (f) fprintf(stderr, "demo: %s:%d: unknown item '%s'\n", file, line, id);
@@ -955,6 +1003,34 @@ static int recommend_all(const ncf_model *m, const ncf_rec_opts *ro, const char 
     return ok;
 }
 
+/* --recommend for one user id: its top k printed; 0 after saying why not. */
+static int recommend_for_user(const ncf_model *m, const ncf_rec_opts *ro, const char *id, int32_t *items, float *scores,
+                              const char *path)
+{
+    int u = ncf_user_index(m, id), n = u < 0 ? u : ncf_recommend_index(m, u, ro, items, scores);
+    if (n < 0) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return 0; }
+    printf("Top %d for user %s (items the user rated are skipped; scores are %s):\n", n, id,
+           ro->probabilities ? "probabilities" : "logits");
+    print_items(m, items, scores, n, path);
+    return 1;
+}
+
+/* --recommend_file: --recommend for each id of the file (one a line; blank lines skipped). */
+static int recommend_from_file(const ncf_model *m, const ncf_rec_opts *ro, const char *file, int trim, int32_t *items,
+                               float *scores, const char *path)
+{
+    char id[NCF_MAX_ID_BYTES + 1];
+    FILE *f = open_id_file(file);
+    int ok = f != NULL, line = 0, got;
+    while (ok && (got = next_id_line(f, file, ++line, id)) != 0) {
+        if (got < 0) ok = 0;
+        else if (trim) trim_id(id);
+        if (ok && id[0]) ok = recommend_for_user(m, ro, id, items, scores, path);
+    }
+    if (f) fclose(f);
+    return ok;
+}
+
 /* Every serving flag on a trained or loaded model; 0 after saying why one failed. */
 static int serve(const ncf_model *m, const options *o, const char *path)
 {
@@ -965,23 +1041,19 @@ static int serve(const ncf_model *m, const options *o, const char *path)
     float *scores = (float *)malloc(sizeof(float) * (size_t)k), *row = NULL;
     const char *kind = o->probabilities ? "probabilities" : "logits", *list = o->recommend_user;
     char id[NCF_MAX_ID_BYTES + 1];
-    int ok = items && scores, n, ng = 0;
+    int ok = items && scores, n, ng = 0, trim = o->load_opts.trim_ids;
     if (!ok) fprintf(stderr, "demo: out of memory for a top %d\n", k);
     ro.k = k, ro.probabilities = o->probabilities;
-    if (ok && o->allow && (ok = item_indices(m, NULL, o->allow, &allow, &ro.num_allow)) != 0) ro.allow = allow;
-    if (ok && o->deny && (ok = item_indices(m, NULL, o->deny, &deny, &ro.num_deny)) != 0) ro.deny = deny;
-    while (ok && list && (n = next_id(&list, id)) != 0) {
-        int u = n < 0 ? -1 : ncf_user_index(m, id);
-        if (n < 0) { ok = 0; break; }
-        n = u < 0 ? u : ncf_recommend_index(m, u, &ro, items, scores);
-        if (n < 0) { fprintf(stderr, "demo: %s\n", ncf_error_text()); ok = 0; break; }
-        printf("Top %d for user %s (items the user rated are skipped; scores are %s):\n", n, id, kind);
-        print_items(m, items, scores, n, path);
-    }
-    if (ok && o->recommend_for) { /* a new user, given by its items: folded in */
+    if (ok && o->allow && (ok = item_indices(m, NULL, o->allow, trim, &allow, &ro.num_allow)) != 0) ro.allow = allow;
+    if (ok && o->deny && (ok = item_indices(m, NULL, o->deny, trim, &deny, &ro.num_deny)) != 0) ro.deny = deny;
+    while (ok && list && (n = next_id(&list, id, trim)) != 0)
+        ok = n > 0 && recommend_for_user(m, &ro, id, items, scores, path);
+    if (ok && o->recommend_file) ok = recommend_from_file(m, &ro, o->recommend_file, trim, items, scores, path);
+    if (ok && (o->recommend_for || o->recommend_for_file)) { /* a new user, given by its items: folded in */
         ncf_fold_opts fo = ncf_fold_opts_default();
         int32_t *both = NULL;
-        ok = item_indices(m, o->recommend_for, NULL, &given, &ng) && (row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(m)));
+        ok = item_indices(m, o->recommend_for_file ? NULL : o->recommend_for, o->recommend_for_file, trim, &given, &ng) &&
+             (row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(m)));
         if (ok && !ng) fprintf(stderr, "demo: --recommend_for: no item given\n"), ok = 0;
         if (ok && (both = (int32_t *)malloc(sizeof(int32_t) * (size_t)(ng + ro.num_deny))) != NULL) {
             memcpy(both, given, sizeof(int32_t) * (size_t)ng);
@@ -999,7 +1071,10 @@ static int serve(const ncf_model *m, const options *o, const char *path)
         free(both);
     }
     if (ok && o->similar) {
-        int i = ncf_item_index(m, o->similar);
+        int i;
+        snprintf(id, sizeof id, "%s", o->similar);
+        if (trim) trim_id(id);
+        i = ncf_item_index(m, id);
         n = i < 0 ? i : ncf_similar_items(m, i, &ro, items, scores);
         if (n < 0) { fprintf(stderr, "demo: %s\n", ncf_error_text()); ok = 0; }
         else {
@@ -1017,7 +1092,8 @@ static int serve(const ncf_model *m, const options *o, const char *path)
 /* Whether any serving flag was given. */
 static int serving(const options *o)
 {
-    return o->recommend_user || o->recommend_all || o->recommend_for || o->similar;
+    return o->recommend_user || o->recommend_all || o->recommend_for || o->recommend_for_file || o->recommend_file ||
+           o->similar;
 }
 
 /* The C name a header's file name gives its array: "models/model-f32.h" -> model_f32. */

@@ -116,6 +116,8 @@
             API: ncf_load_report.few_item_ratings, items_few_item_ratings, users_filtered_out,
             users_every_item, filter_rounds
             API: ncf_output_open, _write, _printf, _commit, _discard: any file whole or not at all
+            API: ncf_load_opts.trim_ids, ncf_load_report.blank_edged_ids: an unquoted text id keeps its
+            blanks at either end (0.6 dropped them unsaid, merging "Papers " with "Papers")
             API: ncf_sampler_hash returns a status (it allocates: out of memory was two zero hashes)
             API: NCF_MAX_EPOCH (2^30): a file's epoch past it is refused, training numbers none past it
             Text ids interned with a keyed hash; every sort O(n log n) whatever the order (no qsort)
@@ -301,6 +303,8 @@ typedef struct ncf_load_report {
     int users_every_item;       /* users dropped for rating every item kept (nothing to rank or draw) */
     int filter_rounds;          /* rounds of the filters (kcore: until neither drops anything) */
     double weight_min, weight_max; /* the positives' confidences (ncf_load_opts.weighting); 0, 0 without */
+    int64_t blank_edged_ids[2]; /* user, item text id fields with a blank at either end outside quotes:
+                                   kept (or dropped with trim_ids) */
 } ncf_load_report;
 
 /* Implicit feedback after the hold-out split. Ids are dense 0-based indices: index k of users
@@ -389,6 +393,12 @@ typedef struct ncf_load_opts {
        strength is an error naming file:line. NCF_WEIGHT_NONE (0): every positive weighs 1. */
     int weighting;
     float alpha;          /* > 0 with a weighting (ncf_load_opts_default: 1) */
+    /* 0 (the default): a text id is its field's bytes as written, blanks at either end included
+       (they tell "Papers " from "Papers"); quotes delimit a field, and blanks outside them are
+       not the id's. 1: blanks around an unquoted id are dropped (a "1, a, 5" file), and lookups
+       must drop them too. Either way report.blank_edged_ids counts such fields. Plain integer
+       ids are numbers, read with any blanks around them. */
+    int trim_ids;
 } ncf_load_opts;
 
 /* indices of ncf_load_opts.columns and ncf_load_report.columns */
@@ -2338,6 +2348,7 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
         memcpy(rep.sep, bo->report->sep, sizeof rep.sep), rep.header = bo->report->header;
         memcpy(rep.columns, bo->report->columns, sizeof rep.columns);
         memcpy(rep.text_ids, bo->report->text_ids, sizeof rep.text_ids);
+        memcpy(rep.blank_edged_ids, bo->report->blank_edged_ids, sizeof rep.blank_edged_ids);
     }
     ds->report = rep;
 
@@ -2831,6 +2842,8 @@ typedef struct {
     int col[5];     /* user, item, rating, timestamp, strength: the 0-based field, -1 absent */
     int text[2];    /* user, item ids read as text */
     int need_int;   /* ids must be plain integers (the paper split) */
+    int trim_ids;   /* blanks around an unquoted text id are not part of it (ncf_load_opts.trim_ids) */
+    int64_t edged[2]; /* user, item id fields with a blank at either end, outside any quotes */
 } ncf__dialect;
 
 /* Header names of each column (lower case, letters and digits only). A name that is none of
@@ -3068,11 +3081,16 @@ static int ncf__read_id(const char *name, const ncf__cursor *C, ncf__dialect *D,
     char buf[NCF_MAX_ID_BYTES];
     int esc, len;
     ncf__span s = ncf__value(f, &esc);
+    int quoted = s.s > f.s && s.s[-1] == '"';
     if (!D->text[c]) {
         if (!esc && ncf__plain_int(s.s, s.e, v)) return 1;
         if (!D->need_int) return NCF__AS_TEXT;
         return ncf__fail(NCF_ERR_PARSE, "%s:%lld: %s '%s' is not an integer", name, (long long)C->line, ncf__col_what[c],
                          ncf__shown(s.s, s.e));
+    }
+    if (!quoted && (s.s != f.s || s.e != f.e)) { /* an id as written keeps its blanks: only quotes delimit */
+        D->edged[c]++;
+        if (!D->trim_ids) s = f;
     }
     len = esc ? ncf__unescape(s, buf) : s.e - s.s > NCF_MAX_ID_BYTES ? -1 : (int)(s.e - s.s);
     if (len < 0)
@@ -3131,7 +3149,7 @@ static int ncf__read_records(const char *name, const char *p, const char *end, n
     ncf__cursor C;
     int nf, c, rc;
 again:
-    tr->n = 0;
+    tr->n = 0, D->edged[0] = D->edged[1] = 0;
     ncf__intern_free(&in[0]), ncf__intern_free(&in[1]);
     C.p = p, C.end = end, C.line = 0, C.next = 1;
     if (D->header)
@@ -3162,6 +3180,7 @@ static int ncf__dialect_of(const char *name, const ncf_load_opts *o, ncf__dialec
 {
     memset(D, 0, sizeof *D);
     D->header = o->header == NCF_HEADER_YES ? 1 : o->header == NCF_HEADER_NO ? 0 : -1;
+    D->trim_ids = o->trim_ids;
     if (o->format == NCF_FORMAT_DAT) strcpy(D->sep, "::");
     else if (o->format == NCF_FORMAT_TAB) strcpy(D->sep, "\t");
     else if (o->format == NCF_FORMAT_CSV) strcpy(D->sep, ",");
@@ -3175,10 +3194,12 @@ static int ncf__dialect_of(const char *name, const ncf_load_opts *o, ncf__dialec
     }
     if (o->holdout < NCF_HOLDOUT_AUTO || o->holdout > NCF_HOLDOUT_NONE || o->header < 0 || o->header > NCF_HEADER_NO ||
         o->min_ratings < 0 || o->eval_negatives < 0 || o->min_rating != o->min_rating || o->min_item_ratings < 0 ||
-        (o->kcore != 0 && o->kcore != 1) || o->weighting < NCF_WEIGHT_NONE || o->weighting > NCF_WEIGHT_LOG)
+        (o->kcore != 0 && o->kcore != 1) || o->weighting < NCF_WEIGHT_NONE || o->weighting > NCF_WEIGHT_LOG ||
+        (o->trim_ids != 0 && o->trim_ids != 1))
         return ncf__fail(NCF_ERR_ARG, "%s: a load option is out of range (holdout %d, header %d, min_ratings %d, "
-                         "min_item_ratings %d, kcore %d, eval_negatives %d, weighting %d)", name, o->holdout, o->header,
-                         o->min_ratings, o->min_item_ratings, o->kcore, o->eval_negatives, o->weighting);
+                         "min_item_ratings %d, kcore %d, eval_negatives %d, weighting %d, trim_ids %d)", name, o->holdout,
+                         o->header, o->min_ratings, o->min_item_ratings, o->kcore, o->eval_negatives, o->weighting,
+                         o->trim_ids);
     if (o->weighting != NCF_WEIGHT_NONE && !(o->alpha > 0 && o->alpha <= 1e6f)) /* (NaN fails) */
         return ncf__fail(NCF_ERR_ARG, "%s: alpha %g: a weighting needs 0 < alpha <= 1e6", name, (double)o->alpha);
     return NCF_OK;
@@ -3238,6 +3259,7 @@ static int ncf__build_log(ncf_dataset *ds, const char *name, const ncf_load_opts
     bo.strength = P->tr.str, bo.weighting = o->weighting, bo.alpha = o->alpha;
     bo.holdout = o->holdout != NCF_HOLDOUT_AUTO ? o->holdout : D->col[3] >= 0 ? NCF_HOLDOUT_LATEST : NCF_HOLDOUT_RANDOM;
     P->rep.text_ids[0] = D->text[0], P->rep.text_ids[1] = D->text[1];
+    P->rep.blank_edged_ids[0] = D->edged[0], P->rep.blank_edged_ids[1] = D->edged[1];
     if ((rc = ncf__build(ds, P->tr.u, P->tr.i, D->col[3] >= 0 ? P->tr.t : NULL, P->tr.n, &bo)) != NCF_OK) {
         rc = ncf__prefix_error(rc, name);
         goto done;

@@ -1481,6 +1481,46 @@ static void write_text_id_log(const char *name, int users, int items)
     fclose(f);
 }
 
+/* An id is its field's bytes: a comma or a quote inside quotes, blanks at either end of an
+   unquoted field, a TAB inside, bytes that are not UTF-8; through the load, the lookups, a model
+   file and its id output. trim_ids drops the blanks (two ids then merge), and says how many. */
+static void test_ids_keep_blanks_quotes_and_bytes_unless_trimmed(void)
+{
+    static const char *ids[] = {"Papers, Please", "Fallout 4 ", "Fallout 4", " Tetris", "Say \"Hi\"", "a\tb", "\xff\xfe x"};
+    const char *log = "user,item\n"
+                      "u1,\"Papers, Please\"\nu1,Fallout 4 \nu1,Fallout 4\nu1, Tetris\nu1,\"Say \"\"Hi\"\"\"\nu1,a\tb\n"
+                      "u2,\"Papers, Please\"  \nu2,\xff\xfe x\nu2,Fallout 4\nu2,z\nu3,  \"z\"\nu3, Tetris\nu3,a\tb\n";
+    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset d;
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL, *back = NULL;
+    void *buf = NULL;
+    size_t len = 0;
+    char id[NCF_MAX_ID_BYTES + 1];
+    int k, i;
+    o.holdout = NCF_HOLDOUT_NONE;
+    CHECK(ncf_load_dataset_mem(&d, "ids", log, strlen(log), &o) == NCF_OK);
+    CHECK(d.num_items == 8 && d.report.blank_edged_ids[1] == 3 && d.report.blank_edged_ids[0] == 0);
+    c.num_users = d.num_users, c.num_items = d.num_items;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK &&
+          ncf_save_mem(m, NCF_SAVE_MODEL, &buf, &len) == NCF_OK && ncf_load_mem(&back, buf, len) == NCF_OK);
+    for (k = 0; k < (int)(sizeof ids / sizeof *ids); k++) {
+        i = ncf_dataset_item_index(&d, ids[k]);
+        CHECKF(i >= 0 && ncf_item_index(m, ids[k]) == i && ncf_item_index(back, ids[k]) == i, "'%s'", ids[k]);
+        CHECKF(ncf_item_id(back, i, id, sizeof id) == (int)strlen(ids[k]) && strcmp(id, ids[k]) == 0, "'%s'", ids[k]);
+    }
+    CHECK(ncf_item_index(back, "Tetris") < 0 && ncf_item_index(back, "Papers") < 0);
+    ncf_model_free(m), ncf_model_free(back), ncf_free(buf), ncf_dataset_free(&d);
+    o.trim_ids = 1;
+    CHECK(ncf_load_dataset_mem(&d, "ids", log, strlen(log), &o) == NCF_OK);
+    CHECK(d.num_items == 7 && d.report.blank_edged_ids[1] == 3 && d.report.duplicates == 1);
+    CHECK(ncf_dataset_item_index(&d, "Tetris") >= 0 && ncf_dataset_item_index(&d, " Tetris") < 0 &&
+          ncf_dataset_item_index(&d, "Fallout 4 ") < 0 && ncf_dataset_item_index(&d, "Papers, Please") >= 0);
+    ncf_dataset_free(&d);
+    o.trim_ids = 2;
+    CHECK_ERR(ncf_load_dataset_mem(&d, "ids", log, strlen(log), &o), NCF_ERR_ARG, "trim_ids 2");
+}
+
 static void test_ids_kept_as_written_through_training_saving_and_serving(void)
 {
     ncf_dataset d;
@@ -4851,6 +4891,7 @@ static const test_case TESTS[] = {
     {"loader_headers", test_loader_headers},
     {"logs_read_with_any_separator_quoting_line_end_and_header", test_logs_read_with_any_separator_quoting_line_end_and_header},
     {"columns_found_by_name_alias_or_number", test_columns_found_by_name_alias_or_number},
+    {"ids_keep_blanks_quotes_and_bytes_unless_trimmed", test_ids_keep_blanks_quotes_and_bytes_unless_trimmed},
     {"ids_kept_as_written_through_training_saving_and_serving", test_ids_kept_as_written_through_training_saving_and_serving},
     {"plain_integer_ids_stay_numbers", test_plain_integer_ids_stay_numbers},
     {"long_and_nul_ids_refused_with_file_line", test_long_and_nul_ids_refused_with_file_line},

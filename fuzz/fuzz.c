@@ -219,6 +219,7 @@ static void fuzz_ratings(const uint8_t *data, size_t size)
         o.holdout = data[0] & 3, o.validation = (data[0] >> 2) & 1;
         if (data[0] & 8) o.min_rating = 2.0f;
         o.weighting = (data[0] >> 4) & 3, o.alpha = data[0] & 64 ? 1e6f : 0.5f; /* (3: refused) */
+        o.trim_ids = data[0] >> 7;
         data++, size--;
     }
     rc = FUZZ_TARGET == 5 ? load_split(&d, data, size) : ncf_load_dataset_mem(&d, names[FUZZ_TARGET], data, size, &o);

@@ -190,6 +190,34 @@ serves() {
 }
 check "demo serves from a model file alone: users; a new user's items; similar items; an allow-list" serves
 
+# ids as written: a title with a comma (quoted), one with a blank at its end beside the same title
+# without it; lists on the command line with CSV quoting, and in files one id a line
+titles() {
+    awk 'BEGIN { print "user,game"; for (u = 1; u <= 60; u++) for (j = 0; j < 12; j++) {
+             t = (u + 3 * j) % 30; s = t == 0 ? "\"Papers, Please\"" : t == 1 ? "Fallout 4 " : t == 2 ? "Fallout 4" : "Game " t;
+             print "u" u "," s } }' > "$B/titles.csv" &&
+        demo --data "$B/titles.csv" --eval_negatives 10 --train_epochs 1 --save "$B/titles.ncf" > "$B/titles.log" &&
+        grep -q '^[0-9]* item id fields begin or end with a blank: kept as written' "$B/titles.log" &&
+        demo --load "$B/titles.ncf" --recommend_for '"Papers, Please",Fallout 4 ' --similar 'Fallout 4 ' \
+            --recommend_k 3 > "$B/titles_serve.log" &&
+        grep -q '^Top 3 for a new user with 2 items' "$B/titles_serve.log" &&
+        grep -q '^The 3 items most like Fallout 4  ' "$B/titles_serve.log" &&
+        printf 'Papers, Please\nFallout 4 \n' > "$B/titles_items.txt" && printf 'u1\nu2\n' > "$B/titles_users.txt" &&
+        demo --load "$B/titles.ncf" --recommend_for_file "$B/titles_items.txt" --recommend_file "$B/titles_users.txt" \
+            --recommend_k 3 > "$B/titles_files.log" &&
+        grep -q '^Top 3 for a new user with 2 items' "$B/titles_files.log" &&
+        [ "$(grep -c '^Top 3 for user u[12] ' "$B/titles_files.log")" = 2 ] &&
+        ! demo --load "$B/titles.ncf" --recommend_for 'Papers, Please' > "$B/titles_bad.log" 2>&1 &&
+        grep -q "unknown item 'Papers'" "$B/titles_bad.log" &&
+        ! demo --load "$B/titles.ncf" --recommend_for '"Papers, Please' > "$B/titles_bad.log" 2>&1 &&
+        grep -q 'a quote never closed' "$B/titles_bad.log" &&
+        demo --data "$B/titles.csv" --eval_negatives 10 --train_epochs 1 --trim_ids --save "$B/trimmed.ncf" > "$B/trim.log" &&
+        grep -q 'item id fields begin or end with a blank: dropped (--trim_ids)' "$B/trim.log" &&
+        demo --load "$B/trimmed.ncf" --similar 'Fallout 4 ' --trim_ids --recommend_k 3 > /dev/null &&
+        ! demo --load "$B/trimmed.ncf" --similar 'Fallout 4 ' --recommend_k 3 > /dev/null 2>&1
+}
+check "demo ids as written: quoted lists, blanks kept (or --trim_ids), --recommend_file, --recommend_for_file" titles
+
 recommend_all() {
     demo --load "$B/books.ncf" --recommend_all "$B/all.csv" --recommend_k 2 --probabilities > /dev/null 2>&1 &&
         [ "$(head -n 1 "$B/all.csv")" = "user,rank,item,probability" ] && [ "$(wc -l < "$B/all.csv")" = 801 ]
