@@ -118,6 +118,7 @@
             API: ncf_output_open, _write, _printf, _commit, _discard: any file whole or not at all
             API: ncf_load_opts.trim_ids, ncf_load_report.blank_edged_ids: an unquoted text id keeps its
             blanks at either end (0.6 dropped them unsaid, merging "Papers " with "Papers")
+            API: ncf_similar_items takes ncf_rec_opts.work (no allocation), as ncf_recommend_index does
             API: ncf_sampler_hash returns a status (it allocates: out of memory was two zero hashes)
             API: NCF_MAX_EPOCH (2^30): a file's epoch past it is refused, training numbers none past it
             Text ids interned with a keyed hash; every sort O(n log n) whatever the order (no qsort)
@@ -592,8 +593,8 @@ typedef struct ncf_rec_opts {
     int num_deny;
     const float *user_row;/* a user given by its rows (ncf_fold_in), scored instead of user u [NULL] */
     int probabilities;    /* scores as probabilities, sigmoid(logit) [0: logits] */
-    void *work;           /* a caller's workspace of ncf_rec_workspace_size bytes: no heap, this
-                             thread only [NULL: the heap, all threads] */
+    void *work;           /* a caller's workspace of ncf_rec_workspace_size bytes (the same size serves
+                             ncf_similar_items): no heap, this thread only [NULL: the heap, all threads] */
     size_t work_size;
 } ncf_rec_opts;
 NCFDEF ncf_rec_opts ncf_rec_opts_default(void);
@@ -617,7 +618,8 @@ NCFDEF int ncf_predict_items(const ncf_model *m, int u, const float *user_row, c
    returns them (k, allow, deny and probabilities of opts used; the item itself never). Like
    means: MF, the items' factors; GMF and NeuMF, the GMF factors weighted by the output layer
    (for NeuMF the GMF half only: its MLP half scores a user and an item together and has no
-   item vector of its own); MLP, the items' half of the first dense layer. */
+   item vector of its own); MLP, the items' half of the first dense layer. opts->work, as
+   ncf_recommend_index takes it (ncf_rec_workspace_size bytes), makes it allocate nothing. */
 NCFDEF int ncf_similar_items(const ncf_model *m, int item, const ncf_rec_opts *opts, int32_t *items, float *scores);
 
 /* Fold-in: a user not in training (or a known user with fresh items) served without
@@ -6969,9 +6971,23 @@ static size_t ncf__lists_bytes(const ncf_rec_opts *o)
     return sizeof(float) * ncf__round_floats(na + nd + 1);
 }
 
+static int ncf__item_vec_dim(const ncf_model *m); /* similar: an item's vector */
+
+/* The workspace before the lists: ncf_recommend_index's, or ncf_similar_items' (its k best, and
+   three vectors) where that is larger. */
+static size_t ncf__rec_base(const ncf_model *m, int k)
+{
+    int D = ncf__item_vec_dim(m), H = m->scratch->H;
+    size_t best = (size_t)(k < 1 ? 1 : k < m->cfg.num_items ? k : m->cfg.num_items);
+    size_t similar = sizeof(float) * (ncf__round_floats(best * sizeof(ncf__cand) / sizeof(float)) +
+                                      ncf__round_floats((size_t)3 * (size_t)(D > H ? D : H)) + NCF__ALIGN_FLOATS);
+    size_t rec = ncf_workspace_size(m, k);
+    return rec > similar ? rec : similar;
+}
+
 NCFDEF size_t ncf_rec_workspace_size(const ncf_model *m, const ncf_rec_opts *o)
 {
-    return m && o ? ncf_workspace_size(m, o->k) + ncf__lists_bytes(o) : 0;
+    return m && o ? ncf__rec_base(m, o->k) + ncf__lists_bytes(o) : 0;
 }
 
 /* Checks the options for user index u (or o->user_row) and makes the job; the lists' sorted
@@ -7018,7 +7034,7 @@ static void ncf__sigmoid_all(float *x, int n)
 /* One job in a caller's workspace, on this thread. */
 static int ncf__recommend_in(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *items, float *scores)
 {
-    size_t need = ncf_rec_workspace_size(m, o), base = ncf_workspace_size(m, o->k);
+    size_t need = ncf_rec_workspace_size(m, o), base = ncf__rec_base(m, o->k);
     ncf__eval_buf e;
     ncf__cand *heap = NULL;
     ncf__rec_job J;
@@ -7387,20 +7403,32 @@ NCFDEF int ncf_similar_items(const ncf_model *m, int item, const ncf_rec_opts *o
     ncf__cand *heap, x;
     float *v, *w, *tmp, nv;
     int32_t *lists;
-    int D, rc, n = 0, d;
+    int D, rc, n = 0, d, best;
     int64_t p;
-    if (!m || !o || !items || o->k <= 0 || o->user_row || o->work)
-        return ncf__fail(NCF_ERR_ARG, "ncf_similar_items: need a model, options (k > 0, no user_row or work) and an output");
+    if (!m || !o || !items || o->user_row)
+        return ncf__fail(NCF_ERR_ARG, "ncf_similar_items: need a model, options (no user_row) and an output");
+    if ((rc = ncf__check_rec_opts(o, "ncf_similar_items")) != NCF_OK) return rc;
     if (item < 0 || item >= m->cfg.num_items)
         return ncf__fail(NCF_ERR_ARG, "ncf_similar_items: item index %d is not in [0, %d) (ncf_item_index finds an id's)",
                          item, m->cfg.num_items);
-    D = ncf__item_vec_dim(m);
-    lists = (int32_t *)NCF_MALLOC(ncf__lists_bytes(o));
-    heap = NCF__NEW(ncf__cand, o->k < m->cfg.num_items ? o->k : m->cfg.num_items);
-    v = NCF__NEW(float, (size_t)3 * (D > m->scratch->H ? D : m->scratch->H));
-    if (!lists || !heap || !v) {
-        NCF_FREE(lists), NCF_FREE(heap), NCF_FREE(v);
-        return ncf__fail(NCF_ERR_NOMEM, "ncf_similar_items: out of memory");
+    D = ncf__item_vec_dim(m), best = o->k < m->cfg.num_items ? o->k : m->cfg.num_items;
+    if (o->work) { /* the caller's: the k best, three vectors, then the lists where recommend has them */
+        size_t need = ncf_rec_workspace_size(m, o), base = ncf__rec_base(m, o->k);
+        char *at = (char *)o->work + (size_t)(-(intptr_t)o->work & 63);
+        if (o->work_size < need)
+            return ncf__fail(NCF_ERR_ARG, "ncf_similar_items: workspace of %lu bytes; this model and these options need "
+                             "%lu (ncf_rec_workspace_size)", (unsigned long)o->work_size, (unsigned long)need);
+        heap = (ncf__cand *)(void *)at;
+        v = (float *)(void *)(at + sizeof(float) * ncf__round_floats((size_t)best * sizeof(ncf__cand) / sizeof(float)));
+        lists = (int32_t *)(((uintptr_t)o->work + base + 3) & ~(uintptr_t)3);
+    } else {
+        lists = (int32_t *)NCF_MALLOC(ncf__lists_bytes(o));
+        heap = NCF__NEW(ncf__cand, best);
+        v = NCF__NEW(float, (size_t)3 * (D > m->scratch->H ? D : m->scratch->H));
+        if (!lists || !heap || !v) {
+            NCF_FREE(lists), NCF_FREE(heap), NCF_FREE(v);
+            return ncf__fail(NCF_ERR_NOMEM, "ncf_similar_items: out of memory");
+        }
     }
     w = v + D, tmp = w + D;
     rc = ncf__rec_job_of(m, 0, o, lists, &J, "ncf_similar_items");
@@ -7422,7 +7450,7 @@ NCFDEF int ncf_similar_items(const ncf_model *m, int item, const ncf_rec_opts *o
         }
         rc = ncf__heap_out(heap, n, items, NULL, scores);
     }
-    NCF_FREE(lists), NCF_FREE(heap), NCF_FREE(v);
+    if (!o->work) NCF_FREE(lists), NCF_FREE(heap), NCF_FREE(v);
     return rc;
 }
 

@@ -3769,8 +3769,8 @@ static void test_workspace_forms_allocate_nothing(void)
         { /* lists of 20 and 12 items, given unsorted, and a fold-in of 20: sorted in place */
             ncf_rec_opts ro = ncf_rec_opts_default();
             ncf_fold_opts fo = ncf_fold_opts_default();
-            int32_t allow[20], deny[12], top[10], j;
-            float sc[10], row[256];
+            int32_t allow[20], deny[12], top[10], like[10], like_heap[10], j, n_like, n_heap;
+            float sc[10], row[256], like_sc[10], heap_sc[10];
             size_t rs, fs;
             void *rw, *fw;
             for (j = 0; j < 20; j++) allow[j] = (int32_t)((j * 17 + 5) % in->cfg.num_items);
@@ -3782,8 +3782,15 @@ static void test_workspace_forms_allocate_nothing(void)
             calls = g_alloc_calls;
             CHECK(ncf_recommend_index(in, 3, &ro, top, sc) > 0);
             CHECK(ncf_user_row_size(in) <= 256 && ncf_fold_in(in, allow, 20, &fo, row) == NCF_OK);
+            n_like = ncf_similar_items(in, 7, &ro, like, like_sc);
             calls = g_alloc_calls - calls;
-            CHECKF(calls == 0, "case %d: lists and a fold-in in workspaces made %ld allocations", k, calls);
+            CHECKF(calls == 0, "case %d: lists, a fold-in and similar items in workspaces made %ld allocations", k, calls);
+            ro.work = NULL, n_heap = ncf_similar_items(in, 7, &ro, like_heap, heap_sc);
+            CHECKF(n_like > 0 && n_like == n_heap && !memcmp(like, like_heap, sizeof(int32_t) * (size_t)n_like) &&
+                   !memcmp(like_sc, heap_sc, sizeof(float) * (size_t)n_like), "case %d: similar items %d in a workspace, %d "
+                   "from the heap", k, n_like, n_heap);
+            ro.work = rw, ro.work_size = rs - 1;
+            CHECK_ERR(ncf_similar_items(in, 7, &ro, like, like_sc), NCF_ERR_ARG, "ncf_rec_workspace_size");
             free(rw), free(fw);
         }
         free(work), ncf_model_free(in), in_place_case_free(&c);
