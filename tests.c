@@ -4611,7 +4611,7 @@ static int sw_indices_rows_and_workspaces(void)
     ncf_model_params_changed(g_sw_model); /* (out of memory: no cache, the same scores) */
     rc = ncf_predict_indices(g_sw_model, u, it, 4, z);
     if (rc == NCF_OK && (rc = ncf_recommend_index(g_sw_model, 3, &o, best, NULL)) == 5)
-        g_sw_digest = ncf__hash_pairs((uint64_t)(z[0] * 1e6) ^ (uint64_t)(z[3] * 1e6) << 32, best, best, 5), rc = NCF_OK;
+        g_sw_digest = ncf__hash_pairs((uint64_t)(int64_t)(z[0] * 1e6) ^ (uint64_t)(int64_t)(z[3] * 1e6) << 32, best, best, 5), rc = NCF_OK;
     if (rc == NCF_OK && ncf_user_row_size(g_sw_model) <= 64 && (rc = ncf_user_row(g_sw_model, 2, row)) == NCF_OK)
         rc = ncf_predict_items(g_sw_model, -1, row, it, 4, z);
     if (rc == NCF_OK) rc = ncf_save_mem(g_sw_model, NCF_SAVE_MODEL, &buf, &len);
