@@ -1043,7 +1043,7 @@ static int serve(const ncf_model *m, const options *o, const char *path)
     char id[NCF_MAX_ID_BYTES + 1];
     int ok = items && scores, n, ng = 0, trim = o->load_opts.trim_ids;
     if (!ok) fprintf(stderr, "demo: out of memory for a top %d\n", k);
-    ro.k = k, ro.probabilities = o->probabilities;
+    ro.k = k, ro.probabilities = o->probabilities, ro.threads = 1; /* (one request at a time: all threads on it) */
     if (ok && o->allow && (ok = item_indices(m, NULL, o->allow, trim, &allow, &ro.num_allow)) != 0) ro.allow = allow;
     if (ok && o->deny && (ok = item_indices(m, NULL, o->deny, trim, &deny, &ro.num_deny)) != 0) ro.deny = deny;
     while (ok && list && (n = next_id(&list, id, trim)) != 0)

@@ -88,7 +88,9 @@
      ncf_recommend, ncf_recommend_index, ncf_recommend_users, ncf_similar_items and
      ncf_fold_in (and the workspace forms, each thread with its own) may run on one model
      from any number of threads at once (each call has its own buffers; ids are found
-     by binary search). Training, evaluating, loading ids or
+     by binary search), and runs on the calling thread alone: no serving call starts an
+     OpenMP team unless asked (ncf_rec_opts.threads; ncf_recommend_users, made for batches, uses
+     the threads). Training, evaluating, loading ids or
      pre-training change the model: one thread at a time, and not while it serves.
      Distinct models and datasets may be used from distinct threads. The last
      error text is thread-local where the compiler supports it. Results are
@@ -118,6 +120,8 @@
             API: ncf_output_open, _write, _printf, _commit, _discard: any file whole or not at all
             API: ncf_load_opts.trim_ids, ncf_load_report.blank_edged_ids: an unquoted text id keeps its
             blanks at either end (0.6 dropped them unsaid, merging "Papers " with "Papers")
+            Serving calls run on the calling thread: ncf_recommend and ncf_recommend_index start no
+            team (0.6 shared a large catalogue among all threads); API: ncf_rec_opts.threads asks for it
             API: ncf_similar_items takes ncf_rec_opts.work (no allocation), as ncf_recommend_index does
             API: ncf_sampler_hash returns a status (it allocates: out of memory was two zero hashes)
             API: NCF_MAX_EPOCH (2^30): a file's epoch past it is refused, training numbers none past it
@@ -594,8 +598,11 @@ typedef struct ncf_rec_opts {
     const float *user_row;/* a user given by its rows (ncf_fold_in), scored instead of user u [NULL] */
     int probabilities;    /* scores as probabilities, sigmoid(logit) [0: logits] */
     void *work;           /* a caller's workspace of ncf_rec_workspace_size bytes (the same size serves
-                             ncf_similar_items): no heap, this thread only [NULL: the heap, all threads] */
+                             ncf_similar_items): no heap [NULL: the heap] */
     size_t work_size;
+    int threads;          /* 1: one list's catalogue shared among the library's threads (ncf_set_threads;
+                             a large catalogue scored alone); 0: the calling thread only, no team started
+                             (a server's request threads) [0]. ncf_recommend_users always uses them. */
 } ncf_rec_opts;
 NCFDEF ncf_rec_opts ncf_rec_opts_default(void);
 NCFDEF size_t ncf_rec_workspace_size(const ncf_model *m, const ncf_rec_opts *opts);
@@ -1020,6 +1027,13 @@ NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m);
    (OMP_STACKSIZE, GOMP_STACKSIZE), ends them, and asks the region for as many as started:
    the same results (see above), never an exit. A team found short is tried again after a
    second, in case the limit has eased. */
+
+#ifdef _OPENMP
+/* Regions that asked for a team of more than one thread: what the tests read to see that a
+   serving call on the calling thread starts none. */
+static long ncf__teams_asked;
+#endif
+
 #if defined(_OPENMP) && (defined(__GNUC__) || defined(__clang__)) && (defined(__unix__) || defined(__APPLE__))
 #include <pthread.h>
 #define NCF__PROBE_MOST 1024 /* threads started by one probe at the most */
@@ -1083,6 +1097,7 @@ static int ncf__team_of(int cond, int want)
     static NCF__TLS double short_until;  /* and until when to believe it */
     int got;
     if (!cond || want <= 1) return 1;     /* one thread: the runtime keeps its pool as it is */
+    __atomic_fetch_add(&ncf__teams_asked, 1, __ATOMIC_RELAXED);
     if (want <= pool) return pool = want; /* (a smaller team ends the extra threads) */
     if (want == short_want && omp_get_wtime() < short_until) return pool;
     got = pool + ncf__probe_threads(want - pool);
@@ -1090,7 +1105,7 @@ static int ncf__team_of(int cond, int want)
     return pool = got;
 }
 #else
-#define ncf__team_of(cond, want) ((cond) ? (want) : 1)
+#define ncf__team_of(cond, want) ((cond) && (want) > 1 ? (ncf__teams_asked++, (want)) : 1)
 #endif
 #define ncf__team(cond) ncf__team_of((cond), omp_get_max_threads())
 
@@ -6698,6 +6713,7 @@ typedef struct {
     int ndeny;
     int exclude_rated;    /* skip u's rated items */
     int k;
+    int threads;          /* 1: the library's threads may share the catalogue; 0: the calling thread */
 } ncf__rec_job;
 
 /* What a job skips, walked in ascending item order: u's rated items and the deny-list. */
@@ -6815,7 +6831,7 @@ static ncf__rec_job ncf__plain_job(const ncf_model *m, int u, int k, int exclude
     ncf__rec_job J;
     memset(&J, 0, sizeof J);
     J.m = m, J.proj = ncf__cached_projection(m), J.u = u, J.ncand = m->cfg.num_items;
-    J.exclude_rated = exclude, J.k = k < m->cfg.num_items ? k : m->cfg.num_items;
+    J.exclude_rated = exclude, J.k = k < m->cfg.num_items ? k : m->cfg.num_items, J.threads = 0;
     return J;
 }
 
@@ -6894,7 +6910,7 @@ static int ncf__recommend_threads(const ncf__rec_job *J, int32_t *items, int64_t
     size_t size;
     int j, n = 0, k = J->k > 0 ? J->k : 1, T = ncf_get_threads(), *nh, par;
     int64_t chunks = (J->ncand + NCF__REC_CHUNK - 1) / NCF__REC_CHUNK;
-    par = T > 1 && chunks > 1 && (float)J->ncand * ncf__row_macs(m) > 16 * NCF__PAR_WORK;
+    par = J->threads && T > 1 && chunks > 1 && (float)J->ncand * ncf__row_macs(m) > 16 * NCF__PAR_WORK;
     T = !par ? 1 : chunks < T ? (int)chunks : T; /* workspaces for the threads that can run only */
     size = ncf_workspace_size(m, k);
     /* T workspaces, then where each thread's heap is, the merged heap and the heaps' sizes */
@@ -6996,9 +7012,9 @@ NCFDEF size_t ncf_rec_workspace_size(const ncf_model *m, const ncf_rec_opts *o)
 static int ncf__check_rec_opts(const ncf_rec_opts *o, const char *what)
 {
     if (!o || o->k <= 0 || o->num_allow < 0 || o->num_deny < 0 || (o->exclude_rated != 0 && o->exclude_rated != 1) ||
-        (o->probabilities != 0 && o->probabilities != 1))
-        return ncf__fail(NCF_ERR_ARG, "%s: need options with k > 0, list sizes >= 0, exclude_rated and probabilities 0 or 1",
-                         what);
+        (o->probabilities != 0 && o->probabilities != 1) || (o->threads != 0 && o->threads != 1))
+        return ncf__fail(NCF_ERR_ARG, "%s: need options with k > 0, list sizes >= 0, exclude_rated, probabilities and "
+                         "threads 0 or 1", what);
     return NCF_OK;
 }
 
@@ -7012,7 +7028,7 @@ static int ncf__rec_job_of(const ncf_model *m, int u, const ncf_rec_opts *o, int
                          m->cfg.num_users);
     if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "serving: " NCF__STALE_TEXT);
     *J = ncf__plain_job(m, o->user_row ? -1 : u, o->k, o->exclude_rated);
-    J->urow = o->user_row;
+    J->urow = o->user_row, J->threads = o->threads;
     if (o->allow) {
         if ((rc = ncf__sorted_items(m, o->allow, o->num_allow, lists, "allow")) < 0) return rc;
         J->allow = lists, J->ncand = rc, lists += rc;

@@ -2256,7 +2256,7 @@ static void test_memory_bounded_by_the_model_file(void)
     printf("    a %lu-byte file: loading allocated %ld bytes (the projection cache would take %lu)\n", (unsigned long)len,
            g_alloc_bytes - before, (unsigned long)(3000ul * 65536 * 4));
     CHECK(g_alloc_bytes - before < 4 * (long)len + (8 << 20));
-    CHECK(back && ncf_recommend_index(back, 0, &(ncf_rec_opts){3, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0}, (int32_t *)top, NULL) == 3);
+    CHECK(back && ncf_recommend_index(back, 0, &(ncf_rec_opts){3, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0, 0}, (int32_t *)top, NULL) == 3);
     ncf_model_free(m), ncf_model_free(back), ncf_free(buf);
 }
 
@@ -4759,6 +4759,58 @@ static void test_calls_said_to_allocate_nothing_allocate_nothing(void)
     printf("    %d calls, 0 allocations (the MPI calls are not swept: %s)\n", n, MPI_CALLS);
 }
 
+/* A serving call runs on the calling thread: with two threads allowed and a catalogue large
+   enough that sharing it would pay, no call asks for a team (the library counts every region
+   that does), and the answers are those of the shared form. rec_opts.threads = 1 and
+   ncf_recommend_users share the work, and do ask. */
+static void test_serving_calls_start_no_team_unless_asked(void)
+{
+#ifdef _OPENMP
+    ncf_dataset d;
+    ncf_model *m = NULL;
+    ncf_config c = ncf_config_default();
+    ncf_rec_opts o = ncf_rec_opts_default();
+    ncf_fold_opts fo = ncf_fold_opts_default();
+    int32_t top[10], top_shared[10], users[3] = {0, 1, 2}, its[4] = {1, 2, 3, 4}, allow[300], j;
+    int64_t raw[10];
+    float sc[30], sc_shared[10], row[256], z[4];
+    int counts[3], threads = ncf_get_threads();
+    long before;
+    CHECK(ncf_synthetic(&d, 300, 1500, 12000, 4, 3) == NCF_OK);
+    c.num_users = d.num_users, c.num_items = d.num_items;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK);
+    for (j = 0; j < 300; j++) allow[j] = j * 5;
+    ncf_set_threads(2);
+    fo.steps = 3;
+    before = ncf__teams_asked;
+    CHECK(ncf_recommend_index(m, 3, &o, top, sc) == 10);
+    CHECK(ncf_recommend(m, d.raw_user[3], 10, NCF_EXCLUDE_RATED, raw, NULL) == 10);
+    o.allow = allow, o.num_allow = 300;
+    CHECK(ncf_recommend_index(m, 4, &o, top, NULL) == 10);
+    CHECK(ncf_similar_items(m, 5, &o, top, NULL) == 10);
+    o.allow = NULL, o.num_allow = 0;
+    CHECK(ncf_fold_in(m, its, 4, &fo, row) == NCF_OK && ncf_predict_items(m, -1, row, its, 4, z) == NCF_OK);
+    CHECK(ncf_user_row(m, 2, row) == NCF_OK && ncf_predict_indices(m, users, its, 3, z) == NCF_OK);
+    CHECK(ncf_predict(m, d.raw_user[1], d.raw_item[2], z) == NCF_OK);
+    CHECKF(ncf__teams_asked == before, "the serving calls asked for %ld teams", ncf__teams_asked - before);
+    o.threads = 1;
+    CHECK(ncf_recommend_index(m, 3, &o, top_shared, sc_shared) == 10);
+    CHECK(ncf__teams_asked > before);
+    o.threads = 0;
+    CHECK(ncf_recommend_index(m, 3, &o, top, sc) == 10);
+    CHECK(!memcmp(top, top_shared, sizeof top) && !memcmp(sc, sc_shared, sizeof sc_shared));
+    before = ncf__teams_asked;
+    CHECK(ncf_recommend_users(m, users, 3, &o, top, sc, counts) == NCF_OK);
+    CHECK(ncf__teams_asked > before);
+    o.threads = 2;
+    CHECK_ERR(ncf_recommend_index(m, 3, &o, top, sc), NCF_ERR_ARG, "threads 0 or 1");
+    ncf_set_threads(threads);
+    ncf_model_free(m), ncf_dataset_free(&d);
+#else
+    printf("    no OpenMP: no call can start a team\n");
+#endif
+}
+
 /* One loaded model served from 4 threads at once gives the serial answers bit for bit:
    ncf_predict, ncf_predict_indices, ncf_recommend and ncf_fold_in only read the model; so does an int8 model
    read in place, served by ncf_recommend_with from a workspace per thread (make test also
@@ -4962,6 +5014,7 @@ static const test_case TESTS[] = {
     {"recommend_topk", test_recommend_topk},
     {"fuzz_seeds_are_valid_models", test_fuzz_seeds_are_valid_models},
     {"fixture_round_trip", test_fixture_round_trip},
+    {"serving_calls_start_no_team_unless_asked", test_serving_calls_start_no_team_unless_asked},
     {"alloc_failure_sweep", test_alloc_failure_sweep},
     {"calls_said_to_allocate_nothing_allocate_nothing", test_calls_said_to_allocate_nothing_allocate_nothing},
     {"in_place_answers_equal_the_copy", test_in_place_answers_equal_the_copy},
