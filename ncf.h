@@ -21,7 +21,8 @@
                       >>kernels  >>model  >>forward         the model and its forward pass
                       >>training-step  >>optimizer  >>train-loop
                       >>metrics  >>tune                     evaluation, the search over settings
-                      >>ids  >>serving  >>serving-options  >>fold-in  >>similar  >>growth
+                      >>ids  >>serving  >>serving-options  >>fold-in  >>similar  >>by-id
+                      >>growth
                       >>model-file  >>safe-save             the model file
                       >>mpi                                 opt-in (NCF_MPI)
      >>licence
@@ -122,6 +123,8 @@
             blanks at either end (0.6 dropped them unsaid, merging "Papers " with "Papers")
             Serving calls run on the calling thread: ncf_recommend and ncf_recommend_index start no
             team (0.6 shared a large catalogue among all threads); API: ncf_rec_opts.threads asks for it
+            API: ncf_recommend_for_id, ncf_recommend_for_items, ncf_similar_to_id: serving by ids as
+            written, in one call each; ncf_num_users, ncf_num_items
             API: ncf_similar_items takes ncf_rec_opts.work (no allocation), as ncf_recommend_index does
             API: ncf_sampler_hash returns a status (it allocates: out of memory was two zero hashes)
             API: NCF_MAX_EPOCH (2^30): a file's epoch past it is refused, training numbers none past it
@@ -651,6 +654,23 @@ NCFDEF int ncf_user_row(const ncf_model *m, int u, float *row);
 NCFDEF size_t ncf_fold_workspace_size(const ncf_model *m, int n);
 /* The rows of a user who interacted with items[0..n) (item indices; repeats count once). */
 NCFDEF int ncf_fold_in(const ncf_model *m, const int32_t *items, int n, const ncf_fold_opts *opts, float *row);
+
+/* Serving by id, one call each: the answer's item ids as written, each NUL-terminated, one
+   after another in ids (size bytes; opts->k * (NCF_MAX_ID_BYTES + 1) always suffices), their
+   scores in scores (or NULL). Returns how many, or a negative NCF_ERR_* (an unknown id named,
+   ids too small). opts as ncf_recommend_index takes them (NULL: ncf_rec_opts_default). They
+   allocate a few small buffers; the index forms above take workspaces. */
+NCFDEF int ncf_recommend_for_id(const ncf_model *m, const char *user, const ncf_rec_opts *opts, char *ids, size_t size,
+                                float *scores);
+/* A new user given by the ids of its items: folded in (fold NULL: ncf_fold_opts_default), its
+   own items never recommended (besides opts->deny). */
+NCFDEF int ncf_recommend_for_items(const ncf_model *m, const char *const *items, int n, const ncf_rec_opts *opts,
+                                   const ncf_fold_opts *fold, char *ids, size_t size, float *scores);
+NCFDEF int ncf_similar_to_id(const ncf_model *m, const char *item, const ncf_rec_opts *opts, char *ids, size_t size,
+                             float *scores);
+/* The model's users and items (0 for NULL). */
+NCFDEF int ncf_num_users(const ncf_model *m);
+NCFDEF int ncf_num_items(const ncf_model *m);
 
 /* Integer ids (int64): the same for models whose ids are integers. A text id is found by its
    decimal form (42 finds "42"); a model whose item ids are text has no integer items to
@@ -7468,6 +7488,106 @@ NCFDEF int ncf_similar_items(const ncf_model *m, int item, const ncf_rec_opts *o
     }
     if (!o->work) NCF_FREE(lists), NCF_FREE(heap), NCF_FREE(v);
     return rc;
+}
+
+
+/* ---- >>by-id: serving calls that speak ids ------------------------------------------------ */
+
+NCFDEF int ncf_num_users(const ncf_model *m) { return m ? m->cfg.num_users : 0; }
+NCFDEF int ncf_num_items(const ncf_model *m) { return m ? m->cfg.num_items : 0; }
+
+/* items[0..n) as ids, each NUL-terminated, one after another in ids: n, or NCF_ERR_ARG. */
+static int ncf__ids_out(const ncf_model *m, const int32_t *items, int n, char *ids, size_t size, const char *what)
+{
+    size_t at = 0;
+    int j, len;
+    for (j = 0; j < n; j++, at += (size_t)len + 1)
+        if ((len = ncf_item_id(m, items[j], ids + at, size - at)) < 0)
+            return ncf__fail(NCF_ERR_ARG, "%s: %lu bytes hold %d of the %d ids (k * (NCF_MAX_ID_BYTES + 1) suffice)", what,
+                             (unsigned long)size, j, n);
+    return n;
+}
+
+/* The k-item buffer of a by-id call: on the stack for small k. */
+#define NCF__BY_ID_STACK 64
+
+/* Index-form answer a (n items or an error) turned into ids, its buffer freed when heap. */
+static int ncf__by_id_answer(const ncf_model *m, int n, int32_t *items, int32_t *stack, char *ids, size_t size,
+                             const char *what)
+{
+    if (n > 0) n = ncf__ids_out(m, items, n, ids, size, what);
+    if (items != stack) NCF_FREE(items);
+    return n;
+}
+
+static int32_t *ncf__by_id_items(int k, int32_t *stack)
+{
+    return k <= NCF__BY_ID_STACK ? stack : NCF__NEW(int32_t, (size_t)k);
+}
+
+static int ncf__by_id_args(const ncf_model *m, const void *id, const ncf_rec_opts **o, char *ids, size_t size,
+                           const char *what)
+{
+    static const ncf_rec_opts defaults = {10, 1, NULL, 0, NULL, 0, NULL, 0, NULL, 0, 0};
+    if (!m || !id || !ids || size == 0) return ncf__fail(NCF_ERR_ARG, "%s: need a model, an id and an output", what);
+    if (!*o) *o = &defaults;
+    return ncf__check_rec_opts(*o, what);
+}
+
+NCFDEF int ncf_recommend_for_id(const ncf_model *m, const char *user, const ncf_rec_opts *o, char *ids, size_t size,
+                                float *scores)
+{
+    int32_t stack[NCF__BY_ID_STACK], *items;
+    int rc, u;
+    if ((rc = ncf__by_id_args(m, user, &o, ids, size, "ncf_recommend_for_id")) != NCF_OK) return rc;
+    if ((u = ncf_user_index(m, user)) < 0) return u;
+    if (!(items = ncf__by_id_items(o->k, stack))) return ncf__fail(NCF_ERR_NOMEM, "ncf_recommend_for_id: out of memory");
+    return ncf__by_id_answer(m, ncf_recommend_index(m, u, o, items, scores), items, stack, ids, size,
+                             "ncf_recommend_for_id");
+}
+
+NCFDEF int ncf_similar_to_id(const ncf_model *m, const char *item, const ncf_rec_opts *o, char *ids, size_t size,
+                             float *scores)
+{
+    int32_t stack[NCF__BY_ID_STACK], *items;
+    int rc, i;
+    if ((rc = ncf__by_id_args(m, item, &o, ids, size, "ncf_similar_to_id")) != NCF_OK) return rc;
+    if ((i = ncf_item_index(m, item)) < 0) return i;
+    if (!(items = ncf__by_id_items(o->k, stack))) return ncf__fail(NCF_ERR_NOMEM, "ncf_similar_to_id: out of memory");
+    return ncf__by_id_answer(m, ncf_similar_items(m, i, o, items, scores), items, stack, ids, size, "ncf_similar_to_id");
+}
+
+NCFDEF int ncf_recommend_for_items(const ncf_model *m, const char *const *given, int n, const ncf_rec_opts *o,
+                                   const ncf_fold_opts *fold, char *ids, size_t size, float *scores)
+{
+    ncf_fold_opts fo = fold ? *fold : ncf_fold_opts_default();
+    ncf_rec_opts ro;
+    int32_t stack[NCF__BY_ID_STACK], *items = NULL, *deny;
+    float *row;
+    int rc, j;
+    if ((rc = ncf__by_id_args(m, given, &o, ids, size, "ncf_recommend_for_items")) != NCF_OK) return rc;
+    if (n <= 0 || o->user_row || (size_t)n > (size_t)INT32_MAX - (size_t)o->num_deny)
+        return ncf__fail(NCF_ERR_ARG, "ncf_recommend_for_items: need n > 0 items and options without user_row");
+    ro = *o;
+    deny = NCF__NEW(int32_t, (size_t)n + (size_t)o->num_deny);
+    row = NCF__NEW(float, (size_t)ncf_user_row_size(m));
+    if (deny && row) items = ncf__by_id_items(o->k, stack);
+    if (!deny || !row || !items) {
+        NCF_FREE(deny), NCF_FREE(row);
+        return ncf__fail(NCF_ERR_NOMEM, "ncf_recommend_for_items: out of memory for %d items", n);
+    }
+    for (j = 0, rc = NCF_OK; j < n && rc >= 0; j++) {
+        if (!given[j]) rc = ncf__fail(NCF_ERR_ARG, "ncf_recommend_for_items: items[%d] is NULL", j);
+        else rc = deny[j] = ncf_item_index(m, given[j]);
+    }
+    if (rc >= 0) {
+        if (o->num_deny) memcpy(deny + n, o->deny, sizeof(int32_t) * (size_t)o->num_deny);
+        ro.deny = deny, ro.num_deny = n + o->num_deny, ro.user_row = row;
+        rc = ncf_fold_in(m, deny, n, &fo, row);
+        if (rc == NCF_OK) rc = ncf_recommend_index(m, -1, &ro, items, scores);
+    }
+    NCF_FREE(deny), NCF_FREE(row);
+    return ncf__by_id_answer(m, rc, items, stack, ids, size, "ncf_recommend_for_items");
 }
 
 #ifndef NCF_INFERENCE_ONLY

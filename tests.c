@@ -4595,6 +4595,24 @@ static int sw_outputs(void)
     if (rc == NCF_OK && (rc = ncf_output_open(&o, g_sw_file)) == NCF_OK) ncf_output_discard(o);
     return rc;
 }
+/* The by-id calls: a known user's list (k past the stack's 64), a new user's, similar items. */
+static int sw_by_id(void)
+{
+    static char ids[100 * (NCF_MAX_ID_BYTES + 1)];
+    char user[32], item[2][32];
+    const char *given[2] = {item[0], item[1]};
+    ncf_rec_opts o = ncf_rec_opts_default();
+    int n, rc;
+    o.k = 100;
+    ncf_user_id(g_sw_model, 4, user, sizeof user), ncf_item_id(g_sw_model, 2, item[0], sizeof item[0]);
+    ncf_item_id(g_sw_model, 9, item[1], sizeof item[1]);
+    if ((n = rc = ncf_recommend_for_id(g_sw_model, user, &o, ids, sizeof ids, NULL)) < 0) return rc;
+    o.k = 5;
+    if ((rc = ncf_recommend_for_items(g_sw_model, given, 2, &o, NULL, ids + 5000, sizeof ids - 5000, NULL)) < 0) return rc;
+    if ((rc = ncf_similar_to_id(g_sw_model, item[0], &o, ids + 9000, sizeof ids - 9000, NULL)) < 0) return rc;
+    g_sw_digest = digest_text(digest_text(digest_text((uint64_t)n, ids), ids + 5000), ids + 9000);
+    return NCF_OK;
+}
 /* Scores by index, a user's row scoring items, a verified open and the workspace forms. */
 static int sw_indices_rows_and_workspaces(void)
 {
@@ -4657,7 +4675,8 @@ static const struct { const char *name; int (*fn)(void); } SWEPT[] = {
     {"outputs: ncf_output_open ncf_output_write ncf_output_printf ncf_output_commit ncf_output_discard", sw_outputs},
     {"indices, rows, a verified open, workspaces: ncf_model_params_changed ncf_predict_indices ncf_user_row ncf_predict_items "
      "ncf_model_open_verified ncf_recommend_with ncf_predict_with",
-     sw_indices_rows_and_workspaces}};
+     sw_indices_rows_and_workspaces},
+    {"by id: ncf_recommend_for_id ncf_recommend_for_items ncf_similar_to_id", sw_by_id}};
 
 static void test_alloc_failure_sweep(void)
 {
@@ -4714,7 +4733,7 @@ static const char ALLOCATE_NOTHING[] =
     "ncf_config_default ncf_config_mlperf ncf_dataset_free ncf_dataset_user_index ncf_dataset_item_index "
     "ncf_dataset_user_id ncf_dataset_item_id ncf_error_text ncf_version ncf_set_threads ncf_get_threads "
     "ncf_load_opts_default ncf_eval_opts_default ncf_fit_opts_default ncf_fold_opts_default ncf_rec_opts_default "
-    "ncf_tune_opts_default ncf_fold_workspace_size ncf_rec_workspace_size ncf_workspace_size ncf_user_row_size "
+    "ncf_tune_opts_default ncf_num_users ncf_num_items ncf_fold_workspace_size ncf_rec_workspace_size ncf_workspace_size ncf_user_row_size "
     "ncf_user_index ncf_item_index ncf_user_id ncf_item_id ncf_tune_cost "
     "ncf_free ncf_model_free";
 static const char MPI_CALLS[] = "ncf_mpi_shard ncf_mpi_train_epoch ncf_mpi_train_examples ncf_mpi_sync ncf_mpi_evaluate "
@@ -4745,6 +4764,7 @@ static void test_calls_said_to_allocate_nothing_allocate_nothing(void)
     NOTHING(ncf_fold_opts_default()), NOTHING(ncf_rec_opts_default()), NOTHING(ncf_tune_opts_default());
     NOTHING(ncf_fold_workspace_size(m, 5)), NOTHING(ncf_rec_workspace_size(m, &ro)), NOTHING(ncf_workspace_size(m, 10));
     NOTHING(ncf_user_row_size(m)), NOTHING(ncf_user_index(m, "3")), NOTHING(ncf_item_index(m, "4"));
+    NOTHING(ncf_num_users(m)), NOTHING(ncf_num_items(m));
     NOTHING(ncf_user_id(m, 3, id, sizeof id)), NOTHING(ncf_item_id(m, 4, id, sizeof id));
     NOTHING(ncf_tune_cost(&c, &d, 2)), NOTHING((ncf_free(NULL), 0)), NOTHING((ncf_model_free(NULL), 0));
     NOTHING((ncf_dataset_free(NULL), 0));
@@ -4759,6 +4779,66 @@ static void test_calls_said_to_allocate_nothing_allocate_nothing(void)
     printf("    %d calls, 0 allocations (the MPI calls are not swept: %s)\n", n, MPI_CALLS);
 }
 
+/* The by-id calls answer what the index forms and the ids give, step by step by hand: a known
+   user's list, a new user's from item ids (fold-in, its items denied), similar items; an
+   unknown id is named, a buffer too small refused, the counts read. */
+static void test_serving_by_id_answers_as_the_index_forms(void)
+{
+    static const char *given[3] = {"Papers, Please", "g7", "g12"};
+    ncf_dataset d;
+    ncf_model *m = NULL;
+    ncf_config c = ncf_config_default();
+    ncf_rec_opts o = ncf_rec_opts_default();
+    ncf_fold_opts fo = ncf_fold_opts_default();
+    ncf_load_opts lo = ncf_load_opts_default();
+    char log[20000], ids[10 * (NCF_MAX_ID_BYTES + 1)], id[NCF_MAX_ID_BYTES + 1];
+    int32_t top[10], own[3];
+    float sc[10], by_id[10], row[256];
+    int n, j, u, len = snprintf(log, sizeof log, "user,item\n");
+    const char *p;
+    for (u = 0; u < 80; u++)
+        for (j = 0; j < 8; j++) {
+            int g = (u * 7 + j * 5) % 40;
+            len += snprintf(log + len, sizeof log - (size_t)len, g == 0 ? "u%d,\"Papers, Please\"\n" : "u%d,g%d\n", u, g);
+        }
+    lo.eval_negatives = 5;
+    CHECK(ncf_load_dataset_mem(&d, "by_id", log, (size_t)len, &lo) == NCF_OK);
+    c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 4, c.num_layers = 2, c.layers[0] = 8, c.layers[1] = 4;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK);
+    CHECK(ncf_num_users(m) == 80 && ncf_num_items(m) == 40 && ncf_num_users(NULL) == 0 && ncf_num_items(NULL) == 0);
+    o.k = 5;
+    /* a known user */
+    u = ncf_user_index(m, "u3");
+    n = ncf_recommend_index(m, u, &o, top, sc);
+    CHECK(n == 5 && ncf_recommend_for_id(m, "u3", &o, ids, sizeof ids, by_id) == 5 && !memcmp(sc, by_id, sizeof(float) * 5));
+    for (j = 0, p = ids; j < n; j++, p += strlen(p) + 1)
+        CHECKF(ncf_item_id(m, top[j], id, sizeof id) > 0 && !strcmp(p, id), "user u3, rank %d: '%s', not '%s'", j, p, id);
+    CHECK(ncf_recommend_for_id(m, "u3", NULL, ids, sizeof ids, NULL) == 10);
+    /* a new user from item ids */
+    for (j = 0; j < 3; j++) own[j] = ncf_item_index(m, given[j]);
+    CHECK(own[0] >= 0 && own[1] >= 0 && own[2] >= 0 && ncf_fold_in(m, own, 3, &fo, row) == NCF_OK);
+    o.user_row = row, o.deny = own, o.num_deny = 3;
+    n = ncf_recommend_index(m, -1, &o, top, sc);
+    o.user_row = NULL, o.deny = NULL, o.num_deny = 0;
+    CHECK(n == 5 && ncf_recommend_for_items(m, given, 3, &o, NULL, ids, sizeof ids, by_id) == 5 &&
+          !memcmp(sc, by_id, sizeof(float) * 5));
+    for (j = 0, p = ids; j < n; j++, p += strlen(p) + 1) {
+        CHECK(ncf_item_id(m, top[j], id, sizeof id) > 0 && !strcmp(p, id));
+        CHECK(strcmp(p, given[0]) && strcmp(p, given[1]) && strcmp(p, given[2]));
+    }
+    /* similar items */
+    n = ncf_similar_items(m, own[0], &o, top, sc);
+    CHECK(n == 5 && ncf_similar_to_id(m, "Papers, Please", &o, ids, sizeof ids, by_id) == 5 &&
+          !memcmp(sc, by_id, sizeof(float) * 5));
+    for (j = 0, p = ids; j < n; j++, p += strlen(p) + 1) CHECK(ncf_item_id(m, top[j], id, sizeof id) > 0 && !strcmp(p, id));
+    /* refused, with the reason */
+    CHECK_ERR(ncf_recommend_for_id(m, "nobody", &o, ids, sizeof ids, NULL), NCF_ERR_ARG, "nobody");
+    CHECK_ERR(ncf_similar_to_id(m, "Papers", &o, ids, sizeof ids, NULL), NCF_ERR_ARG, "Papers");
+    CHECK_ERR(ncf_recommend_for_items(m, given, 0, &o, NULL, ids, sizeof ids, NULL), NCF_ERR_ARG, "n > 0");
+    CHECK_ERR(ncf_recommend_for_id(m, "u3", &o, ids, 4, NULL), NCF_ERR_ARG, "4 bytes hold");
+    ncf_model_free(m), ncf_dataset_free(&d);
+}
+
 /* A serving call runs on the calling thread: with two threads allowed and a catalogue large
    enough that sharing it would pay, no call asks for a team (the library counts every region
    that does), and the answers are those of the shared form. rec_opts.threads = 1 and
@@ -4771,7 +4851,7 @@ static void test_serving_calls_start_no_team_unless_asked(void)
     ncf_config c = ncf_config_default();
     ncf_rec_opts o = ncf_rec_opts_default();
     ncf_fold_opts fo = ncf_fold_opts_default();
-    int32_t top[10], top_shared[10], users[3] = {0, 1, 2}, its[4] = {1, 2, 3, 4}, allow[300], j;
+    int32_t top[10], top_shared[10], many[30], users[3] = {0, 1, 2}, its[4] = {1, 2, 3, 4}, allow[300], j;
     int64_t raw[10];
     float sc[30], sc_shared[10], row[256], z[4];
     int counts[3], threads = ncf_get_threads();
@@ -4800,7 +4880,7 @@ static void test_serving_calls_start_no_team_unless_asked(void)
     CHECK(ncf_recommend_index(m, 3, &o, top, sc) == 10);
     CHECK(!memcmp(top, top_shared, sizeof top) && !memcmp(sc, sc_shared, sizeof sc_shared));
     before = ncf__teams_asked;
-    CHECK(ncf_recommend_users(m, users, 3, &o, top, sc, counts) == NCF_OK);
+    CHECK(ncf_recommend_users(m, users, 3, &o, many, sc, counts) == NCF_OK);
     CHECK(ncf__teams_asked > before);
     o.threads = 2;
     CHECK_ERR(ncf_recommend_index(m, 3, &o, top, sc), NCF_ERR_ARG, "threads 0 or 1");
@@ -5014,6 +5094,7 @@ static const test_case TESTS[] = {
     {"recommend_topk", test_recommend_topk},
     {"fuzz_seeds_are_valid_models", test_fuzz_seeds_are_valid_models},
     {"fixture_round_trip", test_fixture_round_trip},
+    {"serving_by_id_answers_as_the_index_forms", test_serving_by_id_answers_as_the_index_forms},
     {"serving_calls_start_no_team_unless_asked", test_serving_calls_start_no_team_unless_asked},
     {"alloc_failure_sweep", test_alloc_failure_sweep},
     {"calls_said_to_allocate_nothing_allocate_nothing", test_calls_said_to_allocate_nothing_allocate_nothing},
