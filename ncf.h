@@ -125,6 +125,7 @@
             team (0.6 shared a large catalogue among all threads); API: ncf_rec_opts.threads asks for it
             API: ncf_recommend_for_id, ncf_recommend_for_items, ncf_similar_to_id: serving by ids as
             written, in one call each; ncf_num_users, ncf_num_items
+            API: ncf_similar_users, by the cosine of the users' side of similar items' vectors
             API: ncf_similar_items takes ncf_rec_opts.work (no allocation), as ncf_recommend_index does
             API: ncf_sampler_hash returns a status (it allocates: out of memory was two zero hashes)
             API: NCF_MAX_EPOCH (2^30): a file's epoch past it is refused, training numbers none past it
@@ -601,7 +602,7 @@ typedef struct ncf_rec_opts {
     const float *user_row;/* a user given by its rows (ncf_fold_in), scored instead of user u [NULL] */
     int probabilities;    /* scores as probabilities, sigmoid(logit) [0: logits] */
     void *work;           /* a caller's workspace of ncf_rec_workspace_size bytes (the same size serves
-                             ncf_similar_items): no heap [NULL: the heap] */
+                             ncf_similar_items and ncf_similar_users): no heap [NULL: the heap] */
     size_t work_size;
     int threads;          /* 1: one list's catalogue shared among the library's threads (ncf_set_threads;
                              a large catalogue scored alone); 0: the calling thread only, no team started
@@ -631,6 +632,10 @@ NCFDEF int ncf_predict_items(const ncf_model *m, int u, const float *user_row, c
    item vector of its own); MLP, the items' half of the first dense layer. opts->work, as
    ncf_recommend_index takes it (ncf_rec_workspace_size bytes), makes it allocate nothing. */
 NCFDEF int ncf_similar_items(const ncf_model *m, int item, const ncf_rec_opts *opts, int32_t *items, float *scores);
+/* The k users most like user index `user`, by the cosine of the users' side of the same vectors
+   (MF: their factors; GMF, NeuMF: their GMF factors weighted; MLP: W1 p_u), best first (ties:
+   the lower index; the user itself never); opts: k and work (no lists). */
+NCFDEF int ncf_similar_users(const ncf_model *m, int user, const ncf_rec_opts *opts, int32_t *users, float *scores);
 
 /* Fold-in: a user not in training (or a known user with fresh items) served without
    retraining. Its rows ([GMF or MF][MLP][MF bias], ncf_user_row_size floats) are fitted to
@@ -7009,12 +7014,13 @@ static size_t ncf__lists_bytes(const ncf_rec_opts *o)
 
 static int ncf__item_vec_dim(const ncf_model *m); /* similar: an item's vector */
 
-/* The workspace before the lists: ncf_recommend_index's, or ncf_similar_items' (its k best, and
-   three vectors) where that is larger. */
+/* The workspace before the lists: ncf_recommend_index's, or ncf_similar_items' or
+   ncf_similar_users' (the k best, and three vectors) where that is larger. */
 static size_t ncf__rec_base(const ncf_model *m, int k)
 {
-    int D = ncf__item_vec_dim(m), H = m->scratch->H;
-    size_t best = (size_t)(k < 1 ? 1 : k < m->cfg.num_items ? k : m->cfg.num_items);
+    int D = ncf__item_vec_dim(m), H = m->scratch->H, most = m->cfg.num_items > m->cfg.num_users ? m->cfg.num_items
+                                                                                                : m->cfg.num_users;
+    size_t best = (size_t)(k < 1 ? 1 : k < most ? k : most);
     size_t similar = sizeof(float) * (ncf__round_floats(best * sizeof(ncf__cand) / sizeof(float)) +
                                       ncf__round_floats((size_t)3 * (size_t)(D > H ? D : H)) + NCF__ALIGN_FLOATS);
     size_t rec = ncf_workspace_size(m, k);
@@ -7401,27 +7407,28 @@ NCFDEF int ncf_fold_in(const ncf_model *m, const int32_t *items, int n, const nc
     return NCF_OK;
 }
 
-/* ---- >>similar: similar items by cosine ------------------------------------------------------ */
-/* An item's vector for similarity, D floats: what its score is linear in. MF: its factors;
-   GMF and NeuMF: its GMF factors weighted by the output layer's (the GMF half of NeuMF: the MLP
-   half of a NeuMF score is not a product of item and user vectors, so it has no such
-   similarity); MLP: its half of the first dense layer (W1 q_i: what the users' tower sees). */
+/* ---- >>similar: similar items and users by cosine ------------------------------------------- */
+/* A user's or an item's vector for similarity, D floats: what a score is linear in. MF: its
+   factors; GMF and NeuMF: its GMF factors weighted by the output layer's (the GMF half of NeuMF:
+   the MLP half of a NeuMF score is not a product of a user's and an item's vectors, so it has
+   no such similarity); MLP: its half of the first dense layer (W1 p_u or W1 q_i: what the
+   tower sees of it). Side 0 users, 1 items. */
 static int ncf__item_vec_dim(const ncf_model *m) { return m->scratch->F ? m->scratch->F : m->cfg.layers[1]; }
 
-static void ncf__item_vec(const ncf_model *m, int i, float *tmp, float *v)
+static void ncf__side_vec(const ncf_model *m, int side, int i, float *tmp, float *v)
 {
     const struct ncf__scratch *s = m->scratch;
     int d, D = ncf__item_vec_dim(m);
     if (s->F) {
-        const float *q = ncf__emb_row(&s->tables.tab[s->tables.gmf], 1, i, tmp);
+        const float *q = ncf__emb_row(&s->tables.tab[s->tables.gmf], side, i, tmp);
         for (d = 0; d < D; d++) v[d] = s->tables.gmf_weights[d] * q[d];
         return;
     }
     {
-        const float *proj = ncf__cached_projection(m), *r;
+        const float *proj = side ? ncf__cached_projection(m) : NULL, *r;
         if (proj) { memcpy(v, proj + (size_t)i * D, sizeof(float) * (size_t)D); return; }
-        r = ncf__emb_row(&s->tables.tab[s->tables.mlp], 1, i, tmp);
-        ncf__gemm_rows(v, D, r, 0, 1, m->w[1] + (size_t)s->H * D, D, NULL, 0, 1, D, s->H, 0);
+        r = ncf__emb_row(&s->tables.tab[s->tables.mlp], side, i, tmp);
+        ncf__gemm_rows(v, D, r, 0, 1, m->w[1] + (size_t)side * s->H * D, D, NULL, 0, 1, D, s->H, 0);
     }
 }
 
@@ -7433,63 +7440,102 @@ static float ncf__norm(const float *v, int n)
     return sqrtf(a);
 }
 
+/* The k users (side 0) or items (1) most like index i, among the candidates of J (every one of
+   the side without lists), into out; heap and v (3 vectors) are the caller's. */
+static int ncf__similar(const ncf_model *m, int side, int i, const ncf__rec_job *J, ncf__cand *heap, float *v,
+                        int32_t *out, float *scores)
+{
+    int D = ncf__item_vec_dim(m), n = 0, d;
+    float *w = v + D, *tmp = w + D, nv;
+    ncf__skipper sk = ncf__skipper_at(J, J->allow ? (J->ncand ? J->allow[0] : 0) : 0);
+    int64_t p;
+    ncf__cand x;
+    ncf__side_vec(m, side, i, tmp, v);
+    nv = ncf__norm(v, D);
+    for (p = 0; p < J->ncand; p++) {
+        int32_t j = J->allow ? J->allow[p] : (int32_t)p;
+        float dot = 0.0f, nw;
+        if (j == i || ncf__skips(&sk, j)) continue;
+        ncf__side_vec(m, side, j, tmp, w);
+        for (d = 0; d < D; d++) dot += v[d] * w[d];
+        nw = ncf__norm(w, D);
+        x.score = nv > 0.0f && nw > 0.0f ? dot / (nv * nw) : 0.0f, x.item = j;
+        ncf__heap_offer(heap, &n, J->k, x);
+    }
+    return ncf__heap_out(heap, n, out, NULL, scores);
+}
+
+/* The buffers of a similarity call: in the caller's workspace (the k best, three vectors, then
+   the lists where recommend has them), or from the heap (*own set). */
+static int ncf__similar_buffers(const ncf_model *m, const ncf_rec_opts *o, int best, ncf__cand **heap, float **v,
+                                int32_t **lists, int *own, const char *what)
+{
+    int D = ncf__item_vec_dim(m), H = m->scratch->H;
+    *own = !o->work;
+    if (o->work) {
+        size_t need = ncf_rec_workspace_size(m, o), base = ncf__rec_base(m, o->k);
+        char *at = (char *)o->work + (size_t)(-(intptr_t)o->work & 63);
+        if (o->work_size < need)
+            return ncf__fail(NCF_ERR_ARG, "%s: workspace of %lu bytes; this model and these options need %lu "
+                             "(ncf_rec_workspace_size)", what, (unsigned long)o->work_size, (unsigned long)need);
+        *heap = (ncf__cand *)(void *)at;
+        *v = (float *)(void *)(at + sizeof(float) * ncf__round_floats((size_t)best * sizeof(ncf__cand) / sizeof(float)));
+        *lists = (int32_t *)(((uintptr_t)o->work + base + 3) & ~(uintptr_t)3);
+        return NCF_OK;
+    }
+    *lists = (int32_t *)NCF_MALLOC(ncf__lists_bytes(o));
+    *heap = NCF__NEW(ncf__cand, best);
+    *v = NCF__NEW(float, (size_t)3 * (D > H ? D : H));
+    if (*lists && *heap && *v) return NCF_OK;
+    NCF_FREE(*lists), NCF_FREE(*heap), NCF_FREE(*v);
+    return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory", what);
+}
+
 NCFDEF int ncf_similar_items(const ncf_model *m, int item, const ncf_rec_opts *o, int32_t *items, float *scores)
 {
     ncf__rec_job J;
-    ncf__cand *heap, x;
-    float *v, *w, *tmp, nv;
+    ncf__cand *heap;
+    float *v;
     int32_t *lists;
-    int D, rc, n = 0, d, best;
-    int64_t p;
+    int rc, own;
     if (!m || !o || !items || o->user_row)
         return ncf__fail(NCF_ERR_ARG, "ncf_similar_items: need a model, options (no user_row) and an output");
     if ((rc = ncf__check_rec_opts(o, "ncf_similar_items")) != NCF_OK) return rc;
     if (item < 0 || item >= m->cfg.num_items)
         return ncf__fail(NCF_ERR_ARG, "ncf_similar_items: item index %d is not in [0, %d) (ncf_item_index finds an id's)",
                          item, m->cfg.num_items);
-    D = ncf__item_vec_dim(m), best = o->k < m->cfg.num_items ? o->k : m->cfg.num_items;
-    if (o->work) { /* the caller's: the k best, three vectors, then the lists where recommend has them */
-        size_t need = ncf_rec_workspace_size(m, o), base = ncf__rec_base(m, o->k);
-        char *at = (char *)o->work + (size_t)(-(intptr_t)o->work & 63);
-        if (o->work_size < need)
-            return ncf__fail(NCF_ERR_ARG, "ncf_similar_items: workspace of %lu bytes; this model and these options need "
-                             "%lu (ncf_rec_workspace_size)", (unsigned long)o->work_size, (unsigned long)need);
-        heap = (ncf__cand *)(void *)at;
-        v = (float *)(void *)(at + sizeof(float) * ncf__round_floats((size_t)best * sizeof(ncf__cand) / sizeof(float)));
-        lists = (int32_t *)(((uintptr_t)o->work + base + 3) & ~(uintptr_t)3);
-    } else {
-        lists = (int32_t *)NCF_MALLOC(ncf__lists_bytes(o));
-        heap = NCF__NEW(ncf__cand, best);
-        v = NCF__NEW(float, (size_t)3 * (D > m->scratch->H ? D : m->scratch->H));
-        if (!lists || !heap || !v) {
-            NCF_FREE(lists), NCF_FREE(heap), NCF_FREE(v);
-            return ncf__fail(NCF_ERR_NOMEM, "ncf_similar_items: out of memory");
-        }
-    }
-    w = v + D, tmp = w + D;
-    rc = ncf__rec_job_of(m, 0, o, lists, &J, "ncf_similar_items");
-    if (rc == NCF_OK) {
-        ncf__skipper sk;
-        J.exclude_rated = 0, J.u = -1;
-        sk = ncf__skipper_at(&J, J.allow ? (J.ncand ? J.allow[0] : 0) : 0);
-        ncf__item_vec(m, item, tmp, v);
-        nv = ncf__norm(v, D);
-        for (p = 0; p < J.ncand; p++) {
-            int32_t j = J.allow ? J.allow[p] : (int32_t)p;
-            float dot = 0.0f, nw;
-            if (j == item || ncf__skips(&sk, j)) continue;
-            ncf__item_vec(m, j, tmp, w);
-            for (d = 0; d < D; d++) dot += v[d] * w[d];
-            nw = ncf__norm(w, D);
-            x.score = nv > 0.0f && nw > 0.0f ? dot / (nv * nw) : 0.0f, x.item = j;
-            ncf__heap_offer(heap, &n, J.k, x);
-        }
-        rc = ncf__heap_out(heap, n, items, NULL, scores);
-    }
-    if (!o->work) NCF_FREE(lists), NCF_FREE(heap), NCF_FREE(v);
+    rc = ncf__similar_buffers(m, o, o->k < m->cfg.num_items ? o->k : m->cfg.num_items, &heap, &v, &lists, &own,
+                              "ncf_similar_items");
+    if (rc != NCF_OK) return rc;
+    if ((rc = ncf__rec_job_of(m, 0, o, lists, &J, "ncf_similar_items")) == NCF_OK)
+        J.exclude_rated = 0, J.u = -1, rc = ncf__similar(m, 1, item, &J, heap, v, items, scores);
+    if (own) NCF_FREE(lists), NCF_FREE(heap), NCF_FREE(v);
     return rc;
 }
 
+NCFDEF int ncf_similar_users(const ncf_model *m, int user, const ncf_rec_opts *o, int32_t *users, float *scores)
+{
+    ncf__rec_job J;
+    ncf__cand *heap;
+    float *v;
+    int32_t *lists;
+    int rc, own;
+    if (!m || !o || !users || o->user_row || o->allow || o->deny)
+        return ncf__fail(NCF_ERR_ARG, "ncf_similar_users: need a model, options (no user_row, allow or deny) and an "
+                         "output");
+    if ((rc = ncf__check_rec_opts(o, "ncf_similar_users")) != NCF_OK) return rc;
+    if (user < 0 || user >= m->cfg.num_users)
+        return ncf__fail(NCF_ERR_ARG, "ncf_similar_users: user index %d is not in [0, %d) (ncf_user_index finds an id's)",
+                         user, m->cfg.num_users);
+    rc = ncf__similar_buffers(m, o, o->k < m->cfg.num_users ? o->k : m->cfg.num_users, &heap, &v, &lists, &own,
+                              "ncf_similar_users");
+    if (rc != NCF_OK) return rc;
+    memset(&J, 0, sizeof J);
+    J.m = m, J.u = -1, J.ncand = m->cfg.num_users, J.k = o->k < m->cfg.num_users ? o->k : m->cfg.num_users;
+    rc = ncf__similar(m, 0, user, &J, heap, v, users, scores);
+    if (own) NCF_FREE(lists), NCF_FREE(heap), NCF_FREE(v);
+    return rc;
+}
 
 /* ---- >>by-id: serving calls that speak ids ------------------------------------------------ */
 

@@ -2118,6 +2118,67 @@ static void test_similar_items_by_hand(void)
     printf("    MF, GMF and NeuMF (its GMF half): the cosine top-8, deny-list and the item itself skipped, as by hand\n");
 }
 
+/* Similar users by hand: the cosine of w_out * p_u (MF: of p_u; MLP: of W1 p_u) in double, for
+   each model type, the user itself skipped; the workspace form the same bit for bit with no
+   allocation; lists refused (they name items). */
+static void test_similar_users_by_hand(void)
+{
+    ncf_dataset d;
+    ncf_model_type types[4] = {NCF_MF, NCF_GMF, NCF_NEUMF, NCF_MLP};
+    int t;
+    for (t = 0; t < 4; t++) {
+        ncf_model *m = small_trained_model(&d, types[t], 80, 50);
+        ncf_rec_opts o = ncf_rec_opts_default();
+        float sim[80], got_s[8], ws_s[8];
+        uint8_t skip[80];
+        int32_t want[8], got[8], ws_got[8], deny[1] = {3};
+        int u = 11, j, w, dd, e;
+        size_t size;
+        void *work;
+        long calls;
+        if (!m) { CHECKF(0, "%s", ncf_error_text()); return; }
+        for (j = 0; j < 80; j++) {
+            double dot = 0, nu = 0, nj = 0;
+            if (m->cfg.model == NCF_MLP) { /* W1's user half times the user's MLP row */
+                int H = m->cfg.layers[0] / 2, L1 = m->cfg.layers[1];
+                for (dd = 0; dd < L1; dd++) {
+                    double a = 0, b = 0;
+                    for (e = 0; e < H; e++)
+                        a += (double)m->mlp_user[(size_t)u * H + e] * m->w[1][(size_t)e * L1 + dd],
+                        b += (double)m->mlp_user[(size_t)j * H + e] * m->w[1][(size_t)e * L1 + dd];
+                    dot += a * b, nu += a * a, nj += b * b;
+                }
+            } else {
+                int F = m->cfg.mf_dim;
+                for (dd = 0; dd < F; dd++) {
+                    double wd = m->w_out && m->cfg.model != NCF_MF ? m->w_out[dd] : 1.0;
+                    double a = wd * m->gmf_user[(size_t)u * F + dd], b = wd * m->gmf_user[(size_t)j * F + dd];
+                    dot += a * b, nu += a * a, nj += b * b;
+                }
+            }
+            sim[j] = (float)(dot / sqrt(nu * nj));
+            skip[j] = j == u;
+        }
+        w = top_by_hand(sim, skip, 80, 8, want);
+        o.k = 8;
+        CHECK(ncf_similar_users(m, u, &o, got, got_s) == w && w == 8);
+        for (j = 0; j < 8; j++)
+            CHECKF(got[j] == want[j] || fabsf(got_s[j] - sim[want[j]]) < 1e-5f, "model %d rank %d: %d, want %d", t, j, got[j],
+                   want[j]);
+        CHECK(fabsf(got_s[0] - sim[want[0]]) < 1e-5f);
+        size = ncf_rec_workspace_size(m, &o), work = malloc(size);
+        o.work = work, o.work_size = size, calls = g_alloc_calls;
+        CHECK(ncf_similar_users(m, u, &o, ws_got, ws_s) == 8 && g_alloc_calls == calls);
+        CHECK(!memcmp(ws_got, got, sizeof got) && !memcmp(ws_s, got_s, sizeof got_s));
+        o.work = NULL, o.deny = deny, o.num_deny = 1;
+        CHECK_ERR(ncf_similar_users(m, u, &o, got, got_s), NCF_ERR_ARG, "no user_row, allow or deny");
+        o.deny = NULL, o.num_deny = 0;
+        CHECK_ERR(ncf_similar_users(m, 80, &o, got, got_s), NCF_ERR_ARG, "user index 80 is not in [0, 80)");
+        free(work), ncf_model_free(m), ncf_dataset_free(&d);
+    }
+    printf("    MF, GMF, NeuMF (its GMF half) and MLP: the cosine top-8 of users, as by hand and in a workspace\n");
+}
+
 static void test_model_grows_with_new_data(void)
 {
     /* yesterday: users a..d, items 1..6; today: the same plus user e and items 7, 8 */
@@ -4601,6 +4662,7 @@ static int sw_by_id(void)
     static char ids[100 * (NCF_MAX_ID_BYTES + 1)];
     char user[32], item[2][32];
     const char *given[2] = {item[0], item[1]};
+    int32_t near[5];
     ncf_rec_opts o = ncf_rec_opts_default();
     int n, rc;
     o.k = 100;
@@ -4610,6 +4672,8 @@ static int sw_by_id(void)
     o.k = 5;
     if ((rc = ncf_recommend_for_items(g_sw_model, given, 2, &o, NULL, ids + 5000, sizeof ids - 5000, NULL)) < 0) return rc;
     if ((rc = ncf_similar_to_id(g_sw_model, item[0], &o, ids + 9000, sizeof ids - 9000, NULL)) < 0) return rc;
+    if ((rc = ncf_similar_users(g_sw_model, 3, &o, near, NULL)) < 0) return rc;
+    n += near[0] << 8;
     g_sw_digest = digest_text(digest_text(digest_text((uint64_t)n, ids), ids + 5000), ids + 9000);
     return NCF_OK;
 }
@@ -4676,7 +4740,8 @@ static const struct { const char *name; int (*fn)(void); } SWEPT[] = {
     {"indices, rows, a verified open, workspaces: ncf_model_params_changed ncf_predict_indices ncf_user_row ncf_predict_items "
      "ncf_model_open_verified ncf_recommend_with ncf_predict_with",
      sw_indices_rows_and_workspaces},
-    {"by id: ncf_recommend_for_id ncf_recommend_for_items ncf_similar_to_id", sw_by_id}};
+    {"by id, similar users: ncf_recommend_for_id ncf_recommend_for_items ncf_similar_to_id ncf_similar_users",
+     sw_by_id}};
 
 static void test_alloc_failure_sweep(void)
 {
@@ -5043,6 +5108,7 @@ static const test_case TESTS[] = {
     {"recommend_users_equal_one_user_calls", test_recommend_users_equal_one_user_calls},
     {"fold_in_deterministic_and_exact_from_known_rows", test_fold_in_deterministic_and_exact_from_known_rows},
     {"similar_items_by_hand", test_similar_items_by_hand},
+    {"similar_users_by_hand", test_similar_users_by_hand},
     {"model_grows_with_new_data", test_model_grows_with_new_data},
     {"memory_bounded_by_the_model_file", test_memory_bounded_by_the_model_file},
     {"evaluation_and_serving_memory_bounded_by_the_model_and_threads", test_evaluation_and_serving_memory_bounded_by_the_model_and_threads},
