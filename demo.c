@@ -62,6 +62,7 @@ typedef struct {
     const char *recommend_all, *recommend_for, *similar, *allow, *deny, *export_c;
     const char *recommend_file, *recommend_for_file; /* one id a line */
     int probabilities, data_given, keep_missing, patience, skip_held_out;
+    int output;                 /* the answers' form: OUT_TEXT, OUT_CSV, OUT_JSON */
     long long syn_ratings;
     double hr_threshold;
     int tune;                   /* --tune: search the settings */
@@ -156,7 +157,7 @@ typedef enum {
     F_TRAIN_EPOCHS, F_EPOCHS_BETWEEN_EVALS, F_HR_THRESHOLD, F_ML_PERF, F_SEED, F_THREADS, F_TOP_K, F_VALIDATION,
     F_NO_VALIDATION, F_PATIENCE, F_TUNE, F_SKIP_HELD_OUT, F_FULL_RANKING, F_FULL_USERS, F_HASH_PIPELINE, F_LOG, F_PLOT, F_RECOMMEND, F_RECOMMEND_K, F_TOPK, F_RECOMMEND_ALL,
     F_RECOMMEND_FOR, F_RECOMMEND_FILE, F_RECOMMEND_FOR_FILE,
-    F_SIMILAR, F_ALLOW, F_DENY, F_PROBABILITIES, F_SAVE, F_INT8, F_CHECKPOINT_EVERY, F_SAVE_BEST,
+    F_SIMILAR, F_ALLOW, F_DENY, F_PROBABILITIES, F_OUTPUT, F_SAVE, F_INT8, F_CHECKPOINT_EVERY, F_SAVE_BEST,
     F_EXPORT_C, F_LOAD, F_KEEP_MISSING
 } flag_id;
 
@@ -268,6 +269,9 @@ static const flag_def FLAGS[] = {
     {F_ALLOW, "--allow", "FILE", "only the items listed (one id a line)"},
     {F_DENY, "--deny", "FILE", "never the items listed (one id a line)"},
     {F_PROBABILITIES, "--probabilities", NULL, "scores as probabilities (default: logits)"},
+    {F_OUTPUT, "--output", "text|csv|json", "the answers for people (default), or as CSV (kind,query,rank,item,score;\n"
+                                           "ids quoted as CSV needs) or JSON lines, one object an answer; with\n"
+                                           "--load alone, nothing else goes to standard output"},
     {F_SECTION, "model files:", NULL, NULL},
     {F_SAVE, "--save", "FILE", "save the model (with Adam state) after training"},
     {F_INT8, "--int8", NULL, "save (--save, --save_best, --export_c) with int8 embedding rows: about 3x\n"
@@ -344,7 +348,7 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
 {
     static const char *const formats[] = {"auto", "dat", "csv", "tab", "ncf"}, *const headers[] = {"auto", "yes", "no"};
     static const char *const holdouts[] = {"latest", "random", "none"}, *const models[] = {"neumf", "gmf", "mlp", "mf"};
-    static const char *const weightings[] = {"none", "linear", "log"};
+    static const char *const weightings[] = {"none", "linear", "log"}, *const outputs[] = {"text", "csv", "json"};
     static const char *const optimizers[] = {"adam", "sgd"}, *const adams[] = {"lazy", "dense"};
     long long n;
     double x;
@@ -458,6 +462,10 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
     case F_ALLOW: o->allow = v; break;
     case F_DENY: o->deny = v; break;
     case F_PROBABILITIES: o->probabilities = 1; break;
+    case F_OUTPUT:
+        if (!parse_choice(a, v, outputs, 3, "text, csv or json", &k)) return 0;
+        o->output = k;
+        break;
     case F_SAVE: o->save = v; break;
     case F_INT8: o->int8 = 1; break;
     case F_CHECKPOINT_EVERY: INT_FLAG(1, 1000000, o->checkpoint_every);
@@ -933,6 +941,57 @@ static int item_indices(const ncf_model *m, const char *list, const char *file, 
     return ok;
 }
 
+enum { OUT_TEXT = 0, OUT_CSV, OUT_JSON };
+
+/* s as a JSON string: quotes, backslashes and control bytes escaped; bytes that are not UTF-8
+   pass as they are (JSON wants UTF-8: such ids are the file's, and stay its bytes). */
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') printf("\\%c", c);
+        else if (c < 0x20) printf("\\u%04x", c);
+        else putchar(c);
+    }
+    putchar('"');
+}
+
+/* s as a CSV field on standard output: quoted when it holds a comma, a quote, a line end or a
+   blank at either end. */
+static void csv_out(const char *s)
+{
+    size_t n = strlen(s);
+    if (!strpbrk(s, ",\"\r\n") && !(n && (s[0] == ' ' || s[n - 1] == ' ' || s[0] == '\t' || s[n - 1] == '\t'))) {
+        fputs(s, stdout);
+        return;
+    }
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"') putchar('"');
+        putchar(*s);
+    }
+    putchar('"');
+}
+
+/* An answer in --output csv or json: kind (user, new_user, similar), the query (an id, or the
+   given items joined by commas), and its items and scores. */
+static void print_answer(const ncf_model *m, int form, const char *kind, const char *query, const int32_t *items,
+                         const float *scores, int n)
+{
+    static int header;
+    char id[NCF_MAX_ID_BYTES + 1];
+    int l;
+    if (form == OUT_CSV && !header++) printf("kind,query,rank,item,score\n");
+    if (form == OUT_JSON) printf("{\"kind\":\"%s\",\"query\":", kind), json_string(query), printf(",\"items\":[");
+    for (l = 0; l < n; l++) {
+        ncf_item_id(m, items[l], id, sizeof id);
+        if (form == OUT_CSV) printf("%s,", kind), csv_out(query), printf(",%d,", l + 1), csv_out(id), printf(",%.6g\n", scores[l]);
+        else printf("%s{\"item\":", l ? "," : ""), json_string(id), printf(",\"score\":%.6g}", scores[l]);
+    }
+    if (form == OUT_JSON) printf("]}\n");
+}
+
 /* A list of items with their scores, by the ids the model's data writes (titles from movies.dat,
    movies.csv or u.item beside the data, where there is one). */
 static void print_items(const ncf_model *m, const int32_t *items, const float *scores, int n, const char *path)
@@ -1003,12 +1062,13 @@ static int recommend_all(const ncf_model *m, const ncf_rec_opts *ro, const char 
     return ok;
 }
 
-/* --recommend for one user id: its top k printed; 0 after saying why not. */
-static int recommend_for_user(const ncf_model *m, const ncf_rec_opts *ro, const char *id, int32_t *items, float *scores,
-                              const char *path)
+/* --recommend for one user id: its top k printed in the form asked; 0 after saying why not. */
+static int recommend_for_user(const ncf_model *m, const ncf_rec_opts *ro, int form, const char *id, int32_t *items,
+                              float *scores, const char *path)
 {
     int u = ncf_user_index(m, id), n = u < 0 ? u : ncf_recommend_index(m, u, ro, items, scores);
     if (n < 0) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return 0; }
+    if (form != OUT_TEXT) { print_answer(m, form, "user", id, items, scores, n); return 1; }
     printf("Top %d for user %s (items the user rated are skipped; scores are %s):\n", n, id,
            ro->probabilities ? "probabilities" : "logits");
     print_items(m, items, scores, n, path);
@@ -1016,8 +1076,8 @@ static int recommend_for_user(const ncf_model *m, const ncf_rec_opts *ro, const 
 }
 
 /* --recommend_file: --recommend for each id of the file (one a line; blank lines skipped). */
-static int recommend_from_file(const ncf_model *m, const ncf_rec_opts *ro, const char *file, int trim, int32_t *items,
-                               float *scores, const char *path)
+static int recommend_from_file(const ncf_model *m, const ncf_rec_opts *ro, int form, const char *file, int trim,
+                               int32_t *items, float *scores, const char *path)
 {
     char id[NCF_MAX_ID_BYTES + 1];
     FILE *f = open_id_file(file);
@@ -1025,7 +1085,7 @@ static int recommend_from_file(const ncf_model *m, const ncf_rec_opts *ro, const
     while (ok && (got = next_id_line(f, file, ++line, id)) != 0) {
         if (got < 0) ok = 0;
         else if (trim) trim_id(id);
-        if (ok && id[0]) ok = recommend_for_user(m, ro, id, items, scores, path);
+        if (ok && id[0]) ok = recommend_for_user(m, ro, form, id, items, scores, path);
     }
     if (f) fclose(f);
     return ok;
@@ -1047,8 +1107,8 @@ static int serve(const ncf_model *m, const options *o, const char *path)
     if (ok && o->allow && (ok = item_indices(m, NULL, o->allow, trim, &allow, &ro.num_allow)) != 0) ro.allow = allow;
     if (ok && o->deny && (ok = item_indices(m, NULL, o->deny, trim, &deny, &ro.num_deny)) != 0) ro.deny = deny;
     while (ok && list && (n = next_id(&list, id, trim)) != 0)
-        ok = n > 0 && recommend_for_user(m, &ro, id, items, scores, path);
-    if (ok && o->recommend_file) ok = recommend_from_file(m, &ro, o->recommend_file, trim, items, scores, path);
+        ok = n > 0 && recommend_for_user(m, &ro, o->output, id, items, scores, path);
+    if (ok && o->recommend_file) ok = recommend_from_file(m, &ro, o->output, o->recommend_file, trim, items, scores, path);
     if (ok && (o->recommend_for || o->recommend_for_file)) { /* a new user, given by its items: folded in */
         ncf_fold_opts fo = ncf_fold_opts_default();
         int32_t *both = NULL;
@@ -1061,7 +1121,10 @@ static int serve(const ncf_model *m, const options *o, const char *path)
             ro.user_row = row, ro.deny = both, ro.num_deny += ng;
             n = ncf_fold_in(m, given, ng, &fo, row) == NCF_OK ? ncf_recommend_index(m, -1, &ro, items, scores) : -1;
             if (n < 0) { fprintf(stderr, "demo: %s\n", ncf_error_text()); ok = 0; }
-            else {
+            else if (o->output != OUT_TEXT) {
+                print_answer(m, o->output, "new_user", o->recommend_for_file ? o->recommend_for_file : o->recommend_for,
+                             items, scores, n);
+            } else {
                 printf("Top %d for a new user with %d items (folded in, %d steps; the items given are skipped; scores are "
                        "%s):\n", n, ng, fo.steps, kind);
                 print_items(m, items, scores, n, path);
@@ -1077,7 +1140,9 @@ static int serve(const ncf_model *m, const options *o, const char *path)
         i = ncf_item_index(m, id);
         n = i < 0 ? i : ncf_similar_items(m, i, &ro, items, scores);
         if (n < 0) { fprintf(stderr, "demo: %s\n", ncf_error_text()); ok = 0; }
-        else {
+        else if (o->output != OUT_TEXT) {
+            print_answer(m, o->output, "similar", id, items, scores, n);
+        } else {
             printf("The %d items most like %s (cosine of %s):\n", n, o->similar,
                    m->cfg.model == NCF_MF ? "the items' factors" : m->cfg.model == NCF_MLP ? "the items' first-layer halves"
                    : m->cfg.model == NCF_GMF ? "the GMF factors" : "the GMF half's factors");
@@ -1165,8 +1230,9 @@ static int serve_file(const options *o)
     int ok;
     if (o->threads) ncf_set_threads(o->threads);
     if (ncf_load(&m, o->load) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return 1; }
-    printf("%s %s: %s, %d users, %d items, epoch %lld\n", serving(o) ? "serving" : "read", o->load,
-           model_name(m->cfg.model), m->cfg.num_users, m->cfg.num_items, (long long)m->epoch);
+    fprintf(o->output == OUT_TEXT ? stdout : stderr, "%s %s: %s, %d users, %d items, epoch %lld\n",
+            serving(o) ? "serving" : "read", o->load, model_name(m->cfg.model), m->cfg.num_users, m->cfg.num_items,
+            (long long)m->epoch);
     ok = (!o->export_c || export_c(m, o->export_c, o->int8)) && (!serving(o) || serve(m, o, NULL));
     ncf_model_free(m);
     return ok ? 0 : 1;

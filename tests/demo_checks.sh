@@ -214,9 +214,17 @@ titles() {
         demo --data "$B/titles.csv" --eval_negatives 10 --train_epochs 1 --trim_ids --save "$B/trimmed.ncf" > "$B/trim.log" &&
         grep -q 'item id fields begin or end with a blank: dropped (--trim_ids)' "$B/trim.log" &&
         demo --load "$B/trimmed.ncf" --similar 'Fallout 4 ' --trim_ids --recommend_k 3 > /dev/null &&
-        ! demo --load "$B/trimmed.ncf" --similar 'Fallout 4 ' --recommend_k 3 > /dev/null 2>&1
+        ! demo --load "$B/trimmed.ncf" --similar 'Fallout 4 ' --recommend_k 3 > /dev/null 2>&1 &&
+        demo --load "$B/titles.ncf" --recommend u1,u2 --similar 'Fallout 4 ' --recommend_k 29 --output csv \
+            > "$B/titles.csv.out" 2> /dev/null &&
+        [ "$(head -n 1 "$B/titles.csv.out" | tr -d '\r')" = "kind,query,rank,item,score" ] &&
+        [ "$(grep -c '^user,u[12],' "$B/titles.csv.out")" -ge 2 ] &&
+        grep -q '^similar,"Fallout 4 ",[0-9]*,"Papers, Please",' "$B/titles.csv.out" &&
+        demo --load "$B/titles.ncf" --recommend u1 --similar 'Fallout 4' --recommend_k 3 --output json > "$B/titles.json" \
+            2> /dev/null &&
+        [ "$(grep -c '^{"kind":"\(user\|similar\)","query":"\(u1\|Fallout 4\)","items":\[{"item":' "$B/titles.json")" = 2 ]
 }
-check "demo ids as written: quoted lists, blanks kept (or --trim_ids), --recommend_file, --recommend_for_file" titles
+check "demo ids as written: quoted lists, blanks kept (or --trim_ids), id files, --output csv and json" titles
 
 recommend_all() {
     demo --load "$B/books.ncf" --recommend_all "$B/all.csv" --recommend_k 2 --probabilities > /dev/null 2>&1 &&
