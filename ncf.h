@@ -125,6 +125,7 @@
             team (0.6 shared a large catalogue among all threads); API: ncf_rec_opts.threads asks for it
             API: ncf_recommend_for_id, ncf_recommend_for_items, ncf_similar_to_id: serving by ids as
             written, in one call each; ncf_num_users, ncf_num_items
+            API: ncf_fold_in_item, ncf_item_row, ncf_predict_users: a new item served from its users
             API: ncf_similar_users, by the cosine of the users' side of similar items' vectors
             API: ncf_similar_items takes ncf_rec_opts.work (no allocation), as ncf_recommend_index does
             API: ncf_sampler_hash returns a status (it allocates: out of memory was two zero hashes)
@@ -659,6 +660,13 @@ NCFDEF int ncf_user_row(const ncf_model *m, int u, float *row);
 NCFDEF size_t ncf_fold_workspace_size(const ncf_model *m, int n);
 /* The rows of a user who interacted with items[0..n) (item indices; repeats count once). */
 NCFDEF int ncf_fold_in(const ncf_model *m, const int32_t *items, int n, const ncf_fold_opts *opts, float *row);
+/* Items, the mirror: a new item's rows ([GMF or MF][MLP][MF bias], ncf_user_row_size floats)
+   fitted to the users who interacted with it, the rest frozen, negatives drawn among the other
+   users; ncf_fold_workspace_size(m, n) for n users. Then ncf_predict_users scores users
+   against it (irow), or against item i (irow NULL), as training scores them. */
+NCFDEF int ncf_fold_in_item(const ncf_model *m, const int32_t *users, int n, const ncf_fold_opts *opts, float *row);
+NCFDEF int ncf_item_row(const ncf_model *m, int i, float *row);
+NCFDEF int ncf_predict_users(const ncf_model *m, int i, const float *irow, const int32_t *users, int n, float *logits);
 
 /* Serving by id, one call each: the answer's item ids as written, each NUL-terminated, one
    after another in ids (size bytes; opts->k * (NCF_MAX_ID_BYTES + 1) always suffices), their
@@ -4754,13 +4762,13 @@ static int ncf__check_batch(const ncf_model *m, const int32_t *users, const int3
    of the GMF part, then of the MLP part, goes to partial sum d % NCF__LANES, so the sums
    are independent chains (a single chain of F + top multiply-adds waited on each); the
    partial sums then add pairwise. */
-static float ncf__output(const ncf_model *m, const float *gu, const float *gi, float ub, int i, const float *h)
+static float ncf__output_biased(const ncf_model *m, const float *gu, const float *gi, float bias, const float *h)
 {
     const struct ncf__scratch *s = m->scratch;
     const float *wh = m->w_out ? m->w_out + s->F : NULL;
     float z = m->b_out[0], p[NCF__LANES] = {0};
     int F = s->F, d, j, w;
-    if (m->user_bias) z += ub + m->item_bias[i]; /* ub: the user's bias (MF) */
+    if (m->user_bias) z += bias; /* the user's and the item's (MF) */
     for (d = 0; d + NCF__LANES <= F; d += NCF__LANES)
         for (j = 0; j < NCF__LANES; j++) p[j] = NCF__MADD(s->tables.gmf_weights[d + j], gu[d + j] * gi[d + j], p[j]);
     for (; d < F; d++) p[d % NCF__LANES] = NCF__MADD(s->tables.gmf_weights[d], gu[d] * gi[d], p[d % NCF__LANES]);
@@ -4770,6 +4778,12 @@ static float ncf__output(const ncf_model *m, const float *gu, const float *gi, f
     for (w = NCF__LANES / 2; w >= 1; w /= 2)
         for (j = 0; j < w; j++) p[j] += p[j + w];
     return z + p[0];
+}
+
+/* The same with the user's bias ub and item i's from the model. */
+static float ncf__output(const ncf_model *m, const float *gu, const float *gi, float ub, int i, const float *h)
+{
+    return ncf__output_biased(m, gu, gi, m->user_bias ? ub + m->item_bias[i] : 0.0f, h);
 }
 
 /* An int8 row as floats: scale * q, one rounding, wherever a row is read (served in place,
@@ -7234,8 +7248,9 @@ typedef struct {
     float *dz;                      /* [C] d(mean loss)/d(logit) */
     float *pu;                      /* [L1] the first layer's user half, with its bias */
     float *act[NCF_MAX_LAYERS];     /* [C][L[l]] layer l's outputs, l = 1..nd */
-    float *irow;                    /* [C][H] items' MLP rows, without a cached projection */
-    float *gi;                      /* [F] an int8 item row */
+    float *irow;                    /* [C][H] the other side's MLP rows, without a cached projection */
+    float *gi;                      /* [C][F] the other side's int8 GMF rows, dequantized */
+    const float *go[NCF__REC_CHUNK]; /* the other side's GMF rows of the chunk */
     float *d[2];                    /* [widest][C] deltas, transposed: feature-major */
     float *g1;                      /* [L1] the first layer's deltas summed over the examples */
 } ncf__fold_buf;
@@ -7262,7 +7277,8 @@ static size_t ncf__fold_carve(ncf__fold_buf *b, const ncf_model *m, int n, float
     b->cand = (int32_t *)ncf__carve(mem, &at, C), b->dz = (float *)ncf__carve(mem, &at, C);
     b->pu = (float *)ncf__carve(mem, &at, L1), b->g1 = (float *)ncf__carve(mem, &at, L1);
     for (l = 1; l <= s->nd; l++) b->act[l] = (float *)ncf__carve(mem, &at, (size_t)C * (size_t)L[l]);
-    b->irow = (float *)ncf__carve(mem, &at, (size_t)C * (size_t)s->H), b->gi = (float *)ncf__carve(mem, &at, (size_t)s->F);
+    b->irow = (float *)ncf__carve(mem, &at, (size_t)C * (size_t)s->H);
+    b->gi = (float *)ncf__carve(mem, &at, (size_t)C * (size_t)s->F);
     b->d[0] = (float *)ncf__carve(mem, &at, w * C), b->d[1] = (float *)ncf__carve(mem, &at, w * C);
     return at;
 }
@@ -7274,24 +7290,26 @@ NCFDEF size_t ncf_fold_workspace_size(const ncf_model *m, int n)
 }
 
 
-/* Examples [e0, e0 + c) of a step, the positives first: forward, then d(mean loss)/d(row) added
-   into grad (the first layer's deltas into g1, multiplied out by the caller). */
-static void ncf__fold_chunk(const ncf_model *m, const float *proj, const float *row, ncf__fold_buf *b, int64_t e0, int c,
-                            int npos, float inv_e)
+/* The logits of the folded row (side 0 a user's, 1 an item's) against the other side's
+   b->cand[0..c), into b->dz, every MLP layer kept in b->act. b->pu holds the row's half of the
+   first layer (with the layer's bias on the user's side, as training adds it); proj, the
+   items' cached half (user fold-in only), or NULL. The scores are the training forward's. */
+static void ncf__fold_forward(const ncf_model *m, int side, const float *proj, const float *row, ncf__fold_buf *b, int c)
 {
     const struct ncf__scratch *s = m->scratch;
-    const int *L = m->cfg.layers, C = NCF__REC_CHUNK, F = s->F, H = s->H, nd = s->nd;
-    const float *wh = m->w_out ? m->w_out + F : NULL, ub = row[F + H];
-    int j, d, l, cur;
+    const int *L = m->cfg.layers, F = s->F, H = s->H, nd = s->nd;
+    const float rb = row[F + H];
+    int j, d, l;
     if (H) { /* forward through the MLP, every layer kept */
         int L1 = L[1];
-        if (!proj) {
+        if (!proj) { /* the other side's rows through its half of the first layer */
             for (j = 0; j < c; j++) {
                 float *dst = b->irow + (size_t)j * H;
-                const float *r = ncf__emb_row(&s->tables.tab[s->tables.mlp], 1, b->cand[j], dst);
+                const float *r = ncf__emb_row(&s->tables.tab[s->tables.mlp], !side, b->cand[j], dst);
                 if (r != dst) memcpy(dst, r, sizeof(float) * (size_t)H);
             }
-            ncf__gemm_rows(b->act[1], L1, b->irow, H, 1, m->w[1] + (size_t)H * L1, L1, NULL, 0, c, L1, H, 0);
+            ncf__gemm_rows(b->act[1], L1, b->irow, H, 1, m->w[1] + (size_t)!side * H * L1, L1, side ? m->b[1] : NULL, 0, c,
+                           L1, H, 0);
         }
         for (j = 0; j < c; j++) {
             const float *pi = proj ? proj + (size_t)b->cand[j] * L1 : b->act[1] + (size_t)j * L1;
@@ -7305,13 +7323,30 @@ static void ncf__fold_chunk(const ncf_model *m, const float *proj, const float *
             ncf__gemm_rows(b->act[l], L[l], b->act[l - 1], L[l - 1], 1, m->w[l], L[l], m->b[l], 0, c, L[l], L[l - 1],
                            NCF__RELU);
     }
-    for (j = 0; j < c; j++) { /* the logit as serving computes it; the GMF or MF part's gradient */
-        int i = b->cand[j];
-        const float *gi = F ? ncf__emb_row(&s->tables.tab[s->tables.gmf], 1, i, b->gi) : NULL;
-        float z = ncf__output(m, F ? row : NULL, gi, ub, i, H ? b->act[nd] + (size_t)j * s->top : NULL);
-        float dz = (1.0f / (1.0f + expf(-z)) - (e0 + j < npos ? 1.0f : 0.0f)) * inv_e;
+    for (j = 0; j < c; j++) { /* the logit as serving computes it (the user's bias first, as training adds them) */
+        int o = b->cand[j];
+        const float *go = F ? ncf__emb_row(&s->tables.tab[s->tables.gmf], !side, o, b->gi + (size_t)j * F) : NULL;
+        float bias = !m->user_bias ? 0.0f : side ? m->user_bias[o] + rb : rb + m->item_bias[o];
+        const float *h = H ? b->act[nd] + (size_t)j * s->top : NULL;
+        b->dz[j] = side ? ncf__output_biased(m, go, F ? row : NULL, bias, h) : ncf__output_biased(m, F ? row : NULL, go, bias, h);
+        b->go[j] = go;
+    }
+}
+
+/* Examples [e0, e0 + c) of a step, the positives first: forward, then d(mean loss)/d(row) added
+   into grad (the first layer's deltas into g1, multiplied out by the caller). */
+static void ncf__fold_chunk(const ncf_model *m, int side, const float *proj, const float *row, ncf__fold_buf *b,
+                            int64_t e0, int c, int npos, float inv_e)
+{
+    const struct ncf__scratch *s = m->scratch;
+    const int *L = m->cfg.layers, C = NCF__REC_CHUNK, F = s->F, H = s->H, nd = s->nd;
+    const float *wh = m->w_out ? m->w_out + F : NULL;
+    int j, d, l, cur;
+    ncf__fold_forward(m, side, proj, row, b, c);
+    for (j = 0; j < c; j++) { /* d(mean loss)/d(logit); the GMF or MF part's gradient */
+        float dz = (1.0f / (1.0f + expf(-b->dz[j])) - (e0 + j < npos ? 1.0f : 0.0f)) * inv_e;
         b->dz[j] = dz;
-        for (d = 0; d < F; d++) b->grad[d] += dz * s->tables.gmf_weights[d] * gi[d];
+        for (d = 0; d < F; d++) b->grad[d] += dz * s->tables.gmf_weights[d] * b->go[j][d];
         if (m->user_bias) b->grad[F + H] += dz;
     }
     if (!H) return;
@@ -7329,32 +7364,37 @@ static void ncf__fold_chunk(const ncf_model *m, const float *proj, const float *
 
 /* One step: the gradient of the mean loss over the given items and fresh negatives, L2, Adam.
    c[0], c[1]: beta1 and beta2 to the power step, made step + 1's here. */
-static void ncf__fold_step(const ncf_model *m, const ncf_fold_opts *o, int n, int step, float *row, ncf__fold_buf *b,
-                           float *c)
+/* The folded row's half of the first layer into b->pu: W1's half of its side times its MLP
+   row, with the layer's bias on the user's side (as training adds it). */
+static void ncf__fold_first_half(const ncf_model *m, int side, const float *row, ncf__fold_buf *b)
+{
+    int H = m->scratch->H, L1 = m->cfg.layers[1];
+    ncf__gemm_rows(b->pu, L1, row + m->scratch->F, 0, 1, m->w[1] + (size_t)side * H * L1, L1, side ? NULL : m->b[1], 0, 1,
+                   L1, H, 0);
+}
+
+static void ncf__fold_step(const ncf_model *m, int side, const ncf_fold_opts *o, int n, int step, float *row,
+                           ncf__fold_buf *b, float *c)
 {
     const struct ncf__scratch *s = m->scratch;
-    const float *proj = ncf__cached_projection(m);
+    const float *proj = side ? NULL : ncf__cached_projection(m);
     int64_t E = (int64_t)n + (int64_t)n * o->num_neg, e0;
-    int R = s->F + s->H + 1, j, r;
+    int R = s->F + s->H + 1, j, r, L1 = m->cfg.layers[1], others = side ? m->cfg.num_users : m->cfg.num_items;
     float b1 = 0.9f, b2 = 0.999f, c1 = c[0] *= b1, c2 = c[1] *= b2, inv_e = 1.0f / (float)E;
     memset(b->grad, 0, sizeof(float) * (size_t)R);
-    if (s->H) {
-        memset(b->g1, 0, sizeof(float) * (size_t)m->cfg.layers[1]);
-        ncf__gemm_rows(b->pu, m->cfg.layers[1], row + s->F, 0, 1, m->w[1], m->cfg.layers[1], m->b[1], 0, 1,
-                       m->cfg.layers[1], s->H, 0);
-    }
+    if (s->H) memset(b->g1, 0, sizeof(float) * (size_t)L1), ncf__fold_first_half(m, side, row, b);
     for (e0 = 0; e0 < E; e0 += NCF__REC_CHUNK) {
         int n_c = E - e0 < NCF__REC_CHUNK ? (int)(E - e0) : NCF__REC_CHUNK;
         for (j = 0; j < n_c; j++) {
             int64_t e = e0 + j;
             b->cand[j] = e < n ? b->given[e]
                                : (int32_t)ncf__nth_absent(b->given, n, (int32_t)ncf__below(ncf__hash3(o->seed ^ NCF__TAG_FOLD,
-                                                                           (uint64_t)step, (uint64_t)e), (uint32_t)(m->cfg.num_items - n)));
+                                                                           (uint64_t)step, (uint64_t)e), (uint32_t)(others - n)));
         }
-        ncf__fold_chunk(m, proj, row, b, e0, n_c, n, inv_e);
+        ncf__fold_chunk(m, side, proj, row, b, e0, n_c, n, inv_e);
     }
-    if (s->H) /* the MLP row's gradient: W1's user half times the summed deltas */
-        ncf__gemm_rows(b->grad + s->F, 1, m->w[1], m->cfg.layers[1], 1, b->g1, 1, NULL, 0, s->H, 1, m->cfg.layers[1], 0);
+    if (s->H) /* the MLP row's gradient: W1's half of the row's side times the summed deltas */
+        ncf__gemm_rows(b->grad + s->F, 1, m->w[1] + (size_t)side * s->H * L1, L1, 1, b->g1, 1, NULL, 0, s->H, 1, L1, 0);
     for (r = 0; r < R; r++) {
         float g = b->grad[r] + (r < s->F + s->H ? o->l2 * row[r] : 0.0f);
         b->m1[r] = b1 * b->m1[r] + (1.0f - b1) * g;
@@ -7363,47 +7403,105 @@ static void ncf__fold_step(const ncf_model *m, const ncf_fold_opts *o, int n, in
     }
 }
 
-NCFDEF int ncf_fold_in(const ncf_model *m, const int32_t *items, int n, const ncf_fold_opts *o, float *row)
+/* A fold-in of side 0 (a user, from items) or 1 (an item, from users). */
+static int ncf__fold(const ncf_model *m, int side, const int32_t *given, int n, const ncf_fold_opts *o, float *row,
+                     const char *what)
 {
+    const char *other = side ? "user" : "item";
+    int others = side ? m->cfg.num_users : m->cfg.num_items;
     ncf__fold_buf b;
     float *mem, c[2] = {1.0f, 1.0f};
     int j, nu, step, R;
-    if (!m || !items || !o || !row || n <= 0)
-        return ncf__fail(NCF_ERR_ARG, "ncf_fold_in: need a model, items (n > 0), options and a row");
+    if (!given || !o || !row || n <= 0)
+        return ncf__fail(NCF_ERR_ARG, "%s: need a model, %ss (n > 0), options and a row", what, other);
     if (o->steps < 0 || o->steps > NCF__FOLD_MOST_STEPS || !(o->lr > 0.0f && o->lr < 1e30f) || o->num_neg < 0 ||
         o->num_neg > NCF__FOLD_MOST_NEG || !(o->l2 >= 0.0f && o->l2 < 1e30f))
-        return ncf__fail(NCF_ERR_ARG, "ncf_fold_in: need 0 <= steps <= %d, a finite lr > 0, 0 <= num_neg <= %d and l2 >= 0",
+        return ncf__fail(NCF_ERR_ARG, "%s: need 0 <= steps <= %d, a finite lr > 0, 0 <= num_neg <= %d and l2 >= 0", what,
                          NCF__FOLD_MOST_STEPS, NCF__FOLD_MOST_NEG);
-    if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "ncf_fold_in: " NCF__STALE_TEXT);
+    if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "%s: " NCF__STALE_TEXT, what);
     for (j = 0; j < n; j++)
-        if (items[j] < 0 || items[j] >= m->cfg.num_items)
-            return ncf__fail(NCF_ERR_ARG, "ncf_fold_in: items[%d] = %d is not an item index in [0, %d) (ncf_item_index "
-                             "finds an id's)", j, (int)items[j], m->cfg.num_items);
+        if (given[j] < 0 || given[j] >= others)
+            return ncf__fail(NCF_ERR_ARG, "%s: %ss[%d] = %d is not a%s %s index in [0, %d) (ncf_%s_index finds an id's)",
+                             what, other, j, (int)given[j], side ? "" : "n", other, others, other);
     if (o->work) {
         size_t need = ncf_fold_workspace_size(m, n);
         if (o->work_size < need)
-            return ncf__fail(NCF_ERR_ARG, "ncf_fold_in: workspace of %lu bytes; %d items need %lu (ncf_fold_workspace_size)",
-                             (unsigned long)o->work_size, n, (unsigned long)need);
+            return ncf__fail(NCF_ERR_ARG, "%s: workspace of %lu bytes; %d %ss need %lu (ncf_fold_workspace_size)", what,
+                             (unsigned long)o->work_size, n, other, (unsigned long)need);
         mem = (float *)(void *)((char *)o->work + (size_t)(-(intptr_t)o->work & 63));
     } else if (!(mem = NCF__NEW(float, ncf_fold_workspace_size(m, n) / sizeof(float)))) {
-        return ncf__fail(NCF_ERR_NOMEM, "ncf_fold_in: out of memory for %d items", n);
+        return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory for %d %ss", what, n, other);
     }
     ncf__fold_carve(&b, m, n, mem);
-    for (j = 0; j < n; j++) b.given[j] = items[j];
+    for (j = 0; j < n; j++) b.given[j] = given[j];
     ncf__heap_sort((char *)b.given, (size_t)n, sizeof *b.given, ncf__cmp_i32); /* (in place: the workspace form allocates nothing) */
     for (j = nu = 0; j < n; j++)
         if (nu == 0 || b.given[j] != b.given[nu - 1]) b.given[nu++] = b.given[j];
     R = ncf_user_row_size(m);
-    if (nu == m->cfg.num_items && o->num_neg > 0 && o->steps > 0) {
+    if (nu == others && o->num_neg > 0 && o->steps > 0) {
         if (!o->work) NCF_FREE(mem);
-        return ncf__fail(NCF_ERR_DATA, "ncf_fold_in: the items given are the whole catalogue: no negative to draw");
+        return ncf__fail(NCF_ERR_DATA, "%s: the %ss given are all of them: no negative to draw", what, other);
     }
     if (o->start) memcpy(row, o->start, sizeof(float) * (size_t)R);
     else memset(row, 0, sizeof(float) * (size_t)R);
     if (!m->user_bias) row[R - 1] = 0.0f;
     memset(b.m1, 0, sizeof(float) * (size_t)R), memset(b.m2, 0, sizeof(float) * (size_t)R);
-    for (step = 0; step < o->steps; step++) ncf__fold_step(m, o, nu, step, row, &b, c);
+    for (step = 0; step < o->steps; step++) ncf__fold_step(m, side, o, nu, step, row, &b, c);
     if (!o->work) NCF_FREE(mem);
+    return NCF_OK;
+}
+
+NCFDEF int ncf_fold_in(const ncf_model *m, const int32_t *items, int n, const ncf_fold_opts *o, float *row)
+{
+    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_fold_in: need a model");
+    return ncf__fold(m, 0, items, n, o, row, "ncf_fold_in");
+}
+
+NCFDEF int ncf_fold_in_item(const ncf_model *m, const int32_t *users, int n, const ncf_fold_opts *o, float *row)
+{
+    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_fold_in_item: need a model");
+    return ncf__fold(m, 1, users, n, o, row, "ncf_fold_in_item");
+}
+
+NCFDEF int ncf_item_row(const ncf_model *m, int i, float *row)
+{
+    const struct ncf__scratch *s;
+    const float *r;
+    if (!m || !row || i < 0 || i >= m->cfg.num_items)
+        return ncf__fail(NCF_ERR_ARG, "ncf_item_row: need a model, a row and an item index in [0, %d)", m ? m->cfg.num_items : 0);
+    s = m->scratch;
+    if (s->F && (r = ncf__emb_row(&s->tables.tab[s->tables.gmf], 1, i, row)) != row) memcpy(row, r, sizeof(float) * (size_t)s->F);
+    if (s->H && (r = ncf__emb_row(&s->tables.tab[s->tables.mlp], 1, i, row + s->F)) != row + s->F)
+        memcpy(row + s->F, r, sizeof(float) * (size_t)s->H);
+    row[s->F + s->H] = m->item_bias ? m->item_bias[i] : 0.0f;
+    return NCF_OK;
+}
+
+NCFDEF int ncf_predict_users(const ncf_model *m, int i, const float *irow, const int32_t *users, int n, float *logits)
+{
+    ncf__fold_buf b;
+    float *mem, *own = NULL;
+    int j, R;
+    if (!m || !users || !logits || n < 0) return ncf__fail(NCF_ERR_ARG, "ncf_predict_users: NULL argument or n < 0");
+    if (!irow && (i < 0 || i >= m->cfg.num_items))
+        return ncf__fail(NCF_ERR_ARG, "ncf_predict_users: item index %d is not in [0, %d)", i, m->cfg.num_items);
+    for (j = 0; j < n; j++)
+        if (users[j] < 0 || users[j] >= m->cfg.num_users)
+            return ncf__fail(NCF_ERR_ARG, "ncf_predict_users: users[%d] = %d is not a user index", j, (int)users[j]);
+    R = ncf_user_row_size(m);
+    mem = NCF__NEW(float, ncf_fold_workspace_size(m, 1) / sizeof(float) + (irow ? 0 : (size_t)R));
+    if (!mem) return ncf__fail(NCF_ERR_NOMEM, "ncf_predict_users: out of memory");
+    own = irow ? NULL : mem + ncf_fold_workspace_size(m, 1) / sizeof(float);
+    if (own) ncf_item_row(m, i, own), irow = own;
+    ncf__fold_carve(&b, m, 1, (float *)(void *)((char *)mem + (size_t)(-(intptr_t)mem & 63)));
+    if (m->scratch->H) ncf__fold_first_half(m, 1, irow, &b);
+    for (j = 0; j < n; j += NCF__REC_CHUNK) {
+        int c = n - j < NCF__REC_CHUNK ? n - j : NCF__REC_CHUNK;
+        memcpy(b.cand, users + j, sizeof(int32_t) * (size_t)c);
+        ncf__fold_forward(m, 1, NULL, irow, &b, c);
+        memcpy(logits + j, b.dz, sizeof(float) * (size_t)c);
+    }
+    NCF_FREE(mem);
     return NCF_OK;
 }
 

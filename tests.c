@@ -2018,6 +2018,77 @@ static void test_recommend_users_equal_one_user_calls(void)
     ncf_dataset_free(&d);
 }
 
+/* Item fold-in, the mirror of a user's: ncf_predict_users scores as training does (against
+   ncf_predict_indices, bit for bit), a known item's rows with no step score as it does, the fold
+   is the same on 1 and 2 threads and in a workspace, and an item folded in from scratch from
+   its users ranks them above the others about as well as its trained rows do. */
+static void test_item_fold_in_mirrors_user_fold_in(void)
+{
+    ncf_dataset d;
+    ncf_model_type types[4] = {NCF_NEUMF, NCF_GMF, NCF_MF, NCF_MLP};
+    int t, T = ncf_get_threads();
+    for (t = 0; t < 4; t++) {
+        ncf_model *m = small_trained_model(&d, types[t], 120, 90);
+        ncf_fold_opts fo = ncf_fold_opts_default();
+        int32_t all[120], given[120], i = 7, n = 0, u, k;
+        float by_index[120], by_row[120], folded[120], *a, *b, *known;
+        int R, ok_rows;
+        uint8_t has[120];
+        double auc[2] = {0, 0}, pairs = 0;
+        size_t ws;
+        void *work;
+        if (!m) { CHECKF(0, "%s", ncf_error_text()); return; }
+        R = ncf_user_row_size(m);
+        a = (float *)malloc(sizeof(float) * (size_t)R * 3), b = a + R, known = b + R;
+        memset(has, 0, sizeof has);
+        for (u = 0; u < 120; u++) {
+            int64_t q;
+            all[u] = u;
+            for (q = d.user_ptr[u]; q < d.user_ptr[u + 1]; q++)
+                if (d.items[q] == i) has[u] = 1, given[n++] = u;
+        }
+        {
+            int32_t items[120];
+            for (u = 0; u < 120; u++) items[u] = i;
+            CHECK(ncf_predict_indices(m, all, items, 120, by_index) == NCF_OK);
+        }
+        CHECK(ncf_predict_users(m, i, NULL, all, 120, by_row) == NCF_OK);
+        CHECKF(!memcmp(by_index, by_row, sizeof by_row), "model %d: ncf_predict_users is not the forward's", t);
+        /* no step from the known rows: the item itself */
+        CHECK(ncf_item_row(m, i, known) == NCF_OK);
+        fo.steps = 0, fo.start = known;
+        CHECK(n > 0 && ncf_fold_in_item(m, given, n, &fo, a) == NCF_OK);
+        CHECK(ncf_predict_users(m, -1, a, all, 120, by_row) == NCF_OK);
+        CHECKF(!memcmp(by_index, by_row, sizeof by_row), "model %d: 0 steps from the item's rows", t);
+        /* from scratch: deterministic across threads and forms */
+        fo = ncf_fold_opts_default();
+        CHECK(ncf_fold_in_item(m, given, n, &fo, a) == NCF_OK);
+        ncf_set_threads(1);
+        ws = ncf_fold_workspace_size(m, n), work = malloc(ws);
+        fo.work = work, fo.work_size = ws;
+        CHECK(ncf_fold_in_item(m, given, n, &fo, b) == NCF_OK);
+        ncf_set_threads(T);
+        ok_rows = !memcmp(a, b, sizeof(float) * (size_t)R);
+        CHECKF(ok_rows, "model %d: the item's fold-in differs across threads or forms", t);
+        fo.work_size = ws - 1;
+        CHECK_ERR(ncf_fold_in_item(m, given, n, &fo, b), NCF_ERR_ARG, "ncf_fold_workspace_size");
+        /* it learned: its users above the others, as the trained rows put them */
+        CHECK(ncf_predict_users(m, -1, a, all, 120, folded) == NCF_OK);
+        for (u = 0; u < 120; u++)
+            for (k = 0; k < 120; k++)
+                if (has[u] && !has[k]) pairs++, auc[0] += by_index[u] > by_index[k], auc[1] += folded[u] > folded[k];
+        CHECKF(pairs > 0 && auc[1] / pairs > 0.6 && auc[1] / pairs > auc[0] / pairs - 0.1,
+               "model %d: AUC of the item's users, folded %.3f, trained %.3f", t, auc[1] / pairs, auc[0] / pairs);
+        printf("    %s: item %d from its %d users: AUC %.3f folded in, %.3f trained\n",
+               t == 0 ? "NeuMF" : t == 1 ? "GMF" : t == 2 ? "MF" : "MLP", i, n, auc[1] / pairs, auc[0] / pairs);
+        CHECK_ERR(ncf_fold_in_item(m, all, 0, &fo, a), NCF_ERR_ARG, "users (n > 0)");
+        given[0] = 120;
+        fo.work = NULL;
+        CHECK_ERR(ncf_fold_in_item(m, given, n, &fo, a), NCF_ERR_ARG, "users[0] = 120 is not a user index");
+        free(work), free(a), ncf_model_free(m), ncf_dataset_free(&d);
+    }
+}
+
 static void test_fold_in_deterministic_and_exact_from_known_rows(void)
 {
     ncf_dataset d;
@@ -4674,6 +4745,17 @@ static int sw_by_id(void)
     if ((rc = ncf_similar_to_id(g_sw_model, item[0], &o, ids + 9000, sizeof ids - 9000, NULL)) < 0) return rc;
     if ((rc = ncf_similar_users(g_sw_model, 3, &o, near, NULL)) < 0) return rc;
     n += near[0] << 8;
+    { /* an item folded in from users 1..4, scored for them */
+        ncf_fold_opts fo = ncf_fold_opts_default();
+        float row[64], z[4];
+        int32_t us[4] = {1, 2, 3, 4};
+        fo.steps = 2;
+        if (ncf_user_row_size(g_sw_model) > 64) return NCF_ERR_ARG;
+        if ((rc = ncf_fold_in_item(g_sw_model, us, 4, &fo, row)) != NCF_OK) return rc;
+        if ((rc = ncf_predict_users(g_sw_model, -1, row, us, 4, z)) != NCF_OK) return rc;
+        if ((rc = ncf_predict_users(g_sw_model, 5, NULL, us, 4, z)) != NCF_OK) return rc;
+        n ^= (int)(z[2] * 1000);
+    }
     g_sw_digest = digest_text(digest_text(digest_text((uint64_t)n, ids), ids + 5000), ids + 9000);
     return NCF_OK;
 }
@@ -4740,7 +4822,8 @@ static const struct { const char *name; int (*fn)(void); } SWEPT[] = {
     {"indices, rows, a verified open, workspaces: ncf_model_params_changed ncf_predict_indices ncf_user_row ncf_predict_items "
      "ncf_model_open_verified ncf_recommend_with ncf_predict_with",
      sw_indices_rows_and_workspaces},
-    {"by id, similar users: ncf_recommend_for_id ncf_recommend_for_items ncf_similar_to_id ncf_similar_users",
+    {"by id, similar users, an item folded in: ncf_recommend_for_id ncf_recommend_for_items ncf_similar_to_id "
+     "ncf_similar_users ncf_fold_in_item ncf_predict_users",
      sw_by_id}};
 
 static void test_alloc_failure_sweep(void)
@@ -4798,7 +4881,7 @@ static const char ALLOCATE_NOTHING[] =
     "ncf_config_default ncf_config_mlperf ncf_dataset_free ncf_dataset_user_index ncf_dataset_item_index "
     "ncf_dataset_user_id ncf_dataset_item_id ncf_error_text ncf_version ncf_set_threads ncf_get_threads "
     "ncf_load_opts_default ncf_eval_opts_default ncf_fit_opts_default ncf_fold_opts_default ncf_rec_opts_default "
-    "ncf_tune_opts_default ncf_num_users ncf_num_items ncf_fold_workspace_size ncf_rec_workspace_size ncf_workspace_size ncf_user_row_size "
+    "ncf_tune_opts_default ncf_num_users ncf_num_items ncf_item_row ncf_fold_workspace_size ncf_rec_workspace_size ncf_workspace_size ncf_user_row_size "
     "ncf_user_index ncf_item_index ncf_user_id ncf_item_id ncf_tune_cost "
     "ncf_free ncf_model_free";
 static const char MPI_CALLS[] = "ncf_mpi_shard ncf_mpi_train_epoch ncf_mpi_train_examples ncf_mpi_sync ncf_mpi_evaluate "
@@ -4813,6 +4896,7 @@ static void test_calls_said_to_allocate_nothing_allocate_nothing(void)
     ncf_rec_opts ro = ncf_rec_opts_default();
     char id[64], made[4096] = "", word[64];
     const char *p;
+    float row[256];
     long before;
     int n;
     CHECK(ncf_synthetic(&d, 30, 20, 300, 3, 2) == NCF_OK);
@@ -4829,7 +4913,7 @@ static void test_calls_said_to_allocate_nothing_allocate_nothing(void)
     NOTHING(ncf_fold_opts_default()), NOTHING(ncf_rec_opts_default()), NOTHING(ncf_tune_opts_default());
     NOTHING(ncf_fold_workspace_size(m, 5)), NOTHING(ncf_rec_workspace_size(m, &ro)), NOTHING(ncf_workspace_size(m, 10));
     NOTHING(ncf_user_row_size(m)), NOTHING(ncf_user_index(m, "3")), NOTHING(ncf_item_index(m, "4"));
-    NOTHING(ncf_num_users(m)), NOTHING(ncf_num_items(m));
+    NOTHING(ncf_num_users(m)), NOTHING(ncf_num_items(m)), NOTHING(ncf_item_row(m, 2, row));
     NOTHING(ncf_user_id(m, 3, id, sizeof id)), NOTHING(ncf_item_id(m, 4, id, sizeof id));
     NOTHING(ncf_tune_cost(&c, &d, 2)), NOTHING((ncf_free(NULL), 0)), NOTHING((ncf_model_free(NULL), 0));
     NOTHING((ncf_dataset_free(NULL), 0));
@@ -5106,6 +5190,7 @@ static const test_case TESTS[] = {
     {"format_3_files_still_read", test_format_3_files_still_read},
     {"recommend_filters_exact_on_hand_cases", test_recommend_filters_exact_on_hand_cases},
     {"recommend_users_equal_one_user_calls", test_recommend_users_equal_one_user_calls},
+    {"item_fold_in_mirrors_user_fold_in", test_item_fold_in_mirrors_user_fold_in},
     {"fold_in_deterministic_and_exact_from_known_rows", test_fold_in_deterministic_and_exact_from_known_rows},
     {"similar_items_by_hand", test_similar_items_by_hand},
     {"similar_users_by_hand", test_similar_users_by_hand},
