@@ -159,6 +159,14 @@ header-checks: $(BUILD)/tests $(BUILD)/readme_example.c | $(BUILD)
 	  diff $(BUILD)/api.txt $(BUILD)/swept.txt)
 	$(call build_check,NCF_INFERENCE_ONLY has no training code,$(CC) $(TESTFLAGS) -Os -I. -DNCF_INFERENCE_ONLY -c $(BUILD)/impl.c -o $(BUILD)/infer.o && ! nm $(BUILD)/infer.o | grep -q 'ncf_train_epoch\|ncf_load_dataset\|ncf_update')
 	@tests/demo_checks.sh $(BUILD) $(BUILD)/demo_check
+	@mkdir -p $(BUILD)/serve && awk '/^<!-- serve.c: built and run by make test -->$$/ { on = 1; next } on && /^```c$$/ { c = 1; next } c && /^```$$/ { exit } c' docs/serving.md > $(BUILD)/serve/serve.c
+	@printf 'user 276730\nitems 034545104X,0440213321\nsimilar 034545104X\nuser nobody\nuser 276731\n' > $(BUILD)/serve/requests.txt
+	$(call build_check,docs/serving.md: its threaded request loop built as its comment says answers the same on 1 and 4 threads,\
+	  $(CC) -O2 $(OMP) -pthread $(WARN) -Werror -I. $(BUILD)/serve/serve.c -o $(BUILD)/serve/serve -lm && \
+	  $(BUILD)/serve/serve $(BUILD)/books.ncf 1 < $(BUILD)/serve/requests.txt > $(BUILD)/serve/1.txt && \
+	  $(BUILD)/serve/serve $(BUILD)/books.ncf 4 < $(BUILD)/serve/requests.txt > $(BUILD)/serve/4.txt && \
+	  cmp $(BUILD)/serve/1.txt $(BUILD)/serve/4.txt && [ "$$(grep -c '^[a-z]* [0-9X,]*: [0-9X]* [$(lp)]' $(BUILD)/serve/1.txt)" = 4 ] && \
+	  grep -q "^user nobody: error: unknown user 'nobody'" $(BUILD)/serve/1.txt)
 	@if ! command -v node >/dev/null; then echo "ncf.wasm under Node (WASI) ... skipped (node not installed)"; \
 	elif ! $(WASM_TOOLCHAIN); then echo "ncf.wasm under Node (WASI) ... skipped (no wasm32-wasi toolchain: make wasm installs it)"; \
 	else $(MAKE) --no-print-directory $(BUILD)/web/ncf.wasm $(BUILD)/web/host > /dev/null && \

@@ -8,6 +8,7 @@
      bench load | serve-ids | serving        loading, serving by id, serving options
      bench growth u.data                     a model grown to new data against scratch
      bench foldin DIR/ml-1m neumf|mf         fold-in quality on held-out users
+     bench itemfold DIR/ml-1m neumf|mf       item fold-in quality on held-out items
      bench write-ratings FILE int|text       a 20M-line ratings file for make bench-load */
 #include "harness.h"
 
@@ -835,6 +836,121 @@ static int bench_foldin(const char *prefix, const char *which)
 }
 
 
+/* ------------------------------------------------ item fold-in quality (bench) */
+/* A copy of d without the training positives of the items marked in out[]. */
+static int without_items(const ncf_dataset *d, const uint8_t *out, ncf_dataset *t)
+{
+    uint8_t *none = (uint8_t *)calloc((size_t)d->num_users, 1);
+    int u, ok = none && without_training_of(d, none, t);
+    int64_t k, w = 0;
+    for (u = 0, t->user_ptr[0] = 0; ok && u < d->num_users; u++) {
+        for (k = d->user_ptr[u]; k < d->user_ptr[u + 1]; k++)
+            if (!out[d->items[k]]) t->items[w] = d->items[k], t->train_user[w++] = u;
+        t->user_ptr[u + 1] = w;
+    }
+    t->num_train = w;
+    free(none);
+    return ok;
+}
+
+/* Each held-out item's rows (rows[i * R]) folded in from its training users in d. */
+static int fold_items(const ncf_model *m, const ncf_dataset *d, const uint8_t *out, const ncf_fold_opts *fo, float *rows)
+{
+    int32_t *fans = (int32_t *)malloc(sizeof(int32_t) * (size_t)d->num_users);
+    int i, u, R = ncf_user_row_size(m), ok = fans != NULL;
+    int64_t k;
+    for (i = 0; ok && i < d->num_items; i++) {
+        int c = 0;
+        if (!out[i]) continue;
+        for (u = 0; u < d->num_users; u++)
+            for (k = d->user_ptr[u]; k < d->user_ptr[u + 1]; k++)
+                if (d->items[k] == i) { fans[c++] = u; break; }
+        if (c == 0) memset(rows + (size_t)i * R, 0, sizeof(float) * (size_t)R);
+        else ok = ncf_fold_in_item(m, fans, c, fo, rows + (size_t)i * R) == NCF_OK;
+    }
+    free(fans);
+    return ok;
+}
+
+/* HR@10, NDCG@10 of the users whose target item is held out (out[]), every held-out candidate
+   scored by its folded rows (rows), or all by the model's own (rows NULL). */
+static void held_item_metrics(const ncf_model *m, const ncf_dataset *d, const uint8_t *out, int target, const float *rows,
+                              double *hr, double *ndcg, int *users)
+{
+    int u, nn = target ? d->num_val_neg : d->num_eval_neg, R = ncf_user_row_size(m);
+    double h = 0, g = 0;
+    *users = 0;
+    for (u = 0; u < d->num_users; u++) {
+        int32_t t = target ? d->val_item[u] : d->test_item[u], cand[1000];
+        float sc[1000];
+        int j, r = 0;
+        if (t < 0 || !out[t] || nn + 1 > 1000) continue;
+        cand[0] = t;
+        memcpy(cand + 1, (target ? d->val_neg : d->eval_neg) + (size_t)u * nn, sizeof(int32_t) * (size_t)nn);
+        ncf_predict_items(m, u, NULL, cand, nn + 1, sc);
+        for (j = 0; rows && j <= nn; j++)
+            if (out[cand[j]]) ncf_predict_users(m, -1, rows + (size_t)cand[j] * R, &u, 1, &sc[j]);
+        for (j = 1; j <= nn; j++) r += cand[j] != t && sc[j] >= sc[0];
+        (*users)++;
+        if (r < 10) h += 1, g += log(2.0) / log(r + 2.0);
+    }
+    *hr = *users ? h / *users : 0, *ndcg = *users ? g / *users : 0;
+}
+
+/* Item fold-in against training: 10% of the items of the paper's ml-1m split held out of
+   training entirely (seeded), a model trained on the rest (its epoch chosen on the validation
+   items of the users whose validation item was kept), each held-out item folded in from its
+   training users; the fold-in's learning rate and L2 chosen on the users whose validation item
+   is held out; test figures of the users whose test item is held out, against the same items
+   trained normally. */
+static int bench_itemfold(const char *prefix, const char *which)
+{
+    ncf_load_opts lo = ncf_load_opts_default();
+    ncf_dataset d, t;
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL, *full = NULL, *best = NULL, *best_full = NULL;
+    uint8_t *out, *skip;
+    int i, u, E = 20, be = 0, bf = 0, held = 0, li, gi, users, R;
+    static const float lrs[] = {0.01f, 0.03f, 0.1f}, l2s[] = {0.0f, 0.01f, 0.1f};
+    ncf_fold_opts fo = ncf_fold_opts_default(), chosen = fo;
+    double hr, nd, bv = -1, fh, fn, t0;
+    float *rows;
+    lo.validation = 1, lo.seed = 1;
+    if (ncf_load_dataset(&d, prefix, &lo) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
+    out = (uint8_t *)calloc((size_t)d.num_items, 1), skip = (uint8_t *)calloc((size_t)d.num_users, 1);
+    for (i = 0; i < d.num_items; i++) held += out[i] = (ncf__mix64(11 + (uint64_t)i) % 10) == 0;
+    for (u = 0; u < d.num_users; u++) skip[u] = d.val_item[u] >= 0 && out[d.val_item[u]];
+    if (!strcmp(which, "mf")) c.model = NCF_MF, c.mf_dim = 256, c.lr = 0.002f, c.mf_reg = 0.003f, c.init_sd = 0.1f, E = 15;
+    c.num_users = d.num_users, c.num_items = d.num_items;
+    if (!without_items(&d, out, &t) || ncf_model_create(&m, &c) != NCF_OK || ncf_model_set_ids(m, &d) != NCF_OK ||
+        ncf_model_create(&full, &c) != NCF_OK || ncf_model_set_ids(full, &d) != NCF_OK ||
+        !train_best(m, &t, skip, E, &best, &be) || !train_best(full, &d, skip, E, &best_full, &bf)) {
+        fprintf(stderr, "bench: %s\n", ncf_error_text());
+        return 1;
+    }
+    R = ncf_user_row_size(best);
+    rows = (float *)malloc(sizeof(float) * (size_t)R * (size_t)d.num_items);
+    for (li = 0; li < 3; li++)
+        for (gi = 0; gi < 3; gi++) {
+            fo.lr = lrs[li], fo.l2 = l2s[gi], t0 = now_s();
+            if (!fold_items(best, &d, out, &fo, rows)) return 1;
+            held_item_metrics(best, &d, out, 1, rows, &hr, &nd, &users);
+            printf("{\"case\":\"itemfold_grid\",\"model\":\"%s\",\"steps\":%d,\"lr\":%g,\"l2\":%g,\"val_hr\":%.4f,"
+                   "\"val_users\":%d,\"fold_s\":%.2f}\n", which, fo.steps, fo.lr, fo.l2, hr, users, now_s() - t0);
+            if (hr > bv) bv = hr, chosen = fo;
+        }
+    if (!fold_items(best, &d, out, &chosen, rows)) return 1;
+    held_item_metrics(best, &d, out, 0, rows, &hr, &nd, &users);
+    held_item_metrics(best_full, &d, out, 0, NULL, &fh, &fn, &users);
+    printf("{\"case\":\"itemfold\",\"model\":\"%s\",\"held_items\":%d,\"test_users\":%d,\"epoch\":%d,\"full_epoch\":%d,"
+           "\"steps\":%d,\"lr\":%g,\"l2\":%g,\"val_hr\":%.4f,\"test_hr\":%.4f,\"test_ndcg\":%.4f,\"trained_hr\":%.4f,"
+           "\"trained_ndcg\":%.4f}\n", which, held, users, be, bf, chosen.steps, chosen.lr, chosen.l2, bv, hr, nd, fh, fn);
+    ncf_model_free(m), ncf_model_free(full), ncf_model_free(best), ncf_model_free(best_full);
+    ncf_dataset_free(&t), ncf_dataset_free(&d), free(out), free(skip), free(rows);
+    return 0;
+}
+
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && !strcmp(argv[1], "--summary")) return bench_summary(argv[2], argv[3]);
@@ -845,6 +961,7 @@ int main(int argc, char **argv)
     if (argc == 2 && !strcmp(argv[1], "serving")) return bench_serving();
     if (argc == 3 && !strcmp(argv[1], "growth")) return bench_growth(argv[2]);
     if (argc == 4 && !strcmp(argv[1], "foldin")) return bench_foldin(argv[2], argv[3]);
+    if (argc == 4 && !strcmp(argv[1], "itemfold")) return bench_itemfold(argv[2], argv[3]);
     if (argc == 4 && !strcmp(argv[1], "write-ratings")) return bench_write_ratings(argv[2], !strcmp(argv[3], "text"));
     if (argc == 4) return bench_case(argv[1], atoi(argv[2]), argv[3]);
     fprintf(stderr, "usage: bench paper|mlperf THREADS lazy|dense (and the modes at the top of tests/bench.c)\n");
