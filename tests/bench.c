@@ -329,6 +329,10 @@ static int bench_summary(const char *jsonl, const char *peakfile)
         printf("fold-in of a user with 50 items, %s, %.0f steps, 1 thread: %.2f ms (target <= %s); of an item with 50 "
                "users: %.2f ms\n", json_is(l, "config", "mlperf") ? "mlperf" : "paper", json_num(l, "steps"),
                json_num(l, "ms"), json_is(l, "config", "mlperf") ? "50" : "5", json_num(l, "item_ms"));
+        if (json_num(l, "request_ms_1") > 0)
+            printf("known-user top-10, paper model, median latency: %.3f ms from 1 request thread, %.3f ms from 4 "
+                   "(%.2fx; target <= 1.2x)\n", json_num(l, "request_ms_1"), json_num(l, "request_ms_4"),
+                   json_num(l, "request_ms_4") / json_num(l, "request_ms_1"));
         if (json_num(l, "users_per_s") > 0) {
             double ups = json_num(l, "users_per_s"), flop = ups * json_num(l, "items") * json_num(l, "score_flop");
             printf("top-10 of every user, mlperf (%.0f items), %.0f threads: %.1f users/s, %.1f GFLOP/s of scoring",
@@ -517,6 +521,40 @@ static int bench_serve_ids(void)
     return !same;
 }
 
+/* Known-user top-10 latency from request threads: each of T threads asks for CALLS lists one
+   after another (users spread over the catalogue), every call timed; the median over all. */
+enum { LAT_CALLS = 400, LAT_MOST = 8 };
+typedef struct { const ncf_model *m; int first; double *ms; } latency_job;
+
+static void *latency_worker(void *arg)
+{
+    latency_job *j = (latency_job *)arg;
+    ncf_rec_opts o = ncf_rec_opts_default();
+    int32_t top[10];
+    int k;
+    for (k = 0; k < LAT_CALLS; k++) {
+        double t0 = now_s();
+        ncf_recommend_index(j->m, (int)(((uint64_t)(j->first + k) * 2654435761u) % (uint64_t)j->m->cfg.num_users), &o, top,
+                            NULL);
+        j->ms[k] = 1e3 * (now_s() - t0);
+    }
+    return NULL;
+}
+
+static double request_latency(const ncf_model *m, int threads)
+{
+    static double ms[LAT_MOST * LAT_CALLS];
+    latency_job job[LAT_MOST];
+    pthread_t t[LAT_MOST];
+    int j;
+    for (j = 0; j < threads; j++) {
+        job[j].m = m, job[j].first = j * LAT_CALLS, job[j].ms = ms + (size_t)j * LAT_CALLS;
+        if (pthread_create(&t[j], NULL, latency_worker, &job[j]) != 0) return -1;
+    }
+    for (j = 0; j < threads; j++) pthread_join(t[j], NULL);
+    return median(ms, threads * LAT_CALLS);
+}
+
 /* Serving speed (make bench): a fold-in of a user with 50 interactions (paper and MLPerf
    configs, one thread, every step included, median of 21); top-10 for many users at once on
    the MLPerf model (138,493 users x 26,744 items; a fixed sample of 512 users, on all
@@ -558,6 +596,10 @@ static int bench_serving(void)
         macs += m->scratch->F + m->scratch->top;
         printf("{\"case\":\"fold_in\",\"config\":\"%s\",\"items_given\":50,\"steps\":%d,\"ms\":%.3f,\"item_ms\":%.3f,"
                "\"score_flop\":%.0f", cfgs ? "mlperf" : "paper", fo.steps, 1e3 * median(t, 21), 1e3 * median(ti, 21), 2 * macs);
+        if (!cfgs) { /* request threads: 1, then 4, on the paper model */
+            double one = request_latency(m, 1), four = request_latency(m, 4);
+            printf(",\"request_ms_1\":%.4f,\"request_ms_4\":%.4f", one, four);
+        }
         if (cfgs) { /* many users at once; an allow-list */
             enum { N = 512, K = 10 };
             static int32_t ulist[N], top[N * K], allow[1000];
