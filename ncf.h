@@ -125,6 +125,7 @@
             team (0.6 shared a large catalogue among all threads); API: ncf_rec_opts.threads asks for it
             API: ncf_recommend_for_id, ncf_recommend_for_items, ncf_similar_to_id: serving by ids as
             written, in one call each; ncf_num_users, ncf_num_items
+            API: ncf_model_read_file: a model file in an aligned block for ncf_model_open
             API: ncf_fold_in_item, ncf_item_row, ncf_predict_users: a new item served from its users
             API: ncf_similar_users, by the cosine of the users' side of similar items' vectors
             API: ncf_similar_items takes ncf_rec_opts.work (no allocation), as ncf_recommend_index does
@@ -750,6 +751,10 @@ NCFDEF int ncf_model_open_verified(ncf_model **out, const void *buf, size_t len)
    renames it over PATH: a failure never leaves a half model or touches the old one. */
 NCFDEF int ncf_save(const ncf_model *m, const char *path, int flags);
 NCFDEF int ncf_load(ncf_model **out, const char *path);
+/* A model file read whole, as ncf_load reads it (its magic checked first, folders and devices
+   refused), into a block of *len bytes aligned for ncf_model_open, which the caller keeps
+   while the model lives and then releases with ncf_free. */
+NCFDEF int ncf_model_read_file(const char *path, void **buf, size_t *len);
 /* Any file written whole or not at all, as ncf_save writes a model: the bytes go to a new
    temporary file beside PATH, and PATH changes only at the commit, when the file has been
    flushed to the disk and is renamed over it (an existing file's permissions kept). A
@@ -9009,6 +9014,21 @@ NCFDEF int ncf_load(ncf_model **out, const char *path)
     rc = ncf_load_mem(out, buf, len);
     NCF_FREE(buf);
     return rc == NCF_OK ? NCF_OK : ncf__prefix_error(rc, path);
+}
+
+NCFDEF int ncf_model_read_file(const char *path, void **buf, size_t *len)
+{
+    char *b = NULL;
+    int rc;
+    if (!buf || !len || !path) return ncf__fail(NCF_ERR_ARG, "ncf_model_read_file: NULL argument");
+    *buf = NULL, *len = 0;
+    if ((rc = ncf__read_file(path, &b, len, "NCF")) != NCF_OK) return rc;
+    if ((uintptr_t)b % 8) { /* (an allocator that does not align as malloc does) */
+        NCF_FREE(b), *len = 0;
+        return ncf__fail(NCF_ERR_NOMEM, "%s: the allocator gave a block not 8-byte aligned", path);
+    }
+    *buf = b;
+    return NCF_OK;
 }
 #endif
 

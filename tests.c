@@ -3932,6 +3932,36 @@ static void test_workspace_forms_allocate_nothing(void)
 
 /* A model read in place only serves (training and new ids refused; nothing of the buffer is
    freed, which ASan would see), and saving it gives the file it was read from. */
+/* ncf_model_read_file gives ncf_model_open the block it wants: the model read in place answers
+   as the file loaded by copy; a folder, a missing file and a file that is no model are refused
+   with nothing to free. */
+static void test_model_read_file_opens_in_place(void)
+{
+    ncf_dataset d;
+    ncf_model *m = small_trained_model(&d, NCF_NEUMF, 60, 40), *copy = NULL, *in = NULL;
+    void *buf = (void *)&d;
+    size_t len = 1;
+    int32_t a[10], b[10];
+    float sa[10], sb[10];
+    ncf_rec_opts o = ncf_rec_opts_default();
+    const char *path = path_in_dir("read_file.ncf");
+    FILE *f;
+    CHECK(m && ncf_save(m, path, NCF_SAVE_MODEL) == NCF_OK && ncf_load(&copy, path) == NCF_OK);
+    CHECK(ncf_model_read_file(path, &buf, &len) == NCF_OK && (uintptr_t)buf % 8 == 0 && ncf_model_open(&in, buf, len) == NCF_OK);
+    CHECK(ncf_recommend_index(copy, 5, &o, a, sa) == 10 && ncf_recommend_index(in, 5, &o, b, sb) == 10);
+    CHECK(!memcmp(a, b, sizeof a) && !memcmp(sa, sb, sizeof sa));
+    ncf_model_free(in), ncf_free(buf);
+#ifndef _WIN32 /* (Windows opens no folder as a file either, in its own words) */
+    CHECK_ERR(ncf_model_read_file(g_dir, &buf, &len), NCF_ERR_IO, "is a directory");
+    CHECK(buf == NULL && len == 0);
+#endif
+    CHECK_ERR(ncf_model_read_file(path_in_dir("no_such.ncf"), &buf, &len), NCF_ERR_IO, "no_such.ncf");
+    CHECK((f = fopen(path_in_dir("not_a_model.ncf"), "wb")) != NULL && fputs("user,item\\n1,2\\n", f) >= 0 && fclose(f) == 0);
+    CHECK_ERR(ncf_model_read_file(path_in_dir("not_a_model.ncf"), &buf, &len), NCF_ERR_PARSE, "bad magic");
+    CHECK(buf == NULL);
+    ncf_model_free(m), ncf_model_free(copy), ncf_dataset_free(&d);
+}
+
 static void test_in_place_models_only_serve_and_save_their_file(void)
 {
     ncf_dataset d;
@@ -4561,10 +4591,13 @@ static int sw_save_load_mem(void)
 }
 static int sw_save_load_file(void)
 {
-    ncf_model *b = NULL;
+    ncf_model *b = NULL, *in = NULL;
+    void *buf = NULL;
+    size_t len = 0;
     int rc = ncf_save(g_sw_model, g_sw_file, NCF_SAVE_ADAM);
     if (rc == NCF_OK) rc = ncf_load(&b, g_sw_file);
-    ncf_model_free(b);
+    if (rc == NCF_OK && (rc = ncf_model_read_file(g_sw_file, &buf, &len)) == NCF_OK) rc = ncf_model_open(&in, buf, len);
+    ncf_model_free(b), ncf_model_free(in), ncf_free(buf);
     return rc;
 }
 static int sw_serve(void)
@@ -4801,7 +4834,7 @@ static const struct { const char *name; int (*fn)(void); } SWEPT[] = {
     {"model create: ncf_model_create ncf_model_set_ids", sw_model_create},
     {"an epoch: ncf_sampler_init ncf_train_epoch", sw_epoch}, {"evaluate (sampled, full): ncf_evaluate", sw_evaluate},
     {"save and load (memory): ncf_save_mem ncf_load_mem", sw_save_load_mem},
-    {"save and load (file): ncf_save ncf_load", sw_save_load_file},
+    {"save and load (file), read to open in place: ncf_save ncf_load ncf_model_read_file", sw_save_load_file},
     {"recommend, predict: ncf_recommend ncf_predict_batch ncf_predict", sw_serve},
     {"int8 save, open in place, serve: ncf_model_open", sw_int8_in_place},
     {"a log with text ids: ncf_load_dataset_mem", sw_load_text_ids},
@@ -5252,6 +5285,7 @@ static const test_case TESTS[] = {
     {"in_place_answers_equal_the_copy", test_in_place_answers_equal_the_copy},
     {"opening_in_place_allocates_no_parameters", test_opening_in_place_allocates_no_parameters},
     {"workspace_forms_allocate_nothing", test_workspace_forms_allocate_nothing},
+    {"model_read_file_opens_in_place", test_model_read_file_opens_in_place},
     {"in_place_models_only_serve_and_save_their_file", test_in_place_models_only_serve_and_save_their_file},
     {"unreadable_buffers_refused_in_place", test_unreadable_buffers_refused_in_place},
     {"verified_open_skips_only_whole_file_checks", test_verified_open_skips_only_whole_file_checks},
