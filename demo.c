@@ -61,6 +61,7 @@ typedef struct {
     const char *recommend_user; /* ids as the data writes them, comma-separated */
     const char *recommend_all, *recommend_for, *similar, *allow, *deny, *export_c;
     const char *recommend_file, *recommend_for_file; /* one id a line */
+    const char *similar_users, *item_for;       /* a user id; a new item's users, comma-separated */
     int probabilities, data_given, keep_missing, patience, skip_held_out;
     int output;                 /* the answers' form: OUT_TEXT, OUT_CSV, OUT_JSON */
     long long syn_ratings;
@@ -157,7 +158,7 @@ typedef enum {
     F_TRAIN_EPOCHS, F_EPOCHS_BETWEEN_EVALS, F_HR_THRESHOLD, F_ML_PERF, F_SEED, F_THREADS, F_TOP_K, F_VALIDATION,
     F_NO_VALIDATION, F_PATIENCE, F_TUNE, F_SKIP_HELD_OUT, F_FULL_RANKING, F_FULL_USERS, F_HASH_PIPELINE, F_LOG, F_PLOT, F_RECOMMEND, F_RECOMMEND_K, F_TOPK, F_RECOMMEND_ALL,
     F_RECOMMEND_FOR, F_RECOMMEND_FILE, F_RECOMMEND_FOR_FILE,
-    F_SIMILAR, F_ALLOW, F_DENY, F_PROBABILITIES, F_OUTPUT, F_SAVE, F_INT8, F_CHECKPOINT_EVERY, F_SAVE_BEST,
+    F_SIMILAR, F_SIMILAR_USERS, F_ITEM_FOR, F_ALLOW, F_DENY, F_PROBABILITIES, F_OUTPUT, F_SAVE, F_INT8, F_CHECKPOINT_EVERY, F_SAVE_BEST,
     F_EXPORT_C, F_LOAD, F_KEEP_MISSING
 } flag_id;
 
@@ -266,10 +267,13 @@ static const flag_def FLAGS[] = {
                                                     "in, then its top K"},
     {F_RECOMMEND_FOR_FILE, "--recommend_for_file", "FILE", "--recommend_for with the items listed (one id a line)"},
     {F_SIMILAR, "--similar", "ITEM", "the K items most like ITEM (GMF/MF factors; see docs/serving.md)"},
+    {F_SIMILAR_USERS, "--similar_users", "USER", "the K users most like USER (the users' side of the same factors)"},
+    {F_ITEM_FOR, "--item_for", "USER[,USER]", "a new item given by the users who took it (CSV quoting as --recommend):\n"
+                                             "folded in, then the K other users it suits best"},
     {F_ALLOW, "--allow", "FILE", "only the items listed (one id a line)"},
     {F_DENY, "--deny", "FILE", "never the items listed (one id a line)"},
     {F_PROBABILITIES, "--probabilities", NULL, "scores as probabilities (default: logits)"},
-    {F_OUTPUT, "--output", "text|csv|json", "the answers for people (default), or as CSV (kind,query,rank,item,score;\n"
+    {F_OUTPUT, "--output", "text|csv|json", "the answers for people (default), or as CSV (kind,query,rank,id,score;\n"
                                            "ids quoted as CSV needs) or JSON lines, one object an answer; with\n"
                                            "--load alone, nothing else goes to standard output"},
     {F_SECTION, "model files:", NULL, NULL},
@@ -459,6 +463,8 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
     case F_RECOMMEND_FILE: o->recommend_file = v; break;
     case F_RECOMMEND_FOR_FILE: o->recommend_for_file = v; break;
     case F_SIMILAR: o->similar = v; break;
+    case F_SIMILAR_USERS: o->similar_users = v; break;
+    case F_ITEM_FOR: o->item_for = v; break;
     case F_ALLOW: o->allow = v; break;
     case F_DENY: o->deny = v; break;
     case F_PROBABILITIES: o->probabilities = 1; break;
@@ -974,20 +980,20 @@ static void csv_out(const char *s)
     putchar('"');
 }
 
-/* An answer in --output csv or json: kind (user, new_user, similar), the query (an id, or the
-   given items joined by commas), and its items and scores. */
+/* An answer in --output csv or json: kind (user, new_user, similar, similar_users, item_for),
+   the query (an id, or the ids given), and its items (or users: name says which) and scores. */
 static void print_answer(const ncf_model *m, int form, const char *kind, const char *query, const int32_t *items,
-                         const float *scores, int n)
+                         const float *scores, int n, int (*name)(const ncf_model *, int, char *, size_t))
 {
     static int header;
     char id[NCF_MAX_ID_BYTES + 1];
     int l;
-    if (form == OUT_CSV && !header++) printf("kind,query,rank,item,score\n");
+    if (form == OUT_CSV && !header++) printf("kind,query,rank,id,score\n");
     if (form == OUT_JSON) printf("{\"kind\":\"%s\",\"query\":", kind), json_string(query), printf(",\"items\":[");
     for (l = 0; l < n; l++) {
-        ncf_item_id(m, items[l], id, sizeof id);
+        name(m, items[l], id, sizeof id);
         if (form == OUT_CSV) printf("%s,", kind), csv_out(query), printf(",%d,", l + 1), csv_out(id), printf(",%.6g\n", scores[l]);
-        else printf("%s{\"item\":", l ? "," : ""), json_string(id), printf(",\"score\":%.6g}", scores[l]);
+        else printf("%s{\"id\":", l ? "," : ""), json_string(id), printf(",\"score\":%.6g}", scores[l]);
     }
     if (form == OUT_JSON) printf("]}\n");
 }
@@ -1068,7 +1074,7 @@ static int recommend_for_user(const ncf_model *m, const ncf_rec_opts *ro, int fo
 {
     int u = ncf_user_index(m, id), n = u < 0 ? u : ncf_recommend_index(m, u, ro, items, scores);
     if (n < 0) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return 0; }
-    if (form != OUT_TEXT) { print_answer(m, form, "user", id, items, scores, n); return 1; }
+    if (form != OUT_TEXT) { print_answer(m, form, "user", id, items, scores, n, ncf_item_id); return 1; }
     printf("Top %d for user %s (items the user rated are skipped; scores are %s):\n", n, id,
            ro->probabilities ? "probabilities" : "logits");
     print_items(m, items, scores, n, path);
@@ -1088,6 +1094,73 @@ static int recommend_from_file(const ncf_model *m, const ncf_rec_opts *ro, int f
         if (ok && id[0]) ok = recommend_for_user(m, ro, form, id, items, scores, path);
     }
     if (f) fclose(f);
+    return ok;
+}
+
+/* Users by index, printed as the model's ids with their scores (text), or as an answer. */
+static void print_users(const ncf_model *m, int form, const char *kind, const char *query, const int32_t *users,
+                        const float *scores, int n)
+{
+    char id[NCF_MAX_ID_BYTES + 1];
+    int l;
+    if (form != OUT_TEXT) { print_answer(m, form, kind, query, users, scores, n, ncf_user_id); return; }
+    for (l = 0; l < n; l++) ncf_user_id(m, users[l], id, sizeof id), printf("%3d  %8s  %8.4f\n", l + 1, id, scores[l]);
+}
+
+/* --similar_users USER. */
+static int similar_users(const ncf_model *m, const options *o, const ncf_rec_opts *ro, int32_t *out, float *scores)
+{
+    char id[NCF_MAX_ID_BYTES + 1];
+    ncf_rec_opts so = *ro;
+    int u, n;
+    snprintf(id, sizeof id, "%s", o->similar_users);
+    if (o->load_opts.trim_ids) trim_id(id);
+    so.allow = so.deny = NULL, so.num_allow = so.num_deny = 0;
+    u = ncf_user_index(m, id);
+    n = u < 0 ? u : ncf_similar_users(m, u, &so, out, scores);
+    if (n < 0) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return 0; }
+    if (o->output == OUT_TEXT) printf("The %d users most like %s (cosine):\n", n, id);
+    print_users(m, o->output, "similar_users", id, out, scores, n);
+    return 1;
+}
+
+/* --item_for USER,USER: a new item folded in from its users, then the k other users it scores
+   highest for, the users scored a block at a time. */
+static int users_for_new_item(const ncf_model *m, const options *o, const ncf_rec_opts *ro, int32_t *out, float *scores)
+{
+    enum { BLOCK = 256 };
+    const char *list = o->item_for;
+    char id[NCF_MAX_ID_BYTES + 1];
+    int U = m->cfg.num_users, k = ro->k < U ? ro->k : U, n = 0, got, ng = 0, j, r, u0, ok = 1;
+    int32_t *given = (int32_t *)malloc(sizeof(int32_t) * (size_t)U), block[BLOCK];
+    float *row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(m)), z[BLOCK];
+    uint8_t *taken = (uint8_t *)calloc((size_t)U, 1);
+    ncf_fold_opts fo = ncf_fold_opts_default();
+    if (!given || !row || !taken) fprintf(stderr, "demo: out of memory for a new item\n"), ok = 0;
+    while (ok && (got = next_id(&list, id, o->load_opts.trim_ids)) != 0) {
+        int u = got < 0 ? -1 : ncf_user_index(m, id);
+        if (got < 0 || u < 0) { if (got > 0) fprintf(stderr, "demo: %s\n", ncf_error_text()); ok = 0; break; }
+        if (!taken[u]) taken[u] = 1, given[ng++] = u;
+    }
+    if (ok && !ng) fprintf(stderr, "demo: --item_for: no user given\n"), ok = 0;
+    if (ok && ncf_fold_in_item(m, given, ng, &fo, row) != NCF_OK) fprintf(stderr, "demo: %s\n", ncf_error_text()), ok = 0;
+    for (u0 = 0; ok && u0 < U; u0 += BLOCK) { /* the k best of the users not given, by insertion (ties: the lower) */
+        int c = U - u0 < BLOCK ? U - u0 : BLOCK;
+        for (j = 0; j < c; j++) block[j] = u0 + j;
+        if (ncf_predict_users(m, -1, row, block, c, z) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); ok = 0; break; }
+        for (j = 0; j < c; j++) {
+            if (taken[u0 + j] || (n == k && !(z[j] > scores[k - 1]))) continue;
+            for (r = n < k ? n++ : k - 1; r > 0 && z[j] > scores[r - 1]; r--) scores[r] = scores[r - 1], out[r] = out[r - 1];
+            scores[r] = z[j], out[r] = u0 + j;
+        }
+    }
+    if (ok && ro->probabilities)
+        for (j = 0; j < n; j++) scores[j] = 1.0f / (1.0f + expf(-scores[j]));
+    if (ok && o->output == OUT_TEXT)
+        printf("The %d users a new item taken by %d users suits best (folded in, %d steps; scores are %s):\n", n, ng,
+               fo.steps, ro->probabilities ? "probabilities" : "logits");
+    if (ok) print_users(m, o->output, "item_for", o->item_for, out, scores, n);
+    free(given), free(row), free(taken);
     return ok;
 }
 
@@ -1123,7 +1196,7 @@ static int serve(const ncf_model *m, const options *o, const char *path)
             if (n < 0) { fprintf(stderr, "demo: %s\n", ncf_error_text()); ok = 0; }
             else if (o->output != OUT_TEXT) {
                 print_answer(m, o->output, "new_user", o->recommend_for_file ? o->recommend_for_file : o->recommend_for,
-                             items, scores, n);
+                             items, scores, n, ncf_item_id);
             } else {
                 printf("Top %d for a new user with %d items (folded in, %d steps; the items given are skipped; scores are "
                        "%s):\n", n, ng, fo.steps, kind);
@@ -1141,7 +1214,7 @@ static int serve(const ncf_model *m, const options *o, const char *path)
         n = i < 0 ? i : ncf_similar_items(m, i, &ro, items, scores);
         if (n < 0) { fprintf(stderr, "demo: %s\n", ncf_error_text()); ok = 0; }
         else if (o->output != OUT_TEXT) {
-            print_answer(m, o->output, "similar", id, items, scores, n);
+            print_answer(m, o->output, "similar", id, items, scores, n, ncf_item_id);
         } else {
             printf("The %d items most like %s (cosine of %s):\n", n, o->similar,
                    m->cfg.model == NCF_MF ? "the items' factors" : m->cfg.model == NCF_MLP ? "the items' first-layer halves"
@@ -1149,6 +1222,8 @@ static int serve(const ncf_model *m, const options *o, const char *path)
             print_items(m, items, scores, n, path);
         }
     }
+    if (ok && o->similar_users) ok = similar_users(m, o, &ro, items, scores);
+    if (ok && o->item_for) ok = users_for_new_item(m, o, &ro, items, scores);
     if (ok && o->recommend_all) ok = recommend_all(m, &ro, o->recommend_all);
     free(allow), free(deny), free(given), free(items), free(scores), free(row);
     return ok;
@@ -1158,7 +1233,7 @@ static int serve(const ncf_model *m, const options *o, const char *path)
 static int serving(const options *o)
 {
     return o->recommend_user || o->recommend_all || o->recommend_for || o->recommend_for_file || o->recommend_file ||
-           o->similar;
+           o->similar || o->similar_users || o->item_for;
 }
 
 /* The C name a header's file name gives its array: "models/model-f32.h" -> model_f32. */

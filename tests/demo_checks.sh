@@ -217,14 +217,19 @@ titles() {
         ! demo --load "$B/trimmed.ncf" --similar 'Fallout 4 ' --recommend_k 3 > /dev/null 2>&1 &&
         demo --load "$B/titles.ncf" --recommend u1,u2 --similar 'Fallout 4 ' --recommend_k 29 --output csv \
             > "$B/titles.csv.out" 2> /dev/null &&
-        [ "$(head -n 1 "$B/titles.csv.out" | tr -d '\r')" = "kind,query,rank,item,score" ] &&
+        [ "$(head -n 1 "$B/titles.csv.out" | tr -d '\r')" = "kind,query,rank,id,score" ] &&
         [ "$(grep -c '^user,u[12],' "$B/titles.csv.out")" -ge 2 ] &&
         grep -q '^similar,"Fallout 4 ",[0-9]*,"Papers, Please",' "$B/titles.csv.out" &&
         demo --load "$B/titles.ncf" --recommend u1 --similar 'Fallout 4' --recommend_k 3 --output json > "$B/titles.json" \
             2> /dev/null &&
-        [ "$(grep -c '^{"kind":"\(user\|similar\)","query":"\(u1\|Fallout 4\)","items":\[{"item":' "$B/titles.json")" = 2 ]
+        [ "$(grep -c '^{"kind":"\(user\|similar\)","query":"\(u1\|Fallout 4\)","items":\[{"id":' "$B/titles.json")" = 2 ] &&
+        demo --load "$B/titles.ncf" --similar_users u7 --item_for u1,u2,u3 --recommend_k 4 > "$B/titles_users.log" &&
+        grep -q '^The 4 users most like u7 ' "$B/titles_users.log" &&
+        grep -q '^The 4 users a new item taken by 3 users suits best' "$B/titles_users.log" &&
+        [ "$(grep -c '^  [1-4]   *u[0-9]*  ' "$B/titles_users.log")" = 8 ] &&
+        ! sed -n '/new item taken by/,$p' "$B/titles_users.log" | grep -q '^  [1-4]   *u[123]  ' 
 }
-check "demo ids as written: quoted lists, blanks kept (or --trim_ids), id files, --output csv and json" titles
+check "demo ids as written: quoted lists, blanks kept (or --trim_ids), id files, --output csv and json, similar users, a new item" titles
 
 recommend_all() {
     demo --load "$B/books.ncf" --recommend_all "$B/all.csv" --recommend_k 2 --probabilities > /dev/null 2>&1 &&
