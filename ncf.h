@@ -125,6 +125,7 @@
             team (0.6 shared a large catalogue among all threads); API: ncf_rec_opts.threads asks for it
             API: ncf_recommend_for_id, ncf_recommend_for_items, ncf_similar_to_id: serving by ids as
             written, in one call each; ncf_num_users, ncf_num_items
+            API: ncf_model_add: a folded-in user or item added to the model under its id, to save and serve
             API: ncf_model_read_file: a model file in an aligned block for ncf_model_open
             API: ncf_fold_in_item, ncf_item_row, ncf_predict_users: a new item served from its users
             API: ncf_similar_users, by the cosine of the users' side of similar items' vectors
@@ -571,6 +572,13 @@ NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *ite
    rated items become the data's; training then goes on. Data that lacks an id of the model
    is refused with a message (its rows would be lost). On failure *m is unchanged. */
 NCFDEF int ncf_model_grow(ncf_model **m, const ncf_dataset *data);
+/* Adds a user (side 0) or an item (side 1) to the model under id, with rows (ncf_user_row_size
+   floats, as ncf_fold_in or ncf_fold_in_item fit them), so that it is served, saved and loaded
+   by id as the others are; an id the model knows gets the rows in place of its own. Other ids
+   keep their rows and Adam moments; indices past the new one's move up by one; a new user has
+   no rated items. A model whose ids of that side are integers takes only a plain integer id.
+   On failure *m is unchanged. */
+NCFDEF int ncf_model_add(ncf_model **m, int side, const char *id, const float *row);
 /* Adds to a dataset the model's users and items it lacks, with no interactions, so that
    ncf_model_grow keeps their rows (the demo's --keep_missing). Indices may change (ids stay in
    ascending order); on failure the dataset is unchanged. */
@@ -7983,6 +7991,114 @@ NCFDEF int ncf_model_grow(ncf_model **mp, const ncf_dataset *d)
 done:
     ncf_model_free(g);
     NCF_FREE(umap), NCF_FREE(imap);
+    return rc;
+}
+
+/* Rows [GMF or MF][MLP][MF bias] into user (side 0) or item (1) k of m. */
+static void ncf__put_side_row(ncf_model *m, int side, int k, const float *row)
+{
+    const struct ncf__scratch *s = m->scratch;
+    float *g = side ? m->gmf_item : m->gmf_user, *h = side ? m->mlp_item : m->mlp_user, *b = side ? m->item_bias : m->user_bias;
+    if (s->F) memcpy(g + (size_t)k * s->F, row, sizeof(float) * (size_t)s->F);
+    if (s->H) memcpy(h + (size_t)k * s->H, row + s->F, sizeof(float) * (size_t)s->H);
+    if (b) b[k] = row[s->F + s->H];
+}
+
+/* A dataset of m's ids, with id (len bytes) put at *at on side, and m's rated items as its
+   training positives (indices moved past *at): what ncf_model_grow needs to add one id. */
+static int ncf__ids_plus_one(const ncf_model *m, int side, const char *id, size_t len, int64_t num, ncf_dataset *d,
+                             int *at)
+{
+    ncf__ids t[2];
+    int k, c, n[2], u;
+    int64_t total = 0;
+    memset(d, 0, sizeof *d);
+    t[0] = ncf__model_ids(m, 0), t[1] = ncf__model_ids(m, 1);
+    n[0] = t[0].n + !side, n[1] = t[1].n + side;
+    if (t[side].text) { /* byte order: the first id past it */
+        for (k = 0; k < t[side].n && ncf__cmp_text(t[side].text + t[side].at[k], (size_t)(t[side].at[k + 1] - t[side].at[k]),
+                                                   id, len) < 0; k++) {}
+    } else if (t[side].order) { /* given out of order: at the end */
+        k = t[side].n;
+    } else {
+        for (k = 0; k < t[side].n && t[side].num[k] < num; k++) {}
+    }
+    *at = k;
+    d->num_users = n[0], d->num_items = n[1];
+    for (c = 0; c < 2; c++) { /* each side's ids, side's with the new one at k */
+        int extra = c == side, j;
+        if (t[c].text) {
+            int64_t bytes = t[c].at[t[c].n] + (extra ? (int64_t)len : 0), *at_c = NCF__NEW(int64_t, (size_t)n[c] + 1);
+            char *text = NCF__NEW(char, bytes ? bytes : 1);
+            if (c) d->item_text = text, d->item_text_at = at_c;
+            else d->user_text = text, d->user_text_at = at_c;
+            if (!text || !at_c) return ncf__fail(NCF_ERR_NOMEM, "ncf_model_add: out of memory for the ids");
+            for (j = 0, at_c[0] = 0; j < n[c]; j++) {
+                int src = extra && j > k ? j - 1 : j;
+                const char *p = extra && j == k ? id : t[c].text + t[c].at[src];
+                size_t l = extra && j == k ? len : (size_t)(t[c].at[src + 1] - t[c].at[src]);
+                memcpy(text + at_c[j], p, l), at_c[j + 1] = at_c[j] + (int64_t)l;
+            }
+        } else {
+            int64_t *raw = NCF__NEW(int64_t, (size_t)n[c]);
+            if (c) d->raw_item = raw;
+            else d->raw_user = raw;
+            if (!raw) return ncf__fail(NCF_ERR_NOMEM, "ncf_model_add: out of memory for the ids");
+            for (j = 0; j < n[c]; j++) raw[j] = extra && j == k ? num : t[c].num[extra && j > k ? j - 1 : j];
+        }
+    }
+    for (u = 0; u < m->cfg.num_users; u++) { /* the rated items, as training positives */
+        ncf__seen_cursor q = ncf__seen_from(m, u, 0);
+        for (; q.next < INT32_MAX; ncf__seen_step(&q)) total++;
+    }
+    d->user_ptr = NCF__NEW(int64_t, (size_t)n[0] + 1), d->items = NCF__NEW(int32_t, total ? total : 1);
+    d->test_item = NCF__NEW(int32_t, (size_t)n[0]);
+    if (!d->user_ptr || !d->items || !d->test_item) return ncf__fail(NCF_ERR_NOMEM, "ncf_model_add: out of memory");
+    for (u = 0, total = 0, d->user_ptr[0] = 0; u < n[0]; u++) {
+        int src = !side && u > *at ? u - 1 : u;
+        d->test_item[u] = -1;
+        if (!(!side && u == *at)) {
+            ncf__seen_cursor q = ncf__seen_from(m, src, 0);
+            for (; q.next < INT32_MAX; ncf__seen_step(&q)) d->items[total++] = side && q.next >= *at ? q.next + 1 : q.next;
+        }
+        d->user_ptr[u + 1] = total;
+    }
+    d->num_train = total;
+    return NCF_OK;
+}
+
+NCFDEF int ncf_model_add(ncf_model **mp, int side, const char *id, const float *row)
+{
+    ncf_dataset d;
+    ncf__ids ids;
+    size_t len = id ? strlen(id) : 0;
+    int64_t num = 0;
+    int k, rc, r, R;
+    if (!mp || !*mp || (side != 0 && side != 1) || !id || !row)
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_add: need a model, side 0 (a user) or 1 (an item), an id and rows");
+    if ((rc = ncf__writable(*mp, "ncf_model_add")) != NCF_OK) return rc;
+    if (!ncf__has_ids(*mp)) return ncf__fail(NCF_ERR_ARG, "ncf_model_add: the model holds no ids (ncf_model_set_ids)");
+    if (len == 0 || len > NCF_MAX_ID_BYTES)
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_add: an id of 1 to %d bytes, not %lu", NCF_MAX_ID_BYTES, (unsigned long)len);
+    R = ncf_user_row_size(*mp);
+    for (r = 0; r < R; r++)
+        if (!(row[r] >= -NCF__MAX_PARAM && row[r] <= NCF__MAX_PARAM))
+            return ncf__fail(NCF_ERR_ARG, "ncf_model_add: rows[%d] = %g is not a parameter (finite, within 1e6)", r,
+                             (double)row[r]);
+    ids = ncf__model_ids(*mp, side);
+    if ((k = ncf__ids_find(&ids, id, len)) >= 0) { /* known: its rows replaced */
+        ncf__put_side_row(*mp, side, k, row);
+        ncf_model_params_changed(*mp);
+        return NCF_OK;
+    }
+    if (!ids.text && !ncf__plain_int(id, id + len, &num))
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_add: the model's %s ids are integers; '%s' is not one",
+                         side ? "item" : "user", ncf__shown(id, id + len));
+    if ((rc = ncf__ids_plus_one(*mp, side, id, len, num, &d, &k)) == NCF_OK && (rc = ncf_model_grow(mp, &d)) == NCF_OK) {
+        ncf__put_side_row(*mp, side, k, row);
+        ncf_model_params_changed(*mp);
+    }
+    ncf_dataset_free(&d);
     return rc;
 }
 #endif

@@ -2250,6 +2250,89 @@ static void test_similar_users_by_hand(void)
     printf("    MF, GMF, NeuMF (its GMF half) and MLP: the cosine top-8 of users, as by hand and in a workspace\n");
 }
 
+/* Top-k ids of user id uid, as text joined, denying item index deny (or -1). */
+static void top_ids(const ncf_model *m, const char *uid, int deny, char *out, size_t size)
+{
+    ncf_rec_opts o = ncf_rec_opts_default();
+    int32_t top[10], d[1];
+    char id[NCF_MAX_ID_BYTES + 1];
+    int n, j;
+    d[0] = deny, o.deny = deny >= 0 ? d : NULL, o.num_deny = deny >= 0;
+    n = ncf_recommend_index(m, ncf_user_index(m, uid), &o, top, NULL);
+    out[0] = 0;
+    for (j = 0; j < n && ncf_item_id(m, top[j], id, sizeof id) > 0; j++)
+        if (strlen(out) + strlen(id) + 2 < size) strcat(out, id), strcat(out, "|");
+}
+
+/* A folded-in user and item added to the model under their ids: served by id as the rows they
+   were given (bit for bit), kept through a save and a load; the known users' lists and rated
+   items unchanged; a known id's rows replaced; an integer-id model takes integer ids only. */
+static void test_model_add_serves_folded_in_ids(void)
+{
+    static const char *log = "user,item\nu1,a\nu1,b\nu1,c\nu2,b\nu2,d\nu2,e\nu3,a\nu3,e\nu3,f\nu4,c\nu4,f\nu4,g\n"
+                             "u5,a\nu5,g\nu5,h\nu6,b\nu6,h\nu6,i\nu7,d\nu7,i\nu7,j\nu8,e\nu8,j\nu8,a\n";
+    ncf_load_opts lo = ncf_load_opts_default();
+    ncf_dataset d;
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL, *back = NULL;
+    ncf_fold_opts fo = ncf_fold_opts_default();
+    ncf_rec_opts o = ncf_rec_opts_default();
+    int32_t given[2], fans[3], top[10], top_row[10], us[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    float urow[64], irow[64], sc[10], sc_row[10], z[8], z_row[8];
+    char before[512], after[512];
+    void *buf = NULL;
+    size_t len = 0;
+    int n, k, u, i;
+    lo.holdout = NCF_HOLDOUT_NONE;
+    CHECK(ncf_load_dataset_mem(&d, "add", log, strlen(log), &lo) == NCF_OK);
+    c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 4, c.num_layers = 2, c.layers[0] = 8, c.layers[1] = 4;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK && ncf_user_row_size(m) <= 64);
+    top_ids(m, "u3", -1, before, sizeof before);
+    /* a new user, folded in from items b and j */
+    given[0] = ncf_item_index(m, "b"), given[1] = ncf_item_index(m, "j");
+    CHECK(ncf_fold_in(m, given, 2, &fo, urow) == NCF_OK);
+    o.k = 5, o.user_row = urow, o.exclude_rated = 0;
+    n = ncf_recommend_index(m, -1, &o, top_row, sc_row);
+    CHECK(ncf_model_add(&m, 0, "newbie", urow) == NCF_OK && m->cfg.num_users == 9);
+    o.user_row = NULL;
+    CHECK((u = ncf_user_index(m, "newbie")) >= 0 && ncf_recommend_index(m, u, &o, top, sc) == n && n == 5);
+    CHECK(!memcmp(top, top_row, sizeof(int32_t) * 5) && !memcmp(sc, sc_row, sizeof(float) * 5));
+    top_ids(m, "u3", -1, after, sizeof after);
+    CHECKF(!strcmp(before, after), "u3: %s before, %s after", before, after);
+    /* a new item, folded in from users u1, u4, u7 */
+    fans[0] = ncf_user_index(m, "u1"), fans[1] = ncf_user_index(m, "u4"), fans[2] = ncf_user_index(m, "u7");
+    CHECK(ncf_fold_in_item(m, fans, 3, &fo, irow) == NCF_OK);
+    for (k = 0; k < 8; k++) us[k] = ncf_user_index(m, (const char *[]){"u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8"}[k]);
+    CHECK(ncf_predict_users(m, -1, irow, us, 8, z_row) == NCF_OK);
+    CHECK(ncf_model_add(&m, 1, "b2", irow) == NCF_OK && m->cfg.num_items == 11);
+    for (k = 0; k < 8; k++) us[k] = ncf_user_index(m, (const char *[]){"u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8"}[k]);
+    CHECK((i = ncf_item_index(m, "b2")) >= 0 && ncf_predict_users(m, i, NULL, us, 8, z) == NCF_OK);
+    CHECK(!memcmp(z, z_row, sizeof z));
+    top_ids(m, "u3", i, after, sizeof after);
+    CHECKF(!strcmp(before, after), "u3 after an item: %s before, %s after", before, after);
+    /* through a file */
+    CHECK(ncf_save_mem(m, NCF_SAVE_ADAM, &buf, &len) == NCF_OK && ncf_load_mem(&back, buf, len) == NCF_OK);
+    CHECK(ncf_user_index(back, "newbie") == u && ncf_item_index(back, "b2") == i);
+    CHECK(ncf_predict_users(back, i, NULL, us, 8, z) == NCF_OK && !memcmp(z, z_row, sizeof z));
+    /* a known id: its rows replaced */
+    CHECK(ncf_model_add(&m, 0, "u3", urow) == NCF_OK && m->cfg.num_users == 9);
+    o.k = 5, o.exclude_rated = 0;
+    CHECK(ncf_recommend_index(m, ncf_user_index(m, "u3"), &o, top, sc) == 5 && !memcmp(sc, sc_row, sizeof(float) * 5));
+    CHECK_ERR(ncf_model_add(&m, 2, "x", urow), NCF_ERR_ARG, "side 0");
+    CHECK_ERR(ncf_model_add(&m, 0, "", urow), NCF_ERR_ARG, "1 to 256 bytes");
+    urow[0] = 1e30f;
+    CHECK_ERR(ncf_model_add(&m, 0, "nan", urow), NCF_ERR_ARG, "rows[0]");
+    ncf_model_free(m), ncf_model_free(back), ncf_free(buf), ncf_dataset_free(&d);
+    /* integer ids */
+    CHECK(ncf_synthetic(&d, 30, 20, 300, 3, 4) == NCF_OK);
+    c.num_users = d.num_users, c.num_items = d.num_items, m = NULL;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK);
+    memset(urow, 0, sizeof urow);
+    CHECK_ERR(ncf_model_add(&m, 1, "abc", urow), NCF_ERR_ARG, "item ids are integers");
+    CHECK(ncf_model_add(&m, 1, "123456", urow) == NCF_OK && ncf_item_index(m, "123456") == 20 && m->cfg.num_items == 21);
+    ncf_model_free(m), ncf_dataset_free(&d);
+}
+
 static void test_model_grows_with_new_data(void)
 {
     /* yesterday: users a..d, items 1..6; today: the same plus user e and items 7, 8 */
@@ -4792,6 +4875,26 @@ static int sw_by_id(void)
     g_sw_digest = digest_text(digest_text(digest_text((uint64_t)n, ids), ids + 5000), ids + 9000);
     return NCF_OK;
 }
+/* A user and an item added to a model with text ids, and a known user's rows replaced. */
+static int sw_model_add(void)
+{
+    ncf_dataset d;
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL;
+    float row[64];
+    int rc;
+    if (sw_quiet_load(&d, 1, 0) != NCF_OK) return NCF_ERR_DATA;
+    c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 4, c.num_layers = 2, c.layers[0] = 8, c.layers[1] = 4;
+    memset(row, 0, sizeof row), row[0] = 0.5f;
+    rc = ncf_model_create(&m, &c);
+    if (rc == NCF_OK) rc = ncf_model_set_ids(m, &d);
+    if (rc == NCF_OK) rc = ncf_model_add(&m, 0, "b2", row);
+    if (rc == NCF_OK) rc = ncf_model_add(&m, 1, "y2", row);
+    if (rc == NCF_OK) rc = ncf_model_add(&m, 0, "a", row);
+    if (rc == NCF_OK) g_sw_digest = digest_ids(m, NULL);
+    ncf_model_free(m), ncf_dataset_free(&d);
+    return rc;
+}
 /* Scores by index, a user's row scoring items, a verified open and the workspace forms. */
 static int sw_indices_rows_and_workspaces(void)
 {
@@ -4857,7 +4960,8 @@ static const struct { const char *name; int (*fn)(void); } SWEPT[] = {
      sw_indices_rows_and_workspaces},
     {"by id, similar users, an item folded in: ncf_recommend_for_id ncf_recommend_for_items ncf_similar_to_id "
      "ncf_similar_users ncf_fold_in_item ncf_predict_users",
-     sw_by_id}};
+     sw_by_id},
+    {"a user and an item added: ncf_model_add", sw_model_add}};
 
 static void test_alloc_failure_sweep(void)
 {
@@ -5227,6 +5331,7 @@ static const test_case TESTS[] = {
     {"fold_in_deterministic_and_exact_from_known_rows", test_fold_in_deterministic_and_exact_from_known_rows},
     {"similar_items_by_hand", test_similar_items_by_hand},
     {"similar_users_by_hand", test_similar_users_by_hand},
+    {"model_add_serves_folded_in_ids", test_model_add_serves_folded_in_ids},
     {"model_grows_with_new_data", test_model_grows_with_new_data},
     {"memory_bounded_by_the_model_file", test_memory_bounded_by_the_model_file},
     {"evaluation_and_serving_memory_bounded_by_the_model_and_threads", test_evaluation_and_serving_memory_bounded_by_the_model_and_threads},
