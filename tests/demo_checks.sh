@@ -195,6 +195,7 @@ check "demo serves from a model file alone: users; a new user's items; similar i
 titles() {
     awk 'BEGIN { print "user,game"; for (u = 1; u <= 60; u++) for (j = 0; j < 12; j++) {
              t = (u + 3 * j) % 30; s = t == 0 ? "\"Papers, Please\"" : t == 1 ? "Fallout 4 " : t == 2 ? "Fallout 4" : "Game " t;
+             if (t == 3) s = "\"Say \"\"Hi\"\"\"";
              print "u" u "," s } }' > "$B/titles.csv" &&
         demo --data "$B/titles.csv" --eval_negatives 10 --train_epochs 1 --save "$B/titles.ncf" > "$B/titles.log" &&
         grep -q '^[0-9]* item id fields begin or end with a blank: kept as written' "$B/titles.log" &&
@@ -223,6 +224,8 @@ titles() {
         demo --load "$B/titles.ncf" --recommend u1 --similar 'Fallout 4' --recommend_k 3 --output json > "$B/titles.json" \
             2> /dev/null &&
         [ "$(grep -c '^{"kind":"\(user\|similar\)","query":"\(u1\|Fallout 4\)","items":\[{"id":' "$B/titles.json")" = 2 ] &&
+        demo --load "$B/titles.ncf" --similar 'Say "Hi"' --recommend_k 29 --output json > "$B/titles_quote.json" 2> /dev/null &&
+        grep -q '^{"kind":"similar","query":"Say \\"Hi\\"","items":\[.*{"id":"Papers, Please","score":' "$B/titles_quote.json" &&
         demo --load "$B/titles.ncf" --similar_users u7 --item_for u1,u2,u3 --recommend_k 4 > "$B/titles_users.log" &&
         grep -q '^The 4 users most like u7 ' "$B/titles_users.log" &&
         grep -q '^The 4 users a new item taken by 3 users suits best' "$B/titles_users.log" &&
