@@ -161,6 +161,8 @@ header-checks: $(BUILD)/tests $(BUILD)/readme_example.c | $(BUILD)
 	@tests/demo_checks.sh $(BUILD) $(BUILD)/demo_check
 	@mkdir -p $(BUILD)/serve && awk '/^<!-- serve.c: built and run by make test -->$$/ { on = 1; next } on && /^```c$$/ { c = 1; next } c && /^```$$/ { exit } c' docs/serving.md > $(BUILD)/serve/serve.c
 	@printf 'user 276730\nitems 034545104X,0440213321\nsimilar 034545104X\nuser nobody\nuser 276731\n' > $(BUILD)/serve/requests.txt
+	$(call build_check,CMake: the README's app by add_subdirectory$(comma) FetchContent$(comma) find_package$(comma) ncf::impl and pkg-config,\
+	  cmake --version > /dev/null && tests/cmake_check.sh $(BUILD))
 	$(call build_check,docs/serving.md: its threaded request loop built as its comment says answers the same on 1 and 4 threads,\
 	  $(CC) -O2 $(OMP) -pthread $(WARN) -Werror -I. $(BUILD)/serve/serve.c -o $(BUILD)/serve/serve -lm && \
 	  $(BUILD)/serve/serve $(BUILD)/books.ncf 1 < $(BUILD)/serve/requests.txt > $(BUILD)/serve/1.txt && \

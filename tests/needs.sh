@@ -7,9 +7,9 @@ need=""
 want() { command -v "$1" > /dev/null 2>&1 || need="$need $2"; } # a command, its package(s)
 want_dir() { [ -d "$1" ] || need="$need $2"; }
 case $1 in
-test) # make test: the header built by clang, tcc and C++; the demo's plot rendered
+test) # make test: the header built by clang, tcc and C++; the demo's plot rendered; the CMake package
     want make make; want cc "gcc libc6-dev"; want clang clang; want g++ g++; want tcc tcc
-    want rsvg-convert librsvg2-bin ;;
+    want rsvg-convert librsvg2-bin; want cmake cmake; want pkg-config pkg-config ;;
 cross)
     for t in aarch64-linux-gnu arm-linux-gnueabihf s390x-linux-gnu; do want $t-gcc gcc-$t; done
     want qemu-aarch64 qemu-user ;;
