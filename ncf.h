@@ -7231,19 +7231,25 @@ NCFDEF int ncf_predict_items(const ncf_model *m, int u, const float *urow, const
 
 NCFDEF int ncf_user_row_size(const ncf_model *m) { return m ? m->scratch->F + m->scratch->H + 1 : 0; }
 
-NCFDEF int ncf_user_row(const ncf_model *m, int u, float *row)
+/* User (side 0) or item (1) k's rows [GMF or MF][MLP][MF bias], int8 rows dequantized. */
+static int ncf__side_row(const ncf_model *m, int side, int k, float *row, const char *what)
 {
     const struct ncf__scratch *s;
-    const float *r;
-    if (!m || !row || u < 0 || u >= m->cfg.num_users)
-        return ncf__fail(NCF_ERR_ARG, "ncf_user_row: need a model, a row and a user index in [0, %d)", m ? m->cfg.num_users : 0);
-    s = m->scratch;
-    if (s->F && (r = ncf__emb_row(&s->tables.tab[s->tables.gmf], 0, u, row)) != row) memcpy(row, r, sizeof(float) * (size_t)s->F);
-    if (s->H && (r = ncf__emb_row(&s->tables.tab[s->tables.mlp], 0, u, row + s->F)) != row + s->F)
+    const float *r, *bias;
+    int n = m ? (side ? m->cfg.num_items : m->cfg.num_users) : 0;
+    if (!m || !row || k < 0 || k >= n)
+        return ncf__fail(NCF_ERR_ARG, "%s: need a model, a row and a%s %s index in [0, %d)", what, side ? "n" : "",
+                         side ? "item" : "user", n);
+    s = m->scratch, bias = side ? m->item_bias : m->user_bias;
+    if (s->F && (r = ncf__emb_row(&s->tables.tab[s->tables.gmf], side, k, row)) != row)
+        memcpy(row, r, sizeof(float) * (size_t)s->F);
+    if (s->H && (r = ncf__emb_row(&s->tables.tab[s->tables.mlp], side, k, row + s->F)) != row + s->F)
         memcpy(row + s->F, r, sizeof(float) * (size_t)s->H);
-    row[s->F + s->H] = m->user_bias ? m->user_bias[u] : 0.0f;
+    row[s->F + s->H] = bias ? bias[k] : 0.0f;
     return NCF_OK;
 }
+
+NCFDEF int ncf_user_row(const ncf_model *m, int u, float *row) { return ncf__side_row(m, 0, u, row, "ncf_user_row"); }
 
 NCFDEF ncf_fold_opts ncf_fold_opts_default(void)
 {
@@ -7349,7 +7355,7 @@ static void ncf__fold_forward(const ncf_model *m, int side, const float *proj, c
 /* Examples [e0, e0 + c) of a step, the positives first: forward, then d(mean loss)/d(row) added
    into grad (the first layer's deltas into g1, multiplied out by the caller). */
 static void ncf__fold_chunk(const ncf_model *m, int side, const float *proj, const float *row, ncf__fold_buf *b,
-                            int64_t e0, int c, int npos, float inv_e)
+                            int64_t e0, int c, int npos, float inv_e, float neg_e)
 {
     const struct ncf__scratch *s = m->scratch;
     const int *L = m->cfg.layers, C = NCF__REC_CHUNK, F = s->F, H = s->H, nd = s->nd;
@@ -7357,7 +7363,8 @@ static void ncf__fold_chunk(const ncf_model *m, int side, const float *proj, con
     int j, d, l, cur;
     ncf__fold_forward(m, side, proj, row, b, c);
     for (j = 0; j < c; j++) { /* d(mean loss)/d(logit); the GMF or MF part's gradient */
-        float dz = (1.0f / (1.0f + expf(-b->dz[j])) - (e0 + j < npos ? 1.0f : 0.0f)) * inv_e;
+        float dz = e0 + j < npos ? (1.0f / (1.0f + expf(-b->dz[j])) - 1.0f) * inv_e
+                                 : (1.0f / (1.0f + expf(-b->dz[j])) - 0.0f) * neg_e;
         b->dz[j] = dz;
         for (d = 0; d < F; d++) b->grad[d] += dz * s->tables.gmf_weights[d] * b->go[j][d];
         if (m->user_bias) b->grad[F + H] += dz;
@@ -7386,14 +7393,34 @@ static void ncf__fold_first_half(const ncf_model *m, int side, const float *row,
                    L1, H, 0);
 }
 
+/* Rated items per item, the mean over the catalogue: every varint of the rated lists ends in a
+   byte under 128, one per rated item. 0 when the model keeps no lists. */
+static double ncf__mean_item_degree(const ncf_model *m)
+{
+    int64_t k, total = 0, bytes = m->seen ? m->seen_ptr[m->cfg.num_users] : 0;
+    for (k = 0; k < bytes; k++) total += m->seen[k] < 128;
+    return (double)total / (double)m->cfg.num_items;
+}
+
+/* w, the weight of a negative's loss term: 1 for a user (training draws num_neg negatives a
+   positive, as the fold-in does); for an item, what makes its negatives weigh as training's do:
+   an epoch draws an item as a negative about num_neg times the mean item degree D, whatever its
+   own n positives, so each of the fold-in's num_neg n negatives weighs D / n. */
+static float ncf__fold_neg_weight(const ncf_model *m, int side, int n)
+{
+    double d = side ? ncf__mean_item_degree(m) : 0;
+    return side && d > 0 ? (float)(d / n) : 1.0f;
+}
+
 static void ncf__fold_step(const ncf_model *m, int side, const ncf_fold_opts *o, int n, int step, float *row,
-                           ncf__fold_buf *b, float *c)
+                           ncf__fold_buf *b, float *c, float w)
 {
     const struct ncf__scratch *s = m->scratch;
     const float *proj = side ? NULL : ncf__cached_projection(m);
     int64_t E = (int64_t)n + (int64_t)n * o->num_neg, e0;
     int R = s->F + s->H + 1, j, r, L1 = m->cfg.layers[1], others = side ? m->cfg.num_users : m->cfg.num_items;
-    float b1 = 0.9f, b2 = 0.999f, c1 = c[0] *= b1, c2 = c[1] *= b2, inv_e = 1.0f / (float)E;
+    float b1 = 0.9f, b2 = 0.999f, c1 = c[0] *= b1, c2 = c[1] *= b2;
+    float inv_e = w == 1.0f ? 1.0f / (float)E : (float)(1.0 / (n + (double)w * (double)(E - n))), neg_e = w * inv_e;
     memset(b->grad, 0, sizeof(float) * (size_t)R);
     if (s->H) memset(b->g1, 0, sizeof(float) * (size_t)L1), ncf__fold_first_half(m, side, row, b);
     for (e0 = 0; e0 < E; e0 += NCF__REC_CHUNK) {
@@ -7404,7 +7431,7 @@ static void ncf__fold_step(const ncf_model *m, int side, const ncf_fold_opts *o,
                                : (int32_t)ncf__nth_absent(b->given, n, (int32_t)ncf__below(ncf__hash3(o->seed ^ NCF__TAG_FOLD,
                                                                            (uint64_t)step, (uint64_t)e), (uint32_t)(others - n)));
         }
-        ncf__fold_chunk(m, side, proj, row, b, e0, n_c, n, inv_e);
+        ncf__fold_chunk(m, side, proj, row, b, e0, n_c, n, inv_e, neg_e);
     }
     if (s->H) /* the MLP row's gradient: W1's half of the row's side times the summed deltas */
         ncf__gemm_rows(b->grad + s->F, 1, m->w[1] + (size_t)side * s->H * L1, L1, 1, b->g1, 1, NULL, 0, s->H, 1, L1, 0);
@@ -7423,7 +7450,7 @@ static int ncf__fold(const ncf_model *m, int side, const int32_t *given, int n, 
     const char *other = side ? "user" : "item";
     int others = side ? m->cfg.num_users : m->cfg.num_items;
     ncf__fold_buf b;
-    float *mem, c[2] = {1.0f, 1.0f};
+    float *mem, c[2] = {1.0f, 1.0f}, w;
     int j, nu, step, R;
     if (!given || !o || !row || n <= 0)
         return ncf__fail(NCF_ERR_ARG, "%s: need a model, %ss (n > 0), options and a row", what, other);
@@ -7459,7 +7486,8 @@ static int ncf__fold(const ncf_model *m, int side, const int32_t *given, int n, 
     else memset(row, 0, sizeof(float) * (size_t)R);
     if (!m->user_bias) row[R - 1] = 0.0f;
     memset(b.m1, 0, sizeof(float) * (size_t)R), memset(b.m2, 0, sizeof(float) * (size_t)R);
-    for (step = 0; step < o->steps; step++) ncf__fold_step(m, side, o, nu, step, row, &b, c);
+    w = ncf__fold_neg_weight(m, side, nu);
+    for (step = 0; step < o->steps; step++) ncf__fold_step(m, side, o, nu, step, row, &b, c, w);
     if (!o->work) NCF_FREE(mem);
     return NCF_OK;
 }
@@ -7476,19 +7504,7 @@ NCFDEF int ncf_fold_in_item(const ncf_model *m, const int32_t *users, int n, con
     return ncf__fold(m, 1, users, n, o, row, "ncf_fold_in_item");
 }
 
-NCFDEF int ncf_item_row(const ncf_model *m, int i, float *row)
-{
-    const struct ncf__scratch *s;
-    const float *r;
-    if (!m || !row || i < 0 || i >= m->cfg.num_items)
-        return ncf__fail(NCF_ERR_ARG, "ncf_item_row: need a model, a row and an item index in [0, %d)", m ? m->cfg.num_items : 0);
-    s = m->scratch;
-    if (s->F && (r = ncf__emb_row(&s->tables.tab[s->tables.gmf], 1, i, row)) != row) memcpy(row, r, sizeof(float) * (size_t)s->F);
-    if (s->H && (r = ncf__emb_row(&s->tables.tab[s->tables.mlp], 1, i, row + s->F)) != row + s->F)
-        memcpy(row + s->F, r, sizeof(float) * (size_t)s->H);
-    row[s->F + s->H] = m->item_bias ? m->item_bias[i] : 0.0f;
-    return NCF_OK;
-}
+NCFDEF int ncf_item_row(const ncf_model *m, int i, float *row) { return ncf__side_row(m, 1, i, row, "ncf_item_row"); }
 
 NCFDEF int ncf_predict_users(const ncf_model *m, int i, const float *irow, const int32_t *users, int n, float *logits)
 {
