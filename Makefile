@@ -119,7 +119,7 @@ $(BUILD)/readme_example.c: README.md | $(BUILD)
 
 define build_check
 	@printf '%s ... ' "$(1)"; if ! command -v $(firstword $(2)) >/dev/null 2>&1 && [ "$(firstword $(2))" != "!" ]; then \
-	  echo "skipped ($(firstword $(2)) not installed)"; elif $(2) >$(BUILD)/check.log 2>&1; then echo ok; echo pass >> $(BUILD)/checks; \
+	  echo "skipped ($(firstword $(2)) not installed)"; echo skip >> $(BUILD)/checks; elif $(2) >$(BUILD)/check.log 2>&1; then echo ok; echo pass >> $(BUILD)/checks; \
 	  else echo FAILED; cat $(BUILD)/check.log; echo fail >> $(BUILD)/checks; fi
 endef
 
@@ -184,7 +184,7 @@ test: $(BUILD)/tests $(BUILD)/tests_noomp $(BUILD)/tests_native $(BUILD)/tests_a
 	    -fno-omit-frame-pointer tests.c -o $(BUILD)/tests_clang_ubsan -lm; fi
 	@$(BUILD)/tests_noomp --print-hash > $(BUILD)/noomp.hash
 	@rm -rf $(BUILD)/fixture && mkdir -p $(BUILD)/fixture && $(BUILD)/tests_fixture --write $(BUILD)/fixture
-	@set -u; p=0; f=0; \
+	@set -u; p=0; f=0; s=0; \
 	for t in "tests --expect-hash $(BUILD)/noomp.hash" tests_noomp tests_native $$(cat $(BUILD)/isa.list) tests_asan \
 	         $$([ -x $(BUILD)/tests_clang_ubsan ] && echo tests_clang_ubsan) \
 	         "tests_tsan serving_threads" \
@@ -192,12 +192,16 @@ test: $(BUILD)/tests $(BUILD)/tests_noomp $(BUILD)/tests_native $(BUILD)/tests_a
 	  echo "== $(BUILD)/$$t"; \
 	  ASAN_OPTIONS=detect_leaks=1 $(BUILD)/$$t > $(BUILD)/out.log 2>&1; rc=$$?; cat $(BUILD)/out.log; \
 	  line=$$(tail -n 1 $(BUILD)/out.log); \
-	  case "$$line" in *" passed, "*" failed") ;; *) line="0 passed, 1 failed"; echo "(crashed: exit $$rc)";; esac; \
+	  case "$$line" in *" passed, "*" failed"|*" passed, "*" failed, "*" skipped") ;; \
+	    *) line="0 passed, 1 failed"; echo "(crashed: exit $$rc)";; esac; \
+	  case "$$line" in *" skipped") k=$${line##*failed, }; s=$$((s + $${k%% skipped})); line=$${line%, *skipped};; esac; \
 	  p=$$((p + $${line%% passed*})); n=$${line#*passed, }; f=$$((f + $${n%% failed*})); \
 	  [ $$rc -eq 0 ] || [ $${n%% failed*} -gt 0 ] || f=$$((f + 1)); \
 	done; \
 	p=$$((p + $$(grep -c pass $(BUILD)/checks))); f=$$((f + $$(grep -c fail $(BUILD)/checks || true))); \
-	cat $(BUILD)/isa.txt; echo "$$p passed, $$f failed"; [ $$f -eq 0 ]
+	s=$$((s + $$(grep -c skip $(BUILD)/checks || true) + $$(grep -c ': skipped' $(BUILD)/isa.txt || true))); \
+	cat $(BUILD)/isa.txt; if [ $$s -gt 0 ]; then echo "$$p passed, $$f failed, $$s skipped"; else echo "$$p passed, $$f failed"; fi; \
+	[ $$f -eq 0 ]
 
 # One JSON line per case (tests/bench.c, -march=native), then the load times, the machine's
 # FMA peak (PEERS/peak.c) and, when torch imports, the PyTorch peer (PEERS/torch_neumf.py) on

@@ -1268,11 +1268,11 @@ static void test_real_movielens(void)
     char ml1m[1024], ml100k[1024], probe[1100];
     ncf_dataset d;
     FILE *f;
-    if (!*data_dir()) { printf("    skipped: NCF_DATA is not set (a folder with ml-1m-ncf/ and ml-100k/)\n"); return; }
+    if (!*data_dir()) { SKIP("NCF_DATA is not set (a folder with ml-1m-ncf/ and ml-100k/)"); return; }
     snprintf(ml1m, sizeof ml1m, "%s/ml-1m-ncf/ml-1m", data_dir());
     snprintf(ml100k, sizeof ml100k, "%s/ml-100k/u.data", data_dir());
     snprintf(probe, sizeof probe, "%s.train.rating", ml1m);
-    if (!(f = fopen(probe, "r"))) { printf("    skipped: %s not found\n", probe); return; }
+    if (!(f = fopen(probe, "r"))) { SKIP("%s not found", probe); return; }
     fclose(f);
     CHECK(ncf_load_dataset(&d, ml1m, NULL) == NCF_OK);
     printf("    ml-1m split: %d users, %d items, %lld positives, %d negatives per user\n", d.num_users, d.num_items,
@@ -5173,7 +5173,7 @@ static void test_serving_calls_start_no_team_unless_asked(void)
     ncf_set_threads(threads);
     ncf_model_free(m), ncf_dataset_free(&d);
 #else
-    printf("    no OpenMP: no call can start a team\n");
+    SKIP("no OpenMP in this build: no call can start a team");
 #endif
 }
 
@@ -5403,7 +5403,7 @@ static const test_case TESTS[] = {
 
 int main(int argc, char **argv)
 {
-    int i, passed = 0, failed = 0;
+    int i, passed = 0, failed = 0, skipped = 0;
     const char *only = NULL;
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--print-hash")) {
@@ -5438,13 +5438,16 @@ int main(int argc, char **argv)
         if (only && !strstr(TESTS[i].name, only)) continue;
         printf("%s\n", TESTS[i].name);
         fflush(stdout);
+        g_skipped = 0;
         TESTS[i].fn();
-        if (g_failed_checks == before) passed++, printf("  ok\n");
-        else failed++, printf("  FAILED\n");
+        if (g_failed_checks != before) failed++, printf("  FAILED\n");
+        else if (g_skipped) skipped++, printf("  skipped\n");
+        else passed++, printf("  ok\n");
         fflush(stdout);
     }
     files_in_dir(g_dir, "", 1);
     if (rmdir(g_dir) != 0) printf("could not remove %s\n", g_dir);
-    printf("%d passed, %d failed\n", passed, failed);
+    if (skipped) printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+    else printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

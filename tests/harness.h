@@ -74,18 +74,27 @@ static void test_free(void *p)
 #endif
 
 SHARED int g_failed_checks;
+SHARED int g_skipped; /* the running test could not run here (SKIP): counted apart, never a pass */
+
+#define SKIP(...)                                                                        \
+    do {                                                                                 \
+        printf("    skipped: ");                                                         \
+        printf(__VA_ARGS__);                                                             \
+        printf("\n");                                                                    \
+        g_skipped = 1;                                                                   \
+    } while (0)
 
 #define CHECK(cond)                                                                      \
     do {                                                                                 \
         if (!(cond)) {                                                                   \
-            printf("    check failed at tests.c:%d: %s\n", __LINE__, #cond);             \
+            printf("    check failed at %s:%d: %s\n", __FILE__, __LINE__, #cond);       \
             g_failed_checks++;                                                           \
         }                                                                                \
     } while (0)
 #define CHECKF(cond, ...)                                                                \
     do {                                                                                 \
         if (!(cond)) {                                                                   \
-            printf("    check failed at tests.c:%d: %s: ", __LINE__, #cond);             \
+            printf("    check failed at %s:%d: %s: ", __FILE__, __LINE__, #cond);       \
             printf(__VA_ARGS__);                                                         \
             printf("\n");                                                                \
             g_failed_checks++;                                                           \
