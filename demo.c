@@ -1143,6 +1143,7 @@ static int users_for_new_item(const ncf_model *m, const options *o, const ncf_re
         if (!taken[u]) taken[u] = 1, given[ng++] = u;
     }
     if (ok && !ng) fprintf(stderr, "demo: --item_for: no user given\n"), ok = 0;
+    fo.l2 = 0.0f; /* an item's measured choice (docs/serving.md); the rest as a user's */
     if (ok && ncf_fold_in_item(m, given, ng, &fo, row) != NCF_OK) fprintf(stderr, "demo: %s\n", ncf_error_text()), ok = 0;
     for (u0 = 0; ok && u0 < U; u0 += BLOCK) { /* the k best of the users not given, by insertion (ties: the lower) */
         int c = U - u0 < BLOCK ? U - u0 : BLOCK;
