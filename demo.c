@@ -62,6 +62,7 @@ typedef struct {
     const char *recommend_all, *recommend_for, *similar, *allow, *deny, *export_c;
     const char *recommend_file, *recommend_for_file; /* one id a line */
     const char *similar_users, *item_for;       /* a user id; a new item's users, comma-separated */
+    const char *export_embeddings;              /* PREFIX of the vectors' .npy and .csv files */
     int probabilities, data_given, keep_missing, patience, skip_held_out;
     int output;                 /* the answers' form: OUT_TEXT, OUT_CSV, OUT_JSON */
     long long syn_ratings;
@@ -159,7 +160,7 @@ typedef enum {
     F_NO_VALIDATION, F_PATIENCE, F_TUNE, F_SKIP_HELD_OUT, F_FULL_RANKING, F_FULL_USERS, F_HASH_PIPELINE, F_LOG, F_PLOT, F_RECOMMEND, F_RECOMMEND_K, F_TOPK, F_RECOMMEND_ALL,
     F_RECOMMEND_FOR, F_RECOMMEND_FILE, F_RECOMMEND_FOR_FILE,
     F_SIMILAR, F_SIMILAR_USERS, F_ITEM_FOR, F_ALLOW, F_DENY, F_PROBABILITIES, F_OUTPUT, F_SAVE, F_INT8, F_CHECKPOINT_EVERY, F_SAVE_BEST,
-    F_EXPORT_C, F_LOAD, F_KEEP_MISSING
+    F_EXPORT_C, F_EXPORT_EMBEDDINGS, F_LOAD, F_KEEP_MISSING
 } flag_id;
 
 typedef struct {
@@ -286,6 +287,9 @@ static const flag_def FLAGS[] = {
     {F_EXPORT_C, "--export_c", "FILE.h", "write the model (as --save would, without Adam state) as an 8-byte\n"
                                          "aligned C array for flash: ncf_model_open(&m, NAME, sizeof NAME), NAME\n"
                                          "the file's name; also from --load FILE alone"},
+    {F_EXPORT_EMBEDDINGS, "--export_embeddings", "PREFIX", "the users' and items' vectors for a vector index: PREFIX.users.npy,\n"
+                                                           "PREFIX.items.npy (float32) and .csv (id, then the values); their inner\n"
+                                                           "product ranks as MF and GMF score, exactly (docs/serving.md)"},
     {F_LOAD, "--load", "FILE", "start from a saved model (its config wins) and resume at its next epoch;\n"
                                "with --train_epochs 0 just evaluate it. Data with new users or items grows\n"
                                "the model (known ids keep their rows)"},
@@ -477,6 +481,7 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
     case F_CHECKPOINT_EVERY: INT_FLAG(1, 1000000, o->checkpoint_every);
     case F_SAVE_BEST: o->save_best = v; break;
     case F_EXPORT_C: o->export_c = v; break;
+    case F_EXPORT_EMBEDDINGS: o->export_embeddings = v; break;
     case F_LOAD: o->load = v; break;
     case F_KEEP_MISSING: o->keep_missing = 1; break;
     case F_SECTION:
@@ -949,6 +954,14 @@ static int item_indices(const ncf_model *m, const char *list, const char *file, 
 
 enum { OUT_TEXT = 0, OUT_CSV, OUT_JSON };
 
+/* Whether an id needs quotes as a CSV field: a comma, a quote, a line end, or a blank at
+   either end (which a reader may trim). */
+static int csv_needs_quotes(const char *s)
+{
+    size_t n = strlen(s);
+    return strpbrk(s, ",\"\r\n") || (n && (s[0] == ' ' || s[n - 1] == ' ' || s[0] == '\t' || s[n - 1] == '\t'));
+}
+
 /* s as a JSON string: quotes, backslashes and control bytes escaped; bytes that are not UTF-8
    pass as they are (JSON wants UTF-8: such ids are the file's, and stay its bytes). */
 static void json_string(const char *s)
@@ -967,11 +980,7 @@ static void json_string(const char *s)
    blank at either end. */
 static void csv_out(const char *s)
 {
-    size_t n = strlen(s);
-    if (!strpbrk(s, ",\"\r\n") && !(n && (s[0] == ' ' || s[n - 1] == ' ' || s[0] == '\t' || s[n - 1] == '\t'))) {
-        fputs(s, stdout);
-        return;
-    }
+    if (!csv_needs_quotes(s)) { fputs(s, stdout); return; }
     putchar('"');
     for (; *s; s++) {
         if (*s == '"') putchar('"');
@@ -1013,10 +1022,10 @@ static void print_items(const ncf_model *m, const int32_t *items, const float *s
     }
 }
 
-/* An id as a CSV field: quoted when it holds a comma, a quote or a line end. */
+/* An id as a CSV field, quoted where it needs to be. */
 static void csv_field(ncf_output *f, const char *s)
 {
-    if (!strpbrk(s, ",\"\r\n")) { ncf_output_write(f, s, strlen(s)); return; }
+    if (!csv_needs_quotes(s)) { ncf_output_write(f, s, strlen(s)); return; }
     ncf_output_write(f, "\"", 1);
     for (; *s; s++) {
         if (*s == '"') ncf_output_write(f, "\"", 1);
@@ -1299,6 +1308,78 @@ static int export_c(const ncf_model *m, const char *path, int int8)
     return 1;
 }
 
+/* Side 0's (users') or 1's (items') vector k for an inner-product index, D + 1 floats: the
+   users' GMF or MF factors and a 1; the items' factors weighted by the output layer (MF: by 1)
+   and their MF bias (or 0). So user . item = the logit less the output bias and the user's own
+   bias, which do not change a user's ranking: exact for MF and GMF, NeuMF's GMF half alone. An
+   MLP has no factors: the first layer's halves instead (a rough guide). */
+static void embedding(const ncf_model *m, int side, int k, float *row, float *v)
+{
+    int D = m->cfg.model == NCF_MLP ? m->cfg.layers[0] / 2 : m->cfg.mf_dim, d, F = m->cfg.model == NCF_MLP ? 0 : D;
+    (side ? ncf_item_row : ncf_user_row)(m, k, row);
+    for (d = 0; d < D; d++)
+        v[d] = row[d] * (side && F && m->cfg.model != NCF_MF && m->w_out ? m->w_out[d] : 1.0f);
+    v[D] = side ? row[ncf_user_row_size(m) - 1] : 1.0f;
+}
+
+/* PREFIX.users|items.npy (a float32 matrix, NumPy's format 1.0) and .csv (id,v0,...). */
+static int export_side(const ncf_model *m, const char *prefix, int side)
+{
+    int n = side ? m->cfg.num_items : m->cfg.num_users, C = (m->cfg.model == NCF_MLP ? m->cfg.layers[0] / 2 : m->cfg.mf_dim) + 1;
+    int k, d, ok = 1, hl;
+    char path[1100], head[128], id[NCF_MAX_ID_BYTES + 1];
+    float *row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(m)), *v = (float *)malloc(sizeof(float) * (size_t)C);
+    ncf_output *npy = NULL, *csv = NULL;
+    snprintf(path, sizeof path, "%s.%s.npy", prefix, side ? "items" : "users");
+    if (!row || !v || ncf_output_open(&npy, path) != NCF_OK) ok = 0;
+    snprintf(path, sizeof path, "%s.%s.csv", prefix, side ? "items" : "users");
+    if (ok && ncf_output_open(&csv, path) != NCF_OK) ok = 0;
+    if (ok) { /* the header, padded with blanks to 64 bytes in all, and its line end */
+        hl = snprintf(head, sizeof head, "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }", n, C);
+        while ((10 + hl + 1) % 64) head[hl++] = ' ';
+        head[hl++] = '\n';
+        ncf_output_write(npy, "\x93NUMPY\x01\x00", 8);
+        ncf_output_printf(npy, "%c%c", hl & 255, hl >> 8), ncf_output_write(npy, head, (size_t)hl);
+        ncf_output_printf(csv, "id");
+        for (d = 0; d < C; d++) ncf_output_printf(csv, ",v%d", d);
+        ncf_output_printf(csv, "\n");
+    }
+    for (k = 0; ok && k < n; k++) {
+        embedding(m, side, k, row, v);
+        for (d = 0; d < C; d++) { /* little-endian, whatever the host */
+            uint32_t x;
+            unsigned char b[4];
+            memcpy(&x, &v[d], 4);
+            b[0] = (unsigned char)x, b[1] = (unsigned char)(x >> 8), b[2] = (unsigned char)(x >> 16), b[3] = (unsigned char)(x >> 24);
+            ncf_output_write(npy, b, 4);
+        }
+        (side ? ncf_item_id : ncf_user_id)(m, k, id, sizeof id);
+        csv_field(csv, id);
+        for (d = 0; d < C; d++) ncf_output_printf(csv, ",%.9g", v[d]);
+        ncf_output_printf(csv, "\n");
+    }
+    if (ok && (ncf_output_commit(npy) != NCF_OK || (npy = NULL, ncf_output_commit(csv) != NCF_OK))) ok = 0, npy = csv = NULL;
+    else if (ok) npy = csv = NULL;
+    if (!ok) fprintf(stderr, "demo: --export_embeddings: %s\n", row && v ? ncf_error_text() : "out of memory");
+    if (npy) ncf_output_discard(npy);
+    if (csv) ncf_output_discard(csv);
+    free(row), free(v);
+    return ok;
+}
+
+/* --export_c and --export_embeddings, where asked. */
+static int write_exports(const ncf_model *m, const options *o)
+{
+    if (o->export_c && !export_c(m, o->export_c, o->int8)) return 0;
+    if (o->export_embeddings && !(export_side(m, o->export_embeddings, 0) && export_side(m, o->export_embeddings, 1)))
+        return 0;
+    if (o->export_embeddings)
+        printf("exported %s.users.npy, .items.npy and their .csv: %d users and %d items, %d values each\n",
+               o->export_embeddings, m->cfg.num_users, m->cfg.num_items,
+               (m->cfg.model == NCF_MLP ? m->cfg.layers[0] / 2 : m->cfg.mf_dim) + 1);
+    return 1;
+}
+
 /* --load FILE with serving flags and no data: the model file alone. */
 static int serve_file(const options *o)
 {
@@ -1309,7 +1390,7 @@ static int serve_file(const options *o)
     fprintf(o->output == OUT_TEXT ? stdout : stderr, "%s %s: %s, %d users, %d items, epoch %lld\n",
             serving(o) ? "serving" : "read", o->load, model_name(m->cfg.model), m->cfg.num_users, m->cfg.num_items,
             (long long)m->epoch);
-    ok = (!o->export_c || export_c(m, o->export_c, o->int8)) && (!serving(o) || serve(m, o, NULL));
+    ok = write_exports(m, o) && (!serving(o) || serve(m, o, NULL));
     ncf_model_free(m);
     return ok ? 0 : 1;
 }
@@ -1851,7 +1932,7 @@ static int finish(session *S)
     report_choice(S);
     if (o->save_best) printf("saved %s (epoch %d, the best)\n", o->save_best, S->best.epoch);
     if (!save_final(S)) return 0;
-    if (ON_ROOT && o->export_c && !export_c(S->model, o->export_c, o->int8)) return 0;
+    if (ON_ROOT && !write_exports(S->model, o)) return 0;
     if (ON_ROOT && serving(o) && !serve(S->model, o, S->path)) return 0;
     return 1;
 }
@@ -2013,7 +2094,7 @@ static int finish_tuned(const options *o, const ncf_model *m, const char *path)
         printf("saved %s: the tuned settings trained on training + validation (%lld epochs)\n", o->save,
                (long long)m->epoch);
     }
-    if (o->export_c && !export_c(m, o->export_c, o->int8)) return 0;
+    if (!write_exports(m, o)) return 0;
     if (serving(o) && !serve(m, o, path)) return 0;
     return 1;
 }
@@ -2101,7 +2182,7 @@ int main(int argc, char **argv)
     if (r > 0 && o.hash_pipeline) fprintf(stderr, "demo: --hash_pipeline needs one process (the batches are summed "
                                           "from the ranks)\n"), r = 0;
     if (r > 0 && o.tune) fprintf(stderr, "demo: --tune runs in one process (use demo)\n"), r = 0;
-    if (r > 0 && o.load && (serving(&o) || o.export_c) && !o.data_given) r = ON_ROOT ? serve_file(&o) : 0; /* rank 0 serves */
+    if (r > 0 && o.load && (serving(&o) || o.export_c || o.export_embeddings) && !o.data_given) r = ON_ROOT ? serve_file(&o) : 0; /* rank 0 serves */
     else r = r <= 0 ? (r < 0 ? 0 : 2) : run(&o);
     if (r != 0 && g_ranks > 1) MPI_Abort(MPI_COMM_WORLD, r);
     MPI_Finalize();
@@ -2113,7 +2194,7 @@ int main(int argc, char **argv)
     options o;
     int r = parse_args(argc, argv, &o);
     if (r <= 0) return r < 0 ? 0 : 2;
-    if (o.load && (serving(&o) || o.export_c) && !o.data_given) return serve_file(&o);
+    if (o.load && (serving(&o) || o.export_c || o.export_embeddings) && !o.data_given) return serve_file(&o);
     return run(&o);
 }
 #endif

@@ -234,6 +234,36 @@ titles() {
 }
 check "demo ids as written: quoted lists, blanks kept (or --trim_ids), id files, --output csv and json, similar users, a new item" titles
 
+# --export_embeddings: for MF and GMF, the inner product of a user's and an item's vectors is
+# the logit less what is the same for all of the user's items, so two items' inner products
+# differ as their logits do (read back from the CSV files, checked against --recommend)
+embeddings() {
+    awk 'BEGIN { print "user,item"; for (u = 1; u <= 80; u++) for (j = 0; j < 10; j++) print "u" u ",i" (u * 7 + j * j) % 50 }' \
+        > "$B/emb.csv" || return 1
+    for model in mf gmf; do
+        demo --data "$B/emb.csv" --model $model --num_factors 6 --learning_rate 0.01 --eval_negatives 10 --train_epochs 5 \
+            --save "$B/emb.ncf" > /dev/null &&
+            demo --load "$B/emb.ncf" --export_embeddings "$B/emb" > "$B/emb.log" &&
+            grep -q '^exported .*emb.users.npy, .items.npy and their .csv: 80 users and 50 items, 7 values each' "$B/emb.log" &&
+            [ "$(wc -c < "$B/emb.items.npy")" = $((128 + 50 * 7 * 4)) ] && [ "$(head -c 6 "$B/emb.items.npy" | tail -c 5)" = NUMPY ] &&
+            demo --load "$B/emb.ncf" --recommend u5 --recommend_k 5 --output json 2> /dev/null |
+            tr -d '\r' | sed 's/.*"items":\[//; s/\]}$//; s/},{/\n/g; s/[{}"]//g; s/id://g; s/score://g' > "$B/emb.top" &&
+            awk -F, -v answers="$B/emb.top" '
+                FILENAME ~ /users.csv$/ && $1 == "u5" { for (d = 2; d <= NF; d++) u[d] = $d; next }
+                FILENAME ~ /items.csv$/ && FNR > 1 { dot = 0; for (d = 2; d <= NF; d++) dot += u[d] * $d; ip[$1] = dot }
+                END {
+                    n = 0
+                    while ((getline line < answers) > 0) { split(line, f, ","); item[++n] = f[1]; z[n] = f[2] }
+                    if (n != 5) { print n " answers"; exit 1 }
+                    for (k = 2; k <= n; k++) {
+                        dz = z[1] - z[k]; dip = ip[item[1]] - ip[item[k]]
+                        if (dz - dip > 1e-5 || dip - dz > 1e-5) { print "rank " k ": logits differ by " dz ", inner products by " dip; exit 1 }
+                    }
+                }' "$B/emb.users.csv" "$B/emb.items.csv" || return 1
+    done
+}
+check "demo --export_embeddings: .npy and .csv whose inner products differ as MF's and GMF's logits" embeddings
+
 recommend_all() {
     demo --load "$B/books.ncf" --recommend_all "$B/all.csv" --recommend_k 2 --probabilities > /dev/null 2>&1 &&
         [ "$(head -n 1 "$B/all.csv")" = "user,rank,item,probability" ] && [ "$(wc -l < "$B/all.csv")" = 801 ]
