@@ -4849,7 +4849,7 @@ static int sw_by_id(void)
     static char ids[100 * (NCF_MAX_ID_BYTES + 1)];
     char user[32], item[2][32];
     const char *given[2] = {item[0], item[1]};
-    int32_t near[5];
+    int32_t close_by[5];
     ncf_rec_opts o = ncf_rec_opts_default();
     int n, rc;
     o.k = 100;
@@ -4859,8 +4859,8 @@ static int sw_by_id(void)
     o.k = 5;
     if ((rc = ncf_recommend_for_items(g_sw_model, given, 2, &o, NULL, ids + 5000, sizeof ids - 5000, NULL)) < 0) return rc;
     if ((rc = ncf_similar_to_id(g_sw_model, item[0], &o, ids + 9000, sizeof ids - 9000, NULL)) < 0) return rc;
-    if ((rc = ncf_similar_users(g_sw_model, 3, &o, near, NULL)) < 0) return rc;
-    n += near[0] << 8;
+    if ((rc = ncf_similar_users(g_sw_model, 3, &o, close_by, NULL)) < 0) return rc;
+    n += close_by[0] << 8;
     { /* an item folded in from users 1..4, scored for them */
         ncf_fold_opts fo = ncf_fold_opts_default();
         float row[64], z[4];
