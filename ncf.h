@@ -142,6 +142,12 @@
             ncf_dataset_add_ids frees nothing twice when an allocation fails
             ncf_load checks a pipe's magic on its first bytes
             ncf_predict_batch, the old name, stays one more version (it goes in 0.8)
+            API: NCF_HOLDOUT_RATIO, _TIME, _CUTOFF, ncf_load_opts.holdout_fraction, .holdout_cutoff: many
+            held-out items a user (ncf_dataset.test_ptr, test_items, val_ptr, val_items), validation by the
+            same rule inside training; ncf_load_report's counts of them and of users only held out
+            API: ncf_evaluate_at: the figures at up to 8 cut-offs from one ranking; ncf_metrics.recall,
+            .precision, .map (RecBole's definitions), .coverage, .popularity, .k
+            API: ncf_eval_opts.metric, ncf_metric_value: ncf_fit and ncf_tune choose on any figure
      0.6.1  API: ncf_model_open_verified, for a buffer the firmware verified (no CRC, no value scan)
             No thread-local storage by default on any bare-metal target (RISC-V too)
             The vector tile on WebAssembly only with SIMD (-msimd128)
@@ -315,6 +321,12 @@ typedef struct ncf_load_report {
     int users_every_item;       /* users dropped for rating every item kept (nothing to rank or draw) */
     int filter_rounds;          /* rounds of the filters (kcore: until neither drops anything) */
     double weight_min, weight_max; /* the positives' confidences (ncf_load_opts.weighting); 0, 0 without */
+    /* a split of many items per user (NCF_HOLDOUT_RATIO, _TIME, _CUTOFF): */
+    int64_t test_interactions, validation_interactions; /* positives held out for each */
+    int users_only_held_out;    /* users with held-out positives and none to train on: not evaluated */
+    int64_t only_held_out;      /* their held-out positives, left out of the test and validation sets */
+    int items_only_held_out;    /* items with held-out positives and none in training (kept, untrained) */
+    int64_t cutoff, validation_cutoff; /* a time split: the first timestamp held out for each */
     int64_t blank_edged_ids[2]; /* user, item text id fields with a blank at either end outside quotes:
                                    kept (or dropped with trim_ids) */
 } ncf_load_report;
@@ -339,7 +351,14 @@ typedef struct ncf_dataset {
     int32_t *recent_item;   /* [num_users] latest training item by timestamp, -1 when unknown;
                                NULL where the source has no timestamps (the paper split, synthetic) */
     int32_t *val_item;      /* [num_users] validation item, -1 when none; NULL without validation */
-    float *val_weight;      /* [num_users] its weight, where weight is set (else NULL) */
+    float *val_weight;      /* its weight, where weight is set (else NULL): [num_users] as val_item,
+                               or as val_items */
+    /* A split of many items per user (NCF_HOLDOUT_RATIO, _TIME, _CUTOFF): user u's test items are
+       test_items[test_ptr[u] .. test_ptr[u+1]), ascending, and its validation items val_items[
+       val_ptr[u] .. val_ptr[u+1]) (val_ptr NULL without validation); test_item[] is then all -1 and
+       val_item NULL. NULL for a split of one item per user. */
+    int64_t *test_ptr, *val_ptr;
+    int32_t *test_items, *val_items;
     int num_val_neg;        /* validation candidates per user besides its item */
     int32_t *val_neg;       /* [num_users*num_val_neg], rows of validation users valid */
     /* A shard (ncf_mpi_shard) holds the rows of users [user_lo, user_hi) only: items[] and
@@ -367,12 +386,20 @@ typedef enum {
     NCF_FORMAT_NCF       /* the paper's split: PREFIX.train.rating, .test.rating, .test.negative */
 } ncf_format;
 
-/* Which interaction of each user is its test item (validation follows the same rule). */
+/* Which interactions of each user are its test items (validation follows the same rule inside
+   training). The first four hold out one item per user, the NCF paper's protocol; the last three
+   many (ncf_dataset.test_ptr), as RecBole's and cornac's tables do, evaluated by full ranking. */
 enum {
     NCF_HOLDOUT_AUTO = 0, /* latest where the file has timestamps, else random */
     NCF_HOLDOUT_LATEST,   /* the latest by timestamp (ties, or no timestamps: the later line) */
     NCF_HOLDOUT_RANDOM,   /* one drawn by the seed */
-    NCF_HOLDOUT_NONE      /* none: train on everything (the model to ship; nothing to evaluate) */
+    NCF_HOLDOUT_NONE,     /* none: train on everything (the model to ship; nothing to evaluate) */
+    NCF_HOLDOUT_RATIO,    /* per user, round(holdout_fraction x its items), at least 1 and leaving 1:
+                             the latest by timestamp where the file has them, else drawn by the seed */
+    NCF_HOLDOUT_TIME,     /* a global time split: the last holdout_fraction of the log's positives by
+                             timestamp (all of the first timestamp held out) */
+    NCF_HOLDOUT_CUTOFF,   /* a global time split at holdout_cutoff: positives at or after it */
+    NCF_HOLDOUT_SAVED     /* (the report's) the split ncf_save_split wrote, read back */
 };
 /* header of ncf_load_opts */
 enum { NCF_HEADER_AUTO = 0, NCF_HEADER_YES = 1, NCF_HEADER_NO = 2 };
@@ -411,6 +438,8 @@ typedef struct ncf_load_opts {
        must drop them too. Either way report.blank_edged_ids counts such fields. Plain integer
        ids are numbers, read with any blanks around them. */
     int trim_ids;
+    float holdout_fraction; /* NCF_HOLDOUT_RATIO and _TIME: the share held out, in (0, 1) (0.2) */
+    int64_t holdout_cutoff; /* NCF_HOLDOUT_CUTOFF: the first timestamp held out for test */
 } ncf_load_opts;
 
 /* indices of ncf_load_opts.columns and ncf_load_report.columns */
@@ -458,6 +487,14 @@ NCFDEF int ncf_sample_eval_negatives(ncf_dataset *ds, int n, uint64_t seed);
    It is never trained on; choose epochs and hyperparameters on it (ncf_fit, or
    ncf_evaluate_with with NCF_EVAL_VALIDATION) and the test figures stay unseen. On failure the dataset is unchanged. */
 NCFDEF int ncf_hold_out_validation(ncf_dataset *ds, int n, uint64_t seed);
+#ifndef NCF_NO_STDIO
+/* Writes the split for another library to be scored on the same lines: PREFIX.train.tsv,
+   PREFIX.validation.tsv (with validation items) and PREFIX.test.tsv, a "user<TAB>item" line a
+   positive, ids as written (quoted where they hold a tab, a quote or a blank at either end).
+   ncf_load_dataset(PREFIX) reads them back as a split of many items a user, the same users,
+   items and positives (ranked in full). Weights are not written. Each file is replaced whole. */
+NCFDEF int ncf_save_split(const ncf_dataset *ds, const char *prefix);
+#endif
 NCFDEF void ncf_dataset_free(ncf_dataset *ds);
 
 /* ---- >>api-sampler: training examples -------------------------------------------------------- */
@@ -796,15 +833,31 @@ NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch,
 NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int64_t first,
                               int64_t count, ncf_progress_fn progress, void *user, double *mean_loss);
 
+/* Means over the users evaluated, as RecBole defines them, T_u the user's held-out items and
+   hit(j) whether its j-th ranked item (from 0) is one: HR@k (any hit in the top k), NDCG@k (DCG
+   of the hits, 1 / log2(j + 2) each, over the ideal DCG of min(|T_u|, k) hits), MRR (1 / the
+   rank of the best held-out item, over the whole ranking), Recall@k (hits / |T_u|), Precision@k
+   (hits / k), MAP@k (the sum of Precision@(j+1) over the hits in the top k, over min(|T_u|, k)).
+   A candidate that ties a held-out item's score ranks above it; a non-finite score ranks last. */
 typedef struct ncf_metrics {
-    double hr, ndcg;        /* means over evaluated users */
+    double hr, ndcg;
     int users;              /* users evaluated: with a held-out item (and in the sample, if any) */
-    double mrr;             /* mean reciprocal rank of the held-out item */
+    double mrr;
+    double recall, precision, map;
+    int k;                  /* the cut-off of the @k figures */
+    /* full ranking only (else 0): the share of the catalogue in some user's top k, and the mean
+       over users of the mean training positives of the items in their top k */
+    double coverage, popularity;
 } ncf_metrics;
 
 enum { NCF_EVAL_TEST = 0, NCF_EVAL_VALIDATION = 1 };
 /* full_ranking of ncf_evaluate: the sampled negatives, or every item the user has not rated */
 enum { NCF_SAMPLED = 0, NCF_FULL_RANKING = 1 };
+
+/* ncf_eval_opts.metric: the figure that chooses (the epoch, early stopping, the search) */
+enum { NCF_METRIC_HR = 0, NCF_METRIC_NDCG, NCF_METRIC_MRR, NCF_METRIC_RECALL, NCF_METRIC_PRECISION, NCF_METRIC_MAP };
+#define NCF_MAX_KS 8       /* cut-offs in one ncf_evaluate_at */
+#define NCF_MAX_K 10000    /* the largest cut-off */
 
 typedef struct ncf_eval_opts {
     int k;            /* HR@k and NDCG@k (10) */
@@ -814,12 +867,20 @@ typedef struct ncf_eval_opts {
     int max_users;    /* full ranking on a large catalogue: about this many users, a fixed
                          sample by the seed (0: every user) */
     uint64_t seed;
+    int metric;       /* NCF_METRIC_*: what ncf_fit and ncf_tune choose on, at k (HR) */
 } ncf_eval_opts;
 
 NCFDEF ncf_eval_opts ncf_eval_opts_default(void);
 /* HR, NDCG and MRR of the test or validation items. NCF_ERR_DATA when the dataset holds
    none out (NCF_HOLDOUT_NONE): there is nothing to evaluate. */
 NCFDEF int ncf_evaluate_with(ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *opts, ncf_metrics *out);
+/* The figures at each of ks[0..num_ks) (num_ks <= NCF_MAX_KS, each in 1..NCF_MAX_K; opts->k is
+   not read) from one ranking: out[j] at ks[j]. A split of many items per user is evaluated by
+   full ranking only. model NULL: the popularity baseline's (ncf_evaluate_popularity). */
+NCFDEF int ncf_evaluate_at(ncf_model *model, const ncf_dataset *data, const ncf_eval_opts *opts, const int *ks,
+                           int num_ks, ncf_metrics *out);
+/* The value of a figure (NCF_METRIC_*) in m. */
+NCFDEF double ncf_metric_value(const ncf_metrics *m, int metric);
 /* The same figures for the popularity baseline on the same candidates: items scored by their
    training positives. A model that does not beat it has learned nothing about the users. */
 NCFDEF int ncf_evaluate_popularity(const ncf_dataset *data, const ncf_eval_opts *opts, ncf_metrics *out);
@@ -1760,6 +1821,7 @@ NCFDEF ncf_load_opts ncf_load_opts_default(void)
     o.format = NCF_FORMAT_AUTO;
     o.min_rating = -HUGE_VALF;
     o.alpha = 1.0f;
+    o.holdout_fraction = 0.2f;
     return o;
 }
 
@@ -1771,6 +1833,7 @@ NCFDEF void ncf_dataset_free(ncf_dataset *ds)
     NCF_FREE(ds->train_user);
     NCF_FREE(ds->weight);
     NCF_FREE(ds->test_item);
+    NCF_FREE(ds->test_ptr), NCF_FREE(ds->test_items), NCF_FREE(ds->val_ptr), NCF_FREE(ds->val_items);
     NCF_FREE(ds->eval_neg);
     NCF_FREE(ds->raw_user);
     NCF_FREE(ds->raw_item);
@@ -1856,6 +1919,22 @@ static void ncf__fill_train_user(ncf_dataset *ds)
 
 /* The validation item of u, or -1. */
 static int32_t ncf__val_of(const ncf_dataset *ds, int u) { return ds->val_item ? ds->val_item[u] : -1; }
+
+/* u's held-out items for the target, ascending, *n of them: either split's. */
+static const int32_t *ncf__held_list(const ncf_dataset *d, int target, int u, int64_t *n)
+{
+    const int64_t *ptr = target == NCF_EVAL_VALIDATION ? d->val_ptr : d->test_ptr;
+    const int32_t *one = target == NCF_EVAL_VALIDATION ? d->val_item : d->test_item;
+    if (ptr) {
+        *n = ptr[u + 1] - ptr[u];
+        return (target == NCF_EVAL_VALIDATION ? d->val_items : d->test_items) + ptr[u];
+    }
+    *n = one && one[u] >= 0;
+    return *n ? one + u : NULL;
+}
+
+/* Whether the data has validation items (either split's). */
+static int ncf__has_val(const ncf_dataset *d) { return d->val_item || d->val_ptr; }
 
 /* The positives of the whole data, also for a shard. */
 static int64_t ncf__all_train(const ncf_dataset *ds) { return ds->total_train ? ds->total_train : ds->num_train; }
@@ -1987,6 +2066,7 @@ NCFDEF int ncf_sample_eval_negatives(ncf_dataset *ds, int n, uint64_t seed)
     if (!ds || !ds->user_ptr || n <= 0)
         return ncf__fail(NCF_ERR_ARG, "ncf_sample_eval_negatives: need a loaded dataset and n > 0");
     if (ds->total_train) return ncf__fail(NCF_ERR_ARG, "ncf_sample_eval_negatives: the dataset is a shard; draw them before ncf_mpi_shard");
+    if (ds->test_ptr) return ncf__fail(NCF_ERR_ARG, "ncf_sample_eval_negatives: a split of many items per user is ranked in full");
     if ((rc = ncf__negatives_possible(ds, ds->test_item, n, "eval")) != NCF_OK) return rc;
     neg = NCF__NEW(int32_t, (size_t)ds->num_users * (size_t)n);
     scratch = NCF__NEW(int64_t, (size_t)ncf_get_threads() * 2 * (size_t)n);
@@ -2012,6 +2092,9 @@ NCFDEF int ncf_hold_out_validation(ncf_dataset *ds, int n, uint64_t seed)
         return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: need a loaded dataset and n > 0");
     if (ds->total_train) return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: the dataset is a shard; hold out before ncf_mpi_shard");
     if (ds->val_item) return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: the dataset has a validation set already");
+    if (ds->test_ptr)
+        return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: a split of many items per user holds its validation "
+                         "items out as it loads (ncf_load_opts.validation)");
     val = NCF__NEW(int32_t, ds->num_users);
     neg = NCF__NEW(int32_t, (size_t)ds->num_users * (size_t)n);
     scratch = NCF__NEW(int64_t, (size_t)ncf_get_threads() * 2 * (size_t)n);
@@ -2122,6 +2205,9 @@ typedef struct {
     int weighting;           /* NCF_WEIGHT_* of the strength */
     double alpha;
     ncf_load_report *report; /* filled when not NULL */
+    int validation;          /* a split of many items: validation items too, by the same rule */
+    double fraction;         /* its share held out (NCF_HOLDOUT_RATIO, _TIME; validation's for _CUTOFF) */
+    int64_t cutoff;          /* NCF_HOLDOUT_CUTOFF's */
 } ncf__build_opts;
 
 /* The paper split's test lines: the latest, held out even when it is a user's only line. */
@@ -2265,6 +2351,159 @@ static int ncf__fill_weights(ncf_dataset *ds, const ncf__rec *rec, const int64_t
     return NCF_OK;
 }
 
+/* ---- a split of many items per user ---- */
+#define NCF__MANY(h) ((h) >= NCF_HOLDOUT_RATIO && (h) <= NCF_HOLDOUT_SAVED)
+enum { NCF__ROLE_TRAIN = 0, NCF__ROLE_VAL, NCF__ROLE_TEST }; /* a record's place, in this order */
+
+/* A ratio split's order of a user's records: the last are held out. By time (then line) where
+   the log has timestamps, else by a key the seed draws. */
+typedef struct { uint64_t key; int64_t time; uint32_t seq; int32_t at; } ncf__order;
+
+static int ncf__cmp_order(const void *a, const void *b)
+{
+    const ncf__order *x = (const ncf__order *)a, *y = (const ncf__order *)b;
+    if (x->key != y->key) return (x->key > y->key) - (x->key < y->key);
+    if (x->time != y->time) return (x->time > y->time) - (x->time < y->time);
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* How many of k records a ratio holds out: round(f k), at least 1, leaving 1 (none of k < 2). */
+static int64_t ncf__ratio_count(int64_t k, double f)
+{
+    int64_t m = (int64_t)floor(f * (double)k + 0.5);
+    return k < 2 ? 0 : m < 1 ? 1 : m > k - 1 ? k - 1 : m;
+}
+
+/* The ratio split's roles of one user's k records (sorted by item), into role[]. */
+static void ncf__ratio_roles(const ncf__rec *r, int64_t k, int u, const ncf__build_opts *bo, int timed, ncf__order *o,
+                             uint8_t *role)
+{
+    int64_t i, m = ncf__ratio_count(k, bo->fraction), v = bo->validation ? ncf__ratio_count(k - m, bo->fraction) : 0;
+    for (i = 0; i < k; i++) {
+        o[i].key = timed ? 0 : ncf__hash3(bo->seed ^ NCF__TAG_HOLDOUT, (uint64_t)u, (uint64_t)r[i].item);
+        o[i].time = r[i].time, o[i].seq = r[i].seq, o[i].at = (int32_t)i;
+        role[i] = NCF__ROLE_TRAIN;
+    }
+    ncf__sort(o, (size_t)k, sizeof *o, ncf__cmp_order);
+    for (i = k - m; i < k; i++) role[o[i].at] = NCF__ROLE_TEST;
+    for (i = k - m - v; i < k - m; i++) role[o[i].at] = NCF__ROLE_VAL;
+}
+
+/* A time split's first held-out timestamps: test's (the cut-off, or the one a fraction of the
+   records from the end) and validation's (a fraction of the records before test's from their end;
+   INT64_MAX: none). times: the records' times, scratch of n. */
+static void ncf__time_cutoffs(uint64_t *times, uint64_t *tmp, int64_t n, const ncf__build_opts *bo, int64_t *test,
+                              int64_t *val)
+{
+    int64_t before = 0, j;
+    for (j = 0; j < n; j++) times[j] ^= (uint64_t)1 << 63; /* (signed order as unsigned) */
+    ncf__radix_sort(times, tmp, (size_t)n, 0);
+    for (j = 0; j < n; j++) times[j] ^= (uint64_t)1 << 63;
+    if (bo->holdout == NCF_HOLDOUT_CUTOFF) *test = bo->cutoff;
+    else {
+        j = (int64_t)floor((1 - bo->fraction) * (double)n);
+        *test = (int64_t)times[j < n ? j : n - 1];
+    }
+    while (before < n && (int64_t)times[before] < *test) before++;
+    j = (int64_t)floor((1 - bo->fraction) * (double)before);
+    *val = bo->validation && before > 0 ? (int64_t)times[j < before ? j : before - 1] : INT64_MAX;
+}
+
+/* Holds out many records per user (NCF_HOLDOUT_RATIO, _TIME, _CUTOFF; _SAVED: a record's time
+   is its role): each user's k[u] records at rec + start[u] are put in the order training,
+   validation, test (each ascending by item), k[u] becoming its training count and nv[u], nt[u]
+   the others'. A user left with validation records but none to train on trains on them; one
+   left with test records only keeps them, counted, and is not evaluated. */
+static int ncf__hold_out_many(ncf__rec *rec, const int64_t *start, int64_t *k, int64_t *nv, int64_t *nt, int U, int I,
+                              int timed, const ncf__build_opts *bo, ncf_load_report *rep)
+{
+    int64_t most = 1, total = 0, j, tcut = 0, vcut = INT64_MAX;
+    ncf__order *o = NULL;
+    ncf__rec *tmp = NULL;
+    uint8_t *role = NULL, *trained = NULL, *held = NULL;
+    uint64_t *times = NULL, *scratch = NULL;
+    int u, i, rc = NCF_OK;
+    if (bo->holdout != NCF_HOLDOUT_RATIO && !timed)
+        return ncf__fail(NCF_ERR_ARG, "a time split needs a timestamp column, and the log has none");
+    if (bo->holdout == NCF_HOLDOUT_SAVED) tcut = NCF__ROLE_TEST, vcut = NCF__ROLE_VAL; /* (a line's time is its role) */
+    for (u = 0; u < U; u++) total += k[u], most = k[u] > most ? k[u] : most;
+    o = NCF__NEW(ncf__order, most), tmp = NCF__NEW(ncf__rec, most), role = NCF__NEW(uint8_t, most);
+    trained = NCF__ZNEW(uint8_t, I ? I : 1), held = NCF__ZNEW(uint8_t, I ? I : 1);
+    if (bo->holdout == NCF_HOLDOUT_TIME || bo->holdout == NCF_HOLDOUT_CUTOFF)
+        times = NCF__NEW(uint64_t, total ? total : 1), scratch = NCF__NEW(uint64_t, total ? total : 1);
+    if (!o || !tmp || !role || !trained || !held || ((bo->holdout == NCF_HOLDOUT_TIME || bo->holdout == NCF_HOLDOUT_CUTOFF) &&
+                                                     (!times || !scratch))) {
+        rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for a split of %lld positives", (long long)total);
+        goto done;
+    }
+    if (times) {
+        for (u = 0, j = 0; u < U; u++)
+            for (i = 0; i < k[u]; i++) times[j++] = (uint64_t)rec[start[u] + i].time;
+        if (total) ncf__time_cutoffs(times, scratch, total, bo, &tcut, &vcut);
+        rep->cutoff = tcut, rep->validation_cutoff = vcut == INT64_MAX ? 0 : vcut;
+    }
+    for (u = 0; u < U; u++) {
+        ncf__rec *r = rec + start[u];
+        int64_t c[3] = {0, 0, 0}, at[3];
+        int g;
+        if (bo->holdout == NCF_HOLDOUT_RATIO) ncf__ratio_roles(r, k[u], u, bo, timed, o, role);
+        else
+            for (i = 0; i < k[u]; i++)
+                role[i] = r[i].time >= tcut ? NCF__ROLE_TEST : r[i].time >= vcut ? NCF__ROLE_VAL : NCF__ROLE_TRAIN;
+        for (i = 0; i < k[u]; i++) c[role[i]]++;
+        if (!c[NCF__ROLE_TRAIN] && c[NCF__ROLE_VAL]) /* (a user to evaluate has something to train on) */
+            for (i = 0; i < k[u]; i++)
+                if (role[i] == NCF__ROLE_VAL) role[i] = NCF__ROLE_TRAIN;
+        if (!c[NCF__ROLE_TRAIN] && c[NCF__ROLE_VAL]) c[NCF__ROLE_TRAIN] = c[NCF__ROLE_VAL], c[NCF__ROLE_VAL] = 0;
+        if (!c[NCF__ROLE_TRAIN] && c[NCF__ROLE_TEST]) /* (kept in the split, not evaluated) */
+            rep->users_only_held_out++, rep->only_held_out += c[NCF__ROLE_TEST];
+        for (g = 0, j = 0; g < 3; g++) at[g] = j, j += c[g];
+        for (i = 0; i < k[u]; i++) { /* a stable partition by role */
+            tmp[at[role[i]]++] = r[i];
+            if (role[i] == NCF__ROLE_TRAIN) trained[r[i].item] = 1;
+            else held[r[i].item] = 1;
+        }
+        memcpy(r, tmp, sizeof *r * (size_t)k[u]);
+        k[u] = c[NCF__ROLE_TRAIN], nv[u] = c[NCF__ROLE_VAL], nt[u] = c[NCF__ROLE_TEST];
+        rep->validation_interactions += nv[u], rep->test_interactions += nt[u];
+    }
+    for (i = 0; i < I; i++) rep->items_only_held_out += held[i] && !trained[i];
+done:
+    NCF_FREE(o), NCF_FREE(tmp), NCF_FREE(role), NCF_FREE(trained), NCF_FREE(held), NCF_FREE(times), NCF_FREE(scratch);
+    return rc;
+}
+
+/* The held-out lists of a many-item split from the records ncf__hold_out_many ordered. */
+static int ncf__fill_many(ncf_dataset *ds, const ncf__rec *rec, const int64_t *start, const int64_t *nv,
+                          const int64_t *nt, const double *gs, const ncf__build_opts *bo)
+{
+    int64_t tv = 0, tt = 0, i, tr;
+    int u;
+    for (u = 0; u < ds->num_users; u++) tv += nv[u], tt += nt[u], ds->test_item[u] = -1;
+    ds->test_ptr = NCF__NEW(int64_t, (size_t)ds->num_users + 1), ds->test_items = NCF__NEW(int32_t, tt ? tt : 1);
+    if (bo->validation) {
+        ds->val_ptr = NCF__NEW(int64_t, (size_t)ds->num_users + 1), ds->val_items = NCF__NEW(int32_t, tv ? tv : 1);
+        if (gs) ds->val_weight = NCF__NEW(float, tv ? tv : 1);
+    }
+    if (!ds->test_ptr || !ds->test_items || (bo->validation && (!ds->val_ptr || !ds->val_items || (gs && !ds->val_weight))))
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld held-out positives", (long long)(tv + tt));
+    ds->test_ptr[0] = 0;
+    if (ds->val_ptr) ds->val_ptr[0] = 0;
+    for (u = 0; u < ds->num_users; u++) {
+        const ncf__rec *r = rec + start[u];
+        tr = ds->user_ptr[u + 1] - ds->user_ptr[u];
+        for (i = 0; i < nt[u]; i++) ds->test_items[ds->test_ptr[u] + i] = r[tr + nv[u] + i].item;
+        ds->test_ptr[u + 1] = ds->test_ptr[u] + nt[u];
+        if (!ds->val_ptr) continue;
+        for (i = 0; i < nv[u]; i++) {
+            ds->val_items[ds->val_ptr[u] + i] = r[tr + i].item;
+            if (gs) ds->val_weight[ds->val_ptr[u] + i] = (float)ncf__confidence(gs[start[u] + r[tr + i].seq], bo->weighting, bo->alpha);
+        }
+        ds->val_ptr[u + 1] = ds->val_ptr[u] + nv[u];
+    }
+    return NCF_OK;
+}
+
 /* The whole preprocessing after parsing: ids remapped in ascending raw order (as TF's NCF
    does), positives only, users under min_ratings dropped, duplicates merged (the later line
    wins; their strengths add), one item per user held out. */
@@ -2272,7 +2511,8 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
                       const ncf__build_opts *bo)
 {
     int32_t *du = NULL, *di = NULL, *test = NULL, *recent = NULL, *map_u = NULL, *map_i = NULL;
-    int64_t *start = NULL, *fill = NULL, *kept = NULL, *raw_u = NULL, *raw_i = NULL, *cnt = NULL;
+    int64_t *start = NULL, *fill = NULL, *kept = NULL, *raw_u = NULL, *raw_i = NULL, *cnt = NULL, *nv = NULL, *nt = NULL;
+    int many = NCF__MANY(bo->holdout);
     double *gs = NULL; /* each grouped record's strength, with a weighting */
     uint8_t *keep_u = NULL, *keep_i = NULL, *any_i = NULL;
     const uint8_t *pos = bo->positive;
@@ -2370,7 +2610,7 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
             } else r[k++] = r[i];
         }
         dups += c - k;
-        held = ncf__pick_held(r, k, bo->holdout, bo->seed, u);
+        held = ncf__pick_held(r, k, many ? NCF_HOLDOUT_NONE : bo->holdout, bo->seed, u);
         if (held >= 0) {
             test[u] = r[held].item;
             memmove(r + held, r + held + 1, sizeof *r * (size_t)(k - held - 1));
@@ -2386,6 +2626,11 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
     }
     rep.duplicates = dups;
     rep.holdout = bo->holdout == NCF__HOLDOUT_SPLIT ? NCF_HOLDOUT_LATEST : bo->holdout;
+    if (many) {
+        nv = NCF__ZNEW(int64_t, (size_t)U + 1), nt = NCF__ZNEW(int64_t, (size_t)U + 1);
+        if (!nv || !nt) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory"); goto done; }
+        if ((rc = ncf__hold_out_many(rec, start, kept, nv, nt, U, I, times != NULL, bo, &rep)) != NCF_OK) goto done;
+    }
 
     ds->num_users = U;
     ds->num_items = I;
@@ -2403,7 +2648,8 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
     for (u = 0; u < U; u++) ds->raw_user[u] = raw_u ? raw_u[u] : u;
     for (u = 0; u < I; u++) ds->raw_item[u] = raw_i ? raw_i[u] : u;
     ncf__fill_train_user(ds);
-    if ((rc = ncf__fill_weights(ds, rec, start, gs, bo, &rep)) != NCF_OK) {
+    if ((rc = ncf__fill_weights(ds, rec, start, gs, bo, &rep)) != NCF_OK ||
+        (many && (rc = ncf__fill_many(ds, rec, start, nv, nt, gs, bo)) != NCF_OK)) {
         ncf_dataset_free(ds);
         goto done;
     }
@@ -2419,6 +2665,7 @@ done:
     NCF_FREE(du); NCF_FREE(di); NCF_FREE(start); NCF_FREE(fill); NCF_FREE(kept); NCF_FREE(cnt);
     NCF_FREE(keep_u); NCF_FREE(keep_i); NCF_FREE(any_i); NCF_FREE(map_u); NCF_FREE(map_i);
     NCF_FREE(test); NCF_FREE(recent); NCF_FREE(rec); NCF_FREE(gs); NCF_FREE(raw_u); NCF_FREE(raw_i);
+    NCF_FREE(nv); NCF_FREE(nt);
     return rc;
 }
 
@@ -3255,7 +3502,11 @@ static int ncf__dialect_of(const char *name, const ncf_load_opts *o, ncf__dialec
         strcpy(D->sep, o->sep);
         if (D->sep[0] == ' ') D->sep[1] = 0; /* blanks */
     }
-    if (o->holdout < NCF_HOLDOUT_AUTO || o->holdout > NCF_HOLDOUT_NONE || o->header < 0 || o->header > NCF_HEADER_NO ||
+    if (NCF__MANY(o->holdout) && (o->holdout != NCF_HOLDOUT_CUTOFF || o->validation) &&
+        !(o->holdout_fraction > 0 && o->holdout_fraction < 1))
+        return ncf__fail(NCF_ERR_ARG, "%s: holdout_fraction %g: a ratio or time split (or a cut-off's validation) "
+                         "needs a share in (0, 1)", name, (double)o->holdout_fraction);
+    if (o->holdout < NCF_HOLDOUT_AUTO || o->holdout > NCF_HOLDOUT_SAVED || o->header < 0 || o->header > NCF_HEADER_NO ||
         o->min_ratings < 0 || o->eval_negatives < 0 || o->min_rating != o->min_rating || o->min_item_ratings < 0 ||
         (o->kcore != 0 && o->kcore != 1) || o->weighting < NCF_WEIGHT_NONE || o->weighting > NCF_WEIGHT_LOG ||
         (o->trim_ids != 0 && o->trim_ids != 1))
@@ -3321,6 +3572,7 @@ static int ncf__build_log(ncf_dataset *ds, const char *name, const ncf_load_opts
     bo.min_item_ratings = o->min_item_ratings, bo.kcore = o->kcore;
     bo.strength = P->tr.str, bo.weighting = o->weighting, bo.alpha = o->alpha;
     bo.holdout = o->holdout != NCF_HOLDOUT_AUTO ? o->holdout : D->col[3] >= 0 ? NCF_HOLDOUT_LATEST : NCF_HOLDOUT_RANDOM;
+    bo.validation = o->validation, bo.fraction = o->holdout_fraction, bo.cutoff = o->holdout_cutoff;
     P->rep.text_ids[0] = D->text[0], P->rep.text_ids[1] = D->text[1];
     P->rep.blank_edged_ids[0] = D->edged[0], P->rep.blank_edged_ids[1] = D->edged[1];
     if ((rc = ncf__build(ds, P->tr.u, P->tr.i, D->col[3] >= 0 ? P->tr.t : NULL, P->tr.n, &bo)) != NCF_OK) {
@@ -3340,7 +3592,7 @@ done:
 static int ncf__log_negatives(ncf_dataset *ds, const char *name, const ncf_load_opts *o)
 {
     int rc;
-    if (ds->report.holdout == NCF_HOLDOUT_NONE) return NCF_OK;
+    if (ds->report.holdout == NCF_HOLDOUT_NONE || ds->test_ptr) return NCF_OK; /* (many items: full ranking) */
     rc = ncf_sample_eval_negatives(ds, o->eval_negatives ? o->eval_negatives : 99, o->seed);
     if (rc != NCF_OK) {
         rc = ncf__prefix_error(rc, name);
@@ -3353,7 +3605,7 @@ static int ncf__log_negatives(ncf_dataset *ds, const char *name, const ncf_load_
 static int ncf__load_validation(ncf_dataset *ds, const char *name, const ncf_load_opts *o)
 {
     int rc;
-    if (!o->validation) return NCF_OK;
+    if (!o->validation || ds->test_ptr) return NCF_OK; /* (a many-item split held it out as it built) */
     if (ds->report.holdout == NCF_HOLDOUT_NONE)
         rc = ncf__fail(NCF_ERR_ARG, "validation needs a hold-out (holdout none trains on everything)");
     else
@@ -3729,6 +3981,122 @@ static const char *ncf__split_prefix(const char *path, char *prefix, size_t size
     return ncf__file_exists(probe) ? prefix : NULL;
 }
 
+/* ---- a split saved for others, and read back ---- */
+static const char *const ncf__saved_suffix[3] = {".train.tsv", ".validation.tsv", ".test.tsv"};
+
+/* Id k of one side as a TSV field: quoted where it holds a tab, a quote or a blank at either
+   end (a text id that would read back otherwise). */
+static int ncf__write_id(ncf_output *out, const ncf_dataset *d, int side, int k)
+{
+    char id[NCF_MAX_ID_BYTES + 1];
+    ncf__ids t = ncf__dataset_ids(d, side);
+    int n, q;
+    if ((n = ncf__ids_name(&t, k, id, sizeof id)) < 0) return ncf__fail(NCF_ERR_ARG, "ncf_save_split: no id for %d", k);
+    if (strpbrk(id, "\r\n"))
+        return ncf__fail(NCF_ERR_DATA, "ncf_save_split: the %s id '%s' holds a line end", side ? "item" : "user",
+                         ncf__shown(id, id + n));
+    if (!strpbrk(id, "\t\"") && id[0] != ' ' && id[n - 1] != ' ') return ncf_output_write(out, id, (size_t)n);
+    if (ncf_output_write(out, "\"", 1) != NCF_OK) return NCF_ERR_IO;
+    for (q = 0; q < n; q++)
+        if (ncf_output_write(out, id + q, 1) != NCF_OK || (id[q] == '"' && ncf_output_write(out, "\"", 1) != NCF_OK))
+            return NCF_ERR_IO;
+    return ncf_output_write(out, "\"", 1);
+}
+
+/* One of the split's files: each user's items of a part (0 training, 1 validation, 2 test). */
+static int ncf__write_part(ncf_output *out, const ncf_dataset *d, int part)
+{
+    int u, rc = NCF_OK;
+    for (u = 0; u < d->num_users && rc == NCF_OK; u++) {
+        int64_t n, j;
+        const int32_t *it = part == 0 ? d->items + d->user_ptr[u]
+                                      : ncf__held_list(d, part == 1 ? NCF_EVAL_VALIDATION : NCF_EVAL_TEST, u, &n);
+        if (part == 0) n = d->user_ptr[u + 1] - d->user_ptr[u];
+        for (j = 0; j < n && rc == NCF_OK; j++)
+            if ((rc = ncf__write_id(out, d, 0, u)) == NCF_OK && (rc = ncf_output_write(out, "\t", 1)) == NCF_OK &&
+                (rc = ncf__write_id(out, d, 1, it[j])) == NCF_OK)
+                rc = ncf_output_write(out, "\n", 1);
+    }
+    return rc;
+}
+
+NCFDEF int ncf_save_split(const ncf_dataset *d, const char *prefix)
+{
+    ncf_output *out[3] = {NULL, NULL, NULL};
+    char path[4200];
+    int part, rc = NCF_OK;
+    if (!d || !d->user_ptr || !prefix) return ncf__fail(NCF_ERR_ARG, "ncf_save_split: need a loaded dataset and a prefix");
+    if (d->total_train) return ncf__fail(NCF_ERR_ARG, "ncf_save_split: the dataset is a shard");
+    if (strlen(prefix) + 16 > sizeof path) return ncf__fail(NCF_ERR_ARG, "%s: path too long", prefix);
+    for (part = 0; part < 3 && rc == NCF_OK; part++) { /* every file written before any replaces its path */
+        if (part == 1 && !ncf__has_val(d)) continue;
+        snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[part]);
+        if ((rc = ncf_output_open(&out[part], path)) == NCF_OK) rc = ncf__write_part(out[part], d, part);
+    }
+    for (part = 0; part < 3; part++) {
+        if (!out[part]) continue;
+        if (rc == NCF_OK) rc = ncf_output_commit(out[part]);
+        else ncf_output_discard(out[part]);
+    }
+    return rc;
+}
+
+/* The saved split's prefix when path names one (PREFIX, or one of its files), else NULL. */
+static const char *ncf__saved_prefix(const char *path, char *prefix, size_t size)
+{
+    char probe[4216];
+    int k;
+    if (strlen(path) >= size) return NULL;
+    strcpy(prefix, path);
+    for (k = 0; k < 3; k++)
+        if (ncf__ends_with(prefix, ncf__saved_suffix[k])) {
+            prefix[strlen(prefix) - strlen(ncf__saved_suffix[k])] = 0;
+            return prefix;
+        }
+    snprintf(probe, sizeof probe, "%s.train.tsv", path);
+    return ncf__file_exists(probe) ? prefix : NULL;
+}
+
+/* A saved split read back: its files joined in memory, each line given its part as a third
+   field (a timestamp the build takes as the part), then built as one log. */
+static int ncf__load_saved(ncf_dataset *ds, const char *prefix, const ncf_load_opts *given)
+{
+    ncf_load_opts o = *given;
+    char path[4216], *joined = NULL, *buf[3] = {NULL, NULL, NULL};
+    size_t len[3] = {0, 0, 0}, total = 0, j, at = 0;
+    int part, rc = NCF_OK;
+    ncf__parsed P;
+    for (part = 0; part < 3 && rc == NCF_OK; part++) {
+        snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[part]);
+        if (part == 1 && !ncf__file_exists(path)) continue;
+        if ((rc = ncf__read_file(path, &buf[part], &len[part], NULL)) == NCF_OK) total += 4 * len[part] + 4;
+    }
+    if (rc == NCF_OK && !(joined = NCF__NEW(char, total ? total : 1))) rc = ncf__fail(NCF_ERR_NOMEM, "out of memory");
+    for (part = 0; part < 3 && rc == NCF_OK; part++) /* (3 bytes added a line of at least 1) */
+        for (j = 0; j < len[part];) {
+            size_t e = j;
+            while (e < len[part] && buf[part][e] != '\n' && buf[part][e] != '\r') e++;
+            if (e > j) {
+                memcpy(joined + at, buf[part] + j, e - j), at += e - j;
+                joined[at++] = '\t', joined[at++] = (char)('0' + part), joined[at++] = '\n';
+            }
+            for (j = e; j < len[part] && (buf[part][j] == '\n' || buf[part][j] == '\r'); j++) {}
+        }
+    for (part = 0; part < 3; part++) NCF_FREE(buf[part]);
+    if (rc != NCF_OK) { NCF_FREE(joined); return rc; }
+    o.sep = "\t", o.header = NCF_HEADER_NO, o.holdout = NCF_HOLDOUT_SAVED, o.min_rating = -HUGE_VALF;
+    o.columns[NCF_COL_USER] = "1", o.columns[NCF_COL_ITEM] = "2", o.columns[NCF_COL_RATING] = "";
+    o.columns[NCF_COL_TIME] = "3", o.columns[NCF_COL_STRENGTH] = NULL, o.weighting = NCF_WEIGHT_NONE;
+    rc = ncf__parse_log(prefix, joined, at, &o, &P);
+    NCF_FREE(joined);
+    if (rc == NCF_OK) {
+        snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[1]);
+        o.validation = ncf__file_exists(path);
+        rc = ncf__build_log(ds, prefix, &o, &P);
+    }
+    return rc;
+}
+
 NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_opts *opts)
 {
     ncf_load_opts o = opts ? *opts : ncf_load_opts_default();
@@ -3739,9 +4107,16 @@ NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_op
     if (!ds || !path) return ncf__fail(NCF_ERR_ARG, "ncf_load_dataset: NULL dataset or path");
     memset(ds, 0, sizeof *ds);
     if (strlen(path) >= sizeof prefix) return ncf__fail(NCF_ERR_ARG, "%s: path too long", path);
+    if (o.format == NCF_FORMAT_AUTO && ncf__saved_prefix(path, prefix, sizeof prefix)) {
+        if (NCF__MANY(o.holdout) || o.weighting != NCF_WEIGHT_NONE)
+            return ncf__fail(NCF_ERR_ARG, "%s: a saved split holds out its own items, unweighted", prefix);
+        return ncf__load_saved(ds, prefix, &o);
+    }
     if (o.format == NCF_FORMAT_NCF || (o.format == NCF_FORMAT_AUTO && ncf__split_prefix(path, prefix, sizeof prefix))) {
         if (!ncf__split_prefix(path, prefix, sizeof prefix)) strcpy(prefix, path);
         if (o.eval_negatives < 0) return ncf__fail(NCF_ERR_ARG, "ncf_load_dataset: negative eval_negatives");
+        if (NCF__MANY(o.holdout))
+            return ncf__fail(NCF_ERR_ARG, "%s: the paper split holds out its own test items (holdout %d)", prefix, o.holdout);
         if (o.weighting != NCF_WEIGHT_NONE) /* (its positives are the paper's: every rating counts 1) */
             return ncf__fail(NCF_ERR_ARG, "%s: the paper split is read unweighted; weigh a delimited log", prefix);
         rc = ncf__load_ncf(ds, prefix, o.eval_negatives, o.seed, o.holdout);
@@ -5921,11 +6296,21 @@ NCFDEF ncf_eval_opts ncf_eval_opts_default(void)
     return o;
 }
 
-/* The held-out item of u for the target, or -1. */
+/* The held-out item of u for the target, or -1 (one item per user). */
 static int32_t ncf__held_item(const ncf_dataset *d, int target, int u)
 {
     return target == NCF_EVAL_VALIDATION ? ncf__val_of(d, u) : d->test_item[u];
 }
+
+/* Whether u is evaluated for the target: it has held-out items, and (a split of many items a
+   user) training ones. */
+static int ncf__evaluated(const ncf_dataset *d, int target, int u)
+{
+    int64_t n;
+    ncf__held_list(d, target, u, &n);
+    return n > 0 && (!d->test_ptr || d->user_ptr[u + 1] > d->user_ptr[u]);
+}
+
 
 /* The same, and then the item full ranking skips besides the training ones (the test's skips
    the validation item, rated; the validation's skips nothing: whatever chooses on it never
@@ -5977,8 +6362,11 @@ static int ncf__eval_args(const ncf_model *m, const ncf_dataset *data, const ncf
     if (!ncf__ids_match(m, data)) return NCF_ERR_ARG;
     if (data->report.holdout == NCF_HOLDOUT_NONE)
         return ncf__fail(NCF_ERR_DATA, "ncf_evaluate: nothing to evaluate: the dataset holds no item out (holdout none)");
-    if (o->target == NCF_EVAL_VALIDATION && !data->val_item)
+    if (o->target == NCF_EVAL_VALIDATION && !ncf__has_val(data))
         return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: the dataset has no validation set (ncf_hold_out_validation)");
+    if (data->test_ptr && !o->full_ranking)
+        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: a split of many items per user is evaluated by full ranking "
+                         "(ncf_eval_opts.full_ranking): it has no sampled negatives");
     nneg = o->target == NCF_EVAL_VALIDATION ? data->num_val_neg : data->num_eval_neg;
     if (!o->full_ranking && nneg <= 0)
         return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: the dataset has no eval negatives (sample some, or rank all items)");
@@ -5990,7 +6378,7 @@ static int64_t ncf__eval_held(const ncf_dataset *d, int target, int u0, int u1)
 {
     int64_t held = 0;
     int u;
-    for (u = u0; u < u1; u++) held += ncf__held_item(d, target, u) >= 0;
+    for (u = u0; u < u1; u++) held += ncf__evaluated(d, target, u);
     return held;
 }
 
@@ -6029,6 +6417,7 @@ static int ncf__sampled_user(const ncf_eval_opts *o, double share, int u)
     return share >= 1 || ncf__unit(ncf__hash3(o->seed ^ NCF__TAG_FULL, (uint64_t)u, 0)) < share;
 }
 
+#ifdef NCF_MPI /* (ranks of one held-out item, gathered over the ranks) */
 /* rank[u - u0] for users [u0, u1): how many candidates score at least as high as the held-out
    item, or one of the two marks above. */
 static int ncf__eval_ranks(ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *o, double share, int u0,
@@ -6079,74 +6468,324 @@ static int ncf__eval_ranks(ncf_model *m, const ncf_dataset *data, const ncf_eval
 /* HR@k, NDCG@k and MRR from the users' ranks, summed in user order. */
 static void ncf__metrics_of(const int64_t *rank, int n, int k, ncf_metrics *out)
 {
-    double hsum = 0, nsum = 0, rsum = 0;
+    double hsum = 0, nsum = 0, rsum = 0, asum = 0;
     int u, users = 0;
     for (u = 0; u < n; u++) {
         if (rank[u] == NCF__UNSCORED) continue;
         users++;
         if (rank[u] < 0) continue;
         rsum += 1.0 / (double)(rank[u] + 1);
-        if (rank[u] < k) hsum += 1.0, nsum += log(2.0) / log((double)rank[u] + 2.0);
+        if (rank[u] < k) hsum += 1.0, nsum += log(2.0) / log((double)rank[u] + 2.0), asum += 1.0 / (double)(rank[u] + 1);
     }
-    out->users = users;
+    memset(out, 0, sizeof *out);
+    out->users = users, out->k = k;
     out->hr = users ? hsum / users : 0;
     out->ndcg = users ? nsum / users : 0;
     out->mrr = users ? rsum / users : 0;
+    out->recall = out->hr, out->precision = out->hr / k, out->map = users ? asum / users : 0; /* (one item each) */
+}
+#endif
+
+/* A candidate of a top list: a better score first, then a lower item. */
+typedef struct { float score; int32_t item; } ncf__scored;
+
+/* Whether a ranks after b in a top list. */
+static int ncf__after(const ncf__scored *a, const ncf__scored *b)
+{
+    return a->score < b->score || (a->score == b->score && a->item > b->item);
+}
+
+static int ncf__cmp_scored(const void *a, const void *b)
+{
+    const ncf__scored *x = (const ncf__scored *)a, *y = (const ncf__scored *)b;
+    return ncf__after(x, y) - ncf__after(y, x);
+}
+
+/* Keeps the best kmax candidates seen in h (*n of them), a heap whose root ranks last. */
+static void ncf__top_push(ncf__scored *h, int *n, int kmax, ncf__scored c)
+{
+    int i = *n, p, l, w;
+    if (*n < kmax) {
+        for ((*n)++; i > 0 && ncf__after(&c, &h[p = (i - 1) / 2]); i = p) h[i] = h[p];
+        h[i] = c;
+        return;
+    }
+    if (!ncf__after(&h[0], &c)) return;
+    for (i = 0;; i = w) {
+        const ncf__scored *last = &c;
+        w = i, l = 2 * i + 1;
+        if (l < *n && ncf__after(&h[l], last)) w = l, last = &h[l];
+        if (l + 1 < *n && ncf__after(&h[l + 1], last)) w = l + 1;
+        if (w == i) break;
+        h[i] = h[w];
+    }
+    h[i] = c;
+}
+
+/* The top of one user's ranking: where its held-out items fall among the first kmax (pos[],
+   ascending), the rank of its best one, and (full ranking) the first kmax items. */
+typedef struct {
+    int64_t held;       /* its held-out items; -1: not evaluated */
+    int64_t best;       /* the rank of the best of them (from 0), or NCF__NONFINITE_SCORE */
+    int hits, ntop;
+    int32_t *pos, *top; /* [kmax] each */
+} ncf__ranking;
+
+/* Full ranking of u's held-out items held[0..nh) against every item it did not rate (the
+   training items and other[0..no) are rated), sc[] every item's score. heap: kmax entries,
+   hs: nh. A candidate that ties a held-out item ranks above it; non-finite scores rank last. */
+static void ncf__rank_full(const ncf_dataset *d, int u, const int32_t *held, int64_t nh, const int32_t *other,
+                           int64_t no, const float *sc, int kmax, ncf__scored *heap, ncf__scored *hs, ncf__ranking *g)
+{
+    const int32_t *p = d->items + d->user_ptr[u], *pe = d->items + d->user_ptr[u + 1];
+    int64_t h = 0, o = 0, nf = 0, r = 0, j;
+    int n = 0, i = 0, q = 0;
+    for (j = 0; j < nh; j++)
+        if (!NCF__NONFINITE(sc[held[j]])) hs[nf].score = sc[held[j]], hs[nf++].item = held[j];
+    ncf__heap_sort((char *)hs, (size_t)nf, sizeof *hs, ncf__cmp_scored);
+    for (j = 0; j < d->num_items; j++) {
+        ncf__scored c;
+        while (p < pe && *p < j) p++;
+        while (h < nh && held[h] < j) h++;
+        while (o < no && other[o] < j) o++;
+        if ((p < pe && *p == j) || (h < nh && held[h] == j) || (o < no && other[o] == j) || NCF__NONFINITE(sc[j])) continue;
+        r += nf && sc[j] >= hs[0].score;
+        c.score = sc[j], c.item = (int32_t)j;
+        ncf__top_push(heap, &n, kmax, c);
+    }
+    ncf__heap_sort((char *)heap, (size_t)n, sizeof *heap, ncf__cmp_scored);
+    g->held = nh, g->best = nf ? r : NCF__NONFINITE_SCORE, g->hits = g->ntop = 0;
+    while (g->ntop < kmax && (i < n || q < nf)) /* the two lists merged, a tie to the unrated item */
+        if (i < n && (q == nf || heap[i].score >= hs[q].score)) g->top[g->ntop++] = heap[i++].item;
+        else g->pos[g->hits++] = g->ntop, g->top[g->ntop++] = hs[q++].item;
+}
+
+/* The figures' sums over users, at each k, as ncf_metrics (divided by the users at the end). */
+static void ncf__add_ranking(const ncf__ranking *g, const int *ks, int nk, const float *pop, const double *idcg,
+                             ncf_metrics *sum)
+{
+    int j, q;
+    for (j = 0; j < nk; j++) {
+        ncf_metrics *m = &sum[j];
+        int k = ks[j], h = 0, n = g->ntop < k ? g->ntop : k;
+        double dcg = 0, ap = 0, ps = 0;
+        m->users++;
+        if (g->best < 0) continue;
+        for (q = 0; q < g->hits && g->pos[q] < k; q++, h++) {
+            dcg += log(2.0) / log((double)g->pos[q] + 2.0);
+            ap += (double)(q + 1) / (double)(g->pos[q] + 1);
+        }
+        m->mrr += 1.0 / (double)(g->best + 1);
+        for (q = 0; q < n; q++) ps += pop[g->top[q]];
+        m->popularity += n ? ps / n : 0;
+        if (!h) continue;
+        m->hr += 1.0;
+        m->ndcg += dcg / idcg[g->held < k ? g->held : k];
+        m->recall += (double)h / (double)g->held;
+        m->precision += (double)h / (double)k;
+        m->map += ap / (double)(g->held < k ? g->held : k);
+    }
+}
+
+/* Users a block of the ranking holds at once: its lists stay within a few megabytes. */
+static int ncf__rank_block(int kmax)
+{
+    int b = (1 << 20) / kmax;
+    return b < 16 ? 16 : b > 4096 ? 4096 : b;
+}
+
+/* Per thread: a model's scoring buffers, and the candidates' and lists' room. */
+typedef struct {
+    ncf__eval_buf e;
+    int have_e;
+    int32_t *cand;
+    float *sc;
+    ncf__scored *heap, *hs;
+} ncf__rank_buf;
+
+static int ncf__rank_buf_alloc(ncf__rank_buf *b, const ncf_model *m, int ncand, int kmax, int items)
+{
+    memset(b, 0, sizeof *b);
+    if (m) b->have_e = ncf__eval_buf_alloc(&b->e, m, ncf__eval_chunk(m, ncand));
+    b->cand = NCF__NEW(int32_t, ncand), b->sc = NCF__NEW(float, ncand);
+    b->heap = NCF__NEW(ncf__scored, kmax), b->hs = NCF__NEW(ncf__scored, items ? items : 1);
+    return (!m || b->have_e) && b->cand && b->sc && b->heap && b->hs;
+}
+
+static void ncf__rank_buf_free(ncf__rank_buf *b)
+{
+    if (b->have_e) ncf__eval_buf_free(&b->e);
+    NCF_FREE(b->cand), NCF_FREE(b->sc), NCF_FREE(b->heap), NCF_FREE(b->hs);
+}
+
+/* User u's ranking g for the target: scored by the model (proj its projection), or by pop. */
+static void ncf__rank_user(const ncf_model *m, const float *proj, const float *pop, const ncf_dataset *d,
+                           const ncf_eval_opts *o, int ncand, int kmax, int u, ncf__rank_buf *b, ncf__ranking *g)
+{
+    int64_t nh, no = 0, j0;
+    const int32_t *held = ncf__held_list(d, o->target, u, &nh), *other = NULL, *neg = NULL;
+    int32_t t, one = -1;
+    if (o->target == NCF_EVAL_TEST) other = ncf__held_list(d, NCF_EVAL_VALIDATION, u, &no);
+    if (o->full_ranking) {
+        if (m)
+            for (j0 = 0; j0 < ncand; j0 += ncf__eval_chunk(m, ncand)) { /* (a score does not depend on its chunk) */
+                int C = ncf__eval_chunk(m, ncand);
+                b->e.sc = b->sc + j0;
+                ncf__score_user(m, proj, u, NULL, NULL, (int)j0, ncand - j0 < C ? (int)(ncand - j0) : C, &b->e);
+            }
+        else memcpy(b->sc, pop, sizeof(float) * (size_t)ncand);
+        ncf__rank_full(d, u, held, nh, other, no, b->sc, kmax, b->heap, b->hs, g);
+        return;
+    }
+    t = ncf__held(d, o->target, u, &one, &neg); /* sampled: one item and its negatives */
+    b->cand[0] = t;
+    memcpy(b->cand + 1, neg, sizeof(int32_t) * (size_t)(ncand - 1));
+    if (m)
+        for (j0 = 0; j0 < ncand; j0 += ncf__eval_chunk(m, ncand)) {
+            int C = ncf__eval_chunk(m, ncand);
+            b->e.sc = b->sc + j0;
+            ncf__score_user(m, proj, u, NULL, b->cand + j0, 0, ncand - j0 < C ? (int)(ncand - j0) : C, &b->e);
+        }
+    else
+        for (j0 = 0; j0 < ncand; j0++) b->sc[j0] = pop[b->cand[j0]];
+    g->held = 1, g->ntop = 0;
+    g->best = NCF__NONFINITE(b->sc[0]) ? NCF__NONFINITE_SCORE : ncf__count_above(d, u, -1, b->cand, ncand, 0, b->sc);
+    g->hits = g->best >= 0 && g->best < kmax;
+    if (g->hits) g->pos[0] = (int32_t)g->best;
+}
+
+static int ncf__at_args(const ncf_model *m, const ncf_dataset *d, const ncf_eval_opts *o, const int *ks, int nk,
+                        const ncf_metrics *out, int *kmax)
+{
+    ncf_eval_opts one;
+    int j, rc;
+    if (!d || !d->user_ptr || !o || !ks || !out || nk < 1 || nk > NCF_MAX_KS)
+        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_at: need a loaded dataset, options, 1 to %d cut-offs and outputs",
+                         NCF_MAX_KS);
+    for (j = 0, *kmax = 1; j < nk; j++) {
+        if (ks[j] < 1 || ks[j] > NCF_MAX_K)
+            return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_at: cut-off %d: need 1 to %d", ks[j], NCF_MAX_K);
+        if (ks[j] > *kmax) *kmax = ks[j];
+    }
+    one = *o, one.k = ks[0];
+    if (m) return ncf__eval_args(m, d, &one, out);
+    if (d->total_train) return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: the dataset is a shard");
+    if (d->report.holdout == NCF_HOLDOUT_NONE)
+        return ncf__fail(NCF_ERR_DATA, "ncf_evaluate_popularity: nothing to evaluate: the dataset holds no item out (holdout none)");
+    if ((o->target != NCF_EVAL_TEST && o->target != NCF_EVAL_VALIDATION) || (o->full_ranking != 0 && o->full_ranking != 1) ||
+        o->max_users < 0)
+        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: target %d, full_ranking %d or max_users %d is not one "
+                         "of its values", o->target, o->full_ranking, o->max_users);
+    if (o->target == NCF_EVAL_VALIDATION && !ncf__has_val(d))
+        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: the dataset has no validation set");
+    if (d->test_ptr && !o->full_ranking)
+        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: a split of many items per user is evaluated by full ranking");
+    rc = (o->target == NCF_EVAL_VALIDATION ? d->num_val_neg : d->num_eval_neg) > 0 || o->full_ranking;
+    return rc ? NCF_OK : ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: the dataset has no eval negatives");
+}
+
+/* The rankings of users [u0, u1) into g[] (g's lists in pos, top: kmax each). */
+static int ncf__rank_users(const ncf_model *m, const float *proj, const float *pop, const ncf_dataset *d,
+                           const ncf_eval_opts *o, double share, int kmax, int u0, int u1, ncf__ranking *g)
+{
+    int ncand = o->full_ranking ? d->num_items
+                                : 1 + (o->target == NCF_EVAL_VALIDATION ? d->num_val_neg : d->num_eval_neg);
+    int u, failed = 0;
+    NCF__PARALLEL_N(u1 - u0 > 1, ncf_get_threads() < u1 - u0 ? ncf_get_threads() : u1 - u0)
+    {
+        ncf__rank_buf b;
+        int ok = ncf__rank_buf_alloc(&b, m, ncand, kmax, d->num_items);
+        if (!ok) {
+            NCF__OMP(atomic write)
+            failed = 1;
+        }
+        NCF__OMP(for schedule(dynamic, 8))
+        for (u = u0; u < u1; u++) {
+            g[u - u0].held = -1;
+            if (ok && ncf__evaluated(d, o->target, u) && ncf__sampled_user(o, share, u))
+                ncf__rank_user(m, proj, pop, d, o, ncand, kmax, u, &b, &g[u - u0]);
+        }
+        ncf__rank_buf_free(&b);
+    }
+    return failed ? ncf__fail(NCF_ERR_NOMEM, "out of memory for evaluation buffers") : NCF_OK;
+}
+
+NCFDEF int ncf_evaluate_at(ncf_model *m, const ncf_dataset *d, const ncf_eval_opts *o, const int *ks, int nk,
+                           ncf_metrics *out)
+{
+    const float *proj = NULL;
+    float *own = NULL, *pop = NULL;
+    double *idcg = NULL, share;
+    int32_t *lists = NULL, *first = NULL;
+    ncf__ranking *g = NULL;
+    int64_t k;
+    int rc, kmax = 1, B, u0, u, j;
+    if ((rc = ncf__at_args(m, d, o, ks, nk, out, &kmax)) != NCF_OK) return rc;
+    if (m && NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: " NCF__STALE_TEXT);
+    B = ncf__rank_block(kmax);
+    pop = NCF__ZNEW(float, d->num_items ? d->num_items : 1), idcg = NCF__NEW(double, (size_t)kmax + 1);
+    g = NCF__NEW(ncf__ranking, B), lists = NCF__NEW(int32_t, (size_t)B * 2 * (size_t)kmax);
+    first = NCF__NEW(int32_t, d->num_items ? d->num_items : 1);
+    if (!pop || !idcg || !g || !lists || !first) {
+        rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for evaluation");
+        goto done;
+    }
+    if (m && ((proj = ncf__projection_for(m, &own, &rc)), rc != NCF_OK)) goto done;
+    for (k = 0; k < d->num_train; k++) pop[d->items[k]] += 1.0f; /* exact: counts below 2^24 */
+    for (j = 0, idcg[0] = 1; j < kmax; j++) idcg[j + 1] = (j ? idcg[j] : 0) + log(2.0) / log((double)j + 2.0);
+    for (j = 0; j < d->num_items; j++) first[j] = INT32_MAX;
+    for (u = 0; u < B; u++) g[u].pos = lists + (size_t)u * 2 * kmax, g[u].top = g[u].pos + kmax;
+    memset(out, 0, sizeof *out * (size_t)nk);
+    share = ncf__eval_share(o, ncf__eval_held(d, o->target, 0, d->num_users));
+    for (u0 = 0; u0 < d->num_users && rc == NCF_OK; u0 += B) {
+        int u1 = d->num_users - u0 < B ? d->num_users : u0 + B;
+        if ((rc = ncf__rank_users(m, proj, pop, d, o, share, kmax, u0, u1, g)) != NCF_OK) break;
+        for (u = u0; u < u1; u++) { /* summed in user order: the same bits on any threads */
+            const ncf__ranking *r = &g[u - u0];
+            if (r->held < 0) continue;
+            ncf__add_ranking(r, ks, nk, pop, idcg, out);
+            for (j = 0; j < r->ntop; j++)
+                if (j < first[r->top[j]]) first[r->top[j]] = j;
+        }
+    }
+    for (j = 0; j < nk && rc == NCF_OK; j++) {
+        ncf_metrics *x = &out[j];
+        double n = x->users ? (double)x->users : 1.0, covered = 0;
+        for (u = 0; u < d->num_items; u++) covered += first[u] < ks[j];
+        x->k = ks[j];
+        x->hr /= n, x->ndcg /= n, x->mrr /= n, x->recall /= n, x->precision /= n, x->map /= n;
+        x->popularity = o->full_ranking ? x->popularity / n : 0;
+        x->coverage = o->full_ranking && d->num_items ? covered / d->num_items : 0;
+    }
+done:
+    if (rc != NCF_OK && out && nk > 0 && nk <= NCF_MAX_KS) memset(out, 0, sizeof *out * (size_t)nk);
+    NCF_FREE(own), NCF_FREE(pop), NCF_FREE(idcg), NCF_FREE(g), NCF_FREE(lists), NCF_FREE(first);
+    return rc;
 }
 
 NCFDEF int ncf_evaluate_with(ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *o, ncf_metrics *out)
 {
-    int64_t *rank;
-    int rc;
-    if ((rc = ncf__eval_args(m, data, o, out)) != NCF_OK) return rc;
-    if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: " NCF__STALE_TEXT);
-    if (!(rank = NCF__NEW(int64_t, data->num_users ? data->num_users : 1)))
-        return ncf__fail(NCF_ERR_NOMEM, "out of memory for evaluation");
-    rc = ncf__eval_ranks(m, data, o, ncf__eval_share(o, ncf__eval_held(data, o->target, 0, data->num_users)), 0,
-                         data->num_users, rank);
-    if (rc == NCF_OK) ncf__metrics_of(rank, data->num_users, o->k, out);
-    NCF_FREE(rank);
-    return rc;
+    if (!m || !o) return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: need a model, a loaded dataset, an output and k > 0");
+    return ncf_evaluate_at(m, data, o, &o->k, 1, out);
 }
 
 NCFDEF int ncf_evaluate_popularity(const ncf_dataset *data, const ncf_eval_opts *o, ncf_metrics *out)
 {
-    float *pop, *sc;
-    int32_t *cand;
-    int64_t *rank, k;
-    double share;
-    int u, j, ncand;
-    if (!data || !data->user_ptr || !o || !out || o->k <= 0)
-        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: need a loaded dataset, options, an output and k > 0");
-    if (data->total_train) return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: the dataset is a shard");
-    if (data->report.holdout == NCF_HOLDOUT_NONE)
-        return ncf__fail(NCF_ERR_DATA, "ncf_evaluate_popularity: nothing to evaluate: the dataset holds no item out (holdout none)");
-    if (o->target == NCF_EVAL_VALIDATION && !data->val_item)
-        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: the dataset has no validation set");
-    ncand = o->full_ranking ? data->num_items : 1 + (o->target == NCF_EVAL_VALIDATION ? data->num_val_neg : data->num_eval_neg);
-    if (!o->full_ranking && ncand <= 1) return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: the dataset has no eval negatives");
-    pop = NCF__ZNEW(float, data->num_items), sc = NCF__NEW(float, ncand), cand = NCF__NEW(int32_t, ncand);
-    rank = NCF__NEW(int64_t, data->num_users ? data->num_users : 1);
-    if (!pop || !sc || !cand || !rank) {
-        NCF_FREE(pop), NCF_FREE(sc), NCF_FREE(cand), NCF_FREE(rank);
-        return ncf__fail(NCF_ERR_NOMEM, "out of memory for the popularity baseline");
+    if (!o) return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: need a loaded dataset, options, an output and k > 0");
+    return ncf_evaluate_at(NULL, data, o, &o->k, 1, out);
+}
+
+NCFDEF double ncf_metric_value(const ncf_metrics *m, int metric)
+{
+    if (!m) return 0;
+    switch (metric) {
+    case NCF_METRIC_NDCG: return m->ndcg;
+    case NCF_METRIC_MRR: return m->mrr;
+    case NCF_METRIC_RECALL: return m->recall;
+    case NCF_METRIC_PRECISION: return m->precision;
+    case NCF_METRIC_MAP: return m->map;
+    default: return m->hr;
     }
-    for (k = 0; k < data->num_train; k++) pop[data->items[k]] += 1.0f; /* exact: counts below 2^24 */
-    share = ncf__eval_share(o, ncf__eval_held(data, o->target, 0, data->num_users));
-    for (u = 0; u < data->num_users; u++) {
-        int32_t other = -1, t;
-        const int32_t *neg = NULL;
-        rank[u] = NCF__UNSCORED;
-        t = ncf__held(data, o->target, u, &other, &neg);
-        if (t < 0 || !ncf__sampled_user(o, share, u)) continue;
-        cand[0] = t;
-        if (!o->full_ranking) memcpy(cand + 1, neg, sizeof(int32_t) * (size_t)(ncand - 1));
-        for (j = 0; j < ncand; j++) sc[j] = pop[o->full_ranking ? j : cand[j]];
-        rank[u] = ncf__count_above(data, u, other, cand, ncand, o->full_ranking, sc);
-    }
-    ncf__metrics_of(rank, data->num_users, o->k, out);
-    NCF_FREE(pop), NCF_FREE(sc), NCF_FREE(cand), NCF_FREE(rank);
-    return NCF_OK;
 }
 
 NCFDEF ncf_fit_opts ncf_fit_opts_default(void)
@@ -6188,7 +6827,7 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *o,
         return ncf__fail(NCF_ERR_ARG, "ncf_fit: need a model, data, options with epochs and patience >= 0, and a "
                          "validation target (choosing on test would overstate the test figures)");
     if ((rc = ncf__writable(m, "ncf_fit")) != NCF_OK) return rc;
-    if (!data->val_item) return ncf__fail(NCF_ERR_ARG, "ncf_fit: the data has no validation items (ncf_hold_out_validation)");
+    if (!ncf__has_val(data)) return ncf__fail(NCF_ERR_ARG, "ncf_fit: the data has no validation items (ncf_hold_out_validation)");
     if (m->epoch > NCF_MAX_EPOCH - o->epochs)
         return ncf__fail(NCF_ERR_ARG, "ncf_fit: %d more epochs pass NCF_MAX_EPOCH", o->epochs);
     eo = o->eval;
@@ -6207,7 +6846,7 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *o,
         if ((rc = ncf_train_epoch(m, &smp, e, o->progress, o->user, NULL)) != NCF_OK ||
             (rc = ncf_evaluate_with(m, data, &eo, &now)) != NCF_OK)
             break;
-        if (now.hr > top.hr) top = now, since = 0, ncf__snapshot_take(m, &best);
+        if (ncf_metric_value(&now, eo.metric) > ncf_metric_value(&top, eo.metric)) top = now, since = 0, ncf__snapshot_take(m, &best);
         else if (o->patience && ++since >= o->patience) { e++; break; }
     }
     if (rep) rep->epochs_trained = e - first, rep->chosen_epoch = (int)best.epoch, rep->chosen = top;
@@ -6258,18 +6897,26 @@ static double ncf__run_cost(const ncf_config *c, double train, double val_users,
     return epochs * (fit + eval) / NCF__TUNE_RATE;
 }
 
+/* The validation candidates per user besides its item: its negatives, or (a split of many
+   items) the catalogue. */
+static int ncf__val_candidates(const ncf_dataset *d) { return d->val_ptr ? d->num_items - 1 : d->num_val_neg; }
+
 static double ncf__val_users(const ncf_dataset *d)
 {
     double n = 0;
     int u;
-    for (u = 0; d->val_item && u < d->num_users; u++) n += d->val_item[u] >= 0;
+    for (u = 0; u < d->num_users; u++) {
+        int64_t k;
+        ncf__held_list(d, NCF_EVAL_VALIDATION, u, &k);
+        n += k > 0;
+    }
     return n;
 }
 
 NCFDEF double ncf_tune_cost(const ncf_config *c, const ncf_dataset *d, int epochs)
 {
     if (!c || !d || !d->user_ptr || epochs <= 0) return 0;
-    return ncf__run_cost(c, (double)ncf__all_train(d), ncf__val_users(d), d->num_val_neg, epochs);
+    return ncf__run_cost(c, (double)ncf__all_train(d), ncf__val_users(d), ncf__val_candidates(d), epochs);
 }
 
 NCFDEF ncf_tune_opts ncf_tune_opts_default(void)
@@ -6320,9 +6967,12 @@ static ncf_config ncf__trial_config(const ncf_dataset *d, uint64_t seed, int t, 
     return c;
 }
 
-/* Better on validation: HR, then NDCG, then the earlier trial (a total order: no ties). */
-static int ncf__run_better(const ncf_trial *a, const ncf_trial *b)
+/* Better on validation: by the metric, then HR, then NDCG, then the earlier trial (a total
+   order: no ties). */
+static int ncf__run_better(const ncf_trial *a, const ncf_trial *b, int metric)
 {
+    double x = ncf_metric_value(&a->val, metric), y = ncf_metric_value(&b->val, metric);
+    if (x != y) return x > y;
     if (a->val.hr != b->val.hr) return a->val.hr > b->val.hr;
     if (a->val.ndcg != b->val.ndcg) return a->val.ndcg > b->val.ndcg;
     return a->trial < b->trial;
@@ -6349,7 +6999,7 @@ static int ncf__tune_check(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tun
     if (!rep) return ncf__fail(NCF_ERR_ARG, "ncf_tune: NULL report");
     memset(rep, 0, sizeof *rep);
     if (!d || !d->user_ptr || !o) return ncf__fail(NCF_ERR_ARG, "ncf_tune: need data and options");
-    if (!d->val_item)
+    if (!ncf__has_val(d))
         return ncf__fail(NCF_ERR_ARG, "ncf_tune: the data has no validation items (ncf_hold_out_validation)");
     if (d->total_train) return ncf__fail(NCF_ERR_ARG, "ncf_tune: the data is a shard");
     if (!(o->budget > 0 && o->budget <= 1e9) || o->max_epochs < 1 || o->max_epochs > 1000 || o->patience < 0 ||
@@ -6374,7 +7024,7 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_repor
     for (t = 0; t < NCF__TUNE_DRAWS && n < NCF__TUNE_MAX_TRIALS; t++) { /* rung 0: the settings its quarter pays for */
         int w;
         ncf_config c = ncf__trial_config(d, o->seed, t, &w);
-        double cost = ncf__run_cost(&c, (double)d->num_train, val_users, d->num_val_neg, rep->rung_epochs[0]);
+        double cost = ncf__run_cost(&c, (double)d->num_train, val_users, ncf__val_candidates(d), rep->rung_epochs[0]);
         if (spent + cost <= rung_budget) spent += cost, drawn[n++] = t; /* (dearer ones are passed over) */
     }
     if (n == 0) {
@@ -6411,14 +7061,14 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_repor
             int a, b, m = rep->num_runs - first;
             double next = 0;
             for (a = 0; a < m; a++) {
-                for (b = a; b > 0 && ncf__run_better(&rep->runs[first + a], &rep->runs[order[b - 1]]); b--)
+                for (b = a; b > 0 && ncf__run_better(&rep->runs[first + a], &rep->runs[order[b - 1]], o->eval.metric); b--)
                     order[b] = order[b - 1];
                 order[b] = first + a;
             }
             rep->best = order[0];
             for (a = 0, n = 0; k < 2 && a < (m + 2) / 3; a++) {
                 const ncf_trial *r = &rep->runs[order[a]];
-                double cost = ncf__run_cost(&r->cfg, (double)d->num_train, val_users, d->num_val_neg,
+                double cost = ncf__run_cost(&r->cfg, (double)d->num_train, val_users, ncf__val_candidates(d),
                                             rep->rung_epochs[k + 1]);
                 if (next + cost <= rung_budget) next += cost, alive[n++] = r->trial;
             }
@@ -6438,10 +7088,10 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_repor
    is set; out's arrays are its own. */
 static int ncf__train_with_validation(const ncf_dataset *d, int weighted, ncf_dataset *out)
 {
-    int64_t extra = 0, w = 0, k;
+    int64_t extra = d->val_ptr ? d->val_ptr[d->num_users] : 0, w = 0, k, j, nv;
     int u;
     memset(out, 0, sizeof *out);
-    for (u = 0; u < d->num_users; u++) extra += d->val_item[u] >= 0;
+    for (u = 0; !d->val_ptr && u < d->num_users; u++) extra += d->val_item[u] >= 0;
     out->num_users = d->num_users, out->num_items = d->num_items, out->num_train = d->num_train + extra;
     out->user_ptr = NCF__NEW(int64_t, (size_t)d->num_users + 1);
     out->items = NCF__NEW(int32_t, out->num_train ? out->num_train : 1);
@@ -6451,19 +7101,15 @@ static int ncf__train_with_validation(const ncf_dataset *d, int weighted, ncf_da
         ncf_dataset_free(out);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld training positives", (long long)(d->num_train + extra));
     }
-    for (u = 0, out->user_ptr[0] = 0; u < d->num_users; u++) {
-        int32_t v = d->val_item[u];
-        for (k = d->user_ptr[u]; k <= d->user_ptr[u + 1]; k++) {
-            int put_val = v >= 0 && (k == d->user_ptr[u + 1] || d->items[k] > v);
-            if (put_val) {
-                out->items[w] = v, out->train_user[w] = u;
-                if (out->weight) out->weight[w] = d->val_weight ? d->val_weight[u] : 1;
-                w++, v = -1;
-            }
-            if (k == d->user_ptr[u + 1]) break;
-            out->items[w] = d->items[k], out->train_user[w] = u;
-            if (out->weight) out->weight[w] = d->weight[k];
-            w++;
+    for (u = 0, out->user_ptr[0] = 0; u < d->num_users; u++) { /* the two ascending lists merged */
+        const int32_t *v = ncf__held_list(d, NCF_EVAL_VALIDATION, u, &nv);
+        const float *vw = d->val_weight ? d->val_weight + (d->val_ptr ? d->val_ptr[u] : u) : NULL;
+        for (k = d->user_ptr[u], j = 0; k < d->user_ptr[u + 1] || j < nv; w++) {
+            int take_val = j < nv && (k == d->user_ptr[u + 1] || d->items[k] > v[j]);
+            out->items[w] = take_val ? v[j] : d->items[k], out->train_user[w] = u;
+            if (out->weight) out->weight[w] = take_val ? (vw ? vw[j] : 1) : d->weight[k];
+            if (take_val) j++;
+            else k++;
         }
         out->user_ptr[u + 1] = w;
     }
@@ -6480,7 +7126,7 @@ NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *d, const ncf_tune_
     int rc, e, epochs;
     if (!out) return ncf__fail(NCF_ERR_ARG, "ncf_tune_final: NULL out");
     *out = NULL;
-    if (!d || !d->user_ptr || !d->val_item || !rep || !rep->runs || rep->best < 0 || rep->best >= rep->num_runs)
+    if (!d || !d->user_ptr || !ncf__has_val(d) || !rep || !rep->runs || rep->best < 0 || rep->best >= rep->num_runs)
         return ncf__fail(NCF_ERR_ARG, "ncf_tune_final: need the data ncf_tune searched (with its validation items) and "
                          "its report");
     r = &rep->runs[rep->best];
@@ -6634,18 +7280,23 @@ static ncf__seen_cursor ncf__seen_from(const ncf_model *m, int u, int from)
    (when not NULL); returns its length in bytes. */
 static size_t ncf__encode_rated(const ncf_dataset *d, int u, uint8_t *p)
 {
-    const int32_t *it = d->items + d->user_ptr[u], *ie = d->items + d->user_ptr[u + 1];
-    int32_t a = d->test_item[u], b = ncf__val_of(d, u), t = a < b ? a : b, v = a < b ? b : a, prev = -1, cur;
+    const int32_t *at[3], *end[3];
+    int32_t prev = -1, cur;
+    int64_t n0;
     uint8_t tmp[5];
     size_t n = 0;
-    if (t < 0) t = v, v = -1; /* the held-out items, test and validation, lower first; -1: none */
-    while (it < ie || t >= 0) {
-        if (t >= 0 && (it == ie || t < *it)) cur = t, t = v, v = -1;
-        else cur = *it++;
+    int l, lo;
+    at[0] = d->items + d->user_ptr[u], end[0] = d->items + d->user_ptr[u + 1];
+    at[1] = ncf__held_list(d, NCF_EVAL_TEST, u, &n0), end[1] = at[1] ? at[1] + n0 : NULL;
+    at[2] = ncf__held_list(d, NCF_EVAL_VALIDATION, u, &n0), end[2] = at[2] ? at[2] + n0 : NULL;
+    for (;;) { /* training, test and validation items: three ascending lists, merged */
+        for (l = 0, lo = -1; l < 3; l++)
+            if (at[l] < end[l] && (lo < 0 || *at[l] < *at[lo])) lo = l;
+        if (lo < 0) return n;
+        cur = *at[lo]++;
         n += (size_t)ncf__put_varint(p ? p + n : tmp, (uint32_t)(cur - prev - 1));
         prev = cur;
     }
-    return n;
 }
 
 /* A copy of n text ids (text, at), or NULL for none; on failure both NULL. */
@@ -7899,6 +8550,7 @@ NCFDEF int ncf_dataset_add_ids(ncf_dataset *d, const ncf_model *m)
     int nmiss[2] = {0, 0}, rc = NCF_OK, side, U2, I2, v;
     if (!d || !d->user_ptr || !m || !ncf__has_ids(m)) return ncf__fail(NCF_ERR_ARG, "ncf_dataset_add_ids: need a dataset and a model with ids");
     if (d->total_train) return ncf__fail(NCF_ERR_ARG, "ncf_dataset_add_ids: the dataset is a shard");
+    if (d->test_ptr) return ncf__fail(NCF_ERR_ARG, "ncf_dataset_add_ids: a split of many items per user is not grown");
     for (side = 0; side < 2 && rc == NCF_OK; side++) rc = ncf__missing_ids(d, m, side, &miss[side], &miss_at[side], &nmiss[side]);
     if (rc != NCF_OK || (!nmiss[0] && !nmiss[1])) goto done;
     U2 = d->num_users + nmiss[0], I2 = d->num_items + nmiss[1];
@@ -9233,6 +9885,8 @@ NCFDEF int ncf_mpi_shard(ncf_dataset *ds, MPI_Comm comm)
         rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard: the dataset is a shard already");
     else if (ds->num_train <= 0)
         rc = ncf__fail(NCF_ERR_DATA, "ncf_mpi_shard: the dataset has no training positives");
+    else if (ds->test_ptr)
+        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard: a split of many items per user is evaluated on one process");
     else if (P > NCF_MPI_GROUPS)
         rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard: %d ranks, but the users fall in %d groups (build with a larger "
                        "NCF_MPI_GROUPS)", P, NCF_MPI_GROUPS);

@@ -1076,6 +1076,49 @@ static void test_fit_chooses_on_validation_never_test(void)
     ncf_dataset_free(&d), ncf_dataset_free(&poisoned);
 }
 
+/* ncf_fit on a ratio split chooses the first epoch of the best validation MAP@5 (ranked in
+   full), as training and ranking by hand find it, and the same with every test item changed. */
+static void test_fit_chooses_on_any_figure_of_many_items(void)
+{
+    char *log = (char *)malloc(100000);
+    size_t n = 0;
+    int u, i, e, at = 0, k5 = 5;
+    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset d;
+    ncf_config c = ncf_config_default();
+    ncf_model *a = NULL, *b = NULL, *hand = NULL;
+    ncf_fit_opts fo = ncf_fit_opts_default();
+    ncf_fit_report ra, rb;
+    ncf_sampler smp;
+    ncf_metrics mt;
+    double top = -1;
+    for (u = 0; u < 80; u++)
+        for (i = 0; i < 8 + u % 12; i++) n += (size_t)sprintf(log + n, "%d,%d,%d\n", u, (u % 4) * 10 + (i * 3 + u) % 25, i);
+    o.holdout = NCF_HOLDOUT_RATIO, o.validation = 1, o.header = NCF_HEADER_NO, o.columns[NCF_COL_RATING] = "";
+    o.columns[NCF_COL_TIME] = "3";
+    CHECKF(ncf_load_dataset_mem(&d, "ratio.csv", log, n, &o) == NCF_OK, "%s", ncf_error_text());
+    c.num_users = d.num_users, c.num_items = d.num_items, c.lr = 0.05f, c.batch_size = 64;
+    CHECK(ncf_model_create(&a, &c) == NCF_OK && ncf_model_create(&b, &c) == NCF_OK && ncf_model_create(&hand, &c) == NCF_OK);
+    if (!a || !b || !hand) { ncf_model_free(a), ncf_model_free(b), ncf_model_free(hand), free(log); return; }
+    fo.epochs = 8, fo.eval.full_ranking = 1, fo.eval.metric = NCF_METRIC_MAP, fo.eval.k = 5;
+    CHECKF(ncf_fit(a, &d, &fo, &ra) == NCF_OK, "%s", ncf_error_text());
+    for (i = 0; i < d.test_ptr[d.num_users]; i++) d.test_items[i] = (d.test_items[i] + 7) % d.num_items; /* (poisoned) */
+    CHECK(ncf_fit(b, &d, &fo, &rb) == NCF_OK && rb.chosen_epoch == ra.chosen_epoch);
+    CHECK(!memcmp(a->params, b->params, sizeof(float) * a->num_params));
+    fo.eval.target = NCF_EVAL_VALIDATION;
+    CHECK(ncf_sampler_init(&smp, &d, c.num_neg, c.seed) == NCF_OK);
+    for (e = 1; e <= 8; e++) {
+        CHECK(ncf_train_epoch(hand, &smp, e, NULL, NULL, NULL) == NCF_OK &&
+              ncf_evaluate_at(hand, &d, &fo.eval, &k5, 1, &mt) == NCF_OK);
+        if (mt.map > top) top = mt.map, at = e;
+    }
+    CHECKF(at == ra.chosen_epoch && top == ra.chosen.map && ra.chosen.k == 5, "by hand epoch %d (MAP@5 %f), ncf_fit %d (%f)",
+           at, top, ra.chosen_epoch, ra.chosen.map);
+    printf("    chose epoch %d of 8 by validation MAP@5 %.4f, the same with the test items changed\n", ra.chosen_epoch,
+           ra.chosen.map);
+    ncf_model_free(a), ncf_model_free(b), ncf_model_free(hand), ncf_dataset_free(&d), free(log);
+}
+
 /* The data a search's tests share: synthetic, a validation item per user; poisoned, the same
    with every test item replaced or removed (a search never reads them). */
 static int tune_data(ncf_dataset *d, int poison)
@@ -1151,7 +1194,7 @@ static void test_tune_deterministic_and_blind_to_test(void)
                 for (j = 0, better = 0; j < r1.num_runs; j++) /* its rank in the rung before */
                     if (r1.runs[j].rung == k - 1 && r1.runs[j].trial == r1.runs[i].trial)
                         for (q = 0; q < r1.num_runs; q++)
-                            better += r1.runs[q].rung == k - 1 && ncf__run_better(&r1.runs[q], &r1.runs[j]);
+                            better += r1.runs[q].rung == k - 1 && ncf__run_better(&r1.runs[q], &r1.runs[j], NCF_METRIC_HR);
                 CHECKF(better < (from + 2) / 3, "rung %d: trial %d ranked %d of %d before", k, r1.runs[i].trial, better, from);
             }
             CHECKF(planned <= o.budget / 4 || n == 1, "rung %d: %d runs planned %.3f s of %.3f", k, n, planned, o.budget / 4);
@@ -1159,7 +1202,7 @@ static void test_tune_deterministic_and_blind_to_test(void)
     }
     CHECK(r1.runs[0].trial == 0 && r1.runs[0].rung == 0 && r1.runs[r1.best].rung == 2 && !r1.too_small && !r1.stopped);
     CHECK(types[NCF_MF] + types[NCF_GMF] > 0 && types[NCF_NEUMF] > 0);
-    for (i = r1.num_runs - rung2; i < r1.num_runs; i++) CHECK(i == r1.best || !ncf__run_better(&r1.runs[i], &r1.runs[r1.best]));
+    for (i = r1.num_runs - rung2; i < r1.num_runs; i++) CHECK(i == r1.best || !ncf__run_better(&r1.runs[i], &r1.runs[r1.best], NCF_METRIC_HR));
     { /* the winner's last run, by hand: ncf_fit on a fresh model of its settings */
         const ncf_trial *w = &r1.runs[r1.best];
         ncf_fit_opts fo = ncf_fit_opts_default();
@@ -2550,7 +2593,7 @@ static void test_absurd_settings_and_values_refused(void)
         CHECK_ERR(ncf_evaluate_with(dm, &d, &eo, &mt), NCF_ERR_ARG, "target 7");
         CHECK_ERR(ncf_recommend(dm, d.raw_user[0], 3, 2, top, NULL), NCF_ERR_ARG, "exclude_seen 2");
         d.raw_user[0] += 1000; /* data with another id than the model's: refused, not scored */
-        CHECK_ERR(ncf_evaluate_with(dm, &d, &(ncf_eval_opts){10, 0, 0, 0, 0}, &mt), NCF_ERR_ARG, "other ids");
+        CHECK_ERR(ncf_evaluate_with(dm, &d, &(ncf_eval_opts){10, 0, 0, 0, 0, 0}, &mt), NCF_ERR_ARG, "other ids");
         ncf_model_free(dm);
     }
     ncf_model_free(m), ncf_dataset_free(&d);
@@ -3140,6 +3183,230 @@ static void test_format_3_files_still_read(void)
     ncf_model_free(m), ncf_model_free(v3), ncf_model_free(v3p);
     ncf_free(buf);
     ncf_dataset_free(&d);
+}
+
+/* A split of many items per user, ranked by popularity (training counts), against the figures
+   worked by hand: two test users with one and two items, ties between a held-out item and an
+   unrated one (the unrated ranks first), cut-offs 1, 3 and 5. */
+static void test_many_item_metrics_match_hand_computation(void)
+{
+    static const char log[] = "1 1 1\n1 2 1\n1 3 1\n1 4 1\n2 1 1\n2 2 1\n2 3 1\n3 1 1\n3 2 1\n4 1 1\n4 3 1\n"
+                              "5 1 1\n5 4 1\n6 5 1\n6 6 1\n7 1 1\n7 3 5\n7 6 5\n8 2 1\n8 4 1\n8 1 5\n";
+    /* training counts: item 1: 6, 2: 4, 3: 3, 4: 3, 5: 1, 6: 1. User 7 (trained on 1) ranks
+       2, 4, 3*, 5, 6* (3 ties 4, 6 ties 5: the held-out item second); user 8 (on 2, 4): 1*, 3, 5, 6 */
+    const int ks[3] = {1, 3, 5};
+    const double idcg2 = 1 + 1 / log2(3.0), ndcg7_3 = 0.5 / idcg2, ndcg7_5 = (0.5 + 1 / log2(6.0)) / idcg2;
+    const double want[3][8] = {/* recall, precision, ndcg, map, hr, mrr, coverage, popularity */
+                               {0.5, 0.5, 0.5, 0.5, 0.5, (1 / 3.0 + 1) / 2, 2 / 6.0, 5},
+                               {0.75, 1 / 3.0, (ndcg7_3 + 1) / 2, (1 / 6.0 + 1) / 2, 1, (1 / 3.0 + 1) / 2, 5 / 6.0, 10 / 3.0},
+                               {1, 0.3, (ndcg7_5 + 1) / 2, ((1 / 3.0 + 2 / 5.0) / 2 + 1) / 2, 1, (1 / 3.0 + 1) / 2, 1, (2.4 + 2.75) / 2}};
+    ncf_load_opts o = ncf_load_opts_default();
+    ncf_eval_opts e = ncf_eval_opts_default();
+    ncf_dataset d;
+    ncf_metrics at[3];
+    int j;
+    o.holdout = NCF_HOLDOUT_CUTOFF, o.holdout_cutoff = 5, o.sep = " ", o.columns[NCF_COL_RATING] = "";
+    o.columns[NCF_COL_TIME] = "3";
+    CHECKF(ncf_load_dataset_mem(&d, "log", log, strlen(log), &o) == NCF_OK, "%s", ncf_error_text());
+    CHECK(d.test_ptr && d.report.test_interactions == 3 && d.num_train == 18 && d.test_item[6] == -1);
+    CHECK(d.test_ptr[7] - d.test_ptr[6] == 2 && d.test_items[d.test_ptr[6]] == 2 && d.test_items[d.test_ptr[6] + 1] == 5);
+    e.full_ranking = 1;
+    CHECKF(ncf_evaluate_at(NULL, &d, &e, ks, 3, at) == NCF_OK, "%s", ncf_error_text());
+    for (j = 0; j < 3; j++) {
+        const double got[8] = {at[j].recall, at[j].precision, at[j].ndcg, at[j].map, at[j].hr, at[j].mrr, at[j].coverage,
+                               at[j].popularity};
+        int q;
+        CHECK(at[j].users == 2 && at[j].k == ks[j]);
+        for (q = 0; q < 8; q++) CHECKF(fabs(got[q] - want[j][q]) < 1e-12, "@%d figure %d: %.15f, by hand %.15f", ks[j], q, got[q], want[j][q]);
+    }
+    e.full_ranking = 0;
+    CHECK_ERR(ncf_evaluate_at(NULL, &d, &e, ks, 3, at), NCF_ERR_ARG, "full ranking");
+    ncf_dataset_free(&d);
+}
+
+/* Ranks every unrated item of each test user by the model's own scores, sorted here, and
+   works out the figures from the list: ncf_evaluate_at must agree on a ratio split. */
+static void test_many_item_metrics_match_a_sorted_ranking(void)
+{
+    char *log = (char *)malloc(200000);
+    size_t n = 0;
+    int u, i, j, ks[2] = {5, 20};
+    ncf_load_opts o = ncf_load_opts_default();
+    ncf_eval_opts e = ncf_eval_opts_default();
+    ncf_config c = ncf_config_default();
+    ncf_dataset d;
+    ncf_model *m = NULL;
+    ncf_metrics at[2];
+    double sum[2][5];
+    int users = 0;
+    uint64_t x = 7;
+    for (u = 0; u < 60; u++) /* users rate 6 to 25 of 80 items, each line its own time */
+        for (i = 0; i < 80; i++) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            if ((x >> 33) % 80 < (uint64_t)(6 + u % 20)) n += (size_t)sprintf(log + n, "%d,%d,%d\n", u, i, (int)(x >> 40) % 1000);
+        }
+    o.holdout = NCF_HOLDOUT_RATIO, o.holdout_fraction = 0.3f, o.validation = 1, o.header = NCF_HEADER_NO;
+    o.columns[NCF_COL_RATING] = "", o.columns[NCF_COL_TIME] = "3";
+    CHECKF(ncf_load_dataset_mem(&d, "ratio.csv", log, n, &o) == NCF_OK, "%s", ncf_error_text());
+    c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 4;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK);
+    e.full_ranking = 1;
+    CHECKF(ncf_evaluate_at(m, &d, &e, ks, 2, at) == NCF_OK, "%s", ncf_error_text());
+    memset(sum, 0, sizeof sum);
+    for (u = 0; u < d.num_users; u++) {
+        int64_t nt = d.test_ptr[u + 1] - d.test_ptr[u];
+        float sc[80];
+        int order[80], len = 0, q;
+        if (!nt) continue;
+        users++;
+        for (i = 0; i < d.num_items; i++) {
+            int rated = 0;
+            int64_t k;
+            for (k = d.user_ptr[u]; k < d.user_ptr[u + 1]; k++) rated |= d.items[k] == i;
+            for (k = d.val_ptr[u]; k < d.val_ptr[u + 1]; k++) rated |= d.val_items[k] == i;
+            { int32_t uu = u, ii = i; CHECK(ncf_predict_indices(m, &uu, &ii, 1, &sc[i]) == NCF_OK); }
+            if (!rated) order[len++] = i;
+        }
+        for (i = 1; i < len; i++) /* by score, the held-out item after an unrated one it ties, else by index */
+            for (q = i; q > 0; q--) {
+                int a = order[q - 1], b = order[q], ha = 0, hb = 0;
+                int64_t k;
+                for (k = d.test_ptr[u]; k < d.test_ptr[u + 1]; k++) ha |= d.test_items[k] == a, hb |= d.test_items[k] == b;
+                if (sc[b] > sc[a] || (sc[b] == sc[a] && (ha > hb || (ha == hb && b < a)))) order[q - 1] = b, order[q] = a;
+                else break;
+            }
+        for (j = 0; j < 2; j++) {
+            int h = 0;
+            double dcg = 0, idcg = 0, ap = 0;
+            for (q = 0; q < ks[j] && q < len; q++) {
+                int64_t k, hit = 0;
+                for (k = d.test_ptr[u]; k < d.test_ptr[u + 1]; k++) hit |= d.test_items[k] == order[q];
+                if (hit) h++, dcg += 1 / log2(q + 2.0), ap += (double)h / (q + 1);
+            }
+            for (q = 0; q < nt && q < ks[j]; q++) idcg += 1 / log2(q + 2.0);
+            sum[j][0] += (double)h / nt, sum[j][1] += (double)h / ks[j], sum[j][2] += dcg / idcg;
+            sum[j][3] += ap / (nt < ks[j] ? nt : ks[j]), sum[j][4] += h > 0;
+        }
+    }
+    for (j = 0; j < 2; j++) {
+        const double got[5] = {at[j].recall, at[j].precision, at[j].ndcg, at[j].map, at[j].hr};
+        int q;
+        CHECK(at[j].users == users && users > 40);
+        for (q = 0; q < 5; q++)
+            CHECKF(fabs(got[q] - sum[j][q] / users) < 1e-9, "@%d figure %d: %.12f, from the sorted list %.12f", ks[j], q,
+                   got[q], sum[j][q] / users);
+    }
+    ncf_model_free(m), ncf_dataset_free(&d), free(log);
+}
+
+/* A ratio split and a time split put every positive in exactly one of training, validation
+   and test; a ratio split holds round(f k) of each user's k, the latest by time; a time split
+   holds exactly the positives at or after its cut-offs; users only held out are counted. */
+static void test_many_item_splits_hold_each_positive_once(void)
+{
+    char *log = (char *)malloc(100000);
+    size_t n = 0;
+    int u, i, h;
+    for (u = 0; u < 40; u++)
+        for (i = 0; i < 3 + u % 9; i++) n += (size_t)sprintf(log + n, "%d\t%d\t%d\n", u, (i * 7 + u) % 50, u * 10 + i);
+    for (h = 0; h < 2; h++) {
+        ncf_load_opts o = ncf_load_opts_default();
+        ncf_dataset d;
+        int64_t seen = 0, k;
+        o.holdout = h ? NCF_HOLDOUT_TIME : NCF_HOLDOUT_RATIO, o.holdout_fraction = 0.25f, o.validation = 1;
+        o.header = NCF_HEADER_NO, o.columns[NCF_COL_RATING] = "", o.columns[NCF_COL_TIME] = "3";
+        CHECKF(ncf_load_dataset_mem(&d, "log.tsv", log, n, &o) == NCF_OK, "%s", ncf_error_text());
+        for (u = 0; u < d.num_users; u++) {
+            int64_t c = 3 + u % 9, nt = d.test_ptr[u + 1] - d.test_ptr[u], nv = d.val_ptr[u + 1] - d.val_ptr[u];
+            int64_t nr = d.user_ptr[u + 1] - d.user_ptr[u];
+            char where[50];
+            memset(where, 0, sizeof where);
+            for (k = d.user_ptr[u]; k < d.user_ptr[u + 1]; k++) where[d.items[k]]++;
+            for (k = d.test_ptr[u]; k < d.test_ptr[u + 1]; k++) where[d.test_items[k]]++;
+            for (k = d.val_ptr[u]; k < d.val_ptr[u + 1]; k++) where[d.val_items[k]]++;
+            for (i = 0; i < (int)c; i++) CHECKF(where[(i * 7 + u) % 50] == 1, "user %d item %d", u, i);
+            seen += nr + nt + nv;
+            if (!h) {
+                int64_t m = (int64_t)floor(0.25 * c + 0.5), mv;
+                m = m < 1 ? 1 : m > c - 1 ? c - 1 : m;
+                mv = (int64_t)floor(0.25 * (c - m) + 0.5), mv = mv < 1 ? 1 : mv > c - m - 1 ? c - m - 1 : mv;
+                CHECKF(nt == m && nv == mv, "user %d: %lld of %lld held out, %lld validation", u, (long long)nt, (long long)c, (long long)nv);
+                for (k = d.test_ptr[u]; k < d.test_ptr[u + 1]; k++) { /* the latest: lines i >= c - m */
+                    int it = d.test_items[k], line = -1;
+                    for (i = 0; i < (int)c; i++) if ((i * 7 + u) % 50 == it) line = i;
+                    CHECKF(line >= c - m, "user %d: test item %d from line %d of %lld", u, it, line, (long long)c);
+                }
+            } else {
+                for (k = d.test_ptr[u]; k < d.test_ptr[u + 1]; k++) {
+                    int it = d.test_items[k], line = -1;
+                    for (i = 0; i < (int)c; i++) if ((i * 7 + u) % 50 == it) line = i;
+                    CHECK(u * 10 + line >= d.report.cutoff);
+                }
+                for (k = d.user_ptr[u]; k < d.user_ptr[u + 1]; k++) {
+                    int it = d.items[k], line = -1;
+                    for (i = 0; i < (int)c; i++) if ((i * 7 + u) % 50 == it) line = i;
+                    CHECK(u * 10 + line < d.report.cutoff);
+                }
+            }
+        }
+        {
+            int64_t total = 0;
+            for (u = 0; u < 40; u++) total += 3 + u % 9;
+            CHECKF(seen == total, "%lld kept of %lld", (long long)seen, (long long)total);
+            if (h) CHECK(d.report.users_only_held_out > 0 && d.report.only_held_out > 0 && d.report.test_interactions >= total / 4);
+        }
+        ncf_dataset_free(&d);
+    }
+    {
+        ncf_load_opts o = ncf_load_opts_default();
+        ncf_dataset d;
+        o.holdout = NCF_HOLDOUT_TIME, o.columns[NCF_COL_TIME] = "", o.header = NCF_HEADER_NO;
+        CHECK_ERR(ncf_load_dataset_mem(&d, "log.tsv", log, n, &o), NCF_ERR_ARG, "timestamp column");
+        o.holdout = NCF_HOLDOUT_RATIO, o.holdout_fraction = 1.5f;
+        CHECK_ERR(ncf_load_dataset_mem(&d, "log.tsv", log, n, &o), NCF_ERR_ARG, "holdout_fraction 1.5");
+    }
+    free(log);
+}
+
+/* A split written by ncf_save_split reads back as the same users, items and lists, text ids
+   with a tab, a quote and blanks at their ends included, and every line once. */
+static void test_saved_split_reads_back_the_same_lines(void)
+{
+    static const char log[] = "user;item;t\nann;\"a\tb\";1\nann;\" x \";2\nann;\"q\"\"t\";3\nann;p;4\nbob;p;1\nbob;\" x \";2\n"
+                              "bob;z;3\n\"c d\";z;1\n\"c d\";p;2\n\"c d\";\"a\tb\";3\n\"c d\";w;4\n";
+    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset a, b;
+    char prefix[1100], path[1200];
+    int u, side;
+    o.holdout = NCF_HOLDOUT_RATIO, o.holdout_fraction = 0.3f, o.validation = 1, o.columns[NCF_COL_TIME] = "t";
+    o.columns[NCF_COL_RATING] = "";
+    CHECKF(ncf_load_dataset_mem(&a, "log.csv", log, strlen(log), &o) == NCF_OK, "%s", ncf_error_text());
+    snprintf(prefix, sizeof prefix, "%s/split", g_dir);
+    CHECKF(ncf_save_split(&a, prefix) == NCF_OK, "%s", ncf_error_text());
+    CHECKF(ncf_load_dataset(&b, prefix, NULL) == NCF_OK, "%s", ncf_error_text());
+    CHECK(b.num_users == a.num_users && b.num_items == a.num_items && b.num_train == a.num_train);
+    CHECK(b.report.holdout == NCF_HOLDOUT_SAVED && b.test_ptr && b.val_ptr);
+    CHECK(!memcmp(a.user_ptr, b.user_ptr, sizeof(int64_t) * (size_t)(a.num_users + 1)));
+    CHECK(!memcmp(a.items, b.items, sizeof(int32_t) * (size_t)a.num_train));
+    CHECK(!memcmp(a.test_ptr, b.test_ptr, sizeof(int64_t) * (size_t)(a.num_users + 1)));
+    CHECK(!memcmp(a.test_items, b.test_items, sizeof(int32_t) * (size_t)a.test_ptr[a.num_users]));
+    CHECK(!memcmp(a.val_ptr, b.val_ptr, sizeof(int64_t) * (size_t)(a.num_users + 1)));
+    CHECK(!memcmp(a.val_items, b.val_items, sizeof(int32_t) * (size_t)a.val_ptr[a.num_users]));
+    CHECK(a.test_ptr[a.num_users] == 3 && a.val_ptr[a.num_users] == 3 && a.num_train == 5); /* 1, 1, 2 of 4; 1, 1, 1 of 3 */
+    for (side = 0; side < 2; side++)
+        for (u = 0; u < (side ? a.num_items : a.num_users); u++) {
+            char x[64], y[64];
+            CHECK((side ? ncf_dataset_item_id(&a, u, x, sizeof x) : ncf_dataset_user_id(&a, u, x, sizeof x)) >= 0);
+            CHECK((side ? ncf_dataset_item_id(&b, u, y, sizeof y) : ncf_dataset_user_id(&b, u, y, sizeof y)) >= 0);
+            CHECKF(!strcmp(x, y), "%s %d: '%s' read back as '%s'", side ? "item" : "user", u, x, y);
+        }
+    snprintf(path, sizeof path, "%s.test.tsv", prefix);
+    ncf_dataset_free(&a), ncf_dataset_free(&b);
+    CHECKF(ncf_load_dataset(&a, path, NULL) == NCF_OK && a.report.holdout == NCF_HOLDOUT_SAVED, "%s", ncf_error_text()); /* (a file of it names it) */
+    ncf_dataset_free(&a);
+    remove(path);
+    snprintf(path, sizeof path, "%s.train.tsv", prefix), remove(path);
+    snprintf(path, sizeof path, "%s.validation.tsv", prefix), remove(path);
 }
 
 static void test_metrics_by_hand(void)
@@ -4771,6 +5038,48 @@ static int sw_split_and_evaluate(void)
     ncf_dataset_free(&d);
     return rc;
 }
+/* A ratio split with validation from a log in memory, ranked by a model and by popularity at
+   two cut-offs, and fitted (its validation lists chosen on). */
+static int sw_many_item_split(void)
+{
+    char log[4000];
+    size_t n = 0;
+    int k, rc, ks[2] = {3, 10};
+    ncf_load_opts o = ncf_load_opts_default();
+    ncf_eval_opts eo = ncf_eval_opts_default();
+    ncf_fit_opts fo = ncf_fit_opts_default();
+    ncf_fit_report fr;
+    ncf_config c = ncf_config_default();
+    ncf_dataset d;
+    ncf_model *m = NULL;
+    ncf_metrics a[2], b[2];
+    for (k = 0; k < 150; k++) n += (size_t)sprintf(log + n, "%d,%d,%d\n", k % 12, (k * 7) % 23, k);
+    o.holdout = NCF_HOLDOUT_RATIO, o.validation = 1, o.header = NCF_HEADER_NO, o.columns[NCF_COL_RATING] = "";
+    o.columns[NCF_COL_TIME] = "3";
+    if ((rc = ncf_load_dataset_mem(&d, "ratio.csv", log, n, &o)) != NCF_OK) return rc;
+    c.num_users = d.num_users, c.num_items = d.num_items;
+    eo.full_ranking = 1;
+    rc = ncf_model_create(&m, &c);
+    if (rc == NCF_OK) rc = ncf_evaluate_at(NULL, &d, &eo, ks, 2, a);
+    if (rc == NCF_OK) rc = ncf_evaluate_at(m, &d, &eo, ks, 2, b);
+    fo.epochs = 2, fo.eval.full_ranking = 1, fo.eval.metric = NCF_METRIC_NDCG;
+    if (rc == NCF_OK) rc = ncf_fit(m, &d, &fo, &fr);
+    {
+        char prefix[1100];
+        ncf_dataset back;
+        snprintf(prefix, sizeof prefix, "%s/sw_split", g_dir);
+        if (rc == NCF_OK) rc = ncf_save_split(&d, prefix);
+        if (rc == NCF_OK && (rc = ncf_load_dataset(&back, prefix, NULL)) == NCF_OK) {
+            if (back.num_train != d.num_train) rc = NCF_ERR_DATA;
+            ncf_dataset_free(&back);
+        }
+    }
+    if (rc == NCF_OK)
+        g_sw_digest = ncf__mix64((uint64_t)(a[1].ndcg * 1e9) ^ (uint64_t)(b[0].map * 1e9) << 20 ^ (uint64_t)(a[0].coverage * 1e9) ^
+                                 (uint64_t)fr.chosen_epoch << 50);
+    ncf_model_free(m), ncf_dataset_free(&d);
+    return rc;
+}
 /* Training by hand: examples drawn, a step, its parts, a loss, part of an epoch; then a NeuMF
    started from a GMF and an MLP. */
 static int sw_steps_and_pretraining(void)
@@ -4950,6 +5259,8 @@ static const struct { const char *name; int (*fn)(void); } SWEPT[] = {
     {"triples, a hold-out, popularity, options: ncf_dataset_from_triples ncf_hold_out_validation "
      "ncf_evaluate_popularity ncf_evaluate_with",
      sw_split_and_evaluate},
+    {"a split of many items a user, ranked at two cut-offs, fitted, saved and read back: ncf_evaluate_at ncf_save_split",
+     sw_many_item_split},
     {"steps by hand, pre-training: ncf_sampler_hash ncf_sampler_fill ncf_train_step ncf_loss ncf_zero_grad ncf_forward_backward "
      "ncf_update ncf_train_examples ncf_model_init_from",
      sw_steps_and_pretraining},
@@ -5019,7 +5330,7 @@ static const char ALLOCATE_NOTHING[] =
     "ncf_dataset_user_id ncf_dataset_item_id ncf_error_text ncf_version ncf_set_threads ncf_get_threads "
     "ncf_load_opts_default ncf_eval_opts_default ncf_fit_opts_default ncf_fold_opts_default ncf_rec_opts_default "
     "ncf_tune_opts_default ncf_num_users ncf_num_items ncf_item_row ncf_fold_workspace_size ncf_rec_workspace_size ncf_workspace_size ncf_user_row_size "
-    "ncf_user_index ncf_item_index ncf_user_id ncf_item_id ncf_tune_cost "
+    "ncf_user_index ncf_item_index ncf_user_id ncf_item_id ncf_tune_cost ncf_metric_value "
     "ncf_free ncf_model_free";
 static const char MPI_CALLS[] = "ncf_mpi_shard ncf_mpi_train_epoch ncf_mpi_train_examples ncf_mpi_sync ncf_mpi_evaluate "
                                 "ncf_mpi_bytes_sent";
@@ -5052,7 +5363,7 @@ static void test_calls_said_to_allocate_nothing_allocate_nothing(void)
     NOTHING(ncf_user_row_size(m)), NOTHING(ncf_user_index(m, "3")), NOTHING(ncf_item_index(m, "4"));
     NOTHING(ncf_num_users(m)), NOTHING(ncf_num_items(m)), NOTHING(ncf_item_row(m, 2, row));
     NOTHING(ncf_user_id(m, 3, id, sizeof id)), NOTHING(ncf_item_id(m, 4, id, sizeof id));
-    NOTHING(ncf_tune_cost(&c, &d, 2)), NOTHING((ncf_free(NULL), 0)), NOTHING((ncf_model_free(NULL), 0));
+    NOTHING(ncf_tune_cost(&c, &d, 2)), NOTHING((int)ncf_metric_value(NULL, 0)), NOTHING((ncf_free(NULL), 0)), NOTHING((ncf_model_free(NULL), 0));
     NOTHING((ncf_dataset_free(NULL), 0));
 #undef NOTHING
     CHECKF(g_alloc_calls == before, "%ld allocations", g_alloc_calls - before);
@@ -5358,11 +5669,16 @@ static const test_case TESTS[] = {
     {"sampler_hash", test_sampler_hash},
     {"training_blind_to_held_out_items", test_training_blind_to_held_out_items},
     {"fit_chooses_on_validation_never_test", test_fit_chooses_on_validation_never_test},
+    {"fit_chooses_on_any_figure_of_many_items", test_fit_chooses_on_any_figure_of_many_items},
     {"tune_deterministic_and_blind_to_test", test_tune_deterministic_and_blind_to_test},
     {"eval_negatives", test_eval_negatives},
     {"synthetic_shape", test_synthetic_shape},
     {"real_movielens", test_real_movielens},
     {"metrics_by_hand", test_metrics_by_hand},
+    {"many_item_metrics_match_hand_computation", test_many_item_metrics_match_hand_computation},
+    {"many_item_metrics_match_a_sorted_ranking", test_many_item_metrics_match_a_sorted_ranking},
+    {"many_item_splits_hold_each_positive_once", test_many_item_splits_hold_each_positive_once},
+    {"saved_split_reads_back_the_same_lines", test_saved_split_reads_back_the_same_lines},
     {"argument_limits", test_argument_limits},
     {"nonfinite_scores_rank_last", test_nonfinite_scores_rank_last},
     {"divergence_stops", test_divergence_stops},
