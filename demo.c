@@ -63,6 +63,7 @@ typedef struct {
     const char *recommend_file, *recommend_for_file; /* one id a line */
     const char *similar_users, *item_for;       /* a user id; a new item's users, comma-separated */
     const char *export_embeddings;              /* PREFIX of the vectors' .npy and .csv files */
+    const char *save_split;                     /* PREFIX of the split's .tsv files */
     int probabilities, data_given, keep_missing, patience, skip_held_out;
     int output;                 /* the answers' form: OUT_TEXT, OUT_CSV, OUT_JSON */
     long long syn_ratings;
@@ -70,7 +71,22 @@ typedef struct {
     int tune;                   /* --tune: search the settings */
     double tune_seconds;        /* its budget; 0: from the data's size */
     ncf_load_opts load_opts;    /* --format, --sep, --header, the columns, --min_rating, --holdout */
+    int ks[NCF_MAX_KS], nks;    /* --top_k's cut-offs (top_k: the first) */
+    int select_metric, select_k; /* --select: what chooses the epoch (NCF_METRIC_*, at K; 0: top_k) */
+    int eval_mode;              /* --eval: EVAL_AUTO, EVAL_NONE, EVAL_SAMPLED */
+    int many;                   /* the data holds many items a user out (set once loaded) */
 } options;
+
+enum { EVAL_AUTO = 0, EVAL_NONE, EVAL_SAMPLED, EVAL_FULL };
+
+/* The place in --top_k of the cut-off that chooses (--select). */
+static int select_at(const options *o)
+{
+    int j;
+    for (j = 0; j < o->nks; j++)
+        if (o->ks[j] == (o->select_k ? o->select_k : o->ks[0])) return j;
+    return 0;
+}
 
 static double now(void)
 {
@@ -153,10 +169,10 @@ typedef enum {
     F_SECTION, F_HELP, F_DATA, F_DATA_DIR, F_DATASET, F_SYN_USERS, F_SYN_ITEMS, F_SYN_RATINGS, F_FORMAT, F_SEP, F_HEADER,
     F_USER_COL, F_ITEM_COL, F_RATING_COL, F_TIME_COL, F_MIN_RATING, F_MIN_RATINGS, F_MIN_ITEM_RATINGS, F_KCORE,
     F_TRIM_IDS, F_WEIGHT_COL,
-    F_WEIGHTING, F_WEIGHT_ALPHA, F_HOLDOUT, F_EVAL_NEGATIVES,
+    F_WEIGHTING, F_WEIGHT_ALPHA, F_HOLDOUT, F_SAVE_SPLIT, F_EVAL_NEGATIVES,
     F_MODEL, F_NUM_FACTORS, F_LAYERS, F_MF_REG, F_MLP_REG, F_INIT_SD, F_PRETRAIN_GMF, F_PRETRAIN_MLP, F_ALPHA,
     F_BATCH_SIZE, F_EVAL_BATCH_SIZE, F_LEARNING_RATE, F_BETA1, F_BETA2, F_EPSILON, F_OPTIMIZER, F_ADAM, F_NUM_NEG,
-    F_TRAIN_EPOCHS, F_EPOCHS_BETWEEN_EVALS, F_HR_THRESHOLD, F_ML_PERF, F_SEED, F_THREADS, F_TOP_K, F_VALIDATION,
+    F_TRAIN_EPOCHS, F_EPOCHS_BETWEEN_EVALS, F_HR_THRESHOLD, F_ML_PERF, F_SEED, F_THREADS, F_TOP_K, F_SELECT, F_EVAL, F_VALIDATION,
     F_NO_VALIDATION, F_PATIENCE, F_TUNE, F_SKIP_HELD_OUT, F_FULL_RANKING, F_FULL_USERS, F_HASH_PIPELINE, F_LOG, F_PLOT, F_RECOMMEND, F_RECOMMEND_K, F_TOPK, F_RECOMMEND_ALL,
     F_RECOMMEND_FOR, F_RECOMMEND_FILE, F_RECOMMEND_FOR_FILE,
     F_SIMILAR, F_SIMILAR_USERS, F_ITEM_FOR, F_ALLOW, F_DENY, F_PROBABILITIES, F_OUTPUT, F_SAVE, F_INT8, F_CHECKPOINT_EVERY, F_SAVE_BEST,
@@ -198,9 +214,17 @@ static const flag_def FLAGS[] = {
                                                      "1 + alpha*log(1 + s) (log), s the sum of its lines' strengths\n"
                                                      "(default none: every positive weighs 1)"},
     {F_WEIGHT_ALPHA, "--weight_alpha", "X", "the alpha of --weighting (default 1)"},
-    {F_HOLDOUT, "--holdout", "latest|random|none", "each user's test item: the latest by timestamp, one drawn by the seed,\n"
-                                                   "or none (train on everything: the model to ship). Default: latest\n"
-                                                   "with a timestamp column, else random"},
+    {F_HOLDOUT, "--holdout", "latest|random|none|ratio:F|time:F|time:@T",
+     "each user's test item: the latest by timestamp, one drawn by the seed,\n"
+     "or none (train on everything: the model to ship). Default: latest\n"
+     "with a timestamp column, else random. Many items a user: ratio:0.2\n"
+     "holds out a fifth of each user's positives (the latest, or drawn by\n"
+     "the seed without timestamps); time:0.1 the last tenth of the log by\n"
+     "timestamp; time:@T those at or after timestamp T. These are ranked in\n"
+     "full, with Recall, Precision, NDCG and MAP at each --top_k"},
+    {F_SAVE_SPLIT, "--save_split", "PREFIX", "write the split's lines, ids as written: PREFIX.train.tsv,\n"
+                                             "PREFIX.validation.tsv and PREFIX.test.tsv (score another library on\n"
+                                             "them; --data PREFIX reads them back, ranked in full)"},
     {F_EVAL_NEGATIVES, "--eval_negatives", "N", "sampled negatives per test user (default: the split's file, else 99;\n"
                                                 "999 with --ml_perf)"},
     {F_SECTION, "model:", NULL, NULL},
@@ -232,7 +256,16 @@ static const flag_def FLAGS[] = {
     {F_SEED, "--seed", "N", "(default 1)"},
     {F_THREADS, "--threads", "N", "(default: all cores)"},
     {F_SECTION, "output:", NULL, NULL},
-    {F_TOP_K, "--top_k", "K", "HR@K and NDCG@K (default 10)"},
+    {F_TOP_K, "--top_k", "K[,K...]", "the figures' cut-offs, up to 8 (default 10)"},
+    {F_SELECT, "--select", "METRIC@K", "what chooses the epoch, --patience and --tune: hr, ndcg, mrr, recall,\n"
+                                       "precision or map at K, one of --top_k (default: hr at the first --top_k\n"
+                                       "for one item a user, ndcg for many)"},
+    {F_EVAL, "--eval", "auto|full|sampled|none", "auto: at each epoch what chooses (validation: sampled, or full ranking\n"
+                                                 "with --full_ranking or many items a user, over a fixed sample of\n"
+                                                 "users its cost keeps near the epoch's training) and the sampled test\n"
+                                                 "figures; the test's full ranking once, at the chosen epoch. full:\n"
+                                                 "every figure at every epoch. sampled: no full ranking (one item a\n"
+                                                 "user). none: no evaluation, the last epoch saved. Default auto"},
     {F_VALIDATION, "--validation", NULL, "(the default) hold out a validation item per user with two or more\n"
                                          "(the second latest rating, or one drawn by the seed where the file has\n"
                                          "no timestamps) with its own negatives: the epoch, --patience,\n"
@@ -249,8 +282,8 @@ static const flag_def FLAGS[] = {
     {F_SKIP_HELD_OUT, "--skip_held_out_negatives", NULL, "never draw a user's test or validation item as a training\n"
                                                          "negative, as 0.6 trained (it reads the held-out items; for\n"
                                                          "comparing with 0.6's figures)"},
-    {F_FULL_RANKING, "--full_ranking", NULL, "choose the best epoch by full-ranking HR, not sampled HR (both are\n"
-                                             "printed at every evaluation, with MRR)"},
+    {F_FULL_RANKING, "--full_ranking", NULL, "choose the best epoch by full-ranking HR, not sampled HR (the\n"
+                                             "validation is then ranked in full at every evaluation)"},
     {F_FULL_USERS, "--full_users", "N", "full ranking over a fixed sample of about N users (default: all users\n"
                                         "when users x items <= 1e8, else 1e8 / items of them)"},
     {F_HASH_PIPELINE, "--hash_pipeline", NULL, "print each epoch's input pipeline hash (first batch, all batches)"},
@@ -396,7 +429,19 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
         break;
     case F_WEIGHT_ALPHA: FLOAT_FLAG(1e-6, 1e6, o->load_opts.alpha);
     case F_HOLDOUT:
-        if (!parse_choice(a, v, holdouts, 3, "latest, random or none", &k)) return 0;
+        if (!strncmp(v, "ratio:", 6) || !strncmp(v, "time:", 5)) {
+            const char *f = strchr(v, ':') + 1;
+            if (f[0] == '@' && v[0] == 't') {
+                if (!parse_int(a, f + 1, -(1LL << 62), 1LL << 62, &n)) return 0;
+                o->load_opts.holdout = NCF_HOLDOUT_CUTOFF, o->load_opts.holdout_cutoff = n;
+            } else {
+                if (!parse_float(a, f, 1e-6, 0.999999, &x)) return 0;
+                o->load_opts.holdout = v[0] == 'r' ? NCF_HOLDOUT_RATIO : NCF_HOLDOUT_TIME;
+                o->load_opts.holdout_fraction = (float)x;
+            }
+            break;
+        }
+        if (!parse_choice(a, v, holdouts, 3, "latest, random, none, ratio:F, time:F or time:@T", &k)) return 0;
         o->load_opts.holdout = k == 0 ? NCF_HOLDOUT_LATEST : k == 1 ? NCF_HOLDOUT_RANDOM : NCF_HOLDOUT_NONE;
         break;
     case F_EVAL_NEGATIVES: set->eval_negatives = 1; INT_FLAG(1, 1 << 20, o->eval_negatives);
@@ -436,7 +481,28 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
     case F_ML_PERF: set->mlperf = 1; break;
     case F_SEED: if (!parse_int(a, v, 0, 1LL << 62, &n)) return 0; o->cfg.seed = (uint64_t)n; break;
     case F_THREADS: INT_FLAG(1, 1024, o->threads);
-    case F_TOP_K: INT_FLAG(1, 1 << 20, o->top_k);
+    case F_TOP_K:
+        if (!(k = parse_list(a, v, NCF_MAX_KS, o->ks, NULL))) return 0;
+        o->nks = k, o->top_k = o->ks[0];
+        break;
+    case F_SELECT: {
+        static const char *const metrics[] = {"hr", "ndcg", "mrr", "recall", "precision", "map"};
+        char name[16];
+        const char *at = strchr(v, '@');
+        if (!at || at - v >= (long)sizeof name) return bad_value(a, v, "METRIC@K: hr, ndcg, mrr, recall, precision or map");
+        memcpy(name, v, (size_t)(at - v)), name[at - v] = 0;
+        if (!parse_choice(a, name, metrics, 6, "hr, ndcg, mrr, recall, precision or map", &k)) return 0;
+        if (!parse_int(a, at + 1, 1, NCF_MAX_K, &n)) return 0;
+        o->select_metric = k, o->select_k = (int)n;
+        break;
+    }
+    case F_SAVE_SPLIT: o->save_split = v; break;
+    case F_EVAL: {
+        static const char *const modes[] = {"auto", "none", "sampled", "full"};
+        if (!parse_choice(a, v, modes, 4, "auto, full, sampled or none", &k)) return 0;
+        o->eval_mode = k;
+        break;
+    }
     case F_VALIDATION: o->validation = 1; break;
     case F_NO_VALIDATION: o->validation = 0; break;
     case F_PATIENCE: INT_FLAG(0, 1000000, o->patience);
@@ -502,6 +568,7 @@ static int parse_args(int argc, char **argv, options *o)
     o->cfg = ncf_config_default();
     o->dataset = "synthetic";
     o->train_epochs = 20, o->epochs_between_evals = 1, o->min_ratings = 0, o->top_k = 10;
+    o->ks[0] = 10, o->nks = 1;
     o->load_opts = ncf_load_opts_default();
     o->syn_users = 3000, o->syn_items = 1500, o->syn_ratings = 150000;
     o->hr_threshold = 2.0, o->recommend_k = 10, o->alpha = 0.5, o->validation = 1;
@@ -540,6 +607,10 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (o->data_dir && !o->data && !strcmp(o->dataset, "synthetic")) {
         fprintf(stderr, "demo: --data_dir needs --dataset NAME (ml-1m, ml-20m, ...)\n");
+        return 0;
+    }
+    if (o->select_k && o->ks[select_at(o)] != o->select_k) {
+        fprintf(stderr, "demo: --select %d: its cut-off must be one of --top_k's\n", o->select_k);
         return 0;
     }
     if (o->patience && !o->validation) {
@@ -807,6 +878,7 @@ static void print_read_as(const ncf_dataset *d, const options *o)
         printf(", %s ids as text", r->text_ids[0] && r->text_ids[1] ? "user and item" : r->text_ids[0] ? "user" : "item");
     printf("\n");
     for (c = 0, held = 0; c < d->num_users; c++) held += (d->test_item[c] >= 0) + (d->val_item && d->val_item[c] >= 0);
+    held += r->test_interactions + r->validation_interactions;
     printf("kept %lld positives of %lld interactions, %d of %d users, %d of %d items: ", (long long)(d->num_train + held),
            (long long)r->interactions, d->num_users, r->users_read, d->num_items, r->items_read);
     if (o->load_opts.min_rating > -HUGE_VALF)
@@ -837,6 +909,20 @@ static void print_read_as(const ncf_dataset *d, const options *o)
                                                       r->columns[NCF_COL_TIME][0] ? "" : ": the file has no timestamps");
     else if (r->holdout == NCF_HOLDOUT_NONE) printf("held out: nothing (--holdout none): trained on every interaction, "
                                                     "no evaluation\n");
+    else if (r->holdout == NCF_HOLDOUT_SAVED)
+        printf("held out: the saved split's validation and test lines (%lld and %lld)\n",
+               (long long)r->validation_interactions, (long long)r->test_interactions);
+    else if (r->holdout == NCF_HOLDOUT_RATIO)
+        printf("held out: %.0f%% of each user's positives, %s, for test, and as much of the rest for validation "
+               "(--holdout ratio)\n", 100.0 * o->load_opts.holdout_fraction,
+               r->columns[NCF_COL_TIME][0] ? "its latest by timestamp" : "drawn by the seed (no timestamps)");
+    else
+        printf("held out: the positives at or after timestamp %lld for test%s, %lld for validation (--holdout time)\n",
+               (long long)r->cutoff, r->holdout == NCF_HOLDOUT_TIME ? " (the log's last share)" : "",
+               (long long)r->validation_cutoff);
+    if (NCF_HOLDOUT_RATIO <= r->holdout && (r->users_only_held_out || r->items_only_held_out))
+        printf("%d users had only held-out positives (%lld): not evaluated; %d items appear only held out: kept, "
+               "untrained\n", r->users_only_held_out, (long long)r->only_held_out, r->items_only_held_out);
 }
 
 /* ---- serving: --recommend, --recommend_for, --similar, --recommend_all ---- */
@@ -1404,7 +1490,51 @@ typedef struct {
     int epoch, trained, evaluated;
     double loss, train_s, rate, eval_s;
     ncf_metrics test, test_full, val, val_full;
+    ncf_metrics test_at[NCF_MAX_KS], val_at[NCF_MAX_KS]; /* many items a user: full ranking at each --top_k */
 } epoch_row;
+
+/* The figure that chooses: --select's, else HR for one item a user and NDCG for many. */
+static int select_metric(const options *o)
+{
+    return o->select_k ? o->select_metric : o->many ? NCF_METRIC_NDCG : NCF_METRIC_HR;
+}
+
+static const char *metric_name(int metric)
+{
+    static const char *const names[] = {"HR", "NDCG", "MRR", "Recall", "Precision", "MAP"};
+    return metric >= 0 && metric < 6 ? names[metric] : "?";
+}
+
+/* The users an epoch's full ranking takes for validation under --eval auto: all while their
+   scores cost at most about the epoch's training (a score about a third of a training
+   example's work: a forward pass, no backward or update), else a fixed sample of that many,
+   at least 1000; 0 means all. */
+static int epoch_users(const options *o, const ncf_dataset *d, int num_neg)
+{
+    double examples = (double)d->num_train * (1 + num_neg), fit = 3 * examples / (d->num_items ? d->num_items : 1);
+    if (o->eval_mode == EVAL_FULL || fit >= d->num_users) return 0;
+    return fit < 1000 ? 1000 : (int)fit;
+}
+
+/* Many items a user: the figures at each cut-off, full ranking (popularity: m NULL). The
+   validation's every epoch (over epoch_users), the test's when final (or --eval full). */
+static int evaluate_many(ncf_model *m, const ncf_dataset *d, const options *o, epoch_row *r, int final)
+{
+    ncf_eval_opts e = ncf_eval_opts_default();
+    int target;
+    e.seed = o->cfg.seed, e.full_ranking = 1;
+    for (target = 0; target < (d->val_ptr ? 2 : 1); target++) {
+        ncf_metrics *at = target ? r->val_at : r->test_at;
+        if (!target && !final && o->eval_mode != EVAL_FULL && o->validation) continue;
+        e.target = target ? NCF_EVAL_VALIDATION : NCF_EVAL_TEST;
+        e.max_users = target && m ? epoch_users(o, d, m->cfg.num_neg) : 0;
+        if (ncf_evaluate_at(m, d, &e, o->ks, o->nks, at) != NCF_OK) return 0;
+        if (target) r->val = r->val_full = at[0];
+        else r->test = r->test_full = at[0];
+    }
+    r->evaluated = 1;
+    return 1;
+}
 
 /* Users for full ranking: all of them while users x items <= 1e8, else about 1e8 / items. */
 static int full_users(const options *o, const ncf_dataset *d)
@@ -1422,10 +1552,12 @@ static int popularity(const options *o, const ncf_dataset *d, epoch_row *r)
     e.k = o->top_k, e.seed = o->cfg.seed, e.max_users = full_users(o, d);
     memset(r, 0, sizeof *r);
     r->epoch = -1;
+    if (o->many) return evaluate_many(NULL, d, o, r, 1);
     for (target = 0; target < (d->val_item ? 2 : 1); target++) {
         e.target = target ? NCF_EVAL_VALIDATION : NCF_EVAL_TEST;
         e.full_ranking = 0;
         if (ncf_evaluate_popularity(d, &e, target ? &r->val : &r->test) != NCF_OK) return 0;
+        if (o->eval_mode == EVAL_SAMPLED) continue; /* (popularity is cheap: both, once) */
         e.full_ranking = 1;
         if (ncf_evaluate_popularity(d, &e, target ? &r->val_full : &r->test_full) != NCF_OK) return 0;
     }
@@ -1451,15 +1583,26 @@ static int train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, progress_s
 #endif
 }
 
-static int evaluate_epoch(ncf_model *m, const ncf_dataset *d, const options *o, epoch_row *r)
+/* Whether an evaluation ranks the target in full: always under --eval full, never under
+   sampled; under auto, what chooses at every epoch (--full_ranking) and the test once, final. */
+static int rank_in_full(const options *o, int val, int final)
+{
+    if (o->eval_mode == EVAL_FULL) return 1;
+    if (o->eval_mode == EVAL_SAMPLED) return 0;
+    return val ? o->full_ranking : final || (o->full_ranking && !o->validation);
+}
+
+static int evaluate_epoch(ncf_model *m, const ncf_dataset *d, const options *o, epoch_row *r, int final)
 {
     ncf_eval_opts e = ncf_eval_opts_default();
     int target;
     e.k = o->top_k, e.seed = m->cfg.seed, e.max_users = full_users(o, d);
+    if (o->many) return evaluate_many(m, d, o, r, final);
     for (target = 0; target < (d->val_item ? 2 : 1); target++) {
         e.target = target ? NCF_EVAL_VALIDATION : NCF_EVAL_TEST;
         e.full_ranking = 0;
         if (evaluate(m, d, &e, target ? &r->val : &r->test) != NCF_OK) return 0;
+        if (!rank_in_full(o, target, final)) continue;
         e.full_ranking = 1;
         if (evaluate(m, d, &e, target ? &r->val_full : &r->test_full) != NCF_OK) return 0;
     }
@@ -1471,13 +1614,39 @@ static int evaluate_epoch(ncf_model *m, const ncf_dataset *d, const options *o, 
    or full ranking with --full_ranking. */
 static const ncf_metrics *chosen_by(const options *o, const epoch_row *r)
 {
+    if (o->many) return o->validation ? &r->val_at[select_at(o)] : &r->test_at[select_at(o)];
     return o->validation ? (o->full_ranking ? &r->val_full : &r->val) : (o->full_ranking ? &r->test_full : &r->test);
+}
+
+/* The chosen figure of a row. */
+static double chosen(const options *o, const epoch_row *r) { return ncf_metric_value(chosen_by(o, r), select_metric(o)); }
+
+/* Many items a user: a line for each cut-off. */
+static void print_many(const char *what, const ncf_metrics *at, int n)
+{
+    int j;
+    for (j = 0; j < n; j++)
+        printf("    %-11s @%-3d Recall %.4f  Precision %.4f  NDCG %.4f  MAP %.4f  HR %.4f  MRR %.4f  coverage %.4f  "
+               "popularity %.1f\n", j ? "" : what, at[j].k, at[j].recall, at[j].precision, at[j].ndcg, at[j].map,
+               at[j].hr, at[j].mrr, at[j].coverage, at[j].popularity);
 }
 
 static void print_metrics(const char *what, const ncf_metrics *s, const ncf_metrics *f, int k)
 {
+    if (f->users == 0 && s->users > 0) { /* (--eval sampled) */
+        printf("    %-11s HR@%d %.4f  NDCG@%d %.4f  MRR %.4f\n", what, k, s->hr, k, s->ndcg, s->mrr);
+        return;
+    }
     printf("    %-11s HR@%d %.4f  NDCG@%d %.4f  MRR %.4f   full ranking: HR@%d %.4f  NDCG@%d %.4f  MRR %.4f\n", what,
            k, s->hr, k, s->ndcg, s->mrr, k, f->hr, k, f->ndcg, f->mrr);
+}
+
+/* A row's test or validation figures, as the split ranks them. */
+static void print_row(const options *o, const char *what, const epoch_row *r, int val)
+{
+    if (o->many && (val ? r->val_at : r->test_at)[0].users) print_many(what, val ? r->val_at : r->test_at, o->nks);
+    else if (o->many) return; /* (not ranked at this epoch) */
+    else print_metrics(what, val ? &r->val : &r->test, val ? &r->val_full : &r->test_full, o->top_k);
 }
 
 static void log_row(ncf_output *f, const epoch_row *r, int validation)
@@ -1648,6 +1817,7 @@ static int load_data(const options *o, const ncf_config *cfg, const char *path, 
 static int has_validation(const ncf_dataset *d)
 {
     int u;
+    if (d->val_ptr) return d->val_ptr[d->num_users] > 0;
     for (u = 0; d->val_item && u < d->num_users; u++)
         if (d->val_item[u] >= 0) return 1;
     return 0;
@@ -1657,6 +1827,17 @@ static int has_validation(const ncf_dataset *d)
 static void print_data(const options *o, const ncf_dataset *data, const char *path, double seconds)
 {
     int test_users = 0, val_users = 0, u, fu = full_users(o, data);
+    if (data->test_ptr) {
+        const ncf_load_report *r = &data->report;
+        for (u = 0; u < data->num_users; u++) test_users += data->test_ptr[u + 1] > data->test_ptr[u];
+        for (u = 0; u < data->num_users && data->val_ptr; u++) val_users += data->val_ptr[u + 1] > data->val_ptr[u];
+        printf("data: %s: %d users, %d items, %lld training positives; test: %lld positives of %d users; validation: "
+               "%lld of %d users (%.1f s)\n", path ? path : "synthetic", data->num_users, data->num_items,
+               (long long)data->num_train, (long long)r->test_interactions, test_users,
+               (long long)r->validation_interactions, val_users, seconds);
+        if (path) print_read_as(data, o);
+        return;
+    }
     for (u = 0; u < data->num_users; u++) test_users += data->test_item[u] >= 0;
     for (u = 0; u < data->num_users && data->val_item; u++) val_users += data->val_item[u] >= 0;
     printf("data: %s: %d users, %d items, %lld training positives, %d test users", path ? path : "synthetic",
@@ -1814,30 +1995,36 @@ static int evaluate_one(session *S, epoch_row *r)
     const options *o = S->o;
     double t = now();
     int k = o->top_k;
-    if (!evaluate_epoch(S->model, S->data, o, r)) {
+    if (!evaluate_epoch(S->model, S->data, o, r, 0)) {
         fprintf(stderr, "demo: %s\n", ncf_error_text());
         return 0;
     }
     r->eval_s = now() - t;
-    printf("Iteration %d: HR = %.4f, NDCG = %.4f", r->epoch, r->test.hr, r->test.ndcg);
+    if (o->many && r->test.users)
+        printf("Iteration %d: Recall@%d = %.4f, NDCG@%d = %.4f", r->epoch, k, r->test.recall, k, r->test.ndcg);
+    else if (o->many)
+        printf("Iteration %d: validation %s@%d = %.4f", r->epoch, metric_name(select_metric(o)), o->ks[select_at(o)],
+               chosen(o, r));
+    else
+        printf("Iteration %d: HR = %.4f, NDCG = %.4f", r->epoch, r->test.hr, r->test.ndcg);
     if (r->trained) printf(", loss = %.4f, train %.1f s (%.0f ex/s)", r->loss, r->train_s, r->rate);
     printf(", eval %.2f s\n", r->eval_s);
-    print_metrics("test", &r->test, &r->test_full, k);
-    if (o->validation) print_metrics("validation", &r->val, &r->val_full, k);
+    print_row(o, "test", r, 0);
+    if (o->validation) print_row(o, "validation", r, 1);
     if (S->nrows == 1) { /* the first evaluation: is the model better than popular items? */
-        print_metrics("popularity", &S->pop.test, &S->pop.test_full, k);
-        if (o->validation) print_metrics("(valid.)", &S->pop.val, &S->pop.val_full, k);
+        print_row(o, "popularity", &S->pop, 0);
+        if (o->validation) print_row(o, "(valid.)", &S->pop, 1);
     }
     fflush(stdout);
     if (!write_log(S)) return 0;
     if (!o->validation) { /* nothing is chosen: the last epoch is what is reported and saved */
         S->best = *r;
-    } else if (chosen_by(o, r)->hr > (S->best.epoch < 0 ? -1.0 : chosen_by(o, &S->best)->hr)) {
+    } else if (chosen(o, r) > (S->best.epoch < 0 ? -1.0 : chosen(o, &S->best))) {
         S->best = *r, S->since_best = 0;
         if (o->save_best && !save_model(S->model, o->save_best, o->int8)) return 0;
-        if (o->save && ON_ROOT) { /* kept in memory: --save writes it at the end */
+        if (ON_ROOT) { /* kept in memory: --save writes it, and its test items are ranked, at the end */
             ncf_free(S->chosen), S->chosen = NULL;
-            if (ncf_save_mem(S->model, NCF_SAVE_ADAM, &S->chosen, &S->chosen_len) != NCF_OK) {
+            if (ncf_save_mem(S->model, o->save ? NCF_SAVE_ADAM : NCF_SAVE_MODEL, &S->chosen, &S->chosen_len) != NCF_OK) {
                 fprintf(stderr, "demo: %s\n", ncf_error_text());
                 return 0;
             }
@@ -1850,7 +2037,7 @@ static int evaluate_one(session *S, epoch_row *r)
     if (o->plot && !all_ok(!ON_ROOT || write_plot(o->plot, S->title, S->rows, S->nrows, o->validation ? S->best.epoch : -1,
                                                   o->validation, k)))
         return 0;
-    if (chosen_by(o, r)->hr >= o->hr_threshold) {
+    if (!o->many && chosen_by(o, r)->hr >= o->hr_threshold) {
         printf("Stopping: %s HR %.4f reached the threshold %.4f\n", o->validation ? "validation" : "test",
                chosen_by(o, r)->hr, o->hr_threshold);
         return 2;
@@ -1906,29 +2093,55 @@ static void report_choice(const session *S)
 {
     const options *o = S->o;
     const epoch_row *b = &S->best;
-    int k = o->top_k;
+    int k = o->ks[select_at(o)];
+    const char *name = metric_name(select_metric(o));
     if (!S->evaluable) {
-        printf("No evaluation: nothing was held out (--holdout none)\n");
+        printf("No evaluation: %s\n", o->eval_mode == EVAL_NONE ? "--eval none" : "nothing was held out (--holdout none)");
         return;
     }
     if (!o->validation)
         printf("Last epoch, %d (no validation: no epoch is chosen, since choosing on test would overstate it):\n",
                b->epoch);
     else
-        printf("Chosen on validation%s HR@%d: epoch %d (validation HR@%d %.4f; popularity %.4f); at that epoch:\n",
-               o->full_ranking ? " full-ranking" : "", k, b->epoch, k, chosen_by(o, b)->hr, chosen_by(o, &S->pop)->hr);
-    print_metrics("test", &b->test, &b->test_full, k);
-    print_metrics("popularity", &S->pop.test, &S->pop.test_full, k);
-    if (o->validation && chosen_by(o, b)->hr <= chosen_by(o, &S->pop)->hr)
-        printf("warning: the model is no better than recommending the most popular items on validation (HR@%d %.4f "
+        printf("Chosen on validation%s %s@%d: epoch %d (validation %s@%d %.4f; popularity %.4f); at that epoch:\n",
+               o->full_ranking && !o->many ? " full-ranking" : "", name, k, b->epoch, name, k, chosen(o, b),
+               chosen(o, &S->pop));
+    print_row(o, "test", b, 0);
+    print_row(o, "popularity", &S->pop, 0);
+    if (o->validation && chosen(o, b) <= chosen(o, &S->pop))
+        printf("warning: the model is no better than recommending the most popular items on validation (%s@%d %.4f "
                "against %.4f): try another model or its settings (--model mf --num_factors 64, a learning rate, more "
-               "epochs)\n", k, chosen_by(o, b)->hr, chosen_by(o, &S->pop)->hr);
+               "epochs)\n", name, k, chosen(o, b), chosen(o, &S->pop));
+}
+
+/* The chosen (or last) epoch's test items ranked in full, once, where the epochs did not: the
+   model kept at that epoch, or the current one. */
+static int final_test(session *S)
+{
+    const options *o = S->o;
+    ncf_model *kept = NULL;
+    epoch_row r = S->best;
+    int ok;
+    if (!S->evaluable || S->best.epoch < 0 || o->eval_mode == EVAL_FULL || (!o->many && o->eval_mode == EVAL_SAMPLED) ||
+        (!o->many && S->best.test_full.users))
+        return 1;
+    if (S->chosen && S->best.epoch != (int)S->model->epoch && ncf_load_mem(&kept, S->chosen, S->chosen_len) != NCF_OK) {
+        fprintf(stderr, "demo: %s\n", ncf_error_text());
+        return 0;
+    }
+    ok = evaluate_epoch(kept ? kept : S->model, S->data, o, &r, 1);
+    if (!ok) fprintf(stderr, "demo: %s\n", ncf_error_text());
+    S->best.test = r.test, S->best.test_full = r.test_full;
+    memcpy(S->best.test_at, r.test_at, sizeof r.test_at);
+    ncf_model_free(kept);
+    return ok;
 }
 
 /* The chosen epoch's figures, the saves and the serving asked for. */
 static int finish(session *S)
 {
     const options *o = S->o;
+    if (!final_test(S)) return 0;
     report_choice(S);
     if (o->save_best) printf("saved %s (epoch %d, the best)\n", o->save_best, S->best.epoch);
     if (!save_final(S)) return 0;
@@ -2039,7 +2252,8 @@ static int tune(const options *o, const ncf_dataset *d, const epoch_row *pop, nc
     progress_state ps;
     memset(&st, 0, sizeof st), memset(&ps, 0, sizeof ps);
     dc.num_users = d->num_users, dc.num_items = d->num_items;
-    to.seed = o->cfg.seed, to.eval.k = k, to.progress = on_tune, to.user = &st;
+    to.seed = o->cfg.seed, to.eval.k = o->ks[select_at(o)], to.progress = on_tune, to.user = &st;
+    to.eval.metric = select_metric(o), to.eval.full_ranking = o->many || o->full_ranking;
     if (o->patience) to.patience = o->patience;
     to.budget = o->tune_seconds > 0 ? o->tune_seconds : 100 * ncf_tune_cost(&dc, d, 1); /* about 4 min for ml-1m */
     if (!(o->tune_seconds > 0) && to.budget < 30) to.budget = 30;
@@ -2060,11 +2274,13 @@ static int tune(const options *o, const ncf_dataset *d, const epoch_row *pop, nc
         trial_words(w, what, sizeof what);
         printf("tune: %d settings, %d runs (rungs of %d, %d and %d epochs), %.0f s (planned %.0f s)\n", rep.num_trials,
                rep.num_runs, rep.rung_epochs[0], rep.rung_epochs[1], rep.rung_epochs[2], now() - t0, rep.planned_seconds);
-        printf("chosen on validation: trial %d, %s, epoch %d (validation HR@%d %.4f; popularity %.4f)\n", w->trial, what,
-               w->chosen_epoch, k, w->val.hr, pop->val.hr);
-        if (w->val.hr <= pop->val.hr)
+        const char *name = metric_name(to.eval.metric);
+        double v = ncf_metric_value(&w->val, to.eval.metric);
+        printf("chosen on validation: trial %d, %s, epoch %d (validation %s@%d %.4f; popularity %.4f)\n", w->trial,
+               what, w->chosen_epoch, name, to.eval.k, v, chosen(o, pop));
+        if (v <= chosen(o, pop))
             printf("warning: even the best settings found are no better than recommending the most popular items on "
-                   "validation (HR@%d %.4f against %.4f)\n", k, w->val.hr, pop->val.hr);
+                   "validation (%s@%d %.4f against %.4f)\n", name, to.eval.k, v, chosen(o, pop));
         printf("training it on training + validation for %d epochs\n", w->chosen_epoch > 0 ? w->chosen_epoch : 1);
     }
     ps.tty = isatty(2), ps.count_epochs = 1, ps.epochs = rep.runs[rep.best].chosen_epoch;
@@ -2074,6 +2290,15 @@ static int tune(const options *o, const ncf_dataset *d, const epoch_row *pop, nc
         return 0;
     }
     ncf_tune_report_free(&rep);
+    if (o->many) {
+        epoch_row r;
+        memset(&r, 0, sizeof r);
+        if (!evaluate_many(*out, d, o, &r, 1)) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return 0; }
+        printf("Tuned, %.0f s in all; the test items, read once:\n", now() - t0);
+        print_row(o, "test", &r, 0);
+        print_row(o, "popularity", pop, 0);
+        return 1;
+    }
     e.k = k, e.seed = o->cfg.seed, e.max_users = full_users(o, d);
     if (ncf_evaluate_with(*out, d, &e, &test) != NCF_OK ||
         (e.full_ranking = 1, ncf_evaluate_with(*out, d, &e, &test_full)) != NCF_OK) {
@@ -2121,13 +2346,26 @@ static int run(const options *asked)
         ncf_model_free(S.model);
         return 1;
     }
+    eff.many = data.test_ptr != NULL;
+#ifdef NCF_MPI
+    if (eff.eval_mode == EVAL_AUTO) eff.eval_mode = EVAL_FULL; /* (ranks rank together: every figure every epoch) */
+#endif
     eff.validation = has_validation(&data);
     if (asked->validation && !eff.validation && data.report.holdout != NCF_HOLDOUT_NONE)
         printf("validation: none (no user has two training items to hold one out): nothing is chosen, the last epoch "
                "is reported\n");
     if (asked->patience && !eff.validation) eff.patience = 0;
     print_data(o, &data, S.path, now() - t);
-    S.evaluable = data.report.holdout != NCF_HOLDOUT_NONE;
+    if (o->save_split && ON_ROOT) {
+        if (ncf_save_split(&data, o->save_split) != NCF_OK) {
+            fprintf(stderr, "demo: %s\n", ncf_error_text());
+            ncf_model_free(S.model), ncf_dataset_free(&data);
+            return 1;
+        }
+        printf("saved the split: %s.train.tsv%s and .test.tsv (--save_split)\n", o->save_split,
+               has_validation(&data) ? ", .validation.tsv" : "");
+    }
+    S.evaluable = data.report.holdout != NCF_HOLDOUT_NONE && o->eval_mode != EVAL_NONE;
     ok = 1;
     if (!S.evaluable && (o->save_best || o->hr_threshold <= 1)) {
         fprintf(stderr, "demo: --save_best and --hr_threshold need a held-out item (--holdout latest or random)\n");

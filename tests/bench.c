@@ -1003,6 +1003,54 @@ static int bench_itemfold(const char *prefix, const char *which)
    more (every seventh such item): the share of the model's ten among co-occurrence's ten, and
    the mean co-occurrence cosine of the model's ten. Models trained on the paper's ml-1m split
    for the epochs their validation chose in docs/results.md. */
+/* An epoch's evaluation against its training, as --eval full ranks (the test and validation
+   items, sampled and in full, every epoch) and as --eval auto does (both sampled every epoch;
+   the test in full once, at the end): NeuMF's paper config on a log of ml-1m's size and on a
+   wide one (the shape of a 17,632-artist play-count log). Medians of 3. */
+static int bench_evalcost(void)
+{
+    static const struct { const char *name; int users, items; int64_t n; } logs[] = {
+        {"ml-1m size", 6040, 3706, 1000209}, {"wide (17.6k items)", 1892, 17632, 92834}};
+    int l;
+    for (l = 0; l < 2; l++) {
+        ncf_dataset d;
+        ncf_config c = ncf_config_default();
+        ncf_model *m = NULL;
+        ncf_sampler s;
+        ncf_eval_opts e = ncf_eval_opts_default();
+        ncf_metrics x;
+        double tr[3], full[3], autom[3], once[3];
+        int r, t, f;
+        if (ncf_synthetic(&d, logs[l].users, logs[l].items, logs[l].n, 16, 1) != NCF_OK ||
+            ncf_sample_eval_negatives(&d, 99, 1) != NCF_OK || ncf_hold_out_validation(&d, 99, 2) != NCF_OK)
+            return fprintf(stderr, "bench: %s\n", ncf_error_text()), 1;
+        c.num_users = d.num_users, c.num_items = d.num_items;
+        if (ncf_model_create(&m, &c) != NCF_OK || ncf_sampler_init(&s, &d, c.num_neg, c.seed) != NCF_OK) return 1;
+        for (r = 0; r < 3; r++) {
+            double t0 = now_s();
+            if (ncf_train_epoch(m, &s, r + 1, NULL, NULL, NULL) != NCF_OK) return 1;
+            tr[r] = now_s() - t0, full[r] = autom[r] = once[r] = 0;
+            for (t = 0; t < 2; t++)
+                for (f = 0; f < 2; f++) {
+                    double t1 = now_s(), dt;
+                    e.target = t ? NCF_EVAL_VALIDATION : NCF_EVAL_TEST, e.full_ranking = f;
+                    if (ncf_evaluate_with(m, &d, &e, &x) != NCF_OK) return 1;
+                    dt = now_s() - t1;
+                    full[r] += dt;
+                    if (!f) autom[r] += dt;
+                    if (f && !t) once[r] = dt;
+                }
+        }
+        printf("{\"case\":\"evalcost\",\"log\":\"%s\",\"users\":%d,\"items\":%d,\"threads\":%d,\"train_s\":%.3f,"
+               "\"eval_full_s\":%.3f,\"eval_auto_s\":%.3f,\"final_test_s\":%.3f,\"full_over_train\":%.2f,"
+               "\"auto_over_train\":%.3f}\n", logs[l].name, d.num_users, d.num_items, ncf_get_threads(), median(tr, 3),
+               median(full, 3), median(autom, 3), median(once, 3), median(full, 3) / median(tr, 3), median(autom, 3) / median(tr, 3));
+        fflush(stdout);
+        ncf_model_free(m), ncf_dataset_free(&d);
+    }
+    return 0;
+}
+
 static int bench_similarity(const char *prefix)
 {
     ncf_load_opts lo = ncf_load_opts_default();
@@ -1105,6 +1153,7 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "foldin")) return bench_foldin(argv[2], argv[3]);
     if (argc == 4 && !strcmp(argv[1], "itemfold")) return bench_itemfold(argv[2], argv[3]);
     if (argc == 3 && !strcmp(argv[1], "similarity")) return bench_similarity(argv[2]);
+    if (argc == 2 && !strcmp(argv[1], "evalcost")) return bench_evalcost();
     if (argc == 4 && !strcmp(argv[1], "write-ratings")) return bench_write_ratings(argv[2], !strcmp(argv[3], "text"));
     if (argc == 4) return bench_case(argv[1], atoi(argv[2]), argv[3]);
     fprintf(stderr, "usage: bench paper|mlperf THREADS lazy|dense (and the modes at the top of tests/bench.c)\n");

@@ -68,13 +68,18 @@ saves_first() {
 check "demo saves before --recommend of an unknown user" saves_first
 
 # the epoch chosen (the CSV's first maximum of validation HR, column 9) is the one whose test line
-# the demo reports at the end, beside popularity's; --patience stops 2 evaluations after it;
+# the demo reports at the end (its sampled figures as that epoch printed them, then the full
+# ranking read once), beside popularity's; --patience stops 2 evaluations after it;
 # --no_validation chooses nothing and reports and saves the last epoch
 validation() {
     demo $SYN --train_epochs 4 --log "$B/val.csv" > "$B/val.log" &&
         n=$(awk -F, 'NR > 1 && $1 != "popularity" && $9 != "" && (b == "" || $9 > b) { b = $9; n = $1 } END { print n }' "$B/val.csv") &&
         grep -q "^Chosen on validation HR@10: epoch $n " "$B/val.log" &&
-        [ "$(grep -A1 "^Iteration $n:" "$B/val.log" | sed -n 2p)" = "$(grep -A1 '^Chosen on validation' "$B/val.log" | sed -n 2p)" ] &&
+        at=$(grep -A1 "^Iteration $n:" "$B/val.log" | sed -n 2p) && end=$(grep -A1 '^Chosen on validation' "$B/val.log" | sed -n 2p) &&
+        case "$end" in "$at   full ranking: HR@10 "*) ;; *) false ;; esac &&
+        [ "$(grep -c 'full ranking' "$B/val.log")" -eq 4 ] && # (popularity's twice, the chosen test's)
+        demo $SYN --train_epochs 4 --eval full > "$B/val_full.log" &&
+        [ "$(grep -A1 "^Iteration $n:" "$B/val_full.log" | sed -n 2p)" = "$end" ] &&
         grep -A2 '^Chosen on validation' "$B/val.log" | grep -q '^    popularity ' &&
         demo $SYN --train_epochs 30 --patience 2 --log "$B/pat.csv" > "$B/pat.log" &&
         n=$(sed -n 's/^Stopping: no validation gain in 2 evaluations (--patience 2); epoch \([0-9]*\) stays.*/\1/p' "$B/pat.log") &&
@@ -123,7 +128,7 @@ tune() {
         [ "$(grep -c '^ *[0-9][0-9]* *[0-2]  [MGN]' "$B/tune.log")" -eq "$runs" ] &&
         demo $SYN --tune 4 --threads 1 --log "$B/tune1.csv" > /dev/null && cmp "$B/tune.csv" "$B/tune1.csv" &&
         demo $SYN --load "$B/tuned.ncf" --train_epochs 0 > "$B/tuned_load.log" &&
-        [ "$(grep -A1 '^Tuned, ' "$B/tune.log" | sed -n 2p)" = "$(grep '^    test ' "$B/tuned_load.log" | head -n 1)" ] &&
+        [ "$(grep -A1 '^Tuned, ' "$B/tune.log" | sed -n 2p)" = "$(grep '^    test ' "$B/tuned_load.log" | tail -n 1)" ] &&
         demo $SYN --tune 0.001 --train_epochs 1 > "$B/tiny.log" &&
         grep -q '^tune: a budget of 0 s is too small for one run .*: training the defaults' "$B/tiny.log" &&
         grep -q '^Chosen on validation HR@10: epoch 1 ' "$B/tiny.log" &&
@@ -362,3 +367,21 @@ wide_model_memory() {
         --train_epochs 0 --no_validation --threads 2 > "$B/wide.log") && grep -q '^    test .*full ranking' "$B/wide.log"
 }
 check "demo evaluates a wide model over a large catalogue in 300 MB" wide_model_memory
+
+# a ratio split saved with --save_split and read back by --data PREFIX: the same split, so the
+# same model and the same figures at every cut-off; --select and --top_k lists
+saved_split() {
+    demo --data "$B/plays.tsv" --holdout ratio:0.3 --top_k 5,10 --select map@10 --train_epochs 2 \
+        --save_split "$B/split" > "$B/split_a.log" &&
+        demo --data "$B/split" --top_k 5,10 --select map@10 --train_epochs 2 > "$B/split_b.log" &&
+        grep -q '^saved the split: .*split.train.tsv, .validation.tsv and .test.tsv' "$B/split_a.log" &&
+        grep -q '^held out: the saved split' "$B/split_b.log" &&
+        grep -q '^Chosen on validation MAP@10: epoch' "$B/split_a.log" &&
+        a=$(tr -d '\r' < "$B/split_a.log" | sed -n '/^Chosen on/,$p') && b=$(tr -d '\r' < "$B/split_b.log" | sed -n '/^Chosen on/,$p') &&
+        [ -n "$a" ] && [ "$a" = "$b" ] &&
+        [ "$(cat "$B/split.train.tsv" "$B/split.validation.tsv" "$B/split.test.tsv" | sort | uniq -d | wc -l)" -eq 0 ] &&
+        ! demo --data "$B/plays.tsv" --holdout ratio:1.5 > "$B/split_c.log" 2>&1 && grep -q "'1.5' is not a number" "$B/split_c.log" &&
+        ! demo --data "$B/plays.tsv" --top_k 5,10 --select ndcg@20 > "$B/split_c.log" 2>&1 &&
+        grep -q 'one of --top_k' "$B/split_c.log"
+}
+check "demo --save_split writes a split that --data reads back to the same figures" saved_split
