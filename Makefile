@@ -43,7 +43,7 @@ endif
 CFLAGS_ALL = $(OPT) -std=c99 $(WARN) $(OMP) $(CFLAGS)
 TESTFLAGS  = -O2 -g -std=c99 $(WARN) -Werror $(CFLAGS)
 
-.PHONY: all help demo test bench bench-load clean header-checks isa-matrix cross windows fuzz device wasm web-test \
+.PHONY: all help demo test python bench bench-load clean header-checks isa-matrix cross windows fuzz device wasm web-test \
         paper-f8 paper-f16 paper-f32 paper-f64 demo-mpi test-mpi bench-mpi
 
 help:
@@ -176,9 +176,20 @@ header-checks: $(BUILD)/tests $(BUILD)/readme_example.c | $(BUILD)
 	@$(CC) -Os -std=c99 -I. -c $(BUILD)/impl.c -o $(BUILD)/full.o && \
 	  echo "object code at -Os: NCF_INFERENCE_ONLY $$(size $(BUILD)/infer.o | awk 'NR==2{print $$1}') bytes, full library $$(size $(BUILD)/full.o | awk 'NR==2{print $$1}') bytes"
 
+# The Python package (python/): its library built in place by the system compiler, and its
+# tests, a suite of make test (skipped, and said, without python3 and NumPy).
+# (the first python3 that imports NumPy: Debian's, when another python3 comes first on PATH)
+PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import numpy' 2>/dev/null && { echo $$p; exit 0; }; done; echo python3)
+python: python/ncf/_ncf.so
+python/ncf/_ncf.so: python/ncf/_shim.c ncf.h
+	$(CC) -O2 -std=c99 $(WARN) -Werror -fPIC -shared $(OMP) -I. python/ncf/_shim.c -o $@ -lm
+
+$(BUILD)/python_tests: python/ncf/_ncf.so | $(BUILD)
+	@printf '#!/bin/sh\nif $(PYTHON) -c "import numpy" 2>/dev/null; then NCF_README_DIR=$(BUILD) exec $(PYTHON) python/tests/test_ncf.py; fi\necho "python: skipped (it needs python3 and NumPy: tests/needs.sh test installs them)"\necho "0 passed, 0 failed, 1 skipped"\n' > $@ && chmod +x $@
+
 # Runs every suite; the last line sums them up.
 test: $(BUILD)/tests $(BUILD)/tests_noomp $(BUILD)/tests_native $(BUILD)/tests_asan $(BUILD)/tests_tsan $(BUILD)/tests_infer \
-      $(BUILD)/tests_fixture isa-matrix header-checks
+      $(BUILD)/tests_fixture $(BUILD)/python_tests isa-matrix header-checks
 	@rm -f $(BUILD)/tests_clang_ubsan; if command -v clang >/dev/null 2>&1; then \
 	  clang -O1 -g -std=c99 $(WARN) -Werror -fsanitize=address,undefined -fno-sanitize-recover=all \
 	    -fno-omit-frame-pointer tests.c -o $(BUILD)/tests_clang_ubsan -lm; fi
@@ -188,7 +199,7 @@ test: $(BUILD)/tests $(BUILD)/tests_noomp $(BUILD)/tests_native $(BUILD)/tests_a
 	for t in "tests --expect-hash $(BUILD)/noomp.hash" tests_noomp tests_native $$(cat $(BUILD)/isa.list) tests_asan \
 	         $$([ -x $(BUILD)/tests_clang_ubsan ] && echo tests_clang_ubsan) \
 	         "tests_tsan serving_threads" \
-	         "tests_infer --check $(BUILD)/fixture"; do \
+	         "tests_infer --check $(BUILD)/fixture" python_tests; do \
 	  echo "== $(BUILD)/$$t"; \
 	  ASAN_OPTIONS=detect_leaks=1 $(BUILD)/$$t > $(BUILD)/out.log 2>&1; rc=$$?; cat $(BUILD)/out.log; \
 	  line=$$(tail -n 1 $(BUILD)/out.log); \
@@ -246,6 +257,9 @@ bench: $(BENCH)
 	@$(MAKE) --no-print-directory bench-load BASE=$(BASE)
 	@$(BENCH) serve-ids | tee -a $(BUILD)/bench.jsonl
 	@$(BENCH) serving | tee -a $(BUILD)/bench.jsonl
+	@$(BENCH) evalcost | tee -a $(BUILD)/bench.jsonl
+	@$(MAKE) --no-print-directory python > /dev/null && if $(PYTHON) -c 'import numpy' 2>/dev/null; then \
+	  $(PYTHON) python/tests/bench_ncf.py | tee -a $(BUILD)/bench.jsonl; else echo "(the Python case skipped: no NumPy)"; fi
 	@rm -f $(BUILD)/peak.txt; if [ -n "$(PEERS)" ] && [ -f $(PEERS)/peak.c ]; then \
 	  $(CC) -O3 -march=native -fopenmp $(PEERS)/peak.c -o $(BUILD)/peak && $(BUILD)/peak | tee $(BUILD)/peak.txt; \
 	  else echo "(the FMA peak skipped: PEERS=DIR with peak.c gives it)"; fi
@@ -443,5 +457,5 @@ paper-f8 paper-f16 paper-f32 paper-f64: paper-f%: demo | $(BUILD)
 	./demo --data $(PAPER_SPLIT) --pretrain_gmf $(BUILD)/gmf-f$*.ncf --pretrain_mlp $(BUILD)/mlp-f$*.ncf --alpha 0.5 $(or $(FINETUNE_$*),$(FINETUNE)) --train_epochs $(FINETUNE_EPOCHS) $(PAPER_FLAGS)
 
 clean:
-	rm -rf $(BUILD) $(PROGRAMS)
+	rm -rf $(BUILD) $(PROGRAMS) python/ncf/_ncf*.so python/build python/*.egg-info
 

@@ -6,10 +6,17 @@ set -eu
 need=""
 want() { command -v "$1" > /dev/null 2>&1 || need="$need $2"; } # a command, its package(s)
 want_dir() { [ -d "$1" ] || need="$need $2"; }
+want_py() { # a Python module, its Debian package (for Debian's python3, which the Makefile prefers)
+    py=python3; [ -x /usr/bin/python3 ] && py=/usr/bin/python3
+    $py -c "import $1" > /dev/null 2>&1 || need="$need $2"
+}
 case $1 in
-test) # make test: the header built by clang, tcc and C++; the demo's plot rendered; the CMake package
+test) # make test: the header built by clang, tcc and C++; the demo's plot rendered; the CMake package;
+      # the Python package (Debian's python3 with NumPy, pandas, setuptools and pip)
     want make make; want cc "gcc libc6-dev"; want clang clang; want g++ g++; want tcc tcc
-    want rsvg-convert librsvg2-bin; want cmake cmake; want pkg-config pkg-config ;;
+    want rsvg-convert librsvg2-bin; want cmake cmake; want pkg-config pkg-config
+    want python3 python3; want_py numpy python3-numpy; want_py pandas python3-pandas
+    want_py setuptools python3-setuptools; want_py pip python3-pip ;;
 cross)
     for t in aarch64-linux-gnu arm-linux-gnueabihf s390x-linux-gnu; do want $t-gcc gcc-$t; done
     want qemu-aarch64 qemu-user ;;

@@ -1,0 +1,244 @@
+/* The C side of the Python package: ncf.h's implementation, and calls with plain arguments
+   (numbers, strings, arrays) where the API takes option structs, so ctypes needs no copy of
+   any struct layout. Every call returns an NCF_* status or a count; ncf_error_text() says why.
+   ctypes releases the GIL for the length of each call. */
+#if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 199309L /* clock_gettime, for the bench's C baseline */
+#endif
+#define NCF_IMPLEMENTATION
+#include "ncf.h"
+
+#include <time.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(_WIN32)
+#define PY_EXPORT __declspec(dllexport)
+#else
+#define PY_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* A load's options from the package's keyword arguments. */
+static ncf_load_opts py_load_opts(int holdout, double fraction, long long cutoff, int validation, double min_rating,
+                                  const char *sep, int min_ratings, int min_item_ratings, int weighting, double alpha,
+                                  unsigned long long seed, const char *strength_col)
+{
+    ncf_load_opts o = ncf_load_opts_default();
+    o.holdout = holdout, o.validation = validation, o.min_ratings = min_ratings, o.min_item_ratings = min_item_ratings;
+    if (fraction > 0) o.holdout_fraction = (float)fraction;
+    o.holdout_cutoff = cutoff, o.weighting = weighting, o.alpha = (float)alpha, o.seed = seed;
+    if (min_rating > -1e300) o.min_rating = (float)min_rating;
+    o.sep = sep && *sep ? sep : NULL;
+    if (strength_col && *strength_col) o.columns[NCF_COL_STRENGTH] = strength_col;
+    return o;
+}
+
+PY_EXPORT ncf_dataset *ncfpy_load(const char *path, const char *buf, size_t len, int holdout, double fraction,
+                                  long long cutoff, int validation, double min_rating, const char *sep, int min_ratings,
+                                  int min_item_ratings, int weighting, double alpha, unsigned long long seed,
+                                  const char *strength_col, int header, int time_col, int eval_negatives)
+{
+    ncf_load_opts o = py_load_opts(holdout, fraction, cutoff, validation, min_rating, sep, min_ratings, min_item_ratings,
+                                   weighting, alpha, seed, strength_col);
+    ncf_dataset *d = (ncf_dataset *)calloc(1, sizeof *d);
+    int rc;
+    if (!d) return NULL;
+    o.eval_negatives = eval_negatives;
+    if (buf) { /* arrays: user, item[, strength][, time] columns, TAB-separated, no header */
+        o.header = NCF_HEADER_NO, o.sep = "\t", o.columns[NCF_COL_USER] = "1", o.columns[NCF_COL_ITEM] = "2";
+        o.columns[NCF_COL_RATING] = weighting ? "3" : "";
+        if (weighting) o.columns[NCF_COL_STRENGTH] = "3";
+        o.columns[NCF_COL_TIME] = time_col ? (weighting ? "4" : "3") : "";
+        rc = ncf_load_dataset_mem(d, path, buf, len, &o);
+    } else {
+        o.header = header;
+        rc = ncf_load_dataset(d, path, &o);
+    }
+    if (rc != NCF_OK) { free(d); return NULL; }
+    return d;
+}
+
+PY_EXPORT void ncfpy_dataset_free(ncf_dataset *d)
+{
+    if (d) ncf_dataset_free(d), free(d);
+}
+
+/* What a dataset holds and its load report, as numbers in a fixed order (the package names them). */
+PY_EXPORT void ncfpy_dataset_info(const ncf_dataset *d, double *out)
+{
+    const ncf_load_report *r = &d->report;
+    int64_t test = 0, val = 0;
+    int u;
+    for (u = 0; u < d->num_users; u++) {
+        test += d->test_ptr ? d->test_ptr[u + 1] - d->test_ptr[u] : d->test_item[u] >= 0;
+        val += d->val_ptr ? d->val_ptr[u + 1] - d->val_ptr[u] : d->val_item && d->val_item[u] >= 0;
+    }
+    out[0] = d->num_users, out[1] = d->num_items, out[2] = (double)d->num_train, out[3] = (double)test;
+    out[4] = (double)val, out[5] = (double)r->interactions, out[6] = r->users_read, out[7] = r->items_read;
+    out[8] = (double)r->duplicates, out[9] = (double)r->below_min_rating, out[10] = r->users_few_ratings;
+    out[11] = r->items_few_item_ratings, out[12] = r->users_every_item, out[13] = r->holdout;
+    out[14] = r->users_only_held_out, out[15] = r->items_only_held_out, out[16] = r->weight_min, out[17] = r->weight_max;
+    out[18] = d->test_ptr != NULL;
+}
+
+PY_EXPORT ncf_model *ncfpy_model_create(const ncf_dataset *d, int type, int factors, const int *layers, int num_layers,
+                                        double lr, double reg, int num_neg, int batch, double init_sd,
+                                        unsigned long long seed)
+{
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL;
+    int l;
+    c.model = (ncf_model_type)type, c.num_users = d->num_users, c.num_items = d->num_items;
+    if (factors > 0) c.mf_dim = factors;
+    for (l = 0; l < num_layers && l < NCF_MAX_LAYERS; l++) c.layers[l] = layers[l];
+    if (num_layers > 0) c.num_layers = num_layers; /* (past NCF_MAX_LAYERS: ncf_model_create says so) */
+    if (lr > 0) c.lr = (float)lr;
+    c.mf_reg = (float)reg;
+    for (l = 0; l < NCF_MAX_LAYERS; l++) c.mlp_reg[l] = l == 0 ? (float)reg : 0.0f;
+    if (num_neg >= 0) c.num_neg = num_neg;
+    if (batch > 0) c.batch_size = batch;
+    if (init_sd > 0) c.init_sd = (float)init_sd;
+    c.seed = seed;
+    if (ncf_model_create(&m, &c) != NCF_OK) return NULL;
+    if (ncf_model_set_ids(m, d) != NCF_OK) { ncf_model_free(m); return NULL; }
+    return m;
+}
+
+typedef int (*py_progress)(void *user, long long epoch, long long done, long long total, double loss);
+typedef struct { py_progress fn; long long epoch, last; int stop; } py_cb;
+
+/* (an epoch begins where the examples done fall back) */
+static void py_on_progress(void *user, int64_t done, int64_t total, double loss)
+{
+    py_cb *cb = (py_cb *)user;
+    if (done <= cb->last || cb->last < 0) cb->epoch++;
+    cb->last = done;
+    if (cb->fn) cb->stop |= cb->fn(NULL, cb->epoch, (long long)done, (long long)total, loss);
+}
+
+/* ncf_fit (validation chooses) or, without validation items, plain epochs; the epoch kept
+   in chosen[0], the number trained in chosen[1], the chosen figure in value. */
+PY_EXPORT int ncfpy_fit(ncf_model *m, const ncf_dataset *d, int epochs, int patience, int metric, int k, int full,
+                        py_progress fn, int *chosen, double *value)
+{
+    py_cb cb;
+    cb.fn = fn, cb.epoch = 0, cb.last = -1, cb.stop = 0;
+    if ((d->val_item || d->val_ptr) && epochs > 0) {
+        ncf_fit_opts o = ncf_fit_opts_default();
+        ncf_fit_report r;
+        int rc;
+        o.epochs = epochs, o.patience = patience, o.eval.metric = metric, o.eval.k = k, o.eval.full_ranking = full;
+        o.progress = fn ? py_on_progress : NULL, o.user = &cb;
+        rc = ncf_fit(m, d, &o, &r);
+        if (rc != NCF_OK) return rc;
+        chosen[0] = r.chosen_epoch, chosen[1] = r.epochs_trained, *value = ncf_metric_value(&r.chosen, metric);
+        return NCF_OK;
+    } else {
+        ncf_sampler s;
+        int rc = ncf_sampler_init(&s, d, m->cfg.num_neg, m->cfg.seed), e;
+        for (e = 1; rc == NCF_OK && e <= epochs; e++) {
+            cb.last = -1, cb.epoch = e - 1;
+            rc = ncf_train_epoch(m, &s, (int)m->epoch + 1, fn ? py_on_progress : NULL, &cb, NULL);
+        }
+        chosen[0] = (int)m->epoch, chosen[1] = epochs, *value = 0;
+        return rc;
+    }
+}
+
+/* Figures at each of ks (10 numbers each: hr, ndcg, mrr, recall, precision, map, coverage,
+   popularity, users, k); m NULL: popularity's. */
+PY_EXPORT int ncfpy_evaluate(ncf_model *m, const ncf_dataset *d, int target, int full, const int *ks, int nk, double *out)
+{
+    ncf_eval_opts o = ncf_eval_opts_default();
+    ncf_metrics r[NCF_MAX_KS];
+    int j, rc;
+    o.target = target, o.full_ranking = full || d->test_ptr != NULL;
+    if (nk < 1 || nk > NCF_MAX_KS) return ncf_evaluate_at(m, d, &o, ks, nk, r);
+    if ((rc = ncf_evaluate_at(m, d, &o, ks, nk, r)) != NCF_OK) return rc;
+    for (j = 0; j < nk; j++) {
+        double *x = out + 10 * j;
+        x[0] = r[j].hr, x[1] = r[j].ndcg, x[2] = r[j].mrr, x[3] = r[j].recall, x[4] = r[j].precision, x[5] = r[j].map;
+        x[6] = r[j].coverage, x[7] = r[j].popularity, x[8] = r[j].users, x[9] = r[j].k;
+    }
+    return NCF_OK;
+}
+
+PY_EXPORT ncf_model *ncfpy_load_model(const char *path)
+{
+    ncf_model *m = NULL;
+    return ncf_load(&m, path) == NCF_OK ? m : NULL;
+}
+
+/* One user's list (u an index, or -1 with rows given: a folded-in user). */
+PY_EXPORT int ncfpy_recommend(const ncf_model *m, int u, const float *row, int k, int exclude_rated, const int32_t *allow,
+                              int num_allow, const int32_t *deny, int num_deny, int probabilities, int32_t *items,
+                              float *scores)
+{
+    ncf_rec_opts o = ncf_rec_opts_default();
+    o.k = k, o.exclude_rated = exclude_rated, o.allow = allow, o.num_allow = allow ? num_allow : 0;
+    o.deny = deny, o.num_deny = deny ? num_deny : 0, o.user_row = row, o.probabilities = probabilities;
+    return ncf_recommend_index(m, row ? 0 : u, &o, items, scores);
+}
+
+PY_EXPORT int ncfpy_recommend_users(const ncf_model *m, const int32_t *users, int n, int k, int exclude_rated,
+                                    int probabilities, int32_t *items, float *scores, int *counts)
+{
+    ncf_rec_opts o = ncf_rec_opts_default();
+    o.k = k, o.exclude_rated = exclude_rated, o.probabilities = probabilities;
+    return ncf_recommend_users(m, users, n, &o, items, scores, counts);
+}
+
+/* A new user's rows from the items it took (indices). */
+PY_EXPORT int ncfpy_fold_in(const ncf_model *m, const int32_t *items, int n, float *row)
+{
+    ncf_fold_opts f = ncf_fold_opts_default();
+    return ncf_fold_in(m, items, n, &f, row);
+}
+
+PY_EXPORT int ncfpy_similar_items(const ncf_model *m, int item, int k, int32_t *items, float *scores)
+{
+    ncf_rec_opts o = ncf_rec_opts_default();
+    o.k = k;
+    return ncf_similar_items(m, item, &o, items, scores);
+}
+
+PY_EXPORT int ncfpy_predict(const ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits)
+{
+    return ncf_predict_indices(m, users, items, n, logits);
+}
+
+PY_EXPORT int ncfpy_model_info(const ncf_model *m, long long *out)
+{
+    out[0] = m->cfg.num_users, out[1] = m->cfg.num_items, out[2] = m->cfg.model, out[3] = m->cfg.mf_dim;
+    out[4] = (long long)m->epoch, out[5] = (long long)m->num_params;
+    return NCF_OK;
+}
+
+/* The bench's C baseline: seconds for reps rounds of a top-k list for each of users[0..n)
+   (batch 0: ncf_recommend_index a user at a time; 1: ncf_recommend_users, all at once). */
+PY_EXPORT double ncfpy_time_recommend(const ncf_model *m, const int32_t *users, int n, int k, int reps, int batch,
+                                      int32_t *items, float *scores, int *counts)
+{
+    ncf_rec_opts o = ncf_rec_opts_default();
+    double t0, t1;
+    int r, j;
+#ifdef _WIN32
+    t0 = (double)clock() / CLOCKS_PER_SEC;
+#else
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts), t0 = ts.tv_sec + 1e-9 * ts.tv_nsec;
+#endif
+    o.k = k;
+    for (r = 0; r < reps; r++)
+        if (batch) ncf_recommend_users(m, users, n, &o, items, scores, counts);
+        else
+            for (j = 0; j < n; j++) ncf_recommend_index(m, users[j], &o, items, scores);
+#ifdef _WIN32
+    t1 = (double)clock() / CLOCKS_PER_SEC;
+#else
+    clock_gettime(CLOCK_MONOTONIC, &ts), t1 = ts.tv_sec + 1e-9 * ts.tv_nsec;
+#endif
+    return t1 - t0;
+}
+

@@ -1,0 +1,279 @@
+"""The Python package's tests (make test runs them: python3 python/tests/test_ncf.py). Each makes
+its own small data. The answers are compared with a C program built from ncf.h here and
+printing its floats exactly."""
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import numpy as np  # noqa: E402
+
+import ncf  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+
+
+def synthetic_log(users=200, items=120, per_user=(6, 30), seed=3):
+    """user, item, strength, timestamp rows: users favour a cluster of items."""
+    rnd = random.Random(seed)
+    rows, t = [], 1000
+    for u in range(users):
+        cluster = u % 4
+        for _ in range(rnd.randint(*per_user)):
+            i = rnd.randrange(items // 4) * 4 + cluster if rnd.random() < 0.8 else rnd.randrange(items)
+            t += rnd.randint(1, 50)
+            rows.append((u + 1, i + 1, rnd.randint(1, 9), t))
+    return rows
+
+
+class Fixture(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="ncf_py_")
+        cls.rows = synthetic_log()
+        cls.path = os.path.join(cls.dir, "log.tsv")
+        with open(cls.path, "w") as f:
+            for r in cls.rows:
+                f.write("%d\t%d\t%d\t%d\n" % r)
+        ncf.set_threads(2)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def data(self, **kw):
+        kw.setdefault("eval_negatives", 50)
+        return ncf.Dataset.from_file(self.path, **kw)
+
+
+class Data(Fixture):
+    def test_file_and_arrays_load_the_same(self):
+        a = self.data()
+        u, i, s, t = zip(*self.rows)
+        b = ncf.Dataset.from_arrays(list(u), list(i), timestamps=list(t), eval_negatives=50)
+        ra, rb = a.report, b.report
+        for key in ("users", "items", "train", "test", "validation", "lines", "holdout"):
+            self.assertEqual(ra[key], rb[key], key)
+        self.assertEqual(ra["holdout"], "latest")
+        self.assertEqual(a.user_ids, b.user_ids)
+        self.assertEqual(a.item_ids, b.item_ids)
+
+    def test_ids_kept_as_written(self):
+        d = ncf.Dataset.from_arrays(["ann", "ann", "ann", "bob ", "bob ", "bob ", 'c"d', 'c"d', "e\tf", "e\tf"],
+                                    ["0440", "x y", "z", "0440", "z", "w", "x y", "0440", "z", "x y"], holdout="none")
+        self.assertEqual(d.user_ids, ["ann", "bob ", 'c"d', "e\tf"])
+        self.assertEqual(d.item_ids, ["0440", "w", "x y", "z"])
+
+    def test_dataframe(self):
+        try:
+            import pandas as pd
+        except ImportError:
+            self.skipTest("pandas is not installed")
+        df = pd.DataFrame(self.rows, columns=["userId", "movieId", "plays", "ts"])
+        d = ncf.Dataset.from_dataframe(df, user="userId", item="movieId", timestamp="ts", holdout="ratio:0.2")
+        self.assertEqual(d.user_ids[:3], ["1", "2", "3"])  # (integer ids: by value)
+        r = d.report
+        self.assertEqual(r["holdout"], "ratio")
+        self.assertTrue(r["many_items"])
+        self.assertEqual(r["train"] + r["test"] + r["validation"], len(self.rows) - r["duplicates"])
+        w = ncf.Dataset.from_dataframe(df, user="userId", item="movieId", strength="plays", weighting="log",
+                                       eval_negatives=50)
+        self.assertGreater(w.report["weight_max"], w.report["weight_min"])
+
+    def test_bad_input_raises_the_library_message(self):
+        bad = os.path.join(self.dir, "bad.csv")
+        with open(bad, "w") as f:
+            f.write("userId,movieId,rating,timestamp\n1,10,x,100\n")
+        with self.assertRaisesRegex(ncf.Error, r"bad.csv:2: rating 'x' is not a number"):
+            ncf.Dataset.from_file(bad)
+        with self.assertRaisesRegex(ncf.Error, "cannot open"):
+            ncf.Dataset.from_file(os.path.join(self.dir, "missing.csv"))
+        with self.assertRaises(ValueError):
+            self.data(holdout="sideways")
+        with self.assertRaisesRegex(ncf.Error, "holdout_fraction"):
+            self.data(holdout="ratio:1.5")
+
+
+class Training(Fixture):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.d = ncf.Dataset.from_file(cls.path, eval_negatives=50)
+        cls.m = ncf.Model(model="mf", factors=16, learning_rate=0.01, seed=2).fit(cls.d, epochs=6)
+
+    def test_fit_chooses_on_validation_and_evaluates(self):
+        self.assertTrue(1 <= self.m.chosen_epoch <= 6)
+        self.assertEqual(self.m.info["epoch"], self.m.chosen_epoch)
+        e = self.m.evaluate(self.d)
+        p = ncf.popularity(self.d)
+        self.assertEqual(e["users"], self.d.report["test"])
+        self.assertGreater(e["hr"], p["hr"])
+        full = self.m.evaluate(self.d, k=[5, 10], full_ranking=True)
+        self.assertEqual([f["k"] for f in full], [5, 10])
+        self.assertLessEqual(full[0]["hr"], full[1]["hr"])
+        self.assertGreater(full[1]["coverage"], 0)
+
+    def test_many_items_and_select(self):
+        d = self.data(holdout="ratio:0.25")
+        m = ncf.Model(model="gmf", factors=8, learning_rate=0.01).fit(d, epochs=4, select="map@5")
+        e = m.evaluate(d, k=[5, 20])
+        self.assertTrue(all(0 <= f["recall"] <= 1 and 0 <= f["map"] <= 1 for f in e))
+        self.assertAlmostEqual(m.chosen_value, m.evaluate(d, k=5, target="validation")["map"], places=12)
+
+    def test_recommend_allow_deny_and_rated(self):
+        ids, scores = self.m.recommend("1", k=10)
+        self.assertEqual(len(ids), 10)
+        self.assertTrue(all(scores[j] >= scores[j + 1] for j in range(9)))
+        rated = {str(i) for u, i, s, t in self.rows if u == 1}
+        self.assertFalse(rated & set(ids))
+        allow = self.d.item_ids[:7]
+        ids2, _ = self.m.recommend("1", k=10, allow=allow, exclude_rated=False)
+        self.assertTrue(set(ids2) <= set(allow))
+        ids3, _ = self.m.recommend("1", k=10, deny=ids[:3])
+        self.assertEqual(ids3[:7], ids[3:10])
+        many, sc = self.m.recommend_users(["1", "2", "3"], k=10)
+        self.assertEqual(list(many[0]), ids)
+        self.assertTrue(np.array_equal(sc[0], scores))
+
+    def test_fold_in_and_similar(self):
+        ids, scores = self.m.fold_in(["4", "8", "12", "16"], k=5)
+        self.assertEqual(len(ids), 5)
+        self.assertFalse({"4", "8", "12", "16"} & set(ids))
+        sim, s = self.m.similar_items("4", k=5)
+        self.assertNotIn("4", sim)
+        self.assertTrue(np.all(s <= 1.0 + 1e-6))
+
+    def test_errors_name_the_problem(self):
+        with self.assertRaisesRegex(ncf.Error, "unknown user 'nobody'"):
+            self.m.recommend("nobody")
+        with self.assertRaisesRegex(ncf.Error, "unknown item"):
+            self.m.similar_items("no such item")
+        with self.assertRaisesRegex(ncf.Error, "not trained"):
+            ncf.Model().recommend("1")
+
+    def test_save_load_same_answers(self):
+        path = os.path.join(self.dir, "m.ncf")
+        self.m.save(path)
+        back = ncf.Model.load(path)
+        a, sa = self.m.recommend("5", k=10)
+        b, sb = back.recommend("5", k=10)
+        self.assertEqual(a, b)
+        self.assertTrue(np.array_equal(sa, sb))
+
+    def test_same_answers_as_c(self):
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if not cc:
+            self.skipTest("no C compiler to build the comparison program")
+        path = os.path.join(self.dir, "c.ncf")
+        self.m.save(path)
+        src = os.path.join(self.dir, "top.c")
+        with open(src, "w") as f:
+            f.write(r'''
+#define NCF_IMPLEMENTATION
+#include "ncf.h"
+#include <stdio.h>
+int main(int argc, char **argv) {
+    ncf_model *m = NULL; char ids[4096]; float s[10]; const char *p = ids; int n, k;
+    if (ncf_load(&m, argv[1]) != NCF_OK) return 1;
+    n = ncf_recommend_for_id(m, argv[2], NULL, ids, sizeof ids, s);
+    for (k = 0; k < n; k++, p += strlen(p) + 1) printf("%s %a\n", p, s[k]);
+    ncf_model_free(m); return n < 0;
+}''')
+        exe = os.path.join(self.dir, "top")
+        subprocess.check_call([cc, "-O2", "-I", ROOT, src, "-o", exe, "-lm"])
+        for user in ("1", "7", "150"):
+            out = subprocess.check_output([exe, path, user]).decode().split()
+            ids, scores = self.m.recommend(user, k=10)
+            self.assertEqual(out[0::2], ids)
+            self.assertEqual([float.fromhex(x) for x in out[1::2]], [float(x) for x in scores])
+
+    def test_training_releases_the_gil(self):
+        ticks = [0]
+        done = threading.Event()
+
+        def count():
+            while not done.is_set():
+                ticks[0] += 1
+                time.sleep(0.0005)
+
+        t = threading.Thread(target=count)
+        t.start()
+        start = ticks[0]
+        big = ncf.Dataset.from_arrays([u % 400 for u in range(40000)], [(u * 7) % 300 for u in range(40000)],
+                                      eval_negatives=20)
+        ncf.Model(factors=8).fit(big, epochs=3)
+        done.set()
+        t.join()
+        self.assertGreater(ticks[0] - start, 10)
+
+    def test_no_leak_over_many_calls(self):
+        def rss():
+            with open("/proc/self/statm") as f:
+                return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        if not os.path.exists("/proc/self/statm"):
+            self.skipTest("no /proc/self/statm to read the memory used")
+        for _ in range(500):  # (warm: the allocator's pools, the id lists)
+            self.m.recommend("3", k=10)
+        before = rss()
+        for j in range(10000):
+            self.m.recommend(str(1 + j % 200), k=10)
+        for j in range(300):
+            ncf.Dataset.from_file(self.path, eval_negatives=50)
+            try:
+                self.m.recommend("nobody")
+            except ncf.Error:
+                pass
+        grown = rss() - before
+        self.assertLess(grown, 4 << 20, "grew %d bytes over 10,000 calls" % grown)
+
+
+class Install(unittest.TestCase):
+    def test_pip_installs_offline(self):
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        if subprocess.call([sys.executable, "-c", "import setuptools"], **quiet) or \
+                subprocess.call([sys.executable, "-m", "pip", "--version"], **quiet):
+            self.skipTest("pip or setuptools is not installed")
+        where = tempfile.mkdtemp(prefix="ncf_pip_")
+        build = tempfile.mkdtemp(prefix="ncf_src_")
+        try:  # (a copy of the repository's files it builds from, so nothing is written beside them)
+            shutil.copy(os.path.join(ROOT, "ncf.h"), build)
+            shutil.copytree(os.path.join(ROOT, "python"), os.path.join(build, "python"),
+                            ignore=shutil.ignore_patterns("_ncf*.so", "__pycache__", "build", "*.egg-info"))
+            subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps",
+                                   "--no-index", "--target", where, os.path.join(build, "python")],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            out = subprocess.check_output([sys.executable, "-c", "import ncf; print(ncf.__file__, ncf.version())"],
+                                          env=dict(os.environ, PYTHONPATH=where), cwd=where).decode()
+            self.assertTrue(out.startswith(os.path.join(where, "ncf")) and out.split()[1] == ncf.version(), out)
+        finally:
+            shutil.rmtree(where, ignore_errors=True)
+            shutil.rmtree(build, ignore_errors=True)
+
+
+class Readme(unittest.TestCase):
+    def test_readme_example_runs(self):
+        where = os.environ.get("NCF_README_DIR", "")
+        if not os.path.exists(os.path.join(where, "books.csv")):
+            self.skipTest("no books.csv to run the README's example on (make test writes one)")
+        with open(os.path.join(ROOT, "README.md")) as f:
+            text = f.read()
+        code = text.split("```python\n", 1)[1].split("```", 1)[0]
+        env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+        out = subprocess.check_output([sys.executable, "-c", code], cwd=where, env=env).decode()
+        self.assertTrue(out.startswith("(['") and "array([" in out, out)
+
+
+if __name__ == "__main__":
+    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
+    result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
+    failed = len(result.failures) + len(result.errors)
+    skipped = len(result.skipped)
+    print("%d passed, %d failed, %d skipped" % (result.testsRun - failed - skipped, failed, skipped))
+    sys.exit(1 if failed else 0)
