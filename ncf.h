@@ -1171,6 +1171,39 @@ static size_t ncf__omp_stack_size(void)
     return v < 1e15 ? (size_t)v : 0;
 }
 
+#include <sys/select.h>
+#ifdef __linux__
+#include <fcntl.h>
+#include <unistd.h>
+/* This process's threads, as the kernel counts them (-1: unknown). */
+static int ncf__threads_now(void)
+{
+    char buf[4096], *p;
+    int fd = open("/proc/self/status", O_RDONLY), n = -1;
+    ssize_t got = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0) close(fd);
+    if (got <= 0) return -1;
+    buf[got] = 0;
+    if ((p = strstr(buf, "\nThreads:")) != NULL) n = atoi(p + 9);
+    return n;
+}
+#else
+static int ncf__threads_now(void) { return -1; }
+#endif
+
+/* A thread joined can still count against a limit on a user's threads for a moment (the
+   join returns before the kernel has released it): after a probe that met a limit, wait
+   until its threads are gone, so the team that follows does not meet the limit in their
+   place (OpenMP's runtime exits when it cannot start a thread). */
+static void ncf__await_released(int threads_before)
+{
+    int tries;
+    for (tries = 0; tries < 400 && threads_before > 0 && ncf__threads_now() > threads_before; tries++) {
+        struct timeval tv = {0, 250}; /* (at most 0.1 s in all) */
+        select(0, NULL, NULL, NULL, &tv);
+    }
+}
+
 /* How many of n threads can be running at once now (each started, then ended). */
 static int ncf__probe_threads(int n)
 {
@@ -1178,7 +1211,7 @@ static int ncf__probe_threads(int n)
     pthread_mutex_t gate;
     pthread_attr_t attr;
     size_t stack = ncf__omp_stack_size();
-    int k, have_attr = stack && pthread_attr_init(&attr) == 0;
+    int k, short_of, before = ncf__threads_now(), have_attr = stack && pthread_attr_init(&attr) == 0;
     if (have_attr) pthread_attr_setstacksize(&attr, stack);
     if (pthread_mutex_init(&gate, NULL) != 0) {
         if (have_attr) pthread_attr_destroy(&attr);
@@ -1188,10 +1221,11 @@ static int ncf__probe_threads(int n)
     for (k = 0; k < n && k < NCF__PROBE_MOST; k++)
         if (pthread_create(&t[k], have_attr ? &attr : NULL, ncf__wait_gate, &gate) != 0) break;
     pthread_mutex_unlock(&gate);
-    n = k;
+    short_of = k < n, n = k;
     for (k = 0; k < n; k++) pthread_join(t[k], NULL);
     pthread_mutex_destroy(&gate);
     if (have_attr) pthread_attr_destroy(&attr);
+    if (short_of) ncf__await_released(before);
     return n;
 }
 
