@@ -25,9 +25,9 @@ resumed() {
 }
 check "demo-mpi: 1 epoch on 2 ranks then 1 on 3 = 2 epochs on 1 rank" resumed
 
-same_figures() {
-    ./demo $SYN --validation --load "$D/e2_1.ncf" --train_epochs 0 > "$D/one.log" &&
-        $MPIRUN -np 3 ./demo-mpi $SYN --validation --load "$D/e2_1.ncf" --train_epochs 0 > "$D/three.log" &&
+same_figures() { # (--eval full: every figure at every epoch, as demo-mpi evaluates)
+    ./demo $SYN --validation --eval full --load "$D/e2_1.ncf" --train_epochs 0 > "$D/one.log" &&
+        $MPIRUN -np 3 ./demo-mpi $SYN --validation --eval full --load "$D/e2_1.ncf" --train_epochs 0 > "$D/three.log" &&
         [ -n "$(figures "$D/one.log")" ] && [ "$(figures "$D/one.log")" = "$(figures "$D/three.log")" ]
 }
 check "demo and demo-mpi on 3 ranks: the same figures for that model" same_figures
