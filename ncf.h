@@ -3900,6 +3900,8 @@ static int ncf__file_exists(const char *path)
 
 /* The paper's split's three files, PREFIX and each of these. */
 static const char *const ncf__split_suffix[3] = {".train.rating", ".test.rating", ".test.negative"};
+/* A split ncf_save_split wrote: PREFIX and each of these. */
+static const char *const ncf__saved_suffix[3] = {".train.tsv", ".validation.tsv", ".test.tsv"};
 
 /* The paper's split: ids already dense; the test file names each user's held-out
    item, the negative file its 99 candidates. */
@@ -3998,10 +4000,11 @@ static int ncf__load_ncf(ncf_dataset *ds, const char *prefix, int sample_negs, u
     return ncf__load_split(ds, prefix, &src, sample_negs, seed, holdout);
 }
 
-/* The paper split's prefix when path names one (PREFIX, or one of its three files), else NULL. */
-static const char *ncf__split_prefix(const char *path, char *prefix, size_t size)
+/* The prefix of a split whose files are PREFIX and suffix[0..3), when path names one (PREFIX,
+   or one of its files; PREFIX alone when its first file is there), else NULL: the paper's
+   split (ncf__split_suffix) or a saved one (ncf__saved_suffix). */
+static const char *ncf__split_prefix(const char *path, const char *const *suffix, char *prefix, size_t size)
 {
-    const char *const *suffix = ncf__split_suffix;
     char probe[4216];
     int k;
     if (strlen(path) >= size) return NULL;
@@ -4011,12 +4014,11 @@ static const char *ncf__split_prefix(const char *path, char *prefix, size_t size
             prefix[strlen(prefix) - strlen(suffix[k])] = 0;
             return prefix;
         }
-    snprintf(probe, sizeof probe, "%s.train.rating", path);
+    snprintf(probe, sizeof probe, "%s%s", path, suffix[0]);
     return ncf__file_exists(probe) ? prefix : NULL;
 }
 
 /* ---- a split saved for others, and read back ---- */
-static const char *const ncf__saved_suffix[3] = {".train.tsv", ".validation.tsv", ".test.tsv"};
 
 /* Id k of one side as a TSV field: quoted where it holds a tab, a quote or a blank at either
    end (a text id that would read back otherwise). */
@@ -4075,22 +4077,6 @@ NCFDEF int ncf_save_split(const ncf_dataset *d, const char *prefix)
     return rc;
 }
 
-/* The saved split's prefix when path names one (PREFIX, or one of its files), else NULL. */
-static const char *ncf__saved_prefix(const char *path, char *prefix, size_t size)
-{
-    char probe[4216];
-    int k;
-    if (strlen(path) >= size) return NULL;
-    strcpy(prefix, path);
-    for (k = 0; k < 3; k++)
-        if (ncf__ends_with(prefix, ncf__saved_suffix[k])) {
-            prefix[strlen(prefix) - strlen(ncf__saved_suffix[k])] = 0;
-            return prefix;
-        }
-    snprintf(probe, sizeof probe, "%s.train.tsv", path);
-    return ncf__file_exists(probe) ? prefix : NULL;
-}
-
 /* A saved split read back: its files joined in memory, each line given its part as a third
    field (a timestamp the build takes as the part), then built as one log. */
 static int ncf__load_saved(ncf_dataset *ds, const char *prefix, const ncf_load_opts *given)
@@ -4141,13 +4127,13 @@ NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_op
     if (!ds || !path) return ncf__fail(NCF_ERR_ARG, "ncf_load_dataset: NULL dataset or path");
     memset(ds, 0, sizeof *ds);
     if (strlen(path) >= sizeof prefix) return ncf__fail(NCF_ERR_ARG, "%s: path too long", path);
-    if (o.format == NCF_FORMAT_AUTO && ncf__saved_prefix(path, prefix, sizeof prefix)) {
+    if (o.format == NCF_FORMAT_AUTO && ncf__split_prefix(path, ncf__saved_suffix, prefix, sizeof prefix)) {
         if (NCF__MANY(o.holdout) || o.weighting != NCF_WEIGHT_NONE)
             return ncf__fail(NCF_ERR_ARG, "%s: a saved split holds out its own items, unweighted", prefix);
         return ncf__load_saved(ds, prefix, &o);
     }
-    if (o.format == NCF_FORMAT_NCF || (o.format == NCF_FORMAT_AUTO && ncf__split_prefix(path, prefix, sizeof prefix))) {
-        if (!ncf__split_prefix(path, prefix, sizeof prefix)) strcpy(prefix, path);
+    if (o.format == NCF_FORMAT_NCF || (o.format == NCF_FORMAT_AUTO && ncf__split_prefix(path, ncf__split_suffix, prefix, sizeof prefix))) {
+        if (!ncf__split_prefix(path, ncf__split_suffix, prefix, sizeof prefix)) strcpy(prefix, path);
         if (o.eval_negatives < 0) return ncf__fail(NCF_ERR_ARG, "ncf_load_dataset: negative eval_negatives");
         if (NCF__MANY(o.holdout))
             return ncf__fail(NCF_ERR_ARG, "%s: the paper split holds out its own test items (holdout %d)", prefix, o.holdout);
