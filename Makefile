@@ -182,7 +182,7 @@ header-checks: $(BUILD)/tests $(BUILD)/readme_example.c | $(BUILD)
 PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import numpy' 2>/dev/null && { echo $$p; exit 0; }; done; echo python3)
 python: python/ncf/_ncf.so
 python/ncf/_ncf.so: python/ncf/_shim.c ncf.h
-	$(CC) -O2 -std=c99 $(WARN) -Werror -fPIC -shared $(OMP) -I. python/ncf/_shim.c -o $@ -lm
+	$(CC) $(OPT) -std=c99 $(WARN) -Werror -fPIC -shared $(OMP) -I. python/ncf/_shim.c -o $@ -lm
 
 $(BUILD)/python_tests: python/ncf/_ncf.so | $(BUILD)
 	@printf '#!/bin/sh\nif $(PYTHON) -c "import numpy" 2>/dev/null; then NCF_README_DIR=$(BUILD) exec $(PYTHON) python/tests/test_ncf.py; fi\necho "python: skipped (it needs python3 and NumPy: tests/needs.sh test installs them)"\necho "0 passed, 0 failed, 1 skipped"\n' > $@ && chmod +x $@

@@ -19,6 +19,7 @@ setup(
     packages=["ncf"],
     install_requires=["numpy"],
     ext_modules=[Extension("ncf._ncf", sources=["ncf/_shim.c"], include_dirs=[os.path.join(here, "..")],
-                           extra_compile_args=["-std=c99", "-O2"] + omp, extra_link_args=omp)],
+                           extra_compile_args=["-std=c99", "-O3", "-ffp-contract=fast", "-fno-math-errno"] + omp,
+                           extra_link_args=omp)],
     python_requires=">=3.7",
 )

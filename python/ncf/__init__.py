@@ -13,6 +13,7 @@ bit for bit. Needs only NumPy (and pandas for from_dataframe).
 import ctypes as _c
 import glob as _glob
 import os as _os
+import time as _time
 
 import numpy as _np
 
@@ -37,6 +38,7 @@ _f32p = _np.ctypeslib.ndpointer(dtype=_np.float32, flags="C_CONTIGUOUS")
 _f64p = _np.ctypeslib.ndpointer(dtype=_np.float64, flags="C_CONTIGUOUS")
 _i64p = _np.ctypeslib.ndpointer(dtype=_np.int64, flags="C_CONTIGUOUS")
 _PROGRESS = _c.CFUNCTYPE(_c.c_int, _c.c_void_p, _c.c_longlong, _c.c_longlong, _c.c_longlong, _c.c_double)
+_TUNE_PROGRESS = _c.CFUNCTYPE(None, _c.c_void_p, _c.c_void_p, _c.c_int, _c.c_int, _c.c_int, _c.c_double)
 
 
 def _sig(name, res, *args):
@@ -59,6 +61,12 @@ _model_create = _sig("ncfpy_model_create", _P, _P, _c.c_int, _c.c_int, _i32p, _c
                      _c.c_int, _c.c_double, _c.c_ulonglong)
 _model_free = _sig("ncf_model_free", None, _P)
 _fit = _sig("ncfpy_fit", _c.c_int, _P, _P, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _PROGRESS, _i32p, _f64p)
+_tune = _sig("ncfpy_tune", _P, _P, _c.c_double, _c.c_ulonglong, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _c.c_int,
+             _TUNE_PROGRESS)
+_tune_info = _sig("ncfpy_tune_info", None, _P, _i32p)
+_tune_row = _sig("ncfpy_tune_row", _c.c_int, _P, _c.c_int, _c.c_int, _f64p)
+_tune_final = _sig("ncfpy_tune_final", _P, _P, _P, _PROGRESS)
+_tune_free = _sig("ncfpy_tune_free", None, _P)
 _evaluate = _sig("ncfpy_evaluate", _c.c_int, _P, _P, _c.c_int, _c.c_int, _i32p, _c.c_int, _f64p)
 _save = _sig("ncf_save", _c.c_int, _P, _c.c_char_p, _c.c_int)
 _load_model = _sig("ncfpy_load_model", _P, _c.c_char_p)
@@ -299,6 +307,69 @@ class Model:
         self.chosen_epoch, self.epochs_trained, self.chosen_value = int(chosen[0]), int(chosen[1]), float(value[0])
         return self
 
+    def tune(self, data, seconds=None, max_epochs=18, patience=3, select="hr@10", progress=None, callback=None):
+        """Searches settings on data's validation items (never its test), as ./demo --tune: model
+        type, factors, learning rate, L2, negatives, batch and weighting, by successive halving
+        within a planned budget of seconds (default: from the data's size, at least 30); the
+        same table for a seed on any number of threads. Then trains the winner on training +
+        validation for its chosen epochs, as this model. self.trials holds a dict a run,
+        self.best the winner's. callback(row) hears each run as it ends; progress=True prints
+        a line a run. A budget too small for one run warns and fits the defaults. Returns self."""
+        if not data.report["validation"]:
+            raise Error("tune needs validation items: load the data with validation=True")
+        if seconds is not None and not seconds > 0:
+            raise Error("tune: seconds must be > 0 (None: from the data's size)")
+        name, _, k = select.partition("@")
+        metric, k = _choice(_METRICS, name.lower(), "select metric"), int(k or 10)
+        seed = self._settings[7]
+        state = {"error": None, "t0": _time.time()}
+
+        def heard(_user, row, trial, rung, epochs, planned):
+            try:
+                if row and callback:
+                    callback(_trial_dict(_np.ctypeslib.as_array(_c.cast(row, _c.POINTER(_c.c_double)), (19,))))
+                if progress and trial >= -1:
+                    _tune_line(trial, rung, epochs, planned, _time.time() - state["t0"])
+            except Exception as e:  # (raised after the search returns)
+                state["error"] = state["error"] or e
+
+        cb = _TUNE_PROGRESS(heard) if (progress or callback) else _TUNE_PROGRESS()
+        r = _tune(data._h, float(seconds or 0), seed, int(max_epochs), int(patience), metric, k,
+                  1 if data.report["many_items"] else 0, cb)
+        if not r:
+            _fail()
+        try:
+            if state["error"]:
+                raise state["error"]
+            info = _np.zeros(4, _np.int32)
+            _tune_info(r, info)
+            self.trials = []
+            for i in range(int(info[0])):
+                x = _np.zeros(19, _np.float64)
+                _check(_tune_row(r, i, metric, x))
+                self.trials.append(_trial_dict(x))
+            if info[3]:
+                import warnings
+                warnings.warn("the budget is too small for one run of the search: fitting the defaults")
+                self.best = None
+                return self.fit(data, progress=progress)
+            self.best = self.trials[int(info[1])]
+            h = _tune_final(r, data._h, _PROGRESS(_bridge(_progress_printer(None))) if progress else _PROGRESS())
+            if not h:
+                _fail()
+        finally:
+            _tune_free(r)
+        if self._h:
+            _model_free(self._h)
+        self._h, self._users, self._items = h, None, None
+        b = self.best
+        self._type = _MODELS[b["model"]]
+        self._settings = (b["factors"], [b["mlp"]] if b["mlp"] else [], b["lr"], b["l2"], b["negatives"], b["batch"],
+                          self._settings[6], seed)
+        self.chosen_epoch = self.epochs_trained = max(b["chosen_epoch"], 1)
+        self.chosen_value = b["value"]
+        return self
+
     def evaluate(self, data, k=10, target="test", full_ranking=False):
         """The figures on data's test (or 'validation') items at k (an int or a list): a dict,
         or a list of dicts for a list. Sampled candidates for one item a user unless
@@ -452,6 +523,29 @@ def _evaluate_figures(handle, data, k, target, full_ranking, need):
         d["users"], d["k"] = int(d["users"]), int(d["k"])
         res.append(d)
     return res[0] if isinstance(k, int) else res
+
+
+def _trial_dict(x):
+    names = {v: k for k, v in _MODELS.items()}
+    return {"trial": int(x[0]), "rung": int(x[1]), "model": names[int(x[2])], "factors": int(x[3]), "mlp": int(x[4]),
+            "lr": float(x[5]), "l2": float(x[6]), "negatives": int(x[7]), "batch": int(x[8]), "weighted": bool(x[9]),
+            "epochs": int(x[10]), "epochs_trained": int(x[11]), "chosen_epoch": int(x[12]), "hr": float(x[13]),
+            "ndcg": float(x[14]), "mrr": float(x[15]), "value": float(x[16]), "planned_seconds": float(x[17]),
+            "winner": bool(x[18])}
+
+
+def _tune_line(trial, rung, epochs, planned, seconds):
+    import sys
+    if trial >= 0:
+        sys.stderr.write("\rtrial %d, rung %d: %d epochs at most (planned %.1f s; %.0f s so far)   "
+                         % (trial, rung, epochs, planned, seconds))
+    else:
+        sys.stderr.write("\rsearch done in %.0f s%40s\n" % (seconds, ""))
+    sys.stderr.flush()
+
+
+def _bridge(fn):
+    return lambda _u, e, d, t, l: 1 if fn(int(e), int(d), int(t), float(l)) else 0
 
 
 def _progress_printer(inner):

@@ -146,6 +146,86 @@ PY_EXPORT int ncfpy_fit(ncf_model *m, const ncf_dataset *d, int epochs, int pati
     }
 }
 
+/* Run i of a search as NCFPY_TUNE_COLUMNS numbers, in the order python/ncf names them. */
+#define NCFPY_TUNE_COLUMNS 19
+static void py_trial_row(const ncf_tune_report *r, int i, int metric, double *x)
+{
+    const ncf_trial *t = &r->runs[i];
+    x[0] = t->trial, x[1] = t->rung, x[2] = t->cfg.model, x[3] = t->cfg.mf_dim;
+    x[4] = t->cfg.model == NCF_NEUMF || t->cfg.model == NCF_MLP ? t->cfg.layers[0] : 0;
+    x[5] = t->cfg.lr, x[6] = t->cfg.mf_reg, x[7] = t->cfg.num_neg, x[8] = t->cfg.batch_size, x[9] = t->weighted;
+    x[10] = t->epochs, x[11] = t->epochs_trained, x[12] = t->chosen_epoch, x[13] = t->val.hr, x[14] = t->val.ndcg;
+    x[15] = t->val.mrr, x[16] = ncf_metric_value(&t->val, metric), x[17] = t->planned_seconds, x[18] = i == r->best;
+}
+
+/* Hears each run of a search as it ends (row; NULL before the first) and the next as it starts
+   (trial -1 at the end). */
+typedef void (*py_tune_progress)(void *user, const double *row, int trial, int rung, int epochs, double planned);
+typedef struct { py_tune_progress fn; int heard, metric; } py_tune_cb;
+
+static void py_on_tune(void *user, const ncf_tune_report *so_far, const ncf_trial *next)
+{
+    py_tune_cb *cb = (py_tune_cb *)user;
+    double row[NCFPY_TUNE_COLUMNS];
+    int trial = next ? next->trial : -1, rung = next ? next->rung : -1, epochs = next ? next->epochs : 0;
+    double planned = next ? next->planned_seconds : 0;
+    if (cb->heard == so_far->num_runs) cb->fn(NULL, NULL, trial, rung, epochs, planned);
+    while (cb->heard < so_far->num_runs) {
+        py_trial_row(so_far, cb->heard++, cb->metric, row);
+        row[18] = 0; /* (the winner is known at the end) */
+        if (cb->heard == so_far->num_runs) cb->fn(NULL, row, trial, rung, epochs, planned);
+        else cb->fn(NULL, row, -2, 0, 0, 0);
+    }
+}
+
+/* The search (ncf_tune) into a report the caller frees with ncfpy_tune_free; NULL on failure.
+   budget <= 0: the demo's, 100 default epochs by the cost model and at least 30 s. */
+PY_EXPORT ncf_tune_report *ncfpy_tune(const ncf_dataset *d, double budget, unsigned long long seed, int max_epochs,
+                                      int patience, int metric, int k, int full, py_tune_progress fn)
+{
+    ncf_tune_opts o = ncf_tune_opts_default();
+    ncf_tune_report *r = (ncf_tune_report *)calloc(1, sizeof *r);
+    ncf_config dc = ncf_config_default();
+    py_tune_cb cb;
+    if (!r) return NULL;
+    cb.fn = fn, cb.heard = 0, cb.metric = metric;
+    dc.num_users = d->num_users, dc.num_items = d->num_items;
+    if (budget <= 0) budget = 100 * ncf_tune_cost(&dc, d, 1), budget = budget < 30 ? 30 : budget;
+    o.budget = budget, o.seed = seed, o.eval.metric = metric, o.eval.k = k, o.eval.full_ranking = full;
+    if (max_epochs > 0) o.max_epochs = max_epochs;
+    if (patience >= 0) o.patience = patience;
+    o.progress = fn ? py_on_tune : NULL, o.user = &cb;
+    if (ncf_tune(d, &o, r) != NCF_OK) { free(r); return NULL; }
+    return r;
+}
+
+/* The report's shape: runs, the winner's row, settings drawn, too small (1: nothing ran). */
+PY_EXPORT void ncfpy_tune_info(const ncf_tune_report *r, int *out)
+{
+    out[0] = r->num_runs, out[1] = r->best, out[2] = r->num_trials, out[3] = r->too_small;
+}
+
+PY_EXPORT int ncfpy_tune_row(const ncf_tune_report *r, int i, int metric, double *x)
+{
+    if (i < 0 || i >= r->num_runs) return NCF_ERR_ARG;
+    py_trial_row(r, i, metric, x);
+    return NCF_OK;
+}
+
+/* The winner trained on training + validation (ncf_tune_final). */
+PY_EXPORT ncf_model *ncfpy_tune_final(const ncf_tune_report *r, const ncf_dataset *d, py_progress fn)
+{
+    ncf_model *m = NULL;
+    py_cb cb;
+    cb.fn = fn, cb.epoch = 0, cb.last = -1, cb.stop = 0;
+    return ncf_tune_final(&m, d, r, fn ? py_on_progress : NULL, &cb) == NCF_OK ? m : NULL;
+}
+
+PY_EXPORT void ncfpy_tune_free(ncf_tune_report *r)
+{
+    if (r) ncf_tune_report_free(r), free(r);
+}
+
 /* Figures at each of ks (10 numbers each: hr, ndcg, mrr, recall, precision, map, coverage,
    popularity, users, k); m NULL: popularity's. */
 PY_EXPORT int ncfpy_evaluate(ncf_model *m, const ncf_dataset *d, int target, int full, const int *ks, int nk, double *out)

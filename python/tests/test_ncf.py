@@ -194,6 +194,53 @@ int main(int argc, char **argv) {
             self.assertEqual(out[0::2], ids)
             self.assertEqual([float.fromhex(x) for x in out[1::2]], [float(x) for x in scores])
 
+    def test_tune_matches_c_and_trains_the_winner(self):
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if not cc:
+            self.skipTest("no C compiler to build the comparison program")
+        src = os.path.join(self.dir, "tune.c")
+        with open(src, "w") as f:
+            f.write(r'''
+#define NCF_IMPLEMENTATION
+#include "ncf.h"
+#include <stdio.h>
+int main(int argc, char **argv) {
+    ncf_dataset d; ncf_load_opts lo = ncf_load_opts_default(); ncf_tune_opts to = ncf_tune_opts_default();
+    ncf_tune_report r; ncf_model *m = NULL; ncf_metrics t; int i;
+    lo.eval_negatives = 50, lo.validation = 1, lo.seed = 1, to.budget = atof(argv[2]);
+    if (ncf_load_dataset(&d, argv[1], &lo) != NCF_OK || ncf_tune(&d, &to, &r) != NCF_OK)
+        return fprintf(stderr, "%s\n", ncf_error_text()), 1;
+    for (i = 0; i < r.num_runs; i++)
+        printf("%d %d %d %d %a %a %d\n", r.runs[i].trial, r.runs[i].rung, (int)r.runs[i].cfg.model,
+               r.runs[i].cfg.mf_dim, (double)r.runs[i].cfg.lr, r.runs[i].val.hr, i == r.best);
+    if (ncf_tune_final(&m, &d, &r, NULL, NULL) != NCF_OK || ncf_evaluate(m, &d, 10, 0, &t) != NCF_OK)
+        return fprintf(stderr, "%s\n", ncf_error_text()), 1;
+    printf("test %a %a\n", t.hr, t.ndcg);
+    ncf_model_free(m), ncf_tune_report_free(&r), ncf_dataset_free(&d);
+    return 0;
+}''')
+        exe = os.path.join(self.dir, "tune")
+        subprocess.check_call([cc, "-O2", "-I", ROOT, src, "-o", exe, "-lm"])
+        out = subprocess.check_output([exe, self.path, "1.5"]).decode().splitlines()
+        heard = []
+        m = ncf.Model().tune(self.d, seconds=1.5, callback=heard.append)
+        names = {"neumf": 0, "gmf": 1, "mlp": 2, "mf": 3}
+        rows = [(r["trial"], r["rung"], names[r["model"]], r["factors"], r["lr"], r["hr"], r["winner"]) for r in m.trials]
+        c_rows = [tuple(int(x) if j in (0, 1, 2, 3, 6) else float.fromhex(x) for j, x in enumerate(line.split()))
+                  for line in out[:-1]]
+        self.assertGreater(len(rows), 3)
+        self.assertEqual(c_rows, rows)
+        self.assertEqual([(r["trial"], r["rung"]) for r in heard], [(r["trial"], r["rung"]) for r in m.trials])
+        self.assertTrue(m.best["winner"])
+        e = m.evaluate(self.d)
+        self.assertEqual([float.fromhex(x) for x in out[-1].split()[1:]], [e["hr"], e["ndcg"]])
+        self.assertEqual(m.info["model"], m.best["model"])
+        self.assertEqual(m.info["epoch"], max(m.best["chosen_epoch"], 1))
+        with self.assertRaisesRegex(ncf.Error, "seconds must be > 0"):
+            ncf.Model().tune(self.d, seconds=0)
+        with self.assertWarnsRegex(UserWarning, "too small"):
+            self.assertIsNone(ncf.Model().tune(self.d, seconds=1e-7).best)
+
     def test_training_releases_the_gil(self):
         ticks = [0]
         done = threading.Event()
