@@ -12,6 +12,8 @@
 #   make test-mpi           the MPI tests on 1-4 ranks, and demo-mpi against the demo
 #   make bench-mpi          training on 2 ranks against 1, one thread each
 #   make paper-f8 NCF_DATA=DIR   the paper's pre-training recipe (also f16, f32, f64)
+#   make coverage           the suite built with gcov: the share of ncf.h's lines it runs
+#   make analyze            cppcheck on the library (through the demo and the Python shim): no finding
 #   make clean              removes what any target built
 # Options: NO_OMP=1 (no OpenMP), NATIVE=1 (-march=native), CC=clang.
 # NCF_DATA=DIR: downloaded data (DIR/ml-1m-ncf/ml-1m.*, DIR/ml-100k/u.data) for the tests that
@@ -43,7 +45,8 @@ endif
 CFLAGS_ALL = $(OPT) -std=c99 $(WARN) $(OMP) $(CFLAGS)
 TESTFLAGS  = -O2 -g -std=c99 $(WARN) -Werror $(CFLAGS)
 
-.PHONY: all help demo test python bench bench-load clean header-checks isa-matrix cross windows fuzz device wasm web-test \
+.PHONY: all help demo test python bench bench-load clean header-checks isa-matrix cross windows fuzz device wasm web-test coverage \
+        analyze \
         paper-f8 paper-f16 paper-f32 paper-f64 demo-mpi test-mpi bench-mpi
 
 help:
@@ -176,6 +179,26 @@ header-checks: $(BUILD)/tests $(BUILD)/readme_example.c | $(BUILD)
 	@$(CC) -Os -std=c99 -I. -c $(BUILD)/impl.c -o $(BUILD)/full.o && \
 	  echo "object code at -Os: NCF_INFERENCE_ONLY $$(size $(BUILD)/infer.o | awk 'NR==2{print $$1}') bytes, full library $$(size $(BUILD)/full.o | awk 'NR==2{print $$1}') bytes"
 
+# Static analysis of the library as the demo and the Python package build it (all of ncf.h's
+# implementation but the MPI layer); any finding fails.
+CPPCHECK = cppcheck --std=c99 --enable=warning,portability --inline-suppr -q --error-exitcode=1 -D__GNUC__ -U_WIN32 \
+           --max-configs=1 -I.
+analyze:
+	@tests/needs.sh analyze
+	$(CPPCHECK) demo.c
+	$(CPPCHECK) python/ncf/_shim.c
+	@echo "analyze: cppcheck found nothing"
+
+# Line coverage of ncf.h by the main suite (gcov, -O0 so every line maps to code); the per-line
+# counts are left in $(BUILD)/coverage/ncf.h.gcov.
+coverage: | $(BUILD)
+	@rm -rf $(BUILD)/coverage && mkdir -p $(BUILD)/coverage
+	$(CC) -O0 -g --coverage -std=c99 $(WARN) -Werror $(OMP) tests.c -o $(BUILD)/coverage/tests -lm
+	@$(BUILD)/coverage/tests > $(BUILD)/coverage/tests.log 2>&1; tail -n 1 $(BUILD)/coverage/tests.log
+	@gcov -o $(BUILD)/coverage $(BUILD)/coverage/tests.gcda > $(BUILD)/coverage/gcov.txt 2>&1 && \
+	  for f in ncf.h tests.c harness.h fixture.h; do mv -f $$f.gcov $(BUILD)/coverage/ 2>/dev/null; done; \
+	  grep -A1 "^File 'ncf.h'" $(BUILD)/coverage/gcov.txt | sed -n 2p | sed 's/^/ncf.h: /'
+
 # The Python package (python/): its library built in place by the system compiler, and its
 # tests, a suite of make test (skipped, and said, without python3 and NumPy).
 # (the first python3 that imports NumPy: Debian's, when another python3 comes first on PATH)
@@ -258,6 +281,7 @@ bench: $(BENCH)
 	@$(BENCH) serve-ids | tee -a $(BUILD)/bench.jsonl
 	@$(BENCH) serving | tee -a $(BUILD)/bench.jsonl
 	@$(BENCH) evalcost | tee -a $(BUILD)/bench.jsonl
+	@$(BENCH) sgd1 | tee -a $(BUILD)/bench.jsonl
 	@$(MAKE) --no-print-directory python > /dev/null && if $(PYTHON) -c 'import numpy' 2>/dev/null; then \
 	  $(PYTHON) python/tests/bench_ncf.py | tee -a $(BUILD)/bench.jsonl; else echo "(the Python case skipped: no NumPy)"; fi
 	@rm -f $(BUILD)/peak.txt; if [ -n "$(PEERS)" ] && [ -f $(PEERS)/peak.c ]; then \

@@ -64,7 +64,7 @@ typedef struct {
     const char *similar_users, *item_for;       /* a user id; a new item's users, comma-separated */
     const char *export_embeddings;              /* PREFIX of the vectors' .npy and .csv files */
     const char *save_split;                     /* PREFIX of the split's .tsv files */
-    int probabilities, data_given, keep_missing, patience, skip_held_out;
+    int probabilities, data_given, keep_missing, patience, skip_held_out, lr_decay;
     int output;                 /* the answers' form: OUT_TEXT, OUT_CSV, OUT_JSON */
     long long syn_ratings;
     double hr_threshold;
@@ -171,7 +171,7 @@ typedef enum {
     F_TRIM_IDS, F_WEIGHT_COL,
     F_WEIGHTING, F_WEIGHT_ALPHA, F_HOLDOUT, F_SAVE_SPLIT, F_EVAL_NEGATIVES,
     F_MODEL, F_NUM_FACTORS, F_LAYERS, F_MF_REG, F_MLP_REG, F_INIT_SD, F_PRETRAIN_GMF, F_PRETRAIN_MLP, F_ALPHA,
-    F_BATCH_SIZE, F_EVAL_BATCH_SIZE, F_LEARNING_RATE, F_BETA1, F_BETA2, F_EPSILON, F_OPTIMIZER, F_ADAM, F_NUM_NEG,
+    F_BATCH_SIZE, F_EVAL_BATCH_SIZE, F_LEARNING_RATE, F_LR_DECAY, F_BETA1, F_BETA2, F_EPSILON, F_OPTIMIZER, F_ADAM, F_NUM_NEG,
     F_TRAIN_EPOCHS, F_EPOCHS_BETWEEN_EVALS, F_HR_THRESHOLD, F_ML_PERF, F_SEED, F_THREADS, F_TOP_K, F_SELECT, F_EVAL, F_VALIDATION,
     F_NO_VALIDATION, F_PATIENCE, F_TUNE, F_SKIP_HELD_OUT, F_FULL_RANKING, F_FULL_USERS, F_HASH_PIPELINE, F_LOG, F_PLOT, F_RECOMMEND, F_RECOMMEND_K, F_TOPK, F_RECOMMEND_ALL,
     F_RECOMMEND_FOR, F_RECOMMEND_FILE, F_RECOMMEND_FOR_FILE,
@@ -245,7 +245,10 @@ static const flag_def FLAGS[] = {
     {F_BETA1, "--beta1", "X", "Adam's beta1 (default 0.9)"},
     {F_BETA2, "--beta2", "X", "Adam's beta2 (default 0.999)"},
     {F_EPSILON, "--epsilon", "X", "Adam's epsilon (default 1e-8)"},
-    {F_OPTIMIZER, "--optimizer", "adam|sgd", "(default adam; the paper fine-tunes a pre-trained NeuMF with sgd)"},
+    {F_OPTIMIZER, "--optimizer", "adam|sgd", "(default adam; the paper fine-tunes a pre-trained NeuMF with sgd;\n"
+                                             "sgd with --batch_size 1 and --model mf is Rendle et al.'s recipe)"},
+    {F_LR_DECAY, "--lr_decay", NULL, "the learning rate falls linearly over --train_epochs, to 1/N of it in\n"
+                                    "the last (SGD's annealing: 20-40 epochs do what 256 do at a constant rate)"},
     {F_ADAM, "--adam", "lazy|dense", "embedding moments: touched rows only, or every row as TF (default lazy)"},
     {F_NUM_NEG, "--num_neg", "N", "negatives per positive (default 4)"},
     {F_TRAIN_EPOCHS, "--train_epochs", "N", "(default 20; 0 evaluates the initial model and stops)"},
@@ -277,7 +280,7 @@ static const flag_def FLAGS[] = {
     {F_TUNE, "--tune", "[SECONDS]", "search model, factors, learning rate, L2, negatives, batch and weighting on\n"
                                     "the validation split (successive halving), then train the winner on\n"
                                     "training + validation and report its test figures once; --save writes it.\n"
-                                    "SECONDS: the planned budget (default: from the data's size, about 4\n"
+                                    "SECONDS: the planned budget (default: from the data's size, about 5\n"
                                     "minutes for ml-1m on 2 cores); see docs/tuning.md"},
     {F_SKIP_HELD_OUT, "--skip_held_out_negatives", NULL, "never draw a user's test or validation item as a training\n"
                                                          "negative, as 0.6 trained (it reads the held-out items; for\n"
@@ -514,6 +517,7 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
     case F_FULL_RANKING: o->full_ranking = 1; break;
     case F_FULL_USERS: INT_FLAG(1, 1 << 30, o->full_users);
     case F_HASH_PIPELINE: o->hash_pipeline = 1; break;
+    case F_LR_DECAY: o->lr_decay = 1; break;
     case F_LOG: o->log = v; break;
     case F_PLOT: o->plot = v; break;
     case F_RECOMMEND:
@@ -1923,6 +1927,7 @@ typedef struct {
     epoch_row *rows, best, pop;
     int nrows, evaluable;
     int since_best;  /* evaluations since the chosen epoch (--patience) */
+    int first;       /* the epoch the run starts from (evaluated, not trained) */
     void *last_good; /* the model before this epoch, saved if it diverges */
     size_t last_len;
     void *chosen;    /* the model at the chosen epoch, for --save */
@@ -1944,6 +1949,18 @@ static int write_log(const session *S)
     for (j = 0; j < S->nrows; j++) log_row(f, &S->rows[j], validation);
     if (ncf_output_commit(f) != NCF_OK) { fprintf(stderr, "demo: --log: %s\n", ncf_error_text()); return 0; }
     return 1;
+}
+
+/* One epoch at its rate: --lr_decay's, falling from --learning_rate over the epochs this run
+   trains (after S->first, to --train_epochs), or the model's own. */
+static int train_decayed(session *S, int epoch, progress_state *ps, double *loss)
+{
+    float lr = S->model->cfg.lr;
+    int rc;
+    if (S->o->lr_decay) S->model->cfg.lr = ncf_decayed_lr(lr, epoch - S->first - 1, S->o->train_epochs - S->first);
+    rc = train_epoch(S->model, &S->sampler, epoch, ps, loss);
+    S->model->cfg.lr = lr; /* (saved and reported as given) */
+    return rc == NCF_OK;
 }
 
 /* One epoch's training, its checkpoint, and its line when it is not evaluated. Returns 0 on
@@ -1969,7 +1986,7 @@ static int train_one(session *S, epoch_row *r, int epoch)
         ncf_free(S->last_good), S->last_good = NULL;
         if (ncf_save_mem(S->model, NCF_SAVE_ADAM, &S->last_good, &S->last_len) != NCF_OK) S->last_good = NULL;
     }
-    if (train_epoch(S->model, &S->sampler, epoch, &ps, &r->loss) != NCF_OK) {
+    if (!train_decayed(S, epoch, &ps, &r->loss)) {
         fprintf(stderr, "demo: %s\n", ncf_error_text());
         if (S->last_good && strstr(ncf_error_text(), "not finite")) save_last_good(S->last_good, S->last_len, o->save, epoch - 1);
         return 0;
@@ -2049,6 +2066,7 @@ static int evaluate_one(session *S, epoch_row *r)
 static int epochs(session *S, int first)
 {
     int epoch, rc;
+    S->first = first;
     for (epoch = first; epoch <= S->o->train_epochs || epoch == first; epoch++) {
         epoch_row *r = &S->rows[S->nrows++];
         r->epoch = epoch;
@@ -2177,19 +2195,20 @@ static void trial_settings(const ncf_trial *t, char *out, size_t size)
     if (c->model == NCF_NEUMF && n > 0 && (size_t)n < size) n += snprintf(out + n, size - (size_t)n, " mlp%-3d", c->layers[0]);
     else if (n > 0 && (size_t)n < size) n += snprintf(out + n, size - (size_t)n, "       ");
     if (n > 0 && (size_t)n < size)
-        snprintf(out + n, size - (size_t)n, " lr %.5f L2 %-9.2g neg %d batch %-4d%s", c->lr, c->mf_reg, c->num_neg,
-                 c->batch_size, t->weighted ? " weighted" : "");
+        snprintf(out + n, size - (size_t)n, " lr %.5f L2 %-9.2g neg %d batch %-4d%s%s", c->lr, c->mf_reg, c->num_neg,
+                 c->batch_size, t->decay ? " decay" : "", t->weighted ? " weighted" : "");
 }
 
 /* The same, its padding squeezed out: "MF f64 lr 0.00220 L2 0.017 neg 2 batch 256". */
 static void trial_words(const ncf_trial *t, char *out, size_t size)
 {
-    char wide[160], *p, *q = out;
+    char wide[160];
+    size_t i, n = 0;
     trial_settings(t, wide, sizeof wide);
-    for (p = wide; *p && (size_t)(q - out) + 1 < size; p++)
-        if (*p != ' ' || (q > out && q[-1] != ' ')) *q++ = *p;
-    while (q > out && q[-1] == ' ') q--;
-    *q = 0;
+    for (i = 0; wide[i] && n + 1 < size; i++)
+        if (wide[i] != ' ' || (n > 0 && out[n - 1] != ' ')) out[n++] = wide[i];
+    while (n > 0 && out[n - 1] == ' ') n--;
+    out[n] = 0;
 }
 
 typedef struct { int printed, k; double t0, run_t0; } tune_state;
@@ -2222,13 +2241,13 @@ static int write_tune_log(const char *path, const ncf_tune_report *r)
     int i;
     if (!path || !ON_ROOT) return 1;
     if (ncf_output_open(&f, path) != NCF_OK) { fprintf(stderr, "demo: --log: %s\n", ncf_error_text()); return 0; }
-    ncf_output_printf(f, "trial,rung,model,factors,mlp,lr,l2,num_neg,batch,weighted,epochs,epochs_trained,chosen_epoch,"
+    ncf_output_printf(f, "trial,rung,model,factors,mlp,lr,l2,num_neg,batch,weighted,decay,epochs,epochs_trained,chosen_epoch,"
                          "val_hr,val_ndcg,val_mrr,planned_s,winner\n");
     for (i = 0; i < r->num_runs; i++) {
         const ncf_trial *t = &r->runs[i];
-        ncf_output_printf(f, "%d,%d,%s,%d,%d,%.6g,%.6g,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.3f,%d\n", t->trial, t->rung,
+        ncf_output_printf(f, "%d,%d,%s,%d,%d,%.6g,%.6g,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.3f,%d\n", t->trial, t->rung,
                           model_name(t->cfg.model), t->cfg.mf_dim, t->cfg.model == NCF_NEUMF ? t->cfg.layers[0] : 0,
-                          t->cfg.lr, t->cfg.mf_reg, t->cfg.num_neg, t->cfg.batch_size, t->weighted, t->epochs,
+                          t->cfg.lr, t->cfg.mf_reg, t->cfg.num_neg, t->cfg.batch_size, t->weighted, t->decay, t->epochs,
                           t->epochs_trained, t->chosen_epoch, t->val.hr, t->val.ndcg, t->val.mrr, t->planned_seconds,
                           i == r->best);
     }
@@ -2255,8 +2274,7 @@ static int tune(const options *o, const ncf_dataset *d, const epoch_row *pop, nc
     to.seed = o->cfg.seed, to.eval.k = o->ks[select_at(o)], to.progress = on_tune, to.user = &st;
     to.eval.metric = select_metric(o), to.eval.full_ranking = o->many || o->full_ranking;
     if (o->patience) to.patience = o->patience;
-    to.budget = o->tune_seconds > 0 ? o->tune_seconds : 100 * ncf_tune_cost(&dc, d, 1); /* about 4 min for ml-1m */
-    if (!(o->tune_seconds > 0) && to.budget < 30) to.budget = 30;
+    to.budget = o->tune_seconds > 0 ? o->tune_seconds : ncf_tune_budget(d);
     st.k = k, st.t0 = st.run_t0 = t0;
     printf("tune: successive halving on the validation split, seed %llu, a planned budget of %.0f s (%s)\n",
            (unsigned long long)to.seed, to.budget, o->tune_seconds > 0 ? "--tune SECONDS" : "from the data's size");

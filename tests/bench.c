@@ -1051,6 +1051,51 @@ static int bench_evalcost(void)
     return 0;
 }
 
+/* SGD one example a step (MF, batch 1): its own loop against ncf_train_step given the same
+   examples one at a time (the batch path, which batch 1 took before), on a log of ml-1m's size,
+   8 negatives; examples a second, medians of 3 spans of 2 million steps each. */
+static int bench_sgd1(void)
+{
+    static const int factors[] = {32, 128, 256};
+    ncf_dataset d;
+    int f;
+    if (ncf_synthetic(&d, 6040, 3706, 1000209, 16, 1) != NCF_OK) return fprintf(stderr, "bench: %s\n", ncf_error_text()), 1;
+    for (f = 0; f < 3; f++) {
+        ncf_config c = ncf_config_default();
+        ncf_model *a = NULL, *b = NULL;
+        ncf_sampler s;
+        double loop[3], step[3];
+        const int64_t span = 2000000, slow = 200000; /* (the batch path, a tenth as many) */
+        int r;
+        c.num_users = d.num_users, c.num_items = d.num_items, c.model = NCF_MF, c.mf_dim = factors[f];
+        c.optimizer = NCF_OPT_SGD, c.batch_size = 1, c.lr = 0.01f, c.mf_reg = 0.0025f, c.init_sd = 0.1f, c.num_neg = 8;
+        if (ncf_model_create(&a, &c) != NCF_OK || ncf_model_create(&b, &c) != NCF_OK ||
+            ncf_sampler_init(&s, &d, c.num_neg, c.seed) != NCF_OK)
+            return fprintf(stderr, "bench: %s\n", ncf_error_text()), 1;
+        for (r = 0; r < 3; r++) {
+            double t0 = now_s();
+            int64_t j;
+            if (ncf_train_examples(a, &s, 1, r * span, span, NULL, NULL, NULL) != NCF_OK) return 1;
+            loop[r] = span / (now_s() - t0);
+            t0 = now_s();
+            for (j = 0; j < slow; j++) {
+                int32_t u, it;
+                float y;
+                ncf_sampler_fill(&s, 1, r * slow + j, 1, &u, &it, &y);
+                if (ncf_train_step(b, &u, &it, &y, 1, NULL) != NCF_OK) return 1;
+            }
+            step[r] = slow / (now_s() - t0);
+        }
+        printf("{\"case\":\"sgd1\",\"factors\":%d,\"threads\":%d,\"loop_ex_s\":%.0f,\"train_step_ex_s\":%.0f,"
+               "\"speedup\":%.2f}\n", factors[f], ncf_get_threads(), median(loop, 3), median(step, 3),
+               median(loop, 3) / median(step, 3));
+        fflush(stdout);
+        ncf_model_free(a), ncf_model_free(b);
+    }
+    ncf_dataset_free(&d);
+    return 0;
+}
+
 static int bench_similarity(const char *prefix)
 {
     ncf_load_opts lo = ncf_load_opts_default();
@@ -1154,6 +1199,7 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "itemfold")) return bench_itemfold(argv[2], argv[3]);
     if (argc == 3 && !strcmp(argv[1], "similarity")) return bench_similarity(argv[2]);
     if (argc == 2 && !strcmp(argv[1], "evalcost")) return bench_evalcost();
+    if (argc == 2 && !strcmp(argv[1], "sgd1")) return bench_sgd1();
     if (argc == 4 && !strcmp(argv[1], "write-ratings")) return bench_write_ratings(argv[2], !strcmp(argv[3], "text"));
     if (argc == 4) return bench_case(argv[1], atoi(argv[2]), argv[3]);
     fprintf(stderr, "usage: bench paper|mlperf THREADS lazy|dense (and the modes at the top of tests/bench.c)\n");

@@ -58,9 +58,10 @@ _dataset_info = _sig("ncfpy_dataset_info", None, _P, _f64p)
 _dataset_user_id = _sig("ncf_dataset_user_id", _c.c_int, _P, _c.c_int, _c.c_char_p, _c.c_size_t)
 _dataset_item_id = _sig("ncf_dataset_item_id", _c.c_int, _P, _c.c_int, _c.c_char_p, _c.c_size_t)
 _model_create = _sig("ncfpy_model_create", _P, _P, _c.c_int, _c.c_int, _i32p, _c.c_int, _c.c_double, _c.c_double, _c.c_int,
-                     _c.c_int, _c.c_double, _c.c_ulonglong)
+                     _c.c_int, _c.c_double, _c.c_ulonglong, _c.c_int)
 _model_free = _sig("ncf_model_free", None, _P)
-_fit = _sig("ncfpy_fit", _c.c_int, _P, _P, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _PROGRESS, _i32p, _f64p)
+_fit = _sig("ncfpy_fit", _c.c_int, _P, _P, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _PROGRESS, _i32p,
+            _f64p)
 _tune = _sig("ncfpy_tune", _P, _P, _c.c_double, _c.c_ulonglong, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _c.c_int,
              _TUNE_PROGRESS)
 _tune_info = _sig("ncfpy_tune_info", None, _P, _i32p)
@@ -88,6 +89,7 @@ MAX_ID_BYTES = 256
 _HOLDOUTS = {"auto": 0, "latest": 1, "random": 2, "none": 3, "ratio": 4, "time": 5, "cutoff": 6}
 _HOLDOUT_NAMES = {0: "auto", 1: "latest", 2: "random", 3: "none", 4: "ratio", 5: "time", 6: "cutoff", 7: "saved"}
 _MODELS = {"neumf": 0, "gmf": 1, "mlp": 2, "mf": 3}
+_OPTIMIZERS = {"adam": 0, "sgd": 1}
 _METRICS = {"hr": 0, "ndcg": 1, "mrr": 2, "recall": 3, "precision": 4, "map": 5}
 _WEIGHTINGS = {"none": 0, "linear": 1, "log": 2}
 
@@ -253,13 +255,14 @@ class Dataset:
 
 class Model:
     """A NeuMF ('neumf'), GMF, MLP or MF ('mf': biases + dot product) model. Settings not given
-    are the paper's (factors 8, layers 64,32,16,8, Adam lr 0.001, batch 256, 4 negatives)."""
+    are the paper's (factors 8, layers 64,32,16,8, Adam lr 0.001, batch 256, 4 negatives).
+    optimizer 'sgd' with batch_size=1 and model 'mf' is Rendle et al.'s recipe (fit(decay=True))."""
 
     def __init__(self, model="neumf", factors=8, layers=None, learning_rate=None, regularization=0.0, negatives=4,
-                 batch_size=None, init_sd=None, seed=1):
+                 batch_size=None, init_sd=None, seed=1, optimizer="adam"):
         self._type = _choice(_MODELS, model, "model")
         self._settings = (int(factors), list(layers or []), learning_rate or 0.0, float(regularization), int(negatives),
-                          batch_size or 0, init_sd or 0.0, int(seed))
+                          batch_size or 0, init_sd or 0.0, int(seed), _choice(_OPTIMIZERS, optimizer, "optimizer"))
         self._h = None
         self._users = self._items = None
         self.chosen_epoch = None
@@ -268,19 +271,20 @@ class Model:
         if not self._h:
             raise Error("the model is not trained or loaded yet (fit or Model.load)")
 
-    def fit(self, data, epochs=20, patience=0, select="hr@10", callback=None, progress=None):
+    def fit(self, data, epochs=20, patience=0, select="hr@10", callback=None, progress=None, decay=False):
         """Trains on data. With validation items (the default), each epoch is evaluated on them
         and the model is left at the chosen epoch (select: 'ndcg@20', 'map@10', ...; full
         ranking for a split of many items a user). callback(epoch, done, total, loss) is
         called every few batches (an exception it raises is raised when training returns).
-        progress=True prints a progress line. Returns self."""
-        f, layers, lr, reg, neg, batch, sd, seed = self._settings
+        progress=True prints a progress line. decay=True: the learning rate falls linearly over
+        the epochs (ncf_decayed_lr). Returns self."""
+        f, layers, lr, reg, neg, batch, sd, seed, opt = self._settings
         name, _, k = select.partition("@")
         metric, k = _choice(_METRICS, name.lower(), "select metric"), int(k or 10)
         if self._h:
             _model_free(self._h)
         lay = _np.ascontiguousarray(layers or [0], dtype=_np.int32)
-        self._h = _model_create(data._h, self._type, f, lay, len(layers), lr, reg, neg, batch, sd, seed)
+        self._h = _model_create(data._h, self._type, f, lay, len(layers), lr, reg, neg, batch, sd, seed, opt)
         if not self._h:
             _fail()
         self._users = self._items = None
@@ -300,8 +304,8 @@ class Model:
         chosen = _np.zeros(2, _np.int32)
         value = _np.zeros(1, _np.float64)
         rep = data.report
-        _check(_fit(self._h, data._h, int(epochs), int(patience), metric, k, 1 if rep["many_items"] else 0, cb, chosen,
-                    value))
+        _check(_fit(self._h, data._h, int(epochs), int(patience), metric, k, 1 if rep["many_items"] else 0,
+                    1 if decay else 0, cb, chosen, value))
         if state["error"]:
             raise state["error"]
         self.chosen_epoch, self.epochs_trained, self.chosen_value = int(chosen[0]), int(chosen[1]), float(value[0])
@@ -327,7 +331,7 @@ class Model:
         def heard(_user, row, trial, rung, epochs, planned):
             try:
                 if row and callback:
-                    callback(_trial_dict(_np.ctypeslib.as_array(_c.cast(row, _c.POINTER(_c.c_double)), (19,))))
+                    callback(_trial_dict(_np.ctypeslib.as_array(_c.cast(row, _c.POINTER(_c.c_double)), (20,))))
                 if progress and trial >= -1:
                     _tune_line(trial, rung, epochs, planned, _time.time() - state["t0"])
             except Exception as e:  # (raised after the search returns)
@@ -345,7 +349,7 @@ class Model:
             _tune_info(r, info)
             self.trials = []
             for i in range(int(info[0])):
-                x = _np.zeros(19, _np.float64)
+                x = _np.zeros(20, _np.float64)
                 _check(_tune_row(r, i, metric, x))
                 self.trials.append(_trial_dict(x))
             if info[3]:
@@ -365,7 +369,7 @@ class Model:
         b = self.best
         self._type = _MODELS[b["model"]]
         self._settings = (b["factors"], [b["mlp"]] if b["mlp"] else [], b["lr"], b["l2"], b["negatives"], b["batch"],
-                          self._settings[6], seed)
+                          0.1 if b["decay"] else self._settings[6], seed, 1 if b["decay"] else 0)
         self.chosen_epoch = self.epochs_trained = max(b["chosen_epoch"], 1)
         self.chosen_value = b["value"]
         return self
@@ -531,7 +535,7 @@ def _trial_dict(x):
             "lr": float(x[5]), "l2": float(x[6]), "negatives": int(x[7]), "batch": int(x[8]), "weighted": bool(x[9]),
             "epochs": int(x[10]), "epochs_trained": int(x[11]), "chosen_epoch": int(x[12]), "hr": float(x[13]),
             "ndcg": float(x[14]), "mrr": float(x[15]), "value": float(x[16]), "planned_seconds": float(x[17]),
-            "winner": bool(x[18])}
+            "winner": bool(x[18]), "decay": bool(x[19])}
 
 
 def _tune_line(trial, rung, epochs, planned, seconds):

@@ -84,7 +84,7 @@ PY_EXPORT void ncfpy_dataset_info(const ncf_dataset *d, double *out)
 
 PY_EXPORT ncf_model *ncfpy_model_create(const ncf_dataset *d, int type, int factors, const int *layers, int num_layers,
                                         double lr, double reg, int num_neg, int batch, double init_sd,
-                                        unsigned long long seed)
+                                        unsigned long long seed, int optimizer)
 {
     ncf_config c = ncf_config_default();
     ncf_model *m = NULL;
@@ -99,7 +99,7 @@ PY_EXPORT ncf_model *ncfpy_model_create(const ncf_dataset *d, int type, int fact
     if (num_neg >= 0) c.num_neg = num_neg;
     if (batch > 0) c.batch_size = batch;
     if (init_sd > 0) c.init_sd = (float)init_sd;
-    c.seed = seed;
+    c.seed = seed, c.optimizer = (ncf_optimizer)optimizer;
     if (ncf_model_create(&m, &c) != NCF_OK) return NULL;
     if (ncf_model_set_ids(m, d) != NCF_OK) { ncf_model_free(m); return NULL; }
     return m;
@@ -120,7 +120,7 @@ static void py_on_progress(void *user, int64_t done, int64_t total, double loss)
 /* ncf_fit (validation chooses) or, without validation items, plain epochs; the epoch kept
    in chosen[0], the number trained in chosen[1], the chosen figure in value. */
 PY_EXPORT int ncfpy_fit(ncf_model *m, const ncf_dataset *d, int epochs, int patience, int metric, int k, int full,
-                        py_progress fn, int *chosen, double *value)
+                        int decay, py_progress fn, int *chosen, double *value)
 {
     py_cb cb;
     cb.fn = fn, cb.epoch = 0, cb.last = -1, cb.stop = 0;
@@ -129,6 +129,7 @@ PY_EXPORT int ncfpy_fit(ncf_model *m, const ncf_dataset *d, int epochs, int pati
         ncf_fit_report r;
         int rc;
         o.epochs = epochs, o.patience = patience, o.eval.metric = metric, o.eval.k = k, o.eval.full_ranking = full;
+        o.decay = decay;
         o.progress = fn ? py_on_progress : NULL, o.user = &cb;
         rc = ncf_fit(m, d, &o, &r);
         if (rc != NCF_OK) return rc;
@@ -138,8 +139,11 @@ PY_EXPORT int ncfpy_fit(ncf_model *m, const ncf_dataset *d, int epochs, int pati
         ncf_sampler s;
         int rc = ncf_sampler_init(&s, d, m->cfg.num_neg, m->cfg.seed), e;
         for (e = 1; rc == NCF_OK && e <= epochs; e++) {
+            float lr = m->cfg.lr;
             cb.last = -1, cb.epoch = e - 1;
+            if (decay) m->cfg.lr = ncf_decayed_lr(lr, e - 1, epochs);
             rc = ncf_train_epoch(m, &s, (int)m->epoch + 1, fn ? py_on_progress : NULL, &cb, NULL);
+            m->cfg.lr = lr;
         }
         chosen[0] = (int)m->epoch, chosen[1] = epochs, *value = 0;
         return rc;
@@ -147,7 +151,7 @@ PY_EXPORT int ncfpy_fit(ncf_model *m, const ncf_dataset *d, int epochs, int pati
 }
 
 /* Run i of a search as NCFPY_TUNE_COLUMNS numbers, in the order python/ncf names them. */
-#define NCFPY_TUNE_COLUMNS 19
+#define NCFPY_TUNE_COLUMNS 20
 static void py_trial_row(const ncf_tune_report *r, int i, int metric, double *x)
 {
     const ncf_trial *t = &r->runs[i];
@@ -156,6 +160,7 @@ static void py_trial_row(const ncf_tune_report *r, int i, int metric, double *x)
     x[5] = t->cfg.lr, x[6] = t->cfg.mf_reg, x[7] = t->cfg.num_neg, x[8] = t->cfg.batch_size, x[9] = t->weighted;
     x[10] = t->epochs, x[11] = t->epochs_trained, x[12] = t->chosen_epoch, x[13] = t->val.hr, x[14] = t->val.ndcg;
     x[15] = t->val.mrr, x[16] = ncf_metric_value(&t->val, metric), x[17] = t->planned_seconds, x[18] = i == r->best;
+    x[19] = t->decay;
 }
 
 /* Hears each run of a search as it ends (row; NULL before the first) and the next as it starts
@@ -179,18 +184,16 @@ static void py_on_tune(void *user, const ncf_tune_report *so_far, const ncf_tria
 }
 
 /* The search (ncf_tune) into a report the caller frees with ncfpy_tune_free; NULL on failure.
-   budget <= 0: the demo's, 100 default epochs by the cost model and at least 30 s. */
+   budget <= 0: ncf_tune_budget's, from the data's size. */
 PY_EXPORT ncf_tune_report *ncfpy_tune(const ncf_dataset *d, double budget, unsigned long long seed, int max_epochs,
                                       int patience, int metric, int k, int full, py_tune_progress fn)
 {
     ncf_tune_opts o = ncf_tune_opts_default();
     ncf_tune_report *r = (ncf_tune_report *)calloc(1, sizeof *r);
-    ncf_config dc = ncf_config_default();
     py_tune_cb cb;
     if (!r) return NULL;
     cb.fn = fn, cb.heard = 0, cb.metric = metric;
-    dc.num_users = d->num_users, dc.num_items = d->num_items;
-    if (budget <= 0) budget = 100 * ncf_tune_cost(&dc, d, 1), budget = budget < 30 ? 30 : budget;
+    if (budget <= 0) budget = ncf_tune_budget(d);
     o.budget = budget, o.seed = seed, o.eval.metric = metric, o.eval.k = k, o.eval.full_ranking = full;
     if (max_epochs > 0) o.max_epochs = max_epochs;
     if (patience >= 0) o.patience = patience;

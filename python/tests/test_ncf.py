@@ -120,6 +120,16 @@ class Training(Fixture):
         self.assertLessEqual(full[0]["hr"], full[1]["hr"])
         self.assertGreater(full[1]["coverage"], 0)
 
+    def test_sgd_one_example_a_step_with_decay(self):
+        kw = dict(model="mf", factors=16, optimizer="sgd", batch_size=1, learning_rate=0.08, regularization=0.002,
+                  init_sd=0.1, seed=3)
+        a = ncf.Model(**kw).fit(self.d, epochs=4, decay=True)
+        b = ncf.Model(**kw).fit(self.d, epochs=4)
+        self.assertGreater(a.evaluate(self.d)["hr"], ncf.popularity(self.d)["hr"])
+        self.assertNotEqual(a.recommend("1", k=10)[1].tolist(), b.recommend("1", k=10)[1].tolist())
+        with self.assertRaisesRegex(ValueError, "optimizer 'rmsprop'"):
+            ncf.Model(optimizer="rmsprop")
+
     def test_many_items_and_select(self):
         d = self.data(holdout="ratio:0.25")
         m = ncf.Model(model="gmf", factors=8, learning_rate=0.01).fit(d, epochs=4, select="map@5")
