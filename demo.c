@@ -277,9 +277,10 @@ static const flag_def FLAGS[] = {
     {F_NO_VALIDATION, "--no_validation", NULL, "no validation set: nothing is chosen, the last epoch is reported and saved"},
     {F_PATIENCE, "--patience", "N", "stop after N evaluations without a validation gain (default 0: never;\n"
                                     "3 within each run of --tune)"},
-    {F_TUNE, "--tune", "[SECONDS]", "search model, factors, learning rate, L2, negatives, batch and weighting on\n"
-                                    "the validation split (successive halving), then train the winner on\n"
-                                    "training + validation and report its test figures once; --save writes it.\n"
+    {F_TUNE, "--tune", "[SECONDS]", "search model, factors, learning rate, L2, negatives, batch, weighting and\n"
+                                    "Rendle et al.'s SGD recipe on the validation split (successive halving),\n"
+                                    "then train the winner on training + validation and report its test\n"
+                                    "figures once; --save writes it.\n"
                                     "SECONDS: the planned budget (default: from the data's size, about 5\n"
                                     "minutes for ml-1m on 2 cores); see docs/tuning.md"},
     {F_SKIP_HELD_OUT, "--skip_held_out_negatives", NULL, "never draw a user's test or validation item as a training\n"

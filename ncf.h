@@ -919,13 +919,16 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *op
 
 /* A search for good settings on the validation split (never the test): successive halving
    (Jamieson and Talwalkar 2016, one bracket of Hyperband): many settings trained a few epochs,
-   the best third of them three times as long, the best third of those to the full epochs, each
-   run choosing its epoch on validation with patience (ncf_fit). It draws model type (MF, GMF,
-   NeuMF), factors, MLP widths, learning rate, L2, negatives per positive, batch size and, when
-   the data has weights, whether to use them; trial 0 is ncf_config_default. The plan is fixed
-   by the budget, the data's size and the seed through a cost model of each run (its training
-   examples and evaluations; ncf_tune_cost), never by a clock, so a search gives the same table
-   on 1 or many threads and on any machine; only max_seconds, when set, looks at the time. */
+   the best third of each family (NeuMF, GMF, MF by Adam, MF by SGD one example a step) three
+   times as long, the best third of each family of those to the full epochs, each run choosing
+   its epoch on validation with patience (ncf_fit; a decayed run trains all its epochs). It
+   draws model type (MF, GMF, NeuMF), factors, MLP widths, learning rate, L2, negatives per
+   positive, batch size, for half the MF trials Rendle et al.'s recipe (SGD one example a step,
+   its rate decayed) and, when the data has weights, whether to use them; trial 0 is
+   ncf_config_default. The plan is fixed by the budget, the data's size and the seed through a
+   cost model of each run (its training examples and evaluations; ncf_tune_cost), never by a
+   clock, so a search gives the same table on 1 or many threads and on any machine; only
+   max_seconds, when set, looks at the time. */
 typedef struct ncf_trial {
     int trial;                /* which settings (0: the defaults), in the order drawn */
     int rung;                 /* 0, 1 or 2: its round of the halving */
@@ -2729,13 +2732,137 @@ NCFDEF int ncf_dataset_from_triples(ncf_dataset *ds, const int64_t *users, const
     return ncf__build(ds, users, items, timestamps, n, &bo);
 }
 
+/* ncf_synthetic's users: 2 interactions each, the rest handed out by Pareto(1.5) weights and
+   capped at cap (what the cap turns away is spread again); each user's taste cluster. */
+static void ncf__synth_users(ncf__rng *rng, int U, int64_t interactions, int rank, int cap, double *w, int32_t *ucl,
+                             int64_t *cnt)
+{
+    int64_t rest = interactions - 2 * (int64_t)U;
+    int u;
+    for (u = 0; u < U; u++) {
+        w[u] = pow(1.0 - ncf__unit(ncf__next(rng)), -1.0 / 1.5);
+        ucl[u] = (int32_t)ncf__below(ncf__next(rng), (uint32_t)rank);
+        cnt[u] = 2;
+    }
+    while (rest > 0) {
+        double live = 0;
+        int64_t given = 0;
+        for (u = 0; u < U; u++)
+            if (cnt[u] < cap) live += w[u];
+        for (u = 0; u < U && given < rest; u++) {
+            int64_t add;
+            if (cnt[u] >= cap) continue;
+            add = (int64_t)((double)rest * w[u] / live);
+            if (add < 1) add = ncf__unit(ncf__next(rng)) < (double)rest * w[u] / live;
+            if (add > cap - cnt[u]) add = cap - cnt[u];
+            if (add > rest - given) add = rest - given;
+            cnt[u] += add;
+            given += add;
+        }
+        rest -= given;
+    }
+}
+
+/* Its items: popularity ~ 1/(r+10)^0.8 over a random order r, a cluster each; order[] lists
+   the items cluster by cluster (cluster c from cstart[c]); cdf and ccdf are the running
+   popularity in item order and in that order. */
+static int ncf__synth_items(ncf__rng *rng, int I, int rank, int32_t *perm, double *pop, int32_t *icl, int32_t *cstart,
+                            int32_t *order, double *cdf, double *ccdf)
+{
+    int32_t *f = NCF__NEW(int32_t, rank);
+    int i, c;
+    if (!f) return ncf__fail(NCF_ERR_NOMEM, "ncf_synthetic: out of memory");
+    for (i = 0; i < I; i++) perm[i] = i;
+    for (i = I - 1; i > 0; i--) {
+        int k = (int)ncf__below(ncf__next(rng), (uint32_t)(i + 1)), t = perm[i];
+        perm[i] = perm[k], perm[k] = t;
+    }
+    for (i = 0; i < I; i++) {
+        pop[i] = pow(perm[i] + 10.0, -0.8);
+        icl[i] = (int32_t)ncf__below(ncf__next(rng), (uint32_t)rank);
+        cstart[icl[i] + 1]++;
+    }
+    for (c = 0; c < rank; c++) cstart[c + 1] += cstart[c];
+    memcpy(f, cstart, sizeof(int32_t) * (size_t)rank);
+    for (i = 0; i < I; i++) order[f[icl[i]]++] = i;
+    NCF_FREE(f);
+    for (i = 0; i < I; i++) {
+        cdf[i] = pop[i] + (i ? cdf[i - 1] : 0);
+        ccdf[i] = pop[order[i]] + (i ? ccdf[i - 1] : 0); /* running over clusters in order */
+    }
+    return NCF_OK;
+}
+
+/* The first index in [a, b] whose running sum reaches t (b when none does). */
+static int64_t ncf__cdf_find(const double *cdf, int64_t a, int64_t b, double t)
+{
+    while (a < b) {
+        int64_t m = (a + b) / 2;
+        if (cdf[m] < t) a = m + 1;
+        else b = m;
+    }
+    return a;
+}
+
+/* User u's distinct items, ascending, into it[]: 7 in 10 draws from its own cluster, the rest
+   by popularity, until it has want of them (or 64 want draws ran). Returns how many. */
+static int64_t ncf__synth_user_items(uint64_t seed, int u, int64_t want, int cl, int num_items, const int32_t *cstart,
+                                     const int32_t *order, const double *cdf, const double *ccdf, int32_t *it)
+{
+    int64_t have = 0, draw = 0, k;
+    double lo = cstart[cl] ? ccdf[cstart[cl] - 1] : 0.0, hi = ccdf[cstart[cl + 1] - 1];
+    int own_ok = cstart[cl + 1] > cstart[cl];
+    while (have < want && draw < 64 * want) {
+        int64_t q = 0;
+        while (have < want) {
+            uint64_t x = ncf__hash3(seed ^ NCF__TAG_SYNTH, (uint64_t)u, (uint64_t)draw++);
+            double r = ncf__unit(ncf__mix64(x));
+            if (own_ok && ncf__below(x, 10) < 7) /* own cluster */
+                it[have++] = order[ncf__cdf_find(ccdf, cstart[cl], cstart[cl + 1] - 1, lo + r * (hi - lo))];
+            else it[have++] = (int32_t)ncf__cdf_find(cdf, 0, num_items - 1, r * cdf[num_items - 1]);
+        }
+        ncf__sort(it, (size_t)have, sizeof *it, ncf__cmp_i32); /* sort and dedupe */
+        for (k = 0; k < have; k++)
+            if (q == 0 || it[q - 1] != it[k]) it[q++] = it[k];
+        have = q;
+    }
+    return have;
+}
+
+/* The dataset of each user's items buf + off[u] (got[u] of them): one at random is its test
+   item, the rest train. */
+static int ncf__synth_split(ncf_dataset *ds, uint64_t seed, int num_users, int num_items, const int32_t *buf,
+                            const int64_t *off, const int64_t *got)
+{
+    int64_t total = 0;
+    int u, i, rc;
+    for (u = 0; u < num_users; u++) total += got[u] - 1;
+    ds->num_users = num_users;
+    ds->num_items = num_items;
+    ds->num_train = total;
+    if ((rc = ncf__dataset_alloc(ds)) != NCF_OK) return rc;
+    for (u = 0; u < num_users; u++) ds->user_ptr[u + 1] = ds->user_ptr[u] + got[u] - 1;
+    NCF__OMP(parallel for schedule(static) num_threads(ncf__team(1)))
+    for (u = 0; u < num_users; u++) {
+        const int32_t *it = buf + off[u];
+        int64_t t = ncf__below(ncf__hash3(seed ^ NCF__TAG_SYNTH, ~(uint64_t)u, 0), (uint32_t)got[u]), k, q = 0;
+        ds->test_item[u] = it[t];
+        for (k = 0; k < got[u]; k++)
+            if (k != t) ds->items[ds->user_ptr[u] + q++] = it[k];
+        ds->raw_user[u] = u;
+    }
+    for (i = 0; i < num_items; i++) ds->raw_item[i] = i;
+    ncf__fill_train_user(ds);
+    return NCF_OK;
+}
+
 NCFDEF int ncf_synthetic(ncf_dataset *ds, int num_users, int num_items, int64_t interactions,
                          int rank, uint64_t seed)
 {
     double *w = NULL, *pop = NULL, *cdf = NULL, *ccdf = NULL;
     int32_t *ucl = NULL, *icl = NULL, *order = NULL, *cstart = NULL, *perm = NULL, *buf = NULL;
-    int64_t *cnt = NULL, *off = NULL, *got = NULL, rest, total = 0;
-    int u, i, c, rc = NCF_OK, cap = num_items / 2;
+    int64_t *cnt = NULL, *off = NULL, *got = NULL;
+    int u, rc = NCF_OK, cap = num_items / 2;
     ncf__rng rng;
 
     if (!ds) return ncf__fail(NCF_ERR_ARG, "ncf_synthetic: NULL dataset");
@@ -2758,110 +2885,16 @@ NCFDEF int ncf_synthetic(ncf_dataset *ds, int num_users, int num_items, int64_t 
         rc = ncf__fail(NCF_ERR_NOMEM, "ncf_synthetic: out of memory");
         goto done;
     }
-    /* user activity: 2 each, the rest by Pareto(1.5) weights, capped at items/2 */
-    for (u = 0; u < num_users; u++) {
-        w[u] = pow(1.0 - ncf__unit(ncf__next(&rng)), -1.0 / 1.5);
-        ucl[u] = (int32_t)ncf__below(ncf__next(&rng), (uint32_t)rank);
-        cnt[u] = 2;
-    }
-    rest = interactions - 2 * (int64_t)num_users;
-    while (rest > 0) { /* hand out, re-spreading what the cap turns away */
-        double live = 0;
-        int64_t given = 0;
-        for (u = 0; u < num_users; u++)
-            if (cnt[u] < cap) live += w[u];
-        for (u = 0; u < num_users && given < rest; u++) {
-            int64_t add;
-            if (cnt[u] >= cap) continue;
-            add = (int64_t)((double)rest * w[u] / live);
-            if (add < 1) add = ncf__unit(ncf__next(&rng)) < (double)rest * w[u] / live;
-            if (add > cap - cnt[u]) add = cap - cnt[u];
-            if (add > rest - given) add = rest - given;
-            cnt[u] += add;
-            given += add;
-        }
-        rest -= given;
-    }
-    /* item popularity ~ 1/(r+10)^0.8 over a random order r; items grouped by cluster */
-    for (i = 0; i < num_items; i++) perm[i] = i;
-    for (i = num_items - 1; i > 0; i--) {
-        int k = (int)ncf__below(ncf__next(&rng), (uint32_t)(i + 1)), t = perm[i];
-        perm[i] = perm[k], perm[k] = t;
-    }
-    for (i = 0; i < num_items; i++) {
-        pop[i] = pow(perm[i] + 10.0, -0.8);
-        icl[i] = (int32_t)ncf__below(ncf__next(&rng), (uint32_t)rank);
-        cstart[icl[i] + 1]++;
-    }
-    for (c = 0; c < rank; c++) cstart[c + 1] += cstart[c];
-    {
-        int32_t *f = NCF__NEW(int32_t, rank);
-        if (!f) { rc = ncf__fail(NCF_ERR_NOMEM, "ncf_synthetic: out of memory"); goto done; }
-        memcpy(f, cstart, sizeof(int32_t) * (size_t)rank);
-        for (i = 0; i < num_items; i++) order[f[icl[i]]++] = i;
-        NCF_FREE(f);
-    }
-    for (i = 0; i < num_items; i++) {
-        cdf[i] = pop[i] + (i ? cdf[i - 1] : 0);
-        ccdf[i] = pop[order[i]] + (i ? ccdf[i - 1] : 0); /* running over clusters in order */
-    }
+    ncf__synth_users(&rng, num_users, interactions, rank, cap, w, ucl, cnt);
+    if ((rc = ncf__synth_items(&rng, num_items, rank, perm, pop, icl, cstart, order, cdf, ccdf)) != NCF_OK) goto done;
     off[0] = 0;
     for (u = 0; u < num_users; u++) off[u + 1] = off[u] + cnt[u];
     buf = NCF__NEW(int32_t, off[num_users]);
     if (!buf) { rc = ncf__fail(NCF_ERR_NOMEM, "ncf_synthetic: out of memory"); goto done; }
-
     NCF__OMP(parallel for schedule(dynamic, 64) num_threads(ncf__team(1)))
-    for (u = 0; u < num_users; u++) {
-        int32_t *it = buf + off[u];
-        int64_t have = 0, draw = 0, k, want = cnt[u];
-        int cl = ucl[u];
-        double lo = cstart[cl] ? ccdf[cstart[cl] - 1] : 0.0, hi = ccdf[cstart[cl + 1] - 1];
-        int own_ok = cstart[cl + 1] > cstart[cl];
-        while (have < want && draw < 64 * want) {
-            while (have < want) {
-                uint64_t x = ncf__hash3(seed ^ NCF__TAG_SYNTH, (uint64_t)u, (uint64_t)draw++);
-                double r = ncf__unit(ncf__mix64(x));
-                int64_t a, b;
-                if (own_ok && ncf__below(x, 10) < 7) { /* own cluster */
-                    double t = lo + r * (hi - lo);
-                    a = cstart[cl], b = cstart[cl + 1] - 1;
-                    while (a < b) { int64_t m = (a + b) / 2; if (ccdf[m] < t) a = m + 1; else b = m; }
-                    it[have++] = order[a];
-                } else {
-                    double t = r * cdf[num_items - 1];
-                    a = 0, b = num_items - 1;
-                    while (a < b) { int64_t m = (a + b) / 2; if (cdf[m] < t) a = m + 1; else b = m; }
-                    it[have++] = (int32_t)a;
-                }
-            }
-            { /* sort and dedupe */
-                int64_t q = 0;
-                ncf__sort(it, (size_t)have, sizeof *it, ncf__cmp_i32);
-                for (k = 0; k < have; k++)
-                    if (q == 0 || it[q - 1] != it[k]) it[q++] = it[k];
-                have = q;
-            }
-        }
-        got[u] = have;
-    }
-    /* one random interaction per user is its test item */
-    for (u = 0; u < num_users; u++) total += got[u] - 1;
-    ds->num_users = num_users;
-    ds->num_items = num_items;
-    ds->num_train = total;
-    if ((rc = ncf__dataset_alloc(ds)) != NCF_OK) goto done;
-    for (u = 0; u < num_users; u++) ds->user_ptr[u + 1] = ds->user_ptr[u] + got[u] - 1;
-    NCF__OMP(parallel for schedule(static) num_threads(ncf__team(1)))
-    for (u = 0; u < num_users; u++) {
-        const int32_t *it = buf + off[u];
-        int64_t t = ncf__below(ncf__hash3(seed ^ NCF__TAG_SYNTH, ~(uint64_t)u, 0), (uint32_t)got[u]), k, q = 0;
-        ds->test_item[u] = it[t];
-        for (k = 0; k < got[u]; k++)
-            if (k != t) ds->items[ds->user_ptr[u] + q++] = it[k];
-        ds->raw_user[u] = u;
-    }
-    for (i = 0; i < num_items; i++) ds->raw_item[i] = i;
-    ncf__fill_train_user(ds);
+    for (u = 0; u < num_users; u++)
+        got[u] = ncf__synth_user_items(seed, u, cnt[u], ucl[u], num_items, cstart, order, cdf, ccdf, buf + off[u]);
+    rc = ncf__synth_split(ds, seed, num_users, num_items, buf, off, got);
 done:
     NCF_FREE(w); NCF_FREE(pop); NCF_FREE(cdf); NCF_FREE(ccdf); NCF_FREE(ucl); NCF_FREE(icl);
     NCF_FREE(order); NCF_FREE(cstart); NCF_FREE(perm); NCF_FREE(cnt); NCF_FREE(off);
@@ -7120,9 +7153,8 @@ static double ncf__tune_draw(uint64_t seed, int t, int dim)
 
 /* Trial t's settings: the defaults for t 0, else drawn (log-uniform rates, powers of two). Half
    the MF trials are Rendle et al.'s recipe: SGD one example a step, its rate decayed over the
-   run (*decay), rows starting N(0, 0.1), 8 negatives; fewer fit a random validation item as
-   well and the latest test item worse (ml-1m: 2 negatives gave validation HR@10 0.827 and
-   test 0.699, 8 gave 0.836 and 0.724). */
+   run (*decay), rows starting N(0, 0.1), 8 negatives: fewer fit a random validation item as
+   well and the latest test item worse (docs/tuning.md). */
 static ncf_config ncf__trial_config(const ncf_dataset *d, uint64_t seed, int t, int *weighted, int *decay)
 {
     ncf_config c = ncf_config_default();
@@ -7178,7 +7210,9 @@ static int ncf__tune_run(const ncf_dataset *d, const ncf_tune_opts *o, ncf_trial
     ncf_model *m = NULL;
     int rc;
     if (!r->weighted) view.weight = NULL;
-    fo.epochs = r->epochs, fo.patience = o->patience, fo.eval = o->eval, fo.decay = r->decay;
+    /* (a decayed run trains its whole schedule: its validation often stalls while the rate is
+       high and climbs as it falls, where patience would have stopped it) */
+    fo.epochs = r->epochs, fo.patience = r->decay ? 0 : o->patience, fo.eval = o->eval, fo.decay = r->decay;
     if ((rc = ncf_model_create(&m, &r->cfg)) == NCF_OK && (rc = ncf_fit(m, &view, &fo, &fr)) == NCF_OK)
         r->epochs_trained = fr.epochs_trained, r->chosen_epoch = fr.chosen_epoch, r->val = fr.chosen;
     ncf_model_free(m);
@@ -7216,7 +7250,9 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_repor
         int w, dk;
         ncf_config c = ncf__trial_config(d, o->seed, t, &w, &dk);
         double cost = ncf__run_cost(&c, (double)d->num_train, val_users, ncf__val_candidates(d), rep->rung_epochs[0]);
-        if (spent + cost <= rung_budget) spent += cost, drawn[n++] = t; /* (dearer ones are passed over) */
+        /* (dearer ones are passed over, and but for the defaults one that would take more than
+           an eighth of the rung: drawn early, it would leave room for a handful of settings) */
+        if (spent + cost <= rung_budget && (cost <= rung_budget / 8 || t == 0)) spent += cost, drawn[n++] = t;
     }
     if (n == 0) {
         NCF_FREE(drawn);

@@ -133,9 +133,10 @@ tune() {
         grep -q '^tune: a budget of 0 s is too small for one run .*: training the defaults' "$B/tiny.log" &&
         grep -q '^Chosen on validation HR@10: epoch 1 ' "$B/tiny.log" &&
         ! demo $SYN --tune --no_validation > "$B/tnv.log" 2>&1 && grep -q 'does not go with .*--no_validation' "$B/tnv.log" &&
-        { demo --synthetic_users 3000 --synthetic_items 1500 --synthetic_ratings 150000 --tune 60 --save "$B/killed.ncf" \
+        { rm -f "$B/killed.ncf"; # (the demo itself in the background, not a shell running it: the kill must reach it)
+          $DEMO --synthetic_users 3000 --synthetic_items 1500 --synthetic_ratings 150000 --tune 60 --save "$B/killed.ncf" \
               > "$B/killed.log" 2>&1 & pid=$!; sleep 2; kill -TERM $pid; wait $pid; [ $? -ne 0 ]; } &&
-        [ ! -e "$B/killed.ncf" ] && [ -z "$(ls "$B" | grep '^killed\.ncf\.tmp-')" ]
+        sleep 1 && [ ! -e "$B/killed.ncf" ] && [ -z "$(ls "$B" | grep '^killed\.ncf\.tmp-')" ]
 }
 check "demo --tune: the table, the winner retrained and reported once, saved; the same on 1 and 2 threads" tune
 
