@@ -5442,8 +5442,8 @@ static const char ALLOCATE_NOTHING[] =
     "ncf_dataset_user_id ncf_dataset_item_id ncf_error_text ncf_version ncf_set_threads ncf_get_threads "
     "ncf_load_opts_default ncf_eval_opts_default ncf_fit_opts_default ncf_fold_opts_default ncf_rec_opts_default "
     "ncf_tune_opts_default ncf_num_users ncf_num_items ncf_item_row ncf_fold_workspace_size ncf_rec_workspace_size ncf_workspace_size ncf_user_row_size "
-    "ncf_user_index ncf_item_index ncf_user_id ncf_item_id ncf_tune_cost ncf_metric_value "
-    "ncf_free ncf_model_free";
+    "ncf_user_index ncf_item_index ncf_user_id ncf_item_id ncf_tune_cost ncf_tune_budget ncf_metric_value "
+    "ncf_decayed_lr ncf_free ncf_model_free";
 static const char MPI_CALLS[] = "ncf_mpi_shard ncf_mpi_train_epoch ncf_mpi_train_examples ncf_mpi_sync ncf_mpi_evaluate "
                                 "ncf_mpi_bytes_sent";
 
@@ -5476,7 +5476,7 @@ static void test_calls_said_to_allocate_nothing_allocate_nothing(void)
     NOTHING(ncf_num_users(m)), NOTHING(ncf_num_items(m)), NOTHING(ncf_item_row(m, 2, row));
     NOTHING(ncf_user_id(m, 3, id, sizeof id)), NOTHING(ncf_item_id(m, 4, id, sizeof id));
     NOTHING(ncf_tune_cost(&c, &d, 2)), NOTHING((int)ncf_metric_value(NULL, 0)), NOTHING((ncf_free(NULL), 0)), NOTHING((ncf_model_free(NULL), 0));
-    NOTHING((ncf_dataset_free(NULL), 0));
+    NOTHING((ncf_dataset_free(NULL), 0)), NOTHING(ncf_tune_budget(&d)), NOTHING(ncf_decayed_lr(0.1f, 1, 4));
 #undef NOTHING
     CHECKF(g_alloc_calls == before, "%ld allocations", g_alloc_calls - before);
     for (p = ALLOCATE_NOTHING, n = 0; sscanf(p, "%62s", word) == 1; n++) {
