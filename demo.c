@@ -2263,7 +2263,7 @@ static int tune(const options *o, const ncf_dataset *d, const epoch_row *pop, nc
 {
     ncf_tune_opts to = ncf_tune_opts_default();
     ncf_tune_report rep;
-    ncf_config dc = o->cfg;
+    ncf_config dc = ncf_config_default(); /* trial 0: what the too-small message costs */
     tune_state st;
     ncf_eval_opts e = ncf_eval_opts_default();
     ncf_metrics test, test_full;
