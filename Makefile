@@ -45,7 +45,7 @@ endif
 CFLAGS_ALL = $(OPT) -std=c99 $(WARN) $(OMP) $(CFLAGS)
 TESTFLAGS  = -O2 -g -std=c99 $(WARN) -Werror $(CFLAGS)
 
-.PHONY: all help demo test python bench bench-load clean header-checks isa-matrix cross windows fuzz device wasm web-test coverage \
+.PHONY: all help demo test python bench bench-load bench-small clean header-checks isa-matrix cross windows fuzz device wasm web-test coverage \
         analyze \
         paper-f8 paper-f16 paper-f32 paper-f64 demo-mpi test-mpi bench-mpi
 
@@ -278,6 +278,7 @@ bench: $(BENCH)
 	@$(BENCH) load | tee -a $(BUILD)/bench.jsonl
 	@$(BENCH) load-adversarial | tee -a $(BUILD)/bench.jsonl
 	@$(MAKE) --no-print-directory bench-load BASE=$(BASE)
+	@$(MAKE) --no-print-directory bench-small BASE=$(BASE)
 	@$(BENCH) serve-ids | tee -a $(BUILD)/bench.jsonl
 	@$(BENCH) serving | tee -a $(BUILD)/bench.jsonl
 	@$(BENCH) evalcost | tee -a $(BUILD)/bench.jsonl
@@ -311,6 +312,14 @@ bench-load: $(BENCH)
 	    printf '{"case":"load_file","build":"%s","ids":"%s",' $$1 $$2; $(BUILD)/load_$$1 $(BUILD)/$$3.csv || exit 1; \
 	  done; done | tee -a $(BUILD)/bench.jsonl
 	@rm -f $(BUILD)/r_int.csv $(BUILD)/r_text.csv
+
+# Scoring a small model (tests/small.c), built against this ncf.h and BASE's, in turns.
+bench-small: $(BENCH)
+	$(BENCHCC) -I. tests/small.c -o $(BUILD)/small_ours -lm
+	@if [ -n "$(BASE)" ]; then rm -rf $(BUILD)/base_small && mkdir -p $(BUILD)/base_small && git archive $(BASE) ncf.h | tar -x -C $(BUILD)/base_small && \
+	  $(BENCHCC) -I$(BUILD)/base_small tests/small.c -o $(BUILD)/small_base -lm; fi
+	@for r in 1 2; do for b in ours base; do [ -x $(BUILD)/small_$$b ] || continue; \
+	  printf '{"case":"small","build":"%s",' $$b; $(BUILD)/small_$$b || exit 1; done; done | tee -a $(BUILD)/bench.jsonl
 
 # Cross-builds run under qemu-user: the model files this machine's build writes are
 # read back there (s390x is big-endian), then the whole suite runs.

@@ -154,6 +154,9 @@
             API: ncf_fit_opts.decay, ncf_decayed_lr: the learning rate falling linearly over the epochs;
             ncf_trial.decay. ncf_tune draws Rendle et al.'s recipe (SGD one example a step, decayed)
             for half its MF trials and halves each family of settings apart
+            Scoring a small model at 1.5-1.9x 0.6.1's rate, the same bits: layers 8 and 16 wide run in tiles
+            of 12 rows (AVX2) instead of one row's chain, the output layer's sums as one vector, the
+            user's half of the first layer once a request, the heap's worst score tested first
      0.6.1  API: ncf_model_open_verified, for a buffer the firmware verified (no CRC, no value scan)
             No thread-local storage by default on any bare-metal target (RISC-V too)
             The vector tile on WebAssembly only with SIMD (-msimd128)
@@ -4582,9 +4585,45 @@ static void ncf__tile_full(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
             NCF__TILE_STORE(V, VI, C + (size_t)i * ldc, c, flags);                                            \
         }                                                                                                     \
     }
+/* A column W wide and R rows high (NCF__TALL, or NCF__MR for what is left), for vector type
+   V: one row at a time would be a single chain of dependent multiply-adds, bound by their
+   latency (the paper's last layers, 16 and 8 wide, ran at a fifth of the full tile's rate);
+   this many rows keep the FMA units busy. Each sum still runs over k in order from its bias:
+   the same bits as the edge tile. */
+#define NCF__TALL (2 * NCF__MR)
+#define NCF__TILE_TALL(name, V, VI, W, FMA, R)                                                                    \
+    static void name(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,   \
+                     const float *bias, int K, int flags)                                                     \
+    {                                                                                                         \
+        V c[R], i0 = {0};                                                                                     \
+        int i, k;                                                                                             \
+        if (bias && !(flags & NCF__ACC)) memcpy(&i0, bias, sizeof i0);                                        \
+        NCF__UNROLL                                                                                           \
+        for (i = 0; i < (R); i++) {                                                                           \
+            c[i] = i0;                                                                                        \
+            if (flags & NCF__ACC) memcpy(&c[i], C + (size_t)i * ldc, sizeof c[i]);                            \
+        }                                                                                                     \
+        for (k = 0; k < K; k++) {                                                                             \
+            const float *a = A + k * sak;                                                                     \
+            V b;                                                                                              \
+            memcpy(&b, B + (size_t)k * ldb, sizeof b);                                                        \
+            NCF__UNROLL                                                                                       \
+            for (i = 0; i < (R); i++) {                                                                       \
+                V ai;                                                                                         \
+                NCF__SPLAT(V, W, ai, a[i * sam]);                                                             \
+                FMA(c[i], ai, b);                                                                             \
+            }                                                                                                 \
+        }                                                                                                     \
+        NCF__UNROLL                                                                                           \
+        for (i = 0; i < (R); i++) NCF__TILE_STORE(V, VI, C + (size_t)i * ldc, c[i], flags);                   \
+    }
 NCF__TILE_ROWS(ncf__tile_narrow, ncf__vf, ncf__vi, NCF__VW, NCF__VFMA)
+NCF__TILE_TALL(ncf__tile_tall, ncf__vf, ncf__vi, NCF__VW, NCF__VFMA, NCF__TALL)
+NCF__TILE_TALL(ncf__tile_column, ncf__vf, ncf__vi, NCF__VW, NCF__VFMA, NCF__MR)
 #if NCF__VW == 16
 NCF__TILE_ROWS(ncf__tile_half, ncf__vh, ncf__vhi, 8, NCF__HFMA) /* 8 wide, for layers of 8 (the paper's last) */
+NCF__TILE_TALL(ncf__tile_half_tall, ncf__vh, ncf__vhi, 8, NCF__HFMA, NCF__TALL)
+NCF__TILE_TALL(ncf__tile_half_column, ncf__vh, ncf__vhi, 8, NCF__HFMA, NCF__MR)
 #endif
 #endif
 
@@ -4640,19 +4679,25 @@ static void ncf__gemm_block(float *C, int ldc, const float *A, ptrdiff_t sam, pt
             }
         }
     for (; n + NCF__VW <= N; n += NCF__VW)
-        for (m = m0; m < m1; m += NCF__MR) {
-            int mr = m1 - m < NCF__MR ? m1 - m : NCF__MR;
+        for (m = m0; m < m1;) {
+            int mr = m1 - m < NCF__TALL ? (m1 - m < NCF__MR ? m1 - m : NCF__MR) : NCF__TALL;
             const float *Am = A + m * sam, *bn = bias ? bias + n : NULL;
             float *Cm = C + (size_t)m * ldc + n;
-            ncf__tile_narrow(Cm, ldc, Am, sam, sak, B + n, ldb, bn, mr, K, flags);
+            if (mr == NCF__TALL) ncf__tile_tall(Cm, ldc, Am, sam, sak, B + n, ldb, bn, K, flags);
+            else if (mr == NCF__MR) ncf__tile_column(Cm, ldc, Am, sam, sak, B + n, ldb, bn, K, flags);
+            else ncf__tile_narrow(Cm, ldc, Am, sam, sak, B + n, ldb, bn, mr, K, flags);
+            m += mr;
         }
 #if NCF__VW == 16
     for (; n + 8 <= N; n += 8)
-        for (m = m0; m < m1; m += NCF__MR) {
-            int mr = m1 - m < NCF__MR ? m1 - m : NCF__MR;
+        for (m = m0; m < m1;) {
+            int mr = m1 - m < NCF__TALL ? (m1 - m < NCF__MR ? m1 - m : NCF__MR) : NCF__TALL;
             const float *Am = A + m * sam, *bn = bias ? bias + n : NULL;
             float *Cm = C + (size_t)m * ldc + n;
-            ncf__tile_half(Cm, ldc, Am, sam, sak, B + n, ldb, bn, mr, K, flags);
+            if (mr == NCF__TALL) ncf__tile_half_tall(Cm, ldc, Am, sam, sak, B + n, ldb, bn, K, flags);
+            else if (mr == NCF__MR) ncf__tile_half_column(Cm, ldc, Am, sam, sak, B + n, ldb, bn, K, flags);
+            else ncf__tile_half(Cm, ldc, Am, sam, sak, B + n, ldb, bn, mr, K, flags);
+            m += mr;
         }
 #endif
 #endif
@@ -5212,28 +5257,74 @@ static int ncf__check_batch(const ncf_model *m, const int32_t *users, const int3
 }
 
 #define NCF__LANES 8 /* the output layer's partial sums */
+#if NCF__VEC /* NCF__LANES floats as one vector, and c += a * b on it under the rounding rule */
+#if NCF__VW == 8
+typedef ncf__vf ncf__v8;
+#define NCF__V8FMA(c, a, b) NCF__VFMA(c, a, b)
+#elif NCF__VW == 16
+typedef ncf__vh ncf__v8;
+#define NCF__V8FMA(c, a, b) NCF__HFMA(c, a, b)
+#else
+typedef float ncf__v8 __attribute__((vector_size(32)));
+#if NCF__FUSED
+#define NCF__V8FMA(c, a, b)                                                 \
+    do {                                                                    \
+        int l_;                                                             \
+        for (l_ = 0; l_ < 8; l_++) (c)[l_] = fmaf((a)[l_], (b)[l_], (c)[l_]); \
+    } while (0)
+#else
+#define NCF__V8FMA(c, a, b) ((c) += (a) * (b))
+#endif
+#endif
+#define NCF__V8LOAD(v, p) memcpy(&(v), (p), sizeof(ncf__v8))
+#endif
 
 /* The output layer of one (user u, item i) with top-layer activations h: the same sums in
    the same order for training, evaluation and serving, so all three give one logit. Term d
    of the GMF part, then of the MLP part, goes to partial sum d % NCF__LANES, so the sums
    are independent chains (a single chain of F + top multiply-adds waited on each); the
    partial sums then add pairwise. */
+static float ncf__output_sum(const float *gu, const float *gi, const float *gw, int F, const float *wh, const float *h,
+                             int top)
+{
+    float p[NCF__LANES] = {0};
+    int d = 0, t = 0, j, w;
+#if NCF__VEC /* the lanes as one vector, as far as whole groups go in order: the same sums */
+    ncf__v8 v = {0}, x, y, c;
+    for (; d + NCF__LANES <= F; d += NCF__LANES) {
+        NCF__V8LOAD(x, gu + d), NCF__V8LOAD(y, gi + d), NCF__V8LOAD(c, gw + d);
+        y = x * y;
+        NCF__V8FMA(v, c, y);
+    }
+    for (; d == F && t + NCF__LANES <= top; t += NCF__LANES) {
+        NCF__V8LOAD(x, wh + t), NCF__V8LOAD(y, h + t);
+        NCF__V8FMA(v, x, y);
+    }
+    if (d == F && t == top) { /* the pairwise sums below, each rounded to float as there */
+        float q0 = v[0] + v[4], q1 = v[1] + v[5], q2 = v[2] + v[6], q3 = v[3] + v[7];
+        q0 += q2, q1 += q3;
+        return q0 + q1;
+    }
+    memcpy(p, &v, sizeof p);
+#endif
+    for (; d + NCF__LANES <= F; d += NCF__LANES)
+        for (j = 0; j < NCF__LANES; j++) p[j] = NCF__MADD(gw[d + j], gu[d + j] * gi[d + j], p[j]);
+    for (; d < F; d++) p[d % NCF__LANES] = NCF__MADD(gw[d], gu[d] * gi[d], p[d % NCF__LANES]);
+    for (; t + NCF__LANES <= top; t += NCF__LANES)
+        for (j = 0; j < NCF__LANES; j++) p[j] = NCF__MADD(wh[t + j], h[t + j], p[j]);
+    for (; t < top; t++) p[t % NCF__LANES] = NCF__MADD(wh[t], h[t], p[t % NCF__LANES]);
+    for (w = NCF__LANES / 2; w >= 1; w /= 2)
+        for (j = 0; j < w; j++) p[j] += p[j + w];
+    return p[0];
+}
+
+/* The logit: the output bias, then bias (the user's and the item's, MF), then the sums. */
 static float ncf__output_biased(const ncf_model *m, const float *gu, const float *gi, float bias, const float *h)
 {
     const struct ncf__scratch *s = m->scratch;
-    const float *wh = m->w_out ? m->w_out + s->F : NULL;
-    float z = m->b_out[0], p[NCF__LANES] = {0};
-    int F = s->F, d, j, w;
-    if (m->user_bias) z += bias; /* the user's and the item's (MF) */
-    for (d = 0; d + NCF__LANES <= F; d += NCF__LANES)
-        for (j = 0; j < NCF__LANES; j++) p[j] = NCF__MADD(s->tables.gmf_weights[d + j], gu[d + j] * gi[d + j], p[j]);
-    for (; d < F; d++) p[d % NCF__LANES] = NCF__MADD(s->tables.gmf_weights[d], gu[d] * gi[d], p[d % NCF__LANES]);
-    for (d = 0; d + NCF__LANES <= s->top; d += NCF__LANES)
-        for (j = 0; j < NCF__LANES; j++) p[j] = NCF__MADD(wh[d + j], h[d + j], p[j]);
-    for (; d < s->top; d++) p[d % NCF__LANES] = NCF__MADD(wh[d], h[d], p[d % NCF__LANES]);
-    for (w = NCF__LANES / 2; w >= 1; w /= 2)
-        for (j = 0; j < w; j++) p[j] += p[j + w];
-    return z + p[0];
+    float z = m->b_out[0];
+    if (m->user_bias) z += bias;
+    return z + ncf__output_sum(gu, gi, s->tables.gmf_weights, s->F, m->w_out ? m->w_out + s->F : NULL, h, s->top);
 }
 
 /* The same with the user's bias ub and item i's from the model. */
@@ -6312,7 +6403,8 @@ NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_pr
 /* Scoring one user against many items uses the split first layer:
    W1 [u; i] = W1u u + W1i i, with W1i i precomputed once per item. */
 
-#define NCF__REC_CHUNK 32 /* items scored at a time: their activations stay in L1 */
+#define NCF__SCORE_CHUNK 48 /* the most items serving scores at a time (ncf__score_chunk) */
+#define NCF__FOLD_CHUNK 32 /* a fold-in's examples at a time (its sums follow this order) */
 
 /* Scoring buffers for n items at a time, carved from one block: the heap's, or the caller's
    workspace (ncf_workspace_size). */
@@ -6357,16 +6449,29 @@ static size_t ncf__eval_buf_carve(ncf__eval_buf *e, const ncf_model *m, int n, f
     return at;
 }
 
+/* Items serving scores at a time: 48, a whole number of every target's tall tile (12 rows
+   with AVX2, SSE and NEON, 16 with AVX-512), while their activations take at most 64 KB, so
+   they stay near the core; else 32, which bounds a thread's buffers by the widest layer. */
+static size_t ncf__floats_per_item(const ncf_model *m)
+{
+    return 2 * (size_t)ncf__widest_dense(m) + (size_t)m->scratch->H + 1; /* (ncf__eval_buf_carve) */
+}
+
+static int ncf__score_chunk(const ncf_model *m)
+{
+    return ncf__floats_per_item(m) * sizeof(float) * NCF__SCORE_CHUNK <= 65536 ? NCF__SCORE_CHUNK : 32;
+}
+
 #ifndef NCF_INFERENCE_ONLY
 static void ncf__eval_buf_free(ncf__eval_buf *e) { NCF_FREE(e->h[0]); }
 
-/* Items scored at a time in evaluation: as many as 1 MB of activations holds, at least 32
-   (serving's chunk), at most n. A thread's buffers are then bounded by the model's widest
+/* Items scored at a time in evaluation: as many as 1 MB of activations holds, at least
+   serving's chunk, at most n. A thread's buffers are then bounded by the model's widest
    layer, whatever the catalogue. */
 static int ncf__eval_chunk(const ncf_model *m, int n)
 {
-    size_t per_item = 2 * (size_t)ncf__widest_dense(m) + (size_t)m->scratch->H + 1, c = ((size_t)1 << 18) / per_item;
-    c = c < NCF__REC_CHUNK ? NCF__REC_CHUNK : c;
+    size_t c = ((size_t)1 << 18) / ncf__floats_per_item(m);
+    c = c < (size_t)ncf__score_chunk(m) ? (size_t)ncf__score_chunk(m) : c;
     return (int)(c < (size_t)n ? c : (size_t)(n > 0 ? n : 1));
 }
 
@@ -6427,13 +6532,33 @@ static void ncf__refresh_projection(ncf_model *m)
     s->cache.step = m->step;
 }
 
+/* ncf__output for items cand[0..n) (first.. when NULL) of one user, their top activations h
+   row by row, into e->sc: the per-logit work hoisted out of the loop, so that it runs at the
+   rate of the sums. */
+static void ncf__output_items(const ncf_model *m, const float *gu, float ub, const int32_t *cand, int first, int n,
+                              const float *h, ncf__eval_buf *e)
+{
+    const struct ncf__scratch *s = m->scratch;
+    const ncf__table *T = s->F ? &s->tables.tab[s->tables.gmf] : NULL;
+    const float *gw = s->tables.gmf_weights, *wh = m->w_out ? m->w_out + s->F : NULL;
+    int j, F = s->F, top = s->top;
+    for (j = 0; j < n; j++) {
+        int i = cand ? cand[j] : first + j;
+        const float *gi = T ? ncf__emb_row(T, 1, i, e->gi) : NULL;
+        float z = m->b_out[0], bias = m->user_bias ? ub + m->item_bias[i] : 0.0f; /* (rounded as ncf__output) */
+        if (m->user_bias) z += bias;
+        e->sc[j] = z + ncf__output_sum(gu, gi, gw, F, wh, h + (size_t)j * top, top);
+    }
+}
+
 /* Logits of user u (or of the user rows urow, [F][H][bias], when given: a user folded in)
    against items cand[0..n) (items first.. in order when cand is NULL) into e->sc, with the
    training forward's rounding (ncf__first_layer, ncf__output). Without a projection the items'
    half of the first layer is computed here, row by row as the cache computes it, so the scores
-   are the same. e holds at least n items. */
+   are the same. e holds at least n items. same_user: the last call on e scored this user, so
+   e->pu holds its half of the first layer already (a catalogue is scored a chunk at a time). */
 static void ncf__score_user(const ncf_model *m, const float *proj, int u, const float *urow, const int32_t *cand,
-                            int first, int n, ncf__eval_buf *e)
+                            int first, int n, ncf__eval_buf *e, int same_user)
 {
     const struct ncf__scratch *s = m->scratch;
     const int *L = m->cfg.layers;
@@ -6443,7 +6568,7 @@ static void ncf__score_user(const ncf_model *m, const float *proj, int u, const 
     if (s->H) {
         int L1 = L[1], H = s->H;
         const float *hu = urow ? urow + s->F : ncf__emb_row(&s->tables.tab[s->tables.mlp], 0, u, e->urow + s->F);
-        ncf__gemm_rows(e->pu, L1, hu, 0, 1, m->w[1], L1, m->b[1], 0, 1, L1, H, 0);
+        if (!same_user) ncf__gemm_rows(e->pu, L1, hu, 0, 1, m->w[1], L1, m->b[1], 0, 1, L1, H, 0);
         if (!proj) { /* the items' rows gathered, then their half of the first layer */
             for (j = 0; j < n; j++) {
                 float *dst = e->irow + (size_t)j * H;
@@ -6464,11 +6589,7 @@ static void ncf__score_user(const ncf_model *m, const float *proj, int u, const 
             ncf__gemm_rows(e->h[cur ^ 1], L[l], e->h[cur], L[l - 1], 1, m->w[l], L[l], m->b[l], 0, n, L[l], L[l - 1],
                            NCF__RELU);
     }
-    for (j = 0; j < n; j++) {
-        int i = cand ? cand[j] : first + j;
-        const float *gi = s->F ? ncf__emb_row(&s->tables.tab[s->tables.gmf], 1, i, e->gi) : NULL;
-        e->sc[j] = ncf__output(m, gu, gi, ub, i, e->h[cur] + (size_t)j * s->top);
-    }
+    ncf__output_items(m, gu, ub, cand, first, n, e->h[cur], e);
 }
 
 #ifndef NCF_INFERENCE_ONLY
@@ -6642,7 +6763,8 @@ static int ncf__eval_ranks(ncf_model *m, const ncf_dataset *data, const ncf_eval
             if (!o->full_ranking) memcpy(cand + 1, neg, sizeof(int32_t) * (size_t)(ncand - 1));
             for (j0 = 0; j0 < ncand; j0 += C) { /* (a score does not depend on its chunk) */
                 e.sc = sc + j0;
-                ncf__score_user(m, proj, u, NULL, o->full_ranking ? NULL : cand + j0, j0, ncand - j0 < C ? ncand - j0 : C, &e);
+                ncf__score_user(m, proj, u, NULL, o->full_ranking ? NULL : cand + j0, j0, ncand - j0 < C ? ncand - j0 : C, &e,
+                                j0 > 0);
             }
             r = ncf__count_above(data, u, other, cand, ncand, o->full_ranking, sc);
             rank[u - u0] = NCF__NONFINITE(sc[o->full_ranking ? t : 0]) ? NCF__NONFINITE_SCORE : r;
@@ -6720,6 +6842,33 @@ typedef struct {
     int32_t *pos, *top; /* [kmax] each */
 } ncf__ranking;
 
+/* How many of sc[0..n) are finite and at least s, a finite score: one pass that vectorizes. */
+static int64_t ncf__count_at_least(const float *sc, int64_t n, float s)
+{
+    int64_t j, r = 0;
+    for (j = 0; j < n; j++) r += (sc[j] >= s) & (sc[j] - sc[j] == 0.0f);
+    return r;
+}
+
+/* The same over the distinct items of three sorted lists (a user's rated ones). */
+static int64_t ncf__rated_at_least(const int32_t *a, const int32_t *ae, const int32_t *b, int64_t nb, const int32_t *c,
+                                   int64_t nc, const float *sc, float s)
+{
+    const int32_t *be = b ? b + nb : b, *ce = c ? c + nc : c;
+    int64_t r = 0;
+    for (;;) {
+        int32_t x = INT32_MAX;
+        if (a < ae && *a < x) x = *a;
+        if (b < be && *b < x) x = *b;
+        if (c < ce && *c < x) x = *c;
+        if (x == INT32_MAX) return r;
+        r += (sc[x] >= s) & (sc[x] - sc[x] == 0.0f);
+        while (a < ae && *a == x) a++;
+        while (b < be && *b == x) b++;
+        while (c < ce && *c == x) c++;
+    }
+}
+
 /* Full ranking of u's held-out items held[0..nh) against every item it did not rate (the
    training items and other[0..no) are rated), sc[] every item's score. heap: kmax entries,
    hs: nh. A candidate that ties a held-out item ranks above it; non-finite scores rank last. */
@@ -6732,14 +6881,16 @@ static void ncf__rank_full(const ncf_dataset *d, int u, const int32_t *held, int
     for (j = 0; j < nh; j++)
         if (!NCF__NONFINITE(sc[held[j]])) hs[nf].score = sc[held[j]], hs[nf++].item = held[j];
     ncf__heap_sort((char *)hs, (size_t)nf, sizeof *hs, ncf__cmp_scored);
-    for (j = 0; j < d->num_items; j++) {
+    if (nf) r = ncf__count_at_least(sc, d->num_items, hs[0].score) - ncf__rated_at_least(p, pe, held, nh, other, no, sc,
+                                                                                         hs[0].score);
+    for (j = 0; j < d->num_items; j++) { /* (most items do not enter the top: that test comes first) */
         ncf__scored c;
+        c.score = sc[j], c.item = (int32_t)j;
+        if (NCF__NONFINITE(c.score) || (n == kmax && (!kmax || !ncf__after(&heap[0], &c)))) continue;
         while (p < pe && *p < j) p++;
         while (h < nh && held[h] < j) h++;
         while (o < no && other[o] < j) o++;
-        if ((p < pe && *p == j) || (h < nh && held[h] == j) || (o < no && other[o] == j) || NCF__NONFINITE(sc[j])) continue;
-        r += nf && sc[j] >= hs[0].score;
-        c.score = sc[j], c.item = (int32_t)j;
+        if ((p < pe && *p == j) || (h < nh && held[h] == j) || (o < no && other[o] == j)) continue;
         ncf__top_push(heap, &n, kmax, c);
     }
     ncf__heap_sort((char *)heap, (size_t)n, sizeof *heap, ncf__cmp_scored);
@@ -6820,7 +6971,7 @@ static void ncf__rank_user(const ncf_model *m, const float *proj, const float *p
             for (j0 = 0; j0 < ncand; j0 += ncf__eval_chunk(m, ncand)) { /* (a score does not depend on its chunk) */
                 int C = ncf__eval_chunk(m, ncand);
                 b->e.sc = b->sc + j0;
-                ncf__score_user(m, proj, u, NULL, NULL, (int)j0, ncand - j0 < C ? (int)(ncand - j0) : C, &b->e);
+                ncf__score_user(m, proj, u, NULL, NULL, (int)j0, ncand - j0 < C ? (int)(ncand - j0) : C, &b->e, j0 > 0);
             }
         else memcpy(b->sc, pop, sizeof(float) * (size_t)ncand);
         ncf__rank_full(d, u, held, nh, other, no, b->sc, kmax, b->heap, b->hs, g);
@@ -6833,7 +6984,7 @@ static void ncf__rank_user(const ncf_model *m, const float *proj, const float *p
         for (j0 = 0; j0 < ncand; j0 += ncf__eval_chunk(m, ncand)) {
             int C = ncf__eval_chunk(m, ncand);
             b->e.sc = b->sc + j0;
-            ncf__score_user(m, proj, u, NULL, b->cand + j0, 0, ncand - j0 < C ? (int)(ncand - j0) : C, &b->e);
+            ncf__score_user(m, proj, u, NULL, b->cand + j0, 0, ncand - j0 < C ? (int)(ncand - j0) : C, &b->e, j0 > 0);
         }
     else
         for (j0 = 0; j0 < ncand; j0++) b->sc[j0] = pop[b->cand[j0]];
@@ -7692,25 +7843,31 @@ static int ncf__skips(ncf__skipper *k, int32_t item)
    it skips, scored into the heap of its k best. */
 static void ncf__rec_range(const ncf__rec_job *J, int64_t p0, int64_t p1, ncf__eval_buf *e, ncf__cand *heap, int *nh)
 {
-    int32_t cand[NCF__REC_CHUNK];
+    int32_t cand[NCF__SCORE_CHUNK];
     ncf__skipper sk;
     ncf__cand x;
     int64_t p = p0;
-    int j, n;
-    if (p0 >= p1) return;
+    int j, n, scored = 0, C = ncf__score_chunk(J->m);
+    float worst; /* the heap's worst score when it is full and finite, else -inf */
+    if (p0 >= p1 || J->k <= 0) return;
+    worst = *nh == J->k && !NCF__NONFINITE(heap[0].score) ? heap[0].score : -INFINITY;
     sk = ncf__skipper_at(J, J->allow ? J->allow[p0] : (int32_t)p0);
     while (p < p1) {
         if (!J->allow) { /* a run of the catalogue: scored whole, the skipped ones dropped after */
-            int j0 = (int)p, j1 = p1 - p > NCF__REC_CHUNK ? j0 + NCF__REC_CHUNK : (int)p1;
-            ncf__score_user(J->m, J->proj, J->u, J->urow, NULL, j0, j1 - j0, e);
-            for (j = j0; j < j1; j++)
-                if (!ncf__skips(&sk, j)) x.score = e->sc[j - j0], x.item = j, ncf__heap_offer(heap, nh, J->k, x);
+            int j0 = (int)p, j1 = p1 - p > C ? j0 + C : (int)p1;
+            ncf__score_user(J->m, J->proj, J->u, J->urow, NULL, j0, j1 - j0, e, p > p0);
+            for (j = j0; j < j1; j++) { /* (most items score below the heap's worst: that test first) */
+                x.score = e->sc[j - j0], x.item = j;
+                if (x.score < worst || !(*nh < J->k || ncf__better(x, heap[0])) || ncf__skips(&sk, j)) continue;
+                ncf__heap_offer(heap, nh, J->k, x);
+                worst = *nh == J->k && !NCF__NONFINITE(heap[0].score) ? heap[0].score : -INFINITY;
+            }
             p = j1;
             continue;
         }
-        for (n = 0; p < p1 && n < NCF__REC_CHUNK; p++)
+        for (n = 0; p < p1 && n < C; p++)
             if (!ncf__skips(&sk, J->allow[p])) cand[n++] = J->allow[p];
-        ncf__score_user(J->m, J->proj, J->u, J->urow, cand, 0, n, e);
+        ncf__score_user(J->m, J->proj, J->u, J->urow, cand, 0, n, e, scored++ > 0);
         for (j = 0; j < n; j++) x.score = e->sc[j], x.item = cand[j], ncf__heap_offer(heap, nh, J->k, x);
     }
 }
@@ -7744,7 +7901,7 @@ NCFDEF size_t ncf_workspace_size(const ncf_model *m, int k)
     ncf__eval_buf e;
     if (!m) return 0;
     k = k < 1 ? 1 : k > m->cfg.num_items ? m->cfg.num_items : k; /* (k candidates of 2 floats each) */
-    return sizeof(float) * (ncf__eval_buf_carve(&e, m, NCF__REC_CHUNK, NULL) + ncf__round_floats((size_t)k * 2) +
+    return sizeof(float) * (ncf__eval_buf_carve(&e, m, ncf__score_chunk(m), NULL) + ncf__round_floats((size_t)k * 2) +
                             NCF__ALIGN_FLOATS);
 }
 
@@ -7755,7 +7912,7 @@ static int ncf__workspace(const ncf_model *m, int k, void *work, size_t size, nc
         return ncf__fail(NCF_ERR_ARG, "workspace of %lu bytes; this model and k = %d need %lu (ncf_workspace_size)",
                          (unsigned long)(work ? size : 0), k, (unsigned long)need);
     work = (char *)work + skip;
-    *heap = (ncf__cand *)((float *)work + ncf__eval_buf_carve(e, m, NCF__REC_CHUNK, (float *)work));
+    *heap = (ncf__cand *)((float *)work + ncf__eval_buf_carve(e, m, ncf__score_chunk(m), (float *)work));
     return NCF_OK;
 }
 
@@ -7808,7 +7965,7 @@ NCFDEF int ncf_predict_with(const ncf_model *m, int64_t raw_user, int64_t raw_it
     if ((rc = ncf__indices_of(m, raw_user, raw_item, &u, &i)) != NCF_OK) return rc;
     if ((rc = ncf__workspace(m, 1, work, work_size, &e, &heap)) != NCF_OK) return rc;
     ii = i;
-    ncf__score_user(m, ncf__cached_projection(m), u, NULL, &ii, 0, 1, &e);
+    ncf__score_user(m, ncf__cached_projection(m), u, NULL, &ii, 0, 1, &e, 0);
     *logit = e.sc[0];
     return NCF_OK;
 }
@@ -7825,7 +7982,7 @@ static int ncf__score_pairs(const ncf_model *m, const int32_t *users, const int3
     if (!work) return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte workspace", (unsigned long)size);
     ncf__workspace(m, 1, work, size, &e, &heap);
     for (j = 0; j < n; j++) {
-        ncf__score_user(m, NULL, users[j], NULL, items + j, 0, 1, &e);
+        ncf__score_user(m, NULL, users[j], NULL, items + j, 0, 1, &e, 0);
         logits[j] = e.sc[0];
     }
     NCF_FREE(work);
@@ -7854,8 +8011,8 @@ static int ncf__recommend_threads(const ncf__rec_job *J, int32_t *items, int64_t
     ncf__team team = NCF__TEAM_INIT;
     char *block;
     size_t size;
-    int j, n = 0, k = J->k > 0 ? J->k : 1, T = ncf_get_threads(), *nh, par;
-    int64_t chunks = (J->ncand + NCF__REC_CHUNK - 1) / NCF__REC_CHUNK;
+    int j, n = 0, k = J->k > 0 ? J->k : 1, T = ncf_get_threads(), *nh, par, C = ncf__score_chunk(m);
+    int64_t chunks = NCF__CEIL_DIV(J->ncand, C);
     par = J->threads && T > 1 && chunks > 1 && (float)J->ncand * ncf__row_macs(m) > 16 * NCF__PAR_WORK;
     T = !par ? 1 : chunks < T ? (int)chunks : T; /* workspaces for the threads that can run only */
     size = ncf_workspace_size(m, k);
@@ -7875,8 +8032,7 @@ static int ncf__recommend_threads(const ncf__rec_job *J, int32_t *items, int64_t
 #endif
         if (t < T && ncf__workspace(m, k, block + (size_t)t * size, size, &e, &heaps[t]) == NCF_OK)
             while (ncf__claim(&x, chunks, 1, &lo, &hi))
-                ncf__rec_range(J, lo * NCF__REC_CHUNK, hi * NCF__REC_CHUNK < J->ncand ? hi * NCF__REC_CHUNK : J->ncand, &e,
-                               heaps[t], &nh[t]);
+                ncf__rec_range(J, lo * C, hi * C < J->ncand ? hi * C : J->ncand, &e, heaps[t], &nh[t]);
     }
     for (j = 0; j < T; j++) {
         int q;
@@ -8107,9 +8263,9 @@ NCFDEF int ncf_predict_items(const ncf_model *m, int u, const float *urow, const
     size = ncf_workspace_size(m, 1);
     if (!(work = NCF_MALLOC(size))) return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte workspace", (unsigned long)size);
     ncf__workspace(m, 1, work, size, &e, &heap);
-    for (j = 0; j < n; j += NCF__REC_CHUNK) {
-        int c = n - j < NCF__REC_CHUNK ? n - j : NCF__REC_CHUNK;
-        ncf__score_user(m, ncf__cached_projection(m), urow ? -1 : u, urow, items + j, 0, c, &e);
+    for (j = 0; j < n; j += ncf__score_chunk(m)) {
+        int c = n - j < ncf__score_chunk(m) ? n - j : ncf__score_chunk(m);
+        ncf__score_user(m, ncf__cached_projection(m), urow ? -1 : u, urow, items + j, 0, c, &e, j > 0);
         memcpy(logits + j, e.sc, sizeof(float) * (size_t)c);
     }
     NCF_FREE(work);
@@ -8163,7 +8319,7 @@ typedef struct {
     float *act[NCF_MAX_LAYERS];     /* [C][L[l]] layer l's outputs, l = 1..nd */
     float *irow;                    /* [C][H] the other side's MLP rows, without a cached projection */
     float *gi;                      /* [C][F] the other side's int8 GMF rows, dequantized */
-    const float *go[NCF__REC_CHUNK]; /* the other side's GMF rows of the chunk */
+    const float *go[NCF__FOLD_CHUNK]; /* the other side's GMF rows of the chunk */
     float *d[2];                    /* [widest][C] deltas, transposed: feature-major */
     float *g1;                      /* [L1] the first layer's deltas summed over the examples */
 } ncf__fold_buf;
@@ -8181,7 +8337,7 @@ static void *ncf__carve(float *mem, size_t *at, size_t count)
 static size_t ncf__fold_carve(ncf__fold_buf *b, const ncf_model *m, int n, float *mem)
 {
     const struct ncf__scratch *s = m->scratch;
-    const int *L = m->cfg.layers, C = NCF__REC_CHUNK;
+    const int *L = m->cfg.layers, C = NCF__FOLD_CHUNK;
     size_t at = 0, R = (size_t)(s->F + s->H + 1), w = (size_t)ncf__widest_dense(m), L1 = (size_t)(s->H ? L[1] : 1);
     int l;
     b->given = (int32_t *)ncf__carve(mem, &at, (size_t)n);
@@ -8252,7 +8408,7 @@ static void ncf__fold_chunk(const ncf_model *m, int side, const float *proj, con
                             int64_t e0, int c, int npos, float inv_e, float neg_e)
 {
     const struct ncf__scratch *s = m->scratch;
-    const int *L = m->cfg.layers, C = NCF__REC_CHUNK, F = s->F, H = s->H, nd = s->nd;
+    const int *L = m->cfg.layers, C = NCF__FOLD_CHUNK, F = s->F, H = s->H, nd = s->nd;
     const float *wh = m->w_out ? m->w_out + F : NULL;
     int j, d, l, cur;
     ncf__fold_forward(m, side, proj, row, b, c);
@@ -8317,8 +8473,8 @@ static void ncf__fold_step(const ncf_model *m, int side, const ncf_fold_opts *o,
     float inv_e = w == 1.0f ? 1.0f / (float)E : (float)(1.0 / (n + (double)w * (double)(E - n))), neg_e = w * inv_e;
     memset(b->grad, 0, sizeof(float) * (size_t)R);
     if (s->H) memset(b->g1, 0, sizeof(float) * (size_t)L1), ncf__fold_first_half(m, side, row, b);
-    for (e0 = 0; e0 < E; e0 += NCF__REC_CHUNK) {
-        int n_c = E - e0 < NCF__REC_CHUNK ? (int)(E - e0) : NCF__REC_CHUNK;
+    for (e0 = 0; e0 < E; e0 += NCF__FOLD_CHUNK) {
+        int n_c = E - e0 < NCF__FOLD_CHUNK ? (int)(E - e0) : NCF__FOLD_CHUNK;
         for (j = 0; j < n_c; j++) {
             int64_t e = e0 + j;
             b->cand[j] = e < n ? b->given[e]
@@ -8418,8 +8574,8 @@ NCFDEF int ncf_predict_users(const ncf_model *m, int i, const float *irow, const
     if (own) ncf_item_row(m, i, own), irow = own;
     ncf__fold_carve(&b, m, 1, (float *)(void *)((char *)mem + (size_t)(-(intptr_t)mem & 63)));
     if (m->scratch->H) ncf__fold_first_half(m, 1, irow, &b);
-    for (j = 0; j < n; j += NCF__REC_CHUNK) {
-        int c = n - j < NCF__REC_CHUNK ? n - j : NCF__REC_CHUNK;
+    for (j = 0; j < n; j += NCF__FOLD_CHUNK) {
+        int c = n - j < NCF__FOLD_CHUNK ? n - j : NCF__FOLD_CHUNK;
         memcpy(b.cand, users + j, sizeof(int32_t) * (size_t)c);
         ncf__fold_forward(m, 1, NULL, irow, &b, c);
         memcpy(logits + j, b.dz, sizeof(float) * (size_t)c);

@@ -3672,6 +3672,32 @@ static void test_divergence_stops(void)
 }
 
 /* The evaluation's split first layer scores as the training forward does, bit for bit. */
+/* The output layer's sums against their definition: term d of the GMF part, then term t of
+   the MLP part, each into partial sum (d or t) % 8 in order, then the partial sums pairwise,
+   for sizes with and without whole groups of 8 (the vector path and its scalar tails). */
+static void test_output_sums_follow_their_definition(void)
+{
+    static const int Fs[] = {0, 3, 8, 13, 16, 24}, tops[] = {0, 5, 8, 16, 19};
+    float gu[24], gi[24], gw[24], wh[19], h[19], p[8];
+    int a, b, d, w, j;
+    uint64_t x = 12345;
+    for (d = 0; d < 24; d++) {
+        gu[d] = (float)(ncf__unit(x = ncf__hash3(x, 1, (uint64_t)d)) - 0.5), gi[d] = (float)(ncf__unit(x = ncf__hash3(x, 2, 0)) - 0.5);
+        gw[d] = (float)(2 * ncf__unit(x = ncf__hash3(x, 3, 0)) - 1);
+    }
+    for (d = 0; d < 19; d++) wh[d] = (float)(ncf__unit(x = ncf__hash3(x, 4, 0)) - 0.5), h[d] = (float)ncf__unit(x = ncf__hash3(x, 5, 0));
+    for (a = 0; a < 6; a++)
+        for (b = 0; b < 5; b++) {
+            float got = ncf__output_sum(gu, gi, gw, Fs[a], wh, h, tops[b]);
+            memset(p, 0, sizeof p);
+            for (d = 0; d < Fs[a]; d++) p[d % 8] = NCF__MADD(gw[d], gu[d] * gi[d], p[d % 8]);
+            for (d = 0; d < tops[b]; d++) p[d % 8] = NCF__MADD(wh[d], h[d], p[d % 8]);
+            for (w = 4; w >= 1; w /= 2)
+                for (j = 0; j < w; j++) p[j] += p[j + w];
+            CHECKF(!memcmp(&got, &p[0], 4), "F %d, top %d: %.9g, by definition %.9g", Fs[a], tops[b], got, p[0]);
+        }
+}
+
 static void test_eval_scores_match_forward(void)
 {
     ncf_config c = small_config(NCF_NEUMF, 0);
@@ -3689,13 +3715,13 @@ static void test_eval_scores_match_forward(void)
         CHECK(rc == NCF_OK && ncf__eval_buf_alloc(&e, m, 7));
         for (u = 0; u < 5; u++) {
             for (j = 0; j < 7; j++) users[j] = u;
-            ncf__score_user(m, proj, u, NULL, items, 0, 7, &e);
+            ncf__score_user(m, proj, u, NULL, items, 0, 7, &e, 0);
             memcpy(sc, e.sc, sizeof sc);
             CHECK(ncf_predict_batch(m, users, items, 7, logit) == NCF_OK);
             for (j = 0; j < 7; j++) CHECKF(!memcmp(&sc[j], &logit[j], 4), "type %d: %.9g vs %.9g", type, sc[j], logit[j]);
-            ncf__score_user(m, proj, u, NULL, NULL, 0, 7, &e); /* all items */
+            ncf__score_user(m, proj, u, NULL, NULL, 0, 7, &e, 0); /* all items */
             CHECK(!memcmp(e.sc, logit, sizeof sc));
-            ncf__score_user(m, NULL, u, NULL, items, 0, 7, &e); /* the item half computed here, not cached */
+            ncf__score_user(m, NULL, u, NULL, items, 0, 7, &e, 0); /* the item half computed here, not cached */
             CHECK(!memcmp(e.sc, logit, sizeof sc));
         }
         ncf__eval_buf_free(&e);
@@ -3733,7 +3759,7 @@ static void check_scores_batch_invariant(ncf_model *m, const ncf_dataset *d, con
     CHECK(ncf_model_set_ids(m, d) == NCF_OK);
     for (j = 0, bad = 0; j < N; j += 3) {
         float p;
-        ncf__score_user(m, proj, u[j], NULL, &it[j], 0, 1, &e);
+        ncf__score_user(m, proj, u[j], NULL, &it[j], 0, 1, &e, 0);
         sc = e.sc[0];
         bad += memcmp(&sc, &one[j], 4) != 0;
         CHECK(ncf_predict(m, d->raw_user[u[j]], d->raw_item[it[j]], &p) == NCF_OK);
@@ -4863,7 +4889,7 @@ static void test_recommend_topk(void)
         int k = 1 + u % 25, cnt = 0;
         n = ncf_recommend(m, d.raw_user[u], k, NCF_EXCLUDE_RATED, got, got_s);
         /* brute force over the same scores: sort every unrated item */
-        ncf__score_user(m, proj, u, NULL, NULL, 0, d.num_items, &e);
+        ncf__score_user(m, proj, u, NULL, NULL, 0, d.num_items, &e, 0);
         memcpy(sc, e.sc, sizeof(float) * (size_t)d.num_items);
         for (j = 0; j < d.num_items; j++)
             if (!is_rated(&d, u, j)) order[cnt++] = j;
@@ -4879,7 +4905,7 @@ static void test_recommend_topk(void)
     CHECKF(mismatch == 0 && bad_seen == 0, "%d differ from the brute-force sort, %d were rated", mismatch, bad_seen);
     /* scores agree with the training forward; k past the catalogue; seen items allowed */
     CHECK(ncf_predict(m, d.raw_user[3], d.raw_item[5], &logit) == NCF_OK);
-    ncf__score_user(m, proj, 3, NULL, NULL, 0, d.num_items, &e);
+    ncf__score_user(m, proj, 3, NULL, NULL, 0, d.num_items, &e, 0);
     CHECK(!memcmp(&logit, &e.sc[5], sizeof logit));
     n = ncf_recommend(m, d.raw_user[3], 400, NCF_INCLUDE_RATED, got, NULL);
     CHECK(n == d.num_items);
@@ -5794,6 +5820,7 @@ static const test_case TESTS[] = {
     {"argument_limits", test_argument_limits},
     {"nonfinite_scores_rank_last", test_nonfinite_scores_rank_last},
     {"divergence_stops", test_divergence_stops},
+    {"output_sums_follow_their_definition", test_output_sums_follow_their_definition},
     {"eval_scores_match_forward", test_eval_scores_match_forward},
     {"scores_batch_invariant", test_scores_batch_invariant},
     {"end_to_end_learns", test_end_to_end_learns},

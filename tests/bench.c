@@ -252,6 +252,39 @@ static void bench_load_summary(void)
     printf("\n");
 }
 
+/* A build's median over its bench-small lines of a figure (0 without any). */
+static double small_median(const char *build, const char *key)
+{
+    double v[8];
+    int i, n = 0;
+    for (i = 0; i < g_nlines && n < 8; i++)
+        if (json_is(g_lines[i], "case", "small") && json_is(g_lines[i], "build", build)) v[n++] = json_num(g_lines[i], key);
+    return n ? median(v, n) : 0;
+}
+
+/* Scoring the paper's model on one thread: rates in GFLOP/s of its scores' FLOPs, against
+   one core's FMA peak and against the base build. */
+static void bench_small_summary(double peak1)
+{
+    static const char *what[2][2] = {{"top10_ms", "known-user top-10"}, {"full_rank_s", "full-ranking evaluation"}};
+    int w;
+    for (w = 0; w < 2; w++) {
+        double t = small_median("ours", what[w][0]), b = small_median("base", what[w][0]), per, rate;
+        const char *l;
+        int i;
+        if (t <= 0) return;
+        for (i = 0, l = NULL; i < g_nlines && !l; i++)
+            if (json_is(g_lines[i], "case", "small")) l = g_lines[i];
+        per = json_num(l, "score_flop") * json_num(l, "items") * (w ? json_num(l, "users") : 1);
+        rate = per / (w ? t : t / 1e3) / 1e9;
+        printf("paper model, 1 thread, %s of %.0f items: %.4g %s, %.1f GFLOP/s", what[w][1], json_num(l, "items"), t,
+               w ? "s" : "ms", rate);
+        if (peak1 > 0) printf(" = %.0f%% of one core's peak (%.1f; target >= 40%%)", 100 * rate / peak1, peak1);
+        if (b > 0) printf("; base %.4g: %.2fx (target >= 2)", b, b / t);
+        printf("\n");
+    }
+}
+
 /* Multiply-adds x 2 of the dense layers, forward and both backward products, per example. */
 static double dense_flop_per_example(const ncf_config *c)
 {
@@ -266,7 +299,7 @@ static int bench_summary(const char *jsonl, const char *peakfile)
     static const char *names[] = {"paper", "mlperf"};
     FILE *f = fopen(jsonl, "r");
     char line[256];
-    double peak2 = 0;
+    double peak2 = 0, peak1 = 0;
     int i, n, t, have_base;
     ncf_config mc = ncf_config_mlperf();
     if (!f) { fprintf(stderr, "bench: cannot read %s\n", jsonl); return 1; }
@@ -274,12 +307,13 @@ static int bench_summary(const char *jsonl, const char *peakfile)
     fclose(f);
     if ((f = fopen(peakfile, "r")) != NULL) { /* "threads=2  fp32 FMA peak: AVX-512 X GFLOP/s, AVX2 Y GFLOP/s" */
         while (fgets(line, sizeof line, f))
-            if (!strncmp(line, "threads=2", 9)) {
+            if (!strncmp(line, "threads=2", 9) || !strncmp(line, "threads=1", 9)) {
                 const char *p = line;
+                double *peak = line[8] == '2' ? &peak2 : &peak1;
                 while ((p = strstr(p, " GFLOP/s")) != NULL) { /* the number just before it */
                     const char *q = p;
                     while (q > line && (q[-1] == '.' || (q[-1] >= '0' && q[-1] <= '9'))) q--;
-                    if (atof(q) > peak2) peak2 = atof(q);
+                    if (atof(q) > *peak) *peak = atof(q);
                     p += 8;
                 }
             }
@@ -324,6 +358,7 @@ static int bench_summary(const char *jsonl, const char *peakfile)
                "(%.2fM pairs/s)\n", items, i ? "base" : "ours", ms, items / ms / 1e3, first, items / first / 1e3);
     }
     bench_load_summary();
+    bench_small_summary(peak1);
     for (i = 0; i < g_nlines; i++) {
         const char *l = g_lines[i];
         if (!json_is(l, "case", "fold_in")) continue;
