@@ -154,6 +154,9 @@
             API: ncf_fit_opts.decay, ncf_decayed_lr: the learning rate falling linearly over the epochs;
             ncf_trial.decay. ncf_tune draws Rendle et al.'s recipe (SGD one example a step, decayed)
             for half its MF trials and halves each family of settings apart
+            API: ncf_predict, ncf_recommend, ncf_evaluate, _with and _at take a const model (they read it)
+            API: "rated" is the one word for a user's rated items: ncf_model.seen and .seen_ptr are
+            .rated and .rated_ptr (a struct field cannot keep two names); exclude_seen is exclude_rated
             Scoring a small model at 1.5-1.9x 0.6.1's rate, the same bits: layers 8 and 16 wide run in tiles
             of 12 rows (AVX2) instead of one row's chain, the output layer's sums as one vector, the
             user's half of the first layer once a request, the heap's worst score tested first
@@ -557,8 +560,8 @@ typedef struct ncf_model {
     int64_t *raw_user, *raw_item;   /* integer ids of the source data, or NULL (none, or text) */
     char *user_text, *item_text;    /* text ids, as ncf_dataset's (ncf_model_set_ids), or NULL */
     int64_t *user_text_at, *item_text_at;
-    int64_t *seen_ptr;              /* [num_users+1] where each user's rated items start in seen[] */
-    uint8_t *seen;                  /* rated items (training and test), ascending per user, each as
+    int64_t *rated_ptr;             /* [num_users+1] where each user's rated items start in rated[] */
+    uint8_t *rated;                 /* rated items (training and test), ascending per user, each as
                                        the gap from the one before minus one, a LEB128 varint; or NULL */
     int num_tensors;
     ncf_tensor tensors[NCF_MAX_TENSORS];
@@ -630,7 +633,7 @@ NCFDEF int ncf_model_add(ncf_model **m, int side, const char *id, const float *r
    ascending order); on failure the dataset is unchanged. */
 NCFDEF int ncf_dataset_add_ids(ncf_dataset *data, const ncf_model *m);
 /* Copies the dataset's raw ids and each user's rated items (training and test) into
-   the model, so a saved model answers in the user's own ids and can skip seen items;
+   the model, so a saved model answers in the user's own ids and can skip rated items;
    also caches the item projection that ncf_recommend uses. */
 NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *data);
 #endif
@@ -743,15 +746,15 @@ NCFDEF int ncf_num_items(const ncf_model *m);
 /* Integer ids (int64): the same for models whose ids are integers. A text id is found by its
    decimal form (42 finds "42"); a model whose item ids are text has no integer items to
    return, so ncf_recommend refuses it (ncf_recommend_index and ncf_item_id serve it).
-   exclude_seen of ncf_recommend: skip the items the user rated (training and test), or not */
+   exclude_rated of ncf_recommend: skip the items the user rated (training and test), or not */
 enum { NCF_INCLUDE_RATED = 0, NCF_EXCLUDE_RATED = 1 };
 /* The logit of one (user, item). NCF_ERR_ARG for an id the model never saw (a new user is
    served by ncf_fold_in from its items; a new item needs training). */
-NCFDEF int ncf_predict(ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit);
+NCFDEF int ncf_predict(const ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit);
 /* ncf_recommend_index by integer ids: the k best items for a user, best first, skipping the
-   items the user rated when exclude_seen is set. Fast when the item projection cached after
+   items the user rated when exclude_rated is set. Fast when the item projection cached after
    training or loading is current. */
-NCFDEF int ncf_recommend(ncf_model *m, int64_t raw_user, int k, int exclude_seen, int64_t *out_items,
+NCFDEF int ncf_recommend(const ncf_model *m, int64_t raw_user, int k, int exclude_rated, int64_t *out_items,
                          float *out_scores);
 /* The same without the heap, for devices and hot paths: every buffer is carved from the
    caller's workspace of at least ncf_workspace_size(m, k) bytes (any alignment; a few KB
@@ -759,7 +762,7 @@ NCFDEF int ncf_recommend(ncf_model *m, int64_t raw_user, int k, int exclude_seen
    only, the catalogue scored in chunks of 32 items. ncf_predict_with needs the size for
    k = 1. The answers are those of ncf_recommend and ncf_predict, bit for bit. */
 NCFDEF size_t ncf_workspace_size(const ncf_model *m, int k);
-NCFDEF int ncf_recommend_with(const ncf_model *m, int64_t raw_user, int k, int exclude_seen, int64_t *out_items,
+NCFDEF int ncf_recommend_with(const ncf_model *m, int64_t raw_user, int k, int exclude_rated, int64_t *out_items,
                               float *out_scores, void *work, size_t work_size);
 NCFDEF int ncf_predict_with(const ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit, void *work,
                             size_t work_size);
@@ -777,7 +780,7 @@ enum {
     NCF_SAVE_ADAM = 1,    /* keep the Adam moments, to resume training exactly */
     NCF_SAVE_INT8 = 2,    /* embedding tables as int8 rows, symmetric per row (scale = max |x| / 127):
                              about 4x smaller, serving only (no Adam moments) */
-    NCF_SAVE_NO_RATED = 4 /* leave out the users' rated items (then exclude_seen has nothing to skip) */
+    NCF_SAVE_NO_RATED = 4 /* leave out the users' rated items (then exclude_rated has nothing to skip) */
 };
 /* Serializes into a buffer the caller releases with ncf_free; flags are NCF_SAVE_* (1 is
    NCF_SAVE_ADAM, as the with_adam of 0.2). An NCF_INFERENCE_ONLY build keeps no Adam
@@ -882,12 +885,13 @@ typedef struct ncf_eval_opts {
 NCFDEF ncf_eval_opts ncf_eval_opts_default(void);
 /* HR, NDCG and MRR of the test or validation items. NCF_ERR_DATA when the dataset holds
    none out (NCF_HOLDOUT_NONE): there is nothing to evaluate. */
-NCFDEF int ncf_evaluate_with(ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *opts, ncf_metrics *out);
+NCFDEF int ncf_evaluate_with(const ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *opts,
+                             ncf_metrics *out);
 /* The figures at each of ks[0..num_ks) (num_ks <= NCF_MAX_KS, each in 1..NCF_MAX_K; opts->k is
    not read) from one ranking: out[j] at ks[j]. A split of many items per user is evaluated by
    full ranking only. model NULL: the popularity baseline's (ncf_evaluate_popularity). */
-NCFDEF int ncf_evaluate_at(ncf_model *model, const ncf_dataset *data, const ncf_eval_opts *opts, const int *ks,
-                           int num_ks, ncf_metrics *out);
+NCFDEF int ncf_evaluate_at(const ncf_model *model, const ncf_dataset *data, const ncf_eval_opts *opts,
+                           const int *ks, int num_ks, ncf_metrics *out);
 /* The value of a figure (NCF_METRIC_*) in m. */
 NCFDEF double ncf_metric_value(const ncf_metrics *m, int metric);
 /* The same figures for the popularity baseline on the same candidates: items scored by their
@@ -986,7 +990,7 @@ NCFDEF void ncf_tune_report_free(ncf_tune_report *rep);
    or, with full_ranking, against every item the user did not rate in training.
    rank = number of candidates scoring >= the test item (ties count against it);
    HR = rank < k, NDCG = 1/log2(rank + 2) when rank < k. */
-NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_ranking,
+NCFDEF int ncf_evaluate(const ncf_model *m, const ncf_dataset *data, int k, int full_ranking,
                         ncf_metrics *out);
 #endif
 
@@ -1615,16 +1619,24 @@ static int ncf__read_file(const char *path, char **out, size_t *len, const char 
 
 #define NCF__MAX_RAW_ID ((int64_t)1 << 62) /* raw ids are in [0, 2^62) */
 
+/* The one binary search: lo = the first index in [0, n) of type T where below, an expression
+   of mid true on a prefix of the indices and false after it, is false (n when it never is). */
+#define NCF__FIRST_NOT(T, lo, n, below)      \
+    do {                                     \
+        T hi_ = (n), mid;                    \
+        for ((lo) = 0; (lo) < hi_;) {        \
+            mid = (lo) + (hi_ - (lo)) / 2;   \
+            if (below) (lo) = mid + 1;       \
+            else hi_ = mid;                  \
+        }                                    \
+    } while (0)
+
 /* Where id sits in raw[] read in ascending order (raw[order[k]], or raw[k] when order is
    NULL): its index in raw[], or -1 when it is absent. */
 static int ncf__find_id(const int64_t *raw, const int32_t *order, int n, int64_t id)
 {
-    int lo = 0, hi = n;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (raw[order ? order[mid] : mid] < id) lo = mid + 1;
-        else hi = mid;
-    }
+    int lo;
+    NCF__FIRST_NOT(int, lo, n, raw[order ? order[mid] : mid] < id);
     return lo < n && raw[order ? order[lo] : lo] == id ? (order ? order[lo] : lo) : -1;
 }
 
@@ -1632,11 +1644,8 @@ static int ncf__find_id(const int64_t *raw, const int32_t *order, int n, int64_t
    entries with p[k] - k <= r is monotone, so binary search finds it exactly. */
 static int64_t ncf__nth_absent(const int32_t *p, int64_t d, int64_t r)
 {
-    int64_t lo = 0, hi = d;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (p[mid] - mid <= r) lo = mid + 1; else hi = mid;
-    }
+    int64_t lo;
+    NCF__FIRST_NOT(int64_t, lo, d, p[mid] - mid <= r);
     return r + lo;
 }
 
@@ -1762,13 +1771,9 @@ static int ncf__plain_int(const char *s, const char *e, int64_t *v)
 /* Where the text id [s, s+len) is in t, or -1. */
 static int ncf__find_text(const ncf__ids *t, const char *s, size_t len)
 {
-    int lo = 0, hi = t->n;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        const char *x = t->text + t->at[mid];
-        if (ncf__cmp_text(x, (size_t)(t->at[mid + 1] - t->at[mid]), s, len) < 0) lo = mid + 1;
-        else hi = mid;
-    }
+    int lo;
+    NCF__FIRST_NOT(int, lo, t->n,
+                   ncf__cmp_text(t->text + t->at[mid], (size_t)(t->at[mid + 1] - t->at[mid]), s, len) < 0);
     return lo < t->n && !ncf__cmp_text(t->text + t->at[lo], (size_t)(t->at[lo + 1] - t->at[lo]), s, len) ? lo : -1;
 }
 
@@ -2559,168 +2564,214 @@ static int ncf__fill_many(ncf_dataset *ds, const ncf__rec *rec, const int64_t *s
     return NCF_OK;
 }
 
-/* The whole preprocessing after parsing: ids remapped in ascending raw order (as TF's NCF
-   does), positives only, users under min_ratings dropped, duplicates merged (the later line
-   wins; their strengths add), one item per user held out. */
-static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *items, const int64_t *times, int64_t n,
-                      const ncf__build_opts *bo)
+/* ncf__build's working arrays, freed together. */
+typedef struct {
+    int32_t *du, *di;        /* each line's user and item index, -1 once dropped */
+    int64_t *raw_u, *raw_i;  /* the indices' ids (NULL: the ids are the indices) */
+    int U, I;                /* users and items kept */
+    int64_t *start, *kept;   /* [U + 1] each user's first record; how many it keeps */
+    ncf__rec *rec;           /* the positives, grouped by user */
+    double *gs;              /* each record's strength, with a weighting */
+    int32_t *test, *recent;  /* [U] the held-out item; the latest kept one (timestamps) */
+    int64_t *nv, *nt;        /* many held out a user: its validation and test counts */
+} ncf__building;
+
+static void ncf__building_free(ncf__building *b)
 {
-    int32_t *du = NULL, *di = NULL, *test = NULL, *recent = NULL, *map_u = NULL, *map_i = NULL;
-    int64_t *start = NULL, *fill = NULL, *kept = NULL, *raw_u = NULL, *raw_i = NULL, *cnt = NULL, *nv = NULL, *nt = NULL;
-    int many = NCF__MANY(bo->holdout);
-    double *gs = NULL; /* each grouped record's strength, with a weighting */
+    NCF_FREE(b->du); NCF_FREE(b->di); NCF_FREE(b->raw_u); NCF_FREE(b->raw_i); NCF_FREE(b->start); NCF_FREE(b->kept);
+    NCF_FREE(b->rec); NCF_FREE(b->gs); NCF_FREE(b->test); NCF_FREE(b->recent); NCF_FREE(b->nv); NCF_FREE(b->nt);
+}
+
+/* Why the filters left no user. */
+static int ncf__no_user_left(int64_t n, const ncf__build_opts *bo, const ncf_load_report *rep)
+{
+    if (rep->below_min_rating == n) return ncf__fail(NCF_ERR_DATA, "no interaction is rated at least min_rating");
+    if (rep->users_every_item)
+        return ncf__fail(NCF_ERR_DATA, "no user is left who did not rate every item left (%d dropped so): nothing to "
+                         "rank or draw as a negative", rep->users_every_item);
+    if (rep->users_filtered_out || rep->items_few_item_ratings)
+        return ncf__fail(NCF_ERR_DATA, "no user is left by the filters (min_ratings %d, min_item_ratings %d%s)",
+                         bo->min_ratings, bo->min_item_ratings, bo->kcore ? ", kcore" : "");
+    return ncf__fail(NCF_ERR_DATA, "no user has at least %d ratings", bo->min_ratings);
+}
+
+/* Stage 1: each line's user and item as indices (b->du, b->di), ids in ascending raw order,
+   the filters applied: a dropped line's are -1. */
+static int ncf__build_ids(ncf__building *b, const int64_t *users, const int64_t *items, int64_t n,
+                          const ncf__build_opts *bo, ncf_load_report *rep)
+{
+    int32_t *map_u = NULL, *map_i = NULL;
+    int64_t *cnt = NULL, j;
     uint8_t *keep_u = NULL, *keep_i = NULL, *any_i = NULL;
     const uint8_t *pos = bo->positive;
-    ncf__rec *rec = NULL;
-    ncf_load_report rep;
-    int64_t j, total = 0, dups = 0;
-    int U = bo->fixed_users, I = bo->fixed_items, U0, I0, u, rc = NCF_OK, timed = bo->holdout == NCF_HOLDOUT_LATEST;
-
-    memset(ds, 0, sizeof *ds);
-    memset(&rep, 0, sizeof rep);
-    if (n <= 0) return ncf__fail(NCF_ERR_DATA, "no ratings");
-    du = NCF__NEW(int32_t, n);
-    di = NCF__NEW(int32_t, n);
-    if (!du || !di) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld ratings", (long long)n); goto done; }
+    int U0, I0, rc = NCF_OK;
+    b->du = NCF__NEW(int32_t, n), b->di = NCF__NEW(int32_t, n);
+    if (!b->du || !b->di) return ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld ratings", (long long)n);
     for (j = 0; j < n; j++)
-        if (users[j] < 0 || items[j] < 0 || users[j] >= NCF__MAX_RAW_ID || items[j] >= NCF__MAX_RAW_ID) {
-            rc = ncf__fail(NCF_ERR_DATA, "triple %lld (from 0): id outside [0, 2^62) (user %lld, item %lld)", (long long)j,
-                           (long long)users[j], (long long)items[j]);
-            goto done;
-        }
+        if (users[j] < 0 || items[j] < 0 || users[j] >= NCF__MAX_RAW_ID || items[j] >= NCF__MAX_RAW_ID)
+            return ncf__fail(NCF_ERR_DATA, "triple %lld (from 0): id outside [0, 2^62) (user %lld, item %lld)",
+                             (long long)j, (long long)users[j], (long long)items[j]);
     if (bo->fixed_users > 0) {
         for (j = 0; j < n; j++) {
-            if (users[j] >= bo->fixed_users || items[j] >= bo->fixed_items) {
-                rc = ncf__fail(NCF_ERR_DATA, "triple %lld (from 0): id out of range", (long long)j);
-                goto done;
-            }
-            du[j] = (int32_t)users[j], di[j] = (int32_t)items[j];
+            if (users[j] >= bo->fixed_users || items[j] >= bo->fixed_items)
+                return ncf__fail(NCF_ERR_DATA, "triple %lld (from 0): id out of range", (long long)j);
+            b->du[j] = (int32_t)users[j], b->di[j] = (int32_t)items[j];
         }
-        rep.users_read = U, rep.items_read = I, rep.interactions = n;
-    } else {
-        if ((rc = ncf__indices_of_ids(users, n, du, &raw_u, &U0)) != NCF_OK) goto done;
-        if ((rc = ncf__indices_of_ids(items, n, di, &raw_i, &I0)) != NCF_OK) goto done;
-        cnt = NCF__ZNEW(int64_t, U0), keep_u = NCF__ZNEW(uint8_t, U0), map_u = NCF__NEW(int32_t, U0);
-        keep_i = NCF__ZNEW(uint8_t, I0), any_i = NCF__ZNEW(uint8_t, I0), map_i = NCF__NEW(int32_t, I0);
-        if (!cnt || !keep_u || !map_u || !keep_i || !any_i || !map_i) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory"); goto done; }
-        if ((rc = ncf__filter_ids(du, di, pos, n, U0, I0, bo, cnt, keep_u, keep_i, any_i, &rep)) != NCF_OK) goto done;
-        U = ncf__keep_ids(keep_u, U0, map_u, raw_u);
-        I = ncf__keep_ids(keep_i, I0, map_i, raw_i);
-        if (U == 0) {
-            rc = rep.below_min_rating == n ? ncf__fail(NCF_ERR_DATA, "no interaction is rated at least min_rating")
-                 : rep.users_every_item ? ncf__fail(NCF_ERR_DATA, "no user is left who did not rate every item left (%d "
-                                                    "dropped so): nothing to rank or draw as a negative", rep.users_every_item)
-                 : rep.users_filtered_out || rep.items_few_item_ratings
-                     ? ncf__fail(NCF_ERR_DATA, "no user is left by the filters (min_ratings %d, min_item_ratings %d%s)",
-                                 bo->min_ratings, bo->min_item_ratings, bo->kcore ? ", kcore" : "")
-                     : ncf__fail(NCF_ERR_DATA, "no user has at least %d ratings", bo->min_ratings);
-            goto done;
-        }
-        for (j = 0; j < n; j++) {
-            int ok = (!pos || pos[j]) && keep_u[du[j]] && keep_i[di[j]];
-            du[j] = ok ? map_u[du[j]] : -1, di[j] = ok ? map_i[di[j]] : -1;
-        }
+        b->U = bo->fixed_users, b->I = bo->fixed_items;
+        rep->users_read = b->U, rep->items_read = b->I, rep->interactions = n;
+        return NCF_OK;
     }
+    if ((rc = ncf__indices_of_ids(users, n, b->du, &b->raw_u, &U0)) != NCF_OK) return rc;
+    if ((rc = ncf__indices_of_ids(items, n, b->di, &b->raw_i, &I0)) != NCF_OK) return rc;
+    cnt = NCF__ZNEW(int64_t, U0), keep_u = NCF__ZNEW(uint8_t, U0), map_u = NCF__NEW(int32_t, U0);
+    keep_i = NCF__ZNEW(uint8_t, I0), any_i = NCF__ZNEW(uint8_t, I0), map_i = NCF__NEW(int32_t, I0);
+    if (!cnt || !keep_u || !map_u || !keep_i || !any_i || !map_i) rc = ncf__fail(NCF_ERR_NOMEM, "out of memory");
+    else rc = ncf__filter_ids(b->du, b->di, pos, n, U0, I0, bo, cnt, keep_u, keep_i, any_i, rep);
+    if (rc == NCF_OK) {
+        b->U = ncf__keep_ids(keep_u, U0, map_u, b->raw_u);
+        b->I = ncf__keep_ids(keep_i, I0, map_i, b->raw_i);
+        if (b->U == 0) rc = ncf__no_user_left(n, bo, rep);
+    }
+    for (j = 0; rc == NCF_OK && j < n; j++) {
+        int ok = (!pos || pos[j]) && keep_u[b->du[j]] && keep_i[b->di[j]];
+        b->du[j] = ok ? map_u[b->du[j]] : -1, b->di[j] = ok ? map_i[b->di[j]] : -1;
+    }
+    NCF_FREE(cnt); NCF_FREE(keep_u); NCF_FREE(keep_i); NCF_FREE(any_i); NCF_FREE(map_u); NCF_FREE(map_i);
+    return rc;
+}
 
-    /* group by user, keeping file order (counting sort) */
-    start = NCF__ZNEW(int64_t, (size_t)U + 1);
-    fill = NCF__NEW(int64_t, (size_t)U + 1);
-    kept = NCF__ZNEW(int64_t, (size_t)U + 1);
-    test = NCF__NEW(int32_t, U);
-    if (timed) recent = NCF__NEW(int32_t, U);
-    if (!start || !fill || !kept || !test || (timed && !recent)) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory"); goto done; }
+/* Stage 2: the positives grouped by user in file order (a counting sort), with their
+   strengths. */
+static int ncf__build_group(ncf__building *b, const int64_t *times, int64_t n, const ncf__build_opts *bo)
+{
+    const uint8_t *pos = bo->positive;
+    int64_t *fill, j;
+    int u, U = b->U;
+    b->start = NCF__ZNEW(int64_t, (size_t)U + 1), fill = NCF__NEW(int64_t, (size_t)U + 1);
+    b->kept = NCF__ZNEW(int64_t, (size_t)U + 1), b->test = NCF__NEW(int32_t, U);
+    if (bo->holdout == NCF_HOLDOUT_LATEST) b->recent = NCF__NEW(int32_t, U);
+    if (!b->start || !fill || !b->kept || !b->test || (bo->holdout == NCF_HOLDOUT_LATEST && !b->recent)) {
+        NCF_FREE(fill);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory");
+    }
     for (j = 0; j < n; j++)
-        if (du[j] >= 0 && (!pos || pos[j])) start[du[j] + 1]++;
-    for (u = 0; u < U; u++) start[u + 1] += start[u];
-    rec = NCF__NEW(ncf__rec, start[U] ? start[U] : 1);
-    if (bo->strength) gs = NCF__NEW(double, start[U] ? start[U] : 1);
-    if (!rec || (bo->strength && !gs)) {
-        rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld ratings", (long long)n);
-        goto done;
+        if (b->du[j] >= 0 && (!pos || pos[j])) b->start[b->du[j] + 1]++;
+    for (u = 0; u < U; u++) b->start[u + 1] += b->start[u];
+    b->rec = NCF__NEW(ncf__rec, b->start[U] ? b->start[U] : 1);
+    if (bo->strength) b->gs = NCF__NEW(double, b->start[U] ? b->start[U] : 1);
+    if (!b->rec || (bo->strength && !b->gs)) {
+        NCF_FREE(fill);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld ratings", (long long)n);
     }
-    memcpy(fill, start, sizeof(int64_t) * ((size_t)U + 1));
+    memcpy(fill, b->start, sizeof(int64_t) * ((size_t)U + 1));
     for (j = 0; j < n; j++) {
-        if (du[j] < 0 || (pos && !pos[j])) continue;
-        if (gs) gs[fill[du[j]]] = bo->strength[j];
-        rec[fill[du[j]]].item = di[j];
-        rec[fill[du[j]]].seq = (uint32_t)(fill[du[j]] - start[du[j]]);
-        rec[fill[du[j]]].time = times ? times[j] : j;
-        fill[du[j]]++;
+        int32_t du = b->du[j];
+        if (du < 0 || (pos && !pos[j])) continue;
+        if (b->gs) b->gs[fill[du]] = bo->strength[j];
+        b->rec[fill[du]].item = b->di[j];
+        b->rec[fill[du]].seq = (uint32_t)(fill[du] - b->start[du]);
+        b->rec[fill[du]].time = times ? times[j] : j;
+        fill[du]++;
     }
+    NCF_FREE(fill);
+    return NCF_OK;
+}
 
-    /* per user: merge duplicate items (keep the latest, sum the strengths), hold one out; the
-       latest of the rest is what a validation set takes */
+/* Stage 3, per user: duplicate items merged (the latest kept, the strengths summed), one held
+   out; the latest of the rest is what a validation set takes. */
+static void ncf__build_hold_out(ncf__building *b, const ncf__build_opts *bo, ncf_load_report *rep)
+{
+    int64_t dups = 0;
+    int u, many = NCF__MANY(bo->holdout);
     NCF__OMP(parallel for schedule(dynamic, 256) reduction(+:dups) num_threads(ncf__team(1)))
-    for (u = 0; u < U; u++) {
-        ncf__rec *r = rec + start[u];
-        int64_t c = start[u + 1] - start[u], k = 0, i, held;
-        test[u] = -1;
-        if (recent) recent[u] = -1;
+    for (u = 0; u < b->U; u++) {
+        ncf__rec *r = b->rec + b->start[u];
+        int64_t c = b->start[u + 1] - b->start[u], k = 0, i, held;
+        b->test[u] = -1;
+        if (b->recent) b->recent[u] = -1;
         if (c == 0) continue;
         ncf__sort(r, (size_t)c, sizeof *r, ncf__cmp_rec);
         for (i = 0; i < c; i++) {
             if (k > 0 && r[k - 1].item == r[i].item) { /* later duplicate wins */
-                if (gs) gs[start[u] + r[i].seq] += gs[start[u] + r[k - 1].seq];
+                if (b->gs) b->gs[b->start[u] + r[i].seq] += b->gs[b->start[u] + r[k - 1].seq];
                 r[k - 1] = r[i];
             } else r[k++] = r[i];
         }
         dups += c - k;
         held = ncf__pick_held(r, k, many ? NCF_HOLDOUT_NONE : bo->holdout, bo->seed, u);
         if (held >= 0) {
-            test[u] = r[held].item;
+            b->test[u] = r[held].item;
             memmove(r + held, r + held + 1, sizeof *r * (size_t)(k - held - 1));
             k--;
         }
-        kept[u] = k;
-        if (recent) {
+        b->kept[u] = k;
+        if (b->recent) {
             int64_t q = -1;
             for (i = 0; i < k; i++)
                 if (q < 0 || ncf__later(&r[i], &r[q])) q = i;
-            recent[u] = q < 0 ? -1 : r[q].item;
+            b->recent[u] = q < 0 ? -1 : r[q].item;
         }
     }
-    rep.duplicates = dups;
-    rep.holdout = bo->holdout == NCF__HOLDOUT_SPLIT ? NCF_HOLDOUT_LATEST : bo->holdout;
-    if (many) {
-        nv = NCF__ZNEW(int64_t, (size_t)U + 1), nt = NCF__ZNEW(int64_t, (size_t)U + 1);
-        if (!nv || !nt) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory"); goto done; }
-        if ((rc = ncf__hold_out_many(rec, start, kept, nv, nt, U, I, times != NULL, bo, &rep)) != NCF_OK) goto done;
-    }
+    rep->duplicates = dups;
+    rep->holdout = bo->holdout == NCF__HOLDOUT_SPLIT ? NCF_HOLDOUT_LATEST : bo->holdout;
+}
 
+/* Stage 4: the dataset from the records kept (freed by the caller on failure). */
+static int ncf__build_fill(ncf_dataset *ds, ncf__building *b, const ncf__build_opts *bo, ncf_load_report *rep)
+{
+    int64_t total = 0;
+    int u, U = b->U, rc;
     ds->num_users = U;
-    ds->num_items = I;
-    for (u = 0; u < U; u++) total += kept[u];
+    ds->num_items = b->I;
+    for (u = 0; u < U; u++) total += b->kept[u];
     ds->num_train = total;
-    if ((rc = ncf__dataset_alloc(ds)) != NCF_OK) goto done;
-    for (u = 0; u < U; u++) ds->user_ptr[u + 1] = ds->user_ptr[u] + kept[u];
+    if ((rc = ncf__dataset_alloc(ds)) != NCF_OK) return rc;
+    for (u = 0; u < U; u++) ds->user_ptr[u + 1] = ds->user_ptr[u] + b->kept[u];
     NCF__OMP(parallel for schedule(static) num_threads(ncf__team(1)))
     for (u = 0; u < U; u++) {
         int64_t i;
-        for (i = 0; i < kept[u]; i++) ds->items[ds->user_ptr[u] + i] = rec[start[u] + i].item;
+        for (i = 0; i < b->kept[u]; i++) ds->items[ds->user_ptr[u] + i] = b->rec[b->start[u] + i].item;
     }
-    memcpy(ds->test_item, test, sizeof(int32_t) * (size_t)U);
-    ds->recent_item = recent, recent = NULL;
-    for (u = 0; u < U; u++) ds->raw_user[u] = raw_u ? raw_u[u] : u;
-    for (u = 0; u < I; u++) ds->raw_item[u] = raw_i ? raw_i[u] : u;
+    memcpy(ds->test_item, b->test, sizeof(int32_t) * (size_t)U);
+    ds->recent_item = b->recent, b->recent = NULL;
+    for (u = 0; u < U; u++) ds->raw_user[u] = b->raw_u ? b->raw_u[u] : u;
+    for (u = 0; u < b->I; u++) ds->raw_item[u] = b->raw_i ? b->raw_i[u] : u;
     ncf__fill_train_user(ds);
-    if ((rc = ncf__fill_weights(ds, rec, start, gs, bo, &rep)) != NCF_OK ||
-        (many && (rc = ncf__fill_many(ds, rec, start, nv, nt, gs, bo)) != NCF_OK)) {
-        ncf_dataset_free(ds);
-        goto done;
-    }
+    if ((rc = ncf__fill_weights(ds, b->rec, b->start, b->gs, bo, rep)) != NCF_OK) return rc;
+    if (NCF__MANY(bo->holdout) && (rc = ncf__fill_many(ds, b->rec, b->start, b->nv, b->nt, b->gs, bo)) != NCF_OK) return rc;
     if (bo->report) {
-        memcpy(rep.sep, bo->report->sep, sizeof rep.sep), rep.header = bo->report->header;
-        memcpy(rep.columns, bo->report->columns, sizeof rep.columns);
-        memcpy(rep.text_ids, bo->report->text_ids, sizeof rep.text_ids);
-        memcpy(rep.blank_edged_ids, bo->report->blank_edged_ids, sizeof rep.blank_edged_ids);
+        memcpy(rep->sep, bo->report->sep, sizeof rep->sep), rep->header = bo->report->header;
+        memcpy(rep->columns, bo->report->columns, sizeof rep->columns);
+        memcpy(rep->text_ids, bo->report->text_ids, sizeof rep->text_ids);
+        memcpy(rep->blank_edged_ids, bo->report->blank_edged_ids, sizeof rep->blank_edged_ids);
     }
-    ds->report = rep;
+    ds->report = *rep;
+    return NCF_OK;
+}
 
-done:
-    NCF_FREE(du); NCF_FREE(di); NCF_FREE(start); NCF_FREE(fill); NCF_FREE(kept); NCF_FREE(cnt);
-    NCF_FREE(keep_u); NCF_FREE(keep_i); NCF_FREE(any_i); NCF_FREE(map_u); NCF_FREE(map_i);
-    NCF_FREE(test); NCF_FREE(recent); NCF_FREE(rec); NCF_FREE(gs); NCF_FREE(raw_u); NCF_FREE(raw_i);
-    NCF_FREE(nv); NCF_FREE(nt);
+/* The whole preprocessing after parsing, in the four stages above: ids remapped in ascending
+   raw order (as TF's NCF does), positives only, users under min_ratings dropped, duplicates
+   merged (the later line wins; their strengths add), one item per user held out. */
+static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *items, const int64_t *times, int64_t n,
+                      const ncf__build_opts *bo)
+{
+    ncf__building b;
+    ncf_load_report rep;
+    int rc;
+    memset(ds, 0, sizeof *ds);
+    memset(&b, 0, sizeof b);
+    memset(&rep, 0, sizeof rep);
+    if (n <= 0) return ncf__fail(NCF_ERR_DATA, "no ratings");
+    if ((rc = ncf__build_ids(&b, users, items, n, bo, &rep)) == NCF_OK && (rc = ncf__build_group(&b, times, n, bo)) == NCF_OK) {
+        ncf__build_hold_out(&b, bo, &rep);
+        if (NCF__MANY(bo->holdout)) {
+            b.nv = NCF__ZNEW(int64_t, (size_t)b.U + 1), b.nt = NCF__ZNEW(int64_t, (size_t)b.U + 1);
+            rc = !b.nv || !b.nt ? ncf__fail(NCF_ERR_NOMEM, "out of memory")
+                                : ncf__hold_out_many(b.rec, b.start, b.kept, b.nv, b.nt, b.U, b.I, times != NULL, bo, &rep);
+        }
+        if (rc == NCF_OK && (rc = ncf__build_fill(ds, &b, bo, &rep)) != NCF_OK) ncf_dataset_free(ds);
+    }
+    ncf__building_free(&b);
     return rc;
 }
 
@@ -3927,12 +3978,8 @@ static int ncf__check_negatives(const ncf_dataset *ds, const ncf__triples *test,
         int64_t deg = ds->user_ptr[u + 1] - ds->user_ptr[u];
         for (k = 0; k < per_line; k++) {
             int32_t v = neg[j * per_line + k];
-            int64_t lo = 0, hi = deg;
-            while (lo < hi) {
-                int64_t mid = lo + (hi - lo) / 2;
-                if (p[mid] < v) lo = mid + 1;
-                else hi = mid;
-            }
+            int64_t lo;
+            NCF__FIRST_NOT(int64_t, lo, deg, p[mid] < v);
             if (lo < deg && p[lo] == v)
                 return ncf__fail(NCF_ERR_DATA, "%s:%lld: negative %d is an item user %d rated in training", path,
                                  (long long)line_of_row[j], (int)v, u);
@@ -3975,7 +4022,7 @@ static int ncf__load_split(ncf_dataset *ds, const char *prefix, const ncf__split
     {
         /* each user at most once in the test file, and every training user there */
         int64_t span, mu = maxu;
-        char *seen;
+        char *in_test;
         for (j = 0; j < test.n; j++) if (test.u[j] > mu) mu = test.u[j];
         if (mu >= train.n + test.n) { /* the split's ids are dense: every user has a line */
             rc = ncf__fail(NCF_ERR_DATA, "%s: user id %lld with only %lld lines: the split's ids must be 0-based and dense",
@@ -3983,20 +4030,20 @@ static int ncf__load_split(ncf_dataset *ds, const char *prefix, const ncf__split
             goto done;
         }
         span = mu + 1;
-        seen = NCF__ZNEW(char, span);
-        if (!seen) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory"); goto done; }
+        in_test = NCF__ZNEW(char, span);
+        if (!in_test) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory"); goto done; }
         for (j = 0; j < test.n && rc == NCF_OK; j++) {
-            if (seen[test.u[j]])
+            if (in_test[test.u[j]])
                 rc = ncf__fail(NCF_ERR_DATA, "%s:%lld: user %lld has a second test rating", path[1],
                                (long long)j + 1, (long long)test.u[j]);
-            seen[test.u[j]] = 1;
+            in_test[test.u[j]] = 1;
             if (test.i[j] > maxi) maxi = test.i[j];
         }
         for (j = 0; j < train.n && rc == NCF_OK; j++)
-            if (!seen[train.u[j]])
+            if (!in_test[train.u[j]])
                 rc = ncf__fail(NCF_ERR_DATA, "%s:%lld: user %lld has no line in %s", path[0],
                                (long long)j + 1, (long long)train.u[j], path[1]);
-        NCF_FREE(seen);
+        NCF_FREE(in_test);
         maxu = mu;
         if (rc != NCF_OK) goto done;
     }
@@ -5171,8 +5218,8 @@ NCFDEF void ncf_model_free(ncf_model *m)
 {
     if (!m) return;
     if (m->scratch && m->scratch->in_place) /* the buffer's: not ours to free */
-        m->params = NULL, m->raw_user = m->raw_item = m->seen_ptr = m->user_text_at = m->item_text_at = NULL,
-        m->seen = NULL, m->user_text = m->item_text = NULL;
+        m->params = NULL, m->raw_user = m->raw_item = m->rated_ptr = m->user_text_at = m->item_text_at = NULL,
+        m->rated = NULL, m->user_text = m->item_text = NULL;
     if (m->scratch) {
 #ifndef NCF_INFERENCE_ONLY /* (a device never trains: none of these exist there) */
         ncf__free_buffers(m->scratch);
@@ -5190,7 +5237,7 @@ NCFDEF void ncf_model_free(ncf_model *m)
 #ifndef NCF_INFERENCE_ONLY
     NCF_FREE(m->grads); NCF_FREE(m->adam_m); NCF_FREE(m->adam_v);
 #endif
-    NCF_FREE(m->raw_user); NCF_FREE(m->raw_item); NCF_FREE(m->seen_ptr); NCF_FREE(m->seen);
+    NCF_FREE(m->raw_user); NCF_FREE(m->raw_item); NCF_FREE(m->rated_ptr); NCF_FREE(m->rated);
     NCF_FREE(m->user_text); NCF_FREE(m->item_text); NCF_FREE(m->user_text_at); NCF_FREE(m->item_text_at);
     NCF_FREE(m);
 }
@@ -5634,7 +5681,7 @@ static int ncf__dw_tiles(int in)
     int t = (int)(NCF__TILES(in) / 4);
     return t < 1 ? 1 : t > 8 ? 8 : t;
 }
-#define NCF__DW_UNITS(in) ((NCF__TILES(in) + ncf__dw_tiles(in) - 1) / ncf__dw_tiles(in))
+#define NCF__DW_UNITS(in) NCF__CEIL_DIV(NCF__TILES(in), ncf__dw_tiles(in))
 
 /* Dense-gradient unit u of phase 2, summing batch rows [k0, k1) in order into g (the dense
    parameters' gradients, laid out as the parameters from emb_params on): each dense layer's
@@ -5814,7 +5861,7 @@ static int ncf__layer_update(ncf_model *m, int64_t u, const ncf__adam_k *k)
 
 static int64_t ncf__layer_updates_count(const ncf_model *m)
 {
-    return (int64_t)((m->num_params - m->scratch->emb_params + NCF__CHUNK - 1) / NCF__CHUNK);
+    return (int64_t)NCF__CEIL_DIV(m->num_params - m->scratch->emb_params, NCF__CHUNK);
 }
 
 static int64_t ncf__table_updates_count(const ncf_model *m) { return NCF__CEIL_DIV((int64_t)m->scratch->emb_params, NCF__CHUNK); }
@@ -6359,7 +6406,7 @@ NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int
     losses = NCF__NEW(double, NCF__BLOCK), bad = NCF__NEW(int, NCF__BLOCK);
     if (!u || !it || !y || !losses || !bad) rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for a batch of %d", B);
     for (pos = first; rc == NCF_OK && pos < end;) {
-        int64_t steps = (end - pos + B - 1) / B;
+        int64_t steps = NCF__CEIL_DIV(end - pos, B);
         int nsteps = (int)(steps < NCF__BLOCK ? steps : NCF__BLOCK), done;
         ncf__batch bt;
         if (ncf__pending(m)) { /* rows from an earlier ncf_forward_backward: one step with them */
@@ -6419,7 +6466,7 @@ typedef struct {
 
 #define NCF__ALIGN_FLOATS 16 /* each buffer starts on a 64-byte line */
 
-static size_t ncf__round_floats(size_t n) { return (n + NCF__ALIGN_FLOATS - 1) / NCF__ALIGN_FLOATS * NCF__ALIGN_FLOATS; }
+static size_t ncf__round_floats(size_t n) { return NCF__CEIL_DIV(n, NCF__ALIGN_FLOATS) * NCF__ALIGN_FLOATS; }
 
 static int ncf__widest_dense(const ncf_model *m)
 {
@@ -7050,7 +7097,7 @@ static int ncf__rank_users(const ncf_model *m, const float *proj, const float *p
     return failed ? ncf__fail(NCF_ERR_NOMEM, "out of memory for evaluation buffers") : NCF_OK;
 }
 
-NCFDEF int ncf_evaluate_at(ncf_model *m, const ncf_dataset *d, const ncf_eval_opts *o, const int *ks, int nk,
+NCFDEF int ncf_evaluate_at(const ncf_model *m, const ncf_dataset *d, const ncf_eval_opts *o, const int *ks, int nk,
                            ncf_metrics *out)
 {
     const float *proj = NULL;
@@ -7103,7 +7150,7 @@ done:
     return rc;
 }
 
-NCFDEF int ncf_evaluate_with(ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *o, ncf_metrics *out)
+NCFDEF int ncf_evaluate_with(const ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *o, ncf_metrics *out)
 {
     if (!m || !o) return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: need a model, a loaded dataset, an output and k > 0");
     return ncf_evaluate_at(m, data, o, &o->k, 1, out);
@@ -7202,7 +7249,7 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *o,
     return rc;
 }
 
-NCFDEF int ncf_evaluate(ncf_model *m, const ncf_dataset *data, int k, int full_ranking, ncf_metrics *out)
+NCFDEF int ncf_evaluate(const ncf_model *m, const ncf_dataset *data, int k, int full_ranking, ncf_metrics *out)
 {
     ncf_eval_opts o = ncf_eval_opts_default();
     o.k = k, o.full_ranking = full_ranking;
@@ -7627,7 +7674,7 @@ NCFDEF int ncf_item_id(const ncf_model *m, int index, char *buf, size_t size)
 
 /* A user's rated items are a varint stream: each the gap from the one before, minus one.
    The cursor walks it: next is the next rated item, INT32_MAX past the last. */
-typedef struct { const uint8_t *p, *end; int32_t next; } ncf__seen_cursor;
+typedef struct { const uint8_t *p, *end; int32_t next; } ncf__rated_cursor;
 
 /* One varint (at most 5 bytes, ending before end) into *v; 0 when malformed. */
 static int ncf__get_varint(const uint8_t **p, const uint8_t *end, uint32_t *v)
@@ -7650,7 +7697,7 @@ static int ncf__put_varint(uint8_t *p, uint32_t v)
     return n;
 }
 
-static void ncf__seen_step(ncf__seen_cursor *c)
+static void ncf__rated_step(ncf__rated_cursor *c)
 {
     uint32_t gap;
     if (c->p < c->end && ncf__get_varint(&c->p, c->end, &gap) && (int64_t)c->next + gap + 1 < INT32_MAX)
@@ -7660,12 +7707,12 @@ static void ncf__seen_step(ncf__seen_cursor *c)
 }
 
 /* A cursor at user u's first rated item >= from (none when the model keeps no lists). */
-static ncf__seen_cursor ncf__seen_from(const ncf_model *m, int u, int from)
+static ncf__rated_cursor ncf__rated_from(const ncf_model *m, int u, int from)
 {
-    ncf__seen_cursor c;
+    ncf__rated_cursor c;
     c.p = c.end = NULL, c.next = -1;
-    if (m->seen) c.p = m->seen + m->seen_ptr[u], c.end = m->seen + m->seen_ptr[u + 1];
-    do ncf__seen_step(&c); while (c.next < from);
+    if (m->rated) c.p = m->rated + m->rated_ptr[u], c.end = m->rated + m->rated_ptr[u + 1];
+    do ncf__rated_step(&c); while (c.next < from);
     return c;
 }
 
@@ -7734,9 +7781,9 @@ NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *d)
     if (ru) memcpy(ru, d->raw_user, sizeof(int64_t) * (size_t)d->num_users);
     if (ri) memcpy(ri, d->raw_item, sizeof(int64_t) * (size_t)d->num_items);
     for (u = 0; u < d->num_users; u++) ncf__encode_rated(d, u, sv + sp[u]);
-    NCF_FREE(m->raw_user), NCF_FREE(m->raw_item), NCF_FREE(m->seen_ptr), NCF_FREE(m->seen);
+    NCF_FREE(m->raw_user), NCF_FREE(m->raw_item), NCF_FREE(m->rated_ptr), NCF_FREE(m->rated);
     NCF_FREE(m->user_text), NCF_FREE(m->item_text), NCF_FREE(m->user_text_at), NCF_FREE(m->item_text_at);
-    m->raw_user = ru, m->raw_item = ri, m->seen_ptr = sp, m->seen = sv;
+    m->raw_user = ru, m->raw_item = ri, m->rated_ptr = sp, m->rated = sv;
     m->user_text = ut, m->user_text_at = uat, m->item_text = it, m->item_text_at = iat;
     ncf__refresh_projection(m); /* the model is about to serve */
     return ncf__build_id_maps(m);
@@ -7814,19 +7861,15 @@ typedef struct {
 } ncf__rec_job;
 
 /* What a job skips, walked in ascending item order: u's rated items and the deny-list. */
-typedef struct { ncf__seen_cursor rated; const int32_t *deny, *deny_end; } ncf__skipper;
+typedef struct { ncf__rated_cursor rated; const int32_t *deny, *deny_end; } ncf__skipper;
 
 static ncf__skipper ncf__skipper_at(const ncf__rec_job *J, int32_t from)
 {
     ncf__skipper k;
-    int lo = 0, hi = J->ndeny;
+    int lo;
     k.rated.p = k.rated.end = NULL, k.rated.next = INT32_MAX;
-    if (J->exclude_rated && J->u >= 0) k.rated = ncf__seen_from(J->m, J->u, from);
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (J->deny[mid] < from) lo = mid + 1;
-        else hi = mid;
-    }
+    if (J->exclude_rated && J->u >= 0) k.rated = ncf__rated_from(J->m, J->u, from);
+    NCF__FIRST_NOT(int, lo, J->ndeny, J->deny[mid] < from);
     k.deny = k.deny_end = J->deny; /* (NULL without a deny-list) */
     if (J->deny) k.deny += lo, k.deny_end += J->ndeny;
     return k;
@@ -7834,7 +7877,7 @@ static ncf__skipper ncf__skipper_at(const ncf__rec_job *J, int32_t from)
 
 static int ncf__skips(ncf__skipper *k, int32_t item)
 {
-    while (k->rated.next < item) ncf__seen_step(&k->rated);
+    while (k->rated.next < item) ncf__rated_step(&k->rated);
     while (k->deny < k->deny_end && *k->deny < item) k->deny++;
     return k->rated.next == item || (k->deny < k->deny_end && *k->deny == item);
 }
@@ -7921,7 +7964,7 @@ static int ncf__serve_args(const ncf_model *m, int64_t raw_user, int k, int excl
 {
     if (!m || !out || k <= 0) return ncf__fail(NCF_ERR_ARG, "%s: need a model, an output and k > 0", what);
     if (exclude != NCF_INCLUDE_RATED && exclude != NCF_EXCLUDE_RATED)
-        return ncf__fail(NCF_ERR_ARG, "%s: exclude_seen %d is neither NCF_INCLUDE_RATED nor NCF_EXCLUDE_RATED", what, exclude);
+        return ncf__fail(NCF_ERR_ARG, "%s: exclude_rated %d is neither NCF_INCLUDE_RATED nor NCF_EXCLUDE_RATED", what, exclude);
     if (m->item_text)
         return ncf__fail(NCF_ERR_ARG, "%s: this model's item ids are text, not integers: ncf_recommend_index gives "
                          "item indices, ncf_item_id their ids", what);
@@ -7938,16 +7981,16 @@ static ncf__rec_job ncf__plain_job(const ncf_model *m, int u, int k, int exclude
     return J;
 }
 
-NCFDEF int ncf_recommend_with(const ncf_model *m, int64_t raw_user, int k, int exclude_seen, int64_t *out_items,
+NCFDEF int ncf_recommend_with(const ncf_model *m, int64_t raw_user, int k, int exclude_rated, int64_t *out_items,
                               float *out_scores, void *work, size_t work_size)
 {
     ncf__eval_buf e;
     ncf__cand *heap = NULL;
     ncf__rec_job J;
     int u = 0, rc, n = 0;
-    if ((rc = ncf__serve_args(m, raw_user, k, exclude_seen, out_items, &u, "ncf_recommend_with")) != NCF_OK) return rc;
+    if ((rc = ncf__serve_args(m, raw_user, k, exclude_rated, out_items, &u, "ncf_recommend_with")) != NCF_OK) return rc;
     if ((rc = ncf__workspace(m, k, work, work_size, &e, &heap)) != NCF_OK) return rc;
-    J = ncf__plain_job(m, u, k, exclude_seen);
+    J = ncf__plain_job(m, u, k, exclude_rated);
     ncf__rec_range(&J, 0, J.ncand, &e, heap, &n);
     n = ncf__heap_out(heap, n, NULL, out_items, out_scores);
     ncf__indices_to_ids(m, out_items, n);
@@ -7989,7 +8032,7 @@ static int ncf__score_pairs(const ncf_model *m, const int32_t *users, const int3
     return NCF_OK;
 }
 
-NCFDEF int ncf_predict(ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit)
+NCFDEF int ncf_predict(const ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit)
 {
     size_t size = ncf_workspace_size(m, 1);
     void *work = m ? NCF_MALLOC(size) : NULL;
@@ -8043,13 +8086,13 @@ static int ncf__recommend_threads(const ncf__rec_job *J, int32_t *items, int64_t
     return n;
 }
 
-NCFDEF int ncf_recommend(ncf_model *m, int64_t raw_user, int k, int exclude_seen, int64_t *out_items,
+NCFDEF int ncf_recommend(const ncf_model *m, int64_t raw_user, int k, int exclude_rated, int64_t *out_items,
                          float *out_scores)
 {
     ncf__rec_job J;
     int u = 0, rc, n;
-    if ((rc = ncf__serve_args(m, raw_user, k, exclude_seen, out_items, &u, "ncf_recommend")) != NCF_OK) return rc;
-    J = ncf__plain_job(m, u, k, exclude_seen);
+    if ((rc = ncf__serve_args(m, raw_user, k, exclude_rated, out_items, &u, "ncf_recommend")) != NCF_OK) return rc;
+    J = ncf__plain_job(m, u, k, exclude_rated);
     n = ncf__recommend_threads(&J, NULL, out_items, out_scores);
     if (n > 0) ncf__indices_to_ids(m, out_items, n);
     return n;
@@ -8447,8 +8490,8 @@ static void ncf__fold_first_half(const ncf_model *m, int side, const float *row,
    byte under 128, one per rated item. 0 when the model keeps no lists. */
 static double ncf__mean_item_degree(const ncf_model *m)
 {
-    int64_t k, total = 0, bytes = m->seen ? m->seen_ptr[m->cfg.num_users] : 0;
-    for (k = 0; k < bytes; k++) total += m->seen[k] < 128;
+    int64_t k, total = 0, bytes = m->rated ? m->rated_ptr[m->cfg.num_users] : 0;
+    for (k = 0; k < bytes; k++) total += m->rated[k] < 128;
     return (double)total / (double)m->cfg.num_items;
 }
 
@@ -9115,8 +9158,8 @@ static int ncf__ids_plus_one(const ncf_model *m, int side, const char *id, size_
         }
     }
     for (u = 0; u < m->cfg.num_users; u++) { /* the rated items, as training positives */
-        ncf__seen_cursor q = ncf__seen_from(m, u, 0);
-        for (; q.next < INT32_MAX; ncf__seen_step(&q)) total++;
+        ncf__rated_cursor q = ncf__rated_from(m, u, 0);
+        for (; q.next < INT32_MAX; ncf__rated_step(&q)) total++;
     }
     d->user_ptr = NCF__NEW(int64_t, (size_t)n[0] + 1), d->items = NCF__NEW(int32_t, total ? total : 1);
     d->test_item = NCF__NEW(int32_t, (size_t)n[0]);
@@ -9125,8 +9168,8 @@ static int ncf__ids_plus_one(const ncf_model *m, int side, const char *id, size_
         int src = !side && u > *at ? u - 1 : u;
         d->test_item[u] = -1;
         if (!(!side && u == *at)) {
-            ncf__seen_cursor q = ncf__seen_from(m, src, 0);
-            for (; q.next < INT32_MAX; ncf__seen_step(&q)) d->items[total++] = side && q.next >= *at ? q.next + 1 : q.next;
+            ncf__rated_cursor q = ncf__rated_from(m, src, 0);
+            for (; q.next < INT32_MAX; ncf__rated_step(&q)) d->items[total++] = side && q.next >= *at ? q.next + 1 : q.next;
         }
         d->user_ptr[u + 1] = total;
     }
@@ -9172,7 +9215,7 @@ NCFDEF int ncf_model_add(ncf_model **mp, int side, const char *id, const float *
 
 /* ---- >>model-file: layout, CRC, writing, reading, reading in place --------------------------- */
 /* A file's flags; the text ids came with version 4. */
-enum { NCF__FILE_ADAM = 1, NCF__FILE_IDS = 2, NCF__FILE_SEEN = 4, NCF__FILE_INT8 = 8, NCF__FILE_USER_TEXT = 16,
+enum { NCF__FILE_ADAM = 1, NCF__FILE_IDS = 2, NCF__FILE_RATED = 4, NCF__FILE_INT8 = 8, NCF__FILE_USER_TEXT = 16,
        NCF__FILE_ITEM_TEXT = 32 };
 #define NCF__FILE_SLOTS 16 /* layer slots in the header */
 #define NCF__HEADER_BYTES (16 + 4 * (5 + NCF__FILE_SLOTS) + 4 * (1 + NCF__FILE_SLOTS + 4) + 4 * 5 + 8 * 4)
@@ -9183,14 +9226,14 @@ enum { NCF__FILE_ADAM = 1, NCF__FILE_IDS = 2, NCF__FILE_SEEN = 4, NCF__FILE_INT8
    the bytes of the varint stream (then where each user's starts, and the stream). */
 typedef struct {
     uint32_t version, flags;
-    uint64_t ids, seen, params, adam, end; /* end: where the CRC is */
+    uint64_t ids, rated, params, adam, end; /* end: where the CRC is */
     uint64_t id_at[2];                     /* the user and item id tables */
     uint64_t text_bytes[2];                /* their text's bytes, when text */
     uint64_t tensor[NCF_MAX_TENSORS];      /* each tensor's floats, or its int8 rows' scales */
-    uint64_t nseen;
+    uint64_t nrated;
 } ncf__layout;
 
-static uint64_t ncf__pad(uint64_t at, uint64_t a) { return (at + a - 1) / a * a; }
+static uint64_t ncf__pad(uint64_t at, uint64_t a) { return NCF__CEIL_DIV(at, a) * a; }
 
 /* Where a file's sections start: version 3 on pads the header to 8 bytes. */
 static uint64_t ncf__header_bytes(uint32_t version) { return version >= 3 ? NCF__HEADER_V3 : NCF__HEADER_BYTES; }
@@ -9221,8 +9264,8 @@ static void ncf__lay_out(const ncf_model *m, ncf__layout *L)
     at = ncf__header_bytes(L->version);
     L->ids = at;
     at = ncf__lay_out_ids(L, at, U, I);
-    L->seen = at;
-    if (L->flags & NCF__FILE_SEEN) at = v3 ? ncf__pad(at + 8 + 8 * (U + 1) + L->nseen, 8) : at + 8 + 4 * (U + L->nseen);
+    L->rated = at;
+    if (L->flags & NCF__FILE_RATED) at = v3 ? ncf__pad(at + 8 + 8 * (U + 1) + L->nrated, 8) : at + 8 + 4 * (U + L->nrated);
     L->params = at;
     for (t = 0; t < m->num_tensors; t++) {
         uint64_t rows = (uint64_t)m->tensors[t].rows, n = rows * (uint64_t)m->tensors[t].cols;
@@ -9436,8 +9479,8 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len)
     L.flags |= (ids && m->user_text ? NCF__FILE_USER_TEXT : 0) | (ids && m->item_text ? NCF__FILE_ITEM_TEXT : 0);
     L.text_bytes[0] = m->user_text ? (uint64_t)m->user_text_at[m->cfg.num_users] : 0;
     L.text_bytes[1] = m->item_text ? (uint64_t)m->item_text_at[m->cfg.num_items] : 0;
-    if (ids && m->seen && !(flags & NCF_SAVE_NO_RATED)) L.flags |= NCF__FILE_SEEN;
-    L.nseen = L.flags & NCF__FILE_SEEN ? (uint64_t)m->seen_ptr[m->cfg.num_users] : 0;
+    if (ids && m->rated && !(flags & NCF_SAVE_NO_RATED)) L.flags |= NCF__FILE_RATED;
+    L.nrated = L.flags & NCF__FILE_RATED ? (uint64_t)m->rated_ptr[m->cfg.num_users] : 0;
     ncf__lay_out(m, &L);
     if (L.end + 4 > (size_t)-1) return ncf__fail(NCF_ERR_NOMEM, "a model file this size does not fit in memory here");
     w.p = (uint8_t *)ncf__zalloc((size_t)L.end + 4, 1), w.at = 0; /* (the padding stays 0) */
@@ -9448,11 +9491,11 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len)
     }
     ncf__put_header(&w, m, L.flags);
     for (t = 0; ids && t < 2; t++) ncf__put_ids(&w, ncf__model_ids(m, t), L.id_at[t]);
-    w.at = (size_t)L.seen;
-    if (L.flags & NCF__FILE_SEEN) {
-        ncf__put_u64(&w, L.nseen);
-        for (i = 0; i <= (size_t)m->cfg.num_users; i++) ncf__put_u64(&w, (uint64_t)m->seen_ptr[i]);
-        memcpy(w.p + w.at, m->seen, (size_t)L.nseen);
+    w.at = (size_t)L.rated;
+    if (L.flags & NCF__FILE_RATED) {
+        ncf__put_u64(&w, L.nrated);
+        for (i = 0; i <= (size_t)m->cfg.num_users; i++) ncf__put_u64(&w, (uint64_t)m->rated_ptr[i]);
+        memcpy(w.p + w.at, m->rated, (size_t)L.nrated);
     }
     for (t = 0; t < m->num_tensors; t++) {
         w.at = (size_t)L.tensor[t];
@@ -9491,9 +9534,9 @@ static int ncf__read_sizes(ncf__reader *r, ncf__layout *L, uint64_t U, uint64_t 
         }
         if (at > r->n) return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
     }
-    if (L->flags & NCF__FILE_SEEN) {
+    if (L->flags & NCF__FILE_RATED) {
         r->at = (size_t)at;
-        if (!ncf__get_u64(r, &L->nseen) || L->nseen > ((uint64_t)1 << 40))
+        if (!ncf__get_u64(r, &L->nrated) || L->nrated > ((uint64_t)1 << 40))
             return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
     }
     return NCF_OK;
@@ -9537,7 +9580,7 @@ static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model 
     memset(&c, 0, sizeof c);
     if (u[0] > INT32_MAX || u[1] > INT32_MAX || u[4] > NCF_MAX_LAYERS || (L->flags & ~(L->version >= 4 ? 63u : 15u)) ||
         ((L->flags & (NCF__FILE_USER_TEXT | NCF__FILE_ITEM_TEXT)) && !(L->flags & NCF__FILE_IDS)) ||
-        ((L->flags & NCF__FILE_SEEN) && !(L->flags & NCF__FILE_IDS)) || (L->version < 3 && (L->flags & NCF__FILE_INT8)) ||
+        ((L->flags & NCF__FILE_RATED) && !(L->flags & NCF__FILE_IDS)) || (L->version < 3 && (L->flags & NCF__FILE_INT8)) ||
         ((L->flags & NCF__FILE_INT8) && (L->flags & NCF__FILE_ADAM)))
         return ncf__fail(NCF_ERR_PARSE, "model header has out-of-range sizes or flags");
     c.num_users = (int)u[0], c.num_items = (int)u[1], c.model = (ncf_model_type)u[2], c.mf_dim = (int)u[3];
@@ -9554,7 +9597,7 @@ static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model 
     if (nparams != ncf__count_params(&c)) /* before allocating what the header claims */
         return ncf__fail(NCF_ERR_PARSE, "model holds %s parameters, its config needs %s", ncf__u64s(nparams, 0),
                          ncf__u64s(ncf__count_params(&c), 1));
-    L->nseen = 0;
+    L->nrated = 0;
     if ((rc = ncf__read_sizes(&r, L, (uint64_t)c.num_users, (uint64_t)c.num_items)) != NCF_OK) return rc;
     if ((rc = ncf__model_shell(shell, &c)) != NCF_OK) return rc;
     ncf__lay_out(*shell, L);
@@ -9588,12 +9631,12 @@ static int ncf__check_rated(const int64_t *off, const uint8_t *bytes, int users,
 }
 
 /* Version 2's lists (a count per user, then the items) as version 3's varint streams. */
-static int ncf__rated_from_v2(ncf_model *m, ncf__reader *r, uint64_t nseen)
+static int ncf__rated_from_v2(ncf_model *m, ncf__reader *r, uint64_t nrated)
 {
     int U = m->cfg.num_users, u;
     size_t at0 = r->at + 4 * (size_t)U, pass, bytes = 0;
     uint8_t tmp[5] = {0}; /* (the first pass only counts: its bytes go here, unread) */
-    if (!(m->seen_ptr = NCF__NEW(int64_t, (size_t)U + 1))) return ncf__fail(NCF_ERR_NOMEM, "out of memory for rated items");
+    if (!(m->rated_ptr = NCF__NEW(int64_t, (size_t)U + 1))) return ncf__fail(NCF_ERR_NOMEM, "out of memory for rated items");
     for (pass = 0; pass < 2; pass++) { /* sizes, then the stream */
         ncf__reader cnt = *r, it = *r;
         uint64_t done = 0;
@@ -9602,20 +9645,20 @@ static int ncf__rated_from_v2(ncf_model *m, ncf__reader *r, uint64_t nseen)
             uint32_t n = 0, item = 0, k;
             int64_t prev = -1;
             ncf__get_u32(&cnt, &n);
-            if (n > nseen - done) return ncf__fail(NCF_ERR_PARSE, "model's rated-item counts do not add up");
-            m->seen_ptr[u] = (int64_t)bytes;
+            if (n > nrated - done) return ncf__fail(NCF_ERR_PARSE, "model's rated-item counts do not add up");
+            m->rated_ptr[u] = (int64_t)bytes;
             for (k = 0; k < n; k++) {
                 ncf__get_u32(&it, &item);
                 if (item >= (uint32_t)m->cfg.num_items || (int64_t)item <= prev)
                     return ncf__fail(NCF_ERR_PARSE, "model rated item out of range or out of order");
-                bytes += (size_t)ncf__put_varint(pass ? m->seen + bytes : tmp, (uint32_t)(item - prev - 1));
+                bytes += (size_t)ncf__put_varint(pass ? m->rated + bytes : tmp, (uint32_t)(item - prev - 1));
                 prev = item;
             }
             done += n;
         }
-        if (done != nseen) return ncf__fail(NCF_ERR_PARSE, "model's rated-item counts do not add up");
-        m->seen_ptr[U] = (int64_t)bytes;
-        if (!pass && !(m->seen = NCF__NEW(uint8_t, bytes))) return ncf__fail(NCF_ERR_NOMEM, "out of memory for rated items");
+        if (done != nrated) return ncf__fail(NCF_ERR_PARSE, "model's rated-item counts do not add up");
+        m->rated_ptr[U] = (int64_t)bytes;
+        if (!pass && !(m->rated = NCF__NEW(uint8_t, bytes))) return ncf__fail(NCF_ERR_NOMEM, "out of memory for rated items");
     }
     return NCF_OK;
 }
@@ -9660,17 +9703,17 @@ static int ncf__read_ids(ncf_model *m, const ncf__layout *L, ncf__reader *r)
 static int ncf__read_rated(ncf_model *m, const ncf__layout *L, ncf__reader *r)
 {
     size_t i, U = (size_t)m->cfg.num_users;
-    r->at = (size_t)L->seen + 8;
-    if (L->version < 3) return ncf__rated_from_v2(m, r, L->nseen);
-    m->seen_ptr = NCF__NEW(int64_t, U + 1), m->seen = NCF__NEW(uint8_t, L->nseen);
-    if (!m->seen_ptr || !m->seen) return ncf__fail(NCF_ERR_NOMEM, "out of memory for rated items");
+    r->at = (size_t)L->rated + 8;
+    if (L->version < 3) return ncf__rated_from_v2(m, r, L->nrated);
+    m->rated_ptr = NCF__NEW(int64_t, U + 1), m->rated = NCF__NEW(uint8_t, L->nrated);
+    if (!m->rated_ptr || !m->rated) return ncf__fail(NCF_ERR_NOMEM, "out of memory for rated items");
     for (i = 0; i <= U; i++) {
         uint64_t o = 0;
         ncf__get_u64(r, &o);
-        m->seen_ptr[i] = o > L->nseen ? -1 : (int64_t)o;
+        m->rated_ptr[i] = o > L->nrated ? -1 : (int64_t)o;
     }
-    memcpy(m->seen, r->p + r->at, (size_t)L->nseen);
-    return ncf__check_rated(m->seen_ptr, m->seen, m->cfg.num_users, m->cfg.num_items, L->nseen);
+    memcpy(m->rated, r->p + r->at, (size_t)L->nrated);
+    return ncf__check_rated(m->rated_ptr, m->rated, m->cfg.num_users, m->cfg.num_items, L->nrated);
 }
 
 /* Index of the first int8 row scale that is negative, non-finite, or makes a parameter of
@@ -9742,7 +9785,7 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len)
     r.p = (const uint8_t *)buf, r.n = len - 4;
     rc = ncf__own_params(m);
     if (rc == NCF_OK && (L.flags & NCF__FILE_IDS)) rc = ncf__read_ids(m, &L, &r);
-    if (rc == NCF_OK && (L.flags & NCF__FILE_SEEN)) rc = ncf__read_rated(m, &L, &r);
+    if (rc == NCF_OK && (L.flags & NCF__FILE_RATED)) rc = ncf__read_rated(m, &L, &r);
     for (t = 0; rc == NCF_OK && t < m->num_tensors; t++) rc = ncf__read_tensor(m, &L, &r, t);
     if (rc == NCF_OK && (L.flags & NCF__FILE_ADAM) && m->adam_m) {
         for (r.at = (size_t)L.adam, i = 0; i < m->num_params; i++) ncf__get_f32(&r, &m->adam_m[i]);
@@ -9797,9 +9840,9 @@ static int ncf__point_into(ncf_model *m, const uint8_t *p, const ncf__layout *L,
     int U = m->cfg.num_users, I = m->cfg.num_items, t, rc;
     for (t = 0; t < 2 && (L->flags & NCF__FILE_IDS); t++)
         if ((rc = ncf__point_ids(m, p, L, t)) != NCF_OK) return rc;
-    if (L->flags & NCF__FILE_SEEN) {
-        m->seen_ptr = (int64_t *)(uintptr_t)(p + L->seen + 8), m->seen = (uint8_t *)(uintptr_t)(p + L->seen + 8 + 8 * ((uint64_t)U + 1));
-        if ((rc = ncf__check_rated(m->seen_ptr, m->seen, U, I, L->nseen)) != NCF_OK) return rc;
+    if (L->flags & NCF__FILE_RATED) {
+        m->rated_ptr = (int64_t *)(uintptr_t)(p + L->rated + 8), m->rated = (uint8_t *)(uintptr_t)(p + L->rated + 8 + 8 * ((uint64_t)U + 1));
+        if ((rc = ncf__check_rated(m->rated_ptr, m->rated, U, I, L->nrated)) != NCF_OK) return rc;
     }
     for (t = 0; t < m->num_tensors; t++) {
         size_t rows = (size_t)m->tensors[t].rows, n = rows * (size_t)m->tensors[t].cols, bad;
@@ -10248,14 +10291,10 @@ static int ncf__mpi_agree(MPI_Comm comm, int rc)
 static int ncf__group_first_user(const ncf_dataset *d, int g, int G)
 {
     int64_t target = d->num_train / G * g + d->num_train % G * g / G; /* num_train*g/G, no overflow */
-    int lo = 0, hi = d->num_users;
+    int lo;
     if (g <= 0) return 0;
     if (g >= G) return d->num_users;
-    while (lo < hi) { /* the first u with user_ptr[u] >= target */
-        int mid = lo + (hi - lo) / 2;
-        if (d->user_ptr[mid] < target) lo = mid + 1;
-        else hi = mid;
-    }
+    NCF__FIRST_NOT(int, lo, d->num_users, d->user_ptr[mid] < target); /* the first u with user_ptr[u] >= target */
     return lo;
 }
 

@@ -2604,7 +2604,7 @@ static void test_absurd_settings_and_values_refused(void)
         CHECK(ncf_sample_eval_negatives(&d, 3, 1) == NCF_OK && ncf_model_create(&dm, &dc) == NCF_OK && ncf_model_set_ids(dm, &d) == NCF_OK);
         eo.target = 7;
         CHECK_ERR(ncf_evaluate_with(dm, &d, &eo, &mt), NCF_ERR_ARG, "target 7");
-        CHECK_ERR(ncf_recommend(dm, d.raw_user[0], 3, 2, top, NULL), NCF_ERR_ARG, "exclude_seen 2");
+        CHECK_ERR(ncf_recommend(dm, d.raw_user[0], 3, 2, top, NULL), NCF_ERR_ARG, "exclude_rated 2");
         d.raw_user[0] += 1000; /* data with another id than the model's: refused, not scored */
         CHECK_ERR(ncf_evaluate_with(dm, &d, &(ncf_eval_opts){10, 0, 0, 0, 0, 0}, &mt), NCF_ERR_ARG, "other ids");
         ncf_model_free(dm);
@@ -4563,27 +4563,27 @@ static void test_int8_by_hand(void)
 static size_t write_v2(const ncf_model *m, uint8_t *out)
 {
     ncf__writer w;
-    size_t i, nseen = 0;
+    size_t i, nrated = 0;
     int u;
     w.p = out;
-    ncf__put_header(&w, m, NCF__FILE_IDS | NCF__FILE_SEEN);
+    ncf__put_header(&w, m, NCF__FILE_IDS | NCF__FILE_RATED);
     set_u32(out + 4, 2);
     for (u = 0; u < m->cfg.num_users; u++) {
-        ncf__seen_cursor c = ncf__seen_from(m, u, 0);
-        for (; c.next != INT32_MAX; ncf__seen_step(&c)) nseen++;
+        ncf__rated_cursor c = ncf__rated_from(m, u, 0);
+        for (; c.next != INT32_MAX; ncf__rated_step(&c)) nrated++;
     }
     for (i = 0; i < (size_t)m->cfg.num_users; i++) ncf__put_u64(&w, (uint64_t)m->raw_user[i]);
     for (i = 0; i < (size_t)m->cfg.num_items; i++) ncf__put_u64(&w, (uint64_t)m->raw_item[i]);
-    ncf__put_u64(&w, nseen);
+    ncf__put_u64(&w, nrated);
     for (u = 0; u < m->cfg.num_users; u++) {
-        ncf__seen_cursor c = ncf__seen_from(m, u, 0);
+        ncf__rated_cursor c = ncf__rated_from(m, u, 0);
         uint32_t n = 0;
-        for (; c.next != INT32_MAX; ncf__seen_step(&c)) n++;
+        for (; c.next != INT32_MAX; ncf__rated_step(&c)) n++;
         ncf__put_u32(&w, n);
     }
     for (u = 0; u < m->cfg.num_users; u++) {
-        ncf__seen_cursor c = ncf__seen_from(m, u, 0);
-        for (; c.next != INT32_MAX; ncf__seen_step(&c)) ncf__put_u32(&w, (uint32_t)c.next);
+        ncf__rated_cursor c = ncf__rated_from(m, u, 0);
+        for (; c.next != INT32_MAX; ncf__rated_step(&c)) ncf__put_u32(&w, (uint32_t)c.next);
     }
     for (i = 0; i < m->num_params; i++) ncf__put_f32(&w, m->params[i]);
     ncf__put_u32(&w, ncf__crc32(w.p, w.at));
@@ -4603,16 +4603,16 @@ static void test_rated_lists(void)
     m = serving_model(&d, NCF_NEUMF);
     if (!m) { g_failed_checks++; ncf_dataset_free(&d); return; }
     for (u = 0; u < d.num_users; u++) { /* the stream holds exactly the user's training and test items */
-        ncf__seen_cursor c = ncf__seen_from(m, u, 0);
+        ncf__rated_cursor c = ncf__rated_from(m, u, 0);
         int j, n = 0;
         for (j = 0; j < d.num_items; j++) {
             int is = c.next == j;
-            if (is) ncf__seen_step(&c), n++;
+            if (is) ncf__rated_step(&c), n++;
             bad += is != is_rated(&d, u, j);
         }
         rated += n;
         bad += c.next != INT32_MAX;
-        c = ncf__seen_from(m, u, d.num_items / 2); /* started midway */
+        c = ncf__rated_from(m, u, d.num_items / 2); /* started midway */
         for (j = d.num_items / 2; j < d.num_items && !is_rated(&d, u, j); j++) {}
         bad += c.next != (j < d.num_items ? j : INT32_MAX);
     }
@@ -4622,15 +4622,15 @@ static void test_rated_lists(void)
     CHECKF(ncf_load_mem(&v2, old, lold) == NCF_OK, "%s", ncf_error_text());
     if (ncf__little_endian()) CHECK_ERR(ncf_model_open(&none, old, lold), NCF_ERR_PARSE, "not laid out to be read in place");
     CHECK(v2 && serving_differences(m, v2, &d) == 0);
-    CHECK(v2 && v2->seen_ptr[d.num_users] == m->seen_ptr[d.num_users] &&
-          !memcmp(v2->seen, m->seen, (size_t)m->seen_ptr[d.num_users]));
+    CHECK(v2 && v2->rated_ptr[d.num_users] == m->rated_ptr[d.num_users] &&
+          !memcmp(v2->rated, m->rated, (size_t)m->rated_ptr[d.num_users]));
     CHECK(ncf_save_mem(m, NCF_SAVE_MODEL, &with, &lwith) == NCF_OK && ncf_save_mem(m, NCF_SAVE_NO_RATED, &without, &lwithout) == NCF_OK);
-    CHECK(ncf_load_mem(&none, without, lwithout) == NCF_OK && none && !none->seen);
-    /* without the lists exclude_seen has nothing to skip: the whole catalogue comes back */
+    CHECK(ncf_load_mem(&none, without, lwithout) == NCF_OK && none && !none->rated);
+    /* without the lists exclude_rated has nothing to skip: the whole catalogue comes back */
     CHECK(none && ncf_recommend(none, d.raw_user[0], 400, NCF_EXCLUDE_RATED, items, NULL) == d.num_items);
     printf("    %d rated items: %lu bytes as varints (%.2f a item) against %d in version 2; the file %lu -> %lu "
-           "bytes without them\n", rated, (unsigned long)m->seen_ptr[d.num_users],
-           (double)m->seen_ptr[d.num_users] / rated, 4 * rated + 4 * d.num_users, (unsigned long)lwith,
+           "bytes without them\n", rated, (unsigned long)m->rated_ptr[d.num_users],
+           (double)m->rated_ptr[d.num_users] / rated, 4 * rated + 4 * d.num_users, (unsigned long)lwith,
            (unsigned long)lwithout);
     free(old), ncf_free(with), ncf_free(without);
     ncf_model_free(m), ncf_model_free(v2), ncf_model_free(none);
