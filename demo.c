@@ -192,9 +192,9 @@ static const flag_def FLAGS[] = {
                                "log, or PREFIX of the NCF paper split (PREFIX.train.rating ...)"},
     {F_DATA_DIR, "--data_dir", "DIR", "with --dataset NAME: DIR/NAME/ratings.dat|ratings.csv|u.data, or DIR/NAME.train.rating"},
     {F_DATASET, "--dataset", "NAME", "synthetic (built-in data, the default) or a folder of --data_dir"},
-    {F_SYN_USERS, "--synthetic_users", "N", "the built-in data's users (default 3000)"},
-    {F_SYN_ITEMS, "--synthetic_items", "N", "its items (default 1500)"},
-    {F_SYN_RATINGS, "--synthetic_ratings", "N", "its interactions (default 150000)"},
+    {F_SYN_USERS, "--synthetic_users", "N", "the built-in data's users (default %D)"},
+    {F_SYN_ITEMS, "--synthetic_items", "N", "its items (default %D)"},
+    {F_SYN_RATINGS, "--synthetic_ratings", "N", "its interactions (default %D)"},
     {F_FORMAT, "--format", "auto|dat|csv|tab|ncf", "how to read --data (default auto: the paper split by its names,\n"
                                                   "else any delimited log, its separator, header and columns found)"},
     {F_SEP, "--sep", "S", "the field separator: , ; tab | :: or space (runs of blanks)"},
@@ -204,8 +204,8 @@ static const flag_def FLAGS[] = {
     {F_RATING_COL, "--rating_col", "C", "the rating column; '' for none"},
     {F_TIME_COL, "--time_col", "C", "the timestamp column; '' for none"},
     {F_MIN_RATING, "--min_rating", "X", "only interactions rated at least X are positives (default: all)"},
-    {F_MIN_RATINGS, "--min_ratings", "N", "drop users with fewer positives (default 0: keep all)"},
-    {F_MIN_ITEM_RATINGS, "--min_item_ratings", "N", "drop items with fewer positives from the users kept (default 0)"},
+    {F_MIN_RATINGS, "--min_ratings", "N", "drop users with fewer positives (default %D: keep all)"},
+    {F_MIN_ITEM_RATINGS, "--min_item_ratings", "N", "drop items with fewer positives from the users kept (default %D)"},
     {F_KCORE, "--kcore", NULL, "repeat both filters until every user and item has its minimum (a k-core)"},
     {F_TRIM_IDS, "--trim_ids", NULL, "drop blanks around unquoted ids in the data and in ids given to serve\n"
                                      "(default: an id is its bytes as written, blanks included)"},
@@ -213,7 +213,7 @@ static const flag_def FLAGS[] = {
     {F_WEIGHTING, "--weighting", "none|linear|log", "each positive's loss term weighs 1 + alpha*s (linear) or\n"
                                                      "1 + alpha*log(1 + s) (log), s the sum of its lines' strengths\n"
                                                      "(default none: every positive weighs 1)"},
-    {F_WEIGHT_ALPHA, "--weight_alpha", "X", "the alpha of --weighting (default 1)"},
+    {F_WEIGHT_ALPHA, "--weight_alpha", "X", "the alpha of --weighting (default %D)"},
     {F_HOLDOUT, "--holdout", "latest|random|none|ratio:F|time:F|time:@T",
      "each user's test item: the latest by timestamp, one drawn by the seed,\n"
      "or none (train on everything: the model to ship). Default: latest\n"
@@ -229,37 +229,37 @@ static const flag_def FLAGS[] = {
                                                 "999 with --ml_perf)"},
     {F_SECTION, "model:", NULL, NULL},
     {F_MODEL, "--model", "neumf|gmf|mlp|mf", "(default neumf; mf: biases + dot product, Rendle et al. 2020)"},
-    {F_NUM_FACTORS, "--num_factors", "N", "GMF (MF) embedding size (default 8)"},
-    {F_LAYERS, "--layers", "A,B,C,...", "MLP sizes; the first is the user+item embedding (default 64,32,16,8)"},
-    {F_MF_REG, "--mf_regularization", "X", "L2 on GMF embeddings, MF embeddings and biases (default 0)"},
-    {F_MLP_REG, "--mlp_regularization", "A,B,...", "L2 per MLP layer, the first on its embeddings (default 0)"},
-    {F_INIT_SD, "--init_sd", "X", "embeddings start N(0, X) (default 0.01)"},
+    {F_NUM_FACTORS, "--num_factors", "N", "GMF (MF) embedding size (default %D)"},
+    {F_LAYERS, "--layers", "A,B,C,...", "MLP sizes; the first is the user+item embedding (default %D)"},
+    {F_MF_REG, "--mf_regularization", "X", "L2 on GMF embeddings, MF embeddings and biases (default %D)"},
+    {F_MLP_REG, "--mlp_regularization", "A,B,...", "L2 per MLP layer, the first on its embeddings (default %D)"},
+    {F_INIT_SD, "--init_sd", "X", "embeddings start N(0, X) (default %D)"},
     {F_PRETRAIN_GMF, "--pretrain_gmf", "FILE", "with --pretrain_mlp FILE: start NeuMF from a GMF and an MLP saved\n"
                                               "with --model gmf|mlp --save FILE (their factors and layers win)"},
     {F_PRETRAIN_MLP, "--pretrain_mlp", "FILE", "the MLP of --pretrain_gmf"},
-    {F_ALPHA, "--alpha", "X", "output layer alpha*GMF + (1-alpha)*MLP when pre-trained (default 0.5)"},
+    {F_ALPHA, "--alpha", "X", "output layer alpha*GMF + (1-alpha)*MLP when pre-trained (default %D)"},
     {F_SECTION, "training:", NULL, NULL},
-    {F_BATCH_SIZE, "--batch_size", "N", "(default 256)"},
+    {F_BATCH_SIZE, "--batch_size", "N", "(default %D)"},
     {F_EVAL_BATCH_SIZE, "--eval_batch_size", "N", "accepted, unused: evaluation goes by user"},
-    {F_LEARNING_RATE, "--learning_rate", "X", "(default 0.001)"},
-    {F_BETA1, "--beta1", "X", "Adam's beta1 (default 0.9)"},
-    {F_BETA2, "--beta2", "X", "Adam's beta2 (default 0.999)"},
-    {F_EPSILON, "--epsilon", "X", "Adam's epsilon (default 1e-8)"},
+    {F_LEARNING_RATE, "--learning_rate", "X", "(default %D)"},
+    {F_BETA1, "--beta1", "X", "Adam's beta1 (default %D)"},
+    {F_BETA2, "--beta2", "X", "Adam's beta2 (default %D)"},
+    {F_EPSILON, "--epsilon", "X", "Adam's epsilon (default %D)"},
     {F_OPTIMIZER, "--optimizer", "adam|sgd", "(default adam; the paper fine-tunes a pre-trained NeuMF with sgd;\n"
                                              "sgd with --batch_size 1 and --model mf is Rendle et al.'s recipe)"},
     {F_LR_DECAY, "--lr_decay", NULL, "the learning rate falls linearly over --train_epochs, to 1/N of it in\n"
                                     "the last (SGD's annealing: 20-40 epochs do what 256 do at a constant rate)"},
     {F_ADAM, "--adam", "lazy|dense", "embedding moments: touched rows only, or every row as TF (default lazy)"},
-    {F_NUM_NEG, "--num_neg", "N", "negatives per positive (default 4)"},
-    {F_TRAIN_EPOCHS, "--train_epochs", "N", "(default 20; 0 evaluates the initial model and stops)"},
-    {F_EPOCHS_BETWEEN_EVALS, "--epochs_between_evals", "N", "(default 1)"},
+    {F_NUM_NEG, "--num_neg", "N", "negatives per positive (default %D)"},
+    {F_TRAIN_EPOCHS, "--train_epochs", "N", "(default %D; 0 evaluates the initial model and stops)"},
+    {F_EPOCHS_BETWEEN_EVALS, "--epochs_between_evals", "N", "(default %D)"},
     {F_HR_THRESHOLD, "--hr_threshold", "X", "stop once HR >= X (default: never)"},
     {F_ML_PERF, "--ml_perf", NULL, "MLPerf preset: factors 64, layers 256,256,128,64, batch 2048, lr 0.0005,\n"
                                    "999 eval negatives"},
-    {F_SEED, "--seed", "N", "(default 1)"},
+    {F_SEED, "--seed", "N", "(default %D)"},
     {F_THREADS, "--threads", "N", "(default: all cores)"},
     {F_SECTION, "output:", NULL, NULL},
-    {F_TOP_K, "--top_k", "K[,K...]", "the figures' cut-offs, up to 8 (default 10)"},
+    {F_TOP_K, "--top_k", "K[,K...]", "the figures' cut-offs, up to 8 (default %D)"},
     {F_SELECT, "--select", "METRIC@K", "what chooses the epoch, --patience and --tune: hr, ndcg, mrr, recall,\n"
                                        "precision or map at K, one of --top_k (default: hr at the first --top_k\n"
                                        "for one item a user, ndcg for many)"},
@@ -275,7 +275,7 @@ static const flag_def FLAGS[] = {
                                          "--hr_threshold, --save and --save_best follow it, and the test figures\n"
                                          "reported at the end are those of the epoch it chose"},
     {F_NO_VALIDATION, "--no_validation", NULL, "no validation set: nothing is chosen, the last epoch is reported and saved"},
-    {F_PATIENCE, "--patience", "N", "stop after N evaluations without a validation gain (default 0: never;\n"
+    {F_PATIENCE, "--patience", "N", "stop after N evaluations without a validation gain (default %D: never;\n"
                                     "3 within each run of --tune)"},
     {F_TUNE, "--tune", "[SECONDS]", "search model, factors, learning rate, L2, negatives, batch, weighting and\n"
                                     "Rendle et al.'s SGD recipe on the validation split (successive halving),\n"
@@ -298,7 +298,7 @@ static const flag_def FLAGS[] = {
                                                 "writes them; CSV quoting for an id with a comma: '\"a, b\",c'), with\n"
                                                 "titles from movies.dat, movies.csv or u.item beside the data"},
     {F_RECOMMEND_FILE, "--recommend_file", "FILE", "--recommend for the users listed (one id a line, as written)"},
-    {F_RECOMMEND_K, "--recommend_k", "K", "(default 10)"},
+    {F_RECOMMEND_K, "--recommend_k", "K", "(default %D)"},
     {F_TOPK, "--topk", "K", "the old name of --recommend_k"},
     {F_RECOMMEND_ALL, "--recommend_all", "FILE.csv", "user,rank,item,score: the top K of every user, on all threads"},
     {F_RECOMMEND_FOR, "--recommend_for", "ITEM[,ITEM]", "a new user given by its items (CSV quoting as --recommend): folded\n"
@@ -335,19 +335,73 @@ static const flag_def FLAGS[] = {
 };
 #define NUM_FLAGS (int)(sizeof FLAGS / sizeof *FLAGS)
 
+static void default_options(options *o);
+
+/* x as %g writes it, less an exponent's leading zero (1e-8, not 1e-08). */
+static void format_number(char *b, size_t n, double x)
+{
+    char *e;
+    snprintf(b, n, "%g", x);
+    if ((e = strchr(b, 'e')) != NULL && (e[1] == '-' || e[1] == '+') && e[2] == '0' && e[3])
+        memmove(e + 2, e + 3, strlen(e + 3) + 1);
+}
+
+/* The default of a flag whose help says "%D", from the options as parse_args starts them (the
+   one place a default is set), or NULL. */
+static const char *flag_default(const options *d, flag_id id, char *b, size_t n)
+{
+    int l;
+    size_t at;
+    switch (id) {
+    case F_SYN_USERS: snprintf(b, n, "%d", d->syn_users); break;
+    case F_SYN_ITEMS: snprintf(b, n, "%d", d->syn_items); break;
+    case F_SYN_RATINGS: snprintf(b, n, "%lld", (long long)d->syn_ratings); break;
+    case F_MIN_RATINGS: snprintf(b, n, "%d", d->min_ratings); break;
+    case F_MIN_ITEM_RATINGS: snprintf(b, n, "%d", d->load_opts.min_item_ratings); break;
+    case F_WEIGHT_ALPHA: format_number(b, n, d->load_opts.alpha); break;
+    case F_NUM_FACTORS: snprintf(b, n, "%d", d->cfg.mf_dim); break;
+    case F_LAYERS:
+        for (l = 0, at = 0, *b = 0; l < d->cfg.num_layers && at < n; l++, at = strlen(b))
+            snprintf(b + at, n - at, "%s%d", l ? "," : "", d->cfg.layers[l]);
+        break;
+    case F_MF_REG: format_number(b, n, d->cfg.mf_reg); break;
+    case F_MLP_REG: format_number(b, n, d->cfg.mlp_reg[0]); break;
+    case F_INIT_SD: format_number(b, n, d->cfg.init_sd); break;
+    case F_ALPHA: format_number(b, n, d->alpha); break;
+    case F_BATCH_SIZE: snprintf(b, n, "%d", d->cfg.batch_size); break;
+    case F_LEARNING_RATE: format_number(b, n, d->cfg.lr); break;
+    case F_BETA1: format_number(b, n, d->cfg.beta1); break;
+    case F_BETA2: format_number(b, n, d->cfg.beta2); break;
+    case F_EPSILON: format_number(b, n, d->cfg.epsilon); break;
+    case F_NUM_NEG: snprintf(b, n, "%d", d->cfg.num_neg); break;
+    case F_TRAIN_EPOCHS: snprintf(b, n, "%d", d->train_epochs); break;
+    case F_EPOCHS_BETWEEN_EVALS: snprintf(b, n, "%d", d->epochs_between_evals); break;
+    case F_SEED: snprintf(b, n, "%llu", (unsigned long long)d->cfg.seed); break;
+    case F_TOP_K: snprintf(b, n, "%d", d->ks[0]); break;
+    case F_PATIENCE: snprintf(b, n, "%d", d->patience); break;
+    case F_RECOMMEND_K: snprintf(b, n, "%d", d->recommend_k); break;
+    default: return NULL;
+    }
+    return b;
+}
+
 static void usage(FILE *f)
 {
+    options d;
     int k;
+    default_options(&d);
     fprintf(f, "usage: demo [flags]        (no flags: train NeuMF on built-in synthetic data)\n"
                "flags take --flag value or --flag=value\n");
     for (k = 0; k < NUM_FLAGS; k++) {
         const flag_def *g = &FLAGS[k];
-        char left[64];
-        const char *h;
+        char left[64], def[64];
+        const char *h, *v;
         if (g->id == F_SECTION) { fprintf(f, "%s\n", g->name); continue; }
         snprintf(left, sizeof left, "%s%s%s", g->name, g->value ? " " : "", g->value ? g->value : "");
         fprintf(f, "  %-24s%s", left, strlen(left) > 23 ? "\n                           " : " ");
-        for (h = g->help; *h; h++) fprintf(f, *h == '\n' ? "\n                           " : "%c", *h);
+        for (h = g->help; *h; h++)
+            if (h[0] == '%' && h[1] == 'D' && (v = flag_default(&d, g->id, def, sizeof def)) != NULL) fputs(v, f), h++;
+            else fprintf(f, *h == '\n' ? "\n                           " : "%c", *h);
         fprintf(f, "\n");
     }
 }
@@ -563,13 +617,11 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
 #undef INT_FLAG
 #undef FLOAT_FLAG
 
-/* Returns 1 to go on, 0 on a bad flag, -1 after --help. */
-static int parse_args(int argc, char **argv, options *o)
+/* The options before any flag: every default the demo has, set here only (--help prints them
+   from here). */
+static void default_options(options *o)
 {
-    flags_set set;
-    int i;
     memset(o, 0, sizeof *o);
-    memset(&set, 0, sizeof set);
     o->cfg = ncf_config_default();
     o->dataset = "synthetic";
     o->train_epochs = 20, o->epochs_between_evals = 1, o->min_ratings = 0, o->top_k = 10;
@@ -577,6 +629,15 @@ static int parse_args(int argc, char **argv, options *o)
     o->load_opts = ncf_load_opts_default();
     o->syn_users = 3000, o->syn_items = 1500, o->syn_ratings = 150000;
     o->hr_threshold = 2.0, o->recommend_k = 10, o->alpha = 0.5, o->validation = 1;
+}
+
+/* Returns 1 to go on, 0 on a bad flag, -1 after --help. */
+static int parse_args(int argc, char **argv, options *o)
+{
+    flags_set set;
+    int i;
+    memset(&set, 0, sizeof set);
+    default_options(o);
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL, *eq = strchr(a, '=');
         const flag_def *f;

@@ -386,3 +386,14 @@ saved_split() {
         grep -q 'one of --top_k' "$B/split_c.log"
 }
 check "demo --save_split writes a split that --data reads back to the same figures" saved_split
+
+# every number --help gives as a default is printed from the options the demo starts with
+# (%D in a flag's help), none written into a help string by hand
+help_defaults() {
+    demo --help > "$B/help.log" && ! grep -q '%D' "$B/help.log" &&
+        grep -q -- '--num_factors N  *GMF (MF) embedding size (default 8)' "$B/help.log" &&
+        grep -q -- '--layers A,B,C,...  *MLP sizes; the first is the user+item embedding (default 64,32,16,8)' "$B/help.log" &&
+        grep -q -- "--epsilon X  *Adam's epsilon (default 1e-8)" "$B/help.log" &&
+        ! grep -n '{F_[A-Z0-9_]*, "--[a-z_]*",.*(default [0-9]' demo.c
+}
+check "demo --help prints each default from the options the demo starts with" help_defaults
