@@ -157,7 +157,7 @@
             API: ncf_predict, ncf_recommend, ncf_evaluate, _with and _at take a const model (they read it)
             API: "rated" is the one word for a user's rated items: ncf_model.seen and .seen_ptr are
             .rated and .rated_ptr (a struct field cannot keep two names); exclude_seen is exclude_rated
-            Scoring a small model at 1.5-1.9x 0.6.1's rate, the same bits: layers 8 and 16 wide run in tiles
+            Scoring a small model at 1.4-1.9x 0.6.1's rate, the same bits: layers 8 and 16 wide run in tiles
             of 12 rows (AVX2) instead of one row's chain, the output layer's sums as one vector, the
             user's half of the first layer once a request, the heap's worst score tested first
      0.6.1  API: ncf_model_open_verified, for a buffer the firmware verified (no CRC, no value scan)
