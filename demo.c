@@ -7,7 +7,7 @@
      ./demo --help                                        every flag
 */
 #ifndef _WIN32
-#define _POSIX_C_SOURCE 200809L
+#define _POSIX_C_SOURCE 200809L /* NOLINT(bugprone-reserved-identifier): a feature-test macro */
 #endif
 #define NCF_IMPLEMENTATION
 #include "ncf.h"
@@ -421,7 +421,7 @@ typedef struct { int mlperf, factors, layers, batch, lr, eval_negatives, model; 
 static int parse_choice(const char *flag, const char *v, const char *const *names, int n, const char *want, int *out)
 {
     int k;
-    for (k = 0; k < n && strcmp(v, names[k]); k++) {}
+    for (k = 0; k < n && strcmp(v, names[k]) != 0; k++) {}
     if (k == n) return bad_value(flag, v, want);
     *out = k;
     return 1;
@@ -439,8 +439,8 @@ static int parse_beta(const char *flag, const char *v, float *beta)
     return 1;
 }
 
-#define INT_FLAG(lo, hi, dst) if (!parse_int(a, v, lo, hi, &n)) return 0; dst = (int)n; break
-#define FLOAT_FLAG(lo, hi, dst) if (!parse_float(a, v, lo, hi, &x)) return 0; dst = (float)x; break
+#define INT_FLAG(lo, hi, dst) if (!parse_int(a, v, lo, hi, &n)) return 0; (dst) = (int)n; break
+#define FLOAT_FLAG(lo, hi, dst) if (!parse_float(a, v, lo, hi, &x)) return 0; (dst) = (float)x; break
 
 /* One flag's effect on the options: 0 (said why) when its value is bad. */
 static int apply_flag(options *o, flag_id id, const char *a, const char *v, flags_set *set)
@@ -647,7 +647,7 @@ static int parse_args(int argc, char **argv, options *o)
             snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
             a = name, v = eq + 1, took = 0;
         }
-        if (strncmp(a, "-", 1)) { fprintf(stderr, "demo: unexpected argument '%s' (see --help)\n", a); return 0; }
+        if (a[0] != '-') { fprintf(stderr, "demo: unexpected argument '%s' (see --help)\n", a); return 0; }
         if (!(f = find_flag(a))) { fprintf(stderr, "demo: unknown flag '%s' (see --help)\n", a); return 0; }
         if (!f->value) { /* a switch */
             if (eq && a == name) { fprintf(stderr, "demo: %s takes no value\n", a); return 0; }
@@ -780,7 +780,7 @@ static int movie_title(const char *ratings, long long id, char *out, size_t size
         if (!(f = fopen(path, "rb"))) continue;
         while (fgets(line, sizeof line, f)) {
             char *t, *end;
-            if (strtoll(line, &end, 10) != id || strncmp(end, seps[k], strlen(seps[k]))) continue;
+            if (strtoll(line, &end, 10) != id || strncmp(end, seps[k], strlen(seps[k])) != 0) continue;
             t = end + strlen(seps[k]);
             if (*t == '"') { /* a quoted CSV title: "" stands for " */
                 size_t n = 0;
@@ -825,7 +825,7 @@ static int same_ids(const ncf_model *m, const ncf_dataset *d, const char *path, 
         for (k = 0; k < (t ? d->num_items : d->num_users); k++) {
             if (t) ncf_item_id(m, k, a, sizeof a), ncf_dataset_item_id(d, k, b, sizeof b);
             else ncf_user_id(m, k, a, sizeof a), ncf_dataset_user_id(d, k, b, sizeof b);
-            if (strcmp(a, b)) {
+            if (strcmp(a, b) != 0) {
                 snprintf(why, size, "%s was trained on other %s: its %s %d is id '%.100s', the data's is '%.100s'", path,
                          t ? "items" : "users", t ? "item" : "user", k, a, b);
                 return 0;
@@ -945,7 +945,7 @@ static void print_read_as(const ncf_dataset *d, const options *o)
     printf("\n");
     for (c = 0, held = 0; c < d->num_users; c++) held += (d->test_item[c] >= 0) + (d->val_item && d->val_item[c] >= 0);
     held += r->test_interactions + r->validation_interactions;
-    printf("kept %lld positives of %lld interactions, %d of %d users, %d of %d items: ", (long long)(d->num_train + held),
+    printf("kept %lld positives of %lld interactions, %d of %d users, %d of %d items: ", (long long)d->num_train + held,
            (long long)r->interactions, d->num_users, r->users_read, d->num_items, r->items_read);
     if (o->load_opts.min_rating > -HUGE_VALF)
         printf("--min_rating %g dropped %lld interactions (%d users and %d items left with none); ", o->load_opts.min_rating,
@@ -1862,7 +1862,7 @@ static int load_data(const options *o, const ncf_config *cfg, const char *path, 
                 strstr(ncf_error_text(), "eval negatives") ? " (--eval_negatives N)" : "");
         return 0;
     }
-    if (strcmp(o->dataset, "synthetic")) {
+    if (strcmp(o->dataset, "synthetic") != 0) {
         fprintf(stderr, "demo: --dataset %s needs --data_dir DIR (or give --data PATH)\n", o->dataset);
         memset(data, 0, sizeof *data);
         return 0;
@@ -1924,7 +1924,7 @@ static void print_data(const options *o, const ncf_dataset *data, const char *pa
 static int prepare_model(const options *o, ncf_config *cfg, ncf_dataset *data, ncf_model **model, int *first)
 {
     cfg->num_users = data->num_users, cfg->num_items = data->num_items;
-    if (o->load) {
+    if (*model) { /* --load read it */
         char why[512];
         if (o->keep_missing && ncf_dataset_add_ids(data, *model) != NCF_OK) {
             fprintf(stderr, "demo: %s\n", ncf_error_text());

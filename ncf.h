@@ -1296,8 +1296,8 @@ static int ncf__team_of(int cond, int want)
 #endif
 #else /* no OpenMP, or no atomics to build the phases on: one thread */
 #define NCF__TEAMS 0
-#define NCF__PARALLEL(cond) if (0) (void)(cond);
-#define NCF__PARALLEL_N(cond, n) if (0) (void)(cond), (void)(n);
+#define NCF__PARALLEL(cond) (void)(cond);
+#define NCF__PARALLEL_N(cond, n) (void)(cond), (void)(n);
 #endif
 
 #ifdef __cplusplus
@@ -1451,14 +1451,20 @@ static void ncf__flag(int *f, int bits)
 #endif
 static NCF__TLS char ncf__errbuf[NCF__ERR_BYTES];
 
-static int ncf__fail(int code, const char *fmt, ...)
+/* The error text, as printf would write it. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static void ncf__say(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(ncf__errbuf, sizeof ncf__errbuf, fmt, ap);
     va_end(ap);
-    return code;
 }
+/* Sets the error text and is the code: "return ncf__fail(NCF_ERR_ARG, ...)". A macro so that the
+   code is seen where it is returned, by the compiler and the analyzers alike. */
+#define ncf__fail(code, ...) (ncf__say(__VA_ARGS__), (code))
 
 /* Puts "prefix: " before the last error text, in place (no copy on the stack: a device's is
    small), and passes its code on. */
@@ -1499,7 +1505,7 @@ static const char *ncf__shown(const char *s, const char *e)
     static NCF__TLS char out[4 * 40 + 1];
     static const char hex[] = "0123456789ABCDEF";
     char *o = out;
-    for (; s < e && o - out <= 4 * 39; s++) {
+    for (; s < e && o - out < (ptrdiff_t)sizeof out - 4; s++) { /* (room for one more \xNN and the 0) */
         unsigned char c = (unsigned char)*s;
         if (c >= 32 && c < 127) *o++ = (char)c;
         else *o++ = '\\', *o++ = 'x', *o++ = hex[c >> 4], *o++ = hex[c & 15];
@@ -1532,8 +1538,8 @@ NCFDEF int ncf_get_threads(void)
 /* n*size bytes, or NULL when that overflows or the allocator fails. */
 static void *ncf__alloc(size_t n, size_t size)
 {
-    if (size && n > (size_t)-1 / size) return NULL;
-    return NCF_MALLOC(n * size > 0 ? n * size : 1);
+    if (!n || !size) return NCF_MALLOC(1); /* an empty array is still a pointer to free */
+    return n > (size_t)-1 / size ? NULL : NCF_MALLOC(n * size);
 }
 
 static void *ncf__zalloc(size_t n, size_t size)
@@ -3599,7 +3605,7 @@ again:
     ncf__intern_free(&in[0]), ncf__intern_free(&in[1]);
     C.p = p, C.end = end, C.line = 0, C.next = 1;
     if (D->header)
-        while ((nf = ncf__record(&C, D->sep, f, NCF__MAX_FIELDS)) == 0) {}
+        while (ncf__record(&C, D->sep, f, NCF__MAX_FIELDS) == 0) {}
     while ((nf = ncf__record(&C, D->sep, f, NCF__MAX_FIELDS)) != -1) {
         int64_t v[2];
         if (nf == 0) continue;
@@ -3896,7 +3902,7 @@ static int ncf__parse_negatives(const ncf__split_src *src, const ncf__triples *t
     L.p += ncf__bom_bytes(buf, len);
     while (rc == NCF_OK && ncf__next_line(&L, &s, &e)) {
         int64_t u, it, cnt = 0, v;
-        const char *c = s, *comma, *close;
+        const char *c, *comma, *close;
         if (s == e) continue;
         comma = (const char *)memchr(s, ',', (size_t)(e - s));
         close = (const char *)memchr(s, ')', (size_t)(e - s));
@@ -4421,7 +4427,7 @@ NCFDEF int ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, uin
         NCF_FREE(u); NCF_FREE(it); NCF_FREE(y);
     }
     for (b = 0; b < nb; b++) all = ncf__mix64(all ^ hb[b]);
-    if (!short_of_memory) *first_batch = hb[0], *all_batches = all;
+    if (!short_of_memory) *first_batch = nb ? hb[0] : 0, *all_batches = all;
     NCF_FREE(hb);
     return short_of_memory ? ncf__fail(NCF_ERR_NOMEM, "ncf_sampler_hash: out of memory") : NCF_OK;
 }
@@ -5414,8 +5420,8 @@ static float ncf__row_macs(const ncf_model *m)
 static void ncf__first_layer(const ncf_model *m, float *x1, const float *x0, int r0, int r1)
 {
     int H = m->scratch->H, L1 = m->cfg.layers[1];
-    ncf__gemm_rows(x1, L1, x0, 2 * H, 1, m->w[1], L1, m->b[1], r0, r1, L1, H, 0);
-    ncf__gemm_rows(x1, L1, x0 + H, 2 * H, 1, m->w[1] + (size_t)H * L1, L1, NULL, r0, r1, L1, H, NCF__ADD | NCF__RELU);
+    ncf__gemm_rows(x1, L1, x0, (ptrdiff_t)2 * H, 1, m->w[1], L1, m->b[1], r0, r1, L1, H, 0);
+    ncf__gemm_rows(x1, L1, x0 + H, (ptrdiff_t)2 * H, 1, m->w[1] + (size_t)H * L1, L1, NULL, r0, r1, L1, H, NCF__ADD | NCF__RELU);
 }
 
 /* The forward pass of batch rows [r0, r1) (a tile-aligned range): activations and logits
@@ -6695,9 +6701,9 @@ static int ncf__ids_match(const ncf_model *m, const ncf_dataset *d)
         ncf__ids mt = ncf__model_ids(m, side), dt = ncf__dataset_ids(d, side);
         if (mt.num && dt.num && !mt.order && !memcmp(mt.num, dt.num, sizeof(int64_t) * (size_t)dt.n)) continue;
         for (k = 0; k < dt.n; k++)
-            if (ncf__ids_name(&mt, k, a, sizeof a) < 0 || ncf__ids_name(&dt, k, b, sizeof b) < 0 || strcmp(a, b)) {
-                ncf__fail(NCF_ERR_ARG, "ncf_evaluate: the model's %s %d is '%s', the data's '%s': other ids (a model "
-                          "answers for the ids it was trained on)", side ? "item" : "user", k, ncf__shown(a, a + strlen(a)), b);
+            if (ncf__ids_name(&mt, k, a, sizeof a) < 0 || ncf__ids_name(&dt, k, b, sizeof b) < 0 || strcmp(a, b) != 0) {
+                ncf__say("ncf_evaluate: the model's %s %d is '%s', the data's '%s': other ids (a model "
+                         "answers for the ids it was trained on)", side ? "item" : "user", k, ncf__shown(a, a + strlen(a)), b);
                 return 0;
             }
     }
@@ -8381,7 +8387,7 @@ static size_t ncf__fold_carve(ncf__fold_buf *b, const ncf_model *m, int n, float
 {
     const struct ncf__scratch *s = m->scratch;
     const int *L = m->cfg.layers, C = NCF__FOLD_CHUNK;
-    size_t at = 0, R = (size_t)(s->F + s->H + 1), w = (size_t)ncf__widest_dense(m), L1 = (size_t)(s->H ? L[1] : 1);
+    size_t at = 0, R = (size_t)s->F + (size_t)s->H + 1, w = (size_t)ncf__widest_dense(m), L1 = (size_t)(s->H ? L[1] : 1);
     int l;
     b->given = (int32_t *)ncf__carve(mem, &at, (size_t)n);
     b->m1 = (float *)ncf__carve(mem, &at, R), b->m2 = (float *)ncf__carve(mem, &at, R);
@@ -8707,7 +8713,7 @@ static int ncf__similar_buffers(const ncf_model *m, const ncf_rec_opts *o, int b
     *heap = NCF__NEW(ncf__cand, best);
     *v = NCF__NEW(float, (size_t)3 * (D > H ? D : H));
     if (*lists && *heap && *v) return NCF_OK;
-    NCF_FREE(*lists), NCF_FREE(*heap), NCF_FREE(*v);
+    NCF__DROP(*lists), NCF__DROP(*heap), NCF__DROP(*v);
     return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory", what);
 }
 
@@ -9459,7 +9465,7 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len)
     ncf__writer w;
     float *tmp;
     size_t i;
-    int t, ids, int8;
+    int t, ids, int8, adam;
     if (!m || !buf || !len) return ncf__fail(NCF_ERR_ARG, "ncf_save_mem: NULL argument");
     if (flags & ~(NCF_SAVE_ADAM | NCF_SAVE_INT8 | NCF_SAVE_NO_RATED))
         return ncf__fail(NCF_ERR_ARG, "ncf_save_mem: unknown flags 0x%x", (unsigned)flags);
@@ -9474,7 +9480,8 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len)
                              m->tensors[t].name, (unsigned long)i);
     ids = ncf__has_ids(m);
     L.version = NCF_FORMAT_VERSION;
-    L.flags = (flags & NCF_SAVE_ADAM) && m->adam_m ? NCF__FILE_ADAM : 0; /* an inference-only build keeps none */
+    adam = (flags & NCF_SAVE_ADAM) && m->adam_m; /* an inference-only build keeps none */
+    L.flags = adam ? NCF__FILE_ADAM : 0;
     L.flags |= (ids ? NCF__FILE_IDS : 0) | (int8 ? NCF__FILE_INT8 : 0);
     L.flags |= (ids && m->user_text ? NCF__FILE_USER_TEXT : 0) | (ids && m->item_text ? NCF__FILE_ITEM_TEXT : 0);
     L.text_bytes[0] = m->user_text ? (uint64_t)m->user_text_at[m->cfg.num_users] : 0;
@@ -9501,7 +9508,7 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len)
         w.at = (size_t)L.tensor[t];
         ncf__put_tensor(&w, m, t, int8 && ncf__quantized(m, t), tmp);
     }
-    if (L.flags & NCF__FILE_ADAM) {
+    if (adam) {
         for (i = 0; i < m->num_params; i++) ncf__put_f32(&w, m->adam_m[i]);
         for (i = 0; i < m->num_params; i++) ncf__put_f32(&w, m->adam_v[i]);
     }
@@ -9951,7 +9958,7 @@ static void ncf__dir_of(const char *path, char *dir, size_t size)
 static int ncf__is_our_tmp_name(const char *name, const char *base, size_t bl)
 {
     int k;
-    if (strncmp(name, base, bl) || strncmp(name + bl, ".tmp-", 5)) return 0;
+    if (strncmp(name, base, bl) != 0 || strncmp(name + bl, ".tmp-", 5) != 0) return 0;
     for (k = 0; k < 12; k++)
         if (!((name[bl + 5 + k] >= '0' && name[bl + 5 + k] <= '9') || (name[bl + 5 + k] >= 'a' && name[bl + 5 + k] <= 'f')))
             return 0;

@@ -36,8 +36,8 @@ wasm)
         need="$need libclang-rt-14-dev-wasm32" ;;
 web) # make web-test: Chromium, and node and npm for playwright-core
     want chromium chromium; want node nodejs; want npm npm ;;
-analyze) # make analyze: cppcheck
-    want cppcheck cppcheck ;;
+analyze) # make analyze: cppcheck, clang's analyzer and clang-tidy
+    want cppcheck cppcheck; want clang clang; want clang-tidy clang-tidy ;;
 fuzz) # libFuzzer's runtime is only a Recommends of clang's packages
     want clang clang
     if command -v clang > /dev/null 2>&1 &&

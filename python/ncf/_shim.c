@@ -3,7 +3,7 @@
    any struct layout. Every call returns an NCF_* status or a count; ncf_error_text() says why.
    ctypes releases the GIL for the length of each call. */
 #if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
-#define _POSIX_C_SOURCE 199309L /* clock_gettime, for the bench's C baseline */
+#define _POSIX_C_SOURCE 199309L /* NOLINT(bugprone-reserved-identifier): clock_gettime, for the bench's C baseline */
 #endif
 #define NCF_IMPLEMENTATION
 #include "ncf.h"
@@ -240,7 +240,7 @@ PY_EXPORT int ncfpy_evaluate(ncf_model *m, const ncf_dataset *d, int target, int
     if (nk < 1 || nk > NCF_MAX_KS) return ncf_evaluate_at(m, d, &o, ks, nk, r);
     if ((rc = ncf_evaluate_at(m, d, &o, ks, nk, r)) != NCF_OK) return rc;
     for (j = 0; j < nk; j++) {
-        double *x = out + 10 * j;
+        double *x = out + (size_t)10 * j;
         x[0] = r[j].hr, x[1] = r[j].ndcg, x[2] = r[j].mrr, x[3] = r[j].recall, x[4] = r[j].precision, x[5] = r[j].map;
         x[6] = r[j].coverage, x[7] = r[j].popularity, x[8] = r[j].users, x[9] = r[j].k;
     }
