@@ -1636,7 +1636,7 @@ static int evaluate(ncf_model *m, const ncf_dataset *d, const ncf_eval_opts *e, 
 #ifdef NCF_MPI
     return ncf_mpi_evaluate(m, d, e, MPI_COMM_WORLD, out);
 #else
-    return ncf_evaluate_with(m, d, e, out);
+    return ncf_evaluate_opts(m, d, e, out);
 #endif
 }
 
@@ -2380,8 +2380,8 @@ static int tune(const options *o, const ncf_dataset *d, const epoch_row *pop, nc
         return 1;
     }
     e.k = k, e.seed = o->cfg.seed, e.max_users = full_users(o, d);
-    if (ncf_evaluate_with(*out, d, &e, &test) != NCF_OK ||
-        (e.full_ranking = 1, ncf_evaluate_with(*out, d, &e, &test_full)) != NCF_OK) {
+    if (ncf_evaluate_opts(*out, d, &e, &test) != NCF_OK ||
+        (e.full_ranking = 1, ncf_evaluate_opts(*out, d, &e, &test_full)) != NCF_OK) {
         fprintf(stderr, "demo: %s\n", ncf_error_text());
         return 0;
     }

@@ -155,6 +155,9 @@
             ncf_trial.decay. ncf_tune draws Rendle et al.'s recipe (SGD one example a step, decayed)
             for half its MF trials and halves each family of settings apart
             API: ncf_predict, ncf_recommend, ncf_evaluate, _with and _at take a const model (they read it)
+            API: ncf_evaluate_opts and ncf_with_workspace_size: "_with" has one meaning, a caller's workspace
+            (ncf_recommend_with, ncf_predict_with); ncf_evaluate_with and ncf_workspace_size, the old names,
+            stay one more version (they go in 0.8)
             API: "rated" is the one word for a user's rated items: ncf_model.seen and .seen_ptr are
             .rated and .rated_ptr (a struct field cannot keep two names); exclude_seen is exclude_rated
             Scoring a small model at 1.4-1.9x 0.6.1's rate, the same bits: layers 8 and 16 wide run in tiles
@@ -497,7 +500,7 @@ NCFDEF int ncf_sample_eval_negatives(ncf_dataset *ds, int n, uint64_t seed);
    set, with n sampled negatives each: the latest by timestamp where the source had them
    (the second latest rating, the latest being the test item), else one chosen by the seed.
    It is never trained on; choose epochs and hyperparameters on it (ncf_fit, or
-   ncf_evaluate_with with NCF_EVAL_VALIDATION) and the test figures stay unseen. On failure the dataset is unchanged. */
+   ncf_evaluate_opts with NCF_EVAL_VALIDATION) and the test figures stay unseen. On failure the dataset is unchanged. */
 NCFDEF int ncf_hold_out_validation(ncf_dataset *ds, int n, uint64_t seed);
 #ifndef NCF_NO_STDIO
 /* Writes the split for another library to be scored on the same lines: PREFIX.train.tsv,
@@ -756,12 +759,13 @@ NCFDEF int ncf_predict(const ncf_model *m, int64_t raw_user, int64_t raw_item, f
    training or loading is current. */
 NCFDEF int ncf_recommend(const ncf_model *m, int64_t raw_user, int k, int exclude_rated, int64_t *out_items,
                          float *out_scores);
-/* The same without the heap, for devices and hot paths: every buffer is carved from the
-   caller's workspace of at least ncf_workspace_size(m, k) bytes (any alignment; a few KB
-   for small models, e.g. ~13 KB for the paper's NeuMF factors 8), on the calling thread
-   only, the catalogue scored in chunks of 32 items. ncf_predict_with needs the size for
-   k = 1. The answers are those of ncf_recommend and ncf_predict, bit for bit. */
-NCFDEF size_t ncf_workspace_size(const ncf_model *m, int k);
+/* The same without the heap, for devices and hot paths ("_with": with the caller's
+   workspace): every buffer is carved from at least ncf_with_workspace_size(m, k) bytes at
+   work (any alignment; a few KB for small models, docs/devices.md has sizes), on the calling
+   thread only. ncf_predict_with needs the size for k = 1. The answers are those of
+   ncf_recommend and ncf_predict, bit for bit. */
+NCFDEF size_t ncf_with_workspace_size(const ncf_model *m, int k);
+NCFDEF size_t ncf_workspace_size(const ncf_model *m, int k); /* the old name (it goes in 0.8) */
 NCFDEF int ncf_recommend_with(const ncf_model *m, int64_t raw_user, int k, int exclude_rated, int64_t *out_items,
                               float *out_scores, void *work, size_t work_size);
 NCFDEF int ncf_predict_with(const ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit, void *work,
@@ -885,6 +889,9 @@ typedef struct ncf_eval_opts {
 NCFDEF ncf_eval_opts ncf_eval_opts_default(void);
 /* HR, NDCG and MRR of the test or validation items. NCF_ERR_DATA when the dataset holds
    none out (NCF_HOLDOUT_NONE): there is nothing to evaluate. */
+NCFDEF int ncf_evaluate_opts(const ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *opts,
+                             ncf_metrics *out);
+/* The old name (it goes in 0.8). */
 NCFDEF int ncf_evaluate_with(const ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *opts,
                              ncf_metrics *out);
 /* The figures at each of ks[0..num_ks) (num_ks <= NCF_MAX_KS, each in 1..NCF_MAX_K; opts->k is
@@ -1025,7 +1032,7 @@ NCFDEF int ncf_mpi_train_examples(ncf_model *m, const ncf_sampler *s, int epoch,
                                   MPI_Comm comm, ncf_progress_fn progress, void *user, double *mean_loss);
 /* Copies each rank's users' rows (parameters and Adam moments) to every rank. */
 NCFDEF int ncf_mpi_sync(ncf_model *m, const ncf_dataset *shard, MPI_Comm comm);
-/* ncf_evaluate_with over the ranks, each scoring its shard's users: the same figures, bit for
+/* ncf_evaluate_opts over the ranks, each scoring its shard's users: the same figures, bit for
    bit, as one process evaluating the whole data. */
 NCFDEF int ncf_mpi_evaluate(ncf_model *m, const ncf_dataset *shard, const ncf_eval_opts *opts, MPI_Comm comm,
                             ncf_metrics *out);
@@ -6460,7 +6467,7 @@ NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_pr
 #define NCF__FOLD_CHUNK 32 /* a fold-in's examples at a time (its sums follow this order) */
 
 /* Scoring buffers for n items at a time, carved from one block: the heap's, or the caller's
-   workspace (ncf_workspace_size). */
+   workspace (ncf_with_workspace_size). */
 typedef struct {
     float *h[2];    /* [n][widest dense layer] activations */
     float *pu;      /* [layers[1]] user half of the first layer, plus its bias */
@@ -7156,10 +7163,15 @@ done:
     return rc;
 }
 
-NCFDEF int ncf_evaluate_with(const ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *o, ncf_metrics *out)
+NCFDEF int ncf_evaluate_opts(const ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *o, ncf_metrics *out)
 {
     if (!m || !o) return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: need a model, a loaded dataset, an output and k > 0");
     return ncf_evaluate_at(m, data, o, &o->k, 1, out);
+}
+
+NCFDEF int ncf_evaluate_with(const ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *o, ncf_metrics *out)
+{
+    return ncf_evaluate_opts(m, data, o, out);
 }
 
 NCFDEF int ncf_evaluate_popularity(const ncf_dataset *data, const ncf_eval_opts *o, ncf_metrics *out)
@@ -7230,7 +7242,7 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *o,
         return ncf__fail(NCF_ERR_ARG, "ncf_fit: %d more epochs pass NCF_MAX_EPOCH", o->epochs);
     eo = o->eval;
     if ((rc = ncf_sampler_init(&smp, data, m->cfg.num_neg, m->cfg.seed)) != NCF_OK) return rc;
-    if ((rc = ncf_evaluate_with(m, data, &eo, &top)) != NCF_OK) return rc;
+    if ((rc = ncf_evaluate_opts(m, data, &eo, &top)) != NCF_OK) return rc;
     best.params = NCF__NEW(float, m->num_params);
     best.m = m->adam_m ? NCF__NEW(float, m->num_params) : NULL, best.v = m->adam_v ? NCF__NEW(float, m->num_params) : NULL;
     if (!best.params || (m->adam_m && (!best.m || !best.v))) {
@@ -7245,7 +7257,7 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *o,
         if (o->decay) m->cfg.lr = ncf_decayed_lr(lr, e - first, o->epochs);
         rc = ncf_train_epoch(m, &smp, e, o->progress, o->user, NULL);
         m->cfg.lr = lr; /* (the model's own rate is never the decayed one outside an epoch) */
-        if (rc != NCF_OK || (rc = ncf_evaluate_with(m, data, &eo, &now)) != NCF_OK) break;
+        if (rc != NCF_OK || (rc = ncf_evaluate_opts(m, data, &eo, &now)) != NCF_OK) break;
         if (ncf_metric_value(&now, eo.metric) > ncf_metric_value(&top, eo.metric)) top = now, since = 0, ncf__snapshot_take(m, &best);
         else if (o->patience && ++since >= o->patience) { e++; break; }
     }
@@ -7259,7 +7271,7 @@ NCFDEF int ncf_evaluate(const ncf_model *m, const ncf_dataset *data, int k, int 
 {
     ncf_eval_opts o = ncf_eval_opts_default();
     o.k = k, o.full_ranking = full_ranking;
-    return ncf_evaluate_with(m, data, &o, out);
+    return ncf_evaluate_opts(m, data, &o, out);
 }
 
 /* ---- >>tune: a search over settings by successive halving, chosen on validation -------------- */
@@ -7945,7 +7957,7 @@ static void ncf__indices_to_ids(const ncf_model *m, int64_t *ids, int n)
 
 /* A serving workspace: scoring buffers for a chunk of items, then a heap of k candidates,
    from a 64-byte boundary; its size is a multiple of 64 bytes. */
-NCFDEF size_t ncf_workspace_size(const ncf_model *m, int k)
+NCFDEF size_t ncf_with_workspace_size(const ncf_model *m, int k)
 {
     ncf__eval_buf e;
     if (!m) return 0;
@@ -7954,11 +7966,13 @@ NCFDEF size_t ncf_workspace_size(const ncf_model *m, int k)
                             NCF__ALIGN_FLOATS);
 }
 
+NCFDEF size_t ncf_workspace_size(const ncf_model *m, int k) { return ncf_with_workspace_size(m, k); }
+
 static int ncf__workspace(const ncf_model *m, int k, void *work, size_t size, ncf__eval_buf *e, ncf__cand **heap)
 {
-    size_t need = ncf_workspace_size(m, k), skip = (size_t)(-(intptr_t)work & 63);
+    size_t need = ncf_with_workspace_size(m, k), skip = (size_t)(-(intptr_t)work & 63);
     if (!work || size < need)
-        return ncf__fail(NCF_ERR_ARG, "workspace of %lu bytes; this model and k = %d need %lu (ncf_workspace_size)",
+        return ncf__fail(NCF_ERR_ARG, "workspace of %lu bytes; this model and k = %d need %lu (ncf_with_workspace_size)",
                          (unsigned long)(work ? size : 0), k, (unsigned long)need);
     work = (char *)work + skip;
     *heap = (ncf__cand *)((float *)work + ncf__eval_buf_carve(e, m, ncf__score_chunk(m), (float *)work));
@@ -8023,7 +8037,7 @@ NCFDEF int ncf_predict_with(const ncf_model *m, int64_t raw_user, int64_t raw_it
    in place, whose rows the training forward cannot gather. */
 static int ncf__score_pairs(const ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits)
 {
-    size_t size = ncf_workspace_size(m, 1);
+    size_t size = ncf_with_workspace_size(m, 1);
     void *work = NCF_MALLOC(size);
     ncf__eval_buf e;
     ncf__cand *heap = NULL;
@@ -8040,7 +8054,7 @@ static int ncf__score_pairs(const ncf_model *m, const int32_t *users, const int3
 
 NCFDEF int ncf_predict(const ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit)
 {
-    size_t size = ncf_workspace_size(m, 1);
+    size_t size = ncf_with_workspace_size(m, 1);
     void *work = m ? NCF_MALLOC(size) : NULL;
     int rc;
     if (m && !work) return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte workspace", (unsigned long)size);
@@ -8064,7 +8078,7 @@ static int ncf__recommend_threads(const ncf__rec_job *J, int32_t *items, int64_t
     int64_t chunks = NCF__CEIL_DIV(J->ncand, C);
     par = J->threads && T > 1 && chunks > 1 && (float)J->ncand * ncf__row_macs(m) > 16 * NCF__PAR_WORK;
     T = !par ? 1 : chunks < T ? (int)chunks : T; /* workspaces for the threads that can run only */
-    size = ncf_workspace_size(m, k);
+    size = ncf_with_workspace_size(m, k);
     /* T workspaces, then where each thread's heap is, the merged heap and the heaps' sizes */
     block = (char *)ncf__alloc((size_t)T, size + sizeof(ncf__cand *) + sizeof(int) + sizeof(ncf__cand) * (size_t)k);
     if (!block) return ncf__fail(NCF_ERR_NOMEM, "out of memory for the top %d of %d items", k, m->cfg.num_items);
@@ -8149,7 +8163,7 @@ static size_t ncf__rec_base(const ncf_model *m, int k)
     size_t best = (size_t)(k < 1 ? 1 : k < most ? k : most);
     size_t similar = sizeof(float) * (ncf__round_floats(best * sizeof(ncf__cand) / sizeof(float)) +
                                       ncf__round_floats((size_t)3 * (size_t)(D > H ? D : H)) + NCF__ALIGN_FLOATS);
-    size_t rec = ncf_workspace_size(m, k);
+    size_t rec = ncf_with_workspace_size(m, k);
     return rec > similar ? rec : similar;
 }
 
@@ -8257,7 +8271,7 @@ NCFDEF int ncf_recommend_users(const ncf_model *m, const int32_t *users, int n, 
         return ncf__fail(NCF_ERR_ARG, "ncf_recommend_users: %d users asked for; the model has %d", n, m->cfg.num_users);
     if ((rc = ncf__check_rec_opts(o, "ncf_recommend_users")) != NCF_OK) return rc;
     T = T > 1 && n > 1 ? (n < T ? n : T) : 1; /* workspaces for the threads that can run only */
-    size = ncf_workspace_size(m, o->k);
+    size = ncf_with_workspace_size(m, o->k);
     lists = (int32_t *)NCF_MALLOC(ncf__lists_bytes(o));
     block = (char *)ncf__alloc((size_t)T, size);
     if (!lists || !block) {
@@ -8309,7 +8323,7 @@ NCFDEF int ncf_predict_items(const ncf_model *m, int u, const float *urow, const
     for (j = 0; j < n; j++)
         if (items[j] < 0 || items[j] >= m->cfg.num_items)
             return ncf__fail(NCF_ERR_ARG, "ncf_predict_items: items[%d] = %d is not an item index", j, (int)items[j]);
-    size = ncf_workspace_size(m, 1);
+    size = ncf_with_workspace_size(m, 1);
     if (!(work = NCF_MALLOC(size))) return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte workspace", (unsigned long)size);
     ncf__workspace(m, 1, work, size, &e, &heap);
     for (j = 0; j < n; j += ncf__score_chunk(m)) {

@@ -1061,7 +1061,7 @@ static void test_fit_chooses_on_validation_never_test(void)
     eo.target = NCF_EVAL_VALIDATION; /* by hand: the first epoch of the best validation HR */
     CHECK(ncf_sampler_init(&smp, &d, c.num_neg, c.seed) == NCF_OK);
     for (e = 1; e <= 8; e++) {
-        CHECK(ncf_train_epoch(hand, &smp, e, NULL, NULL, NULL) == NCF_OK && ncf_evaluate_with(hand, &d, &eo, &mt) == NCF_OK);
+        CHECK(ncf_train_epoch(hand, &smp, e, NULL, NULL, NULL) == NCF_OK && ncf_evaluate_opts(hand, &d, &eo, &mt) == NCF_OK);
         if (mt.hr > top) top = mt.hr, at = e;
         if (e == ra.chosen_epoch) CHECK(!memcmp(hand->params, a->params, sizeof(float) * a->num_params));
     }
@@ -1905,7 +1905,7 @@ static void test_holdout_latest_random_or_none(void)
         c.num_users = none.num_users, c.num_items = none.num_items;
         CHECK(ncf_model_create(&md, &c) == NCF_OK && ncf_model_set_ids(md, &none) == NCF_OK &&
               ncf_sampler_init(&s, &none, 2, 1) == NCF_OK && ncf_train_epoch(md, &s, 1, NULL, NULL, NULL) == NCF_OK);
-        CHECK_ERR(ncf_evaluate_with(md, &none, &eo, &m), NCF_ERR_DATA, "nothing to evaluate");
+        CHECK_ERR(ncf_evaluate_opts(md, &none, &eo, &m), NCF_ERR_DATA, "nothing to evaluate");
         CHECK_ERR(ncf_evaluate_popularity(&none, &eo, &m), NCF_ERR_DATA, "nothing to evaluate");
         CHECK(ncf_save(md, path_in_dir("none.ncf"), NCF_SAVE_MODEL) == NCF_OK);
         CHECK(ncf_recommend(md, 3, 3, NCF_EXCLUDE_RATED, top, NULL) == 3 && top[0] != 3 && top[1] != 4);
@@ -2603,10 +2603,10 @@ static void test_absurd_settings_and_values_refused(void)
         dc.num_users = d.num_users, dc.num_items = d.num_items;
         CHECK(ncf_sample_eval_negatives(&d, 3, 1) == NCF_OK && ncf_model_create(&dm, &dc) == NCF_OK && ncf_model_set_ids(dm, &d) == NCF_OK);
         eo.target = 7;
-        CHECK_ERR(ncf_evaluate_with(dm, &d, &eo, &mt), NCF_ERR_ARG, "target 7");
+        CHECK_ERR(ncf_evaluate_opts(dm, &d, &eo, &mt), NCF_ERR_ARG, "target 7");
         CHECK_ERR(ncf_recommend(dm, d.raw_user[0], 3, 2, top, NULL), NCF_ERR_ARG, "exclude_rated 2");
         d.raw_user[0] += 1000; /* data with another id than the model's: refused, not scored */
-        CHECK_ERR(ncf_evaluate_with(dm, &d, &(ncf_eval_opts){10, 0, 0, 0, 0, 0}, &mt), NCF_ERR_ARG, "other ids");
+        CHECK_ERR(ncf_evaluate_opts(dm, &d, &(ncf_eval_opts){10, 0, 0, 0, 0, 0}, &mt), NCF_ERR_ARG, "other ids");
         ncf_model_free(dm);
     }
     ncf_model_free(m), ncf_dataset_free(&d);
@@ -3488,16 +3488,16 @@ static void test_validation_by_hand(void)
     if (!m) { ncf_dataset_free(&d); return; }
     o.target = NCF_EVAL_VALIDATION, o.k = 1;
     /* user 0: 0.2 against 0.1 and 0.7 -> rank 1; user 1: 1.1 against 0 and 0.3 -> rank 0 */
-    CHECK(ncf_evaluate_with(m, &d, &o, &s) == NCF_OK);
+    CHECK(ncf_evaluate_opts(m, &d, &o, &s) == NCF_OK);
     CHECKF(s.users == 2 && fabs(s.hr - 0.5) < 1e-12 && fabs(s.mrr - 0.75) < 1e-12, "hr %f mrr %f", s.hr, s.mrr);
     /* full: user 0, 0.2 below 3, 4, 5 (its test item, unknown here) and 6..11 -> rank 9; user 1 -> rank 0 */
     o.full_ranking = 1, o.k = 10;
-    CHECK(ncf_evaluate_with(m, &d, &o, &f) == NCF_OK);
+    CHECK(ncf_evaluate_opts(m, &d, &o, &f) == NCF_OK);
     CHECKF(fabs(f.hr - 1.0) < 1e-12 && fabs(f.mrr - (1.0 / 10 + 1) / 2) < 1e-12, "hr %f mrr %f", f.hr, f.mrr);
     /* the test's full ranking: user 0, 0.5 below 6..11 -> rank 6; user 1, 1.0 below only its
        validation item 11, which does not count -> rank 0 */
     o.target = NCF_EVAL_TEST;
-    CHECK(ncf_evaluate_with(m, &d, &o, &f) == NCF_OK);
+    CHECK(ncf_evaluate_opts(m, &d, &o, &f) == NCF_OK);
     CHECKF(fabs(f.mrr - (1.0 / 7 + 1) / 2) < 1e-12, "mrr %f", f.mrr);
     CHECK(ncf_hold_out_validation(&d, 2, 1) == NCF_ERR_ARG); /* once */
     ncf_model_free(m);
@@ -4225,7 +4225,7 @@ static int serving_differences(ncf_model *a, ncf_model *b, const ncf_dataset *d)
     int32_t us[64], is[64];
     float pa[64], pb[64];
     ncf_metrics ma, mb;
-    size_t wsize = ncf_workspace_size(b, 10);
+    size_t wsize = ncf_with_workspace_size(b, 10);
     void *work = malloc(wsize);
     int u, j, ex, diff = 0, na, nb;
     for (u = 0; u < d->num_users; u += 5) {
@@ -4362,7 +4362,7 @@ static void test_opening_in_place_allocates_no_parameters(void)
 }
 
 /* The workspace forms serve an in-place model with no allocation, and refuse a workspace one
-   byte short of ncf_workspace_size. */
+   byte short of ncf_with_workspace_size. */
 static void test_workspace_forms_allocate_nothing(void)
 {
     ncf_dataset d;
@@ -4378,12 +4378,12 @@ static void test_workspace_forms_allocate_nothing(void)
         long calls;
         if (!in_place_case_make(&c, &d, k)) continue;
         if (ncf_model_open(&in, c.at, c.len) != NCF_OK) { g_failed_checks++, in_place_case_free(&c); continue; }
-        ws = ncf_workspace_size(in, 10), work = malloc(ws);
+        ws = ncf_with_workspace_size(in, 10), work = malloc(ws);
         calls = g_alloc_calls;
         CHECK(ncf_recommend_with(in, d.raw_user[3], 10, NCF_EXCLUDE_RATED, items, NULL, work, ws) == 10);
         CHECK(ncf_predict_with(in, d.raw_user[3], d.raw_item[4], &score, work, ws) == NCF_OK);
         CHECK_ERR(ncf_recommend_with(in, d.raw_user[3], 10, NCF_EXCLUDE_RATED, items, NULL, work, ws - 1), NCF_ERR_ARG,
-                  "ncf_workspace_size");
+                  "ncf_with_workspace_size");
         calls = g_alloc_calls - calls;
         CHECKF(calls == 0, "case %d: the workspace forms made %ld allocations", k, calls);
         { /* lists of 20 and 12 items, given unsorted, and a fold-in of 20: sorted in place */
@@ -5171,7 +5171,10 @@ static int sw_split_and_evaluate(void)
     eo.target = NCF_EVAL_VALIDATION;
     if (rc == NCF_OK) rc = ncf_evaluate_popularity(&d, &eo, &a);
     eo.target = NCF_EVAL_TEST, eo.full_ranking = 1, eo.max_users = 30;
-    if (rc == NCF_OK) rc = ncf_evaluate_with(g_sw_model, &g_sw_data, &eo, &b);
+    if (rc == NCF_OK) rc = ncf_evaluate_opts(g_sw_model, &g_sw_data, &eo, &b);
+    if (rc == NCF_OK) rc = ncf_evaluate_with(g_sw_model, &g_sw_data, &eo, &a); /* the old name: the same */
+    if (rc == NCF_OK && (a.hr != b.hr || a.ndcg != b.ndcg)) rc = NCF_ERR_DATA;
+    if (rc == NCF_OK) rc = ncf_evaluate_popularity(&d, &eo, &a);
     if (rc == NCF_OK) g_sw_digest = ncf__mix64((uint64_t)(a.hr * 1e9) ^ (uint64_t)(b.ndcg * 1e9) << 20 ^ (uint64_t)d.num_train);
     ncf_dataset_free(&d);
     return rc;
@@ -5363,7 +5366,7 @@ static int sw_indices_rows_and_workspaces(void)
         rc = ncf_predict_items(g_sw_model, -1, row, it, 4, z);
     if (rc == NCF_OK) rc = ncf_save_mem(g_sw_model, NCF_SAVE_MODEL, &buf, &len);
     if (rc == NCF_OK && (rc = ncf_model_open_verified(&m, buf, len)) == NCF_OK) {
-        size = ncf_workspace_size(m, 5);
+        size = ncf_with_workspace_size(m, 5);
         work = malloc(size); /* (the caller's memory: not the library's to fail) */
         if (!work) rc = NCF_ERR_DATA;
         else if ((rc = ncf_recommend_with(m, g_sw_data.raw_user[1], 5, NCF_EXCLUDE_RATED, top, z, work, size)) >= 0)
@@ -5395,7 +5398,7 @@ static const struct { const char *name; int (*fn)(void); } SWEPT[] = {
     {"integer ids: set, added to a dataset, a model grown", sw_ids_int},
     {"weighted log, validation, ids added, an epoch", sw_weighted},
     {"triples, a hold-out, popularity, options: ncf_dataset_from_triples ncf_hold_out_validation "
-     "ncf_evaluate_popularity ncf_evaluate_with",
+     "ncf_evaluate_popularity ncf_evaluate_opts ncf_evaluate_with",
      sw_split_and_evaluate},
     {"a split of many items a user, ranked at two cut-offs, fitted, saved and read back: ncf_evaluate_at ncf_save_split",
      sw_many_item_split},
@@ -5467,7 +5470,8 @@ static const char ALLOCATE_NOTHING[] =
     "ncf_config_default ncf_config_mlperf ncf_dataset_free ncf_dataset_user_index ncf_dataset_item_index "
     "ncf_dataset_user_id ncf_dataset_item_id ncf_error_text ncf_version ncf_set_threads ncf_get_threads "
     "ncf_load_opts_default ncf_eval_opts_default ncf_fit_opts_default ncf_fold_opts_default ncf_rec_opts_default "
-    "ncf_tune_opts_default ncf_num_users ncf_num_items ncf_item_row ncf_fold_workspace_size ncf_rec_workspace_size ncf_workspace_size ncf_user_row_size "
+    "ncf_tune_opts_default ncf_num_users ncf_num_items ncf_item_row ncf_fold_workspace_size ncf_rec_workspace_size ncf_with_workspace_size ncf_workspace_size "
+    "ncf_user_row_size "
     "ncf_user_index ncf_item_index ncf_user_id ncf_item_id ncf_tune_cost ncf_tune_budget ncf_metric_value "
     "ncf_decayed_lr ncf_free ncf_model_free";
 static const char MPI_CALLS[] = "ncf_mpi_shard ncf_mpi_train_epoch ncf_mpi_train_examples ncf_mpi_sync ncf_mpi_evaluate "
@@ -5497,7 +5501,9 @@ static void test_calls_said_to_allocate_nothing_allocate_nothing(void)
     NOTHING(ncf_get_threads()), NOTHING((ncf_set_threads(ncf_get_threads()), 0));
     NOTHING(ncf_load_opts_default()), NOTHING(ncf_eval_opts_default()), NOTHING(ncf_fit_opts_default());
     NOTHING(ncf_fold_opts_default()), NOTHING(ncf_rec_opts_default()), NOTHING(ncf_tune_opts_default());
-    NOTHING(ncf_fold_workspace_size(m, 5)), NOTHING(ncf_rec_workspace_size(m, &ro)), NOTHING(ncf_workspace_size(m, 10));
+    NOTHING(ncf_fold_workspace_size(m, 5)), NOTHING(ncf_rec_workspace_size(m, &ro)), NOTHING(ncf_with_workspace_size(m, 10));
+    NOTHING(ncf_workspace_size(m, 10));
+    CHECK(ncf_workspace_size(m, 10) == ncf_with_workspace_size(m, 10)); /* the old name: the same */
     NOTHING(ncf_user_row_size(m)), NOTHING(ncf_user_index(m, "3")), NOTHING(ncf_item_index(m, "4"));
     NOTHING(ncf_num_users(m)), NOTHING(ncf_num_items(m)), NOTHING(ncf_item_row(m, 2, row));
     NOTHING(ncf_user_id(m, 3, id, sizeof id)), NOTHING(ncf_item_id(m, 4, id, sizeof id));
@@ -5661,7 +5667,7 @@ static void *serve_worker(void *arg)
     serve_job *j = (serve_job *)arg;
     float p[SERVE_PAIRS], sc[SERVE_K];
     int64_t top[SERVE_K];
-    size_t size = ncf_workspace_size(j->in, SERVE_K);
+    size_t size = ncf_with_workspace_size(j->in, SERVE_K);
     void *work = malloc(size);
     int k, q, round;
     for (round = 0; round < 3; round++) {

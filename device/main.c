@@ -180,7 +180,7 @@ static int run(const char *name, const unsigned char *file, size_t len, const st
     printf("%s: opening took %lu instructions (ncf_model_open: the CRC and every value checked), %lu where the "
            "firmware verified the image (ncf_model_open_verified)\n", name, (unsigned long)(open_checked * ipt),
            (unsigned long)(open_verified * ipt));
-    need = ncf_workspace_size(m, 10);
+    need = ncf_with_workspace_size(m, 10);
     printf("%s: model file %lu bytes read in place; opening took %ld allocations, %lu bytes of heap (no "
            "parameters); workspace %lu bytes\n", name, (unsigned long)len, heap_calls - calls0,
            (unsigned long)(heap_now - heap0), (unsigned long)need);

@@ -747,8 +747,8 @@ static int bench_growth(const char *path)
             double t;
             ncf_train_epoch(m, &s, (int)m->epoch + 1, NULL, NULL, NULL);
             t = now_s() - t0;
-            eo.target = NCF_EVAL_VALIDATION, ncf_evaluate_with(m, &full, &eo, &mv);
-            eo.target = NCF_EVAL_TEST, ncf_evaluate_with(m, &full, &eo, &mt);
+            eo.target = NCF_EVAL_VALIDATION, ncf_evaluate_opts(m, &full, &eo, &mv);
+            eo.target = NCF_EVAL_TEST, ncf_evaluate_opts(m, &full, &eo, &mt);
             printf("{\"case\":\"growth_epoch\",\"side\":\"%s\",\"epoch\":%d,\"val_hr\":%.4f,\"test_hr\":%.4f,\"s\":%.2f}\n",
                    side ? "grown" : "scratch", e, mv.hr, mt.hr, t);
             if (mv.hr > bv) bv = mv.hr, be = e, bt = t, btest = mt.hr;
@@ -1069,7 +1069,7 @@ static int bench_evalcost(void)
                 for (f = 0; f < 2; f++) {
                     double t1 = now_s(), dt;
                     e.target = t ? NCF_EVAL_VALIDATION : NCF_EVAL_TEST, e.full_ranking = f;
-                    if (ncf_evaluate_with(m, &d, &e, &x) != NCF_OK) return 1;
+                    if (ncf_evaluate_opts(m, &d, &e, &x) != NCF_OK) return 1;
                     dt = now_s() - t1;
                     full[r] += dt;
                     if (!f) autom[r] += dt;

@@ -230,7 +230,7 @@ static void test_mpi_evaluation_exact(void)
             ncf_eval_opts o = ncf_eval_opts_default();
             ncf_metrics one, many;
             o.target = target, o.full_ranking = full > 0, o.max_users = full == 2 ? 100 : 0, o.seed = 5;
-            CHECK(ncf_evaluate_with(m, &w, &o, &one) == NCF_OK);
+            CHECK(ncf_evaluate_opts(m, &w, &o, &one) == NCF_OK);
             CHECKF(ncf_mpi_evaluate(m, &s, &o, MPI_COMM_WORLD, &many) == NCF_OK, "%s", ncf_error_text());
             ok = one.hr == many.hr && one.ndcg == many.ndcg && one.mrr == many.mrr && one.users == many.users;
             CHECKF(ok, "target %d full %d: one process HR %.17g NDCG %.17g MRR %.17g users %d; ranks %.17g %.17g %.17g %d",
