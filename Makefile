@@ -154,6 +154,15 @@ header-checks: $(BUILD)/tests $(BUILD)/readme_example.c | $(BUILD)
 	  grep -o '^/\* -* >>[a-z-]*' ncf.h | sed 's/.*>>//' > $(BUILD)/banners.txt && \
 	  sed -n '/^   CONTENTS/$(comma)/^   COMPILE-TIME/p' ncf.h | sed 1d | grep -o '>>[a-z-]*' | sed 's/>>//' | grep -vx impl > $(BUILD)/contents.txt && \
 	  cmp $(BUILD)/banners.txt $(BUILD)/contents.txt)
+	$(call build_check,tests.c's CONTENTS lists every section banner in file order,\
+	  grep -o '^/\* -* >>[a-z-]*' tests.c | sed 's/.*>>//' > $(BUILD)/test_banners.txt && \
+	  sed -n '/^   CONTENTS/$(comma)/^$$/p' tests.c | sed 1$(comma)2d | grep -o '>>[a-z-]*' | sed 's/>>//' > $(BUILD)/test_contents.txt && \
+	  cmp $(BUILD)/test_banners.txt $(BUILD)/test_contents.txt)
+	$(call build_check,tests.c's table lists every test once in the order they are defined,\
+	  grep -o '^static void test_[a-z0-9_]*(void)' tests.c | sed 's/static void test_//; s/(void)//' > $(BUILD)/test_defs.txt && \
+	  grep -o '^    {"[a-z0-9_]*"$(comma) test_[a-z0-9_]*}' tests.c | sed 's/.*$(comma) test_//; s/}//' > $(BUILD)/test_rows.txt && \
+	  cmp $(BUILD)/test_defs.txt $(BUILD)/test_rows.txt && \
+	  grep -o '^    {"[a-z0-9_]*"$(comma) test_[a-z0-9_]*}' tests.c | sed 's/    {"//; s/"$(comma) test_/ /; s/}//' | awk '$$1 != $$2 { exit 1 }')
 	$(call build_check,every public call is in the allocation-failure sweep or checked to allocate nothing,\
 	  awk '/^NCFDEF/ { l = $$0; if (l !~ /[$(lp)]/) { getline n; l = l " " n }; if (match(l, /ncf_[a-z0-9_]*[ ]*[$(lp)]/)) print substr(l$(comma) RSTART$(comma) RLENGTH) }' ncf.h | \
 	  tr -d ' $(lp)' | sort -u > $(BUILD)/api.txt && \
@@ -224,7 +233,7 @@ test: $(BUILD)/tests $(BUILD)/tests_noomp $(BUILD)/tests_native $(BUILD)/tests_a
 	@set -u; p=0; f=0; s=0; \
 	for t in "tests --expect-hash $(BUILD)/noomp.hash" tests_noomp tests_native $$(cat $(BUILD)/isa.list) tests_asan \
 	         $$([ -x $(BUILD)/tests_clang_ubsan ] && echo tests_clang_ubsan) \
-	         "tests_tsan serving_threads" \
+	         "tests_tsan serving_threads_answer_as_one_thread" \
 	         "tests_infer --check $(BUILD)/fixture" python_tests; do \
 	  echo "== $(BUILD)/$$t"; \
 	  ASAN_OPTIONS=detect_leaks=1 $(BUILD)/$$t > $(BUILD)/out.log 2>&1; rc=$$?; cat $(BUILD)/out.log; \
@@ -379,6 +388,8 @@ wasm: demo | $(BUILD)
 	cp web/index.html web/ncf.js $(BUILD)/web/
 	@[ -f $(BUILD)/web/model.ncf ] || ./demo --train_epochs 2 --save $(BUILD)/web/model.ncf > /dev/null
 	@echo "ncf.wasm: $$(wc -c < $(BUILD)/web/ncf.wasm) bytes. The page: python3 -m http.server -d $(BUILD)/web, then open http://localhost:8000"
+	@doc=$$(grep '^| `ncf.wasm`' docs/devices.md | tr -d ',' | grep -o '[0-9]* bytes' | grep -o '[0-9]*'); \
+	  [ "$$doc" = "$$(wc -c < $(BUILD)/web/ncf.wasm)" ] || { echo "docs/devices.md says ncf.wasm is $$doc bytes"; exit 1; }
 web-test: wasm
 	@tests/needs.sh web
 	@[ -d $(BUILD)/web/npm/node_modules/playwright-core ] || \
@@ -394,7 +405,8 @@ web-test: wasm
 # each, checks its top-10 lists against this machine's and prints heap, workspace, stack,
 # instructions per recommendation and per open (qemu -icount), and ncf.h's code size (from
 # the link map). Installs the toolchains when root with apt-get.
-DEVICE_CORES := m4 m0 rv32imac rv32imafc
+ALL_DEVICE_CORES := m4 m0 rv32imac rv32imafc
+DEVICE_CORES := $(ALL_DEVICE_CORES)
 # MPI (tests/mpi.c, built with Open MPI's mpicc). test-mpi runs the MPI tests on 1 rank (it
 # writes the reference models), then 2, 3 (an uneven split) and 4, each checking its model
 # against 1 rank's bit for bit and resuming a 2-rank checkpoint; 2 ranks of 2 threads; 3
@@ -441,6 +453,7 @@ device: demo | $(BUILD)
 	./demo --load $(BUILD)/device/model.ncf --export_c $(BUILD)/device/model_f32.h
 	./demo --load $(BUILD)/device/model.ncf --int8 --export_c $(BUILD)/device/model_int8.h
 	@set -e; for c in $(DEVICE_CORES); do BUILD=$(BUILD) device/run.sh $$c; done
+	@if [ "$(DEVICE_CORES)" = "$(ALL_DEVICE_CORES)" ]; then BUILD=$(BUILD) device/check_docs.sh; fi
 
 # libFuzzer (clang): one binary per reader, each run FUZZ_SECONDS on a scratch corpus seeded
 # from fuzz/corpus/NAME (the round trip from the logs' seeds) and, for the model readers, from

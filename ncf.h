@@ -35,9 +35,8 @@
      NCF_INFERENCE_ONLY                 for devices: model files, predict and recommend
                                         only; no optimizer, sampler, loaders, evaluation
                                         or ncf_model_create, no gradient or Adam memory,
-                                        no double-precision math, no assert; serving a
-                                        model read in place takes about 9 KB of Cortex-M
-                                        code at -Os (make device)
+                                        no double-precision math, no assert (docs/devices.md
+                                        has its code size on a Cortex-M, make device)
      NCF_MAX_LAYERS                     MLP tower depth limit (default 8)
      NCF_VECTOR_EXT, NCF_NO_VECTOR_EXT  the kernels' vector tile on or off (default: on where
                                         the target has SIMD registers: x86, NEON, wasm SIMD, POWER, z;
@@ -100,7 +99,7 @@
    THREADS
      OpenMP threads (ncf_set_threads, or OMP_NUM_THREADS). Work is handed out in small
      units that any thread may take, and a thread with nothing left waits only for
-     the units still running, spinning 50 us before it naps. On a busy machine a
+     the units still running, spinning a moment (NCF__SPIN_US) before it naps. On a busy machine a
      thread that shares its core is slow and every phase waits for it, so training
      times itself every few seconds with thread 0 alone and with all threads and keeps
      the faster. Threads need an OpenMP compiler with GCC's atomics (GCC, Clang); any
@@ -802,8 +801,8 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len);
 NCFDEF int ncf_model_open(ncf_model **out, const void *buf, size_t len);
 /* ncf_model_open for a buffer the firmware has verified itself (its CRC checked when it was
    written to flash, say): skips the two passes over the whole file, the CRC and the scan of
-   every parameter for non-finite values (a 577 KB model opens in 2.2 M instead of 8.2 M
-   instructions on a Cortex-M4F, make device). The layout is still checked (sizes, offsets,
+   every parameter for non-finite values (docs/devices.md has what that saves on a
+   Cortex-M, make device). The layout is still checked (sizes, offsets,
    id tables, rated items), so a damaged buffer may score wrongly but is never read outside
    its len. */
 NCFDEF int ncf_model_open_verified(ncf_model **out, const void *buf, size_t len);
@@ -983,7 +982,7 @@ NCFDEF ncf_tune_opts ncf_tune_opts_default(void);
    docs/tuning.md): a unit of work, not a promise of time. */
 NCFDEF double ncf_tune_cost(const ncf_config *cfg, const ncf_dataset *data, int epochs);
 /* A budget from the data's size: 50 epochs of the defaults (ncf_config_default) by the cost
-   model, 30 at least; about 5 minutes for ml-1m. */
+   model, 30 at least (docs/tuning.md has what it comes to on ml-1m). */
 NCFDEF double ncf_tune_budget(const ncf_dataset *data);
 /* Runs the search on data (with validation items: ncf_hold_out_validation) and fills rep. */
 NCFDEF int ncf_tune(const ncf_dataset *data, const ncf_tune_opts *opts, ncf_tune_report *rep);
@@ -1314,10 +1313,20 @@ static int ncf__team_of(int cond, int want)
 #endif
 /* Whether more threads pay on this machine now. On a busy machine a thread that shares its
    core, or that the OS preempted holding a unit, is slow, and every phase waits for its last
-   unit: 2 threads can train slower than 1. So training measures itself now and then: 25 ms
-   (and 10 phases at least) with thread 0 working alone, 25 ms with all, twice over, and it
-   keeps whichever was faster, probing again after 1 s, and
-   after twice as long each time the choice stands, up to 16 s. Results do not depend on it. */
+   unit: 2 threads can train slower than 1. So training measures itself now and then: a
+   probe (NCF__PROBE_US, and NCF__PROBE_PHASES at least) with thread 0 working alone, one with
+   all, twice over, and it keeps whichever was faster, probing again after NCF__PACE_FIRST_US,
+   and after twice as long each time the choice stands, up to NCF__PACE_MOST_US. Results do
+   not depend on it. Times in microseconds. */
+#define NCF__PROBE_US 25000
+#define NCF__PROBE_PHASES 10
+#define NCF__PACE_FIRST_US 1000000
+#define NCF__PACE_MOST_US 16000000
+/* A waiting thread spins NCF__SPIN_US, then naps NCF__NAP_US at a time; a thread sitting out
+   naps NCF__SITTING_OUT_US at a time: it must not wake often on a core that thread 0 may need. */
+#define NCF__SPIN_US 50
+#define NCF__NAP_US 50
+#define NCF__SITTING_OUT_US 1000
 typedef struct {
     int solo;              /* the current choice: thread 0 alone */
     int probing;           /* 0 running the choice; 1..4 timing alone, all, alone, all */
@@ -1357,19 +1366,17 @@ static ncf__ctx ncf__join(ncf__team *team)
 }
 
 #if NCF__TEAMS
-/* Until the region has finished `end` units: spins for 50 us, then naps 50 us at a time. A
-   thread sitting out naps 1 ms at a time: it must not wake often on a core that thread 0
-   may need. */
+/* Until the region has finished `end` units: spins, then naps (NCF__SPIN_US, NCF__NAP_US). */
 static void ncf__wait_done(ncf__team *t, int64_t end, int sitting_out)
 {
     double t0 = 0;
     int spins = 0;
     while (__atomic_load_n(&t->done, __ATOMIC_ACQUIRE) < end) {
-        if (sitting_out) NCF__NAP(1000);
+        if (sitting_out) NCF__NAP(NCF__SITTING_OUT_US);
         else if ((++spins & 63) == 0) {
             double now = omp_get_wtime();
             if (t0 == 0) t0 = now;
-            else if (now - t0 > 50e-6) NCF__NAP(50);
+            else if (now - t0 > NCF__SPIN_US * 1e-6) NCF__NAP(NCF__NAP_US);
         }
         NCF__RELAX();
     }
@@ -1385,7 +1392,7 @@ static void ncf__pace_phase(ncf__team *t)
         if (now < p->next) return;
         p->us[0] = p->us[1] = p->n[0] = p->n[1] = 0;
     } else {
-        if (n < 10 || now - p->t0 < 25000) return;
+        if (n < NCF__PROBE_PHASES || now - p->t0 < NCF__PROBE_US) return;
         p->us[p->probing % 2 == 0] += (double)(now - p->t0), p->n[p->probing % 2 == 0] += (double)n;
     }
     if (p->probing < 4) { /* the next timing: odd alone, even with all */
@@ -1394,7 +1401,8 @@ static void ncf__pace_phase(ncf__team *t)
         return;
     }
     alone = p->us[0] / p->n[0] < p->us[1] / p->n[1];
-    p->every = alone == p->solo && p->every ? (p->every < 8000000 ? 2 * p->every : 16000000) : 1000000;
+    p->every = alone == p->solo && p->every ? (2 * p->every < NCF__PACE_MOST_US ? 2 * p->every : NCF__PACE_MOST_US)
+                                            : NCF__PACE_FIRST_US;
     p->solo = alone, p->probing = 0, p->next = now + p->every;
     __atomic_store_n(&t->solo, p->solo, __ATOMIC_RELAXED);
 }
@@ -4253,7 +4261,7 @@ NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_op
         rc = ncf__load_ncf(ds, prefix, o.eval_negatives, o.seed, o.holdout);
 
     } else {
-        if (o.format < NCF_FORMAT_AUTO || o.format > NCF_FORMAT_NCF)
+        if ((int)o.format < NCF_FORMAT_AUTO || (int)o.format > NCF_FORMAT_NCF)
             return ncf__fail(NCF_ERR_ARG, "ncf_load_dataset: unknown format %d", (int)o.format);
         ncf__parsed P;
         if ((rc = ncf__read_file(path, &buf, &len, NULL)) != NCF_OK) return rc;
@@ -5308,7 +5316,7 @@ static int ncf__check_batch(const ncf_model *m, const int32_t *users, const int3
     for (j = 0; j < n; j++)
         if (users[j] < 0 || users[j] >= m->cfg.num_users || items[j] < 0 || items[j] >= m->cfg.num_items)
             return ncf__fail(NCF_ERR_ARG, "batch position %d: (user index %d, item index %d) outside [0,%d) x [0,%d) (indices, not ids)", j,
-                             users[j], items[j], m->cfg.num_users, m->cfg.num_items);
+                             (int)users[j], (int)items[j], m->cfg.num_users, m->cfg.num_items);
     for (j = 0; labels && j < n; j++)
         if (!(((const float *)labels)[j] >= 0.0f && ((const float *)labels)[j] <= NCF__MAX_CONFIDENCE))
             return ncf__fail(NCF_ERR_ARG, "batch position %d: label %g (0 a negative, a positive's weight in "
@@ -9580,7 +9588,7 @@ static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model 
     if (len < 4 || memcmp(r.p, "NCF", 4) != 0) return ncf__fail(NCF_ERR_PARSE, "not an ncf.h model (bad magic)");
     if (!ncf__get_u32(&r, &L->version)) return ncf__fail(NCF_ERR_PARSE, "model truncated in its header");
     if (L->version < 2 || L->version > NCF_FORMAT_VERSION)
-        return ncf__fail(NCF_ERR_PARSE, "model format version %u; this library reads versions 2 to %d", L->version,
+        return ncf__fail(NCF_ERR_PARSE, "model format version %u; this library reads versions 2 to %d", (unsigned)L->version,
                          NCF_FORMAT_VERSION);
     if (len < NCF__HEADER_V3 + 4)
         return ncf__fail(NCF_ERR_PARSE, "model truncated in its header (%lu bytes)", (unsigned long)len);
@@ -9901,7 +9909,7 @@ static int ncf__open_in_place(ncf_model **out, const void *buf, size_t len, int 
     if (L.version < 3) {
         ncf_model_free(m);
         return ncf__fail(NCF_ERR_PARSE, "model format version %u is not laid out to be read in place: ncf_load_mem "
-                                        "reads it, and ncf_save_mem writes version %d", L.version, NCF_FORMAT_VERSION);
+                                        "reads it, and ncf_save_mem writes version %d", (unsigned)L.version, NCF_FORMAT_VERSION);
     }
     m->scratch->in_place = 1;
     if ((rc = ncf__point_into(m, (const uint8_t *)buf, &L, !verified)) != NCF_OK) { ncf_model_free(m); return rc; }

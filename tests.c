@@ -11,6 +11,13 @@
      ./tests --write-logs DIR    the example logs the demo's checks read (plays.tsv, books.csv)
      ./tests --write-seeds DIR   small model files of every kind, the model fuzzer's seeds
 
+   CONTENTS (each section's banner holds its tag: grep -n '>>metrics' tests.c; the table at
+   >>runner lists the tests in the order they are defined; make test checks both)
+      >>reference  >>kernels  >>steps  >>determinism  >>errors  >>formats  >>sampler
+      >>datasets  >>evaluation  >>logs  >>serving  >>hostile  >>adversarial  >>environment
+      >>metrics  >>numerics  >>persistence  >>training  >>in-place  >>saving  >>examples
+      >>allocation  >>serving-threads  >>runner
+
    The benchmarks are tests/bench.c, the MPI suite tests/mpi.c, the fixture other builds
    check tests/fixture.c; tests/harness.h is what they share. */
 #include "tests/harness.h"
@@ -18,7 +25,7 @@
 
 static const char *g_expect_hash_file;
 
-/* ---------------------------------------------------------- reference model */
+/* ---- >>reference: an independent double-precision NeuMF, and gradients against it ------------ */
 /* A plain double-precision NeuMF loss written from the paper's equations, sharing
    nothing with ncf.h but the parameter layout. */
 
@@ -169,15 +176,15 @@ static void gradient_check_labels(ncf_model_type type, int reg, const float *lab
 
 static void gradient_check(ncf_model_type type, int reg) { gradient_check_labels(type, reg, GB_Y); }
 
-static void test_gradients_neumf(void) { gradient_check(NCF_NEUMF, 0); gradient_check(NCF_NEUMF, 1); }
-static void test_gradients_gmf(void) { gradient_check(NCF_GMF, 0); gradient_check(NCF_GMF, 1); }
-static void test_gradients_mlp(void) { gradient_check(NCF_MLP, 0); gradient_check(NCF_MLP, 1); }
-static void test_gradients_mf(void) { gradient_check(NCF_MF, 0); gradient_check(NCF_MF, 1); }
+static void test_neumf_gradients_match_finite_differences(void) { gradient_check(NCF_NEUMF, 0); gradient_check(NCF_NEUMF, 1); }
+static void test_gmf_gradients_match_finite_differences(void) { gradient_check(NCF_GMF, 0); gradient_check(NCF_GMF, 1); }
+static void test_mlp_gradients_match_finite_differences(void) { gradient_check(NCF_MLP, 0); gradient_check(NCF_MLP, 1); }
+static void test_mf_gradients_match_finite_differences(void) { gradient_check(NCF_MF, 0); gradient_check(NCF_MF, 1); }
 
 /* Weighted positives: the loss and gradients against the definition by finite differences,
    for every model type; and a positive weighing c is exactly c positives of weight 1 (its loss
    and gradient c times theirs), a label of 1 exactly the unweighted step. */
-static void test_gradients_weighted(void)
+static void test_weighted_gradients_match_finite_differences(void)
 {
     static const float one[1] = {1}, heavy[1] = {4}, bad[3] = {-1, NAN, 2e9f};
     static const int32_t u1[1] = {2}, i1[1] = {5};
@@ -208,7 +215,7 @@ static void test_gradients_weighted(void)
 
 /* A float finite difference on the library's own loss agrees too (a second,
    independent path: no reference model involved). */
-static void test_gradients_float_fd(void)
+static void test_float_finite_differences_agree_on_the_librarys_loss(void)
 {
     ncf_config c = small_config(NCF_NEUMF, 1);
     ncf_model *m = NULL;
@@ -234,14 +241,14 @@ static void test_gradients_float_fd(void)
     ncf_model_free(m);
 }
 
-/* ------------------------------------------------------------------ kernels */
+/* ---- >>kernels: every GEMM path against its definition --------------------------------------- */
 
 /* Every GEMM path (full register tiles, narrow and half-width edges, the scalar tail, k
    blocks past NCF__KC, each flag) against the definition, bit for bit: each output summed in
    ascending k from its start (C, the bias or 0) with NCF__MADD, NCF__ADD adding C once at the
    end, and the ReLU as x < 0 ? 0 : x, which keeps NaN and -0. Row 1 of A is all -0 (with a
    bias of -0 its outputs are -0) and row 2 holds a NaN. */
-static void test_gemm_against_reference(void)
+static void test_every_gemm_path_matches_its_definition(void)
 {
     static const int Ms[] = {1, 3, 8, 13}, Ns[] = {3, 8, 16, 24, 40, 64, 70}, Ks[] = {1, 7, 300};
     static const int flags[] = {0, NCF__ACC, NCF__RELU, NCF__ADD | NCF__RELU, NCF__ACC | NCF__RELU};
@@ -285,9 +292,9 @@ static void test_gemm_against_reference(void)
            negzero_kept);
 }
 
-/* --------------------------------------------------------------- loss, Adam */
+/* ---- >>steps: the loss, Adam and SGD against steps worked by hand ---------------------------- */
 
-static void test_loss_values(void)
+static void test_loss_and_sigmoid_match_hand_values(void)
 {
     /* sigmoid cross-entropy by hand: log(1+e^-z) for y=1, z + log(1+e^-z) for y=0 */
     CHECK(fabs(ncf__bce(0.0f, 1.0f) - 0.6931471805599453) < 1e-12);
@@ -326,7 +333,7 @@ static void test_loss_values(void)
                       update = lr_t m / (sqrt v + eps) = 0.009999993675448678
    step 2, g = -0.25: m = 0.02, v = 0.00031225, lr_t = 0.01 sqrt(1-0.999^2)/(1-0.9^2),
                       update = 0.0026633688893720306 */
-static void test_adam_by_hand(void)
+static void test_adam_steps_match_hand_computation(void)
 {
     ncf_config c = small_config(NCF_NEUMF, 0);
     ncf_model *m = NULL;
@@ -370,7 +377,7 @@ static void test_adam_by_hand(void)
 }
 
 /* SGD moves every parameter by exactly lr * gradient, and only rows in the batch. */
-static void test_sgd_by_hand(void)
+static void test_sgd_moves_only_batch_rows_by_lr_times_gradient(void)
 {
     ncf_config c = small_config(NCF_MF, 1);
     ncf_model *m = NULL;
@@ -401,7 +408,7 @@ static void test_sgd_by_hand(void)
 
 /* Dense (TF) and lazy Adam agree everywhere except embedding rows that had a
    gradient before but not in this step: dense keeps moving them on momentum. */
-static void test_adam_dense_vs_lazy(void)
+static void test_dense_and_lazy_adam_differ_only_on_idle_rows(void)
 {
     ncf_config c = small_config(NCF_NEUMF, 0);
     ncf_model *a = NULL, *b = NULL;
@@ -432,7 +439,7 @@ static void test_adam_dense_vs_lazy(void)
     ncf_model_free(b);
 }
 
-/* ------------------------------------------------------------ determinism */
+/* ---- >>determinism: the same bits on any thread count, preempted or not ---------------------- */
 
 
 /* A hash of the parameters and Adam state after training on synthetic data and
@@ -461,7 +468,7 @@ static uint64_t training_hash(int threads, int dense)
     return h;
 }
 
-static void test_threads_bit_identical(void)
+static void test_training_bit_identical_on_any_thread_count(void)
 {
     uint64_t h1 = training_hash(1, 0), h2 = training_hash(2, 0);
     uint64_t d1 = training_hash(1, 1), d2 = training_hash(2, 1);
@@ -513,7 +520,7 @@ static uint64_t preempted_hash(int threads, int dense, int by_step)
     return h;
 }
 
-static void test_threads_preempted(void)
+static void test_training_bit_identical_with_a_preempted_thread(void)
 {
     int dense, by_step;
 #ifndef _WIN32
@@ -536,9 +543,9 @@ static void test_threads_preempted(void)
 #endif
 }
 
-/* ------------------------------------------------------------------ errors */
+/* ---- >>errors: bad arguments refused, nothing applied ---------------------------------------- */
 
-static void test_bad_arguments(void)
+static void test_bad_arguments_refused_and_nothing_applied(void)
 {
     ncf_config c = small_config(NCF_NEUMF, 0);
     ncf_model *m = NULL;
@@ -590,7 +597,7 @@ static void test_bad_arguments(void)
     ncf_model_free(m);
 }
 
-/* -------------------------------------------------------------------- data */
+/* ---- >>formats: the MovieLens formats and the paper's split, read and refused ---------------- */
 
 static const char *RATINGS_ROWS[] = {
     /* user item rating time */
@@ -642,7 +649,7 @@ static void check_hand_dataset(const ncf_dataset *d, const char *what)
     check_hand_dataset_quiet(d);
 }
 
-static void test_load_formats(void)
+static void test_every_movielens_format_loads_the_same_data(void)
 {
     ncf_dataset d;
     ncf_load_opts o = ncf_load_opts_default();
@@ -713,7 +720,7 @@ static void write_ncf_split(const ncf_dataset *d, const char *prefix)
 /* ratings.csv columns are read by name, in any order and with extra columns; a UTF-8 byte
    order mark is skipped in every format; a headerless file keeps its first rating whatever it
    starts with; an unknown header is refused with the columns expected. */
-static void test_loader_headers(void)
+static void test_columns_read_by_header_name_and_bom_skipped(void)
 {
     ncf_dataset d;
     ncf_load_opts o = ncf_load_opts_default();
@@ -765,7 +772,7 @@ static void test_loader_headers(void)
 
 
 
-static void test_ncf_split_round_trip(void)
+static void test_paper_split_files_read_back_the_same_dataset(void)
 {
     ncf_dataset a, b;
     char prefix[256];
@@ -796,7 +803,7 @@ static void test_ncf_split_round_trip(void)
     ncf_dataset_free(&a);
 }
 
-static void test_bad_input_files(void)
+static void test_bad_input_files_refused_with_file_and_line(void)
 {
     ncf_dataset d;
     char prefix[256];
@@ -865,6 +872,8 @@ static void test_bad_input_files(void)
     CHECK(d.user_ptr == NULL && d.num_users == 0); /* failures leave the dataset empty */
 }
 
+/* ---- >>sampler: training examples: each positive once, negatives uniform and unrated --------- */
+
 static int in_training(const ncf_dataset *d, int u, int item)
 {
     int64_t k;
@@ -878,7 +887,7 @@ static int is_rated(const ncf_dataset *d, int u, int item)
     return d->test_item[u] == item || (d->val_item && d->val_item[u] == item) || in_training(d, u, item);
 }
 
-static void test_sampler_properties(void)
+static void test_sampler_draws_each_positive_once_and_unrated_negatives(void)
 {
     ncf_dataset d;
     ncf_sampler s;
@@ -944,7 +953,7 @@ static void test_sampler_properties(void)
 
 /* Negatives of one heavy user across many epochs: uniform over the items not in its training
    list (chi-square below the 99.9% point). */
-static void test_sampler_uniform_chi2(void)
+static void test_sampler_negatives_uniform_by_chi_square(void)
 {
     ncf_dataset d;
     ncf_sampler s;
@@ -986,285 +995,7 @@ static void test_sampler_uniform_chi2(void)
     ncf_dataset_free(&d);
 }
 
-/* Training never reads the held-out items: the same data with its test and validation items
-   poisoned (other items, or none) draws the same examples every epoch and trains the same
-   model bit for bit. (0.6's sampler, skip_held_out, read them: it differs.) */
-static void test_training_blind_to_held_out_items(void)
-{
-    ncf_dataset d, poisoned;
-    ncf_sampler a, b;
-    ncf_config c = ncf_config_default();
-    ncf_model *ma = NULL, *mb = NULL;
-    int32_t *ua, *ia, *ub, *ib;
-    float *ya, *yb;
-    int u, epoch, same = 1;
-    CHECK(ncf_synthetic(&d, 80, 50, 1500, 4, 3) == NCF_OK && ncf_hold_out_validation(&d, 5, 2) == NCF_OK);
-    CHECK(ncf_synthetic(&poisoned, 80, 50, 1500, 4, 3) == NCF_OK && ncf_hold_out_validation(&poisoned, 5, 2) == NCF_OK);
-    for (u = 0; u < poisoned.num_users; u++) { /* another item not in training, or none */
-        int32_t other = -1, i;
-        for (i = 0; i < poisoned.num_items && other < 0; i++)
-            if (!in_training(&poisoned, u, (i + 7 * u) % poisoned.num_items)) other = (i + 7 * u) % poisoned.num_items;
-        poisoned.test_item[u] = u % 3 ? other : -1, poisoned.val_item[u] = u % 2 ? -1 : other;
-    }
-    CHECK(ncf_sampler_init(&a, &d, 4, 5) == NCF_OK && ncf_sampler_init(&b, &poisoned, 4, 5) == NCF_OK);
-    ua = (int32_t *)malloc(sizeof(int32_t) * (size_t)a.num_examples), ia = (int32_t *)malloc(sizeof(int32_t) * (size_t)a.num_examples);
-    ub = (int32_t *)malloc(sizeof(int32_t) * (size_t)a.num_examples), ib = (int32_t *)malloc(sizeof(int32_t) * (size_t)a.num_examples);
-    ya = (float *)malloc(sizeof(float) * (size_t)a.num_examples), yb = (float *)malloc(sizeof(float) * (size_t)a.num_examples);
-    for (epoch = 1; epoch <= 5; epoch++) {
-        ncf_sampler_fill(&a, epoch, 0, (int)a.num_examples, ua, ia, ya);
-        ncf_sampler_fill(&b, epoch, 0, (int)b.num_examples, ub, ib, yb);
-        same &= !memcmp(ia, ib, sizeof(int32_t) * (size_t)a.num_examples) && !memcmp(ua, ub, sizeof(int32_t) * (size_t)a.num_examples);
-    }
-    CHECK(same);
-    c.num_users = d.num_users, c.num_items = d.num_items, c.batch_size = 64;
-    CHECK(ncf_model_create(&ma, &c) == NCF_OK && ncf_model_create(&mb, &c) == NCF_OK);
-    for (epoch = 1; epoch <= 2; epoch++)
-        CHECK(ncf_train_epoch(ma, &a, epoch, NULL, NULL, NULL) == NCF_OK && ncf_train_epoch(mb, &b, epoch, NULL, NULL, NULL) == NCF_OK);
-    CHECK(ma && mb && !memcmp(ma->params, mb->params, sizeof(float) * ma->num_params));
-    a.skip_held_out = b.skip_held_out = 1; /* the old rule reads them */
-    ncf_sampler_fill(&a, 1, 0, (int)a.num_examples, ua, ia, ya);
-    ncf_sampler_fill(&b, 1, 0, (int)b.num_examples, ub, ib, yb);
-    CHECK(memcmp(ia, ib, sizeof(int32_t) * (size_t)a.num_examples) != 0);
-    free(ua), free(ia), free(ub), free(ib), free(ya), free(yb);
-    ncf_model_free(ma), ncf_model_free(mb), ncf_dataset_free(&d), ncf_dataset_free(&poisoned);
-}
-
-/* ncf_fit leaves the model at the epoch of the best validation HR, which a loop of epochs
-   and evaluations finds by hand; the same data with its test items poisoned (others, or none)
-   gives the same choice and the same model bit for bit; patience stops that many epochs after
-   the chosen one; a test target is refused. */
-static void test_fit_chooses_on_validation_never_test(void)
-{
-    ncf_dataset d, poisoned;
-    ncf_config c = ncf_config_default();
-    ncf_model *a = NULL, *b = NULL, *hand = NULL;
-    ncf_fit_opts fo = ncf_fit_opts_default();
-    ncf_fit_report ra, rb;
-    ncf_eval_opts eo = ncf_eval_opts_default();
-    ncf_sampler smp;
-    ncf_metrics mt;
-    double top = -1;
-    int u, e, at = 0;
-    CHECK(ncf_synthetic(&d, 120, 60, 2400, 4, 8) == NCF_OK && ncf_sample_eval_negatives(&d, 20, 1) == NCF_OK &&
-          ncf_hold_out_validation(&d, 20, 2) == NCF_OK);
-    CHECK(ncf_synthetic(&poisoned, 120, 60, 2400, 4, 8) == NCF_OK && ncf_sample_eval_negatives(&poisoned, 20, 1) == NCF_OK &&
-          ncf_hold_out_validation(&poisoned, 20, 2) == NCF_OK);
-    for (u = 0; u < poisoned.num_users; u++)
-        if (poisoned.test_item[u] >= 0) poisoned.test_item[u] = u % 2 ? -1 : poisoned.val_neg[(size_t)u * poisoned.num_val_neg];
-    c.num_users = d.num_users, c.num_items = d.num_items, c.batch_size = 128, c.lr = 0.01f;
-    CHECK(ncf_model_create(&a, &c) == NCF_OK && ncf_model_create(&b, &c) == NCF_OK && ncf_model_create(&hand, &c) == NCF_OK);
-    if (!a || !b || !hand) { ncf_model_free(a), ncf_model_free(b), ncf_model_free(hand); return; }
-    fo.epochs = 8;
-    CHECKF(ncf_fit(a, &d, &fo, &ra) == NCF_OK && ncf_fit(b, &poisoned, &fo, &rb) == NCF_OK, "%s", ncf_error_text());
-    CHECK(ra.chosen_epoch == rb.chosen_epoch && ra.epochs_trained == 8 && a->epoch == ra.chosen_epoch);
-    CHECK(!memcmp(a->params, b->params, sizeof(float) * a->num_params));
-    eo.target = NCF_EVAL_VALIDATION; /* by hand: the first epoch of the best validation HR */
-    CHECK(ncf_sampler_init(&smp, &d, c.num_neg, c.seed) == NCF_OK);
-    for (e = 1; e <= 8; e++) {
-        CHECK(ncf_train_epoch(hand, &smp, e, NULL, NULL, NULL) == NCF_OK && ncf_evaluate_opts(hand, &d, &eo, &mt) == NCF_OK);
-        if (mt.hr > top) top = mt.hr, at = e;
-        if (e == ra.chosen_epoch) CHECK(!memcmp(hand->params, a->params, sizeof(float) * a->num_params));
-    }
-    CHECKF(at == ra.chosen_epoch && top == ra.chosen.hr, "by hand epoch %d (HR %f), ncf_fit %d (HR %f)", at, top,
-           ra.chosen_epoch, ra.chosen.hr);
-    printf("    chose epoch %d of 8 (validation HR@10 %.4f), the same with the test items poisoned\n", ra.chosen_epoch,
-           ra.chosen.hr);
-    fo.patience = 1, fo.epochs = 50; /* one epoch without a gain past the chosen one, and it stops */
-    CHECK(ncf_fit(b, &poisoned, &fo, &rb) == NCF_OK && rb.epochs_trained <= rb.chosen_epoch - ra.chosen_epoch + 1);
-    fo.eval.target = NCF_EVAL_TEST;
-    CHECK_ERR(ncf_fit(a, &d, &fo, &ra), NCF_ERR_ARG, "validation target");
-    ncf_model_free(a), ncf_model_free(b), ncf_model_free(hand);
-    ncf_dataset_free(&d), ncf_dataset_free(&poisoned);
-}
-
-/* ncf_fit on a ratio split chooses the first epoch of the best validation MAP@5 (ranked in
-   full), as training and ranking by hand find it, and the same with every test item changed. */
-static void test_fit_chooses_on_any_figure_of_many_items(void)
-{
-    char *log = (char *)malloc(100000);
-    size_t n = 0;
-    int u, i, e, at = 0, k5 = 5;
-    ncf_load_opts o = ncf_load_opts_default();
-    ncf_dataset d;
-    ncf_config c = ncf_config_default();
-    ncf_model *a = NULL, *b = NULL, *hand = NULL;
-    ncf_fit_opts fo = ncf_fit_opts_default();
-    ncf_fit_report ra, rb;
-    ncf_sampler smp;
-    ncf_metrics mt;
-    double top = -1;
-    for (u = 0; u < 80; u++)
-        for (i = 0; i < 8 + u % 12; i++) n += (size_t)sprintf(log + n, "%d,%d,%d\n", u, (u % 4) * 10 + (i * 3 + u) % 25, i);
-    o.holdout = NCF_HOLDOUT_RATIO, o.validation = 1, o.header = NCF_HEADER_NO, o.columns[NCF_COL_RATING] = "";
-    o.columns[NCF_COL_TIME] = "3";
-    CHECKF(ncf_load_dataset_mem(&d, "ratio.csv", log, n, &o) == NCF_OK, "%s", ncf_error_text());
-    c.num_users = d.num_users, c.num_items = d.num_items, c.lr = 0.05f, c.batch_size = 64;
-    CHECK(ncf_model_create(&a, &c) == NCF_OK && ncf_model_create(&b, &c) == NCF_OK && ncf_model_create(&hand, &c) == NCF_OK);
-    if (!a || !b || !hand) { ncf_model_free(a), ncf_model_free(b), ncf_model_free(hand), free(log); return; }
-    fo.epochs = 8, fo.eval.full_ranking = 1, fo.eval.metric = NCF_METRIC_MAP, fo.eval.k = 5;
-    CHECKF(ncf_fit(a, &d, &fo, &ra) == NCF_OK, "%s", ncf_error_text());
-    for (i = 0; i < d.test_ptr[d.num_users]; i++) d.test_items[i] = (d.test_items[i] + 7) % d.num_items; /* (poisoned) */
-    CHECK(ncf_fit(b, &d, &fo, &rb) == NCF_OK && rb.chosen_epoch == ra.chosen_epoch);
-    CHECK(!memcmp(a->params, b->params, sizeof(float) * a->num_params));
-    fo.eval.target = NCF_EVAL_VALIDATION;
-    CHECK(ncf_sampler_init(&smp, &d, c.num_neg, c.seed) == NCF_OK);
-    for (e = 1; e <= 8; e++) {
-        CHECK(ncf_train_epoch(hand, &smp, e, NULL, NULL, NULL) == NCF_OK &&
-              ncf_evaluate_at(hand, &d, &fo.eval, &k5, 1, &mt) == NCF_OK);
-        if (mt.map > top) top = mt.map, at = e;
-    }
-    CHECKF(at == ra.chosen_epoch && top == ra.chosen.map && ra.chosen.k == 5, "by hand epoch %d (MAP@5 %f), ncf_fit %d (%f)",
-           at, top, ra.chosen_epoch, ra.chosen.map);
-    printf("    chose epoch %d of 8 by validation MAP@5 %.4f, the same with the test items changed\n", ra.chosen_epoch,
-           ra.chosen.map);
-    ncf_model_free(a), ncf_model_free(b), ncf_model_free(hand), ncf_dataset_free(&d), free(log);
-}
-
-/* The data a search's tests share: synthetic, a validation item per user; poisoned, the same
-   with every test item replaced or removed (a search never reads them). */
-static int tune_data(ncf_dataset *d, int poison)
-{
-    int u;
-    if (ncf_synthetic(d, 150, 80, 3000, 4, 5) != NCF_OK || ncf_sample_eval_negatives(d, 20, 1) != NCF_OK ||
-        ncf_hold_out_validation(d, 20, 2) != NCF_OK)
-        return 0;
-    for (u = 0; poison && u < d->num_users; u++)
-        if (d->test_item[u] >= 0) d->test_item[u] = u % 2 ? -1 : d->val_neg[(size_t)u * d->num_val_neg];
-    return 1;
-}
-
-static int tune_rows_equal(const ncf_tune_report *a, const ncf_tune_report *b)
-{
-    int i, ok = a->num_runs == b->num_runs && a->best == b->best && a->num_trials == b->num_trials;
-    for (i = 0; ok && i < a->num_runs; i++) {
-        const ncf_trial *x = &a->runs[i], *y = &b->runs[i];
-        ok &= x->trial == y->trial && x->rung == y->rung && x->chosen_epoch == y->chosen_epoch &&
-              x->epochs_trained == y->epochs_trained && x->val.hr == y->val.hr && x->val.ndcg == y->val.ndcg &&
-              x->weighted == y->weighted && !memcmp(&x->cfg, &y->cfg, sizeof x->cfg);
-    }
-    return ok;
-}
-
-static int g_tune_calls;
-static void count_tune_calls(void *user, const ncf_tune_report *so_far, const ncf_trial *next)
-{
-    (void)user, (void)so_far, (void)next;
-    g_tune_calls++;
-}
-
-/* A search: the same table for a seed on 1 and 2 threads and with the test items poisoned;
-   the rungs halve (a third goes on, three times the epochs), rung 0 is trial 0's defaults and
-   draws; each run's figures are ncf_fit's for its settings; the final model is trained on the
-   training and validation positives for the winner's chosen epochs; a budget too small for a
-   run says so. */
-static void test_tune_deterministic_and_blind_to_test(void)
-{
-    ncf_dataset d, poisoned;
-    ncf_tune_opts o = ncf_tune_opts_default();
-    ncf_tune_report r1, r2, r3;
-    ncf_model *f1 = NULL, *f2 = NULL, *by_hand = NULL;
-    int i, rung0 = 0, rung1 = 0, rung2 = 0, types[4] = {0, 0, 0, 0};
-    CHECK(tune_data(&d, 0) && tune_data(&poisoned, 1));
-    o.budget = 0.4, o.max_epochs = 9, o.seed = 3, o.progress = count_tune_calls;
-    ncf_set_threads(1);
-    CHECKF(ncf_tune(&d, &o, &r1) == NCF_OK, "%s", ncf_error_text());
-    CHECK(ncf_tune_final(&f1, &d, &r1, NULL, NULL) == NCF_OK);
-    ncf_set_threads(2);
-    g_tune_calls = 0;
-    CHECK(ncf_tune(&poisoned, &o, &r2) == NCF_OK && g_tune_calls == r2.num_runs + 1);
-    CHECK(ncf_tune_final(&f2, &poisoned, &r2, NULL, NULL) == NCF_OK);
-    CHECK(tune_rows_equal(&r1, &r2));
-    CHECK(f1 && f2 && state_hash(f1) == state_hash(f2));
-    for (i = 0; i < r1.num_runs; i++) {
-        const ncf_trial *t = &r1.runs[i];
-        rung0 += t->rung == 0, rung1 += t->rung == 1, rung2 += t->rung == 2, types[t->cfg.model]++;
-        CHECK(t->epochs == r1.rung_epochs[t->rung] && t->chosen_epoch <= t->epochs_trained && t->epochs_trained <= t->epochs);
-    }
-    CHECK(r1.rung_epochs[0] == 1 && r1.rung_epochs[1] == 3 && r1.rung_epochs[2] == 9);
-    CHECKF(rung0 == r1.num_trials && rung0 >= 6 && rung1 >= 1 && rung1 <= (rung0 + 2 * NCF__FAMILIES) / 3 &&
-           rung2 >= 1 && rung2 <= (rung1 + 2 * NCF__FAMILIES) / 3, "rungs of %d, %d, %d runs", rung0, rung1, rung2);
-    { /* each later rung: from the best third of its family in the one before, within a quarter of the budget */
-        int k;
-        for (k = 1; k < 3; k++) {
-            double planned = 0;
-            int j, q, n = 0, better, from;
-            for (i = 0; i < r1.num_runs; i++) {
-                if (r1.runs[i].rung != k) continue;
-                n++, planned += r1.runs[i].planned_seconds;
-                for (j = 0, better = 0, from = 0; j < r1.num_runs; j++) /* its rank in its family the rung before */
-                    if (r1.runs[j].rung == k - 1 && r1.runs[j].trial == r1.runs[i].trial)
-                        for (q = 0; q < r1.num_runs; q++) {
-                            int same = r1.runs[q].rung == k - 1 && ncf__family(&r1.runs[q].cfg) == ncf__family(&r1.runs[j].cfg);
-                            from += same, better += same && ncf__run_better(&r1.runs[q], &r1.runs[j], NCF_METRIC_HR);
-                        }
-                CHECKF(better < (from + 2) / 3, "rung %d: trial %d ranked %d of %d in its family before", k,
-                       r1.runs[i].trial, better, from);
-            }
-            CHECKF(planned <= o.budget / 4 || n == 1, "rung %d: %d runs planned %.3f s of %.3f", k, n, planned, o.budget / 4);
-        }
-    }
-    CHECK(r1.runs[0].trial == 0 && r1.runs[0].rung == 0 && r1.runs[r1.best].rung == 2 && !r1.too_small && !r1.stopped);
-    CHECK(types[NCF_MF] + types[NCF_GMF] > 0 && types[NCF_NEUMF] > 0);
-    for (i = r1.num_runs - rung2; i < r1.num_runs; i++) CHECK(i == r1.best || !ncf__run_better(&r1.runs[i], &r1.runs[r1.best], NCF_METRIC_HR));
-    { /* the winner's last run, by hand: ncf_fit on a fresh model of its settings */
-        const ncf_trial *w = &r1.runs[r1.best];
-        ncf_fit_opts fo = ncf_fit_opts_default();
-        ncf_fit_report fr;
-        ncf_dataset view = d;
-        if (!w->weighted) view.weight = NULL;
-        fo.epochs = w->epochs, fo.patience = w->decay ? 0 : o.patience, fo.decay = w->decay;
-        CHECK(ncf_model_create(&by_hand, &w->cfg) == NCF_OK && ncf_fit(by_hand, &view, &fo, &fr) == NCF_OK);
-        CHECK(fr.chosen_epoch == w->chosen_epoch && fr.chosen.hr == w->val.hr);
-        CHECK(f1 && f1->epoch == (w->chosen_epoch > 0 ? w->chosen_epoch : 1) && f1->cfg.model == w->cfg.model &&
-              f1->cfg.mf_dim == w->cfg.mf_dim && f1->cfg.lr == w->cfg.lr && f1->cfg.num_neg == w->cfg.num_neg);
-        ncf_model_free(by_hand);
-    }
-    { /* the final data: every training positive and every validation item, ascending per user */
-        ncf_dataset all;
-        int u, ok = 1;
-        int64_t k, vals = 0;
-        CHECK(ncf__train_with_validation(&d, 0, &all) == NCF_OK);
-        for (u = 0; u < d.num_users; u++) {
-            int has = 0;
-            vals += d.val_item[u] >= 0;
-            for (k = all.user_ptr[u]; k < all.user_ptr[u + 1]; k++) {
-                has += all.items[k] == d.val_item[u];
-                ok &= all.train_user[k] == u && (k == all.user_ptr[u] || all.items[k - 1] < all.items[k]);
-            }
-            ok &= has == (d.val_item[u] >= 0) && all.user_ptr[u + 1] - all.user_ptr[u] == d.user_ptr[u + 1] - d.user_ptr[u] + has;
-        }
-        CHECK(ok && all.num_train == d.num_train + vals && vals > 100);
-        ncf_dataset_free(&all);
-    }
-    printf("    %d settings, %d runs, winner trial %d (%s, HR@10 %.4f on validation), the same on 1 and 2 threads\n",
-           r1.num_trials, r1.num_runs, r1.runs[r1.best].trial,
-           r1.runs[r1.best].cfg.model == NCF_MF ? "MF" : r1.runs[r1.best].cfg.model == NCF_GMF ? "GMF" : "NeuMF",
-           r1.runs[r1.best].val.hr);
-    o.budget = 0.8; /* a larger budget: more settings; a trial number is the same settings in both */
-    CHECK(ncf_tune(&d, &o, &r3) == NCF_OK && r3.num_trials > r1.num_trials);
-    {
-        int j, same = 0;
-        for (i = 0; i < r3.num_runs; i++)
-            for (j = 0; j < r1.num_runs; j++)
-                if (r3.runs[i].trial == r1.runs[j].trial) {
-                    CHECK(!memcmp(&r3.runs[i].cfg, &r1.runs[j].cfg, sizeof r1.runs[j].cfg));
-                    same++;
-                }
-        CHECK(same >= r1.num_trials);
-    }
-    ncf_tune_report_free(&r3);
-    o.budget = 1e-6;
-    CHECK(ncf_tune(&d, &o, &r3) == NCF_OK && r3.too_small && r3.num_runs == 0);
-    CHECK_ERR(ncf_tune_final(&by_hand, &d, &r3, NULL, NULL), NCF_ERR_ARG, "its report");
-    CHECK(by_hand == NULL);
-    o.budget = NAN;
-    CHECK_ERR(ncf_tune(&d, &o, &r3), NCF_ERR_ARG, "budget");
-    ncf_tune_report_free(&r1), ncf_tune_report_free(&r2), ncf_tune_report_free(&r3);
-    ncf_model_free(f1), ncf_model_free(f2);
-    ncf_dataset_free(&d), ncf_dataset_free(&poisoned);
-}
-
-static void test_sampler_hash(void)
+static void test_pipeline_hash_follows_seed_and_epoch_not_threads(void)
 {
     ncf_dataset d;
     ncf_sampler s, s2;
@@ -1284,7 +1015,9 @@ static void test_sampler_hash(void)
     ncf_dataset_free(&d);
 }
 
-static void test_eval_negatives(void)
+/* ---- >>datasets: eval negatives, synthetic data, the real MovieLens files -------------------- */
+
+static void test_eval_negatives_unrated_and_distinct(void)
 {
     ncf_dataset d;
     int u, j, k, bad = 0, dup = 0;
@@ -1302,7 +1035,7 @@ static void test_eval_negatives(void)
     ncf_dataset_free(&d);
 }
 
-static void test_synthetic_shape(void)
+static void test_synthetic_data_has_the_shape_asked_for(void)
 {
     ncf_dataset d;
     int u, sorted = 1;
@@ -1319,7 +1052,7 @@ static void test_synthetic_shape(void)
     ncf_dataset_free(&d);
 }
 
-static void test_real_movielens(void)
+static void test_real_movielens_loads_to_its_known_sizes(void)
 {
     char ml1m[1024], ml100k[1024], probe[1100];
     ncf_dataset d;
@@ -1347,7 +1080,7 @@ static void test_real_movielens(void)
     }
 }
 
-/* ------------------------------------------------------------- evaluation */
+/* ---- >>evaluation: the paper split's negatives checked --------------------------------------- */
 
 /* GMF with one factor, user rows 1 and w_out 1: an item's score is its own value. */
 static ncf_model *scoring_model(const float *item_score, int users, int items)
@@ -1366,7 +1099,7 @@ static ncf_model *scoring_model(const float *item_score, int users, int items)
 /* A paper-split negative that the user rated in training is refused with its file and line;
    the test item listed among its own negatives (as 156 users of the paper's ml-1m file have)
    is ignored by evaluation, as the paper's code does. */
-static void test_split_negatives_checked(void)
+static void test_rated_split_negatives_refused_own_test_item_ignored(void)
 {
     ncf_dataset d, back;
     char prefix[300];
@@ -1403,7 +1136,7 @@ static int build_fixed(ncf_dataset *d, const int64_t *u, const int64_t *i, const
     return ncf__build(d, u, i, t, n, &bo);
 }
 
-/* ------------------------------------------------------ your own logs (ids as written) */
+/* ---- >>logs: any delimited log, ids as written, strengths, filters, hold-outs ---------------- */
 
 /* RATINGS_ROWS as a log: sep between fields, eol after each line, an optional header, every
    field quoted when quote is set. Returns its length. */
@@ -1858,7 +1591,7 @@ static int same_tests(const ncf_dataset *a, const ncf_dataset *b)
     return a->num_users == b->num_users && !memcmp(a->test_item, b->test_item, sizeof(int32_t) * (size_t)a->num_users);
 }
 
-static void test_holdout_latest_random_or_none(void)
+static void test_holdout_latest_random_or_none_as_asked(void)
 {
     char text[8192];
     size_t n = 0;
@@ -1919,7 +1652,7 @@ static void test_holdout_latest_random_or_none(void)
 }
 
 /* HR@1 and the ranks of the popularity baseline, worked by hand on the metrics test's data. */
-static void test_popularity_baseline_by_hand(void)
+static void test_popularity_figures_match_hand_computation(void)
 {
     /* users 0-3; training positives: item 0 by 3 users, item 1 by 2, item 2 by 1 */
     int64_t tu[10] = {0, 0, 1, 1, 2, 3, 0, 1, 2, 3}, ti[10] = {0, 1, 0, 1, 0, 2, 3, 2, 5, 4};
@@ -1946,7 +1679,7 @@ static void test_popularity_baseline_by_hand(void)
     ncf_dataset_free(&d);
 }
 
-/* ------------------------------------------------------------ serving options */
+/* ---- >>serving: filters, fold-in, similar items and users, growth, by hand ------------------- */
 
 /* A trained small model over synthetic data, for the serving tests. */
 static ncf_model *small_trained_model(ncf_dataset *d, ncf_model_type type, int users, int items)
@@ -2209,7 +1942,7 @@ static void test_fold_in_deterministic_and_exact_from_known_rows(void)
     }
 }
 
-static void test_similar_items_by_hand(void)
+static void test_similar_items_match_the_cosine_by_hand(void)
 {
     ncf_dataset d;
     ncf_model_type types[3] = {NCF_MF, NCF_GMF, NCF_NEUMF};
@@ -2248,7 +1981,7 @@ static void test_similar_items_by_hand(void)
 /* Similar users by hand: the cosine of w_out * p_u (MF: of p_u; MLP: of W1 p_u) in double, for
    each model type, the user itself skipped; the workspace form the same bit for bit with no
    allocation; lists refused (they name items). */
-static void test_similar_users_by_hand(void)
+static void test_similar_users_match_the_cosine_by_hand(void)
 {
     ncf_dataset d;
     ncf_model_type types[4] = {NCF_MF, NCF_GMF, NCF_NEUMF, NCF_MLP};
@@ -2462,7 +2195,7 @@ static void test_model_grows_with_new_data(void)
     ncf_dataset_free(&d0), ncf_dataset_free(&d1), ncf_dataset_free(&d2);
 }
 
-/* ------------------------------------------------ hostile files and arguments */
+/* ---- >>hostile: hostile files and arguments: memory bounded, values refused ------------------ */
 static void set_u32(uint8_t *p, uint32_t v);
 
 /* What evaluation and serving allocate is bounded by the model and the threads, not by the
@@ -2862,7 +2595,7 @@ static void test_hostile_inputs_refused_or_read(void)
 }
 
 
-/* ---------------------------------------------------- input chosen against the library */
+/* ---- >>adversarial: input chosen against the library: hashes, sorts, filters ----------------- */
 /* ncf__mix64 (splitmix64's step) undone: each xorshift and each odd multiplier has an inverse. */
 static uint64_t unshift(uint64_t z, int s)
 {
@@ -2977,6 +2710,8 @@ static void test_sorts_are_n_log_n_whatever_the_order(void)
     free(a), free(b);
 }
 
+
+/* ---- >>environment: a hostile system: threads that cannot start, stale temporary files ------- */
 
 /* Under an address space too small for the threads' stacks, or a limit on a user's threads,
    OpenMP's runtime exits the process as it starts a team; the library starts the threads
@@ -3161,42 +2896,7 @@ static void test_orphaned_temporary_files_removed(void)
 }
 #endif
 
-/* Format 4 adds only the text id tables: a file of integer ids relabelled version 3 (as 0.5
-   wrote it) reads and opens in place with the same answers. */
-static void test_format_3_files_still_read(void)
-{
-    ncf_dataset d;
-    ncf_model *m = NULL, *v3 = NULL, *v3p = NULL;
-    ncf_config c = ncf_config_default();
-    void *buf = NULL;
-    size_t len = 0;
-    uint8_t *p;
-    uint32_t crc;
-    int64_t a[5], b[5], e[5];
-    CHECK(ncf_synthetic(&d, 80, 60, 1600, 4, 2) == NCF_OK);
-    c.num_users = d.num_users, c.num_items = d.num_items;
-    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK);
-    CHECK(ncf_save_mem(m, NCF_SAVE_MODEL, &buf, &len) == NCF_OK);
-    p = (uint8_t *)buf;
-    CHECK(p[4] == 4 && p[5] == 0);
-    p[4] = 3;
-    crc = ncf__crc32(p, len - 4);
-    p[len - 4] = (uint8_t)crc, p[len - 3] = (uint8_t)(crc >> 8), p[len - 2] = (uint8_t)(crc >> 16), p[len - 1] = (uint8_t)(crc >> 24);
-    CHECKF(ncf_load_mem(&v3, buf, len) == NCF_OK && ncf_model_open(&v3p, buf, len) == NCF_OK, "%s", ncf_error_text());
-    if (v3 && v3p) {
-        CHECK(ncf_recommend(m, 5, 5, NCF_EXCLUDE_RATED, a, NULL) == 5 && ncf_recommend(v3, 5, 5, NCF_EXCLUDE_RATED, b, NULL) == 5 &&
-              ncf_recommend(v3p, 5, 5, NCF_EXCLUDE_RATED, e, NULL) == 5 && !memcmp(a, b, sizeof a) && !memcmp(a, e, sizeof a));
-    }
-    p[4] = 5; /* a version from the future */
-    {
-        ncf_model *v5 = NULL;
-        CHECK_ERR(ncf_load_mem(&v5, buf, len), NCF_ERR_PARSE, "reads versions 2 to 4");
-        CHECK(v5 == NULL);
-    }
-    ncf_model_free(m), ncf_model_free(v3), ncf_model_free(v3p);
-    ncf_free(buf);
-    ncf_dataset_free(&d);
-}
+/* ---- >>metrics: HR, NDCG, MRR and the rest against hand-ranked cases; validation ------------- */
 
 /* A split of many items per user, ranked by popularity (training counts), against the figures
    worked by hand: two test users with one and two items, ties between a held-out item and an
@@ -3422,7 +3122,7 @@ static void test_saved_split_reads_back_the_same_lines(void)
     snprintf(path, sizeof path, "%s.validation.tsv", prefix), remove(path);
 }
 
-static void test_metrics_by_hand(void)
+static void test_metrics_match_hand_ranked_cases(void)
 {
     /* 3 users, 12 items scored i/10, except item 4 ties item 3 */
     float score[12] = {0, .1f, .2f, .3f, .3f, .5f, .6f, .7f, .8f, .9f, 1.0f, 1.1f};
@@ -3465,7 +3165,7 @@ static void test_metrics_by_hand(void)
    its metrics rank it against its own negatives, or every item but the user's training
    items (the test item among them: what chooses on validation never reads it); and the
    test's full ranking no longer counts the validation item. */
-static void test_validation_by_hand(void)
+static void test_validation_figures_match_hand_computation(void)
 {
     float score[12] = {0, .1f, .2f, .3f, .3f, .5f, .6f, .7f, .8f, .9f, 1.0f, 1.1f};
     /* user 0: 0 (t1), 2 (t2), 5 (t3) -> test 5, validation 2; user 1: 6, 11, 10 -> test 10, validation 11 */
@@ -3508,7 +3208,7 @@ static void test_validation_by_hand(void)
    whole epoch of the sampler, no (user, its validation item) positive appears; the lists lose exactly
    those items; the validation negatives are items the user never rated; a hold-out that
    cannot be done leaves the dataset as it was. */
-static void test_validation_split(void)
+static void test_validation_items_never_trained_on(void)
 {
     ncf_dataset d;
     ncf_sampler s;
@@ -3554,13 +3254,15 @@ static void test_validation_split(void)
     ncf_dataset_free(&d);
 }
 
+/* ---- >>numerics: limits, non-finite values, scores the same on every path, learning ---------- */
+
 /* A little-endian u32 into a model file image. */
 static void set_u32(uint8_t *p, uint32_t v) { p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16), p[3] = (uint8_t)(v >> 24); }
 
 /* Sizes at the edges are refused or bounded, not crashes: a batch of 0 for the pipeline hash
    (was SIGFPE), mf_dim past its limit (was an int overflow), k far past the catalogue (was an
    allocation of k). */
-static void test_argument_limits(void)
+static void test_sizes_at_the_edges_refused_or_bounded(void)
 {
     ncf_dataset d;
     ncf_sampler s;
@@ -3621,7 +3323,7 @@ static void test_nonfinite_scores_rank_last(void)
 
 /* Divergence stops training at the step that shows it, and a model with a non-finite
    parameter is neither saved nor loaded. */
-static void test_divergence_stops(void)
+static void test_divergence_stops_training_and_is_never_saved(void)
 {
     ncf_dataset d;
     ncf_config c = ncf_config_default();
@@ -3779,7 +3481,7 @@ static void check_scores_batch_invariant(ncf_model *m, const ncf_dataset *d, con
     NCF_FREE(proj);
 }
 
-static void test_scores_batch_invariant(void)
+static void test_scores_independent_of_batch_and_chunk(void)
 {
     static const int WIDE[4] = {96, 40, 24, 5}; /* full, edge and scalar tiles on every ISA */
     ncf_dataset d;
@@ -3824,7 +3526,7 @@ static double popularity_hr(const ncf_dataset *d)
     return (double)hits / users;
 }
 
-static void test_end_to_end_learns(void)
+static void test_training_end_to_end_lifts_hr(void)
 {
     ncf_dataset d;
     ncf_sampler s;
@@ -3858,7 +3560,7 @@ static void test_end_to_end_learns(void)
 
 
 
-/* ------------------------------------------------------------ persistence */
+/* ---- >>persistence: model files: round trips, resuming, corruption, older formats ------------ */
 
 static ncf_model *trained_small(ncf_dataset *d, int epochs)
 {
@@ -3880,7 +3582,7 @@ static int same_model(const ncf_model *a, const ncf_model *b, int adam)
                       !memcmp(a->adam_v, b->adam_v, sizeof(float) * a->num_params) && a->step == b->step));
 }
 
-static void test_save_load_round_trip(void)
+static void test_saved_models_load_bit_identical(void)
 {
     ncf_dataset d;
     ncf_model *m, *b = NULL;
@@ -3914,6 +3616,113 @@ static void test_save_load_round_trip(void)
     ncf_dataset_free(&d);
 }
 
+/* Resuming after epoch 1 from a file gives the model of an unbroken 2-epoch run. */
+static void test_resumed_training_equals_an_unbroken_run(void)
+{
+    ncf_dataset d;
+    ncf_model *full, *half, *resumed = NULL;
+    ncf_sampler s;
+    const char *path = path_in_dir("resume.ncf");
+    CHECK(ncf_synthetic(&d, 200, 120, 4000, 6, 4) == NCF_OK);
+    full = trained_small(&d, 2);
+    half = trained_small(&d, 1);
+    CHECK(full && half && ncf_save(half, path, NCF_SAVE_ADAM) == NCF_OK && ncf_load(&resumed, path) == NCF_OK);
+    CHECK(ncf_sampler_init(&s, &d, 4, 5) == NCF_OK);
+    if (resumed) CHECK(ncf_train_epoch(resumed, &s, (int)resumed->epoch + 1, NULL, NULL, NULL) == NCF_OK);
+    CHECK(resumed && full && same_model(full, resumed, 1) && resumed->epoch == 2);
+    ncf_model_free(full), ncf_model_free(half), ncf_model_free(resumed);
+    ncf_dataset_free(&d);
+}
+
+
+static void test_corrupt_models_refused(void)
+{
+    ncf_dataset d;
+    ncf_model *m, *b = NULL;
+    uint8_t *buf, *bad;
+    void *vb;
+    size_t len, k;
+    int accepted = 0, tried = 0;
+    CHECK(ncf_synthetic(&d, 60, 40, 900, 4, 3) == NCF_OK);
+    m = trained_small(&d, 1);
+    if (!m || ncf_model_set_ids(m, &d) != NCF_OK || ncf_save_mem(m, NCF_SAVE_ADAM, &vb, &len) != NCF_OK) {
+        g_failed_checks++;
+        ncf_model_free(m), ncf_dataset_free(&d);
+        return;
+    }
+    buf = (uint8_t *)vb;
+    bad = (uint8_t *)malloc(len);
+    /* every truncation: the header's fields, the section boundaries and all between */
+    for (k = 0; k < len; k += k < 300 ? 1 : 37) {
+        tried++;
+        if (ncf_load_mem(&b, buf, k) == NCF_OK) accepted++, ncf_model_free(b);
+    }
+    CHECKF(accepted == 0, "%d of %d truncations accepted", accepted, tried);
+    /* one flipped byte anywhere */
+    for (k = 0, accepted = 0; k < len; k += 3) {
+        memcpy(bad, buf, len);
+        bad[k] ^= 0x20;
+        if (ncf_load_mem(&b, bad, len) == NCF_OK) accepted++, ncf_model_free(b);
+    }
+    CHECKF(accepted == 0, "%d flipped bytes accepted", accepted);
+    memcpy(bad, buf, len), bad[0] = 'X';
+    CHECK_ERR(ncf_load_mem(&b, bad, len), NCF_ERR_PARSE, "bad magic");
+    memcpy(bad, buf, len), set_u32(bad + 4, NCF_FORMAT_VERSION + 1);
+    CHECK_ERR(ncf_load_mem(&b, bad, len), NCF_ERR_PARSE, "format version");
+    /* sizes that would overflow, with a valid checksum: refused by the size checks */
+    memcpy(bad, buf, len), set_u32(bad + 16, 0xFFFFFFF0u);
+    set_u32(bad + len - 4, ncf__crc32(bad, len - 4));
+    CHECK_ERR(ncf_load_mem(&b, bad, len), NCF_ERR_PARSE, "out-of-range");
+    memcpy(bad, buf, len), set_u32(bad + 16, 1u << 30); /* a billion users, in range */
+    set_u32(bad + len - 4, ncf__crc32(bad, len - 4));
+    CHECK_ERR(ncf_load_mem(&b, bad, len), NCF_ERR_PARSE, "config needs");
+    memset(bad, 0, len);
+    CHECK_ERR(ncf_load_mem(&b, bad, len), NCF_ERR_PARSE, "bad magic");
+    CHECK_ERR(ncf_load(&b, path_in_dir("no_such.ncf")), NCF_ERR_IO, "cannot open");
+    CHECK(b == NULL);
+    free(bad);
+    ncf_free(buf);
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+}
+
+/* Format 4 adds only the text id tables: a file of integer ids relabelled version 3 (as 0.5
+   wrote it) reads and opens in place with the same answers. */
+static void test_format_3_files_still_read(void)
+{
+    ncf_dataset d;
+    ncf_model *m = NULL, *v3 = NULL, *v3p = NULL;
+    ncf_config c = ncf_config_default();
+    void *buf = NULL;
+    size_t len = 0;
+    uint8_t *p;
+    uint32_t crc;
+    int64_t a[5], b[5], e[5];
+    CHECK(ncf_synthetic(&d, 80, 60, 1600, 4, 2) == NCF_OK);
+    c.num_users = d.num_users, c.num_items = d.num_items;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK);
+    CHECK(ncf_save_mem(m, NCF_SAVE_MODEL, &buf, &len) == NCF_OK);
+    p = (uint8_t *)buf;
+    CHECK(p[4] == 4 && p[5] == 0);
+    p[4] = 3;
+    crc = ncf__crc32(p, len - 4);
+    p[len - 4] = (uint8_t)crc, p[len - 3] = (uint8_t)(crc >> 8), p[len - 2] = (uint8_t)(crc >> 16), p[len - 1] = (uint8_t)(crc >> 24);
+    CHECKF(ncf_load_mem(&v3, buf, len) == NCF_OK && ncf_model_open(&v3p, buf, len) == NCF_OK, "%s", ncf_error_text());
+    if (v3 && v3p) {
+        CHECK(ncf_recommend(m, 5, 5, NCF_EXCLUDE_RATED, a, NULL) == 5 && ncf_recommend(v3, 5, 5, NCF_EXCLUDE_RATED, b, NULL) == 5 &&
+              ncf_recommend(v3p, 5, 5, NCF_EXCLUDE_RATED, e, NULL) == 5 && !memcmp(a, b, sizeof a) && !memcmp(a, e, sizeof a));
+    }
+    p[4] = 5; /* a version from the future */
+    {
+        ncf_model *v5 = NULL;
+        CHECK_ERR(ncf_load_mem(&v5, buf, len), NCF_ERR_PARSE, "reads versions 2 to 4");
+        CHECK(v5 == NULL);
+    }
+    ncf_model_free(m), ncf_model_free(v3), ncf_model_free(v3p);
+    ncf_free(buf);
+    ncf_dataset_free(&d);
+}
+
 /* GMF and MLP models trained briefly on the same data, and a NeuMF of matching shape. */
 static void pretrained_pair(const ncf_dataset *d, ncf_model **gmf, ncf_model **mlp, ncf_model **neumf)
 {
@@ -3936,8 +3745,10 @@ static void pretrained_pair(const ncf_dataset *d, ncf_model **gmf, ncf_model **m
     }
 }
 
+/* ---- >>training: pre-training, SGD, decay, epochs and settings chosen on validation ---------- */
+
 /* alpha 1 (0) makes the NeuMF score exactly as its GMF (MLP); 0.5 averages them. */
-static void test_pretrain_init(void)
+static void test_pretrained_neumf_scores_as_its_parts(void)
 {
     ncf_dataset d;
     ncf_model *gmf, *mlp, *nm, *bad = NULL;
@@ -3988,7 +3799,7 @@ static void test_pretrain_init(void)
 }
 
 /* MF (biases + dot product) trained with SGD learns, and survives a file round trip. */
-static void test_mf_sgd_learns(void)
+static void test_mf_sgd_learns_and_survives_a_file(void)
 {
     ncf_dataset d;
     ncf_sampler s;
@@ -4117,77 +3928,285 @@ static void test_fit_decay_is_a_hand_loop(void)
     ncf_dataset_free(&d);
 }
 
-/* Resuming after epoch 1 from a file gives the model of an unbroken 2-epoch run. */
-static void test_resume_exact(void)
+/* Training never reads the held-out items: the same data with its test and validation items
+   poisoned (other items, or none) draws the same examples every epoch and trains the same
+   model bit for bit. (0.6's sampler, skip_held_out, read them: it differs.) */
+static void test_training_blind_to_held_out_items(void)
 {
-    ncf_dataset d;
-    ncf_model *full, *half, *resumed = NULL;
-    ncf_sampler s;
-    const char *path = path_in_dir("resume.ncf");
-    CHECK(ncf_synthetic(&d, 200, 120, 4000, 6, 4) == NCF_OK);
-    full = trained_small(&d, 2);
-    half = trained_small(&d, 1);
-    CHECK(full && half && ncf_save(half, path, NCF_SAVE_ADAM) == NCF_OK && ncf_load(&resumed, path) == NCF_OK);
-    CHECK(ncf_sampler_init(&s, &d, 4, 5) == NCF_OK);
-    if (resumed) CHECK(ncf_train_epoch(resumed, &s, (int)resumed->epoch + 1, NULL, NULL, NULL) == NCF_OK);
-    CHECK(resumed && full && same_model(full, resumed, 1) && resumed->epoch == 2);
-    ncf_model_free(full), ncf_model_free(half), ncf_model_free(resumed);
-    ncf_dataset_free(&d);
+    ncf_dataset d, poisoned;
+    ncf_sampler a, b;
+    ncf_config c = ncf_config_default();
+    ncf_model *ma = NULL, *mb = NULL;
+    int32_t *ua, *ia, *ub, *ib;
+    float *ya, *yb;
+    int u, epoch, same = 1;
+    CHECK(ncf_synthetic(&d, 80, 50, 1500, 4, 3) == NCF_OK && ncf_hold_out_validation(&d, 5, 2) == NCF_OK);
+    CHECK(ncf_synthetic(&poisoned, 80, 50, 1500, 4, 3) == NCF_OK && ncf_hold_out_validation(&poisoned, 5, 2) == NCF_OK);
+    for (u = 0; u < poisoned.num_users; u++) { /* another item not in training, or none */
+        int32_t other = -1, i;
+        for (i = 0; i < poisoned.num_items && other < 0; i++)
+            if (!in_training(&poisoned, u, (i + 7 * u) % poisoned.num_items)) other = (i + 7 * u) % poisoned.num_items;
+        poisoned.test_item[u] = u % 3 ? other : -1, poisoned.val_item[u] = u % 2 ? -1 : other;
+    }
+    CHECK(ncf_sampler_init(&a, &d, 4, 5) == NCF_OK && ncf_sampler_init(&b, &poisoned, 4, 5) == NCF_OK);
+    ua = (int32_t *)malloc(sizeof(int32_t) * (size_t)a.num_examples), ia = (int32_t *)malloc(sizeof(int32_t) * (size_t)a.num_examples);
+    ub = (int32_t *)malloc(sizeof(int32_t) * (size_t)a.num_examples), ib = (int32_t *)malloc(sizeof(int32_t) * (size_t)a.num_examples);
+    ya = (float *)malloc(sizeof(float) * (size_t)a.num_examples), yb = (float *)malloc(sizeof(float) * (size_t)a.num_examples);
+    for (epoch = 1; epoch <= 5; epoch++) {
+        ncf_sampler_fill(&a, epoch, 0, (int)a.num_examples, ua, ia, ya);
+        ncf_sampler_fill(&b, epoch, 0, (int)b.num_examples, ub, ib, yb);
+        same &= !memcmp(ia, ib, sizeof(int32_t) * (size_t)a.num_examples) && !memcmp(ua, ub, sizeof(int32_t) * (size_t)a.num_examples);
+    }
+    CHECK(same);
+    c.num_users = d.num_users, c.num_items = d.num_items, c.batch_size = 64;
+    CHECK(ncf_model_create(&ma, &c) == NCF_OK && ncf_model_create(&mb, &c) == NCF_OK);
+    for (epoch = 1; epoch <= 2; epoch++)
+        CHECK(ncf_train_epoch(ma, &a, epoch, NULL, NULL, NULL) == NCF_OK && ncf_train_epoch(mb, &b, epoch, NULL, NULL, NULL) == NCF_OK);
+    CHECK(ma && mb && !memcmp(ma->params, mb->params, sizeof(float) * ma->num_params));
+    a.skip_held_out = b.skip_held_out = 1; /* the old rule reads them */
+    ncf_sampler_fill(&a, 1, 0, (int)a.num_examples, ua, ia, ya);
+    ncf_sampler_fill(&b, 1, 0, (int)b.num_examples, ub, ib, yb);
+    CHECK(memcmp(ia, ib, sizeof(int32_t) * (size_t)a.num_examples) != 0);
+    free(ua), free(ia), free(ub), free(ib), free(ya), free(yb);
+    ncf_model_free(ma), ncf_model_free(mb), ncf_dataset_free(&d), ncf_dataset_free(&poisoned);
 }
 
-
-static void test_corrupt_models_refused(void)
+/* ncf_fit leaves the model at the epoch of the best validation HR, which a loop of epochs
+   and evaluations finds by hand; the same data with its test items poisoned (others, or none)
+   gives the same choice and the same model bit for bit; patience stops that many epochs after
+   the chosen one; a test target is refused. */
+static void test_fit_chooses_on_validation_never_test(void)
 {
-    ncf_dataset d;
-    ncf_model *m, *b = NULL;
-    uint8_t *buf, *bad;
-    void *vb;
-    size_t len, k;
-    int accepted = 0, tried = 0;
-    CHECK(ncf_synthetic(&d, 60, 40, 900, 4, 3) == NCF_OK);
-    m = trained_small(&d, 1);
-    if (!m || ncf_model_set_ids(m, &d) != NCF_OK || ncf_save_mem(m, NCF_SAVE_ADAM, &vb, &len) != NCF_OK) {
-        g_failed_checks++;
-        ncf_model_free(m), ncf_dataset_free(&d);
-        return;
+    ncf_dataset d, poisoned;
+    ncf_config c = ncf_config_default();
+    ncf_model *a = NULL, *b = NULL, *hand = NULL;
+    ncf_fit_opts fo = ncf_fit_opts_default();
+    ncf_fit_report ra, rb;
+    ncf_eval_opts eo = ncf_eval_opts_default();
+    ncf_sampler smp;
+    ncf_metrics mt;
+    double top = -1;
+    int u, e, at = 0;
+    CHECK(ncf_synthetic(&d, 120, 60, 2400, 4, 8) == NCF_OK && ncf_sample_eval_negatives(&d, 20, 1) == NCF_OK &&
+          ncf_hold_out_validation(&d, 20, 2) == NCF_OK);
+    CHECK(ncf_synthetic(&poisoned, 120, 60, 2400, 4, 8) == NCF_OK && ncf_sample_eval_negatives(&poisoned, 20, 1) == NCF_OK &&
+          ncf_hold_out_validation(&poisoned, 20, 2) == NCF_OK);
+    for (u = 0; u < poisoned.num_users; u++)
+        if (poisoned.test_item[u] >= 0) poisoned.test_item[u] = u % 2 ? -1 : poisoned.val_neg[(size_t)u * poisoned.num_val_neg];
+    c.num_users = d.num_users, c.num_items = d.num_items, c.batch_size = 128, c.lr = 0.01f;
+    CHECK(ncf_model_create(&a, &c) == NCF_OK && ncf_model_create(&b, &c) == NCF_OK && ncf_model_create(&hand, &c) == NCF_OK);
+    if (!a || !b || !hand) { ncf_model_free(a), ncf_model_free(b), ncf_model_free(hand); return; }
+    fo.epochs = 8;
+    CHECKF(ncf_fit(a, &d, &fo, &ra) == NCF_OK && ncf_fit(b, &poisoned, &fo, &rb) == NCF_OK, "%s", ncf_error_text());
+    CHECK(ra.chosen_epoch == rb.chosen_epoch && ra.epochs_trained == 8 && a->epoch == ra.chosen_epoch);
+    CHECK(!memcmp(a->params, b->params, sizeof(float) * a->num_params));
+    eo.target = NCF_EVAL_VALIDATION; /* by hand: the first epoch of the best validation HR */
+    CHECK(ncf_sampler_init(&smp, &d, c.num_neg, c.seed) == NCF_OK);
+    for (e = 1; e <= 8; e++) {
+        CHECK(ncf_train_epoch(hand, &smp, e, NULL, NULL, NULL) == NCF_OK && ncf_evaluate_opts(hand, &d, &eo, &mt) == NCF_OK);
+        if (mt.hr > top) top = mt.hr, at = e;
+        if (e == ra.chosen_epoch) CHECK(!memcmp(hand->params, a->params, sizeof(float) * a->num_params));
     }
-    buf = (uint8_t *)vb;
-    bad = (uint8_t *)malloc(len);
-    /* every truncation: the header's fields, the section boundaries and all between */
-    for (k = 0; k < len; k += k < 300 ? 1 : 37) {
-        tried++;
-        if (ncf_load_mem(&b, buf, k) == NCF_OK) accepted++, ncf_model_free(b);
-    }
-    CHECKF(accepted == 0, "%d of %d truncations accepted", accepted, tried);
-    /* one flipped byte anywhere */
-    for (k = 0, accepted = 0; k < len; k += 3) {
-        memcpy(bad, buf, len);
-        bad[k] ^= 0x20;
-        if (ncf_load_mem(&b, bad, len) == NCF_OK) accepted++, ncf_model_free(b);
-    }
-    CHECKF(accepted == 0, "%d flipped bytes accepted", accepted);
-    memcpy(bad, buf, len), bad[0] = 'X';
-    CHECK_ERR(ncf_load_mem(&b, bad, len), NCF_ERR_PARSE, "bad magic");
-    memcpy(bad, buf, len), set_u32(bad + 4, NCF_FORMAT_VERSION + 1);
-    CHECK_ERR(ncf_load_mem(&b, bad, len), NCF_ERR_PARSE, "format version");
-    /* sizes that would overflow, with a valid checksum: refused by the size checks */
-    memcpy(bad, buf, len), set_u32(bad + 16, 0xFFFFFFF0u);
-    set_u32(bad + len - 4, ncf__crc32(bad, len - 4));
-    CHECK_ERR(ncf_load_mem(&b, bad, len), NCF_ERR_PARSE, "out-of-range");
-    memcpy(bad, buf, len), set_u32(bad + 16, 1u << 30); /* a billion users, in range */
-    set_u32(bad + len - 4, ncf__crc32(bad, len - 4));
-    CHECK_ERR(ncf_load_mem(&b, bad, len), NCF_ERR_PARSE, "config needs");
-    memset(bad, 0, len);
-    CHECK_ERR(ncf_load_mem(&b, bad, len), NCF_ERR_PARSE, "bad magic");
-    CHECK_ERR(ncf_load(&b, path_in_dir("no_such.ncf")), NCF_ERR_IO, "cannot open");
-    CHECK(b == NULL);
-    free(bad);
-    ncf_free(buf);
-    ncf_model_free(m);
-    ncf_dataset_free(&d);
+    CHECKF(at == ra.chosen_epoch && top == ra.chosen.hr, "by hand epoch %d (HR %f), ncf_fit %d (HR %f)", at, top,
+           ra.chosen_epoch, ra.chosen.hr);
+    printf("    chose epoch %d of 8 (validation HR@10 %.4f), the same with the test items poisoned\n", ra.chosen_epoch,
+           ra.chosen.hr);
+    fo.patience = 1, fo.epochs = 50; /* one epoch without a gain past the chosen one, and it stops */
+    CHECK(ncf_fit(b, &poisoned, &fo, &rb) == NCF_OK && rb.epochs_trained <= rb.chosen_epoch - ra.chosen_epoch + 1);
+    fo.eval.target = NCF_EVAL_TEST;
+    CHECK_ERR(ncf_fit(a, &d, &fo, &ra), NCF_ERR_ARG, "validation target");
+    ncf_model_free(a), ncf_model_free(b), ncf_model_free(hand);
+    ncf_dataset_free(&d), ncf_dataset_free(&poisoned);
 }
 
-/* ------------------------------------------------ models read in place, int8 */
+/* ncf_fit on a ratio split chooses the first epoch of the best validation MAP@5 (ranked in
+   full), as training and ranking by hand find it, and the same with every test item changed. */
+static void test_fit_chooses_on_any_figure_of_many_items(void)
+{
+    char *log = (char *)malloc(100000);
+    size_t n = 0;
+    int u, i, e, at = 0, k5 = 5;
+    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset d;
+    ncf_config c = ncf_config_default();
+    ncf_model *a = NULL, *b = NULL, *hand = NULL;
+    ncf_fit_opts fo = ncf_fit_opts_default();
+    ncf_fit_report ra, rb;
+    ncf_sampler smp;
+    ncf_metrics mt;
+    double top = -1;
+    for (u = 0; u < 80; u++)
+        for (i = 0; i < 8 + u % 12; i++) n += (size_t)sprintf(log + n, "%d,%d,%d\n", u, (u % 4) * 10 + (i * 3 + u) % 25, i);
+    o.holdout = NCF_HOLDOUT_RATIO, o.validation = 1, o.header = NCF_HEADER_NO, o.columns[NCF_COL_RATING] = "";
+    o.columns[NCF_COL_TIME] = "3";
+    CHECKF(ncf_load_dataset_mem(&d, "ratio.csv", log, n, &o) == NCF_OK, "%s", ncf_error_text());
+    c.num_users = d.num_users, c.num_items = d.num_items, c.lr = 0.05f, c.batch_size = 64;
+    CHECK(ncf_model_create(&a, &c) == NCF_OK && ncf_model_create(&b, &c) == NCF_OK && ncf_model_create(&hand, &c) == NCF_OK);
+    if (!a || !b || !hand) { ncf_model_free(a), ncf_model_free(b), ncf_model_free(hand), free(log); return; }
+    fo.epochs = 8, fo.eval.full_ranking = 1, fo.eval.metric = NCF_METRIC_MAP, fo.eval.k = 5;
+    CHECKF(ncf_fit(a, &d, &fo, &ra) == NCF_OK, "%s", ncf_error_text());
+    for (i = 0; i < d.test_ptr[d.num_users]; i++) d.test_items[i] = (d.test_items[i] + 7) % d.num_items; /* (poisoned) */
+    CHECK(ncf_fit(b, &d, &fo, &rb) == NCF_OK && rb.chosen_epoch == ra.chosen_epoch);
+    CHECK(!memcmp(a->params, b->params, sizeof(float) * a->num_params));
+    fo.eval.target = NCF_EVAL_VALIDATION;
+    CHECK(ncf_sampler_init(&smp, &d, c.num_neg, c.seed) == NCF_OK);
+    for (e = 1; e <= 8; e++) {
+        CHECK(ncf_train_epoch(hand, &smp, e, NULL, NULL, NULL) == NCF_OK &&
+              ncf_evaluate_at(hand, &d, &fo.eval, &k5, 1, &mt) == NCF_OK);
+        if (mt.map > top) top = mt.map, at = e;
+    }
+    CHECKF(at == ra.chosen_epoch && top == ra.chosen.map && ra.chosen.k == 5, "by hand epoch %d (MAP@5 %f), ncf_fit %d (%f)",
+           at, top, ra.chosen_epoch, ra.chosen.map);
+    printf("    chose epoch %d of 8 by validation MAP@5 %.4f, the same with the test items changed\n", ra.chosen_epoch,
+           ra.chosen.map);
+    ncf_model_free(a), ncf_model_free(b), ncf_model_free(hand), ncf_dataset_free(&d), free(log);
+}
+
+/* The data a search's tests share: synthetic, a validation item per user; poisoned, the same
+   with every test item replaced or removed (a search never reads them). */
+static int tune_data(ncf_dataset *d, int poison)
+{
+    int u;
+    if (ncf_synthetic(d, 150, 80, 3000, 4, 5) != NCF_OK || ncf_sample_eval_negatives(d, 20, 1) != NCF_OK ||
+        ncf_hold_out_validation(d, 20, 2) != NCF_OK)
+        return 0;
+    for (u = 0; poison && u < d->num_users; u++)
+        if (d->test_item[u] >= 0) d->test_item[u] = u % 2 ? -1 : d->val_neg[(size_t)u * d->num_val_neg];
+    return 1;
+}
+
+static int tune_rows_equal(const ncf_tune_report *a, const ncf_tune_report *b)
+{
+    int i, ok = a->num_runs == b->num_runs && a->best == b->best && a->num_trials == b->num_trials;
+    for (i = 0; ok && i < a->num_runs; i++) {
+        const ncf_trial *x = &a->runs[i], *y = &b->runs[i];
+        ok &= x->trial == y->trial && x->rung == y->rung && x->chosen_epoch == y->chosen_epoch &&
+              x->epochs_trained == y->epochs_trained && x->val.hr == y->val.hr && x->val.ndcg == y->val.ndcg &&
+              x->weighted == y->weighted && !memcmp(&x->cfg, &y->cfg, sizeof x->cfg);
+    }
+    return ok;
+}
+
+static int g_tune_calls;
+static void count_tune_calls(void *user, const ncf_tune_report *so_far, const ncf_trial *next)
+{
+    (void)user, (void)so_far, (void)next;
+    g_tune_calls++;
+}
+
+/* A search: the same table for a seed on 1 and 2 threads and with the test items poisoned;
+   the rungs halve (a third goes on, three times the epochs), rung 0 is trial 0's defaults and
+   draws; each run's figures are ncf_fit's for its settings; the final model is trained on the
+   training and validation positives for the winner's chosen epochs; a budget too small for a
+   run says so. */
+static void test_tune_deterministic_and_blind_to_test(void)
+{
+    ncf_dataset d, poisoned;
+    ncf_tune_opts o = ncf_tune_opts_default();
+    ncf_tune_report r1, r2, r3;
+    ncf_model *f1 = NULL, *f2 = NULL, *by_hand = NULL;
+    int i, rung0 = 0, rung1 = 0, rung2 = 0, types[4] = {0, 0, 0, 0};
+    CHECK(tune_data(&d, 0) && tune_data(&poisoned, 1));
+    o.budget = 0.4, o.max_epochs = 9, o.seed = 3, o.progress = count_tune_calls;
+    ncf_set_threads(1);
+    CHECKF(ncf_tune(&d, &o, &r1) == NCF_OK, "%s", ncf_error_text());
+    CHECK(ncf_tune_final(&f1, &d, &r1, NULL, NULL) == NCF_OK);
+    ncf_set_threads(2);
+    g_tune_calls = 0;
+    CHECK(ncf_tune(&poisoned, &o, &r2) == NCF_OK && g_tune_calls == r2.num_runs + 1);
+    CHECK(ncf_tune_final(&f2, &poisoned, &r2, NULL, NULL) == NCF_OK);
+    CHECK(tune_rows_equal(&r1, &r2));
+    CHECK(f1 && f2 && state_hash(f1) == state_hash(f2));
+    for (i = 0; i < r1.num_runs; i++) {
+        const ncf_trial *t = &r1.runs[i];
+        rung0 += t->rung == 0, rung1 += t->rung == 1, rung2 += t->rung == 2, types[t->cfg.model]++;
+        CHECK(t->epochs == r1.rung_epochs[t->rung] && t->chosen_epoch <= t->epochs_trained && t->epochs_trained <= t->epochs);
+    }
+    CHECK(r1.rung_epochs[0] == 1 && r1.rung_epochs[1] == 3 && r1.rung_epochs[2] == 9);
+    CHECKF(rung0 == r1.num_trials && rung0 >= 6 && rung1 >= 1 && rung1 <= (rung0 + 2 * NCF__FAMILIES) / 3 &&
+           rung2 >= 1 && rung2 <= (rung1 + 2 * NCF__FAMILIES) / 3, "rungs of %d, %d, %d runs", rung0, rung1, rung2);
+    { /* each later rung: from the best third of its family in the one before, within a quarter of the budget */
+        int k;
+        for (k = 1; k < 3; k++) {
+            double planned = 0;
+            int j, q, n = 0, better, from;
+            for (i = 0; i < r1.num_runs; i++) {
+                if (r1.runs[i].rung != k) continue;
+                n++, planned += r1.runs[i].planned_seconds;
+                for (j = 0, better = 0, from = 0; j < r1.num_runs; j++) /* its rank in its family the rung before */
+                    if (r1.runs[j].rung == k - 1 && r1.runs[j].trial == r1.runs[i].trial)
+                        for (q = 0; q < r1.num_runs; q++) {
+                            int same = r1.runs[q].rung == k - 1 && ncf__family(&r1.runs[q].cfg) == ncf__family(&r1.runs[j].cfg);
+                            from += same, better += same && ncf__run_better(&r1.runs[q], &r1.runs[j], NCF_METRIC_HR);
+                        }
+                CHECKF(better < (from + 2) / 3, "rung %d: trial %d ranked %d of %d in its family before", k,
+                       r1.runs[i].trial, better, from);
+            }
+            CHECKF(planned <= o.budget / 4 || n == 1, "rung %d: %d runs planned %.3f s of %.3f", k, n, planned, o.budget / 4);
+        }
+    }
+    CHECK(r1.runs[0].trial == 0 && r1.runs[0].rung == 0 && r1.runs[r1.best].rung == 2 && !r1.too_small && !r1.stopped);
+    CHECK(types[NCF_MF] + types[NCF_GMF] > 0 && types[NCF_NEUMF] > 0);
+    for (i = r1.num_runs - rung2; i < r1.num_runs; i++) CHECK(i == r1.best || !ncf__run_better(&r1.runs[i], &r1.runs[r1.best], NCF_METRIC_HR));
+    { /* the winner's last run, by hand: ncf_fit on a fresh model of its settings */
+        const ncf_trial *w = &r1.runs[r1.best];
+        ncf_fit_opts fo = ncf_fit_opts_default();
+        ncf_fit_report fr;
+        ncf_dataset view = d;
+        if (!w->weighted) view.weight = NULL;
+        fo.epochs = w->epochs, fo.patience = w->decay ? 0 : o.patience, fo.decay = w->decay;
+        CHECK(ncf_model_create(&by_hand, &w->cfg) == NCF_OK && ncf_fit(by_hand, &view, &fo, &fr) == NCF_OK);
+        CHECK(fr.chosen_epoch == w->chosen_epoch && fr.chosen.hr == w->val.hr);
+        CHECK(f1 && f1->epoch == (w->chosen_epoch > 0 ? w->chosen_epoch : 1) && f1->cfg.model == w->cfg.model &&
+              f1->cfg.mf_dim == w->cfg.mf_dim && f1->cfg.lr == w->cfg.lr && f1->cfg.num_neg == w->cfg.num_neg);
+        ncf_model_free(by_hand);
+    }
+    { /* the final data: every training positive and every validation item, ascending per user */
+        ncf_dataset all;
+        int u, ok = 1;
+        int64_t k, vals = 0;
+        CHECK(ncf__train_with_validation(&d, 0, &all) == NCF_OK);
+        for (u = 0; u < d.num_users; u++) {
+            int has = 0;
+            vals += d.val_item[u] >= 0;
+            for (k = all.user_ptr[u]; k < all.user_ptr[u + 1]; k++) {
+                has += all.items[k] == d.val_item[u];
+                ok &= all.train_user[k] == u && (k == all.user_ptr[u] || all.items[k - 1] < all.items[k]);
+            }
+            ok &= has == (d.val_item[u] >= 0) && all.user_ptr[u + 1] - all.user_ptr[u] == d.user_ptr[u + 1] - d.user_ptr[u] + has;
+        }
+        CHECK(ok && all.num_train == d.num_train + vals && vals > 100);
+        ncf_dataset_free(&all);
+    }
+    printf("    %d settings, %d runs, winner trial %d (%s, HR@10 %.4f on validation), the same on 1 and 2 threads\n",
+           r1.num_trials, r1.num_runs, r1.runs[r1.best].trial,
+           r1.runs[r1.best].cfg.model == NCF_MF ? "MF" : r1.runs[r1.best].cfg.model == NCF_GMF ? "GMF" : "NeuMF",
+           r1.runs[r1.best].val.hr);
+    o.budget = 0.8; /* a larger budget: more settings; a trial number is the same settings in both */
+    CHECK(ncf_tune(&d, &o, &r3) == NCF_OK && r3.num_trials > r1.num_trials);
+    {
+        int j, same = 0;
+        for (i = 0; i < r3.num_runs; i++)
+            for (j = 0; j < r1.num_runs; j++)
+                if (r3.runs[i].trial == r1.runs[j].trial) {
+                    CHECK(!memcmp(&r3.runs[i].cfg, &r1.runs[j].cfg, sizeof r1.runs[j].cfg));
+                    same++;
+                }
+        CHECK(same >= r1.num_trials);
+    }
+    ncf_tune_report_free(&r3);
+    o.budget = 1e-6;
+    CHECK(ncf_tune(&d, &o, &r3) == NCF_OK && r3.too_small && r3.num_runs == 0);
+    CHECK_ERR(ncf_tune_final(&by_hand, &d, &r3, NULL, NULL), NCF_ERR_ARG, "its report");
+    CHECK(by_hand == NULL);
+    o.budget = NAN;
+    CHECK_ERR(ncf_tune(&d, &o, &r3), NCF_ERR_ARG, "budget");
+    ncf_tune_report_free(&r1), ncf_tune_report_free(&r2), ncf_tune_report_free(&r3);
+    ncf_model_free(f1), ncf_model_free(f2);
+    ncf_dataset_free(&d), ncf_dataset_free(&poisoned);
+}
+
+/* ---- >>in-place: models read in place, int8 rows, rated lists -------------------------------- */
 
 /* A model of each type trained a little on synthetic data, with ids; factors > 0 sets mf_dim. */
 static ncf_model *serving_model_f(ncf_dataset *d, ncf_model_type type, int factors)
@@ -4517,7 +4536,7 @@ static void test_unreadable_buffers_refused_in_place(void)
 /* int8 rows by hand: scale = max |x| / 127, q rounded half away from zero, and serving uses
    scale * q. The file is about 4x smaller where embeddings dominate, and each dequantized value
    is within half a step of the float one. */
-static void test_int8_by_hand(void)
+static void test_int8_rows_match_hand_quantization(void)
 {
     static const float row[8] = {0.5f, -0.254f, 0.0f, 1.27f, -1.27f, 0.005f, -0.0049f, 0.3333f};
     float sc = ncf__row_scale(row, 8), worst = 0, want = 1.27f / 127.0f; /* (stored: s390x computes floats in
@@ -4590,7 +4609,7 @@ static size_t write_v2(const ncf_model *m, uint8_t *out)
     return w.at;
 }
 
-static void test_rated_lists(void)
+static void test_rated_lists_hold_exactly_the_users_items(void)
 {
     ncf_dataset d;
     ncf_model *m, *v2 = NULL, *none = NULL;
@@ -4644,6 +4663,8 @@ static ncf_model *save_test_model(ncf_dataset *d)
     CHECK(ncf_synthetic(d, 80, 50, 1500, 4, 2) == NCF_OK);
     return trained_small(d, 1);
 }
+
+/* ---- >>saving: a save replaces the file whole, or leaves it as it was ------------------------ */
 
 /* ncf_save replaces the file at its path whole (Windows' rename would not), also when two
    processes save to it at once, leaves no temporary file, and names a path it cannot write. */
@@ -4751,7 +4772,7 @@ static void test_failed_save_leaves_the_old_model(void)
 }
 #endif
 
-/* ------------------------------------------------------------- example logs */
+/* ---- >>examples: the fixture, the fuzzers' seeds, top-k by raw id ---------------------------- */
 /* Two interaction logs as people publish them, with the structure of ncf_synthetic (so a
    model has something to learn), for the demo's checks (--write-logs DIR):
    plays.tsv  a play-count log: userID<TAB>artistID<TAB>weight, a header, sorted by artist,
@@ -4834,7 +4855,7 @@ static int write_fuzz_seeds(const char *dir)
 }
 
 
-static void test_fixture_round_trip(void)
+static void test_fixture_written_here_reads_back(void)
 {
     CHECK(write_fixture(g_dir));
     check_fixture(g_dir);
@@ -4864,7 +4885,7 @@ static void test_fuzz_seeds_are_valid_models(void)
     }
 }
 
-static void test_recommend_topk(void)
+static void test_recommend_topk_matches_a_full_sort_by_raw_id(void)
 {
     ncf_dataset d;
     ncf_model *m, *b = NULL;
@@ -4927,7 +4948,7 @@ static void test_recommend_topk(void)
     ncf_dataset_free(&d);
 }
 
-/* ---------------------------------------------------- allocation failures */
+/* ---- >>allocation: every allocation failing in turn, and calls that allocate nothing --------- */
 /* Each call below runs once for every k, with the k-th allocation failing, until it runs
    with none failing. Each run must return NCF_OK or NCF_ERR_NOMEM and leave everything
    freeable (the ASan build reports any leak); nothing may crash. */
@@ -5415,7 +5436,7 @@ static const struct { const char *name; int (*fn)(void); } SWEPT[] = {
      sw_by_id},
     {"a user and an item added: ncf_model_add", sw_model_add}};
 
-static void test_alloc_failure_sweep(void)
+static void test_every_failed_allocation_returns_nomem(void)
 {
     ncf_config c = ncf_config_default();
     char prefix[300];
@@ -5519,6 +5540,8 @@ static void test_calls_said_to_allocate_nothing_allocate_nothing(void)
     ncf_model_free(m), ncf_dataset_free(&d);
     printf("    %d calls, 0 allocations (the MPI calls are not swept: %s)\n", n, MPI_CALLS);
 }
+
+/* ---- >>serving-threads: serving by id, and on many threads at once --------------------------- */
 
 /* The by-id calls answer what the index forms and the ids give, step by step by hand: a known
    user's list, a new user's from item ids (fold-in, its items denied), similar items; an
@@ -5697,7 +5720,7 @@ static void *serve_worker(void *arg)
     return NULL;
 }
 
-static void test_serving_threads(void)
+static void test_serving_threads_answer_as_one_thread(void)
 {
     ncf_dataset d;
     ncf_model *trained, *m = NULL, *in = NULL;
@@ -5745,122 +5768,122 @@ static void test_serving_threads(void)
 }
 #endif
 
-/* ------------------------------------------------------------------ runner */
+/* ---- >>runner: the table of tests, in file order, and main ----------------------------------- */
 
 static const test_case TESTS[] = {
-    {"gradients_neumf", test_gradients_neumf},
-    {"gradients_gmf", test_gradients_gmf},
-    {"gradients_mlp", test_gradients_mlp},
-    {"gradients_mf", test_gradients_mf},
-    {"gradients_weighted", test_gradients_weighted},
-    {"weights_follow_their_positives", test_weights_follow_their_positives},
-    {"gradients_float_fd", test_gradients_float_fd},
-    {"gemm_against_reference", test_gemm_against_reference},
-    {"loss_values", test_loss_values},
-    {"adam_by_hand", test_adam_by_hand},
-    {"adam_dense_vs_lazy", test_adam_dense_vs_lazy},
-    {"sgd_by_hand", test_sgd_by_hand},
-    {"threads_bit_identical", test_threads_bit_identical},
-    {"threads_preempted", test_threads_preempted},
-    {"validation_by_hand", test_validation_by_hand},
-    {"validation_split", test_validation_split},
-    {"bad_arguments", test_bad_arguments},
-    {"load_formats", test_load_formats},
-    {"ncf_split_round_trip", test_ncf_split_round_trip},
-    {"bad_input_files", test_bad_input_files},
-    {"loader_headers", test_loader_headers},
+    {"neumf_gradients_match_finite_differences", test_neumf_gradients_match_finite_differences},
+    {"gmf_gradients_match_finite_differences", test_gmf_gradients_match_finite_differences},
+    {"mlp_gradients_match_finite_differences", test_mlp_gradients_match_finite_differences},
+    {"mf_gradients_match_finite_differences", test_mf_gradients_match_finite_differences},
+    {"weighted_gradients_match_finite_differences", test_weighted_gradients_match_finite_differences},
+    {"float_finite_differences_agree_on_the_librarys_loss", test_float_finite_differences_agree_on_the_librarys_loss},
+    {"every_gemm_path_matches_its_definition", test_every_gemm_path_matches_its_definition},
+    {"loss_and_sigmoid_match_hand_values", test_loss_and_sigmoid_match_hand_values},
+    {"adam_steps_match_hand_computation", test_adam_steps_match_hand_computation},
+    {"sgd_moves_only_batch_rows_by_lr_times_gradient", test_sgd_moves_only_batch_rows_by_lr_times_gradient},
+    {"dense_and_lazy_adam_differ_only_on_idle_rows", test_dense_and_lazy_adam_differ_only_on_idle_rows},
+    {"training_bit_identical_on_any_thread_count", test_training_bit_identical_on_any_thread_count},
+    {"training_bit_identical_with_a_preempted_thread", test_training_bit_identical_with_a_preempted_thread},
+    {"bad_arguments_refused_and_nothing_applied", test_bad_arguments_refused_and_nothing_applied},
+    {"every_movielens_format_loads_the_same_data", test_every_movielens_format_loads_the_same_data},
+    {"columns_read_by_header_name_and_bom_skipped", test_columns_read_by_header_name_and_bom_skipped},
+    {"paper_split_files_read_back_the_same_dataset", test_paper_split_files_read_back_the_same_dataset},
+    {"bad_input_files_refused_with_file_and_line", test_bad_input_files_refused_with_file_and_line},
+    {"sampler_draws_each_positive_once_and_unrated_negatives", test_sampler_draws_each_positive_once_and_unrated_negatives},
+    {"sampler_negatives_uniform_by_chi_square", test_sampler_negatives_uniform_by_chi_square},
+    {"pipeline_hash_follows_seed_and_epoch_not_threads", test_pipeline_hash_follows_seed_and_epoch_not_threads},
+    {"eval_negatives_unrated_and_distinct", test_eval_negatives_unrated_and_distinct},
+    {"synthetic_data_has_the_shape_asked_for", test_synthetic_data_has_the_shape_asked_for},
+    {"real_movielens_loads_to_its_known_sizes", test_real_movielens_loads_to_its_known_sizes},
+    {"rated_split_negatives_refused_own_test_item_ignored", test_rated_split_negatives_refused_own_test_item_ignored},
     {"logs_read_with_any_separator_quoting_line_end_and_header", test_logs_read_with_any_separator_quoting_line_end_and_header},
     {"columns_found_by_name_alias_or_number", test_columns_found_by_name_alias_or_number},
     {"ids_keep_blanks_quotes_and_bytes_unless_trimmed", test_ids_keep_blanks_quotes_and_bytes_unless_trimmed},
     {"ids_kept_as_written_through_training_saving_and_serving", test_ids_kept_as_written_through_training_saving_and_serving},
     {"plain_integer_ids_stay_numbers", test_plain_integer_ids_stay_numbers},
     {"long_and_nul_ids_refused_with_file_line", test_long_and_nul_ids_refused_with_file_line},
-    {"min_rating_keeps_positives_and_reports_drops", test_min_rating_keeps_positives_and_reports_drops},
+    {"weights_follow_their_positives", test_weights_follow_their_positives},
     {"item_filter_and_kcore_report_what_they_drop", test_item_filter_and_kcore_report_what_they_drop},
-    {"holdout_latest_random_or_none", test_holdout_latest_random_or_none},
-    {"popularity_baseline_by_hand", test_popularity_baseline_by_hand},
-    {"format_3_files_still_read", test_format_3_files_still_read},
+    {"min_rating_keeps_positives_and_reports_drops", test_min_rating_keeps_positives_and_reports_drops},
+    {"holdout_latest_random_or_none_as_asked", test_holdout_latest_random_or_none_as_asked},
+    {"popularity_figures_match_hand_computation", test_popularity_figures_match_hand_computation},
     {"recommend_filters_exact_on_hand_cases", test_recommend_filters_exact_on_hand_cases},
     {"recommend_users_equal_one_user_calls", test_recommend_users_equal_one_user_calls},
     {"item_fold_in_mirrors_user_fold_in", test_item_fold_in_mirrors_user_fold_in},
     {"fold_in_deterministic_and_exact_from_known_rows", test_fold_in_deterministic_and_exact_from_known_rows},
-    {"similar_items_by_hand", test_similar_items_by_hand},
-    {"similar_users_by_hand", test_similar_users_by_hand},
+    {"similar_items_match_the_cosine_by_hand", test_similar_items_match_the_cosine_by_hand},
+    {"similar_users_match_the_cosine_by_hand", test_similar_users_match_the_cosine_by_hand},
     {"model_add_serves_folded_in_ids", test_model_add_serves_folded_in_ids},
     {"model_grows_with_new_data", test_model_grows_with_new_data},
-    {"memory_bounded_by_the_model_file", test_memory_bounded_by_the_model_file},
     {"evaluation_and_serving_memory_bounded_by_the_model_and_threads", test_evaluation_and_serving_memory_bounded_by_the_model_and_threads},
+    {"memory_bounded_by_the_model_file", test_memory_bounded_by_the_model_file},
     {"validation_item_is_rated", test_validation_item_is_rated},
     {"absurd_settings_and_values_refused", test_absurd_settings_and_values_refused},
-    {"hostile_inputs_refused_or_read", test_hostile_inputs_refused_or_read},
+    {"limits_said_as_they_are", test_limits_said_as_they_are},
     {"file_counters_at_their_bounds_leave_headroom", test_file_counters_at_their_bounds_leave_headroom},
     {"values_bounded_alike_in_place_and_copied", test_values_bounded_alike_in_place_and_copied},
     {"options_checked_before_anything_is_sized", test_options_checked_before_anything_is_sized},
     {"evaluation_refuses_data_that_is_not_the_models", test_evaluation_refuses_data_that_is_not_the_models},
+    {"hostile_inputs_refused_or_read", test_hostile_inputs_refused_or_read},
     {"ids_chosen_against_the_hash_cost_what_random_ids_do", test_ids_chosen_against_the_hash_cost_what_random_ids_do},
-    {"sorts_are_n_log_n_whatever_the_order", test_sorts_are_n_log_n_whatever_the_order},
     {"filters_settle_in_bounded_rounds", test_filters_settle_in_bounded_rounds},
-    {"limits_said_as_they_are", test_limits_said_as_they_are},
+    {"sorts_are_n_log_n_whatever_the_order", test_sorts_are_n_log_n_whatever_the_order},
 #ifdef THREAD_LIMIT_TEST
     {"no_exit_when_threads_cannot_start", test_no_exit_when_threads_cannot_start},
 #endif
 #ifndef _WIN32
     {"orphaned_temporary_files_removed", test_orphaned_temporary_files_removed},
 #endif
-    {"split_negatives_checked", test_split_negatives_checked},
-    {"sampler_properties", test_sampler_properties},
-    {"sampler_uniform_chi2", test_sampler_uniform_chi2},
-    {"sampler_hash", test_sampler_hash},
-    {"training_blind_to_held_out_items", test_training_blind_to_held_out_items},
-    {"fit_chooses_on_validation_never_test", test_fit_chooses_on_validation_never_test},
-    {"fit_chooses_on_any_figure_of_many_items", test_fit_chooses_on_any_figure_of_many_items},
-    {"tune_deterministic_and_blind_to_test", test_tune_deterministic_and_blind_to_test},
-    {"eval_negatives", test_eval_negatives},
-    {"synthetic_shape", test_synthetic_shape},
-    {"real_movielens", test_real_movielens},
-    {"metrics_by_hand", test_metrics_by_hand},
     {"many_item_metrics_match_hand_computation", test_many_item_metrics_match_hand_computation},
     {"many_item_metrics_match_a_sorted_ranking", test_many_item_metrics_match_a_sorted_ranking},
     {"many_item_splits_hold_each_positive_once", test_many_item_splits_hold_each_positive_once},
     {"saved_split_reads_back_the_same_lines", test_saved_split_reads_back_the_same_lines},
-    {"argument_limits", test_argument_limits},
+    {"metrics_match_hand_ranked_cases", test_metrics_match_hand_ranked_cases},
+    {"validation_figures_match_hand_computation", test_validation_figures_match_hand_computation},
+    {"validation_items_never_trained_on", test_validation_items_never_trained_on},
+    {"sizes_at_the_edges_refused_or_bounded", test_sizes_at_the_edges_refused_or_bounded},
     {"nonfinite_scores_rank_last", test_nonfinite_scores_rank_last},
-    {"divergence_stops", test_divergence_stops},
+    {"divergence_stops_training_and_is_never_saved", test_divergence_stops_training_and_is_never_saved},
     {"output_sums_follow_their_definition", test_output_sums_follow_their_definition},
     {"eval_scores_match_forward", test_eval_scores_match_forward},
-    {"scores_batch_invariant", test_scores_batch_invariant},
-    {"end_to_end_learns", test_end_to_end_learns},
-    {"save_load_round_trip", test_save_load_round_trip},
-    {"resume_exact", test_resume_exact},
-    {"pretrain_init", test_pretrain_init},
-    {"mf_sgd_learns", test_mf_sgd_learns},
+    {"scores_independent_of_batch_and_chunk", test_scores_independent_of_batch_and_chunk},
+    {"training_end_to_end_lifts_hr", test_training_end_to_end_lifts_hr},
+    {"saved_models_load_bit_identical", test_saved_models_load_bit_identical},
+    {"resumed_training_equals_an_unbroken_run", test_resumed_training_equals_an_unbroken_run},
+    {"corrupt_models_refused", test_corrupt_models_refused},
+    {"format_3_files_still_read", test_format_3_files_still_read},
+    {"pretrained_neumf_scores_as_its_parts", test_pretrained_neumf_scores_as_its_parts},
+    {"mf_sgd_learns_and_survives_a_file", test_mf_sgd_learns_and_survives_a_file},
     {"per_example_sgd_is_train_step", test_per_example_sgd_is_train_step},
     {"fit_decay_is_a_hand_loop", test_fit_decay_is_a_hand_loop},
-    {"corrupt_models_refused", test_corrupt_models_refused},
-    {"saves_replace_the_file_whole", test_saves_replace_the_file_whole},
-#ifndef _WIN32
-    {"save_keeps_the_file_permissions", test_save_keeps_the_file_permissions},
-    {"save_follows_no_planted_link", test_save_follows_no_planted_link},
-    {"failed_save_leaves_the_old_model", test_failed_save_leaves_the_old_model},
-#endif
-    {"recommend_topk", test_recommend_topk},
-    {"fuzz_seeds_are_valid_models", test_fuzz_seeds_are_valid_models},
-    {"fixture_round_trip", test_fixture_round_trip},
-    {"serving_by_id_answers_as_the_index_forms", test_serving_by_id_answers_as_the_index_forms},
-    {"serving_calls_start_no_team_unless_asked", test_serving_calls_start_no_team_unless_asked},
-    {"alloc_failure_sweep", test_alloc_failure_sweep},
-    {"calls_said_to_allocate_nothing_allocate_nothing", test_calls_said_to_allocate_nothing_allocate_nothing},
+    {"training_blind_to_held_out_items", test_training_blind_to_held_out_items},
+    {"fit_chooses_on_validation_never_test", test_fit_chooses_on_validation_never_test},
+    {"fit_chooses_on_any_figure_of_many_items", test_fit_chooses_on_any_figure_of_many_items},
+    {"tune_deterministic_and_blind_to_test", test_tune_deterministic_and_blind_to_test},
+    {"verified_open_skips_only_whole_file_checks", test_verified_open_skips_only_whole_file_checks},
     {"in_place_answers_equal_the_copy", test_in_place_answers_equal_the_copy},
     {"opening_in_place_allocates_no_parameters", test_opening_in_place_allocates_no_parameters},
     {"workspace_forms_allocate_nothing", test_workspace_forms_allocate_nothing},
     {"model_read_file_opens_in_place", test_model_read_file_opens_in_place},
     {"in_place_models_only_serve_and_save_their_file", test_in_place_models_only_serve_and_save_their_file},
     {"unreadable_buffers_refused_in_place", test_unreadable_buffers_refused_in_place},
-    {"verified_open_skips_only_whole_file_checks", test_verified_open_skips_only_whole_file_checks},
-    {"int8_by_hand", test_int8_by_hand},
-    {"rated_lists", test_rated_lists},
+    {"int8_rows_match_hand_quantization", test_int8_rows_match_hand_quantization},
+    {"rated_lists_hold_exactly_the_users_items", test_rated_lists_hold_exactly_the_users_items},
+    {"saves_replace_the_file_whole", test_saves_replace_the_file_whole},
 #ifndef _WIN32
-    {"serving_threads", test_serving_threads},
+    {"save_keeps_the_file_permissions", test_save_keeps_the_file_permissions},
+    {"save_follows_no_planted_link", test_save_follows_no_planted_link},
+    {"failed_save_leaves_the_old_model", test_failed_save_leaves_the_old_model},
+#endif
+    {"fixture_written_here_reads_back", test_fixture_written_here_reads_back},
+    {"fuzz_seeds_are_valid_models", test_fuzz_seeds_are_valid_models},
+    {"recommend_topk_matches_a_full_sort_by_raw_id", test_recommend_topk_matches_a_full_sort_by_raw_id},
+    {"every_failed_allocation_returns_nomem", test_every_failed_allocation_returns_nomem},
+    {"calls_said_to_allocate_nothing_allocate_nothing", test_calls_said_to_allocate_nothing_allocate_nothing},
+    {"serving_by_id_answers_as_the_index_forms", test_serving_by_id_answers_as_the_index_forms},
+    {"serving_calls_start_no_team_unless_asked", test_serving_calls_start_no_team_unless_asked},
+#ifndef _WIN32
+    {"serving_threads_answer_as_one_thread", test_serving_threads_answer_as_one_thread},
 #endif
 };
 

@@ -63,7 +63,7 @@ awk 'function hex(s, i, v) { v = 0; s = tolower(s); sub(/^0x/, "", s);
          if (s ~ /^\.text/) t += hex($2); else if (s ~ /^\.s?rodata/) r += hex($2);
          else if (s ~ /^\.s?(bss|data)/) b += hex($2) } }
      END { printf "ncf.h linked: %d bytes of code, %d of constants (1024 of them the CRC table), %d of RAM\n", t, r, b }' \
-    "$out/map.txt"
+    "$out/map.txt" | tee "$out/linked.txt"
 ${cc%gcc}size "$out/device.elf" | awk 'NR == 2 { printf "whole program: %d bytes of flash (the models included), %d of static RAM (a 32 KB workspace buffer included)\n", $1 + $2, $2 + $3 }'
 printf 'largest stack frames in ncf.h (-fstack-usage):'
 sort -t'	' -k2 -n -r "$out/ncf_impl.su" | head -n 5 |
