@@ -1958,7 +1958,7 @@ static int prepare_model(const options *o, ncf_config *cfg, ncf_dataset *data, n
         long long most = data->num_train;
         MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
         printf("MPI: %d ranks, each with its users' positives (at most %lld of %lld) and the whole model\n", g_ranks,
-               most, (long long)data->total_train);
+               most, (long long)data->shard.total_train);
     }
 #endif
     return 1;

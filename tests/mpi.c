@@ -41,26 +41,26 @@ static void test_mpi_shard_counts(void)
     int64_t total = 0;
     int u, lo_hi[2], *all = (int *)malloc(sizeof(int) * 2 * (size_t)g_size), ok = 1;
     CHECK(mpi_data(&w, 0) && mpi_data(&s, 1));
-    CHECK(s.total_train == w.num_train && s.user_lo <= s.user_hi);
+    CHECK(s.shard.total_train == w.num_train && s.shard.user_lo <= s.shard.user_hi);
     MPI_Allreduce(&s.num_train, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
     CHECKF(total == w.num_train, "%lld positives over the ranks, %lld in the data", (long long)total, (long long)w.num_train);
-    lo_hi[0] = s.user_lo, lo_hi[1] = s.user_hi;
+    lo_hi[0] = s.shard.user_lo, lo_hi[1] = s.shard.user_hi;
     MPI_Allgather(lo_hi, 2, MPI_INT, all, 2, MPI_INT, MPI_COMM_WORLD);
     for (u = 0; u < g_size; u++) ok &= all[2 * u] == (u ? all[2 * u - 1] : 0);
     CHECKF(ok && all[2 * g_size - 1] == w.num_users, "the ranks' users do not tile [0, %d)", w.num_users);
-    CHECK(s.train_lo == w.user_ptr[s.user_lo]);
+    CHECK(s.shard.train_lo == w.user_ptr[s.shard.user_lo]);
     /* a rank's positives are about 1/P of them (split at groups of 1/16) */
     CHECKF(llabs(s.num_train - w.num_train / g_size) <= w.num_train / 16 + 100, "rank %d holds %lld of %lld", g_rank,
            (long long)s.num_train, (long long)w.num_train);
     for (u = 0; u < w.num_users; u++) {
-        int mine = u >= s.user_lo && u < s.user_hi;
+        int mine = u >= s.shard.user_lo && u < s.shard.user_hi;
         int64_t deg = s.user_ptr[u + 1] - s.user_ptr[u];
         if (mine) {
             ok = deg == w.user_ptr[u + 1] - w.user_ptr[u] &&
                  !memcmp(s.items + s.user_ptr[u], w.items + w.user_ptr[u], sizeof(int32_t) * (size_t)deg) &&
                  s.test_item[u] == w.test_item[u] && s.val_item[u] == w.val_item[u] &&
-                 !memcmp(s.eval_neg + (size_t)(u - s.user_lo) * 50, w.eval_neg + (size_t)u * 50, 50 * sizeof(int32_t)) &&
-                 !memcmp(s.val_neg + (size_t)(u - s.user_lo) * 50, w.val_neg + (size_t)u * 50, 50 * sizeof(int32_t));
+                 !memcmp(s.eval_neg + (size_t)(u - s.shard.user_lo) * 50, w.eval_neg + (size_t)u * 50, 50 * sizeof(int32_t)) &&
+                 !memcmp(s.val_neg + (size_t)(u - s.shard.user_lo) * 50, w.val_neg + (size_t)u * 50, 50 * sizeof(int32_t));
         } else ok = deg == 0 && s.test_item[u] == -1 && s.val_item[u] == -1;
         if (!ok) break;
     }
