@@ -13,7 +13,8 @@
 #   make bench-mpi          training on 2 ranks against 1, one thread each
 #   make paper-f8 NCF_DATA=DIR   the paper's pre-training recipe (also f16, f32, f64)
 #   make coverage           the suite built with gcov: the share of ncf.h's lines it runs
-#   make analyze            cppcheck on the library (through the demo and the Python shim): no finding
+#   make analyze            cppcheck, clang's analyzer and clang-tidy on the library: no new finding
+#   make format-check       the C sources laid out as .clang-format says (make format applies it)
 #   make clean              removes what any target built
 # Options: NO_OMP=1 (no OpenMP), NATIVE=1 (-march=native), CC=clang.
 # NCF_DATA=DIR: downloaded data (DIR/ml-1m-ncf/ml-1m.*, DIR/ml-100k/u.data) for the tests that
@@ -45,7 +46,7 @@ endif
 CFLAGS_ALL = $(OPT) -std=c99 $(WARN) $(OMP) $(CFLAGS)
 TESTFLAGS  = -O2 -g -std=c99 $(WARN) -Werror $(CFLAGS)
 
-.PHONY: all help demo test python bench bench-load bench-small clean header-checks isa-matrix cross windows fuzz device wasm web-test coverage \
+.PHONY: all help demo test python format format-check bench bench-load bench-small clean header-checks isa-matrix cross windows fuzz device wasm web-test coverage \
         analyze \
         paper-f8 paper-f16 paper-f32 paper-f64 demo-mpi test-mpi bench-mpi
 
@@ -200,6 +201,16 @@ analyze:
 	$(CPPCHECK) python/ncf/_shim.c
 	@echo "analyze: cppcheck found nothing"
 	@tests/analyze.sh
+
+# The C sources' layout (.clang-format, clang-format 14): format-check fails on any line it would
+# change, format applies it.
+FORMATTED = ncf.h demo.c tests.c $(wildcard tests/*.c tests/*.h python/ncf/*.c device/*.c fuzz/*.c web/*.c)
+format-check:
+	@tests/needs.sh format
+	@clang-format --dry-run -Werror $(FORMATTED) && echo "format-check: $(words $(FORMATTED)) files laid out as .clang-format says"
+format:
+	@tests/needs.sh format
+	clang-format -i $(FORMATTED)
 
 # Line coverage of ncf.h by the main suite (gcov, -O0 so every line maps to code); the per-line
 # counts are left in $(BUILD)/coverage/ncf.h.gcov.

@@ -61,20 +61,20 @@ typedef struct {
     const char *recommend_user; /* ids as the data writes them, comma-separated */
     const char *recommend_all, *recommend_for, *similar, *allow, *deny, *export_c;
     const char *recommend_file, *recommend_for_file; /* one id a line */
-    const char *similar_users, *item_for;       /* a user id; a new item's users, comma-separated */
-    const char *export_embeddings;              /* PREFIX of the vectors' .npy and .csv files */
-    const char *save_split;                     /* PREFIX of the split's .tsv files */
+    const char *similar_users, *item_for;            /* a user id; a new item's users, comma-separated */
+    const char *export_embeddings;                   /* PREFIX of the vectors' .npy and .csv files */
+    const char *save_split;                          /* PREFIX of the split's .tsv files */
     int probabilities, data_given, keep_missing, patience, skip_held_out, lr_decay;
-    int output;                 /* the answers' form: OUT_TEXT, OUT_CSV, OUT_JSON */
+    int output; /* the answers' form: OUT_TEXT, OUT_CSV, OUT_JSON */
     long long syn_ratings;
     double hr_threshold;
-    int tune;                   /* --tune: search the settings */
-    double tune_seconds;        /* its budget; 0: from the data's size */
-    ncf_load_opts load_opts;    /* --format, --sep, --header, the columns, --min_rating, --holdout */
-    int ks[NCF_MAX_KS], nks;    /* --top_k's cut-offs (top_k: the first) */
+    int tune;                    /* --tune: search the settings */
+    double tune_seconds;         /* its budget; 0: from the data's size */
+    ncf_load_opts load_opts;     /* --format, --sep, --header, the columns, --min_rating, --holdout */
+    int ks[NCF_MAX_KS], nks;     /* --top_k's cut-offs (top_k: the first) */
     int select_metric, select_k; /* --select: what chooses the epoch (NCF_METRIC_*, at K; 0: top_k) */
-    int eval_mode;              /* --eval: EVAL_AUTO, EVAL_NONE, EVAL_SAMPLED */
-    int many;                   /* the data holds many items a user out (set once loaded) */
+    int eval_mode;               /* --eval: EVAL_AUTO, EVAL_NONE, EVAL_SAMPLED */
+    int many;                    /* the data holds many items a user out (set once loaded) */
 } options;
 
 enum { EVAL_AUTO = 0, EVAL_NONE, EVAL_SAMPLED, EVAL_FULL };
@@ -165,18 +165,26 @@ static int parse_list(const char *flag, const char *v, int max, int *ints, float
 
 /* ---- flags: one table gives their names, which take a value, and --help ---- */
 
+/* clang-format off */
 typedef enum {
-    F_SECTION, F_HELP, F_DATA, F_DATA_DIR, F_DATASET, F_SYN_USERS, F_SYN_ITEMS, F_SYN_RATINGS, F_FORMAT, F_SEP, F_HEADER,
-    F_USER_COL, F_ITEM_COL, F_RATING_COL, F_TIME_COL, F_MIN_RATING, F_MIN_RATINGS, F_MIN_ITEM_RATINGS, F_KCORE,
-    F_TRIM_IDS, F_WEIGHT_COL,
-    F_WEIGHTING, F_WEIGHT_ALPHA, F_HOLDOUT, F_SAVE_SPLIT, F_EVAL_NEGATIVES,
+    F_SECTION, F_HELP,
+    /* data */
+    F_DATA, F_DATA_DIR, F_DATASET, F_SYN_USERS, F_SYN_ITEMS, F_SYN_RATINGS, F_FORMAT, F_SEP, F_HEADER, F_USER_COL,
+    F_ITEM_COL, F_RATING_COL, F_TIME_COL, F_MIN_RATING, F_MIN_RATINGS, F_MIN_ITEM_RATINGS, F_KCORE, F_TRIM_IDS,
+    F_WEIGHT_COL, F_WEIGHTING, F_WEIGHT_ALPHA, F_HOLDOUT, F_SAVE_SPLIT, F_EVAL_NEGATIVES,
+    /* the model */
     F_MODEL, F_NUM_FACTORS, F_LAYERS, F_MF_REG, F_MLP_REG, F_INIT_SD, F_PRETRAIN_GMF, F_PRETRAIN_MLP, F_ALPHA,
-    F_BATCH_SIZE, F_EVAL_BATCH_SIZE, F_LEARNING_RATE, F_LR_DECAY, F_BETA1, F_BETA2, F_EPSILON, F_OPTIMIZER, F_ADAM, F_NUM_NEG,
-    F_TRAIN_EPOCHS, F_EPOCHS_BETWEEN_EVALS, F_HR_THRESHOLD, F_ML_PERF, F_SEED, F_THREADS, F_TOP_K, F_SELECT, F_EVAL, F_VALIDATION,
-    F_NO_VALIDATION, F_PATIENCE, F_TUNE, F_SKIP_HELD_OUT, F_FULL_RANKING, F_FULL_USERS, F_HASH_PIPELINE, F_LOG, F_PLOT, F_RECOMMEND, F_RECOMMEND_K, F_TOPK, F_RECOMMEND_ALL,
-    F_RECOMMEND_FOR, F_RECOMMEND_FILE, F_RECOMMEND_FOR_FILE,
-    F_SIMILAR, F_SIMILAR_USERS, F_ITEM_FOR, F_ALLOW, F_DENY, F_PROBABILITIES, F_OUTPUT, F_SAVE, F_INT8, F_CHECKPOINT_EVERY, F_SAVE_BEST,
-    F_EXPORT_C, F_EXPORT_EMBEDDINGS, F_LOAD, F_KEEP_MISSING
+    /* training */
+    F_BATCH_SIZE, F_EVAL_BATCH_SIZE, F_LEARNING_RATE, F_LR_DECAY, F_BETA1, F_BETA2, F_EPSILON, F_OPTIMIZER, F_ADAM,
+    F_NUM_NEG, F_TRAIN_EPOCHS, F_EPOCHS_BETWEEN_EVALS, F_HR_THRESHOLD, F_ML_PERF, F_SEED, F_THREADS,
+    /* evaluation and choice */
+    F_TOP_K, F_SELECT, F_EVAL, F_VALIDATION, F_NO_VALIDATION, F_PATIENCE, F_TUNE, F_SKIP_HELD_OUT, F_FULL_RANKING,
+    F_FULL_USERS, F_HASH_PIPELINE, F_LOG, F_PLOT,
+    /* serving */
+    F_RECOMMEND, F_RECOMMEND_K, F_TOPK, F_RECOMMEND_ALL, F_RECOMMEND_FOR, F_RECOMMEND_FILE, F_RECOMMEND_FOR_FILE,
+    F_SIMILAR, F_SIMILAR_USERS, F_ITEM_FOR, F_ALLOW, F_DENY, F_PROBABILITIES, F_OUTPUT,
+    /* model files */
+    F_SAVE, F_INT8, F_CHECKPOINT_EVERY, F_SAVE_BEST, F_EXPORT_C, F_EXPORT_EMBEDDINGS, F_LOAD, F_KEEP_MISSING
 } flag_id;
 
 typedef struct {
@@ -333,6 +341,7 @@ static const flag_def FLAGS[] = {
     {F_KEEP_MISSING, "--keep_missing", NULL, "with --load: keep the model's users and items the data lacks"},
     {F_HELP, "--help", NULL, "this list (also -h)"},
 };
+/* clang-format on */
 #define NUM_FLAGS (int)(sizeof FLAGS / sizeof *FLAGS)
 
 static void default_options(options *o);
@@ -390,13 +399,17 @@ static void usage(FILE *f)
     options d;
     int k;
     default_options(&d);
-    fprintf(f, "usage: demo [flags]        (no flags: train NeuMF on built-in synthetic data)\n"
-               "flags take --flag value or --flag=value\n");
+    fprintf(f,
+            "usage: demo [flags]        (no flags: train NeuMF on built-in synthetic data)\n"
+            "flags take --flag value or --flag=value\n");
     for (k = 0; k < NUM_FLAGS; k++) {
         const flag_def *g = &FLAGS[k];
         char left[64], def[64];
         const char *h, *v;
-        if (g->id == F_SECTION) { fprintf(f, "%s\n", g->name); continue; }
+        if (g->id == F_SECTION) {
+            fprintf(f, "%s\n", g->name);
+            continue;
+        }
         snprintf(left, sizeof left, "%s%s%s", g->name, g->value ? " " : "", g->value ? g->value : "");
         fprintf(f, "  %-24s%s", left, strlen(left) > 23 ? "\n                           " : " ");
         for (h = g->help; *h; h++)
@@ -416,7 +429,9 @@ static const flag_def *find_flag(const char *name)
 }
 
 /* What the flags set that decides a default (--ml_perf fills only what they did not). */
-typedef struct { int mlperf, factors, layers, batch, lr, eval_negatives, model; } flags_set;
+typedef struct {
+    int mlperf, factors, layers, batch, lr, eval_negatives, model;
+} flags_set;
 
 static int parse_choice(const char *flag, const char *v, const char *const *names, int n, const char *want, int *out)
 {
@@ -439,8 +454,14 @@ static int parse_beta(const char *flag, const char *v, float *beta)
     return 1;
 }
 
-#define INT_FLAG(lo, hi, dst) if (!parse_int(a, v, lo, hi, &n)) return 0; (dst) = (int)n; break
-#define FLOAT_FLAG(lo, hi, dst) if (!parse_float(a, v, lo, hi, &x)) return 0; (dst) = (float)x; break
+#define INT_FLAG(lo, hi, dst) \
+    if (!parse_int(a, v, lo, hi, &n)) return 0; \
+    (dst) = (int)n; \
+    break
+#define FLOAT_FLAG(lo, hi, dst) \
+    if (!parse_float(a, v, lo, hi, &x)) return 0; \
+    (dst) = (float)x; \
+    break
 
 /* One flag's effect on the options: 0 (said why) when its value is bad. */
 static int apply_flag(options *o, flag_id id, const char *a, const char *v, flags_set *set)
@@ -456,9 +477,18 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
     case F_DATA: o->data = v, o->data_given = 1; break;
     case F_DATA_DIR: o->data_dir = v, o->data_given = 1; break;
     case F_DATASET: o->dataset = v, o->data_given = 1; break;
-    case F_SYN_USERS: if (!parse_int(a, v, 1, 1 << 30, &n)) return 0; o->syn_users = (int)n, o->data_given = 1; break;
-    case F_SYN_ITEMS: if (!parse_int(a, v, 8, 1 << 30, &n)) return 0; o->syn_items = (int)n, o->data_given = 1; break;
-    case F_SYN_RATINGS: if (!parse_int(a, v, 1, 1LL << 40, &n)) return 0; o->syn_ratings = n, o->data_given = 1; break;
+    case F_SYN_USERS:
+        if (!parse_int(a, v, 1, 1 << 30, &n)) return 0;
+        o->syn_users = (int)n, o->data_given = 1;
+        break;
+    case F_SYN_ITEMS:
+        if (!parse_int(a, v, 8, 1 << 30, &n)) return 0;
+        o->syn_items = (int)n, o->data_given = 1;
+        break;
+    case F_SYN_RATINGS:
+        if (!parse_int(a, v, 1, 1LL << 40, &n)) return 0;
+        o->syn_ratings = n, o->data_given = 1;
+        break;
     case F_FORMAT:
         if (!parse_choice(a, v, formats, 5, "auto, dat, csv, tab or ncf", &k)) return 0;
         o->load_opts.format = (ncf_format)k;
@@ -537,7 +567,10 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
     case F_EPOCHS_BETWEEN_EVALS: INT_FLAG(1, 1000000, o->epochs_between_evals);
     case F_HR_THRESHOLD: return parse_float(a, v, 0, 1, &o->hr_threshold);
     case F_ML_PERF: set->mlperf = 1; break;
-    case F_SEED: if (!parse_int(a, v, 0, 1LL << 62, &n)) return 0; o->cfg.seed = (uint64_t)n; break;
+    case F_SEED:
+        if (!parse_int(a, v, 0, 1LL << 62, &n)) return 0;
+        o->cfg.seed = (uint64_t)n;
+        break;
     case F_THREADS: INT_FLAG(1, 1024, o->threads);
     case F_TOP_K:
         if (!(k = parse_list(a, v, NCF_MAX_KS, o->ks, NULL))) return 0;
@@ -547,7 +580,8 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
         static const char *const metrics[] = {"hr", "ndcg", "mrr", "recall", "precision", "map"};
         char name[16];
         const char *at = strchr(v, '@');
-        if (!at || at - v >= (long)sizeof name) return bad_value(a, v, "METRIC@K: hr, ndcg, mrr, recall, precision or map");
+        if (!at || at - v >= (long)sizeof name)
+            return bad_value(a, v, "METRIC@K: hr, ndcg, mrr, recall, precision or map");
         memcpy(name, v, (size_t)(at - v)), name[at - v] = 0;
         if (!parse_choice(a, name, metrics, 6, "hr, ndcg, mrr, recall, precision or map", &k)) return 0;
         if (!parse_int(a, at + 1, 1, NCF_MAX_K, &n)) return 0;
@@ -647,10 +681,19 @@ static int parse_args(int argc, char **argv, options *o)
             snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
             a = name, v = eq + 1, took = 0;
         }
-        if (a[0] != '-') { fprintf(stderr, "demo: unexpected argument '%s' (see --help)\n", a); return 0; }
-        if (!(f = find_flag(a))) { fprintf(stderr, "demo: unknown flag '%s' (see --help)\n", a); return 0; }
+        if (a[0] != '-') {
+            fprintf(stderr, "demo: unexpected argument '%s' (see --help)\n", a);
+            return 0;
+        }
+        if (!(f = find_flag(a))) {
+            fprintf(stderr, "demo: unknown flag '%s' (see --help)\n", a);
+            return 0;
+        }
         if (!f->value) { /* a switch */
-            if (eq && a == name) { fprintf(stderr, "demo: %s takes no value\n", a); return 0; }
+            if (eq && a == name) {
+                fprintf(stderr, "demo: %s takes no value\n", a);
+                return 0;
+            }
             took = 0;
         } else if (f->value[0] == '[') { /* a value it may take: a number that follows */
             char *end;
@@ -659,7 +702,10 @@ static int parse_args(int argc, char **argv, options *o)
             fprintf(stderr, "demo: %s needs a value (see --help)\n", a);
             return 0;
         }
-        if (f->id == F_HELP) { usage(stdout); return -1; }
+        if (f->id == F_HELP) {
+            usage(stdout);
+            return -1;
+        }
         if (!apply_flag(o, f->id, a, v, &set)) return 0;
         i += took;
     }
@@ -684,8 +730,9 @@ static int parse_args(int argc, char **argv, options *o)
         return 0;
     }
     if (o->tune && (o->load || !o->validation || o->pretrain_gmf || o->save_best || o->checkpoint_every)) {
-        fprintf(stderr, "demo: --tune trains its own models on a validation split: it does not go with --load, "
-                        "--no_validation, --pretrain_gmf, --save_best or --checkpoint_every\n");
+        fprintf(stderr,
+                "demo: --tune trains its own models on a validation split: it does not go with --load, "
+                "--no_validation, --pretrain_gmf, --save_best or --checkpoint_every\n");
         return 0;
     }
     if (o->keep_missing && !o->load) {
@@ -695,13 +742,15 @@ static int parse_args(int argc, char **argv, options *o)
     if (o->checkpoint_every && !o->save)
         fprintf(stderr, "demo: warning: --checkpoint_every does nothing without --save\n");
     if (o->checkpoint_every && o->int8) {
-        fprintf(stderr, "demo: --int8 checkpoints cannot resume a run exactly (no Adam state, rounded rows): "
-                        "drop --int8 or --checkpoint_every\n");
+        fprintf(stderr,
+                "demo: --int8 checkpoints cannot resume a run exactly (no Adam state, rounded rows): "
+                "drop --int8 or --checkpoint_every\n");
         return 0;
     }
     if (o->load && (set.model || set.factors || set.layers))
-        fprintf(stderr, "demo: warning: --load uses the model file's config; --model, --num_factors and --layers "
-                        "are ignored\n");
+        fprintf(stderr,
+                "demo: warning: --load uses the model file's config; --model, --num_factors and --layers "
+                "are ignored\n");
     if (!o->pretrain_gmf != !o->pretrain_mlp) {
         fprintf(stderr, "demo: pre-training needs both --pretrain_gmf and --pretrain_mlp\n");
         return 0;
@@ -729,7 +778,10 @@ static const char *data_path(const options *o, char *buf, size_t size)
     }
     for (k = 0; k < 3; k++) {
         snprintf(buf, size, "%s/%s/%s", o->data_dir, o->dataset, names[k]);
-        if ((f = fopen(buf, "rb")) != NULL) { fclose(f); return buf; }
+        if ((f = fopen(buf, "rb")) != NULL) {
+            fclose(f);
+            return buf;
+        }
     }
     snprintf(buf, size, "%s/%s/ratings.dat", o->data_dir, o->dataset);
     return buf; /* the loader reports that it is missing */
@@ -753,9 +805,8 @@ static void on_progress(void *user, int64_t done, int64_t total, double loss)
     if (p->tty && (t - p->last_print > 0.25 || done == total)) {
         double rate = done > p->warm_done ? (double)(done - p->warm_done) / (t - p->warm_t) : 0;
         double eta = rate > 0 ? (double)(total - done) / rate : 0;
-        fprintf(stderr, "\r  epoch %d/%d  %5.1f%%  %lld/%lld examples  %.0f ex/s  loss %.4f  ETA %.0fs   ",
-                p->epoch, p->epochs, 100.0 * (double)done / (double)total, (long long)done, (long long)total, rate,
-                loss, eta);
+        fprintf(stderr, "\r  epoch %d/%d  %5.1f%%  %lld/%lld examples  %.0f ex/s  loss %.4f  ETA %.0fs   ", p->epoch,
+                p->epochs, 100.0 * (double)done / (double)total, (long long)done, (long long)total, rate, loss, eta);
         if (done == total) fprintf(stderr, "\r%*s\r", 110, "");
         p->last_print = t;
     }
@@ -826,8 +877,8 @@ static int same_ids(const ncf_model *m, const ncf_dataset *d, const char *path, 
             if (t) ncf_item_id(m, k, a, sizeof a), ncf_dataset_item_id(d, k, b, sizeof b);
             else ncf_user_id(m, k, a, sizeof a), ncf_dataset_user_id(d, k, b, sizeof b);
             if (strcmp(a, b) != 0) {
-                snprintf(why, size, "%s was trained on other %s: its %s %d is id '%.100s', the data's is '%.100s'", path,
-                         t ? "items" : "users", t ? "item" : "user", k, a, b);
+                snprintf(why, size, "%s was trained on other %s: its %s %d is id '%.100s', the data's is '%.100s'",
+                         path, t ? "items" : "users", t ? "item" : "user", k, a, b);
                 return 0;
             }
         }
@@ -838,7 +889,10 @@ static int same_ids(const ncf_model *m, const ncf_dataset *d, const char *path, 
 static ncf_model *load_pretrained(const char *path, ncf_model_type type, const ncf_dataset *d)
 {
     ncf_model *m = NULL;
-    if (ncf_load(&m, path) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return NULL; }
+    if (ncf_load(&m, path) != NCF_OK) {
+        fprintf(stderr, "demo: %s\n", ncf_error_text());
+        return NULL;
+    }
     if (m->cfg.model != type) {
         fprintf(stderr, "demo: %s is a %s model; wanted a %s\n", path, model_name(m->cfg.model), model_name(type));
         ncf_model_free(m);
@@ -860,10 +914,11 @@ static int create_pretrained(const options *o, ncf_config *cfg, const ncf_datase
         cfg->mf_dim = gmf->cfg.mf_dim, cfg->num_layers = mlp->cfg.num_layers;
         memcpy(cfg->layers, mlp->cfg.layers, sizeof cfg->layers);
         ok = ncf_model_create(out, cfg) == NCF_OK && ncf_model_init_from(*out, gmf, mlp, (float)o->alpha) == NCF_OK &&
-             ncf_model_set_ids(*out, d) == NCF_OK;
+            ncf_model_set_ids(*out, d) == NCF_OK;
         if (!ok) fprintf(stderr, "demo: %s\n", ncf_error_text());
-        else printf("pre-trained: GMF %s (epoch %lld), MLP %s (epoch %lld), alpha %g\n", o->pretrain_gmf,
-                    (long long)gmf->epoch, o->pretrain_mlp, (long long)mlp->epoch, o->alpha);
+        else
+            printf("pre-trained: GMF %s (epoch %lld), MLP %s (epoch %lld), alpha %g\n", o->pretrain_gmf,
+                   (long long)gmf->epoch, o->pretrain_mlp, (long long)mlp->epoch, o->alpha);
     }
     ncf_model_free(gmf), ncf_model_free(mlp);
     return ok;
@@ -878,7 +933,10 @@ static int writable_beside(const char *path, const char *flag, double bytes)
     const char *slash = path ? strrchr(path, '/') : NULL;
     struct stat st;
     if (!ON_ROOT) return all_ok(1);
-    if (!path || !*path) { fprintf(stderr, "demo: %s: an empty path\n", flag); return all_ok(0); }
+    if (!path || !*path) {
+        fprintf(stderr, "demo: %s: an empty path\n", flag);
+        return all_ok(0);
+    }
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
         fprintf(stderr, "demo: %s %s: exists and is not a regular file\n", flag, path);
         return all_ok(0);
@@ -896,8 +954,8 @@ static int writable_beside(const char *path, const char *flag, double bytes)
     {
         struct statvfs fs;
         if (statvfs(dir, &fs) == 0 && (double)fs.f_bavail * (double)fs.f_frsize < bytes) {
-            fprintf(stderr, "demo: %s %s: the model needs about %.1f MB, %s has %.1f MB free\n", flag, path, bytes / 1e6,
-                    dir, (double)fs.f_bavail * (double)fs.f_frsize / 1e6);
+            fprintf(stderr, "demo: %s %s: the model needs about %.1f MB, %s has %.1f MB free\n", flag, path,
+                    bytes / 1e6, dir, (double)fs.f_bavail * (double)fs.f_frsize / 1e6);
             return all_ok(0);
         }
     }
@@ -913,8 +971,7 @@ static void save_last_good(const void *buf, size_t len, const char *path, int ep
     ncf_model *m = NULL;
     if (ncf_load_mem(&m, buf, len) == NCF_OK && ncf_save(m, path, NCF_SAVE_ADAM) == NCF_OK)
         fprintf(stderr, "demo: saved the last finite model (epoch %d) to %s\n", epoch, path);
-    else
-        fprintf(stderr, "demo: the last finite model could not be saved either: %s\n", ncf_error_text());
+    else fprintf(stderr, "demo: the last finite model could not be saved either: %s\n", ncf_error_text());
     ncf_model_free(m);
 }
 
@@ -941,26 +998,33 @@ static void print_read_as(const ncf_dataset *d, const options *o)
         if (r->columns[c][0]) printf(" %s=%s", names[c], r->columns[c]);
     printf("%s", r->columns[NCF_COL_TIME][0] ? "" : ", no timestamps");
     if (r->text_ids[0] || r->text_ids[1])
-        printf(", %s ids as text", r->text_ids[0] && r->text_ids[1] ? "user and item" : r->text_ids[0] ? "user" : "item");
+        printf(", %s ids as text",
+               r->text_ids[0] && r->text_ids[1] ? "user and item"
+                   : r->text_ids[0]             ? "user"
+                                                : "item");
     printf("\n");
     for (c = 0, held = 0; c < d->num_users; c++) held += (d->test_item[c] >= 0) + (d->val_item && d->val_item[c] >= 0);
     held += r->test_interactions + r->validation_interactions;
     printf("kept %lld positives of %lld interactions, %d of %d users, %d of %d items: ", (long long)d->num_train + held,
            (long long)r->interactions, d->num_users, r->users_read, d->num_items, r->items_read);
     if (o->load_opts.min_rating > -HUGE_VALF)
-        printf("--min_rating %g dropped %lld interactions (%d users and %d items left with none); ", o->load_opts.min_rating,
-               (long long)r->below_min_rating, r->users_below_min_rating, r->items_below_min_rating);
+        printf("--min_rating %g dropped %lld interactions (%d users and %d items left with none); ",
+               o->load_opts.min_rating, (long long)r->below_min_rating, r->users_below_min_rating,
+               r->items_below_min_rating);
     printf("--min_ratings %d dropped %d users (%lld positives); %d items only dropped users had; %lld repeated pairs "
-           "merged\n", o->min_ratings, r->users_few_ratings, (long long)r->few_ratings, r->items_few_ratings,
+           "merged\n",
+           o->min_ratings, r->users_few_ratings, (long long)r->few_ratings, r->items_few_ratings,
            (long long)r->duplicates);
     if (o->load_opts.min_item_ratings || o->load_opts.kcore)
         printf("--min_item_ratings %d dropped %d items (%lld positives); %d users were left with %s\n",
-               o->load_opts.min_item_ratings, r->items_few_item_ratings, (long long)r->few_item_ratings, r->users_filtered_out,
+               o->load_opts.min_item_ratings, r->items_few_item_ratings, (long long)r->few_item_ratings,
+               r->users_filtered_out,
                o->load_opts.kcore ? "too few positives and dropped (--kcore)" : "no positive and dropped");
     if (o->load_opts.kcore) printf("--kcore: the filters ran %d rounds\n", r->filter_rounds);
     if (o->load_opts.weighting != NCF_WEIGHT_NONE)
         printf("weights: 1 + %g*%s: from %.4g to %.4g (--weighting)\n", o->load_opts.alpha,
-               o->load_opts.weighting == NCF_WEIGHT_LOG ? "log(1 + strength)" : "strength", r->weight_min, r->weight_max);
+               o->load_opts.weighting == NCF_WEIGHT_LOG ? "log(1 + strength)" : "strength", r->weight_min,
+               r->weight_max);
     for (c = 0; c < 2; c++)
         if (r->blank_edged_ids[c])
             printf("%lld %s id fields begin or end with a blank: %s\n", (long long)r->blank_edged_ids[c],
@@ -969,18 +1033,22 @@ static void print_read_as(const ncf_dataset *d, const options *o)
     if (r->users_every_item)
         printf("dropped %d users who rated every item left: no item would be left to rank or draw as a negative\n",
                r->users_every_item);
-    if (r->holdout == NCF_HOLDOUT_LATEST) printf("held out: each user's latest interaction%s (--holdout)\n",
-                                                 r->columns[NCF_COL_TIME][0] ? " by timestamp" : ", by line order");
-    else if (r->holdout == NCF_HOLDOUT_RANDOM) printf("held out: one interaction per user, drawn by the seed%s (--holdout)\n",
-                                                      r->columns[NCF_COL_TIME][0] ? "" : ": the file has no timestamps");
-    else if (r->holdout == NCF_HOLDOUT_NONE) printf("held out: nothing (--holdout none): trained on every interaction, "
-                                                    "no evaluation\n");
+    if (r->holdout == NCF_HOLDOUT_LATEST)
+        printf("held out: each user's latest interaction%s (--holdout)\n",
+               r->columns[NCF_COL_TIME][0] ? " by timestamp" : ", by line order");
+    else if (r->holdout == NCF_HOLDOUT_RANDOM)
+        printf("held out: one interaction per user, drawn by the seed%s (--holdout)\n",
+               r->columns[NCF_COL_TIME][0] ? "" : ": the file has no timestamps");
+    else if (r->holdout == NCF_HOLDOUT_NONE)
+        printf("held out: nothing (--holdout none): trained on every interaction, "
+               "no evaluation\n");
     else if (r->holdout == NCF_HOLDOUT_SAVED)
         printf("held out: the saved split's validation and test lines (%lld and %lld)\n",
                (long long)r->validation_interactions, (long long)r->test_interactions);
     else if (r->holdout == NCF_HOLDOUT_RATIO)
         printf("held out: %.0f%% of each user's positives, %s, for test, and as much of the rest for validation "
-               "(--holdout ratio)\n", 100.0 * o->load_opts.holdout_fraction,
+               "(--holdout ratio)\n",
+               100.0 * o->load_opts.holdout_fraction,
                r->columns[NCF_COL_TIME][0] ? "its latest by timestamp" : "drawn by the seed (no timestamps)");
     else
         printf("held out: the positives at or after timestamp %lld for test%s, %lld for validation (--holdout time)\n",
@@ -988,7 +1056,8 @@ static void print_read_as(const ncf_dataset *d, const options *o)
                (long long)r->validation_cutoff);
     if (NCF_HOLDOUT_RATIO <= r->holdout && (r->users_only_held_out || r->items_only_held_out))
         printf("%d users had only held-out positives (%lld): not evaluated; %d items appear only held out: kept, "
-               "untrained\n", r->users_only_held_out, (long long)r->only_held_out, r->items_only_held_out);
+               "untrained\n",
+               r->users_only_held_out, (long long)r->only_held_out, r->items_only_held_out);
 }
 
 /* ---- serving: --recommend, --recommend_for, --similar, --recommend_all ---- */
@@ -1024,7 +1093,10 @@ static int next_id(const char **list, char *buf, int trim)
             return -1;
         }
         for (q++; *q == ' ' || *q == '\t'; q++) {}
-        if (*q && *q != ',') { fprintf(stderr, "demo: id list '%.60s': text after a closing quote\n", p); return -1; }
+        if (*q && *q != ',') {
+            fprintf(stderr, "demo: id list '%.60s': text after a closing quote\n", p);
+            return -1;
+        }
         buf[n] = 0;
         *list = *q ? q + 1 : q;
         return 1;
@@ -1049,8 +1121,14 @@ static int next_id_line(FILE *f, const char *file, int line, char *buf)
     size_t n = 0;
     int c;
     while ((c = getc(f)) != EOF && c != '\n') {
-        if (c == 0) { fprintf(stderr, "demo: %s:%d: a NUL byte: not a list of ids\n", file, line); return -1; }
-        if (n == NCF_MAX_ID_BYTES) { fprintf(stderr, "demo: %s:%d: an id longer than %d bytes\n", file, line, NCF_MAX_ID_BYTES); return -1; }
+        if (c == 0) {
+            fprintf(stderr, "demo: %s:%d: a NUL byte: not a list of ids\n", file, line);
+            return -1;
+        }
+        if (n == NCF_MAX_ID_BYTES) {
+            fprintf(stderr, "demo: %s:%d: an id longer than %d bytes\n", file, line, NCF_MAX_ID_BYTES);
+            return -1;
+        }
         buf[n++] = (char)c;
     }
     if (n && buf[n - 1] == '\r') n--;
@@ -1085,7 +1163,10 @@ static int item_indices(const ncf_model *m, const char *list, const char *file, 
     while (ok && (got = f ? next_id_line(f, file, line + 1, id) : next_id(&list, id, trim)) != 0) {
         int i;
         line++;
-        if (got < 0) { ok = 0; break; }
+        if (got < 0) {
+            ok = 0;
+            break;
+        }
         if (f && trim) trim_id(id);
         if (!id[0]) continue;
         if ((i = ncf_item_index(m, id)) < 0) {
@@ -1132,7 +1213,10 @@ static void json_string(const char *s)
    blank at either end. */
 static void csv_out(const char *s)
 {
-    if (!csv_needs_quotes(s)) { fputs(s, stdout); return; }
+    if (!csv_needs_quotes(s)) {
+        fputs(s, stdout);
+        return;
+    }
     putchar('"');
     for (; *s; s++) {
         if (*s == '"') putchar('"');
@@ -1153,7 +1237,8 @@ static void print_answer(const ncf_model *m, int form, const char *kind, const c
     if (form == OUT_JSON) printf("{\"kind\":\"%s\",\"query\":", kind), json_string(query), printf(",\"items\":[");
     for (l = 0; l < n; l++) {
         name(m, items[l], id, sizeof id);
-        if (form == OUT_CSV) printf("%s,", kind), csv_out(query), printf(",%d,", l + 1), csv_out(id), printf(",%.6g\n", scores[l]);
+        if (form == OUT_CSV)
+            printf("%s,", kind), csv_out(query), printf(",%d,", l + 1), csv_out(id), printf(",%.6g\n", scores[l]);
         else printf("%s{\"id\":", l ? "," : ""), json_string(id), printf(",\"score\":%.6g}", scores[l]);
     }
     if (form == OUT_JSON) printf("]}\n");
@@ -1177,7 +1262,10 @@ static void print_items(const ncf_model *m, const int32_t *items, const float *s
 /* An id as a CSV field, quoted where it needs to be. */
 static void csv_field(ncf_output *f, const char *s)
 {
-    if (!csv_needs_quotes(s)) { ncf_output_write(f, s, strlen(s)); return; }
+    if (!csv_needs_quotes(s)) {
+        ncf_output_write(f, s, strlen(s));
+        return;
+    }
     ncf_output_write(f, "\"", 1);
     for (; *s; s++) {
         if (*s == '"') ncf_output_write(f, "\"", 1);
@@ -1193,13 +1281,15 @@ static int recommend_all(const ncf_model *m, const ncf_rec_opts *ro, const char 
     enum { MOST = 1024, SLOTS = 1 << 20 }; /* users a block, and (user, rank) slots a block */
     int block = ro->k >= SLOTS / MOST ? (SLOTS / ro->k > 0 ? SLOTS / ro->k : 1) : MOST;
     ncf_output *f = NULL;
-    int32_t *users = (int32_t *)malloc(sizeof(int32_t) * MOST), *items = (int32_t *)malloc(sizeof(int32_t) * (size_t)block * (size_t)ro->k);
+    int32_t *users = (int32_t *)malloc(sizeof(int32_t) * MOST),
+            *items = (int32_t *)malloc(sizeof(int32_t) * (size_t)block * (size_t)ro->k);
     float *scores = (float *)malloc(sizeof(float) * (size_t)block * (size_t)ro->k);
     int counts[MOST], u0, j, r, ok = users && items && scores, U = m->cfg.num_users, tty = isatty(2);
     double t0 = now();
     char uid[NCF_MAX_ID_BYTES + 1], iid[NCF_MAX_ID_BYTES + 1];
     if (!ok) fprintf(stderr, "demo: --recommend_all: out of memory for %d users' top %d\n", block, ro->k);
-    else if (ncf_output_open(&f, out) != NCF_OK) fprintf(stderr, "demo: --recommend_all: %s\n", ncf_error_text()), ok = 0;
+    else if (ncf_output_open(&f, out) != NCF_OK)
+        fprintf(stderr, "demo: --recommend_all: %s\n", ncf_error_text()), ok = 0;
     if (ok) ncf_output_printf(f, "user,rank,item,%s\n", ro->probabilities ? "probability" : "logit");
     for (u0 = 0; ok && u0 < U; u0 += block) {
         int n = U - u0 < block ? U - u0 : block;
@@ -1222,9 +1312,11 @@ static int recommend_all(const ncf_model *m, const ncf_rec_opts *ro, const char 
                     (u0 + n) / (now() - t0 + 1e-9), u0 + n == U ? "\n" : "   ");
     }
     if (f && !ok) ncf_output_discard(f);
-    else if (f && ncf_output_commit(f) != NCF_OK) fprintf(stderr, "demo: --recommend_all: %s\n", ncf_error_text()), ok = 0;
-    if (ok) printf("wrote %s: the top %d of each of %d users (user,rank,item,%s)\n", out, ro->k, U,
-                   ro->probabilities ? "probability" : "logit");
+    else if (f && ncf_output_commit(f) != NCF_OK)
+        fprintf(stderr, "demo: --recommend_all: %s\n", ncf_error_text()), ok = 0;
+    if (ok)
+        printf("wrote %s: the top %d of each of %d users (user,rank,item,%s)\n", out, ro->k, U,
+               ro->probabilities ? "probability" : "logit");
     free(users), free(items), free(scores);
     return ok;
 }
@@ -1234,8 +1326,14 @@ static int recommend_for_user(const ncf_model *m, const ncf_rec_opts *ro, int fo
                               float *scores, const char *path)
 {
     int u = ncf_user_index(m, id), n = u < 0 ? u : ncf_recommend_index(m, u, ro, items, scores);
-    if (n < 0) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return 0; }
-    if (form != OUT_TEXT) { print_answer(m, form, "user", id, items, scores, n, ncf_item_id); return 1; }
+    if (n < 0) {
+        fprintf(stderr, "demo: %s\n", ncf_error_text());
+        return 0;
+    }
+    if (form != OUT_TEXT) {
+        print_answer(m, form, "user", id, items, scores, n, ncf_item_id);
+        return 1;
+    }
     printf("Top %d for user %s (items the user rated are skipped; scores are %s):\n", n, id,
            ro->probabilities ? "probabilities" : "logits");
     print_items(m, items, scores, n, path);
@@ -1264,7 +1362,10 @@ static void print_users(const ncf_model *m, int form, const char *kind, const ch
 {
     char id[NCF_MAX_ID_BYTES + 1];
     int l;
-    if (form != OUT_TEXT) { print_answer(m, form, kind, query, users, scores, n, ncf_user_id); return; }
+    if (form != OUT_TEXT) {
+        print_answer(m, form, kind, query, users, scores, n, ncf_user_id);
+        return;
+    }
     for (l = 0; l < n; l++) ncf_user_id(m, users[l], id, sizeof id), printf("%3d  %8s  %8.4f\n", l + 1, id, scores[l]);
 }
 
@@ -1279,7 +1380,10 @@ static int similar_users(const ncf_model *m, const options *o, const ncf_rec_opt
     so.allow = so.deny = NULL, so.num_allow = so.num_deny = 0;
     u = ncf_user_index(m, id);
     n = u < 0 ? u : ncf_similar_users(m, u, &so, out, scores);
-    if (n < 0) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return 0; }
+    if (n < 0) {
+        fprintf(stderr, "demo: %s\n", ncf_error_text());
+        return 0;
+    }
     if (o->output == OUT_TEXT) printf("The %d users most like %s (cosine):\n", n, id);
     print_users(m, o->output, "similar_users", id, out, scores, n);
     return 1;
@@ -1300,19 +1404,29 @@ static int users_for_new_item(const ncf_model *m, const options *o, const ncf_re
     if (!given || !row || !taken) fprintf(stderr, "demo: out of memory for a new item\n"), ok = 0;
     while (ok && (got = next_id(&list, id, o->load_opts.trim_ids)) != 0) {
         int u = got < 0 ? -1 : ncf_user_index(m, id);
-        if (got < 0 || u < 0) { if (got > 0) fprintf(stderr, "demo: %s\n", ncf_error_text()); ok = 0; break; }
+        if (got < 0 || u < 0) {
+            if (got > 0) fprintf(stderr, "demo: %s\n", ncf_error_text());
+            ok = 0;
+            break;
+        }
         if (!taken[u]) taken[u] = 1, given[ng++] = u;
     }
     if (ok && !ng) fprintf(stderr, "demo: --item_for: no user given\n"), ok = 0;
     fo.l2 = 0.0f; /* an item's measured choice (docs/serving.md); the rest as a user's */
-    if (ok && ncf_fold_in_item(m, given, ng, &fo, row) != NCF_OK) fprintf(stderr, "demo: %s\n", ncf_error_text()), ok = 0;
+    if (ok && ncf_fold_in_item(m, given, ng, &fo, row) != NCF_OK)
+        fprintf(stderr, "demo: %s\n", ncf_error_text()), ok = 0;
     for (u0 = 0; ok && u0 < U; u0 += BLOCK) { /* the k best of the users not given, by insertion (ties: the lower) */
         int c = U - u0 < BLOCK ? U - u0 : BLOCK;
         for (j = 0; j < c; j++) block[j] = u0 + j;
-        if (ncf_predict_users(m, -1, row, block, c, z) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); ok = 0; break; }
+        if (ncf_predict_users(m, -1, row, block, c, z) != NCF_OK) {
+            fprintf(stderr, "demo: %s\n", ncf_error_text());
+            ok = 0;
+            break;
+        }
         for (j = 0; j < c; j++) {
             if (taken[u0 + j] || (n == k && !(z[j] > scores[k - 1]))) continue;
-            for (r = n < k ? n++ : k - 1; r > 0 && z[j] > scores[r - 1]; r--) scores[r] = scores[r - 1], out[r] = out[r - 1];
+            for (r = n < k ? n++ : k - 1; r > 0 && z[j] > scores[r - 1]; r--)
+                scores[r] = scores[r - 1], out[r] = out[r - 1];
             scores[r] = z[j], out[r] = u0 + j;
         }
     }
@@ -1343,25 +1457,31 @@ static int serve(const ncf_model *m, const options *o, const char *path)
     if (ok && o->deny && (ok = item_indices(m, NULL, o->deny, trim, &deny, &ro.num_deny)) != 0) ro.deny = deny;
     while (ok && list && (n = next_id(&list, id, trim)) != 0)
         ok = n > 0 && recommend_for_user(m, &ro, o->output, id, items, scores, path);
-    if (ok && o->recommend_file) ok = recommend_from_file(m, &ro, o->output, o->recommend_file, trim, items, scores, path);
+    if (ok && o->recommend_file)
+        ok = recommend_from_file(m, &ro, o->output, o->recommend_file, trim, items, scores, path);
     if (ok && (o->recommend_for || o->recommend_for_file)) { /* a new user, given by its items: folded in */
         ncf_fold_opts fo = ncf_fold_opts_default();
         int32_t *both = NULL;
-        ok = item_indices(m, o->recommend_for_file ? NULL : o->recommend_for, o->recommend_for_file, trim, &given, &ng) &&
-             (row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(m)));
+        ok = item_indices(m, o->recommend_for_file ? NULL : o->recommend_for, o->recommend_for_file, trim, &given,
+                          &ng) &&
+            (row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(m)));
         if (ok && !ng) fprintf(stderr, "demo: --recommend_for: no item given\n"), ok = 0;
         if (ok && (both = (int32_t *)malloc(sizeof(int32_t) * (size_t)(ng + ro.num_deny))) != NULL) {
             memcpy(both, given, sizeof(int32_t) * (size_t)ng);
             if (deny) memcpy(both + ng, deny, sizeof(int32_t) * (size_t)ro.num_deny);
             ro.user_row = row, ro.deny = both, ro.num_deny += ng;
             n = ncf_fold_in(m, given, ng, &fo, row) == NCF_OK ? ncf_recommend_index(m, -1, &ro, items, scores) : -1;
-            if (n < 0) { fprintf(stderr, "demo: %s\n", ncf_error_text()); ok = 0; }
-            else if (o->output != OUT_TEXT) {
+            if (n < 0) {
+                fprintf(stderr, "demo: %s\n", ncf_error_text());
+                ok = 0;
+            } else if (o->output != OUT_TEXT) {
                 print_answer(m, o->output, "new_user", o->recommend_for_file ? o->recommend_for_file : o->recommend_for,
                              items, scores, n, ncf_item_id);
             } else {
-                printf("Top %d for a new user with %d items (folded in, %d steps; the items given are skipped; scores are "
-                       "%s):\n", n, ng, fo.steps, kind);
+                printf(
+                    "Top %d for a new user with %d items (folded in, %d steps; the items given are skipped; scores are "
+                    "%s):\n",
+                    n, ng, fo.steps, kind);
                 print_items(m, items, scores, n, path);
             }
             ro.user_row = NULL, ro.deny = deny, ro.num_deny -= ng;
@@ -1374,13 +1494,17 @@ static int serve(const ncf_model *m, const options *o, const char *path)
         if (trim) trim_id(id);
         i = ncf_item_index(m, id);
         n = i < 0 ? i : ncf_similar_items(m, i, &ro, items, scores);
-        if (n < 0) { fprintf(stderr, "demo: %s\n", ncf_error_text()); ok = 0; }
-        else if (o->output != OUT_TEXT) {
+        if (n < 0) {
+            fprintf(stderr, "demo: %s\n", ncf_error_text());
+            ok = 0;
+        } else if (o->output != OUT_TEXT) {
             print_answer(m, o->output, "similar", id, items, scores, n, ncf_item_id);
         } else {
             printf("The %d items most like %s (cosine of %s):\n", n, o->similar,
-                   m->cfg.model == NCF_MF ? "the items' factors" : m->cfg.model == NCF_MLP ? "the items' first-layer halves"
-                   : m->cfg.model == NCF_GMF ? "the GMF factors" : "the GMF half's factors");
+                   m->cfg.model == NCF_MF        ? "the items' factors"
+                       : m->cfg.model == NCF_MLP ? "the items' first-layer halves"
+                       : m->cfg.model == NCF_GMF ? "the GMF factors"
+                                                 : "the GMF half's factors");
             print_items(m, items, scores, n, path);
         }
     }
@@ -1395,17 +1519,21 @@ static int serve(const ncf_model *m, const options *o, const char *path)
 static int serving(const options *o)
 {
     return o->recommend_user || o->recommend_all || o->recommend_for || o->recommend_for_file || o->recommend_file ||
-           o->similar || o->similar_users || o->item_for;
+        o->similar || o->similar_users || o->item_for;
 }
 
 /* The C name a header's file name gives its array: "models/model-f32.h" -> model_f32. */
 static void array_name(const char *path, char *name, size_t size)
 {
-    static const char *words = " alignas alignof and and_eq asm auto bitand bitor bool break case catch char char16_t "
-        "char32_t char8_t class compl concept const consteval constexpr constinit const_cast continue co_await co_return "
-        "co_yield decltype default delete do double dynamic_cast else enum explicit export extern false float for friend "
+    static const char *words =
+        " alignas alignof and and_eq asm auto bitand bitor bool break case catch char char16_t "
+        "char32_t char8_t class compl concept const consteval constexpr constinit const_cast continue co_await "
+        "co_return "
+        "co_yield decltype default delete do double dynamic_cast else enum explicit export extern false float for "
+        "friend "
         "goto if inline int long mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected "
-        "public register reinterpret_cast requires restrict return short signed sizeof static static_assert static_cast "
+        "public register reinterpret_cast requires restrict return short signed sizeof static static_assert "
+        "static_cast "
         "struct switch template this thread_local throw true try typedef typeid typename union unsigned using virtual "
         "void volatile wchar_t while xor xor_eq _Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary _Noreturn "
         "_Static_assert _Thread_local ";
@@ -1442,19 +1570,25 @@ static int export_c(const ncf_model *m, const char *path, int int8)
         return 0;
     }
     b = (const unsigned char *)buf;
-    ncf_output_printf(f, "/* %s: an ncf.h model (file format %d, %lu bytes) as a C array, written by demo --export_c.\n"
-               "   %s, %d users x %d items, %lu parameters%s, epoch %lld. Serve it in place (flash):\n"
-               "     ncf_model *m; if (ncf_model_open(&m, %s, sizeof %s) != NCF_OK) ...\n"
-               "   (ncf_model_open_verified where the firmware has checked the image itself). */\n",
-            name, NCF_FORMAT_VERSION, (unsigned long)len, model_name(m->cfg.model), m->cfg.num_users, m->cfg.num_items,
-            (unsigned long)m->num_params, int8 ? ", int8 embedding rows" : "", (long long)m->epoch, name, name);
-    ncf_output_printf(f, "#if defined(_MSC_VER)\n__declspec(align(8))\n#endif\nstatic const unsigned char %s[%lu]\n"
-               "#if defined(__GNUC__) || defined(__clang__)\n    __attribute__((aligned(8)))\n#endif\n    = {", name,
-            (unsigned long)len);
+    ncf_output_printf(f,
+                      "/* %s: an ncf.h model (file format %d, %lu bytes) as a C array, written by demo --export_c.\n"
+                      "   %s, %d users x %d items, %lu parameters%s, epoch %lld. Serve it in place (flash):\n"
+                      "     ncf_model *m; if (ncf_model_open(&m, %s, sizeof %s) != NCF_OK) ...\n"
+                      "   (ncf_model_open_verified where the firmware has checked the image itself). */\n",
+                      name, NCF_FORMAT_VERSION, (unsigned long)len, model_name(m->cfg.model), m->cfg.num_users,
+                      m->cfg.num_items, (unsigned long)m->num_params, int8 ? ", int8 embedding rows" : "",
+                      (long long)m->epoch, name, name);
+    ncf_output_printf(f,
+                      "#if defined(_MSC_VER)\n__declspec(align(8))\n#endif\nstatic const unsigned char %s[%lu]\n"
+                      "#if defined(__GNUC__) || defined(__clang__)\n    __attribute__((aligned(8)))\n#endif\n    = {",
+                      name, (unsigned long)len);
     for (i = 0; i < len; i++) ncf_output_printf(f, "%s%u,", i % 20 ? "" : "\n", b[i]);
     ncf_output_printf(f, "\n};\n");
     ncf_free(buf);
-    if (ncf_output_commit(f) != NCF_OK) { fprintf(stderr, "demo: --export_c: %s\n", ncf_error_text()); return 0; }
+    if (ncf_output_commit(f) != NCF_OK) {
+        fprintf(stderr, "demo: --export_c: %s\n", ncf_error_text());
+        return 0;
+    }
     printf("exported %s: %s[%lu], model file format %d%s\n", path, name, (unsigned long)len, NCF_FORMAT_VERSION,
            int8 ? ", int8 rows" : "");
     return 1;
@@ -1469,18 +1603,19 @@ static void embedding(const ncf_model *m, int side, int k, float *row, float *v)
 {
     int D = m->cfg.model == NCF_MLP ? m->cfg.layers[0] / 2 : m->cfg.mf_dim, d, F = m->cfg.model == NCF_MLP ? 0 : D;
     (side ? ncf_item_row : ncf_user_row)(m, k, row);
-    for (d = 0; d < D; d++)
-        v[d] = row[d] * (side && F && m->cfg.model != NCF_MF && m->w_out ? m->w_out[d] : 1.0f);
+    for (d = 0; d < D; d++) v[d] = row[d] * (side && F && m->cfg.model != NCF_MF && m->w_out ? m->w_out[d] : 1.0f);
     v[D] = side ? row[ncf_user_row_size(m) - 1] : 1.0f;
 }
 
 /* PREFIX.users|items.npy (a float32 matrix, NumPy's format 1.0) and .csv (id,v0,...). */
 static int export_side(const ncf_model *m, const char *prefix, int side)
 {
-    int n = side ? m->cfg.num_items : m->cfg.num_users, C = (m->cfg.model == NCF_MLP ? m->cfg.layers[0] / 2 : m->cfg.mf_dim) + 1;
+    int n = side ? m->cfg.num_items : m->cfg.num_users,
+        C = (m->cfg.model == NCF_MLP ? m->cfg.layers[0] / 2 : m->cfg.mf_dim) + 1;
     int k, d, ok = 1, hl;
     char path[1100], head[128], id[NCF_MAX_ID_BYTES + 1];
-    float *row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(m)), *v = (float *)malloc(sizeof(float) * (size_t)C);
+    float *row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(m)),
+          *v = (float *)malloc(sizeof(float) * (size_t)C);
     ncf_output *npy = NULL, *csv = NULL;
     snprintf(path, sizeof path, "%s.%s.npy", prefix, side ? "items" : "users");
     if (!row || !v || ncf_output_open(&npy, path) != NCF_OK) ok = 0;
@@ -1502,7 +1637,8 @@ static int export_side(const ncf_model *m, const char *prefix, int side)
             uint32_t x;
             unsigned char b[4];
             memcpy(&x, &v[d], 4);
-            b[0] = (unsigned char)x, b[1] = (unsigned char)(x >> 8), b[2] = (unsigned char)(x >> 16), b[3] = (unsigned char)(x >> 24);
+            b[0] = (unsigned char)x, b[1] = (unsigned char)(x >> 8), b[2] = (unsigned char)(x >> 16),
+            b[3] = (unsigned char)(x >> 24);
             ncf_output_write(npy, b, 4);
         }
         (side ? ncf_item_id : ncf_user_id)(m, k, id, sizeof id);
@@ -1510,7 +1646,8 @@ static int export_side(const ncf_model *m, const char *prefix, int side)
         for (d = 0; d < C; d++) ncf_output_printf(csv, ",%.9g", v[d]);
         ncf_output_printf(csv, "\n");
     }
-    if (ok && (ncf_output_commit(npy) != NCF_OK || (npy = NULL, ncf_output_commit(csv) != NCF_OK))) ok = 0, npy = csv = NULL;
+    if (ok && (ncf_output_commit(npy) != NCF_OK || (npy = NULL, ncf_output_commit(csv) != NCF_OK)))
+        ok = 0, npy = csv = NULL;
     else if (ok) npy = csv = NULL;
     if (!ok) fprintf(stderr, "demo: --export_embeddings: %s\n", row && v ? ncf_error_text() : "out of memory");
     if (npy) ncf_output_discard(npy);
@@ -1538,7 +1675,10 @@ static int serve_file(const options *o)
     ncf_model *m = NULL;
     int ok;
     if (o->threads) ncf_set_threads(o->threads);
-    if (ncf_load(&m, o->load) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return 1; }
+    if (ncf_load(&m, o->load) != NCF_OK) {
+        fprintf(stderr, "demo: %s\n", ncf_error_text());
+        return 1;
+    }
     fprintf(o->output == OUT_TEXT ? stdout : stderr, "%s %s: %s, %d users, %d items, epoch %lld\n",
             serving(o) ? "serving" : "read", o->load, model_name(m->cfg.model), m->cfg.num_users, m->cfg.num_items,
             (long long)m->epoch);
@@ -1548,8 +1688,6 @@ static int serve_file(const options *o)
 }
 
 /* ---- evaluation, log and plot ---- */
-
-
 
 /* One epoch's figures: sampled and full ranking, for the test and validation items. */
 typedef struct {
@@ -1685,7 +1823,10 @@ static const ncf_metrics *chosen_by(const options *o, const epoch_row *r)
 }
 
 /* The chosen figure of a row. */
-static double chosen(const options *o, const epoch_row *r) { return ncf_metric_value(chosen_by(o, r), select_metric(o)); }
+static double chosen(const options *o, const epoch_row *r)
+{
+    return ncf_metric_value(chosen_by(o, r), select_metric(o));
+}
 
 /* Many items a user: a line for each cut-off. */
 static void print_many(const char *what, const ncf_metrics *at, int n)
@@ -1693,8 +1834,9 @@ static void print_many(const char *what, const ncf_metrics *at, int n)
     int j;
     for (j = 0; j < n; j++)
         printf("    %-11s @%-3d Recall %.4f  Precision %.4f  NDCG %.4f  MAP %.4f  HR %.4f  MRR %.4f  coverage %.4f  "
-               "popularity %.1f\n", j ? "" : what, at[j].k, at[j].recall, at[j].precision, at[j].ndcg, at[j].map,
-               at[j].hr, at[j].mrr, at[j].coverage, at[j].popularity);
+               "popularity %.1f\n",
+               j ? "" : what, at[j].k, at[j].recall, at[j].precision, at[j].ndcg, at[j].map, at[j].hr, at[j].mrr,
+               at[j].coverage, at[j].popularity);
 }
 
 static void print_metrics(const char *what, const ncf_metrics *s, const ncf_metrics *f, int k)
@@ -1703,8 +1845,8 @@ static void print_metrics(const char *what, const ncf_metrics *s, const ncf_metr
         printf("    %-11s HR@%d %.4f  NDCG@%d %.4f  MRR %.4f\n", what, k, s->hr, k, s->ndcg, s->mrr);
         return;
     }
-    printf("    %-11s HR@%d %.4f  NDCG@%d %.4f  MRR %.4f   full ranking: HR@%d %.4f  NDCG@%d %.4f  MRR %.4f\n", what,
-           k, s->hr, k, s->ndcg, s->mrr, k, f->hr, k, f->ndcg, f->mrr);
+    printf("    %-11s HR@%d %.4f  NDCG@%d %.4f  MRR %.4f   full ranking: HR@%d %.4f  NDCG@%d %.4f  MRR %.4f\n", what, k,
+           s->hr, k, s->ndcg, s->mrr, k, f->hr, k, f->ndcg, f->mrr);
 }
 
 /* A row's test or validation figures, as the split ranks them. */
@@ -1724,7 +1866,8 @@ static void log_row(ncf_output *f, const epoch_row *r, int validation)
     else ncf_output_printf(f, "%d,", r->epoch);
     if (r->trained) ncf_output_printf(f, "%.6f", r->loss); /* the untrained model has no training loss */
     for (j = 0; j < 4; j++)
-        if (r->evaluated && (j < 2 || validation)) ncf_output_printf(f, ",%.6f,%.6f,%.6f", m[j]->hr, m[j]->ndcg, m[j]->mrr);
+        if (r->evaluated && (j < 2 || validation))
+            ncf_output_printf(f, ",%.6f,%.6f,%.6f", m[j]->hr, m[j]->ndcg, m[j]->mrr);
         else ncf_output_printf(f, ",,,");
     if (r->trained) ncf_output_printf(f, ",%.3f,%.0f", r->train_s, r->rate);
     else ncf_output_printf(f, ",,");
@@ -1733,7 +1876,10 @@ static void log_row(ncf_output *f, const epoch_row *r, int validation)
 }
 
 /* --plot: the loss above, HR and NDCG below, per epoch, as SVG (no dependency). */
-typedef struct { double x0, x1, y0, y1, ystep; int left, top, w, h; } panel;
+typedef struct {
+    double x0, x1, y0, y1, ystep;
+    int left, top, w, h;
+} panel;
 
 /* y from lo to hi in 4 to 10 round steps (1, 2 or 5 times a power of ten). */
 static void nice_range(panel *p, double lo, double hi)
@@ -1758,37 +1904,45 @@ static int series_value(const epoch_row *r, int which, double *v)
 static void svg_axes(ncf_output *f, const panel *p, const char *ylabel, int xstep)
 {
     int j;
-    ncf_output_printf(f, "<rect x='%d' y='%d' width='%d' height='%d' fill='none' stroke='#444'/>\n", p->left, p->top, p->w, p->h);
+    ncf_output_printf(f, "<rect x='%d' y='%d' width='%d' height='%d' fill='none' stroke='#444'/>\n", p->left, p->top,
+                      p->w, p->h);
     for (j = 0; p->y0 + j * p->ystep <= p->y1 + 1e-9 * p->ystep; j++) {
         double y = p->y0 + j * p->ystep;
-        ncf_output_printf(f, "<line x1='%d' x2='%d' y1='%.1f' y2='%.1f' stroke='#ddd'/>", p->left, p->left + p->w, py(p, y), py(p, y));
-        ncf_output_printf(f, "<text x='%d' y='%.1f' text-anchor='end' font-size='12'>%g</text>\n", p->left - 6, py(p, y) + 4,
-                fabs(y) < 1e-9 * p->ystep ? 0.0 : y);
+        ncf_output_printf(f, "<line x1='%d' x2='%d' y1='%.1f' y2='%.1f' stroke='#ddd'/>", p->left, p->left + p->w,
+                          py(p, y), py(p, y));
+        ncf_output_printf(f, "<text x='%d' y='%.1f' text-anchor='end' font-size='12'>%g</text>\n", p->left - 6,
+                          py(p, y) + 4, fabs(y) < 1e-9 * p->ystep ? 0.0 : y);
     }
     for (j = (int)p->x0; j <= (int)p->x1; j += xstep)
-        ncf_output_printf(f, "<text x='%.1f' y='%d' text-anchor='middle' font-size='12'>%d</text>\n", px(p, j), p->top + p->h + 16, j);
-    ncf_output_printf(f, "<text x='%.1f' y='%d' text-anchor='middle' font-size='13'>epoch</text>\n", p->left + p->w / 2.0,
-            p->top + p->h + 34);
-    ncf_output_printf(f, "<text transform='translate(%d,%.1f) rotate(-90)' text-anchor='middle' font-size='13'>%s</text>\n",
-            p->left - 48, p->top + p->h / 2.0, ylabel);
+        ncf_output_printf(f, "<text x='%.1f' y='%d' text-anchor='middle' font-size='12'>%d</text>\n", px(p, j),
+                          p->top + p->h + 16, j);
+    ncf_output_printf(f, "<text x='%.1f' y='%d' text-anchor='middle' font-size='13'>epoch</text>\n",
+                      p->left + p->w / 2.0, p->top + p->h + 34);
+    ncf_output_printf(
+        f, "<text transform='translate(%d,%.1f) rotate(-90)' text-anchor='middle' font-size='13'>%s</text>\n",
+        p->left - 48, p->top + p->h / 2.0, ylabel);
 }
 
-static void svg_series(ncf_output *f, const panel *p, const epoch_row *rows, int n, int which, const char *color, int dashed)
+static void svg_series(ncf_output *f, const panel *p, const epoch_row *rows, int n, int which, const char *color,
+                       int dashed)
 {
     int j, any = 0;
     double v;
     ncf_output_printf(f, "<polyline fill='none' stroke='%s' stroke-width='2'%s points='", color,
-            dashed ? " stroke-dasharray='6,4'" : "");
+                      dashed ? " stroke-dasharray='6,4'" : "");
     for (j = 0; j < n; j++)
-        if (series_value(&rows[j], which, &v)) ncf_output_printf(f, "%s%.1f,%.1f", any++ ? " " : "", px(p, rows[j].epoch), py(p, v));
+        if (series_value(&rows[j], which, &v))
+            ncf_output_printf(f, "%s%.1f,%.1f", any++ ? " " : "", px(p, rows[j].epoch), py(p, v));
     ncf_output_printf(f, "'/>\n");
     for (j = 0; j < n; j++)
         if (series_value(&rows[j], which, &v))
-            ncf_output_printf(f, "<circle cx='%.1f' cy='%.1f' r='2.5' fill='%s'/>", px(p, rows[j].epoch), py(p, v), color);
+            ncf_output_printf(f, "<circle cx='%.1f' cy='%.1f' r='2.5' fill='%s'/>", px(p, rows[j].epoch), py(p, v),
+                              color);
     ncf_output_printf(f, "\n");
 }
 
-static int write_plot(const char *path, const char *title, const epoch_row *rows, int n, int best, int validation, int k)
+static int write_plot(const char *path, const char *title, const epoch_row *rows, int n, int best, int validation,
+                      int k)
 {
     static const char *names[5] = {"loss", "test HR@%d", "test NDCG@%d", "validation HR@%d", "validation NDCG@%d"};
     static const char *colors[5] = {"#333", "#1f77b4", "#ff7f0e", "#1f77b4", "#ff7f0e"};
@@ -1796,7 +1950,10 @@ static int write_plot(const char *path, const char *title, const epoch_row *rows
     double lo[2] = {1e300, 1e300}, hi[2] = {-1e300, -1e300}, v;
     int j, w, xstep, nseries = validation ? 5 : 3;
     ncf_output *f;
-    if (ncf_output_open(&f, path) != NCF_OK) { fprintf(stderr, "demo: --plot: %s\n", ncf_error_text()); return 0; }
+    if (ncf_output_open(&f, path) != NCF_OK) {
+        fprintf(stderr, "demo: --plot: %s\n", ncf_error_text());
+        return 0;
+    }
     for (j = 0; j < n; j++)
         for (w = 0; w < nseries; w++)
             if (series_value(&rows[j], w, &v)) {
@@ -1808,14 +1965,16 @@ static int write_plot(const char *path, const char *title, const epoch_row *rows
         if (lo[j] > hi[j]) lo[j] = 0, hi[j] = 1;
         if (hi[j] - lo[j] < 1e-9) lo[j] -= 0.05, hi[j] += 0.05;
     }
-    top.x0 = bot.x0 = rows[0].epoch, top.x1 = bot.x1 = rows[n - 1].epoch > rows[0].epoch ? rows[n - 1].epoch : rows[0].epoch + 1;
+    top.x0 = bot.x0 = rows[0].epoch,
+    top.x1 = bot.x1 = rows[n - 1].epoch > rows[0].epoch ? rows[n - 1].epoch : rows[0].epoch + 1;
     top.left = bot.left = 80, top.w = bot.w = 600;
     top.top = 50, top.h = 170, bot.top = 290, bot.h = 250;
     nice_range(&top, lo[0], hi[0]);
     nice_range(&bot, lo[1], hi[1]);
     xstep = (int)ceil((top.x1 - top.x0) / 10.0);
-    ncf_output_printf(f, "<?xml version='1.0' encoding='UTF-8'?>\n<svg xmlns='http://www.w3.org/2000/svg' width='900' "
-               "height='600' font-family='sans-serif'>\n<rect width='900' height='600' fill='white'/>\n");
+    ncf_output_printf(f,
+                      "<?xml version='1.0' encoding='UTF-8'?>\n<svg xmlns='http://www.w3.org/2000/svg' width='900' "
+                      "height='600' font-family='sans-serif'>\n<rect width='900' height='600' fill='white'/>\n");
     ncf_output_printf(f, "<text x='450' y='26' text-anchor='middle' font-size='16'>");
     for (; *title; title++) ncf_output_printf(f, *title == '<' ? "&lt;" : *title == '&' ? "&amp;" : "%c", *title);
     ncf_output_printf(f, "</text>\n");
@@ -1824,11 +1983,15 @@ static int write_plot(const char *path, const char *title, const epoch_row *rows
     if (best >= 0) {
         for (j = 0; j < 2; j++) {
             const panel *p = j ? &bot : &top;
-            ncf_output_printf(f, "<line x1='%.1f' x2='%.1f' y1='%d' y2='%d' stroke='#2ca02c' stroke-dasharray='3,3'/>\n",
-                    px(p, best), px(p, best), p->top, p->top + p->h);
+            ncf_output_printf(f,
+                              "<line x1='%.1f' x2='%.1f' y1='%d' y2='%d' stroke='#2ca02c' stroke-dasharray='3,3'/>\n",
+                              px(p, best), px(p, best), p->top, p->top + p->h);
         }
-        ncf_output_printf(f, "<text x='%.1f' y='%d' text-anchor='middle' font-size='12' fill='#2ca02c'>best: epoch %d (by %s "
-                   "HR@%d)</text>\n", px(&bot, best), bot.top - 6, best, validation ? "validation" : "test", k);
+        ncf_output_printf(
+            f,
+            "<text x='%.1f' y='%d' text-anchor='middle' font-size='12' fill='#2ca02c'>best: epoch %d (by %s "
+            "HR@%d)</text>\n",
+            px(&bot, best), bot.top - 6, best, validation ? "validation" : "test", k);
     }
     svg_series(f, &top, rows, n, 0, colors[0], 0);
     for (w = 1; w < nseries; w++) svg_series(f, &bot, rows, n, w, colors[w], w >= 3);
@@ -1836,12 +1999,15 @@ static int write_plot(const char *path, const char *title, const epoch_row *rows
         int y = (w ? bot.top + 10 : top.top + 10) + (w ? (w - 1) * 22 : 0);
         char label[64];
         snprintf(label, sizeof label, names[w], k);
-        ncf_output_printf(f, "<line x1='700' x2='730' y1='%d' y2='%d' stroke='%s' stroke-width='2'%s/>", y, y, colors[w],
-                w >= 3 ? " stroke-dasharray='6,4'" : "");
+        ncf_output_printf(f, "<line x1='700' x2='730' y1='%d' y2='%d' stroke='%s' stroke-width='2'%s/>", y, y,
+                          colors[w], w >= 3 ? " stroke-dasharray='6,4'" : "");
         ncf_output_printf(f, "<text x='736' y='%d' font-size='12'>%s</text>\n", y + 4, label);
     }
     ncf_output_printf(f, "</svg>\n");
-    if (ncf_output_commit(f) != NCF_OK) { fprintf(stderr, "demo: --plot: %s\n", ncf_error_text()); return 0; }
+    if (ncf_output_commit(f) != NCF_OK) {
+        fprintf(stderr, "demo: --plot: %s\n", ncf_error_text());
+        return 0;
+    }
     return 1;
 }
 
@@ -1898,9 +2064,9 @@ static void print_data(const options *o, const ncf_dataset *data, const char *pa
         for (u = 0; u < data->num_users; u++) test_users += data->test_ptr[u + 1] > data->test_ptr[u];
         for (u = 0; u < data->num_users && data->val_ptr; u++) val_users += data->val_ptr[u + 1] > data->val_ptr[u];
         printf("data: %s: %d users, %d items, %lld training positives; test: %lld positives of %d users; validation: "
-               "%lld of %d users (%.1f s)\n", path ? path : "synthetic", data->num_users, data->num_items,
-               (long long)data->num_train, (long long)r->test_interactions, test_users,
-               (long long)r->validation_interactions, val_users, seconds);
+               "%lld of %d users (%.1f s)\n",
+               path ? path : "synthetic", data->num_users, data->num_items, (long long)data->num_train,
+               (long long)r->test_interactions, test_users, (long long)r->validation_interactions, val_users, seconds);
         if (path) print_read_as(data, o);
         return;
     }
@@ -1975,8 +2141,10 @@ static void print_model(const ncf_config *cfg, const ncf_model *model)
     }
     printf(", %lu parameters; %s lr %g, batch %d, %d negatives, seed %llu, %d threads\n",
            (unsigned long)model->num_params,
-           cfg->optimizer == NCF_OPT_SGD ? "SGD" : cfg->adam == NCF_ADAM_LAZY ? "Adam (lazy)" : "Adam (dense)", cfg->lr,
-           cfg->batch_size, cfg->num_neg, (unsigned long long)cfg->seed, ncf_get_threads());
+           cfg->optimizer == NCF_OPT_SGD    ? "SGD"
+               : cfg->adam == NCF_ADAM_LAZY ? "Adam (lazy)"
+                                            : "Adam (dense)",
+           cfg->lr, cfg->batch_size, cfg->num_neg, (unsigned long long)cfg->seed, ncf_get_threads());
 }
 
 /* What the epochs share: the model and data, the log, the rows so far, the best epoch. */
@@ -1992,7 +2160,7 @@ typedef struct {
     int first;       /* the epoch the run starts from (evaluated, not trained) */
     void *last_good; /* the model before this epoch, saved if it diverges */
     size_t last_len;
-    void *chosen;    /* the model at the chosen epoch, for --save */
+    void *chosen; /* the model at the chosen epoch, for --save */
     size_t chosen_len;
     char title[256];
 } session;
@@ -2004,12 +2172,19 @@ static int write_log(const session *S)
     int j, validation = S->evaluable && S->o->validation;
     ncf_output *f;
     if (!S->o->log || !ON_ROOT) return 1;
-    if (ncf_output_open(&f, S->o->log) != NCF_OK) { fprintf(stderr, "demo: --log: %s\n", ncf_error_text()); return 0; }
-    ncf_output_printf(f, "iteration,loss,hr,ndcg,mrr,full_hr,full_ndcg,full_mrr,val_hr,val_ndcg,val_mrr,val_full_hr,"
-                         "val_full_ndcg,val_full_mrr,train_s,train_ex_per_s,eval_s\n");
+    if (ncf_output_open(&f, S->o->log) != NCF_OK) {
+        fprintf(stderr, "demo: --log: %s\n", ncf_error_text());
+        return 0;
+    }
+    ncf_output_printf(f,
+                      "iteration,loss,hr,ndcg,mrr,full_hr,full_ndcg,full_mrr,val_hr,val_ndcg,val_mrr,val_full_hr,"
+                      "val_full_ndcg,val_full_mrr,train_s,train_ex_per_s,eval_s\n");
     if (S->evaluable) log_row(f, &S->pop, validation); /* (the baseline, before the first evaluation's row) */
     for (j = 0; j < S->nrows; j++) log_row(f, &S->rows[j], validation);
-    if (ncf_output_commit(f) != NCF_OK) { fprintf(stderr, "demo: --log: %s\n", ncf_error_text()); return 0; }
+    if (ncf_output_commit(f) != NCF_OK) {
+        fprintf(stderr, "demo: --log: %s\n", ncf_error_text());
+        return 0;
+    }
     return 1;
 }
 
@@ -2050,13 +2225,15 @@ static int train_one(session *S, epoch_row *r, int epoch)
     }
     if (!train_decayed(S, epoch, &ps, &r->loss)) {
         fprintf(stderr, "demo: %s\n", ncf_error_text());
-        if (S->last_good && strstr(ncf_error_text(), "not finite")) save_last_good(S->last_good, S->last_len, o->save, epoch - 1);
+        if (S->last_good && strstr(ncf_error_text(), "not finite"))
+            save_last_good(S->last_good, S->last_len, o->save, epoch - 1);
         return 0;
     }
     train_s = now() - t;
     r->trained = 1, r->train_s = train_s;
-    r->rate = ps.warm_done < S->sampler.num_examples ? (double)(S->sampler.num_examples - ps.warm_done) / (now() - ps.warm_t)
-                                                     : (double)S->sampler.num_examples / train_s;
+    r->rate = ps.warm_done < S->sampler.num_examples
+        ? (double)(S->sampler.num_examples - ps.warm_done) / (now() - ps.warm_t)
+        : (double)S->sampler.num_examples / train_s;
     if (o->save && o->checkpoint_every && epoch % o->checkpoint_every == 0 && epoch != o->train_epochs) {
         if (!save_model(S->model, o->save, o->int8)) return 0;
         printf("Epoch %d: checkpoint saved to %s\n", epoch, o->save);
@@ -2084,8 +2261,7 @@ static int evaluate_one(session *S, epoch_row *r)
     else if (o->many)
         printf("Iteration %d: validation %s@%d = %.4f", r->epoch, metric_name(select_metric(o)), o->ks[select_at(o)],
                chosen(o, r));
-    else
-        printf("Iteration %d: HR = %.4f, NDCG = %.4f", r->epoch, r->test.hr, r->test.ndcg);
+    else printf("Iteration %d: HR = %.4f, NDCG = %.4f", r->epoch, r->test.hr, r->test.ndcg);
     if (r->trained) printf(", loss = %.4f, train %.1f s (%.0f ex/s)", r->loss, r->train_s, r->rate);
     printf(", eval %.2f s\n", r->eval_s);
     print_row(o, "test", r, 0);
@@ -2103,7 +2279,8 @@ static int evaluate_one(session *S, epoch_row *r)
         if (o->save_best && !save_model(S->model, o->save_best, o->int8)) return 0;
         if (ON_ROOT) { /* kept in memory: --save writes it, and its test items are ranked, at the end */
             ncf_free(S->chosen), S->chosen = NULL;
-            if (ncf_save_mem(S->model, o->save ? NCF_SAVE_ADAM : NCF_SAVE_MODEL, &S->chosen, &S->chosen_len) != NCF_OK) {
+            if (ncf_save_mem(S->model, o->save ? NCF_SAVE_ADAM : NCF_SAVE_MODEL, &S->chosen, &S->chosen_len) !=
+                NCF_OK) {
                 fprintf(stderr, "demo: %s\n", ncf_error_text());
                 return 0;
             }
@@ -2113,8 +2290,9 @@ static int evaluate_one(session *S, epoch_row *r)
                S->since_best, o->patience, S->best.epoch);
         return 2;
     }
-    if (o->plot && !all_ok(!ON_ROOT || write_plot(o->plot, S->title, S->rows, S->nrows, o->validation ? S->best.epoch : -1,
-                                                  o->validation, k)))
+    if (o->plot &&
+        !all_ok(!ON_ROOT ||
+                write_plot(o->plot, S->title, S->rows, S->nrows, o->validation ? S->best.epoch : -1, o->validation, k)))
         return 0;
     if (!o->many && chosen_by(o, r)->hr >= o->hr_threshold) {
         printf("Stopping: %s HR %.4f reached the threshold %.4f\n", o->validation ? "validation" : "test",
@@ -2176,7 +2354,8 @@ static void report_choice(const session *S)
     int k = o->ks[select_at(o)];
     const char *name = metric_name(select_metric(o));
     if (!S->evaluable) {
-        printf("No evaluation: %s\n", o->eval_mode == EVAL_NONE ? "--eval none" : "nothing was held out (--holdout none)");
+        printf("No evaluation: %s\n",
+               o->eval_mode == EVAL_NONE ? "--eval none" : "nothing was held out (--holdout none)");
         return;
     }
     if (!o->validation)
@@ -2191,7 +2370,8 @@ static void report_choice(const session *S)
     if (o->validation && chosen(o, b) <= chosen(o, &S->pop))
         printf("warning: the model is no better than recommending the most popular items on validation (%s@%d %.4f "
                "against %.4f): try another model or its settings (--model mf --num_factors 64, a learning rate, more "
-               "epochs)\n", name, k, chosen(o, b), chosen(o, &S->pop));
+               "epochs)\n",
+               name, k, chosen(o, b), chosen(o, &S->pop));
 }
 
 /* The chosen (or last) epoch's test items ranked in full, once, where the epochs did not: the
@@ -2234,13 +2414,17 @@ static int finish(session *S)
 static int start_session(session *S, const ncf_config *cfg, int first)
 {
     const options *o = S->o;
-    double bytes = (double)S->model->num_params * (o->int8 ? 1.5 : 12.0) + 8.0 * (S->model->cfg.num_users + S->model->cfg.num_items);
+    double bytes = (double)S->model->num_params * (o->int8 ? 1.5 : 12.0) +
+        8.0 * (S->model->cfg.num_users + S->model->cfg.num_items);
     if ((o->save && !writable_beside(o->save, "--save", bytes)) ||
         (o->save_best && !writable_beside(o->save_best, "--save_best", bytes)))
         return 0;
     if (o->log && !writable_beside(o->log, "--log", 4096)) return 0;
     S->rows = (epoch_row *)calloc((size_t)(o->train_epochs > first ? o->train_epochs - first : 0) + 1, sizeof *S->rows);
-    if (!S->rows) { fprintf(stderr, "demo: out of memory\n"); return 0; }
+    if (!S->rows) {
+        fprintf(stderr, "demo: out of memory\n");
+        return 0;
+    }
     S->best.epoch = -1;
     snprintf(S->title, sizeof S->title, "%s on %.200s, seed %llu", model_name(cfg->model),
              S->path ? S->path : "synthetic data", (unsigned long long)cfg->seed);
@@ -2254,7 +2438,8 @@ static void trial_settings(const ncf_trial *t, char *out, size_t size)
 {
     const ncf_config *c = &t->cfg;
     int n = snprintf(out, size, "%-5s f%-3d", model_name(c->model), c->mf_dim);
-    if (c->model == NCF_NEUMF && n > 0 && (size_t)n < size) n += snprintf(out + n, size - (size_t)n, " mlp%-3d", c->layers[0]);
+    if (c->model == NCF_NEUMF && n > 0 && (size_t)n < size)
+        n += snprintf(out + n, size - (size_t)n, " mlp%-3d", c->layers[0]);
     else if (n > 0 && (size_t)n < size) n += snprintf(out + n, size - (size_t)n, "       ");
     if (n > 0 && (size_t)n < size)
         snprintf(out + n, size - (size_t)n, " lr %.5f L2 %-9.2g neg %d batch %-4d%s%s", c->lr, c->mf_reg, c->num_neg,
@@ -2273,14 +2458,17 @@ static void trial_words(const ncf_trial *t, char *out, size_t size)
     out[n] = 0;
 }
 
-typedef struct { int printed, k; double t0, run_t0; } tune_state;
+typedef struct {
+    int printed, k;
+    double t0, run_t0;
+} tune_state;
 
 static void print_run(const ncf_trial *t, int k, double seconds)
 {
     char what[160];
     trial_settings(t, what, sizeof what);
-    printf("  %5d %4d  %s  HR@%d %.4f NDCG@%d %.4f  epoch %2d of %2d  %5.1f s (planned %.1f)\n", t->trial, t->rung, what,
-           k, t->val.hr, k, t->val.ndcg, t->chosen_epoch, t->epochs_trained, seconds, t->planned_seconds);
+    printf("  %5d %4d  %s  HR@%d %.4f NDCG@%d %.4f  epoch %2d of %2d  %5.1f s (planned %.1f)\n", t->trial, t->rung,
+           what, k, t->val.hr, k, t->val.ndcg, t->chosen_epoch, t->epochs_trained, seconds, t->planned_seconds);
     fflush(stdout);
 }
 
@@ -2302,18 +2490,26 @@ static int write_tune_log(const char *path, const ncf_tune_report *r)
     ncf_output *f;
     int i;
     if (!path || !ON_ROOT) return 1;
-    if (ncf_output_open(&f, path) != NCF_OK) { fprintf(stderr, "demo: --log: %s\n", ncf_error_text()); return 0; }
-    ncf_output_printf(f, "trial,rung,model,factors,mlp,lr,l2,num_neg,batch,weighted,decay,epochs,epochs_trained,chosen_epoch,"
-                         "val_hr,val_ndcg,val_mrr,planned_s,winner\n");
+    if (ncf_output_open(&f, path) != NCF_OK) {
+        fprintf(stderr, "demo: --log: %s\n", ncf_error_text());
+        return 0;
+    }
+    ncf_output_printf(
+        f,
+        "trial,rung,model,factors,mlp,lr,l2,num_neg,batch,weighted,decay,epochs,epochs_trained,chosen_epoch,"
+        "val_hr,val_ndcg,val_mrr,planned_s,winner\n");
     for (i = 0; i < r->num_runs; i++) {
         const ncf_trial *t = &r->runs[i];
-        ncf_output_printf(f, "%d,%d,%s,%d,%d,%.6g,%.6g,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.3f,%d\n", t->trial, t->rung,
-                          model_name(t->cfg.model), t->cfg.mf_dim, t->cfg.model == NCF_NEUMF ? t->cfg.layers[0] : 0,
-                          t->cfg.lr, t->cfg.mf_reg, t->cfg.num_neg, t->cfg.batch_size, t->weighted, t->decay, t->epochs,
-                          t->epochs_trained, t->chosen_epoch, t->val.hr, t->val.ndcg, t->val.mrr, t->planned_seconds,
-                          i == r->best);
+        ncf_output_printf(f, "%d,%d,%s,%d,%d,%.6g,%.6g,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.3f,%d\n", t->trial,
+                          t->rung, model_name(t->cfg.model), t->cfg.mf_dim,
+                          t->cfg.model == NCF_NEUMF ? t->cfg.layers[0] : 0, t->cfg.lr, t->cfg.mf_reg, t->cfg.num_neg,
+                          t->cfg.batch_size, t->weighted, t->decay, t->epochs, t->epochs_trained, t->chosen_epoch,
+                          t->val.hr, t->val.ndcg, t->val.mrr, t->planned_seconds, i == r->best);
     }
-    if (ncf_output_commit(f) != NCF_OK) { fprintf(stderr, "demo: --log: %s\n", ncf_error_text()); return 0; }
+    if (ncf_output_commit(f) != NCF_OK) {
+        fprintf(stderr, "demo: --log: %s\n", ncf_error_text());
+        return 0;
+    }
     return 1;
 }
 
@@ -2342,10 +2538,14 @@ static int tune(const options *o, const ncf_dataset *d, const epoch_row *pop, nc
            (unsigned long long)to.seed, to.budget, o->tune_seconds > 0 ? "--tune SECONDS" : "from the data's size");
     printf("  trial rung  settings                                                      validation          "
            "chosen          time\n");
-    if (ncf_tune(d, &to, &rep) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return 0; }
+    if (ncf_tune(d, &to, &rep) != NCF_OK) {
+        fprintf(stderr, "demo: %s\n", ncf_error_text());
+        return 0;
+    }
     if (rep.too_small) {
         printf("tune: a budget of %.0f s is too small for one run (the defaults' first rung plans %.1f s): training "
-               "the defaults\n", to.budget, ncf_tune_cost(&dc, d, to.max_epochs / 9));
+               "the defaults\n",
+               to.budget, ncf_tune_cost(&dc, d, to.max_epochs / 9));
         return 2;
     }
     {
@@ -2353,14 +2553,16 @@ static int tune(const options *o, const ncf_dataset *d, const epoch_row *pop, nc
         char what[160];
         trial_words(w, what, sizeof what);
         printf("tune: %d settings, %d runs (rungs of %d, %d and %d epochs), %.0f s (planned %.0f s)\n", rep.num_trials,
-               rep.num_runs, rep.rung_epochs[0], rep.rung_epochs[1], rep.rung_epochs[2], now() - t0, rep.planned_seconds);
+               rep.num_runs, rep.rung_epochs[0], rep.rung_epochs[1], rep.rung_epochs[2], now() - t0,
+               rep.planned_seconds);
         const char *name = metric_name(to.eval.metric);
         double v = ncf_metric_value(&w->val, to.eval.metric);
         printf("chosen on validation: trial %d, %s, epoch %d (validation %s@%d %.4f; popularity %.4f)\n", w->trial,
                what, w->chosen_epoch, name, to.eval.k, v, chosen(o, pop));
         if (v <= chosen(o, pop))
             printf("warning: even the best settings found are no better than recommending the most popular items on "
-                   "validation (%s@%d %.4f against %.4f)\n", name, to.eval.k, v, chosen(o, pop));
+                   "validation (%s@%d %.4f against %.4f)\n",
+                   name, to.eval.k, v, chosen(o, pop));
         printf("training it on training + validation for %d epochs\n", w->chosen_epoch > 0 ? w->chosen_epoch : 1);
     }
     ps.tty = isatty(2), ps.count_epochs = 1, ps.epochs = rep.runs[rep.best].chosen_epoch;
@@ -2373,7 +2575,10 @@ static int tune(const options *o, const ncf_dataset *d, const epoch_row *pop, nc
     if (o->many) {
         epoch_row r;
         memset(&r, 0, sizeof r);
-        if (!evaluate_many(*out, d, o, &r, 1)) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return 0; }
+        if (!evaluate_many(*out, d, o, &r, 1)) {
+            fprintf(stderr, "demo: %s\n", ncf_error_text());
+            return 0;
+        }
         printf("Tuned, %.0f s in all; the test items, read once:\n", now() - t0);
         print_row(o, "test", &r, 0);
         print_row(o, "popularity", pop, 0);
@@ -2418,7 +2623,10 @@ static int run(const options *asked)
     S.o = o, S.data = &data, S.path = data_path(o, buf, sizeof buf);
     if (o->threads) ncf_set_threads(o->threads);
     if (o->load) { /* first: its seed (and config) win, so its figures come out the same */
-        if (ncf_load(&S.model, o->load) != NCF_OK) { fprintf(stderr, "demo: %s\n", ncf_error_text()); return 1; }
+        if (ncf_load(&S.model, o->load) != NCF_OK) {
+            fprintf(stderr, "demo: %s\n", ncf_error_text());
+            return 1;
+        }
         cfg = S.model->cfg;
     }
     t = now();
@@ -2451,17 +2659,20 @@ static int run(const options *asked)
         fprintf(stderr, "demo: --save_best and --hr_threshold need a held-out item (--holdout latest or random)\n");
         ok = 0;
     }
-    if (ok && S.evaluable && !popularity(o, &data, &S.pop)) { /* before any sharding: the baseline needs the whole data */
+    if (ok && S.evaluable &&
+        !popularity(o, &data, &S.pop)) { /* before any sharding: the baseline needs the whole data */
         fprintf(stderr, "demo: %s\n", ncf_error_text());
         ok = 0;
     }
     if (ok && o->tune) {
         int r;
         if (!eff.validation) {
-            fprintf(stderr, "demo: --tune searches on a validation split, and the data has none (drop --no_validation; "
-                            "users need two training interactions)\n");
+            fprintf(stderr,
+                    "demo: --tune searches on a validation split, and the data has none (drop --no_validation; "
+                    "users need two training interactions)\n");
             ok = 0;
-        } else if ((o->save && !writable_beside(o->save, "--save", 0)) || (o->log && !writable_beside(o->log, "--log", 4096)))
+        } else if ((o->save && !writable_beside(o->save, "--save", 0)) ||
+                   (o->log && !writable_beside(o->log, "--log", 4096)))
             ok = 0;
         else if ((r = tune(o, &data, &S.pop, &S.model)) != 2) {
             ok = r == 1 && finish_tuned(o, S.model, S.path);
@@ -2497,10 +2708,14 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank), MPI_Comm_size(MPI_COMM_WORLD, &g_ranks);
     if (!ON_ROOT && !freopen("/dev/null", "w", stdout)) return 1;
     r = parse_args(argc, argv, &o);
-    if (r > 0 && o.hash_pipeline) fprintf(stderr, "demo: --hash_pipeline needs one process (the batches are summed "
-                                          "from the ranks)\n"), r = 0;
+    if (r > 0 && o.hash_pipeline)
+        fprintf(stderr,
+                "demo: --hash_pipeline needs one process (the batches are summed "
+                "from the ranks)\n"),
+            r = 0;
     if (r > 0 && o.tune) fprintf(stderr, "demo: --tune runs in one process (use demo)\n"), r = 0;
-    if (r > 0 && o.load && (serving(&o) || o.export_c || o.export_embeddings) && !o.data_given) r = ON_ROOT ? serve_file(&o) : 0; /* rank 0 serves */
+    if (r > 0 && o.load && (serving(&o) || o.export_c || o.export_embeddings) && !o.data_given)
+        r = ON_ROOT ? serve_file(&o) : 0; /* rank 0 serves */
     else r = r <= 0 ? (r < 0 ? 0 : 2) : run(&o);
     if (r != 0 && g_ranks > 1) MPI_Abort(MPI_COMM_WORLD, r);
     MPI_Finalize();

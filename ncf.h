@@ -266,11 +266,11 @@ extern "C" {
 /* Status codes: every fallible function returns one; ncf_error_text() says why. */
 enum {
     NCF_OK = 0,
-    NCF_ERR_ARG = -1,    /* a bad argument (NULL, zero size, id out of range) */
-    NCF_ERR_NOMEM = -2,  /* an allocation failed */
-    NCF_ERR_IO = -3,     /* a file could not be opened, read or written */
-    NCF_ERR_PARSE = -4,  /* a malformed input line */
-    NCF_ERR_DATA = -5    /* well-formed input that cannot be used (e.g. no negatives left) */
+    NCF_ERR_ARG = -1,   /* a bad argument (NULL, zero size, id out of range) */
+    NCF_ERR_NOMEM = -2, /* an allocation failed */
+    NCF_ERR_IO = -3,    /* a file could not be opened, read or written */
+    NCF_ERR_PARSE = -4, /* a malformed input line */
+    NCF_ERR_DATA = -5   /* well-formed input that cannot be used (e.g. no negatives left) */
 };
 
 /* NeuMF: GMF and MLP towers fused by one output layer. GMF: w . (p_u * q_i) + b.
@@ -287,20 +287,20 @@ typedef enum { NCF_ADAM_LAZY = 0, NCF_ADAM_DENSE = 1 } ncf_adam_mode;
 typedef enum { NCF_OPT_ADAM = 0, NCF_OPT_SGD = 1 } ncf_optimizer;
 
 typedef struct ncf_config {
-    int num_users, num_items;     /* table sizes (from the dataset) */
-    ncf_model_type model;         /* NeuMF, GMF-only, MLP-only or MF */
-    int mf_dim;                   /* GMF (or MF) embedding width */
-    int num_layers;               /* entries used in layers[] (>= 2 for an MLP) */
-    int layers[NCF_MAX_LAYERS];   /* layers[0] = user+item MLP embeddings, then dense widths */
-    float mf_reg;                 /* L2 on GMF/MF embedding rows (and MF biases) used in a batch */
-    float mlp_reg[NCF_MAX_LAYERS];/* [0]: MLP embedding rows; [l]: dense layer l kernel */
+    int num_users, num_items;      /* table sizes (from the dataset) */
+    ncf_model_type model;          /* NeuMF, GMF-only, MLP-only or MF */
+    int mf_dim;                    /* GMF (or MF) embedding width */
+    int num_layers;                /* entries used in layers[] (>= 2 for an MLP) */
+    int layers[NCF_MAX_LAYERS];    /* layers[0] = user+item MLP embeddings, then dense widths */
+    float mf_reg;                  /* L2 on GMF/MF embedding rows (and MF biases) used in a batch */
+    float mlp_reg[NCF_MAX_LAYERS]; /* [0]: MLP embedding rows; [l]: dense layer l kernel */
     ncf_optimizer optimizer;
     float lr, beta1, beta2, epsilon;
     ncf_adam_mode adam;
-    float init_sd;                /* embeddings start N(0, init_sd); 0.01 as the paper */
-    int batch_size;               /* used by ncf_train_epoch */
-    int num_neg;                  /* negatives per positive in an epoch */
-    uint64_t seed;                /* initialization and sampling */
+    float init_sd;  /* embeddings start N(0, init_sd); 0.01 as the paper */
+    int batch_size; /* used by ncf_train_epoch */
+    int num_neg;    /* negatives per positive in an epoch */
+    uint64_t seed;  /* initialization and sampling */
 } ncf_config;
 
 /* The paper's (and TF ncf_main's) defaults: NeuMF, mf_dim 8, layers 64,32,16,8,
@@ -310,9 +310,9 @@ NCFDEF ncf_config ncf_config_default(void);
 NCFDEF ncf_config ncf_config_mlperf(void);
 
 /* ---- >>api-errors: the last error, the version, threads -------------------------------------- */
-NCFDEF const char *ncf_error_text(void);   /* message of the last failure */
-NCFDEF const char *ncf_version(void);      /* NCF_VERSION_STRING */
-NCFDEF void ncf_set_threads(int n);        /* OpenMP threads (no-op without OpenMP) */
+NCFDEF const char *ncf_error_text(void); /* message of the last failure */
+NCFDEF const char *ncf_version(void);    /* NCF_VERSION_STRING */
+NCFDEF void ncf_set_threads(int n);      /* OpenMP threads (no-op without OpenMP) */
 NCFDEF int ncf_get_threads(void);
 
 #ifndef NCF_INFERENCE_ONLY /* NCF_INFERENCE_ONLY: models, predict, recommend, save/load only */
@@ -329,22 +329,22 @@ typedef struct ncf_load_report {
     int users_read, items_read; /* distinct ids in the file */
     int64_t below_min_rating;   /* interactions rated below min_rating (not positives) */
     int users_below_min_rating, items_below_min_rating; /* ids left with no positive by it */
-    int64_t few_ratings;        /* positives of the users under min_ratings */
-    int users_few_ratings, items_few_ratings; /* the users dropped; the items only dropped users rated */
-    int64_t duplicates;         /* repeated (user, item) positives merged into one */
-    int64_t few_item_ratings;   /* positives of the items under min_item_ratings */
-    int items_few_item_ratings; /* the items dropped by it */
-    int users_filtered_out;     /* users left under min_ratings (kcore), or with no positive, by the item filter */
-    int users_every_item;       /* users dropped for rating every item kept (nothing to rank or draw) */
-    int filter_rounds;          /* rounds of the filters (kcore: until neither drops anything) */
+    int64_t few_ratings;                                /* positives of the users under min_ratings */
+    int users_few_ratings, items_few_ratings;           /* the users dropped; the items only dropped users rated */
+    int64_t duplicates;                                 /* repeated (user, item) positives merged into one */
+    int64_t few_item_ratings;                           /* positives of the items under min_item_ratings */
+    int items_few_item_ratings;                         /* the items dropped by it */
+    int users_filtered_out;        /* users left under min_ratings (kcore), or with no positive, by the item filter */
+    int users_every_item;          /* users dropped for rating every item kept (nothing to rank or draw) */
+    int filter_rounds;             /* rounds of the filters (kcore: until neither drops anything) */
     double weight_min, weight_max; /* the positives' confidences (ncf_load_opts.weighting); 0, 0 without */
     /* a split of many items per user (NCF_HOLDOUT_RATIO, _TIME, _CUTOFF): */
     int64_t test_interactions, validation_interactions; /* positives held out for each */
-    int users_only_held_out;    /* users with held-out positives and none to train on: not evaluated */
-    int64_t only_held_out;      /* their held-out positives, left out of the test and validation sets */
-    int items_only_held_out;    /* items with held-out positives and none in training (kept, untrained) */
+    int users_only_held_out;           /* users with held-out positives and none to train on: not evaluated */
+    int64_t only_held_out;             /* their held-out positives, left out of the test and validation sets */
+    int items_only_held_out;           /* items with held-out positives and none in training (kept, untrained) */
     int64_t cutoff, validation_cutoff; /* a time split: the first timestamp held out for each */
-    int64_t blank_edged_ids[2]; /* user, item text id fields with a blank at either end outside quotes:
+    int64_t blank_edged_ids[2];        /* user, item text id fields with a blank at either end outside quotes:
                                    kept (or dropped with trim_ids) */
 } ncf_load_report;
 
@@ -354,21 +354,21 @@ typedef struct ncf_load_report {
    Owns all its arrays; release with ncf_dataset_free. */
 typedef struct ncf_dataset {
     int num_users, num_items;
-    int64_t num_train;      /* training positives */
-    int64_t *user_ptr;      /* [num_users+1] CSR offsets into items[] */
-    int32_t *items;         /* [num_train] ascending within each user */
-    int32_t *train_user;    /* [num_train] the user of each positive */
-    float *weight;          /* [num_train] each positive's confidence, 1 + alpha f(strength), the
+    int64_t num_train;    /* training positives */
+    int64_t *user_ptr;    /* [num_users+1] CSR offsets into items[] */
+    int32_t *items;       /* [num_train] ascending within each user */
+    int32_t *train_user;  /* [num_train] the user of each positive */
+    float *weight;        /* [num_train] each positive's confidence, 1 + alpha f(strength), the
                                weight of its loss term (ncf_load_opts.weighting); NULL: all 1 */
-    int32_t *test_item;     /* [num_users] held-out item, -1 when the user has none */
-    int num_eval_neg;       /* eval candidates per user besides the test item */
-    int32_t *eval_neg;      /* [num_users*num_eval_neg], rows of test users valid */
-    int64_t *raw_user;      /* [num_users] integer ids, ascending; NULL when the ids are text */
-    int64_t *raw_item;      /* [num_items] */
-    int32_t *recent_item;   /* [num_users] latest training item by timestamp, -1 when unknown;
+    int32_t *test_item;   /* [num_users] held-out item, -1 when the user has none */
+    int num_eval_neg;     /* eval candidates per user besides the test item */
+    int32_t *eval_neg;    /* [num_users*num_eval_neg], rows of test users valid */
+    int64_t *raw_user;    /* [num_users] integer ids, ascending; NULL when the ids are text */
+    int64_t *raw_item;    /* [num_items] */
+    int32_t *recent_item; /* [num_users] latest training item by timestamp, -1 when unknown;
                                NULL where the source has no timestamps (the paper split, synthetic) */
-    int32_t *val_item;      /* [num_users] validation item, -1 when none; NULL without validation */
-    float *val_weight;      /* its weight, where weight is set (else NULL): [num_users] as val_item,
+    int32_t *val_item;    /* [num_users] validation item, -1 when none; NULL without validation */
+    float *val_weight;    /* its weight, where weight is set (else NULL): [num_users] as val_item,
                                or as val_items */
     /* A split of many items per user (NCF_HOLDOUT_RATIO, _TIME, _CUTOFF): user u's test items are
        test_items[test_ptr[u] .. test_ptr[u+1]), ascending, and its validation items val_items[
@@ -376,8 +376,8 @@ typedef struct ncf_dataset {
        val_item NULL. NULL for a split of one item per user. */
     int64_t *test_ptr, *val_ptr;
     int32_t *test_items, *val_items;
-    int num_val_neg;        /* validation candidates per user besides its item */
-    int32_t *val_neg;       /* [num_users*num_val_neg], rows of validation users valid */
+    int num_val_neg;  /* validation candidates per user besides its item */
+    int32_t *val_neg; /* [num_users*num_val_neg], rows of validation users valid */
     /* What ncf_mpi_shard made of the data, all 0 for whole data. A shard holds the rows of
        users [user_lo, user_hi) only: items[] and train_user[] begin at the whole data's positive
        train_lo, eval_neg and val_neg at user_lo's row, and user_ptr indexes its own items (the
@@ -394,7 +394,7 @@ typedef struct ncf_dataset {
        ascending byte order; raw_user is then NULL. NULL for integer ids. */
     char *user_text, *item_text;
     int64_t *user_text_at, *item_text_at; /* [num_users+1], [num_items+1] */
-    ncf_load_report report; /* what ncf_load_dataset read and dropped */
+    ncf_load_report report;               /* what ncf_load_dataset read and dropped */
 } ncf_dataset;
 
 typedef enum {
@@ -451,7 +451,7 @@ typedef struct ncf_load_opts {
        columns[NCF_COL_STRENGTH], by default the rating column; a negative, NaN or non-numeric
        strength is an error naming file:line. NCF_WEIGHT_NONE (0): every positive weighs 1. */
     int weighting;
-    float alpha;          /* > 0 with a weighting (ncf_load_opts_default: 1) */
+    float alpha; /* > 0 with a weighting (ncf_load_opts_default: 1) */
     /* 0 (the default): a text id is its field's bytes as written, blanks at either end included
        (they tell "Papers " from "Papers"); quotes delimit a field, and blanks outside them are
        not the id's. 1: blanks around an unquoted id are dropped (a "1, a, 5" file), and lookups
@@ -497,8 +497,7 @@ NCFDEF int ncf_dataset_item_id(const ncf_dataset *ds, int index, char *buf, size
 /* Synthetic implicit data: users and items in `rank` taste clusters (each user draws
    70% of its items from its own cluster), power-law item popularity and user
    activity (at least 2 interactions each). One interaction per user is held out. */
-NCFDEF int ncf_synthetic(ncf_dataset *ds, int num_users, int num_items, int64_t interactions,
-                         int rank, uint64_t seed);
+NCFDEF int ncf_synthetic(ncf_dataset *ds, int num_users, int num_items, int64_t interactions, int rank, uint64_t seed);
 /* (Re)draws n distinct eval negatives per test user among items it never rated. */
 NCFDEF int ncf_sample_eval_negatives(ncf_dataset *ds, int n, uint64_t seed);
 /* Moves one training item of every user with two or more out of training into a validation
@@ -526,9 +525,9 @@ typedef struct ncf_sampler {
     const ncf_dataset *data;
     int num_neg;
     uint64_t seed;
-    int64_t num_examples;   /* per epoch: num_train * (1 + num_neg) */
-    int bits;               /* shuffle: a Feistel permutation of [0, 2^bits) */
-    int skip_held_out;      /* 0 (ncf_sampler_init's): negatives drawn among the items not in the
+    int64_t num_examples; /* per epoch: num_train * (1 + num_neg) */
+    int bits;             /* shuffle: a Feistel permutation of [0, 2^bits) */
+    int skip_held_out;    /* 0 (ncf_sampler_init's): negatives drawn among the items not in the
                                user's training list, as the NCF paper's code draws them: training
                                never reads the test or validation items. 1: never draw those items
                                either (how 0.6 trained; it reads them), to compare with its figures */
@@ -538,8 +537,8 @@ NCFDEF int ncf_sampler_init(ncf_sampler *s, const ncf_dataset *data, int num_neg
 /* Examples [start, start+n) of the epoch: users, items, labels (a positive's weight, 1 without a
    weighting; 0 a negative). On a
    shard, the examples of other ranks' users are 0, 0, 0: summed over the ranks, the batch. */
-NCFDEF void ncf_sampler_fill(const ncf_sampler *s, int epoch, int64_t start, int n,
-                             int32_t *users, int32_t *items, float *labels);
+NCFDEF void ncf_sampler_fill(const ncf_sampler *s, int epoch, int64_t start, int n, int32_t *users, int32_t *items,
+                             float *labels);
 /* TF's --hash_pipeline: a hash of the first batch and of all batches (user and item ids).
    NCF_OK; or NCF_ERR_ARG (a NULL sampler, batch_size <= 0, a shard) or NCF_ERR_NOMEM, with
    both hashes 0. */
@@ -551,8 +550,8 @@ NCFDEF int ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, uin
 /* One named slice of the parameter block. grads, adam_m and adam_v share the layout. */
 typedef struct ncf_tensor {
     const char *name;
-    size_t offset;          /* in floats, from params */
-    int rows, cols;         /* embeddings: [rows=ids][cols=width]; kernels: [in][out] */
+    size_t offset;  /* in floats, from params */
+    int rows, cols; /* embeddings: [rows=ids][cols=width]; kernels: [in][out] */
 } ncf_tensor;
 
 #define NCF_MAX_TENSORS (6 + 2 * NCF_MAX_LAYERS)
@@ -563,24 +562,24 @@ typedef struct ncf_model {
     float *params, *grads, *adam_m, *adam_v; /* grads and moments: NULL when inference-only or read in
                                                 place; params (and the embedding views below):
                                                 NULL for an int8 model read in place */
-    int64_t step;                   /* Adam steps taken */
-    int64_t epoch;                  /* epochs completed (ncf_train_epoch sets it) */
-    int64_t *raw_user, *raw_item;   /* integer ids of the source data, or NULL (none, or text) */
-    char *user_text, *item_text;    /* text ids, as ncf_dataset's (ncf_model_set_ids), or NULL */
+    int64_t step;                            /* Adam steps taken */
+    int64_t epoch;                           /* epochs completed (ncf_train_epoch sets it) */
+    int64_t *raw_user, *raw_item;            /* integer ids of the source data, or NULL (none, or text) */
+    char *user_text, *item_text;             /* text ids, as ncf_dataset's (ncf_model_set_ids), or NULL */
     int64_t *user_text_at, *item_text_at;
-    int64_t *rated_ptr;             /* [num_users+1] where each user's rated items start in rated[] */
-    uint8_t *rated;                 /* rated items (training and test), ascending per user, each as
+    int64_t *rated_ptr; /* [num_users+1] where each user's rated items start in rated[] */
+    uint8_t *rated;     /* rated items (training and test), ascending per user, each as
                                        the gap from the one before minus one, a LEB128 varint; or NULL */
     int num_tensors;
     ncf_tensor tensors[NCF_MAX_TENSORS];
     /* views into params (NULL when the model type lacks them) */
-    float *gmf_user, *gmf_item;     /* [users][mf_dim], [items][mf_dim] */
-    float *mlp_user, *mlp_item;     /* [users][layers[0]/2], [items][layers[0]/2] */
-    float *w[NCF_MAX_LAYERS];       /* w[l]: [layers[l-1]][layers[l]], l = 1..num_layers-1 */
-    float *b[NCF_MAX_LAYERS];       /* b[l]: [layers[l]] */
-    float *w_out, *b_out;           /* [mf_dim (GMF) + layers[last] (MLP)] (NULL for MF), [1] */
-    float *user_bias, *item_bias;   /* MF only: [users], [items] */
-    struct ncf__scratch *scratch;   /* private: activations and caches */
+    float *gmf_user, *gmf_item;   /* [users][mf_dim], [items][mf_dim] */
+    float *mlp_user, *mlp_item;   /* [users][layers[0]/2], [items][layers[0]/2] */
+    float *w[NCF_MAX_LAYERS];     /* w[l]: [layers[l-1]][layers[l]], l = 1..num_layers-1 */
+    float *b[NCF_MAX_LAYERS];     /* b[l]: [layers[l]] */
+    float *w_out, *b_out;         /* [mf_dim (GMF) + layers[last] (MLP)] (NULL for MF), [1] */
+    float *user_bias, *item_bias; /* MF only: [users], [items] */
+    struct ncf__scratch *scratch; /* private: activations and caches */
 } ncf_model;
 
 #ifndef NCF_INFERENCE_ONLY
@@ -595,8 +594,7 @@ NCFDEF void ncf_model_free(ncf_model *m);
 NCFDEF int ncf_predict_indices(const ncf_model *m, const int32_t *user_index, const int32_t *item_index, int n,
                                float *logits);
 /* The old name of ncf_predict_indices (0.5); it goes in 0.8. */
-NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n,
-                             float *logits);
+NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits);
 /* Call after changing m->params by hand: rebuilds the cached item projection (out of memory,
    serving goes on without it: slower, the same answers). */
 NCFDEF void ncf_model_params_changed(ncf_model *m);
@@ -611,18 +609,17 @@ NCFDEF int ncf_model_init_from(ncf_model *neumf, const ncf_model *gmf, const ncf
 /* Mean loss over the batch (sigmoid cross-entropy plus the L2 terms) without touching
    gradients. A label is 0 (a negative) or a positive's weight c in (0, 1e9] (1: unweighted),
    whose term is c times a positive's: c log(1 + e^-z), its gradient c (sigmoid(z) - 1). */
-NCFDEF int ncf_loss(ncf_model *m, const int32_t *users, const int32_t *items,
-                    const float *labels, int n, double *loss);
+NCFDEF int ncf_loss(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int n, double *loss);
 /* Forward and backward: adds d(loss)/d(params) into m->grads and sets *loss. */
-NCFDEF int ncf_forward_backward(ncf_model *m, const int32_t *users, const int32_t *items,
-                                const float *labels, int n, double *loss);
+NCFDEF int ncf_forward_backward(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int n,
+                                double *loss);
 NCFDEF void ncf_zero_grad(ncf_model *m);
 /* One optimizer step from m->grads (cfg.optimizer; Adam's embeddings dense or lazy as
    cfg.adam), then zero grads. */
 NCFDEF void ncf_update(ncf_model *m);
 /* zero_grad + forward_backward + update. Returns NCF_OK and the mean loss in *loss. */
-NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *items,
-                          const float *labels, int n, double *loss);
+NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int n,
+                          double *loss);
 /* Grows a model to a dataset whose users and items include the model's (new data: yesterday's
    model, today's log): known ids keep their rows and Adam moments, new ones start as a fresh
    model's (the config's seed), the dense layers and counters carry over, and the ids and
@@ -664,14 +661,14 @@ typedef struct ncf_rec_opts {
     int exclude_rated;    /* skip the items the user rated, training and test [1] */
     const int32_t *allow; /* score only these (in stock, in a category...) [NULL: the catalogue] */
     int num_allow;
-    const int32_t *deny;  /* never these (already shown, a folded-in user's own items) [NULL] */
+    const int32_t *deny; /* never these (already shown, a folded-in user's own items) [NULL] */
     int num_deny;
-    const float *user_row;/* a user given by its rows (ncf_fold_in), scored instead of user u [NULL] */
-    int probabilities;    /* scores as probabilities, sigmoid(logit) [0: logits] */
-    void *work;           /* a caller's workspace of ncf_rec_workspace_size bytes (the same size serves
+    const float *user_row; /* a user given by its rows (ncf_fold_in), scored instead of user u [NULL] */
+    int probabilities;     /* scores as probabilities, sigmoid(logit) [0: logits] */
+    void *work;            /* a caller's workspace of ncf_rec_workspace_size bytes (the same size serves
                              ncf_similar_items and ncf_similar_users): no heap [NULL: the heap] */
     size_t work_size;
-    int threads;          /* 1: one list's catalogue shared among the library's threads (ncf_set_threads;
+    int threads; /* 1: one list's catalogue shared among the library's threads (ncf_set_threads;
                              a large catalogue scored alone); 0: the calling thread only, no team started
                              (a server's request threads) [0]. ncf_recommend_users always uses them. */
 } ncf_rec_opts;
@@ -681,8 +678,7 @@ NCFDEF size_t ncf_rec_workspace_size(const ncf_model *m, const ncf_rec_opts *opt
    index), as item indices with their scores (scores may be NULL). Returns how many were
    written (fewer than k when the candidates run out) or a negative NCF_ERR_* code (an index
    out of range in a list, a workspace too small). Reads the model only (see THREAD SAFETY). */
-NCFDEF int ncf_recommend_index(const ncf_model *m, int u, const ncf_rec_opts *opts, int32_t *items,
-                               float *scores);
+NCFDEF int ncf_recommend_index(const ncf_model *m, int u, const ncf_rec_opts *opts, int32_t *items, float *scores);
 /* The same for n users at once (users NULL: users 0..n-1), on all threads, a user at a time:
    user j's list at items[j*k..], its length in counts[j] (the rest -1). The lists are those
    ncf_recommend_index gives, bit for bit, for any number of threads. */
@@ -710,13 +706,13 @@ NCFDEF int ncf_similar_users(const ncf_model *m, int user, const ncf_rec_opts *o
    as positives and fresh uniform negatives (seeded). The model is only read (any number of
    threads); the row then goes to ncf_rec_opts.user_row or ncf_predict_items. */
 typedef struct ncf_fold_opts {
-    int steps;            /* Adam steps (ncf_fold_opts_default gives the measured choice) */
-    float lr;             /* their learning rate */
-    int num_neg;          /* negatives per item, drawn afresh each step among the items not given [4] */
-    float l2;             /* L2 on the rows */
-    uint64_t seed;        /* the negatives [1] */
-    const float *start;   /* start from these rows (a known user's: ncf_user_row) [NULL: zeros] */
-    void *work;           /* a caller's workspace of ncf_fold_workspace_size bytes: no heap [NULL] */
+    int steps;          /* Adam steps (ncf_fold_opts_default gives the measured choice) */
+    float lr;           /* their learning rate */
+    int num_neg;        /* negatives per item, drawn afresh each step among the items not given [4] */
+    float l2;           /* L2 on the rows */
+    uint64_t seed;      /* the negatives [1] */
+    const float *start; /* start from these rows (a known user's: ncf_user_row) [NULL: zeros] */
+    void *work;         /* a caller's workspace of ncf_fold_workspace_size bytes: no heap [NULL] */
     size_t work_size;
 } ncf_fold_opts;
 NCFDEF ncf_fold_opts ncf_fold_opts_default(void);
@@ -833,8 +829,9 @@ NCFDEF int ncf_output_write(ncf_output *out, const void *buf, size_t len);
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 2, 3)))
 #endif
-NCFDEF int ncf_output_printf(ncf_output *out, const char *fmt, ...);
-NCFDEF int ncf_output_commit(ncf_output *out);  /* PATH replaced, or left as it was (an error) */
+NCFDEF int
+ncf_output_printf(ncf_output *out, const char *fmt, ...);
+NCFDEF int ncf_output_commit(ncf_output *out);   /* PATH replaced, or left as it was (an error) */
 NCFDEF void ncf_output_discard(ncf_output *out); /* PATH left as it was */
 #endif
 NCFDEF void ncf_free(void *p);
@@ -847,12 +844,12 @@ typedef void (*ncf_progress_fn)(void *user, int64_t done, int64_t total, double 
 /* One epoch of the sampler in batches of cfg.batch_size. *mean_loss may be NULL. The threads
    stay in one parallel region for many steps and wait on each other only when a step needs
    it (three times a step), so a busy machine costs little (see THREADS above). */
-NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch,
-                           ncf_progress_fn progress, void *user, double *mean_loss);
+NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_progress_fn progress, void *user,
+                           double *mean_loss);
 /* Part of an epoch: its examples [first, first + count), in batches from first (a time
    budget, an epoch resumed midway). Does not refresh the serving cache as ncf_train_epoch does. */
-NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int64_t first,
-                              int64_t count, ncf_progress_fn progress, void *user, double *mean_loss);
+NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int64_t first, int64_t count,
+                              ncf_progress_fn progress, void *user, double *mean_loss);
 
 /* Means over the users evaluated, as RecBole defines them, T_u the user's held-out items and
    hit(j) whether its j-th ranked item (from 0) is one: HR@k (any hit in the top k), NDCG@k (DCG
@@ -862,10 +859,10 @@ NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int
    A candidate that ties a held-out item's score ranks above it; a non-finite score ranks last. */
 typedef struct ncf_metrics {
     double hr, ndcg;
-    int users;              /* users evaluated: with a held-out item (and in the sample, if any) */
+    int users; /* users evaluated: with a held-out item (and in the sample, if any) */
     double mrr;
     double recall, precision, map;
-    int k;                  /* the cut-off of the @k figures */
+    int k; /* the cut-off of the @k figures */
     /* full ranking only (else 0): the share of the catalogue in some user's top k, and the mean
        over users of the mean training positives of the items in their top k */
     double coverage, popularity;
@@ -877,8 +874,8 @@ enum { NCF_SAMPLED = 0, NCF_FULL_RANKING = 1 };
 
 /* ncf_eval_opts.metric: the figure that chooses (the epoch, early stopping, the search) */
 enum { NCF_METRIC_HR = 0, NCF_METRIC_NDCG, NCF_METRIC_MRR, NCF_METRIC_RECALL, NCF_METRIC_PRECISION, NCF_METRIC_MAP };
-#define NCF_MAX_KS 8       /* cut-offs in one ncf_evaluate_at */
-#define NCF_MAX_K 10000    /* the largest cut-off */
+#define NCF_MAX_KS 8    /* cut-offs in one ncf_evaluate_at */
+#define NCF_MAX_K 10000 /* the largest cut-off */
 
 typedef struct ncf_eval_opts {
     int k;            /* HR@k and NDCG@k (10) */
@@ -888,22 +885,20 @@ typedef struct ncf_eval_opts {
     int max_users;    /* full ranking on a large catalogue: about this many users, a fixed
                          sample by the seed (0: every user) */
     uint64_t seed;
-    int metric;       /* NCF_METRIC_*: what ncf_fit and ncf_tune choose on, at k (HR) */
+    int metric; /* NCF_METRIC_*: what ncf_fit and ncf_tune choose on, at k (HR) */
 } ncf_eval_opts;
 
 NCFDEF ncf_eval_opts ncf_eval_opts_default(void);
 /* HR, NDCG and MRR of the test or validation items. NCF_ERR_DATA when the dataset holds
    none out (NCF_HOLDOUT_NONE): there is nothing to evaluate. */
-NCFDEF int ncf_evaluate_opts(const ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *opts,
-                             ncf_metrics *out);
+NCFDEF int ncf_evaluate_opts(const ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *opts, ncf_metrics *out);
 /* The old name (it goes in 0.8). */
-NCFDEF int ncf_evaluate_with(const ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *opts,
-                             ncf_metrics *out);
+NCFDEF int ncf_evaluate_with(const ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *opts, ncf_metrics *out);
 /* The figures at each of ks[0..num_ks) (num_ks <= NCF_MAX_KS, each in 1..NCF_MAX_K; opts->k is
    not read) from one ranking: out[j] at ks[j]. A split of many items per user is evaluated by
    full ranking only. model NULL: the popularity baseline's (ncf_evaluate_popularity). */
-NCFDEF int ncf_evaluate_at(const ncf_model *model, const ncf_dataset *data, const ncf_eval_opts *opts,
-                           const int *ks, int num_ks, ncf_metrics *out);
+NCFDEF int ncf_evaluate_at(const ncf_model *model, const ncf_dataset *data, const ncf_eval_opts *opts, const int *ks,
+                           int num_ks, ncf_metrics *out);
 /* The value of a figure (NCF_METRIC_*) in m. */
 NCFDEF double ncf_metric_value(const ncf_metrics *m, int metric);
 /* The same figures for the popularity baseline on the same candidates: items scored by their
@@ -920,9 +915,9 @@ typedef struct ncf_fit_opts {
     void *user;
 } ncf_fit_opts;
 typedef struct ncf_fit_report {
-    int chosen_epoch;         /* the epoch m is left at (its count; 0: none beat the start) */
+    int chosen_epoch; /* the epoch m is left at (its count; 0: none beat the start) */
     int epochs_trained;
-    ncf_metrics chosen;       /* the chosen epoch's validation figures */
+    ncf_metrics chosen; /* the chosen epoch's validation figures */
 } ncf_fit_report;
 NCFDEF ncf_fit_opts ncf_fit_opts_default(void);
 /* The learning rate of the j-th (0-based) of `epochs` epochs that anneal from lr: lr * (1 -
@@ -949,36 +944,36 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *op
    clock, so a search gives the same table on 1 or many threads and on any machine; only
    max_seconds, when set, looks at the time. */
 typedef struct ncf_trial {
-    int trial;                /* which settings (0: the defaults), in the order drawn */
-    int rung;                 /* 0, 1 or 2: its round of the halving */
-    ncf_config cfg;           /* num_users, num_items from the data */
-    int weighted;             /* 1: trained with the data's weights */
-    int epochs;               /* the rung's epochs at most */
-    int epochs_trained;       /* fewer where patience stopped it */
-    int decay;                /* 1: its learning rate fell over its epochs (ncf_fit_opts.decay) */
-    int chosen_epoch;         /* its best validation epoch (0: none beat the start) */
-    ncf_metrics val;          /* validation figures at that epoch */
-    double planned_seconds;   /* ncf_tune_cost of the run */
+    int trial;              /* which settings (0: the defaults), in the order drawn */
+    int rung;               /* 0, 1 or 2: its round of the halving */
+    ncf_config cfg;         /* num_users, num_items from the data */
+    int weighted;           /* 1: trained with the data's weights */
+    int epochs;             /* the rung's epochs at most */
+    int epochs_trained;     /* fewer where patience stopped it */
+    int decay;              /* 1: its learning rate fell over its epochs (ncf_fit_opts.decay) */
+    int chosen_epoch;       /* its best validation epoch (0: none beat the start) */
+    ncf_metrics val;        /* validation figures at that epoch */
+    double planned_seconds; /* ncf_tune_cost of the run */
 } ncf_trial;
 typedef struct ncf_tune_report {
-    int num_runs;             /* rows of runs[], in the order run */
-    ncf_trial *runs;          /* owned: ncf_tune_report_free */
-    int best;                 /* runs[best]: the winner's last run */
-    int num_trials;           /* settings drawn (rung 0's runs) */
+    int num_runs;    /* rows of runs[], in the order run */
+    ncf_trial *runs; /* owned: ncf_tune_report_free */
+    int best;        /* runs[best]: the winner's last run */
+    int num_trials;  /* settings drawn (rung 0's runs) */
     int rung_epochs[3];
-    double planned_seconds;   /* the runs' costs summed */
-    int too_small;            /* 1: the budget fits no run (nothing run; train the defaults) */
-    int stopped;              /* 1: max_seconds passed, and the runs not started were dropped */
+    double planned_seconds; /* the runs' costs summed */
+    int too_small;          /* 1: the budget fits no run (nothing run; train the defaults) */
+    int stopped;            /* 1: max_seconds passed, and the runs not started were dropped */
 } ncf_tune_report;
 typedef void (*ncf_tune_progress_fn)(void *user, const ncf_tune_report *so_far, const ncf_trial *next);
 typedef struct ncf_tune_opts {
-    double budget;            /* planned seconds (ncf_tune_cost) for the search and the final
+    double budget;                 /* planned seconds (ncf_tune_cost) for the search and the final
                                  training, a quarter each for the three rungs and the final [300] */
-    uint64_t seed;            /* draws the settings; also each model's seed [1] */
-    int max_epochs;           /* the last rung's epochs; rungs of a ninth and a third of it [18] */
-    int patience;             /* within a run [3] */
-    ncf_eval_opts eval;       /* what chooses [validation HR@10, sampled] */
-    double max_seconds;       /* > 0: start no run past this many seconds of wall time [0] */
+    uint64_t seed;                 /* draws the settings; also each model's seed [1] */
+    int max_epochs;                /* the last rung's epochs; rungs of a ninth and a third of it [18] */
+    int patience;                  /* within a run [3] */
+    ncf_eval_opts eval;            /* what chooses [validation HR@10, sampled] */
+    double max_seconds;            /* > 0: start no run past this many seconds of wall time [0] */
     ncf_tune_progress_fn progress; /* before each run (next) and at the end (next NULL), or NULL */
     void *user;
 } ncf_tune_opts;
@@ -1002,8 +997,7 @@ NCFDEF void ncf_tune_report_free(ncf_tune_report *rep);
    or, with full_ranking, against every item the user did not rate in training.
    rank = number of candidates scoring >= the test item (ties count against it);
    HR = rank < k, NDCG = 1/log2(rank + 2) when rank < k. */
-NCFDEF int ncf_evaluate(const ncf_model *m, const ncf_dataset *data, int k, int full_ranking,
-                        ncf_metrics *out);
+NCFDEF int ncf_evaluate(const ncf_model *m, const ncf_dataset *data, int k, int full_ranking, ncf_metrics *out);
 #endif
 
 #if defined(NCF_MPI) && !defined(NCF_INFERENCE_ONLY)
@@ -1028,8 +1022,8 @@ NCFDEF int ncf_mpi_shard(ncf_dataset *ds, MPI_Comm comm);
    copy of the model is whole again (ncf_mpi_sync). progress (NULL on the ranks that should not
    print) sees the whole epoch. Each rank's model must be the same at the start: made with the
    same config and seed, or loaded from the same file. */
-NCFDEF int ncf_mpi_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, MPI_Comm comm,
-                               ncf_progress_fn progress, void *user, double *mean_loss);
+NCFDEF int ncf_mpi_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, MPI_Comm comm, ncf_progress_fn progress,
+                               void *user, double *mean_loss);
 /* Part of an epoch, as ncf_train_examples: its examples [first, first + count). Afterwards each
    rank's copy has only its own users' rows up to date: ncf_mpi_evaluate works, and ncf_mpi_sync
    makes the copies whole before anything else (saving, serving, ncf_evaluate refuse until then). */
@@ -1059,11 +1053,11 @@ NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m);
 
 #include <math.h>
 #include <stdarg.h>
-#include <stdio.h>   /* vsnprintf; FILE* only without NCF_NO_STDIO */
+#include <stdio.h> /* vsnprintf; FILE* only without NCF_NO_STDIO */
 #include <stdlib.h>
 #include <string.h>
 #ifndef NCF_INFERENCE_ONLY
-#include <time.h>    /* the id tables' secret key */
+#include <time.h> /* the id tables' secret key */
 #endif
 #ifdef _OPENMP
 #include <omp.h>
@@ -1200,9 +1194,12 @@ static size_t ncf__omp_stack_size(void)
     if (!s || !*s || (v = strtod(s, &end)) <= 0) return 0;
     while (*end == ' ' || *end == '\t') end++;
     switch (*end) {
-    case 'b': case 'B': break;
-    case 'm': case 'M': v *= 1024.0 * 1024.0; break;
-    case 'g': case 'G': v *= 1024.0 * 1024.0 * 1024.0; break;
+    case 'b':
+    case 'B': break;
+    case 'm':
+    case 'M': v *= 1024.0 * 1024.0; break;
+    case 'g':
+    case 'G': v *= 1024.0 * 1024.0 * 1024.0; break;
     default: v *= 1024.0;
     }
     return v < 1e15 ? (size_t)v : 0;
@@ -1270,11 +1267,11 @@ static int ncf__probe_threads(int n)
    as many as can start. */
 static int ncf__team_of(int cond, int want)
 {
-    static NCF__TLS int pool = 1;        /* threads the runtime holds for this thread's regions */
-    static NCF__TLS int short_want;      /* a team found short: its size, */
-    static NCF__TLS double short_until;  /* and until when to believe it */
+    static NCF__TLS int pool = 1;       /* threads the runtime holds for this thread's regions */
+    static NCF__TLS int short_want;     /* a team found short: its size, */
+    static NCF__TLS double short_until; /* and until when to believe it */
     int got;
-    if (!cond || want <= 1) return 1;     /* one thread: the runtime keeps its pool as it is */
+    if (!cond || want <= 1) return 1; /* one thread: the runtime keeps its pool as it is */
     __atomic_fetch_add(&ncf__teams_asked, 1, __ATOMIC_RELAXED);
     if (want <= pool) return pool = want; /* (a smaller team ends the extra threads) */
     if (want == short_want && omp_get_wtime() < short_until) return pool;
@@ -1295,7 +1292,11 @@ static int ncf__team_of(int cond, int want)
 #define NCF__NAP(us) Sleep((us) >= 1000 ? 1 : 0)
 #elif defined(__unix__) || defined(__unix) || defined(__APPLE__)
 #include <sys/select.h>
-#define NCF__NAP(us) do { struct timeval ncf__tv = {0, (us)}; select(0, NULL, NULL, NULL, &ncf__tv); } while (0)
+#define NCF__NAP(us) \
+    do { \
+        struct timeval ncf__tv = {0, (us)}; \
+        select(0, NULL, NULL, NULL, &ncf__tv); \
+    } while (0)
 #else
 #define NCF__NAP(us) ((void)0)
 #endif
@@ -1313,9 +1314,14 @@ static int ncf__team_of(int cond, int want)
 #endif
 
 #ifdef __cplusplus
-#define NCF__TEAM_INIT {} /* (C++ warns of the fields {0} leaves out) */
+#define NCF__TEAM_INIT \
+    { \
+    } /* (C++ warns of the fields {0} leaves out) */
 #else
-#define NCF__TEAM_INIT {0}
+#define NCF__TEAM_INIT \
+    { \
+        0 \
+    }
 #endif
 /* Whether more threads pay on this machine now. On a busy machine a thread that shares its
    core, or that the OS preempted holding a unit, is slow, and every phase waits for its last
@@ -1334,12 +1340,12 @@ static int ncf__team_of(int cond, int want)
 #define NCF__NAP_US 50
 #define NCF__SITTING_OUT_US 1000
 typedef struct {
-    int solo;              /* the current choice: thread 0 alone */
-    int probing;           /* 0 running the choice; 1..4 timing alone, all, alone, all */
-    int64_t phases;        /* phases thread 0 has finished */
-    int64_t next, every;   /* microseconds: when to probe next, and the interval */
-    int64_t t0, p0;        /* when and at which phase the current timing began */
-    double us[2], n[2];    /* microseconds and phases timed alone [0] and with all [1] */
+    int solo;            /* the current choice: thread 0 alone */
+    int probing;         /* 0 running the choice; 1..4 timing alone, all, alone, all */
+    int64_t phases;      /* phases thread 0 has finished */
+    int64_t next, every; /* microseconds: when to probe next, and the interval */
+    int64_t t0, p0;      /* when and at which phase the current timing began */
+    double us[2], n[2];  /* microseconds and phases timed alone [0] and with all [1] */
 } ncf__pace;
 
 typedef struct {
@@ -1355,14 +1361,14 @@ typedef struct {
     ncf__team *team; /* NULL: this thread works alone */
     int T, tid;      /* threads in the region, and this one */
     int64_t base;    /* the current phase's first unit, counted over the region */
-    int64_t held;    /* units claimed and not yet reported done */
+    int64_t pending; /* units claimed and not yet reported done */
 } ncf__ctx;
 
 /* This thread's context in the region sharing *team (or outside any region). */
 static ncf__ctx ncf__join(ncf__team *team)
 {
     ncf__ctx x;
-    x.team = NULL, x.T = 1, x.tid = 0, x.base = x.held = 0;
+    x.team = NULL, x.T = 1, x.tid = 0, x.base = x.pending = 0;
 #if NCF__TEAMS
     x.T = omp_get_num_threads(), x.tid = omp_get_thread_num();
     if (x.T > 1) x.team = team;
@@ -1425,7 +1431,7 @@ static int ncf__claim(ncf__ctx *x, int64_t n, int64_t grain, int64_t *lo, int64_
     if (t) {
         int64_t end = x->base + n, c;
         int out;
-        if (x->held) __atomic_fetch_add(&t->done, x->held, __ATOMIC_RELEASE), x->held = 0;
+        if (x->pending) __atomic_fetch_add(&t->done, x->pending, __ATOMIC_RELEASE), x->pending = 0;
         c = __atomic_load_n(&t->claimed, __ATOMIC_RELAXED);
         out = x->tid != 0 && __atomic_load_n(&t->solo, __ATOMIC_RELAXED);
         while (c < end && !out) {
@@ -1433,7 +1439,7 @@ static int ncf__claim(ncf__ctx *x, int64_t n, int64_t grain, int64_t *lo, int64_
             take = take < grain ? grain : take;
             take = take > end - c ? end - c : take;
             if (__atomic_compare_exchange_n(&t->claimed, &c, c + take, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-                *lo = c - x->base, *hi = c + take - x->base, x->held = take;
+                *lo = c - x->base, *hi = c + take - x->base, x->pending = take;
                 return 1;
             }
         }
@@ -1444,8 +1450,8 @@ static int ncf__claim(ncf__ctx *x, int64_t n, int64_t grain, int64_t *lo, int64_
     }
 #endif
     (void)grain;
-    if (x->held || n <= 0) return (int)(x->held = 0);
-    *lo = 0, *hi = n, x->held = n;
+    if (x->pending || n <= 0) return (int)(x->pending = 0);
+    *lo = 0, *hi = n, x->pending = n;
     return 1;
 }
 
@@ -1476,7 +1482,8 @@ static NCF__TLS char ncf__errbuf[NCF__ERR_BYTES];
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 1, 2)))
 #endif
-static void ncf__say(const char *fmt, ...)
+static void
+ncf__say(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -1507,7 +1514,8 @@ static const char *ncf__u64s(uint64_t v, int slot)
     static NCF__TLS char buf[2][24];
     char *p = buf[slot & 1] + 23;
     *p = 0;
-    do *--p = (char)('0' + (int)(v % 10)); while (v /= 10);
+    do *--p = (char)('0' + (int)(v % 10));
+    while (v /= 10);
     return p;
 }
 
@@ -1633,11 +1641,22 @@ static int ncf__read_file(const char *path, char **out, size_t *len, const char 
         }
         if (n + 1 < cap) break;
         nb = (char *)NCF_REALLOC(buf, cap * 2);
-        if (!nb) { NCF_FREE(buf); buf = NULL; break; }
+        if (!nb) {
+            NCF_FREE(buf);
+            buf = NULL;
+            break;
+        }
         buf = nb, cap *= 2;
     }
-    if (!buf) { fclose(f); return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory reading the file", path); }
-    if (ferror(f)) { fclose(f); NCF_FREE(buf); return ncf__fail(NCF_ERR_IO, "%s: read error", path); }
+    if (!buf) {
+        fclose(f);
+        return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory reading the file", path);
+    }
+    if (ferror(f)) {
+        fclose(f);
+        NCF_FREE(buf);
+        return ncf__fail(NCF_ERR_IO, "%s: read error", path);
+    }
     fclose(f);
     buf[n] = 0;
     *out = buf;
@@ -1650,14 +1669,14 @@ static int ncf__read_file(const char *path, char **out, size_t *len, const char 
 
 /* The one binary search: lo = the first index in [0, n) of type T where below, an expression
    of mid true on a prefix of the indices and false after it, is false (n when it never is). */
-#define NCF__FIRST_NOT(T, lo, n, below)      \
-    do {                                     \
-        T hi_ = (n), mid;                    \
-        for ((lo) = 0; (lo) < hi_;) {        \
-            mid = (lo) + (hi_ - (lo)) / 2;   \
-            if (below) (lo) = mid + 1;       \
-            else hi_ = mid;                  \
-        }                                    \
+#define NCF__FIRST_NOT(T, lo, n, below) \
+    do { \
+        T hi_ = (n), mid; \
+        for ((lo) = 0; (lo) < hi_;) { \
+            mid = (lo) + (hi_ - (lo)) / 2; \
+            if (below) (lo) = mid + 1; \
+            else hi_ = mid; \
+        } \
     } while (0)
 
 /* The r-th (0-based) item absent from the sorted list p[0..d): the count k of
@@ -1684,7 +1703,10 @@ typedef int (*ncf__cmp_fn)(const void *, const void *);
 
 static void ncf__swap_bytes(char *a, char *b, size_t size)
 {
-    while (size--) { char t = *a; *a++ = *b, *b++ = t; }
+    while (size--) {
+        char t = *a;
+        *a++ = *b, *b++ = t;
+    }
 }
 
 static void ncf__sift_down(char *v, size_t root, size_t n, size_t size, ncf__cmp_fn cmp)
@@ -1717,7 +1739,8 @@ static void ncf__merge_sort(char *v, char *tmp, size_t n, size_t size, ncf__cmp_
                 ncf__swap_bytes(v + (j - 1) * size, v + j * size, size);
     for (width = 8; width < n; width *= 2) {
         for (lo = 0; lo < n; lo += 2 * width) {
-            size_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n, a = lo, b = mid, o = lo;
+            size_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n, a = lo, b = mid,
+                   o = lo;
             while (a < mid && b < hi) {
                 size_t from = cmp(src + b * size, src + a * size) < 0 ? b++ : a++;
                 memcpy(dst + o++ * size, src + from * size, size);
@@ -1725,7 +1748,10 @@ static void ncf__merge_sort(char *v, char *tmp, size_t n, size_t size, ncf__cmp_
             memcpy(dst + o * size, src + a * size, (mid - a) * size), o += mid - a;
             memcpy(dst + o * size, src + b * size, (hi - b) * size);
         }
-        { char *t = src; src = dst, dst = t; }
+        {
+            char *t = src;
+            src = dst, dst = t;
+        }
     }
     if (src != v) memcpy(v, src, n * size);
 }
@@ -1747,7 +1773,7 @@ static void ncf__sort(void *v, size_t n, size_t size, ncf__cmp_fn cmp)
 
 /* ceil(a / b) for a >= 0, b > 0: how many units of b cover a. (A macro: a divisor that is a
    constant stays a multiply where a call would divide, as a small core's -Os build would.) */
-#define NCF__CEIL_DIV(a, b) (((a) + (b) - 1) / (b))
+#define NCF__CEIL_DIV(a, b) (((a) + (b)-1) / (b))
 
 /* ---- >>ids: id tables as written: lookup by bisection, names, checks ------------------------- */
 
@@ -1759,10 +1785,10 @@ static void ncf__sort(void *v, size_t n, size_t size, ncf__cmp_fn cmp)
    flash costs no memory. */
 typedef struct {
     int n;
-    const int64_t *num;  /* integer ids, or NULL */
-    const int32_t *order;/* num's indices in ascending id order, or NULL: num ascends */
-    const char *text;    /* text ids back to back, or NULL */
-    const int64_t *at;   /* [n+1] where id k's bytes start in text */
+    const int64_t *num;   /* integer ids, or NULL */
+    const int32_t *order; /* num's indices in ascending id order, or NULL: num ascends */
+    const char *text;     /* text ids back to back, or NULL */
+    const int64_t *at;    /* [n+1] where id k's bytes start in text */
 } ncf__ids;
 
 /* Where id sits in raw[] read in ascending order (raw[order[k]], or raw[k] when order is
@@ -1838,14 +1864,16 @@ static int ncf__ids_name(const ncf__ids *t, int k, char *buf, size_t size)
 static int ncf__index_of(ncf__ids t, const char *id, const char *what)
 {
     int k = id ? ncf__ids_find(&t, id, strlen(id)) : -1;
-    return k >= 0 ? k : ncf__fail(NCF_ERR_ARG, "unknown %s '%s'", what, id ? ncf__shown(id, id + strlen(id)) : "(null)");
+    return k >= 0 ? k
+                  : ncf__fail(NCF_ERR_ARG, "unknown %s '%s'", what, id ? ncf__shown(id, id + strlen(id)) : "(null)");
 }
 
 static int ncf__name_of(ncf__ids t, int k, char *buf, size_t size, const char *what)
 {
     int n = ncf__ids_name(&t, k, buf, size);
     if (n >= 0) return n;
-    return ncf__fail(NCF_ERR_ARG, k < 0 || k >= t.n ? "%s index %d is not in [0, %d)" : "%s %d: no ids, or the buffer is too short",
+    return ncf__fail(NCF_ERR_ARG,
+                     k < 0 || k >= t.n ? "%s index %d is not in [0, %d)" : "%s %d: no ids, or the buffer is too short",
                      what, k, t.n);
 }
 
@@ -1854,7 +1882,8 @@ static int ncf__name_of(ncf__ids t, int k, char *buf, size_t size, const char *w
 static int ncf__check_text_ids(const ncf__ids *t, uint64_t bytes, const char *what)
 {
     int k;
-    if (t->at[0] != 0 || (uint64_t)t->at[t->n] != bytes) return ncf__fail(NCF_ERR_PARSE, "model's %s id offsets do not add up", what);
+    if (t->at[0] != 0 || (uint64_t)t->at[t->n] != bytes)
+        return ncf__fail(NCF_ERR_PARSE, "model's %s id offsets do not add up", what);
     for (k = 0; k < t->n; k++) {
         int64_t a = t->at[k], b = t->at[k + 1];
         if (b <= a || b - a > NCF_MAX_ID_BYTES || (uint64_t)b > bytes || memchr(t->text + a, 0, (size_t)(b - a)))
@@ -1916,20 +1945,30 @@ static uint64_t ncf__hash3(uint64_t seed, uint64_t a, uint64_t b)
 }
 
 /* Streams of one seed, kept apart by a tag. */
-enum { NCF__TAG_INIT = 1, NCF__TAG_SHUFFLE, NCF__TAG_NEG, NCF__TAG_EVAL, NCF__TAG_SYNTH, NCF__TAG_VAL, NCF__TAG_VALNEG, NCF__TAG_FULL,
-       NCF__TAG_HOLDOUT, NCF__TAG_FOLD, NCF__TAG_TUNE };
+enum {
+    NCF__TAG_INIT = 1,
+    NCF__TAG_SHUFFLE,
+    NCF__TAG_NEG,
+    NCF__TAG_EVAL,
+    NCF__TAG_SYNTH,
+    NCF__TAG_VAL,
+    NCF__TAG_VALNEG,
+    NCF__TAG_FULL,
+    NCF__TAG_HOLDOUT,
+    NCF__TAG_FOLD,
+    NCF__TAG_TUNE
+};
 
 /* Uniform in [0, n) from 32 random bits (Lemire); bias < n / 2^32. */
-static uint32_t ncf__below(uint64_t x, uint32_t n)
-{
-    return (uint32_t)(((x >> 32) * (uint64_t)n) >> 32);
-}
+static uint32_t ncf__below(uint64_t x, uint32_t n) { return (uint32_t)(((x >> 32) * (uint64_t)n) >> 32); }
 
 #ifndef NCF_INFERENCE_ONLY
 
-static double ncf__unit(uint64_t x) { return (double)(x >> 11) * (1.0 / 9007199254740992.0); }
+static double ncf__uniform(uint64_t x) { return (double)(x >> 11) * (1.0 / 9007199254740992.0); }
 
-typedef struct { uint64_t state; } ncf__rng;
+typedef struct {
+    uint64_t state;
+} ncf__rng;
 
 static uint64_t ncf__next(ncf__rng *r) { return ncf__mix64(r->state++); }
 
@@ -1988,11 +2027,9 @@ static int ncf__dataset_alloc(ncf_dataset *ds)
     ds->test_item = NCF__NEW(int32_t, ds->num_users);
     ds->raw_user = NCF__NEW(int64_t, ds->num_users);
     ds->raw_item = NCF__NEW(int64_t, ds->num_items);
-    if (!ds->user_ptr || !ds->items || !ds->train_user || !ds->test_item || !ds->raw_user ||
-        !ds->raw_item) {
+    if (!ds->user_ptr || !ds->items || !ds->train_user || !ds->test_item || !ds->raw_user || !ds->raw_item) {
         ncf_dataset_free(ds);
-        return ncf__fail(NCF_ERR_NOMEM, "out of memory for a dataset of %lld positives",
-                         (long long)ds->num_train);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for a dataset of %lld positives", (long long)ds->num_train);
     }
     return NCF_OK;
 }
@@ -2030,16 +2067,18 @@ static int ncf__has_val(const ncf_dataset *d) { return d->val_item || d->val_ptr
    question the core asks of a shard, besides the offsets of its rows (shard.train_lo, user_lo). */
 static int ncf__is_shard(const ncf_dataset *ds) { return ds->shard.total_train != 0; }
 /* The positives of the whole data, also for a shard. */
-static int64_t ncf__all_train(const ncf_dataset *ds) { return ncf__is_shard(ds) ? ds->shard.total_train : ds->num_train; }
+static int64_t ncf__all_train(const ncf_dataset *ds)
+{
+    return ncf__is_shard(ds) ? ds->shard.total_train : ds->num_train;
+}
 
 /* Items u never rated: neither a training positive nor its test or validation item (which
    are kept out of the training list). */
 static int64_t ncf__num_unrated(const ncf_dataset *ds, int u)
 {
     return ds->num_items - (ds->user_ptr[u + 1] - ds->user_ptr[u]) - (ds->test_item[u] >= 0) -
-           (ncf__val_of(ds, u) >= 0);
+        (ncf__val_of(ds, u) >= 0);
 }
-
 
 /* Items not in u's training list: what a training negative is drawn from. */
 static int64_t ncf__num_untrained(const ncf_dataset *ds, int u)
@@ -2060,18 +2099,17 @@ static int32_t ncf__nth_unrated(const ncf_dataset *ds, int u, int64_t r)
     return (int32_t)x;
 }
 
-
 /* How ncf__build turns parsed interactions into a dataset. */
 typedef struct {
-    const uint8_t *positive; /* [n] 0: rated below min_rating; NULL: every line is a positive */
-    int min_ratings;         /* drop users with fewer positives */
-    int min_item_ratings;    /* drop items with fewer positives from the users kept */
-    int kcore;               /* repeat both until neither drops anything */
-    int holdout;             /* NCF_HOLDOUT_*, or NCF__HOLDOUT_SPLIT */
-    uint64_t seed;           /* the random hold-out */
+    const uint8_t *positive;      /* [n] 0: rated below min_rating; NULL: every line is a positive */
+    int min_ratings;              /* drop users with fewer positives */
+    int min_item_ratings;         /* drop items with fewer positives from the users kept */
+    int kcore;                    /* repeat both until neither drops anything */
+    int holdout;                  /* NCF_HOLDOUT_*, or NCF__HOLDOUT_SPLIT */
+    uint64_t seed;                /* the random hold-out */
     int fixed_users, fixed_items; /* > 0: ids already dense (the paper split) */
-    const double *strength;  /* [n] each line's strength, or NULL: no weighting */
-    int weighting;           /* NCF_WEIGHT_* of the strength */
+    const double *strength;       /* [n] each line's strength, or NULL: no weighting */
+    int weighting;                /* NCF_WEIGHT_* of the strength */
     double alpha;
     ncf_load_report *report; /* filled when not NULL */
     int validation;          /* a split of many items: validation items too, by the same rule */
@@ -2098,8 +2136,13 @@ static size_t ncf__bom_bytes(const char *p, size_t len) { return len >= 3 && !me
    other id turns the column to text and the reading starts over, every distinct text id then
    interned once. Nothing is written into the buffer. */
 
-typedef struct { const char *p, *end; int64_t line, next; } ncf__cursor; /* line: the record's */
-typedef struct { const char *s, *e; } ncf__span;
+typedef struct {
+    const char *p, *end;
+    int64_t line, next;
+} ncf__cursor; /* line: the record's */
+typedef struct {
+    const char *s, *e;
+} ncf__span;
 
 #define NCF__MAX_FIELDS 64 /* fields a record keeps; more are counted */
 
@@ -2142,10 +2185,14 @@ static int ncf__record(ncf__cursor *C, const char *sep, ncf__span *f, int max)
         while (p < end && ncf__blank(*p)) p++;
     for (;;) {
         const char *s = p;
-        if (p < end && *p == '"' && !(p = ncf__past_quoted(C, p))) { C->p = end; return -2; }
+        if (p < end && *p == '"' && !(p = ncf__past_quoted(C, p))) {
+            C->p = end;
+            return -2;
+        }
         for (; p < end; p++) {
             char c = *p;
-            if (c == '\n' || c == '\r' || (c == c0 && (!c1 || (p + 1 < end && p[1] == c1))) || (blanks && c == '\t')) break;
+            if (c == '\n' || c == '\r' || (c == c0 && (!c1 || (p + 1 < end && p[1] == c1))) || (blanks && c == '\t'))
+                break;
         }
         if (n < max) f[n].s = s, f[n].e = p;
         n++;
@@ -2217,7 +2264,8 @@ static int ncf__num_field(const char *s, const char *e)
     int digits = 0;
     if (s < e && (*s == '-' || *s == '+')) s++;
     while (s < e && *s >= '0' && *s <= '9') s++, digits++;
-    if (s < e && *s == '.') for (s++; s < e && *s >= '0' && *s <= '9'; s++) digits++;
+    if (s < e && *s == '.')
+        for (s++; s < e && *s >= '0' && *s <= '9'; s++) digits++;
     if (digits && s < e && (*s == 'e' || *s == 'E')) {
         s++;
         if (s < e && (*s == '-' || *s == '+')) s++;
@@ -2237,24 +2285,32 @@ static double ncf__num_value(ncf__span v)
     return strtod(tmp, NULL);
 }
 
-static const char *ncf__sep_name(const char *sep)
-{
-    return sep[0] == '\t' ? "TAB" : sep[0] == ' ' ? "blanks" : sep;
-}
+static const char *ncf__sep_name(const char *sep) { return sep[0] == '\t' ? "TAB" : sep[0] == ' ' ? "blanks" : sep; }
 
 /* Growable triples of one file, with whether each is a positive (pos, when min_rating is set)
    and its strength (str, with a weighting). */
-typedef struct { int64_t *u, *i, *t; uint8_t *pos; double *str; int64_t n, cap; } ncf__triples;
+typedef struct {
+    int64_t *u, *i, *t;
+    uint8_t *pos;
+    double *str;
+    int64_t n, cap;
+} ncf__triples;
 
 static void ncf__triples_free(ncf__triples *tr)
 {
-    NCF_FREE(tr->u); NCF_FREE(tr->i); NCF_FREE(tr->t); NCF_FREE(tr->pos); NCF_FREE(tr->str);
+    NCF_FREE(tr->u);
+    NCF_FREE(tr->i);
+    NCF_FREE(tr->t);
+    NCF_FREE(tr->pos);
+    NCF_FREE(tr->str);
     memset(tr, 0, sizeof *tr); /* safe to free twice: a failed parse frees, then its caller */
 }
 
 static int ncf__triples_reserve(ncf__triples *tr, int64_t cap, int with_pos, int with_str)
 {
-    tr->u = NCF__NEW(int64_t, cap); tr->i = NCF__NEW(int64_t, cap); tr->t = NCF__NEW(int64_t, cap);
+    tr->u = NCF__NEW(int64_t, cap);
+    tr->i = NCF__NEW(int64_t, cap);
+    tr->t = NCF__NEW(int64_t, cap);
     tr->pos = with_pos ? NCF__NEW(uint8_t, cap) : NULL;
     tr->str = with_str ? NCF__NEW(double, cap) : NULL;
     tr->n = 0, tr->cap = cap;
@@ -2269,13 +2325,13 @@ static int ncf__triples_reserve(ncf__triples *tr, int64_t cap, int with_pos, int
    such ids would take n^2 to read. The key decides only where ids sit in the slots, never
    their numbers, so results do not depend on it. */
 typedef struct {
-    int32_t *slot;       /* [cap] 1 + the id's number; 0: empty */
-    int64_t *at;         /* [n + 1] where each id's bytes start in bytes */
+    int32_t *slot; /* [cap] 1 + the id's number; 0: empty */
+    int64_t *at;   /* [n + 1] where each id's bytes start in bytes */
     char *bytes;
     int64_t n, at_cap, used, bytes_cap;
-    size_t cap;          /* slots: a power of 2, at least twice n */
-    uint64_t key;        /* the hash's secret key; 0: not drawn yet */
-    uint64_t probes;     /* slots looked at, over all lookups (the tests bound it) */
+    size_t cap;      /* slots: a power of 2, at least twice n */
+    uint64_t key;    /* the hash's secret key; 0: not drawn yet */
+    uint64_t probes; /* slots looked at, over all lookups (the tests bound it) */
 } ncf__intern;
 
 static void ncf__intern_free(ncf__intern *t)
@@ -2322,14 +2378,18 @@ static int ncf__intern_room(ncf__intern *t, size_t len)
         size_t cap = t->cap ? 2 * t->cap : 1024;
         if (!t->key) t->key = ncf__secret_key(t);
         int32_t *old = t->slot, k;
-        if (!(t->slot = NCF__ZNEW(int32_t, cap))) { t->slot = old; return 0; }
+        if (!(t->slot = NCF__ZNEW(int32_t, cap))) {
+            t->slot = old;
+            return 0;
+        }
         t->cap = cap;
         for (k = 0; k < t->n; k++)
             t->slot[ncf__intern_slot(t, t->bytes + t->at[k], (size_t)(t->at[k + 1] - t->at[k]))] = k + 1;
         NCF_FREE(old);
     }
     if (t->n + 2 > t->at_cap) {
-        int64_t cap = t->at_cap ? 2 * t->at_cap : 1024, *at = (int64_t *)NCF_REALLOC(t->at, sizeof(int64_t) * (size_t)cap);
+        int64_t cap = t->at_cap ? 2 * t->at_cap : 1024,
+                *at = (int64_t *)NCF_REALLOC(t->at, sizeof(int64_t) * (size_t)cap);
         if (!at) return 0;
         if (!t->at_cap) at[0] = 0;
         t->at = at, t->at_cap = cap;
@@ -2358,8 +2418,11 @@ static int64_t ncf__intern_add(ncf__intern *t, const char *s, size_t len)
     return t->n++;
 }
 
-
-typedef struct { const char *p; int64_t len, num; int32_t src; } ncf__idkey;
+typedef struct {
+    const char *p;
+    int64_t len, num;
+    int32_t src;
+} ncf__idkey;
 
 static int ncf__cmp_idkey_num(const void *a, const void *b)
 {
@@ -2378,12 +2441,14 @@ static int ncf__intern_sort(const ncf__intern *t, char **text, int64_t **at, int
 {
     ncf__idkey *key = NCF__NEW(ncf__idkey, t->n ? t->n : 1);
     int64_t k;
-    *text = NCF__NEW(char, t->used ? t->used : 1), *at = NCF__NEW(int64_t, t->n + 1), *rank = NCF__NEW(int64_t, t->n ? t->n : 1);
+    *text = NCF__NEW(char, t->used ? t->used : 1), *at = NCF__NEW(int64_t, t->n + 1),
+    *rank = NCF__NEW(int64_t, t->n ? t->n : 1);
     if (!key || !*text || !*at || !*rank) {
         NCF_FREE(key), NCF__DROP(*text), NCF__DROP(*at), NCF__DROP(*rank);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory sorting %lld ids", (long long)t->n);
     }
-    for (k = 0; k < t->n; k++) key[k].p = t->bytes + t->at[k], key[k].len = t->at[k + 1] - t->at[k], key[k].src = (int32_t)k;
+    for (k = 0; k < t->n; k++)
+        key[k].p = t->bytes + t->at[k], key[k].len = t->at[k + 1] - t->at[k], key[k].src = (int32_t)k;
     ncf__sort(key, (size_t)t->n, sizeof *key, ncf__cmp_idkey_text);
     (*at)[0] = 0;
     for (k = 0; k < t->n; k++) {
@@ -2417,13 +2482,13 @@ static int ncf__ids_to_text(int64_t **raw, int n, const char *text, const int64_
 
 /* How a log is written: given, or found from its first records (ncf__sniff). */
 typedef struct {
-    char sep[4];    /* "::", "\t", ",", ";", "|", or " " for runs of blanks */
-    int header;     /* the first record names the columns */
-    int nf;         /* fields per record */
-    int col[5];     /* user, item, rating, timestamp, strength: the 0-based field, -1 absent */
-    int text[2];    /* user, item ids read as text */
-    int need_int;   /* ids must be plain integers (the paper split) */
-    int trim_ids;   /* blanks around an unquoted text id are not part of it (ncf_load_opts.trim_ids) */
+    char sep[4];      /* "::", "\t", ",", ";", "|", or " " for runs of blanks */
+    int header;       /* the first record names the columns */
+    int nf;           /* fields per record */
+    int col[5];       /* user, item, rating, timestamp, strength: the 0-based field, -1 absent */
+    int text[2];      /* user, item ids read as text */
+    int need_int;     /* ids must be plain integers (the paper split) */
+    int trim_ids;     /* blanks around an unquoted text id are not part of it (ncf_load_opts.trim_ids) */
     int64_t edged[2]; /* user, item id fields with a blank at either end, outside any quotes */
 } ncf__dialect;
 
@@ -2462,7 +2527,6 @@ static int ncf__has_word(const char *list, const char *w)
     return 0;
 }
 
-
 static int ncf__ends_with(const char *s, const char *suffix)
 {
     size_t a = strlen(s), b = strlen(suffix);
@@ -2481,7 +2545,11 @@ static int ncf__alias_of(const char *norm)
 #define NCF__SNIFF 16 /* records the separator and header are judged on */
 
 /* The first records: field counts, which fields are numbers, and the first one's fields. */
-typedef struct { int n, nf[NCF__SNIFF]; uint64_t num[NCF__SNIFF]; ncf__span first[NCF__MAX_FIELDS]; } ncf__sample;
+typedef struct {
+    int n, nf[NCF__SNIFF];
+    uint64_t num[NCF__SNIFF];
+    ncf__span first[NCF__MAX_FIELDS];
+} ncf__sample;
 
 static void ncf__take_sample(const char *p, const char *end, const char *sep, ncf__sample *S)
 {
@@ -2516,7 +2584,10 @@ static void ncf__find_sep(const char *p, const char *end, char sep[4])
         int same = 1, split = 0;
         ncf__take_sample(p, end, cand[c], &S);
         for (k = 0; k < S.n; k++) same &= S.nf[k] == S.nf[0] && S.nf[0] >= 2, split += S.nf[k] >= 2;
-        if (S.n && same) { best = c; break; }
+        if (S.n && same) {
+            best = c;
+            break;
+        }
         if (split > best_split) best_split = split, best = c;
     }
     strcpy(sep, cand[best]);
@@ -2535,7 +2606,8 @@ static int ncf__is_header(const ncf__sample *S, const ncf_load_opts *o)
         if (norm[0] && ncf__alias_of(norm) >= 0) return 1;
     }
     for (c = 0; c < 5; c++)
-        if (o->columns[c] && o->columns[c][0] && ncf__int_field(o->columns[c], o->columns[c] + strlen(o->columns[c]), &v) != 1)
+        if (o->columns[c] && o->columns[c][0] &&
+            ncf__int_field(o->columns[c], o->columns[c] + strlen(o->columns[c]), &v) != 1)
             return 1;
     for (k = 0; k < S->nf[0] && k < 64 && S->n > 1; k++) {
         int later = 1;
@@ -2549,8 +2621,8 @@ static int ncf__is_header(const ncf__sample *S, const ncf_load_opts *o)
    without a header, into *col: -1 when the file has none (rating and timestamp may be absent),
    -2 when a header has no name for the user or the item. The strength, read only with a
    weighting, is by default the rating column. */
-static int ncf__find_column(const char *name, const ncf__sample *S, const ncf__dialect *D, const ncf_load_opts *o, int c,
-                            int *col)
+static int ncf__find_column(const char *name, const ncf__sample *S, const ncf__dialect *D, const ncf_load_opts *o,
+                            int c, int *col)
 {
     const char *want = o->columns[c];
     char norm[64], w[64];
@@ -2561,14 +2633,18 @@ static int ncf__find_column(const char *name, const ncf__sample *S, const ncf__d
         if (o->weighting == NCF_WEIGHT_NONE) return NCF_OK;
         if (!want) *col = D->col[NCF_COL_RATING];
         if (!want || !want[0])
-            return *col >= 0 ? NCF_OK : ncf__fail(NCF_ERR_ARG, "%s: a weighting needs a strength column (or a rating "
-                                                            "column), and the file has none", name);
+            return *col >= 0 ? NCF_OK
+                             : ncf__fail(NCF_ERR_ARG,
+                                         "%s: a weighting needs a strength column (or a rating "
+                                         "column), and the file has none",
+                                         name);
     }
     if (want && !want[0])
         return c < 2 ? ncf__fail(NCF_ERR_ARG, "%s: the %s column cannot be none", name, ncf__col_what[c]) : NCF_OK;
     if (want && ncf__int_field(want, want + strlen(want), &v) == 1) {
         if (v < 1 || v > D->nf)
-            return ncf__fail(NCF_ERR_ARG, "%s: %s column %s: the file has %d columns", name, ncf__col_what[c], want, D->nf);
+            return ncf__fail(NCF_ERR_ARG, "%s: %s column %s: the file has %d columns", name, ncf__col_what[c], want,
+                             D->nf);
         *col = (int)v - 1;
         return NCF_OK;
     }
@@ -2624,8 +2700,9 @@ static int ncf__sniff(const char *name, const char *p, const char *end, const nc
         int rc = ncf__find_column(name, &S, D, o, c, &D->col[c]);
         if (rc != NCF_OK) return rc;
         if (D->col[c] == -2)
-            return ncf__fail(NCF_ERR_PARSE, "%s:1: no %s column in the header '%s' (names tried: %s; or give the column)",
-                             name, c ? "item" : "user", ncf__header_text(&S), ncf__aliases[c]);
+            return ncf__fail(NCF_ERR_PARSE,
+                             "%s:1: no %s column in the header '%s' (names tried: %s; or give the column)", name,
+                             c ? "item" : "user", ncf__header_text(&S), ncf__aliases[c]);
         for (k = 0; k < c; k++)
             if (D->col[c] >= 0 && D->col[c] == D->col[k] && !(c == NCF_COL_STRENGTH && k == NCF_COL_RATING))
                 return ncf__fail(NCF_ERR_ARG, "%s: column %d is both the %s and the %s", name, D->col[c] + 1,
@@ -2638,7 +2715,8 @@ static int ncf__sniff(const char *name, const char *p, const char *end, const nc
         rep->columns[c][0] = 0;
         if (D->col[c] < 0) continue;
         v = ncf__value(S.first[D->col[c]], &esc);
-        if (D->header) snprintf(rep->columns[c], sizeof rep->columns[c], "%.*s", (int)(v.e - v.s < 39 ? v.e - v.s : 39), v.s);
+        if (D->header)
+            snprintf(rep->columns[c], sizeof rep->columns[c], "%.*s", (int)(v.e - v.s < 39 ? v.e - v.s : 39), v.s);
         else snprintf(rep->columns[c], sizeof rep->columns[c], "column %d", D->col[c] + 1);
     }
     return NCF_OK;
@@ -2666,8 +2744,8 @@ static int ncf__read_id(const char *name, const ncf__cursor *C, ncf__dialect *D,
     if (!D->text[c]) {
         if (!esc && ncf__plain_int(s.s, s.e, v)) return 1;
         if (!D->need_int) return NCF__AS_TEXT;
-        return ncf__fail(NCF_ERR_PARSE, "%s:%lld: %s '%s' is not an integer", name, (long long)C->line, ncf__col_what[c],
-                         ncf__shown(s.s, s.e));
+        return ncf__fail(NCF_ERR_PARSE, "%s:%lld: %s '%s' is not an integer", name, (long long)C->line,
+                         ncf__col_what[c], ncf__shown(s.s, s.e));
     }
     if (!quoted && (s.s != f.s || s.e != f.e)) { /* an id as written keeps its blanks: only quotes delimit */
         D->edged[c]++;
@@ -2683,7 +2761,8 @@ static int ncf__read_id(const char *name, const ncf__cursor *C, ncf__dialect *D,
         return ncf__fail(NCF_ERR_PARSE, "%s:%lld: %s '%s' holds a NUL byte", name, (long long)C->line, ncf__col_what[c],
                          ncf__shown(buf, buf + len));
     if ((*v = ncf__intern_add(in, buf, (size_t)len)) < 0)
-        return ncf__fail(NCF_ERR_NOMEM, "%s:%lld: out of memory for the %ss", name, (long long)C->line, ncf__col_what[c]);
+        return ncf__fail(NCF_ERR_NOMEM, "%s:%lld: out of memory for the %ss", name, (long long)C->line,
+                         ncf__col_what[c]);
     return 1;
 }
 
@@ -2700,7 +2779,8 @@ static int ncf__read_extras(const char *name, const ncf__cursor *C, const ncf__d
     if (D->col[2] >= 0) {
         v = ncf__value(f[D->col[2]], &esc);
         if (!ncf__num_field(v.s, v.e))
-            return ncf__fail(NCF_ERR_PARSE, "%s:%lld: rating '%s' is not a number", name, (long long)C->line, ncf__shown(v.s, v.e));
+            return ncf__fail(NCF_ERR_PARSE, "%s:%lld: rating '%s' is not a number", name, (long long)C->line,
+                             ncf__shown(v.s, v.e));
         if (tr->pos) tr->pos[n] = (float)ncf__num_value(v) >= min_rating; /* (as floats: 3.7 >= 3.7f) */
     }
     if (tr->str) {
@@ -2713,8 +2793,8 @@ static int ncf__read_extras(const char *name, const ncf__cursor *C, const ncf__d
     if (D->col[3] >= 0) {
         v = ncf__value(f[D->col[3]], &esc);
         if ((ok = ncf__int_field(v.s, v.e, &tr->t[n])) != 1)
-            return ncf__fail(NCF_ERR_PARSE, "%s:%lld: timestamp '%s' is %s", name, (long long)C->line, ncf__shown(v.s, v.e),
-                             ok < 0 ? "too large" : "not an integer (epoch seconds)");
+            return ncf__fail(NCF_ERR_PARSE, "%s:%lld: timestamp '%s' is %s", name, (long long)C->line,
+                             ncf__shown(v.s, v.e), ok < 0 ? "too large" : "not an integer (epoch seconds)");
     }
     return NCF_OK;
 }
@@ -2738,10 +2818,11 @@ again:
     while ((nf = ncf__record(&C, D->sep, f, NCF__MAX_FIELDS)) != -1) {
         int64_t v[2];
         if (nf == 0) continue;
-        if (nf == -2) return ncf__fail(NCF_ERR_PARSE, "%s:%lld: a quote opened here is never closed", name, (long long)C.line);
+        if (nf == -2)
+            return ncf__fail(NCF_ERR_PARSE, "%s:%lld: a quote opened here is never closed", name, (long long)C.line);
         if (nf != D->nf)
-            return ncf__fail(NCF_ERR_PARSE, "%s:%lld: expected %d fields separated by '%s', got %d", name, (long long)C.line,
-                             D->nf, ncf__sep_name(D->sep), nf);
+            return ncf__fail(NCF_ERR_PARSE, "%s:%lld: expected %d fields separated by '%s', got %d", name,
+                             (long long)C.line, D->nf, ncf__sep_name(D->sep), nf);
         for (c = 0; c < 2; c++) {
             if ((rc = ncf__read_id(name, &C, D, c, f[D->col[c]], &in[c], &v[c])) == NCF__AS_TEXT) {
                 D->text[c] = 1;
@@ -2769,22 +2850,26 @@ static int ncf__dialect_of(const char *name, const ncf_load_opts *o, ncf__dialec
     if (o->sep) {
         size_t n = strlen(o->sep);
         if (n == 0 || n > 3 || strpbrk(o->sep, "\"\r\n"))
-            return ncf__fail(NCF_ERR_ARG, "%s: separator '%s': need 1 to 3 characters, no quote or line end", name, o->sep);
+            return ncf__fail(NCF_ERR_ARG, "%s: separator '%s': need 1 to 3 characters, no quote or line end", name,
+                             o->sep);
         strcpy(D->sep, o->sep);
         if (D->sep[0] == ' ') D->sep[1] = 0; /* blanks */
     }
     if (NCF__MANY(o->holdout) && (o->holdout != NCF_HOLDOUT_CUTOFF || o->validation) &&
         !(o->holdout_fraction > 0 && o->holdout_fraction < 1))
-        return ncf__fail(NCF_ERR_ARG, "%s: holdout_fraction %g: a ratio or time split (or a cut-off's validation) "
-                         "needs a share in (0, 1)", name, (double)o->holdout_fraction);
+        return ncf__fail(NCF_ERR_ARG,
+                         "%s: holdout_fraction %g: a ratio or time split (or a cut-off's validation) "
+                         "needs a share in (0, 1)",
+                         name, (double)o->holdout_fraction);
     if (o->holdout < NCF_HOLDOUT_AUTO || o->holdout > NCF_HOLDOUT_SAVED || o->header < 0 || o->header > NCF_HEADER_NO ||
         o->min_ratings < 0 || o->eval_negatives < 0 || o->min_rating != o->min_rating || o->min_item_ratings < 0 ||
         (o->kcore != 0 && o->kcore != 1) || o->weighting < NCF_WEIGHT_NONE || o->weighting > NCF_WEIGHT_LOG ||
         (o->trim_ids != 0 && o->trim_ids != 1))
-        return ncf__fail(NCF_ERR_ARG, "%s: a load option is out of range (holdout %d, header %d, min_ratings %d, "
-                         "min_item_ratings %d, kcore %d, eval_negatives %d, weighting %d, trim_ids %d)", name, o->holdout,
-                         o->header, o->min_ratings, o->min_item_ratings, o->kcore, o->eval_negatives, o->weighting,
-                         o->trim_ids);
+        return ncf__fail(NCF_ERR_ARG,
+                         "%s: a load option is out of range (holdout %d, header %d, min_ratings %d, "
+                         "min_item_ratings %d, kcore %d, eval_negatives %d, weighting %d, trim_ids %d)",
+                         name, o->holdout, o->header, o->min_ratings, o->min_item_ratings, o->kcore, o->eval_negatives,
+                         o->weighting, o->trim_ids);
     if (o->weighting != NCF_WEIGHT_NONE && !(o->alpha > 0 && o->alpha <= 1e6f)) /* (NaN fails) */
         return ncf__fail(NCF_ERR_ARG, "%s: alpha %g: a weighting needs 0 < alpha <= 1e6", name, (double)o->alpha);
     return NCF_OK;
@@ -2811,7 +2896,8 @@ static int ncf__parse_log(const char *name, const char *buf, size_t len, const n
     int rc, use_min = o->min_rating > -HUGE_VALF;
     memset(P, 0, sizeof *P);
     p += ncf__bom_bytes(p, len);
-    if ((rc = ncf__dialect_of(name, o, &P->D)) != NCF_OK || (rc = ncf__sniff(name, p, end, o, &P->D, &P->rep)) != NCF_OK)
+    if ((rc = ncf__dialect_of(name, o, &P->D)) != NCF_OK ||
+        (rc = ncf__sniff(name, p, end, o, &P->D, &P->rep)) != NCF_OK)
         return rc;
     if (use_min && P->D.col[2] < 0)
         return ncf__fail(NCF_ERR_ARG, "%s: min_rating needs a rating column, and the file has none", name);
@@ -2850,8 +2936,12 @@ static int ncf__build_log(ncf_dataset *ds, const char *name, const ncf_load_opts
         rc = ncf__prefix_error(rc, name);
         goto done;
     }
-    if ((D->text[0] && (rc = ncf__ids_to_text(&ds->raw_user, ds->num_users, text[0], at[0], &ds->user_text, &ds->user_text_at)) != NCF_OK) ||
-        (D->text[1] && (rc = ncf__ids_to_text(&ds->raw_item, ds->num_items, text[1], at[1], &ds->item_text, &ds->item_text_at)) != NCF_OK))
+    if ((D->text[0] &&
+         (rc = ncf__ids_to_text(&ds->raw_user, ds->num_users, text[0], at[0], &ds->user_text, &ds->user_text_at)) !=
+             NCF_OK) ||
+        (D->text[1] &&
+         (rc = ncf__ids_to_text(&ds->raw_item, ds->num_items, text[1], at[1], &ds->item_text, &ds->item_text_at)) !=
+             NCF_OK))
         ncf_dataset_free(ds);
 done:
     ncf__parsed_free(P);
@@ -2879,8 +2969,7 @@ static int ncf__load_validation(ncf_dataset *ds, const char *name, const ncf_loa
     if (!o->validation || ds->test_ptr) return NCF_OK; /* (a many-item split held it out as it built) */
     if (ds->report.holdout == NCF_HOLDOUT_NONE)
         rc = ncf__fail(NCF_ERR_ARG, "validation needs a hold-out (holdout none trains on everything)");
-    else
-        rc = ncf_hold_out_validation(ds, ds->num_eval_neg, o->seed);
+    else rc = ncf_hold_out_validation(ds, ds->num_eval_neg, o->seed);
     if (rc != NCF_OK) {
         rc = ncf__prefix_error(rc, name);
         ncf_dataset_free(ds);
@@ -2888,14 +2977,16 @@ static int ncf__load_validation(ncf_dataset *ds, const char *name, const ncf_loa
     return rc;
 }
 
-NCFDEF int ncf_load_dataset_mem(ncf_dataset *ds, const char *name, const void *buf, size_t len, const ncf_load_opts *opts)
+NCFDEF int ncf_load_dataset_mem(ncf_dataset *ds, const char *name, const void *buf, size_t len,
+                                const ncf_load_opts *opts)
 {
     ncf_load_opts o = opts ? *opts : ncf_load_opts_default();
     int rc;
     if (!ds || (!buf && len)) return ncf__fail(NCF_ERR_ARG, "ncf_load_dataset_mem: NULL dataset or buffer");
     memset(ds, 0, sizeof *ds);
     if (!name) name = "(memory)";
-    if (o.format == NCF_FORMAT_NCF) return ncf__fail(NCF_ERR_ARG, "%s: the paper split is three files: ncf_load_dataset", name);
+    if (o.format == NCF_FORMAT_NCF)
+        return ncf__fail(NCF_ERR_ARG, "%s: the paper split is three files: ncf_load_dataset", name);
     {
         ncf__parsed P;
         if ((rc = ncf__parse_log(name, (const char *)buf, len, &o, &P)) != NCF_OK ||
@@ -2909,7 +3000,10 @@ NCFDEF int ncf_load_dataset_mem(ncf_dataset *ds, const char *name, const void *b
 #ifndef NCF_NO_STDIO
 /* ---- >>files: reading files, the MovieLens formats and the paper split ----------------------- */
 
-typedef struct { const char *p, *end; int64_t line; } ncf__lines;
+typedef struct {
+    const char *p, *end;
+    int64_t line;
+} ncf__lines;
 
 /* Next line without its "\r\n"; 0 at the end. */
 static int ncf__next_line(ncf__lines *L, const char **s, const char **e)
@@ -2990,7 +3084,9 @@ static int ncf__distinct_negatives(const int32_t *row, int n, const char *path, 
     for (j = 1; j < n && dup < 0; j++)
         if (s[j] == s[j - 1]) dup = s[j];
     NCF_FREE(s);
-    return dup < 0 ? NCF_OK : ncf__fail(NCF_ERR_DATA, "%s:%lld: negative %d appears twice on the line", path, (long long)line, dup);
+    return dup < 0
+        ? NCF_OK
+        : ncf__fail(NCF_ERR_DATA, "%s:%lld: negative %d appears twice on the line", path, (long long)line, dup);
 }
 
 /* Every line after the current one has n negatives too, checked before any memory is
@@ -3043,19 +3139,21 @@ static int ncf__parse_negatives(const ncf__split_src *src, const ncf__triples *t
         }
         if (row >= test->n || test->u[row] != u || test->i[row] != it) {
             rc = row >= test->n
-                     ? ncf__fail(NCF_ERR_DATA, "%s:%lld: more lines than the .test.rating file has", path,
-                                 (long long)L.line)
-                     : ncf__fail(NCF_ERR_DATA,
-                                 "%s:%lld: (%lld,%lld) does not match line %lld of the .test.rating file, "
-                                 "which holds (%lld,%lld)",
-                                 path, (long long)L.line, (long long)u, (long long)it, (long long)row + 1,
-                                 (long long)test->u[row], (long long)test->i[row]);
+                ? ncf__fail(NCF_ERR_DATA, "%s:%lld: more lines than the .test.rating file has", path, (long long)L.line)
+                : ncf__fail(NCF_ERR_DATA,
+                            "%s:%lld: (%lld,%lld) does not match line %lld of the .test.rating file, "
+                            "which holds (%lld,%lld)",
+                            path, (long long)L.line, (long long)u, (long long)it, (long long)row + 1,
+                            (long long)test->u[row], (long long)test->i[row]);
             break;
         }
         cnt = ncf__count_fields(close + 1, e);
         if (n0 < 0) {
             n0 = cnt;
-            if (n0 == 0) { rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: no negatives", path, (long long)L.line); break; }
+            if (n0 == 0) {
+                rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: no negatives", path, (long long)L.line);
+                break;
+            }
             if ((rc = ncf__same_counts(path, &L, n0)) != NCF_OK) break; /* before allocating for n0 each */
             neg = NCF__NEW(int32_t, (size_t)test->n * (size_t)n0);
             if (!neg) {
@@ -3091,7 +3189,11 @@ static int ncf__parse_negatives(const ncf__split_src *src, const ncf__triples *t
     if (rc == NCF_OK && row != test->n)
         rc = ncf__fail(NCF_ERR_DATA, "%s: %lld lines, but the .test.rating file has %lld", path, (long long)row,
                        (long long)test->n);
-    if (rc != NCF_OK) { NCF_FREE(neg); NCF_FREE(lines); return rc; }
+    if (rc != NCF_OK) {
+        NCF_FREE(neg);
+        NCF_FREE(lines);
+        return rc;
+    }
     *out = neg;
     *per_line = (int)n0;
     *line_of_row = lines;
@@ -3123,7 +3225,6 @@ static int ncf__check_negatives(const ncf_dataset *ds, const ncf__triples *test,
     return NCF_OK;
 }
 
-
 static int ncf__file_exists(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -3138,8 +3239,8 @@ static const char *const ncf__saved_suffix[3] = {".train.tsv", ".validation.tsv"
 
 /* The paper's split: ids already dense; the test file names each user's held-out
    item, the negative file its 99 candidates. */
-static int ncf__load_split(ncf_dataset *ds, const char *prefix, const ncf__split_src *src, int sample_negs, uint64_t seed,
-                           int holdout)
+static int ncf__load_split(ncf_dataset *ds, const char *prefix, const ncf__split_src *src, int sample_negs,
+                           uint64_t seed, int holdout)
 {
     ncf__build_opts bo;
     const char *const *path = src->name;
@@ -3158,32 +3259,36 @@ static int ncf__load_split(ncf_dataset *ds, const char *prefix, const ncf__split
         /* each user at most once in the test file, and every training user there */
         int64_t span, mu = maxu;
         char *in_test;
-        for (j = 0; j < test.n; j++) if (test.u[j] > mu) mu = test.u[j];
+        for (j = 0; j < test.n; j++)
+            if (test.u[j] > mu) mu = test.u[j];
         if (mu >= train.n + test.n) { /* the split's ids are dense: every user has a line */
-            rc = ncf__fail(NCF_ERR_DATA, "%s: user id %lld with only %lld lines: the split's ids must be 0-based and dense",
-                           prefix, (long long)mu, (long long)(train.n + test.n));
+            rc = ncf__fail(NCF_ERR_DATA,
+                           "%s: user id %lld with only %lld lines: the split's ids must be 0-based and dense", prefix,
+                           (long long)mu, (long long)(train.n + test.n));
             goto done;
         }
         span = mu + 1;
         in_test = NCF__ZNEW(char, span);
-        if (!in_test) { rc = ncf__fail(NCF_ERR_NOMEM, "out of memory"); goto done; }
+        if (!in_test) {
+            rc = ncf__fail(NCF_ERR_NOMEM, "out of memory");
+            goto done;
+        }
         for (j = 0; j < test.n && rc == NCF_OK; j++) {
             if (in_test[test.u[j]])
-                rc = ncf__fail(NCF_ERR_DATA, "%s:%lld: user %lld has a second test rating", path[1],
-                               (long long)j + 1, (long long)test.u[j]);
+                rc = ncf__fail(NCF_ERR_DATA, "%s:%lld: user %lld has a second test rating", path[1], (long long)j + 1,
+                               (long long)test.u[j]);
             in_test[test.u[j]] = 1;
             if (test.i[j] > maxi) maxi = test.i[j];
         }
         for (j = 0; j < train.n && rc == NCF_OK; j++)
             if (!in_test[train.u[j]])
-                rc = ncf__fail(NCF_ERR_DATA, "%s:%lld: user %lld has no line in %s", path[0],
-                               (long long)j + 1, (long long)train.u[j], path[1]);
+                rc = ncf__fail(NCF_ERR_DATA, "%s:%lld: user %lld has no line in %s", path[0], (long long)j + 1,
+                               (long long)train.u[j], path[1]);
         NCF_FREE(in_test);
         maxu = mu;
         if (rc != NCF_OK) goto done;
     }
-    if (!sample_negs && (rc = ncf__parse_negatives(src, &test, &neg, &per_line, &maxi, &neg_line)) != NCF_OK)
-        goto done;
+    if (!sample_negs && (rc = ncf__parse_negatives(src, &test, &neg, &per_line, &maxi, &neg_line)) != NCF_OK) goto done;
     if (maxu >= INT32_MAX || maxi >= INT32_MAX || maxi >= train.n + test.n + (int64_t)test.n * per_line) {
         rc = ncf__fail(NCF_ERR_DATA, "%s: item id %lld is beyond the split's dense ids", prefix, (long long)maxi);
         goto done;
@@ -3206,14 +3311,20 @@ static int ncf__load_split(ncf_dataset *ds, const char *prefix, const ncf__split
         ncf_dataset_free(ds);
     } else {
         ds->eval_neg = NCF__NEW(int32_t, (size_t)ds->num_users * (size_t)per_line);
-        if (!ds->eval_neg) { ncf_dataset_free(ds); rc = ncf__fail(NCF_ERR_NOMEM, "out of memory"); goto done; }
+        if (!ds->eval_neg) {
+            ncf_dataset_free(ds);
+            rc = ncf__fail(NCF_ERR_NOMEM, "out of memory");
+            goto done;
+        }
         for (j = 0; j < test.n; j++)
             memcpy(ds->eval_neg + (size_t)test.u[j] * per_line, neg + (size_t)j * per_line,
                    sizeof(int32_t) * (size_t)per_line);
         ds->num_eval_neg = per_line;
     }
 done:
-    ncf__triples_free(&train); ncf__triples_free(&test); ncf__triples_free(&all);
+    ncf__triples_free(&train);
+    ncf__triples_free(&test);
+    ncf__triples_free(&all);
     NCF_FREE(neg), NCF_FREE(neg_line);
     return rc;
 }
@@ -3294,7 +3405,8 @@ NCFDEF int ncf_save_split(const ncf_dataset *d, const char *prefix)
     ncf_output *out[3] = {NULL, NULL, NULL};
     char path[4200];
     int part, rc = NCF_OK;
-    if (!d || !d->user_ptr || !prefix) return ncf__fail(NCF_ERR_ARG, "ncf_save_split: need a loaded dataset and a prefix");
+    if (!d || !d->user_ptr || !prefix)
+        return ncf__fail(NCF_ERR_ARG, "ncf_save_split: need a loaded dataset and a prefix");
     if (ncf__is_shard(d)) return ncf__fail(NCF_ERR_ARG, "ncf_save_split: the dataset is a shard");
     if (strlen(prefix) + 16 > sizeof path) return ncf__fail(NCF_ERR_ARG, "%s: path too long", prefix);
     for (part = 0; part < 3 && rc == NCF_OK; part++) { /* every file written before any replaces its path */
@@ -3336,7 +3448,10 @@ static int ncf__load_saved(ncf_dataset *ds, const char *prefix, const ncf_load_o
             for (j = e; j < len[part] && (buf[part][j] == '\n' || buf[part][j] == '\r'); j++) {}
         }
     for (part = 0; part < 3; part++) NCF_FREE(buf[part]);
-    if (rc != NCF_OK) { NCF_FREE(joined); return rc; }
+    if (rc != NCF_OK) {
+        NCF_FREE(joined);
+        return rc;
+    }
     o.sep = "\t", o.header = NCF_HEADER_NO, o.holdout = NCF_HOLDOUT_SAVED, o.min_rating = -HUGE_VALF;
     o.columns[NCF_COL_USER] = "1", o.columns[NCF_COL_ITEM] = "2", o.columns[NCF_COL_RATING] = "";
     o.columns[NCF_COL_TIME] = "3", o.columns[NCF_COL_STRENGTH] = NULL, o.weighting = NCF_WEIGHT_NONE;
@@ -3365,11 +3480,13 @@ NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_op
             return ncf__fail(NCF_ERR_ARG, "%s: a saved split holds out its own items, unweighted", prefix);
         return ncf__load_saved(ds, prefix, &o);
     }
-    if (o.format == NCF_FORMAT_NCF || (o.format == NCF_FORMAT_AUTO && ncf__split_prefix(path, ncf__split_suffix, prefix, sizeof prefix))) {
+    if (o.format == NCF_FORMAT_NCF ||
+        (o.format == NCF_FORMAT_AUTO && ncf__split_prefix(path, ncf__split_suffix, prefix, sizeof prefix))) {
         if (!ncf__split_prefix(path, ncf__split_suffix, prefix, sizeof prefix)) strcpy(prefix, path);
         if (o.eval_negatives < 0) return ncf__fail(NCF_ERR_ARG, "ncf_load_dataset: negative eval_negatives");
         if (NCF__MANY(o.holdout))
-            return ncf__fail(NCF_ERR_ARG, "%s: the paper split holds out its own test items (holdout %d)", prefix, o.holdout);
+            return ncf__fail(NCF_ERR_ARG, "%s: the paper split holds out its own test items (holdout %d)", prefix,
+                             o.holdout);
         if (o.weighting != NCF_WEIGHT_NONE) /* (its positives are the paper's: every rating counts 1) */
             return ncf__fail(NCF_ERR_ARG, "%s: the paper split is read unweighted; weigh a delimited log", prefix);
         rc = ncf__load_ncf(ds, prefix, o.eval_negatives, o.seed, o.holdout);
@@ -3394,7 +3511,6 @@ static int ncf__cmp_i64(const void *a, const void *b)
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
 }
-
 
 /* Sorts key[0..n) stably by key >> shift0 with tmp[n]: an LSD radix sort, 8 bits a pass,
    only as many passes as the largest key needs. */
@@ -3431,8 +3547,10 @@ static int ncf__negatives_possible(const ncf_dataset *ds, const int32_t *held, i
     int u;
     for (u = 0; u < ds->num_users; u++)
         if (held[u] >= 0 && ncf__num_unrated(ds, u) == 0)
-            return ncf__fail(NCF_ERR_DATA, "user %s rated all %d items: none is left to rank the held-out one against "
-                             "(drop the user, or hold nothing out)", ncf__user_name(ds, u, 0), ds->num_items);
+            return ncf__fail(NCF_ERR_DATA,
+                             "user %s rated all %d items: none is left to rank the held-out one against "
+                             "(drop the user, or hold nothing out)",
+                             ncf__user_name(ds, u, 0), ds->num_items);
         else if (held[u] >= 0 && ncf__num_unrated(ds, u) < n)
             return ncf__fail(NCF_ERR_DATA,
                              "user %s rated %lld of %d items: fewer than %d unrated items to use as %s "
@@ -3470,7 +3588,9 @@ static void ncf__draw_negatives(const ncf_dataset *ds, const int32_t *held, int 
                     /* keep n of them, chosen by draw order rather than by value */
                     for (j = 0; j < have; j++) {
                         int64_t k = j + ncf__below(ncf__hash3(seed, ~(uint64_t)u, (uint64_t)j), (uint32_t)(have - j));
-                        int64_t x = r[j]; r[j] = r[k]; r[k] = x;
+                        int64_t x = r[j];
+                        r[j] = r[k];
+                        r[k] = x;
                     }
                     have = n;
                 }
@@ -3487,8 +3607,11 @@ NCFDEF int ncf_sample_eval_negatives(ncf_dataset *ds, int n, uint64_t seed)
     int rc;
     if (!ds || !ds->user_ptr || n <= 0)
         return ncf__fail(NCF_ERR_ARG, "ncf_sample_eval_negatives: need a loaded dataset and n > 0");
-    if (ncf__is_shard(ds)) return ncf__fail(NCF_ERR_ARG, "ncf_sample_eval_negatives: the dataset is a shard; draw them before ncf_mpi_shard");
-    if (ds->test_ptr) return ncf__fail(NCF_ERR_ARG, "ncf_sample_eval_negatives: a split of many items per user is ranked in full");
+    if (ncf__is_shard(ds))
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_sample_eval_negatives: the dataset is a shard; draw them before ncf_mpi_shard");
+    if (ds->test_ptr)
+        return ncf__fail(NCF_ERR_ARG, "ncf_sample_eval_negatives: a split of many items per user is ranked in full");
     if ((rc = ncf__negatives_possible(ds, ds->test_item, n, "eval")) != NCF_OK) return rc;
     neg = NCF__NEW(int32_t, (size_t)ds->num_users * (size_t)n);
     scratch = NCF__NEW(int64_t, (size_t)ncf_get_threads() * 2 * (size_t)n);
@@ -3512,10 +3635,13 @@ NCFDEF int ncf_hold_out_validation(ncf_dataset *ds, int n, uint64_t seed)
     int u, rc;
     if (!ds || !ds->user_ptr || n <= 0)
         return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: need a loaded dataset and n > 0");
-    if (ncf__is_shard(ds)) return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: the dataset is a shard; hold out before ncf_mpi_shard");
-    if (ds->val_item) return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: the dataset has a validation set already");
+    if (ncf__is_shard(ds))
+        return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: the dataset is a shard; hold out before ncf_mpi_shard");
+    if (ds->val_item)
+        return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: the dataset has a validation set already");
     if (ds->test_ptr)
-        return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: a split of many items per user holds its validation "
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_hold_out_validation: a split of many items per user holds its validation "
                          "items out as it loads (ncf_load_opts.validation)");
     val = NCF__NEW(int32_t, ds->num_users);
     neg = NCF__NEW(int32_t, (size_t)ds->num_users * (size_t)n);
@@ -3543,8 +3669,7 @@ NCFDEF int ncf_hold_out_validation(ncf_dataset *ds, int n, uint64_t seed)
             if (ds->items[k] != val[u]) {
                 if (ds->weight) ds->weight[w] = ds->weight[k];
                 ds->items[w++] = ds->items[k];
-            } else if (vw)
-                vw[u] = ds->weight[k];
+            } else if (vw) vw[u] = ds->weight[k];
         start = end, ds->user_ptr[u + 1] = w;
     }
     ds->num_train = w;
@@ -3559,17 +3684,21 @@ NCFDEF int ncf_hold_out_validation(ncf_dataset *ds, int n, uint64_t seed)
 
 /* One rating of a user after remapping: sorted by item to collapse duplicates,
    and by (time, seq) to find the latest. seq is the line order within the user. */
-typedef struct { int32_t item; uint32_t seq; int64_t time; } ncf__rec;
+typedef struct {
+    int32_t item;
+    uint32_t seq;
+    int64_t time;
+} ncf__interaction;
 
-static int ncf__cmp_rec(const void *a, const void *b)
+static int ncf__cmp_interaction(const void *a, const void *b)
 {
-    const ncf__rec *x = (const ncf__rec *)a, *y = (const ncf__rec *)b;
+    const ncf__interaction *x = (const ncf__interaction *)a, *y = (const ncf__interaction *)b;
     if (x->item != y->item) return (x->item > y->item) - (x->item < y->item);
     if (x->time != y->time) return (x->time > y->time) - (x->time < y->time);
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-static int ncf__later(const ncf__rec *a, const ncf__rec *b)
+static int ncf__later(const ncf__interaction *a, const ncf__interaction *b)
 {
     return a->time > b->time || (a->time == b->time && a->seq > b->seq);
 }
@@ -3590,7 +3719,10 @@ static int ncf__indices_of_ids(const int64_t *raw, int64_t n, int32_t *dense, in
     NCF_FREE(tmp);
     for (j = 0; j < n; j++)
         if (k == 0 || v[j] != v[k - 1]) v[k++] = v[j];
-    if (k > INT32_MAX) { NCF_FREE(v); return ncf__fail(NCF_ERR_DATA, "more than 2^31 distinct ids"); }
+    if (k > INT32_MAX) {
+        NCF_FREE(v);
+        return ncf__fail(NCF_ERR_DATA, "more than 2^31 distinct ids");
+    }
     for (j = 0; j < n; j++) /* ids are below 2^62: as int64 they sort the same */
         dense[j] = ncf__find_id((const int64_t *)v, NULL, (int)k, raw[j]);
     if (k < n) { /* give back the room of the duplicates */
@@ -3615,11 +3747,12 @@ static int ncf__keep_ids(const uint8_t *keep, int n, int32_t *map, int64_t *raw)
 }
 
 /* Which of u's k distinct items (sorted by item) is its test item, or -1. */
-static int64_t ncf__pick_held(const ncf__rec *r, int64_t k, int holdout, uint64_t seed, int u)
+static int64_t ncf__pick_held(const ncf__interaction *r, int64_t k, int holdout, uint64_t seed, int u)
 {
     int64_t i, last = 0;
     if (holdout == NCF_HOLDOUT_NONE || k < (holdout == NCF__HOLDOUT_SPLIT ? 1 : 2)) return -1;
-    if (holdout == NCF_HOLDOUT_RANDOM) return ncf__below(ncf__hash3(seed ^ NCF__TAG_HOLDOUT, (uint64_t)u, 0), (uint32_t)k);
+    if (holdout == NCF_HOLDOUT_RANDOM)
+        return ncf__below(ncf__hash3(seed ^ NCF__TAG_HOLDOUT, (uint64_t)u, 0), (uint32_t)k);
     for (i = 1; i < k; i++)
         if (ncf__later(&r[i], &r[last])) last = i;
     return last;
@@ -3708,11 +3841,14 @@ static int ncf__filter_ids(const int32_t *du, const int32_t *di, const uint8_t *
             if (keep_u[u] && (cnt[u] == 0 || (bo->kcore && cnt[u] < bo->min_ratings)))
                 keep_u[u] = 0, dropped = 1, rep->users_filtered_out++;
         if (!dropped)
-            rep->users_every_item += dropped = ncf__drop_users_of_every_item(du, di, pos, n, U, I, cnt, keep_u, keep_i, mark, at);
+            rep->users_every_item += dropped =
+                ncf__drop_users_of_every_item(du, di, pos, n, U, I, cnt, keep_u, keep_i, mark, at);
         if (!dropped) break;
         if (rep->filter_rounds == NCF__FILTER_ROUNDS) { /* (each round is O(n): a log cannot make them many) */
-            rc = ncf__fail(NCF_ERR_DATA, "the filters still drop users and items after %d rounds (each drop leaving "
-                           "another user or item under its minimum, or with every item): loosen them", NCF__FILTER_ROUNDS);
+            rc = ncf__fail(NCF_ERR_DATA,
+                           "the filters still drop users and items after %d rounds (each drop leaving "
+                           "another user or item under its minimum, or with every item): loosen them",
+                           NCF__FILTER_ROUNDS);
             break;
         }
     }
@@ -3728,7 +3864,7 @@ static double ncf__confidence(double s, int weighting, double alpha)
 
 /* ds->weight from the strengths of the records kept (gs, by each record's place in its user's
    group); fails, naming the pair, when a confidence passes NCF__MAX_CONFIDENCE. */
-static int ncf__fill_weights(ncf_dataset *ds, const ncf__rec *rec, const int64_t *start, const double *gs,
+static int ncf__fill_weights(ncf_dataset *ds, const ncf__interaction *rec, const int64_t *start, const double *gs,
                              const ncf__build_opts *bo, ncf_load_report *rep)
 {
     int u;
@@ -3741,8 +3877,10 @@ static int ncf__fill_weights(ncf_dataset *ds, const ncf__rec *rec, const int64_t
         for (i = 0; i < n; i++) {
             double c = ncf__confidence(gs[start[u] + rec[start[u] + i].seq], bo->weighting, bo->alpha);
             if (!(c <= NCF__MAX_CONFIDENCE))
-                return ncf__fail(NCF_ERR_DATA, "a positive's confidence 1 + alpha f(strength) is %g, past %g: lower "
-                                 "alpha, or weigh by log", c, NCF__MAX_CONFIDENCE);
+                return ncf__fail(NCF_ERR_DATA,
+                                 "a positive's confidence 1 + alpha f(strength) is %g, past %g: lower "
+                                 "alpha, or weigh by log",
+                                 c, NCF__MAX_CONFIDENCE);
             ds->weight[ds->user_ptr[u] + i] = (float)c;
             if (c < rep->weight_min) rep->weight_min = c;
             if (c > rep->weight_max) rep->weight_max = c;
@@ -3757,7 +3895,12 @@ enum { NCF__ROLE_TRAIN = 0, NCF__ROLE_VAL, NCF__ROLE_TEST }; /* a record's place
 
 /* A ratio split's order of a user's records: the last are held out. By time (then line) where
    the log has timestamps, else by a key the seed draws. */
-typedef struct { uint64_t key; int64_t time; uint32_t seq; int32_t at; } ncf__order;
+typedef struct {
+    uint64_t key;
+    int64_t time;
+    uint32_t seq;
+    int32_t at;
+} ncf__order;
 
 static int ncf__cmp_order(const void *a, const void *b)
 {
@@ -3775,8 +3918,8 @@ static int64_t ncf__ratio_count(int64_t k, double f)
 }
 
 /* The ratio split's roles of one user's k records (sorted by item), into role[]. */
-static void ncf__ratio_roles(const ncf__rec *r, int64_t k, int u, const ncf__build_opts *bo, int timed, ncf__order *o,
-                             uint8_t *role)
+static void ncf__ratio_roles(const ncf__interaction *r, int64_t k, int u, const ncf__build_opts *bo, int timed,
+                             ncf__order *o, uint8_t *role)
 {
     int64_t i, m = ncf__ratio_count(k, bo->fraction), v = bo->validation ? ncf__ratio_count(k - m, bo->fraction) : 0;
     for (i = 0; i < k; i++) {
@@ -3814,12 +3957,12 @@ static void ncf__time_cutoffs(uint64_t *times, uint64_t *tmp, int64_t n, const n
    validation, test (each ascending by item), k[u] becoming its training count and nv[u], nt[u]
    the others'. A user left with validation records but none to train on trains on them; one
    left with test records only keeps them, counted, and is not evaluated. */
-static int ncf__hold_out_many(ncf__rec *rec, const int64_t *start, int64_t *k, int64_t *nv, int64_t *nt, int U, int I,
-                              int timed, const ncf__build_opts *bo, ncf_load_report *rep)
+static int ncf__hold_out_many(ncf__interaction *rec, const int64_t *start, int64_t *k, int64_t *nv, int64_t *nt, int U,
+                              int I, int timed, const ncf__build_opts *bo, ncf_load_report *rep)
 {
     int64_t most = 1, total = 0, j, tcut = 0, vcut = INT64_MAX;
     ncf__order *o = NULL;
-    ncf__rec *tmp = NULL;
+    ncf__interaction *tmp = NULL;
     uint8_t *role = NULL, *trained = NULL, *held = NULL;
     uint64_t *times = NULL, *scratch = NULL;
     int u, i, rc = NCF_OK;
@@ -3827,12 +3970,12 @@ static int ncf__hold_out_many(ncf__rec *rec, const int64_t *start, int64_t *k, i
         return ncf__fail(NCF_ERR_ARG, "a time split needs a timestamp column, and the log has none");
     if (bo->holdout == NCF_HOLDOUT_SAVED) tcut = NCF__ROLE_TEST, vcut = NCF__ROLE_VAL; /* (a line's time is its role) */
     for (u = 0; u < U; u++) total += k[u], most = k[u] > most ? k[u] : most;
-    o = NCF__NEW(ncf__order, most), tmp = NCF__NEW(ncf__rec, most), role = NCF__NEW(uint8_t, most);
+    o = NCF__NEW(ncf__order, most), tmp = NCF__NEW(ncf__interaction, most), role = NCF__NEW(uint8_t, most);
     trained = NCF__ZNEW(uint8_t, I ? I : 1), held = NCF__ZNEW(uint8_t, I ? I : 1);
     if (bo->holdout == NCF_HOLDOUT_TIME || bo->holdout == NCF_HOLDOUT_CUTOFF)
         times = NCF__NEW(uint64_t, total ? total : 1), scratch = NCF__NEW(uint64_t, total ? total : 1);
-    if (!o || !tmp || !role || !trained || !held || ((bo->holdout == NCF_HOLDOUT_TIME || bo->holdout == NCF_HOLDOUT_CUTOFF) &&
-                                                     (!times || !scratch))) {
+    if (!o || !tmp || !role || !trained || !held ||
+        ((bo->holdout == NCF_HOLDOUT_TIME || bo->holdout == NCF_HOLDOUT_CUTOFF) && (!times || !scratch))) {
         rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for a split of %lld positives", (long long)total);
         goto done;
     }
@@ -3843,7 +3986,7 @@ static int ncf__hold_out_many(ncf__rec *rec, const int64_t *start, int64_t *k, i
         rep->cutoff = tcut, rep->validation_cutoff = vcut == INT64_MAX ? 0 : vcut;
     }
     for (u = 0; u < U; u++) {
-        ncf__rec *r = rec + start[u];
+        ncf__interaction *r = rec + start[u];
         int64_t c[3] = {0, 0, 0}, at[3];
         int g;
         if (bo->holdout == NCF_HOLDOUT_RATIO) ncf__ratio_roles(r, k[u], u, bo, timed, o, role);
@@ -3874,7 +4017,7 @@ done:
 }
 
 /* The held-out lists of a many-item split from the records ncf__hold_out_many ordered. */
-static int ncf__fill_many(ncf_dataset *ds, const ncf__rec *rec, const int64_t *start, const int64_t *nv,
+static int ncf__fill_many(ncf_dataset *ds, const ncf__interaction *rec, const int64_t *start, const int64_t *nv,
                           const int64_t *nt, const double *gs, const ncf__build_opts *bo)
 {
     int64_t tv = 0, tt = 0, i, tr;
@@ -3885,19 +4028,22 @@ static int ncf__fill_many(ncf_dataset *ds, const ncf__rec *rec, const int64_t *s
         ds->val_ptr = NCF__NEW(int64_t, (size_t)ds->num_users + 1), ds->val_items = NCF__NEW(int32_t, tv ? tv : 1);
         if (gs) ds->val_weight = NCF__NEW(float, tv ? tv : 1);
     }
-    if (!ds->test_ptr || !ds->test_items || (bo->validation && (!ds->val_ptr || !ds->val_items || (gs && !ds->val_weight))))
+    if (!ds->test_ptr || !ds->test_items ||
+        (bo->validation && (!ds->val_ptr || !ds->val_items || (gs && !ds->val_weight))))
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld held-out positives", (long long)(tv + tt));
     ds->test_ptr[0] = 0;
     if (ds->val_ptr) ds->val_ptr[0] = 0;
     for (u = 0; u < ds->num_users; u++) {
-        const ncf__rec *r = rec + start[u];
+        const ncf__interaction *r = rec + start[u];
         tr = ds->user_ptr[u + 1] - ds->user_ptr[u];
         for (i = 0; i < nt[u]; i++) ds->test_items[ds->test_ptr[u] + i] = r[tr + nv[u] + i].item;
         ds->test_ptr[u + 1] = ds->test_ptr[u] + nt[u];
         if (!ds->val_ptr) continue;
         for (i = 0; i < nv[u]; i++) {
             ds->val_items[ds->val_ptr[u] + i] = r[tr + i].item;
-            if (gs) ds->val_weight[ds->val_ptr[u] + i] = (float)ncf__confidence(gs[start[u] + r[tr + i].seq], bo->weighting, bo->alpha);
+            if (gs)
+                ds->val_weight[ds->val_ptr[u] + i] =
+                    (float)ncf__confidence(gs[start[u] + r[tr + i].seq], bo->weighting, bo->alpha);
         }
         ds->val_ptr[u + 1] = ds->val_ptr[u] + nv[u];
     }
@@ -3906,20 +4052,30 @@ static int ncf__fill_many(ncf_dataset *ds, const ncf__rec *rec, const int64_t *s
 
 /* ncf__build's working arrays, freed together. */
 typedef struct {
-    int32_t *du, *di;        /* each line's user and item index, -1 once dropped */
-    int64_t *raw_u, *raw_i;  /* the indices' ids (NULL: the ids are the indices) */
-    int U, I;                /* users and items kept */
-    int64_t *start, *kept;   /* [U + 1] each user's first record; how many it keeps */
-    ncf__rec *rec;           /* the positives, grouped by user */
-    double *gs;              /* each record's strength, with a weighting */
-    int32_t *test, *recent;  /* [U] the held-out item; the latest kept one (timestamps) */
-    int64_t *nv, *nt;        /* many held out a user: its validation and test counts */
+    int32_t *du, *di;       /* each line's user and item index, -1 once dropped */
+    int64_t *raw_u, *raw_i; /* the indices' ids (NULL: the ids are the indices) */
+    int U, I;               /* users and items kept */
+    int64_t *start, *kept;  /* [U + 1] each user's first record; how many it keeps */
+    ncf__interaction *rec;  /* the positives, grouped by user */
+    double *gs;             /* each record's strength, with a weighting */
+    int32_t *test, *recent; /* [U] the held-out item; the latest kept one (timestamps) */
+    int64_t *nv, *nt;       /* many held out a user: its validation and test counts */
 } ncf__building;
 
 static void ncf__building_free(ncf__building *b)
 {
-    NCF_FREE(b->du); NCF_FREE(b->di); NCF_FREE(b->raw_u); NCF_FREE(b->raw_i); NCF_FREE(b->start); NCF_FREE(b->kept);
-    NCF_FREE(b->rec); NCF_FREE(b->gs); NCF_FREE(b->test); NCF_FREE(b->recent); NCF_FREE(b->nv); NCF_FREE(b->nt);
+    NCF_FREE(b->du);
+    NCF_FREE(b->di);
+    NCF_FREE(b->raw_u);
+    NCF_FREE(b->raw_i);
+    NCF_FREE(b->start);
+    NCF_FREE(b->kept);
+    NCF_FREE(b->rec);
+    NCF_FREE(b->gs);
+    NCF_FREE(b->test);
+    NCF_FREE(b->recent);
+    NCF_FREE(b->nv);
+    NCF_FREE(b->nt);
 }
 
 /* Why the filters left no user. */
@@ -3927,8 +4083,10 @@ static int ncf__no_user_left(int64_t n, const ncf__build_opts *bo, const ncf_loa
 {
     if (rep->below_min_rating == n) return ncf__fail(NCF_ERR_DATA, "no interaction is rated at least min_rating");
     if (rep->users_every_item)
-        return ncf__fail(NCF_ERR_DATA, "no user is left who did not rate every item left (%d dropped so): nothing to "
-                         "rank or draw as a negative", rep->users_every_item);
+        return ncf__fail(NCF_ERR_DATA,
+                         "no user is left who did not rate every item left (%d dropped so): nothing to "
+                         "rank or draw as a negative",
+                         rep->users_every_item);
     if (rep->users_filtered_out || rep->items_few_item_ratings)
         return ncf__fail(NCF_ERR_DATA, "no user is left by the filters (min_ratings %d, min_item_ratings %d%s)",
                          bo->min_ratings, bo->min_item_ratings, bo->kcore ? ", kcore" : "");
@@ -3976,7 +4134,12 @@ static int ncf__build_ids(ncf__building *b, const int64_t *users, const int64_t 
         int ok = (!pos || pos[j]) && keep_u[b->du[j]] && keep_i[b->di[j]];
         b->du[j] = ok ? map_u[b->du[j]] : -1, b->di[j] = ok ? map_i[b->di[j]] : -1;
     }
-    NCF_FREE(cnt); NCF_FREE(keep_u); NCF_FREE(keep_i); NCF_FREE(any_i); NCF_FREE(map_u); NCF_FREE(map_i);
+    NCF_FREE(cnt);
+    NCF_FREE(keep_u);
+    NCF_FREE(keep_i);
+    NCF_FREE(any_i);
+    NCF_FREE(map_u);
+    NCF_FREE(map_i);
     return rc;
 }
 
@@ -3997,7 +4160,7 @@ static int ncf__build_group(ncf__building *b, const int64_t *times, int64_t n, c
     for (j = 0; j < n; j++)
         if (b->du[j] >= 0 && (!pos || pos[j])) b->start[b->du[j] + 1]++;
     for (u = 0; u < U; u++) b->start[u + 1] += b->start[u];
-    b->rec = NCF__NEW(ncf__rec, b->start[U] ? b->start[U] : 1);
+    b->rec = NCF__NEW(ncf__interaction, b->start[U] ? b->start[U] : 1);
     if (bo->strength) b->gs = NCF__NEW(double, b->start[U] ? b->start[U] : 1);
     if (!b->rec || (bo->strength && !b->gs)) {
         NCF_FREE(fill);
@@ -4025,12 +4188,12 @@ static void ncf__build_hold_out(ncf__building *b, const ncf__build_opts *bo, ncf
     int u, many = NCF__MANY(bo->holdout);
     NCF__OMP(parallel for schedule(dynamic, 256) reduction(+:dups) num_threads(ncf__team(1)))
     for (u = 0; u < b->U; u++) {
-        ncf__rec *r = b->rec + b->start[u];
+        ncf__interaction *r = b->rec + b->start[u];
         int64_t c = b->start[u + 1] - b->start[u], k = 0, i, held;
         b->test[u] = -1;
         if (b->recent) b->recent[u] = -1;
         if (c == 0) continue;
-        ncf__sort(r, (size_t)c, sizeof *r, ncf__cmp_rec);
+        ncf__sort(r, (size_t)c, sizeof *r, ncf__cmp_interaction);
         for (i = 0; i < c; i++) {
             if (k > 0 && r[k - 1].item == r[i].item) { /* later duplicate wins */
                 if (b->gs) b->gs[b->start[u] + r[i].seq] += b->gs[b->start[u] + r[k - 1].seq];
@@ -4078,7 +4241,8 @@ static int ncf__build_fill(ncf_dataset *ds, ncf__building *b, const ncf__build_o
     for (u = 0; u < b->I; u++) ds->raw_item[u] = b->raw_i ? b->raw_i[u] : u;
     ncf__fill_train_user(ds);
     if ((rc = ncf__fill_weights(ds, b->rec, b->start, b->gs, bo, rep)) != NCF_OK) return rc;
-    if (NCF__MANY(bo->holdout) && (rc = ncf__fill_many(ds, b->rec, b->start, b->nv, b->nt, b->gs, bo)) != NCF_OK) return rc;
+    if (NCF__MANY(bo->holdout) && (rc = ncf__fill_many(ds, b->rec, b->start, b->nv, b->nt, b->gs, bo)) != NCF_OK)
+        return rc;
     if (bo->report) {
         memcpy(rep->sep, bo->report->sep, sizeof rep->sep), rep->header = bo->report->header;
         memcpy(rep->columns, bo->report->columns, sizeof rep->columns);
@@ -4102,12 +4266,14 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
     memset(&b, 0, sizeof b);
     memset(&rep, 0, sizeof rep);
     if (n <= 0) return ncf__fail(NCF_ERR_DATA, "no ratings");
-    if ((rc = ncf__build_ids(&b, users, items, n, bo, &rep)) == NCF_OK && (rc = ncf__build_group(&b, times, n, bo)) == NCF_OK) {
+    if ((rc = ncf__build_ids(&b, users, items, n, bo, &rep)) == NCF_OK &&
+        (rc = ncf__build_group(&b, times, n, bo)) == NCF_OK) {
         ncf__build_hold_out(&b, bo, &rep);
         if (NCF__MANY(bo->holdout)) {
             b.nv = NCF__ZNEW(int64_t, (size_t)b.U + 1), b.nt = NCF__ZNEW(int64_t, (size_t)b.U + 1);
-            rc = !b.nv || !b.nt ? ncf__fail(NCF_ERR_NOMEM, "out of memory")
-                                : ncf__hold_out_many(b.rec, b.start, b.kept, b.nv, b.nt, b.U, b.I, times != NULL, bo, &rep);
+            rc = !b.nv || !b.nt
+                ? ncf__fail(NCF_ERR_NOMEM, "out of memory")
+                : ncf__hold_out_many(b.rec, b.start, b.kept, b.nv, b.nt, b.U, b.I, times != NULL, bo, &rep);
         }
         if (rc == NCF_OK && (rc = ncf__build_fill(ds, &b, bo, &rep)) != NCF_OK) ncf_dataset_free(ds);
     }
@@ -4134,7 +4300,7 @@ static void ncf__synth_users(ncf__rng *rng, int U, int64_t interactions, int ran
     int64_t rest = interactions - 2 * (int64_t)U;
     int u;
     for (u = 0; u < U; u++) {
-        w[u] = pow(1.0 - ncf__unit(ncf__next(rng)), -1.0 / 1.5);
+        w[u] = pow(1.0 - ncf__uniform(ncf__next(rng)), -1.0 / 1.5);
         ucl[u] = (int32_t)ncf__below(ncf__next(rng), (uint32_t)rank);
         cnt[u] = 2;
     }
@@ -4147,7 +4313,7 @@ static void ncf__synth_users(ncf__rng *rng, int U, int64_t interactions, int ran
             int64_t add;
             if (cnt[u] >= cap) continue;
             add = (int64_t)((double)rest * w[u] / live);
-            if (add < 1) add = ncf__unit(ncf__next(rng)) < (double)rest * w[u] / live;
+            if (add < 1) add = ncf__uniform(ncf__next(rng)) < (double)rest * w[u] / live;
             if (add > cap - cnt[u]) add = cap - cnt[u];
             if (add > rest - given) add = rest - given;
             cnt[u] += add;
@@ -4210,7 +4376,7 @@ static int64_t ncf__synth_user_items(uint64_t seed, int u, int64_t want, int cl,
         int64_t q = 0;
         while (have < want) {
             uint64_t x = ncf__hash3(seed ^ NCF__TAG_SYNTH, (uint64_t)u, (uint64_t)draw++);
-            double r = ncf__unit(ncf__mix64(x));
+            double r = ncf__uniform(ncf__mix64(x));
             if (own_ok && ncf__below(x, 10) < 7) /* own cluster */
                 it[have++] = order[ncf__cdf_find(ccdf, cstart[cl], cstart[cl + 1] - 1, lo + r * (hi - lo))];
             else it[have++] = (int32_t)ncf__cdf_find(cdf, 0, num_items - 1, r * cdf[num_items - 1]);
@@ -4250,8 +4416,7 @@ static int ncf__synth_split(ncf_dataset *ds, uint64_t seed, int num_users, int n
     return NCF_OK;
 }
 
-NCFDEF int ncf_synthetic(ncf_dataset *ds, int num_users, int num_items, int64_t interactions,
-                         int rank, uint64_t seed)
+NCFDEF int ncf_synthetic(ncf_dataset *ds, int num_users, int num_items, int64_t interactions, int rank, uint64_t seed)
 {
     double *w = NULL, *pop = NULL, *cdf = NULL, *ccdf = NULL;
     int32_t *ucl = NULL, *icl = NULL, *order = NULL, *cstart = NULL, *perm = NULL, *buf = NULL;
@@ -4261,19 +4426,24 @@ NCFDEF int ncf_synthetic(ncf_dataset *ds, int num_users, int num_items, int64_t 
 
     if (!ds) return ncf__fail(NCF_ERR_ARG, "ncf_synthetic: NULL dataset");
     memset(ds, 0, sizeof *ds);
-    if (num_users <= 0 || num_items < 8 || rank <= 0 || rank > num_items ||
-        interactions < 2 * (int64_t)num_users || interactions > (int64_t)num_users * cap)
+    if (num_users <= 0 || num_items < 8 || rank <= 0 || rank > num_items || interactions < 2 * (int64_t)num_users ||
+        interactions > (int64_t)num_users * cap)
         return ncf__fail(NCF_ERR_ARG,
                          "ncf_synthetic: need users > 0, items >= 8, 0 < rank <= items and "
                          "2*users <= interactions <= users*items/2 (got %d, %d, %d, %lld)",
                          num_users, num_items, rank, (long long)interactions);
     rng.state = ncf__hash3(seed, NCF__TAG_SYNTH, 0);
-    w = NCF__NEW(double, num_users); pop = NCF__NEW(double, num_items);
-    cdf = NCF__NEW(double, num_items); ccdf = NCF__NEW(double, num_items);
-    ucl = NCF__NEW(int32_t, num_users); icl = NCF__NEW(int32_t, num_items);
-    order = NCF__NEW(int32_t, num_items); cstart = NCF__ZNEW(int32_t, rank + 1);
+    w = NCF__NEW(double, num_users);
+    pop = NCF__NEW(double, num_items);
+    cdf = NCF__NEW(double, num_items);
+    ccdf = NCF__NEW(double, num_items);
+    ucl = NCF__NEW(int32_t, num_users);
+    icl = NCF__NEW(int32_t, num_items);
+    order = NCF__NEW(int32_t, num_items);
+    cstart = NCF__ZNEW(int32_t, rank + 1);
     perm = NCF__NEW(int32_t, num_items);
-    cnt = NCF__NEW(int64_t, num_users); off = NCF__NEW(int64_t, (size_t)num_users + 1);
+    cnt = NCF__NEW(int64_t, num_users);
+    off = NCF__NEW(int64_t, (size_t)num_users + 1);
     got = NCF__NEW(int64_t, num_users);
     if (!w || !pop || !cdf || !ccdf || !ucl || !icl || !order || !cstart || !perm || !cnt || !off || !got) {
         rc = ncf__fail(NCF_ERR_NOMEM, "ncf_synthetic: out of memory");
@@ -4284,18 +4454,30 @@ NCFDEF int ncf_synthetic(ncf_dataset *ds, int num_users, int num_items, int64_t 
     off[0] = 0;
     for (u = 0; u < num_users; u++) off[u + 1] = off[u] + cnt[u];
     buf = NCF__NEW(int32_t, off[num_users]);
-    if (!buf) { rc = ncf__fail(NCF_ERR_NOMEM, "ncf_synthetic: out of memory"); goto done; }
+    if (!buf) {
+        rc = ncf__fail(NCF_ERR_NOMEM, "ncf_synthetic: out of memory");
+        goto done;
+    }
     NCF__OMP(parallel for schedule(dynamic, 64) num_threads(ncf__team(1)))
     for (u = 0; u < num_users; u++)
         got[u] = ncf__synth_user_items(seed, u, cnt[u], ucl[u], num_items, cstart, order, cdf, ccdf, buf + off[u]);
     rc = ncf__synth_split(ds, seed, num_users, num_items, buf, off, got);
 done:
-    NCF_FREE(w); NCF_FREE(pop); NCF_FREE(cdf); NCF_FREE(ccdf); NCF_FREE(ucl); NCF_FREE(icl);
-    NCF_FREE(order); NCF_FREE(cstart); NCF_FREE(perm); NCF_FREE(cnt); NCF_FREE(off);
-    NCF_FREE(got); NCF_FREE(buf);
+    NCF_FREE(w);
+    NCF_FREE(pop);
+    NCF_FREE(cdf);
+    NCF_FREE(ccdf);
+    NCF_FREE(ucl);
+    NCF_FREE(icl);
+    NCF_FREE(order);
+    NCF_FREE(cstart);
+    NCF_FREE(perm);
+    NCF_FREE(cnt);
+    NCF_FREE(off);
+    NCF_FREE(got);
+    NCF_FREE(buf);
     return rc;
 }
-
 
 /* ---- >>sampler: negatives by rank, the epoch as a keyed permutation -------------------------- */
 
@@ -4345,7 +4527,8 @@ static uint64_t ncf__feistel(uint64_t x, int bits, uint64_t key)
 static int64_t ncf__shuffled(const ncf_sampler *s, uint64_t key, int64_t pos)
 {
     uint64_t x = (uint64_t)pos;
-    do x = ncf__feistel(x, s->bits, key); while (x >= (uint64_t)s->num_examples);
+    do x = ncf__feistel(x, s->bits, key);
+    while (x >= (uint64_t)s->num_examples);
     return (int64_t)x;
 }
 
@@ -4369,8 +4552,9 @@ static void ncf__example(const ncf_sampler *s, int epoch, int64_t e, int32_t *us
     } else {
         uint64_t x = ncf__hash3(s->seed ^ NCF__TAG_NEG, (uint64_t)epoch, (uint64_t)e);
         if (s->skip_held_out) *item = ncf__nth_unrated(d, u, ncf__below(x, (uint32_t)ncf__num_unrated(d, u)));
-        else *item = (int32_t)ncf__nth_absent(d->items + d->user_ptr[u], d->user_ptr[u + 1] - d->user_ptr[u],
-                                              ncf__below(x, (uint32_t)ncf__num_untrained(d, u)));
+        else
+            *item = (int32_t)ncf__nth_absent(d->items + d->user_ptr[u], d->user_ptr[u + 1] - d->user_ptr[u],
+                                             ncf__below(x, (uint32_t)ncf__num_untrained(d, u)));
         *label = 0.0f;
     }
 }
@@ -4414,8 +4598,8 @@ static void ncf__fill_chunk(const ncf_sampler *s, int epoch, uint64_t key, int64
     for (q = 0; q < n; q++) ncf__example(s, epoch, e[q], &users[q], &items[q], &labels[q]);
 }
 
-NCFDEF void ncf_sampler_fill(const ncf_sampler *s, int epoch, int64_t start, int n, int32_t *users,
-                             int32_t *items, float *labels)
+NCFDEF void ncf_sampler_fill(const ncf_sampler *s, int epoch, int64_t start, int n, int32_t *users, int32_t *items,
+                             float *labels)
 {
     uint64_t key = ncf__hash3(s->seed ^ NCF__TAG_SHUFFLE, (uint64_t)epoch, 0);
     int c, chunks = (n + 15) / 16;
@@ -4463,7 +4647,9 @@ NCFDEF int ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, uin
                 ncf__fill_chunk(s, epoch, key, start + j, n - j < 16 ? n - j : 16, u + j, it + j, y + j, NULL);
             hb[b] = ncf__hash_pairs(0, u, it, n);
         }
-        NCF_FREE(u); NCF_FREE(it); NCF_FREE(y);
+        NCF_FREE(u);
+        NCF_FREE(it);
+        NCF_FREE(y);
     }
     for (b = 0; b < nb; b++) all = ncf__mix64(all ^ hb[b]);
     if (!short_of_memory) *first_batch = nb ? hb[0] : 0, *all_batches = all;
@@ -4501,8 +4687,9 @@ NCFDEF int ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, uin
    with -msimd128, POWER, z): on a microcontroller (Cortex-M, RISC-V without V) the compiler would emulate
    the vectors lane by lane, in more code and more time than the plain tile
    (NCF_VECTOR_EXT forces it, NCF_NO_VECTOR_EXT turns it off). */
-#if !defined(NCF_VECTOR_EXT) && (defined(__x86_64__) || defined(__i386__) || defined(__ARM_NEON) || \
-                                 defined(__aarch64__) || defined(__wasm_simd128__) || defined(__powerpc64__) || defined(__s390x__))
+#if !defined(NCF_VECTOR_EXT) && \
+    (defined(__x86_64__) || defined(__i386__) || defined(__ARM_NEON) || defined(__aarch64__) || \
+     defined(__wasm_simd128__) || defined(__powerpc64__) || defined(__s390x__))
 #define NCF_VECTOR_EXT 1
 #endif
 #if (defined(__GNUC__) || defined(__clang__)) && defined(NCF_VECTOR_EXT) && !defined(NCF_NO_VECTOR_EXT)
@@ -4540,9 +4727,9 @@ typedef int32_t ncf__vhi __attribute__((vector_size(32)));
 #include <arm_neon.h>
 #define NCF__VFMA(c, a, b) ((c) = (ncf__vf)vfmaq_f32((float32x4_t)(c), (float32x4_t)(a), (float32x4_t)(b)))
 #elif NCF__FUSED
-#define NCF__LANE_FMA(c, a, b, W)                                           \
-    do {                                                                    \
-        int l_;                                                             \
+#define NCF__LANE_FMA(c, a, b, W) \
+    do { \
+        int l_; \
         for (l_ = 0; l_ < (W); l_++) (c)[l_] = fmaf((a)[l_], (b)[l_], (c)[l_]); \
     } while (0)
 #define NCF__VFMA(c, a, b) NCF__LANE_FMA(c, a, b, NCF__VW)
@@ -4567,8 +4754,7 @@ static void ncf__tile_scalar(float *C, int ldc, const float *A, ptrdiff_t sam, p
     float acc[NCF__MR][NCF__NR];
     int i, j, k;
     for (i = 0; i < mr; i++)
-        for (j = 0; j < nr; j++)
-            acc[i][j] = flags & NCF__ACC ? C[(size_t)i * ldc + j] : bias ? bias[j] : 0.0f;
+        for (j = 0; j < nr; j++) acc[i][j] = flags & NCF__ACC ? C[(size_t)i * ldc + j] : bias ? bias[j] : 0.0f;
     for (k = 0; k < K; k++) {
         const float *b = B + (size_t)k * ldb;
         for (i = 0; i < mr; i++) {
@@ -4588,34 +4774,34 @@ static void ncf__tile_scalar(float *C, int ldc, const float *A, ptrdiff_t sam, p
    s390x) scalar-vector arithmetic does not compile, so the lanes are set one by one;
    elsewhere x - 0 is exact and compiles to a single broadcast. */
 #if defined(__FLT_EVAL_METHOD__) && __FLT_EVAL_METHOD__ > 0
-#define NCF__SPLAT(V, W, v, x)                      \
-    do {                                            \
-        int s_;                                     \
+#define NCF__SPLAT(V, W, v, x) \
+    do { \
+        int s_; \
         for (s_ = 0; s_ < (W); s_++) (v)[s_] = (x); \
     } while (0)
 #else
 #define NCF__SPLAT(V, W, v, x) \
-    do {                       \
-        V z_ = {0};            \
-        (v) = (x) - z_;        \
+    do { \
+        V z_ = {0}; \
+        (v) = (x)-z_; \
     } while (0)
 #endif
 
 /* The tile's output stage: C + c with NCF__ADD, clamped at 0 with NCF__RELU, stored. The
    clamp is x < 0 ? 0 : x, as the scalar paths write it (NaN and -0 pass), on whole vectors:
    the lanes that compare below 0, of mask type VI, are cleared. */
-#define NCF__TILE_STORE(V, VI, p, c, flags)                                     \
-    do {                                                                        \
-        if ((flags) & NCF__ADD) {                                               \
-            V o_;                                                               \
-            memcpy(&o_, (p), sizeof o_);                                        \
-            (c) = o_ + (c);                                                     \
-        }                                                                       \
-        if ((flags) & NCF__RELU) {                                              \
-            V z_ = {0};                                                         \
-            (c) = (V)(~((c) < z_) & (VI)(c));                                   \
-        }                                                                       \
-        memcpy((p), &(c), sizeof(c));                                           \
+#define NCF__TILE_STORE(V, VI, p, c, flags) \
+    do { \
+        if ((flags)&NCF__ADD) { \
+            V o_; \
+            memcpy(&o_, (p), sizeof o_); \
+            (c) = o_ + (c); \
+        } \
+        if ((flags)&NCF__RELU) { \
+            V z_ = {0}; \
+            (c) = (V)(~((c) < z_) & (VI)(c)); \
+        } \
+        memcpy((p), &(c), sizeof(c)); \
     } while (0)
 
 /* A loop with a small constant trip count, unrolled whole. */
@@ -4659,23 +4845,23 @@ static void ncf__tile_full(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
 }
 
 /* mr x W tiles at the edges, one row at a time, for vector type V of W floats. */
-#define NCF__TILE_ROWS(name, V, VI, W, FMA)                                                                       \
-    static void name(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,   \
-                     const float *bias, int mr, int K, int flags)                                             \
-    {                                                                                                         \
-        int i, k;                                                                                             \
-        for (i = 0; i < mr; i++) {                                                                            \
-            V c = {0}, b, ak;                                                                                 \
-            const float *a = A + i * sam;                                                                     \
-            if (flags & NCF__ACC) memcpy(&c, C + (size_t)i * ldc, sizeof c);                                  \
-            else if (bias) memcpy(&c, bias, sizeof c);                                                        \
-            for (k = 0; k < K; k++) {                                                                         \
-                memcpy(&b, B + (size_t)k * ldb, sizeof b);                                                    \
-                NCF__SPLAT(V, W, ak, a[k * sak]);                                                             \
-                FMA(c, ak, b);                                                                                \
-            }                                                                                                 \
-            NCF__TILE_STORE(V, VI, C + (size_t)i * ldc, c, flags);                                            \
-        }                                                                                                     \
+#define NCF__TILE_ROWS(name, V, VI, W, FMA) \
+    static void name(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb, \
+                     const float *bias, int mr, int K, int flags) \
+    { \
+        int i, k; \
+        for (i = 0; i < mr; i++) { \
+            V c = {0}, b, ak; \
+            const float *a = A + i * sam; \
+            if (flags & NCF__ACC) memcpy(&c, C + (size_t)i * ldc, sizeof c); \
+            else if (bias) memcpy(&c, bias, sizeof c); \
+            for (k = 0; k < K; k++) { \
+                memcpy(&b, B + (size_t)k * ldb, sizeof b); \
+                NCF__SPLAT(V, W, ak, a[k * sak]); \
+                FMA(c, ak, b); \
+            } \
+            NCF__TILE_STORE(V, VI, C + (size_t)i * ldc, c, flags); \
+        } \
     }
 /* A column W wide and R rows high (NCF__TALL, or NCF__MR for what is left), for vector type
    V: one row at a time would be a single chain of dependent multiply-adds, bound by their
@@ -4683,31 +4869,31 @@ static void ncf__tile_full(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
    this many rows keep the FMA units busy. Each sum still runs over k in order from its bias:
    the same bits as the edge tile. */
 #define NCF__TALL (2 * NCF__MR)
-#define NCF__TILE_TALL(name, V, VI, W, FMA, R)                                                                    \
-    static void name(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,   \
-                     const float *bias, int K, int flags)                                                     \
-    {                                                                                                         \
-        V c[R], i0 = {0};                                                                                     \
-        int i, k;                                                                                             \
-        if (bias && !(flags & NCF__ACC)) memcpy(&i0, bias, sizeof i0);                                        \
-        NCF__UNROLL                                                                                           \
-        for (i = 0; i < (R); i++) {                                                                           \
-            c[i] = i0;                                                                                        \
-            if (flags & NCF__ACC) memcpy(&c[i], C + (size_t)i * ldc, sizeof c[i]);                            \
-        }                                                                                                     \
-        for (k = 0; k < K; k++) {                                                                             \
-            const float *a = A + k * sak;                                                                     \
-            V b;                                                                                              \
-            memcpy(&b, B + (size_t)k * ldb, sizeof b);                                                        \
-            NCF__UNROLL                                                                                       \
-            for (i = 0; i < (R); i++) {                                                                       \
-                V ai;                                                                                         \
-                NCF__SPLAT(V, W, ai, a[i * sam]);                                                             \
-                FMA(c[i], ai, b);                                                                             \
-            }                                                                                                 \
-        }                                                                                                     \
-        NCF__UNROLL                                                                                           \
-        for (i = 0; i < (R); i++) NCF__TILE_STORE(V, VI, C + (size_t)i * ldc, c[i], flags);                   \
+#define NCF__TILE_TALL(name, V, VI, W, FMA, R) \
+    static void name(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb, \
+                     const float *bias, int K, int flags) \
+    { \
+        V c[R], i0 = {0}; \
+        int i, k; \
+        if (bias && !(flags & NCF__ACC)) memcpy(&i0, bias, sizeof i0); \
+        NCF__UNROLL \
+        for (i = 0; i < (R); i++) { \
+            c[i] = i0; \
+            if (flags & NCF__ACC) memcpy(&c[i], C + (size_t)i * ldc, sizeof c[i]); \
+        } \
+        for (k = 0; k < K; k++) { \
+            const float *a = A + k * sak; \
+            V b; \
+            memcpy(&b, B + (size_t)k * ldb, sizeof b); \
+            NCF__UNROLL \
+            for (i = 0; i < (R); i++) { \
+                V ai; \
+                NCF__SPLAT(V, W, ai, a[i * sam]); \
+                FMA(c[i], ai, b); \
+            } \
+        } \
+        NCF__UNROLL \
+        for (i = 0; i < (R); i++) NCF__TILE_STORE(V, VI, C + (size_t)i * ldc, c[i], flags); \
     }
 NCF__TILE_ROWS(ncf__tile_narrow, ncf__vf, ncf__vi, NCF__VW, NCF__VFMA)
 NCF__TILE_TALL(ncf__tile_tall, ncf__vf, ncf__vi, NCF__VW, NCF__VFMA, NCF__TALL)
@@ -4819,8 +5005,8 @@ static void ncf__gemm_phase(ncf__ctx *x, float *C, int ldc, const float *A, ptrd
 {
     int64_t lo, hi;
     while (ncf__claim(x, NCF__TILES(M), ncf__tile_grain((float)N * K), &lo, &hi))
-        ncf__gemm_rows(C, ldc, A, sam, sak, B, ldb, bias, (int)lo * NCF__MR,
-                       hi * NCF__MR < M ? (int)hi * NCF__MR : M, N, K, flags);
+        ncf__gemm_rows(C, ldc, A, sam, sak, B, ldb, bias, (int)lo * NCF__MR, hi * NCF__MR < M ? (int)hi * NCF__MR : M,
+                       N, K, flags);
 }
 
 /* The same in a region of its own. */
@@ -4884,10 +5070,10 @@ NCFDEF ncf_config ncf_config_mlperf(void)
     return c;
 }
 
-static const char *ncf__wname[] = {"", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10", "w11",
-                                   "w12", "w13", "w14", "w15"};
-static const char *ncf__bname[] = {"", "b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9", "b10", "b11",
-                                   "b12", "b13", "b14", "b15"};
+static const char *ncf__wname[] = {"",   "w1", "w2",  "w3",  "w4",  "w5",  "w6",  "w7",
+                                   "w8", "w9", "w10", "w11", "w12", "w13", "w14", "w15"};
+static const char *ncf__bname[] = {"",   "b1", "b2",  "b3",  "b4",  "b5",  "b6",  "b7",
+                                   "b8", "b9", "b10", "b11", "b12", "b13", "b14", "b15"};
 #if NCF_MAX_LAYERS > 16
 #error "NCF_MAX_LAYERS is at most 16"
 #endif
@@ -4904,70 +5090,70 @@ typedef struct {
 /* A batch's forward activations. The training scratch holds one; each serving call makes
    its own, so any number of threads can score with one model at once. */
 typedef struct {
-    float *x[NCF_MAX_LAYERS];   /* x[0]: gathered [user;item] MLP embeddings, x[l]: layer l output */
-    float *gmf;                 /* [n][F] user * item GMF rows */
-    float *logit;               /* [n] */
+    float *x[NCF_MAX_LAYERS]; /* x[0]: gathered [user;item] MLP embeddings, x[l]: layer l output */
+    float *gmf;               /* [n][F] user * item GMF rows */
+    float *logit;             /* [n] */
 } ncf__acts;
 
 /* Everything about a model that is not its parameters, in named parts. */
-typedef struct {                /* the training batch's buffers, for cap rows */
+typedef struct { /* the training batch's buffers, for cap rows */
     int cap;
-    ncf__acts act;              /* its activations */
-    float *dgu, *dgi;           /* [cap][F] */
-    float *dz;                  /* [cap] */
-    double *ex_loss;            /* [cap] per-example loss, summed in order */
-    float *dy[NCF_MAX_LAYERS];  /* [cap][layers[l]]: d(loss)/d(output of layer l); [0] the gathered rows' */
-    float *wt[NCF_MAX_LAYERS];  /* [layers[l]][layers[l-1]]: each kernel transposed, for the backward pass */
-    uint64_t *ukey, *ikey;      /* (row << 32 | position), sorted: the batch grouped by table row */
-    uint64_t *sortbuf;          /* [2][cap] radix sort scratch (users and items at once) */
-    int *ustart, *istart;       /* [cap+1] start of each distinct row in ukey/ikey */
-    int nuser, nitem;           /* distinct table rows in the last batch */
+    ncf__acts act;             /* its activations */
+    float *dgu, *dgi;          /* [cap][F] */
+    float *dz;                 /* [cap] */
+    double *ex_loss;           /* [cap] per-example loss, summed in order */
+    float *dy[NCF_MAX_LAYERS]; /* [cap][layers[l]]: d(loss)/d(output of layer l); [0] the gathered rows' */
+    float *wt[NCF_MAX_LAYERS]; /* [layers[l]][layers[l-1]]: each kernel transposed, for the backward pass */
+    uint64_t *ukey, *ikey;     /* (row << 32 | position), sorted: the batch grouped by table row */
+    uint64_t *sortbuf;         /* [2][cap] radix sort scratch (users and items at once) */
+    int *ustart, *istart;      /* [cap+1] start of each distinct row in ukey/ikey */
+    int nuser, nitem;          /* distinct table rows in the last batch */
 } ncf__batch_bufs;
 
-typedef struct {                /* embedding rows with gradients since the last update */
-    int32_t *user;              /* [num_users] */
-    int32_t *item;              /* [num_items] */
+typedef struct {   /* embedding rows with gradients since the last update */
+    int32_t *user; /* [num_users] */
+    int32_t *item; /* [num_items] */
     int nuser, nitem;
-    uint8_t *flag;              /* [num_users + num_items]: 1 for a row in the lists above */
+    uint8_t *flag; /* [num_users + num_items]: 1 for a row in the lists above */
 } ncf__touched;
 
-typedef struct {                /* where the model's tensors are */
-    int n;                      /* embedding table pairs in tab[] */
-    ncf__table tab[3];          /* GMF/MF, then MLP, then MF biases: those the model has */
-    int gmf, mlp;               /* tab[] of the GMF (MF) and MLP tables, -1 without */
-    float *gmf_weights;         /* GMF output weights: w_out, or ones for MF */
-    float *ones;                /* MF: [F] ones standing in for w_out */
+typedef struct {                          /* where the model's tensors are */
+    int n;                                /* embedding table pairs in tab[] */
+    ncf__table tab[3];                    /* GMF/MF, then MLP, then MF biases: those the model has */
+    int gmf, mlp;                         /* tab[] of the GMF (MF) and MLP tables, -1 without */
+    float *gmf_weights;                   /* GMF output weights: w_out, or ones for MF */
+    float *ones;                          /* MF: [F] ones standing in for w_out */
     float *floats[NCF_MAX_TENSORS];       /* each tensor's floats, or NULL for int8 rows read in place: */
     const int8_t *int8[NCF_MAX_TENSORS];  /* their int8 rows */
     const float *scales[NCF_MAX_TENSORS]; /* and scales */
     float **named[NCF_MAX_TENSORS];       /* the model's field that names each tensor's floats */
 } ncf__tables;
 
-typedef struct {                /* what serving computes once */
-    float *proj;                /* the item projection (the first layer's item half), valid at step */
+typedef struct { /* what serving computes once */
+    float *proj; /* the item projection (the first layer's item half), valid at step */
     int64_t step;
     int32_t *user_order, *item_order; /* indices by ascending raw id, NULL where that is 0, 1, 2... */
 } ncf__serving_cache;
 
 struct ncf__scratch {
-    int F, H, nd, top;          /* shape: GMF width, MLP embedding width, dense layers, MLP output */
-    size_t emb_params;          /* embeddings come first in the parameter block */
+    int F, H, nd, top; /* shape: GMF width, MLP embedding width, dense layers, MLP output */
+    size_t emb_params; /* embeddings come first in the parameter block */
     ncf__tables tables;
-    ncf__batch_bufs batch;      /* training */
-    ncf__touched touched;       /* training */
-    int nonfinite;              /* set by ncf_update when it wrote a non-finite parameter */
+    ncf__batch_bufs batch; /* training */
+    ncf__touched touched;  /* training */
+    int nonfinite;         /* set by ncf_update when it wrote a non-finite parameter */
     ncf__serving_cache cache;
-    ncf__pace pace;             /* training: whether its threads pay on this machine now */
-    int in_place;               /* parameters, ids and rated items are the caller's buffer */
+    ncf__pace pace; /* training: whether its threads pay on this machine now */
+    int in_place;   /* parameters, ids and rated items are the caller's buffer */
 #ifdef NCF_MPI
     struct {
-        int64_t bytes;          /* sent by ncf_mpi_train_examples */
-        int stale;              /* trained over ranks: other ranks' users' rows are out of date */
+        int64_t bytes; /* sent by ncf_mpi_train_examples */
+        int stale;     /* trained over ranks: other ranks' users' rows are out of date */
     } mpi;
 #endif
 };
 
-static void ncf__refresh_projection(ncf_model *m); /* metrics: the cached item projection */
+static void ncf__refresh_projection(ncf_model *m);             /* metrics: the cached item projection */
 static ncf__ids ncf__model_ids(const ncf_model *m, int items); /* serving: the model's ids */
 static int ncf__has_ids(const ncf_model *m);
 
@@ -4993,9 +5179,8 @@ static int ncf__acts_alloc(const ncf_model *m, ncf__acts *a, int n)
     const struct ncf__scratch *s = m->scratch;
     int l, ok = 1;
     memset(a, 0, sizeof *a);
-    for (l = 0; l <= s->nd; l++)
-        ok &= (a->x[l] = NCF__NEW(float, (size_t)n * (s->H ? m->cfg.layers[l] : 1))) != NULL;
-    a->gmf = NCF__NEW(float, (size_t)n * (s->F ? s->F : 1)), a->logit = NCF__NEW(float, n);
+    for (l = 0; l <= s->nd; l++) ok &= (a->x[l] = NCF__NEW(float, (size_t)n *(s->H ? m->cfg.layers[l] : 1))) != NULL;
+    a->gmf = NCF__NEW(float, (size_t)n *(s->F ? s->F : 1)), a->logit = NCF__NEW(float, n);
     if (ok && a->gmf && a->logit) return 1;
     ncf__acts_free(a);
     return 0;
@@ -5007,11 +5192,20 @@ static void ncf__free_buffers(struct ncf__scratch *s)
 {
     int l;
     ncf__acts_free(&s->batch.act);
-    NCF_FREE(s->batch.dgu); NCF_FREE(s->batch.dgi); NCF_FREE(s->batch.dz); NCF_FREE(s->batch.ex_loss);
-    for (l = 0; l < NCF_MAX_LAYERS; l++) NCF_FREE(s->batch.dy[l]), NCF_FREE(s->batch.wt[l]), s->batch.dy[l] = s->batch.wt[l] = NULL;
-    NCF_FREE(s->batch.ukey); NCF_FREE(s->batch.ikey); NCF_FREE(s->batch.sortbuf); NCF_FREE(s->batch.ustart); NCF_FREE(s->batch.istart);
+    NCF_FREE(s->batch.dgu);
+    NCF_FREE(s->batch.dgi);
+    NCF_FREE(s->batch.dz);
+    NCF_FREE(s->batch.ex_loss);
+    for (l = 0; l < NCF_MAX_LAYERS; l++)
+        NCF_FREE(s->batch.dy[l]), NCF_FREE(s->batch.wt[l]), s->batch.dy[l] = s->batch.wt[l] = NULL;
+    NCF_FREE(s->batch.ukey);
+    NCF_FREE(s->batch.ikey);
+    NCF_FREE(s->batch.sortbuf);
+    NCF_FREE(s->batch.ustart);
+    NCF_FREE(s->batch.istart);
     s->batch.dgu = s->batch.dgi = s->batch.dz = NULL;
-    s->batch.ex_loss = NULL, s->batch.ukey = s->batch.ikey = s->batch.sortbuf = NULL, s->batch.ustart = s->batch.istart = NULL;
+    s->batch.ex_loss = NULL, s->batch.ukey = s->batch.ikey = s->batch.sortbuf = NULL,
+    s->batch.ustart = s->batch.istart = NULL;
     s->batch.cap = 0;
 }
 
@@ -5024,15 +5218,17 @@ static int ncf__reserve(ncf_model *m, int n)
     if (n <= s->batch.cap) return NCF_OK;
     ncf__free_buffers(s);
     ok = ncf__acts_alloc(m, &s->batch.act, n);
-    s->batch.dgu = NCF__NEW(float, (size_t)n * F), s->batch.dgi = NCF__NEW(float, (size_t)n * F);
+    s->batch.dgu = NCF__NEW(float, (size_t)n *F), s->batch.dgi = NCF__NEW(float, (size_t)n *F);
     s->batch.dz = NCF__NEW(float, n), s->batch.ex_loss = NCF__NEW(double, n);
     for (l = 0; l <= s->nd && s->H; l++) {
-        ok &= (s->batch.dy[l] = NCF__NEW(float, (size_t)n * L[l])) != NULL;
+        ok &= (s->batch.dy[l] = NCF__NEW(float, (size_t)n *L[l])) != NULL;
         if (l) ok &= (s->batch.wt[l] = NCF__NEW(float, (size_t)L[l - 1] * L[l])) != NULL;
     }
-    s->batch.ukey = NCF__NEW(uint64_t, n), s->batch.ikey = NCF__NEW(uint64_t, n), s->batch.sortbuf = NCF__NEW(uint64_t, 2 * (size_t)n);
+    s->batch.ukey = NCF__NEW(uint64_t, n), s->batch.ikey = NCF__NEW(uint64_t, n),
+    s->batch.sortbuf = NCF__NEW(uint64_t, 2 * (size_t)n);
     s->batch.ustart = NCF__NEW(int, (size_t)n + 1), s->batch.istart = NCF__NEW(int, (size_t)n + 1);
-    ok &= s->batch.dgu && s->batch.dgi && s->batch.dz && s->batch.ex_loss && s->batch.ukey && s->batch.ikey && s->batch.sortbuf && s->batch.ustart && s->batch.istart;
+    ok &= s->batch.dgu && s->batch.dgi && s->batch.dz && s->batch.ex_loss && s->batch.ukey && s->batch.ikey &&
+        s->batch.sortbuf && s->batch.ustart && s->batch.istart;
     if (!ok) {
         ncf__free_buffers(s);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for a batch of %d", n);
@@ -5059,15 +5255,18 @@ static int ncf__check_config(const ncf_config *c)
         if (c->layers[l] <= 0 || c->layers[l] > 65536)
             return ncf__fail(NCF_ERR_ARG, "config: layer %d has size %d (must be 1..65536)", l, c->layers[l]);
         if (!(c->mlp_reg[l] >= 0 && c->mlp_reg[l] <= 1e6f))
-            return ncf__fail(NCF_ERR_ARG, "config: layer %d's L2 is not a number in [0, 1e6]", l); /* (no %g: a device links no double math) */
+            return ncf__fail(NCF_ERR_ARG, "config: layer %d's L2 is not a number in [0, 1e6]",
+                             l); /* (no %g: a device links no double math) */
     }
     if (mlp && c->layers[0] % 2)
         return ncf__fail(NCF_ERR_ARG, "config: layers[0] = %d must be even (user and item halves)", c->layers[0]);
 #ifndef NCF_INFERENCE_ONLY /* (a device serves: the training settings only pass through it) */
     /* (written so that NaN fails each test: a NaN or infinite setting is refused, not trained on) */
     if (!(c->lr > 0 && c->lr <= 1e3f) || !(c->beta1 >= 0 && c->beta1 < 1) || !(c->beta2 >= 0 && c->beta2 < 1) ||
-        !(c->epsilon > 0 && c->epsilon <= 1) || !(c->mf_reg >= 0 && c->mf_reg <= 1e6f) || !(c->init_sd >= 0 && c->init_sd < 1e3f))
-        return ncf__fail(NCF_ERR_ARG, "config: need 0 < lr <= 1000, 0 <= beta1, beta2 < 1, 0 < epsilon <= 1, "
+        !(c->epsilon > 0 && c->epsilon <= 1) || !(c->mf_reg >= 0 && c->mf_reg <= 1e6f) ||
+        !(c->init_sd >= 0 && c->init_sd < 1e3f))
+        return ncf__fail(NCF_ERR_ARG,
+                         "config: need 0 < lr <= 1000, 0 <= beta1, beta2 < 1, 0 < epsilon <= 1, "
                          "0 <= mf_reg <= 1e6, 0 <= init_sd < 1000 (NaN and infinity refused)");
     if (c->batch_size <= 0 || c->batch_size > (1 << 24) || c->num_neg < 0 || c->num_neg > 1000000)
         return ncf__fail(NCF_ERR_ARG, "config: need 0 < batch_size <= 2^24 and 0 <= num_neg <= 1000000 (got %d, %d)",
@@ -5115,7 +5314,11 @@ static int ncf__model_shell(ncf_model **out, const ncf_config *cfg)
     if ((rc = ncf__check_config(cfg)) != NCF_OK) return rc;
     m = NCF__ZNEW(ncf_model, 1);
     s = NCF__ZNEW(struct ncf__scratch, 1);
-    if (!m || !s) { NCF_FREE(m); NCF_FREE(s); return ncf__fail(NCF_ERR_NOMEM, "out of memory for a model"); }
+    if (!m || !s) {
+        NCF_FREE(m);
+        NCF_FREE(s);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for a model");
+    }
     m->cfg = *cfg;
     m->scratch = s;
     mf = cfg->model == NCF_MF;
@@ -5165,7 +5368,8 @@ static void ncf__point_views(ncf_model *m, float *const *v, const int8_t *const 
     s->tables.n = nemb / 2, s->tables.gmf = s->F ? 0 : -1, s->tables.mlp = s->H ? !!s->F : -1;
     for (t = 0; t < nemb; t++) { /* the user tables, then the item tables in the same order */
         ncf__table *T = &s->tables.tab[t % s->tables.n];
-        if (t < s->tables.n) T->user = v[t], T->quser = s->tables.int8[t], T->suser = s->tables.scales[t], T->D = m->tensors[t].cols;
+        if (t < s->tables.n)
+            T->user = v[t], T->quser = s->tables.int8[t], T->suser = s->tables.scales[t], T->D = m->tensors[t].cols;
         else T->item = v[t], T->qitem = s->tables.int8[t], T->sitem = s->tables.scales[t];
     }
     s->tables.gmf_weights = s->tables.ones ? s->tables.ones : m->w_out;
@@ -5219,11 +5423,11 @@ static void ncf__init_tensor(ncf_model *m, int t, int normal, double scale)
     for (i = 0; i < n; i++) {
         uint64_t a = ncf__hash3(key, (uint64_t)i, 0), b = ncf__mix64(a);
         if (normal) {
-            double u1 = ncf__unit(a), u2 = ncf__unit(b);
+            double u1 = ncf__uniform(a), u2 = ncf__uniform(b);
             if (u1 < 1e-300) u1 = 1e-300;
             p[i] = (float)(scale * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
         } else {
-            p[i] = (float)(scale * (2.0 * ncf__unit(a) - 1.0));
+            p[i] = (float)(scale * (2.0 * ncf__uniform(a) - 1.0));
         }
     }
 }
@@ -5235,14 +5439,17 @@ NCFDEF int ncf_model_create(ncf_model **out, const ncf_config *cfg)
     if (!out || !cfg) return ncf__fail(NCF_ERR_ARG, "ncf_model_create: NULL argument");
     *out = NULL;
     if ((rc = ncf__model_shell(&m, cfg)) != NCF_OK) return rc;
-    if ((rc = ncf__own_params(m)) != NCF_OK) { ncf_model_free(m); return rc; }
+    if ((rc = ncf__own_params(m)) != NCF_OK) {
+        ncf_model_free(m);
+        return rc;
+    }
     for (t = 0; t < m->num_tensors; t++) {
         const ncf_tensor *T = &m->tensors[t];
-        if (!strncmp(T->name, "gmf_", 4) || !strncmp(T->name, "mlp_", 4))                     /* embeddings */
+        if (!strncmp(T->name, "gmf_", 4) || !strncmp(T->name, "mlp_", 4))                       /* embeddings */
             ncf__init_tensor(m, t, 1, m->cfg.init_sd == 0.01f ? 0.01 : (double)m->cfg.init_sd); /* 0.01f != 0.01 */
-        else if (T->name[0] == 'b' || strstr(T->name, "bias")) ncf__init_tensor(m, t, 0, 0.0); /* biases */
-        else if (!strcmp(T->name, "w_out")) ncf__init_tensor(m, t, 0, sqrt(3.0 / T->rows));   /* lecun */
-        else ncf__init_tensor(m, t, 0, sqrt(6.0 / (T->rows + T->cols)));                      /* glorot */
+        else if (T->name[0] == 'b' || strstr(T->name, "bias")) ncf__init_tensor(m, t, 0, 0.0);  /* biases */
+        else if (!strcmp(T->name, "w_out")) ncf__init_tensor(m, t, 0, sqrt(3.0 / T->rows));     /* lecun */
+        else ncf__init_tensor(m, t, 0, sqrt(6.0 / (T->rows + T->cols)));                        /* glorot */
     }
     *out = m;
     return NCF_OK;
@@ -5254,8 +5461,10 @@ NCFDEF int ncf_model_create(ncf_model **out, const ncf_config *cfg)
 static int ncf__writable(const ncf_model *m, const char *what)
 {
     if (!m->scratch->in_place) return NCF_OK;
-    return ncf__fail(NCF_ERR_ARG, "%s: the model is read in place (ncf_model_open) and only serves; "
-                                  "ncf_load_mem makes a copy that can change", what);
+    return ncf__fail(NCF_ERR_ARG,
+                     "%s: the model is read in place (ncf_model_open) and only serves; "
+                     "ncf_load_mem makes a copy that can change",
+                     what);
 }
 #endif
 
@@ -5280,10 +5489,18 @@ NCFDEF void ncf_model_free(ncf_model *m)
     }
     NCF_FREE(m->params);
 #ifndef NCF_INFERENCE_ONLY
-    NCF_FREE(m->grads); NCF_FREE(m->adam_m); NCF_FREE(m->adam_v);
+    NCF_FREE(m->grads);
+    NCF_FREE(m->adam_m);
+    NCF_FREE(m->adam_v);
 #endif
-    NCF_FREE(m->raw_user); NCF_FREE(m->raw_item); NCF_FREE(m->rated_ptr); NCF_FREE(m->rated);
-    NCF_FREE(m->user_text); NCF_FREE(m->item_text); NCF_FREE(m->user_text_at); NCF_FREE(m->item_text_at);
+    NCF_FREE(m->raw_user);
+    NCF_FREE(m->raw_item);
+    NCF_FREE(m->rated_ptr);
+    NCF_FREE(m->rated);
+    NCF_FREE(m->user_text);
+    NCF_FREE(m->item_text);
+    NCF_FREE(m->user_text_at);
+    NCF_FREE(m->item_text_at);
     NCF_FREE(m);
 }
 
@@ -5299,17 +5516,21 @@ NCFDEF int ncf_model_init_from(ncf_model *m, const ncf_model *gmf, const ncf_mod
         return ncf__fail(NCF_ERR_ARG, "ncf_model_init_from: an int8 model read in place cannot start a NeuMF");
     c = &m->cfg, g = &gmf->cfg, p = &mlp->cfg, s = m->scratch;
     if (c->model != NCF_NEUMF || g->model != NCF_GMF || p->model != NCF_MLP)
-        return ncf__fail(NCF_ERR_ARG, "ncf_model_init_from: needs a NeuMF, a GMF and an MLP model (got types %d, %d, %d)",
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_model_init_from: needs a NeuMF, a GMF and an MLP model (got types %d, %d, %d)",
                          (int)c->model, (int)g->model, (int)p->model);
-    if (!(alpha >= 0.0f && alpha <= 1.0f)) return ncf__fail(NCF_ERR_ARG, "ncf_model_init_from: alpha %g outside [0, 1]", alpha);
+    if (!(alpha >= 0.0f && alpha <= 1.0f))
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_init_from: alpha %g outside [0, 1]", alpha);
     if (g->num_users != c->num_users || p->num_users != c->num_users || g->num_items != c->num_items ||
         p->num_items != c->num_items)
         return ncf__fail(NCF_ERR_ARG, "ncf_model_init_from: users x items differ: NeuMF %dx%d, GMF %dx%d, MLP %dx%d",
                          c->num_users, c->num_items, g->num_users, g->num_items, p->num_users, p->num_items);
-    if (g->mf_dim != c->mf_dim) return ncf__fail(NCF_ERR_ARG, "ncf_model_init_from: GMF has %d factors, NeuMF %d", g->mf_dim, c->mf_dim);
+    if (g->mf_dim != c->mf_dim)
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_init_from: GMF has %d factors, NeuMF %d", g->mf_dim, c->mf_dim);
     for (l = 0; l < c->num_layers; l++)
         if (p->num_layers != c->num_layers || p->layers[l] != c->layers[l])
-            return ncf__fail(NCF_ERR_ARG, "ncf_model_init_from: the MLP's layers differ from the NeuMF's (layer %d)", l);
+            return ncf__fail(NCF_ERR_ARG, "ncf_model_init_from: the MLP's layers differ from the NeuMF's (layer %d)",
+                             l);
     F = s->F, top = s->top;
     memcpy(m->gmf_user, gmf->gmf_user, sizeof(float) * (size_t)c->num_users * F);
     memcpy(m->gmf_item, gmf->gmf_item, sizeof(float) * (size_t)c->num_items * F);
@@ -5339,17 +5560,21 @@ static int ncf__check_batch(const ncf_model *m, const int32_t *users, const int3
         return ncf__fail(NCF_ERR_ARG, "batch: NULL array or size %d <= 0", n);
     for (j = 0; j < n; j++)
         if (users[j] < 0 || users[j] >= m->cfg.num_users || items[j] < 0 || items[j] >= m->cfg.num_items)
-            return ncf__fail(NCF_ERR_ARG, "batch position %d: (user index %d, item index %d) outside [0,%d) x [0,%d) (indices, not ids)", j,
-                             (int)users[j], (int)items[j], m->cfg.num_users, m->cfg.num_items);
+            return ncf__fail(
+                NCF_ERR_ARG,
+                "batch position %d: (user index %d, item index %d) outside [0,%d) x [0,%d) (indices, not ids)", j,
+                (int)users[j], (int)items[j], m->cfg.num_users, m->cfg.num_items);
     for (j = 0; labels && j < n; j++)
         if (!(((const float *)labels)[j] >= 0.0f && ((const float *)labels)[j] <= NCF__MAX_CONFIDENCE))
-            return ncf__fail(NCF_ERR_ARG, "batch position %d: label %g (0 a negative, a positive's weight in "
-                             "(0, 1e9])", j, (double)((const float *)labels)[j]);
+            return ncf__fail(NCF_ERR_ARG,
+                             "batch position %d: label %g (0 a negative, a positive's weight in "
+                             "(0, 1e9])",
+                             j, (double)((const float *)labels)[j]);
     return NCF_OK;
 }
 
 #define NCF__LANES 8 /* the output layer's partial sums */
-#if NCF__VEC /* NCF__LANES floats as one vector, and c += a * b on it under the rounding rule */
+#if NCF__VEC         /* NCF__LANES floats as one vector, and c += a * b on it under the rounding rule */
 #if NCF__VW == 8
 typedef ncf__vf ncf__v8;
 #define NCF__V8FMA(c, a, b) NCF__VFMA(c, a, b)
@@ -5359,9 +5584,9 @@ typedef ncf__vh ncf__v8;
 #else
 typedef float ncf__v8 __attribute__((vector_size(32)));
 #if NCF__FUSED
-#define NCF__V8FMA(c, a, b)                                                 \
-    do {                                                                    \
-        int l_;                                                             \
+#define NCF__V8FMA(c, a, b) \
+    do { \
+        int l_; \
         for (l_ = 0; l_ < 8; l_++) (c)[l_] = fmaf((a)[l_], (b)[l_], (c)[l_]); \
     } while (0)
 #else
@@ -5460,7 +5685,8 @@ static void ncf__first_layer(const ncf_model *m, float *x1, const float *x0, int
 {
     int H = m->scratch->H, L1 = m->cfg.layers[1];
     ncf__gemm_rows(x1, L1, x0, (ptrdiff_t)2 * H, 1, m->w[1], L1, m->b[1], r0, r1, L1, H, 0);
-    ncf__gemm_rows(x1, L1, x0 + H, (ptrdiff_t)2 * H, 1, m->w[1] + (size_t)H * L1, L1, NULL, r0, r1, L1, H, NCF__ADD | NCF__RELU);
+    ncf__gemm_rows(x1, L1, x0 + H, (ptrdiff_t)2 * H, 1, m->w[1] + (size_t)H * L1, L1, NULL, r0, r1, L1, H,
+                   NCF__ADD | NCF__RELU);
 }
 
 /* The forward pass of batch rows [r0, r1) (a tile-aligned range): activations and logits
@@ -5486,13 +5712,16 @@ static void ncf__forward_rows(const ncf_model *m, ncf__acts *a, const int32_t *u
         ncf__gemm_rows(a->x[l], L[l], a->x[l - 1], L[l - 1], 1, m->w[l], L[l], m->b[l], r0, r1, L[l], L[l - 1],
                        NCF__RELU);
     for (b = r0; b < r1; b++)
-        a->logit[b] = ncf__output(m, F ? m->gmf_user + (size_t)users[b] * F : NULL,
-                                  F ? m->gmf_item + (size_t)items[b] * F : NULL,
-                                  m->user_bias ? m->user_bias[users[b]] : 0.0f, items[b], a->x[s->nd] + (size_t)b * s->top);
+        a->logit[b] =
+            ncf__output(m, F ? m->gmf_user + (size_t)users[b] * F : NULL, F ? m->gmf_item + (size_t)items[b] * F : NULL,
+                        m->user_bias ? m->user_bias[users[b]] : 0.0f, items[b], a->x[s->nd] + (size_t)b * s->top);
 }
 
 /* Whether n rows are worth a parallel region. */
-static int ncf__rows_parallel(const ncf_model *m, int n) { return n > NCF__MR && n * ncf__row_macs(m) > 4 * NCF__PAR_WORK; }
+static int ncf__rows_parallel(const ncf_model *m, int n)
+{
+    return n > NCF__MR && n * ncf__row_macs(m) > 4 * NCF__PAR_WORK;
+}
 
 static int ncf__score_pairs(const ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits);
 
@@ -5557,14 +5786,17 @@ static void ncf__loss_rows(ncf_model *m, const int32_t *users, const int32_t *it
     for (b = r0; b < r1; b++) {
         double r = ncf__bce(s->batch.act.logit[b], labels[b]);
         if (s->F && c->mf_reg > 0)
-            r += c->mf_reg * (ncf__sqnorm(m->gmf_user + (size_t)users[b] * s->F, s->F) +
-                              ncf__sqnorm(m->gmf_item + (size_t)items[b] * s->F, s->F));
+            r += c->mf_reg *
+                (ncf__sqnorm(m->gmf_user + (size_t)users[b] * s->F, s->F) +
+                 ncf__sqnorm(m->gmf_item + (size_t)items[b] * s->F, s->F));
         if (m->user_bias && c->mf_reg > 0)
-            r += c->mf_reg * ((double)m->user_bias[users[b]] * m->user_bias[users[b]] +
-                              (double)m->item_bias[items[b]] * m->item_bias[items[b]]);
+            r += c->mf_reg *
+                ((double)m->user_bias[users[b]] * m->user_bias[users[b]] +
+                 (double)m->item_bias[items[b]] * m->item_bias[items[b]]);
         if (s->H && c->mlp_reg[0] > 0)
-            r += c->mlp_reg[0] * (ncf__sqnorm(m->mlp_user + (size_t)users[b] * s->H, s->H) +
-                                  ncf__sqnorm(m->mlp_item + (size_t)items[b] * s->H, s->H));
+            r += c->mlp_reg[0] *
+                (ncf__sqnorm(m->mlp_user + (size_t)users[b] * s->H, s->H) +
+                 ncf__sqnorm(m->mlp_item + (size_t)items[b] * s->H, s->H));
         s->batch.ex_loss[b] = r;
     }
 }
@@ -5737,14 +5969,14 @@ static void ncf__layer_grads_of(ncf_model *m, int k0, int k1, int64_t u, float *
     struct ncf__scratch *s = m->scratch;
     const int *L = m->cfg.layers;
     int n = k1 - k0, l, F = s->F;
-#define NCF__G(param) (g + ((param) - m->params - s->emb_params))
+#define NCF__G(param) (g + ((param)-m->params - s->emb_params))
     for (l = 1; l <= s->nd; l++) {
         int in = L[l - 1], out = L[l];
         float *gw = NCF__G(m->w[l]);
         if (u < NCF__DW_UNITS(in)) {
             int rows = ncf__dw_tiles(in) * NCF__MR, m0 = (int)u * rows, m1 = m0 + rows < in ? m0 + rows : in;
-            ncf__gemm_rows(gw, out, s->batch.act.x[l - 1] + (size_t)k0 * in, 1, in, s->batch.dy[l] + (size_t)k0 * out, out, NULL,
-                           m0, m1, out, n, NCF__ACC);
+            ncf__gemm_rows(gw, out, s->batch.act.x[l - 1] + (size_t)k0 * in, 1, in, s->batch.dy[l] + (size_t)k0 * out,
+                           out, NULL, m0, m1, out, n, NCF__ACC);
             if (l2 && m->cfg.mlp_reg[l] > 0) {
                 float two_r = 2.0f * m->cfg.mlp_reg[l];
                 size_t k;
@@ -5761,13 +5993,14 @@ static void ncf__layer_grads_of(ncf_model *m, int k0, int k1, int64_t u, float *
     }
     if (m->w_out) {
         if (u < NCF__BLOCKS(F)) {
-            ncf__col_block(NCF__G(m->w_out), s->batch.dz + k0, s->batch.act.gmf + (size_t)k0 * F, F, n, (int)u * NCF__COLS, F);
+            ncf__col_block(NCF__G(m->w_out), s->batch.dz + k0, s->batch.act.gmf + (size_t)k0 * F, F, n,
+                           (int)u * NCF__COLS, F);
             return;
         }
         u -= NCF__BLOCKS(F);
         if (u < NCF__BLOCKS(s->top)) {
-            ncf__col_block(NCF__G(m->w_out) + F, s->batch.dz + k0, s->batch.act.x[s->nd] + (size_t)k0 * s->top, s->top, n,
-                           (int)u * NCF__COLS, s->top);
+            ncf__col_block(NCF__G(m->w_out) + F, s->batch.dz + k0, s->batch.act.x[s->nd] + (size_t)k0 * s->top, s->top,
+                           n, (int)u * NCF__COLS, s->top);
             return;
         }
     }
@@ -5792,9 +6025,18 @@ static void ncf__sums_unit(ncf_model *m, const ncf__batch *bt, int64_t u, double
 {
     struct ncf__scratch *s = m->scratch;
     int n = bt->n;
-    if (u == 0) { s->batch.nuser = ncf__sort_batch_by_row(s->batch.ukey, s->batch.sortbuf, s->batch.ustart, bt->users, n); return; }
-    if (u == 1) { s->batch.nitem = ncf__sort_batch_by_row(s->batch.ikey, s->batch.sortbuf + n, s->batch.istart, bt->items, n); return; }
-    if (u == 2) { *loss = ncf__loss_total(m, n); return; }
+    if (u == 0) {
+        s->batch.nuser = ncf__sort_batch_by_row(s->batch.ukey, s->batch.sortbuf, s->batch.ustart, bt->users, n);
+        return;
+    }
+    if (u == 1) {
+        s->batch.nitem = ncf__sort_batch_by_row(s->batch.ikey, s->batch.sortbuf + n, s->batch.istart, bt->items, n);
+        return;
+    }
+    if (u == 2) {
+        *loss = ncf__loss_total(m, n);
+        return;
+    }
     ncf__layer_grads_of(m, 0, n, u - 3, m->grads + s->emb_params, 1);
 }
 
@@ -5807,7 +6049,9 @@ static void ncf__sums_phase(ncf__ctx *x, ncf_model *m, const ncf__batch *bt, dou
 
 /* ---- >>optimizer: Adam (lazy, dense) and SGD updates ----------------------------------------- */
 
-typedef struct { float b1, b2, lr_t, eps; } ncf__adam_k;
+typedef struct {
+    float b1, b2, lr_t, eps;
+} ncf__adam_k;
 
 /* The constants of optimizer step t (1, 2, ...). */
 static ncf__adam_k ncf__adam_consts(const ncf_model *m, int64_t t)
@@ -5816,8 +6060,8 @@ static ncf__adam_k ncf__adam_consts(const ncf_model *m, int64_t t)
     ncf__adam_k k;
     k.b1 = c->beta1, k.b2 = c->beta2, k.eps = c->epsilon;
     k.lr_t = c->optimizer == NCF_OPT_SGD
-                 ? c->lr
-                 : (float)(c->lr * sqrt(1.0 - pow(c->beta2, (double)t)) / (1.0 - pow(c->beta1, (double)t)));
+        ? c->lr
+        : (float)(c->lr * sqrt(1.0 - pow(c->beta2, (double)t)) / (1.0 - pow(c->beta1, (double)t)));
     return k;
 }
 
@@ -5909,7 +6153,10 @@ static int64_t ncf__layer_updates_count(const ncf_model *m)
     return (int64_t)NCF__CEIL_DIV(m->num_params - m->scratch->emb_params, NCF__CHUNK);
 }
 
-static int64_t ncf__table_updates_count(const ncf_model *m) { return NCF__CEIL_DIV((int64_t)m->scratch->emb_params, NCF__CHUNK); }
+static int64_t ncf__table_updates_count(const ncf_model *m)
+{
+    return NCF__CEIL_DIV((int64_t)m->scratch->emb_params, NCF__CHUNK);
+}
 
 /* Embedding unit u of dense Adam: every row, in flat chunks. */
 static int ncf__table_update(ncf_model *m, int64_t u, const ncf__adam_k *k)
@@ -6014,11 +6261,13 @@ static void ncf__rows_of_tables_phase(ncf__ctx *x, ncf_model *m, int n, const nc
     const ncf__adam_k *rows_k = k && !ncf__dense_adam(m) ? k : NULL;
     while (ncf__claim(x, units, 1, &lo, &hi))
         for (u = lo; u < hi; u++) {
-            int side = u >= gu, q0 = (int)(side ? u - gu : u) * NCF__ROWS_PER_UNIT, nq = side ? s->batch.nitem : s->batch.nuser, b = 0;
+            int side = u >= gu, q0 = (int)(side ? u - gu : u) * NCF__ROWS_PER_UNIT,
+                nq = side ? s->batch.nitem : s->batch.nuser, b = 0;
             if (u < gu + gi) {
-                if (q0 < nq) b = ncf__update_batch_rows(m, side, n, q0, q0 + NCF__ROWS_PER_UNIT < nq ? q0 + NCF__ROWS_PER_UNIT : nq, rows_k);
-            }
-            else if (k) b = ncf__layer_update(m, u - gu - gi, k);
+                if (q0 < nq)
+                    b = ncf__update_batch_rows(m, side, n, q0,
+                                               q0 + NCF__ROWS_PER_UNIT < nq ? q0 + NCF__ROWS_PER_UNIT : nq, rows_k);
+            } else if (k) b = ncf__layer_update(m, u - gu - gi, k);
             else ncf__list_touched(m);
             if (b && bad) ncf__flag(bad, 1); /* (b is 0 when bad is NULL: no update ran) */
         }
@@ -6083,8 +6332,7 @@ static int ncf__given_batch(ncf_model *m, ncf__batch *bt, const int32_t *users, 
     return NCF_OK;
 }
 
-NCFDEF int ncf_loss(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int n,
-                    double *loss)
+NCFDEF int ncf_loss(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int n, double *loss)
 {
     ncf__team team = NCF__TEAM_INIT;
     ncf__batch bt;
@@ -6103,8 +6351,8 @@ NCFDEF int ncf_loss(ncf_model *m, const int32_t *users, const int32_t *items, co
 /* Whether rows have gradients waiting for ncf_update. */
 static int ncf__pending(const ncf_model *m) { return m->scratch->touched.nuser || m->scratch->touched.nitem; }
 
-NCFDEF int ncf_forward_backward(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels,
-                                int n, double *loss)
+NCFDEF int ncf_forward_backward(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int n,
+                                double *loss)
 {
     ncf__team team = NCF__TEAM_INIT;
     ncf__batch bt;
@@ -6176,7 +6424,7 @@ static void ncf__update_now(ncf_model *m)
     ncf__team team = NCF__TEAM_INIT;
     int64_t rows = (int64_t)s->touched.nuser + s->touched.nitem;
     int64_t units = ncf__layer_updates_count(m) + (ncf__dense_adam(m) ? ncf__table_updates_count(m) : 0) +
-                    NCF__CEIL_DIV(s->touched.nuser, NCF__ROWS_PER_UNIT) + NCF__CEIL_DIV(s->touched.nitem, NCF__ROWS_PER_UNIT);
+        NCF__CEIL_DIV(s->touched.nuser, NCF__ROWS_PER_UNIT) + NCF__CEIL_DIV(s->touched.nitem, NCF__ROWS_PER_UNIT);
     double work = ncf__dense_adam(m) ? (double)m->num_params : (double)(m->num_params - s->emb_params) + 64.0 * rows;
     int bad = 0;
     NCF__PARALLEL(work > 16 * NCF__PAR_WORK)
@@ -6202,11 +6450,15 @@ static int ncf__step_failed(ncf_model *m, double loss, int updated)
 {
     if (!updated) {
         ncf_zero_grad(m);
-        return ncf__fail(NCF_ERR_DATA, "the loss is %g at step %lld: the parameters are not finite (learning "
-                         "rate too high?)", loss, (long long)m->step + 1);
+        return ncf__fail(NCF_ERR_DATA,
+                         "the loss is %g at step %lld: the parameters are not finite (learning "
+                         "rate too high?)",
+                         loss, (long long)m->step + 1);
     }
-    return ncf__fail(NCF_ERR_DATA, "step %lld made a parameter infinite or NaN (learning rate too high?); "
-                     "stopped there", (long long)m->step);
+    return ncf__fail(NCF_ERR_DATA,
+                     "step %lld made a parameter infinite or NaN (learning rate too high?); "
+                     "stopped there",
+                     (long long)m->step);
 }
 
 NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int n,
@@ -6259,8 +6511,8 @@ typedef struct {
 
 /* Steps [0, nsteps) of a block, batch i being examples start + i*B.. of the epoch, in one
    region. losses[i] and bad[i] are step i's. Returns the steps that updated the model. */
-static int ncf__train_block(ncf_model *m, const ncf__batch *first, int64_t end, int nsteps, double *losses,
-                            int *bad, const ncf__report *rep)
+static int ncf__train_block(ncf_model *m, const ncf__batch *first, int64_t end, int nsteps, double *losses, int *bad,
+                            const ncf__report *rep)
 {
     ncf__team team = NCF__TEAM_INIT;
     int B = m->cfg.batch_size, done = 0;
@@ -6359,8 +6611,8 @@ static double ncf__sgd_example(ncf_model *m, int32_t u, int32_t i, float y, int 
    each followed by its negatives (the sampler's examples, in another order). Its user's row
    then serves 1 + num_neg steps from the cache: in the sampler's order every step misses on
    two rows, and a step costs four times as much. */
-static void ncf__fill_by_positive(const ncf_sampler *s, int epoch, int64_t start, int n, int32_t *users,
-                                  int32_t *items, float *labels)
+static void ncf__fill_by_positive(const ncf_sampler *s, int epoch, int64_t start, int n, int32_t *users, int32_t *items,
+                                  float *labels)
 {
     uint64_t key = ncf__hash3(s->seed ^ NCF__TAG_SHUFFLE, (uint64_t)epoch, 1);
     int64_t per = 1 + s->num_neg, num_train = s->num_examples / per, q, x = -1;
@@ -6370,7 +6622,8 @@ static void ncf__fill_by_positive(const ncf_sampler *s, int epoch, int64_t start
         q = start + j;
         if (j == 0 || q % per == 0) {
             x = q / per;
-            do x = (int64_t)ncf__feistel((uint64_t)x, bits, key); while (x >= num_train);
+            do x = (int64_t)ncf__feistel((uint64_t)x, bits, key);
+            while (x >= num_train);
         }
         ncf__example(s, epoch, x * per + q % per, &users[j], &items[j], &labels[j]);
     }
@@ -6433,7 +6686,8 @@ NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int
     ncf__report rep;
     if (!m || !s || !s->data) return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: NULL model or sampler");
     if ((rc = ncf__writable(m, "ncf_train_examples")) != NCF_OK) return rc;
-    if (ncf__is_shard(s->data)) return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: the data is a shard: train it with ncf_mpi_train_epoch");
+    if (ncf__is_shard(s->data))
+        return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: the data is a shard: train it with ncf_mpi_train_epoch");
     if (s->data->num_users > m->cfg.num_users || s->data->num_items > m->cfg.num_items)
         return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: the data has %d users and %d items, the model %d and %d",
                          s->data->num_users, s->data->num_items, m->cfg.num_users, m->cfg.num_items);
@@ -6473,7 +6727,11 @@ NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int
         if (done > 0 && bad[done - 1]) rc = ncf__step_failed(m, losses[done - 1], 1);
         else if (done < nsteps) rc = ncf__step_failed(m, losses[done], 0);
     }
-    NCF_FREE(u); NCF_FREE(it); NCF_FREE(y); NCF_FREE(losses); NCF_FREE(bad);
+    NCF_FREE(u);
+    NCF_FREE(it);
+    NCF_FREE(y);
+    NCF_FREE(losses);
+    NCF_FREE(bad);
     if (rc == NCF_OK && mean_loss) *mean_loss = count ? sum / (double)count : 0;
     return rc;
 }
@@ -6496,17 +6754,17 @@ NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_pr
    W1 [u; i] = W1u u + W1i i, with W1i i precomputed once per item. */
 
 #define NCF__SCORE_CHUNK 48 /* the most items serving scores at a time (ncf__score_chunk) */
-#define NCF__FOLD_CHUNK 32 /* a fold-in's examples at a time (its sums follow this order) */
+#define NCF__FOLD_CHUNK 32  /* a fold-in's examples at a time (its sums follow this order) */
 
 /* Scoring buffers for n items at a time, carved from one block: the heap's, or the caller's
    workspace (ncf_with_workspace_size). */
 typedef struct {
-    float *h[2];    /* [n][widest dense layer] activations */
-    float *pu;      /* [layers[1]] user half of the first layer, plus its bias */
-    float *urow;    /* [F + H] the user's GMF and MLP rows, when int8 */
-    float *irow;    /* [n][H] the items' MLP rows, when no item projection is cached */
-    float *gi;      /* [F] an item's GMF row, when int8 */
-    float *sc;      /* [n] scores */
+    float *h[2]; /* [n][widest dense layer] activations */
+    float *pu;   /* [layers[1]] user half of the first layer, plus its bias */
+    float *urow; /* [F + H] the user's GMF and MLP rows, when int8 */
+    float *irow; /* [n][H] the items' MLP rows, when no item projection is cached */
+    float *gi;   /* [F] an item's GMF row, when int8 */
+    float *sc;   /* [n] scores */
 } ncf__eval_buf;
 
 #define NCF__ALIGN_FLOATS 16 /* each buffer starts on a 64-byte line */
@@ -6516,7 +6774,8 @@ static size_t ncf__round_floats(size_t n) { return NCF__CEIL_DIV(n, NCF__ALIGN_F
 static int ncf__widest_dense(const ncf_model *m)
 {
     int l, w = 1;
-    for (l = 1; l <= m->scratch->nd; l++) if (m->cfg.layers[l] > w) w = m->cfg.layers[l];
+    for (l = 1; l <= m->scratch->nd; l++)
+        if (m->cfg.layers[l] > w) w = m->cfg.layers[l];
     return w;
 }
 
@@ -6589,8 +6848,11 @@ static float *ncf__item_projection(const ncf_model *m, int *rc)
        1-wide item embedding under a 65,536-wide layer): past 4 parameters' worth (and 1M floats)
        there is none, and scoring projects each chunk as it goes, with the same scores. */
     if ((double)m->cfg.num_items * L1 > 4.0 * (double)m->num_params + (1 << 20)) return NULL;
-    proj = NCF__NEW(float, (size_t)m->cfg.num_items * L1);
-    if (!proj) { *rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for the item projection"); return NULL; }
+    proj = NCF__NEW(float, (size_t)m->cfg.num_items *L1);
+    if (!proj) {
+        *rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for the item projection");
+        return NULL;
+    }
     ncf__gemm(proj, L1, m->mlp_item, s->H, 1, m->w[1] + (size_t)s->H * L1, L1, NULL, m->cfg.num_items, L1, s->H, 0);
     return proj;
 }
@@ -6713,7 +6975,6 @@ static int ncf__evaluated(const ncf_dataset *d, int target, int u)
     return n > 0 && (!d->test_ptr || d->user_ptr[u + 1] > d->user_ptr[u]);
 }
 
-
 /* The same, and then the item full ranking skips besides the training ones (the test's skips
    the validation item, rated; the validation's skips nothing: whatever chooses on it never
    reads the test items, for which the test item is one more unrated item) and the sampled
@@ -6742,7 +7003,8 @@ static int ncf__ids_match(const ncf_model *m, const ncf_dataset *d)
         for (k = 0; k < dt.n; k++)
             if (ncf__ids_name(&mt, k, a, sizeof a) < 0 || ncf__ids_name(&dt, k, b, sizeof b) < 0 || strcmp(a, b) != 0) {
                 ncf__say("ncf_evaluate: the model's %s %d is '%s', the data's '%s': other ids (a model "
-                         "answers for the ids it was trained on)", side ? "item" : "user", k, ncf__shown(a, a + strlen(a)), b);
+                         "answers for the ids it was trained on)",
+                         side ? "item" : "user", k, ncf__shown(a, a + strlen(a)), b);
                 return 0;
             }
     }
@@ -6754,24 +7016,31 @@ static int ncf__eval_args(const ncf_model *m, const ncf_dataset *data, const ncf
     int nneg;
     if (!m || !data || !data->user_ptr || !out || !o || o->k <= 0)
         return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: need a model, a loaded dataset, an output and k > 0");
-    if (data->num_users != m->cfg.num_users || data->num_items != m->cfg.num_items) /* (full ranking ranks the data's catalogue) */
-        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: the data has %d users and %d items, the model %d and %d: not the "
-                         "data it was trained on", data->num_users, data->num_items, m->cfg.num_users, m->cfg.num_items);
-    if ((o->target != NCF_EVAL_TEST && o->target != NCF_EVAL_VALIDATION) || (o->full_ranking != 0 && o->full_ranking != 1) ||
-        o->max_users < 0)
-        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: target %d, full_ranking %d or max_users %d is not one of its values",
-                         o->target, o->full_ranking, o->max_users);
+    if (data->num_users != m->cfg.num_users ||
+        data->num_items != m->cfg.num_items) /* (full ranking ranks the data's catalogue) */
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_evaluate: the data has %d users and %d items, the model %d and %d: not the "
+                         "data it was trained on",
+                         data->num_users, data->num_items, m->cfg.num_users, m->cfg.num_items);
+    if ((o->target != NCF_EVAL_TEST && o->target != NCF_EVAL_VALIDATION) ||
+        (o->full_ranking != 0 && o->full_ranking != 1) || o->max_users < 0)
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_evaluate: target %d, full_ranking %d or max_users %d is not one of its values", o->target,
+                         o->full_ranking, o->max_users);
     if (!ncf__ids_match(m, data)) return NCF_ERR_ARG;
     if (data->report.holdout == NCF_HOLDOUT_NONE)
-        return ncf__fail(NCF_ERR_DATA, "ncf_evaluate: nothing to evaluate: the dataset holds no item out (holdout none)");
+        return ncf__fail(NCF_ERR_DATA,
+                         "ncf_evaluate: nothing to evaluate: the dataset holds no item out (holdout none)");
     if (o->target == NCF_EVAL_VALIDATION && !ncf__has_val(data))
         return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: the dataset has no validation set (ncf_hold_out_validation)");
     if (data->test_ptr && !o->full_ranking)
-        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: a split of many items per user is evaluated by full ranking "
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_evaluate: a split of many items per user is evaluated by full ranking "
                          "(ncf_eval_opts.full_ranking): it has no sampled negatives");
     nneg = o->target == NCF_EVAL_VALIDATION ? data->num_val_neg : data->num_eval_neg;
     if (!o->full_ranking && nneg <= 0)
-        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: the dataset has no eval negatives (sample some, or rank all items)");
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_evaluate: the dataset has no eval negatives (sample some, or rank all items)");
     return NCF_OK;
 }
 
@@ -6790,7 +7059,7 @@ static double ncf__eval_share(const ncf_eval_opts *o, int64_t held)
     return o->full_ranking && o->max_users > 0 && held > o->max_users ? (double)o->max_users / (double)held : 1.0;
 }
 
-#define NCF__UNSCORED (-1) /* a user's rank: not evaluated */
+#define NCF__UNSCORED (-1)        /* a user's rank: not evaluated */
 #define NCF__NONFINITE_SCORE (-2) /* evaluated, and its item's score is not finite: a miss */
 
 /* How many candidates outrank u's held-out item cand[0]: its sampled negatives cand[1..ncand),
@@ -6816,14 +7085,14 @@ static int64_t ncf__count_above(const ncf_dataset *d, int u, int32_t other, cons
 /* Whether full ranking's fixed sample takes user u. */
 static int ncf__sampled_user(const ncf_eval_opts *o, double share, int u)
 {
-    return share >= 1 || ncf__unit(ncf__hash3(o->seed ^ NCF__TAG_FULL, (uint64_t)u, 0)) < share;
+    return share >= 1 || ncf__uniform(ncf__hash3(o->seed ^ NCF__TAG_FULL, (uint64_t)u, 0)) < share;
 }
 
 #ifdef NCF_MPI /* (ranks of one held-out item, gathered over the ranks) */
 /* rank[u - u0] for users [u0, u1): how many candidates score at least as high as the held-out
    item, or one of the two marks above. */
-static int ncf__eval_ranks(ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *o, double share, int u0,
-                           int u1, int64_t *rank)
+static int ncf__eval_ranks(ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *o, double share, int u0, int u1,
+                           int64_t *rank)
 {
     const float *proj;
     float *own;
@@ -6855,8 +7124,8 @@ static int ncf__eval_ranks(ncf_model *m, const ncf_dataset *data, const ncf_eval
             if (!o->full_ranking) memcpy(cand + 1, neg, sizeof(int32_t) * (size_t)(ncand - 1));
             for (j0 = 0; j0 < ncand; j0 += C) { /* (a score does not depend on its chunk) */
                 e.sc = sc + j0;
-                ncf__score_user(m, proj, u, NULL, o->full_ranking ? NULL : cand + j0, j0, ncand - j0 < C ? ncand - j0 : C, &e,
-                                j0 > 0);
+                ncf__score_user(m, proj, u, NULL, o->full_ranking ? NULL : cand + j0, j0,
+                                ncand - j0 < C ? ncand - j0 : C, &e, j0 > 0);
             }
             r = ncf__count_above(data, u, other, cand, ncand, o->full_ranking, sc);
             rank[u - u0] = NCF__NONFINITE(sc[o->full_ranking ? t : 0]) ? NCF__NONFINITE_SCORE : r;
@@ -6878,7 +7147,8 @@ static void ncf__metrics_of(const int64_t *rank, int n, int k, ncf_metrics *out)
         users++;
         if (rank[u] < 0) continue;
         rsum += 1.0 / (double)(rank[u] + 1);
-        if (rank[u] < k) hsum += 1.0, nsum += log(2.0) / log((double)rank[u] + 2.0), asum += 1.0 / (double)(rank[u] + 1);
+        if (rank[u] < k)
+            hsum += 1.0, nsum += log(2.0) / log((double)rank[u] + 2.0), asum += 1.0 / (double)(rank[u] + 1);
     }
     memset(out, 0, sizeof *out);
     out->users = users, out->k = k;
@@ -6890,7 +7160,10 @@ static void ncf__metrics_of(const int64_t *rank, int n, int k, ncf_metrics *out)
 #endif
 
 /* A candidate of a top list: a better score first, then a lower item. */
-typedef struct { float score; int32_t item; } ncf__scored;
+typedef struct {
+    float score;
+    int32_t item;
+} ncf__scored;
 
 /* Whether a ranks after b in a top list. */
 static int ncf__after(const ncf__scored *a, const ncf__scored *b)
@@ -6928,8 +7201,8 @@ static void ncf__top_push(ncf__scored *h, int *n, int kmax, ncf__scored c)
 /* The top of one user's ranking: where its held-out items fall among the first kmax (pos[],
    ascending), the rank of its best one, and (full ranking) the first kmax items. */
 typedef struct {
-    int64_t held;       /* its held-out items; -1: not evaluated */
-    int64_t best;       /* the rank of the best of them (from 0), or NCF__NONFINITE_SCORE */
+    int64_t held; /* its held-out items; -1: not evaluated */
+    int64_t best; /* the rank of the best of them (from 0), or NCF__NONFINITE_SCORE */
     int hits, ntop;
     int32_t *pos, *top; /* [kmax] each */
 } ncf__ranking;
@@ -6973,8 +7246,9 @@ static void ncf__rank_full(const ncf_dataset *d, int u, const int32_t *held, int
     for (j = 0; j < nh; j++)
         if (!NCF__NONFINITE(sc[held[j]])) hs[nf].score = sc[held[j]], hs[nf++].item = held[j];
     ncf__heap_sort((char *)hs, (size_t)nf, sizeof *hs, ncf__cmp_scored);
-    if (nf) r = ncf__count_at_least(sc, d->num_items, hs[0].score) - ncf__rated_at_least(p, pe, held, nh, other, no, sc,
-                                                                                         hs[0].score);
+    if (nf)
+        r = ncf__count_at_least(sc, d->num_items, hs[0].score) -
+            ncf__rated_at_least(p, pe, held, nh, other, no, sc, hs[0].score);
     for (j = 0; j < d->num_items; j++) { /* (most items do not enter the top: that test comes first) */
         ncf__scored c;
         c.score = sc[j], c.item = (int32_t)j;
@@ -7103,15 +7377,19 @@ static int ncf__at_args(const ncf_model *m, const ncf_dataset *d, const ncf_eval
     if (m) return ncf__eval_args(m, d, &one, out);
     if (ncf__is_shard(d)) return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: the dataset is a shard");
     if (d->report.holdout == NCF_HOLDOUT_NONE)
-        return ncf__fail(NCF_ERR_DATA, "ncf_evaluate_popularity: nothing to evaluate: the dataset holds no item out (holdout none)");
-    if ((o->target != NCF_EVAL_TEST && o->target != NCF_EVAL_VALIDATION) || (o->full_ranking != 0 && o->full_ranking != 1) ||
-        o->max_users < 0)
-        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: target %d, full_ranking %d or max_users %d is not one "
-                         "of its values", o->target, o->full_ranking, o->max_users);
+        return ncf__fail(NCF_ERR_DATA,
+                         "ncf_evaluate_popularity: nothing to evaluate: the dataset holds no item out (holdout none)");
+    if ((o->target != NCF_EVAL_TEST && o->target != NCF_EVAL_VALIDATION) ||
+        (o->full_ranking != 0 && o->full_ranking != 1) || o->max_users < 0)
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_evaluate_popularity: target %d, full_ranking %d or max_users %d is not one "
+                         "of its values",
+                         o->target, o->full_ranking, o->max_users);
     if (o->target == NCF_EVAL_VALIDATION && !ncf__has_val(d))
         return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: the dataset has no validation set");
     if (d->test_ptr && !o->full_ranking)
-        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: a split of many items per user is evaluated by full ranking");
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_evaluate_popularity: a split of many items per user is evaluated by full ranking");
     rc = (o->target == NCF_EVAL_VALIDATION ? d->num_val_neg : d->num_eval_neg) > 0 || o->full_ranking;
     return rc ? NCF_OK : ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: the dataset has no eval negatives");
 }
@@ -7120,8 +7398,8 @@ static int ncf__at_args(const ncf_model *m, const ncf_dataset *d, const ncf_eval
 static int ncf__rank_users(const ncf_model *m, const float *proj, const float *pop, const ncf_dataset *d,
                            const ncf_eval_opts *o, double share, int kmax, int u0, int u1, ncf__ranking *g)
 {
-    int ncand = o->full_ranking ? d->num_items
-                                : 1 + (o->target == NCF_EVAL_VALIDATION ? d->num_val_neg : d->num_eval_neg);
+    int ncand =
+        o->full_ranking ? d->num_items : 1 + (o->target == NCF_EVAL_VALIDATION ? d->num_val_neg : d->num_eval_neg);
     int u, failed = 0;
     NCF__PARALLEL_N(u1 - u0 > 1, ncf_get_threads() < u1 - u0 ? ncf_get_threads() : u1 - u0)
     {
@@ -7208,7 +7486,8 @@ NCFDEF int ncf_evaluate_with(const ncf_model *m, const ncf_dataset *data, const 
 
 NCFDEF int ncf_evaluate_popularity(const ncf_dataset *data, const ncf_eval_opts *o, ncf_metrics *out)
 {
-    if (!o) return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: need a loaded dataset, options, an output and k > 0");
+    if (!o)
+        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: need a loaded dataset, options, an output and k > 0");
     return ncf_evaluate_at(NULL, data, o, &o->k, 1, out);
 }
 
@@ -7239,7 +7518,10 @@ NCFDEF ncf_fit_opts ncf_fit_opts_default(void)
 }
 
 /* The model's training state: parameters, Adam moments, counters. */
-typedef struct { float *params, *m, *v; int64_t step, epoch; } ncf__snapshot;
+typedef struct {
+    float *params, *m, *v;
+    int64_t step, epoch;
+} ncf__snapshot;
 
 static void ncf__snapshot_take(const ncf_model *m, ncf__snapshot *s)
 {
@@ -7266,17 +7548,20 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *o,
     ncf_eval_opts eo;
     int rc, e, first, since = 0;
     if (!m || !data || !o || o->epochs < 0 || o->patience < 0 || o->eval.target != NCF_EVAL_VALIDATION)
-        return ncf__fail(NCF_ERR_ARG, "ncf_fit: need a model, data, options with epochs and patience >= 0, and a "
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_fit: need a model, data, options with epochs and patience >= 0, and a "
                          "validation target (choosing on test would overstate the test figures)");
     if ((rc = ncf__writable(m, "ncf_fit")) != NCF_OK) return rc;
-    if (!ncf__has_val(data)) return ncf__fail(NCF_ERR_ARG, "ncf_fit: the data has no validation items (ncf_hold_out_validation)");
+    if (!ncf__has_val(data))
+        return ncf__fail(NCF_ERR_ARG, "ncf_fit: the data has no validation items (ncf_hold_out_validation)");
     if (m->epoch > NCF_MAX_EPOCH - o->epochs)
         return ncf__fail(NCF_ERR_ARG, "ncf_fit: %d more epochs pass NCF_MAX_EPOCH", o->epochs);
     eo = o->eval;
     if ((rc = ncf_sampler_init(&smp, data, m->cfg.num_neg, m->cfg.seed)) != NCF_OK) return rc;
     if ((rc = ncf_evaluate_opts(m, data, &eo, &top)) != NCF_OK) return rc;
     best.params = NCF__NEW(float, m->num_params);
-    best.m = m->adam_m ? NCF__NEW(float, m->num_params) : NULL, best.v = m->adam_v ? NCF__NEW(float, m->num_params) : NULL;
+    best.m = m->adam_m ? NCF__NEW(float, m->num_params) : NULL,
+    best.v = m->adam_v ? NCF__NEW(float, m->num_params) : NULL;
     if (!best.params || (m->adam_m && (!best.m || !best.v))) {
         NCF_FREE(best.params), NCF_FREE(best.m), NCF_FREE(best.v);
         return ncf__fail(NCF_ERR_NOMEM, "ncf_fit: out of memory for a copy of the model's %lu parameters",
@@ -7290,8 +7575,12 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *o,
         rc = ncf_train_epoch(m, &smp, e, o->progress, o->user, NULL);
         m->cfg.lr = lr; /* (the model's own rate is never the decayed one outside an epoch) */
         if (rc != NCF_OK || (rc = ncf_evaluate_opts(m, data, &eo, &now)) != NCF_OK) break;
-        if (ncf_metric_value(&now, eo.metric) > ncf_metric_value(&top, eo.metric)) top = now, since = 0, ncf__snapshot_take(m, &best);
-        else if (o->patience && ++since >= o->patience) { e++; break; }
+        if (ncf_metric_value(&now, eo.metric) > ncf_metric_value(&top, eo.metric))
+            top = now, since = 0, ncf__snapshot_take(m, &best);
+        else if (o->patience && ++since >= o->patience) {
+            e++;
+            break;
+        }
     }
     if (rep) rep->epochs_trained = e - first, rep->chosen_epoch = (int)best.epoch, rep->chosen = top;
     if (rc == NCF_OK) ncf__snapshot_put(m, &best);
@@ -7330,7 +7619,8 @@ static double ncf__forward_work(const ncf_config *c)
 static double ncf__example_work(const ncf_config *c)
 {
     double rows;
-    if (ncf__per_example_sgd(c)) return 1600 + 17.0 * c->mf_dim; /* one thread's step (ncf__sgd_example) and its sampling */
+    if (ncf__per_example_sgd(c))
+        return 1600 + 17.0 * c->mf_dim; /* one thread's step (ncf__sgd_example) and its sampling */
     rows = c->model == NCF_MLP ? 0 : 2.0 * c->mf_dim;
     if (c->model == NCF_NEUMF || c->model == NCF_MLP) rows += c->layers[0];
     return 1.9 * ncf__forward_work(c) + 34 * rows + 5700;
@@ -7396,7 +7686,7 @@ NCFDEF void ncf_tune_report_free(ncf_tune_report *rep)
 /* A uniform draw in [0, 1) for dimension dim of trial t. */
 static double ncf__tune_draw(uint64_t seed, int t, int dim)
 {
-    return ncf__unit(ncf__hash3(seed ^ NCF__TAG_TUNE, (uint64_t)t, (uint64_t)dim));
+    return ncf__uniform(ncf__hash3(seed ^ NCF__TAG_TUNE, (uint64_t)t, (uint64_t)dim));
 }
 
 /* Trial t's settings: the defaults for t 0, else drawn (log-uniform rates, powers of two). Half
@@ -7422,12 +7712,12 @@ static ncf_config ncf__trial_config(const ncf_dataset *d, uint64_t seed, int t, 
     reg = ncf__tune_draw(seed, t, 4) < 0.25 ? 0 : pow(10, -4.5 + 3 * ncf__tune_draw(seed, t, 5));
     c.mf_reg = (float)reg;
     if (c.model == NCF_NEUMF) c.mlp_reg[0] = (float)reg;
-    c.num_neg = 1 << (int)(ncf__tune_draw(seed, t, 6) * 4);    /* 1, 2, 4, 8 */
+    c.num_neg = 1 << (int)(ncf__tune_draw(seed, t, 6) * 4);      /* 1, 2, 4, 8 */
     c.batch_size = 256 << (int)(ncf__tune_draw(seed, t, 7) * 4); /* 256..2048 */
     *weighted = d->weight && ncf__tune_draw(seed, t, 8) < 0.5;
     if (c.model == NCF_MF && ncf__tune_draw(seed, t, 9) < 0.5) { /* around the recipe: 8 negatives, 64+ factors */
         c.optimizer = NCF_OPT_SGD, c.batch_size = 1, c.init_sd = 0.1f, *decay = 1, c.num_neg = 8;
-        c.mf_dim = 64 << (int)(ncf__tune_draw(seed, t, 1) * 3);                             /* 64, 128, 256 */
+        c.mf_dim = 64 << (int)(ncf__tune_draw(seed, t, 1) * 3);                            /* 64, 128, 256 */
         c.lr = (float)pow(10, -2 + 0.7 * ncf__tune_draw(seed, t, 3));                      /* 0.01..0.05 */
         c.mf_reg = reg > 0 ? (float)pow(10, -3 + 0.7 * ncf__tune_draw(seed, t, 5)) : 0.0f; /* 0.001..0.005 */
     }
@@ -7477,7 +7767,8 @@ static int ncf__tune_check(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tun
     if (ncf__is_shard(d)) return ncf__fail(NCF_ERR_ARG, "ncf_tune: the data is a shard");
     if (!(o->budget > 0 && o->budget <= 1e9) || o->max_epochs < 1 || o->max_epochs > 1000 || o->patience < 0 ||
         o->eval.target != NCF_EVAL_VALIDATION || !(o->max_seconds >= 0))
-        return ncf__fail(NCF_ERR_ARG, "ncf_tune: need 0 < budget <= 1e9, 1 <= max_epochs <= 1000, patience >= 0, "
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_tune: need 0 < budget <= 1e9, 1 <= max_epochs <= 1000, patience >= 0, "
                          "max_seconds >= 0 and a validation target");
     return NCF_OK;
 }
@@ -7519,7 +7810,10 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_repor
         int first = rep->num_runs;
         for (i = 0; i < n && rc == NCF_OK; i++) {
             ncf_trial *r = &rep->runs[rep->num_runs];
-            if (o->max_seconds > 0 && difftime(time(NULL), start) > o->max_seconds) { rep->stopped = 1; break; }
+            if (o->max_seconds > 0 && difftime(time(NULL), start) > o->max_seconds) {
+                rep->stopped = 1;
+                break;
+            }
             memset(r, 0, sizeof *r);
             r->trial = alive[i], r->rung = k, r->epochs = rep->rung_epochs[k];
             r->cfg = ncf__trial_config(d, o->seed, alive[i], &r->weighted, &r->decay);
@@ -7540,7 +7834,8 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_repor
             int a, b, m = rep->num_runs - first, f, place, count[NCF__FAMILIES] = {0};
             double next = 0;
             for (a = 0; a < m; a++) {
-                for (b = a; b > 0 && ncf__run_better(&rep->runs[first + a], &rep->runs[order[b - 1]], o->eval.metric); b--)
+                for (b = a; b > 0 && ncf__run_better(&rep->runs[first + a], &rep->runs[order[b - 1]], o->eval.metric);
+                     b--)
                     order[b] = order[b - 1];
                 order[b] = first + a;
                 count[ncf__family(&rep->runs[first + a].cfg)]++;
@@ -7613,7 +7908,8 @@ NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *d, const ncf_tune_
     if (!out) return ncf__fail(NCF_ERR_ARG, "ncf_tune_final: NULL out");
     *out = NULL;
     if (!d || !d->user_ptr || !ncf__has_val(d) || !rep || !rep->runs || rep->best < 0 || rep->best >= rep->num_runs)
-        return ncf__fail(NCF_ERR_ARG, "ncf_tune_final: need the data ncf_tune searched (with its validation items) and "
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_tune_final: need the data ncf_tune searched (with its validation items) and "
                          "its report");
     r = &rep->runs[rep->best];
     epochs = r->chosen_epoch > 0 ? r->chosen_epoch : 1;
@@ -7633,7 +7929,6 @@ NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *d, const ncf_tune_
 }
 #endif
 
-
 /* ---- >>model-ids: the model's id tables and rated items ------------------------------------- */
 
 NCFDEF void ncf_free(void *p) { NCF_FREE(p); }
@@ -7646,7 +7941,10 @@ NCFDEF void ncf_model_params_changed(ncf_model *m)
 /* Integer ids given out of order (by hand) are found through a sorted index, made once here;
    every loader gives them ascending, which needs none. A raw id given twice is refused. Text
    ids are always ascending (checked where they are read). */
-typedef struct { int64_t raw; int32_t dense; } ncf__idpair;
+typedef struct {
+    int64_t raw;
+    int32_t dense;
+} ncf__idpair;
 
 static int ncf__cmp_idpair(const void *a, const void *b)
 {
@@ -7721,10 +8019,12 @@ NCFDEF int ncf_item_id(const ncf_model *m, int index, char *buf, size_t size)
     return ncf__name_of(ncf__model_ids(m, 1), index, buf, size, "item");
 }
 
-
 /* A user's rated items are a varint stream: each the gap from the one before, minus one.
    The cursor walks it: next is the next rated item, INT32_MAX past the last. */
-typedef struct { const uint8_t *p, *end; int32_t next; } ncf__rated_cursor;
+typedef struct {
+    const uint8_t *p, *end;
+    int32_t next;
+} ncf__rated_cursor;
 
 /* One varint (at most 5 bytes, ending before end) into *v; 0 when malformed. */
 static int ncf__get_varint(const uint8_t **p, const uint8_t *end, uint32_t *v)
@@ -7752,8 +8052,7 @@ static void ncf__rated_step(ncf__rated_cursor *c)
     uint32_t gap;
     if (c->p < c->end && ncf__get_varint(&c->p, c->end, &gap) && (int64_t)c->next + gap + 1 < INT32_MAX)
         c->next += (int32_t)gap + 1;
-    else
-        c->next = INT32_MAX, c->p = c->end;
+    else c->next = INT32_MAX, c->p = c->end;
 }
 
 /* A cursor at user u's first rated item >= from (none when the model keeps no lists). */
@@ -7762,7 +8061,8 @@ static ncf__rated_cursor ncf__rated_from(const ncf_model *m, int u, int from)
     ncf__rated_cursor c;
     c.p = c.end = NULL, c.next = -1;
     if (m->rated) c.p = m->rated + m->rated_ptr[u], c.end = m->rated + m->rated_ptr[u + 1];
-    do ncf__rated_step(&c); while (c.next < from);
+    do ncf__rated_step(&c);
+    while (c.next < from);
     return c;
 }
 
@@ -7825,7 +8125,12 @@ NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *d)
     if ((d->raw_user && !ru) || (d->raw_item && !ri) || !sp || !sv ||
         ncf__copy_text_ids(d->user_text, d->user_text_at, d->num_users, &ut, &uat) != NCF_OK ||
         ncf__copy_text_ids(d->item_text, d->item_text_at, d->num_items, &it, &iat) != NCF_OK) {
-        NCF_FREE(ru); NCF_FREE(ri); NCF_FREE(sp); NCF_FREE(sv); NCF_FREE(ut); NCF_FREE(uat);
+        NCF_FREE(ru);
+        NCF_FREE(ri);
+        NCF_FREE(sp);
+        NCF_FREE(sv);
+        NCF_FREE(ut);
+        NCF_FREE(uat);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for the id maps");
     }
     if (ru) memcpy(ru, d->raw_user, sizeof(int64_t) * (size_t)d->num_users);
@@ -7847,7 +8152,8 @@ static int ncf__indices_of(const ncf_model *m, int64_t raw_user, int64_t raw_ite
     if (!ncf__has_ids(m)) return ncf__fail(NCF_ERR_ARG, "the model has no id maps (ncf_model_set_ids)");
     if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "serving: " NCF__STALE_TEXT);
     if ((*u = ncf__ids_find_int(&users, raw_user)) < 0)
-        return ncf__fail(NCF_ERR_ARG, "unknown user %s (a new user is folded in from its items: ncf_fold_in)", ncf__i64s(raw_user, 0));
+        return ncf__fail(NCF_ERR_ARG, "unknown user %s (a new user is folded in from its items: ncf_fold_in)",
+                         ncf__i64s(raw_user, 0));
     if (i && (*i = ncf__ids_find_int(&items, raw_item)) < 0)
         return ncf__fail(NCF_ERR_ARG, "unknown item %s", ncf__i64s(raw_item, 0));
     return NCF_OK;
@@ -7855,7 +8161,10 @@ static int ncf__indices_of(const ncf_model *m, int64_t raw_user, int64_t raw_ite
 
 /* Candidates as (score, item): the order of ncf_recommend, ties to the lower item, and a
    non-finite score last. */
-typedef struct { float score; int32_t item; } ncf__cand;
+typedef struct {
+    float score;
+    int32_t item;
+} ncf__cand;
 
 static int ncf__better(ncf__cand a, ncf__cand b)
 {
@@ -7894,7 +8203,6 @@ static void ncf__heap_offer(ncf__cand *h, int *n, int k, ncf__cand c)
     }
 }
 
-
 /* A recommendation's work: whom it scores, which candidates, which of them it skips. */
 typedef struct {
     const ncf_model *m;
@@ -7905,13 +8213,16 @@ typedef struct {
     int64_t ncand;        /* candidates: the allow-list's, or the catalogue's */
     const int32_t *deny;  /* sorted: never recommended */
     int ndeny;
-    int exclude_rated;    /* skip u's rated items */
+    int exclude_rated; /* skip u's rated items */
     int k;
-    int threads;          /* 1: the library's threads may share the catalogue; 0: the calling thread */
+    int threads; /* 1: the library's threads may share the catalogue; 0: the calling thread */
 } ncf__rec_job;
 
 /* What a job skips, walked in ascending item order: u's rated items and the deny-list. */
-typedef struct { ncf__rated_cursor rated; const int32_t *deny, *deny_end; } ncf__skipper;
+typedef struct {
+    ncf__rated_cursor rated;
+    const int32_t *deny, *deny_end;
+} ncf__skipper;
 
 static ncf__skipper ncf__skipper_at(const ncf__rec_job *J, int32_t from)
 {
@@ -7994,8 +8305,8 @@ NCFDEF size_t ncf_with_workspace_size(const ncf_model *m, int k)
     ncf__eval_buf e;
     if (!m) return 0;
     k = k < 1 ? 1 : k > m->cfg.num_items ? m->cfg.num_items : k; /* (k candidates of 2 floats each) */
-    return sizeof(float) * (ncf__eval_buf_carve(&e, m, ncf__score_chunk(m), NULL) + ncf__round_floats((size_t)k * 2) +
-                            NCF__ALIGN_FLOATS);
+    return sizeof(float) *
+        (ncf__eval_buf_carve(&e, m, ncf__score_chunk(m), NULL) + ncf__round_floats((size_t)k * 2) + NCF__ALIGN_FLOATS);
 }
 
 NCFDEF size_t ncf_workspace_size(const ncf_model *m, int k) { return ncf_with_workspace_size(m, k); }
@@ -8004,7 +8315,8 @@ static int ncf__workspace(const ncf_model *m, int k, void *work, size_t size, nc
 {
     size_t need = ncf_with_workspace_size(m, k), skip = (size_t)(-(intptr_t)work & 63);
     if (!work || size < need)
-        return ncf__fail(NCF_ERR_ARG, "workspace of %lu bytes; this model and k = %d need %lu (ncf_with_workspace_size)",
+        return ncf__fail(NCF_ERR_ARG,
+                         "workspace of %lu bytes; this model and k = %d need %lu (ncf_with_workspace_size)",
                          (unsigned long)(work ? size : 0), k, (unsigned long)need);
     work = (char *)work + skip;
     *heap = (ncf__cand *)((float *)work + ncf__eval_buf_carve(e, m, ncf__score_chunk(m), (float *)work));
@@ -8016,10 +8328,13 @@ static int ncf__serve_args(const ncf_model *m, int64_t raw_user, int k, int excl
 {
     if (!m || !out || k <= 0) return ncf__fail(NCF_ERR_ARG, "%s: need a model, an output and k > 0", what);
     if (exclude != NCF_INCLUDE_RATED && exclude != NCF_EXCLUDE_RATED)
-        return ncf__fail(NCF_ERR_ARG, "%s: exclude_rated %d is neither NCF_INCLUDE_RATED nor NCF_EXCLUDE_RATED", what, exclude);
+        return ncf__fail(NCF_ERR_ARG, "%s: exclude_rated %d is neither NCF_INCLUDE_RATED nor NCF_EXCLUDE_RATED", what,
+                         exclude);
     if (m->item_text)
-        return ncf__fail(NCF_ERR_ARG, "%s: this model's item ids are text, not integers: ncf_recommend_index gives "
-                         "item indices, ncf_item_id their ids", what);
+        return ncf__fail(NCF_ERR_ARG,
+                         "%s: this model's item ids are text, not integers: ncf_recommend_index gives "
+                         "item indices, ncf_item_id their ids",
+                         what);
     return ncf__indices_of(m, raw_user, 0, u, NULL);
 }
 
@@ -8160,15 +8475,16 @@ NCFDEF ncf_rec_opts ncf_rec_opts_default(void)
     return o;
 }
 
-
 /* list[0..n) of item indices checked, sorted into out, duplicates dropped; the count kept. */
 static int ncf__sorted_items(const ncf_model *m, const int32_t *list, int n, int32_t *out, const char *what)
 {
     int j, w = 0;
     for (j = 0; j < n; j++) {
         if (list[j] < 0 || list[j] >= m->cfg.num_items)
-            return ncf__fail(NCF_ERR_ARG, "ncf_recommend: %s[%d] = %d is not an item index in [0, %d) (ncf_item_index "
-                             "finds an id's)", what, j, (int)list[j], m->cfg.num_items);
+            return ncf__fail(NCF_ERR_ARG,
+                             "ncf_recommend: %s[%d] = %d is not an item index in [0, %d) (ncf_item_index "
+                             "finds an id's)",
+                             what, j, (int)list[j], m->cfg.num_items);
         out[j] = list[j];
     }
     ncf__heap_sort((char *)out, (size_t)n, sizeof *out, ncf__cmp_i32); /* (in place: serving allocates nothing) */
@@ -8180,7 +8496,8 @@ static int ncf__sorted_items(const ncf_model *m, const int32_t *list, int n, int
 /* Bytes of the lists' sorted copies in a workspace. */
 static size_t ncf__lists_bytes(const ncf_rec_opts *o)
 {
-    size_t na = o->allow && o->num_allow > 0 ? (size_t)o->num_allow : 0, nd = o->deny && o->num_deny > 0 ? (size_t)o->num_deny : 0;
+    size_t na = o->allow && o->num_allow > 0 ? (size_t)o->num_allow : 0,
+           nd = o->deny && o->num_deny > 0 ? (size_t)o->num_deny : 0;
     return sizeof(float) * ncf__round_floats(na + nd + 1);
 }
 
@@ -8190,11 +8507,12 @@ static int ncf__item_vec_dim(const ncf_model *m); /* similar: an item's vector *
    ncf_similar_users' (the k best, and three vectors) where that is larger. */
 static size_t ncf__rec_base(const ncf_model *m, int k)
 {
-    int D = ncf__item_vec_dim(m), H = m->scratch->H, most = m->cfg.num_items > m->cfg.num_users ? m->cfg.num_items
-                                                                                                : m->cfg.num_users;
+    int D = ncf__item_vec_dim(m), H = m->scratch->H,
+        most = m->cfg.num_items > m->cfg.num_users ? m->cfg.num_items : m->cfg.num_users;
     size_t best = (size_t)(k < 1 ? 1 : k < most ? k : most);
-    size_t similar = sizeof(float) * (ncf__round_floats(best * sizeof(ncf__cand) / sizeof(float)) +
-                                      ncf__round_floats((size_t)3 * (size_t)(D > H ? D : H)) + NCF__ALIGN_FLOATS);
+    size_t similar = sizeof(float) *
+        (ncf__round_floats(best * sizeof(ncf__cand) / sizeof(float)) +
+         ncf__round_floats((size_t)3 * (size_t)(D > H ? D : H)) + NCF__ALIGN_FLOATS);
     size_t rec = ncf_with_workspace_size(m, k);
     return rec > similar ? rec : similar;
 }
@@ -8211,8 +8529,10 @@ static int ncf__check_rec_opts(const ncf_rec_opts *o, const char *what)
 {
     if (!o || o->k <= 0 || o->num_allow < 0 || o->num_deny < 0 || (o->exclude_rated != 0 && o->exclude_rated != 1) ||
         (o->probabilities != 0 && o->probabilities != 1) || (o->threads != 0 && o->threads != 1))
-        return ncf__fail(NCF_ERR_ARG, "%s: need options with k > 0, list sizes >= 0, exclude_rated, probabilities and "
-                         "threads 0 or 1", what);
+        return ncf__fail(NCF_ERR_ARG,
+                         "%s: need options with k > 0, list sizes >= 0, exclude_rated, probabilities and "
+                         "threads 0 or 1",
+                         what);
     return NCF_OK;
 }
 
@@ -8222,8 +8542,8 @@ static int ncf__rec_job_of(const ncf_model *m, int u, const ncf_rec_opts *o, int
     int rc;
     if ((rc = ncf__check_rec_opts(o, what)) != NCF_OK) return rc;
     if (!o->user_row && (u < 0 || u >= m->cfg.num_users))
-        return ncf__fail(NCF_ERR_ARG, "%s: user index %d is not in [0, %d) (an index, not an id: ncf_user_index)", what, u,
-                         m->cfg.num_users);
+        return ncf__fail(NCF_ERR_ARG, "%s: user index %d is not in [0, %d) (an index, not an id: ncf_user_index)", what,
+                         u, m->cfg.num_users);
     if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "serving: " NCF__STALE_TEXT);
     *J = ncf__plain_job(m, o->user_row ? -1 : u, o->k, o->exclude_rated);
     J->urow = o->user_row, J->threads = o->threads;
@@ -8254,8 +8574,10 @@ static int ncf__recommend_in(const ncf_model *m, int u, const ncf_rec_opts *o, i
     ncf__rec_job J;
     int n = 0, rc;
     if (o->work_size < need)
-        return ncf__fail(NCF_ERR_ARG, "workspace of %lu bytes; this model and these options need %lu "
-                         "(ncf_rec_workspace_size)", (unsigned long)o->work_size, (unsigned long)need);
+        return ncf__fail(NCF_ERR_ARG,
+                         "workspace of %lu bytes; this model and these options need %lu "
+                         "(ncf_rec_workspace_size)",
+                         (unsigned long)o->work_size, (unsigned long)need);
     if ((rc = ncf__workspace(m, o->k, o->work, base, &e, &heap)) != NCF_OK) return rc;
     if ((rc = ncf__rec_job_of(m, u, o, (int32_t *)(((uintptr_t)o->work + base + 3) & ~(uintptr_t)3), &J,
                               "ncf_recommend_index")) != NCF_OK)
@@ -8293,7 +8615,8 @@ NCFDEF int ncf_recommend_users(const ncf_model *m, const int32_t *users, int n, 
     int32_t *lists;
     int rc, j, T = ncf_get_threads(), failed = 0;
     if (!m || !o || !items || !counts || n < 0 || o->user_row || o->work)
-        return ncf__fail(NCF_ERR_ARG, "ncf_recommend_users: need a model, options (without user_row or work), outputs "
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_recommend_users: need a model, options (without user_row or work), outputs "
                          "and n >= 0");
     for (j = 0; users && j < n; j++)
         if (users[j] < 0 || users[j] >= m->cfg.num_users)
@@ -8331,8 +8654,8 @@ NCFDEF int ncf_recommend_users(const ncf_model *m, const int32_t *users, int n, 
                 for (i = lo; i < hi; i++) {
                     Ju.u = users ? users[i] : (int)i, nh = 0;
                     ncf__rec_range(&Ju, 0, Ju.ncand, &e, heap, &nh);
-                    counts[i] = ncf__heap_out(heap, nh, items + (size_t)i * (size_t)o->k,
-                                              NULL, scores ? scores + (size_t)i * (size_t)o->k : NULL);
+                    counts[i] = ncf__heap_out(heap, nh, items + (size_t)i * (size_t)o->k, NULL,
+                                              scores ? scores + (size_t)i * (size_t)o->k : NULL);
                     if (o->probabilities && scores) ncf__sigmoid_all(scores + (size_t)i * (size_t)o->k, counts[i]);
                     for (q = counts[i]; q < o->k; q++) items[(size_t)i * (size_t)o->k + q] = -1;
                 }
@@ -8356,7 +8679,8 @@ NCFDEF int ncf_predict_items(const ncf_model *m, int u, const float *urow, const
         if (items[j] < 0 || items[j] >= m->cfg.num_items)
             return ncf__fail(NCF_ERR_ARG, "ncf_predict_items: items[%d] = %d is not an item index", j, (int)items[j]);
     size = ncf_with_workspace_size(m, 1);
-    if (!(work = NCF_MALLOC(size))) return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte workspace", (unsigned long)size);
+    if (!(work = NCF_MALLOC(size)))
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte workspace", (unsigned long)size);
     ncf__workspace(m, 1, work, size, &e, &heap);
     for (j = 0; j < n; j += ncf__score_chunk(m)) {
         int c = n - j < ncf__score_chunk(m) ? n - j : ncf__score_chunk(m);
@@ -8406,17 +8730,17 @@ NCFDEF ncf_fold_opts ncf_fold_opts_default(void)
 
 /* A fold-in's buffers, carved from one block (the caller's workspace, or the heap). */
 typedef struct {
-    int32_t *given;                 /* [n] the items, sorted, each once */
-    float *m1, *m2, *grad;          /* [R] Adam's moments, and the gradient */
-    int32_t *cand;                  /* [C] a chunk's examples */
-    float *dz;                      /* [C] d(mean loss)/d(logit) */
-    float *pu;                      /* [L1] the first layer's user half, with its bias */
-    float *act[NCF_MAX_LAYERS];     /* [C][L[l]] layer l's outputs, l = 1..nd */
-    float *irow;                    /* [C][H] the other side's MLP rows, without a cached projection */
-    float *gi;                      /* [C][F] the other side's int8 GMF rows, dequantized */
+    int32_t *given;                   /* [n] the items, sorted, each once */
+    float *m1, *m2, *grad;            /* [R] Adam's moments, and the gradient */
+    int32_t *cand;                    /* [C] a chunk's examples */
+    float *dz;                        /* [C] d(mean loss)/d(logit) */
+    float *pu;                        /* [L1] the first layer's user half, with its bias */
+    float *act[NCF_MAX_LAYERS];       /* [C][L[l]] layer l's outputs, l = 1..nd */
+    float *irow;                      /* [C][H] the other side's MLP rows, without a cached projection */
+    float *gi;                        /* [C][F] the other side's int8 GMF rows, dequantized */
     const float *go[NCF__FOLD_CHUNK]; /* the other side's GMF rows of the chunk */
-    float *d[2];                    /* [widest][C] deltas, transposed: feature-major */
-    float *g1;                      /* [L1] the first layer's deltas summed over the examples */
+    float *d[2];                      /* [widest][C] deltas, transposed: feature-major */
+    float *g1;                        /* [L1] the first layer's deltas summed over the examples */
 } ncf__fold_buf;
 
 /* count floats (or int32s) from mem + *at, 64-byte aligned as the eval buffers; NULL when
@@ -8433,7 +8757,8 @@ static size_t ncf__fold_carve(ncf__fold_buf *b, const ncf_model *m, int n, float
 {
     const struct ncf__scratch *s = m->scratch;
     const int *L = m->cfg.layers, C = NCF__FOLD_CHUNK;
-    size_t at = 0, R = (size_t)s->F + (size_t)s->H + 1, w = (size_t)ncf__widest_dense(m), L1 = (size_t)(s->H ? L[1] : 1);
+    size_t at = 0, R = (size_t)s->F + (size_t)s->H + 1, w = (size_t)ncf__widest_dense(m),
+           L1 = (size_t)(s->H ? L[1] : 1);
     int l;
     b->given = (int32_t *)ncf__carve(mem, &at, (size_t)n);
     b->m1 = (float *)ncf__carve(mem, &at, R), b->m2 = (float *)ncf__carve(mem, &at, R);
@@ -8453,12 +8778,12 @@ NCFDEF size_t ncf_fold_workspace_size(const ncf_model *m, int n)
     return m && n > 0 ? sizeof(float) * (ncf__fold_carve(&b, m, n, NULL) + NCF__ALIGN_FLOATS) : 0;
 }
 
-
 /* The logits of the folded row (side 0 a user's, 1 an item's) against the other side's
    b->cand[0..c), into b->dz, every MLP layer kept in b->act. b->pu holds the row's half of the
    first layer (with the layer's bias on the user's side, as training adds it); proj, the
    items' cached half (user fold-in only), or NULL. The scores are the training forward's. */
-static void ncf__fold_forward(const ncf_model *m, int side, const float *proj, const float *row, ncf__fold_buf *b, int c)
+static void ncf__fold_forward(const ncf_model *m, int side, const float *proj, const float *row, ncf__fold_buf *b,
+                              int c)
 {
     const struct ncf__scratch *s = m->scratch;
     const int *L = m->cfg.layers, F = s->F, H = s->H, nd = s->nd;
@@ -8472,8 +8797,8 @@ static void ncf__fold_forward(const ncf_model *m, int side, const float *proj, c
                 const float *r = ncf__emb_row(&s->tables.tab[s->tables.mlp], !side, b->cand[j], dst);
                 if (r != dst) memcpy(dst, r, sizeof(float) * (size_t)H);
             }
-            ncf__gemm_rows(b->act[1], L1, b->irow, H, 1, m->w[1] + (size_t)!side * H * L1, L1, side ? m->b[1] : NULL, 0, c,
-                           L1, H, 0);
+            ncf__gemm_rows(b->act[1], L1, b->irow, H, 1, m->w[1] + (size_t)!side * H * L1, L1, side ? m->b[1] : NULL, 0,
+                           c, L1, H, 0);
         }
         for (j = 0; j < c; j++) {
             const float *pi = proj ? proj + (size_t)b->cand[j] * L1 : b->act[1] + (size_t)j * L1;
@@ -8492,7 +8817,8 @@ static void ncf__fold_forward(const ncf_model *m, int side, const float *proj, c
         const float *go = F ? ncf__emb_row(&s->tables.tab[s->tables.gmf], !side, o, b->gi + (size_t)j * F) : NULL;
         float bias = !m->user_bias ? 0.0f : side ? m->user_bias[o] + rb : rb + m->item_bias[o];
         const float *h = H ? b->act[nd] + (size_t)j * s->top : NULL;
-        b->dz[j] = side ? ncf__output_biased(m, go, F ? row : NULL, bias, h) : ncf__output_biased(m, F ? row : NULL, go, bias, h);
+        b->dz[j] = side ? ncf__output_biased(m, go, F ? row : NULL, bias, h)
+                        : ncf__output_biased(m, F ? row : NULL, go, bias, h);
         b->go[j] = go;
     }
 }
@@ -8516,7 +8842,8 @@ static void ncf__fold_chunk(const ncf_model *m, int side, const float *proj, con
     }
     if (!H) return;
     for (d = 0; d < s->top; d++) /* back through the MLP, deltas feature-major so each layer is one GEMM */
-        for (j = 0; j < c; j++) b->d[0][(size_t)d * C + j] = b->act[nd][(size_t)j * s->top + d] > 0.0f ? b->dz[j] * wh[d] : 0.0f;
+        for (j = 0; j < c; j++)
+            b->d[0][(size_t)d * C + j] = b->act[nd][(size_t)j * s->top + d] > 0.0f ? b->dz[j] * wh[d] : 0.0f;
     for (l = nd, cur = 0; l >= 2; l--, cur ^= 1) {
         ncf__gemm_rows(b->d[cur ^ 1], C, m->w[l], L[l], 1, b->d[cur], C, NULL, 0, L[l - 1], c, L[l], 0);
         for (d = 0; d < L[l - 1]; d++)
@@ -8534,8 +8861,8 @@ static void ncf__fold_chunk(const ncf_model *m, int side, const float *proj, con
 static void ncf__fold_first_half(const ncf_model *m, int side, const float *row, ncf__fold_buf *b)
 {
     int H = m->scratch->H, L1 = m->cfg.layers[1];
-    ncf__gemm_rows(b->pu, L1, row + m->scratch->F, 0, 1, m->w[1] + (size_t)side * H * L1, L1, side ? NULL : m->b[1], 0, 1,
-                   L1, H, 0);
+    ncf__gemm_rows(b->pu, L1, row + m->scratch->F, 0, 1, m->w[1] + (size_t)side * H * L1, L1, side ? NULL : m->b[1], 0,
+                   1, L1, H, 0);
 }
 
 /* Rated items per item, the mean over the catalogue: every varint of the rated lists ends in a
@@ -8573,8 +8900,10 @@ static void ncf__fold_step(const ncf_model *m, int side, const ncf_fold_opts *o,
         for (j = 0; j < n_c; j++) {
             int64_t e = e0 + j;
             b->cand[j] = e < n ? b->given[e]
-                               : (int32_t)ncf__nth_absent(b->given, n, (int32_t)ncf__below(ncf__hash3(o->seed ^ NCF__TAG_FOLD,
-                                                                           (uint64_t)step, (uint64_t)e), (uint32_t)(others - n)));
+                               : (int32_t)ncf__nth_absent(b->given, n,
+                                                          (int32_t)ncf__below(ncf__hash3(o->seed ^ NCF__TAG_FOLD,
+                                                                                         (uint64_t)step, (uint64_t)e),
+                                                                              (uint32_t)(others - n)));
         }
         ncf__fold_chunk(m, side, proj, row, b, e0, n_c, n, inv_e, neg_e);
     }
@@ -8601,13 +8930,14 @@ static int ncf__fold(const ncf_model *m, int side, const int32_t *given, int n, 
         return ncf__fail(NCF_ERR_ARG, "%s: need a model, %ss (n > 0), options and a row", what, other);
     if (o->steps < 0 || o->steps > NCF__FOLD_MOST_STEPS || !(o->lr > 0.0f && o->lr < 1e30f) || o->num_neg < 0 ||
         o->num_neg > NCF__FOLD_MOST_NEG || !(o->l2 >= 0.0f && o->l2 < 1e30f))
-        return ncf__fail(NCF_ERR_ARG, "%s: need 0 <= steps <= %d, a finite lr > 0, 0 <= num_neg <= %d and l2 >= 0", what,
-                         NCF__FOLD_MOST_STEPS, NCF__FOLD_MOST_NEG);
+        return ncf__fail(NCF_ERR_ARG, "%s: need 0 <= steps <= %d, a finite lr > 0, 0 <= num_neg <= %d and l2 >= 0",
+                         what, NCF__FOLD_MOST_STEPS, NCF__FOLD_MOST_NEG);
     if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "%s: " NCF__STALE_TEXT, what);
     for (j = 0; j < n; j++)
         if (given[j] < 0 || given[j] >= others)
-            return ncf__fail(NCF_ERR_ARG, "%s: %ss[%d] = %d is not a%s %s index in [0, %d) (ncf_%s_index finds an id's)",
-                             what, other, j, (int)given[j], side ? "" : "n", other, others, other);
+            return ncf__fail(NCF_ERR_ARG,
+                             "%s: %ss[%d] = %d is not a%s %s index in [0, %d) (ncf_%s_index finds an id's)", what,
+                             other, j, (int)given[j], side ? "" : "n", other, others, other);
     if (o->work) {
         size_t need = ncf_fold_workspace_size(m, n);
         if (o->work_size < need)
@@ -8619,7 +8949,8 @@ static int ncf__fold(const ncf_model *m, int side, const int32_t *given, int n, 
     }
     ncf__fold_carve(&b, m, n, mem);
     for (j = 0; j < n; j++) b.given[j] = given[j];
-    ncf__heap_sort((char *)b.given, (size_t)n, sizeof *b.given, ncf__cmp_i32); /* (in place: the workspace form allocates nothing) */
+    ncf__heap_sort((char *)b.given, (size_t)n, sizeof *b.given,
+                   ncf__cmp_i32); /* (in place: the workspace form allocates nothing) */
     for (j = nu = 0; j < n; j++)
         if (nu == 0 || b.given[j] != b.given[nu - 1]) b.given[nu++] = b.given[j];
     R = ncf_user_row_size(m);
@@ -8698,7 +9029,10 @@ static void ncf__side_vec(const ncf_model *m, int side, int i, float *tmp, float
     }
     {
         const float *proj = side ? ncf__cached_projection(m) : NULL, *r;
-        if (proj) { memcpy(v, proj + (size_t)i * D, sizeof(float) * (size_t)D); return; }
+        if (proj) {
+            memcpy(v, proj + (size_t)i * D, sizeof(float) * (size_t)D);
+            return;
+        }
         r = ncf__emb_row(&s->tables.tab[s->tables.mlp], side, i, tmp);
         ncf__gemm_rows(v, D, r, 0, 1, m->w[1] + (size_t)side * s->H * D, D, NULL, 0, 1, D, s->H, 0);
     }
@@ -8748,10 +9082,13 @@ static int ncf__similar_buffers(const ncf_model *m, const ncf_rec_opts *o, int b
         size_t need = ncf_rec_workspace_size(m, o), base = ncf__rec_base(m, o->k);
         char *at = (char *)o->work + (size_t)(-(intptr_t)o->work & 63);
         if (o->work_size < need)
-            return ncf__fail(NCF_ERR_ARG, "%s: workspace of %lu bytes; this model and these options need %lu "
-                             "(ncf_rec_workspace_size)", what, (unsigned long)o->work_size, (unsigned long)need);
+            return ncf__fail(NCF_ERR_ARG,
+                             "%s: workspace of %lu bytes; this model and these options need %lu "
+                             "(ncf_rec_workspace_size)",
+                             what, (unsigned long)o->work_size, (unsigned long)need);
         *heap = (ncf__cand *)(void *)at;
-        *v = (float *)(void *)(at + sizeof(float) * ncf__round_floats((size_t)best * sizeof(ncf__cand) / sizeof(float)));
+        *v =
+            (float *)(void *)(at + sizeof(float) * ncf__round_floats((size_t)best * sizeof(ncf__cand) / sizeof(float)));
         *lists = (int32_t *)(((uintptr_t)o->work + base + 3) & ~(uintptr_t)3);
         return NCF_OK;
     }
@@ -8774,8 +9111,9 @@ NCFDEF int ncf_similar_items(const ncf_model *m, int item, const ncf_rec_opts *o
         return ncf__fail(NCF_ERR_ARG, "ncf_similar_items: need a model, options (no user_row) and an output");
     if ((rc = ncf__check_rec_opts(o, "ncf_similar_items")) != NCF_OK) return rc;
     if (item < 0 || item >= m->cfg.num_items)
-        return ncf__fail(NCF_ERR_ARG, "ncf_similar_items: item index %d is not in [0, %d) (ncf_item_index finds an id's)",
-                         item, m->cfg.num_items);
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_similar_items: item index %d is not in [0, %d) (ncf_item_index finds an id's)", item,
+                         m->cfg.num_items);
     rc = ncf__similar_buffers(m, o, o->k < m->cfg.num_items ? o->k : m->cfg.num_items, &heap, &v, &lists, &own,
                               "ncf_similar_items");
     if (rc != NCF_OK) return rc;
@@ -8793,12 +9131,14 @@ NCFDEF int ncf_similar_users(const ncf_model *m, int user, const ncf_rec_opts *o
     int32_t *lists;
     int rc, own;
     if (!m || !o || !users || o->user_row || o->allow || o->deny)
-        return ncf__fail(NCF_ERR_ARG, "ncf_similar_users: need a model, options (no user_row, allow or deny) and an "
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_similar_users: need a model, options (no user_row, allow or deny) and an "
                          "output");
     if ((rc = ncf__check_rec_opts(o, "ncf_similar_users")) != NCF_OK) return rc;
     if (user < 0 || user >= m->cfg.num_users)
-        return ncf__fail(NCF_ERR_ARG, "ncf_similar_users: user index %d is not in [0, %d) (ncf_user_index finds an id's)",
-                         user, m->cfg.num_users);
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_similar_users: user index %d is not in [0, %d) (ncf_user_index finds an id's)", user,
+                         m->cfg.num_users);
     rc = ncf__similar_buffers(m, o, o->k < m->cfg.num_users ? o->k : m->cfg.num_users, &heap, &v, &lists, &own,
                               "ncf_similar_users");
     if (rc != NCF_OK) return rc;
@@ -8821,8 +9161,8 @@ static int ncf__ids_out(const ncf_model *m, const int32_t *items, int n, char *i
     int j, len;
     for (j = 0; j < n; j++, at += (size_t)len + 1)
         if ((len = ncf_item_id(m, items[j], ids + at, size - at)) < 0)
-            return ncf__fail(NCF_ERR_ARG, "%s: %lu bytes hold %d of the %d ids (k * (NCF_MAX_ID_BYTES + 1) suffice)", what,
-                             (unsigned long)size, j, n);
+            return ncf__fail(NCF_ERR_ARG, "%s: %lu bytes hold %d of the %d ids (k * (NCF_MAX_ID_BYTES + 1) suffice)",
+                             what, (unsigned long)size, j, n);
     return n;
 }
 
@@ -8859,7 +9199,8 @@ NCFDEF int ncf_recommend_for_id(const ncf_model *m, const char *user, const ncf_
     int rc, u;
     if ((rc = ncf__by_id_args(m, user, &o, ids, size, "ncf_recommend_for_id")) != NCF_OK) return rc;
     if ((u = ncf_user_index(m, user)) < 0) return u;
-    if (!(items = ncf__by_id_items(o->k, stack))) return ncf__fail(NCF_ERR_NOMEM, "ncf_recommend_for_id: out of memory");
+    if (!(items = ncf__by_id_items(o->k, stack)))
+        return ncf__fail(NCF_ERR_NOMEM, "ncf_recommend_for_id: out of memory");
     return ncf__by_id_answer(m, ncf_recommend_index(m, u, o, items, scores), items, stack, ids, size,
                              "ncf_recommend_for_id");
 }
@@ -8872,7 +9213,8 @@ NCFDEF int ncf_similar_to_id(const ncf_model *m, const char *item, const ncf_rec
     if ((rc = ncf__by_id_args(m, item, &o, ids, size, "ncf_similar_to_id")) != NCF_OK) return rc;
     if ((i = ncf_item_index(m, item)) < 0) return i;
     if (!(items = ncf__by_id_items(o->k, stack))) return ncf__fail(NCF_ERR_NOMEM, "ncf_similar_to_id: out of memory");
-    return ncf__by_id_answer(m, ncf_similar_items(m, i, o, items, scores), items, stack, ids, size, "ncf_similar_to_id");
+    return ncf__by_id_answer(m, ncf_similar_items(m, i, o, items, scores), items, stack, ids, size,
+                             "ncf_similar_to_id");
 }
 
 NCFDEF int ncf_recommend_for_items(const ncf_model *m, const char *const *given, int n, const ncf_rec_opts *o,
@@ -8951,8 +9293,8 @@ static void ncf__copy_rows(ncf_model *dst, const ncf_model *src, int t, const in
    all are plain integers, else text by bytes): into *out (num, or text and at, allocated),
    with where each old id (map_old) and each extra name (map_extra) lands. */
 
-static int ncf__union_ids(ncf__ids t, const char *extra, const int64_t *extra_at, int nextra, int64_t **num, char **text,
-                          int64_t **at, int32_t *map_old, int32_t *map_extra)
+static int ncf__union_ids(ncf__ids t, const char *extra, const int64_t *extra_at, int nextra, int64_t **num,
+                          char **text, int64_t **at, int32_t *map_old, int32_t *map_extra)
 {
     int n = t.n + nextra, k, all_int = 1;
     char name[NCF_MAX_ID_BYTES + 1], *names;
@@ -8961,7 +9303,10 @@ static int ncf__union_ids(ncf__ids t, const char *extra, const int64_t *extra_at
     *num = NULL, *text = NULL, *at = NULL;
     for (k = 0; k < t.n; k++) bytes += ncf__ids_name(&t, k, name, sizeof name);
     names = NCF__NEW(char, bytes + extra_at[nextra] + 1);
-    if (!key || !names) { NCF_FREE(key), NCF_FREE(names); return ncf__fail(NCF_ERR_NOMEM, "out of memory merging ids"); }
+    if (!key || !names) {
+        NCF_FREE(key), NCF_FREE(names);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory merging ids");
+    }
     for (k = 0, bytes = 0; k < n; k++) {
         int len = k < t.n ? ncf__ids_name(&t, k, name, sizeof name) : (int)(extra_at[k - t.n + 1] - extra_at[k - t.n]);
         memcpy(names + bytes, k < t.n ? name : extra + extra_at[k - t.n], (size_t)len);
@@ -9023,7 +9368,10 @@ static int32_t *ncf__moved_rows(const int32_t *rows, int w, int U2, const int32_
 }
 
 /* A positive and its weight, to sort them together (the item first: ncf__cmp_i32 orders them). */
-typedef struct { int32_t item; float weight; } ncf__weighed;
+typedef struct {
+    int32_t item;
+    float weight;
+} ncf__weighed;
 
 static int32_t *ncf__moved_items(const int32_t *per_user, int U2, const int32_t *old_of, const int32_t *imap)
 {
@@ -9042,24 +9390,28 @@ NCFDEF int ncf_dataset_add_ids(ncf_dataset *d, const ncf_model *m)
     float *wt = NULL, *vwt = NULL;
     ncf__weighed *pair = NULL; /* with weights: each user's (item, weight) pairs, sorted together */
     int nmiss[2] = {0, 0}, rc = NCF_OK, side, U2, I2, v;
-    if (!d || !d->user_ptr || !m || !ncf__has_ids(m)) return ncf__fail(NCF_ERR_ARG, "ncf_dataset_add_ids: need a dataset and a model with ids");
+    if (!d || !d->user_ptr || !m || !ncf__has_ids(m))
+        return ncf__fail(NCF_ERR_ARG, "ncf_dataset_add_ids: need a dataset and a model with ids");
     if (ncf__is_shard(d)) return ncf__fail(NCF_ERR_ARG, "ncf_dataset_add_ids: the dataset is a shard");
     if (d->test_ptr) return ncf__fail(NCF_ERR_ARG, "ncf_dataset_add_ids: a split of many items per user is not grown");
-    for (side = 0; side < 2 && rc == NCF_OK; side++) rc = ncf__missing_ids(d, m, side, &miss[side], &miss_at[side], &nmiss[side]);
+    for (side = 0; side < 2 && rc == NCF_OK; side++)
+        rc = ncf__missing_ids(d, m, side, &miss[side], &miss_at[side], &nmiss[side]);
     if (rc != NCF_OK || (!nmiss[0] && !nmiss[1])) goto done;
     U2 = d->num_users + nmiss[0], I2 = d->num_items + nmiss[1];
     for (side = 0; side < 2 && rc == NCF_OK; side++) {
         int n = side ? d->num_items : d->num_users;
         map[side] = NCF__NEW(int32_t, n ? n : 1), xmap[side] = NCF__NEW(int32_t, nmiss[side] ? nmiss[side] : 1);
-        rc = !map[side] || !xmap[side] ? ncf__fail(NCF_ERR_NOMEM, "out of memory")
-                                       : ncf__union_ids(ncf__dataset_ids(d, side), miss[side], miss_at[side], nmiss[side],
-                                                        &num[side], &text[side], &at[side], map[side], xmap[side]);
+        rc = !map[side] || !xmap[side]
+            ? ncf__fail(NCF_ERR_NOMEM, "out of memory")
+            : ncf__union_ids(ncf__dataset_ids(d, side), miss[side], miss_at[side], nmiss[side], &num[side], &text[side],
+                             &at[side], map[side], xmap[side]);
     }
     if (rc != NCF_OK) goto done;
     old_of = NCF__NEW(int32_t, U2), ptr = NCF__NEW(int64_t, (size_t)U2 + 1);
     items = NCF__NEW(int32_t, d->num_train ? d->num_train : 1), tu = NCF__NEW(int32_t, d->num_train ? d->num_train : 1);
     if (d->weight)
-        wt = NCF__NEW(float, d->num_train ? d->num_train : 1), pair = NCF__NEW(ncf__weighed, d->num_train ? d->num_train : 1);
+        wt = NCF__NEW(float, d->num_train ? d->num_train : 1),
+        pair = NCF__NEW(ncf__weighed, d->num_train ? d->num_train : 1);
     if (!old_of || !ptr || !items || !tu || (d->weight && (!wt || !pair))) {
         rc = ncf__fail(NCF_ERR_NOMEM, "out of memory");
         goto done;
@@ -9074,12 +9426,12 @@ NCFDEF int ncf_dataset_add_ids(ncf_dataset *d, const ncf_model *m)
             for (k = 0; k < n; k++) pair[o + k].item = items[o + k], pair[o + k].weight = d->weight[d->user_ptr[u] + k];
             ncf__sort(pair + o, (size_t)n, sizeof *pair, ncf__cmp_i32); /* (item first: by item) */
             for (k = 0; k < n; k++) items[o + k] = pair[o + k].item, wt[o + k] = pair[o + k].weight;
-        } else
-            ncf__sort(items + o, (size_t)n, sizeof *items, ncf__cmp_i32);
+        } else ncf__sort(items + o, (size_t)n, sizeof *items, ncf__cmp_i32);
         ptr[v + 1] = ptr[v] + n;
     }
     test = ncf__moved_items(d->test_item, U2, old_of, map[1]);
-    val = ncf__moved_items(d->val_item, U2, old_of, map[1]), recent = ncf__moved_items(d->recent_item, U2, old_of, map[1]);
+    val = ncf__moved_items(d->val_item, U2, old_of, map[1]),
+    recent = ncf__moved_items(d->recent_item, U2, old_of, map[1]);
     eneg = ncf__moved_rows(d->eval_neg, d->num_eval_neg, U2, old_of, map[1]);
     vneg = ncf__moved_rows(d->val_neg, d->num_val_neg, U2, old_of, map[1]);
     if (d->val_weight && (vwt = NCF__NEW(float, U2 ? U2 : 1)) != NULL)
@@ -9107,7 +9459,7 @@ NCFDEF int ncf_dataset_add_ids(ncf_dataset *d, const ncf_model *m)
 done:
     for (side = 0; side < 2; side++)
         NCF_FREE(miss[side]), NCF_FREE(miss_at[side]), NCF_FREE(num[side]), NCF_FREE(text[side]), NCF_FREE(at[side]),
-        NCF_FREE(map[side]), NCF_FREE(xmap[side]);
+            NCF_FREE(map[side]), NCF_FREE(xmap[side]);
     NCF_FREE(old_of), NCF_FREE(ptr), NCF_FREE(items), NCF_FREE(tu), NCF_FREE(test), NCF_FREE(val), NCF_FREE(recent);
     NCF_FREE(eneg), NCF_FREE(vneg), NCF_FREE(wt), NCF_FREE(vwt), NCF_FREE(pair);
     return rc;
@@ -9120,21 +9472,28 @@ NCFDEF int ncf_model_grow(ncf_model **mp, const ncf_dataset *d)
     int32_t *umap = NULL, *imap = NULL;
     int rc, t, mu, mi, fu, fi;
     char name[NCF_MAX_ID_BYTES + 1];
-    if (!mp || !*mp || !d || !d->user_ptr) return ncf__fail(NCF_ERR_ARG, "ncf_model_grow: need a model and a loaded dataset");
+    if (!mp || !*mp || !d || !d->user_ptr)
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_grow: need a model and a loaded dataset");
     m = *mp;
     if ((rc = ncf__writable(m, "ncf_model_grow")) != NCF_OK) return rc;
-    if (!ncf__has_ids(m)) return ncf__fail(NCF_ERR_ARG, "ncf_model_grow: the model holds no ids to match the data's by");
-    umap = NCF__NEW(int32_t, d->num_users ? d->num_users : 1), imap = NCF__NEW(int32_t, d->num_items ? d->num_items : 1);
-    if (!umap || !imap) { rc = ncf__fail(NCF_ERR_NOMEM, "ncf_model_grow: out of memory"); goto done; }
+    if (!ncf__has_ids(m))
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_grow: the model holds no ids to match the data's by");
+    umap = NCF__NEW(int32_t, d->num_users ? d->num_users : 1),
+    imap = NCF__NEW(int32_t, d->num_items ? d->num_items : 1);
+    if (!umap || !imap) {
+        rc = ncf__fail(NCF_ERR_NOMEM, "ncf_model_grow: out of memory");
+        goto done;
+    }
     if ((rc = ncf__map_ids(ncf__dataset_ids(d, 0), ncf__model_ids(m, 0), umap, &mu, &fu)) != NCF_OK ||
         (rc = ncf__map_ids(ncf__dataset_ids(d, 1), ncf__model_ids(m, 1), imap, &mi, &fi)) != NCF_OK)
         goto done;
     if (mu || mi) {
         ncf__ids ids = ncf__model_ids(m, mu ? 0 : 1);
         ncf__ids_name(&ids, mu ? fu : fi, name, sizeof name);
-        rc = ncf__fail(NCF_ERR_DATA, "ncf_model_grow: the data lacks %d of the model's users and %d of its items "
-                       "(%s '%s', ...): growing would drop them (ncf_dataset_add_ids keeps them)", mu, mi, mu ? "user" : "item",
-                       ncf__shown(name, name + strlen(name)));
+        rc = ncf__fail(NCF_ERR_DATA,
+                       "ncf_model_grow: the data lacks %d of the model's users and %d of its items "
+                       "(%s '%s', ...): growing would drop them (ncf_dataset_add_ids keeps them)",
+                       mu, mi, mu ? "user" : "item", ncf__shown(name, name + strlen(name)));
         goto done;
     }
     c = m->cfg;
@@ -9160,7 +9519,8 @@ done:
 static void ncf__put_side_row(ncf_model *m, int side, int k, const float *row)
 {
     const struct ncf__scratch *s = m->scratch;
-    float *g = side ? m->gmf_item : m->gmf_user, *h = side ? m->mlp_item : m->mlp_user, *b = side ? m->item_bias : m->user_bias;
+    float *g = side ? m->gmf_item : m->gmf_user, *h = side ? m->mlp_item : m->mlp_user,
+          *b = side ? m->item_bias : m->user_bias;
     if (s->F) memcpy(g + (size_t)k * s->F, row, sizeof(float) * (size_t)s->F);
     if (s->H) memcpy(h + (size_t)k * s->H, row + s->F, sizeof(float) * (size_t)s->H);
     if (b) b[k] = row[s->F + s->H];
@@ -9178,8 +9538,9 @@ static int ncf__ids_plus_one(const ncf_model *m, int side, const char *id, size_
     t[0] = ncf__model_ids(m, 0), t[1] = ncf__model_ids(m, 1);
     n[0] = t[0].n + !side, n[1] = t[1].n + side;
     if (t[side].text) { /* byte order: the first id past it */
-        for (k = 0; k < t[side].n && ncf__cmp_text(t[side].text + t[side].at[k], (size_t)(t[side].at[k + 1] - t[side].at[k]),
-                                                   id, len) < 0; k++) {}
+        for (k = 0; k < t[side].n &&
+             ncf__cmp_text(t[side].text + t[side].at[k], (size_t)(t[side].at[k + 1] - t[side].at[k]), id, len) < 0;
+             k++) {}
     } else if (t[side].order) { /* given out of order: at the end */
         k = t[side].n;
     } else {
@@ -9221,7 +9582,8 @@ static int ncf__ids_plus_one(const ncf_model *m, int side, const char *id, size_
         d->test_item[u] = -1;
         if (!(!side && u == *at)) {
             ncf__rated_cursor q = ncf__rated_from(m, src, 0);
-            for (; q.next < INT32_MAX; ncf__rated_step(&q)) d->items[total++] = side && q.next >= *at ? q.next + 1 : q.next;
+            for (; q.next < INT32_MAX; ncf__rated_step(&q))
+                d->items[total++] = side && q.next >= *at ? q.next + 1 : q.next;
         }
         d->user_ptr[u + 1] = total;
     }
@@ -9241,7 +9603,8 @@ NCFDEF int ncf_model_add(ncf_model **mp, int side, const char *id, const float *
     if ((rc = ncf__writable(*mp, "ncf_model_add")) != NCF_OK) return rc;
     if (!ncf__has_ids(*mp)) return ncf__fail(NCF_ERR_ARG, "ncf_model_add: the model holds no ids (ncf_model_set_ids)");
     if (len == 0 || len > NCF_MAX_ID_BYTES)
-        return ncf__fail(NCF_ERR_ARG, "ncf_model_add: an id of 1 to %d bytes, not %lu", NCF_MAX_ID_BYTES, (unsigned long)len);
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_add: an id of 1 to %d bytes, not %lu", NCF_MAX_ID_BYTES,
+                         (unsigned long)len);
     R = ncf_user_row_size(*mp);
     for (r = 0; r < R; r++)
         if (!(row[r] >= -NCF__MAX_PARAM && row[r] <= NCF__MAX_PARAM))
@@ -9256,7 +9619,8 @@ NCFDEF int ncf_model_add(ncf_model **mp, int side, const char *id, const float *
     if (!ids.text && !ncf__plain_int(id, id + len, &num))
         return ncf__fail(NCF_ERR_ARG, "ncf_model_add: the model's %s ids are integers; '%s' is not one",
                          side ? "item" : "user", ncf__shown(id, id + len));
-    if ((rc = ncf__ids_plus_one(*mp, side, id, len, num, &d, &k)) == NCF_OK && (rc = ncf_model_grow(mp, &d)) == NCF_OK) {
+    if ((rc = ncf__ids_plus_one(*mp, side, id, len, num, &d, &k)) == NCF_OK &&
+        (rc = ncf_model_grow(mp, &d)) == NCF_OK) {
         ncf__put_side_row(*mp, side, k, row);
         ncf_model_params_changed(*mp);
     }
@@ -9267,8 +9631,14 @@ NCFDEF int ncf_model_add(ncf_model **mp, int side, const char *id, const float *
 
 /* ---- >>model-file: layout, CRC, writing, reading, reading in place --------------------------- */
 /* A file's flags; the text ids came with version 4. */
-enum { NCF__FILE_ADAM = 1, NCF__FILE_IDS = 2, NCF__FILE_RATED = 4, NCF__FILE_INT8 = 8, NCF__FILE_USER_TEXT = 16,
-       NCF__FILE_ITEM_TEXT = 32 };
+enum {
+    NCF__FILE_ADAM = 1,
+    NCF__FILE_IDS = 2,
+    NCF__FILE_RATED = 4,
+    NCF__FILE_INT8 = 8,
+    NCF__FILE_USER_TEXT = 16,
+    NCF__FILE_ITEM_TEXT = 32
+};
 #define NCF__FILE_SLOTS 16 /* layer slots in the header */
 #define NCF__HEADER_BYTES (16 + 4 * (5 + NCF__FILE_SLOTS) + 4 * (1 + NCF__FILE_SLOTS + 4) + 4 * 5 + 8 * 4)
 #define NCF__HEADER_V3 ((NCF__HEADER_BYTES + 7) / 8 * 8) /* version 3's sections start 8-aligned */
@@ -9279,9 +9649,9 @@ enum { NCF__FILE_ADAM = 1, NCF__FILE_IDS = 2, NCF__FILE_RATED = 4, NCF__FILE_INT
 typedef struct {
     uint32_t version, flags;
     uint64_t ids, rated, params, adam, end; /* end: where the CRC is */
-    uint64_t id_at[2];                     /* the user and item id tables */
-    uint64_t text_bytes[2];                /* their text's bytes, when text */
-    uint64_t tensor[NCF_MAX_TENSORS];      /* each tensor's floats, or its int8 rows' scales */
+    uint64_t id_at[2];                      /* the user and item id tables */
+    uint64_t text_bytes[2];                 /* their text's bytes, when text */
+    uint64_t tensor[NCF_MAX_TENSORS];       /* each tensor's floats, or its int8 rows' scales */
     uint64_t nrated;
 } ncf__layout;
 
@@ -9304,7 +9674,8 @@ static uint64_t ncf__lay_out_ids(ncf__layout *L, uint64_t at, uint64_t U, uint64
         uint64_t n = t ? I : U;
         L->id_at[t] = at;
         if (!(L->flags & NCF__FILE_IDS)) continue;
-        at += L->flags & (t ? NCF__FILE_ITEM_TEXT : NCF__FILE_USER_TEXT) ? 8 * (n + 1) + ncf__pad(L->text_bytes[t], 8) : 8 * n;
+        at += L->flags & (t ? NCF__FILE_ITEM_TEXT : NCF__FILE_USER_TEXT) ? 8 * (n + 1) + ncf__pad(L->text_bytes[t], 8)
+                                                                         : 8 * n;
     }
     return at;
 }
@@ -9317,7 +9688,8 @@ static void ncf__lay_out(const ncf_model *m, ncf__layout *L)
     L->ids = at;
     at = ncf__lay_out_ids(L, at, U, I);
     L->rated = at;
-    if (L->flags & NCF__FILE_RATED) at = v3 ? ncf__pad(at + 8 + 8 * (U + 1) + L->nrated, 8) : at + 8 + 4 * (U + L->nrated);
+    if (L->flags & NCF__FILE_RATED)
+        at = v3 ? ncf__pad(at + 8 + 8 * (U + 1) + L->nrated, 8) : at + 8 + 4 * (U + L->nrated);
     L->params = at;
     for (t = 0; t < m->num_tensors; t++) {
         uint64_t rows = (uint64_t)m->tensors[t].rows, n = rows * (uint64_t)m->tensors[t].cols;
@@ -9331,50 +9703,35 @@ static void ncf__lay_out(const ncf_model *m, ncf__layout *L)
 
 /* The CRC-32 of zlib and PNG (reflected polynomial 0xEDB88320). */
 static const uint32_t ncf__crc_table[256] = {
-    0x00000000u, 0x77073096u, 0xEE0E612Cu, 0x990951BAu, 0x076DC419u, 0x706AF48Fu,
-    0xE963A535u, 0x9E6495A3u, 0x0EDB8832u, 0x79DCB8A4u, 0xE0D5E91Eu, 0x97D2D988u,
-    0x09B64C2Bu, 0x7EB17CBDu, 0xE7B82D07u, 0x90BF1D91u, 0x1DB71064u, 0x6AB020F2u,
-    0xF3B97148u, 0x84BE41DEu, 0x1ADAD47Du, 0x6DDDE4EBu, 0xF4D4B551u, 0x83D385C7u,
-    0x136C9856u, 0x646BA8C0u, 0xFD62F97Au, 0x8A65C9ECu, 0x14015C4Fu, 0x63066CD9u,
-    0xFA0F3D63u, 0x8D080DF5u, 0x3B6E20C8u, 0x4C69105Eu, 0xD56041E4u, 0xA2677172u,
-    0x3C03E4D1u, 0x4B04D447u, 0xD20D85FDu, 0xA50AB56Bu, 0x35B5A8FAu, 0x42B2986Cu,
-    0xDBBBC9D6u, 0xACBCF940u, 0x32D86CE3u, 0x45DF5C75u, 0xDCD60DCFu, 0xABD13D59u,
-    0x26D930ACu, 0x51DE003Au, 0xC8D75180u, 0xBFD06116u, 0x21B4F4B5u, 0x56B3C423u,
-    0xCFBA9599u, 0xB8BDA50Fu, 0x2802B89Eu, 0x5F058808u, 0xC60CD9B2u, 0xB10BE924u,
-    0x2F6F7C87u, 0x58684C11u, 0xC1611DABu, 0xB6662D3Du, 0x76DC4190u, 0x01DB7106u,
-    0x98D220BCu, 0xEFD5102Au, 0x71B18589u, 0x06B6B51Fu, 0x9FBFE4A5u, 0xE8B8D433u,
-    0x7807C9A2u, 0x0F00F934u, 0x9609A88Eu, 0xE10E9818u, 0x7F6A0DBBu, 0x086D3D2Du,
-    0x91646C97u, 0xE6635C01u, 0x6B6B51F4u, 0x1C6C6162u, 0x856530D8u, 0xF262004Eu,
-    0x6C0695EDu, 0x1B01A57Bu, 0x8208F4C1u, 0xF50FC457u, 0x65B0D9C6u, 0x12B7E950u,
-    0x8BBEB8EAu, 0xFCB9887Cu, 0x62DD1DDFu, 0x15DA2D49u, 0x8CD37CF3u, 0xFBD44C65u,
-    0x4DB26158u, 0x3AB551CEu, 0xA3BC0074u, 0xD4BB30E2u, 0x4ADFA541u, 0x3DD895D7u,
-    0xA4D1C46Du, 0xD3D6F4FBu, 0x4369E96Au, 0x346ED9FCu, 0xAD678846u, 0xDA60B8D0u,
-    0x44042D73u, 0x33031DE5u, 0xAA0A4C5Fu, 0xDD0D7CC9u, 0x5005713Cu, 0x270241AAu,
-    0xBE0B1010u, 0xC90C2086u, 0x5768B525u, 0x206F85B3u, 0xB966D409u, 0xCE61E49Fu,
-    0x5EDEF90Eu, 0x29D9C998u, 0xB0D09822u, 0xC7D7A8B4u, 0x59B33D17u, 0x2EB40D81u,
-    0xB7BD5C3Bu, 0xC0BA6CADu, 0xEDB88320u, 0x9ABFB3B6u, 0x03B6E20Cu, 0x74B1D29Au,
-    0xEAD54739u, 0x9DD277AFu, 0x04DB2615u, 0x73DC1683u, 0xE3630B12u, 0x94643B84u,
-    0x0D6D6A3Eu, 0x7A6A5AA8u, 0xE40ECF0Bu, 0x9309FF9Du, 0x0A00AE27u, 0x7D079EB1u,
-    0xF00F9344u, 0x8708A3D2u, 0x1E01F268u, 0x6906C2FEu, 0xF762575Du, 0x806567CBu,
-    0x196C3671u, 0x6E6B06E7u, 0xFED41B76u, 0x89D32BE0u, 0x10DA7A5Au, 0x67DD4ACCu,
-    0xF9B9DF6Fu, 0x8EBEEFF9u, 0x17B7BE43u, 0x60B08ED5u, 0xD6D6A3E8u, 0xA1D1937Eu,
-    0x38D8C2C4u, 0x4FDFF252u, 0xD1BB67F1u, 0xA6BC5767u, 0x3FB506DDu, 0x48B2364Bu,
-    0xD80D2BDAu, 0xAF0A1B4Cu, 0x36034AF6u, 0x41047A60u, 0xDF60EFC3u, 0xA867DF55u,
-    0x316E8EEFu, 0x4669BE79u, 0xCB61B38Cu, 0xBC66831Au, 0x256FD2A0u, 0x5268E236u,
-    0xCC0C7795u, 0xBB0B4703u, 0x220216B9u, 0x5505262Fu, 0xC5BA3BBEu, 0xB2BD0B28u,
-    0x2BB45A92u, 0x5CB36A04u, 0xC2D7FFA7u, 0xB5D0CF31u, 0x2CD99E8Bu, 0x5BDEAE1Du,
-    0x9B64C2B0u, 0xEC63F226u, 0x756AA39Cu, 0x026D930Au, 0x9C0906A9u, 0xEB0E363Fu,
-    0x72076785u, 0x05005713u, 0x95BF4A82u, 0xE2B87A14u, 0x7BB12BAEu, 0x0CB61B38u,
-    0x92D28E9Bu, 0xE5D5BE0Du, 0x7CDCEFB7u, 0x0BDBDF21u, 0x86D3D2D4u, 0xF1D4E242u,
-    0x68DDB3F8u, 0x1FDA836Eu, 0x81BE16CDu, 0xF6B9265Bu, 0x6FB077E1u, 0x18B74777u,
-    0x88085AE6u, 0xFF0F6A70u, 0x66063BCAu, 0x11010B5Cu, 0x8F659EFFu, 0xF862AE69u,
-    0x616BFFD3u, 0x166CCF45u, 0xA00AE278u, 0xD70DD2EEu, 0x4E048354u, 0x3903B3C2u,
-    0xA7672661u, 0xD06016F7u, 0x4969474Du, 0x3E6E77DBu, 0xAED16A4Au, 0xD9D65ADCu,
-    0x40DF0B66u, 0x37D83BF0u, 0xA9BCAE53u, 0xDEBB9EC5u, 0x47B2CF7Fu, 0x30B5FFE9u,
-    0xBDBDF21Cu, 0xCABAC28Au, 0x53B39330u, 0x24B4A3A6u, 0xBAD03605u, 0xCDD70693u,
-    0x54DE5729u, 0x23D967BFu, 0xB3667A2Eu, 0xC4614AB8u, 0x5D681B02u, 0x2A6F2B94u,
-    0xB40BBE37u, 0xC30C8EA1u, 0x5A05DF1Bu, 0x2D02EF8Du
-};
+    0x00000000u, 0x77073096u, 0xEE0E612Cu, 0x990951BAu, 0x076DC419u, 0x706AF48Fu, 0xE963A535u, 0x9E6495A3u, 0x0EDB8832u,
+    0x79DCB8A4u, 0xE0D5E91Eu, 0x97D2D988u, 0x09B64C2Bu, 0x7EB17CBDu, 0xE7B82D07u, 0x90BF1D91u, 0x1DB71064u, 0x6AB020F2u,
+    0xF3B97148u, 0x84BE41DEu, 0x1ADAD47Du, 0x6DDDE4EBu, 0xF4D4B551u, 0x83D385C7u, 0x136C9856u, 0x646BA8C0u, 0xFD62F97Au,
+    0x8A65C9ECu, 0x14015C4Fu, 0x63066CD9u, 0xFA0F3D63u, 0x8D080DF5u, 0x3B6E20C8u, 0x4C69105Eu, 0xD56041E4u, 0xA2677172u,
+    0x3C03E4D1u, 0x4B04D447u, 0xD20D85FDu, 0xA50AB56Bu, 0x35B5A8FAu, 0x42B2986Cu, 0xDBBBC9D6u, 0xACBCF940u, 0x32D86CE3u,
+    0x45DF5C75u, 0xDCD60DCFu, 0xABD13D59u, 0x26D930ACu, 0x51DE003Au, 0xC8D75180u, 0xBFD06116u, 0x21B4F4B5u, 0x56B3C423u,
+    0xCFBA9599u, 0xB8BDA50Fu, 0x2802B89Eu, 0x5F058808u, 0xC60CD9B2u, 0xB10BE924u, 0x2F6F7C87u, 0x58684C11u, 0xC1611DABu,
+    0xB6662D3Du, 0x76DC4190u, 0x01DB7106u, 0x98D220BCu, 0xEFD5102Au, 0x71B18589u, 0x06B6B51Fu, 0x9FBFE4A5u, 0xE8B8D433u,
+    0x7807C9A2u, 0x0F00F934u, 0x9609A88Eu, 0xE10E9818u, 0x7F6A0DBBu, 0x086D3D2Du, 0x91646C97u, 0xE6635C01u, 0x6B6B51F4u,
+    0x1C6C6162u, 0x856530D8u, 0xF262004Eu, 0x6C0695EDu, 0x1B01A57Bu, 0x8208F4C1u, 0xF50FC457u, 0x65B0D9C6u, 0x12B7E950u,
+    0x8BBEB8EAu, 0xFCB9887Cu, 0x62DD1DDFu, 0x15DA2D49u, 0x8CD37CF3u, 0xFBD44C65u, 0x4DB26158u, 0x3AB551CEu, 0xA3BC0074u,
+    0xD4BB30E2u, 0x4ADFA541u, 0x3DD895D7u, 0xA4D1C46Du, 0xD3D6F4FBu, 0x4369E96Au, 0x346ED9FCu, 0xAD678846u, 0xDA60B8D0u,
+    0x44042D73u, 0x33031DE5u, 0xAA0A4C5Fu, 0xDD0D7CC9u, 0x5005713Cu, 0x270241AAu, 0xBE0B1010u, 0xC90C2086u, 0x5768B525u,
+    0x206F85B3u, 0xB966D409u, 0xCE61E49Fu, 0x5EDEF90Eu, 0x29D9C998u, 0xB0D09822u, 0xC7D7A8B4u, 0x59B33D17u, 0x2EB40D81u,
+    0xB7BD5C3Bu, 0xC0BA6CADu, 0xEDB88320u, 0x9ABFB3B6u, 0x03B6E20Cu, 0x74B1D29Au, 0xEAD54739u, 0x9DD277AFu, 0x04DB2615u,
+    0x73DC1683u, 0xE3630B12u, 0x94643B84u, 0x0D6D6A3Eu, 0x7A6A5AA8u, 0xE40ECF0Bu, 0x9309FF9Du, 0x0A00AE27u, 0x7D079EB1u,
+    0xF00F9344u, 0x8708A3D2u, 0x1E01F268u, 0x6906C2FEu, 0xF762575Du, 0x806567CBu, 0x196C3671u, 0x6E6B06E7u, 0xFED41B76u,
+    0x89D32BE0u, 0x10DA7A5Au, 0x67DD4ACCu, 0xF9B9DF6Fu, 0x8EBEEFF9u, 0x17B7BE43u, 0x60B08ED5u, 0xD6D6A3E8u, 0xA1D1937Eu,
+    0x38D8C2C4u, 0x4FDFF252u, 0xD1BB67F1u, 0xA6BC5767u, 0x3FB506DDu, 0x48B2364Bu, 0xD80D2BDAu, 0xAF0A1B4Cu, 0x36034AF6u,
+    0x41047A60u, 0xDF60EFC3u, 0xA867DF55u, 0x316E8EEFu, 0x4669BE79u, 0xCB61B38Cu, 0xBC66831Au, 0x256FD2A0u, 0x5268E236u,
+    0xCC0C7795u, 0xBB0B4703u, 0x220216B9u, 0x5505262Fu, 0xC5BA3BBEu, 0xB2BD0B28u, 0x2BB45A92u, 0x5CB36A04u, 0xC2D7FFA7u,
+    0xB5D0CF31u, 0x2CD99E8Bu, 0x5BDEAE1Du, 0x9B64C2B0u, 0xEC63F226u, 0x756AA39Cu, 0x026D930Au, 0x9C0906A9u, 0xEB0E363Fu,
+    0x72076785u, 0x05005713u, 0x95BF4A82u, 0xE2B87A14u, 0x7BB12BAEu, 0x0CB61B38u, 0x92D28E9Bu, 0xE5D5BE0Du, 0x7CDCEFB7u,
+    0x0BDBDF21u, 0x86D3D2D4u, 0xF1D4E242u, 0x68DDB3F8u, 0x1FDA836Eu, 0x81BE16CDu, 0xF6B9265Bu, 0x6FB077E1u, 0x18B74777u,
+    0x88085AE6u, 0xFF0F6A70u, 0x66063BCAu, 0x11010B5Cu, 0x8F659EFFu, 0xF862AE69u, 0x616BFFD3u, 0x166CCF45u, 0xA00AE278u,
+    0xD70DD2EEu, 0x4E048354u, 0x3903B3C2u, 0xA7672661u, 0xD06016F7u, 0x4969474Du, 0x3E6E77DBu, 0xAED16A4Au, 0xD9D65ADCu,
+    0x40DF0B66u, 0x37D83BF0u, 0xA9BCAE53u, 0xDEBB9EC5u, 0x47B2CF7Fu, 0x30B5FFE9u, 0xBDBDF21Cu, 0xCABAC28Au, 0x53B39330u,
+    0x24B4A3A6u, 0xBAD03605u, 0xCDD70693u, 0x54DE5729u, 0x23D967BFu, 0xB3667A2Eu, 0xC4614AB8u, 0x5D681B02u, 0x2A6F2B94u,
+    0xB40BBE37u, 0xC30C8EA1u, 0x5A05DF1Bu, 0x2D02EF8Du};
 
 static uint32_t ncf__crc32(const uint8_t *p, size_t n)
 {
@@ -9385,17 +9742,32 @@ static uint32_t ncf__crc32(const uint8_t *p, size_t n)
 }
 
 /* Little-endian writer into a buffer sized in advance. */
-typedef struct { uint8_t *p; size_t at; } ncf__writer;
+typedef struct {
+    uint8_t *p;
+    size_t at;
+} ncf__writer;
 
 static void ncf__put_u32(ncf__writer *w, uint32_t v)
 {
     int i;
     for (i = 0; i < 4; i++) w->p[w->at++] = (uint8_t)(v >> (8 * i));
 }
-static void ncf__put_u64(ncf__writer *w, uint64_t v) { ncf__put_u32(w, (uint32_t)v); ncf__put_u32(w, (uint32_t)(v >> 32)); }
-static void ncf__put_f32(ncf__writer *w, float f) { uint32_t v; memcpy(&v, &f, 4); ncf__put_u32(w, v); }
+static void ncf__put_u64(ncf__writer *w, uint64_t v)
+{
+    ncf__put_u32(w, (uint32_t)v);
+    ncf__put_u32(w, (uint32_t)(v >> 32));
+}
+static void ncf__put_f32(ncf__writer *w, float f)
+{
+    uint32_t v;
+    memcpy(&v, &f, 4);
+    ncf__put_u32(w, v);
+}
 
-typedef struct { const uint8_t *p; size_t at, n; } ncf__reader;
+typedef struct {
+    const uint8_t *p;
+    size_t at, n;
+} ncf__reader;
 
 static int ncf__get_u32(ncf__reader *r, uint32_t *v)
 {
@@ -9520,8 +9892,9 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len)
     if (int8 && (flags & NCF_SAVE_ADAM))
         return ncf__fail(NCF_ERR_ARG, "ncf_save_mem: an int8 file keeps no Adam moments (it only serves)");
     for (t = 0; t < m->num_tensors; t++)
-        if (m->scratch->tables.floats[t] && (i = ncf__first_nonfinite(m->scratch->tables.floats[t], (size_t)m->tensors[t].rows * m->tensors[t].cols)) <
-                                     (size_t)m->tensors[t].rows * m->tensors[t].cols)
+        if (m->scratch->tables.floats[t] &&
+            (i = ncf__first_nonfinite(m->scratch->tables.floats[t], (size_t)m->tensors[t].rows * m->tensors[t].cols)) <
+                (size_t)m->tensors[t].rows * m->tensors[t].cols)
             return ncf__fail(NCF_ERR_DATA, "the model's %s[%lu] is not finite: a diverged model is not saved",
                              m->tensors[t].name, (unsigned long)i);
     ids = ncf__has_ids(m);
@@ -9536,7 +9909,7 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len)
     L.nrated = L.flags & NCF__FILE_RATED ? (uint64_t)m->rated_ptr[m->cfg.num_users] : 0;
     ncf__lay_out(m, &L);
     if (L.end + 4 > (size_t)-1) return ncf__fail(NCF_ERR_NOMEM, "a model file this size does not fit in memory here");
-    w.p = (uint8_t *)ncf__zalloc((size_t)L.end + 4, 1), w.at = 0; /* (the padding stays 0) */
+    w.p = (uint8_t *)ncf__zalloc((size_t)L.end + 4, 1), w.at = 0;                         /* (the padding stays 0) */
     tmp = NCF__NEW(float, m->scratch->F > m->scratch->H ? m->scratch->F : m->scratch->H); /* an embedding row */
     if (!w.p || !tmp) {
         NCF_FREE(w.p), NCF_FREE(tmp);
@@ -9577,10 +9950,12 @@ static int ncf__read_sizes(ncf__reader *r, ncf__layout *L, uint64_t U, uint64_t 
     for (t = 0; t < 2 && (L->flags & NCF__FILE_IDS); t++) {
         uint64_t n = t ? I : U;
         if (L->flags & (t ? NCF__FILE_ITEM_TEXT : NCF__FILE_USER_TEXT)) {
-            if (at + 8 * n + 8 > r->n) return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
+            if (at + 8 * n + 8 > r->n)
+                return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
             r->at = (size_t)(at + 8 * n);
             ncf__get_u64(r, &L->text_bytes[t]);
-            if (L->text_bytes[t] > r->n) return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
+            if (L->text_bytes[t] > r->n)
+                return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
             at += 8 * (n + 1) + ncf__pad(L->text_bytes[t], 8);
         } else {
             at += 8 * n;
@@ -9598,8 +9973,8 @@ static int ncf__read_sizes(ncf__reader *r, ncf__layout *L, uint64_t U, uint64_t 
 /* Reads and checks a file's header (magic, version, the CRC unless the caller verified the
    file, config) and lays out its sections: a model shell (no parameter memory) of that
    config, and where everything is. */
-static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model **shell, ncf__layout *L,
-                          uint64_t *step, uint64_t *epoch)
+static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model **shell, ncf__layout *L, uint64_t *step,
+                          uint64_t *epoch)
 {
     ncf__reader r;
     ncf_config c;
@@ -9612,12 +9987,14 @@ static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model 
     if (len < 4 || memcmp(r.p, "NCF", 4) != 0) return ncf__fail(NCF_ERR_PARSE, "not an ncf.h model (bad magic)");
     if (!ncf__get_u32(&r, &L->version)) return ncf__fail(NCF_ERR_PARSE, "model truncated in its header");
     if (L->version < 2 || L->version > NCF_FORMAT_VERSION)
-        return ncf__fail(NCF_ERR_PARSE, "model format version %u; this library reads versions 2 to %d", (unsigned)L->version,
-                         NCF_FORMAT_VERSION);
+        return ncf__fail(NCF_ERR_PARSE, "model format version %u; this library reads versions 2 to %d",
+                         (unsigned)L->version, NCF_FORMAT_VERSION);
     if (len < NCF__HEADER_V3 + 4)
         return ncf__fail(NCF_ERR_PARSE, "model truncated in its header (%lu bytes)", (unsigned long)len);
-    crc = (uint32_t)r.p[len - 4] | (uint32_t)r.p[len - 3] << 8 | (uint32_t)r.p[len - 2] << 16 | (uint32_t)r.p[len - 1] << 24;
-    if (check_crc && crc != ncf__crc32(r.p, len - 4)) return ncf__fail(NCF_ERR_PARSE, "model checksum mismatch: the file is damaged or truncated");
+    crc = (uint32_t)r.p[len - 4] | (uint32_t)r.p[len - 3] << 8 | (uint32_t)r.p[len - 2] << 16 |
+        (uint32_t)r.p[len - 1] << 24;
+    if (check_crc && crc != ncf__crc32(r.p, len - 4))
+        return ncf__fail(NCF_ERR_PARSE, "model checksum mismatch: the file is damaged or truncated");
     r.n = len - 4;
     ncf__get_u32(&r, &v);
     if (v != 0x01020304u) return ncf__fail(NCF_ERR_PARSE, "model endianness mark is wrong");
@@ -9633,14 +10010,16 @@ static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model 
     memset(&c, 0, sizeof c);
     if (u[0] > INT32_MAX || u[1] > INT32_MAX || u[4] > NCF_MAX_LAYERS || (L->flags & ~(L->version >= 4 ? 63u : 15u)) ||
         ((L->flags & (NCF__FILE_USER_TEXT | NCF__FILE_ITEM_TEXT)) && !(L->flags & NCF__FILE_IDS)) ||
-        ((L->flags & NCF__FILE_RATED) && !(L->flags & NCF__FILE_IDS)) || (L->version < 3 && (L->flags & NCF__FILE_INT8)) ||
-        ((L->flags & NCF__FILE_INT8) && (L->flags & NCF__FILE_ADAM)))
+        ((L->flags & NCF__FILE_RATED) && !(L->flags & NCF__FILE_IDS)) ||
+        (L->version < 3 && (L->flags & NCF__FILE_INT8)) || ((L->flags & NCF__FILE_INT8) && (L->flags & NCF__FILE_ADAM)))
         return ncf__fail(NCF_ERR_PARSE, "model header has out-of-range sizes or flags");
     c.num_users = (int)u[0], c.num_items = (int)u[1], c.model = (ncf_model_type)u[2], c.mf_dim = (int)u[3];
     c.num_layers = (int)u[4];
-    for (l = 0; l < NCF_MAX_LAYERS && l < NCF__FILE_SLOTS; l++) c.layers[l] = (int)(slot[l] > 65536 ? 0 : slot[l]), c.mlp_reg[l] = reg[l];
+    for (l = 0; l < NCF_MAX_LAYERS && l < NCF__FILE_SLOTS; l++)
+        c.layers[l] = (int)(slot[l] > 65536 ? 0 : slot[l]), c.mlp_reg[l] = reg[l];
     c.mf_reg = mf_reg, c.lr = f4[0], c.beta1 = f4[1], c.beta2 = f4[2], c.epsilon = f4[3];
-    c.adam = (ncf_adam_mode)a3[0], c.batch_size = a3[1] > INT32_MAX ? 0 : (int)a3[1], c.num_neg = a3[2] > INT32_MAX ? -1 : (int)a3[2];
+    c.adam = (ncf_adam_mode)a3[0], c.batch_size = a3[1] > INT32_MAX ? 0 : (int)a3[1],
+    c.num_neg = a3[2] > INT32_MAX ? -1 : (int)a3[2];
     c.optimizer = (ncf_optimizer)a3[3], c.init_sd = init_sd, c.seed = seed;
     if (c.mf_dim > 65536) return ncf__fail(NCF_ERR_PARSE, "model header has out-of-range sizes or flags");
     if (ncf__check_config(&c) != NCF_OK) return ncf__prefix_error(NCF_ERR_PARSE, "model header");
@@ -9668,7 +10047,8 @@ static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model 
 static int ncf__check_rated(const int64_t *off, const uint8_t *bytes, int users, int items, uint64_t nbytes)
 {
     int u;
-    if (off[0] != 0 || (uint64_t)off[users] != nbytes) return ncf__fail(NCF_ERR_PARSE, "model's rated-item offsets do not add up");
+    if (off[0] != 0 || (uint64_t)off[users] != nbytes)
+        return ncf__fail(NCF_ERR_PARSE, "model's rated-item offsets do not add up");
     for (u = 0; u < users; u++) { /* (off[u] is in [0, nbytes] by the check before) */
         const uint8_t *p, *end;
         int64_t item = -1;
@@ -9689,7 +10069,8 @@ static int ncf__rated_from_v2(ncf_model *m, ncf__reader *r, uint64_t nrated)
     int U = m->cfg.num_users, u;
     size_t at0 = r->at + 4 * (size_t)U, pass, bytes = 0;
     uint8_t tmp[5] = {0}; /* (the first pass only counts: its bytes go here, unread) */
-    if (!(m->rated_ptr = NCF__NEW(int64_t, (size_t)U + 1))) return ncf__fail(NCF_ERR_NOMEM, "out of memory for rated items");
+    if (!(m->rated_ptr = NCF__NEW(int64_t, (size_t)U + 1)))
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for rated items");
     for (pass = 0; pass < 2; pass++) { /* sizes, then the stream */
         ncf__reader cnt = *r, it = *r;
         uint64_t done = 0;
@@ -9711,7 +10092,8 @@ static int ncf__rated_from_v2(ncf_model *m, ncf__reader *r, uint64_t nrated)
         }
         if (done != nrated) return ncf__fail(NCF_ERR_PARSE, "model's rated-item counts do not add up");
         m->rated_ptr[U] = (int64_t)bytes;
-        if (!pass && !(m->rated = NCF__NEW(uint8_t, bytes))) return ncf__fail(NCF_ERR_NOMEM, "out of memory for rated items");
+        if (!pass && !(m->rated = NCF__NEW(uint8_t, bytes)))
+            return ncf__fail(NCF_ERR_NOMEM, "out of memory for rated items");
     }
     return NCF_OK;
 }
@@ -9736,11 +10118,13 @@ static int ncf__read_id_table(ncf_model *m, const ncf__layout *L, ncf__reader *r
         ids = ncf__model_ids(m, t);
         return ncf__check_text_ids(&ids, L->text_bytes[t], t ? "item" : "user");
     }
-    if (!(*(t ? &m->raw_item : &m->raw_user) = NCF__NEW(int64_t, n))) return ncf__fail(NCF_ERR_NOMEM, "out of memory for the id maps");
+    if (!(*(t ? &m->raw_item : &m->raw_user) = NCF__NEW(int64_t, n)))
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for the id maps");
     for (k = 0; k < n; k++) {
         uint64_t id = 0;
         ncf__get_u64(r, &id);
-        if (id >= (uint64_t)NCF__MAX_RAW_ID) return ncf__fail(NCF_ERR_PARSE, "model raw id %s is outside [0, 2^62)", ncf__u64s(id, 0));
+        if (id >= (uint64_t)NCF__MAX_RAW_ID)
+            return ncf__fail(NCF_ERR_PARSE, "model raw id %s is outside [0, 2^62)", ncf__u64s(id, 0));
         (t ? m->raw_item : m->raw_user)[k] = (int64_t)id;
     }
     return NCF_OK;
@@ -9818,7 +10202,8 @@ static int ncf__check_finite(const ncf_model *m)
     int k;
     v[0] = m->params, v[1] = m->adam_m, v[2] = m->adam_v;
     for (k = 0; k < 3; k++)
-        if (v[k] && (i = ncf__first_implausible(v[k], m->num_params, k ? NCF__MAX_MOMENT : NCF__MAX_PARAM)) < m->num_params)
+        if (v[k] &&
+            (i = ncf__first_implausible(v[k], m->num_params, k ? NCF__MAX_MOMENT : NCF__MAX_PARAM)) < m->num_params)
             return ncf__fail(NCF_ERR_DATA, "the model's %s%s is %g: not finite or implausibly large (refused)", what[k],
                              ncf__param_name(m, i), (double)v[k][i]);
     return NCF_OK;
@@ -9845,9 +10230,12 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len)
         for (i = 0; i < m->num_params; i++) ncf__get_f32(&r, &m->adam_v[i]);
     }
     if (rc == NCF_OK) rc = ncf__check_finite(m);
-    if (rc != NCF_OK) { ncf_model_free(m); return rc; }
+    if (rc != NCF_OK) {
+        ncf_model_free(m);
+        return rc;
+    }
     m->step = (int64_t)step, m->epoch = (int64_t)epoch; /* (both checked in the header) */
-    ncf__refresh_projection(m); /* serving only reads the model from here on */
+    ncf__refresh_projection(m);                         /* serving only reads the model from here on */
     *out = m;
     return NCF_OK;
 }
@@ -9857,7 +10245,6 @@ static int ncf__little_endian(void)
     const uint32_t one = 1;
     return *(const uint8_t *)&one == 1;
 }
-
 
 /* Id table t where it sits in the file, checked: integers or text, ascending. */
 static int ncf__point_ids(ncf_model *m, const uint8_t *p, const ncf__layout *L, int t)
@@ -9870,15 +10257,19 @@ static int ncf__point_ids(ncf_model *m, const uint8_t *p, const ncf__layout *L, 
         *(t ? &m->item_text : &m->user_text) = (char *)(uintptr_t)(p + L->id_at[t] + 8 * ((uint64_t)n + 1));
         ids = ncf__model_ids(m, t);
         for (k = 0; k <= n; k++)
-            if (at[k] < 0 || (uint64_t)at[k] > L->text_bytes[t]) return ncf__fail(NCF_ERR_PARSE, "model's id offsets do not add up");
+            if (at[k] < 0 || (uint64_t)at[k] > L->text_bytes[t])
+                return ncf__fail(NCF_ERR_PARSE, "model's id offsets do not add up");
         return ncf__check_text_ids(&ids, L->text_bytes[t], t ? "item" : "user");
     }
     *(t ? &m->raw_item : &m->raw_user) = at;
     for (k = 0; k < n; k++) {
-        if (at[k] < 0 || at[k] >= NCF__MAX_RAW_ID) return ncf__fail(NCF_ERR_PARSE, "model raw id %s is outside [0, 2^62)", ncf__u64s((uint64_t)at[k], 0));
+        if (at[k] < 0 || at[k] >= NCF__MAX_RAW_ID)
+            return ncf__fail(NCF_ERR_PARSE, "model raw id %s is outside [0, 2^62)", ncf__u64s((uint64_t)at[k], 0));
         if (k && at[k] <= at[k - 1])
-            return ncf__fail(NCF_ERR_PARSE, "model raw %s ids do not ascend (at %d), as read in place they must; "
-                             "ncf_load_mem reads it", t ? "item" : "user", k);
+            return ncf__fail(NCF_ERR_PARSE,
+                             "model raw %s ids do not ascend (at %d), as read in place they must; "
+                             "ncf_load_mem reads it",
+                             t ? "item" : "user", k);
     }
     return NCF_OK;
 }
@@ -9894,7 +10285,8 @@ static int ncf__point_into(ncf_model *m, const uint8_t *p, const ncf__layout *L,
     for (t = 0; t < 2 && (L->flags & NCF__FILE_IDS); t++)
         if ((rc = ncf__point_ids(m, p, L, t)) != NCF_OK) return rc;
     if (L->flags & NCF__FILE_RATED) {
-        m->rated_ptr = (int64_t *)(uintptr_t)(p + L->rated + 8), m->rated = (uint8_t *)(uintptr_t)(p + L->rated + 8 + 8 * ((uint64_t)U + 1));
+        m->rated_ptr = (int64_t *)(uintptr_t)(p + L->rated + 8),
+        m->rated = (uint8_t *)(uintptr_t)(p + L->rated + 8 + 8 * ((uint64_t)U + 1));
         if ((rc = ncf__check_rated(m->rated_ptr, m->rated, U, I, L->nrated)) != NCF_OK) return rc;
     }
     for (t = 0; t < m->num_tensors; t++) {
@@ -9902,13 +10294,16 @@ static int ncf__point_into(ncf_model *m, const uint8_t *p, const ncf__layout *L,
         float *x = (float *)(uintptr_t)(p + L->tensor[t]);
         int quant = (L->flags & NCF__FILE_INT8) && ncf__quantized(m, t);
         v[t] = quant ? NULL : x, qs[t] = quant ? x : NULL, q[t] = quant ? (const int8_t *)(x + rows) : NULL;
-        if (scan && (bad = quant ? ncf__first_bad_scale(x, rows) : ncf__first_implausible(x, n, NCF__MAX_PARAM)) < (quant ? rows : n))
+        if (scan &&
+            (bad = quant ? ncf__first_bad_scale(x, rows) : ncf__first_implausible(x, n, NCF__MAX_PARAM)) <
+                (quant ? rows : n))
             return ncf__fail(NCF_ERR_DATA, "the model's %s holds a non-finite value or a bad scale (at %lu): refused",
                              m->tensors[t].name, (unsigned long)bad);
     }
     m->params = L->flags & NCF__FILE_INT8 ? NULL : v[0];
     if (scan && (L->flags & NCF__FILE_ADAM)) { /* not used in place, but checked as a copy checks it */
-        size_t bad = ncf__first_implausible((const float *)(uintptr_t)(p + L->adam), 2 * m->num_params, NCF__MAX_MOMENT);
+        size_t bad =
+            ncf__first_implausible((const float *)(uintptr_t)(p + L->adam), 2 * m->num_params, NCF__MAX_MOMENT);
         if (bad < 2 * m->num_params)
             return ncf__fail(NCF_ERR_DATA, "the model's Adam moment %lu is not finite or implausibly large: refused",
                              (unsigned long)bad);
@@ -9932,11 +10327,16 @@ static int ncf__open_in_place(ncf_model **out, const void *buf, size_t len, int 
     if ((rc = ncf__open_file(buf, len, !verified, &m, &L, &step, &epoch)) != NCF_OK) return rc;
     if (L.version < 3) {
         ncf_model_free(m);
-        return ncf__fail(NCF_ERR_PARSE, "model format version %u is not laid out to be read in place: ncf_load_mem "
-                                        "reads it, and ncf_save_mem writes version %d", (unsigned)L.version, NCF_FORMAT_VERSION);
+        return ncf__fail(NCF_ERR_PARSE,
+                         "model format version %u is not laid out to be read in place: ncf_load_mem "
+                         "reads it, and ncf_save_mem writes version %d",
+                         (unsigned)L.version, NCF_FORMAT_VERSION);
     }
     m->scratch->in_place = 1;
-    if ((rc = ncf__point_into(m, (const uint8_t *)buf, &L, !verified)) != NCF_OK) { ncf_model_free(m); return rc; }
+    if ((rc = ncf__point_into(m, (const uint8_t *)buf, &L, !verified)) != NCF_OK) {
+        ncf_model_free(m);
+        return rc;
+    }
     m->step = (int64_t)step, m->epoch = (int64_t)epoch; /* (both checked in the header) */
     *out = m;
     return NCF_OK;
@@ -9956,8 +10356,9 @@ NCFDEF int ncf_model_open_verified(ncf_model **out, const void *buf, size_t len)
    saver's file), flushed to the disk, then renamed over PATH in one step; an existing
    file's permissions are kept. Anything that fails removes the temporary file. */
 
-#if defined(NCF__POSIX_FILES) && (defined(__linux__) || defined(__APPLE__) || defined(__FreeBSD__) || \
-                                   defined(__OpenBSD__) || defined(__NetBSD__) || defined(__DragonFly__))
+#if defined(NCF__POSIX_FILES) && \
+    (defined(__linux__) || defined(__APPLE__) || defined(__FreeBSD__) || defined(__OpenBSD__) || \
+     defined(__NetBSD__) || defined(__DragonFly__))
 #include <sys/file.h>
 #define NCF__FLOCK 1 /* flock: a lock per open file, so another thread of this process sees it too */
 #endif
@@ -9970,8 +10371,8 @@ struct ncf_output {
 #else
     FILE *f;
 #endif
-    int rc;           /* the first failure, kept: every later call returns it */
-    size_t used;      /* bytes in buf not yet written */
+    int rc;      /* the first failure, kept: every later call returns it */
+    size_t used; /* bytes in buf not yet written */
     char path[4200], name[4200];
     char buf[1 << 16];
 };
@@ -10006,7 +10407,8 @@ static int ncf__is_our_tmp_name(const char *name, const char *base, size_t bl)
     int k;
     if (strncmp(name, base, bl) != 0 || strncmp(name + bl, ".tmp-", 5) != 0) return 0;
     for (k = 0; k < 12; k++)
-        if (!((name[bl + 5 + k] >= '0' && name[bl + 5 + k] <= '9') || (name[bl + 5 + k] >= 'a' && name[bl + 5 + k] <= 'f')))
+        if (!((name[bl + 5 + k] >= '0' && name[bl + 5 + k] <= '9') ||
+              (name[bl + 5 + k] >= 'a' && name[bl + 5 + k] <= 'f')))
             return 0;
     return name[bl + 17] == 0;
 }
@@ -10088,7 +10490,10 @@ static int ncf__tmp_create(ncf_output *t, const char *path)
         if (errno != EEXIST) break;
 #else
         t->f = fopen(t->name, "rb"); /* plain C cannot create exclusively: skip names in use */
-        if (t->f) { fclose(t->f); continue; }
+        if (t->f) {
+            fclose(t->f);
+            continue;
+        }
         t->f = fopen(t->name, "wb");
         if (t->f) return NCF_OK;
         break;
@@ -10117,7 +10522,8 @@ static int ncf__tmp_put(ncf_output *t, const char *p, size_t len)
 #else
     ok = fwrite(p, 1, len, t->f) == len;
 #endif
-    if (!ok && t->rc == NCF_OK) t->rc = ncf__fail(NCF_ERR_IO, "%s: writing %s failed (%s)", t->path, t->name, ncf__os_reason());
+    if (!ok && t->rc == NCF_OK)
+        t->rc = ncf__fail(NCF_ERR_IO, "%s: writing %s failed (%s)", t->path, t->name, ncf__os_reason());
     return t->rc;
 }
 
@@ -10202,13 +10608,15 @@ NCFDEF int ncf_output_open(ncf_output **out, const char *path)
         struct stat st;
         if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) /* before any sweep beside it */
             rc = ncf__fail(NCF_ERR_IO, "%s: exists and is not a regular file: not replaced", path);
-        else
-            ncf__remove_orphans(path), rc = ncf__tmp_create(t, path);
+        else ncf__remove_orphans(path), rc = ncf__tmp_create(t, path);
     }
 #else
     rc = ncf__tmp_create(t, path);
 #endif
-    if (rc != NCF_OK) { NCF_FREE(t); return rc; }
+    if (rc != NCF_OK) {
+        NCF_FREE(t);
+        return rc;
+    }
     *out = t;
     return NCF_OK;
 }
@@ -10234,7 +10642,10 @@ NCFDEF int ncf_output_printf(ncf_output *t, const char *fmt, ...)
     n = vsnprintf(t->buf + t->used, sizeof t->buf - t->used, fmt, ap);
     va_end(ap);
     if (n < 0) return t->rc = ncf__fail(NCF_ERR_ARG, "ncf_output_printf: '%s' cannot be formatted", fmt);
-    if ((size_t)n < sizeof t->buf - t->used) { t->used += (size_t)n; return NCF_OK; }
+    if ((size_t)n < sizeof t->buf - t->used) {
+        t->used += (size_t)n;
+        return NCF_OK;
+    }
     if (!(big = NCF__NEW(char, (size_t)n + 1))) return t->rc = ncf__fail(NCF_ERR_NOMEM, "%s: out of memory", t->path);
     va_start(ap, fmt);
     vsnprintf(big, (size_t)n + 1, fmt, ap);
@@ -10370,17 +10781,16 @@ NCFDEF int ncf_mpi_shard(ncf_dataset *ds, MPI_Comm comm)
     float *wt = NULL;
     if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &P) != MPI_SUCCESS)
         rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard: not a valid communicator");
-    else if (!ds || !ds->user_ptr)
-        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard: need a loaded dataset");
-    else if (ncf__is_shard(ds))
-        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard: the dataset is a shard already");
-    else if (ds->num_train <= 0)
-        rc = ncf__fail(NCF_ERR_DATA, "ncf_mpi_shard: the dataset has no training positives");
+    else if (!ds || !ds->user_ptr) rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard: need a loaded dataset");
+    else if (ncf__is_shard(ds)) rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard: the dataset is a shard already");
+    else if (ds->num_train <= 0) rc = ncf__fail(NCF_ERR_DATA, "ncf_mpi_shard: the dataset has no training positives");
     else if (ds->test_ptr)
         rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard: a split of many items per user is evaluated on one process");
     else if (P > NCF_MPI_GROUPS)
-        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard: %d ranks, but the users fall in %d groups (build with a larger "
-                       "NCF_MPI_GROUPS)", P, NCF_MPI_GROUPS);
+        rc = ncf__fail(NCF_ERR_ARG,
+                       "ncf_mpi_shard: %d ranks, but the users fall in %d groups (build with a larger "
+                       "NCF_MPI_GROUPS)",
+                       P, NCF_MPI_GROUPS);
     if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) return rc;
     lo = ncf__group_first_user(ds, (int)((int64_t)NCF_MPI_GROUPS * rank / P), NCF_MPI_GROUPS);
     hi = ncf__group_first_user(ds, (int)((int64_t)NCF_MPI_GROUPS * (rank + 1) / P), NCF_MPI_GROUPS);
@@ -10392,15 +10802,25 @@ NCFDEF int ncf_mpi_shard(ncf_dataset *ds, MPI_Comm comm)
     if (!items || !tu || !groups || failed)
         rc = ncf__fail(NCF_ERR_NOMEM, "ncf_mpi_shard: out of memory for %lld positives", (long long)n);
     if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) {
-        NCF_FREE(items); NCF_FREE(tu); NCF_FREE(en); NCF_FREE(vn); NCF_FREE(groups); NCF_FREE(wt);
+        NCF_FREE(items);
+        NCF_FREE(tu);
+        NCF_FREE(en);
+        NCF_FREE(vn);
+        NCF_FREE(groups);
+        NCF_FREE(wt);
         return rc;
     }
     for (g = 0; g <= NCF_MPI_GROUPS; g++) groups[g] = ncf__group_first_user(ds, g, NCF_MPI_GROUPS);
     memcpy(items, ds->items + plo, sizeof(int32_t) * (size_t)n);
     memcpy(tu, ds->train_user + plo, sizeof(int32_t) * (size_t)n);
     if (wt) memcpy(wt, ds->weight + plo, sizeof(float) * (size_t)n);
-    NCF_FREE(ds->items); NCF_FREE(ds->train_user); NCF_FREE(ds->eval_neg); NCF_FREE(ds->val_neg); NCF_FREE(ds->weight);
-    ds->items = items, ds->train_user = tu, ds->eval_neg = en, ds->val_neg = vn, ds->shard.groups = groups, ds->weight = wt;
+    NCF_FREE(ds->items);
+    NCF_FREE(ds->train_user);
+    NCF_FREE(ds->eval_neg);
+    NCF_FREE(ds->val_neg);
+    NCF_FREE(ds->weight);
+    ds->items = items, ds->train_user = tu, ds->eval_neg = en, ds->val_neg = vn, ds->shard.groups = groups,
+    ds->weight = wt;
     for (u = 0; u <= ds->num_users; u++) /* the other users look empty */
         ds->user_ptr[u] = (ds->user_ptr[u] < plo ? plo : ds->user_ptr[u] > phi ? phi : ds->user_ptr[u]) - plo;
     for (u = 0; u < ds->num_users; u++)
@@ -10416,24 +10836,24 @@ NCFDEF int ncf_mpi_shard(ncf_dataset *ds, MPI_Comm comm)
 /* One rank's state for a training call. */
 typedef struct {
     MPI_Comm comm;
-    int rank, P, g0, g1;   /* this rank's groups [g0, g1) */
-    int B, D, Dn;          /* batch, floats of an item record, dense parameters */
-    const int *groups;     /* [G + 1] each group's first user */
-    int32_t *bu, *bi;      /* [16] a chunk of the batch as drawn */
+    int rank, P, g0, g1; /* this rank's groups [g0, g1) */
+    int B, D, Dn;        /* batch, floats of an item record, dense parameters */
+    const int *groups;   /* [G + 1] each group's first user */
+    int32_t *bu, *bi;    /* [16] a chunk of the batch as drawn */
     float *by;
     uint8_t *own;
-    int32_t *tu, *ti;      /* [B] this rank's examples in position order */
+    int32_t *tu, *ti; /* [B] this rank's examples in position order */
     float *ty;
-    int32_t *users, *items;/* [B] this rank's examples, by group, by position within one */
+    int32_t *users, *items; /* [B] this rank's examples, by group, by position within one */
     float *labels;
-    int *gstart;           /* [G + 1] where each group's examples begin among them */
-    double *gloss;         /* [G] each group's summed example losses */
-    float *part;           /* [g1 - g0][Dn]: each own group's dense gradient */
-    float *pval;           /* [B][D]: each (item, group) partial sum of an item's gradients */
-    int *pn, *pcount;      /* [B]: partials of a distinct item; [B] examples in each partial */
-    uint8_t *msg[2];       /* item records: in and out */
+    int *gstart;      /* [G + 1] where each group's examples begin among them */
+    double *gloss;    /* [G] each group's summed example losses */
+    float *part;      /* [g1 - g0][Dn]: each own group's dense gradient */
+    float *pval;      /* [B][D]: each (item, group) partial sum of an item's gradients */
+    int *pn, *pcount; /* [B]: partials of a distinct item; [B] examples in each partial */
+    uint8_t *msg[2];  /* item records: in and out */
     size_t msg_cap;
-    int *counts, *displs;  /* [P] */
+    int *counts, *displs; /* [P] */
     int64_t *bytes;
 } ncf__mpi;
 
@@ -10443,11 +10863,26 @@ static size_t ncf__rec_size(const ncf__mpi *c) { return NCF__REC_HEAD + sizeof(f
 
 static void ncf__mpi_free(ncf__mpi *c)
 {
-    NCF_FREE(c->bu); NCF_FREE(c->bi); NCF_FREE(c->by); NCF_FREE(c->own);
-    NCF_FREE(c->tu); NCF_FREE(c->ti); NCF_FREE(c->ty);
-    NCF_FREE(c->users); NCF_FREE(c->items); NCF_FREE(c->labels); NCF_FREE(c->gstart); NCF_FREE(c->gloss);
-    NCF_FREE(c->part); NCF_FREE(c->pval); NCF_FREE(c->pn); NCF_FREE(c->pcount); NCF_FREE(c->msg[0]);
-    NCF_FREE(c->msg[1]); NCF_FREE(c->counts); NCF_FREE(c->displs);
+    NCF_FREE(c->bu);
+    NCF_FREE(c->bi);
+    NCF_FREE(c->by);
+    NCF_FREE(c->own);
+    NCF_FREE(c->tu);
+    NCF_FREE(c->ti);
+    NCF_FREE(c->ty);
+    NCF_FREE(c->users);
+    NCF_FREE(c->items);
+    NCF_FREE(c->labels);
+    NCF_FREE(c->gstart);
+    NCF_FREE(c->gloss);
+    NCF_FREE(c->part);
+    NCF_FREE(c->pval);
+    NCF_FREE(c->pn);
+    NCF_FREE(c->pcount);
+    NCF_FREE(c->msg[0]);
+    NCF_FREE(c->msg[1]);
+    NCF_FREE(c->counts);
+    NCF_FREE(c->displs);
 }
 
 static int ncf__mpi_alloc(ncf__mpi *c, ncf_model *m, const ncf_dataset *d, MPI_Comm comm)
@@ -10459,7 +10894,8 @@ static int ncf__mpi_alloc(ncf__mpi *c, ncf_model *m, const ncf_dataset *d, MPI_C
     c->g0 = (int)((int64_t)G * c->rank / c->P), c->g1 = (int)((int64_t)G * (c->rank + 1) / c->P);
     for (c->D = 0, t = 0; t < s->tables.n; t++) c->D += s->tables.tab[t].D;
     c->Dn = (int)(m->num_params - s->emb_params);
-    c->bu = NCF__NEW(int32_t, 16), c->bi = NCF__NEW(int32_t, 16), c->by = NCF__NEW(float, 16), c->own = NCF__NEW(uint8_t, 16);
+    c->bu = NCF__NEW(int32_t, 16), c->bi = NCF__NEW(int32_t, 16), c->by = NCF__NEW(float, 16),
+    c->own = NCF__NEW(uint8_t, 16);
     c->users = NCF__NEW(int32_t, B), c->items = NCF__NEW(int32_t, B), c->labels = NCF__NEW(float, B);
     c->tu = NCF__NEW(int32_t, B), c->ti = NCF__NEW(int32_t, B), c->ty = NCF__NEW(float, B);
     c->gstart = NCF__NEW(int, G + 1), c->gloss = NCF__NEW(double, G);
@@ -10469,8 +10905,9 @@ static int ncf__mpi_alloc(ncf__mpi *c, ncf_model *m, const ncf_dataset *d, MPI_C
     c->msg[0] = NCF__NEW(uint8_t, c->msg_cap), c->msg[1] = NCF__NEW(uint8_t, c->msg_cap);
     c->counts = NCF__NEW(int, c->P), c->displs = NCF__NEW(int, c->P);
     c->bytes = &m->scratch->mpi.bytes;
-    if (!c->bu || !c->bi || !c->by || !c->own || !c->tu || !c->ti || !c->ty || !c->users || !c->items || !c->labels || !c->gstart || !c->gloss ||
-        !c->part || !c->pval || !c->pn || !c->pcount || !c->msg[0] || !c->msg[1] || !c->counts || !c->displs)
+    if (!c->bu || !c->bi || !c->by || !c->own || !c->tu || !c->ti || !c->ty || !c->users || !c->items || !c->labels ||
+        !c->gstart || !c->gloss || !c->part || !c->pval || !c->pn || !c->pcount || !c->msg[0] || !c->msg[1] ||
+        !c->counts || !c->displs)
         return ncf__fail(NCF_ERR_NOMEM, "ncf_mpi_train_epoch: out of memory for a batch of %d", B);
     return NCF_OK;
 }
@@ -10547,12 +10984,16 @@ static void ncf__mpi_compute(ncf__mpi *c, ncf_model *m, const ncf__batch *bt, in
         ncf__rows_range(&x, m, bt, 0, nl, 1);
         while (ncf__claim(&x, 2 + (c->g1 - c->g0) * du, 1, &lo, &hi))
             for (u = lo; u < hi; u++) {
-                if (u == 0) s->batch.nuser = ncf__sort_batch_by_row(s->batch.ukey, s->batch.sortbuf, s->batch.ustart, bt->users, nl);
-                else if (u == 1) s->batch.nitem = ncf__sort_batch_by_row(s->batch.ikey, s->batch.sortbuf + bt->n, s->batch.istart, bt->items, nl);
+                if (u == 0)
+                    s->batch.nuser =
+                        ncf__sort_batch_by_row(s->batch.ukey, s->batch.sortbuf, s->batch.ustart, bt->users, nl);
+                else if (u == 1)
+                    s->batch.nitem =
+                        ncf__sort_batch_by_row(s->batch.ikey, s->batch.sortbuf + bt->n, s->batch.istart, bt->items, nl);
                 else {
                     int k = (int)((u - 2) / du);
                     ncf__layer_grads_of(m, c->gstart[c->g0 + k], c->gstart[c->g0 + k + 1], (u - 2) % du,
-                                         c->part + (size_t)k * c->Dn, 0);
+                                        c->part + (size_t)k * c->Dn, 0);
                 }
             }
         while (ncf__claim(&x, s->batch.nitem, 8, &lo, &hi))
@@ -10569,7 +11010,8 @@ static int ncf__mpi_dense(ncf__mpi *c, ncf_model *m)
     float *g = m->grads + m->scratch->emb_params;
     int k, l, i;
     if (c->rank > 0) {
-        if (MPI_Recv(g, c->Dn, MPI_FLOAT, c->rank - 1, NCF__MPI_TAG_DENSE, c->comm, MPI_STATUS_IGNORE) != MPI_SUCCESS) return 0;
+        if (MPI_Recv(g, c->Dn, MPI_FLOAT, c->rank - 1, NCF__MPI_TAG_DENSE, c->comm, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return 0;
     } else memset(g, 0, sizeof(float) * (size_t)c->Dn);
     for (k = 0; k < c->g1 - c->g0; k++) {
         const float *p = c->part + (size_t)k * c->Dn;
@@ -10624,21 +11066,24 @@ static int ncf__mpi_items(ncf__mpi *c, ncf_model *m)
     int q, nout, cnt = 0;
     if (c->rank > 0) {
         MPI_Status st;
-        if (MPI_Recv(c->msg[0], (int)c->msg_cap, MPI_BYTE, c->rank - 1, NCF__MPI_TAG_ROWS, c->comm, &st) != MPI_SUCCESS ||
+        if (MPI_Recv(c->msg[0], (int)c->msg_cap, MPI_BYTE, c->rank - 1, NCF__MPI_TAG_ROWS, c->comm, &st) !=
+                MPI_SUCCESS ||
             MPI_Get_count(&st, MPI_BYTE, &cnt) != MPI_SUCCESS)
             return -1;
         in_end = c->msg[0] + cnt;
     }
     for (q = 0; q <= s->batch.nitem; q++) {
         int32_t item = q < s->batch.nitem ? (int32_t)(s->batch.ikey[s->batch.istart[q]] >> 32) : INT32_MAX, head = 0;
-        while (in < in_end && (memcpy(&head, in, sizeof head), head < item)) out = ncf__put_record(c, m, out, in, -1), in += R;
+        while (in < in_end && (memcpy(&head, in, sizeof head), head < item))
+            out = ncf__put_record(c, m, out, in, -1), in += R;
         if (q == s->batch.nitem) break;
         if (in < in_end && head == item) out = ncf__put_record(c, m, out, in, q), in += R;
         else out = ncf__put_record(c, m, out, NULL, q);
     }
     nout = (int)((size_t)(out - c->msg[1]) / R);
     if (c->rank < c->P - 1) {
-        if (MPI_Send(c->msg[1], (int)(nout * R), MPI_BYTE, c->rank + 1, NCF__MPI_TAG_ROWS, c->comm) != MPI_SUCCESS) return -1;
+        if (MPI_Send(c->msg[1], (int)(nout * R), MPI_BYTE, c->rank + 1, NCF__MPI_TAG_ROWS, c->comm) != MPI_SUCCESS)
+            return -1;
         *c->bytes += (int64_t)(nout * R);
     }
     if (MPI_Bcast(&nout, 1, MPI_INT, c->P - 1, c->comm) != MPI_SUCCESS ||
@@ -10727,11 +11172,15 @@ static int ncf__mpi_update(ncf__mpi *c, ncf_model *m, int nrec, int n, const ncf
                 int b = 0, q0 = (int)(u - nd - ni) * NCF__ROWS_PER_UNIT;
                 if (u < nd) b = ncf__layer_update(m, u, k);
                 else if (u < nd + ni)
-                    for (i = (int)(u - nd) * NCF__ROWS_PER_UNIT; i < nrec && i < (int)(u - nd + 1) * NCF__ROWS_PER_UNIT; i++) {
+                    for (i = (int)(u - nd) * NCF__ROWS_PER_UNIT; i < nrec && i < (int)(u - nd + 1) * NCF__ROWS_PER_UNIT;
+                         i++) {
                         if (i + 4 < nrec) ncf__mpi_prefetch_record(c, m, i + 4);
                         b |= ncf__mpi_record_update(c, m, i, n, k);
                     }
-                else b = ncf__update_batch_rows(m, 0, n, q0, q0 + NCF__ROWS_PER_UNIT < s->batch.nuser ? q0 + NCF__ROWS_PER_UNIT : s->batch.nuser, rows_k);
+                else
+                    b = ncf__update_batch_rows(
+                        m, 0, n, q0,
+                        q0 + NCF__ROWS_PER_UNIT < s->batch.nuser ? q0 + NCF__ROWS_PER_UNIT : s->batch.nuser, rows_k);
                 if (b) ncf__flag(&bad, 1);
             }
         if (ncf__dense_adam(m)) ncf__emb_phase(&x, m, k, &bad);
@@ -10822,8 +11271,10 @@ NCFDEF int ncf_mpi_sync(ncf_model *m, const ncf_dataset *shard, MPI_Comm comm)
     struct ncf__scratch *s;
     float *arr[3];
     int P = 1, rc = NCF_OK, mine[2] = {0, 0}, *ranges = NULL, *counts = NULL, *displs = NULL, t, a, r;
-    if (!m || !m->scratch || !shard || !ncf__is_shard(shard)) rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_sync: need a model and a shard");
-    else if (MPI_Comm_size(comm, &P) != MPI_SUCCESS) rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_sync: not a valid communicator");
+    if (!m || !m->scratch || !shard || !ncf__is_shard(shard))
+        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_sync: need a model and a shard");
+    else if (MPI_Comm_size(comm, &P) != MPI_SUCCESS)
+        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_sync: not a valid communicator");
     else {
         ranges = NCF__NEW(int, 2 * (size_t)P), counts = NCF__NEW(int, P), displs = NCF__NEW(int, P);
         if (!ranges || !counts || !displs) rc = ncf__fail(NCF_ERR_NOMEM, "ncf_mpi_sync: out of memory");
@@ -10840,18 +11291,21 @@ NCFDEF int ncf_mpi_sync(ncf_model *m, const ncf_dataset *shard, MPI_Comm comm)
             if (!arr[a]) continue;
             rows = arr[a] + (s->tables.tab[t].user - m->params);
             for (r = 0; r < P; r++) displs[r] = ranges[2 * r] * D, counts[r] = (ranges[2 * r + 1] - ranges[2 * r]) * D;
-            if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rows, counts, displs, MPI_FLOAT, comm) != MPI_SUCCESS)
+            if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rows, counts, displs, MPI_FLOAT, comm) !=
+                MPI_SUCCESS)
                 rc = NCF_ERR_IO;
         }
     if (rc != NCF_OK) rc = ncf__fail(NCF_ERR_IO, "ncf_mpi_sync: an MPI call failed");
     else s->mpi.stale = 0;
 done:
-    NCF_FREE(ranges); NCF_FREE(counts); NCF_FREE(displs);
+    NCF_FREE(ranges);
+    NCF_FREE(counts);
+    NCF_FREE(displs);
     return rc;
 }
 
-NCFDEF int ncf_mpi_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, MPI_Comm comm,
-                               ncf_progress_fn progress, void *user, double *mean_loss)
+NCFDEF int ncf_mpi_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, MPI_Comm comm, ncf_progress_fn progress,
+                               void *user, double *mean_loss)
 {
     int rc = ncf_mpi_train_examples(m, s, epoch, 0, s ? s->num_examples : 0, comm, progress, user, mean_loss);
     if (rc == NCF_OK && (rc = ncf_mpi_sync(m, s->data, comm)) == NCF_OK) m->epoch = epoch;
@@ -10861,14 +11315,13 @@ NCFDEF int ncf_mpi_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, MP
 
 NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m) { return m && m->scratch ? m->scratch->mpi.bytes : 0; }
 
-NCFDEF int ncf_mpi_evaluate(ncf_model *m, const ncf_dataset *d, const ncf_eval_opts *o, MPI_Comm comm,
-                            ncf_metrics *out)
+NCFDEF int ncf_mpi_evaluate(ncf_model *m, const ncf_dataset *d, const ncf_eval_opts *o, MPI_Comm comm, ncf_metrics *out)
 {
     int rank = 0, P = 1, r, rc, mine[2] = {0, 0}, *ranges = NULL, *counts = NULL, *displs = NULL;
     int64_t held = 0, *ranks = NULL;
     rc = MPI_Comm_rank(comm, &rank) == MPI_SUCCESS && MPI_Comm_size(comm, &P) == MPI_SUCCESS
-             ? ncf__eval_args(m, d, o, out)
-             : ncf__fail(NCF_ERR_ARG, "ncf_mpi_evaluate: not a valid communicator");
+        ? ncf__eval_args(m, d, o, out)
+        : ncf__fail(NCF_ERR_ARG, "ncf_mpi_evaluate: not a valid communicator");
     if (rc == NCF_OK && !ncf__is_shard(d) && NCF__MPI_STALE(m)) /* (each rank would score others' users) */
         rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_evaluate: whole data on every rank: " NCF__STALE_TEXT);
     if (rc == NCF_OK) { /* a shard's users, or (whole data on every rank) an even split */
@@ -10889,7 +11342,8 @@ NCFDEF int ncf_mpi_evaluate(ncf_model *m, const ncf_dataset *d, const ncf_eval_o
         displs[r] = ranges[2 * r], counts[r] = ranges[2 * r + 1] - ranges[2 * r];
         if (displs[r] != (r ? displs[r - 1] + counts[r - 1] : 0) || counts[r] < 0 ||
             (r == P - 1 && displs[r] + counts[r] != d->num_users))
-            rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_evaluate: the ranks' users do not cover the data once in rank "
+            rc = ncf__fail(NCF_ERR_ARG,
+                           "ncf_mpi_evaluate: the ranks' users do not cover the data once in rank "
                            "order (shards made with another communicator?)");
     }
     if (rc == NCF_OK) rc = ncf__eval_ranks(m, d, o, ncf__eval_share(o, held), mine[0], mine[1], ranks + mine[0]);
@@ -10898,7 +11352,10 @@ NCFDEF int ncf_mpi_evaluate(ncf_model *m, const ncf_dataset *d, const ncf_eval_o
         rc = ncf__fail(NCF_ERR_IO, "ncf_mpi_evaluate: an MPI call failed");
     else ncf__metrics_of(ranks, d->num_users, o->k, out); /* in user order, as one process sums */
 done:
-    NCF_FREE(ranks); NCF_FREE(ranges); NCF_FREE(counts); NCF_FREE(displs);
+    NCF_FREE(ranks);
+    NCF_FREE(ranges);
+    NCF_FREE(counts);
+    NCF_FREE(displs);
     return rc;
 }
 #endif /* NCF_MPI */

@@ -115,7 +115,7 @@ static void randomize(ncf_model *m, uint64_t seed, float scale)
     size_t i;
     ncf__rng r;
     r.state = seed;
-    for (i = 0; i < m->num_params; i++) m->params[i] = scale * (float)(2 * ncf__unit(ncf__next(&r)) - 1);
+    for (i = 0; i < m->num_params; i++) m->params[i] = scale * (float)(2 * ncf__uniform(ncf__next(&r)) - 1);
 }
 
 /* Users 0..3 and items 0..5 with repeats; user 4 and item 6 never appear. */
@@ -154,8 +154,8 @@ static void gradient_check_labels(ncf_model_type type, int reg, const float *lab
             num = (lp - lm) / (2 * h);
             err = fabs(num - ana) / (1e-4 + fabs(num));
             if (err > worst) worst = err;
-            CHECKF(fabs(num - ana) <= 2e-6 + 2e-4 * fabs(num), "%s[%zu]: analytic %.8g, numeric %.8g", T->name, k,
-                   ana, num);
+            CHECKF(fabs(num - ana) <= 2e-6 + 2e-4 * fabs(num), "%s[%zu]: analytic %.8g, numeric %.8g", T->name, k, ana,
+                   num);
             touched += num != 0;
             sizable += fabs(num) > 1e-3;
         }
@@ -168,18 +168,37 @@ static void gradient_check_labels(ncf_model_type type, int reg, const float *lab
     /* the check has teeth: most gradients are far from zero */
     CHECKF(3 * sizable > touched, "only %zu of %zu gradients exceed 1e-3", sizable, touched);
     printf("    %s%s: %zu parameters, worst relative error %.2e\n",
-           type == NCF_NEUMF ? "NeuMF" : type == NCF_GMF ? "GMF" : type == NCF_MLP ? "MLP" : "MF", reg ? " +L2" : "",
-           m->num_params, worst);
+           type == NCF_NEUMF     ? "NeuMF"
+               : type == NCF_GMF ? "GMF"
+               : type == NCF_MLP ? "MLP"
+                                 : "MF",
+           reg ? " +L2" : "", m->num_params, worst);
     free(p);
     ncf_model_free(m);
 }
 
 static void gradient_check(ncf_model_type type, int reg) { gradient_check_labels(type, reg, GB_Y); }
 
-static void test_neumf_gradients_match_finite_differences(void) { gradient_check(NCF_NEUMF, 0); gradient_check(NCF_NEUMF, 1); }
-static void test_gmf_gradients_match_finite_differences(void) { gradient_check(NCF_GMF, 0); gradient_check(NCF_GMF, 1); }
-static void test_mlp_gradients_match_finite_differences(void) { gradient_check(NCF_MLP, 0); gradient_check(NCF_MLP, 1); }
-static void test_mf_gradients_match_finite_differences(void) { gradient_check(NCF_MF, 0); gradient_check(NCF_MF, 1); }
+static void test_neumf_gradients_match_finite_differences(void)
+{
+    gradient_check(NCF_NEUMF, 0);
+    gradient_check(NCF_NEUMF, 1);
+}
+static void test_gmf_gradients_match_finite_differences(void)
+{
+    gradient_check(NCF_GMF, 0);
+    gradient_check(NCF_GMF, 1);
+}
+static void test_mlp_gradients_match_finite_differences(void)
+{
+    gradient_check(NCF_MLP, 0);
+    gradient_check(NCF_MLP, 1);
+}
+static void test_mf_gradients_match_finite_differences(void)
+{
+    gradient_check(NCF_MF, 0);
+    gradient_check(NCF_MF, 1);
+}
 
 /* Weighted positives: the loss and gradients against the definition by finite differences,
    for every model type; and a positive weighing c is exactly c positives of weight 1 (its loss
@@ -195,12 +214,17 @@ static void test_weighted_gradients_match_finite_differences(void)
     double la = 0, lb = 0;
     size_t k, differ = 0;
     int t, j;
-    for (t = 0; t < 4; t++) gradient_check_labels(t == 0 ? NCF_NEUMF : t == 1 ? NCF_GMF : t == 2 ? NCF_MLP : NCF_MF, t & 1, GB_YW);
+    for (t = 0; t < 4; t++)
+        gradient_check_labels(t == 0 ? NCF_NEUMF : t == 1 ? NCF_GMF : t == 2 ? NCF_MLP : NCF_MF, t & 1, GB_YW);
     CHECK(ncf_model_create(&a, &c) == NCF_OK && ncf_model_create(&b, &c) == NCF_OK);
-    if (!a || !b) { ncf_model_free(a), ncf_model_free(b); return; }
+    if (!a || !b) {
+        ncf_model_free(a), ncf_model_free(b);
+        return;
+    }
     randomize(a, 3, 0.6f), randomize(b, 3, 0.6f);
     /* one positive weighing 4 against the same positive four times (the mean over 4 rows: x 1/4) */
-    CHECK(ncf_forward_backward(a, u1, i1, heavy, 1, &la) == NCF_OK && ncf_forward_backward(b, u4, i4, four, 4, &lb) == NCF_OK);
+    CHECK(ncf_forward_backward(a, u1, i1, heavy, 1, &la) == NCF_OK &&
+          ncf_forward_backward(b, u4, i4, four, 4, &lb) == NCF_OK);
     CHECKF(fabs(la - 4 * lb) <= 1e-6 * la, "loss %.9g vs 4 x %.9g", la, lb);
     for (k = 0; k < a->num_params; k++) {
         CHECKF(fabsf(a->grads[k] - 4 * b->grads[k]) <= 1e-6f + 1e-5f * fabsf(a->grads[k]), "grad %zu: %g vs 4 x %g", k,
@@ -256,9 +280,12 @@ static void test_every_gemm_path_matches_its_definition(void)
     static float A[MMAX * KMAX], B[KMAX * NMAX], bias[NMAX], C0[MMAX * NMAX], C[MMAX * NMAX], R[MMAX * NMAX];
     int mi, ni, ki, f, i, j, k, bad = 0, cases = 0, nan_kept = 0, negzero_kept = 0;
     uint64_t x = 99;
-    for (i = 0; i < MMAX * KMAX; i++) x = x * 6364136223846793005ull + 1, A[i] = (float)((x >> 40) % 2001) / 1000.0f - 1.0f;
-    for (i = 0; i < KMAX * NMAX; i++) x = x * 6364136223846793005ull + 1, B[i] = (float)((x >> 40) % 2001) / 1000.0f - 1.0f;
-    for (i = 0; i < MMAX * NMAX; i++) x = x * 6364136223846793005ull + 1, C0[i] = (float)((x >> 40) % 2001) / 1000.0f - 1.0f;
+    for (i = 0; i < MMAX * KMAX; i++)
+        x = x * 6364136223846793005ull + 1, A[i] = (float)((x >> 40) % 2001) / 1000.0f - 1.0f;
+    for (i = 0; i < KMAX * NMAX; i++)
+        x = x * 6364136223846793005ull + 1, B[i] = (float)((x >> 40) % 2001) / 1000.0f - 1.0f;
+    for (i = 0; i < MMAX * NMAX; i++)
+        x = x * 6364136223846793005ull + 1, C0[i] = (float)((x >> 40) % 2001) / 1000.0f - 1.0f;
     for (j = 0; j < NMAX; j++) bias[j] = j % 3 ? 0.25f * (float)(j % 5) - 0.5f : -0.0f;
     for (k = 0; k < KMAX; k++) A[1 * KMAX + k] = -0.0f, A[2 * KMAX + k] = k == 3 ? NAN : A[2 * KMAX + k];
     for (mi = 0; mi < 4; mi++)
@@ -278,7 +305,9 @@ static void test_every_gemm_path_matches_its_definition(void)
                     cases++;
                     for (i = 0; i < M * N; i++) {
                         if (memcmp(&C[i], &R[i], sizeof(float))) {
-                            if (bad++ < 3) printf("    M %d N %d K %d flags %d: C[%d] %.9g, the definition %.9g\n", M, N, K, fl, i, C[i], R[i]);
+                            if (bad++ < 3)
+                                printf("    M %d N %d K %d flags %d: C[%d] %.9g, the definition %.9g\n", M, N, K, fl, i,
+                                       C[i], R[i]);
                         }
                         if ((fl & NCF__RELU) && i / N == 2 && C[i] != C[i]) nan_kept++;
                         if ((fl & NCF__RELU) && !(fl & (NCF__ACC | NCF__ADD)) && i / N == 1 && bias[i % N] == 0.0f &&
@@ -430,8 +459,9 @@ static void test_dense_and_lazy_adam_differ_only_on_idle_rows(void)
             /* rows of step 1 only: users 0,1 and items 0,1 */
             int stale = (is_user || is_item) && r <= 1;
             int differ = 0;
-            for (k = 0; k < T->cols; k++) differ |= a->params[T->offset + (size_t)r * T->cols + k] !=
-                                                    b->params[T->offset + (size_t)r * T->cols + k];
+            for (k = 0; k < T->cols; k++)
+                differ |=
+                    a->params[T->offset + (size_t)r * T->cols + k] != b->params[T->offset + (size_t)r * T->cols + k];
             CHECKF(differ == stale, "%s row %d: differ %d, expected %d", T->name, r, differ, stale);
         }
     }
@@ -440,7 +470,6 @@ static void test_dense_and_lazy_adam_differ_only_on_idle_rows(void)
 }
 
 /* ---- >>determinism: the same bits on any thread count, preempted or not ---------------------- */
-
 
 /* A hash of the parameters and Adam state after training on synthetic data and
    of the evaluation: equal for 1 and 2 threads and for the NO_OMP build. */
@@ -601,10 +630,10 @@ static void test_bad_arguments_refused_and_nothing_applied(void)
 
 static const char *RATINGS_ROWS[] = {
     /* user item rating time */
-    "7 10 5 100", "7 20 3 200", "7 30 4 150", "3 10 5 50", "3 40 1 60", "9 30 2 10",
-    "9 20 2 10",  /* same time: the later line is the test item */
-    "5 10 4 10",  /* one rating only: dropped with min_ratings 2 */
-    "3 10 2 70",  /* duplicate (3,10): the later one counts, and it is now user 3's latest */
+    "7 10 5 100", "7 20 3 200", "7 30 4 150", "3 10 5 50",
+    "3 40 1 60",  "9 30 2 10",  "9 20 2 10", /* same time: the later line is the test item */
+    "5 10 4 10",                             /* one rating only: dropped with min_ratings 2 */
+    "3 10 2 70",                             /* duplicate (3,10): the later one counts, and it is now user 3's latest */
 };
 
 static void write_ratings(const char *name, const char *sep, const char *header, const char *rating_fmt)
@@ -767,10 +796,9 @@ static void test_columns_read_by_header_name_and_bom_skipped(void)
     CHECK_ERR(ncf_load_dataset(&d, path_in_dir("unknown.csv"), &o), NCF_ERR_PARSE,
               "unknown.csv:1: no user column in the header 'who,what,when' (names tried: user userid");
     o.columns[NCF_COL_USER] = "who", o.columns[NCF_COL_ITEM] = "2"; /* by name and by number: loads */
-    CHECK_ERR(ncf_load_dataset(&d, path_in_dir("unknown.csv"), &o), NCF_ERR_DATA, "unknown.csv: no user has at least 2 ratings");
+    CHECK_ERR(ncf_load_dataset(&d, path_in_dir("unknown.csv"), &o), NCF_ERR_DATA,
+              "unknown.csv: no user has at least 2 ratings");
 }
-
-
 
 static void test_paper_split_files_read_back_the_same_dataset(void)
 {
@@ -807,16 +835,25 @@ static void test_bad_input_files_refused_with_file_and_line(void)
 {
     ncf_dataset d;
     char prefix[256];
-    static const struct { const char *name, *text; int code; const char *message; } bad[] = {
-        {"trunc.dat", "1::10::5::100\n1::20::3\n", NCF_ERR_PARSE, "trunc.dat:2: expected 4 fields separated by '::', got 3"},
-        {"rating.csv", "userId,movieId,rating,timestamp\n1,10,x,100\n", NCF_ERR_PARSE, "rating.csv:2: rating 'x' is not a number"},
-        {"ragged.csv", "user,item,rating\n1,10,5\n1,20\n", NCF_ERR_PARSE, "ragged.csv:3: expected 3 fields separated by ',', got 2"},
+    static const struct {
+        const char *name, *text;
+        int code;
+        const char *message;
+    } bad[] = {
+        {"trunc.dat", "1::10::5::100\n1::20::3\n", NCF_ERR_PARSE,
+         "trunc.dat:2: expected 4 fields separated by '::', got 3"},
+        {"rating.csv", "userId,movieId,rating,timestamp\n1,10,x,100\n", NCF_ERR_PARSE,
+         "rating.csv:2: rating 'x' is not a number"},
+        {"ragged.csv", "user,item,rating\n1,10,5\n1,20\n", NCF_ERR_PARSE,
+         "ragged.csv:3: expected 3 fields separated by ',', got 2"},
         {"quote.csv", "user,item\n1,\"10\n2,20\n", NCF_ERR_PARSE, "quote.csv:2: a quote opened here is never closed"},
         {"emptyid.csv", "user,item\n1,10\n,20\n", NCF_ERR_PARSE, "emptyid.csv:3: empty user id"},
         {"emptyitem.csv", "user,item\nu1,10\nu1,\"\"\n", NCF_ERR_PARSE, "emptyitem.csv:3: empty item id"},
-        {"nocol.tsv", "visitor\twhat\n1\t2\n", NCF_ERR_PARSE, "nocol.tsv:1: no item column in the header 'visitor\\x09what'"},
+        {"nocol.tsv", "visitor\twhat\n1\t2\n", NCF_ERR_PARSE,
+         "nocol.tsv:1: no item column in the header 'visitor\\x09what'"},
         {"onefield.txt", "1\n2\n", NCF_ERR_PARSE, "onefield.txt:1: one field a line"},
-        {"ts.dat", "1::10::5::9223372036854775807\n1::20::5::9223372036854775808\n", NCF_ERR_PARSE, "ts.dat:2: timestamp '9223372036854775808' is too large"},
+        {"ts.dat", "1::10::5::9223372036854775807\n1::20::5::9223372036854775808\n", NCF_ERR_PARSE,
+         "ts.dat:2: timestamp '9223372036854775808' is too large"},
         {"empty.dat", "", NCF_ERR_PARSE, "empty.dat: no ratings"},
         {"header_only.csv", "userId,movieId,rating,timestamp\n", NCF_ERR_PARSE, "no ratings"},
     };
@@ -833,7 +870,8 @@ static void test_bad_input_files_refused_with_file_and_line(void)
     snprintf(prefix, sizeof prefix, "%s/bad", g_dir);
     CHECK_ERR(ncf_load_dataset(&d, prefix, NULL), NCF_ERR_DATA, "bad.test.negative:2: (1,5) does not match line 2");
     write_file("bad.test.negative", "(0,3)\t5\t6\n(1,4)\t6\n");
-    CHECK_ERR(ncf_load_dataset(&d, prefix, NULL), NCF_ERR_PARSE, "bad.test.negative:2: 1 negatives, but the first line has 2");
+    CHECK_ERR(ncf_load_dataset(&d, prefix, NULL), NCF_ERR_PARSE,
+              "bad.test.negative:2: 1 negatives, but the first line has 2");
     write_file("bad.test.rating", "0\t3\t1\t0\n");
     CHECK_ERR(ncf_load_dataset(&d, prefix, NULL), NCF_ERR_DATA, "user 1 has no line in");
     /* found by fuzz/fuzz.c: a malformed .test.rating was freed twice */
@@ -855,16 +893,19 @@ static void test_bad_input_files_refused_with_file_and_line(void)
         o.eval_negatives = 1;
         /* a user who rated every item is dropped, and the items only it rated; then no user left
            rated every item left */
-        write_file("full.dat", "1::10::5::1\n1::20::5::2\n1::30::5::3\n1::40::5::4\n2::10::5::1\n2::20::5::2\n"
-                               "3::30::5::1\n3::10::5::2\n");
+        write_file("full.dat",
+                   "1::10::5::1\n1::20::5::2\n1::30::5::3\n1::40::5::4\n2::10::5::1\n2::20::5::2\n"
+                   "3::30::5::1\n3::10::5::2\n");
         CHECKF(ncf_load_dataset(&d, path_in_dir("full.dat"), &o) == NCF_OK, "%s", ncf_error_text());
-        CHECK(d.num_users == 2 && d.num_items == 3 && d.report.users_every_item == 1 && d.report.items_few_ratings == 1);
+        CHECK(d.num_users == 2 && d.num_items == 3 && d.report.users_every_item == 1 &&
+              d.report.items_few_ratings == 1);
         CHECK(d.raw_user && d.raw_user[0] == 2 && d.raw_item && d.raw_item[2] == 30);
         CHECK(ncf_sampler_init(&s, &d, 4, 1) == NCF_OK);
         ncf_dataset_free(&d);
         /* each drop can leave another user with every item left: when none is left, the load says so */
         write_file("full.dat", "1::10::5::1\n1::20::5::2\n1::30::5::3\n2::10::5::1\n2::30::5::2\n");
-        CHECK_ERR(ncf_load_dataset(&d, path_in_dir("full.dat"), &o), NCF_ERR_DATA, "no user is left who did not rate every item");
+        CHECK_ERR(ncf_load_dataset(&d, path_in_dir("full.dat"), &o), NCF_ERR_DATA,
+                  "no user is left who did not rate every item");
         CHECK_ERR(ncf_dataset_from_triples(&d, (int64_t[]){1, 1, 1}, (int64_t[]){10, 20, 30}, NULL, 3, 0), NCF_ERR_DATA,
                   "(1 dropped so)");
         (void)s;
@@ -909,7 +950,11 @@ static void test_sampler_draws_each_positive_once_and_unrated_negatives(void)
         int64_t *count = (int64_t *)calloc((size_t)U * I, sizeof(int64_t));
         ncf_sampler_fill(&s, epoch, 0, (int)n, u, it, y);
         for (j = 0; j < n; j++) {
-            if (y[j] == 1.0f) { pos++; count[(size_t)u[j] * I + it[j]]++; continue; }
+            if (y[j] == 1.0f) {
+                pos++;
+                count[(size_t)u[j] * I + it[j]]++;
+                continue;
+            }
             negs++;
             bad += in_training(&d, u[j], it[j]);
             seen[(size_t)u[j] * I + it[j]] = 1;
@@ -969,7 +1014,10 @@ static void test_sampler_negatives_uniform_by_chi_square(void)
     CHECK(ncf_dataset_from_triples(&d, users, items, NULL, 139, 0) == NCF_OK);
     I = d.num_items;
     CHECK(I > 40 && I <= 128);
-    if (I <= 40 || I > 128) { ncf_dataset_free(&d); return; }
+    if (I <= 40 || I > 128) {
+        ncf_dataset_free(&d);
+        return;
+    }
     CHECK(ncf_sampler_init(&s, &d, 8, 77) == NCF_OK);
     u = (int32_t *)malloc(sizeof(int32_t) * (size_t)s.num_examples);
     it = (int32_t *)malloc(sizeof(int32_t) * (size_t)s.num_examples);
@@ -980,7 +1028,10 @@ static void test_sampler_negatives_uniform_by_chi_square(void)
             if (u[j] == 0 && y[j] == 0.0f) counts[it[j]]++, total++;
     }
     for (i = 0; i < I; i++) {
-        if (in_training(&d, 0, i)) { CHECK(counts[i] == 0); continue; }
+        if (in_training(&d, 0, i)) {
+            CHECK(counts[i] == 0);
+            continue;
+        }
         free_items++;
     }
     expected = (double)total / free_items;
@@ -1009,9 +1060,9 @@ static void test_pipeline_hash_follows_seed_and_epoch_not_threads(void)
     ncf_sampler_hash(&s, 3, 256, &f2, &a2);
     ncf_sampler_hash(&s2, 3, 256, &f3, &a3);
     ncf_sampler_hash(&s, 4, 256, &f4, &a4);
-    CHECK(f1 == f2 && a1 == a2);  /* threads do not change the epoch */
-    CHECK(f1 != f3 && a1 != a3);  /* another seed does */
-    CHECK(a1 != a4);              /* and so does the next epoch */
+    CHECK(f1 == f2 && a1 == a2); /* threads do not change the epoch */
+    CHECK(f1 != f3 && a1 != a3); /* another seed does */
+    CHECK(a1 != a4);             /* and so does the next epoch */
     ncf_dataset_free(&d);
 }
 
@@ -1057,11 +1108,17 @@ static void test_real_movielens_loads_to_its_known_sizes(void)
     char ml1m[1024], ml100k[1024], probe[1100];
     ncf_dataset d;
     FILE *f;
-    if (!*data_dir()) { SKIP("NCF_DATA is not set (a folder with ml-1m-ncf/ and ml-100k/)"); return; }
+    if (!*data_dir()) {
+        SKIP("NCF_DATA is not set (a folder with ml-1m-ncf/ and ml-100k/)");
+        return;
+    }
     snprintf(ml1m, sizeof ml1m, "%s/ml-1m-ncf/ml-1m", data_dir());
     snprintf(ml100k, sizeof ml100k, "%s/ml-100k/u.data", data_dir());
     snprintf(probe, sizeof probe, "%s.train.rating", ml1m);
-    if (!(f = fopen(probe, "r"))) { SKIP("%s not found", probe); return; }
+    if (!(f = fopen(probe, "r"))) {
+        SKIP("%s not found", probe);
+        return;
+    }
     fclose(f);
     CHECK(ncf_load_dataset(&d, ml1m, NULL) == NCF_OK);
     printf("    ml-1m split: %d users, %d items, %lld positives, %d negatives per user\n", d.num_users, d.num_items,
@@ -1179,15 +1236,16 @@ static void test_logs_read_with_any_separator_quoting_line_end_and_header(void)
                         CHECKF(0, "sep '%s' eol %d header %d quotes %d: %s", seps[s], e, h, q, ncf_error_text());
                         continue;
                     }
-                    CHECKF(!strcmp(d.report.sep, seps[s]) && d.report.header == h, "sep '%s' header %d: read as '%s' %d",
-                           seps[s], h, d.report.sep, d.report.header);
+                    CHECKF(!strcmp(d.report.sep, seps[s]) && d.report.header == h,
+                           "sep '%s' header %d: read as '%s' %d", seps[s], h, d.report.sep, d.report.header);
                     CHECK(!strcmp(d.report.columns[NCF_COL_USER], h ? "user_id" : "column 1"));
                     CHECK(!strcmp(d.report.columns[NCF_COL_TIME], h ? "timestamp" : "column 4"));
                     if (g_failed_checks == before) check_hand_dataset_quiet(&d);
                     loaded += g_failed_checks == before;
                     ncf_dataset_free(&d);
                 }
-    printf("    %d of %d logs (6 separators x LF, CRLF, CR x header or not x quoted or not) read as written\n", loaded, tried);
+    printf("    %d of %d logs (6 separators x LF, CRLF, CR x header or not x quoted or not) read as written\n", loaded,
+           tried);
     /* a BOM, blank lines and trailing blanks; a file named .tsv */
     memcpy(text, "\xEF\xBB\xBF", 3);
     ratings_log(text + 3, "\t", "\n\n", 1, 0);
@@ -1206,7 +1264,8 @@ static void test_logs_read_with_any_separator_quoting_line_end_and_header(void)
     }
     ncf_dataset_free(&d);
     strcpy(text, "user,item\n1,2\n1,3\n\"2,4\n"); /* the line of the open quote is named */
-    CHECK_ERR(ncf_load_dataset_mem(&d, "open.csv", text, strlen(text), &o), NCF_ERR_PARSE, "open.csv:4: a quote opened");
+    CHECK_ERR(ncf_load_dataset_mem(&d, "open.csv", text, strlen(text), &o), NCF_ERR_PARSE,
+              "open.csv:4: a quote opened");
 }
 
 static void test_columns_found_by_name_alias_or_number(void)
@@ -1221,13 +1280,15 @@ static void test_columns_found_by_name_alias_or_number(void)
     o.eval_negatives = 1;
     CHECKF(ncf_load_dataset_mem(&d, "BX-Book-Ratings.csv", books, strlen(books), &o) == NCF_OK, "%s", ncf_error_text());
     CHECK(!strcmp(d.report.sep, ";") && d.report.header == 1 && !strcmp(d.report.columns[0], "User-ID") &&
-          !strcmp(d.report.columns[1], "ISBN") && !strcmp(d.report.columns[2], "Book-Rating") && !d.report.columns[3][0]);
+          !strcmp(d.report.columns[1], "ISBN") && !strcmp(d.report.columns[2], "Book-Rating") &&
+          !d.report.columns[3][0]);
     CHECK(d.report.text_ids[0] == 0 && d.report.text_ids[1] == 1 && d.raw_user && !d.raw_item);
     CHECK(d.num_items == 3 && ncf_dataset_item_id(&d, 0, id, sizeof id) == 10 && !strcmp(id, "0155061224"));
     CHECK(d.report.holdout == NCF_HOLDOUT_RANDOM); /* no timestamps */
     ncf_dataset_free(&d);
     CHECKF(ncf_load_dataset_mem(&d, "user_artists.dat", plays, strlen(plays), &o) == NCF_OK, "%s", ncf_error_text());
-    CHECK(!strcmp(d.report.sep, "\t") && !strcmp(d.report.columns[1], "artistID") && !strcmp(d.report.columns[2], "weight"));
+    CHECK(!strcmp(d.report.sep, "\t") && !strcmp(d.report.columns[1], "artistID") &&
+          !strcmp(d.report.columns[2], "weight"));
     ncf_dataset_free(&d);
     /* asked for by name (case and punctuation ignored) or by number */
     o.columns[NCF_COL_USER] = "ARTISTid", o.columns[NCF_COL_ITEM] = "1", o.columns[NCF_COL_RATING] = "";
@@ -1235,13 +1296,16 @@ static void test_columns_found_by_name_alias_or_number(void)
     CHECK(d.num_users == 3 && d.num_items == 3 && d.raw_user[0] == 51 && !d.report.columns[2][0]);
     ncf_dataset_free(&d);
     o.columns[NCF_COL_ITEM] = "2";
-    CHECK_ERR(ncf_load_dataset_mem(&d, "twice.tsv", plays, strlen(plays), &o), NCF_ERR_ARG, "column 2 is both the user id and the item id");
+    CHECK_ERR(ncf_load_dataset_mem(&d, "twice.tsv", plays, strlen(plays), &o), NCF_ERR_ARG,
+              "column 2 is both the user id and the item id");
     o.columns[NCF_COL_ITEM] = "9";
-    CHECK_ERR(ncf_load_dataset_mem(&d, "nine.tsv", plays, strlen(plays), &o), NCF_ERR_ARG, "item id column 9: the file has 3 columns");
+    CHECK_ERR(ncf_load_dataset_mem(&d, "nine.tsv", plays, strlen(plays), &o), NCF_ERR_ARG,
+              "item id column 9: the file has 3 columns");
     o.columns[NCF_COL_ITEM] = "song";
     CHECK_ERR(ncf_load_dataset_mem(&d, "song.tsv", plays, strlen(plays), &o), NCF_ERR_ARG, "no column named 'song'");
     o = ncf_load_opts_default(), o.eval_negatives = 1, o.header = NCF_HEADER_NO, o.columns[NCF_COL_USER] = "userID";
-    CHECK_ERR(ncf_load_dataset_mem(&d, "nohead.tsv", plays, strlen(plays), &o), NCF_ERR_ARG, "has no header; give its number");
+    CHECK_ERR(ncf_load_dataset_mem(&d, "nohead.tsv", plays, strlen(plays), &o), NCF_ERR_ARG,
+              "has no header; give its number");
     o = ncf_load_opts_default(), o.eval_negatives = 1, o.sep = ";"; /* a separator given: one field a line */
     CHECK_ERR(ncf_load_dataset_mem(&d, "semi.tsv", plays, strlen(plays), &o), NCF_ERR_PARSE, "one field a line");
 }
@@ -1275,7 +1339,8 @@ static void write_text_id_log(const char *name, int users, int items)
    file and its id output. trim_ids drops the blanks (two ids then merge), and says how many. */
 static void test_ids_keep_blanks_quotes_and_bytes_unless_trimmed(void)
 {
-    static const char *ids[] = {"Papers, Please", "Fallout 4 ", "Fallout 4", " Tetris", "Say \"Hi\"", "a\tb", "\xff\xfe x"};
+    static const char *ids[] = {"Papers, Please", "Fallout 4 ", "Fallout 4", " Tetris",
+                                "Say \"Hi\"",     "a\tb",       "\xff\xfe x"};
     const char *log = "user,item\n"
                       "u1,\"Papers, Please\"\nu1,Fallout 4 \nu1,Fallout 4\nu1, Tetris\nu1,\"Say \"\"Hi\"\"\"\nu1,a\tb\n"
                       "u2,\"Papers, Please\"  \nu2,\xff\xfe x\nu2,Fallout 4\nu2,z\nu3,  \"z\"\nu3, Tetris\nu3,a\tb\n";
@@ -1329,14 +1394,19 @@ static void test_ids_kept_as_written_through_training_saving_and_serving(void)
     o.eval_negatives = 5, o.seed = 3;
     write_text_id_log("ids.csv", 40, 30);
     CHECKF(ncf_load_dataset(&d, path_in_dir("ids.csv"), &o) == NCF_OK, "%s", ncf_error_text());
-    if (d.num_users != 40) { CHECKF(0, "%d users", d.num_users); ncf_dataset_free(&d); return; }
+    if (d.num_users != 40) {
+        CHECKF(0, "%d users", d.num_users);
+        ncf_dataset_free(&d);
+        return;
+    }
     CHECK(d.user_text && d.item_text && !d.raw_user && !d.raw_item && d.num_items == 30);
     CHECK(ncf_dataset_user_index(&d, "007") != ncf_dataset_user_index(&d, "7") && ncf_dataset_user_index(&d, "7") >= 0);
     CHECK(ncf_dataset_user_index(&d, "\xff\xfe-user") >= 0);
     CHECK_ERR(ncf_dataset_user_index(&d, "07"), NCF_ERR_ARG, "unknown user '07'");
     for (k = 0; k < 5; k++) { /* each id found, and named back byte for byte */
         int i = ncf_dataset_item_index(&d, kept[k]);
-        CHECKF(i >= 0 && ncf_dataset_item_id(&d, i, id, sizeof id) == (int)strlen(kept[k]) && !strcmp(id, kept[k]), "%s", kept[k]);
+        CHECKF(i >= 0 && ncf_dataset_item_id(&d, i, id, sizeof id) == (int)strlen(kept[k]) && !strcmp(id, kept[k]),
+               "%s", kept[k]);
     }
     for (k = 1; k < d.num_items; k++) { /* ascending by bytes */
         char prev[NCF_MAX_ID_BYTES + 1];
@@ -1345,7 +1415,8 @@ static void test_ids_kept_as_written_through_training_saving_and_serving(void)
     }
     CHECK_ERR(ncf_dataset_item_id(&d, 3, id, 4), NCF_ERR_ARG, "buffer is too short");
     c.num_users = d.num_users, c.num_items = d.num_items;
-    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK && ncf_sampler_init(&s, &d, 4, 1) == NCF_OK);
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK &&
+          ncf_sampler_init(&s, &d, 4, 1) == NCF_OK);
     CHECK(ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) == NCF_OK);
     CHECK(ncf_save_mem(m, NCF_SAVE_MODEL, &buf, &len) == NCF_OK && ncf_load_mem(&loaded, buf, len) == NCF_OK);
     aligned = malloc(len);
@@ -1363,7 +1434,8 @@ static void test_ids_kept_as_written_through_training_saving_and_serving(void)
         CHECK_ERR(ncf_recommend((ncf_model *)(uintptr_t)x, 7, 5, NCF_EXCLUDE_RATED, (int64_t *)top, NULL), NCF_ERR_ARG,
                   "item ids are text");
     }
-    CHECK(n[0] == 5 && n[1] == 5 && n[2] == 5 && !memcmp(top[0], top[1], sizeof top[0]) && !memcmp(top[0], top[2], sizeof top[0]));
+    CHECK(n[0] == 5 && n[1] == 5 && n[2] == 5 && !memcmp(top[0], top[1], sizeof top[0]) &&
+          !memcmp(top[0], top[2], sizeof top[0]));
     CHECK(!memcmp(sc[0], sc[1], sizeof sc[0]) && !memcmp(sc[0], sc[2], sizeof sc[0]) && z[0] == z[1] && z[0] == z[2]);
     { /* ncf_predict by integer ids finds text ids by their decimal form: "7", not "007"; 1004 */
         float a = 0, b = 0;
@@ -1415,7 +1487,8 @@ static void test_long_and_nul_ids_refused_with_file_line(void)
               "long.csv:3: item id 'xxxx");
     memcpy(text + n, "ok\nu2,a", 7), text[n + 7] = 0, memcpy(text + n + 8, "b\n", 2);
     n += 10;
-    CHECK_ERR(ncf_load_dataset_mem(&d, "nul.csv", text, n, NULL), NCF_ERR_PARSE, "nul.csv:4: item id 'a\\x00b' holds a NUL byte");
+    CHECK_ERR(ncf_load_dataset_mem(&d, "nul.csv", text, n, NULL), NCF_ERR_PARSE,
+              "nul.csv:4: item id 'a\\x00b' holds a NUL byte");
     CHECK(d.user_ptr == NULL);
 }
 
@@ -1450,7 +1523,7 @@ static int weights_match_log(const ncf_dataset *d, const char *text, int weighti
     for (user = 0; ok && d->val_item && user < d->num_users; user++) /* the validation items keep theirs */
         if (d->val_item[user] >= 0) {
             ok &= d->val_weight && ncf_dataset_user_id(d, user, u, sizeof u) > 0 &&
-                  ncf_dataset_item_id(d, d->val_item[user], i, sizeof i) > 0;
+                ncf_dataset_item_id(d, d->val_item[user], i, sizeof i) > 0;
             ok &= ok && d->val_weight[user] == log_weight(text, u, i, weighting, alpha);
         }
     return ok;
@@ -1481,7 +1554,8 @@ static void test_weights_follow_their_positives(void)
     for (w = NCF_WEIGHT_LINEAR; w <= NCF_WEIGHT_LOG; w++) {
         o.weighting = w, o.alpha = w == NCF_WEIGHT_LOG ? 2.5f : 0.5f, o.validation = 0;
         CHECKF(ncf_load_dataset_mem(&d, "plays.csv", log, strlen(log), &o) == NCF_OK, "%s", ncf_error_text());
-        CHECK(weights_match_log(&d, log, w, o.alpha) && d.report.duplicates == 3 && !strcmp(d.report.columns[4], "plays"));
+        CHECK(weights_match_log(&d, log, w, o.alpha) && d.report.duplicates == 3 &&
+              !strcmp(d.report.columns[4], "plays"));
         CHECK(d.report.weight_min == 1 && d.report.weight_max > 4);
         ncf_dataset_free(&d);
         o.validation = 1;
@@ -1517,8 +1591,10 @@ static void test_weights_follow_their_positives(void)
     CHECKF(bad_label == 0 && positives >= 18, "%d of %d positives with the wrong weight", bad_label, positives);
     /* bad strengths name file:line; bad settings say what is wrong */
     o = ncf_load_opts_default(), o.eval_negatives = 1, o.weighting = NCF_WEIGHT_LINEAR;
-    CHECK_ERR(load_text(&d, "neg.csv", "user,item,plays\n1,2,3\n1,3,-1\n", &o), NCF_ERR_PARSE, "neg.csv:3: strength '-1'");
-    CHECK_ERR(load_text(&d, "inf.csv", "user,item,plays\n1,2,1e999\n", &o), NCF_ERR_PARSE, "inf.csv:2: strength '1e999'");
+    CHECK_ERR(load_text(&d, "neg.csv", "user,item,plays\n1,2,3\n1,3,-1\n", &o), NCF_ERR_PARSE,
+              "neg.csv:3: strength '-1'");
+    CHECK_ERR(load_text(&d, "inf.csv", "user,item,plays\n1,2,1e999\n", &o), NCF_ERR_PARSE,
+              "inf.csv:2: strength '1e999'");
     o.columns[NCF_COL_RATING] = "", o.columns[NCF_COL_STRENGTH] = "plays";
     CHECK_ERR(load_text(&d, "nan.csv", "user,item,plays\n1,2,nan\n", &o), NCF_ERR_PARSE, "nan.csv:2: strength 'nan'");
     CHECK_ERR(load_text(&d, "txt.csv", "user,item,plays\n1,2,many\n", &o), NCF_ERR_PARSE, "txt.csv:2: strength 'many'");
@@ -1529,7 +1605,8 @@ static void test_weights_follow_their_positives(void)
     o.alpha = NAN;
     CHECK_ERR(ncf_load_dataset_mem(&d, "anan.csv", log, strlen(log), &o), NCF_ERR_ARG, "0 < alpha");
     o.alpha = 1e6f, o.weighting = NCF_WEIGHT_LINEAR, o.holdout = NCF_HOLDOUT_NONE;
-    CHECK_ERR(load_text(&d, "big.csv", "user,item,plays\n1,2,1e4\n1,3,1\n2,4,1\n2,2,1\n", &o), NCF_ERR_DATA, "past 1e+09");
+    CHECK_ERR(load_text(&d, "big.csv", "user,item,plays\n1,2,1e4\n1,3,1\n2,4,1\n2,2,1\n", &o), NCF_ERR_DATA,
+              "past 1e+09");
     o.weighting = 7;
     CHECK_ERR(ncf_load_dataset_mem(&d, "w7.csv", log, strlen(log), &o), NCF_ERR_ARG, "weighting 7");
 }
@@ -1545,13 +1622,15 @@ static void test_item_filter_and_kcore_report_what_they_drop(void)
     /* D (1 positive) goes first; then of A B C E's positives d and e have 1 each and go; E keeps a */
     CHECKF(ncf_load_dataset_mem(&d, "log", text, strlen(text), &o) == NCF_OK, "%s", ncf_error_text());
     CHECK(d.num_users == 4 && d.num_items == 4 && d.num_train == 10);
-    CHECK(r->users_few_ratings == 1 && r->few_ratings == 1 && r->items_few_item_ratings == 2 && r->few_item_ratings == 2);
+    CHECK(r->users_few_ratings == 1 && r->few_ratings == 1 && r->items_few_item_ratings == 2 &&
+          r->few_item_ratings == 2);
     CHECK(r->users_filtered_out == 0 && r->users_every_item == 0 && r->filter_rounds == 2);
     ncf_dataset_free(&d);
     /* kcore: E, left with one positive, goes too, and nothing more */
     o.kcore = 1;
     CHECKF(ncf_load_dataset_mem(&d, "log", text, strlen(text), &o) == NCF_OK, "%s", ncf_error_text());
-    CHECK(d.num_users == 3 && d.num_items == 4 && d.num_train == 9 && r->users_filtered_out == 1 && r->filter_rounds == 2);
+    CHECK(d.num_users == 3 && d.num_items == 4 && d.num_train == 9 && r->users_filtered_out == 1 &&
+          r->filter_rounds == 2);
     CHECK(ncf_dataset_user_id(&d, 2, id, sizeof id) > 0 && !strcmp(id, "C"));
     CHECK(ncf_dataset_item_id(&d, 3, id, sizeof id) > 0 && !strcmp(id, "f"));
     ncf_dataset_free(&d);
@@ -1580,9 +1659,11 @@ static void test_min_rating_keeps_positives_and_reports_drops(void)
     o.min_ratings = 3; /* D, and then b2 only... no: A and C keep b2; D's drop costs no item */
     CHECKF(ncf_load_dataset_mem(&d, "books.csv", text, strlen(text), &o) == NCF_ERR_DATA, "%s", "loaded");
     o.min_ratings = 0, o.min_rating = 20.0f;
-    CHECK_ERR(ncf_load_dataset_mem(&d, "books.csv", text, strlen(text), &o), NCF_ERR_DATA, "no interaction is rated at least");
+    CHECK_ERR(ncf_load_dataset_mem(&d, "books.csv", text, strlen(text), &o), NCF_ERR_DATA,
+              "no interaction is rated at least");
     o.min_rating = 1.0f, o.columns[NCF_COL_RATING] = "";
-    CHECK_ERR(ncf_load_dataset_mem(&d, "books.csv", text, strlen(text), &o), NCF_ERR_ARG, "min_rating needs a rating column");
+    CHECK_ERR(ncf_load_dataset_mem(&d, "books.csv", text, strlen(text), &o), NCF_ERR_ARG,
+              "min_rating needs a rating column");
 }
 
 /* Whether the test items of a and b are the same, user for user. */
@@ -1608,7 +1689,8 @@ static void test_holdout_latest_random_or_none_as_asked(void)
     for (u = 0, ok = 1; u < 50; u++) ok &= lat.test_item[u] >= 0 && lat.raw_item[lat.test_item[u]] == u;
     CHECK(ok && lat.test_item[50] == -1 && lat.user_ptr[51] - lat.user_ptr[50] == 1);
     o.holdout = NCF_HOLDOUT_RANDOM, o.seed = 1;
-    CHECK(ncf_load_dataset_mem(&r1, "t.csv", text, n, &o) == NCF_OK && ncf_load_dataset_mem(&r1b, "t.csv", text, n, &o) == NCF_OK);
+    CHECK(ncf_load_dataset_mem(&r1, "t.csv", text, n, &o) == NCF_OK &&
+          ncf_load_dataset_mem(&r1b, "t.csv", text, n, &o) == NCF_OK);
     o.seed = 2;
     CHECK(ncf_load_dataset_mem(&r2, "t.csv", text, n, &o) == NCF_OK);
     CHECK(same_tests(&r1, &r1b) && !same_tests(&r1, &r2) && r1.report.holdout == NCF_HOLDOUT_RANDOM);
@@ -1623,7 +1705,8 @@ static void test_holdout_latest_random_or_none_as_asked(void)
     {
         ncf_dataset auto_;
         o.columns[NCF_COL_TIME] = "";
-        CHECK(ncf_load_dataset_mem(&auto_, "t.csv", text, n, &o) == NCF_OK && auto_.report.holdout == NCF_HOLDOUT_RANDOM);
+        CHECK(ncf_load_dataset_mem(&auto_, "t.csv", text, n, &o) == NCF_OK &&
+              auto_.report.holdout == NCF_HOLDOUT_RANDOM);
         ncf_dataset_free(&auto_);
     }
     o.holdout = NCF_HOLDOUT_NONE, o.columns[NCF_COL_TIME] = "3";
@@ -1648,7 +1731,8 @@ static void test_holdout_latest_random_or_none_as_asked(void)
     o.validation = 1;
     ncf_dataset_free(&r2);
     CHECK_ERR(ncf_load_dataset_mem(&r2, "t.csv", text, n, &o), NCF_ERR_ARG, "validation needs a hold-out");
-    ncf_dataset_free(&lat), ncf_dataset_free(&r1), ncf_dataset_free(&r1b), ncf_dataset_free(&r2), ncf_dataset_free(&none);
+    ncf_dataset_free(&lat), ncf_dataset_free(&r1), ncf_dataset_free(&r1b), ncf_dataset_free(&r2),
+        ncf_dataset_free(&none);
 }
 
 /* HR@1 and the ranks of the popularity baseline, worked by hand on the metrics test's data. */
@@ -1669,7 +1753,8 @@ static void test_popularity_figures_match_hand_computation(void)
     d.eval_neg = (int32_t *)NCF_MALLOC(sizeof negs);
     memcpy(d.eval_neg, negs, sizeof negs), d.num_eval_neg = 2;
     o.k = 1;
-    CHECK(ncf_evaluate_popularity(&d, &o, &m) == NCF_OK && m.users == 4 && m.hr == 0.25 && fabs(m.mrr - (1 + 3 / 3.0) / 4) < 1e-12);
+    CHECK(ncf_evaluate_popularity(&d, &o, &m) == NCF_OK && m.users == 4 && m.hr == 0.25 &&
+          fabs(m.mrr - (1 + 3 / 3.0) / 4) < 1e-12);
     o.k = 3;
     CHECK(ncf_evaluate_popularity(&d, &o, &m) == NCF_OK && m.hr == 1.0);
     /* full ranking: user 1 (rated 0, 1; test 2): items 3, 4, 5 all score 0 < 1: rank 0. User 0
@@ -1692,7 +1777,8 @@ static ncf_model *small_trained_model(ncf_dataset *d, ncf_model_type type, int u
         ncf_sample_eval_negatives(d, 20, 3) != NCF_OK)
         return NULL;
     c.model = type, c.num_users = d->num_users, c.num_items = d->num_items, c.lr = 0.01f;
-    if (ncf_model_create(&m, &c) != NCF_OK || ncf_model_set_ids(m, d) != NCF_OK || ncf_sampler_init(&s, d, 4, 3) != NCF_OK) {
+    if (ncf_model_create(&m, &c) != NCF_OK || ncf_model_set_ids(m, d) != NCF_OK ||
+        ncf_sampler_init(&s, d, 4, 3) != NCF_OK) {
         ncf_model_free(m);
         return NULL;
     }
@@ -1734,7 +1820,10 @@ static void test_recommend_filters_exact_on_hand_cases(void)
     ncf_rec_opts o = ncf_rec_opts_default();
     int u = 7, i, f, n, w, cases = 0;
     char work[64 * 1024];
-    if (!m) { CHECKF(0, "%s", ncf_error_text()); return; }
+    if (!m) {
+        CHECKF(0, "%s", ncf_error_text());
+        return;
+    }
     for (i = 0; i < 40; i++) all[i] = i;
     CHECK(ncf_predict_items(m, u, NULL, all, 40, sc) == NCF_OK);
     for (f = 0; f < 8; f++) { /* bit 1: exclude rated, 2: allow, 4: deny */
@@ -1752,7 +1841,8 @@ static void test_recommend_filters_exact_on_hand_cases(void)
             }
             w = top_by_hand(sc, skip, 40, k, want);
             n = ncf_recommend_index(m, u, &o, got, gs);
-            CHECKF(n == w && !memcmp(got, want, sizeof(int32_t) * (size_t)w), "filters %d k %d: %d items, wanted %d", f, k, n, w);
+            CHECKF(n == w && !memcmp(got, want, sizeof(int32_t) * (size_t)w), "filters %d k %d: %d items, wanted %d", f,
+                   k, n, w);
             for (i = 0; i < n && i < w; i++) CHECK(gs[i] == sc[got[i]]);
             o.work = work, o.work_size = ncf_rec_workspace_size(m, &o); /* the workspace form: the same */
             CHECK(o.work_size <= sizeof work && ncf_recommend_index(m, u, &o, got, gs) == w &&
@@ -1784,7 +1874,10 @@ static void test_recommend_users_equal_one_user_calls(void)
     float *sc, *sc1, os[12];
     int counts[200], counts1[200], u, ok = 1, T = ncf_get_threads();
     int32_t some[3] = {200, 3, 200};
-    if (!m) { CHECKF(0, "%s", ncf_error_text()); return; }
+    if (!m) {
+        CHECKF(0, "%s", ncf_error_text());
+        return;
+    }
     o.k = 12;
     many = (int32_t *)malloc(sizeof(int32_t) * 200 * 12), many1 = (int32_t *)malloc(sizeof(int32_t) * 200 * 12);
     sc = (float *)malloc(sizeof(float) * 200 * 12), sc1 = (float *)malloc(sizeof(float) * 200 * 12);
@@ -1795,7 +1888,8 @@ static void test_recommend_users_equal_one_user_calls(void)
     for (u = 0; u < 200; u++) {
         int n = ncf_recommend_index(m, u, &o, one, os);
         ok &= n == counts[u] && n == counts1[u] && !memcmp(one, many + u * 12, sizeof(int32_t) * (size_t)n) &&
-              !memcmp(os, sc + u * 12, sizeof(float) * (size_t)n) && !memcmp(one, many1 + u * 12, sizeof(int32_t) * (size_t)n);
+            !memcmp(os, sc + u * 12, sizeof(float) * (size_t)n) &&
+            !memcmp(one, many1 + u * 12, sizeof(int32_t) * (size_t)n);
     }
     CHECKF(ok, "the lists of all users differ from one-user calls");
     printf("    200 users' top-12 on %d threads and on 1: equal to one-user calls bit for bit\n", T);
@@ -1826,7 +1920,10 @@ static void test_item_fold_in_mirrors_user_fold_in(void)
         double auc[2] = {0, 0}, pairs = 0;
         size_t ws;
         void *work;
-        if (!m) { CHECKF(0, "%s", ncf_error_text()); return; }
+        if (!m) {
+            CHECKF(0, "%s", ncf_error_text());
+            return;
+        }
         R = ncf_user_row_size(m);
         a = (float *)malloc(sizeof(float) * (size_t)R * 3), b = a + R, known = b + R;
         memset(has, 0, sizeof has);
@@ -1869,7 +1966,11 @@ static void test_item_fold_in_mirrors_user_fold_in(void)
         CHECKF(pairs > 0 && auc[1] / pairs > 0.6 && auc[1] / pairs > auc[0] / pairs - 0.1,
                "model %d: AUC of the item's users, folded %.3f, trained %.3f", t, auc[1] / pairs, auc[0] / pairs);
         printf("    %s: item %d from its %d users: AUC %.3f folded in, %.3f trained\n",
-               t == 0 ? "NeuMF" : t == 1 ? "GMF" : t == 2 ? "MF" : "MLP", i, n, auc[1] / pairs, auc[0] / pairs);
+               t == 0       ? "NeuMF"
+                   : t == 1 ? "GMF"
+                   : t == 2 ? "MF"
+                            : "MLP",
+               i, n, auc[1] / pairs, auc[0] / pairs);
         CHECK_ERR(ncf_fold_in_item(m, all, 0, &fo, a), NCF_ERR_ARG, "users (n > 0)");
         given[0] = 120;
         fo.work = NULL;
@@ -1892,7 +1993,10 @@ static void test_fold_in_deterministic_and_exact_from_known_rows(void)
         int32_t top[10], top2[10];
         float s1[10], s2[10];
         void *work;
-        if (!m) { CHECKF(0, "%s", ncf_error_text()); return; }
+        if (!m) {
+            CHECKF(0, "%s", ncf_error_text());
+            return;
+        }
         R = ncf_user_row_size(m);
         a = (float *)malloc(sizeof(float) * (size_t)R * 4), b = a + R, c = b + R, known = c + R;
         n = (int)(d.user_ptr[u + 1] - d.user_ptr[u]);
@@ -1910,11 +2014,13 @@ static void test_fold_in_deterministic_and_exact_from_known_rows(void)
         /* no steps from a known user's rows: its very scores */
         CHECK(ncf_user_row(m, u, known) == NCF_OK);
         fo.start = known, fo.steps = 0;
-        CHECK(ncf_fold_in(m, d.items + d.user_ptr[u], n, &fo, a) == NCF_OK && !memcmp(a, known, sizeof(float) * (size_t)R));
+        CHECK(ncf_fold_in(m, d.items + d.user_ptr[u], n, &fo, a) == NCF_OK &&
+              !memcmp(a, known, sizeof(float) * (size_t)R));
         o.exclude_rated = 0;
         CHECK(ncf_recommend_index(m, u, &o, top, s1) == 10);
         o.user_row = a;
-        CHECK(ncf_recommend_index(m, -1, &o, top2, s2) == 10 && !memcmp(top, top2, sizeof top) && !memcmp(s1, s2, sizeof s1));
+        CHECK(ncf_recommend_index(m, -1, &o, top2, s2) == 10 && !memcmp(top, top2, sizeof top) &&
+              !memcmp(s1, s2, sizeof s1));
         /* folded in from their training items, users find their held-out item as a trained model does */
         fo = ncf_fold_opts_default();
         for (v = 0; v < d.num_users; v += 2) {
@@ -1930,8 +2036,11 @@ static void test_fold_in_deterministic_and_exact_from_known_rows(void)
             hits += r < 5, users++;
         }
         printf("    %s: fold-in deterministic (threads, workspace); no steps from user %d's rows scores as it does; "
-               "folded-in HR@5 of 21 candidates %.3f over %d users\n", t == 0 ? "NeuMF" : t == 1 ? "GMF" : "MF", u,
-               (double)hits / users, users);
+               "folded-in HR@5 of 21 candidates %.3f over %d users\n",
+               t == 0       ? "NeuMF"
+                   : t == 1 ? "GMF"
+                            : "MF",
+               u, (double)hits / users, users);
         CHECK((double)hits / users > 0.4); /* chance is 5/21 = 0.24 */
         top[0] = 90, top[1] = 3;
         CHECK_ERR(ncf_fold_in(m, top, 2, &fo, a), NCF_ERR_ARG, "items[0] = 90 is not an item index");
@@ -1954,7 +2063,10 @@ static void test_similar_items_match_the_cosine_by_hand(void)
         uint8_t skip[50];
         int32_t want[8], got[8], deny[2] = {4, 9};
         int F = m ? m->cfg.mf_dim : 0, i = 6, j, dd, w;
-        if (!m) { CHECKF(0, "%s", ncf_error_text()); return; }
+        if (!m) {
+            CHECKF(0, "%s", ncf_error_text());
+            return;
+        }
         for (j = 0; j < 50; j++) { /* the definition: cosine of w_out * q (MF: of q) */
             double dot = 0, ni = 0, nj = 0;
             for (dd = 0; dd < F; dd++) {
@@ -1969,13 +2081,16 @@ static void test_similar_items_match_the_cosine_by_hand(void)
         o.k = 8, o.deny = deny, o.num_deny = 2;
         CHECK(ncf_similar_items(m, i, &o, got, got_s) == w && w == 8);
         /* the same set and order up to float rounding of near ties */
-        for (j = 0; j < 8; j++) CHECKF(got[j] == want[j] || fabsf(got_s[j] - sim[want[j]]) < 1e-5f, "rank %d: %d, want %d", j, got[j], want[j]);
+        for (j = 0; j < 8; j++)
+            CHECKF(got[j] == want[j] || fabsf(got_s[j] - sim[want[j]]) < 1e-5f, "rank %d: %d, want %d", j, got[j],
+                   want[j]);
         CHECK(fabsf(got_s[0] - sim[want[0]]) < 1e-5f);
         CHECK_ERR(ncf_similar_items(m, 50, &o, got, got_s), NCF_ERR_ARG, "item index 50 is not in [0, 50)");
         ncf_model_free(m);
         ncf_dataset_free(&d);
     }
-    printf("    MF, GMF and NeuMF (its GMF half): the cosine top-8, deny-list and the item itself skipped, as by hand\n");
+    printf(
+        "    MF, GMF and NeuMF (its GMF half): the cosine top-8, deny-list and the item itself skipped, as by hand\n");
 }
 
 /* Similar users by hand: the cosine of w_out * p_u (MF: of p_u; MLP: of W1 p_u) in double, for
@@ -1996,7 +2111,10 @@ static void test_similar_users_match_the_cosine_by_hand(void)
         size_t size;
         void *work;
         long calls;
-        if (!m) { CHECKF(0, "%s", ncf_error_text()); return; }
+        if (!m) {
+            CHECKF(0, "%s", ncf_error_text());
+            return;
+        }
         for (j = 0; j < 80; j++) {
             double dot = 0, nu = 0, nj = 0;
             if (m->cfg.model == NCF_MLP) { /* W1's user half times the user's MLP row */
@@ -2005,7 +2123,7 @@ static void test_similar_users_match_the_cosine_by_hand(void)
                     double a = 0, b = 0;
                     for (e = 0; e < H; e++)
                         a += (double)m->mlp_user[(size_t)u * H + e] * m->w[1][(size_t)e * L1 + dd],
-                        b += (double)m->mlp_user[(size_t)j * H + e] * m->w[1][(size_t)e * L1 + dd];
+                            b += (double)m->mlp_user[(size_t)j * H + e] * m->w[1][(size_t)e * L1 + dd];
                     dot += a * b, nu += a * a, nj += b * b;
                 }
             } else {
@@ -2023,8 +2141,8 @@ static void test_similar_users_match_the_cosine_by_hand(void)
         o.k = 8;
         CHECK(ncf_similar_users(m, u, &o, got, got_s) == w && w == 8);
         for (j = 0; j < 8; j++)
-            CHECKF(got[j] == want[j] || fabsf(got_s[j] - sim[want[j]]) < 1e-5f, "model %d rank %d: %d, want %d", t, j, got[j],
-                   want[j]);
+            CHECKF(got[j] == want[j] || fabsf(got_s[j] - sim[want[j]]) < 1e-5f, "model %d rank %d: %d, want %d", t, j,
+                   got[j], want[j]);
         CHECK(fabsf(got_s[0] - sim[want[0]]) < 1e-5f);
         size = ncf_rec_workspace_size(m, &o), work = malloc(size);
         o.work = work, o.work_size = size, calls = g_alloc_calls;
@@ -2074,7 +2192,8 @@ static void test_model_add_serves_folded_in_ids(void)
     int n, k, u, i;
     lo.holdout = NCF_HOLDOUT_NONE;
     CHECK(ncf_load_dataset_mem(&d, "add", log, strlen(log), &lo) == NCF_OK);
-    c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 4, c.num_layers = 2, c.layers[0] = 8, c.layers[1] = 4;
+    c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 4, c.num_layers = 2, c.layers[0] = 8,
+    c.layers[1] = 4;
     CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK && ncf_user_row_size(m) <= 64);
     top_ids(m, "u3", -1, before, sizeof before);
     /* a new user, folded in from items b and j */
@@ -2091,10 +2210,12 @@ static void test_model_add_serves_folded_in_ids(void)
     /* a new item, folded in from users u1, u4, u7 */
     fans[0] = ncf_user_index(m, "u1"), fans[1] = ncf_user_index(m, "u4"), fans[2] = ncf_user_index(m, "u7");
     CHECK(ncf_fold_in_item(m, fans, 3, &fo, irow) == NCF_OK);
-    for (k = 0; k < 8; k++) us[k] = ncf_user_index(m, (const char *[]){"u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8"}[k]);
+    for (k = 0; k < 8; k++)
+        us[k] = ncf_user_index(m, (const char *[]){"u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8"}[k]);
     CHECK(ncf_predict_users(m, -1, irow, us, 8, z_row) == NCF_OK);
     CHECK(ncf_model_add(&m, 1, "b2", irow) == NCF_OK && m->cfg.num_items == 11);
-    for (k = 0; k < 8; k++) us[k] = ncf_user_index(m, (const char *[]){"u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8"}[k]);
+    for (k = 0; k < 8; k++)
+        us[k] = ncf_user_index(m, (const char *[]){"u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8"}[k]);
     CHECK((i = ncf_item_index(m, "b2")) >= 0 && ncf_predict_users(m, i, NULL, us, 8, z) == NCF_OK);
     CHECK(!memcmp(z, z_row, sizeof z));
     top_ids(m, "u3", i, after, sizeof after);
@@ -2118,7 +2239,8 @@ static void test_model_add_serves_folded_in_ids(void)
     CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK);
     memset(urow, 0, sizeof urow);
     CHECK_ERR(ncf_model_add(&m, 1, "abc", urow), NCF_ERR_ARG, "item ids are integers");
-    CHECK(ncf_model_add(&m, 1, "123456", urow) == NCF_OK && ncf_item_index(m, "123456") == 20 && m->cfg.num_items == 21);
+    CHECK(ncf_model_add(&m, 1, "123456", urow) == NCF_OK && ncf_item_index(m, "123456") == 20 &&
+          m->cfg.num_items == 21);
     ncf_model_free(m), ncf_dataset_free(&d);
 }
 
@@ -2140,15 +2262,17 @@ static void test_model_grows_with_new_data(void)
     CHECK(ncf_load_dataset_mem(&d1, "new", new_log, strlen(new_log), &o) == NCF_OK);
     CHECK(ncf_load_dataset_mem(&d2, "lost", lost_log, strlen(lost_log), &o) == NCF_OK);
     c.num_users = d0.num_users, c.num_items = d0.num_items, c.layers[0] = 8, c.layers[1] = 4, c.num_layers = 2;
-    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d0) == NCF_OK && ncf_sampler_init(&s, &d0, 2, 1) == NCF_OK);
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d0) == NCF_OK &&
+          ncf_sampler_init(&s, &d0, 2, 1) == NCF_OK);
     CHECK(ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) == NCF_OK);
     g = m;
-    CHECK_ERR(ncf_model_grow(&g, &d2), NCF_ERR_DATA, "the data lacks 1 of the model's users and 1 of its items (user 'd'");
+    CHECK_ERR(ncf_model_grow(&g, &d2), NCF_ERR_DATA,
+              "the data lacks 1 of the model's users and 1 of its items (user 'd'");
     CHECK(g == m);
     CHECK(ncf_model_grow(&g, &d1) == NCF_OK && g != m);
     m = NULL; /* (freed by the grow) */
     CHECK(g->cfg.num_users == 5 && g->cfg.num_items == 8 && g->step > 0 && g->epoch == 1);
-    {   /* each known id's rows and moments as they were: compare with the old model reloaded */
+    { /* each known id's rows and moments as they were: compare with the old model reloaded */
         ncf_model *old = NULL;
         ncf_config c0 = c;
         CHECK(ncf_model_create(&old, &c0) == NCF_OK && ncf_model_set_ids(old, &d0) == NCF_OK &&
@@ -2163,15 +2287,18 @@ static void test_model_grows_with_new_data(void)
                     if (items) ncf_item_id(old, k, id, sizeof id), to = ncf_item_index(g, id);
                     else ncf_user_id(old, k, id, sizeof id), to = ncf_user_index(g, id);
                 }
-                ok &= to >= 0 && !memcmp(g->params + T->offset + (size_t)to * T->cols, old->params + S->offset + (size_t)k * S->cols, n * sizeof(float));
-                ok &= !memcmp(g->adam_m + T->offset + (size_t)to * T->cols, old->adam_m + S->offset + (size_t)k * S->cols, n * sizeof(float));
+                ok &= to >= 0 &&
+                    !memcmp(g->params + T->offset + (size_t)to * T->cols, old->params + S->offset + (size_t)k * S->cols,
+                            n * sizeof(float));
+                ok &= !memcmp(g->adam_m + T->offset + (size_t)to * T->cols,
+                              old->adam_m + S->offset + (size_t)k * S->cols, n * sizeof(float));
             }
         }
         CHECKF(ok, "a known row changed when the model grew");
         ncf_model_free(old);
     }
     CHECK(ncf_user_index(g, "e") == 4 && ncf_item_index(g, "8") == 7);
-    {   /* data that lacks ids: kept when asked (ncf_dataset_add_ids), their rows with them */
+    { /* data that lacks ids: kept when asked (ncf_dataset_add_ids), their rows with them */
         ncf_model *h = NULL;
         float before[64], after[64];
         int du = ncf_user_index(g, "d");
@@ -2190,7 +2317,8 @@ static void test_model_grows_with_new_data(void)
               !memcmp(before, after, sizeof(float) * (size_t)ncf_user_row_size(h)));
         ncf_model_free(h);
     }
-    CHECK(ncf_sampler_init(&s, &d1, 2, 1) == NCF_OK && ncf_train_epoch(g, &s, 2, NULL, NULL, NULL) == NCF_OK && g->epoch == 2);
+    CHECK(ncf_sampler_init(&s, &d1, 2, 1) == NCF_OK && ncf_train_epoch(g, &s, 2, NULL, NULL, NULL) == NCF_OK &&
+          g->epoch == 2);
     ncf_model_free(g);
     ncf_dataset_free(&d0), ncf_dataset_free(&d1), ncf_dataset_free(&d2);
 }
@@ -2234,10 +2362,12 @@ static void test_evaluation_and_serving_memory_bounded_by_the_model_and_threads(
         ro.k = 10;
         CHECK(ncf_recommend_users(m, NULL, d.num_users, &ro, items, scores, counts) == NCF_OK);
         CHECK(ncf_recommend(m, d.raw_user[3], 10, NCF_EXCLUDE_RATED, top, NULL) == 10);
-        CHECKF(g_alloc_bytes - before <= t * per_thread, "%d threads: serving asked for %ld bytes", t, g_alloc_bytes - before);
+        CHECKF(g_alloc_bytes - before <= t * per_thread, "%d threads: serving asked for %ld bytes", t,
+               g_alloc_bytes - before);
         printf(", serving %.1f MB\n", (g_alloc_bytes - before) / 1e6);
     }
-    CHECK(full[0].hr == full[1].hr && full[0].ndcg == full[1].ndcg && full[0].mrr == full[1].mrr && full[0].users == full[1].users);
+    CHECK(full[0].hr == full[1].hr && full[0].ndcg == full[1].ndcg && full[0].mrr == full[1].mrr &&
+          full[0].users == full[1].users);
     CHECK(sampled[0].hr == sampled[1].hr && sampled[0].ndcg == sampled[1].ndcg && sampled[0].mrr == sampled[1].mrr);
     ncf_set_threads(threads);
     ncf_model_free(m), ncf_dataset_free(&d);
@@ -2257,10 +2387,12 @@ static void test_memory_bounded_by_the_model_file(void)
     CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_save_mem(m, NCF_SAVE_MODEL, &buf, &len) == NCF_OK);
     before = g_alloc_bytes;
     CHECKF(ncf_load_mem(&back, buf, len) == NCF_OK, "%s", ncf_error_text());
-    printf("    a %lu-byte file: loading allocated %ld bytes (the projection cache would take %lu)\n", (unsigned long)len,
-           g_alloc_bytes - before, (unsigned long)(3000ul * 65536 * 4));
+    printf("    a %lu-byte file: loading allocated %ld bytes (the projection cache would take %lu)\n",
+           (unsigned long)len, g_alloc_bytes - before, (unsigned long)(3000ul * 65536 * 4));
     CHECK(g_alloc_bytes - before < 4 * (long)len + (8 << 20));
-    CHECK(back && ncf_recommend_index(back, 0, &(ncf_rec_opts){3, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0, 0}, (int32_t *)top, NULL) == 3);
+    CHECK(back &&
+          ncf_recommend_index(back, 0, &(ncf_rec_opts){3, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0, 0}, (int32_t *)top,
+                              NULL) == 3);
     ncf_model_free(m), ncf_model_free(back), ncf_free(buf);
 }
 
@@ -2327,14 +2459,15 @@ static void test_absurd_settings_and_values_refused(void)
         CHECK_ERR(ncf_load_mem(&b, buf, len), NCF_ERR_PARSE, "step 9223372036854775807");
         ncf_free(buf);
     }
-    {   /* unknown enum values */
+    { /* unknown enum values */
         ncf_eval_opts eo = ncf_eval_opts_default();
         ncf_metrics mt;
         int64_t top[3];
         ncf_model *dm = NULL;
         ncf_config dc = ncf_config_default();
         dc.num_users = d.num_users, dc.num_items = d.num_items;
-        CHECK(ncf_sample_eval_negatives(&d, 3, 1) == NCF_OK && ncf_model_create(&dm, &dc) == NCF_OK && ncf_model_set_ids(dm, &d) == NCF_OK);
+        CHECK(ncf_sample_eval_negatives(&d, 3, 1) == NCF_OK && ncf_model_create(&dm, &dc) == NCF_OK &&
+              ncf_model_set_ids(dm, &d) == NCF_OK);
         eo.target = 7;
         CHECK_ERR(ncf_evaluate_opts(dm, &d, &eo, &mt), NCF_ERR_ARG, "target 7");
         CHECK_ERR(ncf_recommend(dm, d.raw_user[0], 3, 2, top, NULL), NCF_ERR_ARG, "exclude_rated 2");
@@ -2375,7 +2508,7 @@ static void test_limits_said_as_they_are(void)
         CHECK_ERR(ncf_sample_eval_negatives(&d, 2, 1), NCF_ERR_DATA, "user 1 rated 2 of 3 items: fewer than 2 unrated");
         ncf_dataset_free(&d);
     }
-#ifndef _WIN32 /* (Windows takes 260 characters) */
+#ifndef _WIN32                          /* (Windows takes 260 characters) */
     snprintf(path, 2200, "%s/", g_dir); /* a long path the OS takes: saved, and a message keeps its reason */
     while (strlen(path) < 2000) strcat(path, "./");
     strcat(path, "long.ncf");
@@ -2390,11 +2523,15 @@ static void test_limits_said_as_they_are(void)
     free(path);
 }
 
-static uint32_t get_u32(const uint8_t *p) { return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+static uint32_t get_u32(const uint8_t *p)
+{
+    return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
 /* A header counter (NCF__HEADER_BYTES - 24: the step; - 16: the epoch) set, the checksum made good. */
 static void set_header_u64(uint8_t *p, size_t len, size_t at, uint64_t v)
 {
-    set_u32(p + at, (uint32_t)v), set_u32(p + at + 4, (uint32_t)(v >> 32)), set_u32(p + len - 4, ncf__crc32(p, len - 4));
+    set_u32(p + at, (uint32_t)v), set_u32(p + at + 4, (uint32_t)(v >> 32)),
+        set_u32(p + len - 4, ncf__crc32(p, len - 4));
 }
 
 /* Every counter a model file holds is bounded so that what is done with it cannot overflow:
@@ -2421,7 +2558,8 @@ static void test_file_counters_at_their_bounds_leave_headroom(void)
     CHECKF(ncf_load_mem(&b, buf, len) == NCF_OK && ncf_model_open(&in, buf, len) == NCF_OK, "%s", ncf_error_text());
     CHECK(b && b->epoch == NCF_MAX_EPOCH && b->step == (int64_t)1 << 62);
     if (b) {
-        CHECK_ERR(ncf_train_epoch(b, &smp, (int)b->epoch + 1, NULL, NULL, NULL), NCF_ERR_ARG, "outside 0 to NCF_MAX_EPOCH");
+        CHECK_ERR(ncf_train_epoch(b, &smp, (int)b->epoch + 1, NULL, NULL, NULL), NCF_ERR_ARG,
+                  "outside 0 to NCF_MAX_EPOCH");
         CHECKF(ncf_train_epoch(b, &smp, (int)b->epoch, NULL, NULL, NULL) == NCF_OK, "%s", ncf_error_text());
         CHECK(b->step > (int64_t)1 << 62);
     }
@@ -2580,12 +2718,15 @@ static void test_hostile_inputs_refused_or_read(void)
                 int mb = 0, k;
                 signal(SIGPIPE, SIG_IGN);
                 for (k = 0; k < (int)sizeof block; k += 4) memcpy(block + k, "NCF\n", 4);
-                for (k = 0; f && k < 64 * 16 && fwrite(block, 1, sizeof block, f) == sizeof block && fflush(f) == 0; k++) mb = k / 16;
+                for (k = 0; f && k < 64 * 16 && fwrite(block, 1, sizeof block, f) == sizeof block && fflush(f) == 0;
+                     k++)
+                    mb = k / 16;
                 _exit(mb);
             }
             CHECK_ERR(ncf_load(&none, fifo), NCF_ERR_PARSE, "not an ncf.h model file (bad magic)");
             waitpid(pid, &status, 0);
-            CHECKF(WIFEXITED(status) && WEXITSTATUS(status) < 8, "the pipe's writer wrote %d MB before the reader stopped",
+            CHECKF(WIFEXITED(status) && WEXITSTATUS(status) < 8,
+                   "the pipe's writer wrote %d MB before the reader stopped",
                    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
         }
         ncf_model_free(m), ncf_model_free(back);
@@ -2593,7 +2734,6 @@ static void test_hostile_inputs_refused_or_read(void)
     }
 #endif
 }
-
 
 /* ---- >>adversarial: input chosen against the library: hashes, sorts, filters ----------------- */
 /* ncf__mix64 (splitmix64's step) undone: each xorshift and each odd multiplier has an inverse. */
@@ -2640,7 +2780,8 @@ static void test_ids_chosen_against_the_hash_cost_what_random_ids_do(void)
     int k;
     memset(&forced, 0, sizeof forced), memset(&own, 0, sizeof own), memset(&other, 0, sizeof other);
     ids_against_key(key, N, w);
-    CHECK(ncf__hash_bytes(key, (const char *)&w[0], 8) % 1024 == ncf__hash_bytes(key, (const char *)&w[0], 8) % (1 << 20));
+    CHECK(ncf__hash_bytes(key, (const char *)&w[0], 8) % 1024 ==
+          ncf__hash_bytes(key, (const char *)&w[0], 8) % (1 << 20));
     forced.key = key;
     for (k = 0; k < N; k++) {
         CHECK(ncf__intern_add(&forced, (const char *)&w[k], 8) == k);
@@ -2649,7 +2790,8 @@ static void test_ids_chosen_against_the_hash_cost_what_random_ids_do(void)
     CHECK(ncf__intern_add(&own, (const char *)&w[7], 8) == 7); /* found again */
     ncf__intern_add(&other, "x", 1);
     printf("    %d crafted ids: %.1f slots looked at per id under the key they were made for, %.2f under the "
-           "table's own\n", N, (double)forced.probes / N, (double)own.probes / N);
+           "table's own\n",
+           N, (double)forced.probes / N, (double)own.probes / N);
     CHECKF(forced.probes > (uint64_t)N * N / 8, "the crafted ids do not collide under their key: %llu probes",
            (unsigned long long)forced.probes);
     CHECKF(own.probes < (uint64_t)N * 8, "%llu probes for %d ids", (unsigned long long)own.probes, N);
@@ -2664,7 +2806,8 @@ static void test_ids_chosen_against_the_hash_cost_what_random_ids_do(void)
 static void test_filters_settle_in_bounded_rounds(void)
 {
     enum { N = 1500 };
-    int64_t *u = (int64_t *)malloc(sizeof(int64_t) * N * (N + 1) / 2), *it = (int64_t *)malloc(sizeof(int64_t) * N * (N + 1) / 2);
+    int64_t *u = (int64_t *)malloc(sizeof(int64_t) * N * (N + 1) / 2),
+            *it = (int64_t *)malloc(sizeof(int64_t) * N * (N + 1) / 2);
     int64_t n = 0;
     int k, j;
     ncf_dataset d;
@@ -2679,7 +2822,11 @@ static void test_filters_settle_in_bounded_rounds(void)
 }
 
 static long g_cmp_calls;
-static int counting_cmp_i32(const void *a, const void *b) { g_cmp_calls++; return ncf__cmp_i32(a, b); }
+static int counting_cmp_i32(const void *a, const void *b)
+{
+    g_cmp_calls++;
+    return ncf__cmp_i32(a, b);
+}
 
 /* Every sort gives qsort's order on random, sorted, reversed, organ-pipe, all-equal and
    few-valued arrays of any length, within n log2 n + 8n comparisons (a quicksort on chosen input
@@ -2695,8 +2842,12 @@ static void test_sorts_are_n_log_n_whatever_the_order(void)
                 int n = sizes[si], k, same;
                 double bound = n * (log((double)n + 1) / log(2.0)) + 8.0 * n + 8;
                 for (k = 0; k < n; k++)
-                    a[k] = pat == 0 ? (int32_t)(ncf__mix64((uint64_t)k) >> 33) : pat == 1 ? k : pat == 2 ? n - k
-                         : pat == 3 ? (k < n / 2 ? k : n - k) : pat == 4 ? 5 : k % 3;
+                    a[k] = pat == 0 ? (int32_t)(ncf__mix64((uint64_t)k) >> 33)
+                        : pat == 1  ? k
+                        : pat == 2  ? n - k
+                        : pat == 3  ? (k < n / 2 ? k : n - k)
+                        : pat == 4  ? 5
+                                    : k % 3;
                 memcpy(b, a, sizeof(int32_t) * (size_t)n);
                 qsort(b, (size_t)n, sizeof *b, ncf__cmp_i32);
                 g_cmp_calls = 0;
@@ -2709,7 +2860,6 @@ static void test_sorts_are_n_log_n_whatever_the_order(void)
             }
     free(a), free(b);
 }
-
 
 /* ---- >>environment: a hostile system: threads that cannot start, stale temporary files ------- */
 
@@ -2764,8 +2914,7 @@ static int thread_limit_child(long extra_mb, long nproc, int threads)
         h = ncf__mix64(h ^ (uint64_t)ncf__crc32((const uint8_t *)items, sizeof items) ^
                        ((uint64_t)ncf__crc32((const uint8_t *)scores, sizeof scores) << 32));
         printf("trained %016llx\n", (unsigned long long)h);
-    } else
-        printf("%s\n", ncf_error_text());
+    } else printf("%s\n", ncf_error_text());
     ncf_model_free(m);
     ncf_dataset_free(&d);
     return rc == NCF_OK || rc == NCF_ERR_NOMEM ? 0 : 1;
@@ -2781,7 +2930,8 @@ static int run_limited(long extra_mb, long nproc, int threads, char *out, size_t
         char a[3][32], *args[6];
         dup2(fd[1], 1), close(fd[0]);
         snprintf(a[0], 32, "%ld", extra_mb), snprintf(a[1], 32, "%ld", nproc), snprintf(a[2], 32, "%d", threads);
-        args[0] = (char *)"tests", args[1] = (char *)"--thread-limit-child", args[2] = a[0], args[3] = a[1], args[4] = a[2];
+        args[0] = (char *)"tests", args[1] = (char *)"--thread-limit-child", args[2] = a[0], args[3] = a[1],
+        args[4] = a[2];
         args[5] = NULL;
         execv("/proc/self/exe", args);
         _exit(4);
@@ -2796,7 +2946,8 @@ static int run_limited(long extra_mb, long nproc, int threads, char *out, size_t
 
 static void test_no_exit_when_threads_cannot_start(void)
 {
-    static const long levels[10][2] = {{2, 0}, {6, 0}, {12, 0}, {20, 0}, {40, 0}, {-1, 1}, {-1, 2}, {-1, 3}, {-1, 5}, {-1, 9}};
+    static const long levels[10][2] = {{2, 0},  {6, 0},  {12, 0}, {20, 0}, {40, 0},
+                                       {-1, 1}, {-1, 2}, {-1, 3}, {-1, 5}, {-1, 9}};
     static const int asked[4] = {1, 2, 8, 64};
     char want[512], out[512];
     int l, t, trained = 0, nomem = 0;
@@ -2805,15 +2956,15 @@ static void test_no_exit_when_threads_cannot_start(void)
         for (t = 0; t < 4; t++) {
             int rc = run_limited(levels[l][0], levels[l][1], asked[t], out, sizeof out);
             CHECKF(rc == 0 && (!strcmp(out, want) || strstr(out, "out of memory")),
-                   "address space +%ld MB, %ld threads allowed, %d asked: exit %d, said '%s' (alone: '%s')", levels[l][0],
-                   levels[l][1], asked[t], rc, out, want);
+                   "address space +%ld MB, %ld threads allowed, %d asked: exit %d, said '%s' (alone: '%s')",
+                   levels[l][0], levels[l][1], asked[t], rc, out, want);
             trained += !strcmp(out, want), nomem += strstr(out, "out of memory") != NULL;
         }
     printf("    10 limits x 1, 2, 8, 64 threads asked: %d trained, evaluated and served with the same answers bit "
-           "for bit, %d said out of memory; no exit\n", trained, nomem);
+           "for bit, %d said out of memory; no exit\n",
+           trained, nomem);
 }
 #endif
-
 
 #ifndef _WIN32
 /* A killed save's temporary file is removed by the next save to that path; a fresh one, or
@@ -2830,9 +2981,11 @@ static void test_orphaned_temporary_files_removed(void)
     c.num_users = 5, c.num_items = 5;
     CHECK(ncf_model_create(&m, &c) == NCF_OK);
     snprintf(path, sizeof path, "%s/orphans.ncf", g_dir);
-    snprintf(dead, sizeof dead, "%s.tmp-00000000dead", path), snprintf(fresh, sizeof fresh, "%s.tmp-00000000f00d", path);
+    snprintf(dead, sizeof dead, "%s.tmp-00000000dead", path),
+        snprintf(fresh, sizeof fresh, "%s.tmp-00000000f00d", path);
     snprintf(held, sizeof held, "%s.tmp-000000001eed", path);
-    write_file("orphans.ncf.tmp-00000000dead", "half a model"), write_file("orphans.ncf.tmp-000000001eed", "a live save");
+    write_file("orphans.ncf.tmp-00000000dead", "half a model"),
+        write_file("orphans.ncf.tmp-000000001eed", "a live save");
     old.actime = old.modtime = time(NULL) - 3600;
     CHECK(utime(dead, &old) == 0 && utime(held, &old) == 0);
     CHECK(pipe(go) == 0 && pipe(ready) == 0);
@@ -2909,10 +3062,11 @@ static void test_many_item_metrics_match_hand_computation(void)
        2, 4, 3*, 5, 6* (3 ties 4, 6 ties 5: the held-out item second); user 8 (on 2, 4): 1*, 3, 5, 6 */
     const int ks[3] = {1, 3, 5};
     const double idcg2 = 1 + 1 / log2(3.0), ndcg7_3 = 0.5 / idcg2, ndcg7_5 = (0.5 + 1 / log2(6.0)) / idcg2;
-    const double want[3][8] = {/* recall, precision, ndcg, map, hr, mrr, coverage, popularity */
-                               {0.5, 0.5, 0.5, 0.5, 0.5, (1 / 3.0 + 1) / 2, 2 / 6.0, 5},
-                               {0.75, 1 / 3.0, (ndcg7_3 + 1) / 2, (1 / 6.0 + 1) / 2, 1, (1 / 3.0 + 1) / 2, 5 / 6.0, 10 / 3.0},
-                               {1, 0.3, (ndcg7_5 + 1) / 2, ((1 / 3.0 + 2 / 5.0) / 2 + 1) / 2, 1, (1 / 3.0 + 1) / 2, 1, (2.4 + 2.75) / 2}};
+    const double want[3][8] = {
+        /* recall, precision, ndcg, map, hr, mrr, coverage, popularity */
+        {0.5, 0.5, 0.5, 0.5, 0.5, (1 / 3.0 + 1) / 2, 2 / 6.0, 5},
+        {0.75, 1 / 3.0, (ndcg7_3 + 1) / 2, (1 / 6.0 + 1) / 2, 1, (1 / 3.0 + 1) / 2, 5 / 6.0, 10 / 3.0},
+        {1, 0.3, (ndcg7_5 + 1) / 2, ((1 / 3.0 + 2 / 5.0) / 2 + 1) / 2, 1, (1 / 3.0 + 1) / 2, 1, (2.4 + 2.75) / 2}};
     ncf_load_opts o = ncf_load_opts_default();
     ncf_eval_opts e = ncf_eval_opts_default();
     ncf_dataset d;
@@ -2922,15 +3076,18 @@ static void test_many_item_metrics_match_hand_computation(void)
     o.columns[NCF_COL_TIME] = "3";
     CHECKF(ncf_load_dataset_mem(&d, "log", log, strlen(log), &o) == NCF_OK, "%s", ncf_error_text());
     CHECK(d.test_ptr && d.report.test_interactions == 3 && d.num_train == 18 && d.test_item[6] == -1);
-    CHECK(d.test_ptr[7] - d.test_ptr[6] == 2 && d.test_items[d.test_ptr[6]] == 2 && d.test_items[d.test_ptr[6] + 1] == 5);
+    CHECK(d.test_ptr[7] - d.test_ptr[6] == 2 && d.test_items[d.test_ptr[6]] == 2 &&
+          d.test_items[d.test_ptr[6] + 1] == 5);
     e.full_ranking = 1;
     CHECKF(ncf_evaluate_at(NULL, &d, &e, ks, 3, at) == NCF_OK, "%s", ncf_error_text());
     for (j = 0; j < 3; j++) {
-        const double got[8] = {at[j].recall, at[j].precision, at[j].ndcg, at[j].map, at[j].hr, at[j].mrr, at[j].coverage,
-                               at[j].popularity};
+        const double got[8] = {at[j].recall, at[j].precision, at[j].ndcg,     at[j].map,
+                               at[j].hr,     at[j].mrr,       at[j].coverage, at[j].popularity};
         int q;
         CHECK(at[j].users == 2 && at[j].k == ks[j]);
-        for (q = 0; q < 8; q++) CHECKF(fabs(got[q] - want[j][q]) < 1e-12, "@%d figure %d: %.15f, by hand %.15f", ks[j], q, got[q], want[j][q]);
+        for (q = 0; q < 8; q++)
+            CHECKF(fabs(got[q] - want[j][q]) < 1e-12, "@%d figure %d: %.15f, by hand %.15f", ks[j], q, got[q],
+                   want[j][q]);
     }
     e.full_ranking = 0;
     CHECK_ERR(ncf_evaluate_at(NULL, &d, &e, ks, 3, at), NCF_ERR_ARG, "full ranking");
@@ -2956,7 +3113,8 @@ static void test_many_item_metrics_match_a_sorted_ranking(void)
     for (u = 0; u < 60; u++) /* users rate 6 to 25 of 80 items, each line its own time */
         for (i = 0; i < 80; i++) {
             x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-            if ((x >> 33) % 80 < (uint64_t)(6 + u % 20)) n += (size_t)sprintf(log + n, "%d,%d,%d\n", u, i, (int)(x >> 40) % 1000);
+            if ((x >> 33) % 80 < (uint64_t)(6 + u % 20))
+                n += (size_t)sprintf(log + n, "%d,%d,%d\n", u, i, (int)(x >> 40) % 1000);
         }
     o.holdout = NCF_HOLDOUT_RATIO, o.holdout_fraction = 0.3f, o.validation = 1, o.header = NCF_HEADER_NO;
     o.columns[NCF_COL_RATING] = "", o.columns[NCF_COL_TIME] = "3";
@@ -2977,15 +3135,20 @@ static void test_many_item_metrics_match_a_sorted_ranking(void)
             int64_t k;
             for (k = d.user_ptr[u]; k < d.user_ptr[u + 1]; k++) rated |= d.items[k] == i;
             for (k = d.val_ptr[u]; k < d.val_ptr[u + 1]; k++) rated |= d.val_items[k] == i;
-            { int32_t uu = u, ii = i; CHECK(ncf_predict_indices(m, &uu, &ii, 1, &sc[i]) == NCF_OK); }
+            {
+                int32_t uu = u, ii = i;
+                CHECK(ncf_predict_indices(m, &uu, &ii, 1, &sc[i]) == NCF_OK);
+            }
             if (!rated) order[len++] = i;
         }
         for (i = 1; i < len; i++) /* by score, the held-out item after an unrated one it ties, else by index */
             for (q = i; q > 0; q--) {
                 int a = order[q - 1], b = order[q], ha = 0, hb = 0;
                 int64_t k;
-                for (k = d.test_ptr[u]; k < d.test_ptr[u + 1]; k++) ha |= d.test_items[k] == a, hb |= d.test_items[k] == b;
-                if (sc[b] > sc[a] || (sc[b] == sc[a] && (ha > hb || (ha == hb && b < a)))) order[q - 1] = b, order[q] = a;
+                for (k = d.test_ptr[u]; k < d.test_ptr[u + 1]; k++)
+                    ha |= d.test_items[k] == a, hb |= d.test_items[k] == b;
+                if (sc[b] > sc[a] || (sc[b] == sc[a] && (ha > hb || (ha == hb && b < a))))
+                    order[q - 1] = b, order[q] = a;
                 else break;
             }
         for (j = 0; j < 2; j++) {
@@ -3006,8 +3169,8 @@ static void test_many_item_metrics_match_a_sorted_ranking(void)
         int q;
         CHECK(at[j].users == users && users > 40);
         for (q = 0; q < 5; q++)
-            CHECKF(fabs(got[q] - sum[j][q] / users) < 1e-9, "@%d figure %d: %.12f, from the sorted list %.12f", ks[j], q,
-                   got[q], sum[j][q] / users);
+            CHECKF(fabs(got[q] - sum[j][q] / users) < 1e-9, "@%d figure %d: %.12f, from the sorted list %.12f", ks[j],
+                   q, got[q], sum[j][q] / users);
     }
     ncf_model_free(m), ncf_dataset_free(&d), free(log);
 }
@@ -3043,21 +3206,25 @@ static void test_many_item_splits_hold_each_positive_once(void)
                 int64_t m = (int64_t)floor(0.25 * c + 0.5), mv;
                 m = m < 1 ? 1 : m > c - 1 ? c - 1 : m;
                 mv = (int64_t)floor(0.25 * (c - m) + 0.5), mv = mv < 1 ? 1 : mv > c - m - 1 ? c - m - 1 : mv;
-                CHECKF(nt == m && nv == mv, "user %d: %lld of %lld held out, %lld validation", u, (long long)nt, (long long)c, (long long)nv);
+                CHECKF(nt == m && nv == mv, "user %d: %lld of %lld held out, %lld validation", u, (long long)nt,
+                       (long long)c, (long long)nv);
                 for (k = d.test_ptr[u]; k < d.test_ptr[u + 1]; k++) { /* the latest: lines i >= c - m */
                     int it = d.test_items[k], line = -1;
-                    for (i = 0; i < (int)c; i++) if ((i * 7 + u) % 50 == it) line = i;
+                    for (i = 0; i < (int)c; i++)
+                        if ((i * 7 + u) % 50 == it) line = i;
                     CHECKF(line >= c - m, "user %d: test item %d from line %d of %lld", u, it, line, (long long)c);
                 }
             } else {
                 for (k = d.test_ptr[u]; k < d.test_ptr[u + 1]; k++) {
                     int it = d.test_items[k], line = -1;
-                    for (i = 0; i < (int)c; i++) if ((i * 7 + u) % 50 == it) line = i;
+                    for (i = 0; i < (int)c; i++)
+                        if ((i * 7 + u) % 50 == it) line = i;
                     CHECK(u * 10 + line >= d.report.cutoff);
                 }
                 for (k = d.user_ptr[u]; k < d.user_ptr[u + 1]; k++) {
                     int it = d.items[k], line = -1;
-                    for (i = 0; i < (int)c; i++) if ((i * 7 + u) % 50 == it) line = i;
+                    for (i = 0; i < (int)c; i++)
+                        if ((i * 7 + u) % 50 == it) line = i;
                     CHECK(u * 10 + line < d.report.cutoff);
                 }
             }
@@ -3066,7 +3233,9 @@ static void test_many_item_splits_hold_each_positive_once(void)
             int64_t total = 0;
             for (u = 0; u < 40; u++) total += 3 + u % 9;
             CHECKF(seen == total, "%lld kept of %lld", (long long)seen, (long long)total);
-            if (h) CHECK(d.report.users_only_held_out > 0 && d.report.only_held_out > 0 && d.report.test_interactions >= total / 4);
+            if (h)
+                CHECK(d.report.users_only_held_out > 0 && d.report.only_held_out > 0 &&
+                      d.report.test_interactions >= total / 4);
         }
         ncf_dataset_free(&d);
     }
@@ -3085,8 +3254,9 @@ static void test_many_item_splits_hold_each_positive_once(void)
    with a tab, a quote and blanks at their ends included, and every line once. */
 static void test_saved_split_reads_back_the_same_lines(void)
 {
-    static const char log[] = "user;item;t\nann;\"a\tb\";1\nann;\" x \";2\nann;\"q\"\"t\";3\nann;p;4\nbob;p;1\nbob;\" x \";2\n"
-                              "bob;z;3\n\"c d\";z;1\n\"c d\";p;2\n\"c d\";\"a\tb\";3\n\"c d\";w;4\n";
+    static const char log[] =
+        "user;item;t\nann;\"a\tb\";1\nann;\" x \";2\nann;\"q\"\"t\";3\nann;p;4\nbob;p;1\nbob;\" x \";2\n"
+        "bob;z;3\n\"c d\";z;1\n\"c d\";p;2\n\"c d\";\"a\tb\";3\n\"c d\";w;4\n";
     ncf_load_opts o = ncf_load_opts_default();
     ncf_dataset a, b;
     char prefix[1100], path[1200];
@@ -3105,7 +3275,8 @@ static void test_saved_split_reads_back_the_same_lines(void)
     CHECK(!memcmp(a.test_items, b.test_items, sizeof(int32_t) * (size_t)a.test_ptr[a.num_users]));
     CHECK(!memcmp(a.val_ptr, b.val_ptr, sizeof(int64_t) * (size_t)(a.num_users + 1)));
     CHECK(!memcmp(a.val_items, b.val_items, sizeof(int32_t) * (size_t)a.val_ptr[a.num_users]));
-    CHECK(a.test_ptr[a.num_users] == 3 && a.val_ptr[a.num_users] == 3 && a.num_train == 5); /* 1, 1, 2 of 4; 1, 1, 1 of 3 */
+    CHECK(a.test_ptr[a.num_users] == 3 && a.val_ptr[a.num_users] == 3 &&
+          a.num_train == 5); /* 1, 1, 2 of 4; 1, 1, 1 of 3 */
     for (side = 0; side < 2; side++)
         for (u = 0; u < (side ? a.num_items : a.num_users); u++) {
             char x[64], y[64];
@@ -3115,7 +3286,8 @@ static void test_saved_split_reads_back_the_same_lines(void)
         }
     snprintf(path, sizeof path, "%s.test.tsv", prefix);
     ncf_dataset_free(&a), ncf_dataset_free(&b);
-    CHECKF(ncf_load_dataset(&a, path, NULL) == NCF_OK && a.report.holdout == NCF_HOLDOUT_SAVED, "%s", ncf_error_text()); /* (a file of it names it) */
+    CHECKF(ncf_load_dataset(&a, path, NULL) == NCF_OK && a.report.holdout == NCF_HOLDOUT_SAVED, "%s",
+           ncf_error_text()); /* (a file of it names it) */
     ncf_dataset_free(&a);
     remove(path);
     snprintf(path, sizeof path, "%s.train.tsv", prefix), remove(path);
@@ -3140,7 +3312,10 @@ static void test_metrics_match_hand_ranked_cases(void)
     d.num_eval_neg = 4;
     m = scoring_model(score, 3, 12);
     CHECK(m != NULL);
-    if (!m) { ncf_dataset_free(&d); return; }
+    if (!m) {
+        ncf_dataset_free(&d);
+        return;
+    }
     CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &m10) == NCF_OK);
     CHECK(m10.users == 3 && fabs(m10.hr - 1.0) < 1e-12);
     CHECKF(fabs(m10.ndcg - (0.5 + 1.0 + 1.0 / log2(6.0)) / 3) < 1e-12, "ndcg %.15f", m10.ndcg);
@@ -3185,7 +3360,10 @@ static void test_validation_figures_match_hand_computation(void)
     memcpy(d.val_neg, vnegs, sizeof vnegs); /* negatives by hand */
     m = scoring_model(score, 2, 12);
     CHECK(m != NULL);
-    if (!m) { ncf_dataset_free(&d); return; }
+    if (!m) {
+        ncf_dataset_free(&d);
+        return;
+    }
     o.target = NCF_EVAL_VALIDATION, o.k = 1;
     /* user 0: 0.2 against 0.1 and 0.7 -> rank 1; user 1: 1.1 against 0 and 0.3 -> rank 0 */
     CHECK(ncf_evaluate_opts(m, &d, &o, &s) == NCF_OK);
@@ -3243,7 +3421,8 @@ static void test_validation_items_never_trained_on(void)
     y = (float *)malloc(sizeof(float) * (size_t)n);
     if (u_ && i_ && y) { /* positives: never a held-out item; negatives: with skip_held_out, neither */
         ncf_sampler_fill(&s, 1, 0, (int)n, u_, i_, y);
-        for (e = 0, bad = 0; e < n; e++) bad += y[e] == 1.0f && (i_[e] == d.val_item[u_[e]] || i_[e] == d.test_item[u_[e]]);
+        for (e = 0, bad = 0; e < n; e++)
+            bad += y[e] == 1.0f && (i_[e] == d.val_item[u_[e]] || i_[e] == d.test_item[u_[e]]);
         CHECKF(bad == 0, "%d positives of %lld are a validation or test item", bad, (long long)n);
         s.skip_held_out = 1;
         ncf_sampler_fill(&s, 1, 0, (int)n, u_, i_, y);
@@ -3257,7 +3436,10 @@ static void test_validation_items_never_trained_on(void)
 /* ---- >>numerics: limits, non-finite values, scores the same on every path, learning ---------- */
 
 /* A little-endian u32 into a model file image. */
-static void set_u32(uint8_t *p, uint32_t v) { p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16), p[3] = (uint8_t)(v >> 24); }
+static void set_u32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16), p[3] = (uint8_t)(v >> 24);
+}
 
 /* Sizes at the edges are refused or bounded, not crashes: a batch of 0 for the pipeline hash
    (was SIGFPE), mf_dim past its limit (was an int overflow), k far past the catalogue (was an
@@ -3301,18 +3483,22 @@ static void test_nonfinite_scores_rank_last(void)
     d.eval_neg = (int32_t *)NCF_MALLOC(sizeof negs);
     memcpy(d.eval_neg, negs, sizeof negs);
     d.num_eval_neg = 4;
-    score[7] = NAN;                        /* user 0 (test 5): only 9 beats it now -> rank 1 */
-    score[11] = INFINITY;                  /* user 1's test item: not a score -> a miss */
+    score[7] = NAN;       /* user 0 (test 5): only 9 beats it now -> rank 1 */
+    score[11] = INFINITY; /* user 1's test item: not a score -> a miss */
     m = scoring_model(score, 3, 12);
-    if (!m) { ncf_dataset_free(&d); return; }
-    CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &s) == NCF_OK);  /* user 1: a miss; user 2: rank 4 as before */
+    if (!m) {
+        ncf_dataset_free(&d);
+        return;
+    }
+    CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &s) == NCF_OK); /* user 1: a miss; user 2: rank 4 as before */
     CHECKF(fabs(s.hr - 2.0 / 3) < 1e-12 && fabs(s.ndcg - (1 / log2(3.0) + 1 / log2(6.0)) / 3) < 1e-12, "hr %f ndcg %f",
            s.hr, s.ndcg);
     CHECK(ncf_evaluate(m, &d, 10, NCF_FULL_RANKING, &f) == NCF_OK); /* full: user 1's infinite test item is a miss */
     CHECKF(fabs(f.hr - 2.0 / 3) < 1e-12, "full-ranking HR %f", f.hr);
-    CHECK(ncf_model_set_ids(m, &d) == NCF_OK && ncf_recommend(m, 1, 12, NCF_INCLUDE_RATED, top, top_s) == 12); /* NaN, inf last */
-    CHECKF(NCF__NONFINITE(top_s[10]) && NCF__NONFINITE(top_s[11]) && !NCF__NONFINITE(top_s[9]), "%g %g %g",
-           top_s[9], top_s[10], top_s[11]);
+    CHECK(ncf_model_set_ids(m, &d) == NCF_OK &&
+          ncf_recommend(m, 1, 12, NCF_INCLUDE_RATED, top, top_s) == 12); /* NaN, inf last */
+    CHECKF(NCF__NONFINITE(top_s[10]) && NCF__NONFINITE(top_s[11]) && !NCF__NONFINITE(top_s[9]), "%g %g %g", top_s[9],
+           top_s[10], top_s[11]);
     for (i = 0; i < m->num_params; i++) m->params[i] = NAN; /* everything NaN: HR 0, not 1 */
     ncf_model_params_changed(m);
     CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &s) == NCF_OK && s.hr == 0.0 && s.ndcg == 0.0);
@@ -3339,9 +3525,12 @@ static void test_divergence_stops_training_and_is_never_saved(void)
     CHECK_ERR(ncf_model_create(&m, &c), NCF_ERR_ARG, "0 < lr <= 1000"); /* refused as a setting... */
     c.lr = 1.0f;
     CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_sampler_init(&smp, &d, 4, 1) == NCF_OK);
-    if (!m) { ncf_dataset_free(&d); return; }
+    if (!m) {
+        ncf_dataset_free(&d);
+        return;
+    }
     CHECK(ncf_save_mem(m, NCF_SAVE_ADAM, &buf, &len) == NCF_OK);
-    m->cfg.lr = 1e30f; /* ...and set by hand, training diverges */
+    m->cfg.lr = 1e30f;                                  /* ...and set by hand, training diverges */
     rc = ncf_train_epoch(m, &smp, 1, NULL, NULL, NULL); /* the second step's loss overflows */
     CHECKF(rc == NCF_ERR_DATA && strstr(ncf_error_text(), "not finite"), "rc %d: %s", rc, ncf_error_text());
     CHECKF(m->step <= 2, "went on for %lld steps", (long long)m->step);
@@ -3384,10 +3573,13 @@ static void test_output_sums_follow_their_definition(void)
     int a, b, d, w, j;
     uint64_t x = 12345;
     for (d = 0; d < 24; d++) {
-        gu[d] = (float)(ncf__unit(x = ncf__hash3(x, 1, (uint64_t)d)) - 0.5), gi[d] = (float)(ncf__unit(x = ncf__hash3(x, 2, 0)) - 0.5);
-        gw[d] = (float)(2 * ncf__unit(x = ncf__hash3(x, 3, 0)) - 1);
+        gu[d] = (float)(ncf__uniform(x = ncf__hash3(x, 1, (uint64_t)d)) - 0.5),
+        gi[d] = (float)(ncf__uniform(x = ncf__hash3(x, 2, 0)) - 0.5);
+        gw[d] = (float)(2 * ncf__uniform(x = ncf__hash3(x, 3, 0)) - 1);
     }
-    for (d = 0; d < 19; d++) wh[d] = (float)(ncf__unit(x = ncf__hash3(x, 4, 0)) - 0.5), h[d] = (float)ncf__unit(x = ncf__hash3(x, 5, 0));
+    for (d = 0; d < 19; d++)
+        wh[d] = (float)(ncf__uniform(x = ncf__hash3(x, 4, 0)) - 0.5),
+        h[d] = (float)ncf__uniform(x = ncf__hash3(x, 5, 0));
     for (a = 0; a < 6; a++)
         for (b = 0; b < 5; b++) {
             float got = ncf__output_sum(gu, gi, gw, Fs[a], wh, h, tops[b]);
@@ -3420,7 +3612,8 @@ static void test_eval_scores_match_forward(void)
             ncf__score_user(m, proj, u, NULL, items, 0, 7, &e, 0);
             memcpy(sc, e.sc, sizeof sc);
             CHECK(ncf_predict_batch(m, users, items, 7, logit) == NCF_OK);
-            for (j = 0; j < 7; j++) CHECKF(!memcmp(&sc[j], &logit[j], 4), "type %d: %.9g vs %.9g", type, sc[j], logit[j]);
+            for (j = 0; j < 7; j++)
+                CHECKF(!memcmp(&sc[j], &logit[j], 4), "type %d: %.9g vs %.9g", type, sc[j], logit[j]);
             ncf__score_user(m, proj, u, NULL, NULL, 0, 7, &e, 0); /* all items */
             CHECK(!memcmp(e.sc, logit, sizeof sc));
             ncf__score_user(m, NULL, u, NULL, items, 0, 7, &e, 0); /* the item half computed here, not cached */
@@ -3519,7 +3712,8 @@ static double popularity_hr(const ncf_dataset *d)
         int rank = 0;
         if (d->test_item[u] < 0) continue;
         users++;
-        for (j = 0; j < d->num_eval_neg; j++) rank += cnt[d->eval_neg[(size_t)u * d->num_eval_neg + j]] >= cnt[d->test_item[u]];
+        for (j = 0; j < d->num_eval_neg; j++)
+            rank += cnt[d->eval_neg[(size_t)u * d->num_eval_neg + j]] >= cnt[d->test_item[u]];
         hits += rank < 10;
     }
     free(cnt);
@@ -3558,8 +3752,6 @@ static void test_training_end_to_end_lifts_hr(void)
     ncf_dataset_free(&d);
 }
 
-
-
 /* ---- >>persistence: model files: round trips, resuming, corruption, older formats ------------ */
 
 static ncf_model *trained_small(ncf_dataset *d, int epochs)
@@ -3577,9 +3769,10 @@ static ncf_model *trained_small(ncf_dataset *d, int epochs)
 static int same_model(const ncf_model *a, const ncf_model *b, int adam)
 {
     return a->num_params == b->num_params && !memcmp(&a->cfg, &b->cfg, sizeof a->cfg) &&
-           !memcmp(a->params, b->params, sizeof(float) * a->num_params) &&
-           (!adam || (!memcmp(a->adam_m, b->adam_m, sizeof(float) * a->num_params) &&
-                      !memcmp(a->adam_v, b->adam_v, sizeof(float) * a->num_params) && a->step == b->step));
+        !memcmp(a->params, b->params, sizeof(float) * a->num_params) &&
+        (!adam ||
+         (!memcmp(a->adam_m, b->adam_m, sizeof(float) * a->num_params) &&
+          !memcmp(a->adam_v, b->adam_v, sizeof(float) * a->num_params) && a->step == b->step));
 }
 
 static void test_saved_models_load_bit_identical(void)
@@ -3596,7 +3789,10 @@ static void test_saved_models_load_bit_identical(void)
     CHECK(ncf_synthetic(&d, 200, 120, 4000, 6, 3) == NCF_OK);
     m = trained_small(&d, 1);
     CHECK(m && m->epoch == 1 && ncf_model_set_ids(m, &d) == NCF_OK);
-    if (!m) { ncf_dataset_free(&d); return; }
+    if (!m) {
+        ncf_dataset_free(&d);
+        return;
+    }
     CHECK(ncf_save_mem(m, NCF_SAVE_ADAM, &buf, &len) == NCF_OK);
     CHECK(ncf_load_mem(&b, buf, len) == NCF_OK);
     CHECK(b && same_model(m, b, 1) && b->epoch == 1);
@@ -3633,7 +3829,6 @@ static void test_resumed_training_equals_an_unbroken_run(void)
     ncf_model_free(full), ncf_model_free(half), ncf_model_free(resumed);
     ncf_dataset_free(&d);
 }
-
 
 static void test_corrupt_models_refused(void)
 {
@@ -3706,11 +3901,14 @@ static void test_format_3_files_still_read(void)
     CHECK(p[4] == 4 && p[5] == 0);
     p[4] = 3;
     crc = ncf__crc32(p, len - 4);
-    p[len - 4] = (uint8_t)crc, p[len - 3] = (uint8_t)(crc >> 8), p[len - 2] = (uint8_t)(crc >> 16), p[len - 1] = (uint8_t)(crc >> 24);
+    p[len - 4] = (uint8_t)crc, p[len - 3] = (uint8_t)(crc >> 8), p[len - 2] = (uint8_t)(crc >> 16),
+            p[len - 1] = (uint8_t)(crc >> 24);
     CHECKF(ncf_load_mem(&v3, buf, len) == NCF_OK && ncf_model_open(&v3p, buf, len) == NCF_OK, "%s", ncf_error_text());
     if (v3 && v3p) {
-        CHECK(ncf_recommend(m, 5, 5, NCF_EXCLUDE_RATED, a, NULL) == 5 && ncf_recommend(v3, 5, 5, NCF_EXCLUDE_RATED, b, NULL) == 5 &&
-              ncf_recommend(v3p, 5, 5, NCF_EXCLUDE_RATED, e, NULL) == 5 && !memcmp(a, b, sizeof a) && !memcmp(a, e, sizeof a));
+        CHECK(ncf_recommend(m, 5, 5, NCF_EXCLUDE_RATED, a, NULL) == 5 &&
+              ncf_recommend(v3, 5, 5, NCF_EXCLUDE_RATED, b, NULL) == 5 &&
+              ncf_recommend(v3p, 5, 5, NCF_EXCLUDE_RATED, e, NULL) == 5 && !memcmp(a, b, sizeof a) &&
+              !memcmp(a, e, sizeof a));
     }
     p[4] = 5; /* a version from the future */
     {
@@ -3761,10 +3959,14 @@ static void test_pretrained_neumf_scores_as_its_parts(void)
     CHECK(ncf_synthetic(&d, 300, 150, 6000, 6, 8) == NCF_OK);
     CHECK(ncf_sample_eval_negatives(&d, 49, 8) == NCF_OK);
     pretrained_pair(&d, &gmf, &mlp, &nm);
-    if (!gmf || !mlp || !nm) { ncf_model_free(gmf), ncf_model_free(mlp), ncf_model_free(nm), ncf_dataset_free(&d); return; }
+    if (!gmf || !mlp || !nm) {
+        ncf_model_free(gmf), ncf_model_free(mlp), ncf_model_free(nm), ncf_dataset_free(&d);
+        return;
+    }
     for (j = 0; j < N; j++) u[j] = (j * 7) % d.num_users, it[j] = (j * 31 + j / 3) % d.num_items;
     CHECK(ncf_predict_batch(gmf, u, it, N, pg) == NCF_OK && ncf_predict_batch(mlp, u, it, N, pm) == NCF_OK);
-    CHECK(ncf_evaluate(gmf, &d, 10, NCF_SAMPLED, &mg) == NCF_OK && ncf_evaluate(mlp, &d, 10, NCF_SAMPLED, &mm) == NCF_OK);
+    CHECK(ncf_evaluate(gmf, &d, 10, NCF_SAMPLED, &mg) == NCF_OK &&
+          ncf_evaluate(mlp, &d, 10, NCF_SAMPLED, &mm) == NCF_OK);
 
     CHECK(ncf_model_init_from(nm, gmf, mlp, 1.0f) == NCF_OK);
     CHECK(ncf_predict_batch(nm, u, it, N, pn) == NCF_OK);
@@ -3815,7 +4017,10 @@ static void test_mf_sgd_learns_and_survives_a_file(void)
     c.optimizer = NCF_OPT_SGD, c.lr = 8.0f, c.init_sd = 0.1f, c.mf_reg = 0.001f, c.batch_size = 128;
     CHECK(ncf_model_create(&m, &c) == NCF_OK);
     CHECK(ncf_sampler_init(&s, &d, 4, 3) == NCF_OK);
-    if (!m) { ncf_dataset_free(&d); return; }
+    if (!m) {
+        ncf_dataset_free(&d);
+        return;
+    }
     CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &before) == NCF_OK);
     for (e = 1; e <= 6; e++) CHECK(ncf_train_epoch(m, &s, e, NULL, NULL, NULL) == NCF_OK);
     CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &after) == NCF_OK);
@@ -3870,8 +4075,9 @@ static void test_per_example_sgd_is_train_step(void)
                    b->params[j]);
         CHECKF(fabs(la - lb) <= 1e-6 * lb, "weights %d: mean loss %.9g against %.9g", w, la, lb);
         CHECK(a->step == n && b->step == n && a->epoch == 1);
-        printf("    per-example SGD (weights %d): %lld steps, %lld of %zu parameters not bit-equal to ncf_train_step's\n",
-               w, (long long)n, (long long)differ, a->num_params);
+        printf(
+            "    per-example SGD (weights %d): %lld steps, %lld of %zu parameters not bit-equal to ncf_train_step's\n",
+            w, (long long)n, (long long)differ, a->num_params);
         ncf_model_free(a), ncf_model_free(b), a = b = NULL;
         ncf_dataset_free(&d);
         differ = 0;
@@ -3912,7 +4118,10 @@ static void test_fit_decay_is_a_hand_loop(void)
     c.num_users = d.num_users, c.num_items = d.num_items, c.model = NCF_MF, c.mf_dim = 16, c.init_sd = 0.1f;
     c.optimizer = NCF_OPT_SGD, c.batch_size = 1, c.lr = 0.08f, c.mf_reg = 0.002f;
     CHECK(ncf_model_create(&a, &c) == NCF_OK && ncf_model_create(&b, &c) == NCF_OK);
-    if (!a || !b) { ncf_model_free(a), ncf_model_free(b), ncf_dataset_free(&d); return; }
+    if (!a || !b) {
+        ncf_model_free(a), ncf_model_free(b), ncf_dataset_free(&d);
+        return;
+    }
     fo.epochs = 5, fo.decay = 1;
     CHECK(ncf_fit(a, &d, &fo, &fr) == NCF_OK && a->cfg.lr == 0.08f && fr.chosen_epoch >= 1);
     CHECK(ncf_sampler_init(&s, &d, b->cfg.num_neg, b->cfg.seed) == NCF_OK);
@@ -3949,19 +4158,24 @@ static void test_training_blind_to_held_out_items(void)
         poisoned.test_item[u] = u % 3 ? other : -1, poisoned.val_item[u] = u % 2 ? -1 : other;
     }
     CHECK(ncf_sampler_init(&a, &d, 4, 5) == NCF_OK && ncf_sampler_init(&b, &poisoned, 4, 5) == NCF_OK);
-    ua = (int32_t *)malloc(sizeof(int32_t) * (size_t)a.num_examples), ia = (int32_t *)malloc(sizeof(int32_t) * (size_t)a.num_examples);
-    ub = (int32_t *)malloc(sizeof(int32_t) * (size_t)a.num_examples), ib = (int32_t *)malloc(sizeof(int32_t) * (size_t)a.num_examples);
-    ya = (float *)malloc(sizeof(float) * (size_t)a.num_examples), yb = (float *)malloc(sizeof(float) * (size_t)a.num_examples);
+    ua = (int32_t *)malloc(sizeof(int32_t) * (size_t)a.num_examples),
+    ia = (int32_t *)malloc(sizeof(int32_t) * (size_t)a.num_examples);
+    ub = (int32_t *)malloc(sizeof(int32_t) * (size_t)a.num_examples),
+    ib = (int32_t *)malloc(sizeof(int32_t) * (size_t)a.num_examples);
+    ya = (float *)malloc(sizeof(float) * (size_t)a.num_examples),
+    yb = (float *)malloc(sizeof(float) * (size_t)a.num_examples);
     for (epoch = 1; epoch <= 5; epoch++) {
         ncf_sampler_fill(&a, epoch, 0, (int)a.num_examples, ua, ia, ya);
         ncf_sampler_fill(&b, epoch, 0, (int)b.num_examples, ub, ib, yb);
-        same &= !memcmp(ia, ib, sizeof(int32_t) * (size_t)a.num_examples) && !memcmp(ua, ub, sizeof(int32_t) * (size_t)a.num_examples);
+        same &= !memcmp(ia, ib, sizeof(int32_t) * (size_t)a.num_examples) &&
+            !memcmp(ua, ub, sizeof(int32_t) * (size_t)a.num_examples);
     }
     CHECK(same);
     c.num_users = d.num_users, c.num_items = d.num_items, c.batch_size = 64;
     CHECK(ncf_model_create(&ma, &c) == NCF_OK && ncf_model_create(&mb, &c) == NCF_OK);
     for (epoch = 1; epoch <= 2; epoch++)
-        CHECK(ncf_train_epoch(ma, &a, epoch, NULL, NULL, NULL) == NCF_OK && ncf_train_epoch(mb, &b, epoch, NULL, NULL, NULL) == NCF_OK);
+        CHECK(ncf_train_epoch(ma, &a, epoch, NULL, NULL, NULL) == NCF_OK &&
+              ncf_train_epoch(mb, &b, epoch, NULL, NULL, NULL) == NCF_OK);
     CHECK(ma && mb && !memcmp(ma->params, mb->params, sizeof(float) * ma->num_params));
     a.skip_held_out = b.skip_held_out = 1; /* the old rule reads them */
     ncf_sampler_fill(&a, 1, 0, (int)a.num_examples, ua, ia, ya);
@@ -3989,13 +4203,18 @@ static void test_fit_chooses_on_validation_never_test(void)
     int u, e, at = 0;
     CHECK(ncf_synthetic(&d, 120, 60, 2400, 4, 8) == NCF_OK && ncf_sample_eval_negatives(&d, 20, 1) == NCF_OK &&
           ncf_hold_out_validation(&d, 20, 2) == NCF_OK);
-    CHECK(ncf_synthetic(&poisoned, 120, 60, 2400, 4, 8) == NCF_OK && ncf_sample_eval_negatives(&poisoned, 20, 1) == NCF_OK &&
-          ncf_hold_out_validation(&poisoned, 20, 2) == NCF_OK);
+    CHECK(ncf_synthetic(&poisoned, 120, 60, 2400, 4, 8) == NCF_OK &&
+          ncf_sample_eval_negatives(&poisoned, 20, 1) == NCF_OK && ncf_hold_out_validation(&poisoned, 20, 2) == NCF_OK);
     for (u = 0; u < poisoned.num_users; u++)
-        if (poisoned.test_item[u] >= 0) poisoned.test_item[u] = u % 2 ? -1 : poisoned.val_neg[(size_t)u * poisoned.num_val_neg];
+        if (poisoned.test_item[u] >= 0)
+            poisoned.test_item[u] = u % 2 ? -1 : poisoned.val_neg[(size_t)u * poisoned.num_val_neg];
     c.num_users = d.num_users, c.num_items = d.num_items, c.batch_size = 128, c.lr = 0.01f;
-    CHECK(ncf_model_create(&a, &c) == NCF_OK && ncf_model_create(&b, &c) == NCF_OK && ncf_model_create(&hand, &c) == NCF_OK);
-    if (!a || !b || !hand) { ncf_model_free(a), ncf_model_free(b), ncf_model_free(hand); return; }
+    CHECK(ncf_model_create(&a, &c) == NCF_OK && ncf_model_create(&b, &c) == NCF_OK &&
+          ncf_model_create(&hand, &c) == NCF_OK);
+    if (!a || !b || !hand) {
+        ncf_model_free(a), ncf_model_free(b), ncf_model_free(hand);
+        return;
+    }
     fo.epochs = 8;
     CHECKF(ncf_fit(a, &d, &fo, &ra) == NCF_OK && ncf_fit(b, &poisoned, &fo, &rb) == NCF_OK, "%s", ncf_error_text());
     CHECK(ra.chosen_epoch == rb.chosen_epoch && ra.epochs_trained == 8 && a->epoch == ra.chosen_epoch);
@@ -4003,7 +4222,8 @@ static void test_fit_chooses_on_validation_never_test(void)
     eo.target = NCF_EVAL_VALIDATION; /* by hand: the first epoch of the best validation HR */
     CHECK(ncf_sampler_init(&smp, &d, c.num_neg, c.seed) == NCF_OK);
     for (e = 1; e <= 8; e++) {
-        CHECK(ncf_train_epoch(hand, &smp, e, NULL, NULL, NULL) == NCF_OK && ncf_evaluate_opts(hand, &d, &eo, &mt) == NCF_OK);
+        CHECK(ncf_train_epoch(hand, &smp, e, NULL, NULL, NULL) == NCF_OK &&
+              ncf_evaluate_opts(hand, &d, &eo, &mt) == NCF_OK);
         if (mt.hr > top) top = mt.hr, at = e;
         if (e == ra.chosen_epoch) CHECK(!memcmp(hand->params, a->params, sizeof(float) * a->num_params));
     }
@@ -4036,16 +4256,22 @@ static void test_fit_chooses_on_any_figure_of_many_items(void)
     ncf_metrics mt;
     double top = -1;
     for (u = 0; u < 80; u++)
-        for (i = 0; i < 8 + u % 12; i++) n += (size_t)sprintf(log + n, "%d,%d,%d\n", u, (u % 4) * 10 + (i * 3 + u) % 25, i);
+        for (i = 0; i < 8 + u % 12; i++)
+            n += (size_t)sprintf(log + n, "%d,%d,%d\n", u, (u % 4) * 10 + (i * 3 + u) % 25, i);
     o.holdout = NCF_HOLDOUT_RATIO, o.validation = 1, o.header = NCF_HEADER_NO, o.columns[NCF_COL_RATING] = "";
     o.columns[NCF_COL_TIME] = "3";
     CHECKF(ncf_load_dataset_mem(&d, "ratio.csv", log, n, &o) == NCF_OK, "%s", ncf_error_text());
     c.num_users = d.num_users, c.num_items = d.num_items, c.lr = 0.05f, c.batch_size = 64;
-    CHECK(ncf_model_create(&a, &c) == NCF_OK && ncf_model_create(&b, &c) == NCF_OK && ncf_model_create(&hand, &c) == NCF_OK);
-    if (!a || !b || !hand) { ncf_model_free(a), ncf_model_free(b), ncf_model_free(hand), free(log); return; }
+    CHECK(ncf_model_create(&a, &c) == NCF_OK && ncf_model_create(&b, &c) == NCF_OK &&
+          ncf_model_create(&hand, &c) == NCF_OK);
+    if (!a || !b || !hand) {
+        ncf_model_free(a), ncf_model_free(b), ncf_model_free(hand), free(log);
+        return;
+    }
     fo.epochs = 8, fo.eval.full_ranking = 1, fo.eval.metric = NCF_METRIC_MAP, fo.eval.k = 5;
     CHECKF(ncf_fit(a, &d, &fo, &ra) == NCF_OK, "%s", ncf_error_text());
-    for (i = 0; i < d.test_ptr[d.num_users]; i++) d.test_items[i] = (d.test_items[i] + 7) % d.num_items; /* (poisoned) */
+    for (i = 0; i < d.test_ptr[d.num_users]; i++)
+        d.test_items[i] = (d.test_items[i] + 7) % d.num_items; /* (poisoned) */
     CHECK(ncf_fit(b, &d, &fo, &rb) == NCF_OK && rb.chosen_epoch == ra.chosen_epoch);
     CHECK(!memcmp(a->params, b->params, sizeof(float) * a->num_params));
     fo.eval.target = NCF_EVAL_VALIDATION;
@@ -4055,8 +4281,8 @@ static void test_fit_chooses_on_any_figure_of_many_items(void)
               ncf_evaluate_at(hand, &d, &fo.eval, &k5, 1, &mt) == NCF_OK);
         if (mt.map > top) top = mt.map, at = e;
     }
-    CHECKF(at == ra.chosen_epoch && top == ra.chosen.map && ra.chosen.k == 5, "by hand epoch %d (MAP@5 %f), ncf_fit %d (%f)",
-           at, top, ra.chosen_epoch, ra.chosen.map);
+    CHECKF(at == ra.chosen_epoch && top == ra.chosen.map && ra.chosen.k == 5,
+           "by hand epoch %d (MAP@5 %f), ncf_fit %d (%f)", at, top, ra.chosen_epoch, ra.chosen.map);
     printf("    chose epoch %d of 8 by validation MAP@5 %.4f, the same with the test items changed\n", ra.chosen_epoch,
            ra.chosen.map);
     ncf_model_free(a), ncf_model_free(b), ncf_model_free(hand), ncf_dataset_free(&d), free(log);
@@ -4081,8 +4307,8 @@ static int tune_rows_equal(const ncf_tune_report *a, const ncf_tune_report *b)
     for (i = 0; ok && i < a->num_runs; i++) {
         const ncf_trial *x = &a->runs[i], *y = &b->runs[i];
         ok &= x->trial == y->trial && x->rung == y->rung && x->chosen_epoch == y->chosen_epoch &&
-              x->epochs_trained == y->epochs_trained && x->val.hr == y->val.hr && x->val.ndcg == y->val.ndcg &&
-              x->weighted == y->weighted && !memcmp(&x->cfg, &y->cfg, sizeof x->cfg);
+            x->epochs_trained == y->epochs_trained && x->val.hr == y->val.hr && x->val.ndcg == y->val.ndcg &&
+            x->weighted == y->weighted && !memcmp(&x->cfg, &y->cfg, sizeof x->cfg);
     }
     return ok;
 }
@@ -4120,11 +4346,13 @@ static void test_tune_deterministic_and_blind_to_test(void)
     for (i = 0; i < r1.num_runs; i++) {
         const ncf_trial *t = &r1.runs[i];
         rung0 += t->rung == 0, rung1 += t->rung == 1, rung2 += t->rung == 2, types[t->cfg.model]++;
-        CHECK(t->epochs == r1.rung_epochs[t->rung] && t->chosen_epoch <= t->epochs_trained && t->epochs_trained <= t->epochs);
+        CHECK(t->epochs == r1.rung_epochs[t->rung] && t->chosen_epoch <= t->epochs_trained &&
+              t->epochs_trained <= t->epochs);
     }
     CHECK(r1.rung_epochs[0] == 1 && r1.rung_epochs[1] == 3 && r1.rung_epochs[2] == 9);
     CHECKF(rung0 == r1.num_trials && rung0 >= 6 && rung1 >= 1 && rung1 <= (rung0 + 2 * NCF__FAMILIES) / 3 &&
-           rung2 >= 1 && rung2 <= (rung1 + 2 * NCF__FAMILIES) / 3, "rungs of %d, %d, %d runs", rung0, rung1, rung2);
+               rung2 >= 1 && rung2 <= (rung1 + 2 * NCF__FAMILIES) / 3,
+           "rungs of %d, %d, %d runs", rung0, rung1, rung2);
     { /* each later rung: from the best third of its family in the one before, within a quarter of the budget */
         int k;
         for (k = 1; k < 3; k++) {
@@ -4136,18 +4364,21 @@ static void test_tune_deterministic_and_blind_to_test(void)
                 for (j = 0, better = 0, from = 0; j < r1.num_runs; j++) /* its rank in its family the rung before */
                     if (r1.runs[j].rung == k - 1 && r1.runs[j].trial == r1.runs[i].trial)
                         for (q = 0; q < r1.num_runs; q++) {
-                            int same = r1.runs[q].rung == k - 1 && ncf__family(&r1.runs[q].cfg) == ncf__family(&r1.runs[j].cfg);
+                            int same = r1.runs[q].rung == k - 1 &&
+                                ncf__family(&r1.runs[q].cfg) == ncf__family(&r1.runs[j].cfg);
                             from += same, better += same && ncf__run_better(&r1.runs[q], &r1.runs[j], NCF_METRIC_HR);
                         }
                 CHECKF(better < (from + 2) / 3, "rung %d: trial %d ranked %d of %d in its family before", k,
                        r1.runs[i].trial, better, from);
             }
-            CHECKF(planned <= o.budget / 4 || n == 1, "rung %d: %d runs planned %.3f s of %.3f", k, n, planned, o.budget / 4);
+            CHECKF(planned <= o.budget / 4 || n == 1, "rung %d: %d runs planned %.3f s of %.3f", k, n, planned,
+                   o.budget / 4);
         }
     }
     CHECK(r1.runs[0].trial == 0 && r1.runs[0].rung == 0 && r1.runs[r1.best].rung == 2 && !r1.too_small && !r1.stopped);
     CHECK(types[NCF_MF] + types[NCF_GMF] > 0 && types[NCF_NEUMF] > 0);
-    for (i = r1.num_runs - rung2; i < r1.num_runs; i++) CHECK(i == r1.best || !ncf__run_better(&r1.runs[i], &r1.runs[r1.best], NCF_METRIC_HR));
+    for (i = r1.num_runs - rung2; i < r1.num_runs; i++)
+        CHECK(i == r1.best || !ncf__run_better(&r1.runs[i], &r1.runs[r1.best], NCF_METRIC_HR));
     { /* the winner's last run, by hand: ncf_fit on a fresh model of its settings */
         const ncf_trial *w = &r1.runs[r1.best];
         ncf_fit_opts fo = ncf_fit_opts_default();
@@ -4173,14 +4404,17 @@ static void test_tune_deterministic_and_blind_to_test(void)
                 has += all.items[k] == d.val_item[u];
                 ok &= all.train_user[k] == u && (k == all.user_ptr[u] || all.items[k - 1] < all.items[k]);
             }
-            ok &= has == (d.val_item[u] >= 0) && all.user_ptr[u + 1] - all.user_ptr[u] == d.user_ptr[u + 1] - d.user_ptr[u] + has;
+            ok &= has == (d.val_item[u] >= 0) &&
+                all.user_ptr[u + 1] - all.user_ptr[u] == d.user_ptr[u + 1] - d.user_ptr[u] + has;
         }
         CHECK(ok && all.num_train == d.num_train + vals && vals > 100);
         ncf_dataset_free(&all);
     }
     printf("    %d settings, %d runs, winner trial %d (%s, HR@10 %.4f on validation), the same on 1 and 2 threads\n",
            r1.num_trials, r1.num_runs, r1.runs[r1.best].trial,
-           r1.runs[r1.best].cfg.model == NCF_MF ? "MF" : r1.runs[r1.best].cfg.model == NCF_GMF ? "GMF" : "NeuMF",
+           r1.runs[r1.best].cfg.model == NCF_MF        ? "MF"
+               : r1.runs[r1.best].cfg.model == NCF_GMF ? "GMF"
+                                                       : "NeuMF",
            r1.runs[r1.best].val.hr);
     o.budget = 0.8; /* a larger budget: more settings; a trial number is the same settings in both */
     CHECK(ncf_tune(&d, &o, &r3) == NCF_OK && r3.num_trials > r1.num_trials);
@@ -4252,18 +4486,18 @@ static int serving_differences(ncf_model *a, ncf_model *b, const ncf_dataset *d)
             na = ncf_recommend(a, d->raw_user[u], 10, ex, ia, sa);
             nb = ncf_recommend_with(b, d->raw_user[u], 10, ex, ib, sb, work, wsize);
             diff += na != nb || memcmp(ia, ib, sizeof(int64_t) * (size_t)(na > 0 ? na : 0)) ||
-                    memcmp(sa, sb, sizeof(float) * (size_t)(na > 0 ? na : 0));
+                memcmp(sa, sb, sizeof(float) * (size_t)(na > 0 ? na : 0));
             nb = ncf_recommend(b, d->raw_user[u], 10, ex, ib, sb);
             diff += na != nb || memcmp(ia, ib, sizeof(int64_t) * (size_t)(na > 0 ? na : 0)) ||
-                    memcmp(sa, sb, sizeof(float) * (size_t)(na > 0 ? na : 0));
+                memcmp(sa, sb, sizeof(float) * (size_t)(na > 0 ? na : 0));
         }
         j = (u * 13) % d->num_items;
         diff += ncf_predict(a, d->raw_user[u], d->raw_item[j], &la) != NCF_OK ||
-                ncf_predict_with(b, d->raw_user[u], d->raw_item[j], &lb, work, wsize) != NCF_OK || memcmp(&la, &lb, 4);
+            ncf_predict_with(b, d->raw_user[u], d->raw_item[j], &lb, work, wsize) != NCF_OK || memcmp(&la, &lb, 4);
     }
     for (j = 0; j < 64; j++) us[j] = (j * 11) % d->num_users, is[j] = (j * 17) % d->num_items;
     diff += ncf_predict_batch(a, us, is, 64, pa) != NCF_OK || ncf_predict_batch(b, us, is, 64, pb) != NCF_OK ||
-            memcmp(pa, pb, sizeof pa);
+        memcmp(pa, pb, sizeof pa);
     for (ex = 0; ex < 2; ex++) { /* (a dataset may have no sampled negatives: then both refuse) */
         na = ncf_evaluate(a, d, 10, ex, &ma), nb = ncf_evaluate(b, d, 10, ex, &mb);
         diff += na != nb || (na == NCF_OK && (ma.hr != mb.hr || ma.ndcg != mb.ndcg || ma.mrr != mb.mrr));
@@ -4376,7 +4610,8 @@ static void test_opening_in_place_allocates_no_parameters(void)
         most_calls = calls > most_calls ? calls : most_calls, most_bytes = bytes > most_bytes ? bytes : most_bytes;
         ncf_model_free(in), in_place_case_free(&c);
     }
-    printf("    4 model types x float, int8: opening took %ld allocations (%ld bytes) at most\n", most_calls, most_bytes);
+    printf("    4 model types x float, int8: opening took %ld allocations (%ld bytes) at most\n", most_calls,
+           most_bytes);
     ncf_dataset_free(&d);
 }
 
@@ -4396,7 +4631,10 @@ static void test_workspace_forms_allocate_nothing(void)
         float score;
         long calls;
         if (!in_place_case_make(&c, &d, k)) continue;
-        if (ncf_model_open(&in, c.at, c.len) != NCF_OK) { g_failed_checks++, in_place_case_free(&c); continue; }
+        if (ncf_model_open(&in, c.at, c.len) != NCF_OK) {
+            g_failed_checks++, in_place_case_free(&c);
+            continue;
+        }
         ws = ncf_with_workspace_size(in, 10), work = malloc(ws);
         calls = g_alloc_calls;
         CHECK(ncf_recommend_with(in, d.raw_user[3], 10, NCF_EXCLUDE_RATED, items, NULL, work, ws) == 10);
@@ -4423,11 +4661,14 @@ static void test_workspace_forms_allocate_nothing(void)
             CHECK(ncf_user_row_size(in) <= 256 && ncf_fold_in(in, allow, 20, &fo, row) == NCF_OK);
             n_like = ncf_similar_items(in, 7, &ro, like, like_sc);
             calls = g_alloc_calls - calls;
-            CHECKF(calls == 0, "case %d: lists, a fold-in and similar items in workspaces made %ld allocations", k, calls);
+            CHECKF(calls == 0, "case %d: lists, a fold-in and similar items in workspaces made %ld allocations", k,
+                   calls);
             ro.work = NULL, n_heap = ncf_similar_items(in, 7, &ro, like_heap, heap_sc);
             CHECKF(n_like > 0 && n_like == n_heap && !memcmp(like, like_heap, sizeof(int32_t) * (size_t)n_like) &&
-                   !memcmp(like_sc, heap_sc, sizeof(float) * (size_t)n_like), "case %d: similar items %d in a workspace, %d "
-                   "from the heap", k, n_like, n_heap);
+                       !memcmp(like_sc, heap_sc, sizeof(float) * (size_t)n_like),
+                   "case %d: similar items %d in a workspace, %d "
+                   "from the heap",
+                   k, n_like, n_heap);
             ro.work = rw, ro.work_size = rs - 1;
             CHECK_ERR(ncf_similar_items(in, 7, &ro, like, like_sc), NCF_ERR_ARG, "ncf_rec_workspace_size");
             free(rw), free(fw);
@@ -4454,7 +4695,8 @@ static void test_model_read_file_opens_in_place(void)
     const char *path = path_in_dir("read_file.ncf");
     FILE *f;
     CHECK(m && ncf_save(m, path, NCF_SAVE_MODEL) == NCF_OK && ncf_load(&copy, path) == NCF_OK);
-    CHECK(ncf_model_read_file(path, &buf, &len) == NCF_OK && (uintptr_t)buf % 8 == 0 && ncf_model_open(&in, buf, len) == NCF_OK);
+    CHECK(ncf_model_read_file(path, &buf, &len) == NCF_OK && (uintptr_t)buf % 8 == 0 &&
+          ncf_model_open(&in, buf, len) == NCF_OK);
     CHECK(ncf_recommend_index(copy, 5, &o, a, sa) == 10 && ncf_recommend_index(in, 5, &o, b, sb) == 10);
     CHECK(!memcmp(a, b, sizeof a) && !memcmp(sa, sb, sizeof sa));
     ncf_model_free(in), ncf_free(buf);
@@ -4463,7 +4705,8 @@ static void test_model_read_file_opens_in_place(void)
     CHECK(buf == NULL && len == 0);
 #endif
     CHECK_ERR(ncf_model_read_file(path_in_dir("no_such.ncf"), &buf, &len), NCF_ERR_IO, "no_such.ncf");
-    CHECK((f = fopen(path_in_dir("not_a_model.ncf"), "wb")) != NULL && fputs("user,item\\n1,2\\n", f) >= 0 && fclose(f) == 0);
+    CHECK((f = fopen(path_in_dir("not_a_model.ncf"), "wb")) != NULL && fputs("user,item\\n1,2\\n", f) >= 0 &&
+          fclose(f) == 0);
     CHECK_ERR(ncf_model_read_file(path_in_dir("not_a_model.ncf"), &buf, &len), NCF_ERR_PARSE, "bad magic");
     CHECK(buf == NULL);
     ncf_model_free(m), ncf_model_free(copy), ncf_dataset_free(&d);
@@ -4484,7 +4727,10 @@ static void test_in_place_models_only_serve_and_save_their_file(void)
         void *again = NULL;
         size_t alen = 0;
         if (!in_place_case_make(&c, &d, k)) continue;
-        if (ncf_model_open(&in, c.at, c.len) != NCF_OK) { g_failed_checks++, in_place_case_free(&c); continue; }
+        if (ncf_model_open(&in, c.at, c.len) != NCF_OK) {
+            g_failed_checks++, in_place_case_free(&c);
+            continue;
+        }
         CHECK_ERR(ncf_train_step(in, &u0, &i0, &y, 1, &loss), NCF_ERR_ARG, "read in place");
         CHECK_ERR(ncf_model_set_ids(in, &d), NCF_ERR_ARG, "read in place");
         ncf_update(in), ncf_zero_grad(in);
@@ -4570,7 +4816,8 @@ static void test_int8_rows_match_hand_quantization(void)
     CHECKF(worst <= 0.5001f, "a dequantized value is %.4f steps from its float", worst);
     CHECKF(l8 * 3 < l32, "int8 file %lu bytes, float %lu", (unsigned long)l8, (unsigned long)l32);
     CHECK_ERR(ncf_save_mem(m, NCF_SAVE_INT8 | NCF_SAVE_ADAM, &i8, &l8), NCF_ERR_ARG, "no Adam");
-    printf("    GMF factors 32, %d x %d, no rated items: float file %lu bytes, int8 %lu (%.2fx); worst error %.3f of a step\n",
+    printf("    GMF factors 32, %d x %d, no rated items: float file %lu bytes, int8 %lu (%.2fx); worst error %.3f of a "
+           "step\n",
            d.num_users, d.num_items, (unsigned long)l32, (unsigned long)l8, (double)l32 / l8, worst);
     ncf_free(f32), ncf_free(i8);
     ncf_model_free(m), ncf_model_free(q);
@@ -4620,7 +4867,11 @@ static void test_rated_lists_hold_exactly_the_users_items(void)
     int64_t items[400];
     CHECK(ncf_synthetic(&d, 90, 400, 5000, 4, 4) == NCF_OK);
     m = serving_model(&d, NCF_NEUMF);
-    if (!m) { g_failed_checks++; ncf_dataset_free(&d); return; }
+    if (!m) {
+        g_failed_checks++;
+        ncf_dataset_free(&d);
+        return;
+    }
     for (u = 0; u < d.num_users; u++) { /* the stream holds exactly the user's training and test items */
         ncf__rated_cursor c = ncf__rated_from(m, u, 0);
         int j, n = 0;
@@ -4639,23 +4890,24 @@ static void test_rated_lists_hold_exactly_the_users_items(void)
     old = (uint8_t *)malloc(400000);
     lold = write_v2(m, old);
     CHECKF(ncf_load_mem(&v2, old, lold) == NCF_OK, "%s", ncf_error_text());
-    if (ncf__little_endian()) CHECK_ERR(ncf_model_open(&none, old, lold), NCF_ERR_PARSE, "not laid out to be read in place");
+    if (ncf__little_endian())
+        CHECK_ERR(ncf_model_open(&none, old, lold), NCF_ERR_PARSE, "not laid out to be read in place");
     CHECK(v2 && serving_differences(m, v2, &d) == 0);
     CHECK(v2 && v2->rated_ptr[d.num_users] == m->rated_ptr[d.num_users] &&
           !memcmp(v2->rated, m->rated, (size_t)m->rated_ptr[d.num_users]));
-    CHECK(ncf_save_mem(m, NCF_SAVE_MODEL, &with, &lwith) == NCF_OK && ncf_save_mem(m, NCF_SAVE_NO_RATED, &without, &lwithout) == NCF_OK);
+    CHECK(ncf_save_mem(m, NCF_SAVE_MODEL, &with, &lwith) == NCF_OK &&
+          ncf_save_mem(m, NCF_SAVE_NO_RATED, &without, &lwithout) == NCF_OK);
     CHECK(ncf_load_mem(&none, without, lwithout) == NCF_OK && none && !none->rated);
     /* without the lists exclude_rated has nothing to skip: the whole catalogue comes back */
     CHECK(none && ncf_recommend(none, d.raw_user[0], 400, NCF_EXCLUDE_RATED, items, NULL) == d.num_items);
     printf("    %d rated items: %lu bytes as varints (%.2f a item) against %d in version 2; the file %lu -> %lu "
-           "bytes without them\n", rated, (unsigned long)m->rated_ptr[d.num_users],
-           (double)m->rated_ptr[d.num_users] / rated, 4 * rated + 4 * d.num_users, (unsigned long)lwith,
-           (unsigned long)lwithout);
+           "bytes without them\n",
+           rated, (unsigned long)m->rated_ptr[d.num_users], (double)m->rated_ptr[d.num_users] / rated,
+           4 * rated + 4 * d.num_users, (unsigned long)lwith, (unsigned long)lwithout);
     free(old), ncf_free(with), ncf_free(without);
     ncf_model_free(m), ncf_model_free(v2), ncf_model_free(none);
     ncf_dataset_free(&d);
 }
-
 
 /* The model the save tests write: trained a little, with Adam's moments. */
 static ncf_model *save_test_model(ncf_dataset *d)
@@ -4673,7 +4925,10 @@ static void test_saves_replace_the_file_whole(void)
     ncf_dataset d;
     ncf_model *m = save_test_model(&d), *back = NULL;
     const char *path = path_in_dir("safe.ncf");
-    if (!m) { ncf_dataset_free(&d); return; }
+    if (!m) {
+        ncf_dataset_free(&d);
+        return;
+    }
     CHECK(ncf_save(m, path, NCF_SAVE_ADAM) == NCF_OK);
     m->params[0] += 1.0f;
     CHECKF(ncf_save(m, path, NCF_SAVE_ADAM) == NCF_OK, "%s", ncf_error_text());
@@ -4709,7 +4964,10 @@ static void test_save_keeps_the_file_permissions(void)
     const char *path = path_in_dir("modes.ncf");
     struct stat st;
     int mode;
-    if (!m) { ncf_dataset_free(&d); return; }
+    if (!m) {
+        ncf_dataset_free(&d);
+        return;
+    }
     CHECK(ncf_save(m, path, NCF_SAVE_MODEL) == NCF_OK);
     for (mode = 0600; mode <= 0640; mode += 040) {
         CHECK(chmod(path, (mode_t)mode) == 0 && ncf_save(m, path, NCF_SAVE_MODEL) == NCF_OK);
@@ -4729,7 +4987,10 @@ static void test_save_follows_no_planted_link(void)
     const char *path = path_in_dir("planted.ncf");
     char victim[300], text[16] = {0}, link_path[300];
     FILE *f;
-    if (!m) { ncf_dataset_free(&d); return; }
+    if (!m) {
+        ncf_dataset_free(&d);
+        return;
+    }
     write_file("victim.txt", "keep me\n");
     snprintf(victim, sizeof victim, "%s", path_in_dir("victim.txt"));
     snprintf(link_path, sizeof link_path, "%s.tmp", path);
@@ -4752,7 +5013,10 @@ static void test_failed_save_leaves_the_old_model(void)
     struct rlimit old = {0, 0}, small;
     float keep;
     int rc;
-    if (!m) { ncf_dataset_free(&d); return; }
+    if (!m) {
+        ncf_dataset_free(&d);
+        return;
+    }
     CHECK(ncf_save(m, path, NCF_SAVE_ADAM) == NCF_OK && getrlimit(RLIMIT_FSIZE, &old) == 0);
     small = old, small.rlim_cur = 4096;
     signal(SIGXFSZ, SIG_IGN);
@@ -4819,15 +5083,16 @@ static int write_logs(const char *dir)
    and the older format 3 (a format 4 file of integer ids relabelled, as 0.5 wrote it). */
 static int write_fuzz_seeds(const char *dir)
 {
-    static const char *const names[] = {"neumf.ncf", "gmf.ncf", "mlp.ncf", "mf.ncf", "neumf_int8.ncf",
-                                        "neumf_v3.ncf", "neumf_v3_int8.ncf", "text_ids.ncf"};
+    static const char *const names[] = {"neumf.ncf",      "gmf.ncf",      "mlp.ncf",           "mf.ncf",
+                                        "neumf_int8.ncf", "neumf_v3.ncf", "neumf_v3_int8.ncf", "text_ids.ncf"};
     static const char log[] = "user,item\nu1,0440213320\nu1,034545104X\nu2,0440213320\nu2,x9\nu3,x9\n";
     ncf_load_opts o = ncf_load_opts_default();
     ncf_dataset d, t;
     int k, ok;
     memset(&d, 0, sizeof d), memset(&t, 0, sizeof t);
     o.eval_negatives = 1;
-    ok = ncf_synthetic(&d, 12, 8, 40, 2, 3) == NCF_OK && ncf_load_dataset_mem(&t, "seed.csv", log, strlen(log), &o) == NCF_OK;
+    ok = ncf_synthetic(&d, 12, 8, 40, 2, 3) == NCF_OK &&
+        ncf_load_dataset_mem(&t, "seed.csv", log, strlen(log), &o) == NCF_OK;
     for (k = 0; ok && k < 8; k++) {
         ncf_dataset *data = k == 7 ? &t : &d;
         ncf_config c = small_config(k < 4 ? (ncf_model_type)k : NCF_NEUMF, 0);
@@ -4838,7 +5103,7 @@ static int write_fuzz_seeds(const char *dir)
         FILE *f;
         c.num_users = data->num_users, c.num_items = data->num_items;
         ok = ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, data) == NCF_OK &&
-             ncf_save_mem(m, k == 4 || k == 6 ? NCF_SAVE_INT8 : NCF_SAVE_MODEL, &buf, &len) == NCF_OK;
+            ncf_save_mem(m, k == 4 || k == 6 ? NCF_SAVE_INT8 : NCF_SAVE_MODEL, &buf, &len) == NCF_OK;
         if (ok && (k == 5 || k == 6)) { /* version 3: the same bytes, relabelled, the CRC made good */
             uint8_t *p = (uint8_t *)buf;
             p[4] = 3;
@@ -4853,7 +5118,6 @@ static int write_fuzz_seeds(const char *dir)
     ncf_dataset_free(&d), ncf_dataset_free(&t);
     return ok;
 }
-
 
 static void test_fixture_written_here_reads_back(void)
 {
@@ -4873,8 +5137,8 @@ static int cmp_best(const void *a, const void *b)
 /* The model fuzzer's seeds are models every reader takes: loaded by copy and read in place. */
 static void test_fuzz_seeds_are_valid_models(void)
 {
-    static const char *const names[] = {"neumf.ncf", "gmf.ncf", "mlp.ncf", "mf.ncf", "neumf_int8.ncf",
-                                        "neumf_v3.ncf", "neumf_v3_int8.ncf", "text_ids.ncf"};
+    static const char *const names[] = {"neumf.ncf",      "gmf.ncf",      "mlp.ncf",           "mf.ncf",
+                                        "neumf_int8.ncf", "neumf_v3.ncf", "neumf_v3_int8.ncf", "text_ids.ncf"};
     int k;
     CHECK(write_fuzz_seeds(g_dir));
     for (k = 0; k < 8; k++) {
@@ -4901,7 +5165,10 @@ static void test_recommend_topk_matches_a_full_sort_by_raw_id(void)
     for (j = 0; j < d.num_items; j++) d.raw_item[j] = 100000 + 7 * j;
     m = trained_small(&d, 2);
     CHECK(m && ncf_model_set_ids(m, &d) == NCF_OK);
-    if (!m) { ncf_dataset_free(&d); return; }
+    if (!m) {
+        ncf_dataset_free(&d);
+        return;
+    }
     sc = (float *)malloc(sizeof(float) * (size_t)d.num_items);
     order = (int32_t *)malloc(sizeof(int32_t) * (size_t)d.num_items);
     proj = ncf__item_projection(m, &rc);
@@ -4938,7 +5205,8 @@ static void test_recommend_topk_matches_a_full_sort_by_raw_id(void)
     /* a loaded model answers the same, in raw ids */
     n = ncf_recommend(m, d.raw_user[10], 20, NCF_EXCLUDE_RATED, got, NULL);
     CHECK(ncf_save_mem(m, NCF_SAVE_MODEL, &buf, &len) == NCF_OK && ncf_load_mem(&b, buf, len) == NCF_OK);
-    CHECK(b && ncf_recommend(b, d.raw_user[10], 20, NCF_EXCLUDE_RATED, got2, NULL) == n && !memcmp(got, got2, sizeof(int64_t) * (size_t)n));
+    CHECK(b && ncf_recommend(b, d.raw_user[10], 20, NCF_EXCLUDE_RATED, got2, NULL) == n &&
+          !memcmp(got, got2, sizeof(int64_t) * (size_t)n));
     ncf_free(buf);
     ncf_model_free(b);
     ncf__eval_buf_free(&e);
@@ -4957,7 +5225,11 @@ static ncf_model *g_sw_model;
 static char g_sw_file[512];
 static uint64_t g_sw_digest; /* what a call did, where it returns NCF_OK: the same under any failure */
 
-static uint64_t digest_text(uint64_t h, const char *s) { while (*s) h = ncf__mix64(h ^ (uint8_t)*s++); return ncf__mix64(h); }
+static uint64_t digest_text(uint64_t h, const char *s)
+{
+    while (*s) h = ncf__mix64(h ^ (uint8_t)*s++);
+    return ncf__mix64(h);
+}
 /* Every id of a model (or a dataset) and its counts. */
 static uint64_t digest_ids(const ncf_model *m, const ncf_dataset *d)
 {
@@ -4998,7 +5270,8 @@ static int sw_ids(int text)
     ncf_model *m = NULL;
     int rc;
     if (sw_quiet_load(&all, text, 0) != NCF_OK || sw_quiet_load(&part, text, 1) != NCF_OK) return NCF_ERR_DATA;
-    c.num_users = all.num_users, c.num_items = all.num_items, c.mf_dim = 4, c.num_layers = 2, c.layers[0] = 8, c.layers[1] = 4;
+    c.num_users = all.num_users, c.num_items = all.num_items, c.mf_dim = 4, c.num_layers = 2, c.layers[0] = 8,
+    c.layers[1] = 4;
     rc = ncf_model_create(&m, &c);
     if (rc == NCF_OK) rc = ncf_model_set_ids(m, &all);
     if (rc == NCF_OK) rc = ncf_dataset_add_ids(&part, m);
@@ -5023,8 +5296,12 @@ static int sw_weighted(void)
     int64_t k;
     o.weighting = NCF_WEIGHT_LOG, o.validation = 1, o.eval_negatives = 1, o.holdout = NCF_HOLDOUT_RANDOM;
     if ((rc = ncf_load_dataset_mem(&d, "sweep", log, strlen(log), &o)) != NCF_OK) return rc;
-    if (sw_quiet_load(&other, 1, 0) != NCF_OK) { ncf_dataset_free(&d); return NCF_ERR_DATA; }
-    c.num_users = other.num_users, c.num_items = other.num_items, c.mf_dim = 4, c.num_layers = 2, c.layers[0] = 8, c.layers[1] = 4;
+    if (sw_quiet_load(&other, 1, 0) != NCF_OK) {
+        ncf_dataset_free(&d);
+        return NCF_ERR_DATA;
+    }
+    c.num_users = other.num_users, c.num_items = other.num_items, c.mf_dim = 4, c.num_layers = 2, c.layers[0] = 8,
+    c.layers[1] = 4;
     rc = ncf_model_create(&m, &c);
     if (rc == NCF_OK) rc = ncf_model_set_ids(m, &other);
     if (rc == NCF_OK) rc = ncf_dataset_add_ids(&d, m);
@@ -5033,7 +5310,8 @@ static int sw_weighted(void)
     if (rc == NCF_OK) rc = ncf_train_epoch(m, &s, 1, NULL, NULL, NULL);
     if (rc == NCF_OK) {
         g_sw_digest = digest_ids(NULL, &d);
-        for (k = 0; k < d.num_train; k++) g_sw_digest = ncf__mix64(g_sw_digest ^ (uint64_t)(d.weight[k] * 1e6) ^ (uint64_t)d.items[k] << 40);
+        for (k = 0; k < d.num_train; k++)
+            g_sw_digest = ncf__mix64(g_sw_digest ^ (uint64_t)(d.weight[k] * 1e6) ^ (uint64_t)d.items[k] << 40);
     }
     ncf_model_free(m), ncf_dataset_free(&d), ncf_dataset_free(&other);
     return rc;
@@ -5144,8 +5422,9 @@ static int sw_int8_in_place(void)
 /* A log with text ids and quotes, min_rating and a random hold-out, read in memory. */
 static int sw_load_text_ids(void)
 {
-    const char *text = "user;item;rating\n\"u1\";\"0440213320\";3\nu1;034545104X;5\nu2;0440213320;0\nu2;x\"\"y;4\nu3;034545104X;1\n"
-                       "u3;0440213320;5\nu3;z;2\n";
+    const char *text =
+        "user;item;rating\n\"u1\";\"0440213320\";3\nu1;034545104X;5\nu2;0440213320;0\nu2;x\"\"y;4\nu3;034545104X;1\n"
+        "u3;0440213320;5\nu3;z;2\n";
     ncf_load_opts o = ncf_load_opts_default();
     ncf_dataset d;
     int rc;
@@ -5196,7 +5475,8 @@ static int sw_split_and_evaluate(void)
     if (rc == NCF_OK) rc = ncf_evaluate_with(g_sw_model, &g_sw_data, &eo, &a); /* the old name: the same */
     if (rc == NCF_OK && (a.hr != b.hr || a.ndcg != b.ndcg)) rc = NCF_ERR_DATA;
     if (rc == NCF_OK) rc = ncf_evaluate_popularity(&d, &eo, &a);
-    if (rc == NCF_OK) g_sw_digest = ncf__mix64((uint64_t)(a.hr * 1e9) ^ (uint64_t)(b.ndcg * 1e9) << 20 ^ (uint64_t)d.num_train);
+    if (rc == NCF_OK)
+        g_sw_digest = ncf__mix64((uint64_t)(a.hr * 1e9) ^ (uint64_t)(b.ndcg * 1e9) << 20 ^ (uint64_t)d.num_train);
     ncf_dataset_free(&d);
     return rc;
 }
@@ -5237,8 +5517,8 @@ static int sw_many_item_split(void)
         }
     }
     if (rc == NCF_OK)
-        g_sw_digest = ncf__mix64((uint64_t)(a[1].ndcg * 1e9) ^ (uint64_t)(b[0].map * 1e9) << 20 ^ (uint64_t)(a[0].coverage * 1e9) ^
-                                 (uint64_t)fr.chosen_epoch << 50);
+        g_sw_digest = ncf__mix64((uint64_t)(a[1].ndcg * 1e9) ^ (uint64_t)(b[0].map * 1e9) << 20 ^
+                                 (uint64_t)(a[0].coverage * 1e9) ^ (uint64_t)fr.chosen_epoch << 50);
     ncf_model_free(m), ncf_dataset_free(&d);
     return rc;
 }
@@ -5288,8 +5568,12 @@ static int sw_fit_and_tune(void)
     rc = ncf_synthetic(&d, 40, 30, 500, 3, 7);
     if (rc == NCF_OK) rc = ncf_hold_out_validation(&d, 5, 1);
     g_alloc_fail_at = armed;
-    if (rc != NCF_OK) { ncf_dataset_free(&d); return NCF_ERR_DATA; }
-    c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 4, c.num_layers = 2, c.layers[0] = 8, c.layers[1] = 4;
+    if (rc != NCF_OK) {
+        ncf_dataset_free(&d);
+        return NCF_ERR_DATA;
+    }
+    c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 4, c.num_layers = 2, c.layers[0] = 8,
+    c.layers[1] = 4;
     rc = ncf_model_create(&m, &c);
     if (rc == NCF_OK) rc = ncf_fit(m, &d, &fo, NULL);
     fo.epochs = 2, to.max_epochs = 3, to.patience = 1;
@@ -5298,7 +5582,8 @@ static int sw_fit_and_tune(void)
     if (rc == NCF_OK && rep.too_small) rc = NCF_ERR_DATA;
     if (rc == NCF_OK) rc = ncf_tune_final(&final, &d, &rep, NULL, NULL);
     if (rc == NCF_OK)
-        g_sw_digest = ncf__mix64((uint64_t)rep.num_runs << 32 ^ (uint64_t)rep.best ^ (uint64_t)(rep.runs[rep.best].val.hr * 1e9));
+        g_sw_digest =
+            ncf__mix64((uint64_t)rep.num_runs << 32 ^ (uint64_t)rep.best ^ (uint64_t)(rep.runs[rep.best].val.hr * 1e9));
     ncf_tune_report_free(&rep);
     ncf_model_free(m), ncf_model_free(final), ncf_dataset_free(&d);
     return rc;
@@ -5328,7 +5613,8 @@ static int sw_by_id(void)
     ncf_item_id(g_sw_model, 9, item[1], sizeof item[1]);
     if ((n = rc = ncf_recommend_for_id(g_sw_model, user, &o, ids, sizeof ids, NULL)) < 0) return rc;
     o.k = 5;
-    if ((rc = ncf_recommend_for_items(g_sw_model, given, 2, &o, NULL, ids + 5000, sizeof ids - 5000, NULL)) < 0) return rc;
+    if ((rc = ncf_recommend_for_items(g_sw_model, given, 2, &o, NULL, ids + 5000, sizeof ids - 5000, NULL)) < 0)
+        return rc;
     if ((rc = ncf_similar_to_id(g_sw_model, item[0], &o, ids + 9000, sizeof ids - 9000, NULL)) < 0) return rc;
     if ((rc = ncf_similar_users(g_sw_model, 3, &o, close_by, NULL)) < 0) return rc;
     n += close_by[0] << 8;
@@ -5355,7 +5641,8 @@ static int sw_model_add(void)
     float row[64];
     int rc;
     if (sw_quiet_load(&d, 1, 0) != NCF_OK) return NCF_ERR_DATA;
-    c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 4, c.num_layers = 2, c.layers[0] = 8, c.layers[1] = 4;
+    c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 4, c.num_layers = 2, c.layers[0] = 8,
+    c.layers[1] = 4;
     memset(row, 0, sizeof row), row[0] = 0.5f;
     rc = ncf_model_create(&m, &c);
     if (rc == NCF_OK) rc = ncf_model_set_ids(m, &d);
@@ -5382,7 +5669,9 @@ static int sw_indices_rows_and_workspaces(void)
     ncf_model_params_changed(g_sw_model); /* (out of memory: no cache, the same scores) */
     rc = ncf_predict_indices(g_sw_model, u, it, 4, z);
     if (rc == NCF_OK && (rc = ncf_recommend_index(g_sw_model, 3, &o, best, NULL)) == 5)
-        g_sw_digest = ncf__hash_pairs((uint64_t)(int64_t)(z[0] * 1e6) ^ (uint64_t)(int64_t)(z[3] * 1e6) << 32, best, best, 5), rc = NCF_OK;
+        g_sw_digest =
+            ncf__hash_pairs((uint64_t)(int64_t)(z[0] * 1e6) ^ (uint64_t)(int64_t)(z[3] * 1e6) << 32, best, best, 5),
+        rc = NCF_OK;
     if (rc == NCF_OK && ncf_user_row_size(g_sw_model) <= 64 && (rc = ncf_user_row(g_sw_model, 2, row)) == NCF_OK)
         rc = ncf_predict_items(g_sw_model, -1, row, it, 4, z);
     if (rc == NCF_OK) rc = ncf_save_mem(g_sw_model, NCF_SAVE_MODEL, &buf, &len);
@@ -5401,12 +5690,18 @@ static int sw_indices_rows_and_workspaces(void)
 /* Every public call that can allocate, swept (what each case calls, by name), and every one
    that allocates nothing, checked so: make test compares the two lists with ncf.h's API, so a
    new call is in one or the other. */
-static const struct { const char *name; int (*fn)(void); } SWEPT[] = {
-    {"load ratings.dat: ncf_load_dataset", sw_load_dat}, {"load ratings.csv", sw_load_csv},
-    {"load u.data", sw_load_tab}, {"load the paper split", sw_load_split},
+static const struct {
+    const char *name;
+    int (*fn)(void);
+} SWEPT[] = {
+    {"load ratings.dat: ncf_load_dataset", sw_load_dat},
+    {"load ratings.csv", sw_load_csv},
+    {"load u.data", sw_load_tab},
+    {"load the paper split", sw_load_split},
     {"ncf_synthetic ncf_sample_eval_negatives", sw_synthetic},
     {"model create: ncf_model_create ncf_model_set_ids", sw_model_create},
-    {"an epoch: ncf_sampler_init ncf_train_epoch", sw_epoch}, {"evaluate (sampled, full): ncf_evaluate", sw_evaluate},
+    {"an epoch: ncf_sampler_init ncf_train_epoch", sw_epoch},
+    {"evaluate (sampled, full): ncf_evaluate", sw_evaluate},
     {"save and load (memory): ncf_save_mem ncf_load_mem", sw_save_load_mem},
     {"save and load (file), read to open in place: ncf_save ncf_load ncf_model_read_file", sw_save_load_file},
     {"recommend, predict: ncf_recommend ncf_predict_batch ncf_predict", sw_serve},
@@ -5421,14 +5716,17 @@ static const struct { const char *name; int (*fn)(void); } SWEPT[] = {
     {"triples, a hold-out, popularity, options: ncf_dataset_from_triples ncf_hold_out_validation "
      "ncf_evaluate_popularity ncf_evaluate_opts ncf_evaluate_with",
      sw_split_and_evaluate},
-    {"a split of many items a user, ranked at two cut-offs, fitted, saved and read back: ncf_evaluate_at ncf_save_split",
+    {"a split of many items a user, ranked at two cut-offs, fitted, saved and read back: ncf_evaluate_at "
+     "ncf_save_split",
      sw_many_item_split},
-    {"steps by hand, pre-training: ncf_sampler_hash ncf_sampler_fill ncf_train_step ncf_loss ncf_zero_grad ncf_forward_backward "
+    {"steps by hand, pre-training: ncf_sampler_hash ncf_sampler_fill ncf_train_step ncf_loss ncf_zero_grad "
+     "ncf_forward_backward "
      "ncf_update ncf_train_examples ncf_model_init_from",
      sw_steps_and_pretraining},
     {"a fit and a search: ncf_fit ncf_tune ncf_tune_final ncf_tune_report_free", sw_fit_and_tune},
     {"outputs: ncf_output_open ncf_output_write ncf_output_printf ncf_output_commit ncf_output_discard", sw_outputs},
-    {"indices, rows, a verified open, workspaces: ncf_model_params_changed ncf_predict_indices ncf_user_row ncf_predict_items "
+    {"indices, rows, a verified open, workspaces: ncf_model_params_changed ncf_predict_indices ncf_user_row "
+     "ncf_predict_items "
      "ncf_model_open_verified ncf_recommend_with ncf_predict_with",
      sw_indices_rows_and_workspaces},
     {"by id, similar users, an item folded in: ncf_recommend_for_id ncf_recommend_for_items ncf_similar_to_id "
@@ -5446,7 +5744,8 @@ static void test_every_failed_allocation_returns_nomem(void)
     write_ratings("sweep.dat", "::", NULL, "%.0f");
     write_ratings("sweep.csv", ",", "userId,movieId,rating,timestamp", "%.1f");
     write_ratings("sweep.data", "\t", NULL, "%.0f");
-    CHECK(ncf_synthetic(&g_sw_data, 50, 30, 700, 4, 6) == NCF_OK && ncf_sample_eval_negatives(&g_sw_data, 5, 1) == NCF_OK);
+    CHECK(ncf_synthetic(&g_sw_data, 50, 30, 700, 4, 6) == NCF_OK &&
+          ncf_sample_eval_negatives(&g_sw_data, 5, 1) == NCF_OK);
     snprintf(prefix, sizeof prefix, "%s/sweep_split", g_dir);
     write_ncf_split(&g_sw_data, prefix);
     snprintf(g_sw_file, sizeof g_sw_file, "%s", path_in_dir("sweep.ncf"));
@@ -5469,8 +5768,8 @@ static void test_every_failed_allocation_returns_nomem(void)
                 long j;
                 CHECKF(rc == NCF_OK, "%s: %s", SWEPT[q].name, ncf_error_text());
                 for (j = 0; j < nok; j++)
-                    CHECKF(ok_digest[j] == g_sw_digest, "%s: NCF_OK with allocation %ld failing, but not the same result",
-                           SWEPT[q].name, ok_at[j]);
+                    CHECKF(ok_digest[j] == g_sw_digest,
+                           "%s: NCF_OK with allocation %ld failing, but not the same result", SWEPT[q].name, ok_at[j]);
                 break;
             }
             if (rc == NCF_OK) ok_digest[nok] = g_sw_digest, ok_at[nok++] = k;
@@ -5491,12 +5790,14 @@ static const char ALLOCATE_NOTHING[] =
     "ncf_config_default ncf_config_mlperf ncf_dataset_free ncf_dataset_user_index ncf_dataset_item_index "
     "ncf_dataset_user_id ncf_dataset_item_id ncf_error_text ncf_version ncf_set_threads ncf_get_threads "
     "ncf_load_opts_default ncf_eval_opts_default ncf_fit_opts_default ncf_fold_opts_default ncf_rec_opts_default "
-    "ncf_tune_opts_default ncf_num_users ncf_num_items ncf_item_row ncf_fold_workspace_size ncf_rec_workspace_size ncf_with_workspace_size ncf_workspace_size "
+    "ncf_tune_opts_default ncf_num_users ncf_num_items ncf_item_row ncf_fold_workspace_size ncf_rec_workspace_size "
+    "ncf_with_workspace_size ncf_workspace_size "
     "ncf_user_row_size "
     "ncf_user_index ncf_item_index ncf_user_id ncf_item_id ncf_tune_cost ncf_tune_budget ncf_metric_value "
     "ncf_decayed_lr ncf_free ncf_model_free";
-static const char MPI_CALLS[] = "ncf_mpi_shard ncf_mpi_train_epoch ncf_mpi_train_examples ncf_mpi_sync ncf_mpi_evaluate "
-                                "ncf_mpi_bytes_sent";
+static const char MPI_CALLS[] =
+    "ncf_mpi_shard ncf_mpi_train_epoch ncf_mpi_train_examples ncf_mpi_sync ncf_mpi_evaluate "
+    "ncf_mpi_bytes_sent";
 
 static void test_calls_said_to_allocate_nothing_allocate_nothing(void)
 {
@@ -5522,13 +5823,15 @@ static void test_calls_said_to_allocate_nothing_allocate_nothing(void)
     NOTHING(ncf_get_threads()), NOTHING((ncf_set_threads(ncf_get_threads()), 0));
     NOTHING(ncf_load_opts_default()), NOTHING(ncf_eval_opts_default()), NOTHING(ncf_fit_opts_default());
     NOTHING(ncf_fold_opts_default()), NOTHING(ncf_rec_opts_default()), NOTHING(ncf_tune_opts_default());
-    NOTHING(ncf_fold_workspace_size(m, 5)), NOTHING(ncf_rec_workspace_size(m, &ro)), NOTHING(ncf_with_workspace_size(m, 10));
+    NOTHING(ncf_fold_workspace_size(m, 5)), NOTHING(ncf_rec_workspace_size(m, &ro)),
+        NOTHING(ncf_with_workspace_size(m, 10));
     NOTHING(ncf_workspace_size(m, 10));
     CHECK(ncf_workspace_size(m, 10) == ncf_with_workspace_size(m, 10)); /* the old name: the same */
     NOTHING(ncf_user_row_size(m)), NOTHING(ncf_user_index(m, "3")), NOTHING(ncf_item_index(m, "4"));
     NOTHING(ncf_num_users(m)), NOTHING(ncf_num_items(m)), NOTHING(ncf_item_row(m, 2, row));
     NOTHING(ncf_user_id(m, 3, id, sizeof id)), NOTHING(ncf_item_id(m, 4, id, sizeof id));
-    NOTHING(ncf_tune_cost(&c, &d, 2)), NOTHING((int)ncf_metric_value(NULL, 0)), NOTHING((ncf_free(NULL), 0)), NOTHING((ncf_model_free(NULL), 0));
+    NOTHING(ncf_tune_cost(&c, &d, 2)), NOTHING((int)ncf_metric_value(NULL, 0)), NOTHING((ncf_free(NULL), 0)),
+        NOTHING((ncf_model_free(NULL), 0));
     NOTHING((ncf_dataset_free(NULL), 0)), NOTHING(ncf_tune_budget(&d)), NOTHING(ncf_decayed_lr(0.1f, 1, 4));
 #undef NOTHING
     CHECKF(g_alloc_calls == before, "%ld allocations", g_alloc_calls - before);
@@ -5563,20 +5866,24 @@ static void test_serving_by_id_answers_as_the_index_forms(void)
     for (u = 0; u < 80; u++)
         for (j = 0; j < 8; j++) {
             int g = (u * 7 + j * 5) % 40;
-            len += snprintf(log + len, sizeof log - (size_t)len, g == 0 ? "u%d,\"Papers, Please\"\n" : "u%d,g%d\n", u, g);
+            len +=
+                snprintf(log + len, sizeof log - (size_t)len, g == 0 ? "u%d,\"Papers, Please\"\n" : "u%d,g%d\n", u, g);
         }
     lo.eval_negatives = 5;
     CHECK(ncf_load_dataset_mem(&d, "by_id", log, (size_t)len, &lo) == NCF_OK);
-    c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 4, c.num_layers = 2, c.layers[0] = 8, c.layers[1] = 4;
+    c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 4, c.num_layers = 2, c.layers[0] = 8,
+    c.layers[1] = 4;
     CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK);
     CHECK(ncf_num_users(m) == 80 && ncf_num_items(m) == 40 && ncf_num_users(NULL) == 0 && ncf_num_items(NULL) == 0);
     o.k = 5;
     /* a known user */
     u = ncf_user_index(m, "u3");
     n = ncf_recommend_index(m, u, &o, top, sc);
-    CHECK(n == 5 && ncf_recommend_for_id(m, "u3", &o, ids, sizeof ids, by_id) == 5 && !memcmp(sc, by_id, sizeof(float) * 5));
+    CHECK(n == 5 && ncf_recommend_for_id(m, "u3", &o, ids, sizeof ids, by_id) == 5 &&
+          !memcmp(sc, by_id, sizeof(float) * 5));
     for (j = 0, p = ids; j < n; j++, p += strlen(p) + 1)
-        CHECKF(ncf_item_id(m, top[j], id, sizeof id) > 0 && !strcmp(p, id), "user u3, rank %d: '%s', not '%s'", j, p, id);
+        CHECKF(ncf_item_id(m, top[j], id, sizeof id) > 0 && !strcmp(p, id), "user u3, rank %d: '%s', not '%s'", j, p,
+               id);
     CHECK(ncf_recommend_for_id(m, "u3", NULL, ids, sizeof ids, NULL) == 10);
     /* a new user from item ids */
     for (j = 0; j < 3; j++) own[j] = ncf_item_index(m, given[j]);
@@ -5594,7 +5901,8 @@ static void test_serving_by_id_answers_as_the_index_forms(void)
     n = ncf_similar_items(m, own[0], &o, top, sc);
     CHECK(n == 5 && ncf_similar_to_id(m, "Papers, Please", &o, ids, sizeof ids, by_id) == 5 &&
           !memcmp(sc, by_id, sizeof(float) * 5));
-    for (j = 0, p = ids; j < n; j++, p += strlen(p) + 1) CHECK(ncf_item_id(m, top[j], id, sizeof id) > 0 && !strcmp(p, id));
+    for (j = 0, p = ids; j < n; j++, p += strlen(p) + 1)
+        CHECK(ncf_item_id(m, top[j], id, sizeof id) > 0 && !strcmp(p, id));
     /* refused, with the reason */
     CHECK_ERR(ncf_recommend_for_id(m, "nobody", &o, ids, sizeof ids, NULL), NCF_ERR_ARG, "nobody");
     CHECK_ERR(ncf_similar_to_id(m, "Papers", &o, ids, sizeof ids, NULL), NCF_ERR_ARG, "Papers");
@@ -5667,7 +5975,7 @@ typedef struct {
     const int32_t *u, *it;
     const float *pred, *batch;
     const int64_t *rec, *rec_in;
-    const float *fold_row;   /* the serial fold-in of user 5, and its top-k with lists */
+    const float *fold_row; /* the serial fold-in of user 5, and its top-k with lists */
     const int32_t *fold_top;
     int wrong, errors;
 } serve_job;
@@ -5680,7 +5988,8 @@ static int serve_fold(const ncf_model *m, const ncf_dataset *d, float *row, int3
     ncf_fold_opts fo = ncf_fold_opts_default();
     ncf_rec_opts o = ncf_rec_opts_default();
     fo.steps = 10;
-    if (ncf_fold_in(m, d->items + d->user_ptr[5], (int)(d->user_ptr[6] - d->user_ptr[5]), &fo, row) != NCF_OK) return -1;
+    if (ncf_fold_in(m, d->items + d->user_ptr[5], (int)(d->user_ptr[6] - d->user_ptr[5]), &fo, row) != NCF_OK)
+        return -1;
     o.k = SERVE_K, o.user_row = row, o.allow = SERVE_ALLOW, o.num_allow = 6, o.deny = SERVE_DENY, o.num_deny = 2;
     return ncf_recommend_index(m, -1, &o, top, NULL);
 }
@@ -5695,7 +6004,9 @@ static void *serve_worker(void *arg)
     int k, q, round;
     for (round = 0; round < 3; round++) {
         for (q = 0; q < SERVE_USERS; q++) {
-            if (ncf_recommend_with(j->in, j->d->raw_user[q], SERVE_K, NCF_EXCLUDE_RATED, top, sc, work, size) != SERVE_K) j->errors++;
+            if (ncf_recommend_with(j->in, j->d->raw_user[q], SERVE_K, NCF_EXCLUDE_RATED, top, sc, work, size) !=
+                SERVE_K)
+                j->errors++;
             else j->wrong += memcmp(top, j->rec_in + q * SERVE_K, sizeof top) != 0;
         }
         for (k = 0; k < SERVE_PAIRS; k++) {
@@ -5708,8 +6019,9 @@ static void *serve_worker(void *arg)
             float row[64];
             int32_t top2[SERVE_K];
             if (serve_fold(j->m, j->d, row, top2) != 4) j->errors++;
-            else j->wrong += memcmp(row, j->fold_row, sizeof(float) * (size_t)ncf_user_row_size(j->m)) != 0 ||
-                             memcmp(top2, j->fold_top, sizeof(int32_t) * 4) != 0;
+            else
+                j->wrong += memcmp(row, j->fold_row, sizeof(float) * (size_t)ncf_user_row_size(j->m)) != 0 ||
+                    memcmp(top2, j->fold_top, sizeof(int32_t) * 4) != 0;
         }
         for (q = 0; q < SERVE_USERS; q++) {
             if (ncf_recommend(j->m, j->d->raw_user[q], SERVE_K, NCF_EXCLUDE_RATED, top, sc) != SERVE_K) j->errors++;
@@ -5736,18 +6048,24 @@ static void test_serving_threads_answer_as_one_thread(void)
     int k, wrong = 0, errors = 0;
     CHECK(ncf_synthetic(&d, 200, 120, 4000, 6, 4) == NCF_OK);
     trained = trained_small(&d, 1);
-    CHECK(trained && ncf_model_set_ids(trained, &d) == NCF_OK && ncf_save_mem(trained, NCF_SAVE_MODEL, &buf, &len) == NCF_OK);
+    CHECK(trained && ncf_model_set_ids(trained, &d) == NCF_OK &&
+          ncf_save_mem(trained, NCF_SAVE_MODEL, &buf, &len) == NCF_OK);
     CHECK(trained && ncf_save_mem(trained, NCF_SAVE_INT8, &buf8, &len8) == NCF_OK);
     CHECK(ncf_load_mem(&m, buf, len) == NCF_OK && ncf_model_open(&in, buf8, len8) == NCF_OK);
     ncf_model_free(trained), ncf_free(buf);
-    if (!m || !in) { ncf_model_free(m), ncf_model_free(in), ncf_free(buf8), ncf_dataset_free(&d); return; }
-    for (k = 0; k < SERVE_USERS; k++) CHECK(ncf_recommend(in, d.raw_user[k], SERVE_K, NCF_EXCLUDE_RATED, rec_in + k * SERVE_K, NULL) == SERVE_K);
+    if (!m || !in) {
+        ncf_model_free(m), ncf_model_free(in), ncf_free(buf8), ncf_dataset_free(&d);
+        return;
+    }
+    for (k = 0; k < SERVE_USERS; k++)
+        CHECK(ncf_recommend(in, d.raw_user[k], SERVE_K, NCF_EXCLUDE_RATED, rec_in + k * SERVE_K, NULL) == SERVE_K);
     for (k = 0; k < SERVE_PAIRS; k++) {
         u[k] = (k * 13) % d.num_users, it[k] = (k * 7 + k / 9) % d.num_items;
         CHECK(ncf_predict(m, d.raw_user[u[k]], d.raw_item[it[k]], &pred[k]) == NCF_OK);
     }
     CHECK(ncf_predict_indices(m, u, it, SERVE_PAIRS, batch) == NCF_OK);
-    for (k = 0; k < SERVE_USERS; k++) CHECK(ncf_recommend(m, d.raw_user[k], SERVE_K, NCF_EXCLUDE_RATED, rec + k * SERVE_K, NULL) == SERVE_K);
+    for (k = 0; k < SERVE_USERS; k++)
+        CHECK(ncf_recommend(m, d.raw_user[k], SERVE_K, NCF_EXCLUDE_RATED, rec + k * SERVE_K, NULL) == SERVE_K);
     CHECK(ncf_user_row_size(m) <= 64 && serve_fold(m, &d, fold_row, fold_top) == 4);
     for (k = 0; k < SERVE_THREADS; k++) {
         jobs[k].m = m, jobs[k].d = &d, jobs[k].u = u, jobs[k].it = it, jobs[k].pred = pred, jobs[k].batch = batch;
@@ -5761,8 +6079,8 @@ static void test_serving_threads_answer_as_one_thread(void)
     }
     CHECKF(wrong == 0 && errors == 0, "%d answers differed from the serial ones, %d calls failed", wrong, errors);
     printf("    %d threads x 3 rounds of %d predictions, a batch, %d top-%d lists and as many from an int8 model "
-           "in place, a fold-in with allow- and deny-lists: all serial answers\n", SERVE_THREADS, SERVE_PAIRS, SERVE_USERS,
-           SERVE_K);
+           "in place, a fold-in with allow- and deny-lists: all serial answers\n",
+           SERVE_THREADS, SERVE_PAIRS, SERVE_USERS, SERVE_K);
     ncf_model_free(m), ncf_model_free(in), ncf_free(buf8);
     ncf_dataset_free(&d);
 }
@@ -5770,6 +6088,7 @@ static void test_serving_threads_answer_as_one_thread(void)
 
 /* ---- >>runner: the table of tests, in file order, and main ----------------------------------- */
 
+/* clang-format off */
 static const test_case TESTS[] = {
     {"neumf_gradients_match_finite_differences", test_neumf_gradients_match_finite_differences},
     {"gmf_gradients_match_finite_differences", test_gmf_gradients_match_finite_differences},
@@ -5886,6 +6205,7 @@ static const test_case TESTS[] = {
     {"serving_threads_answer_as_one_thread", test_serving_threads_answer_as_one_thread},
 #endif
 };
+/* clang-format on */
 
 int main(int argc, char **argv)
 {
@@ -5918,7 +6238,10 @@ int main(int argc, char **argv)
             if (!only || strstr(TESTS[i].name, only)) printf("%s\n", TESTS[i].name);
         return 0;
     }
-    if (!make_scratch_dir()) { printf("cannot make a scratch folder: %s\n", strerror(errno)); return 2; }
+    if (!make_scratch_dir()) {
+        printf("cannot make a scratch folder: %s\n", strerror(errno));
+        return 2;
+    }
     printf("ncf.h %s tests, %d threads%s\n", ncf_version(), ncf_get_threads(),
 #ifdef _OPENMP
            ""

@@ -44,22 +44,34 @@ int main(int argc, char **argv)
     size_t l8 = 0;
     FILE *f;
     int e, ok;
-    if (argc != 3) { fprintf(stderr, "usage: gen MODEL.ncf expect.h\n"); return 2; }
+    if (argc != 3) {
+        fprintf(stderr, "usage: gen MODEL.ncf expect.h\n");
+        return 2;
+    }
     ncf_set_threads(1);
     ok = ncf_synthetic(&d, USERS, ITEMS, 50000, 16, 1) == NCF_OK;
     c.num_users = d.num_users, c.num_items = d.num_items;
     ok = ok && ncf_model_create(&m, &c) == NCF_OK && ncf_sampler_init(&s, &d, c.num_neg, c.seed) == NCF_OK;
     for (e = 1; ok && e <= 4; e++) ok = ncf_train_epoch(m, &s, e, NULL, NULL, NULL) == NCF_OK;
     ok = ok && ncf_model_set_ids(m, &d) == NCF_OK && ncf_save(m, argv[1], NCF_SAVE_MODEL) == NCF_OK &&
-         ncf_save_mem(m, NCF_SAVE_INT8, &i8, &l8) == NCF_OK && ncf_load_mem(&q, i8, l8) == NCF_OK;
-    if (!ok) { fprintf(stderr, "gen: %s\n", ncf_error_text()); return 1; }
-    if (!(f = fopen(argv[2], "w"))) { perror(argv[2]); return 1; }
+        ncf_save_mem(m, NCF_SAVE_INT8, &i8, &l8) == NCF_OK && ncf_load_mem(&q, i8, l8) == NCF_OK;
+    if (!ok) {
+        fprintf(stderr, "gen: %s\n", ncf_error_text());
+        return 1;
+    }
+    if (!(f = fopen(argv[2], "w"))) {
+        perror(argv[2]);
+        return 1;
+    }
     fprintf(f, "/* written by gen.c: NeuMF factors 8, %d users x %d items, %lu parameters */\n", d.num_users,
             d.num_items, (unsigned long)m->num_params);
     fprintf(f, "struct expect { long long user, items[10]; unsigned long score_bits[10]; };\n");
     ok = put_expected(f, m, &d, "expect_f32") && put_expected(f, q, &d, "expect_int8");
     fprintf(f, "#define CHECKED %d\n", CHECKED);
-    if (fclose(f) != 0 || !ok) { fprintf(stderr, "gen: cannot write %s\n", argv[2]); return 1; }
+    if (fclose(f) != 0 || !ok) {
+        fprintf(stderr, "gen: cannot write %s\n", argv[2]);
+        return 1;
+    }
     printf("model: %d users x %d items, %lu parameters; saved %s\n", d.num_users, d.num_items,
            (unsigned long)m->num_params, argv[1]);
     ncf_free(i8), ncf_model_free(m), ncf_model_free(q), ncf_dataset_free(&d);

@@ -55,8 +55,8 @@ static uint64_t ticks_now(void)
 {
     uint32_t hi, lo, again;
     do {
-        READ_CSR(-1150, hi);   /* minstreth, 0xB82 */
-        READ_CSR(-1278, lo);   /* minstret, 0xB02 */
+        READ_CSR(-1150, hi); /* minstreth, 0xB82 */
+        READ_CSR(-1278, lo); /* minstret, 0xB02 */
         READ_CSR(-1150, again);
     } while (hi != again);
     return (uint64_t)hi << 32 | lo;
@@ -92,7 +92,8 @@ static void ticks_start(void)
 static uint64_t ticks_now(void)
 {
     uint32_t w, v;
-    do w = wraps, v = SYST_CVR; while (w != wraps);
+    do w = wraps, v = SYST_CVR;
+    while (w != wraps);
     return (uint64_t)w * 0x1000000u + (0xFFFFFFu - v);
 }
 
@@ -178,12 +179,12 @@ static int run(const char *name, const unsigned char *file, size_t len, const st
     if (!(open_checked = timed_open(ncf_model_open, &m, file, len, name))) return 0;
     open_stack = stack_used(top);
     printf("%s: opening took %lu instructions (ncf_model_open: the CRC and every value checked), %lu where the "
-           "firmware verified the image (ncf_model_open_verified)\n", name, (unsigned long)(open_checked * ipt),
-           (unsigned long)(open_verified * ipt));
+           "firmware verified the image (ncf_model_open_verified)\n",
+           name, (unsigned long)(open_checked * ipt), (unsigned long)(open_verified * ipt));
     need = ncf_with_workspace_size(m, 10);
     printf("%s: model file %lu bytes read in place; opening took %ld allocations, %lu bytes of heap (no "
-           "parameters); workspace %lu bytes\n", name, (unsigned long)len, heap_calls - calls0,
-           (unsigned long)(heap_now - heap0), (unsigned long)need);
+           "parameters); workspace %lu bytes\n",
+           name, (unsigned long)len, heap_calls - calls0, (unsigned long)(heap_now - heap0), (unsigned long)need);
     if (need > sizeof workspace) {
         printf("%s: the workspace needs %lu bytes, more than the %lu here\n", name, (unsigned long)need,
                (unsigned long)sizeof workspace);
@@ -201,7 +202,10 @@ static int run(const char *name, const unsigned char *file, size_t len, const st
         t = ticks_now() - t;
         if (stack_used(top) > serve_stack) serve_stack = stack_used(top);
         if (t < best) best = t;
-        if (n != 10) { printf("%s: user %ld: %s\n", name, (long)want[u].user, ncf_error_text()); return 0; }
+        if (n != 10) {
+            printf("%s: user %ld: %s\n", name, (long)want[u].user, ncf_error_text());
+            return 0;
+        }
         for (j = 0; j < 10; j++) {
             float w;
             uint32_t bits = (uint32_t)want[u].score_bits[j], got;
@@ -219,10 +223,11 @@ static int run(const char *name, const unsigned char *file, size_t len, const st
     }
     serve_calls = heap_calls - serve_calls;
     printf("%s: %d of %d top-10 lists equal to the host's (%d of %d scores bit-identical); %ld allocations while "
-           "serving; %lu instructions per recommendation (the fastest of %d)\n", name, equal, CHECKED, exact, scores,
-           serve_calls, (unsigned long)(best * ipt), CHECKED);
+           "serving; %lu instructions per recommendation (the fastest of %d)\n",
+           name, equal, CHECKED, exact, scores, serve_calls, (unsigned long)(best * ipt), CHECKED);
     printf("%s: stack at most %lu bytes opening, %lu recommending (painted, with the callers' frames; 512 at "
-           "least)\n", name, open_stack, serve_stack);
+           "least)\n",
+           name, open_stack, serve_stack);
     ncf_model_free(m);
     return equal == CHECKED && serve_calls == 0 && heap_now == heap0;
 }
@@ -241,7 +246,9 @@ static int errors_read_right(void)
         int rc;
         if (q == 0) rc = ncf_model_open(&m, model_f32 + 4, sizeof model_f32 - 4);
         else if (ncf_model_open(&m, model_f32, sizeof model_f32) != NCF_OK) return 0;
-        else rc = ncf_recommend_with(m, q == 1 ? 999999 : want_user(), 10, NCF_EXCLUDE_RATED, items, NULL, workspace, q == 1 ? sizeof workspace : 64);
+        else
+            rc = ncf_recommend_with(m, q == 1 ? 999999 : want_user(), 10, NCF_EXCLUDE_RATED, items, NULL, workspace,
+                                    q == 1 ? sizeof workspace : 64);
         ok &= rc < 0 && strstr(ncf_error_text(), want[q]) != NULL;
         printf("refused: %s\n", ncf_error_text());
         ncf_model_free(m), m = NULL;

@@ -22,5 +22,19 @@ static void reset(void)
 }
 
 __attribute__((section(".vectors"), used)) static void (*const vectors[16])(void) = {
-    (void (*)(void))(uintptr_t)&__stack_top, reset, hang, hang, hang, hang, hang, 0, 0, 0, 0, hang, hang, 0, hang,
+    (void (*)(void))(uintptr_t)&__stack_top,
+    reset,
+    hang,
+    hang,
+    hang,
+    hang,
+    hang,
+    0,
+    0,
+    0,
+    0,
+    hang,
+    hang,
+    0,
+    hang,
     SysTick_Handler};

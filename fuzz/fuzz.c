@@ -35,7 +35,10 @@
 #error "define FUZZ_TARGET (1 model, 2 dat, 3 csv, 4 tab, 5 ncf, 6 log, 7 verified, 8 roundtrip)"
 #endif
 
-#define REQUIRE(x) do { if (!(x)) __builtin_trap(); } while (0)
+#define REQUIRE(x) \
+    do { \
+        if (!(x)) __builtin_trap(); \
+    } while (0)
 
 #if FUZZ_TARGET == 1 || FUZZ_TARGET == 7
 /* A copy of the input in a block of its own size; half the inputs (by their last bit) get a
@@ -86,7 +89,11 @@ static void fuzz_model(const uint8_t *data, size_t size)
 }
 #elif FUZZ_TARGET == 7
 /* Answers of a model open in place: the first and last users' top 4, a predict. */
-typedef struct { int n, n_last; int32_t top[4]; float sc[4], z; } answers;
+typedef struct {
+    int n, n_last;
+    int32_t top[4];
+    float sc[4], z;
+} answers;
 
 static answers serve_opened(const ncf_model *m)
 {
@@ -113,14 +120,16 @@ static void fuzz_verified(const uint8_t *data, size_t size)
         if (ncf_model_open(&c, buf, size) == NCF_OK) {
             b = serve_opened(c);
             REQUIRE(a.n == b.n && a.n_last == b.n_last && !memcmp(&a.z, &b.z, sizeof a.z));
-            REQUIRE(a.n <= 0 || (!memcmp(a.top, b.top, sizeof(int32_t) * (size_t)a.n) &&
-                                 !memcmp(a.sc, b.sc, sizeof(float) * (size_t)a.n)));
+            REQUIRE(a.n <= 0 ||
+                    (!memcmp(a.top, b.top, sizeof(int32_t) * (size_t)a.n) &&
+                     !memcmp(a.sc, b.sc, sizeof(float) * (size_t)a.n)));
             ncf_model_free(c);
         }
         ncf_model_free(v);
     } else {
         REQUIRE(v == NULL && ncf_error_text()[0] != 0);
-        REQUIRE(ncf_model_open(&c, buf, size) != NCF_OK && c == NULL); /* what the layout refuses, so does the full check */
+        REQUIRE(ncf_model_open(&c, buf, size) != NCF_OK &&
+                c == NULL); /* what the layout refuses, so does the full check */
     }
     free(buf);
 }
@@ -138,7 +147,8 @@ static void check_dataset(const ncf_dataset *d)
             REQUIRE(k == d->user_ptr[u] || d->items[k - 1] < d->items[k]);
             REQUIRE(!d->weight || (d->weight[k] >= 1 && d->weight[k] <= 1e9f)); /* (NaN fails) */
         }
-        REQUIRE(!d->val_weight || !d->val_item || d->val_item[u] < 0 || (d->val_weight[u] >= 1 && d->val_weight[u] <= 1e9f));
+        REQUIRE(!d->val_weight || !d->val_item || d->val_item[u] < 0 ||
+                (d->val_weight[u] >= 1 && d->val_weight[u] <= 1e9f));
         REQUIRE(d->test_item[u] >= -1 && d->test_item[u] < d->num_items);
         for (k = 0; d->test_item[u] >= 0 && k < d->num_eval_neg; k++) {
             int32_t it = d->eval_neg[(size_t)u * d->num_eval_neg + k];
@@ -149,7 +159,8 @@ static void check_dataset(const ncf_dataset *d)
     for (u = 0; u < d->num_users + d->num_items; u++) { /* each id named, then found again */
         char id[NCF_MAX_ID_BYTES + 1];
         int k2 = u < d->num_users ? u : u - d->num_users;
-        if (u < d->num_users) REQUIRE(ncf_dataset_user_id(d, k2, id, sizeof id) > 0 && ncf_dataset_user_index(d, id) == k2);
+        if (u < d->num_users)
+            REQUIRE(ncf_dataset_user_id(d, k2, id, sizeof id) > 0 && ncf_dataset_user_index(d, id) == k2);
         else REQUIRE(ncf_dataset_item_id(d, k2, id, sizeof id) > 0 && ncf_dataset_item_index(d, id) == k2);
     }
 }
@@ -180,7 +191,8 @@ static void round_trip(const ncf_dataset *d)
         n = ncf_recommend_index(m, u, &o, a, sa);
         REQUIRE(n == ncf_recommend_index(back, u, &o, b, sb));
         REQUIRE(n < 0 || (!memcmp(a, b, sizeof(int32_t) * (size_t)n) && !memcmp(sa, sb, sizeof(float) * (size_t)n)));
-        REQUIRE(ncf_user_id(m, u, ida, sizeof ida) > 0 && ncf_user_id(back, u, idb, sizeof idb) > 0 && !strcmp(ida, idb));
+        REQUIRE(ncf_user_id(m, u, ida, sizeof ida) > 0 && ncf_user_id(back, u, idb, sizeof idb) > 0 &&
+                !strcmp(ida, idb));
         REQUIRE(ncf_user_index(back, ida) == u);
     }
     ncf_free(buf), ncf_model_free(m), ncf_model_free(back);
@@ -209,8 +221,8 @@ static int load_split(ncf_dataset *d, const uint8_t *data, size_t size)
 static void fuzz_ratings(const uint8_t *data, size_t size)
 {
     static const char *names[] = {"", "", "ratings.dat", "ratings.csv", "u.data", "split", "log", "", "log"};
-    static const ncf_format formats[] = {0, 0, NCF_FORMAT_DAT, NCF_FORMAT_CSV, NCF_FORMAT_TAB, NCF_FORMAT_NCF,
-                                         NCF_FORMAT_AUTO, 0, NCF_FORMAT_AUTO};
+    static const ncf_format formats[] = {
+        0, 0, NCF_FORMAT_DAT, NCF_FORMAT_CSV, NCF_FORMAT_TAB, NCF_FORMAT_NCF, NCF_FORMAT_AUTO, 0, NCF_FORMAT_AUTO};
     ncf_load_opts o = ncf_load_opts_default();
     ncf_dataset d;
     int rc;

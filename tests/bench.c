@@ -13,12 +13,15 @@
      bench write-ratings FILE int|text       a 20M-line ratings file for make bench-load */
 #include "harness.h"
 
-
 static double median(double *v, int n)
 {
     int i, j;
     for (i = 1; i < n; i++)
-        for (j = i; j > 0 && v[j - 1] > v[j]; j--) { double t = v[j]; v[j] = v[j - 1]; v[j - 1] = t; }
+        for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
@@ -39,8 +42,10 @@ static double bench_gemm(const ncf_config *c)
     int B = c->batch_size, l, rep, w = 0;
     double t, flops = 0, r[5];
     float *x, *y, *wt;
-    for (l = 0; l < c->num_layers; l++) if (c->layers[l] > w) w = c->layers[l];
-    x = (float *)calloc((size_t)B * w, 4), y = (float *)calloc((size_t)B * w, 4), wt = (float *)calloc((size_t)w * w, 4);
+    for (l = 0; l < c->num_layers; l++)
+        if (c->layers[l] > w) w = c->layers[l];
+    x = (float *)calloc((size_t)B * w, 4), y = (float *)calloc((size_t)B * w, 4),
+    wt = (float *)calloc((size_t)w * w, 4);
     for (l = 1; l < c->num_layers; l++) flops += 3.0 * 2.0 * B * c->layers[l - 1] * c->layers[l];
     for (rep = 0; rep < 5; rep++) {
         int it, iters = (int)(2e9 / flops) + 1;
@@ -49,8 +54,8 @@ static double bench_gemm(const ncf_config *c)
             for (l = 1; l < c->num_layers; l++) {
                 int in = c->layers[l - 1], out = c->layers[l];
                 ncf__gemm(y, out, x, in, 1, wt, out, NULL, B, out, in, NCF__RELU); /* forward */
-                ncf__gemm(wt, out, x, 1, in, y, out, NULL, in, out, B, NCF__ACC); /* dW */
-                ncf__gemm(x, in, y, out, 1, wt, in, NULL, B, in, out, 0);         /* dx */
+                ncf__gemm(wt, out, x, 1, in, y, out, NULL, in, out, B, NCF__ACC);  /* dW */
+                ncf__gemm(x, in, y, out, 1, wt, in, NULL, B, in, out, 0);          /* dx */
             }
         r[rep] = flops * iters / (now_s() - t) / 1e9;
     }
@@ -70,7 +75,10 @@ static int bench_case(const char *name, int threads, const char *adam)
     float *y;
     double t, train[5], evr[3], samp[3], gemm, setup, rec_ms = 0, rec_first_ms = 0;
     int64_t pos = 0;
-    if (strcmp(name, "paper") && !mlperf) { fprintf(stderr, "bench: unknown case %s\n", name); return 2; }
+    if (strcmp(name, "paper") && !mlperf) {
+        fprintf(stderr, "bench: unknown case %s\n", name);
+        return 2;
+    }
     ncf_set_threads(threads);
     t = now_s();
     if (mlperf ? ncf_synthetic(&d, 138493, 26744, 20000263, 16, 1) : ncf_synthetic(&d, 6040, 3706, 1000209, 16, 1)) {
@@ -82,7 +90,10 @@ static int bench_case(const char *name, int threads, const char *adam)
     ev = d;
     ev.num_users = mlperf ? 4000 : d.num_users;
     ev.eval_neg = NULL;
-    if (ncf_sample_eval_negatives(&ev, mlperf ? 999 : 99, 2) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
+    if (ncf_sample_eval_negatives(&ev, mlperf ? 999 : 99, 2) != NCF_OK) {
+        fprintf(stderr, "bench: %s\n", ncf_error_text());
+        return 1;
+    }
     c.num_users = d.num_users, c.num_items = d.num_items;
     c.adam = !strcmp(adam, "dense") ? NCF_ADAM_DENSE : NCF_ADAM_LAZY;
     if (ncf_model_create(&m, &c) != NCF_OK || ncf_sampler_init(&s, &d, c.num_neg, c.seed) != NCF_OK) {
@@ -105,7 +116,10 @@ static int bench_case(const char *name, int threads, const char *adam)
     for (w = -1; w < windows; w++) {
         int64_t n = (int64_t)(w < 0 ? warm : steps) * B;
         t = now_s();
-        if (ncf_train_examples(m, &s, 1, pos, n, NULL, NULL, NULL) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
+        if (ncf_train_examples(m, &s, 1, pos, n, NULL, NULL, NULL) != NCF_OK) {
+            fprintf(stderr, "bench: %s\n", ncf_error_text());
+            return 1;
+        }
         pos += n;
         if (w >= 0) train[w] = (double)n / (now_s() - t);
     }
@@ -159,7 +173,8 @@ static int bench_busy(const char *name)
     ncf_model *m = NULL;
     double rate[2][ROUNDS], ratio[ROUNDS], t0;
     int64_t pos = 0, n, epoch = 1;
-    if (mlperf ? ncf_synthetic(&d, 138493, 26744, 20000263, 16, 1) : ncf_synthetic(&d, 6040, 3706, 1000209, 16, 1)) return 1;
+    if (mlperf ? ncf_synthetic(&d, 138493, 26744, 20000263, 16, 1) : ncf_synthetic(&d, 6040, 3706, 1000209, 16, 1))
+        return 1;
     c.num_users = d.num_users, c.num_items = d.num_items;
     if (ncf_model_create(&m, &c) != NCF_OK || ncf_sampler_init(&s, &d, c.num_neg, c.seed) != NCF_OK) return 1;
     steps = mlperf ? 40 : 1600;
@@ -179,8 +194,8 @@ static int bench_busy(const char *name)
         }
         ratio[r] = rate[1][r] / rate[0][r];
     }
-    printf("{\"build\":\"ours\",\"busy\":\"%s\",\"rounds\":%d,\"rate_1t\":%.0f,\"rate_2t\":%.0f,\"ratio\":%.3f}\n", name,
-           ROUNDS, median(rate[0], ROUNDS), median(rate[1], ROUNDS), median(ratio, ROUNDS));
+    printf("{\"build\":\"ours\",\"busy\":\"%s\",\"rounds\":%d,\"rate_1t\":%.0f,\"rate_2t\":%.0f,\"ratio\":%.3f}\n",
+           name, ROUNDS, median(rate[0], ROUNDS), median(rate[1], ROUNDS), median(ratio, ROUNDS));
     ncf_model_free(m);
     ncf_dataset_free(&d);
     return 0;
@@ -233,7 +248,8 @@ static int load_medians(const char *build, const char *ids, double *s, double *m
     double t[16], m[16];
     int i, n = 0;
     for (i = 0; i < g_nlines && n < 16; i++)
-        if (json_is(g_lines[i], "case", "load_file") && json_is(g_lines[i], "build", build) && json_is(g_lines[i], "ids", ids))
+        if (json_is(g_lines[i], "case", "load_file") && json_is(g_lines[i], "build", build) &&
+            json_is(g_lines[i], "ids", ids))
             t[n] = json_num(g_lines[i], "load_s"), m[n++] = json_num(g_lines[i], "peak_rss_mb");
     if (n) *s = median(t, n), *mb = median(m, n);
     return n;
@@ -245,10 +261,11 @@ static void bench_load_summary(void)
     int n = load_medians("ours", "int", &si, &mi);
     if (!n) return;
     printf("load 20M-line ratings.csv (min_ratings 20), medians of %d: integer ids %.2f s, %.0f MB peak", n, si, mi);
-    if (load_medians("base", "int", &sb, &mb)) printf("; base %.2f s, %.0f MB: %.2fx time, %.2fx memory (target <= 1.2)", sb, mb, si / sb, mi / mb);
+    if (load_medians("base", "int", &sb, &mb))
+        printf("; base %.2f s, %.0f MB: %.2fx time, %.2fx memory (target <= 1.2)", sb, mb, si / sb, mi / mb);
     if (load_medians("ours", "text", &st, &mt))
-        printf("\n  16-character string ids %.2f s, %.0f MB: %.2fx time, %.2fx memory of integer ids (target <= 2)", st, mt,
-               st / si, mt / mi);
+        printf("\n  16-character string ids %.2f s, %.0f MB: %.2fx time, %.2fx memory of integer ids (target <= 2)", st,
+               mt, st / si, mt / mi);
     printf("\n");
 }
 
@@ -258,7 +275,8 @@ static double small_median(const char *build, const char *key)
     double v[8];
     int i, n = 0;
     for (i = 0; i < g_nlines && n < 8; i++)
-        if (json_is(g_lines[i], "case", "small") && json_is(g_lines[i], "build", build)) v[n++] = json_num(g_lines[i], key);
+        if (json_is(g_lines[i], "case", "small") && json_is(g_lines[i], "build", build))
+            v[n++] = json_num(g_lines[i], key);
     return n ? median(v, n) : 0;
 }
 
@@ -302,7 +320,10 @@ static int bench_summary(const char *jsonl, const char *peakfile)
     double peak2 = 0, peak1 = 0;
     int i, n, t, have_base;
     ncf_config mc = ncf_config_mlperf();
-    if (!f) { fprintf(stderr, "bench: cannot read %s\n", jsonl); return 1; }
+    if (!f) {
+        fprintf(stderr, "bench: cannot read %s\n", jsonl);
+        return 1;
+    }
     while (g_nlines < MAX_LINES && fgets(g_lines[g_nlines], sizeof g_lines[0], f)) g_nlines++;
     fclose(f);
     if ((f = fopen(peakfile, "r")) != NULL) { /* "threads=2  fp32 FMA peak: AVX-512 X GFLOP/s, AVX2 Y GFLOP/s" */
@@ -329,7 +350,8 @@ static int bench_summary(const char *jsonl, const char *peakfile)
         t = (int)json_num(g_lines[i], "threads");
         n = json_is(g_lines[i], "case", "mlperf");
         snprintf(adam, sizeof adam, "%s", json_is(g_lines[i], "adam", "dense") ? "dense" : "lazy");
-        snprintf(name, sizeof name, "%s%s %d %s", json_num(g_lines[i], "contended") == 1 ? "busy " : "", names[n], t, adam);
+        snprintf(name, sizeof name, "%s%s %d %s", json_num(g_lines[i], "contended") == 1 ? "busy " : "", names[n], t,
+                 adam);
         ours = json_num(g_lines[i], "train_ex_per_s");
         base = bench_rate("base", (int)json_num(g_lines[i], "contended"), names[n], t, adam);
         if (base > 0) printf("%-22s %12.0f %12.0f %8.2f\n", name, ours, base, ours / base);
@@ -346,16 +368,17 @@ static int bench_summary(const char *jsonl, const char *peakfile)
     for (i = 0; i < g_nlines; i++)
         if (json_num(g_lines[i], "rounds") > 0)
             printf("  %-7s lazy  ours, 1 and 2 threads in turn in one process, %.0f rounds: median %.0f and %.0f ex/s, "
-                   "median ratio %.2f\n", json_is(g_lines[i], "busy", "mlperf") ? "mlperf" : "paper",
-                   json_num(g_lines[i], "rounds"), json_num(g_lines[i], "rate_1t"), json_num(g_lines[i], "rate_2t"),
-                   json_num(g_lines[i], "ratio"));
+                   "median ratio %.2f\n",
+                   json_is(g_lines[i], "busy", "mlperf") ? "mlperf" : "paper", json_num(g_lines[i], "rounds"),
+                   json_num(g_lines[i], "rate_1t"), json_num(g_lines[i], "rate_2t"), json_num(g_lines[i], "ratio"));
     for (i = 0; i < 2; i++) {
         const char *l = bench_line(i ? "base" : "ours", 0, "mlperf", 2, "lazy");
         double ms, first, items;
         if (!l) continue;
         ms = json_num(l, "recommend_ms"), first = json_num(l, "recommend_first_ms"), items = json_num(l, "items");
         printf("recommend top-10 of %.0f items, mlperf 2 threads, %s: %.1f ms (%.2fM pairs/s), first call %.1f ms "
-               "(%.2fM pairs/s)\n", items, i ? "base" : "ours", ms, items / ms / 1e3, first, items / first / 1e3);
+               "(%.2fM pairs/s)\n",
+               items, i ? "base" : "ours", ms, items / ms / 1e3, first, items / first / 1e3);
     }
     bench_load_summary();
     bench_small_summary(peak1);
@@ -363,34 +386,43 @@ static int bench_summary(const char *jsonl, const char *peakfile)
         const char *l = g_lines[i];
         if (!json_is(l, "case", "fold_in")) continue;
         printf("fold-in of a user with 50 items, %s, %.0f steps, 1 thread: %.2f ms (target <= %s); of an item with 50 "
-               "users: %.2f ms\n", json_is(l, "config", "mlperf") ? "mlperf" : "paper", json_num(l, "steps"),
-               json_num(l, "ms"), json_is(l, "config", "mlperf") ? "50" : "5", json_num(l, "item_ms"));
+               "users: %.2f ms\n",
+               json_is(l, "config", "mlperf") ? "mlperf" : "paper", json_num(l, "steps"), json_num(l, "ms"),
+               json_is(l, "config", "mlperf") ? "50" : "5", json_num(l, "item_ms"));
         if (json_num(l, "request_ms_1") > 0)
             printf("known-user top-10, paper model, median latency: %.3f ms from 1 request thread, %.3f ms from 4 "
-                   "(%.2fx; target <= 1.2x)\n", json_num(l, "request_ms_1"), json_num(l, "request_ms_4"),
+                   "(%.2fx; target <= 1.2x)\n",
+                   json_num(l, "request_ms_1"), json_num(l, "request_ms_4"),
                    json_num(l, "request_ms_4") / json_num(l, "request_ms_1"));
         if (json_num(l, "users_per_s") > 0) {
             double ups = json_num(l, "users_per_s"), flop = ups * json_num(l, "items") * json_num(l, "score_flop");
             printf("top-10 of every user, mlperf (%.0f items), %.0f threads: %.1f users/s, %.1f GFLOP/s of scoring",
                    json_num(l, "items"), json_num(l, "threads"), ups, flop / 1e9);
-            if (peak2 > 0) printf(" = %.1f%% of peak.c's %.1f GFLOP/s (target >= 50%%)", 100 * flop / 1e9 / peak2, peak2);
-            printf("\n  an allow-list of 1,000 candidates %.3f ms against the catalogue's %.3f ms (%.3f of it; 1,000 of "
-                   "%.0f items is %.3f)\n", json_num(l, "allow1000_ms"), json_num(l, "catalogue_ms"),
-                   json_num(l, "allow1000_ms") / json_num(l, "catalogue_ms"), json_num(l, "items"), 1000 / json_num(l, "items"));
+            if (peak2 > 0)
+                printf(" = %.1f%% of peak.c's %.1f GFLOP/s (target >= 50%%)", 100 * flop / 1e9 / peak2, peak2);
+            printf(
+                "\n  an allow-list of 1,000 candidates %.3f ms against the catalogue's %.3f ms (%.3f of it; 1,000 of "
+                "%.0f items is %.3f)\n",
+                json_num(l, "allow1000_ms"), json_num(l, "catalogue_ms"),
+                json_num(l, "allow1000_ms") / json_num(l, "catalogue_ms"), json_num(l, "items"),
+                1000 / json_num(l, "items"));
         }
     }
     for (i = 0; i < g_nlines; i++)
         if (json_is(g_lines[i], "case", "serve_ids"))
             printf("serving by string id / by integer id (top-10, mlperf, 138,493 x 26,744, 200 users, medians of 5 "
-                   "rounds): %.2f ms / %.2f ms = %.2fx (target <= 1.2)\n", json_num(g_lines[i], "text_ms"),
-                   json_num(g_lines[i], "int_ms"), json_num(g_lines[i], "ratio"));
+                   "rounds): %.2f ms / %.2f ms = %.2fx (target <= 1.2)\n",
+                   json_num(g_lines[i], "text_ms"), json_num(g_lines[i], "int_ms"), json_num(g_lines[i], "ratio"));
     if (peak2 > 0) {
         double flop = dense_flop_per_example(&mc), ceiling = peak2 * 1e9 / flop;
         printf("MLPerf: %.3f MFLOP per example (dense layers: forward, dW, dx); peak.c %.1f GFLOP/s on 2 threads "
-               "-> ceiling %.0f ex/s\n", flop / 1e6, peak2, ceiling);
+               "-> ceiling %.0f ex/s\n",
+               flop / 1e6, peak2, ceiling);
         for (i = 0; i < 2; i++) {
             double r = bench_rate(i ? "base" : "ours", 0, "mlperf", 2, "lazy");
-            if (r > 0) printf("  mlperf 2 lazy, %s: %.0f ex/s = %.1f%% of the ceiling\n", i ? "base" : "ours", r, 100 * r / ceiling);
+            if (r > 0)
+                printf("  mlperf 2 lazy, %s: %.0f ex/s = %.1f%% of the ceiling\n", i ? "base" : "ours", r,
+                       100 * r / ceiling);
         }
     }
     return 0;
@@ -442,13 +474,17 @@ static int bench_load_adversarial(void)
         for (c = 0; c < 2; c++) {
             ncf_dataset d;
             double t = now_s();
-            if (ncf_load_dataset_mem(&d, "ids", log[c], len[c], &o) != NCF_OK) { printf("%s\n", ncf_error_text()); return 1; }
+            if (ncf_load_dataset_mem(&d, "ids", log[c], len[c], &o) != NCF_OK) {
+                printf("%s\n", ncf_error_text());
+                return 1;
+            }
             ts[c][r] = now_s() - t;
             ncf_dataset_free(&d);
         }
     for (c = 0; c < 2; c++) med[c] = median(ts[c], ROUNDS);
     printf("{\"case\":\"load_adversarial_ids\",\"ids\":%d,\"bytes\":%lu,\"random_s\":%.4f,\"crafted_s\":%.4f,"
-           "\"ratio\":%.2f}\n", N, (unsigned long)len[1], med[0], med[1], med[1] / med[0]);
+           "\"ratio\":%.2f}\n",
+           N, (unsigned long)len[1], med[0], med[1], med[1] / med[0]);
     free(log[0]), free(log[1]);
     return 0;
 }
@@ -499,7 +535,8 @@ static int text_ids_of(const ncf_dataset *d, ncf_dataset *t)
         int64_t *at = (int64_t *)malloc(sizeof(int64_t) * ((size_t)n + 1));
         if (!text || !at) return 0;
         for (k = 0, at[0] = 0; k < n; k++) {
-            sprintf(text + (size_t)k * 16, "%c%015lld", c ? 'i' : 'u', (long long)(c ? d->raw_item[k] : d->raw_user[k]));
+            sprintf(text + (size_t)k * 16, "%c%015lld", c ? 'i' : 'u',
+                    (long long)(c ? d->raw_item[k] : d->raw_user[k]));
             at[k + 1] = at[k] + 16;
         }
         if (c) t->item_text = text, t->item_text_at = at;
@@ -521,8 +558,8 @@ static int bench_serve_ids(void)
     int r, j, q, same = 1;
     if (ncf_synthetic(&d, 138493, 26744, 3000000, 16, 1) != NCF_OK) return 1;
     c.num_users = d.num_users, c.num_items = d.num_items;
-    if (ncf_model_create(&mi, &c) != NCF_OK || ncf_model_create(&mt, &c) != NCF_OK || ncf_model_set_ids(mi, &d) != NCF_OK ||
-        !text_ids_of(&d, &t) || ncf_model_set_ids(mt, &t) != NCF_OK) {
+    if (ncf_model_create(&mi, &c) != NCF_OK || ncf_model_create(&mt, &c) != NCF_OK ||
+        ncf_model_set_ids(mi, &d) != NCF_OK || !text_ids_of(&d, &t) || ncf_model_set_ids(mt, &t) != NCF_OK) {
         fprintf(stderr, "bench: %s\n", ncf_error_text());
         return 1;
     }
@@ -560,7 +597,11 @@ static int bench_serve_ids(void)
 /* Known-user top-10 latency from request threads: each of T threads asks for CALLS lists one
    after another (users spread over the catalogue), every call timed; the median over all. */
 enum { LAT_CALLS = 400, LAT_MOST = 8 };
-typedef struct { const ncf_model *m; int first; double *ms; } latency_job;
+typedef struct {
+    const ncf_model *m;
+    int first;
+    double *ms;
+} latency_job;
 
 static void *latency_worker(void *arg)
 {
@@ -570,8 +611,8 @@ static void *latency_worker(void *arg)
     int k;
     for (k = 0; k < LAT_CALLS; k++) {
         double t0 = now_s();
-        ncf_recommend_index(j->m, (int)(((uint64_t)(j->first + k) * 2654435761u) % (uint64_t)j->m->cfg.num_users), &o, top,
-                            NULL);
+        ncf_recommend_index(j->m, (int)(((uint64_t)(j->first + k) * 2654435761u) % (uint64_t)j->m->cfg.num_users), &o,
+                            top, NULL);
         j->ms[k] = 1e3 * (now_s() - t0);
     }
     return NULL;
@@ -631,7 +672,8 @@ static int bench_serving(void)
         for (j = 2; j <= m->scratch->nd; j++) macs += (double)c.layers[j - 1] * c.layers[j];
         macs += m->scratch->F + m->scratch->top;
         printf("{\"case\":\"fold_in\",\"config\":\"%s\",\"items_given\":50,\"steps\":%d,\"ms\":%.3f,\"item_ms\":%.3f,"
-               "\"score_flop\":%.0f", cfgs ? "mlperf" : "paper", fo.steps, 1e3 * median(t, 21), 1e3 * median(ti, 21), 2 * macs);
+               "\"score_flop\":%.0f",
+               cfgs ? "mlperf" : "paper", fo.steps, 1e3 * median(t, 21), 1e3 * median(ti, 21), 2 * macs);
         if (!cfgs) { /* request threads: 1, then 4, on the paper model */
             double one = request_latency(m, 1), four = request_latency(m, 4);
             printf(",\"request_ms_1\":%.4f,\"request_ms_4\":%.4f", one, four);
@@ -688,9 +730,13 @@ static int bench_growth(const char *path)
     ncf_sampler s;
     ncf_eval_opts eo = ncf_eval_opts_default();
     int side, e;
-    if (!f) { fprintf(stderr, "bench: %s: cannot open\n", path); return 1; }
+    if (!f) {
+        fprintf(stderr, "bench: %s: cannot open\n", path);
+        return 1;
+    }
     fseek(f, 0, SEEK_END), len = (size_t)ftell(f), fseek(f, 0, SEEK_SET);
-    text = (char *)malloc(len + 1), early_text = (char *)malloc(len + 1), ts = (int64_t *)malloc(sizeof(int64_t) * (len / 8 + 1));
+    text = (char *)malloc(len + 1), early_text = (char *)malloc(len + 1),
+    ts = (int64_t *)malloc(sizeof(int64_t) * (len / 8 + 1));
     if (!text || !early_text || !ts || fread(text, 1, len, f) != len) return 1;
     fclose(f);
     text[len] = 0;
@@ -701,7 +747,10 @@ static int bench_growth(const char *path)
         ts[n++] = atoll(q);
     }
     lo.validation = 1, lo.seed = 1, le.holdout = NCF_HOLDOUT_NONE;
-    if (ncf_load_dataset_mem(&full, "all", text, len, &lo) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
+    if (ncf_load_dataset_mem(&full, "all", text, len, &lo) != NCF_OK) {
+        fprintf(stderr, "bench: %s\n", ncf_error_text());
+        return 1;
+    }
     {
         int64_t *sorted = (int64_t *)malloc(sizeof(int64_t) * (size_t)n), j = 0;
         memcpy(sorted, ts, sizeof(int64_t) * (size_t)n);
@@ -737,7 +786,10 @@ static int bench_growth(const char *path)
             for (e = 1; e <= 10; e++) ncf_train_epoch(m, &s, e, NULL, NULL, NULL);
             printf("{\"case\":\"growth_early\",\"ratings\":%lld,\"users\":%d,\"items\":%d,\"s\":%.2f}\n",
                    (long long)early.report.interactions, early.num_users, early.num_items, now_s() - t0);
-            if (ncf_model_grow(&m, &full) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
+            if (ncf_model_grow(&m, &full) != NCF_OK) {
+                fprintf(stderr, "bench: %s\n", ncf_error_text());
+                return 1;
+            }
         } else {
             c.num_users = full.num_users, c.num_items = full.num_items;
             if (ncf_model_create(&m, &c) != NCF_OK || ncf_model_set_ids(m, &full) != NCF_OK) return 1;
@@ -749,12 +801,15 @@ static int bench_growth(const char *path)
             t = now_s() - t0;
             eo.target = NCF_EVAL_VALIDATION, ncf_evaluate_opts(m, &full, &eo, &mv);
             eo.target = NCF_EVAL_TEST, ncf_evaluate_opts(m, &full, &eo, &mt);
-            printf("{\"case\":\"growth_epoch\",\"side\":\"%s\",\"epoch\":%d,\"val_hr\":%.4f,\"test_hr\":%.4f,\"s\":%.2f}\n",
+            printf("{\"case\":\"growth_epoch\",\"side\":\"%s\",\"epoch\":%d,\"val_hr\":%.4f,\"test_hr\":%.4f,\"s\":%."
+                   "2f}\n",
                    side ? "grown" : "scratch", e, mv.hr, mt.hr, t);
             if (mv.hr > bv) bv = mv.hr, be = e, bt = t, btest = mt.hr;
         }
-        printf("{\"case\":\"growth\",\"side\":\"%s\",\"ratings\":%lld,\"best_epoch\":%d,\"val_hr\":%.4f,\"test_hr\":%.4f,"
-               "\"s_to_best\":%.2f}\n", side ? "grown" : "scratch", (long long)full.report.interactions, be, bv, btest, bt);
+        printf(
+            "{\"case\":\"growth\",\"side\":\"%s\",\"ratings\":%lld,\"best_epoch\":%d,\"val_hr\":%.4f,\"test_hr\":%.4f,"
+            "\"s_to_best\":%.2f}\n",
+            side ? "grown" : "scratch", (long long)full.report.interactions, be, bv, btest, bt);
         ncf_model_free(m);
     }
     ncf_dataset_free(&full), ncf_dataset_free(&early);
@@ -779,9 +834,12 @@ static int without_training_of(const ncf_dataset *d, const uint8_t *out, ncf_dat
     t->raw_user = (int64_t *)NCF_MALLOC(sizeof(int64_t) * (size_t)d->num_users);
     t->raw_item = (int64_t *)NCF_MALLOC(sizeof(int64_t) * (size_t)d->num_items);
     t->val_item = d->val_item ? (int32_t *)NCF_MALLOC(sizeof(int32_t) * (size_t)d->num_users) : NULL;
-    t->val_neg = d->val_item ? (int32_t *)NCF_MALLOC(sizeof(int32_t) * (size_t)d->num_users * (size_t)d->num_val_neg) : NULL;
-    t->recent_item = NULL, t->user_text = t->item_text = NULL, t->user_text_at = t->item_text_at = NULL, t->shard.groups = NULL;
-    if (!t->user_ptr || !t->items || !t->train_user || !t->test_item || !t->eval_neg || !t->raw_user || !t->raw_item) return 0;
+    t->val_neg =
+        d->val_item ? (int32_t *)NCF_MALLOC(sizeof(int32_t) * (size_t)d->num_users * (size_t)d->num_val_neg) : NULL;
+    t->recent_item = NULL, t->user_text = t->item_text = NULL, t->user_text_at = t->item_text_at = NULL,
+    t->shard.groups = NULL;
+    if (!t->user_ptr || !t->items || !t->train_user || !t->test_item || !t->eval_neg || !t->raw_user || !t->raw_item)
+        return 0;
     memcpy(t->test_item, d->test_item, sizeof(int32_t) * (size_t)d->num_users);
     memcpy(t->eval_neg, d->eval_neg, sizeof(int32_t) * (size_t)d->num_users * (size_t)d->num_eval_neg);
     memcpy(t->raw_user, d->raw_user, sizeof(int64_t) * (size_t)d->num_users);
@@ -805,7 +863,8 @@ static void heldout_metrics(const ncf_model *m, const ncf_dataset *d, const uint
                             const ncf_fold_opts *fo, double *hr, double *ndcg, double *ms)
 {
     int u, users = 0, nn = target ? d->num_val_neg : d->num_eval_neg;
-    float *row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(m)), *sc = (float *)malloc(sizeof(float) * (size_t)(nn + 1));
+    float *row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(m)),
+          *sc = (float *)malloc(sizeof(float) * (size_t)(nn + 1));
     int32_t *cand = (int32_t *)malloc(sizeof(int32_t) * (size_t)(nn + 1));
     double h = 0, g = 0, t0 = now_s();
     for (u = 0; u < d->num_users; u++) {
@@ -834,7 +893,8 @@ static double heldout_popularity(const ncf_dataset *trained_on, const ncf_datase
     for (u = 0; u < d->num_users; u++) {
         int j, r = 0;
         if (!out[u] || d->test_item[u] < 0) continue;
-        for (j = 0; j < d->num_eval_neg; j++) r += pop[d->eval_neg[(size_t)u * d->num_eval_neg + j]] >= pop[d->test_item[u]];
+        for (j = 0; j < d->num_eval_neg; j++)
+            r += pop[d->eval_neg[(size_t)u * d->num_eval_neg + j]] >= pop[d->test_item[u]];
         users++, h += r < 10;
     }
     free(pop);
@@ -883,7 +943,10 @@ static int bench_foldin(const char *prefix, const char *which)
     ncf_fold_opts fo = ncf_fold_opts_default(), chosen = fo;
     double hr, nd, ms, bv = -1, fh, fn;
     lo.validation = 1, lo.seed = 1;
-    if (ncf_load_dataset(&d, prefix, &lo) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
+    if (ncf_load_dataset(&d, prefix, &lo) != NCF_OK) {
+        fprintf(stderr, "bench: %s\n", ncf_error_text());
+        return 1;
+    }
     out = (uint8_t *)calloc((size_t)d.num_users, 1);
     for (u = 0; u < d.num_users; u++) held += out[u] = (ncf__mix64(7 + (uint64_t)u) % 10) == 0;
     if (!strcmp(which, "mf")) c.model = NCF_MF, c.mf_dim = 256, c.lr = 0.002f, c.mf_reg = 0.003f, E = 15;
@@ -899,21 +962,22 @@ static int bench_foldin(const char *prefix, const char *which)
             for (gi = 0; gi < 3; gi++) {
                 fo.steps = steps[si], fo.lr = lrs[li], fo.l2 = l2s[gi];
                 heldout_metrics(best, &d, out, 1, &fo, &hr, &nd, &ms);
-                printf("{\"case\":\"foldin_grid\",\"model\":\"%s\",\"steps\":%d,\"lr\":%g,\"l2\":%g,\"val_hr\":%.4f,\"ms\":%.2f}\n",
+                printf("{\"case\":\"foldin_grid\",\"model\":\"%s\",\"steps\":%d,\"lr\":%g,\"l2\":%g,\"val_hr\":%.4f,"
+                       "\"ms\":%.2f}\n",
                        which, fo.steps, fo.lr, fo.l2, hr, ms);
                 if (hr > bv) bv = hr, chosen = fo;
             }
     heldout_metrics(best, &d, out, 0, &chosen, &hr, &nd, &ms);
     heldout_metrics(best_full, &d, out, 0, NULL, &fh, &fn, &ms);
-    printf("{\"case\":\"foldin\",\"model\":\"%s\",\"held_users\":%d,\"epoch\":%d,\"full_epoch\":%d,\"steps\":%d,\"lr\":%g,"
-           "\"l2\":%g,\"val_hr\":%.4f,\"test_hr\":%.4f,\"test_ndcg\":%.4f,\"trained_hr\":%.4f,\"trained_ndcg\":%.4f,"
-           "\"popularity_hr\":%.4f}\n", which, held, be, bf, chosen.steps, chosen.lr, chosen.l2, bv, hr, nd, fh, fn,
-           heldout_popularity(&t, &d, out));
+    printf(
+        "{\"case\":\"foldin\",\"model\":\"%s\",\"held_users\":%d,\"epoch\":%d,\"full_epoch\":%d,\"steps\":%d,\"lr\":%g,"
+        "\"l2\":%g,\"val_hr\":%.4f,\"test_hr\":%.4f,\"test_ndcg\":%.4f,\"trained_hr\":%.4f,\"trained_ndcg\":%.4f,"
+        "\"popularity_hr\":%.4f}\n",
+        which, held, be, bf, chosen.steps, chosen.lr, chosen.l2, bv, hr, nd, fh, fn, heldout_popularity(&t, &d, out));
     ncf_model_free(m), ncf_model_free(full), ncf_model_free(best), ncf_model_free(best_full);
     ncf_dataset_free(&t), ncf_dataset_free(&d), free(out);
     return 0;
 }
-
 
 /* ------------------------------------------------ item fold-in quality (bench) */
 /* A copy of d without the training positives of the items marked in out[]. */
@@ -933,7 +997,8 @@ static int without_items(const ncf_dataset *d, const uint8_t *out, ncf_dataset *
 }
 
 /* Each held-out item's rows (rows[i * R]) folded in from its training users in d. */
-static int fold_items(const ncf_model *m, const ncf_dataset *d, const uint8_t *out, const ncf_fold_opts *fo, float *rows)
+static int fold_items(const ncf_model *m, const ncf_dataset *d, const uint8_t *out, const ncf_fold_opts *fo,
+                      float *rows)
 {
     int32_t *fans = (int32_t *)malloc(sizeof(int32_t) * (size_t)d->num_users);
     int i, u, R = ncf_user_row_size(m), ok = fans != NULL;
@@ -943,7 +1008,10 @@ static int fold_items(const ncf_model *m, const ncf_dataset *d, const uint8_t *o
         if (!out[i]) continue;
         for (u = 0; u < d->num_users; u++)
             for (k = d->user_ptr[u]; k < d->user_ptr[u + 1]; k++)
-                if (d->items[k] == i) { fans[c++] = u; break; }
+                if (d->items[k] == i) {
+                    fans[c++] = u;
+                    break;
+                }
         if (c == 0) memset(rows + (size_t)i * R, 0, sizeof(float) * (size_t)R);
         else ok = ncf_fold_in_item(m, fans, c, fo, rows + (size_t)i * R) == NCF_OK;
     }
@@ -953,8 +1021,8 @@ static int fold_items(const ncf_model *m, const ncf_dataset *d, const uint8_t *o
 
 /* HR@10, NDCG@10 of the users whose target item is held out (out[]), every held-out candidate
    scored by its folded rows (rows), or all by the model's own (rows NULL). */
-static void held_item_metrics(const ncf_model *m, const ncf_dataset *d, const uint8_t *out, int target, const float *rows,
-                              double *hr, double *ndcg, int *users)
+static void held_item_metrics(const ncf_model *m, const ncf_dataset *d, const uint8_t *out, int target,
+                              const float *rows, double *hr, double *ndcg, int *users)
 {
     int u, nn = target ? d->num_val_neg : d->num_eval_neg, R = ncf_user_row_size(m);
     double h = 0, g = 0;
@@ -996,11 +1064,15 @@ static int bench_itemfold(const char *prefix, const char *which)
     double hr, nd, bv = -1, fh, fn, t0;
     float *rows;
     lo.validation = 1, lo.seed = 1;
-    if (ncf_load_dataset(&d, prefix, &lo) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
+    if (ncf_load_dataset(&d, prefix, &lo) != NCF_OK) {
+        fprintf(stderr, "bench: %s\n", ncf_error_text());
+        return 1;
+    }
     out = (uint8_t *)calloc((size_t)d.num_items, 1), skip = (uint8_t *)calloc((size_t)d.num_users, 1);
     for (i = 0; i < d.num_items; i++) held += out[i] = (ncf__mix64(11 + (uint64_t)i) % 10) == 0;
     for (u = 0; u < d.num_users; u++) skip[u] = d.val_item[u] >= 0 && out[d.val_item[u]];
-    if (!strcmp(which, "mf")) c.model = NCF_MF, c.mf_dim = 256, c.lr = 0.002f, c.mf_reg = 0.003f, c.init_sd = 0.1f, E = 15;
+    if (!strcmp(which, "mf"))
+        c.model = NCF_MF, c.mf_dim = 256, c.lr = 0.002f, c.mf_reg = 0.003f, c.init_sd = 0.1f, E = 15;
     c.num_users = d.num_users, c.num_items = d.num_items;
     if (!without_items(&d, out, &t) || ncf_model_create(&m, &c) != NCF_OK || ncf_model_set_ids(m, &d) != NCF_OK ||
         ncf_model_create(&full, &c) != NCF_OK || ncf_model_set_ids(full, &d) != NCF_OK ||
@@ -1017,7 +1089,8 @@ static int bench_itemfold(const char *prefix, const char *which)
                 if (!fold_items(best, &d, out, &fo, rows)) return 1;
                 held_item_metrics(best, &d, out, 1, rows, &hr, &nd, &users);
                 printf("{\"case\":\"itemfold_grid\",\"model\":\"%s\",\"steps\":%d,\"lr\":%g,\"l2\":%g,\"val_hr\":%.4f,"
-                       "\"val_users\":%d,\"fold_s\":%.2f}\n", which, fo.steps, fo.lr, fo.l2, hr, users, now_s() - t0);
+                       "\"val_users\":%d,\"fold_s\":%.2f}\n",
+                       which, fo.steps, fo.lr, fo.l2, hr, users, now_s() - t0);
                 if (hr > bv) bv = hr, chosen = fo;
             }
     if (!fold_items(best, &d, out, &chosen, rows)) return 1;
@@ -1025,12 +1098,12 @@ static int bench_itemfold(const char *prefix, const char *which)
     held_item_metrics(best_full, &d, out, 0, NULL, &fh, &fn, &users);
     printf("{\"case\":\"itemfold\",\"model\":\"%s\",\"held_items\":%d,\"test_users\":%d,\"epoch\":%d,\"full_epoch\":%d,"
            "\"steps\":%d,\"lr\":%g,\"l2\":%g,\"val_hr\":%.4f,\"test_hr\":%.4f,\"test_ndcg\":%.4f,\"trained_hr\":%.4f,"
-           "\"trained_ndcg\":%.4f}\n", which, held, users, be, bf, chosen.steps, chosen.lr, chosen.l2, bv, hr, nd, fh, fn);
+           "\"trained_ndcg\":%.4f}\n",
+           which, held, users, be, bf, chosen.steps, chosen.lr, chosen.l2, bv, hr, nd, fh, fn);
     ncf_model_free(m), ncf_model_free(full), ncf_model_free(best), ncf_model_free(best_full);
     ncf_dataset_free(&t), ncf_dataset_free(&d), free(out), free(skip), free(rows);
     return 0;
 }
-
 
 /* ------------------------------------------------ which model's similar items (bench) */
 /* Each model's 10 most similar items against co-occurrence's (the cosine of the items' sets of
@@ -1044,8 +1117,11 @@ static int bench_itemfold(const char *prefix, const char *which)
    wide one (the shape of a 17,632-artist play-count log). Medians of 3. */
 static int bench_evalcost(void)
 {
-    static const struct { const char *name; int users, items; int64_t n; } logs[] = {
-        {"ml-1m size", 6040, 3706, 1000209}, {"wide (17.6k items)", 1892, 17632, 92834}};
+    static const struct {
+        const char *name;
+        int users, items;
+        int64_t n;
+    } logs[] = {{"ml-1m size", 6040, 3706, 1000209}, {"wide (17.6k items)", 1892, 17632, 92834}};
     int l;
     for (l = 0; l < 2; l++) {
         ncf_dataset d;
@@ -1078,8 +1154,9 @@ static int bench_evalcost(void)
         }
         printf("{\"case\":\"evalcost\",\"log\":\"%s\",\"users\":%d,\"items\":%d,\"threads\":%d,\"train_s\":%.3f,"
                "\"eval_full_s\":%.3f,\"eval_auto_s\":%.3f,\"final_test_s\":%.3f,\"full_over_train\":%.2f,"
-               "\"auto_over_train\":%.3f}\n", logs[l].name, d.num_users, d.num_items, ncf_get_threads(), median(tr, 3),
-               median(full, 3), median(autom, 3), median(once, 3), median(full, 3) / median(tr, 3), median(autom, 3) / median(tr, 3));
+               "\"auto_over_train\":%.3f}\n",
+               logs[l].name, d.num_users, d.num_items, ncf_get_threads(), median(tr, 3), median(full, 3),
+               median(autom, 3), median(once, 3), median(full, 3) / median(tr, 3), median(autom, 3) / median(tr, 3));
         fflush(stdout);
         ncf_model_free(m), ncf_dataset_free(&d);
     }
@@ -1094,7 +1171,8 @@ static int bench_sgd1(void)
     static const int factors[] = {32, 128, 256};
     ncf_dataset d;
     int f;
-    if (ncf_synthetic(&d, 6040, 3706, 1000209, 16, 1) != NCF_OK) return fprintf(stderr, "bench: %s\n", ncf_error_text()), 1;
+    if (ncf_synthetic(&d, 6040, 3706, 1000209, 16, 1) != NCF_OK)
+        return fprintf(stderr, "bench: %s\n", ncf_error_text()), 1;
     for (f = 0; f < 3; f++) {
         ncf_config c = ncf_config_default();
         ncf_model *a = NULL, *b = NULL;
@@ -1122,8 +1200,8 @@ static int bench_sgd1(void)
             step[r] = slow / (now_s() - t0);
         }
         printf("{\"case\":\"sgd1\",\"factors\":%d,\"threads\":%d,\"loop_ex_s\":%.0f,\"train_step_ex_s\":%.0f,"
-               "\"speedup\":%.2f}\n", factors[f], ncf_get_threads(), median(loop, 3), median(step, 3),
-               median(loop, 3) / median(step, 3));
+               "\"speedup\":%.2f}\n",
+               factors[f], ncf_get_threads(), median(loop, 3), median(step, 3), median(loop, 3) / median(step, 3));
         fflush(stdout);
         ncf_model_free(a), ncf_model_free(b);
     }
@@ -1139,10 +1217,19 @@ static int bench_similarity(const char *prefix)
     int32_t *fans;
     int *n_users, i, u, t, picked[500], np = 0;
     double *co;
-    static const struct { const char *name; ncf_model_type type; int f, epochs; float lr, reg, sd; } models[] = {
-        {"NeuMF f8", NCF_NEUMF, 8, 11, 0.001f, 0, 0.01f}, {"GMF f8", NCF_GMF, 8, 15, 0.001f, 0, 0.01f},
-        {"MF f64", NCF_MF, 64, 6, 0.002f, 0.003f, 0.1f}, {"MF f256", NCF_MF, 256, 6, 0.002f, 0.003f, 0.1f}};
-    if (ncf_load_dataset(&d, prefix, &lo) != NCF_OK) { fprintf(stderr, "bench: %s\n", ncf_error_text()); return 1; }
+    static const struct {
+        const char *name;
+        ncf_model_type type;
+        int f, epochs;
+        float lr, reg, sd;
+    } models[] = {{"NeuMF f8", NCF_NEUMF, 8, 11, 0.001f, 0, 0.01f},
+                  {"GMF f8", NCF_GMF, 8, 15, 0.001f, 0, 0.01f},
+                  {"MF f64", NCF_MF, 64, 6, 0.002f, 0.003f, 0.1f},
+                  {"MF f256", NCF_MF, 256, 6, 0.002f, 0.003f, 0.1f}};
+    if (ncf_load_dataset(&d, prefix, &lo) != NCF_OK) {
+        fprintf(stderr, "bench: %s\n", ncf_error_text());
+        return 1;
+    }
     n_users = (int *)calloc((size_t)d.num_items, sizeof(int));
     fans_at = (int64_t *)calloc((size_t)d.num_items + 1, sizeof(int64_t));
     fans = (int32_t *)malloc(sizeof(int32_t) * (size_t)d.num_train);
@@ -1195,8 +1282,8 @@ static int bench_similarity(const char *prefix)
             }
         }
         printf("{\"case\":\"similarity\",\"model\":\"%s\",\"epochs\":%d,\"items\":%d,\"overlap_at_10\":%.4f,"
-               "\"mean_cooccurrence_cosine\":%.4f,\"s\":%.1f}\n", models[t].name, models[t].epochs, np, overlap, mean_co,
-               now_s() - t0);
+               "\"mean_cooccurrence_cosine\":%.4f,\"s\":%.1f}\n",
+               models[t].name, models[t].epochs, np, overlap, mean_co, now_s() - t0);
         fflush(stdout);
         ncf_model_free(m);
     }
@@ -1214,12 +1301,12 @@ static int bench_similarity(const char *prefix)
                 if (j != i && n_users[j]) sum += co[j] / sqrt((double)n_users[i] * n_users[j]), cnt++;
             r += sum / cnt / np;
         }
-        printf("{\"case\":\"similarity\",\"model\":\"random\",\"items\":%d,\"mean_cooccurrence_cosine\":%.4f}\n", np, r);
+        printf("{\"case\":\"similarity\",\"model\":\"random\",\"items\":%d,\"mean_cooccurrence_cosine\":%.4f}\n", np,
+               r);
     }
     free(n_users), free(fans_at), free(fans), free(co), ncf_dataset_free(&d);
     return 0;
 }
-
 
 int main(int argc, char **argv)
 {

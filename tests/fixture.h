@@ -39,10 +39,11 @@ SHARED void check_fixture(const char *dir)
             for (j = 0; j < FIXTURE_K; j++) {
                 CHECK(fscanf(f, "%lld %a", &item, &wscore) == 2);
                 /* the same item, or a near tie that rounding may order either way */
-                CHECKF(n == FIXTURE_K && (items[j] == item ? close_enough(scores[j], wscore)
-                                                           : close_enough(scores[j], wscore) && j > 0),
-                       "model %d user %lld rank %d: item %lld (%.9g), expected %lld (%.9g)", which, user, j,
-                       (long long)items[j], scores[j], item, wscore);
+                CHECKF(
+                    n == FIXTURE_K &&
+                        (items[j] == item ? close_enough(scores[j], wscore) : close_enough(scores[j], wscore) && j > 0),
+                    "model %d user %lld rank %d: item %lld (%.9g), expected %lld (%.9g)", which, user, j,
+                    (long long)items[j], scores[j], item, wscore);
             }
         } else {
             CHECKF(0, "%s: unreadable line starting '%s'", path, word);
@@ -55,7 +56,6 @@ SHARED void check_fixture(const char *dir)
     printf("    %d answers of 2 models agree\n", checked);
     ncf_model_free(m[0]), ncf_model_free(m[1]);
 }
-
 
 #ifndef NCF_INFERENCE_ONLY
 /* The fixture check_fixture reads: a NeuMF (saved with its Adam state) and an MF. */
@@ -73,7 +73,7 @@ SHARED int write_fixture(const char *dir)
     for (k = 0; k < 2 && ok; k++) {
         c.model = k ? NCF_MF : NCF_NEUMF, c.mf_dim = k ? 12 : 8, c.init_sd = k ? 0.1f : 0.01f;
         ok = ncf_model_create(&m[k], &c) == NCF_OK && ncf_sampler_init(&s, &d, 4, 17) == NCF_OK &&
-             ncf_model_set_ids(m[k], &d) == NCF_OK;
+            ncf_model_set_ids(m[k], &d) == NCF_OK;
         for (e = 1; e <= 2 && ok; e++) ok = ncf_train_epoch(m[k], &s, e, NULL, NULL, NULL) == NCF_OK;
         snprintf(path, sizeof path, "%s/%s", dir, FIXTURE_MODELS[k]);
         ok = ok && ncf_save(m[k], path, k == 0) == NCF_OK;

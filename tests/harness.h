@@ -76,38 +76,37 @@ static void test_free(void *p)
 SHARED int g_failed_checks;
 SHARED int g_skipped; /* the running test could not run here (SKIP): counted apart, never a pass */
 
-#define SKIP(...)                                                                        \
-    do {                                                                                 \
-        printf("    skipped: ");                                                         \
-        printf(__VA_ARGS__);                                                             \
-        printf("\n");                                                                    \
-        g_skipped = 1;                                                                   \
+#define SKIP(...) \
+    do { \
+        printf("    skipped: "); \
+        printf(__VA_ARGS__); \
+        printf("\n"); \
+        g_skipped = 1; \
     } while (0)
 
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            printf("    check failed at %s:%d: %s\n", __FILE__, __LINE__, #cond);       \
-            g_failed_checks++;                                                           \
-        }                                                                                \
+#define CHECK(cond) \
+    do { \
+        if (!(cond)) { \
+            printf("    check failed at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+            g_failed_checks++; \
+        } \
     } while (0)
-#define CHECKF(cond, ...)                                                                \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            printf("    check failed at %s:%d: %s: ", __FILE__, __LINE__, #cond);       \
-            printf(__VA_ARGS__);                                                         \
-            printf("\n");                                                                \
-            g_failed_checks++;                                                           \
-        }                                                                                \
+#define CHECKF(cond, ...) \
+    do { \
+        if (!(cond)) { \
+            printf("    check failed at %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+            printf(__VA_ARGS__); \
+            printf("\n"); \
+            g_failed_checks++; \
+        } \
     } while (0)
 /* An expected failure: the code, and a message containing `text`. */
-#define CHECK_ERR(expr, code, text)                                                      \
-    do {                                                                                 \
-        int rc_ = (expr);                                                                \
-        CHECKF(rc_ == (code) && strstr(ncf_error_text(), (text)) != NULL,                \
-               "rc %d, message '%s', wanted %d and '%s'", rc_, ncf_error_text(), code, text); \
+#define CHECK_ERR(expr, code, text) \
+    do { \
+        int rc_ = (expr); \
+        CHECKF(rc_ == (code) && strstr(ncf_error_text(), (text)) != NULL, "rc %d, message '%s', wanted %d and '%s'", \
+               rc_, ncf_error_text(), code, text); \
     } while (0)
-
 
 #ifndef NCF_INFERENCE_ONLY
 static char g_dir[200]; /* scratch folder for the files the tests write */
@@ -159,11 +158,13 @@ SHARED const char *path_in_dir(const char *name)
 SHARED void write_file(const char *name, const char *text)
 {
     FILE *f = fopen(path_in_dir(name), "wb");
-    if (!f) { printf("cannot write %s\n", path_in_dir(name)); exit(2); }
+    if (!f) {
+        printf("cannot write %s\n", path_in_dir(name));
+        exit(2);
+    }
     fputs(text, f);
     fclose(f);
 }
-
 
 #endif
 
@@ -206,6 +207,9 @@ SHARED uint64_t state_hash(const ncf_model *m)
 #endif
 
 /* One named test, in a program's list of them. */
-typedef struct { const char *name; void (*fn)(void); } test_case;
+typedef struct {
+    const char *name;
+    void (*fn)(void);
+} test_case;
 
 #endif

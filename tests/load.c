@@ -24,7 +24,10 @@ int main(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &a);
     rc = ncf_load_dataset(&d, argv[1], &o);
     clock_gettime(CLOCK_MONOTONIC, &b);
-    if (rc) { fprintf(stderr, "%s\n", ncf_error_text()); return 1; }
+    if (rc) {
+        fprintf(stderr, "%s\n", ncf_error_text());
+        return 1;
+    }
     f = fopen("/proc/self/status", "r");
     while (f && fgets(line, sizeof line, f))
         if (!strncmp(line, "VmHWM:", 6)) kb = atof(line + 6);

@@ -25,8 +25,7 @@ static int g_weighted; /* mpi_data's positives weigh 1 to 4 (as a weighting's co
 static int mpi_data(ncf_dataset *d, int shard)
 {
     int64_t k;
-    if (ncf_synthetic(d, 300, 200, 6000, 8, 3) != NCF_OK || ncf_sample_eval_negatives(d, 50, 3) != NCF_OK)
-        return 0;
+    if (ncf_synthetic(d, 300, 200, 6000, 8, 3) != NCF_OK || ncf_sample_eval_negatives(d, 50, 3) != NCF_OK) return 0;
     if (g_weighted) {
         if (!(d->weight = (float *)NCF_MALLOC(sizeof(float) * (size_t)d->num_train))) return 0;
         for (k = 0; k < d->num_train; k++) d->weight[k] = 1 + 0.75f * (float)(k % 5);
@@ -43,7 +42,8 @@ static void test_mpi_shard_counts(void)
     CHECK(mpi_data(&w, 0) && mpi_data(&s, 1));
     CHECK(s.shard.total_train == w.num_train && s.shard.user_lo <= s.shard.user_hi);
     MPI_Allreduce(&s.num_train, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-    CHECKF(total == w.num_train, "%lld positives over the ranks, %lld in the data", (long long)total, (long long)w.num_train);
+    CHECKF(total == w.num_train, "%lld positives over the ranks, %lld in the data", (long long)total,
+           (long long)w.num_train);
     lo_hi[0] = s.shard.user_lo, lo_hi[1] = s.shard.user_hi;
     MPI_Allgather(lo_hi, 2, MPI_INT, all, 2, MPI_INT, MPI_COMM_WORLD);
     for (u = 0; u < g_size; u++) ok &= all[2 * u] == (u ? all[2 * u - 1] : 0);
@@ -57,10 +57,12 @@ static void test_mpi_shard_counts(void)
         int64_t deg = s.user_ptr[u + 1] - s.user_ptr[u];
         if (mine) {
             ok = deg == w.user_ptr[u + 1] - w.user_ptr[u] &&
-                 !memcmp(s.items + s.user_ptr[u], w.items + w.user_ptr[u], sizeof(int32_t) * (size_t)deg) &&
-                 s.test_item[u] == w.test_item[u] && s.val_item[u] == w.val_item[u] &&
-                 !memcmp(s.eval_neg + (size_t)(u - s.shard.user_lo) * 50, w.eval_neg + (size_t)u * 50, 50 * sizeof(int32_t)) &&
-                 !memcmp(s.val_neg + (size_t)(u - s.shard.user_lo) * 50, w.val_neg + (size_t)u * 50, 50 * sizeof(int32_t));
+                !memcmp(s.items + s.user_ptr[u], w.items + w.user_ptr[u], sizeof(int32_t) * (size_t)deg) &&
+                s.test_item[u] == w.test_item[u] && s.val_item[u] == w.val_item[u] &&
+                !memcmp(s.eval_neg + (size_t)(u - s.shard.user_lo) * 50, w.eval_neg + (size_t)u * 50,
+                        50 * sizeof(int32_t)) &&
+                !memcmp(s.val_neg + (size_t)(u - s.shard.user_lo) * 50, w.val_neg + (size_t)u * 50,
+                        50 * sizeof(int32_t));
         } else ok = deg == 0 && s.test_item[u] == -1 && s.val_item[u] == -1;
         if (!ok) break;
     }
@@ -125,7 +127,7 @@ static int mpi_same_as_file(const ncf_model *m, const char *path)
     ncf_model *r = NULL;
     if (ncf_save_mem(m, NCF_SAVE_ADAM, &buf, &len) != NCF_OK) return 0;
     same = ncf_load(&r, path) == NCF_OK && ncf_save_mem(r, NCF_SAVE_ADAM, &ref, &rlen) == NCF_OK && len == rlen &&
-           !memcmp(buf, ref, len);
+        !memcmp(buf, ref, len);
     ncf_free(buf), ncf_free(ref), ncf_model_free(r);
     return same;
 }
@@ -158,7 +160,9 @@ static void same_model_any_ranks(void)
         MPI_Allreduce(&h, &hmax, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
         CHECKF(hmin == hmax, "config %d: the ranks' models differ", which);
         if (g_size == 1) CHECK(ncf_save(m, ref, NCF_SAVE_ADAM) == NCF_OK);
-        else CHECKF(mpi_same_as_file(m, ref), "config %d: %d ranks' model differs from 1 rank's (%s)", which, g_size, ref);
+        else
+            CHECKF(mpi_same_as_file(m, ref), "config %d: %d ranks' model differs from 1 rank's (%s)", which, g_size,
+                   ref);
         ncf_model_free(m), m = NULL;
         if (g_size > 2) { /* resume the 2-rank checkpoint with P ranks */
             CHECKF(ncf_load(&m, ckpt) == NCF_OK, "%s", ncf_error_text());
@@ -204,8 +208,10 @@ static void test_mpi_close_to_one_process(void)
         CHECKF(fabs(la[0] - lb[0]) < 1e-5 * la[0] && fabs(la[1] - lb[1]) < 1e-3 * la[1],
                "config %d: losses %.9f, %.9f in one process, %.9f, %.9f over ranks", which, la[0], la[1], lb[0], lb[1]);
         if (which == 0) {
-            CHECK(ncf_evaluate(a, &w, 10, NCF_SAMPLED, &ma) == NCF_OK && ncf_evaluate(b, &w, 10, NCF_SAMPLED, &mb) == NCF_OK);
-            CHECKF(fabs(ma.hr - mb.hr) <= 0.02 && ma.hr > 0.3, "HR@10 %.4f in one process, %.4f over ranks", ma.hr, mb.hr);
+            CHECK(ncf_evaluate(a, &w, 10, NCF_SAMPLED, &ma) == NCF_OK &&
+                  ncf_evaluate(b, &w, 10, NCF_SAMPLED, &mb) == NCF_OK);
+            CHECKF(fabs(ma.hr - mb.hr) <= 0.02 && ma.hr > 0.3, "HR@10 %.4f in one process, %.4f over ranks", ma.hr,
+                   mb.hr);
         }
         ncf_model_free(a), ncf_model_free(b);
     }
@@ -233,7 +239,8 @@ static void test_mpi_evaluation_exact(void)
             CHECK(ncf_evaluate_opts(m, &w, &o, &one) == NCF_OK);
             CHECKF(ncf_mpi_evaluate(m, &s, &o, MPI_COMM_WORLD, &many) == NCF_OK, "%s", ncf_error_text());
             ok = one.hr == many.hr && one.ndcg == many.ndcg && one.mrr == many.mrr && one.users == many.users;
-            CHECKF(ok, "target %d full %d: one process HR %.17g NDCG %.17g MRR %.17g users %d; ranks %.17g %.17g %.17g %d",
+            CHECKF(ok,
+                   "target %d full %d: one process HR %.17g NDCG %.17g MRR %.17g users %d; ranks %.17g %.17g %.17g %d",
                    target, full, one.hr, one.ndcg, one.mrr, one.users, many.hr, many.ndcg, many.mrr, many.users);
             CHECK(full < 2 || (one.users > 50 && one.users < 200));
             /* whole data on every rank: the ranks split its users evenly, with the same figures */
@@ -261,7 +268,8 @@ static void test_mpi_errors_agree(void)
     CHECK_ERR(ncf_train_epoch(m, &ss, 1, NULL, NULL, NULL), NCF_ERR_ARG, "ncf_mpi_train_epoch");
     if (g_rank == g_size - 1) /* the last rank alone passes a bad model, then bad options */
         CHECK_ERR(ncf_mpi_train_epoch(NULL, &ss, 1, MPI_COMM_WORLD, NULL, NULL, NULL), NCF_ERR_ARG, "NULL model");
-    else CHECK_ERR(ncf_mpi_train_epoch(m, &ss, 1, MPI_COMM_WORLD, NULL, NULL, NULL), NCF_ERR_ARG, "another rank failed");
+    else
+        CHECK_ERR(ncf_mpi_train_epoch(m, &ss, 1, MPI_COMM_WORLD, NULL, NULL, NULL), NCF_ERR_ARG, "another rank failed");
     o.k = g_rank == g_size - 1 ? 0 : 10;
     if (g_rank == g_size - 1) CHECK_ERR(ncf_mpi_evaluate(m, &s, &o, MPI_COMM_WORLD, &met), NCF_ERR_ARG, "k > 0");
     else CHECK_ERR(ncf_mpi_evaluate(m, &s, &o, MPI_COMM_WORLD, &met), NCF_ERR_ARG, "another rank failed");
@@ -312,12 +320,13 @@ static int mpi_bench(void)
     ok = ncf_synthetic(&d, 138493, 26744, 20000263, 16, 1) == NCF_OK;
     c.num_users = d.num_users, c.num_items = d.num_items, B = c.batch_size;
     ok = ok && ncf_model_create(&m, &c) == NCF_OK && ncf_mpi_shard(&d, MPI_COMM_WORLD) == NCF_OK &&
-         ncf_sampler_init(&s, &d, c.num_neg, c.seed) == NCF_OK;
+        ncf_sampler_init(&s, &d, c.num_neg, c.seed) == NCF_OK;
     if (root) /* the 1-rank run and the plain one: their own data and models */
         ok = ok && ncf_synthetic(&d1, 138493, 26744, 20000263, 16, 1) == NCF_OK &&
-             ncf_synthetic(&dw, 138493, 26744, 20000263, 16, 1) == NCF_OK && ncf_model_create(&m1, &c) == NCF_OK &&
-             ncf_model_create(&w, &c) == NCF_OK && ncf_mpi_shard(&d1, MPI_COMM_SELF) == NCF_OK &&
-             ncf_sampler_init(&s1, &d1, c.num_neg, c.seed) == NCF_OK && ncf_sampler_init(&sw, &dw, c.num_neg, c.seed) == NCF_OK;
+            ncf_synthetic(&dw, 138493, 26744, 20000263, 16, 1) == NCF_OK && ncf_model_create(&m1, &c) == NCF_OK &&
+            ncf_model_create(&w, &c) == NCF_OK && ncf_mpi_shard(&d1, MPI_COMM_SELF) == NCF_OK &&
+            ncf_sampler_init(&s1, &d1, c.num_neg, c.seed) == NCF_OK &&
+            ncf_sampler_init(&sw, &dw, c.num_neg, c.seed) == NCF_OK;
     if (!all_ranks_ok(ok)) {
         fprintf(stderr, "bench: %s\n", ncf_error_text());
         MPI_Finalize();
@@ -335,8 +344,9 @@ static int mpi_bench(void)
                 if (round >= 0) bytes += ncf_mpi_bytes_sent(m) - b0;
             } else if (!root) mpi_wait_quietly();
             else {
-                ok = which == 1 ? ncf_mpi_train_examples(m1, &s1, 1, pos[1], n, MPI_COMM_SELF, NULL, NULL, NULL) == NCF_OK
-                                : ncf_train_examples(w, &sw, 1, pos[2], n, NULL, NULL, NULL) == NCF_OK;
+                ok = which == 1
+                    ? ncf_mpi_train_examples(m1, &s1, 1, pos[1], n, MPI_COMM_SELF, NULL, NULL, NULL) == NCF_OK
+                    : ncf_train_examples(w, &sw, 1, pos[2], n, NULL, NULL, NULL) == NCF_OK;
                 mpi_wait_quietly();
             }
             if (round >= 0) rate[which][round] = (double)n / (MPI_Wtime() - t);
@@ -391,7 +401,8 @@ static void test_mpi_sync(void)
     MPI_Allreduce(&h, &hmin, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(&h, &hmax, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
     CHECKF(hmin == hmax, "the ranks' models differ after ncf_mpi_sync");
-    CHECK(ncf_save_mem(m, NCF_SAVE_ADAM, &buf, &len) == NCF_OK && ncf_predict(m, w.raw_user[0], w.raw_item[0], &logit) == NCF_OK);
+    CHECK(ncf_save_mem(m, NCF_SAVE_ADAM, &buf, &len) == NCF_OK &&
+          ncf_predict(m, w.raw_user[0], w.raw_item[0], &logit) == NCF_OK);
     ncf_free(buf);
     ncf_model_free(m);
     ncf_dataset_free(&w), ncf_dataset_free(&s);
@@ -414,7 +425,8 @@ static int mpi_tests(const char *dir)
     MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank), MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     g_mpi_dir = dir;
-    if (g_rank == 0) printf("ncf.h %s MPI tests, %d ranks, %d threads each\n", ncf_version(), g_size, ncf_get_threads());
+    if (g_rank == 0)
+        printf("ncf.h %s MPI tests, %d ranks, %d threads each\n", ncf_version(), g_size, ncf_get_threads());
     for (i = 0; i < (int)(sizeof MPI_TESTS / sizeof *MPI_TESTS); i++) {
         int before = g_failed_checks, bad;
         long live = g_alloc_live;

@@ -36,6 +36,8 @@ wasm)
         need="$need libclang-rt-14-dev-wasm32" ;;
 web) # make web-test: Chromium, and node and npm for playwright-core
     want chromium chromium; want node nodejs; want npm npm ;;
+format) # make format, make format-check: clang-format (14, as Debian 12 has it)
+    want clang-format clang-format ;;
 analyze) # make analyze: cppcheck, clang's analyzer and clang-tidy
     want cppcheck cppcheck; want clang clang; want clang-tidy clang-tidy ;;
 fuzz) # libFuzzer's runtime is only a Recommends of clang's packages

@@ -44,13 +44,14 @@ int main(void)
     if (ncf_synthetic(&d, 6040, 3706, 1000209, 16, 1) != NCF_OK || ncf_sample_eval_negatives(&d, 99, 1) != NCF_OK)
         return fprintf(stderr, "%s\n", ncf_error_text()), 1;
     c.num_users = d.num_users, c.num_items = d.num_items;
-    if (ncf_model_create(&m, &c) != NCF_OK || ncf_model_set_ids(m, &d) != NCF_OK) return fprintf(stderr, "%s\n", ncf_error_text()), 1;
+    if (ncf_model_create(&m, &c) != NCF_OK || ncf_model_set_ids(m, &d) != NCF_OK)
+        return fprintf(stderr, "%s\n", ncf_error_text()), 1;
     ncf_set_threads(1);
     for (r = 0; r < ROUNDS; r++) {
         double t0 = now_s();
         for (k = 0; k < CALLS; k++)
-            if (ncf_recommend_index(m, (int)(((uint64_t)(r * CALLS + k) * 2654435761u) % (uint64_t)d.num_users), &o, items,
-                                    NULL) != 10)
+            if (ncf_recommend_index(m, (int)(((uint64_t)(r * CALLS + k) * 2654435761u) % (uint64_t)d.num_users), &o,
+                                    items, NULL) != 10)
                 return fprintf(stderr, "%s\n", ncf_error_text()), 1;
         top[r] = (now_s() - t0) / CALLS;
     }

@@ -216,7 +216,10 @@ int main(int argc, char **argv)
     char id[NCF_MAX_ID_BYTES + 1], given[1024];
     int u, users = argc > 2 ? atoi(argv[2]) : 16;
     size_t l, k;
-    if (argc < 2 || !(f = fopen(argv[1], "rb"))) { fprintf(stderr, "usage: host MODEL.ncf [USERS [ITEMS]]\n"); return 2; }
+    if (argc < 2 || !(f = fopen(argv[1], "rb"))) {
+        fprintf(stderr, "usage: host MODEL.ncf [USERS [ITEMS]]\n");
+        return 2;
+    }
     fseek(f, 0, SEEK_END), len = ftell(f), fseek(f, 0, SEEK_SET);
     buf = web_alloc((size_t)len);
     if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len) return 1;

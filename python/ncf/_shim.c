@@ -39,8 +39,8 @@ PY_EXPORT ncf_dataset *ncfpy_load(const char *path, const char *buf, size_t len,
                                   int min_item_ratings, int weighting, double alpha, unsigned long long seed,
                                   const char *strength_col, int header, int time_col, int eval_negatives)
 {
-    ncf_load_opts o = py_load_opts(holdout, fraction, cutoff, validation, min_rating, sep, min_ratings, min_item_ratings,
-                                   weighting, alpha, seed, strength_col);
+    ncf_load_opts o = py_load_opts(holdout, fraction, cutoff, validation, min_rating, sep, min_ratings,
+                                   min_item_ratings, weighting, alpha, seed, strength_col);
     ncf_dataset *d = (ncf_dataset *)calloc(1, sizeof *d);
     int rc;
     if (!d) return NULL;
@@ -55,7 +55,10 @@ PY_EXPORT ncf_dataset *ncfpy_load(const char *path, const char *buf, size_t len,
         o.header = header;
         rc = ncf_load_dataset(d, path, &o);
     }
-    if (rc != NCF_OK) { free(d); return NULL; }
+    if (rc != NCF_OK) {
+        free(d);
+        return NULL;
+    }
     return d;
 }
 
@@ -78,7 +81,8 @@ PY_EXPORT void ncfpy_dataset_info(const ncf_dataset *d, double *out)
     out[4] = (double)val, out[5] = (double)r->interactions, out[6] = r->users_read, out[7] = r->items_read;
     out[8] = (double)r->duplicates, out[9] = (double)r->below_min_rating, out[10] = r->users_few_ratings;
     out[11] = r->items_few_item_ratings, out[12] = r->users_every_item, out[13] = r->holdout;
-    out[14] = r->users_only_held_out, out[15] = r->items_only_held_out, out[16] = r->weight_min, out[17] = r->weight_max;
+    out[14] = r->users_only_held_out, out[15] = r->items_only_held_out, out[16] = r->weight_min,
+    out[17] = r->weight_max;
     out[18] = d->test_ptr != NULL;
 }
 
@@ -101,12 +105,19 @@ PY_EXPORT ncf_model *ncfpy_model_create(const ncf_dataset *d, int type, int fact
     if (init_sd > 0) c.init_sd = (float)init_sd;
     c.seed = seed, c.optimizer = (ncf_optimizer)optimizer;
     if (ncf_model_create(&m, &c) != NCF_OK) return NULL;
-    if (ncf_model_set_ids(m, d) != NCF_OK) { ncf_model_free(m); return NULL; }
+    if (ncf_model_set_ids(m, d) != NCF_OK) {
+        ncf_model_free(m);
+        return NULL;
+    }
     return m;
 }
 
 typedef int (*py_progress)(void *user, long long epoch, long long done, long long total, double loss);
-typedef struct { py_progress fn; long long epoch, last; int stop; } py_cb;
+typedef struct {
+    py_progress fn;
+    long long epoch, last;
+    int stop;
+} py_cb;
 
 /* (an epoch begins where the examples done fall back) */
 static void py_on_progress(void *user, int64_t done, int64_t total, double loss)
@@ -166,7 +177,10 @@ static void py_trial_row(const ncf_tune_report *r, int i, int metric, double *x)
 /* Hears each run of a search as it ends (row; NULL before the first) and the next as it starts
    (trial -1 at the end). */
 typedef void (*py_tune_progress)(void *user, const double *row, int trial, int rung, int epochs, double planned);
-typedef struct { py_tune_progress fn; int heard, metric; } py_tune_cb;
+typedef struct {
+    py_tune_progress fn;
+    int heard, metric;
+} py_tune_cb;
 
 static void py_on_tune(void *user, const ncf_tune_report *so_far, const ncf_trial *next)
 {
@@ -198,7 +212,10 @@ PY_EXPORT ncf_tune_report *ncfpy_tune(const ncf_dataset *d, double budget, unsig
     if (max_epochs > 0) o.max_epochs = max_epochs;
     if (patience >= 0) o.patience = patience;
     o.progress = fn ? py_on_tune : NULL, o.user = &cb;
-    if (ncf_tune(d, &o, r) != NCF_OK) { free(r); return NULL; }
+    if (ncf_tune(d, &o, r) != NCF_OK) {
+        free(r);
+        return NULL;
+    }
     return r;
 }
 
@@ -231,7 +248,8 @@ PY_EXPORT void ncfpy_tune_free(ncf_tune_report *r)
 
 /* Figures at each of ks (10 numbers each: hr, ndcg, mrr, recall, precision, map, coverage,
    popularity, users, k); m NULL: popularity's. */
-PY_EXPORT int ncfpy_evaluate(ncf_model *m, const ncf_dataset *d, int target, int full, const int *ks, int nk, double *out)
+PY_EXPORT int ncfpy_evaluate(ncf_model *m, const ncf_dataset *d, int target, int full, const int *ks, int nk,
+                             double *out)
 {
     ncf_eval_opts o = ncf_eval_opts_default();
     ncf_metrics r[NCF_MAX_KS];
@@ -254,9 +272,9 @@ PY_EXPORT ncf_model *ncfpy_load_model(const char *path)
 }
 
 /* One user's list (u an index, or -1 with rows given: a folded-in user). */
-PY_EXPORT int ncfpy_recommend(const ncf_model *m, int u, const float *row, int k, int exclude_rated, const int32_t *allow,
-                              int num_allow, const int32_t *deny, int num_deny, int probabilities, int32_t *items,
-                              float *scores)
+PY_EXPORT int ncfpy_recommend(const ncf_model *m, int u, const float *row, int k, int exclude_rated,
+                              const int32_t *allow, int num_allow, const int32_t *deny, int num_deny, int probabilities,
+                              int32_t *items, float *scores)
 {
     ncf_rec_opts o = ncf_rec_opts_default();
     o.k = k, o.exclude_rated = exclude_rated, o.allow = allow, o.num_allow = allow ? num_allow : 0;
@@ -324,4 +342,3 @@ PY_EXPORT double ncfpy_time_recommend(const ncf_model *m, const int32_t *users, 
 #endif
     return t1 - t0;
 }
-
