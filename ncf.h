@@ -1009,8 +1009,9 @@ NCFDEF int ncf_evaluate(const ncf_model *m, const ncf_dataset *data, int k, int 
    rank holds whole groups: their users' positives and eval items, and the only current copy of
    their embedding rows. Items and the dense layers are on every rank, the same everywhere. A
    step's batch is the single-process batch; each rank runs its users' examples of it. The
-   gradients are summed group by group in a fixed order, the partial sums passed from rank to
-   rank, so the model comes out the same bit for bit for any number of ranks up to
+   gradients are summed group by group, the groups' sums folded as a fixed binary tree whose
+   pairs on two ranks are one message, so the model comes out the same bit for bit for any
+   number of ranks up to
    NCF_MPI_GROUPS (it is not ncf_train_epoch's, which sums the batch in one run). Every function
    here is collective: all ranks of comm call it, and all return the same status (a rank that
    did not fail reports that another did). */
@@ -10733,10 +10734,12 @@ NCFDEF int ncf_model_read_file(const char *path, void **buf, size_t *len)
    1. each rank draws the batch's examples of its users and orders them by group (by position
       within one), and runs them forward and backward;
    2. the dense gradient of each group is summed from zero over its examples in order, and the
-      groups are folded in order, g = ((0 + g_0) + g_1) + ..., the running sum passed from rank
-      r to r + 1 and the last rank's broadcast; the item rows the same, as (item, sum) records
-      of the items the batch touched; the loss by group too. Since the groups and the fold do
-      not move with P, neither does the model;
+      groups are folded as a fixed binary tree, ((g_0 + g_1) + (g_2 + g_3)) + ..., a node's sum
+      kept by the rank of its first group, a right child on another rank sent to it (log2 G
+      levels, at most one message in and one out a level), and rank 0's root broadcast; the
+      item rows the same, as lists of (item, sum) records of the items the batch touched; the
+      loss by group, in group order. Since the groups and the tree do not move with P, neither
+      does the model;
    3. every rank applies the same update to the dense layers and the items; each user's row,
       whose examples are all on its rank, is summed and updated there, and travels only when
       ncf_mpi_sync (or the end of ncf_mpi_train_epoch) copies every rank's users to all. */
@@ -10849,12 +10852,15 @@ typedef struct {
     float *ty;
     int32_t *users, *items; /* [B] this rank's examples, by group, by position within one */
     float *labels;
-    int *gstart;      /* [G + 1] where each group's examples begin among them */
-    double *gloss;    /* [G] each group's summed example losses */
-    float *part;      /* [g1 - g0][Dn]: each own group's dense gradient */
-    float *pval;      /* [B][D]: each (item, group) partial sum of an item's gradients */
-    int *pn, *pcount; /* [B]: partials of a distinct item; [B] examples in each partial */
-    uint8_t *msg[2];  /* item records: in and out */
+    int *gstart;           /* [G + 1] where each group's examples begin among them */
+    double *gloss;         /* [G] each group's summed example losses */
+    float *part;           /* [g1 - g0][Dn]: each own group's dense gradient */
+    float *pval;           /* [B][D]: each (item, group) partial sum of an item's gradients */
+    int *pn, *pcount, *pg; /* [B]: partials of a distinct item; [B] examples and group of each partial */
+    float *rbuf;           /* [Dn] a dense sum received */
+    uint8_t *list[2];      /* [B] item records: each own tree node's list, sorted by item; the next level's */
+    int loff[NCF_MPI_GROUPS], llen[NCF_MPI_GROUPS]; /* node a's list: list[0] + loff[a], llen[a] records */
+    uint8_t *msg[2];                                /* item records: a list received; the root's */
     size_t msg_cap;
     int *counts, *displs; /* [P] */
     int64_t *bytes;
@@ -10882,6 +10888,10 @@ static void ncf__mpi_free(ncf__mpi *c)
     NCF_FREE(c->pval);
     NCF_FREE(c->pn);
     NCF_FREE(c->pcount);
+    NCF_FREE(c->pg);
+    NCF_FREE(c->rbuf);
+    NCF_FREE(c->list[0]);
+    NCF_FREE(c->list[1]);
     NCF_FREE(c->msg[0]);
     NCF_FREE(c->msg[1]);
     NCF_FREE(c->counts);
@@ -10904,13 +10914,15 @@ static int ncf__mpi_alloc(ncf__mpi *c, ncf_model *m, const ncf_dataset *d, MPI_C
     c->gstart = NCF__NEW(int, G + 1), c->gloss = NCF__NEW(double, G);
     c->part = NCF__NEW(float, (size_t)(c->g1 - c->g0) * c->Dn + 1);
     c->pval = NCF__NEW(float, (size_t)B * c->D), c->pn = NCF__NEW(int, B), c->pcount = NCF__NEW(int, B);
+    c->pg = NCF__NEW(int, B), c->rbuf = NCF__NEW(float, (size_t)c->Dn + 1);
     c->msg_cap = (size_t)B * ncf__rec_size(c);
     c->msg[0] = NCF__NEW(uint8_t, c->msg_cap), c->msg[1] = NCF__NEW(uint8_t, c->msg_cap);
+    c->list[0] = NCF__NEW(uint8_t, c->msg_cap), c->list[1] = NCF__NEW(uint8_t, c->msg_cap);
     c->counts = NCF__NEW(int, c->P), c->displs = NCF__NEW(int, c->P);
     c->bytes = &m->scratch->mpi.bytes;
     if (!c->bu || !c->bi || !c->by || !c->own || !c->tu || !c->ti || !c->ty || !c->users || !c->items || !c->labels ||
-        !c->gstart || !c->gloss || !c->part || !c->pval || !c->pn || !c->pcount || !c->msg[0] || !c->msg[1] ||
-        !c->counts || !c->displs)
+        !c->gstart || !c->gloss || !c->part || !c->pval || !c->pn || !c->pcount || !c->pg || !c->rbuf || !c->list[0] ||
+        !c->list[1] || !c->msg[0] || !c->msg[1] || !c->counts || !c->displs)
         return ncf__fail(NCF_ERR_NOMEM, "ncf_mpi_train_epoch: out of memory for a batch of %d", B);
     return NCF_OK;
 }
@@ -10960,6 +10972,7 @@ static void ncf__item_partials(ncf__mpi *c, ncf_model *m, int n, int q)
             while (row >= c->gstart[g + 1]) g++;
             v = c->pval + (size_t)(s->batch.istart[q] + np) * c->D;
             memset(v, 0, sizeof(float) * (size_t)c->D);
+            c->pg[s->batch.istart[q] + np] = g;
             c->pcount[s->batch.istart[q] + np++] = 0;
         }
         c->pcount[s->batch.istart[q] + np - 1]++;
@@ -11006,26 +11019,59 @@ static void ncf__mpi_compute(ncf__mpi *c, ncf_model *m, const ncf__batch *bt, in
         for (c->gloss[g] = 0, b = c->gstart[g]; b < c->gstart[g + 1]; b++) c->gloss[g] += s->batch.ex_loss[b];
 }
 
-/* 2a. The dense gradient: the running sum from rank r - 1, plus this rank's groups in order,
-   to rank r + 1; the last rank's to all. Into m->grads, with the layers' L2 terms. */
+/* The rank holding group g: the r with G*r/P <= g < G*(r+1)/P. */
+static int ncf__group_rank(const ncf__mpi *c, int g)
+{
+    int r = 0;
+    while ((int64_t)NCF_MPI_GROUPS * (r + 1) / c->P <= g) r++;
+    return r;
+}
+
+/* Level l of the fold tree pairs node a (a multiple of 2^(l+1): groups [a, a + 2^l)) with node
+   b = a + 2^l, the sum of a pair being left + right; a node's sum lives on the rank of its
+   first group. The pair's ranks: *left, and *right (-1 when b is past the last group). */
+static void ncf__fold_pair(const ncf__mpi *c, int a, int step, int *left, int *right)
+{
+    *left = ncf__group_rank(c, a);
+    *right = a + step < NCF_MPI_GROUPS ? ncf__group_rank(c, a + step) : -1;
+}
+
+/* 2a. The dense gradient: the groups' sums folded as a fixed binary tree over the groups (pairs,
+   then pairs of pairs, ...), a right child that lives on another rank sent to its left one's,
+   so a rank waits on at most log2(G) messages in turn whatever P; rank 0's root to all. Into
+   m->grads, with the layers' L2 terms. */
 static int ncf__mpi_dense(ncf__mpi *c, ncf_model *m)
 {
-    float *g = m->grads + m->scratch->emb_params;
-    int k, l, i;
-    if (c->rank > 0) {
-        if (MPI_Recv(g, c->Dn, MPI_FLOAT, c->rank - 1, NCF__MPI_TAG_DENSE, c->comm, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            return 0;
-    } else memset(g, 0, sizeof(float) * (size_t)c->Dn);
-    for (k = 0; k < c->g1 - c->g0; k++) {
-        const float *p = c->part + (size_t)k * c->Dn;
-        for (i = 0; i < c->Dn; i++) g[i] += p[i];
+    float *g = m->grads + m->scratch->emb_params, *into;
+    int a, l, step, left, right, nrq;
+    size_t i, Dn = (size_t)c->Dn;
+    MPI_Request rq[2];
+    for (l = 0, step = 1; step < NCF_MPI_GROUPS; l++, step *= 2) {
+        into = NULL, nrq = 0;
+        for (a = 0; a < NCF_MPI_GROUPS; a += 2 * step) {
+            ncf__fold_pair(c, a, step, &left, &right);
+            if (left == c->rank && right == c->rank) {
+                float *pa = c->part + (size_t)(a - c->g0) * Dn, *pb = pa + (size_t)step * Dn;
+                for (i = 0; i < Dn; i++) pa[i] += pb[i];
+            } else if (left == c->rank && right >= 0) {
+                if (MPI_Irecv(c->rbuf, c->Dn, MPI_FLOAT, right, NCF__MPI_TAG_DENSE + l, c->comm, &rq[nrq++]) !=
+                    MPI_SUCCESS)
+                    return 0;
+                into = c->part + (size_t)(a - c->g0) * Dn;
+            } else if (right == c->rank) {
+                if (MPI_Isend(c->part + (size_t)(a + step - c->g0) * Dn, c->Dn, MPI_FLOAT, left, NCF__MPI_TAG_DENSE + l,
+                              c->comm, &rq[nrq++]) != MPI_SUCCESS)
+                    return 0;
+                *c->bytes += (int64_t)4 * c->Dn;
+            }
+        }
+        if (nrq && MPI_Waitall(nrq, rq, MPI_STATUSES_IGNORE) != MPI_SUCCESS) return 0;
+        if (into)
+            for (i = 0; i < Dn; i++) into[i] += c->rbuf[i];
     }
-    if (c->rank < c->P - 1) {
-        if (MPI_Send(g, c->Dn, MPI_FLOAT, c->rank + 1, NCF__MPI_TAG_DENSE, c->comm) != MPI_SUCCESS) return 0;
-        *c->bytes += (int64_t)4 * c->Dn;
-    }
-    if (MPI_Bcast(g, c->Dn, MPI_FLOAT, c->P - 1, c->comm) != MPI_SUCCESS) return 0;
-    if (c->rank == c->P - 1 && c->P > 1) *c->bytes += (int64_t)4 * c->Dn;
+    if (c->rank == 0) memcpy(g, c->part, sizeof(float) * Dn);
+    if (MPI_Bcast(g, c->Dn, MPI_FLOAT, 0, c->comm) != MPI_SUCCESS) return 0;
+    if (c->rank == 0 && c->P > 1) *c->bytes += (int64_t)4 * c->Dn;
     for (l = 1; l <= m->scratch->nd; l++)
         if (m->cfg.mlp_reg[l] > 0) {
             float two_r = 2.0f * m->cfg.mlp_reg[l], *gw = ncf__grad_of(m, m->w[l]);
@@ -11035,64 +11081,104 @@ static int ncf__mpi_dense(ncf__mpi *c, ncf_model *m)
     return 1;
 }
 
-/* Appends an item record to out: the one from `in` (NULL: zeros) plus this rank's partials
-   of its distinct item q (q < 0: none). */
-static uint8_t *ncf__put_record(ncf__mpi *c, ncf_model *m, uint8_t *out, const uint8_t *in, int q)
-{
-    const struct ncf__scratch *s = m->scratch;
-    int32_t head[2] = {0, 0};
-    float *v = (float *)(void *)(out + NCF__REC_HEAD);
-    int j, d;
-    if (in) memcpy(head, in, sizeof head), memcpy(v, in + NCF__REC_HEAD, sizeof(float) * (size_t)c->D);
-    else memset(v, 0, sizeof(float) * (size_t)c->D);
-    if (q >= 0) {
-        head[0] = (int32_t)(s->batch.ikey[s->batch.istart[q]] >> 32);
-        for (j = 0; j < c->pn[q]; j++) {
-            const float *p = c->pval + (size_t)(s->batch.istart[q] + j) * c->D;
-            for (d = 0; d < c->D; d++) v[d] += p[d];
-            head[1] += c->pcount[s->batch.istart[q] + j];
-        }
-    }
-    memcpy(out, head, sizeof head);
-    return out + ncf__rec_size(c);
-}
-
-/* 2b. The items' gradients: records sorted by item from rank r - 1, merged with this rank's
-   partials (an item in both: the running sum first), to rank r + 1; the last rank's to all.
-   Returns the records' count, or -1 when MPI failed. */
-static int ncf__mpi_items(ncf__mpi *c, ncf_model *m)
+/* Each own group's item records, sorted by item, in list[0]: the (item, group) partials of
+   this rank's examples. */
+static void ncf__group_records(ncf__mpi *c, const ncf_model *m)
 {
     const struct ncf__scratch *s = m->scratch;
     size_t R = ncf__rec_size(c);
-    const uint8_t *in = c->msg[0], *in_end = c->msg[0];
-    uint8_t *out = c->msg[1];
-    int q, nout, cnt = 0;
-    if (c->rank > 0) {
-        MPI_Status st;
-        if (MPI_Recv(c->msg[0], (int)c->msg_cap, MPI_BYTE, c->rank - 1, NCF__MPI_TAG_ROWS, c->comm, &st) !=
-                MPI_SUCCESS ||
-            MPI_Get_count(&st, MPI_BYTE, &cnt) != MPI_SUCCESS)
-            return -1;
-        in_end = c->msg[0] + cnt;
+    int q, j, g, at = 0, fill[NCF_MPI_GROUPS];
+    for (g = c->g0; g < c->g1; g++) c->llen[g] = 0;
+    for (q = 0; q < s->batch.nitem; q++)
+        for (j = 0; j < c->pn[q]; j++) c->llen[c->pg[s->batch.istart[q] + j]]++;
+    for (g = c->g0; g < c->g1; at += c->llen[g++]) c->loff[g] = at, fill[g] = at;
+    for (q = 0; q < s->batch.nitem; q++)
+        for (j = 0; j < c->pn[q]; j++) {
+            int p = s->batch.istart[q] + j;
+            uint8_t *rec = c->list[0] + (size_t)fill[c->pg[p]]++ * R;
+            int32_t head[2];
+            head[0] = (int32_t)(s->batch.ikey[s->batch.istart[q]] >> 32), head[1] = c->pcount[p];
+            memcpy(rec, head, sizeof head);
+            memcpy(rec + NCF__REC_HEAD, c->pval + (size_t)p * c->D, sizeof(float) * (size_t)c->D);
+        }
+}
+
+/* out = the records of x and y (each sorted by item) merged, an item in both summed x + y;
+   returns the count. */
+static int ncf__merge_records(const ncf__mpi *c, uint8_t *out, const uint8_t *x, int nx, const uint8_t *y, int ny)
+{
+    size_t R = ncf__rec_size(c);
+    int i = 0, j = 0, n = 0, d;
+    for (; i < nx || j < ny; n++) {
+        int32_t hx[2] = {INT32_MAX, 0}, hy[2] = {INT32_MAX, 0};
+        if (i < nx) memcpy(hx, x + (size_t)i * R, sizeof hx);
+        if (j < ny) memcpy(hy, y + (size_t)j * R, sizeof hy);
+        if (hx[0] != hy[0]) {
+            memcpy(out + (size_t)n * R, hx[0] < hy[0] ? x + (size_t)i++ * R : y + (size_t)j++ * R, R);
+            continue;
+        }
+        { /* (both) */
+            float *v = (float *)(void *)(out + (size_t)n * R + NCF__REC_HEAD);
+            const float *w = (const float *)(const void *)(y + (size_t)j++ * R + NCF__REC_HEAD);
+            memcpy(out + (size_t)n * R, x + (size_t)i++ * R, R);
+            for (d = 0; d < c->D; d++) v[d] += w[d];
+            hx[1] += hy[1];
+            memcpy(out + (size_t)n * R, hx, sizeof hx);
+        }
     }
-    for (q = 0; q <= s->batch.nitem; q++) {
-        int32_t item = q < s->batch.nitem ? (int32_t)(s->batch.ikey[s->batch.istart[q]] >> 32) : INT32_MAX, head = 0;
-        while (in < in_end && (memcpy(&head, in, sizeof head), head < item))
-            out = ncf__put_record(c, m, out, in, -1), in += R;
-        if (q == s->batch.nitem) break;
-        if (in < in_end && head == item) out = ncf__put_record(c, m, out, in, q), in += R;
-        else out = ncf__put_record(c, m, out, NULL, q);
+    return n;
+}
+
+/* 2b. The items' gradients: each group's (item, sum) records folded by the dense gradient's
+   tree, lists merged by item; rank 0's root to all, in msg[1]. A level's lists cover disjoint
+   groups, so together they hold at most a batch of records. Returns the records' count, or -1
+   when MPI failed. */
+static int ncf__mpi_items(ncf__mpi *c, const ncf_model *m)
+{
+    size_t R = ncf__rec_size(c);
+    int a, l, step, left, right, nrq, got = 0, w, nout;
+    MPI_Request rq[2];
+    MPI_Status st[2];
+    ncf__group_records(c, m);
+    for (l = 0, step = 1; step < NCF_MPI_GROUPS; l++, step *= 2) {
+        uint8_t *t;
+        int recv_at = -1;
+        for (a = 0, nrq = 0; a < NCF_MPI_GROUPS; a += 2 * step) {
+            ncf__fold_pair(c, a, step, &left, &right);
+            if (left == c->rank && right >= 0 && right != c->rank) {
+                if (MPI_Irecv(c->msg[0], (int)c->msg_cap, MPI_BYTE, right, NCF__MPI_TAG_ROWS + l, c->comm, &rq[nrq]) !=
+                    MPI_SUCCESS)
+                    return -1;
+                recv_at = nrq++;
+            } else if (left != c->rank && right == c->rank) {
+                int n = c->llen[a + step];
+                if (MPI_Isend(c->list[0] + (size_t)c->loff[a + step] * R, (int)(n * R), MPI_BYTE, left,
+                              NCF__MPI_TAG_ROWS + l, c->comm, &rq[nrq++]) != MPI_SUCCESS)
+                    return -1;
+                *c->bytes += (int64_t)(n * R);
+            }
+        }
+        if (nrq && MPI_Waitall(nrq, rq, st) != MPI_SUCCESS) return -1;
+        if (recv_at >= 0 && MPI_Get_count(&st[recv_at], MPI_BYTE, &got) != MPI_SUCCESS) return -1;
+        for (a = 0, w = 0; a < NCF_MPI_GROUPS; a += 2 * step) { /* this level's sums, into list[1] */
+            const uint8_t *y = NULL;
+            int ny = 0, at = w;
+            ncf__fold_pair(c, a, step, &left, &right);
+            if (left != c->rank) continue;
+            if (right == c->rank) y = c->list[0] + (size_t)c->loff[a + step] * R, ny = c->llen[a + step];
+            else if (right >= 0) y = c->msg[0], ny = (int)((size_t)got / R);
+            w += ncf__merge_records(c, c->list[1] + (size_t)w * R, c->list[0] + (size_t)c->loff[a] * R, c->llen[a], y,
+                                    ny);
+            c->loff[a] = at, c->llen[a] = w - at;
+        }
+        t = c->list[0], c->list[0] = c->list[1], c->list[1] = t;
     }
-    nout = (int)((size_t)(out - c->msg[1]) / R);
-    if (c->rank < c->P - 1) {
-        if (MPI_Send(c->msg[1], (int)(nout * R), MPI_BYTE, c->rank + 1, NCF__MPI_TAG_ROWS, c->comm) != MPI_SUCCESS)
-            return -1;
-        *c->bytes += (int64_t)(nout * R);
-    }
-    if (MPI_Bcast(&nout, 1, MPI_INT, c->P - 1, c->comm) != MPI_SUCCESS ||
-        MPI_Bcast(c->msg[1], (int)(nout * R), MPI_BYTE, c->P - 1, c->comm) != MPI_SUCCESS)
+    nout = c->rank == 0 ? c->llen[0] : 0;
+    if (c->rank == 0) memcpy(c->msg[1], c->list[0] + (size_t)c->loff[0] * R, (size_t)nout * R);
+    if (MPI_Bcast(&nout, 1, MPI_INT, 0, c->comm) != MPI_SUCCESS ||
+        MPI_Bcast(c->msg[1], (int)(nout * R), MPI_BYTE, 0, c->comm) != MPI_SUCCESS)
         return -1;
-    if (c->rank == c->P - 1 && c->P > 1) *c->bytes += (int64_t)(nout * R);
+    if (c->rank == 0 && c->P > 1) *c->bytes += (int64_t)(nout * R);
     return nout;
 }
 
