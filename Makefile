@@ -10,7 +10,7 @@
 #   make device             the device example on Cortex-M4F, Cortex-M0, RV32IMAC and RV32IMAFC under qemu
 #   make demo-mpi           the demo over MPI ranks: mpirun -np P ./demo-mpi --data ...
 #   make test-mpi           the MPI tests on 1-4 ranks, and demo-mpi against the demo
-#   make bench-mpi          training on 2 ranks against 1, one thread each
+#   make bench-mpi          training on 2 ranks against 1, one thread each; 1, 2, 4 ranks' steps and memory
 #   make paper-f8 NCF_DATA=DIR   the paper's pre-training recipe (also f16, f32, f64)
 #   make coverage           the suite built with gcov: the share of ncf.h's lines it runs
 #   make analyze            cppcheck, clang's analyzer and clang-tidy on the library: no new finding
@@ -454,11 +454,15 @@ test-mpi: demo | $(BUILD)
 # Training over 2 ranks of one thread each against rank 0 alone and against one process
 # without MPI (the MLPerf config, lazy Adam, ml-20m-sized synthetic data): 7 rounds in turn
 # in one job, medians, the median of the rounds' ratios, and the bytes a rank sends per step.
+# Then the same training on 1, 2 and 4 ranks (4 share the 2 cores of the project's VM): the
+# time of a step, the bytes a rank sends and each rank's memory, now and at its peak.
 bench-mpi: | $(BUILD)
 	@tests/needs.sh mpi
 	mpicc -DNCF_MPI $(BENCHFLAGS) tests/mpi.c -o $(BUILD)/tests_mpi_bench -lm
 	@grep -m1 'model name' /proc/cpuinfo
 	OMP_NUM_THREADS=1 $(MPIRUN) -np 2 $(BUILD)/tests_mpi_bench --bench | tee $(BUILD)/bench-mpi.jsonl
+	@for p in 1 2 4; do OMP_NUM_THREADS=1 $(MPIRUN) -np $$p $(BUILD)/tests_mpi_bench --scale; done \
+	  | tee -a $(BUILD)/bench-mpi.jsonl
 
 device: demo | $(BUILD)
 	@tests/needs.sh device

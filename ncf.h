@@ -168,6 +168,8 @@
             Scoring a small model at 1.4-1.9x 0.6.1's rate, the same bits: layers 8 and 16 wide run in tiles
             of 12 rows (AVX2) instead of one row's chain, the output layer's sums as one vector, the
             user's half of the first layer once a request, the heap's worst score tested first
+            MPI folds the groups' gradients as a fixed binary tree (log2 G messages in turn, not P - 1):
+            still the same model for any rank count, its last bits not 0.6's
      0.6.1  API: ncf_model_open_verified, for a buffer the firmware verified (no CRC, no value scan)
             No thread-local storage by default on any bare-metal target (RISC-V too)
             The vector tile on WebAssembly only with SIMD (-msimd128)

@@ -1,5 +1,6 @@
 /* tests/mpi.c - the MPI suite (make test-mpi) and its benchmark (make bench-mpi), built with
-   mpicc -DNCF_MPI:  mpirun -np P tests_mpi --tests DIR  |  mpirun -np 2 tests_mpi --bench */
+   mpicc -DNCF_MPI:  mpirun -np P tests_mpi --tests DIR  |  mpirun -np 2 tests_mpi --bench  |
+   mpirun -np P tests_mpi --scale */
 #include "harness.h"
 
 /* ------------------------------------------------------------- MPI tests */
@@ -372,6 +373,72 @@ static int mpi_bench(void)
     return 0;
 }
 
+/* This process's resident set now and at its peak, in MB (Linux; 0 where unknown). */
+static void mpi_memory(double *now_mb, double *peak_mb)
+{
+    struct rusage ru;
+    long size = 0, pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    *now_mb = 0, *peak_mb = 0;
+    if (f) {
+        if (fscanf(f, "%ld %ld", &size, &pages) == 2) *now_mb = (double)pages * (double)sysconf(_SC_PAGESIZE) / 1e6;
+        fclose(f);
+    }
+    if (getrusage(RUSAGE_SELF, &ru) == 0) *peak_mb = (double)ru.ru_maxrss / 1e3;
+}
+
+/* make bench-mpi (mpirun -np P tests_mpi --scale, P = 1, 2, 4): the MLPerf config (lazy Adam)
+   on ml-20m-sized synthetic data, one thread a rank: the median time of a step over 7 windows
+   of 20 steps, the bytes a rank sends per step, and each rank's memory (the most of any rank):
+   resident once the data is sharded and the model made, and at its peak (every rank makes
+   the whole data before it keeps its shard). */
+static int mpi_scale(void)
+{
+    ncf_config c = ncf_config_mlperf();
+    ncf_dataset d;
+    ncf_sampler s;
+    ncf_model *m = NULL;
+    double t[7], now_mb, peak_mb, mem[2];
+    int64_t pos = 0, b0, bytes, steps = 20;
+    int provided, w, ok;
+    MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank), MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    ncf_set_threads(1);
+    ok = ncf_synthetic(&d, 138493, 26744, 20000263, 16, 1) == NCF_OK;
+    c.num_users = d.num_users, c.num_items = d.num_items;
+    ok = ok && ncf_model_create(&m, &c) == NCF_OK && ncf_mpi_shard(&d, MPI_COMM_WORLD) == NCF_OK &&
+        ncf_sampler_init(&s, &d, c.num_neg, c.seed) == NCF_OK &&
+        ncf_mpi_train_examples(m, &s, 1, pos, 5 * (int64_t)c.batch_size, MPI_COMM_WORLD, NULL, NULL, NULL) == NCF_OK;
+    mpi_memory(&now_mb, &peak_mb);
+    if (!all_ranks_ok(ok)) {
+        fprintf(stderr, "scale: %s\n", ncf_error_text());
+        MPI_Finalize();
+        return 1;
+    }
+    pos += 5 * (int64_t)c.batch_size, b0 = ncf_mpi_bytes_sent(m);
+    for (w = 0; w < 7 && ok; w++) {
+        double t0;
+        MPI_Barrier(MPI_COMM_WORLD);
+        t0 = MPI_Wtime();
+        ok = ncf_mpi_train_examples(m, &s, 1, pos, steps * c.batch_size, MPI_COMM_WORLD, NULL, NULL, NULL) == NCF_OK;
+        MPI_Barrier(MPI_COMM_WORLD);
+        t[w] = (MPI_Wtime() - t0) / (double)steps, pos += steps * c.batch_size;
+    }
+    bytes = (ncf_mpi_bytes_sent(m) - b0) / (7 * steps);
+    mem[0] = now_mb, mem[1] = peak_mb;
+    MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, mem, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    qsort(t, 7, sizeof(double), cmp_double);
+    ok = all_ranks_ok(ok);
+    if (g_rank == 0 && ok)
+        printf("{\"case\":\"mpi_scale\",\"ranks\":%d,\"threads_per_rank\":1,\"ms_per_step\":%.2f,\"ex_per_s\":%.0f,"
+               "\"bytes_per_step\":%lld,\"rss_mb\":%.0f,\"peak_rss_mb\":%.0f}\n",
+               g_size, t[3] * 1e3, c.batch_size / t[3], (long long)bytes, mem[0], mem[1]);
+    ncf_model_free(m), ncf_dataset_free(&d);
+    MPI_Finalize();
+    return ok ? 0 : 1;
+}
+
 /* After ncf_mpi_train_examples each rank's copy is current for its own users only: saving,
    serving and one-process evaluation refuse it, the ranks' evaluation works, and ncf_mpi_sync
    makes every copy the same again. */
@@ -447,6 +514,7 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--tests")) return mpi_tests(argv[2]);
     if (argc == 2 && !strcmp(argv[1], "--bench")) return mpi_bench();
-    fprintf(stderr, "usage: mpirun -np P %s --tests DIR | --bench\n", argv[0]);
+    if (argc == 2 && !strcmp(argv[1], "--scale")) return mpi_scale();
+    fprintf(stderr, "usage: mpirun -np P %s --tests DIR | --bench | --scale\n", argv[0]);
     return 2;
 }
