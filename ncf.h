@@ -10746,8 +10746,9 @@ NCFDEF int ncf_model_read_file(const char *path, void **buf, size_t *len)
       whose examples are all on its rank, is summed and updated there, and travels only when
       ncf_mpi_sync (or the end of ncf_mpi_train_epoch) copies every rank's users to all. */
 
-#define NCF__MPI_TAG_DENSE 7301
-#define NCF__MPI_TAG_ROWS 7302
+/* A fold's messages are tagged by kind and tree level (the levels, log2 G, stay under 100). */
+#define NCF__MPI_TAG_DENSE 7300
+#define NCF__MPI_TAG_ROWS 7400
 
 /* Every rank's rc: the first failure if any (a rank that did not fail says another did). */
 static int ncf__mpi_agree(MPI_Comm comm, int rc)
