@@ -170,6 +170,8 @@
             user's half of the first layer once a request, the heap's worst score tested first
             MPI folds the groups' gradients as a fixed binary tree (log2 G messages in turn, not P - 1):
             still the same model for any rank count, its last bits not 0.6's
+            No exit when a user's thread limit leaves no room: a team waits until its probe's threads are
+            released, after every probe (it waited only after a probe that met the limit)
      0.6.1  API: ncf_model_open_verified, for a buffer the firmware verified (no CRC, no value scan)
             No thread-local storage by default on any bare-metal target (RISC-V too)
             The vector tile on WebAssembly only with SIMD (-msimd128)
@@ -1232,9 +1234,10 @@ static int ncf__threads_now(void) { return -1; }
 #endif
 
 /* A thread joined can still count against a limit on a user's threads for a moment (the
-   join returns before the kernel has released it): after a probe that met a limit, wait
-   until its threads are gone, so the team that follows does not meet the limit in their
-   place (OpenMP's runtime exits when it cannot start a thread). */
+   join returns before the kernel has released it): after every probe, wait until its threads
+   are gone, so the team that follows does not meet the limit in their place (OpenMP's
+   runtime exits when it cannot start a thread). A probe that met no limit needs it too: the
+   team may need every thread the limit allows, the probe's included. */
 static void ncf__await_released(int threads_before)
 {
     int tries;
@@ -1251,7 +1254,7 @@ static int ncf__probe_threads(int n)
     pthread_mutex_t gate;
     pthread_attr_t attr;
     size_t stack = ncf__omp_stack_size();
-    int k, short_of, before = ncf__threads_now(), have_attr = stack && pthread_attr_init(&attr) == 0;
+    int k, before = ncf__threads_now(), have_attr = stack && pthread_attr_init(&attr) == 0;
     if (have_attr) pthread_attr_setstacksize(&attr, stack);
     if (pthread_mutex_init(&gate, NULL) != 0) {
         if (have_attr) pthread_attr_destroy(&attr);
@@ -1261,11 +1264,11 @@ static int ncf__probe_threads(int n)
     for (k = 0; k < n && k < NCF__PROBE_MOST; k++)
         if (pthread_create(&t[k], have_attr ? &attr : NULL, ncf__wait_gate, &gate) != 0) break;
     pthread_mutex_unlock(&gate);
-    short_of = k < n, n = k;
+    n = k;
     for (k = 0; k < n; k++) pthread_join(t[k], NULL);
     pthread_mutex_destroy(&gate);
     if (have_attr) pthread_attr_destroy(&attr);
-    if (short_of) ncf__await_released(before);
+    ncf__await_released(before);
     return n;
 }
 
