@@ -9,7 +9,7 @@
 #   make web-test           the page driven in headless Chromium, its answers against the host's
 #   make device             the device example on Cortex-M4F, Cortex-M0, RV32IMAC and RV32IMAFC under qemu
 #   make demo-mpi           the demo over MPI ranks: mpirun -np P ./demo-mpi --data ...
-#   make test-mpi           the MPI tests on 1-4 ranks, and demo-mpi against the demo
+#   make test-mpi           the MPI tests on 1-16 ranks, and demo-mpi against the demo
 #   make bench-mpi          training on 2 ranks against 1, one thread each; 1, 2, 4 ranks' steps and memory
 #   make paper-f8 NCF_DATA=DIR   the paper's pre-training recipe (also f16, f32, f64)
 #   make coverage           the suite built with gcov: the share of ncf.h's lines it runs
@@ -423,8 +423,8 @@ DEVICE_CORES := $(ALL_DEVICE_CORES)
 # rank), each checking its model against 1 rank's bit for bit and resuming a 2-rank
 # checkpoint; 2 ranks of 2 threads; 3 and 5 ranks under ASan+UBSan (leaks are counted by the
 # tests' allocator: Open MPI's own unloaded plugins leave blocks LeakSanitizer cannot name);
-# and a build of 12 groups (a fold tree that is not a power of two) on 1, 2, 5 and 12 ranks. Then
-# tests/mpi_checks.sh runs demo-mpi against the demo.
+# and a build of 12 groups (a fold tree that is not a power of two) on 1, 2, 5 and 12 ranks.
+# Then tests/mpi_checks.sh runs demo-mpi against the demo.
 MPIRUN = mpirun --oversubscribe $(if $(filter 0,$(shell id -u)),--allow-run-as-root)
 MPIDIR = $(BUILD)/mpi
 MPI_SRC = tests/mpi.c tests/harness.h ncf.h
