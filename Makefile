@@ -10,7 +10,7 @@
 #   make device             the device example on Cortex-M4F, Cortex-M0, RV32IMAC and RV32IMAFC under qemu
 #   make demo-mpi           the demo over MPI ranks: mpirun -np P ./demo-mpi --data ...
 #   make test-mpi           the MPI tests on 1-16 ranks, and demo-mpi against the demo
-#   make bench-mpi          training on 2 ranks against 1, one thread each; 1, 2, 4 ranks' steps and memory
+#   make bench-mpi          training on 2 ranks against 1; 1, 2, 4 ranks, model replicated and in shards
 #   make paper-f8 NCF_DATA=DIR   the paper's pre-training recipe (also f16, f32, f64)
 #   make coverage           the suite built with gcov: the share of ncf.h's lines it runs
 #   make analyze            cppcheck, clang's analyzer and clang-tidy on the library: no new finding
@@ -421,7 +421,8 @@ DEVICE_CORES := $(ALL_DEVICE_CORES)
 # MPI (tests/mpi.c, built with Open MPI's mpicc). test-mpi runs the MPI tests on 1 rank (it
 # writes the reference models), then 2, 3 (an uneven split), 4, 5 and 16 (every group its own
 # rank), each checking its model against 1 rank's bit for bit and resuming a 2-rank
-# checkpoint; 2 ranks of 2 threads; 3 and 5 ranks under ASan+UBSan (leaks are counted by the
+# checkpoint, whole on every rank and in shards (each rank its users' rows, saved to the same
+# file byte for byte); 2 ranks of 2 threads; 3 and 5 ranks under ASan+UBSan (leaks are counted by the
 # tests' allocator: Open MPI's own unloaded plugins leave blocks LeakSanitizer cannot name);
 # and a build of 12 groups (a fold tree that is not a power of two) on 1, 2, 5 and 12 ranks.
 # Then tests/mpi_checks.sh runs demo-mpi against the demo.
@@ -454,14 +455,17 @@ test-mpi: demo | $(BUILD)
 # Training over 2 ranks of one thread each against rank 0 alone and against one process
 # without MPI (the MLPerf config, lazy Adam, ml-20m-sized synthetic data): 7 rounds in turn
 # in one job, medians, the median of the rounds' ratios, and the bytes a rank sends per step.
-# Then the same training on 1, 2 and 4 ranks (4 share the 2 cores of the project's VM): the
-# time of a step, the bytes a rank sends and each rank's memory, now and at its peak.
+# Then the same training on 1, 2 and 4 ranks (4 share the 2 cores of the project's VM) on
+# ml-20m's shape with 4x its users and 8x its items (554k users, 214k items, 79M positives),
+# the model replicated on every rank and in shards: the time of a step, the bytes a rank sends
+# and each rank's memory, now and at its peak (about 15 minutes).
 bench-mpi: | $(BUILD)
 	@tests/needs.sh mpi
 	mpicc -DNCF_MPI $(BENCHFLAGS) tests/mpi.c -o $(BUILD)/tests_mpi_bench -lm
 	@grep -m1 'model name' /proc/cpuinfo
 	OMP_NUM_THREADS=1 $(MPIRUN) -np 2 $(BUILD)/tests_mpi_bench --bench | tee $(BUILD)/bench-mpi.jsonl
-	@for p in 1 2 4; do OMP_NUM_THREADS=1 $(MPIRUN) -np $$p $(BUILD)/tests_mpi_bench --scale; done \
+	@for p in 1 2 4; do for model in replicated shards; do \
+	  OMP_NUM_THREADS=1 $(MPIRUN) -np $$p $(BUILD)/tests_mpi_bench --scale $$model 4 8; done; done \
 	  | tee -a $(BUILD)/bench-mpi.jsonl
 
 device: demo | $(BUILD)

@@ -172,6 +172,9 @@
             still the same model for any rank count, its last bits not 0.6's
             No exit when a user's thread limit leaves no room: a team waits until its probe's threads are
             released, after every probe (it waited only after a probe that met the limit)
+            API: ncf_mpi_model_create, ncf_mpi_shard_model, ncf_mpi_save: model shards, each rank holding
+            its users' rows only (the same model bit for bit); rank 0 writes the one-process file from
+            pieces of the ranks' rows
      0.6.1  API: ncf_model_open_verified, for a buffer the firmware verified (no CRC, no value scan)
             No thread-local storage by default on any bare-metal target (RISC-V too)
             The vector tile on WebAssembly only with SIMD (-msimd128)
@@ -1045,6 +1048,29 @@ NCFDEF int ncf_mpi_evaluate(ncf_model *m, const ncf_dataset *shard, const ncf_ev
                             ncf_metrics *out);
 /* The bytes this rank has sent in ncf_mpi_train_examples calls on this model (payload). */
 NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m);
+/* Model shards, for models whose users outgrow a machine: a shard holds this rank's users' rows
+   only (parameters and Adam moments; its cfg.num_users counts them), the items and dense layers
+   whole. It trains and evaluates as a whole model does, to the same bits, and its user rows never
+   leave their rank: ncf_mpi_sync has nothing to copy, and what would read other users' rows
+   (serving, ncf_save, ncf_evaluate, one-process training) refuses it. ncf_mpi_save writes the
+   one-process file; ncf_load reads it back to serve.
+   ncf_mpi_model_create: a new shard, each row as ncf_model_create makes it, from the whole data
+   (before ncf_mpi_shard), whose ids and rated items it keeps for the file. */
+NCFDEF int ncf_mpi_model_create(ncf_model **out, const ncf_config *cfg, const ncf_dataset *data, MPI_Comm comm);
+/* A whole model (created, loaded, grown) made this rank's shard in place: the other users' rows
+   go. data: the whole data or this rank's shard of it. (It holds the whole model meanwhile: to
+   resume from a file on any rank count, ncf_mpi_load reads only this rank's rows.) */
+NCFDEF int ncf_mpi_shard_model(ncf_model *m, const ncf_dataset *data, MPI_Comm comm);
+/* A file (ncf_save's or ncf_mpi_save's, floats) read as this rank's shard: each rank reads the
+   header, ids and rated items, its own users' rows and the items and dense layers, checking the
+   file's CRC as it streams past, so no rank holds the other users' rows (POSIX; elsewhere it
+   reads the whole file, then keeps its rows). data: the whole data or this rank's shard. */
+NCFDEF int ncf_mpi_load(ncf_model **out, const char *path, const ncf_dataset *data, MPI_Comm comm);
+/* ncf_save over the ranks: rank 0 writes path, in the one-process format (any rank count and
+   one process read it). A shard's user rows travel to rank 0 in pieces of 64k floats (256 KB)
+   and are written as they come: no rank holds another's rows whole. A shard refuses
+   NCF_SAVE_INT8 (ncf_load the file and ncf_save it int8). */
+NCFDEF int ncf_mpi_save(const ncf_model *m, const char *path, int flags, MPI_Comm comm);
 #endif
 
 #ifdef __cplusplus
@@ -1090,6 +1116,9 @@ NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m);
 #include <unistd.h>
 #include <dirent.h>
 #include <time.h>
+#if defined(NCF_MPI) && !defined(NCF_INFERENCE_ONLY)
+#include <sys/mman.h> /* ncf_mpi_load: a rank reads its rows of a file, not the whole file */
+#endif
 #define NCF__PID() ((uint64_t)getpid())
 #else
 #define NCF__PID() ((uint64_t)0)
@@ -5154,10 +5183,13 @@ struct ncf__scratch {
     ncf__serving_cache cache;
     ncf__pace pace; /* training: whether its threads pay on this machine now */
     int in_place;   /* parameters, ids and rated items are the caller's buffer */
+    int user0;      /* the user of the user tables' row 0: a model shard's first user, else 0 */
 #ifdef NCF_MPI
     struct {
         int64_t bytes; /* sent by ncf_mpi_train_examples */
-        int stale;     /* trained over ranks: other ranks' users' rows are out of date */
+        int stale;     /* trained over ranks: other ranks' users' rows are out of date (or absent) */
+        int users;     /* a model shard: the whole model's users (0: a whole model) */
+        int user_end;  /* a model shard: the end of its users [user0, user_end) (its rows, or 1 row if none) */
     } mpi;
 #endif
 };
@@ -5172,7 +5204,15 @@ static int ncf__has_ids(const ncf_model *m);
 #else
 #define NCF__MPI_STALE(m) 0
 #endif
-#define NCF__STALE_TEXT "this rank's copy of the model has only its own users' rows up to date (ncf_mpi_sync)"
+/* The users of the whole model: a model shard's cfg.num_users counts only the rows it holds. */
+#if defined(NCF_MPI) && !defined(NCF_INFERENCE_ONLY)
+#define NCF__USERS(m) ((m)->scratch->mpi.users ? (m)->scratch->mpi.users : (m)->cfg.num_users)
+#else
+#define NCF__USERS(m) ((m)->cfg.num_users)
+#endif
+#define NCF__STALE_TEXT \
+    "this rank's copy of the model has only its own users' rows up to date (ncf_mpi_sync; a model shard: " \
+    "ncf_mpi_save, then load the file)"
 
 static void ncf__acts_free(ncf__acts *a)
 {
@@ -5421,16 +5461,18 @@ static int ncf__own_params(ncf_model *m)
 }
 
 #ifndef NCF_INFERENCE_ONLY
-/* Normal(0, sd) or uniform(-lim, lim), element i of tensor t: a pure function of the seed. */
+/* Normal(0, sd) or uniform(-lim, lim), element i of tensor t: a pure function of the seed. A
+   model shard's user tables hold the whole model's rows from user0 on. */
 static void ncf__init_tensor(ncf_model *m, int t, int normal, double scale)
 {
     const ncf_tensor *T = &m->tensors[t];
     float *p = m->params + T->offset;
-    int64_t i, n = (int64_t)T->rows * T->cols;
+    int64_t i, n = (int64_t)T->rows * T->cols,
+               first = t < m->scratch->tables.n ? (int64_t)m->scratch->user0 * T->cols : 0;
     uint64_t key = ncf__hash3(m->cfg.seed, NCF__TAG_INIT, (uint64_t)t);
     NCF__OMP(parallel for schedule(static) num_threads(ncf__team(n > 65536)))
     for (i = 0; i < n; i++) {
-        uint64_t a = ncf__hash3(key, (uint64_t)i, 0), b = ncf__mix64(a);
+        uint64_t a = ncf__hash3(key, (uint64_t)(first + i), 0), b = ncf__mix64(a);
         if (normal) {
             double u1 = ncf__uniform(a), u2 = ncf__uniform(b);
             if (u1 < 1e-300) u1 = 1e-300;
@@ -5441,17 +5483,10 @@ static void ncf__init_tensor(ncf_model *m, int t, int normal, double scale)
     }
 }
 
-NCFDEF int ncf_model_create(ncf_model **out, const ncf_config *cfg)
+/* The initial weights, as the paper's. */
+static void ncf__init_params(ncf_model *m)
 {
-    ncf_model *m;
-    int rc, t;
-    if (!out || !cfg) return ncf__fail(NCF_ERR_ARG, "ncf_model_create: NULL argument");
-    *out = NULL;
-    if ((rc = ncf__model_shell(&m, cfg)) != NCF_OK) return rc;
-    if ((rc = ncf__own_params(m)) != NCF_OK) {
-        ncf_model_free(m);
-        return rc;
-    }
+    int t;
     for (t = 0; t < m->num_tensors; t++) {
         const ncf_tensor *T = &m->tensors[t];
         if (!strncmp(T->name, "gmf_", 4) || !strncmp(T->name, "mlp_", 4))                       /* embeddings */
@@ -5460,6 +5495,20 @@ NCFDEF int ncf_model_create(ncf_model **out, const ncf_config *cfg)
         else if (!strcmp(T->name, "w_out")) ncf__init_tensor(m, t, 0, sqrt(3.0 / T->rows));     /* lecun */
         else ncf__init_tensor(m, t, 0, sqrt(6.0 / (T->rows + T->cols)));                        /* glorot */
     }
+}
+
+NCFDEF int ncf_model_create(ncf_model **out, const ncf_config *cfg)
+{
+    ncf_model *m;
+    int rc;
+    if (!out || !cfg) return ncf__fail(NCF_ERR_ARG, "ncf_model_create: NULL argument");
+    *out = NULL;
+    if ((rc = ncf__model_shell(&m, cfg)) != NCF_OK) return rc;
+    if ((rc = ncf__own_params(m)) != NCF_OK) {
+        ncf_model_free(m);
+        return rc;
+    }
+    ncf__init_params(m);
     *out = m;
     return NCF_OK;
 }
@@ -5469,6 +5518,10 @@ NCFDEF int ncf_model_create(ncf_model **out, const ncf_config *cfg)
 /* A model read in place (ncf_model_open) only serves: its parameters are the caller's. */
 static int ncf__writable(const ncf_model *m, const char *what)
 {
+#ifdef NCF_MPI
+    if (m->scratch->mpi.users)
+        return ncf__fail(NCF_ERR_ARG, "%s: a model shard only trains over its ranks (ncf_mpi_train_epoch)", what);
+#endif
     if (!m->scratch->in_place) return NCF_OK;
     return ncf__fail(NCF_ERR_ARG,
                      "%s: the model is read in place (ncf_model_open) and only serves; "
@@ -6925,12 +6978,13 @@ static void ncf__score_user(const ncf_model *m, const float *proj, int u, const 
 {
     const struct ncf__scratch *s = m->scratch;
     const int *L = m->cfg.layers;
-    const float *gu = !s->F ? NULL : urow ? urow : ncf__emb_row(&s->tables.tab[s->tables.gmf], 0, u, e->urow);
-    float ub = urow ? urow[s->F + s->H] : m->user_bias ? m->user_bias[u] : 0.0f;
+    int ur = u - s->user0; /* (a model shard's row of user u) */
+    const float *gu = !s->F ? NULL : urow ? urow : ncf__emb_row(&s->tables.tab[s->tables.gmf], 0, ur, e->urow);
+    float ub = urow ? urow[s->F + s->H] : m->user_bias ? m->user_bias[ur] : 0.0f;
     int j, d, l, cur = 0;
     if (s->H) {
         int L1 = L[1], H = s->H;
-        const float *hu = urow ? urow + s->F : ncf__emb_row(&s->tables.tab[s->tables.mlp], 0, u, e->urow + s->F);
+        const float *hu = urow ? urow + s->F : ncf__emb_row(&s->tables.tab[s->tables.mlp], 0, ur, e->urow + s->F);
         if (!same_user) ncf__gemm_rows(e->pu, L1, hu, 0, 1, m->w[1], L1, m->b[1], 0, 1, L1, H, 0);
         if (!proj) { /* the items' rows gathered, then their half of the first layer */
             for (j = 0; j < n; j++) {
@@ -7025,12 +7079,12 @@ static int ncf__eval_args(const ncf_model *m, const ncf_dataset *data, const ncf
     int nneg;
     if (!m || !data || !data->user_ptr || !out || !o || o->k <= 0)
         return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: need a model, a loaded dataset, an output and k > 0");
-    if (data->num_users != m->cfg.num_users ||
+    if (data->num_users != NCF__USERS(m) ||
         data->num_items != m->cfg.num_items) /* (full ranking ranks the data's catalogue) */
         return ncf__fail(NCF_ERR_ARG,
                          "ncf_evaluate: the data has %d users and %d items, the model %d and %d: not the "
                          "data it was trained on",
-                         data->num_users, data->num_items, m->cfg.num_users, m->cfg.num_items);
+                         data->num_users, data->num_items, NCF__USERS(m), m->cfg.num_items);
     if ((o->target != NCF_EVAL_TEST && o->target != NCF_EVAL_VALIDATION) ||
         (o->full_ranking != 0 && o->full_ranking != 1) || o->max_users < 0)
         return ncf__fail(NCF_ERR_ARG,
@@ -7997,7 +8051,7 @@ static int ncf__build_id_maps(ncf_model *m)
 static ncf__ids ncf__model_ids(const ncf_model *m, int items)
 {
     ncf__ids t;
-    t.n = items ? m->cfg.num_items : m->cfg.num_users;
+    t.n = items ? m->cfg.num_items : NCF__USERS(m);
     t.num = items ? m->raw_item : m->raw_user;
     t.order = items ? m->scratch->cache.item_order : m->scratch->cache.user_order;
     t.text = items ? m->item_text : m->user_text;
@@ -8113,18 +8167,13 @@ static int ncf__copy_text_ids(const char *text, const int64_t *at, int n, char *
     return NCF_OK;
 }
 
-NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *d)
+/* The data's ids and rated items, copied into the model in place of its own. */
+static int ncf__copy_ids(ncf_model *m, const ncf_dataset *d)
 {
     int64_t *ru = NULL, *ri = NULL, *sp, *uat = NULL, *iat = NULL;
     char *ut = NULL, *it = NULL;
     uint8_t *sv;
-    int u, rc;
-    if (!m || !d || (!d->raw_user && !d->user_text) || (!d->raw_item && !d->item_text))
-        return ncf__fail(NCF_ERR_ARG, "ncf_model_set_ids: NULL argument, or a dataset without ids");
-    if ((rc = ncf__writable(m, "ncf_model_set_ids")) != NCF_OK) return rc;
-    if (d->num_users != m->cfg.num_users || d->num_items != m->cfg.num_items)
-        return ncf__fail(NCF_ERR_ARG, "ncf_model_set_ids: the data has %d users and %d items, the model %d and %d",
-                         d->num_users, d->num_items, m->cfg.num_users, m->cfg.num_items);
+    int u;
     if (d->raw_user) ru = NCF__NEW(int64_t, d->num_users);
     if (d->raw_item) ri = NCF__NEW(int64_t, d->num_items);
     sp = NCF__NEW(int64_t, (size_t)d->num_users + 1);
@@ -8149,6 +8198,19 @@ NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *d)
     NCF_FREE(m->user_text), NCF_FREE(m->item_text), NCF_FREE(m->user_text_at), NCF_FREE(m->item_text_at);
     m->raw_user = ru, m->raw_item = ri, m->rated_ptr = sp, m->rated = sv;
     m->user_text = ut, m->user_text_at = uat, m->item_text = it, m->item_text_at = iat;
+    return NCF_OK;
+}
+
+NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *d)
+{
+    int rc;
+    if (!m || !d || (!d->raw_user && !d->user_text) || (!d->raw_item && !d->item_text))
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_set_ids: NULL argument, or a dataset without ids");
+    if ((rc = ncf__writable(m, "ncf_model_set_ids")) != NCF_OK) return rc;
+    if (d->num_users != m->cfg.num_users || d->num_items != m->cfg.num_items)
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_set_ids: the data has %d users and %d items, the model %d and %d",
+                         d->num_users, d->num_items, m->cfg.num_users, m->cfg.num_items);
+    if ((rc = ncf__copy_ids(m, d)) != NCF_OK) return rc;
     ncf__refresh_projection(m); /* the model is about to serve */
     return ncf__build_id_maps(m);
 }
@@ -9742,13 +9804,15 @@ static const uint32_t ncf__crc_table[256] = {
     0x24B4A3A6u, 0xBAD03605u, 0xCDD70693u, 0x54DE5729u, 0x23D967BFu, 0xB3667A2Eu, 0xC4614AB8u, 0x5D681B02u, 0x2A6F2B94u,
     0xB40BBE37u, 0xC30C8EA1u, 0x5A05DF1Bu, 0x2D02EF8Du};
 
-static uint32_t ncf__crc32(const uint8_t *p, size_t n)
+/* The CRC of bytes that follow bytes whose CRC was crc (0 before any), as zlib's crc32. */
+static uint32_t ncf__crc32_more(uint32_t crc, const uint8_t *p, size_t n)
 {
-    uint32_t c = 0xFFFFFFFFu;
+    uint32_t c = crc ^ 0xFFFFFFFFu;
     size_t i;
     for (i = 0; i < n; i++) c = ncf__crc_table[(c ^ p[i]) & 255] ^ (c >> 8);
     return c ^ 0xFFFFFFFFu;
 }
+static uint32_t ncf__crc32(const uint8_t *p, size_t n) { return ncf__crc32_more(0, p, n); }
 
 /* Little-endian writer into a buffer sized in advance. */
 typedef struct {
@@ -9886,6 +9950,41 @@ static void ncf__put_ids(ncf__writer *w, ncf__ids t, uint64_t at)
     memcpy(w->p + w->at, t.text, (size_t)t.at[t.n]);
 }
 
+/* Whether m can be saved with flags: known flags, and every parameter finite. */
+static int ncf__savable(const ncf_model *m, int flags, const char *what)
+{
+    size_t i;
+    int t;
+    if (flags & ~(NCF_SAVE_ADAM | NCF_SAVE_INT8 | NCF_SAVE_NO_RATED))
+        return ncf__fail(NCF_ERR_ARG, "%s: unknown flags 0x%x", what, (unsigned)flags);
+    if ((flags & NCF_SAVE_INT8) && (flags & NCF_SAVE_ADAM))
+        return ncf__fail(NCF_ERR_ARG, "%s: an int8 file keeps no Adam moments (it only serves)", what);
+    for (t = 0; t < m->num_tensors; t++)
+        if (m->scratch->tables.floats[t] &&
+            (i = ncf__first_nonfinite(m->scratch->tables.floats[t], (size_t)m->tensors[t].rows * m->tensors[t].cols)) <
+                (size_t)m->tensors[t].rows * m->tensors[t].cols)
+            return ncf__fail(
+                NCF_ERR_DATA, "the model's %s[%lu] is not finite: a diverged model is not saved", m->tensors[t].name,
+                (unsigned long)(i + (t < m->scratch->tables.n ? (size_t)m->scratch->user0 * m->tensors[t].cols : 0)));
+    return NCF_OK;
+}
+
+/* Where each part of m's file goes, saved with flags (checked); whether it keeps the moments. */
+static int ncf__save_layout(const ncf_model *m, int flags, ncf__layout *L)
+{
+    int ids = ncf__has_ids(m), adam = (flags & NCF_SAVE_ADAM) && m->adam_m; /* (inference-only builds keep none) */
+    L->version = NCF_FORMAT_VERSION;
+    L->flags = adam ? NCF__FILE_ADAM : 0;
+    L->flags |= (ids ? NCF__FILE_IDS : 0) | (flags & NCF_SAVE_INT8 ? NCF__FILE_INT8 : 0);
+    L->flags |= (ids && m->user_text ? NCF__FILE_USER_TEXT : 0) | (ids && m->item_text ? NCF__FILE_ITEM_TEXT : 0);
+    L->text_bytes[0] = m->user_text ? (uint64_t)m->user_text_at[m->cfg.num_users] : 0;
+    L->text_bytes[1] = m->item_text ? (uint64_t)m->item_text_at[m->cfg.num_items] : 0;
+    if (ids && m->rated && !(flags & NCF_SAVE_NO_RATED)) L->flags |= NCF__FILE_RATED;
+    L->nrated = L->flags & NCF__FILE_RATED ? (uint64_t)m->rated_ptr[m->cfg.num_users] : 0;
+    ncf__lay_out(m, L);
+    return adam;
+}
+
 NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len)
 {
     ncf__layout L;
@@ -9893,30 +9992,13 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len)
     float *tmp;
     size_t i;
     int t, ids, int8, adam;
+    int rc;
     if (!m || !buf || !len) return ncf__fail(NCF_ERR_ARG, "ncf_save_mem: NULL argument");
-    if (flags & ~(NCF_SAVE_ADAM | NCF_SAVE_INT8 | NCF_SAVE_NO_RATED))
-        return ncf__fail(NCF_ERR_ARG, "ncf_save_mem: unknown flags 0x%x", (unsigned)flags);
     if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "ncf_save: " NCF__STALE_TEXT);
+    if ((rc = ncf__savable(m, flags, "ncf_save_mem")) != NCF_OK) return rc;
     int8 = !!(flags & NCF_SAVE_INT8);
-    if (int8 && (flags & NCF_SAVE_ADAM))
-        return ncf__fail(NCF_ERR_ARG, "ncf_save_mem: an int8 file keeps no Adam moments (it only serves)");
-    for (t = 0; t < m->num_tensors; t++)
-        if (m->scratch->tables.floats[t] &&
-            (i = ncf__first_nonfinite(m->scratch->tables.floats[t], (size_t)m->tensors[t].rows * m->tensors[t].cols)) <
-                (size_t)m->tensors[t].rows * m->tensors[t].cols)
-            return ncf__fail(NCF_ERR_DATA, "the model's %s[%lu] is not finite: a diverged model is not saved",
-                             m->tensors[t].name, (unsigned long)i);
     ids = ncf__has_ids(m);
-    L.version = NCF_FORMAT_VERSION;
-    adam = (flags & NCF_SAVE_ADAM) && m->adam_m; /* an inference-only build keeps none */
-    L.flags = adam ? NCF__FILE_ADAM : 0;
-    L.flags |= (ids ? NCF__FILE_IDS : 0) | (int8 ? NCF__FILE_INT8 : 0);
-    L.flags |= (ids && m->user_text ? NCF__FILE_USER_TEXT : 0) | (ids && m->item_text ? NCF__FILE_ITEM_TEXT : 0);
-    L.text_bytes[0] = m->user_text ? (uint64_t)m->user_text_at[m->cfg.num_users] : 0;
-    L.text_bytes[1] = m->item_text ? (uint64_t)m->item_text_at[m->cfg.num_items] : 0;
-    if (ids && m->rated && !(flags & NCF_SAVE_NO_RATED)) L.flags |= NCF__FILE_RATED;
-    L.nrated = L.flags & NCF__FILE_RATED ? (uint64_t)m->rated_ptr[m->cfg.num_users] : 0;
-    ncf__lay_out(m, &L);
+    adam = ncf__save_layout(m, flags, &L);
     if (L.end + 4 > (size_t)-1) return ncf__fail(NCF_ERR_NOMEM, "a model file this size does not fit in memory here");
     w.p = (uint8_t *)ncf__zalloc((size_t)L.end + 4, 1), w.at = 0;                         /* (the padding stays 0) */
     tmp = NCF__NEW(float, m->scratch->F > m->scratch->H ? m->scratch->F : m->scratch->H); /* an embedding row */
@@ -10075,7 +10157,7 @@ static int ncf__check_rated(const int64_t *off, const uint8_t *bytes, int users,
 /* Version 2's lists (a count per user, then the items) as version 3's varint streams. */
 static int ncf__rated_from_v2(ncf_model *m, ncf__reader *r, uint64_t nrated)
 {
-    int U = m->cfg.num_users, u;
+    int U = NCF__USERS(m), u;
     size_t at0 = r->at + 4 * (size_t)U, pass, bytes = 0;
     uint8_t tmp[5] = {0}; /* (the first pass only counts: its bytes go here, unread) */
     if (!(m->rated_ptr = NCF__NEW(int64_t, (size_t)U + 1)))
@@ -10110,7 +10192,7 @@ static int ncf__rated_from_v2(ncf_model *m, ncf__reader *r, uint64_t nrated)
 /* Id table t (0 users, 1 items) of a file: integers, or text (its offsets then its bytes). */
 static int ncf__read_id_table(ncf_model *m, const ncf__layout *L, ncf__reader *r, int t)
 {
-    size_t k, n = (size_t)(t ? m->cfg.num_items : m->cfg.num_users);
+    size_t k, n = (size_t)(t ? m->cfg.num_items : NCF__USERS(m));
     ncf__ids ids;
     r->at = (size_t)L->id_at[t];
     if (L->flags & (t ? NCF__FILE_ITEM_TEXT : NCF__FILE_USER_TEXT)) {
@@ -10148,7 +10230,7 @@ static int ncf__read_ids(ncf_model *m, const ncf__layout *L, ncf__reader *r)
 
 static int ncf__read_rated(ncf_model *m, const ncf__layout *L, ncf__reader *r)
 {
-    size_t i, U = (size_t)m->cfg.num_users;
+    size_t i, U = (size_t)NCF__USERS(m);
     r->at = (size_t)L->rated + 8;
     if (L->version < 3) return ncf__rated_from_v2(m, r, L->nrated);
     m->rated_ptr = NCF__NEW(int64_t, U + 1), m->rated = NCF__NEW(uint8_t, L->nrated);
@@ -10159,7 +10241,7 @@ static int ncf__read_rated(ncf_model *m, const ncf__layout *L, ncf__reader *r)
         m->rated_ptr[i] = o > L->nrated ? -1 : (int64_t)o;
     }
     memcpy(m->rated, r->p + r->at, (size_t)L->nrated);
-    return ncf__check_rated(m->rated_ptr, m->rated, m->cfg.num_users, m->cfg.num_items, L->nrated);
+    return ncf__check_rated(m->rated_ptr, m->rated, NCF__USERS(m), m->cfg.num_items, L->nrated);
 }
 
 /* Index of the first int8 row scale that is negative, non-finite, or makes a parameter of
@@ -10747,7 +10829,10 @@ NCFDEF int ncf_model_read_file(const char *path, void **buf, size_t *len)
       does the model;
    3. every rank applies the same update to the dense layers and the items; each user's row,
       whose examples are all on its rank, is summed and updated there, and travels only when
-      ncf_mpi_sync (or the end of ncf_mpi_train_epoch) copies every rank's users to all. */
+      ncf_mpi_sync (or the end of ncf_mpi_train_epoch) copies every rank's users to all. A model
+      shard holds its rank's users' rows only, indexed from its first user (scratch->user0): the
+      batch's users become its rows in step 1, evaluation subtracts user0, and the rows never
+      travel except to rank 0, in pieces, as ncf_mpi_save writes the file. */
 
 /* A fold's messages are tagged by kind and tree level (the levels, log2 G, stay under 100). */
 #define NCF__MPI_TAG_DENSE 7300
@@ -10774,6 +10859,28 @@ static int ncf__group_first_user(const ncf_dataset *d, int g, int G)
     return lo;
 }
 
+/* This rank's users [*lo, *hi) for comm's ranks: those ncf_mpi_shard keeps of whole data, or a
+   shard's (which must be this rank's for comm). */
+static int ncf__my_users(const ncf_dataset *d, MPI_Comm comm, int *lo, int *hi, const char *what)
+{
+    int rank = 0, P = 1, G = NCF_MPI_GROUPS, g0, g1;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &P) != MPI_SUCCESS)
+        return ncf__fail(NCF_ERR_ARG, "%s: not a valid communicator", what);
+    if (P > G)
+        return ncf__fail(NCF_ERR_ARG,
+                         "%s: %d ranks, but the users fall in %d groups (build with a larger NCF_MPI_GROUPS)", what, P,
+                         G);
+    g0 = (int)((int64_t)G * rank / P), g1 = (int)((int64_t)G * (rank + 1) / P);
+    if (!ncf__is_shard(d)) {
+        *lo = ncf__group_first_user(d, g0, G), *hi = ncf__group_first_user(d, g1, G);
+        return NCF_OK;
+    }
+    *lo = d->shard.user_lo, *hi = d->shard.user_hi;
+    if (!d->shard.groups || *lo != d->shard.groups[g0] || *hi != d->shard.groups[g1])
+        return ncf__fail(NCF_ERR_ARG, "%s: the data is not this rank's shard for %d ranks", what, P);
+    return NCF_OK;
+}
+
 /* A copy of rows [lo, hi) of a [users][n] table, or NULL (also for none to copy). */
 static int32_t *ncf__rows_copy(const int32_t *t, int n, int lo, int hi, int *failed)
 {
@@ -10787,25 +10894,17 @@ static int32_t *ncf__rows_copy(const int32_t *t, int n, int lo, int hi, int *fai
 
 NCFDEF int ncf_mpi_shard(ncf_dataset *ds, MPI_Comm comm)
 {
-    int rank = 0, P = 1, lo, hi, u, g, failed = 0, rc = NCF_OK, *groups = NULL;
+    int lo = 0, hi = 0, u, g, failed = 0, rc = NCF_OK, *groups = NULL;
     int64_t plo, phi, n;
     int32_t *items = NULL, *tu = NULL, *en = NULL, *vn = NULL;
     float *wt = NULL;
-    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &P) != MPI_SUCCESS)
-        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard: not a valid communicator");
-    else if (!ds || !ds->user_ptr) rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard: need a loaded dataset");
+    if (!ds || !ds->user_ptr) rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard: need a loaded dataset");
     else if (ncf__is_shard(ds)) rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard: the dataset is a shard already");
     else if (ds->num_train <= 0) rc = ncf__fail(NCF_ERR_DATA, "ncf_mpi_shard: the dataset has no training positives");
     else if (ds->test_ptr)
         rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard: a split of many items per user is evaluated on one process");
-    else if (P > NCF_MPI_GROUPS)
-        rc = ncf__fail(NCF_ERR_ARG,
-                       "ncf_mpi_shard: %d ranks, but the users fall in %d groups (build with a larger "
-                       "NCF_MPI_GROUPS)",
-                       P, NCF_MPI_GROUPS);
+    else rc = ncf__my_users(ds, comm, &lo, &hi, "ncf_mpi_shard");
     if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) return rc;
-    lo = ncf__group_first_user(ds, (int)((int64_t)NCF_MPI_GROUPS * rank / P), NCF_MPI_GROUPS);
-    hi = ncf__group_first_user(ds, (int)((int64_t)NCF_MPI_GROUPS * (rank + 1) / P), NCF_MPI_GROUPS);
     plo = ds->user_ptr[lo], phi = ds->user_ptr[hi], n = phi - plo;
     items = NCF__NEW(int32_t, n + 1), tu = NCF__NEW(int32_t, n + 1), groups = NCF__NEW(int, NCF_MPI_GROUPS + 1);
     if (ds->weight && !(wt = NCF__NEW(float, n + 1))) failed = 1;
@@ -10854,6 +10953,7 @@ typedef struct {
     int32_t *bu, *bi;    /* [16] a chunk of the batch as drawn */
     float *by;
     uint8_t *own;
+    int u0;           /* the model's row 0 is user u0's (a model shard's first user, else 0) */
     int32_t *tu, *ti; /* [B] this rank's examples in position order */
     float *ty;
     int32_t *users, *items; /* [B] this rank's examples, by group, by position within one */
@@ -10908,7 +11008,7 @@ static int ncf__mpi_alloc(ncf__mpi *c, ncf_model *m, const ncf_dataset *d, MPI_C
 {
     const struct ncf__scratch *s = m->scratch;
     int t, B = m->cfg.batch_size, G = NCF_MPI_GROUPS;
-    c->comm = comm, c->B = B, c->groups = d->shard.groups;
+    c->comm = comm, c->B = B, c->groups = d->shard.groups, c->u0 = s->user0;
     MPI_Comm_rank(comm, &c->rank), MPI_Comm_size(comm, &c->P);
     c->g0 = (int)((int64_t)G * c->rank / c->P), c->g1 = (int)((int64_t)G * (c->rank + 1) / c->P);
     for (c->D = 0, t = 0; t < s->tables.n; t++) c->D += s->tables.tab[t].D;
@@ -10942,7 +11042,7 @@ static int ncf__group_of(const ncf__mpi *c, int32_t u)
 }
 
 /* 1. This rank's examples of the batch (examples start.. of the epoch), ordered by group and
-   by position within one (a stable counting sort). Returns how many. */
+   by position within one (a stable counting sort), users as the model's rows. Returns how many. */
 static int ncf__mpi_batch(ncf__mpi *c, const ncf_sampler *smp, int epoch, uint64_t key, int64_t start, int n)
 {
     int j, q, g, G = NCF_MPI_GROUPS, k = 0, next[NCF_MPI_GROUPS];
@@ -10957,7 +11057,7 @@ static int ncf__mpi_batch(ncf__mpi *c, const ncf_sampler *smp, int epoch, uint64
     for (g = 0; g < G; g++) c->gstart[g + 1] += c->gstart[g], next[g] = c->gstart[g];
     for (j = 0; j < k; j++) {
         int at = next[ncf__group_of(c, c->tu[j])]++;
-        c->users[at] = c->tu[j], c->items[at] = c->ti[j], c->labels[at] = c->ty[j];
+        c->users[at] = c->tu[j] - c->u0, c->items[at] = c->ti[j], c->labels[at] = c->ty[j];
     }
     return k;
 }
@@ -11304,21 +11404,32 @@ static int ncf__mpi_step(ncf__mpi *c, ncf_model *m, const ncf_sampler *smp, int 
     return 1;
 }
 
+/* A model shard must hold the users of the data's shard, of the same data. */
+static int ncf__shard_matches(const ncf_model *m, const ncf_dataset *d, const char *what)
+{
+    const struct ncf__scratch *s = m->scratch;
+    if (!s->mpi.users) return NCF_OK;
+    if (!ncf__is_shard(d) || s->mpi.users != d->num_users || s->user0 != d->shard.user_lo ||
+        s->mpi.user_end != d->shard.user_hi)
+        return ncf__fail(NCF_ERR_ARG, "%s: the model shard holds users [%d, %d) of %d, the data%s [%d, %d) of %d", what,
+                         s->user0, s->mpi.user_end, s->mpi.users, ncf__is_shard(d) ? "'s shard" : " (not a shard)",
+                         ncf__is_shard(d) ? d->shard.user_lo : 0, ncf__is_shard(d) ? d->shard.user_hi : d->num_users,
+                         d->num_users);
+    return NCF_OK;
+}
+
 static int ncf__mpi_train_args(ncf_model *m, const ncf_sampler *s, MPI_Comm comm)
 {
-    int P = 0, rank = 0, rc;
+    int lo, hi, rc;
     if (!m || !s || !s->data) return ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_epoch: NULL model or sampler");
-    if ((rc = ncf__writable(m, "ncf_mpi_train_epoch")) != NCF_OK) return rc;
-    if (MPI_Comm_size(comm, &P) != MPI_SUCCESS || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
-        return ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_epoch: not a valid communicator");
-    if (!ncf__is_shard(s->data) || !s->data->shard.groups)
+    if (m->scratch->in_place) return ncf__writable(m, "ncf_mpi_train_epoch");
+    if (!ncf__is_shard(s->data))
         return ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_epoch: the data is not a shard (ncf_mpi_shard)");
-    if (s->data->shard.user_lo != s->data->shard.groups[(int64_t)NCF_MPI_GROUPS * rank / P] ||
-        s->data->shard.user_hi != s->data->shard.groups[(int64_t)NCF_MPI_GROUPS * (rank + 1) / P])
-        return ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_epoch: the data is not this rank's shard for %d ranks", P);
-    if (s->data->num_users > m->cfg.num_users || s->data->num_items > m->cfg.num_items)
+    if ((rc = ncf__my_users(s->data, comm, &lo, &hi, "ncf_mpi_train_epoch")) != NCF_OK) return rc;
+    if ((rc = ncf__shard_matches(m, s->data, "ncf_mpi_train_epoch")) != NCF_OK) return rc;
+    if (s->data->num_users > NCF__USERS(m) || s->data->num_items > m->cfg.num_items)
         return ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_epoch: the data has %d users and %d items, the model %d and %d",
-                         s->data->num_users, s->data->num_items, m->cfg.num_users, m->cfg.num_items);
+                         s->data->num_users, s->data->num_items, NCF__USERS(m), m->cfg.num_items);
     return ncf__reserve(m, m->cfg.batch_size);
 }
 
@@ -11368,6 +11479,8 @@ NCFDEF int ncf_mpi_sync(ncf_model *m, const ncf_dataset *shard, MPI_Comm comm)
     int P = 1, rc = NCF_OK, mine[2] = {0, 0}, *ranges = NULL, *counts = NULL, *displs = NULL, t, a, r;
     if (!m || !m->scratch || !shard || !ncf__is_shard(shard))
         rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_sync: need a model and a shard");
+    else if (m->scratch->mpi.users) /* a model shard's users stay on their ranks */
+        return ncf__mpi_agree(comm, ncf__shard_matches(m, shard, "ncf_mpi_sync"));
     else if (MPI_Comm_size(comm, &P) != MPI_SUCCESS)
         rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_sync: not a valid communicator");
     else {
@@ -11410,6 +11523,464 @@ NCFDEF int ncf_mpi_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, MP
 
 NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m) { return m && m->scratch ? m->scratch->mpi.bytes : 0; }
 
+/* ---- model shards: each rank holds its users' rows only ---- */
+
+/* A model shard of users [lo, hi): its scratch says so (an empty range keeps one idle row). */
+static void ncf__mark_shard(ncf_model *m, int users, int lo, int hi)
+{
+    m->scratch->user0 = lo, m->scratch->mpi.user_end = hi, m->scratch->mpi.users = users;
+    m->scratch->mpi.stale = 1; /* (what reads other users' rows refuses) */
+}
+
+NCFDEF int ncf_mpi_model_create(ncf_model **out, const ncf_config *cfg, const ncf_dataset *data, MPI_Comm comm)
+{
+    ncf_model *m = NULL;
+    ncf_config c;
+    int lo = 0, hi = 0, rc = NCF_OK;
+    if (out) *out = NULL;
+    if (!out || !cfg || !data || !data->user_ptr)
+        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_model_create: NULL argument, or a dataset not loaded");
+    else if (ncf__is_shard(data))
+        rc = ncf__fail(NCF_ERR_ARG,
+                       "ncf_mpi_model_create: needs the whole data (before ncf_mpi_shard), whose ids "
+                       "and rated items the model keeps");
+    else if (data->num_users != cfg->num_users || data->num_items != cfg->num_items)
+        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_model_create: the data has %d users and %d items, the config %d and %d",
+                       data->num_users, data->num_items, cfg->num_users, cfg->num_items);
+    else rc = ncf__my_users(data, comm, &lo, &hi, "ncf_mpi_model_create");
+    if (rc == NCF_OK) {
+        c = *cfg, c.num_users = hi > lo ? hi - lo : 1;
+        if ((rc = ncf__model_shell(&m, &c)) == NCF_OK) {
+            ncf__mark_shard(m, cfg->num_users, lo, hi);
+            if ((rc = ncf__own_params(m)) == NCF_OK) ncf__init_params(m);
+            if (rc == NCF_OK && (data->raw_user || data->user_text) && (data->raw_item || data->item_text))
+                rc = ncf__copy_ids(m, data);
+        }
+    }
+    if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) {
+        ncf_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return NCF_OK;
+}
+
+/* Rows [lo, lo + rows) of each user table of block src (laid out as m's tensors) into dst,
+   laid out with `rows` user rows; the other tensors whole. */
+static void ncf__copy_shard_rows(const ncf_model *m, const float *src, float *dst, int lo, int rows)
+{
+    size_t at = 0;
+    int t;
+    for (t = 0; t < m->num_tensors; t++) {
+        const ncf_tensor *T = &m->tensors[t];
+        size_t n = (size_t)(t < m->scratch->tables.n ? rows : T->rows) * (size_t)T->cols;
+        memcpy(dst + at, src + T->offset + (t < m->scratch->tables.n ? (size_t)lo * T->cols : 0), sizeof(float) * n);
+        at += n;
+    }
+}
+
+/* A whole model's memory as the shard of users [lo, hi) (made before anything changes, so a
+   failure elsewhere leaves the model whole). */
+typedef struct {
+    float *block[4]; /* parameters, gradients, moments */
+    int32_t *tu, *ti;
+    uint8_t *tf; /* the touched-row lists */
+    int lo, hi, rows, from;
+    size_t n;
+} ncf__shard_plan;
+
+static void ncf__shard_plan_free(ncf__shard_plan *p)
+{
+    int a;
+    for (a = 0; a < 4; a++) NCF_FREE(p->block[a]);
+    NCF_FREE(p->tu), NCF_FREE(p->ti), NCF_FREE(p->tf);
+    memset(p, 0, sizeof *p);
+}
+
+static int ncf__shard_prepare(const ncf_model *m, int lo, int hi, ncf__shard_plan *p)
+{
+    const float *arr[4];
+    size_t cut = 0;
+    int a, t, failed = 0;
+    memset(p, 0, sizeof *p);
+    p->lo = lo, p->hi = hi, p->rows = hi > lo ? hi - lo : 1;
+    p->from = lo < m->cfg.num_users ? lo : m->cfg.num_users - 1; /* (no users: any row stands idle) */
+    for (t = 0; t < m->scratch->tables.n; t++) cut += (size_t)(m->cfg.num_users - p->rows) * m->tensors[t].cols;
+    p->n = m->num_params - cut;
+    arr[0] = m->params, arr[1] = m->grads, arr[2] = m->adam_m, arr[3] = m->adam_v;
+    for (a = 0; a < 4; a++)
+        if (arr[a] && !(p->block[a] = a == 1 ? NCF__ZNEW(float, p->n) : NCF__NEW(float, p->n))) failed = 1;
+    p->tu = NCF__NEW(int32_t, p->rows), p->ti = NCF__NEW(int32_t, m->cfg.num_items);
+    p->tf = NCF__ZNEW(uint8_t, (size_t)p->rows + (size_t)m->cfg.num_items);
+    if (!failed && p->tu && p->ti && p->tf) return NCF_OK;
+    ncf__shard_plan_free(p);
+    return ncf__fail(NCF_ERR_NOMEM, "out of memory for a model shard of %lu parameters", (unsigned long)p->n);
+}
+
+static void ncf__shard_commit(ncf_model *m, ncf__shard_plan *p)
+{
+    struct ncf__scratch *s = m->scratch;
+    float **arr[4];
+    size_t off = 0;
+    int a, t;
+    arr[0] = &m->params, arr[1] = &m->grads, arr[2] = &m->adam_m, arr[3] = &m->adam_v;
+    for (a = 0; a < 4; a++)
+        if (p->block[a]) {
+            if (a != 1) ncf__copy_shard_rows(m, *arr[a], p->block[a], p->from, p->rows);
+            NCF_FREE(*arr[a]);
+            *arr[a] = p->block[a], p->block[a] = NULL;
+        }
+    for (t = 0; t < m->num_tensors; t++) { /* the shard's layout */
+        if (t < s->tables.n) m->tensors[t].rows = p->rows;
+        m->tensors[t].offset = off;
+        off += (size_t)m->tensors[t].rows * m->tensors[t].cols;
+        if (t + 1 == s->tables.n * 2) s->emb_params = off;
+    }
+    NCF_FREE(s->touched.user), NCF_FREE(s->touched.item), NCF_FREE(s->touched.flag);
+    s->touched.user = p->tu, s->touched.item = p->ti, s->touched.flag = p->tf;
+    p->tu = p->ti = NULL, p->tf = NULL;
+    NCF_FREE(s->cache.user_order); /* (serving's: a shard does not serve) */
+    s->cache.user_order = NULL;
+    ncf__mark_shard(m, m->cfg.num_users, p->lo, p->hi);
+    m->cfg.num_users = p->rows, m->num_params = p->n;
+    ncf__set_views(m, m->params, m->params + s->emb_params);
+}
+
+NCFDEF int ncf_mpi_shard_model(ncf_model *m, const ncf_dataset *data, MPI_Comm comm)
+{
+    ncf__shard_plan plan;
+    int lo = 0, hi = 0, rc = NCF_OK;
+    memset(&plan, 0, sizeof plan);
+    if (!m || !m->scratch || !data || !data->user_ptr)
+        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard_model: NULL model, or a dataset not loaded");
+    else if (m->scratch->mpi.users) rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard_model: the model is a shard already");
+    else if (m->scratch->in_place || !m->params || !m->grads)
+        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard_model: the model does not train (read in place, or int8)");
+    else if (ncf__pending(m))
+        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard_model: the model has gradients not yet applied (ncf_update)");
+    else if (data->num_users != m->cfg.num_users || data->num_items != m->cfg.num_items)
+        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_shard_model: the data has %d users and %d items, the model %d and %d",
+                       data->num_users, data->num_items, m->cfg.num_users, m->cfg.num_items);
+    else if ((rc = ncf__my_users(data, comm, &lo, &hi, "ncf_mpi_shard_model")) == NCF_OK)
+        rc = ncf__shard_prepare(m, lo, hi, &plan);
+    if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) {
+        ncf__shard_plan_free(&plan);
+        return rc;
+    }
+    ncf__shard_commit(m, &plan);
+    return NCF_OK;
+}
+
+#ifndef NCF_NO_STDIO
+/* Rows [lo, lo + rows) of user table t, or (other tables) tensor t whole, of a float block of
+   the file at `at` (laid out as the whole model W), into block x laid out as the shard m. */
+static void ncf__read_shard_block(const ncf_model *m, const ncf_model *W, ncf__reader *r, uint64_t at, float *x, int lo)
+{
+    int t;
+    for (t = 0; t < m->num_tensors; t++) {
+        const ncf_tensor *T = &m->tensors[t];
+        size_t j, n = (size_t)T->rows * T->cols, skip = t < m->scratch->tables.n ? (size_t)lo * T->cols : 0;
+        r->at = (size_t)(at + 4 * (W->tensors[t].offset + skip));
+        for (j = 0; j < n; j++) ncf__get_f32(r, x + T->offset + j);
+    }
+}
+
+/* The shard of users [lo, hi) of the file at p (len bytes, its CRC checked): W is its whole
+   model's shell. */
+static int ncf__shard_of_file(const uint8_t *p, size_t len, ncf_model *W, const ncf__layout *L, int lo, int hi,
+                              ncf_model **out)
+{
+    ncf_model *m = NULL;
+    ncf_config c = W->cfg;
+    ncf__reader r;
+    int rc;
+    c.num_users = hi > lo ? hi - lo : 1;
+    if ((rc = ncf__model_shell(&m, &c)) != NCF_OK) return rc;
+    ncf__mark_shard(m, W->cfg.num_users, lo, hi);
+    r.p = p, r.n = len - 4;
+    if (hi <= lo) lo = lo < W->cfg.num_users ? lo : W->cfg.num_users - 1; /* (no users: any row stands idle) */
+    rc = ncf__own_params(m);
+    if (rc == NCF_OK && (L->flags & NCF__FILE_IDS)) {
+        rc = ncf__read_id_table(m, L, &r, 0);
+        if (rc == NCF_OK) rc = ncf__read_id_table(m, L, &r, 1);
+    }
+    if (rc == NCF_OK && (L->flags & NCF__FILE_RATED)) rc = ncf__read_rated(m, L, &r);
+    if (rc == NCF_OK) {
+        ncf__read_shard_block(m, W, &r, L->params, m->params, lo);
+        if ((L->flags & NCF__FILE_ADAM) && m->adam_m) {
+            ncf__read_shard_block(m, W, &r, L->adam, m->adam_m, lo);
+            ncf__read_shard_block(m, W, &r, L->adam + 4 * (uint64_t)W->num_params, m->adam_v, lo);
+        }
+        rc = ncf__check_finite(m);
+    }
+    if (rc != NCF_OK) {
+        ncf_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return NCF_OK;
+}
+
+#if defined(NCF__POSIX_FILES)
+/* Whether the file's CRC holds, read through fd in pieces (the page cache's, not this
+   process's memory). */
+static int ncf__file_crc_ok(int fd, size_t len)
+{
+    uint8_t buf[1 << 16], tail[4];
+    size_t at = 0, k;
+    uint32_t crc = 0, want = 0;
+    ssize_t got;
+    int i;
+    if (lseek(fd, 0, SEEK_SET) != 0) return 0;
+    for (at = 0; at < len - 4; at += (size_t)got) {
+        k = len - 4 - at < sizeof buf ? len - 4 - at : sizeof buf;
+        if ((got = read(fd, buf, k)) <= 0) return 0;
+        crc = ncf__crc32_more(crc, buf, (size_t)got);
+    }
+    for (k = 0; k < 4; k += (size_t)got)
+        if ((got = read(fd, tail + k, 4 - k)) <= 0) return 0;
+    for (i = 0; i < 4; i++) want |= (uint32_t)tail[i] << (8 * i);
+    return crc == want;
+}
+#endif
+
+/* This rank's shard of the model file at path (POSIX: mapped, only its parts read). */
+static int ncf__load_shard(const char *path, int lo, int hi, ncf_model **out)
+{
+#if defined(NCF__POSIX_FILES)
+    struct stat st;
+    ncf_model *W = NULL;
+    ncf__layout L;
+    uint64_t step = 0, epoch = 0;
+    void *map = MAP_FAILED;
+    int fd = open(path, O_RDONLY), rc;
+    if (fd < 0) return ncf__fail(NCF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 8)
+        rc = ncf__fail(NCF_ERR_IO, "%s: not a model file (not a regular file, or too short)", path);
+    else if ((uint64_t)st.st_size > (uint64_t)(size_t)-1)
+        rc = ncf__fail(NCF_ERR_NOMEM, "%s: a file this size cannot be mapped here", path);
+    else if ((map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED)
+        rc = ncf__fail(NCF_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
+    else if ((rc = ncf__open_file(map, (size_t)st.st_size, 0, &W, &L, &step, &epoch)) != NCF_OK) {
+    } else if (!ncf__file_crc_ok(fd, (size_t)st.st_size))
+        rc = ncf__fail(NCF_ERR_PARSE, "model CRC mismatch (the file is damaged)");
+    else if (L.flags & NCF__FILE_INT8)
+        rc = ncf__fail(NCF_ERR_ARG, "an int8 file only serves: a model shard trains from a float file");
+    else if (hi > W->cfg.num_users)
+        rc = ncf__fail(NCF_ERR_ARG, "the data has more users than the model's %d", W->cfg.num_users);
+    else if ((rc = ncf__shard_of_file((const uint8_t *)map, (size_t)st.st_size, W, &L, lo, hi, out)) == NCF_OK)
+        (*out)->step = (int64_t)step, (*out)->epoch = (int64_t)epoch;
+    ncf_model_free(W);
+    if (map != MAP_FAILED) munmap(map, (size_t)st.st_size);
+    close(fd);
+    return rc == NCF_OK ? NCF_OK : ncf__prefix_error(rc, path);
+#else /* the whole file read, then this rank's rows kept */
+    ncf__shard_plan plan;
+    int rc = ncf_load(out, path);
+    if (rc == NCF_OK && (hi > (*out)->cfg.num_users || ncf__pending(*out)))
+        rc = ncf__fail(NCF_ERR_ARG, "%s: the data has more users than the model's %d", path, (*out)->cfg.num_users);
+    if (rc == NCF_OK && (rc = ncf__shard_prepare(*out, lo, hi, &plan)) == NCF_OK) ncf__shard_commit(*out, &plan);
+    if (rc != NCF_OK) ncf_model_free(*out), *out = NULL;
+    return rc;
+#endif
+}
+
+NCFDEF int ncf_mpi_load(ncf_model **out, const char *path, const ncf_dataset *data, MPI_Comm comm)
+{
+    ncf_model *m = NULL;
+    int lo = 0, hi = 0, rc;
+    if (out) *out = NULL;
+    if (!out || !path || !data || !data->user_ptr)
+        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_load: NULL argument, or a dataset not loaded");
+    else if ((rc = ncf__my_users(data, comm, &lo, &hi, "ncf_mpi_load")) == NCF_OK)
+        rc = ncf__load_shard(path, lo, hi, &m);
+    if (rc == NCF_OK && (NCF__USERS(m) != data->num_users || m->cfg.num_items != data->num_items))
+        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_load: %s has %d users and %d items, the data %d and %d", path,
+                       NCF__USERS(m), m->cfg.num_items, data->num_users, data->num_items);
+    if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) {
+        ncf_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return NCF_OK;
+}
+
+#define NCF__MPI_PIECE 65536 /* floats of a shard's rows in one message to rank 0 as it saves */
+#define NCF__MPI_TAG_SAVE 7500
+
+/* A file written in order as it is made, its CRC kept as it goes. */
+typedef struct {
+    ncf_output *out;
+    uint32_t crc;
+    uint64_t at;
+} ncf__stream;
+
+static void ncf__stream_put(ncf__stream *f, const void *p, size_t n)
+{
+    f->crc = ncf__crc32_more(f->crc, (const uint8_t *)p, n);
+    ncf_output_write(f->out, p, n);
+    f->at += n;
+}
+
+static void ncf__stream_floats(ncf__stream *f, const float *x, size_t n)
+{
+    uint8_t buf[4096];
+    ncf__writer w;
+    size_t i, j, k;
+    for (i = 0; i < n; i += k) {
+        k = n - i < sizeof buf / 4 ? n - i : sizeof buf / 4;
+        for (w.p = buf, w.at = 0, j = 0; j < k; j++) ncf__put_f32(&w, x[i + j]);
+        ncf__stream_put(f, buf, w.at);
+    }
+}
+
+static void ncf__stream_u64(ncf__stream *f, uint64_t v)
+{
+    uint8_t b[8];
+    ncf__writer w;
+    w.p = b, w.at = 0;
+    ncf__put_u64(&w, v);
+    ncf__stream_put(f, b, 8);
+}
+
+static void ncf__stream_zeros_to(ncf__stream *f, uint64_t at)
+{
+    static const uint8_t zero[8] = {0};
+    while (f->at < at) ncf__stream_put(f, zero, at - f->at < 8 ? (size_t)(at - f->at) : 8);
+}
+
+/* User table t of block a (0 parameters, 1 and 2 the moments) across the ranks, in user order:
+   rank 0 writes each rank's rows as their pieces arrive, the others send theirs. */
+static int ncf__save_user_table(const ncf_model *m, int t, const float *block, const int *ranges, int P, int rank,
+                                ncf__stream *f, float *piece, MPI_Comm comm)
+{
+    const float *mine = block + m->tensors[t].offset;
+    int r, cols = m->tensors[t].cols, ok = 1;
+    for (r = 0; r < P; r++) {
+        size_t n = (size_t)(ranges[2 * r + 1] - ranges[2 * r]) * cols, at, k;
+        if (r != rank && rank != 0) continue;
+        for (at = 0; at < n; at += k) {
+            k = n - at < NCF__MPI_PIECE ? n - at : NCF__MPI_PIECE;
+            if (rank == 0 && r == 0) ncf__stream_floats(f, mine + at, k);
+            else if (rank == 0) {
+                ok &= MPI_Recv(piece, (int)k, MPI_FLOAT, r, NCF__MPI_TAG_SAVE + t, comm, MPI_STATUS_IGNORE) ==
+                    MPI_SUCCESS;
+                ncf__stream_floats(f, piece, k);
+            } else ok &= MPI_Send(mine + at, (int)k, MPI_FLOAT, 0, NCF__MPI_TAG_SAVE + t, comm) == MPI_SUCCESS;
+        }
+    }
+    return ok;
+}
+
+/* The whole model's file as far as its tensors (header, ids, rated items), on rank 0. W is a
+   shell of the whole model's config with the shard's ids. */
+static void ncf__save_head(ncf__stream *f, const ncf_model *W, const ncf__layout *L, uint8_t *head)
+{
+    ncf__writer w;
+    uint64_t u;
+    int t;
+    w.p = head, w.at = 0;
+    ncf__put_header(&w, W, L->flags);
+    for (t = 0; (L->flags & NCF__FILE_IDS) && t < 2; t++) ncf__put_ids(&w, ncf__model_ids(W, t), L->id_at[t]);
+    ncf__stream_put(f, head, (size_t)L->rated);
+    if (L->flags & NCF__FILE_RATED) {
+        ncf__stream_u64(f, L->nrated);
+        for (u = 0; u <= (uint64_t)W->cfg.num_users; u++) ncf__stream_u64(f, (uint64_t)W->rated_ptr[u]);
+        ncf__stream_put(f, W->rated, (size_t)L->nrated);
+    }
+    ncf__stream_zeros_to(f, L->params);
+}
+
+/* A shell of the whole model the shard m is part of, its ids and moments borrowed (for the
+   file's layout and header: ncf__lend_back returns them). */
+static int ncf__whole_shell(const ncf_model *m, ncf_model **W)
+{
+    ncf_config c = m->cfg;
+    int rc;
+    c.num_users = m->scratch->mpi.users;
+    if ((rc = ncf__model_shell(W, &c)) != NCF_OK) return rc;
+    (*W)->step = m->step, (*W)->epoch = m->epoch, (*W)->adam_m = m->adam_m;
+    (*W)->raw_user = m->raw_user, (*W)->raw_item = m->raw_item, (*W)->user_text = m->user_text;
+    (*W)->item_text = m->item_text, (*W)->user_text_at = m->user_text_at, (*W)->item_text_at = m->item_text_at;
+    (*W)->rated_ptr = m->rated_ptr, (*W)->rated = m->rated;
+    return NCF_OK;
+}
+
+static void ncf__lend_back(ncf_model *W)
+{
+    if (!W) return;
+    W->adam_m = NULL, W->raw_user = W->raw_item = NULL, W->user_text = W->item_text = NULL;
+    W->user_text_at = W->item_text_at = NULL, W->rated_ptr = NULL, W->rated = NULL;
+    ncf_model_free(W);
+}
+
+NCFDEF int ncf_mpi_save(const ncf_model *m, const char *path, int flags, MPI_Comm comm)
+{
+    ncf_model *W = NULL;
+    ncf__layout L;
+    ncf__stream f;
+    const float *blocks[3];
+    float *piece = NULL;
+    uint8_t *head = NULL, crc[4];
+    int rank = 0, P = 1, rc = NCF_OK, mine[2], *ranges = NULL, adam = 0, a, t, ok = 1;
+    memset(&f, 0, sizeof f);
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &P) != MPI_SUCCESS)
+        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_save: not a valid communicator");
+    else if (!m || !m->scratch || !path || !*path) rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_save: NULL model or path");
+    else if (!m->scratch->mpi.users) /* a whole model: rank 0's copy */
+        return ncf__mpi_agree(comm, rank == 0 ? ncf_save(m, path, flags) : NCF_OK);
+    else if (flags & NCF_SAVE_INT8)
+        rc = ncf__fail(NCF_ERR_ARG,
+                       "ncf_mpi_save: a model shard is saved as floats (ncf_load the file and ncf_save "
+                       "it with NCF_SAVE_INT8)");
+    else if ((rc = ncf__savable(m, flags, "ncf_mpi_save")) == NCF_OK) {
+        mine[0] = m->scratch->user0, mine[1] = m->scratch->mpi.user_end;
+        if (!(ranges = NCF__NEW(int, 2 * (size_t)P))) rc = ncf__fail(NCF_ERR_NOMEM, "ncf_mpi_save: out of memory");
+        else if (rank == 0 && (rc = ncf__whole_shell(m, &W)) == NCF_OK) {
+            adam = ncf__save_layout(W, flags, &L);
+            head = NCF__ZNEW(uint8_t, (size_t)L.rated), piece = NCF__NEW(float, NCF__MPI_PIECE);
+            if (!head || !piece) rc = ncf__fail(NCF_ERR_NOMEM, "ncf_mpi_save: out of memory");
+            else rc = ncf_output_open(&f.out, path);
+        }
+    }
+    if ((rc = ncf__mpi_agree(comm, rc)) == NCF_OK &&
+        MPI_Allgather(mine, 2, MPI_INT, ranges, 2, MPI_INT, comm) != MPI_SUCCESS)
+        rc = ncf__fail(NCF_ERR_IO, "ncf_mpi_save: an MPI call failed");
+    if ((rc = ncf__mpi_agree(comm, rc)) == NCF_OK) {
+        adam = (flags & NCF_SAVE_ADAM) && m->adam_m;
+        blocks[0] = m->params, blocks[1] = m->adam_m, blocks[2] = m->adam_v;
+        if (rank == 0) ncf__save_head(&f, W, &L, head);
+        for (a = 0; a < (adam ? 3 : 1); a++)
+            for (t = 0; t < m->num_tensors; t++) {
+                if (t < m->scratch->tables.n)
+                    ok &= ncf__save_user_table(m, t, blocks[a], ranges, P, rank, &f, piece, comm);
+                else if (rank == 0)
+                    ncf__stream_floats(&f, blocks[a] + m->tensors[t].offset,
+                                       (size_t)m->tensors[t].rows * m->tensors[t].cols);
+            }
+        if (rank == 0) {
+            ncf__writer w;
+            w.p = crc, w.at = 0;
+            ncf__put_u32(&w, f.crc);
+            if (f.at == L.end) ncf_output_write(f.out, crc, 4);
+            else
+                rc = ncf__fail(NCF_ERR_IO, "ncf_mpi_save: %s: wrote %llu bytes, the layout says %llu", path,
+                               (unsigned long long)f.at, (unsigned long long)L.end);
+            rc = ok && rc == NCF_OK ? ncf_output_commit(f.out)
+                                    : (ncf_output_discard(f.out), rc != NCF_OK ? rc : NCF_ERR_IO);
+            f.out = NULL;
+        }
+        if (!ok && rc == NCF_OK) rc = NCF_ERR_IO;
+        if (rc == NCF_ERR_IO && !ok) rc = ncf__fail(NCF_ERR_IO, "ncf_mpi_save: an MPI call failed");
+        rc = ncf__mpi_agree(comm, rc);
+    }
+    if (f.out) ncf_output_discard(f.out);
+    ncf__lend_back(W);
+    NCF_FREE(head), NCF_FREE(piece), NCF_FREE(ranges);
+    return rc;
+}
+#endif
+
 NCFDEF int ncf_mpi_evaluate(ncf_model *m, const ncf_dataset *d, const ncf_eval_opts *o, MPI_Comm comm, ncf_metrics *out)
 {
     int rank = 0, P = 1, r, rc, mine[2] = {0, 0}, *ranges = NULL, *counts = NULL, *displs = NULL;
@@ -11419,6 +11990,7 @@ NCFDEF int ncf_mpi_evaluate(ncf_model *m, const ncf_dataset *d, const ncf_eval_o
         : ncf__fail(NCF_ERR_ARG, "ncf_mpi_evaluate: not a valid communicator");
     if (rc == NCF_OK && !ncf__is_shard(d) && NCF__MPI_STALE(m)) /* (each rank would score others' users) */
         rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_evaluate: whole data on every rank: " NCF__STALE_TEXT);
+    if (rc == NCF_OK) rc = ncf__shard_matches(m, d, "ncf_mpi_evaluate");
     if (rc == NCF_OK) { /* a shard's users, or (whole data on every rank) an even split */
         mine[0] = ncf__is_shard(d) ? d->shard.user_lo : (int)((int64_t)d->num_users * rank / P);
         mine[1] = ncf__is_shard(d) ? d->shard.user_hi : (int)((int64_t)d->num_users * (rank + 1) / P);

@@ -2308,7 +2308,7 @@ static void test_model_grows_with_new_data(void)
         CHECK(du >= 0 && d2.user_ptr[du + 1] == d2.user_ptr[du] && d2.test_item[du] == -1 &&
               ncf_dataset_item_index(&d2, "6") >= 0);
         {
-            void *buf;
+            void *buf = NULL;
             size_t len;
             CHECK(ncf_save_mem(g, NCF_SAVE_ADAM, &buf, &len) == NCF_OK && ncf_load_mem(&h, buf, len) == NCF_OK);
             ncf_free(buf);
@@ -2690,7 +2690,7 @@ static void test_hostile_inputs_refused_or_read(void)
         ncf_model *m = NULL, *back = NULL;
         ncf_config c = ncf_config_default();
         char fifo[400];
-        void *buf;
+        void *buf = NULL;
         size_t len;
         c.num_users = 5, c.num_items = 5;
         snprintf(fifo, sizeof fifo, "%s/fifo.ncf", g_dir);
@@ -3515,7 +3515,7 @@ static void test_divergence_stops_training_and_is_never_saved(void)
     ncf_config c = ncf_config_default();
     ncf_model *m = NULL, *b = NULL;
     ncf_sampler smp;
-    void *buf;
+    void *buf = NULL;
     size_t len;
     int rc;
     int32_t u[4] = {0, 1, 2, 3}, it[4] = {0, 1, 2, 3};
@@ -3779,7 +3779,7 @@ static void test_saved_models_load_bit_identical(void)
 {
     ncf_dataset d;
     ncf_model *m, *b = NULL;
-    void *buf;
+    void *buf = NULL;
     size_t len;
     int32_t u[50], it[50];
     float p1[50], p2[50];
@@ -4008,7 +4008,7 @@ static void test_mf_sgd_learns_and_survives_a_file(void)
     ncf_model *m = NULL, *b = NULL;
     ncf_config c = ncf_config_default();
     ncf_metrics before, after;
-    void *buf;
+    void *buf = NULL;
     size_t len;
     int e;
     CHECK(ncf_synthetic(&d, 800, 400, 30000, 8, 21) == NCF_OK);
@@ -5158,7 +5158,7 @@ static void test_recommend_topk_matches_a_full_sort_by_raw_id(void)
     int64_t got[400], got2[400];
     int32_t *order;
     int u, j, rc, n, bad_seen = 0, mismatch = 0;
-    void *buf;
+    void *buf = NULL;
     size_t len;
     CHECK(ncf_synthetic(&d, 150, 90, 3000, 6, 8) == NCF_OK);
     for (u = 0; u < d.num_users; u++) d.raw_user[u] = 5000 + 3 * u; /* raw ids unlike dense ones */
@@ -5366,7 +5366,7 @@ static int sw_evaluate(void)
 }
 static int sw_save_load_mem(void)
 {
-    void *buf;
+    void *buf = NULL;
     size_t len;
     ncf_model *b = NULL;
     int rc = ncf_save_mem(g_sw_model, NCF_SAVE_ADAM, &buf, &len);
@@ -5442,7 +5442,7 @@ static int sw_serving_options(void)
     float sc[20], row[64];
     int counts[2], rc;
     ncf_model *g = NULL;
-    void *buf;
+    void *buf = NULL;
     size_t len;
     o.allow = allow, o.num_allow = 3, o.deny = allow + 2, o.num_deny = 1, fo.steps = 2;
     if ((rc = ncf_recommend_index(g_sw_model, 1, &o, items, sc)) < 0) return rc;
@@ -5797,7 +5797,7 @@ static const char ALLOCATE_NOTHING[] =
     "ncf_decayed_lr ncf_free ncf_model_free";
 static const char MPI_CALLS[] =
     "ncf_mpi_shard ncf_mpi_train_epoch ncf_mpi_train_examples ncf_mpi_sync ncf_mpi_evaluate "
-    "ncf_mpi_bytes_sent";
+    "ncf_mpi_bytes_sent ncf_mpi_model_create ncf_mpi_shard_model ncf_mpi_load ncf_mpi_save";
 
 static void test_calls_said_to_allocate_nothing_allocate_nothing(void)
 {

@@ -1,6 +1,6 @@
 /* tests/mpi.c - the MPI suite (make test-mpi) and its benchmark (make bench-mpi), built with
    mpicc -DNCF_MPI:  mpirun -np P tests_mpi --tests DIR  |  mpirun -np 2 tests_mpi --bench  |
-   mpirun -np P tests_mpi --scale */
+   mpirun -np P tests_mpi --scale shards|replicated X Y */
 #include "harness.h"
 
 /* ------------------------------------------------------------- MPI tests */
@@ -387,12 +387,15 @@ static void mpi_memory(double *now_mb, double *peak_mb)
     if (getrusage(RUSAGE_SELF, &ru) == 0) *peak_mb = (double)ru.ru_maxrss / 1e3;
 }
 
-/* make bench-mpi (mpirun -np P tests_mpi --scale, P = 1, 2, 4): the MLPerf config (lazy Adam)
-   on ml-20m-sized synthetic data, one thread a rank: the median time of a step over 7 windows
-   of 20 steps, the bytes a rank sends per step, and each rank's memory (the most of any rank):
-   resident once the data is sharded and the model made, and at its peak (every rank makes
-   the whole data before it keeps its shard). */
-static int mpi_scale(void)
+/* make bench-mpi (mpirun -np P tests_mpi --scale MODEL X Y, P = 1, 2, 4): the MLPerf config
+   (lazy Adam) on synthetic data of ml-20m's shape with X times its users, Y times its items and
+   max(1, Y/8) times its positives per user (16 x 32: MLPerf's expanded ml-20m, 2.2M users, 856k
+   items, 1.28 billion positives), one thread a rank, the model
+   replicated on every rank or in shards (each rank its users' rows): the median time of a step
+   over 7 windows of 20 steps, the bytes a rank sends per step, and each rank's memory (the
+   most of any rank): resident once the data is sharded and the model made, and at its peak
+   (every rank makes the whole data before it keeps its shard). */
+static int mpi_scale(int shards, int xu, int xi)
 {
     ncf_config c = ncf_config_mlperf();
     ncf_dataset d;
@@ -404,10 +407,10 @@ static int mpi_scale(void)
     MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank), MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     ncf_set_threads(1);
-    ok = ncf_synthetic(&d, 138493, 26744, 20000263, 16, 1) == NCF_OK;
+    ok = ncf_synthetic(&d, 138493 * xu, 26744 * xi, (int64_t)20000263 * xu * (xi > 8 ? xi / 8 : 1), 16, 1) == NCF_OK;
     c.num_users = d.num_users, c.num_items = d.num_items;
-    ok = ok && ncf_model_create(&m, &c) == NCF_OK && ncf_mpi_shard(&d, MPI_COMM_WORLD) == NCF_OK &&
-        ncf_sampler_init(&s, &d, c.num_neg, c.seed) == NCF_OK &&
+    ok = ok && (shards ? ncf_mpi_model_create(&m, &c, &d, MPI_COMM_WORLD) : ncf_model_create(&m, &c)) == NCF_OK &&
+        ncf_mpi_shard(&d, MPI_COMM_WORLD) == NCF_OK && ncf_sampler_init(&s, &d, c.num_neg, c.seed) == NCF_OK &&
         ncf_mpi_train_examples(m, &s, 1, pos, 5 * (int64_t)c.batch_size, MPI_COMM_WORLD, NULL, NULL, NULL) == NCF_OK;
     mpi_memory(&now_mb, &peak_mb);
     if (!all_ranks_ok(ok)) {
@@ -431,9 +434,11 @@ static int mpi_scale(void)
     qsort(t, 7, sizeof(double), cmp_double);
     ok = all_ranks_ok(ok);
     if (g_rank == 0 && ok)
-        printf("{\"case\":\"mpi_scale\",\"ranks\":%d,\"threads_per_rank\":1,\"ms_per_step\":%.2f,\"ex_per_s\":%.0f,"
+        printf("{\"case\":\"mpi_scale\",\"model\":\"%s\",\"users\":%d,\"items\":%d,\"positives\":%lld,"
+               "\"ranks\":%d,\"threads_per_rank\":1,\"ms_per_step\":%.2f,\"ex_per_s\":%.0f,"
                "\"bytes_per_step\":%lld,\"rss_mb\":%.0f,\"peak_rss_mb\":%.0f}\n",
-               g_size, t[3] * 1e3, c.batch_size / t[3], (long long)bytes, mem[0], mem[1]);
+               shards ? "shards" : "replicated", d.num_users, d.num_items, (long long)d.shard.total_train, g_size,
+               t[3] * 1e3, c.batch_size / t[3], (long long)bytes, mem[0], mem[1]);
     ncf_model_free(m), ncf_dataset_free(&d);
     MPI_Finalize();
     return ok ? 0 : 1;
@@ -475,6 +480,232 @@ static void test_mpi_sync(void)
     ncf_dataset_free(&w), ncf_dataset_free(&s);
 }
 
+/* The bytes of a file, or NULL. */
+static char *mpi_file_bytes(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *b = NULL;
+    long n;
+    *len = 0;
+    if (!f) return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (b = (char *)malloc((size_t)n + 1)) && fread(b, 1, (size_t)n, f) == (size_t)n)
+        *len = (size_t)n;
+    else free(b), b = NULL;
+    fclose(f);
+    return b;
+}
+
+/* Whether two files hold the same bytes (rank 0 reads them; every rank learns the answer). */
+static int mpi_same_files(const char *a, const char *b)
+{
+    int same = 1;
+    if (g_rank == 0) {
+        size_t la, lb;
+        char *x = mpi_file_bytes(a, &la), *y = mpi_file_bytes(b, &lb);
+        same = x && y && la == lb && !memcmp(x, y, la);
+        free(x), free(y);
+    }
+    MPI_Bcast(&same, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return same;
+}
+
+/* A model shard (each rank holds its users' rows only) trains to one rank's model bit for
+   bit, made new (ncf_mpi_model_create) or from a whole model (ncf_mpi_shard_model): the file
+   ncf_mpi_save writes is one process's, byte for byte; the ranks' evaluation of the shards is
+   the whole model's; a file saved from 2 ranks' shards resumes as shards on P ranks; and a
+   shard refuses what would read other users' rows. */
+static void test_mpi_model_shards(void)
+{
+    ncf_dataset w, s;
+    ncf_sampler smp;
+    ncf_eval_opts o = ncf_eval_opts_default();
+    int which, e, how;
+    CHECK(mpi_data(&w, 0) && mpi_data(&s, 1));
+    for (which = 0; which < 3; which++)
+        for (how = 0; how < 4; how++) { /* new; a whole model sharded; (P > 2) 2 ranks' checkpoint resumed,
+                                           read as shards or whole and sharded */
+            ncf_config c = mpi_config(which, &w);
+            ncf_model *m = NULL, *r = NULL;
+            ncf_metrics a, b;
+            char ref[600], mine[600], ckpt[600];
+            snprintf(ref, sizeof ref, "%s/ref%d.ncf", g_mpi_dir, which);
+            snprintf(mine, sizeof mine, "%s/shards%d_%d_p%d.ncf", g_mpi_dir, which, how, g_size);
+            snprintf(ckpt, sizeof ckpt, "%s/shards%d_e1_p2.ncf", g_mpi_dir, which);
+            if (how >= 2 && g_size <= 2) continue;
+            if (how == 0) CHECKF(ncf_mpi_model_create(&m, &c, &w, MPI_COMM_WORLD) == NCF_OK, "%s", ncf_error_text());
+            else if (how == 1)
+                CHECKF(mpi_model(&m, &c, &w) && ncf_mpi_shard_model(m, &s, MPI_COMM_WORLD) == NCF_OK, "%s",
+                       ncf_error_text());
+            else if (how == 2) CHECKF(ncf_mpi_load(&m, ckpt, &s, MPI_COMM_WORLD) == NCF_OK, "%s", ncf_error_text());
+            else
+                CHECKF(ncf_load(&m, ckpt) == NCF_OK && ncf_mpi_shard_model(m, &w, MPI_COMM_WORLD) == NCF_OK, "%s",
+                       ncf_error_text());
+            if (!m) continue;
+            CHECKF(m->cfg.num_users == (s.shard.user_hi > s.shard.user_lo ? s.shard.user_hi - s.shard.user_lo : 1),
+                   "rank %d's shard holds %d users' rows, its users are [%d, %d)", g_rank, m->cfg.num_users,
+                   s.shard.user_lo, s.shard.user_hi);
+            CHECK(ncf_sampler_init(&smp, &s, c.num_neg, c.seed) == NCF_OK);
+            CHECK(m->epoch == (how >= 2 ? 1 : 0));
+            for (e = how >= 2 ? 2 : 1; e <= 2; e++) {
+                CHECKF(ncf_mpi_train_epoch(m, &smp, e, MPI_COMM_WORLD, NULL, NULL, NULL) == NCF_OK, "%s",
+                       ncf_error_text());
+                if (e == 1 && how == 0 && g_size == 2)
+                    CHECK(ncf_mpi_save(m, ckpt, NCF_SAVE_ADAM, MPI_COMM_WORLD) == NCF_OK);
+            }
+            CHECKF(ncf_mpi_save(m, mine, NCF_SAVE_ADAM, MPI_COMM_WORLD) == NCF_OK, "%s", ncf_error_text());
+            CHECKF(mpi_same_files(mine, ref), "config %d (way %d): %d ranks' shards saved %s, not one rank's %s", which,
+                   how, g_size, mine, ref);
+            CHECK(ncf_load(&r, ref) == NCF_OK && ncf_evaluate_opts(r, &w, &o, &a) == NCF_OK);
+            CHECKF(ncf_mpi_evaluate(m, &s, &o, MPI_COMM_WORLD, &b) == NCF_OK && a.hr == b.hr && a.ndcg == b.ndcg &&
+                       a.mrr == b.mrr && a.users == b.users,
+                   "config %d: the shards' HR %.17g NDCG %.17g, the whole model's %.17g %.17g", which, b.hr, b.ndcg,
+                   a.hr, a.ndcg);
+            if (which == 0 && how == 0) { /* what would read other users' rows refuses */
+                void *buf = NULL;
+                size_t len = 0;
+                int32_t top[10];
+                float logit;
+                ncf_rec_opts ro = ncf_rec_opts_default();
+                ncf_model *other = NULL;
+                CHECK_ERR(ncf_save_mem(m, NCF_SAVE_ADAM, &buf, &len), NCF_ERR_ARG, "ncf_mpi_save");
+                CHECK_ERR(ncf_evaluate_opts(m, &w, &o, &a), NCF_ERR_ARG, "ncf_mpi_save");
+                CHECK_ERR(ncf_predict(m, w.raw_user[0], w.raw_item[0], &logit), NCF_ERR_ARG, "ncf_mpi_save");
+                CHECK_ERR(ncf_recommend_index(m, 0, &ro, top, NULL), NCF_ERR_ARG, "ncf_mpi_save");
+                CHECK_ERR(ncf_train_epoch(m, &smp, 3, NULL, NULL, NULL), NCF_ERR_ARG, "shard");
+                CHECK_ERR(ncf_model_set_ids(m, &w), NCF_ERR_ARG, "shard");
+                CHECK_ERR(ncf_mpi_evaluate(m, &w, &o, MPI_COMM_WORLD, &b), NCF_ERR_ARG, "");
+                CHECK_ERR(ncf_mpi_save(m, mine, NCF_SAVE_INT8, MPI_COMM_WORLD), NCF_ERR_ARG, "NCF_SAVE_INT8");
+                CHECK_ERR(ncf_mpi_shard_model(m, &s, MPI_COMM_WORLD), NCF_ERR_ARG, "a shard already");
+                CHECK_ERR(ncf_mpi_model_create(&other, &c, &s, MPI_COMM_WORLD), NCF_ERR_ARG, "whole data");
+                CHECK(other == NULL);
+                CHECK(ncf_mpi_sync(m, &s, MPI_COMM_WORLD) == NCF_OK); /* (nothing to copy) */
+            }
+            ncf_model_free(r), ncf_model_free(m);
+        }
+    ncf_dataset_free(&w), ncf_dataset_free(&s);
+}
+
+/* Out of memory on the last rank at each allocation of ncf_mpi_model_create,
+   ncf_mpi_shard_model and ncf_mpi_save in turn: every rank gets the error, nothing leaks, the
+   whole model stays whole and the file already at the path stays; then each call succeeds. */
+static void test_mpi_shards_out_of_memory(void)
+{
+    ncf_dataset w, s;
+    ncf_config c;
+    ncf_model *shard = NULL;
+    char path[600];
+    int which, k, failed = 1;
+    CHECK(mpi_data(&w, 0) && mpi_data(&s, 1));
+    c = mpi_config(0, &w);
+    snprintf(path, sizeof path, "%s/oom_p%d.ncf", g_mpi_dir, g_size);
+    if (g_rank == 0) {
+        FILE *f = fopen(path, "wb");
+        CHECK(f && fputs("kept", f) >= 0 && fclose(f) == 0);
+    }
+    for (which = 0; which < 4; which++)
+        for (k = 0, failed = 1; failed && k < 500; k++) {
+            ncf_model *x = NULL;
+            uint64_t h = 0;
+            int rc, bad;
+            if (which == 1) {
+                CHECK(mpi_model(&x, &c, &w));
+                h = x ? state_hash(x) : 0;
+            }
+            g_alloc_count = 0, g_alloc_fail_at = g_rank == g_size - 1 ? k : -1;
+            rc = which == 0  ? ncf_mpi_model_create(&x, &c, &w, MPI_COMM_WORLD)
+                : which == 1 ? ncf_mpi_shard_model(x, &s, MPI_COMM_WORLD)
+                : which == 2 ? ncf_mpi_save(shard, path, NCF_SAVE_ADAM, MPI_COMM_WORLD)
+                             : ncf_mpi_load(&x, path, &s, MPI_COMM_WORLD);
+            g_alloc_fail_at = -1, bad = rc != NCF_OK;
+            failed = mpi_world_max(bad);
+            CHECKF(failed + mpi_world_max(!bad) == 1, "call %d, allocation %d: the ranks' status differs", which, k);
+            if (failed && (which == 0 || which == 3)) CHECK(x == NULL);
+            if (!failed && which == 3) CHECK(x && state_hash(x) == state_hash(shard));
+            if (failed && which == 1) CHECK(x && x->cfg.num_users == w.num_users && state_hash(x) == h);
+            if (failed && which == 2 && g_rank == 0) {
+                size_t len;
+                char *b = mpi_file_bytes(path, &len);
+                CHECKF(b && len == 4 && !memcmp(b, "kept", 4), "a failed save changed %s", path);
+                free(b);
+            }
+            if (which == 0 && !failed) shard = x, x = NULL;
+            ncf_model_free(x);
+        }
+    CHECKF(!failed && k > 1, "the calls never succeeded, or never failed (%d tries)", k);
+    { /* a file that is not there, is damaged, or is int8: every rank's error */
+        ncf_model *x = NULL, *y = NULL;
+        char bad[600];
+        snprintf(bad, sizeof bad, "%s/oom_bad_p%d.ncf", g_mpi_dir, g_size);
+        if (g_rank == 0) remove(bad); /* (a run before on as many ranks left one) */
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK_ERR(ncf_mpi_load(&x, bad, &s, MPI_COMM_WORLD), NCF_ERR_IO, "cannot open");
+        if (g_rank == 0) {
+            size_t len;
+            char *b = mpi_file_bytes(path, &len);
+            FILE *f = fopen(bad, "wb");
+            CHECK(b && f && len > 1000);
+            if (b && f) {
+                b[len / 2] ^= 1;
+                CHECK(fwrite(b, 1, len, f) == len);
+            }
+            if (f) fclose(f);
+            free(b);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK_ERR(ncf_mpi_load(&x, bad, &s, MPI_COMM_WORLD), NCF_ERR_PARSE, "CRC");
+        if (g_rank == 0) CHECK(ncf_load(&y, path) == NCF_OK && ncf_save(y, bad, NCF_SAVE_INT8) == NCF_OK);
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK_ERR(ncf_mpi_load(&x, bad, &s, MPI_COMM_WORLD), NCF_ERR_ARG, "int8");
+        CHECK(x == NULL);
+        ncf_model_free(y);
+    }
+    ncf_model_free(shard);
+    ncf_dataset_free(&w), ncf_dataset_free(&s);
+}
+
+/* A user with a third of the positives: the groups its positives span start at the next user,
+   so some ranks have no users (on 16 ranks, five). Their shards keep one idle row, send
+   nothing as the file is written, and the model is still one rank's bit for bit. */
+static void test_mpi_shards_with_idle_ranks(void)
+{
+    ncf_dataset w, s;
+    ncf_sampler smp;
+    ncf_load_opts lo = ncf_load_opts_default();
+    ncf_config c;
+    ncf_model *m = NULL, *r = NULL;
+    ncf_eval_opts o = ncf_eval_opts_default();
+    ncf_metrics a, b;
+    char *text = (char *)malloc(64 * 1024), path[600], ref[600];
+    int u, i, n = 0, idle, k;
+    for (i = 0; i < 150; i++) n += snprintf(text + n, 32, "1,%d,5,%d\n", i + 1, i);
+    for (u = 2; u <= 60; u++)
+        for (i = 0; i < 6; i++) n += snprintf(text + n, 32, "%d,%d,5,%d\n", u, (u * 7 + i * 13) % 200 + 1, i);
+    lo.eval_negatives = 20, lo.validation = 1;
+    for (k = 0; k < 2; k++)
+        CHECKF(ncf_load_dataset_mem(k ? &s : &w, "heavy.csv", text, (size_t)n, &lo) == NCF_OK, "%s", ncf_error_text());
+    CHECK(ncf_mpi_shard(&s, MPI_COMM_WORLD) == NCF_OK);
+    idle = mpi_world_max(s.shard.user_hi == s.shard.user_lo);
+    CHECK(g_size < 16 || idle); /* (the case this test is for) */
+    c = mpi_config(0, &w);
+    snprintf(ref, sizeof ref, "%s/heavy_ref.ncf", g_mpi_dir);
+    snprintf(path, sizeof path, "%s/heavy_p%d.ncf", g_mpi_dir, g_size);
+    CHECKF(ncf_mpi_model_create(&m, &c, &w, MPI_COMM_WORLD) == NCF_OK, "%s", ncf_error_text());
+    CHECK(m && ncf_sampler_init(&smp, &s, c.num_neg, c.seed) == NCF_OK);
+    for (k = 1; m && k <= 2; k++) CHECK(ncf_mpi_train_epoch(m, &smp, k, MPI_COMM_WORLD, NULL, NULL, NULL) == NCF_OK);
+    CHECKF(ncf_mpi_save(m, g_size == 1 ? ref : path, NCF_SAVE_ADAM, MPI_COMM_WORLD) == NCF_OK, "%s", ncf_error_text());
+    if (g_size > 1)
+        CHECKF(mpi_same_files(path, ref), "%d ranks (some idle) saved %s, not one rank's %s", g_size, path, ref);
+    ncf_model_free(m), m = NULL;
+    CHECKF(ncf_mpi_load(&m, ref, &s, MPI_COMM_WORLD) == NCF_OK, "%s", ncf_error_text());
+    CHECK(ncf_load(&r, ref) == NCF_OK && ncf_evaluate_opts(r, &w, &o, &a) == NCF_OK);
+    CHECK(m && ncf_mpi_evaluate(m, &s, &o, MPI_COMM_WORLD, &b) == NCF_OK && a.hr == b.hr && a.ndcg == b.ndcg &&
+          a.users == b.users);
+    ncf_model_free(m), ncf_model_free(r);
+    free(text);
+    ncf_dataset_free(&w), ncf_dataset_free(&s);
+}
+
 static const test_case MPI_TESTS[] = {
     {"mpi_shard_counts", test_mpi_shard_counts},
     {"mpi_batches_sum", test_mpi_batches_sum},
@@ -484,6 +715,9 @@ static const test_case MPI_TESTS[] = {
     {"mpi_evaluation_exact", test_mpi_evaluation_exact},
     {"mpi_errors_agree", test_mpi_errors_agree},
     {"mpi_sync", test_mpi_sync},
+    {"mpi_model_shards", test_mpi_model_shards},
+    {"mpi_shards_out_of_memory", test_mpi_shards_out_of_memory},
+    {"mpi_shards_with_idle_ranks", test_mpi_shards_with_idle_ranks},
 };
 
 static int mpi_tests(const char *dir)
@@ -514,7 +748,9 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--tests")) return mpi_tests(argv[2]);
     if (argc == 2 && !strcmp(argv[1], "--bench")) return mpi_bench();
-    if (argc == 2 && !strcmp(argv[1], "--scale")) return mpi_scale();
-    fprintf(stderr, "usage: mpirun -np P %s --tests DIR | --bench | --scale\n", argv[0]);
+    if (argc == 5 && !strcmp(argv[1], "--scale") && (!strcmp(argv[2], "shards") || !strcmp(argv[2], "replicated")) &&
+        atoi(argv[3]) > 0 && atoi(argv[4]) > 0)
+        return mpi_scale(!strcmp(argv[2], "shards"), atoi(argv[3]), atoi(argv[4]));
+    fprintf(stderr, "usage: mpirun -np P %s --tests DIR | --bench | --scale shards|replicated X Y\n", argv[0]);
     return 2;
 }
