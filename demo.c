@@ -65,6 +65,7 @@ typedef struct {
     const char *export_embeddings;                   /* PREFIX of the vectors' .npy and .csv files */
     const char *save_split;                          /* PREFIX of the split's .tsv files */
     int probabilities, data_given, keep_missing, patience, skip_held_out, lr_decay;
+    int shards; /* --shards (demo-mpi): each rank holds its users' rows only */
     int output; /* the answers' form: OUT_TEXT, OUT_CSV, OUT_JSON */
     long long syn_ratings;
     double hr_threshold;
@@ -184,7 +185,8 @@ typedef enum {
     F_RECOMMEND, F_RECOMMEND_K, F_TOPK, F_RECOMMEND_ALL, F_RECOMMEND_FOR, F_RECOMMEND_FILE, F_RECOMMEND_FOR_FILE,
     F_SIMILAR, F_SIMILAR_USERS, F_ITEM_FOR, F_ALLOW, F_DENY, F_PROBABILITIES, F_OUTPUT,
     /* model files */
-    F_SAVE, F_INT8, F_CHECKPOINT_EVERY, F_SAVE_BEST, F_EXPORT_C, F_EXPORT_EMBEDDINGS, F_LOAD, F_KEEP_MISSING
+    F_SAVE, F_INT8, F_CHECKPOINT_EVERY, F_SAVE_BEST, F_EXPORT_C, F_EXPORT_EMBEDDINGS, F_LOAD, F_KEEP_MISSING,
+    F_SHARDS
 } flag_id;
 
 typedef struct {
@@ -339,6 +341,8 @@ static const flag_def FLAGS[] = {
                                "with --train_epochs 0 just evaluate it. Data with new users or items grows\n"
                                "the model (known ids keep their rows)"},
     {F_KEEP_MISSING, "--keep_missing", NULL, "with --load: keep the model's users and items the data lacks"},
+    {F_SHARDS, "--shards", NULL, "demo-mpi: each rank holds only its users' rows of the model and their Adam\n"
+                                 "moments (the same model and files; no serving or exports in the run)"},
     {F_HELP, "--help", NULL, "this list (also -h)"},
 };
 /* clang-format on */
@@ -643,6 +647,7 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
     case F_EXPORT_EMBEDDINGS: o->export_embeddings = v; break;
     case F_LOAD: o->load = v; break;
     case F_KEEP_MISSING: o->keep_missing = 1; break;
+    case F_SHARDS: o->shards = 1; break;
     case F_SECTION:
     case F_HELP: break;
     }
@@ -975,10 +980,20 @@ static void save_last_good(const void *buf, size_t len, const char *path, int ep
     ncf_model_free(m);
 }
 
+static int g_shards; /* --shards: the model is in shards, saved by every rank together */
+
 /* (demo-mpi: rank 0 writes the file; every rank learns whether it did) */
 static int save_model(const ncf_model *m, const char *path, int int8)
 {
-    int ok = !ON_ROOT || ncf_save(m, path, int8 ? NCF_SAVE_INT8 : NCF_SAVE_ADAM) == NCF_OK;
+    int ok;
+#ifdef NCF_MPI
+    if (g_shards) { /* (collective: every rank gets the same status) */
+        ok = ncf_mpi_save(m, path, NCF_SAVE_ADAM, MPI_COMM_WORLD) == NCF_OK;
+        if (!ok) fprintf(stderr, "demo: %s\n", ncf_error_text());
+        return ok;
+    }
+#endif
+    ok = !ON_ROOT || ncf_save(m, path, int8 ? NCF_SAVE_INT8 : NCF_SAVE_ADAM) == NCF_OK;
     if (!ok) fprintf(stderr, "demo: %s\n", ncf_error_text());
     return all_ok(ok);
 }
@@ -2085,10 +2100,23 @@ static void print_data(const options *o, const ncf_dataset *data, const char *pa
     if (path) print_read_as(data, o);
 }
 
+/* A new model with the data's ids: whole (1), or (--shards) this rank's shard of it (2); 0 on
+   failure. */
+static int create_model(const options *o, const ncf_config *cfg, const ncf_dataset *data, ncf_model **model)
+{
+#ifdef NCF_MPI
+    if (o->shards) return ncf_mpi_model_create(model, cfg, data, MPI_COMM_WORLD) == NCF_OK ? 2 : 0;
+#else
+    (void)o;
+#endif
+    return ncf_model_create(model, cfg) == NCF_OK && ncf_model_set_ids(*model, data) == NCF_OK;
+}
+
 /* The model: --load's (grown to new data), a pre-trained NeuMF, or a new one; then, under MPI,
-   this rank's share of the data. */
+   this rank's share of the data (and, --shards, of the model). */
 static int prepare_model(const options *o, ncf_config *cfg, ncf_dataset *data, ncf_model **model, int *first)
 {
+    int made_shard = 0; /* (2: made as this rank's shard) */
     cfg->num_users = data->num_users, cfg->num_items = data->num_items;
     if (*model) { /* --load read it */
         char why[512];
@@ -2111,21 +2139,25 @@ static int prepare_model(const options *o, ncf_config *cfg, ncf_dataset *data, n
         printf("loaded %s: %d epochs, %lld steps\n", o->load, *first, (long long)(*model)->step);
     } else if (o->pretrain_gmf) {
         if (!create_pretrained(o, cfg, data, model)) return 0;
-    } else if (ncf_model_create(model, cfg) != NCF_OK || ncf_model_set_ids(*model, data) != NCF_OK) {
+    } else if (!(made_shard = create_model(o, cfg, data, model))) {
         fprintf(stderr, "demo: %s\n", ncf_error_text());
         return 0;
     }
 #ifdef NCF_MPI
-    if (ncf_mpi_shard(data, MPI_COMM_WORLD) != NCF_OK) {
+    if (ncf_mpi_shard(data, MPI_COMM_WORLD) != NCF_OK ||
+        (o->shards && made_shard != 2 && ncf_mpi_shard_model(*model, data, MPI_COMM_WORLD) != NCF_OK)) {
         fprintf(stderr, "demo: %s\n", ncf_error_text());
         return 0;
     }
     {
         long long most = data->num_train;
         MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-        printf("MPI: %d ranks, each with its users' positives (at most %lld of %lld) and the whole model\n", g_ranks,
-               most, (long long)data->shard.total_train);
+        printf("MPI: %d ranks, each with its users' positives (at most %lld of %lld) and %s\n", g_ranks, most,
+               (long long)data->shard.total_train,
+               o->shards ? "their rows of the model (--shards)" : "the whole model");
     }
+#else
+    (void)made_shard;
 #endif
     return 1;
 }
@@ -2162,6 +2194,8 @@ typedef struct {
     size_t last_len;
     void *chosen; /* the model at the chosen epoch, for --save */
     size_t chosen_len;
+    float *kept; /* --shards: this rank's part of it (parameters, then Adam's moments) */
+    int64_t kept_step, kept_epoch;
     char title[256];
 } session;
 
@@ -2200,6 +2234,23 @@ static int train_decayed(session *S, int epoch, progress_state *ps, double *loss
     return rc == NCF_OK;
 }
 
+/* --shards: this rank's part of the model at the chosen epoch, kept in memory (each rank holds
+   its users' rows: no rank can keep the whole model). */
+static int keep_shard(session *S)
+{
+    const ncf_model *m = S->model;
+    size_t n = m->num_params;
+    if (!S->kept && !(S->kept = (float *)malloc(sizeof(float) * 3 * n))) {
+        fprintf(stderr, "demo: out of memory to keep the chosen epoch's model\n");
+        return 0;
+    }
+    memcpy(S->kept, m->params, sizeof(float) * n);
+    if (m->adam_m)
+        memcpy(S->kept + n, m->adam_m, sizeof(float) * n), memcpy(S->kept + 2 * n, m->adam_v, sizeof(float) * n);
+    S->kept_step = m->step, S->kept_epoch = m->epoch;
+    return 1;
+}
+
 /* One epoch's training, its checkpoint, and its line when it is not evaluated. Returns 0 on
    failure, 1 to go on to evaluation, 2 when this epoch has no evaluation. */
 static int train_one(session *S, epoch_row *r, int epoch)
@@ -2219,7 +2270,7 @@ static int train_one(session *S, epoch_row *r, int epoch)
                (unsigned long long)first_batch, (unsigned long long)all_batches);
     }
     t = now();
-    if (o->save && !o->int8 && ON_ROOT) { /* the last finite model, in case this epoch diverges */
+    if (o->save && !o->int8 && ON_ROOT && !o->shards) { /* the last finite model, in case this epoch diverges */
         ncf_free(S->last_good), S->last_good = NULL;
         if (ncf_save_mem(S->model, NCF_SAVE_ADAM, &S->last_good, &S->last_len) != NCF_OK) S->last_good = NULL;
     }
@@ -2277,7 +2328,8 @@ static int evaluate_one(session *S, epoch_row *r)
     } else if (chosen(o, r) > (S->best.epoch < 0 ? -1.0 : chosen(o, &S->best))) {
         S->best = *r, S->since_best = 0;
         if (o->save_best && !save_model(S->model, o->save_best, o->int8)) return 0;
-        if (ON_ROOT) { /* kept in memory: --save writes it, and its test items are ranked, at the end */
+        if (o->shards && !all_ok(keep_shard(S))) return 0;
+        if (ON_ROOT && !o->shards) { /* kept in memory: --save writes it, and its test items are ranked, at the end */
             ncf_free(S->chosen), S->chosen = NULL;
             if (ncf_save_mem(S->model, o->save ? NCF_SAVE_ADAM : NCF_SAVE_MODEL, &S->chosen, &S->chosen_len) !=
                 NCF_OK) {
@@ -2328,6 +2380,18 @@ static int save_final(session *S)
     ncf_model *chosen = NULL;
     int ok;
     if (!o->save) return 1;
+    if (S->kept) { /* --shards: the chosen epoch put back, then saved by every rank together */
+        ncf_model *m = S->model;
+        size_t n = m->num_params;
+        memcpy(m->params, S->kept, sizeof(float) * n);
+        if (m->adam_m)
+            memcpy(m->adam_m, S->kept + n, sizeof(float) * n), memcpy(m->adam_v, S->kept + 2 * n, sizeof(float) * n);
+        m->step = S->kept_step, m->epoch = S->kept_epoch;
+        ncf_model_params_changed(m);
+        if (!save_model(m, o->save, 0)) return 0;
+        printf("saved %s: epoch %lld, the one chosen on validation\n", o->save, (long long)m->epoch);
+        return 1;
+    }
     if (!S->chosen) {
         if (!save_model(S->model, o->save, o->int8)) return 0;
         printf("saved %s: epoch %lld, the last%s\n", o->save, (long long)S->model->epoch,
@@ -2609,6 +2673,22 @@ static int finish_tuned(const options *o, const ncf_model *m, const char *path)
     return 1;
 }
 
+/* --shards: what a run can do with a model no rank holds whole. */
+static int shards_ok(const options *o)
+{
+    if (!o->shards) return 1;
+#ifndef NCF_MPI
+    fprintf(stderr, "demo: --shards splits the model over MPI ranks: it is demo-mpi's (make demo-mpi)\n");
+    return 0;
+#else
+    if (!o->int8 && !o->export_c && !o->export_embeddings && !serving(o) && !o->tune) return 1;
+    fprintf(stderr,
+            "demo: --shards: no rank holds the whole model, so it does not go with --int8, --export_c, "
+            "--export_embeddings, --tune or serving (--save, then --load the file in the demo)\n");
+    return 0;
+#endif
+}
+
 static int run(const options *asked)
 {
     ncf_dataset data;
@@ -2621,6 +2701,8 @@ static int run(const options *asked)
 
     memset(&S, 0, sizeof S);
     S.o = o, S.data = &data, S.path = data_path(o, buf, sizeof buf);
+    if (!shards_ok(o)) return 1;
+    g_shards = o->shards;
     if (o->threads) ncf_set_threads(o->threads);
     if (o->load) { /* first: its seed (and config) win, so its figures come out the same */
         if (ncf_load(&S.model, o->load) != NCF_OK) {
@@ -2691,7 +2773,7 @@ static int run(const options *asked)
     ok = ok && start_session(&S, &cfg, first) && epochs(&S, first) && finish(&S);
     if (ok) rc = 0;
     free(S.rows);
-    ncf_free(S.last_good), ncf_free(S.chosen);
+    ncf_free(S.last_good), ncf_free(S.chosen), free(S.kept);
     ncf_model_free(S.model);
     ncf_dataset_free(&data);
     return rc;

@@ -172,9 +172,9 @@
             still the same model for any rank count, its last bits not 0.6's
             No exit when a user's thread limit leaves no room: a team waits until its probe's threads are
             released, after every probe (it waited only after a probe that met the limit)
-            API: ncf_mpi_model_create, ncf_mpi_shard_model, ncf_mpi_save: model shards, each rank holding
-            its users' rows only (the same model bit for bit); rank 0 writes the one-process file from
-            pieces of the ranks' rows
+            API: ncf_mpi_model_create, ncf_mpi_shard_model, ncf_mpi_load, ncf_mpi_save: model shards, each
+            rank holding its users' rows only (the same model bit for bit); rank 0 writes the one-process
+            file from pieces of the ranks' rows, a rank reads only its rows of one; demo-mpi --shards
      0.6.1  API: ncf_model_open_verified, for a buffer the firmware verified (no CRC, no value scan)
             No thread-local storage by default on any bare-metal target (RISC-V too)
             The vector tile on WebAssembly only with SIMD (-msimd128)

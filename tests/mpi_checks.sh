@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/mpi_checks.sh BUILD MPIRUN... - make test-mpi's checks of demo-mpi against the demo:
 # an epoch on 2 ranks resumed for a second on 3 writes the file 1 rank writes; the demo and
-# demo-mpi print the same figures for it; a rank killed mid-run stops the job with the
+# demo-mpi print the same figures for it; --shards on 3 ranks prints and writes what 1 rank
+# does, and resumes a file; a rank killed mid-run stops the job with the
 # checkpoint intact; the MPI layer builds as strict C++11. Records pass or fail in
 # BUILD/checks. MPIRUN: the mpirun command and its flags.
 B=$1
@@ -31,6 +32,17 @@ same_figures() { # (--eval full: every figure at every epoch, as demo-mpi evalua
         [ -n "$(figures "$D/one.log")" ] && [ "$(figures "$D/one.log")" = "$(figures "$D/three.log")" ]
 }
 check "demo and demo-mpi on 3 ranks: the same figures for that model" same_figures
+
+shards() { # 12 epochs: validation chooses epoch 11, which each rank kept of its shard
+    $MPIRUN -np 1 ./demo-mpi $SYN --train_epochs 12 --save "$D/s12_1.ncf" > "$D/s1.log" &&
+        $MPIRUN -np 3 ./demo-mpi $SYN --train_epochs 12 --shards --save "$D/s12_3.ncf" > "$D/s3.log" &&
+        grep -q 'epoch 11, the one chosen' "$D/s3.log" && cmp "$D/s12_1.ncf" "$D/s12_3.ncf" &&
+        [ "$(figures "$D/s1.log" | sed 's/, train .*//')" = "$(figures "$D/s3.log" | sed 's/, train .*//')" ] &&
+        $MPIRUN -np 3 ./demo-mpi $SYN --load "$D/e1.ncf" --train_epochs 2 --shards --save "$D/e2_3s.ncf" &&
+        cmp "$D/e2_3s.ncf" "$D/e2_1.ncf" &&
+        ! ./demo $SYN --shards 2> "$D/s.err" && grep -q "demo-mpi's" "$D/s.err"
+}
+check "demo-mpi --shards on 3 ranks: 1 rank's figures and file (the chosen epoch), and resumes" shards
 
 killed() {
     ( $MPIRUN -np 2 ./demo-mpi --threads 1 --train_epochs 500 --save "$D/k.ncf" --checkpoint_every 1 > "$D/kill.log" 2>&1
