@@ -5183,12 +5183,12 @@ struct ncf__scratch {
     ncf__serving_cache cache;
     ncf__pace pace; /* training: whether its threads pay on this machine now */
     int in_place;   /* parameters, ids and rated items are the caller's buffer */
-    int user0;      /* the user of the user tables' row 0: a model shard's first user, else 0 */
 #ifdef NCF_MPI
     struct {
         int64_t bytes; /* sent by ncf_mpi_train_examples */
         int stale;     /* trained over ranks: other ranks' users' rows are out of date (or absent) */
         int users;     /* a model shard: the whole model's users (0: a whole model) */
+        int user0;     /* a model shard: the user of its user tables' row 0, its first user */
         int user_end;  /* a model shard: the end of its users [user0, user_end) (its rows, or 1 row if none) */
     } mpi;
 #endif
@@ -5207,8 +5207,10 @@ static int ncf__has_ids(const ncf_model *m);
 /* The users of the whole model: a model shard's cfg.num_users counts only the rows it holds. */
 #if defined(NCF_MPI) && !defined(NCF_INFERENCE_ONLY)
 #define NCF__USERS(m) ((m)->scratch->mpi.users ? (m)->scratch->mpi.users : (m)->cfg.num_users)
+#define NCF__USER0(s) ((s)->mpi.user0) /* the user of the user tables' row 0 (0 but in a shard) */
 #else
 #define NCF__USERS(m) ((m)->cfg.num_users)
+#define NCF__USER0(s) 0
 #endif
 #define NCF__STALE_TEXT \
     "this rank's copy of the model has only its own users' rows up to date (ncf_mpi_sync; a model shard: " \
@@ -5468,7 +5470,7 @@ static void ncf__init_tensor(ncf_model *m, int t, int normal, double scale)
     const ncf_tensor *T = &m->tensors[t];
     float *p = m->params + T->offset;
     int64_t i, n = (int64_t)T->rows * T->cols,
-               first = t < m->scratch->tables.n ? (int64_t)m->scratch->user0 * T->cols : 0;
+               first = t < m->scratch->tables.n ? (int64_t)NCF__USER0(m->scratch) * T->cols : 0;
     uint64_t key = ncf__hash3(m->cfg.seed, NCF__TAG_INIT, (uint64_t)t);
     NCF__OMP(parallel for schedule(static) num_threads(ncf__team(n > 65536)))
     for (i = 0; i < n; i++) {
@@ -6978,7 +6980,7 @@ static void ncf__score_user(const ncf_model *m, const float *proj, int u, const 
 {
     const struct ncf__scratch *s = m->scratch;
     const int *L = m->cfg.layers;
-    int ur = u - s->user0; /* (a model shard's row of user u) */
+    int ur = u - NCF__USER0(s); /* (a model shard's row of user u) */
     const float *gu = !s->F ? NULL : urow ? urow : ncf__emb_row(&s->tables.tab[s->tables.gmf], 0, ur, e->urow);
     float ub = urow ? urow[s->F + s->H] : m->user_bias ? m->user_bias[ur] : 0.0f;
     int j, d, l, cur = 0;
@@ -9804,15 +9806,13 @@ static const uint32_t ncf__crc_table[256] = {
     0x24B4A3A6u, 0xBAD03605u, 0xCDD70693u, 0x54DE5729u, 0x23D967BFu, 0xB3667A2Eu, 0xC4614AB8u, 0x5D681B02u, 0x2A6F2B94u,
     0xB40BBE37u, 0xC30C8EA1u, 0x5A05DF1Bu, 0x2D02EF8Du};
 
-/* The CRC of bytes that follow bytes whose CRC was crc (0 before any), as zlib's crc32. */
-static uint32_t ncf__crc32_more(uint32_t crc, const uint8_t *p, size_t n)
+static uint32_t ncf__crc32(const uint8_t *p, size_t n)
 {
-    uint32_t c = crc ^ 0xFFFFFFFFu;
+    uint32_t c = 0xFFFFFFFFu;
     size_t i;
     for (i = 0; i < n; i++) c = ncf__crc_table[(c ^ p[i]) & 255] ^ (c >> 8);
     return c ^ 0xFFFFFFFFu;
 }
-static uint32_t ncf__crc32(const uint8_t *p, size_t n) { return ncf__crc32_more(0, p, n); }
 
 /* Little-endian writer into a buffer sized in advance. */
 typedef struct {
@@ -9965,7 +9965,8 @@ static int ncf__savable(const ncf_model *m, int flags, const char *what)
                 (size_t)m->tensors[t].rows * m->tensors[t].cols)
             return ncf__fail(
                 NCF_ERR_DATA, "the model's %s[%lu] is not finite: a diverged model is not saved", m->tensors[t].name,
-                (unsigned long)(i + (t < m->scratch->tables.n ? (size_t)m->scratch->user0 * m->tensors[t].cols : 0)));
+                (unsigned long)(i +
+                                (t < m->scratch->tables.n ? (size_t)NCF__USER0(m->scratch) * m->tensors[t].cols : 0)));
     return NCF_OK;
 }
 
@@ -10830,7 +10831,7 @@ NCFDEF int ncf_model_read_file(const char *path, void **buf, size_t *len)
    3. every rank applies the same update to the dense layers and the items; each user's row,
       whose examples are all on its rank, is summed and updated there, and travels only when
       ncf_mpi_sync (or the end of ncf_mpi_train_epoch) copies every rank's users to all. A model
-      shard holds its rank's users' rows only, indexed from its first user (scratch->user0): the
+      shard holds its rank's users' rows only, indexed from its first user (scratch->mpi.user0): the
       batch's users become its rows in step 1, evaluation subtracts user0, and the rows never
       travel except to rank 0, in pieces, as ncf_mpi_save writes the file. */
 
@@ -11008,7 +11009,7 @@ static int ncf__mpi_alloc(ncf__mpi *c, ncf_model *m, const ncf_dataset *d, MPI_C
 {
     const struct ncf__scratch *s = m->scratch;
     int t, B = m->cfg.batch_size, G = NCF_MPI_GROUPS;
-    c->comm = comm, c->B = B, c->groups = d->shard.groups, c->u0 = s->user0;
+    c->comm = comm, c->B = B, c->groups = d->shard.groups, c->u0 = s->mpi.user0;
     MPI_Comm_rank(comm, &c->rank), MPI_Comm_size(comm, &c->P);
     c->g0 = (int)((int64_t)G * c->rank / c->P), c->g1 = (int)((int64_t)G * (c->rank + 1) / c->P);
     for (c->D = 0, t = 0; t < s->tables.n; t++) c->D += s->tables.tab[t].D;
@@ -11409,10 +11410,10 @@ static int ncf__shard_matches(const ncf_model *m, const ncf_dataset *d, const ch
 {
     const struct ncf__scratch *s = m->scratch;
     if (!s->mpi.users) return NCF_OK;
-    if (!ncf__is_shard(d) || s->mpi.users != d->num_users || s->user0 != d->shard.user_lo ||
+    if (!ncf__is_shard(d) || s->mpi.users != d->num_users || s->mpi.user0 != d->shard.user_lo ||
         s->mpi.user_end != d->shard.user_hi)
         return ncf__fail(NCF_ERR_ARG, "%s: the model shard holds users [%d, %d) of %d, the data%s [%d, %d) of %d", what,
-                         s->user0, s->mpi.user_end, s->mpi.users, ncf__is_shard(d) ? "'s shard" : " (not a shard)",
+                         s->mpi.user0, s->mpi.user_end, s->mpi.users, ncf__is_shard(d) ? "'s shard" : " (not a shard)",
                          ncf__is_shard(d) ? d->shard.user_lo : 0, ncf__is_shard(d) ? d->shard.user_hi : d->num_users,
                          d->num_users);
     return NCF_OK;
@@ -11528,7 +11529,7 @@ NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m) { return m && m->scratch ?
 /* A model shard of users [lo, hi): its scratch says so (an empty range keeps one idle row). */
 static void ncf__mark_shard(ncf_model *m, int users, int lo, int hi)
 {
-    m->scratch->user0 = lo, m->scratch->mpi.user_end = hi, m->scratch->mpi.users = users;
+    m->scratch->mpi.user0 = lo, m->scratch->mpi.user_end = hi, m->scratch->mpi.users = users;
     m->scratch->mpi.stale = 1; /* (what reads other users' rows refuses) */
 }
 
@@ -11672,6 +11673,16 @@ NCFDEF int ncf_mpi_shard_model(ncf_model *m, const ncf_dataset *data, MPI_Comm c
 }
 
 #ifndef NCF_NO_STDIO
+/* The CRC of bytes that follow bytes whose CRC was crc (0 before any), as zlib's crc32 (a file
+   checked or written as it streams past). */
+static uint32_t ncf__crc32_more(uint32_t crc, const uint8_t *p, size_t n)
+{
+    uint32_t c = crc ^ 0xFFFFFFFFu;
+    size_t i;
+    for (i = 0; i < n; i++) c = ncf__crc_table[(c ^ p[i]) & 255] ^ (c >> 8);
+    return c ^ 0xFFFFFFFFu;
+}
+
 /* Rows [lo, lo + rows) of user table t, or (other tables) tensor t whole, of a float block of
    the file at `at` (laid out as the whole model W), into block x laid out as the shard m. */
 static void ncf__read_shard_block(const ncf_model *m, const ncf_model *W, ncf__reader *r, uint64_t at, float *x, int lo)
@@ -11934,7 +11945,7 @@ NCFDEF int ncf_mpi_save(const ncf_model *m, const char *path, int flags, MPI_Com
                        "ncf_mpi_save: a model shard is saved as floats (ncf_load the file and ncf_save "
                        "it with NCF_SAVE_INT8)");
     else if ((rc = ncf__savable(m, flags, "ncf_mpi_save")) == NCF_OK) {
-        mine[0] = m->scratch->user0, mine[1] = m->scratch->mpi.user_end;
+        mine[0] = m->scratch->mpi.user0, mine[1] = m->scratch->mpi.user_end;
         if (!(ranges = NCF__NEW(int, 2 * (size_t)P))) rc = ncf__fail(NCF_ERR_NOMEM, "ncf_mpi_save: out of memory");
         else if (rank == 0 && (rc = ncf__whole_shell(m, &W)) == NCF_OK) {
             adam = ncf__save_layout(W, flags, &L);
