@@ -1886,11 +1886,13 @@ static int ncf__ids_find_int(const ncf__ids *t, int64_t v)
     return ncf__find_text(t, d, strlen(d));
 }
 
-/* Id k NUL-terminated into buf: its length, or -1 (k out of range, no ids, buf too short). */
+/* Id k NUL-terminated into buf: its length, or -1 (k out of range, no ids, buf too short),
+   buf then "" (a caller that skips the check prints nothing, never old bytes). */
 static int ncf__ids_name(const ncf__ids *t, int k, char *buf, size_t size)
 {
     const char *s;
     size_t n;
+    if (buf && size) buf[0] = 0;
     if (k < 0 || k >= t->n || !buf || (!t->text && !t->num)) return -1;
     if (t->text) s = t->text + t->at[k], n = (size_t)(t->at[k + 1] - t->at[k]);
     else s = ncf__i64s(t->num[k], 1), n = strlen(s);
