@@ -10,7 +10,7 @@
 #   make device             the device example on Cortex-M4F, Cortex-M0, RV32IMAC and RV32IMAFC under qemu
 #   make demo-mpi           the demo over MPI ranks: mpirun -np P ./demo-mpi --data ...
 #   make test-mpi           the MPI tests on 1-16 ranks, and demo-mpi against the demo
-#   make bench-mpi          training on 2 ranks against 1; 1, 2, 4 ranks, model replicated and in shards
+#   make bench-mpi          training on 2 ranks against 1; 1, 2, 4 ranks: model replicated or in shards, log read in shares or whole
 #   make paper-f8 NCF_DATA=DIR   the paper's pre-training recipe (also f16, f32, f64)
 #   make coverage           the suite built with gcov: the share of ncf.h's lines it runs
 #   make analyze            cppcheck, clang's analyzer and clang-tidy on the library: no new finding
@@ -458,7 +458,8 @@ test-mpi: demo | $(BUILD)
 # Then the same training on 1, 2 and 4 ranks (4 share the 2 cores of the project's VM) on
 # ml-20m's shape with 4x its users and 8x its items (554k users, 214k items, 79M positives),
 # the model replicated on every rank and in shards: the time of a step, the bytes a rank sends
-# and each rank's memory, now and at its peak (about 15 minutes).
+# and each rank's memory, now and at its peak; last, those positives written as a 1 GB log and
+# read by each rank's share (ncf_mpi_load_dataset) or whole, model in shards (about 25 minutes).
 bench-mpi: | $(BUILD)
 	@tests/needs.sh mpi
 	mpicc -DNCF_MPI $(BENCHFLAGS) tests/mpi.c -o $(BUILD)/tests_mpi_bench -lm
@@ -467,6 +468,11 @@ bench-mpi: | $(BUILD)
 	@for p in 1 2 4; do for model in replicated shards; do \
 	  OMP_NUM_THREADS=1 $(MPIRUN) -np $$p $(BUILD)/tests_mpi_bench --scale $$model 4 8; done; done \
 	  | tee -a $(BUILD)/bench-mpi.jsonl
+	$(BUILD)/tests_mpi_bench --write-log 4 8 $(BUILD)/scale.tsv
+	@for p in 1 2 4; do for how in "" whole; do \
+	  OMP_NUM_THREADS=1 $(MPIRUN) -np $$p $(BUILD)/tests_mpi_bench --scale shards 4 8 $(BUILD)/scale.tsv $$how; \
+	  done; done | tee -a $(BUILD)/bench-mpi.jsonl
+	rm -f $(BUILD)/scale.tsv
 
 device: demo | $(BUILD)
 	@tests/needs.sh device

@@ -175,6 +175,8 @@
             API: ncf_mpi_model_create, ncf_mpi_shard_model, ncf_mpi_load, ncf_mpi_save: model shards, each
             rank holding its users' rows only (the same model bit for bit); rank 0 writes the one-process
             file from pieces of the ranks' rows, a rank reads only its rows of one; demo-mpi --shards
+            API: ncf_mpi_load_dataset: a log read over the ranks, each its byte range, the shard of
+            ncf_load_dataset + ncf_mpi_shard bit for bit; ncf_mpi_model_create takes a shard
      0.6.1  API: ncf_model_open_verified, for a buffer the firmware verified (no CRC, no value scan)
             No thread-local storage by default on any bare-metal target (RISC-V too)
             The vector tile on WebAssembly only with SIMD (-msimd128)
@@ -1025,6 +1027,15 @@ NCFDEF int ncf_evaluate(const ncf_model *m, const ncf_dataset *data, int k, int 
 #ifndef NCF_MPI_GROUPS
 #define NCF_MPI_GROUPS 16 /* the most ranks; more groups are more partial sums to keep */
 #endif
+/* ncf_load_dataset and then ncf_mpi_shard, over the ranks, without any rank holding the whole
+   log: each rank reads a byte range of the file (cut at line ends, so a quoted field must not
+   hold one), parses it, and sends each line to the rank gathering its user's lines, where the
+   one-process build runs (the filters' counts summed over the ranks); the users then move to
+   the ranks ncf_mpi_shard gives them. The same shard, bit for bit, for any number of ranks. The
+   ids are numbered together and kept whole on every rank, as are the per-user arrays (a few
+   bytes a user). A delimited log only, split one item per user (the paper's split and saved
+   splits: ncf_load_dataset, then ncf_mpi_shard). */
+NCFDEF int ncf_mpi_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_opts *opts, MPI_Comm comm);
 /* Keeps this rank's share of a dataset, in place: call it after eval negatives and validation
    are drawn, and after ncf_model_set_ids (which needs every user's rated items). On failure the
    dataset is unchanged. */
@@ -1055,7 +1066,8 @@ NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m);
    (serving, ncf_save, ncf_evaluate, one-process training) refuses it. ncf_mpi_save writes the
    one-process file; ncf_load reads it back to serve.
    ncf_mpi_model_create: a new shard, each row as ncf_model_create makes it, from the whole data
-   (before ncf_mpi_shard), whose ids and rated items it keeps for the file. */
+   or this rank's shard of it (ncf_mpi_shard's, ncf_mpi_load_dataset's), whose ids and every
+   user's rated items it keeps for the file (a shard's gathered from the ranks). */
 NCFDEF int ncf_mpi_model_create(ncf_model **out, const ncf_config *cfg, const ncf_dataset *data, MPI_Comm comm);
 /* A whole model (created, loaded, grown) made this rank's shard in place: the other users' rows
    go. data: the whole data or this rank's shard of it. (It holds the whole model meanwhile: to
@@ -2155,7 +2167,32 @@ typedef struct {
     int validation;          /* a split of many items: validation items too, by the same rule */
     double fraction;         /* its share held out (NCF_HOLDOUT_RATIO, _TIME; validation's for _CUTOFF) */
     int64_t cutoff;          /* NCF_HOLDOUT_CUTOFF's */
+#ifdef NCF_MPI
+    /* The distributed loader's: each rank builds from all the lines of some users, and the
+       filters' counts are summed over the ranks (NULL: one process). */
+    int (*reduce)(void *ctx, void *v, int64_t n, int op);
+    void *ctx;
+#endif
 } ncf__build_opts;
+
+/* What ncf__build_opts.reduce does to v[n] over the ranks. */
+enum { NCF__SUM_I64, NCF__ALL_U8, NCF__ANY_U8, NCF__AGREE };
+#ifdef NCF_MPI
+#define NCF__REDUCE(bo, v, n, op) ((bo)->reduce ? (bo)->reduce((bo)->ctx, (v), (n), (op)) : NCF_OK)
+#else
+#define NCF__REDUCE(bo, v, n, op) ((void)(bo), (void)(v), NCF_OK)
+#endif
+
+/* The status every rank of a distributed build agrees on (this one's in one process). */
+static int ncf__build_agree(const ncf__build_opts *bo, int rc)
+{
+#ifdef NCF_MPI
+    if (bo->reduce) return bo->reduce(bo->ctx, &rc, 1, NCF__AGREE);
+#else
+    (void)bo;
+#endif
+    return rc;
+}
 
 /* The paper split's test lines: the latest, held out even when it is a user's only line. */
 #define NCF__HOLDOUT_SPLIT 99
@@ -2615,9 +2652,10 @@ static void ncf__take_sample(const char *p, const char *end, const char *sep, nc
 /* The separator that splits the first records into the same number of fields, two or more:
    the first of "::", TAB, ",", ";", "|" and blanks that does, else the one that splits most
    records. */
+static const char *const ncf__seps[6] = {"::", "\t", ",", ";", "|", " "};
 static void ncf__find_sep(const char *p, const char *end, char sep[4])
 {
-    static const char *const cand[6] = {"::", "\t", ",", ";", "|", " "};
+    const char *const *cand = ncf__seps;
     ncf__sample S;
     int c, k, best = 2, best_split = -1;
     for (c = 0; c < 6; c++) {
@@ -2842,9 +2880,9 @@ static int ncf__read_extras(const char *name, const ncf__cursor *C, const ncf__d
 /* Every record of the buffer into tr: the ids (numbers, or their numbers in in[]), the
    timestamp (else the record's number), and whether it is a positive (tr->pos, with a
    min_rating). A numeric column that meets a text id turns to text, and the reading starts
-   over. */
+   over. line0: the buffer's first line in the file (a header is skipped at line 1 only). */
 static int ncf__read_records(const char *name, const char *p, const char *end, ncf__dialect *D, float min_rating,
-                             ncf__triples *tr, ncf__intern in[2])
+                             ncf__triples *tr, ncf__intern in[2], int64_t line0)
 {
     ncf__span f[NCF__MAX_FIELDS];
     ncf__cursor C;
@@ -2852,8 +2890,8 @@ static int ncf__read_records(const char *name, const char *p, const char *end, n
 again:
     tr->n = 0, D->edged[0] = D->edged[1] = 0;
     ncf__intern_free(&in[0]), ncf__intern_free(&in[1]);
-    C.p = p, C.end = end, C.line = 0, C.next = 1;
-    if (D->header)
+    C.p = p, C.end = end, C.line = 0, C.next = line0;
+    if (D->header && line0 == 1)
         while (ncf__record(&C, D->sep, f, NCF__MAX_FIELDS) == 0) {}
     while ((nf = ncf__record(&C, D->sep, f, NCF__MAX_FIELDS)) != -1) {
         int64_t v[2];
@@ -2874,6 +2912,12 @@ again:
         tr->u[tr->n] = v[0], tr->i[tr->n] = v[1];
         tr->n++;
     }
+    return NCF_OK;
+}
+
+/* Records read: none is an error naming the file. */
+static int ncf__some_records(const char *name, const ncf__triples *tr)
+{
     return tr->n ? NCF_OK : ncf__fail(NCF_ERR_PARSE, "%s: no ratings in the file", name);
 }
 
@@ -2945,7 +2989,9 @@ static int ncf__parse_log(const char *name, const char *buf, size_t len, const n
         return ncf__fail(NCF_ERR_ARG, "%s: a weighting needs a strength column, and the file has none", name);
     rc = ncf__triples_reserve(&P->tr, ncf__max_records(p, end), use_min, o->weighting != NCF_WEIGHT_NONE);
     if (rc != NCF_OK) return rc;
-    if ((rc = ncf__read_records(name, p, end, &P->D, o->min_rating, &P->tr, P->in)) != NCF_OK) ncf__parsed_free(P);
+    if ((rc = ncf__read_records(name, p, end, &P->D, o->min_rating, &P->tr, P->in, 1)) != NCF_OK ||
+        (rc = ncf__some_records(name, &P->tr)) != NCF_OK)
+        ncf__parsed_free(P);
     return rc;
 }
 
@@ -3094,7 +3140,8 @@ static int ncf__parse_ratings(const ncf__split_src *src, int part, ncf__triples 
     strcpy(D.sep, "\t"), D.nf = 4, D.need_int = 1;
     D.col[0] = 0, D.col[1] = 1, D.col[2] = 2, D.col[3] = 3;
     if ((rc = ncf__triples_reserve(tr, ncf__max_records(buf, buf + len), 0, 0)) == NCF_OK)
-        rc = ncf__read_records(path, buf, buf + len, &D, 0.0f, tr, in);
+        if ((rc = ncf__read_records(path, buf, buf + len, &D, 0.0f, tr, in, 1)) == NCF_OK)
+            rc = ncf__some_records(path, tr);
     NCF_FREE(owned);
     if (rc != NCF_OK) ncf__triples_free(tr);
     return rc;
@@ -3600,10 +3647,11 @@ static int ncf__negatives_possible(const ncf_dataset *ds, const int32_t *held, i
     return NCF_OK;
 }
 
-/* n distinct negatives into neg[u*n..] for each user with an item in held[], drawn among the
-   items it never rated; r is scratch of 2n per thread (ncf_get_threads()). Allocates nothing. */
+/* n distinct negatives into neg[(u - lo)*n..] for each user u in [lo, hi) with an item in held[],
+   drawn among the items it never rated; r is scratch of 2n per thread (ncf_get_threads()).
+   Allocates nothing. */
 static void ncf__draw_negatives(const ncf_dataset *ds, const int32_t *held, int n, uint64_t seed, int64_t *scratch,
-                                int32_t *neg)
+                                int lo, int hi, int32_t *neg)
 {
     int u, T = ncf_get_threads();
     (void)T; /* (without OpenMP) */
@@ -3617,7 +3665,7 @@ static void ncf__draw_negatives(const ncf_dataset *ds, const int32_t *held, int 
 #endif
         r = scratch + (size_t)t * 2 * n;
         NCF__OMP(for schedule(dynamic, 64))
-        for (u = 0; u < ds->num_users; u++) {
+        for (u = lo; u < hi; u++) {
             int64_t have = 0, j, draw = 0, avail = ncf__num_unrated(ds, u);
             if (held[u] < 0) continue;
             while (have < n) {
@@ -3635,31 +3683,25 @@ static void ncf__draw_negatives(const ncf_dataset *ds, const int32_t *held, int 
                     have = n;
                 }
             }
-            for (j = 0; j < n; j++) neg[(size_t)u * n + j] = ncf__nth_unrated(ds, u, r[j]);
+            for (j = 0; j < n; j++) neg[(size_t)(u - lo) * n + j] = ncf__nth_unrated(ds, u, r[j]);
         }
     }
 }
 
-NCFDEF int ncf_sample_eval_negatives(ncf_dataset *ds, int n, uint64_t seed)
+/* ncf_sample_eval_negatives' draw for the users [lo, hi), rows from lo (the others own none). */
+static int ncf__eval_negatives(ncf_dataset *ds, int n, uint64_t seed, int lo, int hi)
 {
     int32_t *neg;
     int64_t *scratch;
     int rc;
-    if (!ds || !ds->user_ptr || n <= 0)
-        return ncf__fail(NCF_ERR_ARG, "ncf_sample_eval_negatives: need a loaded dataset and n > 0");
-    if (ncf__is_shard(ds))
-        return ncf__fail(NCF_ERR_ARG,
-                         "ncf_sample_eval_negatives: the dataset is a shard; draw them before ncf_mpi_shard");
-    if (ds->test_ptr)
-        return ncf__fail(NCF_ERR_ARG, "ncf_sample_eval_negatives: a split of many items per user is ranked in full");
     if ((rc = ncf__negatives_possible(ds, ds->test_item, n, "eval")) != NCF_OK) return rc;
-    neg = NCF__NEW(int32_t, (size_t)ds->num_users * (size_t)n);
+    neg = NCF__NEW(int32_t, (size_t)(hi - lo) * (size_t)n + 1);
     scratch = NCF__NEW(int64_t, (size_t)ncf_get_threads() * 2 * (size_t)n);
     if (!neg || !scratch) {
         NCF_FREE(neg), NCF_FREE(scratch);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for %d eval negatives per user", n);
     }
-    ncf__draw_negatives(ds, ds->test_item, n, seed ^ NCF__TAG_EVAL, scratch, neg);
+    ncf__draw_negatives(ds, ds->test_item, n, seed ^ NCF__TAG_EVAL, scratch, lo, hi, neg);
     NCF_FREE(scratch);
     NCF_FREE(ds->eval_neg);
     ds->eval_neg = neg;
@@ -3667,24 +3709,27 @@ NCFDEF int ncf_sample_eval_negatives(ncf_dataset *ds, int n, uint64_t seed)
     return NCF_OK;
 }
 
-NCFDEF int ncf_hold_out_validation(ncf_dataset *ds, int n, uint64_t seed)
+NCFDEF int ncf_sample_eval_negatives(ncf_dataset *ds, int n, uint64_t seed)
+{
+    if (!ds || !ds->user_ptr || n <= 0)
+        return ncf__fail(NCF_ERR_ARG, "ncf_sample_eval_negatives: need a loaded dataset and n > 0");
+    if (ncf__is_shard(ds))
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_sample_eval_negatives: the dataset is a shard; draw them before ncf_mpi_shard");
+    if (ds->test_ptr)
+        return ncf__fail(NCF_ERR_ARG, "ncf_sample_eval_negatives: a split of many items per user is ranked in full");
+    return ncf__eval_negatives(ds, n, seed, 0, ds->num_users);
+}
+
+/* ncf_hold_out_validation's work, its negatives drawn for the users [lo, hi) (rows from lo). */
+static int ncf__hold_out_val(ncf_dataset *ds, int n, uint64_t seed, int lo, int hi)
 {
     int32_t *val, *neg;
     float *vw = NULL;
     int64_t *scratch, w = 0, start = 0;
     int u, rc;
-    if (!ds || !ds->user_ptr || n <= 0)
-        return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: need a loaded dataset and n > 0");
-    if (ncf__is_shard(ds))
-        return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: the dataset is a shard; hold out before ncf_mpi_shard");
-    if (ds->val_item)
-        return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: the dataset has a validation set already");
-    if (ds->test_ptr)
-        return ncf__fail(NCF_ERR_ARG,
-                         "ncf_hold_out_validation: a split of many items per user holds its validation "
-                         "items out as it loads (ncf_load_opts.validation)");
-    val = NCF__NEW(int32_t, ds->num_users);
-    neg = NCF__NEW(int32_t, (size_t)ds->num_users * (size_t)n);
+    val = NCF__NEW(int32_t, ds->num_users ? ds->num_users : 1);
+    neg = NCF__NEW(int32_t, (size_t)(hi - lo) * (size_t)n + 1);
     scratch = NCF__NEW(int64_t, (size_t)ncf_get_threads() * 2 * (size_t)n);
     if (ds->weight) vw = NCF__NEW(float, ds->num_users ? ds->num_users : 1);
     if (!val || !neg || !scratch || (ds->weight && !vw)) {
@@ -3715,11 +3760,26 @@ NCFDEF int ncf_hold_out_validation(ncf_dataset *ds, int n, uint64_t seed)
     ds->num_train = w;
     ncf__fill_train_user(ds);
     ds->val_item = val, ds->val_weight = vw;
-    ncf__draw_negatives(ds, val, n, seed ^ NCF__TAG_VALNEG, scratch, neg);
+    ncf__draw_negatives(ds, val, n, seed ^ NCF__TAG_VALNEG, scratch, lo, hi, neg);
     NCF_FREE(scratch);
     ds->val_neg = neg;
     ds->num_val_neg = n;
     return NCF_OK;
+}
+
+NCFDEF int ncf_hold_out_validation(ncf_dataset *ds, int n, uint64_t seed)
+{
+    if (!ds || !ds->user_ptr || n <= 0)
+        return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: need a loaded dataset and n > 0");
+    if (ncf__is_shard(ds))
+        return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: the dataset is a shard; hold out before ncf_mpi_shard");
+    if (ds->val_item)
+        return ncf__fail(NCF_ERR_ARG, "ncf_hold_out_validation: the dataset has a validation set already");
+    if (ds->test_ptr)
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_hold_out_validation: a split of many items per user holds its validation "
+                         "items out as it loads (ncf_load_opts.validation)");
+    return ncf__hold_out_val(ds, n, seed, 0, ds->num_users);
 }
 
 /* One rating of a user after remapping: sorted by item to collapse duplicates,
@@ -3798,17 +3858,22 @@ static int64_t ncf__pick_held(const ncf__interaction *r, int64_t k, int holdout,
     return last;
 }
 
-/* Positives per item from kept users (cnt_i), and per kept user on kept items (cnt_u). */
-static void ncf__count_kept(const int32_t *du, const int32_t *di, const uint8_t *pos, int64_t n, const uint8_t *keep_u,
-                            const uint8_t *keep_i, int U, int I, int64_t *cnt_u, int64_t *cnt_i)
+/* Positives per item from kept users (cnt_i), and per kept user on kept items (cnt_u), over
+   the ranks when the build is distributed. */
+static int ncf__count_kept(const int32_t *du, const int32_t *di, const uint8_t *pos, int64_t n, const uint8_t *keep_u,
+                           const uint8_t *keep_i, int U, int I, int64_t *cnt_u, int64_t *cnt_i,
+                           const ncf__build_opts *bo)
 {
     int64_t j;
+    int rc;
     memset(cnt_u, 0, sizeof(int64_t) * (size_t)U), memset(cnt_i, 0, sizeof(int64_t) * (size_t)I);
     for (j = 0; j < n; j++)
         if ((!pos || pos[j]) && keep_u[du[j]]) {
             cnt_i[di[j]]++;
             if (keep_i[di[j]]) cnt_u[du[j]]++;
         }
+    if ((rc = NCF__REDUCE(bo, cnt_u, U, NCF__SUM_I64)) != NCF_OK) return rc;
+    return NCF__REDUCE(bo, cnt_i, I, NCF__SUM_I64);
 }
 
 /* Kept users who rated every kept item: dropped, as no item is left to rank their held-out
@@ -3852,14 +3917,16 @@ static int ncf__filter_ids(const int32_t *du, const int32_t *di, const uint8_t *
     int64_t j, *cnt_i = NCF__NEW(int64_t, I ? I : 1), *at = NCF__NEW(int64_t, (size_t)n + (size_t)U + 1);
     int32_t *mark = NCF__NEW(int32_t, I ? I : 1);
     int u, i, rc = NCF_OK;
-    if (!cnt_i || !mark || !at) {
-        NCF_FREE(cnt_i), NCF_FREE(mark), NCF_FREE(at);
-        return ncf__fail(NCF_ERR_NOMEM, "out of memory for %d items' counts", I);
-    }
+    if (!cnt_i || !mark || !at) rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for %d items' counts", I);
+    if ((rc = ncf__build_agree(bo, rc)) != NCF_OK) goto done;
     for (j = 0; j < n; j++)
         if (!pos || pos[j]) cnt[du[j]]++, any_i[di[j]] = 1;
     rep->users_read = U, rep->items_read = I, rep->interactions = n;
     for (j = 0; j < n; j++) rep->below_min_rating += pos && !pos[j];
+    if ((rc = NCF__REDUCE(bo, cnt, U, NCF__SUM_I64)) != NCF_OK || (rc = NCF__REDUCE(bo, any_i, I, NCF__ANY_U8)) ||
+        (rc = NCF__REDUCE(bo, &rep->interactions, 1, NCF__SUM_I64)) ||
+        (rc = NCF__REDUCE(bo, &rep->below_min_rating, 1, NCF__SUM_I64)))
+        goto done;
     for (i = 0; i < I; i++) rep->items_below_min_rating += !any_i[i];
     for (u = 0; u < U; u++) {
         keep_u[u] = cnt[u] > 0 && cnt[u] >= bo->min_ratings;
@@ -3868,21 +3935,25 @@ static int ncf__filter_ids(const int32_t *du, const int32_t *di, const uint8_t *
     }
     for (i = 0; i < I; i++) keep_i[i] = any_i[i];
     for (rep->filter_rounds = 1;; rep->filter_rounds++) {
-        int dropped = 0;
-        ncf__count_kept(du, di, pos, n, keep_u, keep_i, U, I, cnt, cnt_i);
+        int64_t dropped = 0;
+        if ((rc = ncf__count_kept(du, di, pos, n, keep_u, keep_i, U, I, cnt, cnt_i, bo)) != NCF_OK) break;
         for (i = 0; i < I; i++) /* items only dropped users rated go with them */
             if (keep_i[i] && cnt_i[i] == 0) keep_i[i] = 0, rep->items_few_ratings++;
         if (rep->filter_rounds == 1 || bo->kcore)
             for (i = 0; i < I; i++)
                 if (keep_i[i] && cnt_i[i] < bo->min_item_ratings)
                     keep_i[i] = 0, dropped = 1, rep->items_few_item_ratings++, rep->few_item_ratings += cnt_i[i];
-        if (dropped) ncf__count_kept(du, di, pos, n, keep_u, keep_i, U, I, cnt, cnt_i);
+        if (dropped && (rc = ncf__count_kept(du, di, pos, n, keep_u, keep_i, U, I, cnt, cnt_i, bo)) != NCF_OK) break;
         for (u = 0; u < U; u++) /* users: a positive left, and (kcore) min_ratings of them */
             if (keep_u[u] && (cnt[u] == 0 || (bo->kcore && cnt[u] < bo->min_ratings)))
                 keep_u[u] = 0, dropped = 1, rep->users_filtered_out++;
-        if (!dropped)
-            rep->users_every_item += dropped =
-                ncf__drop_users_of_every_item(du, di, pos, n, U, I, cnt, keep_u, keep_i, mark, at);
+        if (!dropped) {
+            dropped = ncf__drop_users_of_every_item(du, di, pos, n, U, I, cnt, keep_u, keep_i, mark, at);
+            if ((rc = NCF__REDUCE(bo, &dropped, 1, NCF__SUM_I64)) != NCF_OK ||
+                (rc = NCF__REDUCE(bo, keep_u, U, NCF__ALL_U8)) != NCF_OK)
+                break;
+            rep->users_every_item += (int)dropped;
+        }
         if (!dropped) break;
         if (rep->filter_rounds == NCF__FILTER_ROUNDS) { /* (each round is O(n): a log cannot make them many) */
             rc = ncf__fail(NCF_ERR_DATA,
@@ -3892,6 +3963,7 @@ static int ncf__filter_ids(const int32_t *du, const int32_t *di, const uint8_t *
             break;
         }
     }
+done:
     NCF_FREE(cnt_i), NCF_FREE(mark), NCF_FREE(at);
     return rc;
 }
@@ -4135,13 +4207,13 @@ static int ncf__no_user_left(int64_t n, const ncf__build_opts *bo, const ncf_loa
 
 /* Stage 1: each line's user and item as indices (b->du, b->di), ids in ascending raw order,
    the filters applied: a dropped line's are -1. */
+static int ncf__build_filter(ncf__building *b, int64_t n, int U0, int I0, const ncf__build_opts *bo,
+                             ncf_load_report *rep);
+
 static int ncf__build_ids(ncf__building *b, const int64_t *users, const int64_t *items, int64_t n,
                           const ncf__build_opts *bo, ncf_load_report *rep)
 {
-    int32_t *map_u = NULL, *map_i = NULL;
-    int64_t *cnt = NULL, j;
-    uint8_t *keep_u = NULL, *keep_i = NULL, *any_i = NULL;
-    const uint8_t *pos = bo->positive;
+    int64_t j;
     int U0, I0, rc = NCF_OK;
     b->du = NCF__NEW(int32_t, n), b->di = NCF__NEW(int32_t, n);
     if (!b->du || !b->di) return ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld ratings", (long long)n);
@@ -4161,14 +4233,29 @@ static int ncf__build_ids(ncf__building *b, const int64_t *users, const int64_t 
     }
     if ((rc = ncf__indices_of_ids(users, n, b->du, &b->raw_u, &U0)) != NCF_OK) return rc;
     if ((rc = ncf__indices_of_ids(items, n, b->di, &b->raw_i, &I0)) != NCF_OK) return rc;
+    return ncf__build_filter(b, n, U0, I0, bo, rep);
+}
+
+/* Stage 1's filters on the lines' indices b->du, b->di into the U0 users and I0 items read
+   (b->raw_u, b->raw_i their ids): the users and items kept renumbered in the same order, a
+   dropped line's indices -1. */
+static int ncf__build_filter(ncf__building *b, int64_t n, int U0, int I0, const ncf__build_opts *bo,
+                             ncf_load_report *rep)
+{
+    int32_t *map_u = NULL, *map_i = NULL;
+    int64_t *cnt = NULL, j;
+    uint8_t *keep_u = NULL, *keep_i = NULL, *any_i = NULL;
+    const uint8_t *pos = bo->positive;
+    int rc = NCF_OK;
     cnt = NCF__ZNEW(int64_t, U0), keep_u = NCF__ZNEW(uint8_t, U0), map_u = NCF__NEW(int32_t, U0);
     keep_i = NCF__ZNEW(uint8_t, I0), any_i = NCF__ZNEW(uint8_t, I0), map_i = NCF__NEW(int32_t, I0);
     if (!cnt || !keep_u || !map_u || !keep_i || !any_i || !map_i) rc = ncf__fail(NCF_ERR_NOMEM, "out of memory");
-    else rc = ncf__filter_ids(b->du, b->di, pos, n, U0, I0, bo, cnt, keep_u, keep_i, any_i, rep);
+    if ((rc = ncf__build_agree(bo, rc)) == NCF_OK)
+        rc = ncf__filter_ids(b->du, b->di, pos, n, U0, I0, bo, cnt, keep_u, keep_i, any_i, rep);
     if (rc == NCF_OK) {
         b->U = ncf__keep_ids(keep_u, U0, map_u, b->raw_u);
         b->I = ncf__keep_ids(keep_i, I0, map_i, b->raw_i);
-        if (b->U == 0) rc = ncf__no_user_left(n, bo, rep);
+        if (b->U == 0) rc = ncf__no_user_left(rep->interactions, bo, rep);
     }
     for (j = 0; rc == NCF_OK && j < n; j++) {
         int ok = (!pos || pos[j]) && keep_u[b->du[j]] && keep_i[b->di[j]];
@@ -4293,6 +4380,23 @@ static int ncf__build_fill(ncf_dataset *ds, ncf__building *b, const ncf__build_o
     return NCF_OK;
 }
 
+/* Stages 2 to 4 after stage 1: the dataset (empty on failure). */
+static int ncf__build_rest(ncf_dataset *ds, ncf__building *b, const int64_t *times, int64_t n,
+                           const ncf__build_opts *bo, ncf_load_report *rep)
+{
+    int rc;
+    if ((rc = ncf__build_group(b, times, n, bo)) != NCF_OK) return rc;
+    ncf__build_hold_out(b, bo, rep);
+    if (NCF__MANY(bo->holdout)) {
+        b->nv = NCF__ZNEW(int64_t, (size_t)b->U + 1), b->nt = NCF__ZNEW(int64_t, (size_t)b->U + 1);
+        rc = !b->nv || !b->nt
+            ? ncf__fail(NCF_ERR_NOMEM, "out of memory")
+            : ncf__hold_out_many(b->rec, b->start, b->kept, b->nv, b->nt, b->U, b->I, times != NULL, bo, rep);
+    }
+    if (rc == NCF_OK && (rc = ncf__build_fill(ds, b, bo, rep)) != NCF_OK) ncf_dataset_free(ds);
+    return rc;
+}
+
 /* The whole preprocessing after parsing, in the four stages above: ids remapped in ascending
    raw order (as TF's NCF does), positives only, users under min_ratings dropped, duplicates
    merged (the later line wins; their strengths add), one item per user held out. */
@@ -4306,17 +4410,8 @@ static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *item
     memset(&b, 0, sizeof b);
     memset(&rep, 0, sizeof rep);
     if (n <= 0) return ncf__fail(NCF_ERR_DATA, "no ratings");
-    if ((rc = ncf__build_ids(&b, users, items, n, bo, &rep)) == NCF_OK &&
-        (rc = ncf__build_group(&b, times, n, bo)) == NCF_OK) {
-        ncf__build_hold_out(&b, bo, &rep);
-        if (NCF__MANY(bo->holdout)) {
-            b.nv = NCF__ZNEW(int64_t, (size_t)b.U + 1), b.nt = NCF__ZNEW(int64_t, (size_t)b.U + 1);
-            rc = !b.nv || !b.nt
-                ? ncf__fail(NCF_ERR_NOMEM, "out of memory")
-                : ncf__hold_out_many(b.rec, b.start, b.kept, b.nv, b.nt, b.U, b.I, times != NULL, bo, &rep);
-        }
-        if (rc == NCF_OK && (rc = ncf__build_fill(ds, &b, bo, &rep)) != NCF_OK) ncf_dataset_free(ds);
-    }
+    if ((rc = ncf__build_ids(&b, users, items, n, bo, &rep)) == NCF_OK)
+        rc = ncf__build_rest(ds, &b, times, n, bo, &rep);
     ncf__building_free(&b);
     return rc;
 }
@@ -10947,6 +11042,641 @@ NCFDEF int ncf_mpi_shard(ncf_dataset *ds, MPI_Comm comm)
     return NCF_OK;
 }
 
+/* ---- the distributed loader: each rank parses a byte range of the log ---- */
+/* Every rank reads the lines between two line ends of the file; each line then goes to the
+   rank that gathers all of its user's lines (contiguous users, about 1/P of the lines each),
+   where the one-process build runs on them, the filters' counts summed over the ranks. The
+   users then move to the ranks ncf_mpi_shard would give them. Ids are numbered in ascending
+   order from the union of every rank's distinct ids, as one process numbers them. */
+
+#define NCF__MPI_IO_MAX (1 << 30) /* bytes or elements in one MPI call */
+
+/* The status agreed over comm, every rank with the message of the first rank that failed it. */
+static int ncf__mpi_agree_say(MPI_Comm comm, int rc)
+{
+    int all = rc, rank = 0, mine, who = 0;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+        return ncf__fail(NCF_ERR_IO, "MPI_Allreduce failed while the ranks compared their status");
+    if (all == NCF_OK) return NCF_OK;
+    mine = rc == all ? rank : INT32_MAX;
+    if (MPI_Allreduce(&mine, &who, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS ||
+        MPI_Bcast(ncf__errbuf, (int)sizeof ncf__errbuf, MPI_CHAR, who, comm) != MPI_SUCCESS)
+        return ncf__fail(NCF_ERR_IO, "MPI failed while the ranks shared an error");
+    return all;
+}
+
+/* ncf__build_opts.reduce over the communicator at ctx, in pieces MPI counts can hold. */
+static int ncf__mpi_reduce(void *ctx, void *v, int64_t n, int op)
+{
+    MPI_Comm comm = *(MPI_Comm *)ctx;
+    MPI_Datatype t = op == NCF__SUM_I64 ? MPI_INT64_T : MPI_UINT8_T;
+    MPI_Op how = op == NCF__SUM_I64 ? MPI_SUM : op == NCF__ALL_U8 ? MPI_MIN : MPI_MAX;
+    size_t size = op == NCF__SUM_I64 ? 8 : 1;
+    int64_t at;
+    if (op == NCF__AGREE) return ncf__mpi_agree_say(comm, *(int *)v);
+    for (at = 0; at < n; at += NCF__MPI_IO_MAX) {
+        int k = n - at < NCF__MPI_IO_MAX ? (int)(n - at) : NCF__MPI_IO_MAX;
+        if (MPI_Allreduce(MPI_IN_PLACE, (char *)v + (size_t)at * size, k, t, how, comm) != MPI_SUCCESS)
+            return ncf__fail(NCF_ERR_IO, "MPI_Allreduce failed summing the filters' counts");
+    }
+    return NCF_OK;
+}
+
+static int ncf__mpi_read_at(MPI_File f, int64_t at, char *buf, int64_t n)
+{
+    while (n > 0) {
+        int k = n > NCF__MPI_IO_MAX ? NCF__MPI_IO_MAX : (int)n, got = 0;
+        MPI_Status st;
+        if (MPI_File_read_at(f, (MPI_Offset)at, buf, k, MPI_CHAR, &st) != MPI_SUCCESS ||
+            MPI_Get_count(&st, MPI_CHAR, &got) != MPI_SUCCESS || got != k)
+            return 0;
+        at += k, buf += k, n -= k;
+    }
+    return 1;
+}
+
+/* The first line start at or after s > 0: past the line end (LF, CRLF, CR) at or after s - 1. */
+static int ncf__mpi_line_start(MPI_File f, int64_t size, int64_t s, int64_t *start)
+{
+    char buf[4097];
+    int64_t at = s - 1, n, i;
+    for (; at < size; at += n) {
+        n = size - at < 4096 ? size - at : 4096;
+        if (!ncf__mpi_read_at(f, at, buf, n + (at + n < size))) return 0;
+        for (i = 0; i < n; i++)
+            if (buf[i] == '\n' || buf[i] == '\r') {
+                *start = at + i + 1 + (buf[i] == '\r' && at + i + 1 < size && buf[i + 1] == '\n');
+                return 1;
+            }
+    }
+    *start = size;
+    return 1;
+}
+
+/* Whether [p, end) holds the records the dialect is judged on, whatever the separator: each
+   candidate's first NCF__SNIFF records end before end. */
+static int ncf__sniff_enough(const char *p, const char *end, const char *given)
+{
+    ncf__span f[NCF__MAX_FIELDS];
+    int c, k, nf;
+    for (c = 0; c < 7; c++) {
+        ncf__cursor C;
+        const char *sep = c < 6 ? ncf__seps[c] : given;
+        if (!sep[0]) continue;
+        C.p = p, C.end = end, C.line = 0, C.next = 1;
+        for (k = 0; k < NCF__SNIFF && (nf = ncf__record(&C, sep, f, NCF__MAX_FIELDS)) != -1;)
+            if (nf < 0) return 0;
+            else k += nf > 0;
+        if (C.p >= end) return 0;
+    }
+    return 1;
+}
+
+/* The dialect, as ncf__parse_log finds it: rank 0 reads the file's first lines (doubling what it
+   reads until they hold the records looked at) and tells the others. */
+static int ncf__mpi_sniff(MPI_File f, int64_t size, const char *name, const ncf_load_opts *o, ncf__dialect *D,
+                          ncf_load_report *rep, MPI_Comm comm)
+{
+    int rank, rc = ncf__dialect_of(name, o, D);
+    MPI_Comm_rank(comm, &rank);
+    if (rc == NCF_OK && rank == 0) {
+        int64_t len = size < 65536 ? size : 65536;
+        char *buf = NULL;
+        for (;;) {
+            const char *p;
+            if (!(buf = NCF__NEW(char, len + 1))) rc = ncf__fail(NCF_ERR_NOMEM, "%s: out of memory", name);
+            else if (!ncf__mpi_read_at(f, 0, buf, len)) rc = ncf__fail(NCF_ERR_IO, "%s: cannot read", name);
+            if (rc != NCF_OK) break;
+            p = buf + ncf__bom_bytes(buf, (size_t)len);
+            if (len == size || ncf__sniff_enough(p, buf + len, D->sep)) {
+                rc = ncf__sniff(name, p, buf + len, o, D, rep);
+                break;
+            }
+            NCF_FREE(buf);
+            len = 2 * len < size ? 2 * len : size;
+        }
+        NCF_FREE(buf);
+        if (rc == NCF_OK && o->min_rating > -HUGE_VALF && D->col[2] < 0)
+            rc = ncf__fail(NCF_ERR_ARG, "%s: min_rating needs a rating column, and the file has none", name);
+        if (rc == NCF_OK && o->weighting != NCF_WEIGHT_NONE && D->col[NCF_COL_STRENGTH] < 0)
+            rc = ncf__fail(NCF_ERR_ARG, "%s: a weighting needs a strength column, and the file has none", name);
+    }
+    if ((rc = ncf__mpi_agree_say(comm, rc)) != NCF_OK) return rc;
+    if (MPI_Bcast(D, (int)sizeof *D, MPI_BYTE, 0, comm) != MPI_SUCCESS ||
+        MPI_Bcast(rep, (int)sizeof *rep, MPI_BYTE, 0, comm) != MPI_SUCCESS)
+        return ncf__fail(NCF_ERR_IO, "%s: MPI_Bcast of the dialect failed", name);
+    return NCF_OK;
+}
+
+/* This rank's lines of the file: its byte range [*at, *at + *len) cut at line ends, read into
+   *buf, and the number of the range's first line. */
+static int ncf__mpi_read_range(MPI_File f, int64_t size, const char *name, MPI_Comm comm, char **buf, int64_t *len,
+                               int64_t *line0)
+{
+    int rank, P, rc = NCF_OK;
+    int64_t start = 0, *starts = NULL, ends = 0, before = 0;
+    MPI_Comm_rank(comm, &rank), MPI_Comm_size(comm, &P);
+    *buf = NULL;
+    if (rank > 0) {
+        int64_t s = (int64_t)((double)size * rank / P); /* (a cut is any byte: only its line end matters) */
+        if (!ncf__mpi_line_start(f, size, s > 0 ? s : 1, &start)) rc = ncf__fail(NCF_ERR_IO, "%s: cannot read", name);
+    }
+    if (!(starts = NCF__NEW(int64_t, (size_t)P + 1))) rc = ncf__fail(NCF_ERR_NOMEM, "%s: out of memory", name);
+    if ((rc = ncf__mpi_agree_say(comm, rc)) != NCF_OK) {
+        NCF_FREE(starts);
+        return rc;
+    }
+    if (MPI_Allgather(&start, 1, MPI_INT64_T, starts, 1, MPI_INT64_T, comm) != MPI_SUCCESS)
+        rc = ncf__fail(NCF_ERR_IO, "%s: MPI_Allgather failed", name);
+    starts[P] = size;
+    *len = rc == NCF_OK ? starts[rank + 1] - start : 0;
+    NCF_FREE(starts);
+    if (rc == NCF_OK && !(*buf = NCF__NEW(char, *len + 1)))
+        rc = ncf__fail(NCF_ERR_NOMEM, "%s: out of memory for %lld bytes of it", name, (long long)*len);
+    if (rc == NCF_OK && !ncf__mpi_read_at(f, start, *buf, *len)) rc = ncf__fail(NCF_ERR_IO, "%s: cannot read", name);
+    if (rc == NCF_OK) ends = ncf__max_records(*buf, *buf + *len) - 1;
+    if (MPI_Exscan(&ends, &before, 1, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
+        rc = ncf__fail(NCF_ERR_IO, "%s: MPI_Exscan failed", name);
+    *line0 = 1 + (rank > 0 ? before : 0);
+    if ((rc = ncf__mpi_agree_say(comm, rc)) != NCF_OK) NCF__DROP(*buf);
+    return rc;
+}
+
+/* This rank's records: its lines parsed in the shared dialect (a column any rank reads as text
+   is text on every rank), their record numbers the file's when it has no timestamps. */
+static int ncf__mpi_parse(const char *name, const char *buf, int64_t len, int64_t line0, const ncf_load_opts *o,
+                          ncf__parsed *R, MPI_Comm comm)
+{
+    const char *p = buf + (line0 == 1 ? ncf__bom_bytes(buf, (size_t)len) : 0), *end = buf + len;
+    int text[2], rc, c;
+    int64_t j, before = 0;
+    rc = ncf__triples_reserve(&R->tr, ncf__max_records(p, end), o->min_rating > -HUGE_VALF,
+                              o->weighting != NCF_WEIGHT_NONE);
+    if (rc == NCF_OK) rc = ncf__read_records(name, p, end, &R->D, o->min_rating, &R->tr, R->in, line0);
+    if ((rc = ncf__mpi_agree_say(comm, rc)) != NCF_OK) return rc;
+    if (MPI_Allreduce(R->D.text, text, 2, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+        rc = ncf__fail(NCF_ERR_IO, "%s: MPI_Allreduce failed", name);
+    if (rc == NCF_OK && (text[0] != R->D.text[0] || text[1] != R->D.text[1])) {
+        R->D.text[0] = text[0], R->D.text[1] = text[1];
+        rc = ncf__read_records(name, p, end, &R->D, o->min_rating, &R->tr, R->in, line0);
+    }
+    if (MPI_Exscan(&R->tr.n, &before, 1, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
+        rc = ncf__fail(NCF_ERR_IO, "%s: MPI_Exscan failed", name);
+    if (line0 == 1) before = 0; /* (rank 0's is undefined) */
+    if (R->D.col[3] < 0)
+        for (j = 0; j < R->tr.n; j++) R->tr.t[j] += before;
+    for (c = 0; c < 2; c++) R->rep.blank_edged_ids[c] = R->D.edged[c];
+    if (MPI_Allreduce(MPI_IN_PLACE, R->rep.blank_edged_ids, 2, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
+        rc = ncf__fail(NCF_ERR_IO, "%s: MPI_Allreduce failed", name);
+    return ncf__mpi_agree_say(comm, rc);
+}
+
+/* Gathers every rank's n values of size bytes into *all (allocated; *total of them), when
+   every rank's rc is NCF_OK. */
+static int ncf__mpi_gather_all(MPI_Comm comm, int rc, const void *v, int64_t n, size_t size, void **all, int64_t *total)
+{
+    int P, q, mine = n > INT32_MAX / (int)size ? -1 : (int)(n * (int64_t)size), *cnt, *at;
+    int64_t sum = 0;
+    MPI_Comm_size(comm, &P);
+    *all = NULL, *total = 0;
+    cnt = NCF__NEW(int, P), at = NCF__NEW(int, P);
+    if (rc == NCF_OK && (!cnt || !at)) rc = ncf__fail(NCF_ERR_NOMEM, "out of memory gathering ids");
+    if ((rc = ncf__mpi_agree_say(comm, rc)) != NCF_OK || MPI_Allgather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, comm)) {
+        NCF_FREE(cnt), NCF_FREE(at);
+        return rc != NCF_OK ? rc : ncf__fail(NCF_ERR_IO, "MPI_Allgather failed");
+    }
+    for (q = 0; q < P; q++) {
+        if (cnt[q] < 0 || sum + cnt[q] > INT32_MAX) rc = ncf__fail(NCF_ERR_DATA, "more than 2 GB of ids to gather");
+        at[q] = (int)sum, sum += cnt[q] < 0 ? 0 : cnt[q];
+    }
+    if (rc == NCF_OK && !(*all = NCF_MALLOC((size_t)sum + 1)))
+        rc = ncf__fail(NCF_ERR_NOMEM, "out of memory gathering %lld bytes of ids", (long long)sum);
+    if ((rc = ncf__mpi_agree_say(comm, rc)) == NCF_OK &&
+        MPI_Allgatherv(v, mine, MPI_BYTE, *all, cnt, at, MPI_BYTE, comm) != MPI_SUCCESS)
+        rc = ncf__fail(NCF_ERR_IO, "MPI_Allgatherv failed");
+    NCF_FREE(cnt), NCF_FREE(at);
+    if (rc != NCF_OK) NCF__DROP(*all);
+    *total = rc == NCF_OK ? (int64_t)(sum / (int64_t)size) : 0;
+    return rc;
+}
+
+/* An integer column's ids over the ranks: *raw the union of every rank's, ascending (*count of
+   them), and v[n] each turned to its place in it. */
+static int ncf__mpi_int_ids(MPI_Comm comm, int64_t *v, int64_t n, int64_t **raw, int *count)
+{
+    int64_t *mine = NCF__NEW(int64_t, n + 1), k = 0, j;
+    void *all = NULL;
+    int rc = mine ? NCF_OK : ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld ids", (long long)n);
+    if (mine && n > 0) memcpy(mine, v, sizeof *mine * (size_t)n), k = ncf__sort_unique_i64(mine, n);
+    rc = ncf__mpi_gather_all(comm, rc, mine, k, sizeof *mine, &all, &k);
+    NCF_FREE(mine);
+    if (rc != NCF_OK) return rc;
+    k = ncf__sort_unique_i64((int64_t *)all, k);
+    if (k > INT32_MAX) rc = ncf__fail(NCF_ERR_DATA, "more than 2^31 distinct ids");
+    for (j = 0; rc == NCF_OK && j < n; j++) v[j] = ncf__find_id((const int64_t *)all, NULL, (int)k, v[j]);
+    *raw = (int64_t *)all, *count = (int)k;
+    return ncf__mpi_agree_say(comm, rc);
+}
+
+/* A text column's ids over the ranks: the union of every rank's, in byte order (*text, *at,
+   *count of them), and v[n] (numbers in in) each turned to its place in it. */
+static int ncf__mpi_text_ids(MPI_Comm comm, int64_t *v, int64_t n, const ncf__intern *in, char **text, int64_t **at,
+                             int *count)
+{
+    char *lt = NULL, *gt = NULL;
+    int64_t *lat = NULL, *lrank = NULL, *len = NULL, *glen = NULL, nb = 0, ng = 0, k, j, K = 0;
+    ncf__idkey *key = NULL;
+    int rc = ncf__intern_sort(in, &lt, &lat, &lrank);
+    *text = NULL, *at = NULL, *count = 0;
+    if (rc == NCF_OK && !(len = NCF__NEW(int64_t, in->n + 1))) rc = ncf__fail(NCF_ERR_NOMEM, "out of memory");
+    for (k = 0; rc == NCF_OK && k < in->n; k++) len[k] = lat[k + 1] - lat[k];
+    if ((rc = ncf__mpi_gather_all(comm, rc, len, in->n, sizeof *len, (void **)&glen, &ng)) == NCF_OK)
+        rc = ncf__mpi_gather_all(comm, rc, lt, lat[in->n], 1, (void **)&gt, &nb);
+    if (rc == NCF_OK && !(key = NCF__NEW(ncf__idkey, ng + 1))) rc = ncf__fail(NCF_ERR_NOMEM, "out of memory");
+    if (rc == NCF_OK) {
+        int64_t off = 0;
+        for (k = 0; k < ng; k++) key[k].p = gt + off, key[k].len = glen[k], off += glen[k];
+        ncf__sort(key, (size_t)ng, sizeof *key, ncf__cmp_idkey_text);
+        for (k = 0; k < ng; k++)
+            if (K == 0 || ncf__cmp_text(key[K - 1].p, (size_t)key[K - 1].len, key[k].p, (size_t)key[k].len))
+                key[K++] = key[k];
+        if (K > INT32_MAX) rc = ncf__fail(NCF_ERR_DATA, "more than 2^31 distinct ids");
+        else if (!(*text = NCF__NEW(char, nb + 1)) || !(*at = NCF__NEW(int64_t, K + 1)))
+            rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld text ids", (long long)K);
+    }
+    if (rc == NCF_OK) {
+        for ((*at)[0] = 0, k = 0; k < K; k++) {
+            memcpy(*text + (*at)[k], key[k].p, (size_t)key[k].len);
+            (*at)[k + 1] = (*at)[k] + key[k].len;
+        }
+        for (k = 0; k < in->n; k++) { /* each local id's place: lrank[k] is its local one */
+            const char *s = lt + lat[k];
+            size_t sl = (size_t)(lat[k + 1] - lat[k]);
+            int64_t lo;
+            NCF__FIRST_NOT(int64_t, lo, K,
+                           ncf__cmp_text(*text + (*at)[mid], (size_t)((*at)[mid + 1] - (*at)[mid]), s, sl) < 0);
+            len[k] = lo;
+        }
+        for (j = 0; j < n; j++) v[j] = len[lrank[v[j]]];
+        *count = (int)K;
+    }
+    NCF_FREE(lt), NCF_FREE(lat), NCF_FREE(lrank), NCF_FREE(len), NCF_FREE(glen), NCF_FREE(gt), NCF_FREE(key);
+    if (rc != NCF_OK) NCF__DROP(*text), NCF__DROP(*at);
+    return ncf__mpi_agree_say(comm, rc);
+}
+
+/* This rank's lines once routed: each array's n values, in file order, for users [lo, hi). */
+typedef struct {
+    int64_t n, *t;
+    int32_t *u, *i;
+    double *s;    /* strengths (a weighting), else NULL */
+    uint8_t *pos; /* whether each is a positive (min_rating), else NULL */
+} ncf__mpi_lines;
+
+static void ncf__mpi_lines_free(ncf__mpi_lines *L)
+{
+    NCF_FREE(L->t), NCF_FREE(L->u), NCF_FREE(L->i), NCF_FREE(L->s), NCF_FREE(L->pos);
+    memset(L, 0, sizeof *L);
+}
+
+/* One column of the lines sent to their ranks (dest[j]), as sc/sa say, into *out (rcnt/ra, nr
+   values); src is freed once packed, so a column is held at most twice at once. */
+static int ncf__mpi_route_column(MPI_Comm comm, void **src, size_t size, int64_t n, const uint8_t *dest, const int *sc,
+                                 const int *sa, const int *rcnt, const int *ra, int64_t nr, void **out)
+{
+    int P, q, rc = NCF_OK, *fill;
+    char *send = NULL;
+    int64_t j;
+    MPI_Datatype T;
+    MPI_Comm_size(comm, &P);
+    fill = NCF__NEW(int, P), send = (char *)NCF_MALLOC(size * (size_t)(n + 1));
+    *out = NCF_MALLOC(size * (size_t)(nr + 1));
+    if (!fill || !send || !*out) rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld lines", (long long)(n + nr));
+    for (q = 0; rc == NCF_OK && q < P; q++) fill[q] = sa[q];
+    for (j = 0; rc == NCF_OK && j < n; j++)
+        memcpy(send + size * (size_t)fill[dest[j]]++, (char *)*src + size * (size_t)j, size);
+    NCF__DROP(*src);
+    if ((rc = ncf__mpi_agree_say(comm, rc)) == NCF_OK) {
+        MPI_Type_contiguous((int)size, MPI_BYTE, &T);
+        MPI_Type_commit(&T);
+        if (MPI_Alltoallv(send, sc, sa, T, *out, rcnt, ra, T, comm) != MPI_SUCCESS)
+            rc = ncf__fail(NCF_ERR_IO, "MPI_Alltoallv of the lines failed");
+        MPI_Type_free(&T);
+    }
+    NCF_FREE(fill), NCF_FREE(send);
+    if (rc != NCF_OK) NCF__DROP(*out);
+    return rc;
+}
+
+/* Sends each of R's lines to the rank of its user (users cut in P runs of about 1/P of the
+   lines each, ranks in order), R's records freed as they go: *L gets this rank's users' lines
+   in file order, users [*lo, *hi). */
+static int ncf__mpi_route_lines(MPI_Comm comm, ncf__parsed *R, int U0, ncf__mpi_lines *L, int *lo, int *hi)
+{
+    int P, rank, q, rc = NCF_OK, *cut = NULL, *sc = NULL, *sa = NULL, *rcnt = NULL, *ra = NULL, u;
+    int64_t *cnt = NCF__ZNEW(int64_t, (size_t)U0 + 1), j, total = 0, acc = 0, nr = 0, n = R->tr.n;
+    uint8_t *dest = NULL;
+    int32_t *v32[2] = {NULL, NULL};
+    MPI_Comm_size(comm, &P), MPI_Comm_rank(comm, &rank);
+    memset(L, 0, sizeof *L);
+    cut = NCF__NEW(int, P + 1), sc = NCF__ZNEW(int, P), sa = NCF__NEW(int, P), rcnt = NCF__NEW(int, P);
+    ra = NCF__NEW(int, P), dest = NCF__NEW(uint8_t, n + 1);
+    v32[0] = NCF__NEW(int32_t, n + 1), v32[1] = NCF__NEW(int32_t, n + 1);
+    if (!cnt || !cut || !sc || !sa || !rcnt || !ra || !dest || !v32[0] || !v32[1])
+        rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld lines", (long long)n);
+    for (j = 0; rc == NCF_OK && j < n; j++) cnt[R->tr.u[j]]++;
+    if ((rc = ncf__mpi_agree_say(comm, rc)) == NCF_OK) rc = ncf__mpi_reduce(&comm, cnt, U0, NCF__SUM_I64);
+    if (rc != NCF_OK) goto done;
+    for (u = 0; u < U0; u++) total += cnt[u];
+    for (q = 0, u = 0; q <= P; q++) { /* run q begins at the first user whose lines start past q/P */
+        while (q > 0 && q < P && u < U0 && acc + cnt[u] <= (int64_t)((double)total * q / P)) acc += cnt[u++];
+        cut[q] = q == 0 ? 0 : q == P ? U0 : u;
+    }
+    for (j = 0; j < n; j++) {
+        int d = 0;
+        while (R->tr.u[j] >= cut[d + 1]) d++;
+        dest[j] = (uint8_t)d, sc[d]++;
+        v32[0][j] = (int32_t)R->tr.u[j], v32[1][j] = (int32_t)R->tr.i[j];
+    }
+    NCF__DROP(R->tr.u), NCF__DROP(R->tr.i);
+    for (q = 0, sa[0] = 0; q + 1 < P; q++) sa[q + 1] = sa[q] + sc[q];
+    if (MPI_Alltoall(sc, 1, MPI_INT, rcnt, 1, MPI_INT, comm) != MPI_SUCCESS)
+        rc = ncf__fail(NCF_ERR_IO, "MPI_Alltoall failed");
+    for (q = 0; rc == NCF_OK && q < P; q++) ra[q] = (int)nr, nr += rcnt[q];
+    if (nr > INT32_MAX) rc = ncf__fail(NCF_ERR_DATA, "more than 2^31 lines for one rank: use more ranks");
+    *lo = cut[rank], *hi = cut[rank + 1];
+    if ((rc = ncf__mpi_agree_say(comm, rc)) != NCF_OK) goto done;
+    rc = ncf__mpi_route_column(comm, (void **)&v32[0], 4, n, dest, sc, sa, rcnt, ra, nr, (void **)&L->u);
+    if (rc == NCF_OK)
+        rc = ncf__mpi_route_column(comm, (void **)&v32[1], 4, n, dest, sc, sa, rcnt, ra, nr, (void **)&L->i);
+    if (rc == NCF_OK)
+        rc = ncf__mpi_route_column(comm, (void **)&R->tr.t, 8, n, dest, sc, sa, rcnt, ra, nr, (void **)&L->t);
+    if (rc == NCF_OK && R->tr.str)
+        rc = ncf__mpi_route_column(comm, (void **)&R->tr.str, 8, n, dest, sc, sa, rcnt, ra, nr, (void **)&L->s);
+    if (rc == NCF_OK && R->tr.pos)
+        rc = ncf__mpi_route_column(comm, (void **)&R->tr.pos, 1, n, dest, sc, sa, rcnt, ra, nr, (void **)&L->pos);
+    L->n = nr;
+done:
+    NCF_FREE(cnt), NCF_FREE(cut), NCF_FREE(sc), NCF_FREE(sa), NCF_FREE(rcnt), NCF_FREE(ra), NCF_FREE(dest);
+    NCF_FREE(v32[0]), NCF_FREE(v32[1]);
+    if (rc != NCF_OK) ncf__mpi_lines_free(L);
+    return rc;
+}
+
+/* This rank's users [*lo, *hi) once the filters renumbered the users kept: those of its lines
+   kept (every user kept has one), counted across the ranks in order. */
+static int ncf__mpi_kept_run(const ncf__building *b, int64_t n, int *lo, int *hi, MPI_Comm comm)
+{
+    int64_t j, least = INT32_MAX, most = -1, mine, before = 0;
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    for (j = 0; j < n; j++)
+        if (b->du[j] >= 0) least = b->du[j] < least ? b->du[j] : least, most = b->du[j] > most ? b->du[j] : most;
+    mine = most >= 0 ? most - least + 1 : 0;
+    if (MPI_Exscan(&mine, &before, 1, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
+        return ncf__fail(NCF_ERR_IO, "MPI_Exscan failed");
+    if (rank == 0) before = 0;
+    *lo = (int)before, *hi = (int)(before + mine);
+    return NCF_OK;
+}
+
+/* The one-process build on this rank's lines (in, of users [*plo, *phi) as read, then as kept):
+   a dataset of every user, the others empty, with eval negatives and validation for its own
+   (rows from *plo). */
+static int ncf__mpi_build(ncf_dataset *ds, const char *name, const ncf_load_opts *o, ncf__parsed *R, ncf__mpi_lines *L,
+                          int64_t *raw_u, int U0, int64_t *raw_i, int I0, int *plo, int *phi, MPI_Comm comm)
+{
+    ncf__building b;
+    ncf__build_opts bo;
+    ncf_load_report rep;
+    int64_t n = L->n, all = 0;
+    double w[2];
+    int rc;
+    memset(&b, 0, sizeof b), memset(&bo, 0, sizeof bo), memset(ds, 0, sizeof *ds);
+    b.du = L->u, b.di = L->i, b.raw_u = raw_u, b.raw_i = raw_i, L->u = L->i = NULL; /* (the build's now) */
+    bo.positive = L->pos, bo.min_ratings = o->min_ratings, bo.seed = o->seed, bo.report = &R->rep;
+    bo.min_item_ratings = o->min_item_ratings, bo.kcore = o->kcore;
+    bo.strength = L->s, bo.weighting = o->weighting, bo.alpha = o->alpha;
+    bo.holdout = o->holdout != NCF_HOLDOUT_AUTO ? o->holdout
+        : R->D.col[3] >= 0                      ? NCF_HOLDOUT_LATEST
+                                                : NCF_HOLDOUT_RANDOM;
+    bo.reduce = ncf__mpi_reduce, bo.ctx = &comm;
+    memset(&rep, 0, sizeof rep);
+    R->rep.text_ids[0] = R->D.text[0], R->rep.text_ids[1] = R->D.text[1];
+    if ((rc = ncf__build_filter(&b, n, U0, I0, &bo, &rep)) == NCF_OK &&
+        (rc = ncf__mpi_kept_run(&b, n, plo, phi, comm)) == NCF_OK)
+        rc = ncf__mpi_agree_say(comm, ncf__build_rest(ds, &b, R->D.col[3] >= 0 ? L->t : NULL, n, &bo, &rep));
+    if (rc != NCF_OK) rc = ncf__prefix_error(rc, name);
+    ncf__mpi_lines_free(L);
+    ncf__building_free(&b);
+    if (rc != NCF_OK) return rc;
+    /* what each rank counted of its own lines: duplicates, and the confidences' range */
+    w[0] = ds->num_train ? -ds->report.weight_min : -HUGE_VAL, w[1] = ds->num_train ? ds->report.weight_max : -HUGE_VAL;
+    if (MPI_Allreduce(MPI_IN_PLACE, &ds->report.duplicates, 1, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS ||
+        MPI_Allreduce(MPI_IN_PLACE, w, 2, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS ||
+        MPI_Allreduce(&ds->num_train, &all, 1, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
+        rc = ncf__fail(NCF_ERR_IO, "%s: MPI_Allreduce failed", name);
+    if (o->weighting != NCF_WEIGHT_NONE)
+        ds->report.weight_min = all ? -w[0] : 0, ds->report.weight_max = all ? w[1] : 0;
+    if (rc == NCF_OK && ds->report.holdout != NCF_HOLDOUT_NONE)
+        rc = ncf__eval_negatives(ds, o->eval_negatives ? o->eval_negatives : 99, o->seed, *plo, *phi);
+    if ((rc = ncf__mpi_agree_say(comm, rc)) == NCF_OK && o->validation) {
+        if (ds->report.holdout == NCF_HOLDOUT_NONE)
+            rc = ncf__fail(NCF_ERR_ARG, "validation needs a hold-out (holdout none trains on everything)");
+        else rc = ncf__hold_out_val(ds, ds->num_eval_neg, o->seed, *plo, *phi);
+        if ((rc = ncf__mpi_agree_say(comm, rc)) != NCF_OK) rc = ncf__prefix_error(rc, name);
+    } else if (rc != NCF_OK) rc = ncf__prefix_error(rc, name);
+    if (rc != NCF_OK) ncf_dataset_free(ds);
+    return rc;
+}
+
+/* Words of user u's record as it moves to its final rank: u, its positives, test and validation
+   items, then its items, their weights' bits, its eval and validation negatives. */
+static int64_t ncf__mpi_user_words(const ncf_dataset *d, int u)
+{
+    int64_t c = d->user_ptr[u + 1] - d->user_ptr[u];
+    return 4 + c * (d->weight ? 2 : 1) + (d->test_item[u] >= 0 ? d->num_eval_neg : 0) +
+        (d->val_item && d->val_item[u] >= 0 ? d->num_val_neg : 0);
+}
+
+/* Moves the users of d (built on this rank for users [plo, phi)) to the ranks ncf_mpi_shard
+   gives them, into out: that shard of the whole data, as ncf_mpi_shard leaves it. */
+static int ncf__mpi_deal_users(ncf_dataset *d, int plo, int phi, ncf_dataset *out, MPI_Comm comm)
+{
+    int P, rank, q, u, rc = NCF_OK, U = d->num_users, G = NCF_MPI_GROUPS, lo, hi, *groups = NULL;
+    int *sc = NULL, *sa = NULL, *rcnt = NULL, *ra = NULL, ne = d->num_eval_neg, nv = d->num_val_neg;
+    int64_t *whole = NCF__ZNEW(int64_t, (size_t)U + 1), words = 0, nr = 0, k, at, n, i;
+    int32_t *sbuf = NULL, *rbuf = NULL;
+    ncf_dataset stub;
+    MPI_Comm_size(comm, &P), MPI_Comm_rank(comm, &rank);
+    memset(out, 0, sizeof *out);
+    sc = NCF__ZNEW(int, P), sa = NCF__NEW(int, P), rcnt = NCF__NEW(int, P), ra = NCF__NEW(int, P);
+    groups = NCF__NEW(int, G + 1);
+    if (!whole || !sc || !sa || !rcnt || !ra || !groups) rc = ncf__fail(NCF_ERR_NOMEM, "out of memory");
+    for (u = plo; rc == NCF_OK && u < phi; u++) whole[u + 1] = d->user_ptr[u + 1] - d->user_ptr[u];
+    if ((rc = ncf__mpi_agree_say(comm, rc)) == NCF_OK) rc = ncf__mpi_reduce(&comm, whole + 1, U, NCF__SUM_I64);
+    if (rc != NCF_OK) goto done;
+    for (u = 0; u < U; u++) whole[u + 1] += whole[u];
+    memset(&stub, 0, sizeof stub), stub.num_users = U, stub.user_ptr = whole, stub.num_train = whole[U];
+    for (q = 0; q <= G; q++) groups[q] = ncf__group_first_user(&stub, q, G);
+    lo = groups[(int64_t)G * rank / P], hi = groups[(int64_t)G * (rank + 1) / P];
+    for (u = plo, q = 0; u < phi; u++) { /* ranks own ascending runs of users: q only grows */
+        while (u >= groups[(int64_t)G * (q + 1) / P]) q++;
+        words = ncf__mpi_user_words(d, u);
+        if (sc[q] + words > INT32_MAX)
+            rc = ncf__fail(NCF_ERR_DATA, "more than 8 GB of users for one rank: use more ranks");
+        sc[q] += (int)words;
+    }
+    for (q = 0, words = 0; q < P; q++) sa[q] = (int)words, words += sc[q];
+    if (rc == NCF_OK && words > INT32_MAX) rc = ncf__fail(NCF_ERR_DATA, "more than 8 GB of users on one rank");
+    if (rc == NCF_OK && !(sbuf = NCF__NEW(int32_t, words + 1))) rc = ncf__fail(NCF_ERR_NOMEM, "out of memory");
+    for (u = plo, at = 0; rc == NCF_OK && u < phi; u++) { /* pack */
+        int64_t c = d->user_ptr[u + 1] - d->user_ptr[u];
+        int32_t v = d->val_item ? d->val_item[u] : -1;
+        sbuf[at++] = u, sbuf[at++] = (int32_t)c, sbuf[at++] = d->test_item[u], sbuf[at++] = v;
+        memcpy(sbuf + at, d->items + d->user_ptr[u], sizeof(int32_t) * (size_t)c), at += c;
+        if (d->weight) memcpy(sbuf + at, d->weight + d->user_ptr[u], sizeof(float) * (size_t)c), at += c;
+        if (d->test_item[u] >= 0 && ne)
+            memcpy(sbuf + at, d->eval_neg + (size_t)(u - plo) * ne, sizeof(int32_t) * (size_t)ne), at += ne;
+        if (v >= 0 && nv)
+            memcpy(sbuf + at, d->val_neg + (size_t)(u - plo) * nv, sizeof(int32_t) * (size_t)nv), at += nv;
+    }
+    if ((rc = ncf__mpi_agree_say(comm, rc)) == NCF_OK &&
+        MPI_Alltoall(sc, 1, MPI_INT, rcnt, 1, MPI_INT, comm) != MPI_SUCCESS)
+        rc = ncf__fail(NCF_ERR_IO, "MPI_Alltoall failed");
+    for (q = 0; rc == NCF_OK && q < P; q++) ra[q] = (int)nr, nr += rcnt[q];
+    if (rc == NCF_OK && nr > INT32_MAX) rc = ncf__fail(NCF_ERR_DATA, "more than 8 GB of users for one rank");
+    n = whole[hi] - whole[lo];
+    out->user_ptr = NCF__NEW(int64_t, (size_t)U + 1), out->items = NCF__NEW(int32_t, n + 1);
+    out->train_user = NCF__NEW(int32_t, n + 1), out->test_item = NCF__NEW(int32_t, U ? U : 1);
+    if (d->weight) out->weight = NCF__NEW(float, n + 1);
+    if (ne) out->eval_neg = NCF__ZNEW(int32_t, (size_t)(hi - lo) * ne + 1);
+    if (d->val_item) out->val_item = NCF__NEW(int32_t, U ? U : 1);
+    if (nv) out->val_neg = NCF__ZNEW(int32_t, (size_t)(hi - lo) * nv + 1);
+    if (rc == NCF_OK && !(rbuf = NCF__NEW(int32_t, nr + 1))) rc = ncf__fail(NCF_ERR_NOMEM, "out of memory");
+    if (rc == NCF_OK &&
+        (!out->user_ptr || !out->items || !out->train_user || !out->test_item || (d->weight && !out->weight) ||
+         (ne && !out->eval_neg) || (d->val_item && !out->val_item) || (nv && !out->val_neg)))
+        rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld positives", (long long)n);
+    if ((rc = ncf__mpi_agree_say(comm, rc)) == NCF_OK &&
+        MPI_Alltoallv(sbuf, sc, sa, MPI_INT32_T, rbuf, rcnt, ra, MPI_INT32_T, comm) != MPI_SUCCESS)
+        rc = ncf__fail(NCF_ERR_IO, "MPI_Alltoallv of the users failed");
+    if ((rc = ncf__mpi_agree_say(comm, rc)) != NCF_OK) goto done;
+    for (u = 0; u < U; u++) out->test_item[u] = -1;
+    if (out->val_item)
+        for (u = 0; u < U; u++) out->val_item[u] = -1;
+    for (at = 0, k = 0; at < nr;) { /* unpack: the users arrive in order */
+        int32_t c;
+        u = rbuf[at], c = rbuf[at + 1], out->test_item[u] = rbuf[at + 2];
+        if (out->val_item) out->val_item[u] = rbuf[at + 3];
+        at += 4;
+        memcpy(out->items + k, rbuf + at, sizeof(int32_t) * (size_t)c), at += c;
+        if (out->weight) memcpy(out->weight + k, rbuf + at, sizeof(float) * (size_t)c), at += c;
+        for (i = 0; i < c; i++) out->train_user[k + i] = u;
+        k += c;
+        if (out->test_item[u] >= 0 && ne)
+            memcpy(out->eval_neg + (size_t)(u - lo) * ne, rbuf + at, sizeof(int32_t) * (size_t)ne), at += ne;
+        if (out->val_item && out->val_item[u] >= 0 && nv)
+            memcpy(out->val_neg + (size_t)(u - lo) * nv, rbuf + at, sizeof(int32_t) * (size_t)nv), at += nv;
+    }
+    for (u = 0; u <= U; u++) /* the other users look empty, as ncf_mpi_shard leaves them */
+        out->user_ptr[u] = (whole[u] < whole[lo] ? whole[lo] : whole[u] > whole[hi] ? whole[hi] : whole[u]) - whole[lo];
+    out->num_users = U, out->num_items = d->num_items, out->num_train = whole[hi] - whole[lo];
+    out->num_eval_neg = ne, out->num_val_neg = nv;
+    out->shard.user_lo = lo, out->shard.user_hi = hi, out->shard.train_lo = whole[lo];
+    out->shard.total_train = whole[U], out->shard.groups = groups, groups = NULL;
+    /* what ncf_mpi_shard keeps whole: every user's latest item and validation weight */
+    if (d->recent_item && MPI_Allreduce(MPI_IN_PLACE, d->recent_item, U, MPI_INT32_T, MPI_MAX, comm) != MPI_SUCCESS)
+        rc = ncf__fail(NCF_ERR_IO, "MPI_Allreduce failed");
+    if (d->val_weight && MPI_Allreduce(MPI_IN_PLACE, d->val_weight, U, MPI_FLOAT, MPI_SUM, comm) != MPI_SUCCESS)
+        rc = ncf__fail(NCF_ERR_IO, "MPI_Allreduce failed");
+    out->recent_item = d->recent_item, d->recent_item = NULL, out->val_weight = d->val_weight, d->val_weight = NULL;
+    out->raw_user = d->raw_user, d->raw_user = NULL, out->raw_item = d->raw_item, d->raw_item = NULL;
+    out->report = d->report;
+done:
+    NCF_FREE(whole), NCF_FREE(sc), NCF_FREE(sa), NCF_FREE(rcnt), NCF_FREE(ra), NCF_FREE(groups);
+    NCF_FREE(sbuf), NCF_FREE(rbuf);
+    if (rc != NCF_OK) ncf_dataset_free(out);
+    return rc;
+}
+
+/* The ids a column's numbers stand for in the build: integers as read, or text's places. */
+static int ncf__mpi_column_ids(MPI_Comm comm, ncf__parsed *R, int c, int64_t **raw, int *count, char **text,
+                               int64_t **at)
+{
+    int64_t *v = c ? R->tr.i : R->tr.u, k;
+    int rc;
+    if (!R->D.text[c]) return ncf__mpi_int_ids(comm, v, R->tr.n, raw, count);
+    if ((rc = ncf__mpi_text_ids(comm, v, R->tr.n, &R->in[c], text, at, count)) != NCF_OK) return rc;
+    ncf__intern_free(&R->in[c]);
+    rc = (*raw = NCF__NEW(int64_t, (size_t)*count + 1)) ? NCF_OK : ncf__fail(NCF_ERR_NOMEM, "out of memory");
+    for (k = 0; rc == NCF_OK && k < *count; k++) (*raw)[k] = k;
+    return ncf__mpi_agree_say(comm, rc);
+}
+
+NCFDEF int ncf_mpi_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_opts *opts, MPI_Comm comm)
+{
+    ncf_load_opts o = opts ? *opts : ncf_load_opts_default();
+    MPI_File f = MPI_FILE_NULL;
+    MPI_Offset size = 0;
+    ncf__parsed R;
+    ncf_dataset d;
+    ncf__mpi_lines L;
+    char prefix[4200], *buf = NULL, *text[2] = {NULL, NULL};
+    int64_t len = 0, line0 = 1, *raw[2] = {NULL, NULL}, *at[2] = {NULL, NULL};
+    int count[2] = {0, 0}, plo = 0, phi = 0, rc = NCF_OK, c;
+    if (ds) memset(ds, 0, sizeof *ds);
+    memset(&R, 0, sizeof R), memset(&d, 0, sizeof d), memset(&L, 0, sizeof L);
+    if (!ds || !path) rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_load_dataset: NULL dataset or path");
+    else if (strlen(path) >= sizeof prefix) rc = ncf__fail(NCF_ERR_ARG, "%s: path too long", path);
+    else if (o.format == NCF_FORMAT_NCF ||
+             (o.format == NCF_FORMAT_AUTO &&
+              (ncf__split_prefix(path, ncf__split_suffix, prefix, sizeof prefix) ||
+               ncf__split_prefix(path, ncf__saved_suffix, prefix, sizeof prefix))))
+        rc = ncf__fail(NCF_ERR_ARG,
+                       "%s: a split in files is read whole (ncf_load_dataset, then ncf_mpi_shard); "
+                       "ncf_mpi_load_dataset reads one log",
+                       path);
+    else if ((int)o.format < NCF_FORMAT_AUTO || (int)o.format > NCF_FORMAT_NCF)
+        rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_load_dataset: unknown format %d", (int)o.format);
+    else if (NCF__MANY(o.holdout))
+        rc = ncf__fail(NCF_ERR_ARG, "%s: a split of many items per user is evaluated on one process (ncf_load_dataset)",
+                       path);
+    if ((rc = ncf__mpi_agree_say(comm, rc)) != NCF_OK) return rc;
+    if (MPI_File_open(comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &f) != MPI_SUCCESS)
+        rc = ncf__fail(NCF_ERR_IO, "%s: cannot open", path), f = MPI_FILE_NULL;
+    else if (MPI_File_get_size(f, &size) != MPI_SUCCESS) rc = ncf__fail(NCF_ERR_IO, "%s: cannot read its size", path);
+    if ((rc = ncf__mpi_agree_say(comm, rc)) == NCF_OK &&
+        (rc = ncf__mpi_sniff(f, (int64_t)size, path, &o, &R.D, &R.rep, comm)) == NCF_OK)
+        rc = ncf__mpi_read_range(f, (int64_t)size, path, comm, &buf, &len, &line0);
+    if (f != MPI_FILE_NULL) MPI_File_close(&f);
+    if (rc == NCF_OK) rc = ncf__mpi_parse(path, buf, len, line0, &o, &R, comm);
+    NCF_FREE(buf);      /* (the range and its records are never both held past here) */
+    if (rc == NCF_OK) { /* a log of no records: the whole file's error, as one process gives it */
+        int64_t all = 0;
+        if (MPI_Allreduce(&R.tr.n, &all, 1, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
+            rc = ncf__fail(NCF_ERR_IO, "%s: MPI_Allreduce failed", path);
+        else if (all == 0) rc = ncf__fail(NCF_ERR_PARSE, "%s: no ratings in the file", path);
+    }
+    for (c = 0; c < 2 && rc == NCF_OK; c++) rc = ncf__mpi_column_ids(comm, &R, c, &raw[c], &count[c], &text[c], &at[c]);
+    if (rc == NCF_OK) rc = ncf__mpi_route_lines(comm, &R, count[0], &L, &plo, &phi);
+    ncf__triples_free(&R.tr), ncf__intern_free(&R.in[0]), ncf__intern_free(&R.in[1]);
+    if (rc == NCF_OK) {
+        rc = ncf__mpi_build(&d, path, &o, &R, &L, raw[0], count[0], raw[1], count[1], &plo, &phi, comm);
+        raw[0] = raw[1] = NULL; /* (the build frees them) */
+    }
+    ncf__mpi_lines_free(&L);
+    if (rc == NCF_OK) rc = ncf__mpi_deal_users(&d, plo, phi, ds, comm);
+    ncf_dataset_free(&d);
+    for (c = 0; c < 2 && rc == NCF_OK; c++)
+        if (text[c])
+            rc = c ? ncf__ids_to_text(&ds->raw_item, ds->num_items, text[c], at[c], &ds->item_text, &ds->item_text_at)
+                   : ncf__ids_to_text(&ds->raw_user, ds->num_users, text[c], at[c], &ds->user_text, &ds->user_text_at);
+    if ((rc = ncf__mpi_agree_say(comm, rc)) != NCF_OK && ds) ncf_dataset_free(ds);
+    for (c = 0; c < 2; c++) NCF_FREE(raw[c]), NCF_FREE(text[c]), NCF_FREE(at[c]);
+    return rc;
+}
+
 /* One rank's state for a training call. */
 typedef struct {
     MPI_Comm comm;
@@ -11535,6 +12265,40 @@ static void ncf__mark_shard(ncf_model *m, int users, int lo, int hi)
     m->scratch->mpi.stale = 1; /* (what reads other users' rows refuses) */
 }
 
+/* Every user's rated items in m (copied from a shard, which has only users [lo, hi)'s): each
+   rank's run of them, gathered in rank order. */
+static int ncf__gather_rated(ncf_model *m, int lo, int hi, MPI_Comm comm)
+{
+    int U = NCF__USERS(m), P, q, u, rc = NCF_OK, *cnt = NULL, *at = NULL, mine;
+    int64_t *sp = NCF__ZNEW(int64_t, (size_t)U + 1), bytes = m->rated_ptr[hi] - m->rated_ptr[lo];
+    uint8_t *sv = NULL;
+    MPI_Comm_size(comm, &P);
+    cnt = NCF__NEW(int, P), at = NCF__NEW(int, P);
+    if (!sp || !cnt || !at) rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for the rated items");
+    for (u = lo; rc == NCF_OK && u < hi; u++) sp[u + 1] = m->rated_ptr[u + 1] - m->rated_ptr[u];
+    mine = bytes > INT32_MAX ? -1 : (int)bytes;
+    if ((rc = ncf__mpi_agree(comm, rc)) == NCF_OK &&
+        (MPI_Allreduce(MPI_IN_PLACE, sp + 1, U, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS ||
+         MPI_Allgather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, comm) != MPI_SUCCESS))
+        rc = ncf__fail(NCF_ERR_IO, "MPI failed gathering the rated items");
+    if (rc == NCF_OK) {
+        for (u = 0; u < U; u++) sp[u + 1] += sp[u];
+        for (q = 0, bytes = 0; q < P; q++) at[q] = (int)bytes, bytes += cnt[q] < 0 ? INT32_MAX : cnt[q];
+        if (bytes > INT32_MAX) rc = ncf__fail(NCF_ERR_DATA, "more than 2 GB of rated items to gather");
+        else if (!(sv = NCF__NEW(uint8_t, bytes + 1)))
+            rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for the rated items");
+    }
+    if ((rc = ncf__mpi_agree(comm, rc)) == NCF_OK &&
+        MPI_Allgatherv(m->rated + m->rated_ptr[lo], mine, MPI_BYTE, sv, cnt, at, MPI_BYTE, comm) != MPI_SUCCESS)
+        rc = ncf__fail(NCF_ERR_IO, "MPI failed gathering the rated items");
+    if (rc == NCF_OK) {
+        NCF_FREE(m->rated_ptr), NCF_FREE(m->rated);
+        m->rated_ptr = sp, m->rated = sv, sp = NULL, sv = NULL;
+    }
+    NCF_FREE(sp), NCF_FREE(sv), NCF_FREE(cnt), NCF_FREE(at);
+    return rc;
+}
+
 NCFDEF int ncf_mpi_model_create(ncf_model **out, const ncf_config *cfg, const ncf_dataset *data, MPI_Comm comm)
 {
     ncf_model *m = NULL;
@@ -11543,10 +12307,6 @@ NCFDEF int ncf_mpi_model_create(ncf_model **out, const ncf_config *cfg, const nc
     if (out) *out = NULL;
     if (!out || !cfg || !data || !data->user_ptr)
         rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_model_create: NULL argument, or a dataset not loaded");
-    else if (ncf__is_shard(data))
-        rc = ncf__fail(NCF_ERR_ARG,
-                       "ncf_mpi_model_create: needs the whole data (before ncf_mpi_shard), whose ids "
-                       "and rated items the model keeps");
     else if (data->num_users != cfg->num_users || data->num_items != cfg->num_items)
         rc = ncf__fail(NCF_ERR_ARG, "ncf_mpi_model_create: the data has %d users and %d items, the config %d and %d",
                        data->num_users, data->num_items, cfg->num_users, cfg->num_items);
@@ -11560,6 +12320,8 @@ NCFDEF int ncf_mpi_model_create(ncf_model **out, const ncf_config *cfg, const nc
                 rc = ncf__copy_ids(m, data);
         }
     }
+    if (data && ncf__is_shard(data) && (rc = ncf__mpi_agree(comm, rc)) == NCF_OK && m->rated_ptr)
+        rc = ncf__gather_rated(m, lo, hi, comm);
     if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) {
         ncf_model_free(m);
         return rc;

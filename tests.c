@@ -5797,7 +5797,7 @@ static const char ALLOCATE_NOTHING[] =
     "ncf_decayed_lr ncf_free ncf_model_free";
 static const char MPI_CALLS[] =
     "ncf_mpi_shard ncf_mpi_train_epoch ncf_mpi_train_examples ncf_mpi_sync ncf_mpi_evaluate "
-    "ncf_mpi_bytes_sent ncf_mpi_model_create ncf_mpi_shard_model ncf_mpi_load ncf_mpi_save";
+    "ncf_mpi_bytes_sent ncf_mpi_model_create ncf_mpi_shard_model ncf_mpi_load ncf_mpi_save ncf_mpi_load_dataset";
 
 static void test_calls_said_to_allocate_nothing_allocate_nothing(void)
 {

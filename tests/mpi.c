@@ -1,6 +1,6 @@
 /* tests/mpi.c - the MPI suite (make test-mpi) and its benchmark (make bench-mpi), built with
    mpicc -DNCF_MPI:  mpirun -np P tests_mpi --tests DIR  |  mpirun -np 2 tests_mpi --bench  |
-   mpirun -np P tests_mpi --scale shards|replicated X Y */
+   mpirun -np P tests_mpi --scale shards|replicated X Y [LOG [whole]]  |  tests_mpi --write-log X Y LOG */
 #include "harness.h"
 
 /* ------------------------------------------------------------- MPI tests */
@@ -395,22 +395,53 @@ static void mpi_memory(double *now_mb, double *peak_mb)
    over 7 windows of 20 steps, the bytes a rank sends per step, and each rank's memory (the
    most of any rank): resident once the data is sharded and the model made, and at its peak
    (every rank makes the whole data before it keeps its shard). */
-static int mpi_scale(int shards, int xu, int xi)
+static int mpi_scale_data(ncf_dataset *d, int xu, int xi)
+{
+    return ncf_synthetic(d, 138493 * xu, 26744 * xi, (int64_t)20000263 * xu * (xi > 8 ? xi / 8 : 1), 16, 1) == NCF_OK;
+}
+
+/* tests_mpi --write-log X Y PATH: the scale's synthetic positives (training and test items) as
+   a TAB-separated log, "user item" a line, in a scattered order (a log is not sorted by user). */
+static int mpi_write_scale_log(int xu, int xi, const char *path)
+{
+    ncf_dataset d;
+    FILE *f;
+    int64_t n, j, k, stride = 1000003; /* (a prime: steps through every line once) */
+    if (!mpi_scale_data(&d, xu, xi) || !(f = fopen(path, "w"))) return 1;
+    n = d.num_train + d.num_users;
+    while (n % stride == 0) stride += 2;
+    for (j = 0, k = 0; j < n; j++, k = (k + stride) % n) {
+        int u = k < d.num_train ? d.train_user[k] : (int)(k - d.num_train);
+        int i = k < d.num_train ? d.items[k] : d.test_item[u];
+        if (i >= 0) fprintf(f, "%d\t%d\n", u, i);
+    }
+    ncf_dataset_free(&d);
+    return fclose(f) == 0 ? 0 : 1;
+}
+
+static int mpi_scale(int shards, int xu, int xi, const char *log, int whole)
 {
     ncf_config c = ncf_config_mlperf();
     ncf_dataset d;
     ncf_sampler s;
     ncf_model *m = NULL;
-    double t[7], now_mb, peak_mb, mem[2];
+    double t[7], now_mb, peak_mb, mem[2], load = MPI_Wtime();
     int64_t pos = 0, b0, bytes, steps = 20;
     int provided, w, ok;
     MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank), MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     ncf_set_threads(1);
-    ok = ncf_synthetic(&d, 138493 * xu, 26744 * xi, (int64_t)20000263 * xu * (xi > 8 ? xi / 8 : 1), 16, 1) == NCF_OK;
+    load = MPI_Wtime();
+    if (log) { /* each rank reads its share of the log, or (whole) all of it */
+        ncf_load_opts lo = ncf_load_opts_default();
+        ok = whole ? ncf_load_dataset(&d, log, &lo) == NCF_OK
+                   : ncf_mpi_load_dataset(&d, log, &lo, MPI_COMM_WORLD) == NCF_OK;
+        if (whole) log = NULL; /* (sharded below, as synthetic data) */
+    } else ok = mpi_scale_data(&d, xu, xi);
+    load = MPI_Wtime() - load;
     c.num_users = d.num_users, c.num_items = d.num_items;
     ok = ok && (shards ? ncf_mpi_model_create(&m, &c, &d, MPI_COMM_WORLD) : ncf_model_create(&m, &c)) == NCF_OK &&
-        ncf_mpi_shard(&d, MPI_COMM_WORLD) == NCF_OK && ncf_sampler_init(&s, &d, c.num_neg, c.seed) == NCF_OK &&
+        (log || ncf_mpi_shard(&d, MPI_COMM_WORLD) == NCF_OK) && ncf_sampler_init(&s, &d, c.num_neg, c.seed) == NCF_OK &&
         ncf_mpi_train_examples(m, &s, 1, pos, 5 * (int64_t)c.batch_size, MPI_COMM_WORLD, NULL, NULL, NULL) == NCF_OK;
     mpi_memory(&now_mb, &peak_mb);
     if (!all_ranks_ok(ok)) {
@@ -436,9 +467,13 @@ static int mpi_scale(int shards, int xu, int xi)
     if (g_rank == 0 && ok)
         printf("{\"case\":\"mpi_scale\",\"model\":\"%s\",\"users\":%d,\"items\":%d,\"positives\":%lld,"
                "\"ranks\":%d,\"threads_per_rank\":1,\"ms_per_step\":%.2f,\"ex_per_s\":%.0f,"
-               "\"bytes_per_step\":%lld,\"rss_mb\":%.0f,\"peak_rss_mb\":%.0f}\n",
+               "\"bytes_per_step\":%lld,\"rss_mb\":%.0f,\"peak_rss_mb\":%.0f,\"data\":\"%s\",\"data_s\":%.1f}\n",
                shards ? "shards" : "replicated", d.num_users, d.num_items, (long long)d.shard.total_train, g_size,
-               t[3] * 1e3, c.batch_size / t[3], (long long)bytes, mem[0], mem[1]);
+               t[3] * 1e3, c.batch_size / t[3], (long long)bytes, mem[0], mem[1],
+               whole     ? "ncf_load_dataset"
+                   : log ? "ncf_mpi_load_dataset"
+                         : "ncf_synthetic",
+               load);
     ncf_model_free(m), ncf_dataset_free(&d);
     MPI_Finalize();
     return ok ? 0 : 1;
@@ -577,8 +612,11 @@ static void test_mpi_model_shards(void)
                 CHECK_ERR(ncf_mpi_evaluate(m, &w, &o, MPI_COMM_WORLD, &b), NCF_ERR_ARG, "");
                 CHECK_ERR(ncf_mpi_save(m, mine, NCF_SAVE_INT8, MPI_COMM_WORLD), NCF_ERR_ARG, "NCF_SAVE_INT8");
                 CHECK_ERR(ncf_mpi_shard_model(m, &s, MPI_COMM_WORLD), NCF_ERR_ARG, "a shard already");
-                CHECK_ERR(ncf_mpi_model_create(&other, &c, &s, MPI_COMM_WORLD), NCF_ERR_ARG, "whole data");
-                CHECK(other == NULL);
+                CHECK(ncf_mpi_model_create(&other, &c, &s, MPI_COMM_WORLD) == NCF_OK); /* (from a shard) */
+                CHECK(other && other->rated_ptr && m->rated_ptr &&
+                      !memcmp(other->rated_ptr, m->rated_ptr, sizeof(int64_t) * ((size_t)w.num_users + 1)) &&
+                      !memcmp(other->rated, m->rated, (size_t)m->rated_ptr[w.num_users]));
+                ncf_model_free(other);
                 CHECK(ncf_mpi_sync(m, &s, MPI_COMM_WORLD) == NCF_OK); /* (nothing to copy) */
             }
             ncf_model_free(r), ncf_model_free(m);
@@ -706,6 +744,251 @@ static void test_mpi_shards_with_idle_ranks(void)
     ncf_dataset_free(&w), ncf_dataset_free(&s);
 }
 
+/* ------------------------------------------------- the distributed loader */
+/* Rank 0 writes a log of n lines by `users` users in one of four dialects; every rank then waits for it. kind 0:
+   TAB, integer ids, ratings and timestamps (ties), repeated pairs; 1: CSV with a BOM, a header,
+   CRLF, text ids (quoted, with commas and blanks), a play-count column; 2: ';' without
+   timestamps; 3: CR line ends, one user who rated every item. */
+static void mpi_write_log(const char *path, int kind, int n, int users)
+{
+    FILE *f;
+    uint64_t x = 12345 + (uint64_t)kind;
+    int j;
+    if (g_rank == 0 && (f = fopen(path, "wb")) != NULL) {
+        const char *eol = kind == 1 ? "\r\n" : kind == 3 ? "\r" : "\n";
+        if (kind == 1) fprintf(f, "\xEF\xBB\xBFuser,item,rating,timestamp,plays%s", eol);
+        for (j = 0; j < n; j++) {
+            int u, i, r;
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            u = (int)((x >> 33) % (uint64_t)users), i = (int)((x >> 17) % 97 * ((x >> 40) % 3 + 1) % 150),
+            r = (int)(x % 5) + 1;
+            if (kind == 3 && j < 150) u = 7, i = j; /* user 7 rates every item */
+            if (kind == 0) fprintf(f, "%d\t%d\t%d\t%d%s", u * 3 + 1, i + 10, r, 1000 + j / 3, eol);
+            else if (kind == 1)
+                fprintf(f, "u%d,\"it,%d\",%d,%d,%d%s", u, i, r, 5000 - j % 977, (int)(x >> 50) % 40, eol);
+            else if (kind == 2) fprintf(f, "%d;%d;%d%s", u, i, r, eol);
+            else fprintf(f, "%d %d %d %d%s", u + 100000, i, r, j, eol);
+        }
+        if (kind == 1) fprintf(f, "\" u 5 \",\"it,1\",4,4000,3%s", eol);
+        fclose(f);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+#define SAME(a, b, n) ((n) == 0 || ((a) && (b) && !memcmp((a), (b), (n))))
+
+/* Whether two shards are the same, field for field: what ncf_mpi_shard and the loader give. */
+static int mpi_same_shard(const ncf_dataset *a, const ncf_dataset *b, const char **what)
+{
+    int U = a->num_users, u, lo = a->shard.user_lo, hi = a->shard.user_hi;
+    size_t t = sizeof(int32_t) * (size_t)a->num_train;
+    *what = "sizes";
+    if (U != b->num_users || a->num_items != b->num_items || a->num_train != b->num_train) return 0;
+    *what = "shard";
+    if (memcmp(&a->shard.user_lo, &b->shard.user_lo, 2 * sizeof(int)) || a->shard.train_lo != b->shard.train_lo ||
+        a->shard.total_train != b->shard.total_train ||
+        !SAME(a->shard.groups, b->shard.groups, sizeof(int) * (NCF_MPI_GROUPS + 1)))
+        return 0;
+    *what = "positives";
+    if (!SAME(a->user_ptr, b->user_ptr, sizeof(int64_t) * (size_t)(U + 1)) || !SAME(a->items, b->items, t) ||
+        !SAME(a->train_user, b->train_user, t) || !a->weight != !b->weight ||
+        (a->weight && !SAME(a->weight, b->weight, t)))
+        return 0;
+    *what = "held-out items";
+    if (!SAME(a->test_item, b->test_item, sizeof(int32_t) * (size_t)U) || !a->val_item != !b->val_item ||
+        (a->val_item && !SAME(a->val_item, b->val_item, sizeof(int32_t) * (size_t)U)) ||
+        !a->val_weight != !b->val_weight ||
+        (a->val_weight && !SAME(a->val_weight, b->val_weight, sizeof(float) * (size_t)U)) ||
+        !a->recent_item != !b->recent_item ||
+        (a->recent_item && !SAME(a->recent_item, b->recent_item, sizeof(int32_t) * (size_t)U)))
+        return 0;
+    *what = "negatives";
+    if (a->num_eval_neg != b->num_eval_neg || a->num_val_neg != b->num_val_neg) return 0;
+    for (u = lo; u < hi; u++)
+        if ((a->test_item[u] >= 0 &&
+             !SAME(a->eval_neg + (size_t)(u - lo) * a->num_eval_neg, b->eval_neg + (size_t)(u - lo) * a->num_eval_neg,
+                   sizeof(int32_t) * (size_t)a->num_eval_neg)) ||
+            (a->val_item && a->val_item[u] >= 0 &&
+             !SAME(a->val_neg + (size_t)(u - lo) * a->num_val_neg, b->val_neg + (size_t)(u - lo) * a->num_val_neg,
+                   sizeof(int32_t) * (size_t)a->num_val_neg)))
+            return 0;
+    *what = "ids";
+    if (!a->raw_user != !b->raw_user || !a->raw_item != !b->raw_item ||
+        (a->raw_user && !SAME(a->raw_user, b->raw_user, sizeof(int64_t) * (size_t)U)) ||
+        (a->raw_item && !SAME(a->raw_item, b->raw_item, sizeof(int64_t) * (size_t)a->num_items)) ||
+        !a->user_text != !b->user_text || !a->item_text != !b->item_text)
+        return 0;
+    if (a->user_text &&
+        (!SAME(a->user_text_at, b->user_text_at, sizeof(int64_t) * (size_t)(U + 1)) ||
+         !SAME(a->user_text, b->user_text, (size_t)a->user_text_at[U])))
+        return 0;
+    if (a->item_text &&
+        (!SAME(a->item_text_at, b->item_text_at, sizeof(int64_t) * (size_t)(a->num_items + 1)) ||
+         !SAME(a->item_text, b->item_text, (size_t)a->item_text_at[a->num_items])))
+        return 0;
+    *what = "report";
+    return !memcmp(&a->report, &b->report, sizeof a->report);
+}
+
+/* ncf_mpi_load_dataset gives, on any number of ranks, what ncf_load_dataset and ncf_mpi_shard
+   give, field for field; the ranks' shards hold every positive once. */
+static void test_mpi_load_dataset(void)
+{
+    static const int lines[4] = {9000, 7000, 5000, 6000};
+    char path[600];
+    int kind, v;
+    for (kind = 0; kind < 4; kind++)
+        for (v = 0; v < 2; v++) {
+            ncf_load_opts o = ncf_load_opts_default();
+            ncf_dataset w, s;
+            const char *what = "";
+            int64_t total = 0;
+            snprintf(path, sizeof path, "%s/log%d.txt", g_mpi_dir, kind);
+            if (v == 0) mpi_write_log(path, kind, lines[kind], 300);
+            o.validation = v, o.eval_negatives = 20 + 7 * v, o.seed = 5 + (uint64_t)v;
+            if (kind == 0) o.min_rating = 3, o.min_ratings = v ? 4 : 0;
+            if (kind == 1) o.weighting = v ? NCF_WEIGHT_LOG : NCF_WEIGHT_LINEAR, o.alpha = 0.5f, o.columns[4] = "plays";
+            if (kind == 1) o.min_item_ratings = 3, o.kcore = v, o.min_ratings = 2;
+            if (kind == 2) o.holdout = v ? NCF_HOLDOUT_RANDOM : NCF_HOLDOUT_LATEST;
+            if (kind == 3) o.min_item_ratings = v ? 5 : 0;
+            CHECKF(ncf_load_dataset(&w, path, &o) == NCF_OK && ncf_mpi_shard(&w, MPI_COMM_WORLD) == NCF_OK,
+                   "kind %d: %s", kind, ncf_error_text());
+            CHECKF(ncf_mpi_load_dataset(&s, path, &o, MPI_COMM_WORLD) == NCF_OK, "kind %d: %s", kind, ncf_error_text());
+            CHECKF(mpi_same_shard(&w, &s, &what), "log %d, validation %d: the %s differ", kind, v, what);
+            MPI_Allreduce(&s.num_train, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+            CHECK(total == s.shard.total_train && total > lines[kind] / 3);
+            CHECK(kind != 3 || s.report.users_every_item == 1);
+            CHECK(kind != 1 || (s.user_text && s.item_text && s.report.blank_edged_ids[0] == 0));
+            ncf_dataset_free(&w), ncf_dataset_free(&s);
+        }
+}
+
+/* The loader's failures are every rank's, with one message: a bad line names the file and line
+   one process names; a missing file, a split in files; a quoted field holding a line end where
+   a rank's range begins; and each allocation failing on the last rank in turn, which leaks
+   nothing and leaves the dataset empty. */
+static void test_mpi_load_dataset_errors(void)
+{
+    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset w, s;
+    char path[600], one[4608];
+    const char *what = "";
+    int k, n, failed = 0, rc;
+    snprintf(path, sizeof path, "%s/bad.txt", g_mpi_dir);
+    if (g_rank == 0) {
+        FILE *f = fopen(path, "wb");
+        for (k = 0; f && k < 4000; k++) fprintf(f, "%d\t%d\t%s\n", k % 97, k % 31, k == 2777 ? "x" : "4");
+        if (f) fclose(f);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(ncf_load_dataset(&w, path, &o) == NCF_ERR_PARSE);
+    snprintf(one, sizeof one, "%s", ncf_error_text());
+    CHECK(strstr(one, ":2778: rating 'x'") != NULL);
+    rc = ncf_mpi_load_dataset(&s, path, &o, MPI_COMM_WORLD);
+    CHECKF(rc == NCF_ERR_PARSE && !strcmp(ncf_error_text(), one), "'%s', one process: '%s'", ncf_error_text(), one);
+    CHECK(s.num_users == 0 && s.user_ptr == NULL);
+    snprintf(path, sizeof path, "%s/missing.txt", g_mpi_dir);
+    CHECK_ERR(ncf_mpi_load_dataset(&s, path, &o, MPI_COMM_WORLD), NCF_ERR_IO, "cannot open");
+    snprintf(path, sizeof path, "%s/x.train.rating", g_mpi_dir);
+    CHECK_ERR(ncf_mpi_load_dataset(&s, path, &o, MPI_COMM_WORLD), NCF_ERR_ARG, "ncf_load_dataset");
+    snprintf(path, sizeof path, "%s/log0.txt", g_mpi_dir);
+    o.holdout = NCF_HOLDOUT_RATIO, o.holdout_fraction = 0.2f;
+    CHECK_ERR(ncf_mpi_load_dataset(&s, path, &o, MPI_COMM_WORLD), NCF_ERR_ARG, "one process");
+    /* every record spans two lines: on more ranks than one, a range may begin inside one */
+    o = ncf_load_opts_default();
+    snprintf(path, sizeof path, "%s/quoted.csv", g_mpi_dir);
+    if (g_rank == 0) {
+        FILE *f = fopen(path, "wb");
+        for (k = 0; f && k < 3000; k++) fprintf(f, "%d,\"i\n%d\",5\n", k % 89, k % 211);
+        if (f) fclose(f);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(ncf_load_dataset(&w, path, &o) == NCF_OK && ncf_mpi_shard(&w, MPI_COMM_WORLD) == NCF_OK);
+    rc = ncf_mpi_load_dataset(&s, path, &o, MPI_COMM_WORLD);
+    CHECK(all_ranks_ok(rc == NCF_OK) || mpi_world_max(rc == NCF_OK) == 0);
+    if (rc == NCF_OK) CHECKF(mpi_same_shard(&w, &s, &what), "the %s differ", what);
+    else CHECKF(g_size > 1 && strstr(ncf_error_text(), "quote"), "%s", ncf_error_text());
+    ncf_dataset_free(&w), ncf_dataset_free(&s);
+    /* out of memory, at each allocation in turn */
+    snprintf(path, sizeof path, "%s/oom.txt", g_mpi_dir);
+    mpi_write_log(path, 1, 1500, 40);
+    o.validation = 1, o.weighting = NCF_WEIGHT_LOG, o.columns[4] = "plays", o.min_item_ratings = 3, o.kcore = 1;
+    o.eval_negatives = 20;
+    CHECK(ncf_load_dataset(&w, path, &o) == NCF_OK && ncf_mpi_shard(&w, MPI_COMM_WORLD) == NCF_OK);
+    g_alloc_count = 0, g_alloc_fail_at = 1L << 40; /* (counts, fails none) */
+    CHECK(ncf_mpi_load_dataset(&s, path, &o, MPI_COMM_WORLD) == NCF_OK);
+    n = (int)g_alloc_count, g_alloc_fail_at = -1;
+    MPI_Bcast(&n, 1, MPI_INT, g_size - 1, MPI_COMM_WORLD); /* (the last rank's allocations are failed) */
+    ncf_dataset_free(&s);
+    for (k = 0; k < n; k++) { /* (a few allocations are optional: a sort's scratch, a shrink) */
+        int bad;
+        g_alloc_count = 0, g_alloc_fail_at = g_rank == g_size - 1 ? k : -1;
+        rc = ncf_mpi_load_dataset(&s, path, &o, MPI_COMM_WORLD);
+        g_alloc_fail_at = -1, bad = rc != NCF_OK;
+        failed += mpi_world_max(bad);
+        CHECKF(mpi_world_max(bad) + mpi_world_max(!bad) == 1, "allocation %d: the ranks' status differs", k);
+        if (bad) CHECKF(s.user_ptr == NULL && s.items == NULL && s.raw_user == NULL, "allocation %d", k);
+        else CHECKF(mpi_same_shard(&w, &s, &what), "allocation %d spared: the %s differ", k, what);
+        ncf_dataset_free(&s);
+    }
+    CHECKF(failed > 60, "%d of %d allocations failed the load", failed, n);
+    ncf_dataset_free(&w), ncf_dataset_free(&s);
+}
+
+/* A model trained on the loader's shards is the one trained on one process's load, bit for bit,
+   on any number of ranks: the same file as 1 rank writes, and the same figures; 2 ranks'
+   epoch-1 file, resumed on more, trains to it too. */
+static void test_mpi_load_dataset_trains_same_model(void)
+{
+    ncf_load_opts lo = ncf_load_opts_default();
+    ncf_dataset w, s1, s2;
+    ncf_sampler a, b;
+    ncf_model *m1 = NULL, *m2 = NULL, *r = NULL;
+    ncf_eval_opts eo = ncf_eval_opts_default();
+    ncf_metrics x, y;
+    ncf_config c;
+    char path[600], f1[600], f2[600], ref[600], ckpt[600];
+    int e;
+    snprintf(path, sizeof path, "%s/train.txt", g_mpi_dir);
+    snprintf(f1, sizeof f1, "%s/loaded_whole_p%d.ncf", g_mpi_dir, g_size);
+    snprintf(f2, sizeof f2, "%s/loaded_ranks_p%d.ncf", g_mpi_dir, g_size);
+    snprintf(ref, sizeof ref, "%s/loaded_ranks_p1.ncf", g_mpi_dir);
+    snprintf(ckpt, sizeof ckpt, "%s/loaded_e1_p2.ncf", g_mpi_dir);
+    mpi_write_log(path, 1, 8000, 250);
+    lo.validation = 1, lo.eval_negatives = 30, lo.weighting = NCF_WEIGHT_LOG, lo.columns[4] = "plays";
+    CHECK(ncf_load_dataset(&w, path, &lo) == NCF_OK && ncf_load_dataset(&s1, path, &lo) == NCF_OK &&
+          ncf_mpi_shard(&s1, MPI_COMM_WORLD) == NCF_OK);
+    CHECKF(ncf_mpi_load_dataset(&s2, path, &lo, MPI_COMM_WORLD) == NCF_OK, "%s", ncf_error_text());
+    c = mpi_config(0, &w);
+    CHECK(ncf_mpi_model_create(&m1, &c, &w, MPI_COMM_WORLD) == NCF_OK &&
+          ncf_mpi_model_create(&m2, &c, &s2, MPI_COMM_WORLD) == NCF_OK);
+    CHECK(ncf_sampler_init(&a, &s1, c.num_neg, c.seed) == NCF_OK &&
+          ncf_sampler_init(&b, &s2, c.num_neg, c.seed) == NCF_OK);
+    for (e = 1; m1 && m2 && e <= 2; e++) {
+        CHECK(ncf_mpi_train_epoch(m1, &a, e, MPI_COMM_WORLD, NULL, NULL, NULL) == NCF_OK &&
+              ncf_mpi_train_epoch(m2, &b, e, MPI_COMM_WORLD, NULL, NULL, NULL) == NCF_OK);
+        if (e == 1 && g_size == 2) CHECK(ncf_mpi_save(m2, ckpt, NCF_SAVE_ADAM, MPI_COMM_WORLD) == NCF_OK);
+    }
+    if (g_size > 2) { /* 2 ranks' epoch-1 file resumed here on the loader's shards */
+        ncf_model *m3 = NULL;
+        CHECKF(ncf_mpi_load(&m3, ckpt, &s2, MPI_COMM_WORLD) == NCF_OK, "%s", ncf_error_text());
+        CHECK(m3 && m3->epoch == 1 && ncf_mpi_train_epoch(m3, &b, 2, MPI_COMM_WORLD, NULL, NULL, NULL) == NCF_OK &&
+              ncf_mpi_save(m3, f1, NCF_SAVE_ADAM, MPI_COMM_WORLD) == NCF_OK);
+        CHECKF(mpi_same_files(f1, ref), "2 ranks' checkpoint resumed on %d: %s is not %s", g_size, f1, ref);
+        ncf_model_free(m3);
+        CHECK(ncf_mpi_save(m1, f1, NCF_SAVE_ADAM, MPI_COMM_WORLD) == NCF_OK); /* (m1's, compared below) */
+    }
+    CHECK((g_size > 2 || ncf_mpi_save(m1, f1, NCF_SAVE_ADAM, MPI_COMM_WORLD) == NCF_OK) &&
+          ncf_mpi_save(m2, f2, NCF_SAVE_ADAM, MPI_COMM_WORLD) == NCF_OK);
+    CHECKF(mpi_same_files(f1, f2), "%s and %s differ", f1, f2);
+    CHECKF(mpi_same_files(f2, ref), "%d ranks wrote %s, 1 rank %s", g_size, f2, ref);
+    CHECK(ncf_load(&r, ref) == NCF_OK && ncf_evaluate_opts(r, &w, &eo, &x) == NCF_OK);
+    CHECK(m2 && ncf_mpi_evaluate(m2, &s2, &eo, MPI_COMM_WORLD, &y) == NCF_OK && x.hr == y.hr && x.ndcg == y.ndcg &&
+          x.users == y.users && x.users > 100);
+    ncf_model_free(m1), ncf_model_free(m2), ncf_model_free(r);
+    ncf_dataset_free(&w), ncf_dataset_free(&s1), ncf_dataset_free(&s2);
+}
+
 static const test_case MPI_TESTS[] = {
     {"mpi_shard_counts", test_mpi_shard_counts},
     {"mpi_batches_sum", test_mpi_batches_sum},
@@ -718,9 +1001,12 @@ static const test_case MPI_TESTS[] = {
     {"mpi_model_shards", test_mpi_model_shards},
     {"mpi_shards_out_of_memory", test_mpi_shards_out_of_memory},
     {"mpi_shards_with_idle_ranks", test_mpi_shards_with_idle_ranks},
+    {"mpi_load_dataset", test_mpi_load_dataset},
+    {"mpi_load_dataset_errors", test_mpi_load_dataset_errors},
+    {"mpi_load_dataset_trains_same_model", test_mpi_load_dataset_trains_same_model},
 };
 
-static int mpi_tests(const char *dir)
+static int mpi_tests(const char *dir, const char *only)
 {
     int i, passed = 0, failed = 0, provided;
     MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
@@ -731,6 +1017,7 @@ static int mpi_tests(const char *dir)
     for (i = 0; i < (int)(sizeof MPI_TESTS / sizeof *MPI_TESTS); i++) {
         int before = g_failed_checks, bad;
         long live = g_alloc_live;
+        if (only && !strstr(MPI_TESTS[i].name, only)) continue;
         if (g_rank == 0) printf("%s\n", MPI_TESTS[i].name), fflush(stdout);
         MPI_TESTS[i].fn();
         CHECKF(g_alloc_live == live, "%ld blocks the library allocated were not freed", g_alloc_live - live);
@@ -746,11 +1033,17 @@ static int mpi_tests(const char *dir)
 
 int main(int argc, char **argv)
 {
-    if (argc == 3 && !strcmp(argv[1], "--tests")) return mpi_tests(argv[2]);
+    if ((argc == 3 || argc == 4) && !strcmp(argv[1], "--tests")) return mpi_tests(argv[2], argc == 4 ? argv[3] : NULL);
     if (argc == 2 && !strcmp(argv[1], "--bench")) return mpi_bench();
-    if (argc == 5 && !strcmp(argv[1], "--scale") && (!strcmp(argv[2], "shards") || !strcmp(argv[2], "replicated")) &&
-        atoi(argv[3]) > 0 && atoi(argv[4]) > 0)
-        return mpi_scale(!strcmp(argv[2], "shards"), atoi(argv[3]), atoi(argv[4]));
-    fprintf(stderr, "usage: mpirun -np P %s --tests DIR | --bench | --scale shards|replicated X Y\n", argv[0]);
+    if ((argc == 5 || argc == 6 || (argc == 7 && !strcmp(argv[6], "whole"))) && !strcmp(argv[1], "--scale") &&
+        (!strcmp(argv[2], "shards") || !strcmp(argv[2], "replicated")) && atoi(argv[3]) > 0 && atoi(argv[4]) > 0)
+        return mpi_scale(!strcmp(argv[2], "shards"), atoi(argv[3]), atoi(argv[4]), argc >= 6 ? argv[5] : NULL,
+                         argc == 7);
+    if (argc == 5 && !strcmp(argv[1], "--write-log") && atoi(argv[2]) > 0 && atoi(argv[3]) > 0)
+        return mpi_write_scale_log(atoi(argv[2]), atoi(argv[3]), argv[4]);
+    fprintf(stderr,
+            "usage: mpirun -np P %s --tests DIR [NAME] | --bench | --scale shards|replicated X Y [LOG [whole]]\n"
+            "       %s --write-log X Y LOG\n",
+            argv[0], argv[0]);
     return 2;
 }
