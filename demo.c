@@ -71,6 +71,7 @@ typedef struct {
     double hr_threshold;
     int tune;                    /* --tune: search the settings */
     double tune_seconds;         /* its budget; 0: from the data's size */
+    int tune_seeds;              /* --tune_seeds: the seeds an MF or GMF winner is averaged over */
     ncf_load_opts load_opts;     /* --format, --sep, --header, the columns, --min_rating, --holdout */
     int ks[NCF_MAX_KS], nks;     /* --top_k's cut-offs (top_k: the first) */
     int select_metric, select_k; /* --select: what chooses the epoch (NCF_METRIC_*, at K; 0: top_k) */
@@ -179,7 +180,7 @@ typedef enum {
     F_BATCH_SIZE, F_EVAL_BATCH_SIZE, F_LEARNING_RATE, F_LR_DECAY, F_BETA1, F_BETA2, F_EPSILON, F_OPTIMIZER, F_ADAM,
     F_NUM_NEG, F_TRAIN_EPOCHS, F_EPOCHS_BETWEEN_EVALS, F_HR_THRESHOLD, F_ML_PERF, F_SEED, F_THREADS,
     /* evaluation and choice */
-    F_TOP_K, F_SELECT, F_EVAL, F_VALIDATION, F_NO_VALIDATION, F_PATIENCE, F_TUNE, F_SKIP_HELD_OUT, F_FULL_RANKING,
+    F_TOP_K, F_SELECT, F_EVAL, F_VALIDATION, F_NO_VALIDATION, F_PATIENCE, F_TUNE, F_TUNE_SEEDS, F_SKIP_HELD_OUT, F_FULL_RANKING,
     F_FULL_USERS, F_HASH_PIPELINE, F_LOG, F_PLOT,
     /* serving */
     F_RECOMMEND, F_RECOMMEND_K, F_TOPK, F_RECOMMEND_ALL, F_RECOMMEND_FOR, F_RECOMMEND_FILE, F_RECOMMEND_FOR_FILE,
@@ -293,6 +294,9 @@ static const flag_def FLAGS[] = {
                                     "figures once; --save writes it.\n"
                                     "SECONDS: the planned budget (default: from the data's size, about 5\n"
                                     "minutes for ml-1m on 2 cores); see docs/tuning.md"},
+    {F_TUNE_SEEDS, "--tune_seeds", "N", "an MF or GMF winner of --tune: the saved model averages it trained\n"
+                                        "from up to N seeds, as many as the final training's quarter of the\n"
+                                        "budget pays for (default %D; 1: one seed)"},
     {F_SKIP_HELD_OUT, "--skip_held_out_negatives", NULL, "never draw a user's test or validation item as a training\n"
                                                          "negative, as 0.6 trained (it reads the held-out items; for\n"
                                                          "comparing with 0.6's figures)"},
@@ -392,6 +396,7 @@ static const char *flag_default(const options *d, flag_id id, char *b, size_t n)
     case F_SEED: snprintf(b, n, "%llu", (unsigned long long)d->cfg.seed); break;
     case F_TOP_K: snprintf(b, n, "%d", d->ks[0]); break;
     case F_PATIENCE: snprintf(b, n, "%d", d->patience); break;
+    case F_TUNE_SEEDS: snprintf(b, n, "%d", d->tune_seeds); break;
     case F_RECOMMEND_K: snprintf(b, n, "%d", d->recommend_k); break;
     default: return NULL;
     }
@@ -606,6 +611,7 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
         o->tune = 1;
         if (v && !parse_float(a, v, 0.001, 1e7, &o->tune_seconds)) return 0;
         break;
+    case F_TUNE_SEEDS: INT_FLAG(1, 64, o->tune_seeds);
     case F_SKIP_HELD_OUT: o->skip_held_out = 1; break;
     case F_FULL_RANKING: o->full_ranking = 1; break;
     case F_FULL_USERS: INT_FLAG(1, 1 << 30, o->full_users);
@@ -667,7 +673,7 @@ static void default_options(options *o)
     o->ks[0] = 10, o->nks = 1;
     o->load_opts = ncf_load_opts_default();
     o->syn_users = 3000, o->syn_items = 1500, o->syn_ratings = 150000;
-    o->hr_threshold = 2.0, o->recommend_k = 10, o->alpha = 0.5, o->validation = 1;
+    o->hr_threshold = 2.0, o->recommend_k = 10, o->alpha = 0.5, o->validation = 1, o->tune_seeds = 4;
 }
 
 /* Returns 1 to go on, 0 on a bad flag, -1 after --help. */
@@ -2596,6 +2602,7 @@ static int tune(const options *o, const ncf_dataset *d, const epoch_row *pop, nc
     to.seed = o->cfg.seed, to.eval.k = o->ks[select_at(o)], to.progress = on_tune, to.user = &st;
     to.eval.metric = select_metric(o), to.eval.full_ranking = o->many || o->full_ranking;
     if (o->patience) to.patience = o->patience;
+    to.seeds = o->tune_seeds;
     to.budget = o->tune_seconds > 0 ? o->tune_seconds : ncf_tune_budget(d);
     st.k = k, st.t0 = st.run_t0 = t0;
     printf("tune: successive halving on the validation split, seed %llu, a planned budget of %.0f s (%s)\n",
@@ -2627,7 +2634,12 @@ static int tune(const options *o, const ncf_dataset *d, const epoch_row *pop, nc
             printf("warning: even the best settings found are no better than recommending the most popular items on "
                    "validation (%s@%d %.4f against %.4f)\n",
                    name, to.eval.k, v, chosen(o, pop));
-        printf("training it on training + validation for %d epochs\n", w->chosen_epoch > 0 ? w->chosen_epoch : 1);
+        if (rep.seeds > 1)
+            printf("training it on training + validation for %d epochs from %d seeds, their scores averaged (one %s "
+                   "of %d factors)\n",
+                   w->chosen_epoch > 0 ? w->chosen_epoch : 1, rep.seeds, model_name(w->cfg.model),
+                   rep.seeds * w->cfg.mf_dim);
+        else printf("training it on training + validation for %d epochs\n", w->chosen_epoch > 0 ? w->chosen_epoch : 1);
     }
     ps.tty = isatty(2), ps.count_epochs = 1, ps.epochs = rep.runs[rep.best].chosen_epoch;
     if (!write_tune_log(o->log, &rep) || ncf_tune_final(out, d, &rep, on_progress, &ps) != NCF_OK) {

@@ -112,6 +112,8 @@
             API: ncf_fit, the epoch chosen on validation only, with patience
             API: ncf_tune, ncf_tune_final, ncf_tune_cost: successive halving over the settings on
             validation, deterministic for a seed and a budget; the winner retrained on train + validation
+            API: ncf_model_average: MF or GMF models as one, its logit the mean of theirs;
+            ncf_tune_opts.seeds, ncf_tune_report.seeds: an MF or GMF winner retrained from seeds, averaged
             API: ncf_load_opts.weighting, .alpha, columns[NCF_COL_STRENGTH]: a positive weighs
             1 + alpha f(strength); ncf_dataset.weight, .val_weight; a label is 0 or a positive's weight
             The validation's full ranking counts the test item (nothing choosing reads it)
@@ -618,6 +620,14 @@ NCFDEF void ncf_model_params_changed(ncf_model *m);
    so alpha 1 (0) scores exactly as the GMF (MLP). Resets the step and Adam moments. */
 NCFDEF int ncf_model_init_from(ncf_model *neumf, const ncf_model *gmf, const ncf_model *mlp, float alpha);
 
+/* One model whose logit is the mean of n models' logits: MF models, or GMF models, over the
+   same users and items (their factors may differ), side by side as one of the summed factors.
+   MF: each model's rows scaled by 1/sqrt(n), biases averaged; GMF: the rows as they are, the
+   output weights scaled by 1/n. Models of one setting trained from different seeds rank
+   better averaged than alone (docs/tuning.md). The first model's ids, rated items, step and
+   epoch; Adam moments zero. */
+NCFDEF int ncf_model_average(ncf_model **out, ncf_model *const *models, int n);
+
 /* Mean loss over the batch (sigmoid cross-entropy plus the L2 terms) without touching
    gradients. A label is 0 (a negative) or a positive's weight c in (0, 1e9] (1: unweighted),
    whose term is c times a positive's: c log(1 + e^-z), its gradient c (sigmoid(z) - 1). */
@@ -974,6 +984,7 @@ typedef struct ncf_tune_report {
     int num_trials;  /* settings drawn (rung 0's runs) */
     int rung_epochs[3];
     double planned_seconds; /* the runs' costs summed */
+    int seeds;              /* the final model averages the winner trained from this many seeds */
     int too_small;          /* 1: the budget fits no run (nothing run; train the defaults) */
     int stopped;            /* 1: max_seconds passed, and the runs not started were dropped */
 } ncf_tune_report;
@@ -986,6 +997,8 @@ typedef struct ncf_tune_opts {
     int patience;                  /* within a run [3] */
     ncf_eval_opts eval;            /* what chooses [validation HR@10, sampled] */
     double max_seconds;            /* > 0: start no run past this many seconds of wall time [0] */
+    int seeds;                     /* an MF or GMF winner: the final model averages it trained from up to this many
+                  seeds (ncf_model_average), as many as the final's quarter pays for [4] */
     ncf_tune_progress_fn progress; /* before each run (next) and at the end (next NULL), or NULL */
     void *user;
 } ncf_tune_opts;
@@ -7768,6 +7781,7 @@ NCFDEF int ncf_evaluate(const ncf_model *m, const ncf_dataset *data, int k, int 
 #define NCF__TUNE_RATE 1.2e10
 #define NCF__TUNE_MAX_TRIALS 500 /* settings in rung 0 at most */
 #define NCF__TUNE_DRAWS 5000     /* settings drawn at most to fill it */
+#define NCF__MAX_SEEDS 64        /* ncf_tune_opts.seeds at most */
 
 static double ncf__forward_work(const ncf_config *c)
 {
@@ -7833,7 +7847,7 @@ NCFDEF ncf_tune_opts ncf_tune_opts_default(void)
 {
     ncf_tune_opts o;
     memset(&o, 0, sizeof o);
-    o.budget = 300, o.seed = 1, o.max_epochs = 18, o.patience = 3;
+    o.budget = 300, o.seed = 1, o.max_epochs = 18, o.patience = 3, o.seeds = 4;
     o.eval = ncf_eval_opts_default(), o.eval.target = NCF_EVAL_VALIDATION;
     return o;
 }
@@ -7928,11 +7942,29 @@ static int ncf__tune_check(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tun
         return ncf__fail(NCF_ERR_ARG, "ncf_tune: the data has no validation items (ncf_hold_out_validation)");
     if (ncf__is_shard(d)) return ncf__fail(NCF_ERR_ARG, "ncf_tune: the data is a shard");
     if (!(o->budget > 0 && o->budget <= 1e9) || o->max_epochs < 1 || o->max_epochs > 1000 || o->patience < 0 ||
-        o->eval.target != NCF_EVAL_VALIDATION || !(o->max_seconds >= 0))
+        o->eval.target != NCF_EVAL_VALIDATION || !(o->max_seconds >= 0) || o->seeds < 0 || o->seeds > NCF__MAX_SEEDS)
         return ncf__fail(NCF_ERR_ARG,
                          "ncf_tune: need 0 < budget <= 1e9, 1 <= max_epochs <= 1000, patience >= 0, "
-                         "max_seconds >= 0 and a validation target");
+                         "max_seconds >= 0, 0 <= seeds <= %d and a validation target",
+                         NCF__MAX_SEEDS);
     return NCF_OK;
+}
+
+/* The planned seconds of the final training of r from k seeds: runs of SGD one example a step
+   two at a time, one thread each of the reference machine's two (ncf__final_train). */
+static double ncf__final_cost(const ncf_dataset *d, const ncf_trial *r, int k)
+{
+    int epochs = r->chosen_epoch > 0 ? r->chosen_epoch : 1, rounds = ncf__per_example_sgd(&r->cfg) ? (k + 1) / 2 : k;
+    return rounds * ncf__run_cost(&r->cfg, (double)ncf__all_train(d) + ncf__val_users(d), 0, 0, epochs);
+}
+
+/* The seeds the final averages: up to o->seeds for a winner ncf_model_average takes (MF, GMF),
+   as many as the final's quarter of the budget pays for, one at least. */
+static int ncf__final_seeds(const ncf_dataset *d, const ncf_tune_opts *o, const ncf_trial *r, double quarter)
+{
+    int k = o->seeds > 1 && (r->cfg.model == NCF_MF || r->cfg.model == NCF_GMF) ? o->seeds : 1;
+    while (k > 1 && ncf__final_cost(d, r, k) > quarter) k--;
+    return k;
 }
 
 NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_report *rep)
@@ -8021,6 +8053,7 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_repor
         }
     }
     NCF_FREE(alive), NCF_FREE(order);
+    if (rc == NCF_OK && rep->num_runs > 0) rep->seeds = ncf__final_seeds(d, o, &rep->runs[rep->best], rung_budget);
     if (o->progress && rc == NCF_OK) o->progress(o->user, rep, NULL);
     if (rc != NCF_OK) ncf_tune_report_free(rep);
     return rc;
@@ -8059,14 +8092,60 @@ static int ncf__train_with_validation(const ncf_dataset *d, int weighted, ncf_da
     return NCF_OK;
 }
 
+/* The chosen epochs of r from the first, on the sampler's data: a decayed rate falls over the
+   run's epochs, as it fell. progress may be NULL. */
+static int ncf__final_epochs(ncf_model *m, const ncf_sampler *smp, const ncf_trial *r, ncf_progress_fn progress,
+                             void *user)
+{
+    int rc = NCF_OK, e, epochs = r->chosen_epoch > 0 ? r->chosen_epoch : 1;
+    float lr = m->cfg.lr;
+    for (e = 1; e <= epochs && rc == NCF_OK; e++) {
+        if (r->decay) m->cfg.lr = ncf_decayed_lr(lr, e - 1, r->epochs);
+        rc = ncf_train_epoch(m, smp, e, progress, user, NULL);
+        m->cfg.lr = lr;
+    }
+    return rc;
+}
+
+/* Models k = 0..n-1 of r, from seeds r's + k, trained on all. SGD one example a step runs on
+   one thread, so its seeds train side by side, one a thread (each model alone reads and writes
+   its memory; each run's bits are those it has alone); the others train in turn, each on every
+   thread. Progress is the first model's. A failure fails the call with its message. */
+static int ncf__final_train(ncf_model **models, int n, const ncf_dataset *d, const ncf_dataset *all, const ncf_trial *r,
+                            ncf_progress_fn progress, void *user)
+{
+    ncf_sampler *smp = NCF__NEW(ncf_sampler, n);
+    int *rcs = NCF__ZNEW(int, n), k, rc = NCF_OK, side = ncf__per_example_sgd(&r->cfg) && n > 1;
+    char *why = NCF__NEW(char, (size_t)n *NCF__ERR_BYTES); /* each seed's message */
+    if (!smp || !rcs || !why) rc = ncf__fail(NCF_ERR_NOMEM, "ncf_tune_final: out of memory for %d seeds", n);
+    for (k = 0; k < n && rc == NCF_OK; k++) {
+        ncf_config c = r->cfg;
+        c.seed = r->cfg.seed + (uint64_t)k;
+        if ((rc = ncf_model_create(&models[k], &c)) == NCF_OK &&
+            (k || (rc = ncf_model_set_ids(models[k], d)) == NCF_OK))
+            rc = ncf_sampler_init(&smp[k], all, c.num_neg, c.seed);
+    }
+    if (rc == NCF_OK && side) {
+        NCF__OMP(parallel for schedule(dynamic, 1) num_threads(ncf__team_of(1, n < omp_get_max_threads() ? n : omp_get_max_threads())))
+        for (k = 0; k < n; k++)
+            if ((rcs[k] = ncf__final_epochs(models[k], &smp[k], r, k ? NULL : progress, user)) != NCF_OK)
+                memcpy(why + NCF__ERR_BYTES * k, ncf_error_text(), NCF__ERR_BYTES); /* (the text is this thread's) */
+        for (k = 0; k < n && rc == NCF_OK; k++)
+            if (rcs[k] != NCF_OK) rc = ncf__fail(rcs[k], "ncf_tune_final: seed %d: %s", k, why + NCF__ERR_BYTES * k);
+    }
+    for (k = 0; rc == NCF_OK && !side && k < n; k++)
+        rc = ncf__final_epochs(models[k], &smp[k], r, k ? NULL : progress, user);
+    NCF_FREE(smp), NCF_FREE(rcs), NCF_FREE(why);
+    return rc;
+}
+
 NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *d, const ncf_tune_report *rep, ncf_progress_fn progress,
                           void *user)
 {
     const ncf_trial *r;
     ncf_dataset all;
-    ncf_sampler smp;
-    ncf_model *m = NULL;
-    int rc, e, epochs;
+    ncf_model **models;
+    int rc, k, n;
     if (!out) return ncf__fail(NCF_ERR_ARG, "ncf_tune_final: NULL out");
     *out = NULL;
     if (!d || !d->user_ptr || !ncf__has_val(d) || !rep || !rep->runs || rep->best < 0 || rep->best >= rep->num_runs)
@@ -8074,19 +8153,17 @@ NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *d, const ncf_tune_
                          "ncf_tune_final: need the data ncf_tune searched (with its validation items) and "
                          "its report");
     r = &rep->runs[rep->best];
-    epochs = r->chosen_epoch > 0 ? r->chosen_epoch : 1;
-    if ((rc = ncf__train_with_validation(d, r->weighted, &all)) != NCF_OK) return rc;
-    if ((rc = ncf_model_create(&m, &r->cfg)) == NCF_OK && (rc = ncf_model_set_ids(m, d)) == NCF_OK &&
-        (rc = ncf_sampler_init(&smp, &all, r->cfg.num_neg, r->cfg.seed)) == NCF_OK)
-        for (e = 1; e <= epochs && rc == NCF_OK; e++) { /* (a decayed rate over the run's epochs, as it fell) */
-            float lr = m->cfg.lr;
-            if (r->decay) m->cfg.lr = ncf_decayed_lr(lr, e - 1, r->epochs);
-            rc = ncf_train_epoch(m, &smp, e, progress, user, NULL);
-            m->cfg.lr = lr;
-        }
-    ncf_dataset_free(&all);
-    if (rc != NCF_OK) ncf_model_free(m);
-    else *out = m;
+    n = rep->seeds > 1 && (r->cfg.model == NCF_MF || r->cfg.model == NCF_GMF) ? rep->seeds : 1;
+    if (n > NCF__MAX_SEEDS) return ncf__fail(NCF_ERR_ARG, "ncf_tune_final: %d seeds, past %d", n, NCF__MAX_SEEDS);
+    if (!(models = NCF__ZNEW(ncf_model *, n))) return ncf__fail(NCF_ERR_NOMEM, "ncf_tune_final: out of memory");
+    if ((rc = ncf__train_with_validation(d, r->weighted, &all)) == NCF_OK) {
+        rc = ncf__final_train(models, n, d, &all, r, progress, user);
+        ncf_dataset_free(&all);
+    }
+    if (rc == NCF_OK && n == 1) *out = models[0], models[0] = NULL;
+    else if (rc == NCF_OK) rc = ncf_model_average(out, models, n);
+    for (k = 0; k < n; k++) ncf_model_free(models[k]);
+    NCF_FREE(models);
     return rc;
 }
 #endif
@@ -8312,6 +8389,93 @@ NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *d)
     if ((rc = ncf__copy_ids(m, d)) != NCF_OK) return rc;
     ncf__refresh_projection(m); /* the model is about to serve */
     return ncf__build_id_maps(m);
+}
+
+/* a's ids and rated items copied into m (of a's users and items) in place of its own. */
+static int ncf__copy_model_ids(ncf_model *m, const ncf_model *a)
+{
+    int U = a->cfg.num_users, I = a->cfg.num_items;
+    int64_t *ru = a->raw_user ? NCF__NEW(int64_t, U) : NULL, *ri = a->raw_item ? NCF__NEW(int64_t, I) : NULL;
+    int64_t *rp = a->rated_ptr ? NCF__NEW(int64_t, (size_t)U + 1) : NULL, *uat = NULL, *iat = NULL;
+    uint8_t *rv = a->rated ? NCF__NEW(uint8_t, a->rated_ptr[U] ? a->rated_ptr[U] : 1) : NULL;
+    char *ut = NULL, *it = NULL;
+    if ((a->raw_user && !ru) || (a->raw_item && !ri) || (a->rated_ptr && !rp) || (a->rated && !rv) ||
+        ncf__copy_text_ids(a->user_text, a->user_text_at, U, &ut, &uat) != NCF_OK ||
+        ncf__copy_text_ids(a->item_text, a->item_text_at, I, &it, &iat) != NCF_OK) {
+        NCF_FREE(ru), NCF_FREE(ri), NCF_FREE(rp), NCF_FREE(rv), NCF_FREE(ut), NCF_FREE(uat);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for the id maps");
+    }
+    if (ru) memcpy(ru, a->raw_user, sizeof(int64_t) * (size_t)U);
+    if (ri) memcpy(ri, a->raw_item, sizeof(int64_t) * (size_t)I);
+    if (rp) memcpy(rp, a->rated_ptr, sizeof(int64_t) * ((size_t)U + 1));
+    if (rv) memcpy(rv, a->rated, (size_t)a->rated_ptr[U]);
+    NCF_FREE(m->raw_user), NCF_FREE(m->raw_item), NCF_FREE(m->rated_ptr), NCF_FREE(m->rated);
+    NCF_FREE(m->user_text), NCF_FREE(m->item_text), NCF_FREE(m->user_text_at), NCF_FREE(m->item_text_at);
+    m->raw_user = ru, m->raw_item = ri, m->rated_ptr = rp, m->rated = rv;
+    m->user_text = ut, m->user_text_at = uat, m->item_text = it, m->item_text_at = iat;
+    return ncf__build_id_maps(m);
+}
+
+/* Rows r of models' side tables (0 users, 1 items) side by side into m's, each times scale. */
+static void ncf__average_rows(ncf_model *m, ncf_model *const *models, int n, int side, float scale)
+{
+    int64_t r, rows = side ? m->cfg.num_items : m->cfg.num_users;
+    int k, j, F = m->cfg.mf_dim;
+    for (r = 0; r < rows; r++) {
+        float *dst = (side ? m->gmf_item : m->gmf_user) + (size_t)r * F;
+        for (k = 0; k < n; k++) {
+            int f = models[k]->cfg.mf_dim;
+            const float *src = (side ? models[k]->gmf_item : models[k]->gmf_user) + (size_t)r * f;
+            for (j = 0; j < f; j++) dst[j] = src[j] * scale;
+            dst += f;
+        }
+    }
+}
+
+NCFDEF int ncf_model_average(ncf_model **out, ncf_model *const *models, int n)
+{
+    const ncf_model *a;
+    ncf_model *m = NULL;
+    ncf_config c;
+    int64_t dim = 0, r;
+    int k, rc;
+    if (!out) return ncf__fail(NCF_ERR_ARG, "ncf_model_average: NULL out");
+    *out = NULL;
+    if (!models || n < 1 || !models[0]) return ncf__fail(NCF_ERR_ARG, "ncf_model_average: need 1 or more models");
+    a = models[0];
+    for (k = 0; k < n; k++) {
+        const ncf_model *b = models[k];
+        if (!b) return ncf__fail(NCF_ERR_ARG, "ncf_model_average: model %d is NULL", k);
+        if (!b->params) return ncf__fail(NCF_ERR_ARG, "ncf_model_average: model %d is int8, read in place", k);
+        if ((b->cfg.model != NCF_MF && b->cfg.model != NCF_GMF) || b->cfg.model != a->cfg.model)
+            return ncf__fail(NCF_ERR_ARG,
+                             "ncf_model_average: needs MF models or GMF models (model %d is of type %d, model 0 %d)", k,
+                             (int)b->cfg.model, (int)a->cfg.model);
+        if (b->cfg.num_users != a->cfg.num_users || b->cfg.num_items != a->cfg.num_items)
+            return ncf__fail(NCF_ERR_ARG, "ncf_model_average: model %d has %d users and %d items, model 0 %d and %d", k,
+                             b->cfg.num_users, b->cfg.num_items, a->cfg.num_users, a->cfg.num_items);
+        dim += b->cfg.mf_dim;
+    }
+    c = a->cfg;
+    c.mf_dim = dim > INT32_MAX ? INT32_MAX : (int)dim; /* (too wide: the config's check says so) */
+    if ((rc = ncf_model_create(&m, &c)) != NCF_OK) return rc;
+    ncf__average_rows(m, models, n, 0, c.model == NCF_MF ? 1.0f / sqrtf((float)n) : 1.0f);
+    ncf__average_rows(m, models, n, 1, c.model == NCF_MF ? 1.0f / sqrtf((float)n) : 1.0f);
+    for (r = 0; c.model == NCF_MF && r < c.num_users; r++)
+        for (m->user_bias[r] = 0, k = 0; k < n; k++) m->user_bias[r] += models[k]->user_bias[r] / (float)n;
+    for (r = 0; c.model == NCF_MF && r < c.num_items; r++)
+        for (m->item_bias[r] = 0, k = 0; k < n; k++) m->item_bias[r] += models[k]->item_bias[r] / (float)n;
+    for (r = 0, k = 0; c.model == NCF_GMF && k < n; k++)
+        for (dim = 0; dim < models[k]->cfg.mf_dim; dim++) m->w_out[r++] = models[k]->w_out[dim] / (float)n;
+    for (m->b_out[0] = 0, k = 0; k < n; k++) m->b_out[0] += models[k]->b_out[0] / (float)n;
+    m->step = a->step, m->epoch = a->epoch;
+    if ((rc = ncf__copy_model_ids(m, a)) != NCF_OK) {
+        ncf_model_free(m);
+        return rc;
+    }
+    ncf_model_params_changed(m);
+    *out = m;
+    return NCF_OK;
 }
 #endif
 

@@ -4389,8 +4389,39 @@ static void test_tune_deterministic_and_blind_to_test(void)
         CHECK(ncf_model_create(&by_hand, &w->cfg) == NCF_OK && ncf_fit(by_hand, &view, &fo, &fr) == NCF_OK);
         CHECK(fr.chosen_epoch == w->chosen_epoch && fr.chosen.hr == w->val.hr);
         CHECK(f1 && f1->epoch == (w->chosen_epoch > 0 ? w->chosen_epoch : 1) && f1->cfg.model == w->cfg.model &&
-              f1->cfg.mf_dim == w->cfg.mf_dim && f1->cfg.lr == w->cfg.lr && f1->cfg.num_neg == w->cfg.num_neg);
+              f1->cfg.mf_dim == w->cfg.mf_dim * r1.seeds && f1->cfg.lr == w->cfg.lr &&
+              f1->cfg.num_neg == w->cfg.num_neg);
         ncf_model_free(by_hand);
+    }
+    { /* the seeds: as many as the final's quarter pays for, up to o.seeds, for MF and GMF; the final
+         model is the average of the winner trained from each, by hand */
+        const ncf_trial *w = &r1.runs[r1.best];
+        int averaged = w->cfg.model == NCF_MF || w->cfg.model == NCF_GMF, k, e;
+        ncf_model *seeds[NCF__MAX_SEEDS], *avg = NULL;
+        ncf_dataset all;
+        CHECKF(averaged ? r1.seeds >= 1 && r1.seeds <= o.seeds &&
+                       (r1.seeds == 1 || ncf__final_cost(&d, w, r1.seeds) <= o.budget / 4) &&
+                       (r1.seeds == o.seeds || ncf__final_cost(&d, w, r1.seeds + 1) > o.budget / 4)
+                        : r1.seeds == 1,
+               "%d seeds", r1.seeds);
+        CHECK(ncf__train_with_validation(&d, w->weighted, &all) == NCF_OK);
+        for (k = 0; k < r1.seeds; k++) {
+            ncf_config c = w->cfg;
+            ncf_sampler smp;
+            c.seed += (uint64_t)k, seeds[k] = NULL;
+            CHECK(ncf_model_create(&seeds[k], &c) == NCF_OK && (k || ncf_model_set_ids(seeds[k], &d) == NCF_OK) &&
+                  ncf_sampler_init(&smp, &all, c.num_neg, c.seed) == NCF_OK);
+            for (e = 1; seeds[k] && e <= (w->chosen_epoch > 0 ? w->chosen_epoch : 1); e++) {
+                seeds[k]->cfg.lr = w->decay ? ncf_decayed_lr(c.lr, e - 1, w->epochs) : c.lr;
+                CHECK(ncf_train_epoch(seeds[k], &smp, e, NULL, NULL, NULL) == NCF_OK);
+                seeds[k]->cfg.lr = c.lr;
+            }
+        }
+        CHECK(r1.seeds == 1 ? (avg = seeds[0], seeds[0] = NULL, 1)
+                            : ncf_model_average(&avg, seeds, r1.seeds) == NCF_OK);
+        CHECK(avg && f1 && state_hash(avg) == state_hash(f1));
+        for (k = 0; k < r1.seeds; k++) ncf_model_free(seeds[k]);
+        ncf_model_free(avg), ncf_dataset_free(&all);
     }
     { /* the final data: every training positive and every validation item, ascending per user */
         ncf_dataset all;
@@ -4410,12 +4441,13 @@ static void test_tune_deterministic_and_blind_to_test(void)
         CHECK(ok && all.num_train == d.num_train + vals && vals > 100);
         ncf_dataset_free(&all);
     }
-    printf("    %d settings, %d runs, winner trial %d (%s, HR@10 %.4f on validation), the same on 1 and 2 threads\n",
+    printf("    %d settings, %d runs, winner trial %d (%s, HR@10 %.4f on validation; %d seeds), the same on 1 and 2 "
+           "threads\n",
            r1.num_trials, r1.num_runs, r1.runs[r1.best].trial,
            r1.runs[r1.best].cfg.model == NCF_MF        ? "MF"
                : r1.runs[r1.best].cfg.model == NCF_GMF ? "GMF"
                                                        : "NeuMF",
-           r1.runs[r1.best].val.hr);
+           r1.runs[r1.best].val.hr, r1.seeds);
     o.budget = 0.8; /* a larger budget: more settings; a trial number is the same settings in both */
     CHECK(ncf_tune(&d, &o, &r3) == NCF_OK && r3.num_trials > r1.num_trials);
     {
@@ -4438,6 +4470,133 @@ static void test_tune_deterministic_and_blind_to_test(void)
     ncf_tune_report_free(&r1), ncf_tune_report_free(&r2), ncf_tune_report_free(&r3);
     ncf_model_free(f1), ncf_model_free(f2);
     ncf_dataset_free(&d), ncf_dataset_free(&poisoned);
+}
+
+/* A model of type trained two epochs from seed, with the data's ids. */
+static ncf_model *seeded_model(const ncf_dataset *d, ncf_model_type type, int factors, uint64_t seed)
+{
+    ncf_config c = small_config(type, 1);
+    ncf_sampler s;
+    ncf_model *m = NULL;
+    c.num_users = d->num_users, c.num_items = d->num_items, c.batch_size = 32, c.mf_dim = factors, c.seed = seed;
+    c.init_sd = 0.1f, c.lr = 0.01f;
+    if (ncf_model_create(&m, &c) != NCF_OK || ncf_model_set_ids(m, d) != NCF_OK ||
+        ncf_sampler_init(&s, d, 4, seed) != NCF_OK || ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) != NCF_OK ||
+        ncf_train_epoch(m, &s, 2, NULL, NULL, NULL) != NCF_OK) {
+        ncf_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* ncf_model_average: for MF and for GMF models of different factors and seeds, every logit
+   is the mean of theirs (to float rounding); the ids, rated items and epoch are the first
+   model's; one model averages to itself, bit for bit; it survives a file; other types,
+   mixed types and other users are refused. */
+static void test_model_average(void)
+{
+    ncf_dataset d;
+    ncf_model_type types[2] = {NCF_MF, NCF_GMF};
+    int t, k, j, u, n = 0;
+    float worst = 0;
+    CHECK(ncf_synthetic(&d, 60, 40, 900, 2, 3) == NCF_OK);
+    for (t = 0; t < 2; t++) {
+        ncf_model *ms[3], *avg = NULL, *one = NULL, *back = NULL;
+        int32_t users[40], items[40];
+        float z[4][40], za[40], zb[40];
+        void *buf = NULL;
+        size_t len = 0;
+        for (k = 0; k < 3; k++) CHECK((ms[k] = seeded_model(&d, types[t], k == 1 ? 8 : 4, 11 + k)) != NULL);
+        if (!ms[0] || !ms[1] || !ms[2]) continue;
+        CHECKF(ncf_model_average(&avg, ms, 3) == NCF_OK, "%s", ncf_error_text());
+        CHECK(avg && avg->cfg.model == types[t] && avg->cfg.mf_dim == 16 && avg->epoch == 2);
+        for (u = 0; avg && u < d.num_users; u++) {
+            for (j = 0; j < 40; j++) users[j] = u, items[j] = j;
+            for (k = 0; k < 3; k++) CHECK(ncf_predict_indices(ms[k], users, items, 40, z[k]) == NCF_OK);
+            CHECK(ncf_predict_indices(avg, users, items, 40, z[3]) == NCF_OK);
+            for (j = 0; j < 40; j++) {
+                float mean = (z[0][j] + z[1][j] + z[2][j]) / 3, err = fabsf(z[3][j] - mean) / (1 + fabsf(mean));
+                worst = err > worst ? err : worst, n++;
+            }
+        }
+        CHECKF(worst < 1e-5f, "the averaged logit is %g off the mean", worst);
+        if (avg) {
+            char a[32], b[32];
+            CHECK(avg->rated_ptr && !memcmp(avg->rated_ptr, ms[0]->rated_ptr, sizeof(int64_t) * (d.num_users + 1)) &&
+                  !memcmp(avg->rated, ms[0]->rated, (size_t)ms[0]->rated_ptr[d.num_users]));
+            CHECK(ncf_user_id(avg, 7, a, sizeof a) > 0 && ncf_user_id(ms[0], 7, b, sizeof b) > 0 && !strcmp(a, b));
+            CHECK(ncf_item_index(avg, b) == ncf_item_index(ms[0], b));
+            CHECK(ncf_save_mem(avg, NCF_SAVE_MODEL, &buf, &len) == NCF_OK && ncf_load_mem(&back, buf, len) == NCF_OK);
+            CHECK(back && ncf_predict_indices(back, users, items, 40, za) == NCF_OK &&
+                  ncf_predict_indices(avg, users, items, 40, zb) == NCF_OK && !memcmp(za, zb, sizeof za));
+        }
+        CHECK(ncf_model_average(&one, ms + 1, 1) == NCF_OK && one && one->num_params == ms[1]->num_params &&
+              !memcmp(one->params, ms[1]->params, sizeof(float) * one->num_params));
+        ncf_free(buf), ncf_model_free(avg), ncf_model_free(one), ncf_model_free(back);
+        for (k = 0; k < 3; k++) ncf_model_free(ms[k]);
+    }
+    { /* refused: a NeuMF, MF beside GMF, other users, none, no out */
+        ncf_dataset e;
+        ncf_model *ms[2], *out = (ncf_model *)&e;
+        CHECK(ncf_synthetic(&e, 30, 40, 300, 2, 4) == NCF_OK);
+        ms[0] = seeded_model(&d, NCF_MF, 4, 1), ms[1] = seeded_model(&d, NCF_NEUMF, 4, 2);
+        CHECK_ERR(ncf_model_average(&out, ms, 2), NCF_ERR_ARG, "MF models or GMF models");
+        CHECK(out == NULL);
+        ncf_model_free(ms[1]), ms[1] = seeded_model(&d, NCF_GMF, 4, 2);
+        CHECK_ERR(ncf_model_average(&out, ms, 2), NCF_ERR_ARG, "MF models or GMF models");
+        ncf_model_free(ms[1]), ms[1] = seeded_model(&e, NCF_MF, 4, 2);
+        CHECK_ERR(ncf_model_average(&out, ms, 2), NCF_ERR_ARG, "30 users");
+        CHECK_ERR(ncf_model_average(&out, ms, 0), NCF_ERR_ARG, "1 or more");
+        CHECK_ERR(ncf_model_average(NULL, ms, 2), NCF_ERR_ARG, "NULL out");
+        ncf_model_free(ms[0]), ncf_model_free(ms[1]), ncf_dataset_free(&e);
+    }
+    printf("    %d logits of averaged MF and GMF models, each within %.1e of the mean of theirs\n", n, worst);
+    ncf_dataset_free(&d);
+}
+
+/* The final training of a winner of SGD one example a step from 3 seeds: the seeds train side
+   by side, one a thread, and the model is the same bits on 1 and 2 threads and the same as the
+   average of the three trained in turn by hand; a failing seed fails the call with its message. */
+static void test_tune_final_seeds_side_by_side(void)
+{
+    ncf_dataset d, all;
+    ncf_tune_report rep;
+    ncf_trial run;
+    ncf_model *f1 = NULL, *f2 = NULL, *seeds[3] = {NULL, NULL, NULL}, *avg = NULL;
+    int k, e;
+    CHECK(tune_data(&d, 0));
+    memset(&rep, 0, sizeof rep), memset(&run, 0, sizeof run);
+    run.cfg = ncf_config_default();
+    run.cfg.model = NCF_MF, run.cfg.optimizer = NCF_OPT_SGD, run.cfg.batch_size = 1, run.cfg.mf_dim = 16;
+    run.cfg.num_neg = 4, run.cfg.lr = 0.03f, run.cfg.mf_reg = 0.002f, run.cfg.init_sd = 0.1f, run.cfg.seed = 5;
+    run.cfg.num_users = d.num_users, run.cfg.num_items = d.num_items;
+    run.decay = 1, run.epochs = 6, run.chosen_epoch = 4;
+    rep.runs = &run, rep.num_runs = 1, rep.best = 0, rep.seeds = 3;
+    ncf_set_threads(1);
+    CHECKF(ncf_tune_final(&f1, &d, &rep, NULL, NULL) == NCF_OK, "%s", ncf_error_text());
+    ncf_set_threads(2);
+    CHECKF(ncf_tune_final(&f2, &d, &rep, NULL, NULL) == NCF_OK, "%s", ncf_error_text());
+    CHECK(f1 && f2 && f1->cfg.mf_dim == 48 && f1->epoch == 4 && state_hash(f1) == state_hash(f2));
+    CHECK(ncf__train_with_validation(&d, 0, &all) == NCF_OK);
+    for (k = 0; k < 3; k++) {
+        ncf_config c = run.cfg;
+        ncf_sampler smp;
+        c.seed += (uint64_t)k;
+        CHECK(ncf_model_create(&seeds[k], &c) == NCF_OK && (k || ncf_model_set_ids(seeds[k], &d) == NCF_OK) &&
+              ncf_sampler_init(&smp, &all, c.num_neg, c.seed) == NCF_OK);
+        for (e = 1; seeds[k] && e <= 4; e++) {
+            seeds[k]->cfg.lr = ncf_decayed_lr(c.lr, e - 1, 6);
+            CHECK(ncf_train_epoch(seeds[k], &smp, e, NULL, NULL, NULL) == NCF_OK);
+            seeds[k]->cfg.lr = c.lr;
+        }
+    }
+    CHECK(ncf_model_average(&avg, seeds, 3) == NCF_OK && avg && f1 && state_hash(avg) == state_hash(f1));
+    ncf_model_free(f2), f2 = NULL;
+    run.cfg.lr = 1000; /* (every seed diverges) */
+    CHECK_ERR(ncf_tune_final(&f2, &d, &rep, NULL, NULL), NCF_ERR_DATA, "seed 0: ");
+    CHECK(f2 == NULL);
+    for (k = 0; k < 3; k++) ncf_model_free(seeds[k]);
+    ncf_model_free(avg), ncf_model_free(f1), ncf_dataset_free(&all), ncf_dataset_free(&d);
 }
 
 /* ---- >>in-place: models read in place, int8 rows, rated lists -------------------------------- */
@@ -5352,6 +5511,22 @@ static int sw_model_create(void)
     ncf_model_free(m);
     return rc;
 }
+/* Two MF models with ids averaged into one. */
+static int sw_average(void)
+{
+    ncf_config c = ncf_config_default();
+    ncf_model *m[2] = {NULL, NULL}, *avg = NULL;
+    int rc, k;
+    c.model = NCF_MF, c.num_users = g_sw_data.num_users, c.num_items = g_sw_data.num_items;
+    rc = ncf_model_create(&m[0], &c);
+    if (rc == NCF_OK) rc = ncf_model_set_ids(m[0], &g_sw_data);
+    if (rc == NCF_OK) c.seed++, rc = ncf_model_create(&m[1], &c);
+    if (rc == NCF_OK) rc = ncf_model_average(&avg, m, 2);
+    if (rc == NCF_OK) g_sw_digest = state_hash(avg) ^ digest_ids(avg, NULL);
+    for (k = 0; k < 2; k++) ncf_model_free(m[k]);
+    ncf_model_free(avg);
+    return rc;
+}
 static int sw_epoch(void)
 {
     ncf_sampler s;
@@ -5700,6 +5875,7 @@ static const struct {
     {"load the paper split", sw_load_split},
     {"ncf_synthetic ncf_sample_eval_negatives", sw_synthetic},
     {"model create: ncf_model_create ncf_model_set_ids", sw_model_create},
+    {"two models averaged: ncf_model_average", sw_average},
     {"an epoch: ncf_sampler_init ncf_train_epoch", sw_epoch},
     {"evaluate (sampled, full): ncf_evaluate", sw_evaluate},
     {"save and load (memory): ncf_save_mem ncf_load_mem", sw_save_load_mem},
@@ -6179,6 +6355,8 @@ static const test_case TESTS[] = {
     {"fit_chooses_on_validation_never_test", test_fit_chooses_on_validation_never_test},
     {"fit_chooses_on_any_figure_of_many_items", test_fit_chooses_on_any_figure_of_many_items},
     {"tune_deterministic_and_blind_to_test", test_tune_deterministic_and_blind_to_test},
+    {"model_average", test_model_average},
+    {"tune_final_seeds_side_by_side", test_tune_final_seeds_side_by_side},
     {"verified_open_skips_only_whole_file_checks", test_verified_open_skips_only_whole_file_checks},
     {"in_place_answers_equal_the_copy", test_in_place_answers_equal_the_copy},
     {"opening_in_place_allocates_no_parameters", test_opening_in_place_allocates_no_parameters},

@@ -63,7 +63,7 @@ _model_free = _sig("ncf_model_free", None, _P)
 _fit = _sig("ncfpy_fit", _c.c_int, _P, _P, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _PROGRESS, _i32p,
             _f64p)
 _tune = _sig("ncfpy_tune", _P, _P, _c.c_double, _c.c_ulonglong, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _c.c_int,
-             _TUNE_PROGRESS)
+             _c.c_int, _TUNE_PROGRESS)
 _tune_info = _sig("ncfpy_tune_info", None, _P, _i32p)
 _tune_row = _sig("ncfpy_tune_row", _c.c_int, _P, _c.c_int, _c.c_int, _f64p)
 _tune_final = _sig("ncfpy_tune_final", _P, _P, _P, _PROGRESS)
@@ -311,18 +311,22 @@ class Model:
         self.chosen_epoch, self.epochs_trained, self.chosen_value = int(chosen[0]), int(chosen[1]), float(value[0])
         return self
 
-    def tune(self, data, seconds=None, max_epochs=18, patience=3, select="hr@10", progress=None, callback=None):
+    def tune(self, data, seconds=None, max_epochs=18, patience=3, select="hr@10", progress=None, callback=None,
+             seeds=4):
         """Searches settings on data's validation items (never its test), as ./demo --tune: model
         type, factors, learning rate, L2, negatives, batch and weighting, by successive halving
         within a planned budget of seconds (default: from the data's size, at least 30); the
         same table for a seed on any number of threads. Then trains the winner on training +
-        validation for its chosen epochs, as this model. self.trials holds a dict a run,
-        self.best the winner's. callback(row) hears each run as it ends; progress=True prints
+        validation for its chosen epochs, as this model: an MF or GMF winner trained from up to
+        `seeds` seeds, their scores averaged (self.seeds says how many). self.trials holds a dict
+        a run, self.best the winner's. callback(row) hears each run as it ends; progress=True prints
         a line a run. A budget too small for one run warns and fits the defaults. Returns self."""
         if not data.report["validation"]:
             raise Error("tune needs validation items: load the data with validation=True")
         if seconds is not None and not seconds > 0:
             raise Error("tune: seconds must be > 0 (None: from the data's size)")
+        if not 1 <= int(seeds) <= 64:
+            raise Error("tune: seeds must be 1 to 64")
         name, _, k = select.partition("@")
         metric, k = _choice(_METRICS, name.lower(), "select metric"), int(k or 10)
         seed = self._settings[7]
@@ -339,13 +343,13 @@ class Model:
 
         cb = _TUNE_PROGRESS(heard) if (progress or callback) else _TUNE_PROGRESS()
         r = _tune(data._h, float(seconds or 0), seed, int(max_epochs), int(patience), metric, k,
-                  1 if data.report["many_items"] else 0, cb)
+                  1 if data.report["many_items"] else 0, int(seeds), cb)
         if not r:
             _fail()
         try:
             if state["error"]:
                 raise state["error"]
-            info = _np.zeros(4, _np.int32)
+            info = _np.zeros(5, _np.int32)
             _tune_info(r, info)
             self.trials = []
             for i in range(int(info[0])):
@@ -358,6 +362,7 @@ class Model:
                 self.best = None
                 return self.fit(data, progress=progress)
             self.best = self.trials[int(info[1])]
+            self.seeds = int(info[4])
             h = _tune_final(r, data._h, _PROGRESS(_bridge(_progress_printer(None))) if progress else _PROGRESS())
             if not h:
                 _fail()

@@ -200,7 +200,7 @@ static void py_on_tune(void *user, const ncf_tune_report *so_far, const ncf_tria
 /* The search (ncf_tune) into a report the caller frees with ncfpy_tune_free; NULL on failure.
    budget <= 0: ncf_tune_budget's, from the data's size. */
 PY_EXPORT ncf_tune_report *ncfpy_tune(const ncf_dataset *d, double budget, unsigned long long seed, int max_epochs,
-                                      int patience, int metric, int k, int full, py_tune_progress fn)
+                                      int patience, int metric, int k, int full, int seeds, py_tune_progress fn)
 {
     ncf_tune_opts o = ncf_tune_opts_default();
     ncf_tune_report *r = (ncf_tune_report *)calloc(1, sizeof *r);
@@ -211,6 +211,7 @@ PY_EXPORT ncf_tune_report *ncfpy_tune(const ncf_dataset *d, double budget, unsig
     o.budget = budget, o.seed = seed, o.eval.metric = metric, o.eval.k = k, o.eval.full_ranking = full;
     if (max_epochs > 0) o.max_epochs = max_epochs;
     if (patience >= 0) o.patience = patience;
+    if (seeds > 0) o.seeds = seeds;
     o.progress = fn ? py_on_tune : NULL, o.user = &cb;
     if (ncf_tune(d, &o, r) != NCF_OK) {
         free(r);
@@ -219,10 +220,11 @@ PY_EXPORT ncf_tune_report *ncfpy_tune(const ncf_dataset *d, double budget, unsig
     return r;
 }
 
-/* The report's shape: runs, the winner's row, settings drawn, too small (1: nothing ran). */
+/* The report's shape: runs, the winner's row, settings drawn, too small (1: nothing ran), the
+   seeds the final averages. */
 PY_EXPORT void ncfpy_tune_info(const ncf_tune_report *r, int *out)
 {
-    out[0] = r->num_runs, out[1] = r->best, out[2] = r->num_trials, out[3] = r->too_small;
+    out[0] = r->num_runs, out[1] = r->best, out[2] = r->num_trials, out[3] = r->too_small, out[4] = r->seeds;
 }
 
 PY_EXPORT int ncfpy_tune_row(const ncf_tune_report *r, int i, int metric, double *x)

@@ -225,7 +225,7 @@ int main(int argc, char **argv) {
                r.runs[i].cfg.mf_dim, (double)r.runs[i].cfg.lr, r.runs[i].val.hr, i == r.best);
     if (ncf_tune_final(&m, &d, &r, NULL, NULL) != NCF_OK || ncf_evaluate(m, &d, 10, 0, &t) != NCF_OK)
         return fprintf(stderr, "%s\n", ncf_error_text()), 1;
-    printf("test %a %a\n", t.hr, t.ndcg);
+    printf("test %a %a %d\n", t.hr, t.ndcg, r.seeds);
     ncf_model_free(m), ncf_tune_report_free(&r), ncf_dataset_free(&d);
     return 0;
 }''')
@@ -243,7 +243,9 @@ int main(int argc, char **argv) {
         self.assertEqual([(r["trial"], r["rung"]) for r in heard], [(r["trial"], r["rung"]) for r in m.trials])
         self.assertTrue(m.best["winner"])
         e = m.evaluate(self.d)
-        self.assertEqual([float.fromhex(x) for x in out[-1].split()[1:]], [e["hr"], e["ndcg"]])
+        self.assertEqual([float.fromhex(x) for x in out[-1].split()[1:3]], [e["hr"], e["ndcg"]])
+        self.assertEqual(m.seeds, int(out[-1].split()[3]))
+        self.assertEqual(m.info["factors"], m.best["factors"] * (m.seeds if m.best["model"] in ("mf", "gmf") else 1))
         self.assertEqual(m.info["model"], m.best["model"])
         self.assertEqual(m.info["epoch"], max(m.best["chosen_epoch"], 1))
         with self.assertRaisesRegex(ncf.Error, "seconds must be > 0"):
