@@ -2537,8 +2537,9 @@ static void print_run(const ncf_trial *t, int k, double seconds)
 {
     char what[160];
     trial_settings(t, what, sizeof what);
-    printf("  %5d %4d  %s  HR@%d %.4f NDCG@%d %.4f  epoch %2d of %2d  %5.1f s (planned %.1f)\n", t->trial, t->rung,
-           what, k, t->val.hr, k, t->val.ndcg, t->chosen_epoch, t->epochs_trained, seconds, t->planned_seconds);
+    printf("  %5d %4d  %s  HR@%d %.4f NDCG@%d %.4f  epoch %2d of %2d  %5.1f s (planned %.1f)%s\n", t->trial, t->rung,
+           what, k, t->val.hr, k, t->val.ndcg, t->chosen_epoch, t->epochs_trained, seconds, t->planned_seconds,
+           t->beside ? " 2 at once" : "");
     fflush(stdout);
 }
 
@@ -2546,7 +2547,8 @@ static void on_tune(void *user, const ncf_tune_report *so_far, const ncf_trial *
 {
     tune_state *st = (tune_state *)user;
     double t = now();
-    if (so_far->num_runs > st->printed) print_run(&so_far->runs[st->printed++], st->k, t - st->run_t0);
+    while (so_far->num_runs > st->printed) /* (two runs at once end together, and share their time) */
+        print_run(&so_far->runs[st->printed++], st->k, t - st->run_t0);
     st->run_t0 = t;
     if (next && isatty(2))
         fprintf(stderr, "\r  trial %d, rung %d: %d epochs at most (planned %.1f s; %.0f s so far)   ", next->trial,

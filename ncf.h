@@ -975,7 +975,9 @@ typedef struct ncf_trial {
     int decay;              /* 1: its learning rate fell over its epochs (ncf_fit_opts.decay) */
     int chosen_epoch;       /* its best validation epoch (0: none beat the start) */
     ncf_metrics val;        /* validation figures at that epoch */
-    double planned_seconds; /* ncf_tune_cost of the run */
+    double planned_seconds; /* its share of the plan: ncf_tune_cost of the run, half of it for SGD one
+                               example a step (two such runs train at once, one thread each) */
+    int beside;             /* 1: trained at once with the run before or after it (their time is shared) */
 } ncf_trial;
 typedef struct ncf_tune_report {
     int num_runs;    /* rows of runs[], in the order run */
@@ -7772,6 +7774,38 @@ NCFDEF int ncf_evaluate(const ncf_model *m, const ncf_dataset *data, int k, int 
 
 /* ---- >>tune: a search over settings by successive halving, chosen on validation -------------- */
 
+/* Jobs k = 0..n-1 at once, one thread each, every OpenMP region within a job on its thread
+   alone: independent work (each job reads and writes only its own model), so each job's bits
+   are those it has alone, on any number of threads. The failure of the first job by k that
+   failed is the call's: its code and its text, and *failed its k. */
+typedef int (*ncf__job_fn)(void *ctx, int k);
+static int ncf__side_by_side(ncf__job_fn job, void *ctx, int n, int *failed)
+{
+    int *rcs = NCF__ZNEW(int, n), k, rc = NCF_OK;
+    char *why = NCF__NEW(char, (size_t)n *NCF__ERR_BYTES); /* each job's message */
+#ifdef _OPENMP
+    int T = omp_get_max_threads();
+#endif
+    if (!rcs || !why) {
+        NCF_FREE(rcs), NCF_FREE(why);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for %d runs side by side", n);
+    }
+    NCF__OMP(parallel for schedule(dynamic, 1) num_threads(ncf__team_of(n > 1, n < T ? n : T)))
+    for (k = 0; k < n; k++) {
+#ifdef _OPENMP
+        omp_set_num_threads(1); /* (this thread's regions, within the job) */
+#endif
+        if ((rcs[k] = job(ctx, k)) != NCF_OK) memcpy(why + (size_t)NCF__ERR_BYTES * k, ncf__errbuf, NCF__ERR_BYTES);
+    }
+#ifdef _OPENMP
+    omp_set_num_threads(T);
+#endif
+    for (k = 0; k < n && rc == NCF_OK; k++)
+        if ((rc = rcs[k]) != NCF_OK) memcpy(ncf__errbuf, why + (size_t)NCF__ERR_BYTES * k, NCF__ERR_BYTES), *failed = k;
+    NCF_FREE(rcs), NCF_FREE(why);
+    return rc;
+}
+
 /* The cost model: work a training example or an evaluated candidate takes, in units the
    reference machine (docs/tuning.md) does NCF__TUNE_RATE of a second on two threads. Dense
    layers run as batched products (cheap a multiply-add); embedding rows are random reads and
@@ -7967,6 +8001,45 @@ static int ncf__final_seeds(const ncf_dataset *d, const ncf_tune_opts *o, const 
     return k;
 }
 
+/* A run's share of the plan: its cost alone, or for SGD one example a step, which runs on one
+   thread, half of it (such runs train two at a time, one thread each of the reference machine's
+   two). */
+static double ncf__plan_cost(const ncf_config *c, const ncf_dataset *d, double val_users, int epochs)
+{
+    double cost = ncf__run_cost(c, (double)d->num_train, val_users, ncf__val_candidates(d), epochs);
+    return ncf__per_example_sgd(c) ? cost / 2 : cost;
+}
+
+/* The trials of a rung in the order run: the others as drawn or ranked, then those of SGD one
+   example a step, so that these pair up. */
+static void ncf__sgd_last(const ncf_dataset *d, uint64_t seed, int *alive, int n)
+{
+    int i, j, w, dk, t;
+    for (i = 1; i < n; i++) { /* (an insertion sort: stable) */
+        ncf_config c = ncf__trial_config(d, seed, alive[i], &w, &dk);
+        if (ncf__per_example_sgd(&c)) continue;
+        for (t = alive[i], j = i; j > 0; j--) {
+            ncf_config b = ncf__trial_config(d, seed, alive[j - 1], &w, &dk);
+            if (!ncf__per_example_sgd(&b)) break;
+            alive[j] = alive[j - 1];
+        }
+        alive[j] = t;
+    }
+}
+
+/* A run of a search, for ncf__side_by_side: r[k]. */
+typedef struct {
+    const ncf_dataset *d;
+    const ncf_tune_opts *o;
+    ncf_trial *r;
+} ncf__tune_job;
+
+static int ncf__tune_one(void *ctx, int k)
+{
+    const ncf__tune_job *j = (const ncf__tune_job *)ctx;
+    return ncf__tune_run(j->d, j->o, &j->r[k]);
+}
+
 NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_report *rep)
 {
     int rc, k, n = 0, t, i, *alive = NULL, *order = NULL, *drawn = NULL;
@@ -7982,7 +8055,7 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_repor
     for (t = 0; t < NCF__TUNE_DRAWS && n < NCF__TUNE_MAX_TRIALS; t++) { /* rung 0: the settings its quarter pays for */
         int w, dk;
         ncf_config c = ncf__trial_config(d, o->seed, t, &w, &dk);
-        double cost = ncf__run_cost(&c, (double)d->num_train, val_users, ncf__val_candidates(d), rep->rung_epochs[0]);
+        double cost = ncf__plan_cost(&c, d, val_users, rep->rung_epochs[0]);
         /* (dearer ones are passed over, and but for the defaults one that would take more than
            an eighth of the rung: drawn early, it would leave room for a handful of settings) */
         if (spent + cost <= rung_budget && (cost <= rung_budget / 8 || t == 0)) spent += cost, drawn[n++] = t;
@@ -8001,21 +8074,33 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_repor
     for (t = 0; t < n; t++) alive[t] = drawn[t];
     NCF_FREE(drawn);
     for (k = 0; k < 3 && n > 0 && rc == NCF_OK; k++) {
-        int first = rep->num_runs;
-        for (i = 0; i < n && rc == NCF_OK; i++) {
-            ncf_trial *r = &rep->runs[rep->num_runs];
+        int first = rep->num_runs, width, j, failed;
+        ncf__sgd_last(d, o->seed, alive, n);
+        for (i = 0; i < n && rc == NCF_OK; i += width) {
+            ncf__tune_job job;
             if (o->max_seconds > 0 && difftime(time(NULL), start) > o->max_seconds) {
                 rep->stopped = 1;
                 break;
             }
-            memset(r, 0, sizeof *r);
-            r->trial = alive[i], r->rung = k, r->epochs = rep->rung_epochs[k];
-            r->cfg = ncf__trial_config(d, o->seed, alive[i], &r->weighted, &r->decay);
-            r->planned_seconds = ncf_tune_cost(&r->cfg, d, r->epochs);
-            if (o->progress) o->progress(o->user, rep, r);
-            if ((rc = ncf__tune_run(d, o, r)) != NCF_OK) break;
-            rep->planned_seconds += r->planned_seconds;
-            rep->num_runs++;
+            job.d = d, job.o = o, job.r = &rep->runs[rep->num_runs];
+            for (width = 0; width < 2 && i + width < n; width++) { /* SGD one example a step: two at a time */
+                ncf_trial *r = &job.r[width];
+                memset(r, 0, sizeof *r);
+                r->trial = alive[i + width], r->rung = k, r->epochs = rep->rung_epochs[k];
+                r->cfg = ncf__trial_config(d, o->seed, alive[i + width], &r->weighted, &r->decay);
+                r->planned_seconds = ncf__plan_cost(&r->cfg, d, val_users, r->epochs);
+                if (!ncf__per_example_sgd(&r->cfg) && width > 0) break;
+                if (o->progress) o->progress(o->user, rep, r);
+                if (!ncf__per_example_sgd(&r->cfg)) {
+                    width++;
+                    break;
+                }
+            }
+            if ((rc = width > 1 ? ncf__side_by_side(ncf__tune_one, &job, width, &failed) : ncf__tune_one(&job, 0)) !=
+                NCF_OK)
+                break;
+            for (j = 0; j < width; j++) job.r[j].beside = width > 1, rep->planned_seconds += job.r[j].planned_seconds;
+            rep->num_runs += width;
         }
         if (rc != NCF_OK || rep->num_runs == first) break;
         { /* the best third of each family goes on, those of them the next rung's quarter pays for
@@ -8042,8 +8127,7 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_repor
                     double cost;
                     f = ncf__family(&r->cfg);
                     if (at[f]++ != place || place >= (count[f] + 2) / 3) continue;
-                    cost = ncf__run_cost(&r->cfg, (double)d->num_train, val_users, ncf__val_candidates(d),
-                                         rep->rung_epochs[k + 1]);
+                    cost = ncf__plan_cost(&r->cfg, d, val_users, rep->rung_epochs[k + 1]);
                     if (next + cost <= rung_budget) next += cost, alive[n++] = r->trial;
                 }
             }
@@ -8107,17 +8191,31 @@ static int ncf__final_epochs(ncf_model *m, const ncf_sampler *smp, const ncf_tri
     return rc;
 }
 
+/* The final's seeds, for ncf__side_by_side: models[k] trained on all. */
+typedef struct {
+    ncf_model **models;
+    const ncf_sampler *smp;
+    const ncf_trial *r;
+    ncf_progress_fn progress;
+    void *user;
+} ncf__final_job;
+
+static int ncf__final_seed(void *ctx, int k)
+{
+    const ncf__final_job *j = (const ncf__final_job *)ctx;
+    return ncf__final_epochs(j->models[k], &j->smp[k], j->r, k ? NULL : j->progress, j->user);
+}
+
 /* Models k = 0..n-1 of r, from seeds r's + k, trained on all. SGD one example a step runs on
-   one thread, so its seeds train side by side, one a thread (each model alone reads and writes
-   its memory; each run's bits are those it has alone); the others train in turn, each on every
-   thread. Progress is the first model's. A failure fails the call with its message. */
+   one thread, so its seeds train side by side; the others train in turn, each on every thread.
+   Progress is the first model's. */
 static int ncf__final_train(ncf_model **models, int n, const ncf_dataset *d, const ncf_dataset *all, const ncf_trial *r,
                             ncf_progress_fn progress, void *user)
 {
     ncf_sampler *smp = NCF__NEW(ncf_sampler, n);
-    int *rcs = NCF__ZNEW(int, n), k, rc = NCF_OK, side = ncf__per_example_sgd(&r->cfg) && n > 1;
-    char *why = NCF__NEW(char, (size_t)n *NCF__ERR_BYTES); /* each seed's message */
-    if (!smp || !rcs || !why) rc = ncf__fail(NCF_ERR_NOMEM, "ncf_tune_final: out of memory for %d seeds", n);
+    ncf__final_job job;
+    int k, rc = NCF_OK, at = 0;
+    if (!smp) return ncf__fail(NCF_ERR_NOMEM, "ncf_tune_final: out of memory for %d seeds", n);
     for (k = 0; k < n && rc == NCF_OK; k++) {
         ncf_config c = r->cfg;
         c.seed = r->cfg.seed + (uint64_t)k;
@@ -8125,17 +8223,16 @@ static int ncf__final_train(ncf_model **models, int n, const ncf_dataset *d, con
             (k || (rc = ncf_model_set_ids(models[k], d)) == NCF_OK))
             rc = ncf_sampler_init(&smp[k], all, c.num_neg, c.seed);
     }
-    if (rc == NCF_OK && side) {
-        NCF__OMP(parallel for schedule(dynamic, 1) num_threads(ncf__team_of(1, n < omp_get_max_threads() ? n : omp_get_max_threads())))
-        for (k = 0; k < n; k++)
-            if ((rcs[k] = ncf__final_epochs(models[k], &smp[k], r, k ? NULL : progress, user)) != NCF_OK)
-                memcpy(why + NCF__ERR_BYTES * k, ncf_error_text(), NCF__ERR_BYTES); /* (the text is this thread's) */
-        for (k = 0; k < n && rc == NCF_OK; k++)
-            if (rcs[k] != NCF_OK) rc = ncf__fail(rcs[k], "ncf_tune_final: seed %d: %s", k, why + NCF__ERR_BYTES * k);
-    }
-    for (k = 0; rc == NCF_OK && !side && k < n; k++)
-        rc = ncf__final_epochs(models[k], &smp[k], r, k ? NULL : progress, user);
-    NCF_FREE(smp), NCF_FREE(rcs), NCF_FREE(why);
+    job.models = models, job.smp = smp, job.r = r, job.progress = progress, job.user = user;
+    if (rc == NCF_OK && ncf__per_example_sgd(&r->cfg)) {
+        if ((rc = ncf__side_by_side(ncf__final_seed, &job, n, &at)) != NCF_OK) {
+            char seed[40];
+            snprintf(seed, sizeof seed, "ncf_tune_final: seed %d", at);
+            rc = ncf__prefix_error(rc, seed);
+        }
+    } else
+        for (k = 0; k < n && rc == NCF_OK; k++) rc = ncf__final_seed(&job, k);
+    NCF_FREE(smp);
     return rc;
 }
 
@@ -8396,10 +8493,11 @@ static int ncf__copy_model_ids(ncf_model *m, const ncf_model *a)
 {
     int U = a->cfg.num_users, I = a->cfg.num_items;
     int64_t *ru = a->raw_user ? NCF__NEW(int64_t, U) : NULL, *ri = a->raw_item ? NCF__NEW(int64_t, I) : NULL;
-    int64_t *rp = a->rated_ptr ? NCF__NEW(int64_t, (size_t)U + 1) : NULL, *uat = NULL, *iat = NULL;
-    uint8_t *rv = a->rated ? NCF__NEW(uint8_t, a->rated_ptr[U] ? a->rated_ptr[U] : 1) : NULL;
+    int rated = a->rated_ptr && a->rated; /* (both or neither) */
+    int64_t *rp = rated ? NCF__NEW(int64_t, (size_t)U + 1) : NULL, *uat = NULL, *iat = NULL;
+    uint8_t *rv = rated ? NCF__NEW(uint8_t, a->rated_ptr[U] ? a->rated_ptr[U] : 1) : NULL;
     char *ut = NULL, *it = NULL;
-    if ((a->raw_user && !ru) || (a->raw_item && !ri) || (a->rated_ptr && !rp) || (a->rated && !rv) ||
+    if ((a->raw_user && !ru) || (a->raw_item && !ri) || (rated && (!rp || !rv)) ||
         ncf__copy_text_ids(a->user_text, a->user_text_at, U, &ut, &uat) != NCF_OK ||
         ncf__copy_text_ids(a->item_text, a->item_text_at, I, &it, &iat) != NCF_OK) {
         NCF_FREE(ru), NCF_FREE(ri), NCF_FREE(rp), NCF_FREE(rv), NCF_FREE(ut), NCF_FREE(uat);

@@ -4350,6 +4350,23 @@ static void test_tune_deterministic_and_blind_to_test(void)
               t->epochs_trained <= t->epochs);
     }
     CHECK(r1.rung_epochs[0] == 1 && r1.rung_epochs[1] == 3 && r1.rung_epochs[2] == 9);
+    { /* SGD one example a step: after the rest of its rung, two at a time, each half its cost in the plan */
+        int sgd0 = 0, pairs = 0;
+        for (i = 0; i < r1.num_runs; i++) {
+            const ncf_trial *t = &r1.runs[i];
+            double alone = ncf_tune_cost(&t->cfg, &d, t->epochs);
+            int sgd = ncf__per_example_sgd(&t->cfg);
+            sgd0 += sgd && t->rung == 0;
+            CHECK(t->planned_seconds == (sgd ? alone / 2 : alone) && (!t->beside || sgd));
+            CHECK(i == 0 || r1.runs[i - 1].rung != t->rung || sgd || !ncf__per_example_sgd(&r1.runs[i - 1].cfg));
+            if (t->beside) {
+                CHECK(i + 1 < r1.num_runs && r1.runs[i + 1].beside && r1.runs[i + 1].rung == t->rung);
+                pairs++, i++;
+            }
+        }
+        CHECKF(sgd0 < 2 || pairs > 0, "%d runs of SGD one example a step in rung 0, %d pairs", sgd0, pairs);
+        printf("    %d runs of SGD one example a step in rung 0; %d pairs in all\n", sgd0, pairs);
+    }
     CHECKF(rung0 == r1.num_trials && rung0 >= 6 && rung1 >= 1 && rung1 <= (rung0 + 2 * NCF__FAMILIES) / 3 &&
                rung2 >= 1 && rung2 <= (rung1 + 2 * NCF__FAMILIES) / 3,
            "rungs of %d, %d, %d runs", rung0, rung1, rung2);
