@@ -179,6 +179,8 @@
             file from pieces of the ranks' rows, a rank reads only its rows of one; demo-mpi --shards
             API: ncf_mpi_load_dataset: a log read over the ranks, each its byte range, the shard of
             ncf_load_dataset + ncf_mpi_shard bit for bit; ncf_mpi_model_create takes a shard
+            A failed ncf_mpi_* call gives every rank the first failing rank's message (was "another
+            rank failed")
      0.6.1  API: ncf_model_open_verified, for a buffer the firmware verified (no CRC, no value scan)
             No thread-local storage by default on any bare-metal target (RISC-V too)
             The vector tile on WebAssembly only with SIMD (-msimd128)
@@ -1015,7 +1017,9 @@ NCFDEF double ncf_tune_budget(const ncf_dataset *data);
 /* Runs the search on data (with validation items: ncf_hold_out_validation) and fills rep. */
 NCFDEF int ncf_tune(const ncf_dataset *data, const ncf_tune_opts *opts, ncf_tune_report *rep);
 /* The winner trained anew on the training and the validation positives, for its chosen number
-   of epochs: the model to evaluate on test, once, and to ship. Its ids are the data's. */
+   of epochs: the model to evaluate on test, once, and to ship. An MF or GMF winner is trained
+   from rep->seeds seeds (the winner's, then the next ones) and averaged (ncf_model_average).
+   Its ids are the data's. */
 NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *data, const ncf_tune_report *rep,
                           ncf_progress_fn progress, void *user);
 NCFDEF void ncf_tune_report_free(ncf_tune_report *rep);
@@ -1037,8 +1041,8 @@ NCFDEF int ncf_evaluate(const ncf_model *m, const ncf_dataset *data, int k, int 
    pairs on two ranks are one message, so the model comes out the same bit for bit for any
    number of ranks up to
    NCF_MPI_GROUPS (it is not ncf_train_epoch's, which sums the batch in one run). Every function
-   here is collective: all ranks of comm call it, and all return the same status (a rank that
-   did not fail reports that another did). */
+   here is collective: all ranks of comm call it, and all return the same status, with the
+   message of the first rank that failed. */
 #ifndef NCF_MPI_GROUPS
 #define NCF_MPI_GROUPS 16 /* the most ranks; more groups are more partial sums to keep */
 #endif
@@ -11198,13 +11202,17 @@ NCFDEF int ncf_model_read_file(const char *path, void **buf, size_t *len)
 #define NCF__MPI_TAG_DENSE 7300
 #define NCF__MPI_TAG_ROWS 7400
 
-/* Every rank's rc: the first failure if any (a rank that did not fail says another did). */
+/* The status agreed over comm, every rank with the message of the first rank that failed it. */
 static int ncf__mpi_agree(MPI_Comm comm, int rc)
 {
-    int all = rc;
-    if (MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+    int all = rc, rank = 0, mine, who = 0;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
         return ncf__fail(NCF_ERR_IO, "MPI_Allreduce failed while the ranks compared their status");
-    if (all != NCF_OK && rc == NCF_OK) return ncf__fail(all, "another rank failed (its message is on its stderr)");
+    if (all == NCF_OK) return NCF_OK;
+    mine = rc == all ? rank : INT32_MAX;
+    if (MPI_Allreduce(&mine, &who, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS ||
+        MPI_Bcast(ncf__errbuf, (int)sizeof ncf__errbuf, MPI_CHAR, who, comm) != MPI_SUCCESS)
+        return ncf__fail(NCF_ERR_IO, "MPI failed while the ranks shared an error");
     return all;
 }
 
@@ -11313,20 +11321,6 @@ NCFDEF int ncf_mpi_shard(ncf_dataset *ds, MPI_Comm comm)
 
 #define NCF__MPI_IO_MAX (1 << 30) /* bytes or elements in one MPI call */
 
-/* The status agreed over comm, every rank with the message of the first rank that failed it. */
-static int ncf__mpi_agree_say(MPI_Comm comm, int rc)
-{
-    int all = rc, rank = 0, mine, who = 0;
-    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
-        return ncf__fail(NCF_ERR_IO, "MPI_Allreduce failed while the ranks compared their status");
-    if (all == NCF_OK) return NCF_OK;
-    mine = rc == all ? rank : INT32_MAX;
-    if (MPI_Allreduce(&mine, &who, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS ||
-        MPI_Bcast(ncf__errbuf, (int)sizeof ncf__errbuf, MPI_CHAR, who, comm) != MPI_SUCCESS)
-        return ncf__fail(NCF_ERR_IO, "MPI failed while the ranks shared an error");
-    return all;
-}
-
 /* ncf__build_opts.reduce over the communicator at ctx, in pieces MPI counts can hold. */
 static int ncf__mpi_reduce(void *ctx, void *v, int64_t n, int op)
 {
@@ -11335,7 +11329,7 @@ static int ncf__mpi_reduce(void *ctx, void *v, int64_t n, int op)
     MPI_Op how = op == NCF__SUM_I64 ? MPI_SUM : op == NCF__ALL_U8 ? MPI_MIN : MPI_MAX;
     size_t size = op == NCF__SUM_I64 ? 8 : 1;
     int64_t at;
-    if (op == NCF__AGREE) return ncf__mpi_agree_say(comm, *(int *)v);
+    if (op == NCF__AGREE) return ncf__mpi_agree(comm, *(int *)v);
     for (at = 0; at < n; at += NCF__MPI_IO_MAX) {
         int k = n - at < NCF__MPI_IO_MAX ? (int)(n - at) : NCF__MPI_IO_MAX;
         if (MPI_Allreduce(MPI_IN_PLACE, (char *)v + (size_t)at * size, k, t, how, comm) != MPI_SUCCESS)
@@ -11423,7 +11417,7 @@ static int ncf__mpi_sniff(MPI_File f, int64_t size, const char *name, const ncf_
         if (rc == NCF_OK && o->weighting != NCF_WEIGHT_NONE && D->col[NCF_COL_STRENGTH] < 0)
             rc = ncf__fail(NCF_ERR_ARG, "%s: a weighting needs a strength column, and the file has none", name);
     }
-    if ((rc = ncf__mpi_agree_say(comm, rc)) != NCF_OK) return rc;
+    if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) return rc;
     if (MPI_Bcast(D, (int)sizeof *D, MPI_BYTE, 0, comm) != MPI_SUCCESS ||
         MPI_Bcast(rep, (int)sizeof *rep, MPI_BYTE, 0, comm) != MPI_SUCCESS)
         return ncf__fail(NCF_ERR_IO, "%s: MPI_Bcast of the dialect failed", name);
@@ -11444,7 +11438,7 @@ static int ncf__mpi_read_range(MPI_File f, int64_t size, const char *name, MPI_C
         if (!ncf__mpi_line_start(f, size, s > 0 ? s : 1, &start)) rc = ncf__fail(NCF_ERR_IO, "%s: cannot read", name);
     }
     if (!(starts = NCF__NEW(int64_t, (size_t)P + 1))) rc = ncf__fail(NCF_ERR_NOMEM, "%s: out of memory", name);
-    if ((rc = ncf__mpi_agree_say(comm, rc)) != NCF_OK) {
+    if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) {
         NCF_FREE(starts);
         return rc;
     }
@@ -11460,7 +11454,7 @@ static int ncf__mpi_read_range(MPI_File f, int64_t size, const char *name, MPI_C
     if (MPI_Exscan(&ends, &before, 1, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
         rc = ncf__fail(NCF_ERR_IO, "%s: MPI_Exscan failed", name);
     *line0 = 1 + (rank > 0 ? before : 0);
-    if ((rc = ncf__mpi_agree_say(comm, rc)) != NCF_OK) NCF__DROP(*buf);
+    if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) NCF__DROP(*buf);
     return rc;
 }
 
@@ -11475,7 +11469,7 @@ static int ncf__mpi_parse(const char *name, const char *buf, int64_t len, int64_
     rc = ncf__triples_reserve(&R->tr, ncf__max_records(p, end), o->min_rating > -HUGE_VALF,
                               o->weighting != NCF_WEIGHT_NONE);
     if (rc == NCF_OK) rc = ncf__read_records(name, p, end, &R->D, o->min_rating, &R->tr, R->in, line0);
-    if ((rc = ncf__mpi_agree_say(comm, rc)) != NCF_OK) return rc;
+    if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) return rc;
     if (MPI_Allreduce(R->D.text, text, 2, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
         rc = ncf__fail(NCF_ERR_IO, "%s: MPI_Allreduce failed", name);
     if (rc == NCF_OK && (text[0] != R->D.text[0] || text[1] != R->D.text[1])) {
@@ -11490,7 +11484,7 @@ static int ncf__mpi_parse(const char *name, const char *buf, int64_t len, int64_
     for (c = 0; c < 2; c++) R->rep.blank_edged_ids[c] = R->D.edged[c];
     if (MPI_Allreduce(MPI_IN_PLACE, R->rep.blank_edged_ids, 2, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
         rc = ncf__fail(NCF_ERR_IO, "%s: MPI_Allreduce failed", name);
-    return ncf__mpi_agree_say(comm, rc);
+    return ncf__mpi_agree(comm, rc);
 }
 
 /* Gathers every rank's n values of size bytes into *all (allocated; *total of them), when
@@ -11503,7 +11497,7 @@ static int ncf__mpi_gather_all(MPI_Comm comm, int rc, const void *v, int64_t n, 
     *all = NULL, *total = 0;
     cnt = NCF__NEW(int, P), at = NCF__NEW(int, P);
     if (rc == NCF_OK && (!cnt || !at)) rc = ncf__fail(NCF_ERR_NOMEM, "out of memory gathering ids");
-    if ((rc = ncf__mpi_agree_say(comm, rc)) != NCF_OK || MPI_Allgather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, comm)) {
+    if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK || MPI_Allgather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, comm)) {
         NCF_FREE(cnt), NCF_FREE(at);
         return rc != NCF_OK ? rc : ncf__fail(NCF_ERR_IO, "MPI_Allgather failed");
     }
@@ -11513,7 +11507,7 @@ static int ncf__mpi_gather_all(MPI_Comm comm, int rc, const void *v, int64_t n, 
     }
     if (rc == NCF_OK && !(*all = NCF_MALLOC((size_t)sum + 1)))
         rc = ncf__fail(NCF_ERR_NOMEM, "out of memory gathering %lld bytes of ids", (long long)sum);
-    if ((rc = ncf__mpi_agree_say(comm, rc)) == NCF_OK &&
+    if ((rc = ncf__mpi_agree(comm, rc)) == NCF_OK &&
         MPI_Allgatherv(v, mine, MPI_BYTE, *all, cnt, at, MPI_BYTE, comm) != MPI_SUCCESS)
         rc = ncf__fail(NCF_ERR_IO, "MPI_Allgatherv failed");
     NCF_FREE(cnt), NCF_FREE(at);
@@ -11537,7 +11531,7 @@ static int ncf__mpi_int_ids(MPI_Comm comm, int64_t *v, int64_t n, int64_t **raw,
     if (k > INT32_MAX) rc = ncf__fail(NCF_ERR_DATA, "more than 2^31 distinct ids");
     for (j = 0; rc == NCF_OK && j < n; j++) v[j] = ncf__find_id((const int64_t *)all, NULL, (int)k, v[j]);
     *raw = (int64_t *)all, *count = (int)k;
-    return ncf__mpi_agree_say(comm, rc);
+    return ncf__mpi_agree(comm, rc);
 }
 
 /* A text column's ids over the ranks: the union of every rank's, in byte order (*text, *at,
@@ -11584,7 +11578,7 @@ static int ncf__mpi_text_ids(MPI_Comm comm, int64_t *v, int64_t n, const ncf__in
     }
     NCF_FREE(lt), NCF_FREE(lat), NCF_FREE(lrank), NCF_FREE(len), NCF_FREE(glen), NCF_FREE(gt), NCF_FREE(key);
     if (rc != NCF_OK) NCF__DROP(*text), NCF__DROP(*at);
-    return ncf__mpi_agree_say(comm, rc);
+    return ncf__mpi_agree(comm, rc);
 }
 
 /* This rank's lines once routed: each array's n values, in file order, for users [lo, hi). */
@@ -11618,7 +11612,7 @@ static int ncf__mpi_route_column(MPI_Comm comm, void **src, size_t size, int64_t
     for (j = 0; rc == NCF_OK && j < n; j++)
         memcpy(send + size * (size_t)fill[dest[j]]++, (char *)*src + size * (size_t)j, size);
     NCF__DROP(*src);
-    if ((rc = ncf__mpi_agree_say(comm, rc)) == NCF_OK) {
+    if ((rc = ncf__mpi_agree(comm, rc)) == NCF_OK) {
         MPI_Type_contiguous((int)size, MPI_BYTE, &T);
         MPI_Type_commit(&T);
         if (MPI_Alltoallv(send, sc, sa, T, *out, rcnt, ra, T, comm) != MPI_SUCCESS)
@@ -11647,7 +11641,7 @@ static int ncf__mpi_route_lines(MPI_Comm comm, ncf__parsed *R, int U0, ncf__mpi_
     if (!cnt || !cut || !sc || !sa || !rcnt || !ra || !dest || !v32[0] || !v32[1])
         rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld lines", (long long)n);
     for (j = 0; rc == NCF_OK && j < n; j++) cnt[R->tr.u[j]]++;
-    if ((rc = ncf__mpi_agree_say(comm, rc)) == NCF_OK) rc = ncf__mpi_reduce(&comm, cnt, U0, NCF__SUM_I64);
+    if ((rc = ncf__mpi_agree(comm, rc)) == NCF_OK) rc = ncf__mpi_reduce(&comm, cnt, U0, NCF__SUM_I64);
     if (rc != NCF_OK) goto done;
     for (u = 0; u < U0; u++) total += cnt[u];
     for (q = 0, u = 0; q <= P; q++) { /* run q begins at the first user whose lines start past q/P */
@@ -11667,7 +11661,7 @@ static int ncf__mpi_route_lines(MPI_Comm comm, ncf__parsed *R, int U0, ncf__mpi_
     for (q = 0; rc == NCF_OK && q < P; q++) ra[q] = (int)nr, nr += rcnt[q];
     if (nr > INT32_MAX) rc = ncf__fail(NCF_ERR_DATA, "more than 2^31 lines for one rank: use more ranks");
     *lo = cut[rank], *hi = cut[rank + 1];
-    if ((rc = ncf__mpi_agree_say(comm, rc)) != NCF_OK) goto done;
+    if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) goto done;
     rc = ncf__mpi_route_column(comm, (void **)&v32[0], 4, n, dest, sc, sa, rcnt, ra, nr, (void **)&L->u);
     if (rc == NCF_OK)
         rc = ncf__mpi_route_column(comm, (void **)&v32[1], 4, n, dest, sc, sa, rcnt, ra, nr, (void **)&L->i);
@@ -11727,7 +11721,7 @@ static int ncf__mpi_build(ncf_dataset *ds, const char *name, const ncf_load_opts
     R->rep.text_ids[0] = R->D.text[0], R->rep.text_ids[1] = R->D.text[1];
     if ((rc = ncf__build_filter(&b, n, U0, I0, &bo, &rep)) == NCF_OK &&
         (rc = ncf__mpi_kept_run(&b, n, plo, phi, comm)) == NCF_OK)
-        rc = ncf__mpi_agree_say(comm, ncf__build_rest(ds, &b, R->D.col[3] >= 0 ? L->t : NULL, n, &bo, &rep));
+        rc = ncf__mpi_agree(comm, ncf__build_rest(ds, &b, R->D.col[3] >= 0 ? L->t : NULL, n, &bo, &rep));
     if (rc != NCF_OK) rc = ncf__prefix_error(rc, name);
     ncf__mpi_lines_free(L);
     ncf__building_free(&b);
@@ -11742,11 +11736,11 @@ static int ncf__mpi_build(ncf_dataset *ds, const char *name, const ncf_load_opts
         ds->report.weight_min = all ? -w[0] : 0, ds->report.weight_max = all ? w[1] : 0;
     if (rc == NCF_OK && ds->report.holdout != NCF_HOLDOUT_NONE)
         rc = ncf__eval_negatives(ds, o->eval_negatives ? o->eval_negatives : 99, o->seed, *plo, *phi);
-    if ((rc = ncf__mpi_agree_say(comm, rc)) == NCF_OK && o->validation) {
+    if ((rc = ncf__mpi_agree(comm, rc)) == NCF_OK && o->validation) {
         if (ds->report.holdout == NCF_HOLDOUT_NONE)
             rc = ncf__fail(NCF_ERR_ARG, "validation needs a hold-out (holdout none trains on everything)");
         else rc = ncf__hold_out_val(ds, ds->num_eval_neg, o->seed, *plo, *phi);
-        if ((rc = ncf__mpi_agree_say(comm, rc)) != NCF_OK) rc = ncf__prefix_error(rc, name);
+        if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) rc = ncf__prefix_error(rc, name);
     } else if (rc != NCF_OK) rc = ncf__prefix_error(rc, name);
     if (rc != NCF_OK) ncf_dataset_free(ds);
     return rc;
@@ -11776,7 +11770,7 @@ static int ncf__mpi_deal_users(ncf_dataset *d, int plo, int phi, ncf_dataset *ou
     groups = NCF__NEW(int, G + 1);
     if (!whole || !sc || !sa || !rcnt || !ra || !groups) rc = ncf__fail(NCF_ERR_NOMEM, "out of memory");
     for (u = plo; rc == NCF_OK && u < phi; u++) whole[u + 1] = d->user_ptr[u + 1] - d->user_ptr[u];
-    if ((rc = ncf__mpi_agree_say(comm, rc)) == NCF_OK) rc = ncf__mpi_reduce(&comm, whole + 1, U, NCF__SUM_I64);
+    if ((rc = ncf__mpi_agree(comm, rc)) == NCF_OK) rc = ncf__mpi_reduce(&comm, whole + 1, U, NCF__SUM_I64);
     if (rc != NCF_OK) goto done;
     for (u = 0; u < U; u++) whole[u + 1] += whole[u];
     memset(&stub, 0, sizeof stub), stub.num_users = U, stub.user_ptr = whole, stub.num_train = whole[U];
@@ -11803,7 +11797,7 @@ static int ncf__mpi_deal_users(ncf_dataset *d, int plo, int phi, ncf_dataset *ou
         if (v >= 0 && nv)
             memcpy(sbuf + at, d->val_neg + (size_t)(u - plo) * nv, sizeof(int32_t) * (size_t)nv), at += nv;
     }
-    if ((rc = ncf__mpi_agree_say(comm, rc)) == NCF_OK &&
+    if ((rc = ncf__mpi_agree(comm, rc)) == NCF_OK &&
         MPI_Alltoall(sc, 1, MPI_INT, rcnt, 1, MPI_INT, comm) != MPI_SUCCESS)
         rc = ncf__fail(NCF_ERR_IO, "MPI_Alltoall failed");
     for (q = 0; rc == NCF_OK && q < P; q++) ra[q] = (int)nr, nr += rcnt[q];
@@ -11820,10 +11814,10 @@ static int ncf__mpi_deal_users(ncf_dataset *d, int plo, int phi, ncf_dataset *ou
         (!out->user_ptr || !out->items || !out->train_user || !out->test_item || (d->weight && !out->weight) ||
          (ne && !out->eval_neg) || (d->val_item && !out->val_item) || (nv && !out->val_neg)))
         rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld positives", (long long)n);
-    if ((rc = ncf__mpi_agree_say(comm, rc)) == NCF_OK &&
+    if ((rc = ncf__mpi_agree(comm, rc)) == NCF_OK &&
         MPI_Alltoallv(sbuf, sc, sa, MPI_INT32_T, rbuf, rcnt, ra, MPI_INT32_T, comm) != MPI_SUCCESS)
         rc = ncf__fail(NCF_ERR_IO, "MPI_Alltoallv of the users failed");
-    if ((rc = ncf__mpi_agree_say(comm, rc)) != NCF_OK) goto done;
+    if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) goto done;
     for (u = 0; u < U; u++) out->test_item[u] = -1;
     if (out->val_item)
         for (u = 0; u < U; u++) out->val_item[u] = -1;
@@ -11873,7 +11867,7 @@ static int ncf__mpi_column_ids(MPI_Comm comm, ncf__parsed *R, int c, int64_t **r
     ncf__intern_free(&R->in[c]);
     rc = (*raw = NCF__NEW(int64_t, (size_t)*count + 1)) ? NCF_OK : ncf__fail(NCF_ERR_NOMEM, "out of memory");
     for (k = 0; rc == NCF_OK && k < *count; k++) (*raw)[k] = k;
-    return ncf__mpi_agree_say(comm, rc);
+    return ncf__mpi_agree(comm, rc);
 }
 
 NCFDEF int ncf_mpi_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_opts *opts, MPI_Comm comm)
@@ -11904,11 +11898,11 @@ NCFDEF int ncf_mpi_load_dataset(ncf_dataset *ds, const char *path, const ncf_loa
     else if (NCF__MANY(o.holdout))
         rc = ncf__fail(NCF_ERR_ARG, "%s: a split of many items per user is evaluated on one process (ncf_load_dataset)",
                        path);
-    if ((rc = ncf__mpi_agree_say(comm, rc)) != NCF_OK) return rc;
+    if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK) return rc;
     if (MPI_File_open(comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &f) != MPI_SUCCESS)
         rc = ncf__fail(NCF_ERR_IO, "%s: cannot open", path), f = MPI_FILE_NULL;
     else if (MPI_File_get_size(f, &size) != MPI_SUCCESS) rc = ncf__fail(NCF_ERR_IO, "%s: cannot read its size", path);
-    if ((rc = ncf__mpi_agree_say(comm, rc)) == NCF_OK &&
+    if ((rc = ncf__mpi_agree(comm, rc)) == NCF_OK &&
         (rc = ncf__mpi_sniff(f, (int64_t)size, path, &o, &R.D, &R.rep, comm)) == NCF_OK)
         rc = ncf__mpi_read_range(f, (int64_t)size, path, comm, &buf, &len, &line0);
     if (f != MPI_FILE_NULL) MPI_File_close(&f);
@@ -11934,7 +11928,7 @@ NCFDEF int ncf_mpi_load_dataset(ncf_dataset *ds, const char *path, const ncf_loa
         if (text[c])
             rc = c ? ncf__ids_to_text(&ds->raw_item, ds->num_items, text[c], at[c], &ds->item_text, &ds->item_text_at)
                    : ncf__ids_to_text(&ds->raw_user, ds->num_users, text[c], at[c], &ds->user_text, &ds->user_text_at);
-    if ((rc = ncf__mpi_agree_say(comm, rc)) != NCF_OK && ds) ncf_dataset_free(ds);
+    if ((rc = ncf__mpi_agree(comm, rc)) != NCF_OK && ds) ncf_dataset_free(ds);
     for (c = 0; c < 2; c++) NCF_FREE(raw[c]), NCF_FREE(text[c]), NCF_FREE(at[c]);
     return rc;
 }
