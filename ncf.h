@@ -1001,8 +1001,8 @@ typedef struct ncf_tune_opts {
     int patience;                  /* within a run [3] */
     ncf_eval_opts eval;            /* what chooses [validation HR@10, sampled] */
     double max_seconds;            /* > 0: start no run past this many seconds of wall time [0] */
-    int seeds;                     /* an MF or GMF winner: the final model averages it trained from up to this many
-                  seeds (ncf_model_average), as many as the final's quarter pays for [4] */
+    int seeds;                     /* an MF or GMF winner: the final model averages up to this many
+                                      seeds of it, as the final's quarter pays for [4] */
     ncf_tune_progress_fn progress; /* before each run (next) and at the end (next NULL), or NULL */
     void *user;
 } ncf_tune_opts;
@@ -7988,6 +7988,10 @@ static int ncf__tune_check(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tun
     return NCF_OK;
 }
 
+/* Whether ncf_model_average takes models of c's type: MF and GMF, whose logits are sums over
+   factors. */
+static int ncf__averages(const ncf_config *c) { return c->model == NCF_MF || c->model == NCF_GMF; }
+
 /* The planned seconds of the final training of r from k seeds: runs of SGD one example a step
    two at a time, one thread each of the reference machine's two (ncf__final_train). */
 static double ncf__final_cost(const ncf_dataset *d, const ncf_trial *r, int k)
@@ -8000,7 +8004,7 @@ static double ncf__final_cost(const ncf_dataset *d, const ncf_trial *r, int k)
    as many as the final's quarter of the budget pays for, one at least. */
 static int ncf__final_seeds(const ncf_dataset *d, const ncf_tune_opts *o, const ncf_trial *r, double quarter)
 {
-    int k = o->seeds > 1 && (r->cfg.model == NCF_MF || r->cfg.model == NCF_GMF) ? o->seeds : 1;
+    int k = o->seeds > 1 && ncf__averages(&r->cfg) ? o->seeds : 1;
     while (k > 1 && ncf__final_cost(d, r, k) > quarter) k--;
     return k;
 }
@@ -8087,18 +8091,14 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_repor
                 break;
             }
             job.d = d, job.o = o, job.r = &rep->runs[rep->num_runs];
-            for (width = 0; width < 2 && i + width < n; width++) { /* SGD one example a step: two at a time */
-                ncf_trial *r = &job.r[width];
+            for (width = 1, j = 0; j < width; j++) { /* SGD one example a step: two at a time */
+                ncf_trial *r = &job.r[j];
                 memset(r, 0, sizeof *r);
-                r->trial = alive[i + width], r->rung = k, r->epochs = rep->rung_epochs[k];
-                r->cfg = ncf__trial_config(d, o->seed, alive[i + width], &r->weighted, &r->decay);
+                r->trial = alive[i + j], r->rung = k, r->epochs = rep->rung_epochs[k];
+                r->cfg = ncf__trial_config(d, o->seed, alive[i + j], &r->weighted, &r->decay);
                 r->planned_seconds = ncf__plan_cost(&r->cfg, d, val_users, r->epochs);
-                if (!ncf__per_example_sgd(&r->cfg) && width > 0) break;
+                if (j == 0 && i + 1 < n && ncf__per_example_sgd(&r->cfg)) width = 2; /* (the rest are, too) */
                 if (o->progress) o->progress(o->user, rep, r);
-                if (!ncf__per_example_sgd(&r->cfg)) {
-                    width++;
-                    break;
-                }
             }
             if ((rc = width > 1 ? ncf__side_by_side(ncf__tune_one, &job, width, &failed) : ncf__tune_one(&job, 0)) !=
                 NCF_OK)
@@ -8254,7 +8254,7 @@ NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *d, const ncf_tune_
                          "ncf_tune_final: need the data ncf_tune searched (with its validation items) and "
                          "its report");
     r = &rep->runs[rep->best];
-    n = rep->seeds > 1 && (r->cfg.model == NCF_MF || r->cfg.model == NCF_GMF) ? rep->seeds : 1;
+    n = rep->seeds > 1 && ncf__averages(&r->cfg) ? rep->seeds : 1;
     if (n > NCF__MAX_SEEDS) return ncf__fail(NCF_ERR_ARG, "ncf_tune_final: %d seeds, past %d", n, NCF__MAX_SEEDS);
     if (!(models = NCF__ZNEW(ncf_model *, n))) return ncf__fail(NCF_ERR_NOMEM, "ncf_tune_final: out of memory");
     if ((rc = ncf__train_with_validation(d, r->weighted, &all)) == NCF_OK) {
@@ -8549,7 +8549,7 @@ NCFDEF int ncf_model_average(ncf_model **out, ncf_model *const *models, int n)
         const ncf_model *b = models[k];
         if (!b) return ncf__fail(NCF_ERR_ARG, "ncf_model_average: model %d is NULL", k);
         if (!b->params) return ncf__fail(NCF_ERR_ARG, "ncf_model_average: model %d is int8, read in place", k);
-        if ((b->cfg.model != NCF_MF && b->cfg.model != NCF_GMF) || b->cfg.model != a->cfg.model)
+        if (!ncf__averages(&b->cfg) || b->cfg.model != a->cfg.model)
             return ncf__fail(NCF_ERR_ARG,
                              "ncf_model_average: needs MF models or GMF models (model %d is of type %d, model 0 %d)", k,
                              (int)b->cfg.model, (int)a->cfg.model);

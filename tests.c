@@ -4320,6 +4320,35 @@ static void count_tune_calls(void *user, const ncf_tune_report *so_far, const nc
     g_tune_calls++;
 }
 
+/* The final model by hand: the winner w trained on d's training and validation positives from
+   seeds w's + k, k < n, each for its chosen epochs (a decayed rate as it fell), then averaged
+   (n > 1). NULL on a failure. */
+static ncf_model *final_by_hand(const ncf_dataset *d, const ncf_trial *w, int n)
+{
+    ncf_model *seeds[NCF__MAX_SEEDS] = {NULL}, *avg = NULL;
+    ncf_dataset all;
+    int k, e, ok;
+    memset(&all, 0, sizeof all);
+    ok = n >= 1 && n <= NCF__MAX_SEEDS && ncf__train_with_validation(d, w->weighted, &all) == NCF_OK;
+    for (k = 0; ok && k < n; k++) {
+        ncf_config c = w->cfg;
+        ncf_sampler smp;
+        c.seed += (uint64_t)k;
+        ok = ncf_model_create(&seeds[k], &c) == NCF_OK && (k || ncf_model_set_ids(seeds[k], d) == NCF_OK) &&
+            ncf_sampler_init(&smp, &all, c.num_neg, c.seed) == NCF_OK;
+        for (e = 1; ok && e <= (w->chosen_epoch > 0 ? w->chosen_epoch : 1); e++) {
+            seeds[k]->cfg.lr = w->decay ? ncf_decayed_lr(c.lr, e - 1, w->epochs) : c.lr;
+            ok = ncf_train_epoch(seeds[k], &smp, e, NULL, NULL, NULL) == NCF_OK;
+            seeds[k]->cfg.lr = c.lr;
+        }
+    }
+    if (ok && n == 1) avg = seeds[0], seeds[0] = NULL;
+    else if (ok && ncf_model_average(&avg, seeds, n) != NCF_OK) avg = NULL;
+    for (k = 0; k < n && k < NCF__MAX_SEEDS; k++) ncf_model_free(seeds[k]);
+    ncf_dataset_free(&all);
+    return avg;
+}
+
 /* A search: the same table for a seed on 1 and 2 threads and with the test items poisoned;
    the rungs halve (a third goes on, three times the epochs), rung 0 is trial 0's defaults and
    draws; each run's figures are ncf_fit's for its settings; the final model is trained on the
@@ -4413,32 +4442,16 @@ static void test_tune_deterministic_and_blind_to_test(void)
     { /* the seeds: as many as the final's quarter pays for, up to o.seeds, for MF and GMF; the final
          model is the average of the winner trained from each, by hand */
         const ncf_trial *w = &r1.runs[r1.best];
-        int averaged = w->cfg.model == NCF_MF || w->cfg.model == NCF_GMF, k, e;
-        ncf_model *seeds[NCF__MAX_SEEDS], *avg = NULL;
-        ncf_dataset all;
+        int averaged = w->cfg.model == NCF_MF || w->cfg.model == NCF_GMF;
+        ncf_model *avg = NULL;
         CHECKF(averaged ? r1.seeds >= 1 && r1.seeds <= o.seeds &&
                        (r1.seeds == 1 || ncf__final_cost(&d, w, r1.seeds) <= o.budget / 4) &&
                        (r1.seeds == o.seeds || ncf__final_cost(&d, w, r1.seeds + 1) > o.budget / 4)
                         : r1.seeds == 1,
                "%d seeds", r1.seeds);
-        CHECK(ncf__train_with_validation(&d, w->weighted, &all) == NCF_OK);
-        for (k = 0; k < r1.seeds; k++) {
-            ncf_config c = w->cfg;
-            ncf_sampler smp;
-            c.seed += (uint64_t)k, seeds[k] = NULL;
-            CHECK(ncf_model_create(&seeds[k], &c) == NCF_OK && (k || ncf_model_set_ids(seeds[k], &d) == NCF_OK) &&
-                  ncf_sampler_init(&smp, &all, c.num_neg, c.seed) == NCF_OK);
-            for (e = 1; seeds[k] && e <= (w->chosen_epoch > 0 ? w->chosen_epoch : 1); e++) {
-                seeds[k]->cfg.lr = w->decay ? ncf_decayed_lr(c.lr, e - 1, w->epochs) : c.lr;
-                CHECK(ncf_train_epoch(seeds[k], &smp, e, NULL, NULL, NULL) == NCF_OK);
-                seeds[k]->cfg.lr = c.lr;
-            }
-        }
-        CHECK(r1.seeds == 1 ? (avg = seeds[0], seeds[0] = NULL, 1)
-                            : ncf_model_average(&avg, seeds, r1.seeds) == NCF_OK);
+        CHECK((avg = final_by_hand(&d, w, r1.seeds)) != NULL);
         CHECK(avg && f1 && state_hash(avg) == state_hash(f1));
-        for (k = 0; k < r1.seeds; k++) ncf_model_free(seeds[k]);
-        ncf_model_free(avg), ncf_dataset_free(&all);
+        ncf_model_free(avg);
     }
     { /* the final data: every training positive and every validation item, ascending per user */
         ncf_dataset all;
@@ -4576,11 +4589,10 @@ static void test_model_average(void)
    average of the three trained in turn by hand; a failing seed fails the call with its message. */
 static void test_tune_final_seeds_side_by_side(void)
 {
-    ncf_dataset d, all;
+    ncf_dataset d;
     ncf_tune_report rep;
     ncf_trial run;
-    ncf_model *f1 = NULL, *f2 = NULL, *seeds[3] = {NULL, NULL, NULL}, *avg = NULL;
-    int k, e;
+    ncf_model *f1 = NULL, *f2 = NULL, *avg = NULL;
     CHECK(tune_data(&d, 0));
     memset(&rep, 0, sizeof rep), memset(&run, 0, sizeof run);
     run.cfg = ncf_config_default();
@@ -4594,26 +4606,13 @@ static void test_tune_final_seeds_side_by_side(void)
     ncf_set_threads(2);
     CHECKF(ncf_tune_final(&f2, &d, &rep, NULL, NULL) == NCF_OK, "%s", ncf_error_text());
     CHECK(f1 && f2 && f1->cfg.mf_dim == 48 && f1->epoch == 4 && state_hash(f1) == state_hash(f2));
-    CHECK(ncf__train_with_validation(&d, 0, &all) == NCF_OK);
-    for (k = 0; k < 3; k++) {
-        ncf_config c = run.cfg;
-        ncf_sampler smp;
-        c.seed += (uint64_t)k;
-        CHECK(ncf_model_create(&seeds[k], &c) == NCF_OK && (k || ncf_model_set_ids(seeds[k], &d) == NCF_OK) &&
-              ncf_sampler_init(&smp, &all, c.num_neg, c.seed) == NCF_OK);
-        for (e = 1; seeds[k] && e <= 4; e++) {
-            seeds[k]->cfg.lr = ncf_decayed_lr(c.lr, e - 1, 6);
-            CHECK(ncf_train_epoch(seeds[k], &smp, e, NULL, NULL, NULL) == NCF_OK);
-            seeds[k]->cfg.lr = c.lr;
-        }
-    }
-    CHECK(ncf_model_average(&avg, seeds, 3) == NCF_OK && avg && f1 && state_hash(avg) == state_hash(f1));
+    avg = final_by_hand(&d, &run, 3);
+    CHECK(avg && f1 && state_hash(avg) == state_hash(f1));
     ncf_model_free(f2), f2 = NULL;
     run.cfg.lr = 1000; /* (every seed diverges) */
     CHECK_ERR(ncf_tune_final(&f2, &d, &rep, NULL, NULL), NCF_ERR_DATA, "seed 0: ");
     CHECK(f2 == NULL);
-    for (k = 0; k < 3; k++) ncf_model_free(seeds[k]);
-    ncf_model_free(avg), ncf_model_free(f1), ncf_dataset_free(&all), ncf_dataset_free(&d);
+    ncf_model_free(avg), ncf_model_free(f1), ncf_dataset_free(&d);
 }
 
 /* ---- >>in-place: models read in place, int8 rows, rated lists -------------------------------- */
