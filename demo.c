@@ -2539,7 +2539,9 @@ static void print_run(const ncf_trial *t, int k, double seconds)
     trial_settings(t, what, sizeof what);
     printf("  %5d %4d  %s  HR@%d %.4f NDCG@%d %.4f  epoch %2d of %2d  %5.1f s (planned %.1f)%s\n", t->trial, t->rung,
            what, k, t->val.hr, k, t->val.ndcg, t->chosen_epoch, t->epochs_trained, seconds, t->planned_seconds,
-           t->beside ? " 2 at once" : "");
+           t->partner      ? " 2 at once, partner"
+               : t->beside ? " 2 at once"
+                           : "");
     fflush(stdout);
 }
 
@@ -2569,14 +2571,14 @@ static int write_tune_log(const char *path, const ncf_tune_report *r)
     ncf_output_printf(
         f,
         "trial,rung,model,factors,mlp,lr,l2,num_neg,batch,weighted,decay,epochs,epochs_trained,chosen_epoch,"
-        "val_hr,val_ndcg,val_mrr,planned_s,winner\n");
+        "val_hr,val_ndcg,val_mrr,planned_s,winner,beside,partner\n");
     for (i = 0; i < r->num_runs; i++) {
         const ncf_trial *t = &r->runs[i];
-        ncf_output_printf(f, "%d,%d,%s,%d,%d,%.6g,%.6g,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.3f,%d\n", t->trial,
+        ncf_output_printf(f, "%d,%d,%s,%d,%d,%.6g,%.6g,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.3f,%d,%d,%d\n", t->trial,
                           t->rung, model_name(t->cfg.model), t->cfg.mf_dim,
                           t->cfg.model == NCF_NEUMF ? t->cfg.layers[0] : 0, t->cfg.lr, t->cfg.mf_reg, t->cfg.num_neg,
                           t->cfg.batch_size, t->weighted, t->decay, t->epochs, t->epochs_trained, t->chosen_epoch,
-                          t->val.hr, t->val.ndcg, t->val.mrr, t->planned_seconds, i == r->best);
+                          t->val.hr, t->val.ndcg, t->val.mrr, t->planned_seconds, i == r->best, t->beside, t->partner);
     }
     if (ncf_output_commit(f) != NCF_OK) {
         fprintf(stderr, "demo: --log: %s\n", ncf_error_text());

@@ -114,6 +114,8 @@
             validation, deterministic for a seed and a budget; the winner retrained on train + validation
             API: ncf_model_average: MF or GMF models as one, its logit the mean of theirs;
             ncf_tune_opts.seeds, ncf_tune_report.seeds: an MF or GMF winner retrained from seeds, averaged
+            ncf_tune: later rungs fill their quarter by rank; a lone SGD run takes a partner
+            (ncf_trial.partner)
             API: ncf_load_opts.weighting, .alpha, columns[NCF_COL_STRENGTH]: a positive weighs
             1 + alpha f(strength); ncf_dataset.weight, .val_weight; a label is 0 or a positive's weight
             The validation's full ranking counts the test item (nothing choosing reads it)
@@ -959,7 +961,9 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *op
    (Jamieson and Talwalkar 2016, one bracket of Hyperband): many settings trained a few epochs,
    the best third of each family (NeuMF, GMF, MF by Adam, MF by SGD one example a step) three
    times as long, the best third of each family of those to the full epochs, each run choosing
-   its epoch on validation with patience (ncf_fit; a decayed run trains all its epochs). It
+   its epoch on validation with patience (ncf_fit; a decayed run trains all its epochs); a later
+   rung then takes the rest by rank while its quarter pays, and a lone run of SGD one example a
+   step (one thread) takes the best such run left out as its partner on the other thread. It
    draws model type (MF, GMF, NeuMF), factors, MLP widths, learning rate, L2, negatives per
    positive, batch size, for half the MF trials Rendle et al.'s recipe (SGD one example a step,
    its rate decayed) and, when the data has weights, whether to use them; trial 0 is
@@ -980,6 +984,7 @@ typedef struct ncf_trial {
     double planned_seconds; /* its share of the plan: ncf_tune_cost of the run, half of it for SGD one
                                example a step (two such runs train at once, one thread each) */
     int beside;             /* 1: trained at once with the run before or after it (their time is shared) */
+    int partner;            /* 1: a lone SGD-one-example-a-step run's partner, beyond its rung's quarter */
 } ncf_trial;
 typedef struct ncf_tune_report {
     int num_runs;    /* rows of runs[], in the order run */
@@ -8035,6 +8040,30 @@ static void ncf__sgd_last(const ncf_dataset *d, uint64_t seed, int *alive, int n
     }
 }
 
+/* Whether trial t is among alive[0..n). */
+static int ncf__among(const int *alive, int n, int t)
+{
+    while (n > 0 && alive[n - 1] != t) n--;
+    return n > 0;
+}
+
+/* alive[0..n) with a partner for a lone run of SGD one example a step: the best-ranked such
+   run of runs[order[0..m)] not in alive, if any; the new count. A lone such run leaves the
+   reference machine's second core idle for its whole time, so its partner costs no time beyond
+   the plan's half of the lone run, and the search sees one more setting of the family that
+   learns slowest at first. (Rung 0 does the same with the first such setting drawn that its
+   quarter did not pay for.) */
+static int ncf__partner(const ncf_trial *runs, const int *order, int m, int *alive, int n)
+{
+    int a, sgd = 0;
+    for (a = 0; a < m; a++)
+        sgd += ncf__per_example_sgd(&runs[order[a]].cfg) && ncf__among(alive, n, runs[order[a]].trial);
+    for (a = 0; sgd % 2 && a < m; a++)
+        if (ncf__per_example_sgd(&runs[order[a]].cfg) && !ncf__among(alive, n, runs[order[a]].trial))
+            return alive[n] = runs[order[a]].trial, n + 1;
+    return n;
+}
+
 /* A run of a search, for ncf__side_by_side: r[k]. */
 typedef struct {
     const ncf_dataset *d;
@@ -8050,7 +8079,7 @@ static int ncf__tune_one(void *ctx, int k)
 
 NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_report *rep)
 {
-    int rc, k, n = 0, t, i, *alive = NULL, *order = NULL, *drawn = NULL;
+    int rc, k, n = 0, t, i, sgd = 0, spare = -1, partner = -1, *alive = NULL, *order = NULL, *drawn = NULL;
     double rung_budget, spent = 0, val_users;
     time_t start = time(NULL);
     if ((rc = ncf__tune_check(d, o, rep)) != NCF_OK) return rc;
@@ -8066,15 +8095,19 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_repor
         double cost = ncf__plan_cost(&c, d, val_users, rep->rung_epochs[0]);
         /* (dearer ones are passed over, and but for the defaults one that would take more than
            an eighth of the rung: drawn early, it would leave room for a handful of settings) */
-        if (spent + cost <= rung_budget && (cost <= rung_budget / 8 || t == 0)) spent += cost, drawn[n++] = t;
+        if (cost > rung_budget / 8 && t > 0) continue;
+        if (spent + cost <= rung_budget) spent += cost, drawn[n++] = t, sgd += ncf__per_example_sgd(&c);
+        else if (ncf__per_example_sgd(&c) && spare < 0) spare = t;
     }
+    if (sgd % 2 && spare >= 0 && n < NCF__TUNE_MAX_TRIALS) drawn[n++] = partner = spare; /* (ncf__partner) */
     if (n == 0) {
         NCF_FREE(drawn);
         rep->too_small = 1;
         return NCF_OK;
     }
     rep->num_trials = n;
-    rep->runs = NCF__NEW(ncf_trial, 2 * (size_t)n + 2), alive = NCF__NEW(int, n), order = NCF__NEW(int, n);
+    /* (a rung runs n settings at most: those it is given, each rung from the one before) */
+    rep->runs = NCF__NEW(ncf_trial, 3 * (size_t)n), alive = NCF__NEW(int, n), order = NCF__NEW(int, n);
     if (!rep->runs || !alive || !order) {
         NCF_FREE(alive), NCF_FREE(order), NCF_FREE(drawn), ncf_tune_report_free(rep);
         return ncf__fail(NCF_ERR_NOMEM, "ncf_tune: out of memory for %d trials", n);
@@ -8094,7 +8127,7 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_repor
             for (width = 1, j = 0; j < width; j++) { /* SGD one example a step: two at a time */
                 ncf_trial *r = &job.r[j];
                 memset(r, 0, sizeof *r);
-                r->trial = alive[i + j], r->rung = k, r->epochs = rep->rung_epochs[k];
+                r->trial = alive[i + j], r->rung = k, r->epochs = rep->rung_epochs[k], r->partner = r->trial == partner;
                 r->cfg = ncf__trial_config(d, o->seed, alive[i + j], &r->weighted, &r->decay);
                 r->planned_seconds = ncf__plan_cost(&r->cfg, d, val_users, r->epochs);
                 if (j == 0 && i + 1 < n && ncf__per_example_sgd(&r->cfg)) width = 2; /* (the rest are, too) */
@@ -8113,7 +8146,9 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_repor
              places in runs[], which stay in the order run. A family keeps its own third because
              families learn at different paces: SGD one example a step starts slower than Adam
              and ends ahead, and one ranking after two epochs would drop it (Hyperband's brackets
-             answer the same problem with more budget). The last rung ranks them all. */
+             answer the same problem with more budget). Then the rest go on by rank while the
+             quarter pays: what the thirds leave of it is budget the user gave. The last rung
+             ranks them all. */
             int a, b, m = rep->num_runs - first, f, place, count[NCF__FAMILIES] = {0};
             double next = 0;
             for (a = 0; a < m; a++) {
@@ -8135,8 +8170,14 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_repor
                     if (next + cost <= rung_budget) next += cost, alive[n++] = r->trial;
                 }
             }
+            for (a = 0; k < 2 && a < m; a++) { /* then the rest by rank, those the quarter still pays for */
+                const ncf_trial *r = &rep->runs[order[a]];
+                double cost = ncf__plan_cost(&r->cfg, d, val_users, rep->rung_epochs[k + 1]);
+                if (!ncf__among(alive, n, r->trial) && next + cost <= rung_budget) next += cost, alive[n++] = r->trial;
+            }
             if (k < 2 && n == 0) /* (one left still trains the longer rungs) */
                 n = 1, alive[0] = rep->runs[order[0]].trial;
+            partner = k < 2 && ncf__partner(rep->runs, order, m, alive, n) > n ? alive[n++] : -1;
             if (rep->stopped) break;
         }
     }

@@ -4354,6 +4354,85 @@ static ncf_model *final_by_hand(const ncf_dataset *d, const ncf_trial *w, int n)
    draws; each run's figures are ncf_fit's for its settings; the final model is trained on the
    training and validation positives for the winner's chosen epochs; a budget too small for a
    run says so. */
+/* Whether runs[i] is in the best third of its family in its rung. */
+static int in_family_third(const ncf_tune_report *r, int i)
+{
+    int q, from = 0, better = 0;
+    for (q = 0; q < r->num_runs; q++) {
+        int same = r->runs[q].rung == r->runs[i].rung && ncf__family(&r->runs[q].cfg) == ncf__family(&r->runs[i].cfg);
+        from += same, better += same && ncf__run_better(&r->runs[q], &r->runs[i], NCF_METRIC_HR);
+    }
+    return better < (from + 2) / 3;
+}
+
+/* Rung k of r, from the runs of rung k - 1: planned within the quarter, but for one partner that
+   pairs a lone SGD run; no run left out that the quarter still paid for; a run left out for one
+   taken after it (the families' best thirds first, then the rest by rank) only if it would not
+   have fit in its place. */
+static void later_rung_as_planned(const ncf_tune_report *r, const ncf_dataset *d, int k, double quarter)
+{
+    double planned = 0;
+    int i, j, n = 0, sgd = 0, sgd_before = 0, partners = 0;
+    for (i = 0; i < r->num_runs; i++) {
+        const ncf_trial *t = &r->runs[i];
+        sgd_before += t->rung == k - 1 && ncf__per_example_sgd(&t->cfg);
+        if (t->rung != k) continue;
+        n++, sgd += ncf__per_example_sgd(&t->cfg), partners += t->partner;
+        if (!t->partner) planned += t->planned_seconds;
+        CHECK(!t->partner || ncf__per_example_sgd(&t->cfg));
+    }
+    CHECKF(partners <= 1 && (partners == 0 || sgd % 2 == 0), "rung %d: %d partners, %d SGD runs", k, partners, sgd);
+    CHECKF(sgd % 2 == 0 || sgd == sgd_before, "rung %d: a lone SGD run of %d, %d the rung before", k, sgd, sgd_before);
+    CHECKF(planned <= quarter || n - partners == 1, "rung %d: %d runs planned %.3f s of %.3f", k, n, planned, quarter);
+    for (i = 0; i < r->num_runs; i++) { /* each run left out */
+        const ncf_trial *left = &r->runs[i];
+        double cost = ncf_tune_cost(&left->cfg, d, r->rung_epochs[k]) / (ncf__per_example_sgd(&left->cfg) ? 2 : 1);
+        int taken = 0;
+        if (left->rung != k - 1) continue;
+        for (j = 0; j < r->num_runs; j++) taken += r->runs[j].rung == k && r->runs[j].trial == left->trial;
+        if (taken) continue;
+        CHECKF(planned + cost > quarter, "rung %d: trial %d left out of a quarter that paid for it", k, left->trial);
+        for (j = 0; j < r->num_runs; j++) { /* each run taken after it */
+            const ncf_trial *t = &r->runs[j];
+            int q, before; /* t's run in rung k - 1 */
+            if (t->rung != k || t->partner) continue;
+            for (q = 0; q < r->num_runs && !(r->runs[q].rung == k - 1 && r->runs[q].trial == t->trial); q++) {}
+            if (q == r->num_runs || in_family_third(r, q)) continue;
+            before = in_family_third(r, i) || ncf__run_better(left, &r->runs[q], NCF_METRIC_HR);
+            CHECKF(!before || planned - t->planned_seconds + cost > quarter, "rung %d: trial %d taken before trial %d",
+                   k, t->trial, left->trial);
+        }
+    }
+}
+
+/* Searches of several seeds and budgets, each later rung as planned (later_rung_as_planned);
+   among them at least one rung filled past the families' thirds and one partner. */
+static void test_tune_rungs_filled_and_paired(void)
+{
+    ncf_dataset d;
+    ncf_tune_opts o = ncf_tune_opts_default();
+    ncf_tune_report r;
+    int seed, i, k, filled = 0, partners = 0;
+    CHECK(tune_data(&d, 0));
+    o.max_epochs = 9;
+    for (seed = 1; seed <= 4; seed++) {
+        o.seed = (uint64_t)seed, o.budget = 0.2 * seed;
+        CHECKF(ncf_tune(&d, &o, &r) == NCF_OK, "%s", ncf_error_text());
+        for (k = 1; k < 3; k++) later_rung_as_planned(&r, &d, k, o.budget / 4);
+        for (i = 0; i < r.num_runs; i++) {
+            int q;
+            partners += r.runs[i].partner;
+            for (q = 0; r.runs[i].rung > 0 && !r.runs[i].partner && q < i; q++)
+                if (r.runs[q].rung == r.runs[i].rung - 1 && r.runs[q].trial == r.runs[i].trial)
+                    filled += !in_family_third(&r, q);
+        }
+        ncf_tune_report_free(&r);
+    }
+    printf("    %d runs past the families' thirds, %d partners\n", filled, partners);
+    CHECK(filled > 0 && partners > 0);
+    ncf_dataset_free(&d);
+}
+
 static void test_tune_deterministic_and_blind_to_test(void)
 {
     ncf_dataset d, poisoned;
@@ -4396,31 +4475,9 @@ static void test_tune_deterministic_and_blind_to_test(void)
         CHECKF(sgd0 < 2 || pairs > 0, "%d runs of SGD one example a step in rung 0, %d pairs", sgd0, pairs);
         printf("    %d runs of SGD one example a step in rung 0; %d pairs in all\n", sgd0, pairs);
     }
-    CHECKF(rung0 == r1.num_trials && rung0 >= 6 && rung1 >= 1 && rung1 <= (rung0 + 2 * NCF__FAMILIES) / 3 &&
-               rung2 >= 1 && rung2 <= (rung1 + 2 * NCF__FAMILIES) / 3,
+    CHECKF(rung0 == r1.num_trials && rung0 >= 6 && rung1 >= 1 && rung1 <= rung0 && rung2 >= 1 && rung2 <= rung1,
            "rungs of %d, %d, %d runs", rung0, rung1, rung2);
-    { /* each later rung: from the best third of its family in the one before, within a quarter of the budget */
-        int k;
-        for (k = 1; k < 3; k++) {
-            double planned = 0;
-            int j, q, n = 0, better, from;
-            for (i = 0; i < r1.num_runs; i++) {
-                if (r1.runs[i].rung != k) continue;
-                n++, planned += r1.runs[i].planned_seconds;
-                for (j = 0, better = 0, from = 0; j < r1.num_runs; j++) /* its rank in its family the rung before */
-                    if (r1.runs[j].rung == k - 1 && r1.runs[j].trial == r1.runs[i].trial)
-                        for (q = 0; q < r1.num_runs; q++) {
-                            int same = r1.runs[q].rung == k - 1 &&
-                                ncf__family(&r1.runs[q].cfg) == ncf__family(&r1.runs[j].cfg);
-                            from += same, better += same && ncf__run_better(&r1.runs[q], &r1.runs[j], NCF_METRIC_HR);
-                        }
-                CHECKF(better < (from + 2) / 3, "rung %d: trial %d ranked %d of %d in its family before", k,
-                       r1.runs[i].trial, better, from);
-            }
-            CHECKF(planned <= o.budget / 4 || n == 1, "rung %d: %d runs planned %.3f s of %.3f", k, n, planned,
-                   o.budget / 4);
-        }
-    }
+    for (i = 1; i < 3; i++) later_rung_as_planned(&r1, &d, i, o.budget / 4);
     CHECK(r1.runs[0].trial == 0 && r1.runs[0].rung == 0 && r1.runs[r1.best].rung == 2 && !r1.too_small && !r1.stopped);
     CHECK(types[NCF_MF] + types[NCF_GMF] > 0 && types[NCF_NEUMF] > 0);
     for (i = r1.num_runs - rung2; i < r1.num_runs; i++)
@@ -4523,6 +4580,30 @@ static ncf_model *seeded_model(const ncf_dataset *d, ncf_model_type type, int fa
    is the mean of theirs (to float rounding); the ids, rated items and epoch are the first
    model's; one model averages to itself, bit for bit; it survives a file; other types,
    mixed types and other users are refused. */
+/* A lone run of SGD one example a step takes as partner the best-ranked such run left out, and
+   nothing else changes: by hand over a ranked rung of Adam and SGD runs. */
+static void test_tune_partners_lone_sgd_runs(void)
+{
+    ncf_trial runs[6];
+    int order[6] = {3, 0, 5, 1, 4, 2}, alive[6], i; /* ranked: trials 13, 10, 15, 11, 14, 12 */
+    static const int sgd[6] = {0, 1, 0, 1, 0, 1};   /* trials 11, 13 and 15 are SGD one example a step */
+    memset(runs, 0, sizeof runs);
+    for (i = 0; i < 6; i++) {
+        runs[i].trial = 10 + i, runs[i].cfg = ncf_config_default(), runs[i].cfg.model = NCF_MF;
+        if (sgd[i]) runs[i].cfg.optimizer = NCF_OPT_SGD, runs[i].cfg.batch_size = 1;
+    }
+    alive[0] = 10, alive[1] = 11; /* one SGD run: 13, the best-ranked SGD run left out, joins it */
+    CHECK(ncf__partner(runs, order, 6, alive, 2) == 3 && alive[0] == 10 && alive[1] == 11 && alive[2] == 13);
+    alive[0] = 13; /* the best one chosen: 15 is next */
+    CHECK(ncf__partner(runs, order, 6, alive, 1) == 2 && alive[0] == 13 && alive[1] == 15);
+    alive[0] = 11, alive[1] = 13; /* a pair already: nothing added */
+    CHECK(ncf__partner(runs, order, 6, alive, 2) == 2 && alive[0] == 11 && alive[1] == 13);
+    alive[0] = 10, alive[1] = 12; /* no SGD run: nothing added */
+    CHECK(ncf__partner(runs, order, 6, alive, 2) == 2);
+    alive[0] = 11, alive[1] = 13, alive[2] = 15; /* three, none left out: the third stays alone */
+    CHECK(ncf__partner(runs, order, 6, alive, 3) == 3);
+}
+
 static void test_model_average(void)
 {
     ncf_dataset d;
@@ -6370,7 +6451,9 @@ static const test_case TESTS[] = {
     {"training_blind_to_held_out_items", test_training_blind_to_held_out_items},
     {"fit_chooses_on_validation_never_test", test_fit_chooses_on_validation_never_test},
     {"fit_chooses_on_any_figure_of_many_items", test_fit_chooses_on_any_figure_of_many_items},
+    {"tune_rungs_filled_and_paired", test_tune_rungs_filled_and_paired},
     {"tune_deterministic_and_blind_to_test", test_tune_deterministic_and_blind_to_test},
+    {"tune_partners_lone_sgd_runs", test_tune_partners_lone_sgd_runs},
     {"model_average", test_model_average},
     {"tune_final_seeds_side_by_side", test_tune_final_seeds_side_by_side},
     {"verified_open_skips_only_whole_file_checks", test_verified_open_skips_only_whole_file_checks},

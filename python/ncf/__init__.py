@@ -335,7 +335,7 @@ class Model:
         def heard(_user, row, trial, rung, epochs, planned):
             try:
                 if row and callback:
-                    callback(_trial_dict(_np.ctypeslib.as_array(_c.cast(row, _c.POINTER(_c.c_double)), (20,))))
+                    callback(_trial_dict(_np.ctypeslib.as_array(_c.cast(row, _c.POINTER(_c.c_double)), (22,))))
                 if progress and trial >= -1:
                     _tune_line(trial, rung, epochs, planned, _time.time() - state["t0"])
             except Exception as e:  # (raised after the search returns)
@@ -353,7 +353,7 @@ class Model:
             _tune_info(r, info)
             self.trials = []
             for i in range(int(info[0])):
-                x = _np.zeros(20, _np.float64)
+                x = _np.zeros(22, _np.float64)
                 _check(_tune_row(r, i, metric, x))
                 self.trials.append(_trial_dict(x))
             if info[3]:
@@ -540,7 +540,7 @@ def _trial_dict(x):
             "lr": float(x[5]), "l2": float(x[6]), "negatives": int(x[7]), "batch": int(x[8]), "weighted": bool(x[9]),
             "epochs": int(x[10]), "epochs_trained": int(x[11]), "chosen_epoch": int(x[12]), "hr": float(x[13]),
             "ndcg": float(x[14]), "mrr": float(x[15]), "value": float(x[16]), "planned_seconds": float(x[17]),
-            "winner": bool(x[18]), "decay": bool(x[19])}
+            "winner": bool(x[18]), "decay": bool(x[19]), "beside": bool(x[20]), "partner": bool(x[21])}
 
 
 def _tune_line(trial, rung, epochs, planned, seconds):

@@ -221,8 +221,9 @@ int main(int argc, char **argv) {
     if (ncf_load_dataset(&d, argv[1], &lo) != NCF_OK || ncf_tune(&d, &to, &r) != NCF_OK)
         return fprintf(stderr, "%s\n", ncf_error_text()), 1;
     for (i = 0; i < r.num_runs; i++)
-        printf("%d %d %d %d %a %a %d\n", r.runs[i].trial, r.runs[i].rung, (int)r.runs[i].cfg.model,
-               r.runs[i].cfg.mf_dim, (double)r.runs[i].cfg.lr, r.runs[i].val.hr, i == r.best);
+        printf("%d %d %d %d %a %a %d %d %d\n", r.runs[i].trial, r.runs[i].rung, (int)r.runs[i].cfg.model,
+               r.runs[i].cfg.mf_dim, (double)r.runs[i].cfg.lr, r.runs[i].val.hr, i == r.best, r.runs[i].beside,
+               r.runs[i].partner);
     if (ncf_tune_final(&m, &d, &r, NULL, NULL) != NCF_OK || ncf_evaluate(m, &d, 10, 0, &t) != NCF_OK)
         return fprintf(stderr, "%s\n", ncf_error_text()), 1;
     printf("test %a %a %d\n", t.hr, t.ndcg, r.seeds);
@@ -235,8 +236,9 @@ int main(int argc, char **argv) {
         heard = []
         m = ncf.Model().tune(self.d, seconds=1.5, callback=heard.append)
         names = {"neumf": 0, "gmf": 1, "mlp": 2, "mf": 3}
-        rows = [(r["trial"], r["rung"], names[r["model"]], r["factors"], r["lr"], r["hr"], r["winner"]) for r in m.trials]
-        c_rows = [tuple(int(x) if j in (0, 1, 2, 3, 6) else float.fromhex(x) for j, x in enumerate(line.split()))
+        rows = [(r["trial"], r["rung"], names[r["model"]], r["factors"], r["lr"], r["hr"], r["winner"], r["beside"],
+                 r["partner"]) for r in m.trials]
+        c_rows = [tuple(int(x) if j in (0, 1, 2, 3, 6, 7, 8) else float.fromhex(x) for j, x in enumerate(line.split()))
                   for line in out[:-1]]
         self.assertGreater(len(rows), 3)
         self.assertEqual(c_rows, rows)
