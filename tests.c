@@ -4405,6 +4405,23 @@ static void later_rung_as_planned(const ncf_tune_report *r, const ncf_dataset *d
     }
 }
 
+/* Rung 0 of r (seed's draws): an odd count of SGD runs only when no other SGD setting drawn
+   fitted an eighth of the quarter (the partner rung 0 takes), and at most one partner. */
+static void rung0_paired(const ncf_tune_report *r, const ncf_dataset *d, uint64_t seed, double quarter)
+{
+    int i, t, sgd = 0, partners = 0;
+    for (i = 0; i < r->num_runs; i++)
+        if (r->runs[i].rung == 0) sgd += ncf__per_example_sgd(&r->runs[i].cfg), partners += r->runs[i].partner;
+    CHECKF(partners <= 1 && (partners == 0 || sgd % 2 == 0), "rung 0: %d partners, %d SGD runs", partners, sgd);
+    for (t = 0; sgd % 2 && r->num_trials < NCF__TUNE_MAX_TRIALS && t < NCF__TUNE_DRAWS; t++) {
+        int w, dk, drawn = 0;
+        ncf_config c = ncf__trial_config(d, seed, t, &w, &dk);
+        if (!ncf__per_example_sgd(&c) || ncf_tune_cost(&c, d, r->rung_epochs[0]) / 2 > quarter / 8) continue;
+        for (i = 0; i < r->num_runs; i++) drawn += r->runs[i].rung == 0 && r->runs[i].trial == t;
+        CHECKF(drawn, "rung 0: %d SGD runs, and trial %d, SGD, fitted and was left out", sgd, t);
+    }
+}
+
 /* Searches of several seeds and budgets, each later rung as planned (later_rung_as_planned);
    among them at least one rung filled past the families' thirds and one partner. */
 static void test_tune_rungs_filled_and_paired(void)
@@ -4418,6 +4435,7 @@ static void test_tune_rungs_filled_and_paired(void)
     for (seed = 1; seed <= 4; seed++) {
         o.seed = (uint64_t)seed, o.budget = 0.2 * seed;
         CHECKF(ncf_tune(&d, &o, &r) == NCF_OK, "%s", ncf_error_text());
+        rung0_paired(&r, &d, o.seed, o.budget / 4);
         for (k = 1; k < 3; k++) later_rung_as_planned(&r, &d, k, o.budget / 4);
         for (i = 0; i < r.num_runs; i++) {
             int q;
@@ -4477,6 +4495,7 @@ static void test_tune_deterministic_and_blind_to_test(void)
     }
     CHECKF(rung0 == r1.num_trials && rung0 >= 6 && rung1 >= 1 && rung1 <= rung0 && rung2 >= 1 && rung2 <= rung1,
            "rungs of %d, %d, %d runs", rung0, rung1, rung2);
+    rung0_paired(&r1, &d, o.seed, o.budget / 4);
     for (i = 1; i < 3; i++) later_rung_as_planned(&r1, &d, i, o.budget / 4);
     CHECK(r1.runs[0].trial == 0 && r1.runs[0].rung == 0 && r1.runs[r1.best].rung == 2 && !r1.too_small && !r1.stopped);
     CHECK(types[NCF_MF] + types[NCF_GMF] > 0 && types[NCF_NEUMF] > 0);
