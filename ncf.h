@@ -8047,21 +8047,21 @@ static int ncf__among(const int *alive, int n, int t)
     return n > 0;
 }
 
-/* alive[0..n) with a partner for a lone run of SGD one example a step: the best-ranked such
-   run of runs[order[0..m)] not in alive, if any; the new count. A lone such run leaves the
-   reference machine's second core idle for its whole time, so its partner costs no time beyond
-   the plan's half of the lone run, and the search sees one more setting of the family that
-   learns slowest at first. (Rung 0 does the same with the first such setting drawn that its
-   quarter did not pay for.) */
-static int ncf__partner(const ncf_trial *runs, const int *order, int m, int *alive, int n)
+/* The partner of a lone run of SGD one example a step among alive[0..n): the best-ranked such
+   run of runs[order[0..m)] not in alive; -1 when the count is even or none is left. A lone such
+   run leaves the reference machine's second core idle for its whole time, so its partner costs
+   no time beyond the plan's half of the lone run, and the search sees one more setting of the
+   family that learns slowest at first. (Rung 0 does the same with the first such setting drawn
+   that its quarter did not pay for.) */
+static int ncf__partner(const ncf_trial *runs, const int *order, int m, const int *alive, int n)
 {
     int a, sgd = 0;
     for (a = 0; a < m; a++)
         sgd += ncf__per_example_sgd(&runs[order[a]].cfg) && ncf__among(alive, n, runs[order[a]].trial);
     for (a = 0; sgd % 2 && a < m; a++)
         if (ncf__per_example_sgd(&runs[order[a]].cfg) && !ncf__among(alive, n, runs[order[a]].trial))
-            return alive[n] = runs[order[a]].trial, n + 1;
-    return n;
+            return runs[order[a]].trial;
+    return -1;
 }
 
 /* A run of a search, for ncf__side_by_side: r[k]. */
@@ -8177,7 +8177,7 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_repor
             }
             if (k < 2 && n == 0) /* (one left still trains the longer rungs) */
                 n = 1, alive[0] = rep->runs[order[0]].trial;
-            partner = k < 2 && ncf__partner(rep->runs, order, m, alive, n) > n ? alive[n++] : -1;
+            if ((partner = k < 2 ? ncf__partner(rep->runs, order, m, alive, n) : -1) >= 0) alive[n++] = partner;
             if (rep->stopped) break;
         }
     }

@@ -4349,11 +4349,15 @@ static ncf_model *final_by_hand(const ncf_dataset *d, const ncf_trial *w, int n)
     return avg;
 }
 
-/* A search: the same table for a seed on 1 and 2 threads and with the test items poisoned;
-   the rungs halve (a third goes on, three times the epochs), rung 0 is trial 0's defaults and
-   draws; each run's figures are ncf_fit's for its settings; the final model is trained on the
-   training and validation positives for the winner's chosen epochs; a budget too small for a
-   run says so. */
+/* The index of trial t's run in rung k of r; -1 when it has none. */
+static int run_in_rung(const ncf_tune_report *r, int k, int t)
+{
+    int i;
+    for (i = 0; i < r->num_runs; i++)
+        if (r->runs[i].rung == k && r->runs[i].trial == t) return i;
+    return -1;
+}
+
 /* Whether runs[i] is in the best third of its family in its rung. */
 static int in_family_third(const ncf_tune_report *r, int i)
 {
@@ -4387,17 +4391,12 @@ static void later_rung_as_planned(const ncf_tune_report *r, const ncf_dataset *d
     for (i = 0; i < r->num_runs; i++) { /* each run left out */
         const ncf_trial *left = &r->runs[i];
         double cost = ncf_tune_cost(&left->cfg, d, r->rung_epochs[k]) / (ncf__per_example_sgd(&left->cfg) ? 2 : 1);
-        int taken = 0;
-        if (left->rung != k - 1) continue;
-        for (j = 0; j < r->num_runs; j++) taken += r->runs[j].rung == k && r->runs[j].trial == left->trial;
-        if (taken) continue;
+        if (left->rung != k - 1 || run_in_rung(r, k, left->trial) >= 0) continue;
         CHECKF(planned + cost > quarter, "rung %d: trial %d left out of a quarter that paid for it", k, left->trial);
         for (j = 0; j < r->num_runs; j++) { /* each run taken after it */
             const ncf_trial *t = &r->runs[j];
-            int q, before; /* t's run in rung k - 1 */
-            if (t->rung != k || t->partner) continue;
-            for (q = 0; q < r->num_runs && !(r->runs[q].rung == k - 1 && r->runs[q].trial == t->trial); q++) {}
-            if (q == r->num_runs || in_family_third(r, q)) continue;
+            int q = t->rung == k && !t->partner ? run_in_rung(r, k - 1, t->trial) : -1, before;
+            if (q < 0 || in_family_third(r, q)) continue;
             before = in_family_third(r, i) || ncf__run_better(left, &r->runs[q], NCF_METRIC_HR);
             CHECKF(!before || planned - t->planned_seconds + cost > quarter, "rung %d: trial %d taken before trial %d",
                    k, t->trial, left->trial);
@@ -4414,11 +4413,10 @@ static void rung0_paired(const ncf_tune_report *r, const ncf_dataset *d, uint64_
         if (r->runs[i].rung == 0) sgd += ncf__per_example_sgd(&r->runs[i].cfg), partners += r->runs[i].partner;
     CHECKF(partners <= 1 && (partners == 0 || sgd % 2 == 0), "rung 0: %d partners, %d SGD runs", partners, sgd);
     for (t = 0; sgd % 2 && r->num_trials < NCF__TUNE_MAX_TRIALS && t < NCF__TUNE_DRAWS; t++) {
-        int w, dk, drawn = 0;
+        int w, dk;
         ncf_config c = ncf__trial_config(d, seed, t, &w, &dk);
         if (!ncf__per_example_sgd(&c) || ncf_tune_cost(&c, d, r->rung_epochs[0]) / 2 > quarter / 8) continue;
-        for (i = 0; i < r->num_runs; i++) drawn += r->runs[i].rung == 0 && r->runs[i].trial == t;
-        CHECKF(drawn, "rung 0: %d SGD runs, and trial %d, SGD, fitted and was left out", sgd, t);
+        CHECKF(run_in_rung(r, 0, t) >= 0, "rung 0: %d SGD runs, and trial %d, SGD, fitted and was left out", sgd, t);
     }
 }
 
@@ -4438,11 +4436,9 @@ static void test_tune_rungs_filled_and_paired(void)
         rung0_paired(&r, &d, o.seed, o.budget / 4);
         for (k = 1; k < 3; k++) later_rung_as_planned(&r, &d, k, o.budget / 4);
         for (i = 0; i < r.num_runs; i++) {
-            int q;
-            partners += r.runs[i].partner;
-            for (q = 0; r.runs[i].rung > 0 && !r.runs[i].partner && q < i; q++)
-                if (r.runs[q].rung == r.runs[i].rung - 1 && r.runs[q].trial == r.runs[i].trial)
-                    filled += !in_family_third(&r, q);
+            int q =
+                r.runs[i].rung > 0 && !r.runs[i].partner ? run_in_rung(&r, r.runs[i].rung - 1, r.runs[i].trial) : -1;
+            partners += r.runs[i].partner, filled += q >= 0 && !in_family_third(&r, q);
         }
         ncf_tune_report_free(&r);
     }
@@ -4451,6 +4447,11 @@ static void test_tune_rungs_filled_and_paired(void)
     ncf_dataset_free(&d);
 }
 
+/* A search: the same table for a seed on 1 and 2 threads and with the test items poisoned;
+   the rungs halve (a third goes on, three times the epochs), rung 0 is trial 0's defaults and
+   draws; each run's figures are ncf_fit's for its settings; the final model is trained on the
+   training and validation positives for the winner's chosen epochs; a budget too small for a
+   run says so. */
 static void test_tune_deterministic_and_blind_to_test(void)
 {
     ncf_dataset d, poisoned;
@@ -4595,10 +4596,6 @@ static ncf_model *seeded_model(const ncf_dataset *d, ncf_model_type type, int fa
     return m;
 }
 
-/* ncf_model_average: for MF and for GMF models of different factors and seeds, every logit
-   is the mean of theirs (to float rounding); the ids, rated items and epoch are the first
-   model's; one model averages to itself, bit for bit; it survives a file; other types,
-   mixed types and other users are refused. */
 /* A lone run of SGD one example a step takes as partner the best-ranked such run left out, and
    nothing else changes: by hand over a ranked rung of Adam and SGD runs. */
 static void test_tune_partners_lone_sgd_runs(void)
@@ -4612,17 +4609,21 @@ static void test_tune_partners_lone_sgd_runs(void)
         if (sgd[i]) runs[i].cfg.optimizer = NCF_OPT_SGD, runs[i].cfg.batch_size = 1;
     }
     alive[0] = 10, alive[1] = 11; /* one SGD run: 13, the best-ranked SGD run left out, joins it */
-    CHECK(ncf__partner(runs, order, 6, alive, 2) == 3 && alive[0] == 10 && alive[1] == 11 && alive[2] == 13);
+    CHECK(ncf__partner(runs, order, 6, alive, 2) == 13);
     alive[0] = 13; /* the best one chosen: 15 is next */
-    CHECK(ncf__partner(runs, order, 6, alive, 1) == 2 && alive[0] == 13 && alive[1] == 15);
+    CHECK(ncf__partner(runs, order, 6, alive, 1) == 15);
     alive[0] = 11, alive[1] = 13; /* a pair already: nothing added */
-    CHECK(ncf__partner(runs, order, 6, alive, 2) == 2 && alive[0] == 11 && alive[1] == 13);
+    CHECK(ncf__partner(runs, order, 6, alive, 2) == -1);
     alive[0] = 10, alive[1] = 12; /* no SGD run: nothing added */
-    CHECK(ncf__partner(runs, order, 6, alive, 2) == 2);
+    CHECK(ncf__partner(runs, order, 6, alive, 2) == -1);
     alive[0] = 11, alive[1] = 13, alive[2] = 15; /* three, none left out: the third stays alone */
-    CHECK(ncf__partner(runs, order, 6, alive, 3) == 3);
+    CHECK(ncf__partner(runs, order, 6, alive, 3) == -1);
 }
 
+/* ncf_model_average: for MF and for GMF models of different factors and seeds, every logit
+   is the mean of theirs (to float rounding); the ids, rated items and epoch are the first
+   model's; one model averages to itself, bit for bit; it survives a file; other types,
+   mixed types and other users are refused. */
 static void test_model_average(void)
 {
     ncf_dataset d;
