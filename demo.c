@@ -295,8 +295,9 @@ static const flag_def FLAGS[] = {
                                     "SECONDS: the planned budget (default: from the data's size, about 5\n"
                                     "minutes for ml-1m on 2 cores); see docs/tuning.md"},
     {F_TUNE_SEEDS, "--tune_seeds", "N", "an MF or GMF winner of --tune: the saved model averages it trained\n"
-                                        "from up to N seeds, as many as the final training's quarter of the\n"
-                                        "budget pays for (default %D; 1: one seed)"},
+                                        "from up to N seeds, as many as what the search leaves of the budget\n"
+                                        "pays for, for the epochs their average does best at on validation\n"
+                                        "(default %D; 1: one seed)"},
     {F_SKIP_HELD_OUT, "--skip_held_out_negatives", NULL, "never draw a user's test or validation item as a training\n"
                                                          "negative, as 0.6 trained (it reads the held-out items; for\n"
                                                          "comparing with 0.6's figures)"},
@@ -2529,19 +2530,22 @@ static void trial_words(const ncf_trial *t, char *out, size_t size)
 }
 
 typedef struct {
-    int printed, k;
+    int printed, averaged, k;
     double t0, run_t0;
 } tune_state;
 
-static void print_run(const ncf_trial *t, int k, double seconds)
+/* A row of the table; seeds > 1: the winner's seeds, averaged (rung 3). */
+static void print_run(const ncf_trial *t, int k, double seconds, int seeds)
 {
-    char what[160];
+    char what[160], seeds_note[40];
     trial_settings(t, what, sizeof what);
+    snprintf(seeds_note, sizeof seeds_note, " %d seeds averaged", seeds);
     printf("  %5d %4d  %s  HR@%d %.4f NDCG@%d %.4f  epoch %2d of %2d  %5.1f s (planned %.1f)%s\n", t->trial, t->rung,
            what, k, t->val.hr, k, t->val.ndcg, t->chosen_epoch, t->epochs_trained, seconds, t->planned_seconds,
-           t->partner      ? " 2 at once, partner"
-               : t->beside ? " 2 at once"
-                           : "");
+           seeds > 1        ? seeds_note
+               : t->partner ? " 2 at once, partner"
+               : t->beside  ? " 2 at once"
+                            : "");
     fflush(stdout);
 }
 
@@ -2550,9 +2554,14 @@ static void on_tune(void *user, const ncf_tune_report *so_far, const ncf_trial *
     tune_state *st = (tune_state *)user;
     double t = now();
     while (so_far->num_runs > st->printed) /* (two runs at once end together, and share their time) */
-        print_run(&so_far->runs[st->printed++], st->k, t - st->run_t0);
+        print_run(&so_far->runs[st->printed++], st->k, t - st->run_t0, 1);
+    if (!next && so_far->averaged.rung == 3 && !st->averaged++)
+        print_run(&so_far->averaged, st->k, t - st->run_t0, so_far->seeds);
     st->run_t0 = t;
-    if (next && isatty(2))
+    if (next && next->rung == 3 && isatty(2))
+        fprintf(stderr, "\r  trial %d from %d seeds, averaged: %d epochs at most (planned %.1f s; %.0f s so far)   ",
+                next->trial, so_far->seeds, next->epochs, next->planned_seconds, t - st->t0);
+    else if (next && isatty(2))
         fprintf(stderr, "\r  trial %d, rung %d: %d epochs at most (planned %.1f s; %.0f s so far)   ", next->trial,
                 next->rung, next->epochs, next->planned_seconds, t - st->t0);
     else if (isatty(2)) fprintf(stderr, "\r%*s\r", 90, "");
@@ -2571,14 +2580,16 @@ static int write_tune_log(const char *path, const ncf_tune_report *r)
     ncf_output_printf(
         f,
         "trial,rung,model,factors,mlp,lr,l2,num_neg,batch,weighted,decay,epochs,epochs_trained,chosen_epoch,"
-        "val_hr,val_ndcg,val_mrr,planned_s,winner,beside,partner\n");
-    for (i = 0; i < r->num_runs; i++) {
-        const ncf_trial *t = &r->runs[i];
-        ncf_output_printf(f, "%d,%d,%s,%d,%d,%.6g,%.6g,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.3f,%d,%d,%d\n", t->trial,
-                          t->rung, model_name(t->cfg.model), t->cfg.mf_dim,
+        "val_hr,val_ndcg,val_mrr,planned_s,winner,beside,partner,seeds\n");
+    for (i = 0; i <= r->num_runs; i++) { /* (the runs, then the winner's seeds averaged) */
+        const ncf_trial *t = i < r->num_runs ? &r->runs[i] : &r->averaged;
+        if (i == r->num_runs && t->rung != 3) break;
+        ncf_output_printf(f, "%d,%d,%s,%d,%d,%.6g,%.6g,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.3f,%d,%d,%d,%d\n",
+                          t->trial, t->rung, model_name(t->cfg.model), t->cfg.mf_dim,
                           t->cfg.model == NCF_NEUMF ? t->cfg.layers[0] : 0, t->cfg.lr, t->cfg.mf_reg, t->cfg.num_neg,
                           t->cfg.batch_size, t->weighted, t->decay, t->epochs, t->epochs_trained, t->chosen_epoch,
-                          t->val.hr, t->val.ndcg, t->val.mrr, t->planned_seconds, i == r->best, t->beside, t->partner);
+                          t->val.hr, t->val.ndcg, t->val.mrr, t->planned_seconds, i == r->best, t->beside, t->partner,
+                          i < r->num_runs ? 1 : r->seeds);
     }
     if (ncf_output_commit(f) != NCF_OK) {
         fprintf(stderr, "demo: --log: %s\n", ncf_error_text());
@@ -2638,14 +2649,15 @@ static int tune(const options *o, const ncf_dataset *d, const epoch_row *pop, nc
             printf("warning: even the best settings found are no better than recommending the most popular items on "
                    "validation (%s@%d %.4f against %.4f)\n",
                    name, to.eval.k, v, chosen(o, pop));
-        if (rep.seeds > 1)
-            printf("training it on training + validation for %d epochs from %d seeds, their scores averaged (one %s "
-                   "of %d factors)\n",
-                   w->chosen_epoch > 0 ? w->chosen_epoch : 1, rep.seeds, model_name(w->cfg.model),
-                   rep.seeds * w->cfg.mf_dim);
-        else printf("training it on training + validation for %d epochs\n", w->chosen_epoch > 0 ? w->chosen_epoch : 1);
+        if (rep.seeds > 1) {
+            printf("its %d seeds on training alone, their scores averaged: validation %s@%d %.4f at epoch %d of %d\n",
+                   rep.seeds, name, to.eval.k, ncf_metric_value(&rep.averaged.val, to.eval.metric),
+                   rep.averaged.chosen_epoch, rep.averaged.epochs_trained);
+            printf("training them on training + validation for %d epochs, averaged (one %s of %d factors)\n",
+                   rep.final_epochs, model_name(w->cfg.model), rep.seeds * w->cfg.mf_dim);
+        } else printf("training it on training + validation for %d epochs\n", rep.final_epochs);
     }
-    ps.tty = isatty(2), ps.count_epochs = 1, ps.epochs = rep.runs[rep.best].chosen_epoch;
+    ps.tty = isatty(2), ps.count_epochs = 1, ps.epochs = rep.final_epochs;
     if (!write_tune_log(o->log, &rep) || ncf_tune_final(out, d, &rep, on_progress, &ps) != NCF_OK) {
         if (!*out) fprintf(stderr, "demo: %s\n", ncf_error_text());
         ncf_tune_report_free(&rep);

@@ -116,6 +116,8 @@
             ncf_tune_opts.seeds, ncf_tune_report.seeds: an MF or GMF winner retrained from seeds, averaged
             ncf_tune: later rungs fill their quarter by rank; a lone SGD run takes a partner
             (ncf_trial.partner)
+            ncf_tune: the winner's seeds choose their epochs, by their average on validation
+            (ncf_tune_report.averaged, final_epochs); the final takes what the rungs left
             API: ncf_load_opts.weighting, .alpha, columns[NCF_COL_STRENGTH]: a positive weighs
             1 + alpha f(strength); ncf_dataset.weight, .val_weight; a label is 0 or a positive's weight
             The validation's full ranking counts the test item (nothing choosing reads it)
@@ -967,10 +969,12 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *op
    draws model type (MF, GMF, NeuMF), factors, MLP widths, learning rate, L2, negatives per
    positive, batch size, for half the MF trials Rendle et al.'s recipe (SGD one example a step,
    its rate decayed) and, when the data has weights, whether to use them; trial 0 is
-   ncf_config_default. The plan is fixed by the budget, the data's size and the seed through a
-   cost model of each run (its training examples and evaluations; ncf_tune_cost), never by a
-   clock, so a search gives the same table on 1 or many threads and on any machine; only
-   max_seconds, when set, looks at the time. */
+   ncf_config_default. An MF or GMF winner's seeds then train on training alone in step, and
+   the epoch at which their average does best on validation is the final's (rep->averaged).
+   The plan is fixed by the budget, the data's size and the seed through a cost model of each
+   run (its training examples and evaluations; ncf_tune_cost), never by a clock, so a search
+   gives the same table on 1 or many threads and on any machine; only max_seconds, when set,
+   looks at the time. */
 typedef struct ncf_trial {
     int trial;              /* which settings (0: the defaults), in the order drawn */
     int rung;               /* 0, 1 or 2: its round of the halving */
@@ -992,22 +996,30 @@ typedef struct ncf_tune_report {
     int best;        /* runs[best]: the winner's last run */
     int num_trials;  /* settings drawn (rung 0's runs) */
     int rung_epochs[3];
-    double planned_seconds; /* the runs' costs summed */
+    double planned_seconds; /* the runs' costs summed, the seeds' below with them */
     int seeds;              /* the final model averages the winner trained from this many seeds */
+    ncf_trial averaged;     /* seeds > 1: those seeds trained on training alone, in step, their
+                               average's validation after each epoch choosing final_epochs (rung 3,
+                               trial and settings the winner's; rung -1 when not run) */
+    int final_epochs;       /* the epochs the final training runs: the average's chosen epoch, or
+                               the winner's (0 in a report made by hand: the winner's) */
     int too_small;          /* 1: the budget fits no run (nothing run; train the defaults) */
     int stopped;            /* 1: max_seconds passed, and the runs not started were dropped */
 } ncf_tune_report;
 typedef void (*ncf_tune_progress_fn)(void *user, const ncf_tune_report *so_far, const ncf_trial *next);
 typedef struct ncf_tune_opts {
     double budget;                 /* planned seconds (ncf_tune_cost) for the search and the final
-                                 training, a quarter each for the three rungs and the final [300] */
+                                 training: a quarter each for the three rungs, the rest (a quarter
+                                 at least) for the final's seeds [300] */
     uint64_t seed;                 /* draws the settings; also each model's seed [1] */
     int max_epochs;                /* the last rung's epochs; rungs of a ninth and a third of it [18] */
     int patience;                  /* within a run [3] */
     ncf_eval_opts eval;            /* what chooses [validation HR@10, sampled] */
     double max_seconds;            /* > 0: start no run past this many seconds of wall time [0] */
     int seeds;                     /* an MF or GMF winner: the final model averages up to this many
-                                      seeds of it, as the final's quarter pays for [4] */
+                                      seeds of it, as what the rungs leave of the budget (a quarter
+                                      at least) pays for: their epochs chosen on training alone, then
+                                      trained on training + validation [4] */
     ncf_tune_progress_fn progress; /* before each run (next) and at the end (next NULL), or NULL */
     void *user;
 } ncf_tune_opts;
@@ -1021,10 +1033,11 @@ NCFDEF double ncf_tune_cost(const ncf_config *cfg, const ncf_dataset *data, int 
 NCFDEF double ncf_tune_budget(const ncf_dataset *data);
 /* Runs the search on data (with validation items: ncf_hold_out_validation) and fills rep. */
 NCFDEF int ncf_tune(const ncf_dataset *data, const ncf_tune_opts *opts, ncf_tune_report *rep);
-/* The winner trained anew on the training and the validation positives, for its chosen number
-   of epochs: the model to evaluate on test, once, and to ship. An MF or GMF winner is trained
-   from rep->seeds seeds (the winner's, then the next ones) and averaged (ncf_model_average).
-   Its ids are the data's. */
+/* The winner trained anew on the training and the validation positives, for rep->final_epochs:
+   the model to evaluate on test, once, and to ship. An MF or GMF winner is trained from
+   rep->seeds seeds (the winner's, then the next ones) and averaged (ncf_model_average), for the
+   epochs at which their average trained on training alone did best on validation: an average
+   of models is at its best later than any one of them. Its ids are the data's. */
 NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *data, const ncf_tune_report *rep,
                           ncf_progress_fn progress, void *user);
 NCFDEF void ncf_tune_report_free(ncf_tune_report *rep);
@@ -7980,6 +7993,7 @@ static int ncf__tune_check(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tun
 {
     if (!rep) return ncf__fail(NCF_ERR_ARG, "ncf_tune: NULL report");
     memset(rep, 0, sizeof *rep);
+    rep->averaged.rung = -1;
     if (!d || !d->user_ptr || !o) return ncf__fail(NCF_ERR_ARG, "ncf_tune: need data and options");
     if (!ncf__has_val(d))
         return ncf__fail(NCF_ERR_ARG, "ncf_tune: the data has no validation items (ncf_hold_out_validation)");
@@ -7997,20 +8011,30 @@ static int ncf__tune_check(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tun
    factors. */
 static int ncf__averages(const ncf_config *c) { return c->model == NCF_MF || c->model == NCF_GMF; }
 
-/* The planned seconds of the final training of r from k seeds: runs of SGD one example a step
-   two at a time, one thread each of the reference machine's two (ncf__final_train). */
-static double ncf__final_cost(const ncf_dataset *d, const ncf_trial *r, int k)
+/* The planned seconds of training r from k seeds for `epochs` epochs on train positives, with an
+   evaluation of their average on val_users users each epoch: runs of SGD one example a step two
+   at a time, one thread each of the reference machine's two (ncf__seeds_train). */
+static double ncf__seeds_cost(const ncf_dataset *d, const ncf_trial *r, int k, double train, double val_users,
+                              int epochs)
 {
-    int epochs = r->chosen_epoch > 0 ? r->chosen_epoch : 1, rounds = ncf__per_example_sgd(&r->cfg) ? (k + 1) / 2 : k;
-    return rounds * ncf__run_cost(&r->cfg, (double)ncf__all_train(d) + ncf__val_users(d), 0, 0, epochs);
+    int rounds = ncf__per_example_sgd(&r->cfg) ? (k + 1) / 2 : k;
+    return rounds * ncf__run_cost(&r->cfg, train, 0, 0, epochs) +
+        ncf__run_cost(&r->cfg, 0, k * val_users, ncf__val_candidates(d), epochs);
 }
 
 /* The seeds the final averages: up to o->seeds for a winner ncf_model_average takes (MF, GMF),
-   as many as the final's quarter of the budget pays for, one at least. */
-static int ncf__final_seeds(const ncf_dataset *d, const ncf_tune_opts *o, const ncf_trial *r, double quarter)
+   as many as `left` of the budget pays for, one at least: their run of r's epochs on training
+   alone, and the final's on training + validation, planned at r's chosen epochs (the average's
+   come later as a rule, and the final then runs past its plan by the difference; planned at
+   all r's epochs, ml-1m's 600 s would pay for 2 seeds, not 4: docs/tuning.md). */
+static int ncf__final_seeds(const ncf_dataset *d, const ncf_tune_opts *o, const ncf_trial *r, double left)
 {
-    int k = o->seeds > 1 && ncf__averages(&r->cfg) ? o->seeds : 1;
-    while (k > 1 && ncf__final_cost(d, r, k) > quarter) k--;
+    int k = o->seeds > 1 && ncf__averages(&r->cfg) ? o->seeds : 1, chosen = r->chosen_epoch > 0 ? r->chosen_epoch : 1;
+    double train = (double)ncf__all_train(d), all = train + ncf__val_users(d);
+    while (k > 1 &&
+           ncf__seeds_cost(d, r, k, train, ncf__val_users(d), r->epochs) + ncf__seeds_cost(d, r, k, all, 0, chosen) >
+               left)
+        k--;
     return k;
 }
 
@@ -8075,6 +8099,133 @@ static int ncf__tune_one(void *ctx, int k)
 {
     const ncf__tune_job *j = (const ncf__tune_job *)ctx;
     return ncf__tune_run(j->d, j->o, &j->r[k]);
+}
+
+/* The final's seeds: models of the winner from seeds r's + k, trained in step. */
+typedef struct {
+    ncf_model **models;
+    ncf_sampler *smp;
+    const ncf_trial *r;
+    int first, last; /* the epochs to train next, from 1 */
+    ncf_progress_fn progress;
+    void *user;
+} ncf__seeds;
+
+/* Epochs first..last of seed k: a decayed rate falls over the run's epochs, as it fell. */
+static int ncf__seed_epochs(void *ctx, int k)
+{
+    const ncf__seeds *j = (const ncf__seeds *)ctx;
+    ncf_model *m = j->models[k];
+    int rc = NCF_OK, e;
+    float lr = m->cfg.lr;
+    for (e = j->first; e <= j->last && rc == NCF_OK; e++) {
+        if (j->r->decay) m->cfg.lr = ncf_decayed_lr(lr, e - 1, j->r->epochs);
+        rc = ncf_train_epoch(m, &j->smp[k], e, k ? NULL : j->progress, j->user, NULL);
+        m->cfg.lr = lr;
+    }
+    return rc;
+}
+
+/* n fresh models of r (the first with ids's ids), each sampling data's positives. */
+static int ncf__seeds_init(ncf__seeds *j, int n, const ncf_trial *r, const ncf_dataset *ids, const ncf_dataset *data)
+{
+    int k, rc = NCF_OK;
+    memset(j, 0, sizeof *j);
+    j->r = r;
+    j->models = NCF__ZNEW(ncf_model *, n), j->smp = NCF__NEW(ncf_sampler, n);
+    if (!j->models || !j->smp) return ncf__fail(NCF_ERR_NOMEM, "out of memory for %d seeds", n);
+    for (k = 0; k < n && rc == NCF_OK; k++) {
+        ncf_config c = r->cfg;
+        c.seed = r->cfg.seed + (uint64_t)k;
+        if ((rc = ncf_model_create(&j->models[k], &c)) == NCF_OK &&
+            (k || (rc = ncf_model_set_ids(j->models[k], ids)) == NCF_OK))
+            rc = ncf_sampler_init(&j->smp[k], data, c.num_neg, c.seed);
+    }
+    return rc;
+}
+
+static void ncf__seeds_free(ncf__seeds *j, int n)
+{
+    int k;
+    for (k = 0; j->models && k < n; k++) ncf_model_free(j->models[k]);
+    NCF_FREE(j->models), NCF_FREE(j->smp);
+}
+
+/* Epochs first..last of every seed. SGD one example a step runs on one thread, so its seeds
+   train side by side; the others train in turn, each on every thread. Progress is the first
+   seed's. */
+static int ncf__seeds_train(ncf__seeds *j, int n, int first, int last)
+{
+    int k, rc = NCF_OK, at = 0;
+    j->first = first, j->last = last;
+    if (!ncf__per_example_sgd(&j->r->cfg)) {
+        for (k = 0; k < n && rc == NCF_OK; k++) rc = ncf__seed_epochs(j, k);
+        return rc;
+    }
+    if ((rc = ncf__side_by_side(ncf__seed_epochs, j, n, &at)) != NCF_OK) {
+        char seed[24];
+        snprintf(seed, sizeof seed, "seed %d", at);
+        rc = ncf__prefix_error(rc, seed);
+    }
+    return rc;
+}
+
+/* The seeds of the winner trained on training alone, in step, their average evaluated on
+   validation after each epoch: rep->averaged gets the epoch it did best at and its figures
+   (patience as in a run; a decayed run trains its whole schedule). */
+static int ncf__average_seeds(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_report *rep)
+{
+    ncf_trial *a = &rep->averaged;
+    ncf_dataset view = *d; /* (without weights when the winner did not use them) */
+    ncf__seeds j;
+    ncf_metrics now;
+    int rc, e = 1, since = 0;
+    if (!a->weighted) view.weight = NULL;
+    if ((rc = ncf__seeds_init(&j, rep->seeds, a, d, &view)) == NCF_OK)
+        for (e = 1; e <= a->epochs; e++) {
+            ncf_model *avg = NULL;
+            if ((rc = ncf__seeds_train(&j, rep->seeds, e, e)) != NCF_OK ||
+                (rc = ncf_model_average(&avg, j.models, rep->seeds)) != NCF_OK)
+                break;
+            rc = ncf_evaluate_opts(avg, &view, &o->eval, &now);
+            ncf_model_free(avg);
+            if (rc != NCF_OK) break;
+            if (!a->chosen_epoch || ncf_metric_value(&now, o->eval.metric) > ncf_metric_value(&a->val, o->eval.metric))
+                a->val = now, a->chosen_epoch = e, since = 0;
+            else if (!a->decay && o->patience && ++since >= o->patience) {
+                e++;
+                break;
+            }
+        }
+    a->epochs_trained = e - 1;
+    ncf__seeds_free(&j, rep->seeds);
+    return rc == NCF_OK ? NCF_OK : ncf__prefix_error(rc, "ncf_tune: the winner's seeds");
+}
+
+/* The final's plan: what the rungs left of the budget, a quarter at least, pays for the seeds;
+   with more than one, their average chooses the final's epochs (ncf__average_seeds). A search
+   past max_seconds trains the winner once, for its own chosen epochs. */
+static int ncf__plan_final(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_report *rep, double quarter,
+                           time_t start)
+{
+    const ncf_trial *w = &rep->runs[rep->best];
+    double left = o->budget - rep->planned_seconds;
+    int rc;
+    rep->averaged.rung = -1;
+    rep->final_epochs = w->chosen_epoch > 0 ? w->chosen_epoch : 1;
+    rep->seeds = ncf__final_seeds(d, o, w, left > quarter ? left : quarter);
+    if (o->max_seconds > 0 && difftime(time(NULL), start) > o->max_seconds) rep->stopped = 1;
+    if (rep->stopped) rep->seeds = 1;
+    if (rep->seeds < 2) return NCF_OK;
+    rep->averaged = *w;
+    rep->averaged.rung = 3, rep->averaged.chosen_epoch = 0, rep->averaged.beside = 0, rep->averaged.partner = 0;
+    rep->averaged.planned_seconds =
+        ncf__seeds_cost(d, w, rep->seeds, (double)ncf__all_train(d), ncf__val_users(d), rep->averaged.epochs);
+    if (o->progress) o->progress(o->user, rep, &rep->averaged);
+    if ((rc = ncf__average_seeds(d, o, rep)) != NCF_OK) return rc;
+    rep->planned_seconds += rep->averaged.planned_seconds;
+    rep->final_epochs = rep->averaged.chosen_epoch;
+    return NCF_OK;
 }
 
 NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_report *rep)
@@ -8182,7 +8333,7 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_repor
         }
     }
     NCF_FREE(alive), NCF_FREE(order);
-    if (rc == NCF_OK && rep->num_runs > 0) rep->seeds = ncf__final_seeds(d, o, &rep->runs[rep->best], rung_budget);
+    if (rc == NCF_OK && rep->num_runs > 0) rc = ncf__plan_final(d, o, rep, rung_budget, start);
     if (o->progress && rc == NCF_OK) o->progress(o->user, rep, NULL);
     if (rc != NCF_OK) ncf_tune_report_free(rep);
     return rc;
@@ -8221,73 +8372,13 @@ static int ncf__train_with_validation(const ncf_dataset *d, int weighted, ncf_da
     return NCF_OK;
 }
 
-/* The chosen epochs of r from the first, on the sampler's data: a decayed rate falls over the
-   run's epochs, as it fell. progress may be NULL. */
-static int ncf__final_epochs(ncf_model *m, const ncf_sampler *smp, const ncf_trial *r, ncf_progress_fn progress,
-                             void *user)
-{
-    int rc = NCF_OK, e, epochs = r->chosen_epoch > 0 ? r->chosen_epoch : 1;
-    float lr = m->cfg.lr;
-    for (e = 1; e <= epochs && rc == NCF_OK; e++) {
-        if (r->decay) m->cfg.lr = ncf_decayed_lr(lr, e - 1, r->epochs);
-        rc = ncf_train_epoch(m, smp, e, progress, user, NULL);
-        m->cfg.lr = lr;
-    }
-    return rc;
-}
-
-/* The final's seeds, for ncf__side_by_side: models[k] trained on all. */
-typedef struct {
-    ncf_model **models;
-    const ncf_sampler *smp;
-    const ncf_trial *r;
-    ncf_progress_fn progress;
-    void *user;
-} ncf__final_job;
-
-static int ncf__final_seed(void *ctx, int k)
-{
-    const ncf__final_job *j = (const ncf__final_job *)ctx;
-    return ncf__final_epochs(j->models[k], &j->smp[k], j->r, k ? NULL : j->progress, j->user);
-}
-
-/* Models k = 0..n-1 of r, from seeds r's + k, trained on all. SGD one example a step runs on
-   one thread, so its seeds train side by side; the others train in turn, each on every thread.
-   Progress is the first model's. */
-static int ncf__final_train(ncf_model **models, int n, const ncf_dataset *d, const ncf_dataset *all, const ncf_trial *r,
-                            ncf_progress_fn progress, void *user)
-{
-    ncf_sampler *smp = NCF__NEW(ncf_sampler, n);
-    ncf__final_job job;
-    int k, rc = NCF_OK, at = 0;
-    if (!smp) return ncf__fail(NCF_ERR_NOMEM, "ncf_tune_final: out of memory for %d seeds", n);
-    for (k = 0; k < n && rc == NCF_OK; k++) {
-        ncf_config c = r->cfg;
-        c.seed = r->cfg.seed + (uint64_t)k;
-        if ((rc = ncf_model_create(&models[k], &c)) == NCF_OK &&
-            (k || (rc = ncf_model_set_ids(models[k], d)) == NCF_OK))
-            rc = ncf_sampler_init(&smp[k], all, c.num_neg, c.seed);
-    }
-    job.models = models, job.smp = smp, job.r = r, job.progress = progress, job.user = user;
-    if (rc == NCF_OK && ncf__per_example_sgd(&r->cfg)) {
-        if ((rc = ncf__side_by_side(ncf__final_seed, &job, n, &at)) != NCF_OK) {
-            char seed[40];
-            snprintf(seed, sizeof seed, "ncf_tune_final: seed %d", at);
-            rc = ncf__prefix_error(rc, seed);
-        }
-    } else
-        for (k = 0; k < n && rc == NCF_OK; k++) rc = ncf__final_seed(&job, k);
-    NCF_FREE(smp);
-    return rc;
-}
-
 NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *d, const ncf_tune_report *rep, ncf_progress_fn progress,
                           void *user)
 {
     const ncf_trial *r;
     ncf_dataset all;
-    ncf_model **models;
-    int rc, k, n;
+    ncf__seeds j;
+    int rc, n, epochs;
     if (!out) return ncf__fail(NCF_ERR_ARG, "ncf_tune_final: NULL out");
     *out = NULL;
     if (!d || !d->user_ptr || !ncf__has_val(d) || !rep || !rep->runs || rep->best < 0 || rep->best >= rep->num_runs)
@@ -8297,16 +8388,17 @@ NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *d, const ncf_tune_
     r = &rep->runs[rep->best];
     n = rep->seeds > 1 && ncf__averages(&r->cfg) ? rep->seeds : 1;
     if (n > NCF__MAX_SEEDS) return ncf__fail(NCF_ERR_ARG, "ncf_tune_final: %d seeds, past %d", n, NCF__MAX_SEEDS);
-    if (!(models = NCF__ZNEW(ncf_model *, n))) return ncf__fail(NCF_ERR_NOMEM, "ncf_tune_final: out of memory");
-    if ((rc = ncf__train_with_validation(d, r->weighted, &all)) == NCF_OK) {
-        rc = ncf__final_train(models, n, d, &all, r, progress, user);
-        ncf_dataset_free(&all);
+    epochs = rep->final_epochs > 0 ? rep->final_epochs : r->chosen_epoch > 0 ? r->chosen_epoch : 1;
+    if ((rc = ncf__train_with_validation(d, r->weighted, &all)) != NCF_OK) return rc;
+    if ((rc = ncf__seeds_init(&j, n, r, d, &all)) == NCF_OK) {
+        j.progress = progress, j.user = user;
+        rc = ncf__seeds_train(&j, n, 1, epochs);
     }
-    if (rc == NCF_OK && n == 1) *out = models[0], models[0] = NULL;
-    else if (rc == NCF_OK) rc = ncf_model_average(out, models, n);
-    for (k = 0; k < n; k++) ncf_model_free(models[k]);
-    NCF_FREE(models);
-    return rc;
+    if (rc == NCF_OK && n == 1) *out = j.models[0], j.models[0] = NULL;
+    else if (rc == NCF_OK) rc = ncf_model_average(out, j.models, n);
+    ncf__seeds_free(&j, n);
+    ncf_dataset_free(&all);
+    return rc == NCF_OK ? rc : ncf__prefix_error(rc, "ncf_tune_final");
 }
 #endif
 

@@ -4310,7 +4310,10 @@ static int tune_rows_equal(const ncf_tune_report *a, const ncf_tune_report *b)
             x->epochs_trained == y->epochs_trained && x->val.hr == y->val.hr && x->val.ndcg == y->val.ndcg &&
             x->weighted == y->weighted && !memcmp(&x->cfg, &y->cfg, sizeof x->cfg);
     }
-    return ok;
+    return ok && a->seeds == b->seeds && a->final_epochs == b->final_epochs &&
+        a->averaged.chosen_epoch == b->averaged.chosen_epoch &&
+        a->averaged.epochs_trained == b->averaged.epochs_trained && a->averaged.val.hr == b->averaged.val.hr &&
+        a->averaged.val.ndcg == b->averaged.val.ndcg;
 }
 
 static int g_tune_calls;
@@ -4320,33 +4323,61 @@ static void count_tune_calls(void *user, const ncf_tune_report *so_far, const nc
     g_tune_calls++;
 }
 
-/* The final model by hand: the winner w trained on d's training and validation positives from
-   seeds w's + k, k < n, each for its chosen epochs (a decayed rate as it fell), then averaged
-   (n > 1). NULL on a failure. */
-static ncf_model *final_by_hand(const ncf_dataset *d, const ncf_trial *w, int n)
+/* The winner w by hand from seeds w's + k, k < n, trained in step for `epochs` epochs (a decayed
+   rate as it fell) on d's training positives, with its validation items when all: their average
+   (n > 1). Trained on training alone, *best gets the epoch at which the average did best on
+   validation HR@10 (the first of equals) and *best_hr that HR. NULL on a failure. */
+static ncf_model *seeds_by_hand(const ncf_dataset *d, const ncf_trial *w, int n, int all, int epochs, int *best,
+                                double *best_hr)
 {
+    static ncf_sampler smp[NCF__MAX_SEEDS];
     ncf_model *seeds[NCF__MAX_SEEDS] = {NULL}, *avg = NULL;
-    ncf_dataset all;
+    ncf_dataset data = *d, with_val;
     int k, e, ok;
-    memset(&all, 0, sizeof all);
-    ok = n >= 1 && n <= NCF__MAX_SEEDS && ncf__train_with_validation(d, w->weighted, &all) == NCF_OK;
+    memset(&with_val, 0, sizeof with_val);
+    if (!w->weighted) data.weight = NULL;
+    ok = n >= 1 && n <= NCF__MAX_SEEDS && (!all || ncf__train_with_validation(d, w->weighted, &with_val) == NCF_OK);
     for (k = 0; ok && k < n; k++) {
         ncf_config c = w->cfg;
-        ncf_sampler smp;
         c.seed += (uint64_t)k;
         ok = ncf_model_create(&seeds[k], &c) == NCF_OK && (k || ncf_model_set_ids(seeds[k], d) == NCF_OK) &&
-            ncf_sampler_init(&smp, &all, c.num_neg, c.seed) == NCF_OK;
-        for (e = 1; ok && e <= (w->chosen_epoch > 0 ? w->chosen_epoch : 1); e++) {
-            seeds[k]->cfg.lr = w->decay ? ncf_decayed_lr(c.lr, e - 1, w->epochs) : c.lr;
-            ok = ncf_train_epoch(seeds[k], &smp, e, NULL, NULL, NULL) == NCF_OK;
-            seeds[k]->cfg.lr = c.lr;
+            ncf_sampler_init(&smp[k], all ? &with_val : &data, c.num_neg, c.seed) == NCF_OK;
+    }
+    if (best) *best = 0, *best_hr = -1;
+    for (e = 1; ok && e <= epochs; e++) {
+        for (k = 0; ok && k < n; k++) {
+            float lr = seeds[k]->cfg.lr;
+            seeds[k]->cfg.lr = w->decay ? ncf_decayed_lr(lr, e - 1, w->epochs) : lr;
+            ok = ncf_train_epoch(seeds[k], &smp[k], e, NULL, NULL, NULL) == NCF_OK;
+            seeds[k]->cfg.lr = lr;
+        }
+        if (ok && best && n > 1) {
+            ncf_eval_opts eo = ncf_eval_opts_default();
+            ncf_metrics v;
+            eo.target = NCF_EVAL_VALIDATION;
+            ok = ncf_model_average(&avg, seeds, n) == NCF_OK && ncf_evaluate_opts(avg, &data, &eo, &v) == NCF_OK;
+            if (ok && v.hr > *best_hr) *best = e, *best_hr = v.hr;
+            ncf_model_free(avg), avg = NULL;
         }
     }
     if (ok && n == 1) avg = seeds[0], seeds[0] = NULL;
     else if (ok && ncf_model_average(&avg, seeds, n) != NCF_OK) avg = NULL;
     for (k = 0; k < n && k < NCF__MAX_SEEDS; k++) ncf_model_free(seeds[k]);
-    ncf_dataset_free(&all);
+    ncf_dataset_free(&with_val);
     return avg;
+}
+
+/* Whether k seeds of r's winner fit what its rungs left of o's budget (a quarter at least): their
+   run on training alone of the winner's epochs and the final's of its chosen epochs. */
+static int final_seeds_fit(const ncf_dataset *d, const ncf_tune_opts *o, const ncf_tune_report *r, int k)
+{
+    const ncf_trial *w = &r->runs[r->best];
+    double rungs = r->planned_seconds - (r->seeds > 1 ? r->averaged.planned_seconds : 0);
+    double left = o->budget - rungs > o->budget / 4 ? o->budget - rungs : o->budget / 4;
+    double train = (double)ncf__all_train(d), all = train + ncf__val_users(d);
+    return ncf__seeds_cost(d, w, k, train, ncf__val_users(d), w->epochs) +
+        ncf__seeds_cost(d, w, k, all, 0, w->chosen_epoch > 0 ? w->chosen_epoch : 1) <=
+        left;
 }
 
 /* The index of trial t's run in rung k of r; -1 when it has none. */
@@ -4516,17 +4547,17 @@ static void test_tune_deterministic_and_blind_to_test(void)
               f1->cfg.num_neg == w->cfg.num_neg);
         ncf_model_free(by_hand);
     }
-    { /* the seeds: as many as the final's quarter pays for, up to o.seeds, for MF and GMF; the final
+    { /* the seeds: as many as the budget left pays for, up to o.seeds, for MF and GMF; the final
          model is the average of the winner trained from each, by hand */
         const ncf_trial *w = &r1.runs[r1.best];
         int averaged = w->cfg.model == NCF_MF || w->cfg.model == NCF_GMF;
         ncf_model *avg = NULL;
-        CHECKF(averaged ? r1.seeds >= 1 && r1.seeds <= o.seeds &&
-                       (r1.seeds == 1 || ncf__final_cost(&d, w, r1.seeds) <= o.budget / 4) &&
-                       (r1.seeds == o.seeds || ncf__final_cost(&d, w, r1.seeds + 1) > o.budget / 4)
+        CHECKF(averaged ? r1.seeds >= 1 && r1.seeds <= o.seeds && final_seeds_fit(&d, &o, &r1, r1.seeds) &&
+                       (r1.seeds == o.seeds || !final_seeds_fit(&d, &o, &r1, r1.seeds + 1))
                         : r1.seeds == 1,
                "%d seeds", r1.seeds);
-        CHECK((avg = final_by_hand(&d, w, r1.seeds)) != NULL);
+        CHECK(r1.final_epochs == (r1.seeds > 1 ? r1.averaged.chosen_epoch : w->chosen_epoch > 0 ? w->chosen_epoch : 1));
+        CHECK((avg = seeds_by_hand(&d, w, r1.seeds, 1, r1.final_epochs, NULL, NULL)) != NULL);
         CHECK(avg && f1 && state_hash(avg) == state_hash(f1));
         ncf_model_free(avg);
     }
@@ -4707,13 +4738,77 @@ static void test_tune_final_seeds_side_by_side(void)
     ncf_set_threads(2);
     CHECKF(ncf_tune_final(&f2, &d, &rep, NULL, NULL) == NCF_OK, "%s", ncf_error_text());
     CHECK(f1 && f2 && f1->cfg.mf_dim == 48 && f1->epoch == 4 && state_hash(f1) == state_hash(f2));
-    avg = final_by_hand(&d, &run, 3);
+    avg = seeds_by_hand(&d, &run, 3, 1, 4, NULL, NULL);
     CHECK(avg && f1 && state_hash(avg) == state_hash(f1));
     ncf_model_free(f2), f2 = NULL;
     run.cfg.lr = 1000; /* (every seed diverges) */
     CHECK_ERR(ncf_tune_final(&f2, &d, &rep, NULL, NULL), NCF_ERR_DATA, "seed 0: ");
     CHECK(f2 == NULL);
     ncf_model_free(avg), ncf_model_free(f1), ncf_dataset_free(&d);
+}
+
+/* The final's seeds choose their epochs: trained on training alone, in step, their average
+   evaluated on validation after each epoch, the epoch it did best at is the final's (patience
+   stopping a run with a constant rate; a decayed one training its whole schedule), the same by
+   hand, on 1 and 2 threads and with the test items poisoned; the final model is those seeds
+   trained on training + validation for that many epochs. */
+static void test_tune_seeds_choose_their_epochs(void)
+{
+    ncf_dataset d, poisoned;
+    ncf_tune_opts o = ncf_tune_opts_default();
+    ncf_trial run;
+    int sgd, later = 0;
+    CHECK(tune_data(&d, 0) && tune_data(&poisoned, 1));
+    o.seeds = 3, o.patience = 2, o.budget = 1e6;
+    for (sgd = 0; sgd < 2; sgd++) {
+        ncf_tune_report r1, r2;
+        ncf_model *final = NULL, *by_hand = NULL;
+        int best = -1;
+        double hr = -1;
+        memset(&run, 0, sizeof run);
+        run.cfg = ncf_config_default();
+        run.cfg.model = NCF_MF, run.cfg.mf_dim = 16, run.cfg.num_users = d.num_users, run.cfg.num_items = d.num_items;
+        run.cfg.seed = 7, run.epochs = 8, run.chosen_epoch = 2, run.rung = 2;
+        if (sgd)
+            run.cfg.optimizer = NCF_OPT_SGD, run.cfg.batch_size = 1, run.cfg.num_neg = 4, run.cfg.lr = 0.03f,
+            run.cfg.mf_reg = 0.002f, run.cfg.init_sd = 0.1f, run.decay = 1;
+        else run.cfg.lr = 0.01f, run.cfg.num_neg = 2, run.cfg.batch_size = 256;
+        memset(&r1, 0, sizeof r1), memset(&r2, 0, sizeof r2);
+        r1.runs = r2.runs = &run, r1.num_runs = r2.num_runs = 1;
+        ncf_set_threads(1);
+        CHECKF(ncf__plan_final(&d, &o, &r1, 0, time(NULL)) == NCF_OK, "%s", ncf_error_text());
+        ncf_set_threads(2);
+        CHECKF(ncf__plan_final(&poisoned, &o, &r2, 0, time(NULL)) == NCF_OK, "%s", ncf_error_text());
+        CHECK(r1.seeds == 3 && r1.averaged.rung == 3 && r1.averaged.trial == run.trial &&
+              r1.final_epochs == r1.averaged.chosen_epoch && r1.averaged.chosen_epoch >= 1 &&
+              r1.planned_seconds == r1.averaged.planned_seconds && r1.planned_seconds > 0);
+        CHECK(r1.final_epochs == r2.final_epochs && r1.averaged.val.hr == r2.averaged.val.hr &&
+              r1.averaged.val.ndcg == r2.averaged.val.ndcg && r1.averaged.epochs_trained == r2.averaged.epochs_trained);
+        CHECKF(sgd ? r1.averaged.epochs_trained == run.epochs
+                   : r1.averaged.epochs_trained == run.epochs ||
+                       r1.averaged.epochs_trained == r1.averaged.chosen_epoch + o.patience,
+               "%d epochs trained, the best %d", r1.averaged.epochs_trained, r1.averaged.chosen_epoch);
+        by_hand = seeds_by_hand(&d, &run, 3, 0, r1.averaged.epochs_trained, &best, &hr);
+        CHECKF(by_hand && best == r1.averaged.chosen_epoch && hr == r1.averaged.val.hr, "by hand epoch %d HR %.4f",
+               best, hr);
+        ncf_model_free(by_hand);
+        later += r1.final_epochs != run.chosen_epoch;
+        CHECKF(ncf_tune_final(&final, &d, &r1, NULL, NULL) == NCF_OK, "%s", ncf_error_text());
+        by_hand = seeds_by_hand(&d, &run, 3, 1, r1.final_epochs, NULL, NULL);
+        CHECK(final && by_hand && final->epoch == r1.final_epochs && final->cfg.mf_dim == 48 &&
+              state_hash(final) == state_hash(by_hand));
+        printf("    %s: the average of 3 seeds best at epoch %d of %d (HR@10 %.4f); one seed's was %d\n",
+               sgd ? "SGD one example a step, decayed" : "Adam", r1.averaged.chosen_epoch, r1.averaged.epochs_trained,
+               r1.averaged.val.hr, run.chosen_epoch);
+        ncf_model_free(final), ncf_model_free(by_hand);
+        o.max_seconds = 1e-9; /* (past it: the winner once, for its own epochs) */
+        memset(&r2, 0, sizeof r2), r2.runs = &run, r2.num_runs = 1;
+        CHECK(ncf__plan_final(&d, &o, &r2, 0, time(NULL) - 5) == NCF_OK && r2.seeds == 1 && r2.stopped &&
+              r2.final_epochs == run.chosen_epoch && r2.averaged.rung == -1 && r2.planned_seconds == 0);
+        o.max_seconds = 0;
+    }
+    CHECK(later > 0);
+    ncf_dataset_free(&d), ncf_dataset_free(&poisoned);
 }
 
 /* ---- >>in-place: models read in place, int8 rows, rated lists -------------------------------- */
@@ -6476,6 +6571,7 @@ static const test_case TESTS[] = {
     {"tune_partners_lone_sgd_runs", test_tune_partners_lone_sgd_runs},
     {"model_average", test_model_average},
     {"tune_final_seeds_side_by_side", test_tune_final_seeds_side_by_side},
+    {"tune_seeds_choose_their_epochs", test_tune_seeds_choose_their_epochs},
     {"verified_open_skips_only_whole_file_checks", test_verified_open_skips_only_whole_file_checks},
     {"in_place_answers_equal_the_copy", test_in_place_answers_equal_the_copy},
     {"opening_in_place_allocates_no_parameters", test_opening_in_place_allocates_no_parameters},

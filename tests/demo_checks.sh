@@ -115,7 +115,8 @@ plays() {
 }
 check "demo on a TAB play-count log with a header: read as written; recommends by its ids" plays
 
-# --tune: the trial table (printed and in --log), the winner trained on training + validation
+# --tune: the trial table (printed and in --log; the winner's seeds averaged, rung 3, where it has
+# them), the winner trained on training + validation
 # and its test figures beside popularity's, the saved model the one reported, the same table on 1
 # and 2 threads; a budget too small for a run trains the defaults; a search killed leaves no file
 tune() {
@@ -125,7 +126,9 @@ tune() {
         grep -A2 '^Tuned, ' "$B/tune.log" | grep -q '^    popularity ' &&
         grep -q '^saved .*tuned.ncf: the tuned settings trained on training + validation' "$B/tune.log" &&
         runs=$(tail -n +2 "$B/tune.csv" | wc -l) && [ "$runs" -ge 4 ] &&
-        [ "$(grep -c '^ *[0-9][0-9]* *[0-2]  [MGN]' "$B/tune.log")" -eq "$runs" ] &&
+        [ "$(grep -c '^ *[0-9][0-9]* *[0-3]  [MGN]' "$B/tune.log")" -eq "$runs" ] &&
+        avg=$(awk -F, '$2 == 3' "$B/tune.csv" | wc -l) && [ "$avg" -le 1 ] &&
+        { [ "$avg" -eq 0 ] || grep -q '^its [0-9]* seeds on training alone, their scores averaged: validation' "$B/tune.log"; } &&
         demo $SYN --tune 4 --threads 1 --log "$B/tune1.csv" > /dev/null && cmp "$B/tune.csv" "$B/tune1.csv" &&
         demo $SYN --load "$B/tuned.ncf" --train_epochs 0 > "$B/tuned_load.log" &&
         [ "$(grep -A1 '^Tuned, ' "$B/tune.log" | sed -n 2p)" = "$(grep '^    test ' "$B/tuned_load.log" | tail -n 1)" ] &&

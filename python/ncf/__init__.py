@@ -66,6 +66,7 @@ _tune = _sig("ncfpy_tune", _P, _P, _c.c_double, _c.c_ulonglong, _c.c_int, _c.c_i
              _c.c_int, _TUNE_PROGRESS)
 _tune_info = _sig("ncfpy_tune_info", None, _P, _i32p)
 _tune_row = _sig("ncfpy_tune_row", _c.c_int, _P, _c.c_int, _c.c_int, _f64p)
+_tune_averaged = _sig("ncfpy_tune_averaged", _c.c_int, _P, _c.c_int, _f64p)
 _tune_final = _sig("ncfpy_tune_final", _P, _P, _P, _PROGRESS)
 _tune_free = _sig("ncfpy_tune_free", None, _P)
 _evaluate = _sig("ncfpy_evaluate", _c.c_int, _P, _P, _c.c_int, _c.c_int, _i32p, _c.c_int, _f64p)
@@ -265,7 +266,7 @@ class Model:
                           batch_size or 0, init_sd or 0.0, int(seed), _choice(_OPTIMIZERS, optimizer, "optimizer"))
         self._h = None
         self._users = self._items = None
-        self.chosen_epoch = None
+        self.chosen_epoch = self.averaged = self.final_epochs = None
 
     def _need(self):
         if not self._h:
@@ -318,9 +319,12 @@ class Model:
         within a planned budget of seconds (default: from the data's size, at least 30); the
         same table for a seed on any number of threads. Then trains the winner on training +
         validation for its chosen epochs, as this model: an MF or GMF winner trained from up to
-        `seeds` seeds, their scores averaged (self.seeds says how many). self.trials holds a dict
-        a run, self.best the winner's. callback(row) hears each run as it ends; progress=True prints
-        a line a run. A budget too small for one run warns and fits the defaults. Returns self."""
+        `seeds` seeds, their scores averaged (self.seeds says how many), for the epochs at which
+        their average trained on training alone did best on validation (self.averaged, a dict as a
+        run's; None with one seed). self.final_epochs is the epochs trained. self.trials holds a
+        dict a run, self.best the winner's. callback(row) hears each run as it ends; progress=True
+        prints a line a run. A budget too small for one run warns and fits the defaults. Returns
+        self."""
         if not data.report["validation"]:
             raise Error("tune needs validation items: load the data with validation=True")
         if seconds is not None and not seconds > 0:
@@ -349,7 +353,7 @@ class Model:
         try:
             if state["error"]:
                 raise state["error"]
-            info = _np.zeros(5, _np.int32)
+            info = _np.zeros(6, _np.int32)
             _tune_info(r, info)
             self.trials = []
             for i in range(int(info[0])):
@@ -362,7 +366,9 @@ class Model:
                 self.best = None
                 return self.fit(data, progress=progress)
             self.best = self.trials[int(info[1])]
-            self.seeds = int(info[4])
+            self.seeds, self.final_epochs = int(info[4]), int(info[5])
+            x = _np.zeros(22, _np.float64)
+            self.averaged = _trial_dict(x) if _tune_averaged(r, metric, x) == 0 else None
             h = _tune_final(r, data._h, _PROGRESS(_bridge(_progress_printer(None))) if progress else _PROGRESS())
             if not h:
                 _fail()
@@ -375,8 +381,8 @@ class Model:
         self._type = _MODELS[b["model"]]
         self._settings = (b["factors"], [b["mlp"]] if b["mlp"] else [], b["lr"], b["l2"], b["negatives"], b["batch"],
                           0.1 if b["decay"] else self._settings[6], seed, 1 if b["decay"] else 0)
-        self.chosen_epoch = self.epochs_trained = max(b["chosen_epoch"], 1)
-        self.chosen_value = b["value"]
+        self.chosen_epoch = self.epochs_trained = self.final_epochs
+        self.chosen_value = (self.averaged or b)["value"]
         return self
 
     def evaluate(self, data, k=10, target="test", full_ranking=False):
@@ -545,7 +551,10 @@ def _trial_dict(x):
 
 def _tune_line(trial, rung, epochs, planned, seconds):
     import sys
-    if trial >= 0:
+    if trial >= 0 and rung == 3:
+        sys.stderr.write("\rtrial %d, its seeds averaged: %d epochs at most (planned %.1f s; %.0f s so far)   "
+                         % (trial, epochs, planned, seconds))
+    elif trial >= 0:
         sys.stderr.write("\rtrial %d, rung %d: %d epochs at most (planned %.1f s; %.0f s so far)   "
                          % (trial, rung, epochs, planned, seconds))
     else:

@@ -221,10 +221,21 @@ PY_EXPORT ncf_tune_report *ncfpy_tune(const ncf_dataset *d, double budget, unsig
 }
 
 /* The report's shape: runs, the winner's row, settings drawn, too small (1: nothing ran), the
-   seeds the final averages. */
+   seeds the final averages, the epochs it trains. */
 PY_EXPORT void ncfpy_tune_info(const ncf_tune_report *r, int *out)
 {
     out[0] = r->num_runs, out[1] = r->best, out[2] = r->num_trials, out[3] = r->too_small, out[4] = r->seeds;
+    out[5] = r->final_epochs;
+}
+
+/* The winner's seeds averaged (rung 3) as a row; NCF_ERR_ARG when they did not run. */
+PY_EXPORT int ncfpy_tune_averaged(const ncf_tune_report *r, int metric, double *x)
+{
+    ncf_tune_report one = *r;
+    if (r->averaged.rung != 3) return NCF_ERR_ARG;
+    one.runs = (ncf_trial *)&r->averaged, one.num_runs = 1, one.best = -1;
+    py_trial_row(&one, 0, metric, x);
+    return NCF_OK;
 }
 
 PY_EXPORT int ncfpy_tune_row(const ncf_tune_report *r, int i, int metric, double *x)

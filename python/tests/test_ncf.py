@@ -226,7 +226,7 @@ int main(int argc, char **argv) {
                r.runs[i].partner);
     if (ncf_tune_final(&m, &d, &r, NULL, NULL) != NCF_OK || ncf_evaluate(m, &d, 10, 0, &t) != NCF_OK)
         return fprintf(stderr, "%s\n", ncf_error_text()), 1;
-    printf("test %a %a %d\n", t.hr, t.ndcg, r.seeds);
+    printf("test %a %a %d %d %a\n", t.hr, t.ndcg, r.seeds, r.final_epochs, r.averaged.rung == 3 ? r.averaged.val.hr : -1.0);
     ncf_model_free(m), ncf_tune_report_free(&r), ncf_dataset_free(&d);
     return 0;
 }''')
@@ -247,9 +247,11 @@ int main(int argc, char **argv) {
         e = m.evaluate(self.d)
         self.assertEqual([float.fromhex(x) for x in out[-1].split()[1:3]], [e["hr"], e["ndcg"]])
         self.assertEqual(m.seeds, int(out[-1].split()[3]))
+        self.assertEqual(m.final_epochs, int(out[-1].split()[4]))
+        self.assertEqual(m.averaged["hr"] if m.seeds > 1 else -1.0, float.fromhex(out[-1].split()[5]))
         self.assertEqual(m.info["factors"], m.best["factors"] * (m.seeds if m.best["model"] in ("mf", "gmf") else 1))
         self.assertEqual(m.info["model"], m.best["model"])
-        self.assertEqual(m.info["epoch"], max(m.best["chosen_epoch"], 1))
+        self.assertEqual(m.info["epoch"], m.final_epochs)
         with self.assertRaisesRegex(ncf.Error, "seconds must be > 0"):
             ncf.Model().tune(self.d, seconds=0)
         with self.assertWarnsRegex(UserWarning, "too small"):
