@@ -2861,6 +2861,34 @@ static void test_sorts_are_n_log_n_whatever_the_order(void)
     free(a), free(b);
 }
 
+/* The one binary search (NCF__FIRST_NOT) gives the first index where its predicate is false,
+   n when none is, on every length from 0 to 70 and every cut; and ncf__nth_absent, the
+   sampler's use of it, gives the r-th item absent from a sorted list, as counting does. */
+static void test_binary_search_finds_every_cut(void)
+{
+    int32_t items[70];
+    int n, cut, r, bad = 0, absent = 0;
+    for (n = 0; n <= 70; n++)
+        for (cut = 0; cut <= n; cut++) {
+            int lo;
+            NCF__FIRST_NOT(int, lo, n, mid < cut);
+            bad += lo != cut;
+        }
+    for (n = 0; n <= 70; n++) { /* a list of n items among 150: every k-th, shifted by the length */
+        int k, nitems = 150, x;
+        for (k = 0; k < n; k++) items[k] = (int32_t)(k * 2 + (k % 3 == 0) + n % 5);
+        for (r = 0, x = 0; r < nitems - n; r++, x++) { /* x: the r-th absent item, by counting */
+            int in = 1;
+            while (in)
+                for (in = 0, k = 0; k < n; k++)
+                    if (items[k] == x) in = 1, x++;
+            bad += ncf__nth_absent(items, n, r) != x, absent++;
+        }
+    }
+    CHECKF(bad == 0, "%d wrong answers", bad);
+    printf("    every cut of lengths 0-70, and %d absent items by counting\n", absent);
+}
+
 /* ---- >>environment: a hostile system: threads that cannot start, stale temporary files ------- */
 
 /* Under an address space too small for the threads' stacks, or a limit on a user's threads,
@@ -6535,6 +6563,7 @@ static const test_case TESTS[] = {
     {"ids_chosen_against_the_hash_cost_what_random_ids_do", test_ids_chosen_against_the_hash_cost_what_random_ids_do},
     {"filters_settle_in_bounded_rounds", test_filters_settle_in_bounded_rounds},
     {"sorts_are_n_log_n_whatever_the_order", test_sorts_are_n_log_n_whatever_the_order},
+    {"binary_search_finds_every_cut", test_binary_search_finds_every_cut},
 #ifdef THREAD_LIMIT_TEST
     {"no_exit_when_threads_cannot_start", test_no_exit_when_threads_cannot_start},
 #endif
