@@ -1038,8 +1038,8 @@ NCFDEF int ncf_tune(const ncf_dataset *data, const ncf_tune_opts *opts, ncf_tune
 /* The winner trained anew on the training and the validation positives, for rep->final_epochs:
    the model to evaluate on test, once, and to ship. An MF or GMF winner is trained from
    rep->seeds seeds (the winner's, then the next ones) and averaged (ncf_model_average), for the
-   epochs at which their average trained on training alone did best on validation: an average
-   of models is at its best later than any one of them. Its ids are the data's. */
+   epochs at which their average trained on training alone did best on validation (an average
+   of models is often at its best later than one of them). Its ids are the data's. */
 NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *data, const ncf_tune_report *rep,
                           ncf_progress_fn progress, void *user);
 NCFDEF void ncf_tune_report_free(ncf_tune_report *rep);
@@ -8033,7 +8033,7 @@ static double ncf__seeds_cost(const ncf_dataset *d, const ncf_trial *r, int k, d
 /* The seeds the final averages: up to o->seeds for a winner ncf_model_average takes (MF, GMF),
    as many as `left` of the budget pays for, one at least: their run of r's epochs on training
    alone, and the final's on training + validation, planned at r's chosen epochs (the average's
-   come later as a rule, and the final then runs past its plan by the difference; planned at
+   often come later, and the final then runs past its plan by the difference; planned at
    all r's epochs, ml-1m's 600 s would pay for 2 seeds, not 4: docs/tuning.md). */
 static int ncf__final_seeds(const ncf_dataset *d, const ncf_tune_opts *o, const ncf_trial *r, double left)
 {
