@@ -6962,6 +6962,27 @@ NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_pr
 #define NCF__SCORE_CHUNK 48 /* the most items serving scores at a time (ncf__score_chunk) */
 #define NCF__FOLD_CHUNK 32  /* a fold-in's examples at a time (its sums follow this order) */
 
+/* Items a block of the cached projection holds, and scoring takes at a time with it: one to
+   a vector lane (ncf__score_lanes) with AVX or AVX-512, whose multiply-adds read a broadcast
+   weight straight from memory; else 1 (row by row: with 4 lanes, SSE's broadcasts cost more
+   than the lanes win, 9-15% slower). */
+#if NCF__VEC && NCF__VW >= 8
+#define NCF__PB NCF__VW
+#else
+#define NCF__PB 1
+#endif
+
+/* Where the projection of R rows a block holds item i's value d: its block, row d of it, the
+   item's lane. */
+static size_t ncf__proj_at(int R, size_t i, size_t d)
+{
+    return ((i / NCF__PB) * (size_t)R + d) * NCF__PB + i % NCF__PB;
+}
+
+/* Rows of a projection block: layers[1], then in blocks of lanes the item's GMF row too, so
+   that a block's whole score reads vectors. */
+static int ncf__proj_rows(const ncf_model *m) { return m->cfg.layers[1] + (NCF__PB > 1 ? m->scratch->F : 0); }
+
 /* Scoring buffers for n items at a time, carved from one block: the heap's, or the caller's
    workspace (ncf_with_workspace_size). */
 typedef struct {
@@ -6992,8 +7013,9 @@ static size_t ncf__eval_buf_carve(ncf__eval_buf *e, const ncf_model *m, int n, f
     size_t at = 0, w = (size_t)ncf__widest_dense(m), sizes[7];
     float **dst[7];
     int q;
-    dst[0] = &e->h[0], sizes[0] = (size_t)n * w;
-    dst[1] = &e->h[1], sizes[1] = (size_t)n * w;
+    size_t lanes = (size_t)(n > NCF__PB ? n : NCF__PB); /* (ncf__score_lanes scores NCF__PB at a time) */
+    dst[0] = &e->h[0], sizes[0] = lanes * w;
+    dst[1] = &e->h[1], sizes[1] = lanes * w;
     dst[2] = &e->pu, sizes[2] = w;
     dst[3] = &e->urow, sizes[3] = (size_t)s->F + s->H;
     dst[4] = &e->irow, sizes[4] = (size_t)n * s->H;
@@ -7027,8 +7049,8 @@ static void ncf__eval_buf_free(ncf__eval_buf *e) { NCF_FREE(e->h[0]); }
    layer, whatever the catalogue. */
 static int ncf__eval_chunk(const ncf_model *m, int n)
 {
-    size_t c = ((size_t)1 << 18) / ncf__floats_per_item(m);
-    c = c < (size_t)ncf__score_chunk(m) ? (size_t)ncf__score_chunk(m) : c;
+    size_t c = ((size_t)1 << 18) / ncf__floats_per_item(m), sc = (size_t)ncf__score_chunk(m);
+    c = c < sc ? sc : c / sc * sc; /* (whole chunks of serving's, so whole blocks of lanes) */
     return (int)(c < (size_t)n ? c : (size_t)(n > 0 ? n : 1));
 }
 
@@ -7041,25 +7063,72 @@ static int ncf__eval_buf_alloc(ncf__eval_buf *e, const ncf_model *m, int n)
 }
 #endif
 
-/* Item halves of the first dense layer, [num_items][layers[1]], or NULL without MLP. */
+/* Floats of the projection's blocks (none without lanes: its rows are then the cache). */
+static size_t ncf__proj_blocked(const ncf_model *m)
+{
+    return NCF__PB == 1 ? 0 : NCF__CEIL_DIV((size_t)m->cfg.num_items, NCF__PB) * NCF__PB * (size_t)ncf__proj_rows(m);
+}
+
+/* Whether the projection's rows, [num_items][layers[1]], come after its blocks: they cost items
+   x layers[1] floats, which a file's parameters need not pay for (a 1-wide item embedding under
+   a 65,536-wide layer), so only while the whole stays within 4 parameters' worth (and 1M
+   floats). Without blocks, past that there is no cache, and scoring projects each chunk as it
+   goes, with the same scores; with them, past that candidate lists take their lanes from the
+   blocks (ncf__score_lanes), and past that for the blocks alone there is no cache. */
+static int ncf__proj_fits(const ncf_model *m, size_t floats)
+{
+    return (uint64_t)floats <= 4 * (uint64_t)m->num_params + (1 << 20); /* (no double math on a device) */
+}
+
+static int ncf__proj_has_rows(const ncf_model *m)
+{
+    return ncf__proj_fits(m, ncf__proj_blocked(m) + (size_t)m->cfg.num_items * m->cfg.layers[1]);
+}
+
+/* The projection's rows, or NULL. (Without lanes the cache is its rows.) */
+static const float *ncf__proj_row_major(const ncf_model *m, const float *proj)
+{
+    return NCF__PB == 1 || !proj ? proj : ncf__proj_has_rows(m) ? proj + ncf__proj_blocked(m) : NULL;
+}
+
+/* Item halves of the first dense layer, or NULL without MLP. With lanes (NCF__PB > 1) first
+   in blocks of NCF__PB items, each [ncf__proj_rows][NCF__PB] (item i's d-th value at
+   ncf__proj_at), so that one vector load reads a value of a whole block's items
+   (ncf__score_lanes); then, where they fit, as rows, [num_items][layers[1]], which a list of
+   candidates reads an item at a time (a row is a line or two; a block's column, a line a value). */
 static float *ncf__item_projection(const ncf_model *m, int *rc)
 {
     const struct ncf__scratch *s = m->scratch;
-    int L1;
-    float *proj;
+    int L1, R, i0, rows, n, items = m->cfg.num_items;
+    size_t blocked, d, i;
+    float *proj, *tmp;
     *rc = NCF_OK;
     if (!s->H || !m->mlp_item) return NULL; /* (an int8 model projects as it scores) */
-    L1 = m->cfg.layers[1];
-    /* The cache costs items x layers[1] floats, which a file's parameters need not pay for (a
-       1-wide item embedding under a 65,536-wide layer): past 4 parameters' worth (and 1M floats)
-       there is none, and scoring projects each chunk as it goes, with the same scores. */
-    if ((double)m->cfg.num_items * L1 > 4.0 * (double)m->num_params + (1 << 20)) return NULL;
-    proj = NCF__NEW(float, (size_t)m->cfg.num_items *L1);
-    if (!proj) {
+    L1 = m->cfg.layers[1], R = ncf__proj_rows(m), blocked = ncf__proj_blocked(m);
+    if (!ncf__proj_fits(m, blocked ? blocked : (size_t)items * L1)) return NULL;
+    /* The rows are made a run at a time: all of them into their place when they are kept, else
+       64K floats of them, one block at least (at most 4 MB: 16 items of a 65,536-wide layer). */
+    rows = ncf__proj_has_rows(m) ? items : (65536 / L1) / NCF__PB * NCF__PB;
+    rows = rows < NCF__PB ? NCF__PB : rows > items ? items : rows;
+    proj = NCF__ZNEW(float, blocked + (ncf__proj_has_rows(m) ? (size_t)items * L1 : 0));
+    tmp = !proj ? NULL : ncf__proj_has_rows(m) ? proj + blocked : NCF__NEW(float, (size_t)rows *L1);
+    if (!proj || !tmp) {
+        NCF_FREE(proj);
+        if (!ncf__proj_has_rows(m)) NCF_FREE(tmp);
         *rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for the item projection");
         return NULL;
     }
-    ncf__gemm(proj, L1, m->mlp_item, s->H, 1, m->w[1] + (size_t)s->H * L1, L1, NULL, m->cfg.num_items, L1, s->H, 0);
+    for (i0 = 0; i0 < items; i0 += rows) { /* rows at a time, then into their blocks */
+        float *at = ncf__proj_has_rows(m) ? tmp + (size_t)i0 * L1 : tmp;
+        n = items - i0 < rows ? items - i0 : rows;
+        ncf__gemm(at, L1, m->mlp_item + (size_t)i0 * s->H, s->H, 1, m->w[1] + (size_t)s->H * L1, L1, NULL, n, L1, s->H,
+                  0);
+        for (i = 0; blocked && i < (size_t)n; i++)
+            for (d = 0; d < (size_t)L1; d++) proj[ncf__proj_at(R, (size_t)i0 + i, d)] = at[i * L1 + d];
+    }
+    for (i = 0; blocked && i < (size_t)items; i++) /* the GMF rows into their blocks */
+        for (d = 0; d < (size_t)s->F; d++) proj[ncf__proj_at(R, i, (size_t)L1 + d)] = m->gmf_item[i * s->F + d];
+    if (!ncf__proj_has_rows(m)) NCF_FREE(tmp);
     return proj;
 }
 
@@ -7111,6 +7180,163 @@ static void ncf__output_items(const ncf_model *m, const float *gu, float ub, con
     }
 }
 
+#if NCF__PB > 1
+/* Outputs [n0, n0 + NB) of a dense layer for a block of items, one to a vector lane: X and Y
+   are [width][NCF__VW], W is [K][N]. Each output's sum runs from its bias in k order with
+   the tiles' multiply-add and clamp (NCF__TILE_STORE), so a lane's value is the row path's
+   bit for bit; the NB sums are independent chains, each weight a broadcast. With FIRST, X is
+   the block's projection and input k the first layer's value, P[k] + X[k] clamped as the row
+   path clamps it, made as it is read rather than stored and read back. */
+#define NCF__LANES_OUT(name, NB, FIRST) \
+    static void name(const float *X, const float *P, int K, const float *W, const float *bias, int N, int n0, \
+                     float *Y) \
+    { \
+        ncf__vf a[NB], x, w, z = {0}; \
+        int j, k; \
+        NCF__UNROLL \
+        for (j = 0; j < NB; j++) NCF__SPLAT(ncf__vf, NCF__VW, a[j], bias ? bias[n0 + j] : 0.0f); \
+        for (k = 0; k < K; k++) { \
+            NCF__VLOAD(x, X + (size_t)k * NCF__VW); \
+            if (FIRST) { \
+                NCF__SPLAT(ncf__vf, NCF__VW, w, P[k]); \
+                x = w + x; \
+                x = (ncf__vf)((x > z) & (ncf__vi)x); /* (v > 0 ? v : 0) */ \
+            } \
+            NCF__UNROLL \
+            for (j = 0; j < NB; j++) { \
+                NCF__SPLAT(ncf__vf, NCF__VW, w, W[(size_t)k * N + n0 + j]); \
+                NCF__VFMA(a[j], w, x); \
+            } \
+        } \
+        NCF__UNROLL \
+        for (j = 0; j < NB; j++) { \
+            a[j] = (ncf__vf)(~(a[j] < z) & (ncf__vi)a[j]); \
+            NCF__VSTORE(Y + (size_t)(n0 + j) * NCF__VW, a[j]); \
+        } \
+    }
+NCF__LANES_OUT(ncf__lanes_out16, 16, 0)
+NCF__LANES_OUT(ncf__lanes_out8, 8, 0)
+NCF__LANES_OUT(ncf__lanes_out1, 1, 0)
+NCF__LANES_OUT(ncf__lanes_first16, 16, 1)
+NCF__LANES_OUT(ncf__lanes_first8, 8, 1)
+NCF__LANES_OUT(ncf__lanes_first1, 1, 1)
+
+/* A dense layer for a block: 16 outputs at a time with AVX-512's 32 registers, else 8. With P,
+   the second layer, its inputs made from the first's halves (NCF__LANES_OUT). */
+static void ncf__lanes_layer(const float *X, const float *P, int K, const float *W, const float *bias, int N, float *Y)
+{
+    int n0 = 0;
+    for (; NCF__VW == 16 && n0 + 16 <= N; n0 += 16)
+        (P ? ncf__lanes_first16 : ncf__lanes_out16)(X, P, K, W, bias, N, n0, Y);
+    for (; n0 + 8 <= N; n0 += 8) (P ? ncf__lanes_first8 : ncf__lanes_out8)(X, P, K, W, bias, N, n0, Y);
+    for (; n0 < N; n0++) (P ? ncf__lanes_first1 : ncf__lanes_out1)(X, P, K, W, bias, N, n0, Y);
+}
+
+/* v = row d of the projection for the lanes' items it: one load for a whole block (at blk). */
+#define NCF__LANES_ROW(v, d) \
+    do { \
+        int l_; \
+        float g_[NCF__PB]; /* (lanes by index would keep v in memory) */ \
+        if (blk) NCF__VLOAD(v, blk + (size_t)(d)*NCF__PB); \
+        else { \
+            for (l_ = 0; l_ < NCF__PB; l_++) g_[l_] = proj[ncf__proj_at(R, (size_t)it[l_], (size_t)(d))]; \
+            NCF__VLOAD(v, g_); \
+        } \
+    } while (0)
+
+/* The output layer's terms for a block, as ncf__output_sum takes them: GMF term d (rows L1 + d
+   of the projection), then MLP term t (row t of x), to partial sum d or t % NCF__LANES in
+   order, then the partial sums pairwise into p[0]. Whole groups of NCF__LANES index p by
+   constants, which keeps it in registers; the tails of sizes that are not whole groups go
+   through a copy in memory. */
+static void ncf__lanes_terms(ncf__vf *p, const float *proj, int R, const int32_t *it, const float *blk, int L1,
+                             const float *gw, const float *gu, int F, const float *x, const float *wh, int top)
+{
+    ncf__vf q[NCF__LANES], g, u, w;
+    int d = 0, t = 0, j;
+    for (; d + NCF__LANES <= F; d += NCF__LANES) {
+        NCF__UNROLL
+        for (j = 0; j < NCF__LANES; j++) {
+            NCF__LANES_ROW(g, L1 + d + j);
+            NCF__SPLAT(ncf__vf, NCF__VW, u, gu[d + j]);
+            NCF__SPLAT(ncf__vf, NCF__VW, w, gw[d + j]);
+            g = u * g;
+            NCF__VFMA(p[j], w, g);
+        }
+    }
+    for (; d == F && t + NCF__LANES <= top; t += NCF__LANES) {
+        NCF__UNROLL
+        for (j = 0; j < NCF__LANES; j++) {
+            NCF__VLOAD(g, x + (size_t)(t + j) * NCF__VW);
+            NCF__SPLAT(ncf__vf, NCF__VW, w, wh[t + j]);
+            NCF__VFMA(p[j], w, g);
+        }
+    }
+    if (d < F || t < top) {
+        memcpy(q, p, sizeof q);
+        for (; d < F; d++) {
+            NCF__LANES_ROW(g, L1 + d);
+            NCF__SPLAT(ncf__vf, NCF__VW, u, gu[d]);
+            NCF__SPLAT(ncf__vf, NCF__VW, w, gw[d]);
+            g = u * g;
+            NCF__VFMA(q[d % NCF__LANES], w, g);
+        }
+        for (; t < top; t++) {
+            NCF__VLOAD(g, x + (size_t)t * NCF__VW);
+            NCF__SPLAT(ncf__vf, NCF__VW, w, wh[t]);
+            NCF__VFMA(q[t % NCF__LANES], w, g);
+        }
+        memcpy(p, q, sizeof q);
+    }
+    NCF__UNROLL
+    for (j = 0; j < 4; j++) p[j] += p[j + 4];
+    p[0] += p[2], p[1] += p[3];
+    p[0] += p[1];
+}
+
+/* Logits of one user against n <= NCF__PB items (cand[0..n), or first.. when cand is NULL)
+   into sc, a vector lane each: the same sums in the same order as the row path
+   (ncf__score_user, ncf__output_sum), so the same bits, with every layer's work on whole
+   vectors however narrow the layer. The lanes past n repeat the last item. */
+static void ncf__score_lanes(const ncf_model *m, const float *proj, const float *gu, const int32_t *cand, int first,
+                             int n, ncf__eval_buf *e, float *sc)
+{
+    const struct ncf__scratch *s = m->scratch;
+    const int *L = m->cfg.layers;
+    const float *gw = s->tables.gmf_weights, *wh = m->w_out ? m->w_out + s->F : NULL, *x, *pu = e->pu, *blk = NULL;
+    float *h0 = e->h[0];
+    int32_t it[NCF__PB];
+    int j, d, l, cur = 0, L1 = L[1], R = ncf__proj_rows(m);
+    ncf__vf v, p[NCF__LANES], z = {0}, c;
+    for (j = 0; j < NCF__PB; j++) it[j] = cand ? cand[j < n ? j : n - 1] : first + (j < n ? j : n - 1);
+    if (!cand && n == NCF__PB && first % NCF__PB == 0) blk = proj + ncf__proj_at(R, (size_t)first, 0);
+    if (blk && s->nd >= 2) /* the first two layers at once (a whole block reads its projection in place) */
+        l = 3, cur = 1, ncf__lanes_layer(blk, pu, L1, m->w[2], m->b[2], L[2], e->h[1]);
+    else
+        for (l = 2, d = 0; d < L1; d++) { /* the first layer: the user's half (with the bias) plus the item's */
+            NCF__LANES_ROW(v, d);
+            NCF__SPLAT(ncf__vf, NCF__VW, c, pu[d]);
+            v = c + v;
+            v = (ncf__vf)((v > z) & (ncf__vi)v); /* (v > 0 ? v : 0, as the row path) */
+            NCF__VSTORE(h0 + (size_t)d * NCF__VW, v);
+        }
+    for (; l <= s->nd; l++, cur ^= 1)
+        ncf__lanes_layer(e->h[cur], NULL, L[l - 1], m->w[l], m->b[l], L[l], e->h[cur ^ 1]);
+    x = e->h[cur];
+    NCF__UNROLL
+    for (j = 0; j < NCF__LANES; j++) p[j] = z;
+    ncf__lanes_terms(p, proj, R, it, blk, L1, gw, gu, s->F, x, wh, s->top);
+    NCF__SPLAT(ncf__vf, NCF__VW, v, m->b_out[0]); /* (no biases: MF's, which has no projection) */
+    v += p[0];
+    if (n == NCF__PB) NCF__VSTORE(sc, v);
+    else {
+        float t[NCF__PB];
+        NCF__VSTORE(t, v);
+        memcpy(sc, t, sizeof(float) * (size_t)n);
+    }
+}
+#endif
+
 /* Logits of user u (or of the user rows urow, [F][H][bias], when given: a user folded in)
    against items cand[0..n) (items first.. in order when cand is NULL) into e->sc, with the
    training forward's rounding (ncf__first_layer, ncf__output). Without a projection the items'
@@ -7130,6 +7356,15 @@ static void ncf__score_user(const ncf_model *m, const float *proj, int u, const 
         int L1 = L[1], H = s->H;
         const float *hu = urow ? urow + s->F : ncf__emb_row(&s->tables.tab[s->tables.mlp], 0, ur, e->urow + s->F);
         if (!same_user) ncf__gemm_rows(e->pu, L1, hu, 0, 1, m->w[1], L1, m->b[1], 0, 1, L1, H, 0);
+#if NCF__PB > 1
+        if (proj && (!cand || !ncf__proj_row_major(m, proj)) && (!s->F || s->tables.tab[s->tables.gmf].item)) {
+            for (j = 0; j < n; j += NCF__PB) /* (a list of candidates reads the rows, when there are any) */
+                ncf__score_lanes(m, proj, gu, cand ? cand + j : NULL, first + j, n - j < NCF__PB ? n - j : NCF__PB, e,
+                                 e->sc + j);
+            return;
+        }
+#endif
+        proj = ncf__proj_row_major(m, proj);
         if (!proj) { /* the items' rows gathered, then their half of the first layer */
             for (j = 0; j < n; j++) {
                 float *dst = e->irow + (size_t)j * H;
@@ -7448,7 +7683,7 @@ static void ncf__rank_full(const ncf_dataset *d, int u, const int32_t *held, int
                            int64_t no, const float *sc, int kmax, ncf__scored *heap, ncf__scored *hs, ncf__ranking *g)
 {
     const int32_t *p = d->items + d->user_ptr[u], *pe = d->items + d->user_ptr[u + 1];
-    int64_t h = 0, o = 0, nf = 0, r = 0, j;
+    int64_t h = 0, o = 0, nf = 0, r = 0, j, j0;
     int n = 0, i = 0, q = 0;
     for (j = 0; j < nh; j++)
         if (!NCF__NONFINITE(sc[held[j]])) hs[nf].score = sc[held[j]], hs[nf++].item = held[j];
@@ -7456,15 +7691,21 @@ static void ncf__rank_full(const ncf_dataset *d, int u, const int32_t *held, int
     if (nf)
         r = ncf__count_at_least(sc, d->num_items, hs[0].score) -
             ncf__rated_at_least(p, pe, held, nh, other, no, sc, hs[0].score);
-    for (j = 0; j < d->num_items; j++) { /* (most items do not enter the top: that test comes first) */
-        ncf__scored c;
-        c.score = sc[j], c.item = (int32_t)j;
-        if (NCF__NONFINITE(c.score) || (n == kmax && (!kmax || !ncf__after(&heap[0], &c)))) continue;
-        while (p < pe && *p < j) p++;
-        while (h < nh && held[h] < j) h++;
-        while (o < no && other[o] < j) o++;
-        if ((p < pe && *p == j) || (h < nh && held[h] == j) || (o < no && other[o] == j)) continue;
-        ncf__top_push(heap, &n, kmax, c);
+    for (j0 = 0; kmax && j0 < d->num_items; j0 += 64) { /* (most items do not enter the top: */
+        int64_t j1 = d->num_items - j0 < 64 ? d->num_items : j0 + 64;
+        int any = n < kmax;
+        float worst = n ? heap[0].score : 0.0f;
+        for (j = j0; j < j1; j++) any |= sc[j] >= worst; /* a run none of which can is one vector pass) */
+        for (j = j0; any && j < j1; j++) {
+            ncf__scored c;
+            c.score = sc[j], c.item = (int32_t)j;
+            if (NCF__NONFINITE(c.score) || (n == kmax && !ncf__after(&heap[0], &c))) continue;
+            while (p < pe && *p < j) p++;
+            while (h < nh && held[h] < j) h++;
+            while (o < no && other[o] < j) o++;
+            if ((p < pe && *p == j) || (h < nh && held[h] == j) || (o < no && other[o] == j)) continue;
+            ncf__top_push(heap, &n, kmax, c);
+        }
     }
     ncf__heap_sort((char *)heap, (size_t)n, sizeof *heap, ncf__cmp_scored);
     g->held = nh, g->best = nf ? r : NCF__NONFINITE_SCORE, g->hits = g->ntop = 0;
@@ -9465,7 +9706,7 @@ static void ncf__fold_step(const ncf_model *m, int side, const ncf_fold_opts *o,
                            ncf__fold_buf *b, float *c, float w)
 {
     const struct ncf__scratch *s = m->scratch;
-    const float *proj = side ? NULL : ncf__cached_projection(m);
+    const float *proj = side ? NULL : ncf__proj_row_major(m, ncf__cached_projection(m));
     int64_t E = (int64_t)n + (int64_t)n * o->num_neg, e0;
     int R = s->F + s->H + 1, j, r, L1 = m->cfg.layers[1], others = side ? m->cfg.num_users : m->cfg.num_items;
     float b1 = 0.9f, b2 = 0.999f, c1 = c[0] *= b1, c2 = c[1] *= b2;
@@ -9605,7 +9846,7 @@ static void ncf__side_vec(const ncf_model *m, int side, int i, float *tmp, float
         return;
     }
     {
-        const float *proj = side ? ncf__cached_projection(m) : NULL, *r;
+        const float *proj = side ? ncf__proj_row_major(m, ncf__cached_projection(m)) : NULL, *r;
         if (proj) {
             memcpy(v, proj + (size_t)i * D, sizeof(float) * (size_t)D);
             return;

@@ -2051,6 +2051,50 @@ static void test_fold_in_deterministic_and_exact_from_known_rows(void)
     }
 }
 
+/* Every reader of the cached item projection (lists of candidates, runs of the catalogue, a
+   user's fold-in, the similar items of an MLP model) gives what it gives without the cache,
+   which computes the items' half of the first layer from their rows: bit for bit, whatever
+   the cache's layout (blocks of lanes, rows beside them). */
+static void test_projection_readers_agree_without_it(void)
+{
+    ncf_model_type types[2] = {NCF_NEUMF, NCF_MLP};
+    int t, k;
+    for (t = 0; t < 2; t++) {
+        ncf_dataset d;
+        ncf_model *m = small_trained_model(&d, types[t], 60, 70);
+        ncf_fold_opts fo = ncf_fold_opts_default();
+        ncf_rec_opts o = ncf_rec_opts_default();
+        float row[2][128], sc[2][70], top_s[2][10];
+        int32_t top[2][10], sim[2][5], cand[70];
+        int n = m ? (int)(d.user_ptr[4] - d.user_ptr[3]) : 0;
+        if (!m) {
+            CHECKF(0, "%s", ncf_error_text());
+            return;
+        }
+        CHECK(ncf_user_row_size(m) <= 128);
+        for (k = 0; k < 70; k++) cand[k] = (k * 29) % 70;
+        fo.steps = 20;
+        for (k = 0; k < 2; k++) { /* k = 0: with the cache; 1: without */
+            if (k) NCF_FREE(m->scratch->cache.proj), m->scratch->cache.proj = NULL;
+            CHECK(k || ncf__cached_projection(m));
+            CHECK(ncf_fold_in(m, d.items + d.user_ptr[3], n, &fo, row[k]) == NCF_OK);
+            CHECK(ncf_predict_items(m, 5, NULL, cand, 70, sc[k]) == NCF_OK);
+            CHECK(ncf_recommend_index(m, 7, &o, top[k], top_s[k]) == 10);
+            o.k = 5;
+            CHECK(ncf_similar_items(m, 11, &o, sim[k], NULL) == 5);
+            o.k = 10;
+        }
+        CHECKF(!memcmp(row[0], row[1], sizeof(float) * (size_t)ncf_user_row_size(m)), "type %d: fold-in differs",
+               (int)types[t]);
+        CHECKF(!memcmp(sc[0], sc[1], sizeof sc[0]), "type %d: candidate scores differ", (int)types[t]);
+        CHECKF(!memcmp(top[0], top[1], sizeof top[0]) && !memcmp(top_s[0], top_s[1], sizeof top_s[0]),
+               "type %d: top 10 differs", (int)types[t]);
+        CHECKF(!memcmp(sim[0], sim[1], sizeof sim[0]), "type %d: similar items differ", (int)types[t]);
+        ncf_model_free(m);
+        ncf_dataset_free(&d);
+    }
+}
+
 static void test_similar_items_match_the_cosine_by_hand(void)
 {
     ncf_dataset d;
@@ -3651,6 +3695,67 @@ static void test_eval_scores_match_forward(void)
         NCF_FREE(proj);
         ncf_model_free(m);
     }
+}
+
+/* Scoring with the cached projection takes NCF__PB items a vector lane each (ncf__score_lanes;
+   1 without vectors): every layer's sums for a block at once, read from blocks of the cache.
+   Each score must be the training forward's bit for bit, wherever its item falls in a block:
+   catalogue runs from aligned and unaligned starts, one item, candidate lists in any order
+   and of any length, and widths that are not whole groups of 8 or 16 (the layer's output
+   blocks and the output layer's tails) or a single dense layer. */
+static void test_scores_by_lanes_match_forward(void)
+{
+    static const int shapes[][6] = {/* mf_dim, num_layers, layers... */
+                                    {8, 4, 64, 32, 16, 8},
+                                    {5, 3, 26, 13, 7, 0},
+                                    {16, 3, 48, 40, 24, 0},
+                                    {3, 2, 10, 6, 0, 0},
+                                    {0, 3, 20, 17, 9, 0}};
+    static const int runs[][2] = {{0, 45}, {1, 44}, {16, 29}, {7, 1}, {32, 13}, {3, 9}};
+    enum { ITEMS = 45 };
+    int32_t users[ITEMS], items[ITEMS], back[ITEMS];
+    float logit[ITEMS];
+    int q, u, j, r, rc, bad = 0, runs_done = 0;
+    for (j = 0; j < ITEMS; j++) items[j] = j, back[j] = ITEMS - 1 - (j * 7) % ITEMS;
+    for (q = 0; q < (int)(sizeof shapes / sizeof *shapes); q++) {
+        ncf_config c = ncf_config_default();
+        ncf_model *m = NULL;
+        ncf__eval_buf e;
+        float *proj;
+        c.model = shapes[q][0] ? NCF_NEUMF : NCF_MLP;
+        c.num_users = 3, c.num_items = ITEMS, c.seed = 5 + (uint64_t)q;
+        c.mf_dim = shapes[q][0] ? shapes[q][0] : 8, c.num_layers = shapes[q][1];
+        for (j = 0; j < c.num_layers; j++) c.layers[j] = shapes[q][2 + j];
+        CHECKF(ncf_model_create(&m, &c) == NCF_OK, "shape %d: %s", q, ncf_error_text());
+        if (!m) return;
+        randomize(m, 77 + (uint64_t)q, 0.7f);
+        proj = ncf__item_projection(m, &rc);
+        CHECK(rc == NCF_OK && proj && ncf__eval_buf_alloc(&e, m, 48));
+        for (u = 0; u < 3 && proj; u++) {
+            for (j = 0; j < ITEMS; j++) users[j] = u;
+            CHECK(ncf_predict_batch(m, users, items, ITEMS, logit) == NCF_OK);
+            for (r = 0; r < (int)(sizeof runs / sizeof *runs); r++, runs_done++) { /* catalogue runs */
+                ncf__score_user(m, proj, u, NULL, NULL, runs[r][0], runs[r][1], &e, r > 0);
+                for (j = 0; j < runs[r][1]; j++) bad += memcmp(&e.sc[j], &logit[runs[r][0] + j], 4) != 0;
+            }
+            for (r = 1; r <= ITEMS; r += 11, runs_done++) { /* candidate lists of 1, 12, 23, 34, 45 */
+                ncf__score_user(m, proj, u, NULL, back, 0, r, &e, 1);
+                for (j = 0; j < r; j++) bad += memcmp(&e.sc[j], &logit[back[j]], 4) != 0;
+#if NCF__PB > 1 /* lists read their lanes from the blocks where the rows beside them do not fit */
+                for (j = 0; j < r; j += NCF__PB)
+                    ncf__score_lanes(m, proj, m->gmf_user ? m->gmf_user + (size_t)u * c.mf_dim : NULL, back + j, 0,
+                                     r - j < NCF__PB ? r - j : NCF__PB, &e, e.sc + j);
+                for (j = 0; j < r; j++) bad += memcmp(&e.sc[j], &logit[back[j]], 4) != 0;
+#endif
+            }
+        }
+        CHECKF(bad == 0, "shape %d: %d scores differ from the training forward's", q, bad);
+        ncf__eval_buf_free(&e);
+        NCF_FREE(proj);
+        ncf_model_free(m);
+    }
+    printf("    %d runs and lists over 5 shapes, %d items a block (1: rows): the training forward's bits\n", runs_done,
+           NCF__PB);
 }
 
 /* Where a pair sits in a batch, how the batch is chunked (a trained model predicts in chunks
@@ -6549,6 +6654,7 @@ static const test_case TESTS[] = {
     {"recommend_users_equal_one_user_calls", test_recommend_users_equal_one_user_calls},
     {"item_fold_in_mirrors_user_fold_in", test_item_fold_in_mirrors_user_fold_in},
     {"fold_in_deterministic_and_exact_from_known_rows", test_fold_in_deterministic_and_exact_from_known_rows},
+    {"projection_readers_agree_without_it", test_projection_readers_agree_without_it},
     {"similar_items_match_the_cosine_by_hand", test_similar_items_match_the_cosine_by_hand},
     {"similar_users_match_the_cosine_by_hand", test_similar_users_match_the_cosine_by_hand},
     {"model_add_serves_folded_in_ids", test_model_add_serves_folded_in_ids},
@@ -6585,6 +6691,7 @@ static const test_case TESTS[] = {
     {"divergence_stops_training_and_is_never_saved", test_divergence_stops_training_and_is_never_saved},
     {"output_sums_follow_their_definition", test_output_sums_follow_their_definition},
     {"eval_scores_match_forward", test_eval_scores_match_forward},
+    {"scores_by_lanes_match_forward", test_scores_by_lanes_match_forward},
     {"scores_independent_of_batch_and_chunk", test_scores_independent_of_batch_and_chunk},
     {"training_end_to_end_lifts_hr", test_training_end_to_end_lifts_hr},
     {"saved_models_load_bit_identical", test_saved_models_load_bit_identical},
