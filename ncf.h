@@ -7099,7 +7099,7 @@ static const float *ncf__proj_row_major(const ncf_model *m, const float *proj)
 static float *ncf__item_projection(const ncf_model *m, int *rc)
 {
     const struct ncf__scratch *s = m->scratch;
-    int L1, R, i0, rows, n, items = m->cfg.num_items;
+    int L1, R, i0, rows, n, items = m->cfg.num_items, keep = ncf__proj_has_rows(m);
     size_t blocked, d, i;
     float *proj, *tmp;
     *rc = NCF_OK;
@@ -7108,18 +7108,18 @@ static float *ncf__item_projection(const ncf_model *m, int *rc)
     if (!ncf__proj_fits(m, blocked ? blocked : (size_t)items * L1)) return NULL;
     /* The rows are made a run at a time: all of them into their place when they are kept, else
        64K floats of them, one block at least (at most 4 MB: 16 items of a 65,536-wide layer). */
-    rows = ncf__proj_has_rows(m) ? items : (65536 / L1) / NCF__PB * NCF__PB;
+    rows = keep ? items : (65536 / L1) / NCF__PB * NCF__PB;
     rows = rows < NCF__PB ? NCF__PB : rows > items ? items : rows;
-    proj = NCF__ZNEW(float, blocked + (ncf__proj_has_rows(m) ? (size_t)items * L1 : 0));
-    tmp = !proj ? NULL : ncf__proj_has_rows(m) ? proj + blocked : NCF__NEW(float, (size_t)rows *L1);
+    proj = NCF__ZNEW(float, blocked + (keep ? (size_t)items * L1 : 0));
+    tmp = !proj ? NULL : keep ? proj + blocked : NCF__NEW(float, (size_t)rows *L1);
     if (!proj || !tmp) {
         NCF_FREE(proj);
-        if (!ncf__proj_has_rows(m)) NCF_FREE(tmp);
+        if (!keep) NCF_FREE(tmp);
         *rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for the item projection");
         return NULL;
     }
     for (i0 = 0; i0 < items; i0 += rows) { /* rows at a time, then into their blocks */
-        float *at = ncf__proj_has_rows(m) ? tmp + (size_t)i0 * L1 : tmp;
+        float *at = keep ? tmp + (size_t)i0 * L1 : tmp;
         n = items - i0 < rows ? items - i0 : rows;
         ncf__gemm(at, L1, m->mlp_item + (size_t)i0 * s->H, s->H, 1, m->w[1] + (size_t)s->H * L1, L1, NULL, n, L1, s->H,
                   0);
@@ -7128,7 +7128,7 @@ static float *ncf__item_projection(const ncf_model *m, int *rc)
     }
     for (i = 0; blocked && i < (size_t)items; i++) /* the GMF rows into their blocks */
         for (d = 0; d < (size_t)s->F; d++) proj[ncf__proj_at(R, i, (size_t)L1 + d)] = m->gmf_item[i * s->F + d];
-    if (!ncf__proj_has_rows(m)) NCF_FREE(tmp);
+    if (!keep) NCF_FREE(tmp);
     return proj;
 }
 
