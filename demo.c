@@ -72,6 +72,7 @@ typedef struct {
     int tune;                    /* --tune: search the settings */
     double tune_seconds;         /* its budget; 0: from the data's size */
     int tune_seeds;              /* --tune_seeds: the seeds an MF or GMF winner is averaged over */
+    int seeds;                   /* --seeds: MF or GMF models from seeds --seed.. trained and averaged */
     ncf_load_opts load_opts;     /* --format, --sep, --header, the columns, --min_rating, --holdout */
     int ks[NCF_MAX_KS], nks;     /* --top_k's cut-offs (top_k: the first) */
     int select_metric, select_k; /* --select: what chooses the epoch (NCF_METRIC_*, at K; 0: top_k) */
@@ -178,7 +179,7 @@ typedef enum {
     F_MODEL, F_NUM_FACTORS, F_LAYERS, F_MF_REG, F_MLP_REG, F_INIT_SD, F_PRETRAIN_GMF, F_PRETRAIN_MLP, F_ALPHA,
     /* training */
     F_BATCH_SIZE, F_EVAL_BATCH_SIZE, F_LEARNING_RATE, F_LR_DECAY, F_BETA1, F_BETA2, F_EPSILON, F_OPTIMIZER, F_ADAM,
-    F_NUM_NEG, F_TRAIN_EPOCHS, F_EPOCHS_BETWEEN_EVALS, F_HR_THRESHOLD, F_ML_PERF, F_SEED, F_THREADS,
+    F_NUM_NEG, F_TRAIN_EPOCHS, F_EPOCHS_BETWEEN_EVALS, F_HR_THRESHOLD, F_ML_PERF, F_SEED, F_SEEDS, F_THREADS,
     /* evaluation and choice */
     F_TOP_K, F_SELECT, F_EVAL, F_VALIDATION, F_NO_VALIDATION, F_PATIENCE, F_TUNE, F_TUNE_SEEDS, F_SKIP_HELD_OUT, F_FULL_RANKING,
     F_FULL_USERS, F_HASH_PIPELINE, F_LOG, F_PLOT,
@@ -268,6 +269,10 @@ static const flag_def FLAGS[] = {
     {F_ML_PERF, "--ml_perf", NULL, "MLPerf preset: factors 64, layers 256,256,128,64, batch 2048, lr 0.0005,\n"
                                    "999 eval negatives"},
     {F_SEED, "--seed", "N", "(default %D)"},
+    {F_SEEDS, "--seeds", "N", "MF or GMF: train N models, from seeds --seed to --seed + N - 1, in step\n"
+                             "(SGD one example a step: two at a time, a thread each), and evaluate,\n"
+                             "choose and save their average, whose scores are their mean: better than\n"
+                             "one model for N times the training (default %D; docs/tuning.md)"},
     {F_THREADS, "--threads", "N", "(default: all cores)"},
     {F_SECTION, "output:", NULL, NULL},
     {F_TOP_K, "--top_k", "K[,K...]", "the figures' cut-offs, up to 8 (default %D)"},
@@ -354,6 +359,7 @@ static const flag_def FLAGS[] = {
 #define NUM_FLAGS (int)(sizeof FLAGS / sizeof *FLAGS)
 
 static void default_options(options *o);
+static const char *model_name(ncf_model_type t);
 
 /* x as %g writes it, less an exponent's leading zero (1e-8, not 1e-08). */
 static void format_number(char *b, size_t n, double x)
@@ -395,6 +401,7 @@ static const char *flag_default(const options *d, flag_id id, char *b, size_t n)
     case F_TRAIN_EPOCHS: snprintf(b, n, "%d", d->train_epochs); break;
     case F_EPOCHS_BETWEEN_EVALS: snprintf(b, n, "%d", d->epochs_between_evals); break;
     case F_SEED: snprintf(b, n, "%llu", (unsigned long long)d->cfg.seed); break;
+    case F_SEEDS: snprintf(b, n, "%d", d->seeds); break;
     case F_TOP_K: snprintf(b, n, "%d", d->ks[0]); break;
     case F_PATIENCE: snprintf(b, n, "%d", d->patience); break;
     case F_TUNE_SEEDS: snprintf(b, n, "%d", d->tune_seeds); break;
@@ -581,6 +588,7 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
         if (!parse_int(a, v, 0, 1LL << 62, &n)) return 0;
         o->cfg.seed = (uint64_t)n;
         break;
+    case F_SEEDS: INT_FLAG(1, 64, o->seeds);
     case F_THREADS: INT_FLAG(1, 1024, o->threads);
     case F_TOP_K:
         if (!(k = parse_list(a, v, NCF_MAX_KS, o->ks, NULL))) return 0;
@@ -674,7 +682,7 @@ static void default_options(options *o)
     o->ks[0] = 10, o->nks = 1;
     o->load_opts = ncf_load_opts_default();
     o->syn_users = 3000, o->syn_items = 1500, o->syn_ratings = 150000;
-    o->hr_threshold = 2.0, o->recommend_k = 10, o->alpha = 0.5, o->validation = 1, o->tune_seeds = 4;
+    o->hr_threshold = 2.0, o->recommend_k = 10, o->alpha = 0.5, o->validation = 1, o->tune_seeds = 4, o->seeds = 1;
 }
 
 /* Returns 1 to go on, 0 on a bad flag, -1 after --help. */
@@ -745,6 +753,19 @@ static int parse_args(int argc, char **argv, options *o)
         fprintf(stderr,
                 "demo: --tune trains its own models on a validation split: it does not go with --load, "
                 "--no_validation, --pretrain_gmf, --save_best or --checkpoint_every\n");
+        return 0;
+    }
+    if (o->seeds > 1 && o->cfg.model != NCF_MF && o->cfg.model != NCF_GMF) {
+        fprintf(stderr,
+                "demo: --seeds averages MF or GMF models (their scores are sums over factors); a %s cannot "
+                "be averaged: drop --seeds or use --model mf|gmf\n",
+                model_name(o->cfg.model));
+        return 0;
+    }
+    if (o->seeds > 1 && (o->load || o->tune || o->shards || o->checkpoint_every)) {
+        fprintf(stderr,
+                "demo: --seeds trains new models and saves their average: it does not go with --load, "
+                "--tune (see --tune_seeds), --shards or --checkpoint_every\n");
         return 0;
     }
     if (o->keep_missing && !o->load) {
@@ -2203,6 +2224,8 @@ typedef struct {
     size_t chosen_len;
     float *kept; /* --shards: this rank's part of it (parameters, then Adam's moments) */
     int64_t kept_step, kept_epoch;
+    ncf_model **seeds;     /* --seeds: the models trained (model is their average), or NULL */
+    ncf_sampler *samplers; /* theirs */
     char title[256];
 } session;
 
@@ -2229,16 +2252,69 @@ static int write_log(const session *S)
     return 1;
 }
 
+/* --seeds: the model evaluated, chosen and saved is the average of the seeds'. */
+static int average_seeds(session *S)
+{
+    ncf_model *avg = NULL;
+    if (ncf_model_average(&avg, S->seeds, S->o->seeds) != NCF_OK) {
+        fprintf(stderr, "demo: %s\n", ncf_error_text());
+        return 0;
+    }
+    ncf_model_free(S->model);
+    S->model = avg;
+    return 1;
+}
+
+/* --seeds: models from seeds --seed + 1 on beside the first, each with its own sampler. */
+static int make_seeds(session *S, const ncf_config *cfg)
+{
+    int k, n = S->o->seeds;
+    S->seeds = (ncf_model **)calloc((size_t)n, sizeof *S->seeds);
+    S->samplers = (ncf_sampler *)calloc((size_t)n, sizeof *S->samplers);
+    if (!S->seeds || !S->samplers) {
+        fprintf(stderr, "demo: out of memory for %d seeds\n", n);
+        return 0;
+    }
+    S->seeds[0] = S->model, S->samplers[0] = S->sampler, S->model = NULL;
+    for (k = 1; k < n; k++) {
+        ncf_config c = *cfg;
+        c.seed = cfg->seed + (uint64_t)k;
+        if (ncf_model_create(&S->seeds[k], &c) != NCF_OK ||
+            ncf_sampler_init(&S->samplers[k], S->data, c.num_neg, c.seed) != NCF_OK) {
+            fprintf(stderr, "demo: seed %llu: %s\n", (unsigned long long)c.seed, ncf_error_text());
+            return 0;
+        }
+        S->samplers[k].skip_held_out = S->sampler.skip_held_out;
+    }
+    printf("seeds: %d models, seeds %llu to %llu, trained in step; their average (%s, %d factors) is evaluated, "
+           "chosen and saved\n",
+           n, (unsigned long long)cfg->seed, (unsigned long long)(cfg->seed + (uint64_t)n - 1), model_name(cfg->model),
+           n * cfg->mf_dim);
+    return average_seeds(S);
+}
+
+static void free_seeds(session *S)
+{
+    int k;
+    for (k = 0; S->seeds && k < S->o->seeds; k++) ncf_model_free(S->seeds[k]);
+    free(S->seeds), free(S->samplers);
+}
+
 /* One epoch at its rate: --lr_decay's, falling from --learning_rate over the epochs this run
-   trains (after S->first, to --train_epochs), or the model's own. */
+   trains (after S->first, to --train_epochs), or the model's own; with --seeds, of every seed,
+   then their average. */
 static int train_decayed(session *S, int epoch, progress_state *ps, double *loss)
 {
-    float lr = S->model->cfg.lr;
-    int rc;
-    if (S->o->lr_decay) S->model->cfg.lr = ncf_decayed_lr(lr, epoch - S->first - 1, S->o->train_epochs - S->first);
-    rc = train_epoch(S->model, &S->sampler, epoch, ps, loss);
-    S->model->cfg.lr = lr; /* (saved and reported as given) */
-    return rc == NCF_OK;
+    int k, n = S->seeds ? S->o->seeds : 1, rc;
+    ncf_model **m = S->seeds ? S->seeds : &S->model;
+    float lr = m[0]->cfg.lr;
+    for (k = 0; k < n && S->o->lr_decay; k++)
+        m[k]->cfg.lr = ncf_decayed_lr(lr, epoch - S->first - 1, S->o->train_epochs - S->first);
+    rc = S->seeds ? ncf_train_epoch_each(m, S->samplers, n, epoch, on_progress, ps, loss)
+                  : train_epoch(S->model, &S->sampler, epoch, ps, loss);
+    for (k = 0; k < n; k++) m[k]->cfg.lr = lr; /* (saved and reported as given) */
+    if (rc != NCF_OK) return 0;
+    return !S->seeds || average_seeds(S) ? 1 : -1;
 }
 
 /* --shards: this rank's part of the model at the chosen epoch, kept in memory (each rank holds
@@ -2265,6 +2341,7 @@ static int train_one(session *S, epoch_row *r, int epoch)
     const options *o = S->o;
     progress_state ps;
     double t, train_s;
+    int rc;
     memset(&ps, 0, sizeof ps);
     ps.tty = isatty(2), ps.epoch = epoch, ps.epochs = o->train_epochs;
     if (o->hash_pipeline) {
@@ -2281,7 +2358,8 @@ static int train_one(session *S, epoch_row *r, int epoch)
         ncf_free(S->last_good), S->last_good = NULL;
         if (ncf_save_mem(S->model, NCF_SAVE_ADAM, &S->last_good, &S->last_len) != NCF_OK) S->last_good = NULL;
     }
-    if (!train_decayed(S, epoch, &ps, &r->loss)) {
+    if ((rc = train_decayed(S, epoch, &ps, &r->loss)) != 1) {
+        if (rc < 0) return 0;
         fprintf(stderr, "demo: %s\n", ncf_error_text());
         if (S->last_good && strstr(ncf_error_text(), "not finite"))
             save_last_good(S->last_good, S->last_len, o->save, epoch - 1);
@@ -2289,7 +2367,8 @@ static int train_one(session *S, epoch_row *r, int epoch)
     }
     train_s = now() - t;
     r->trained = 1, r->train_s = train_s;
-    r->rate = ps.warm_done < S->sampler.num_examples
+    r->rate = S->seeds ? (double)S->o->seeds * (double)S->sampler.num_examples / train_s
+        : ps.warm_done < S->sampler.num_examples
         ? (double)(S->sampler.num_examples - ps.warm_done) / (now() - ps.warm_t)
         : (double)S->sampler.num_examples / train_s;
     if (o->save && o->checkpoint_every && epoch % o->checkpoint_every == 0 && epoch != o->train_epochs) {
@@ -2798,10 +2877,12 @@ static int run(const options *asked)
     }
     S.sampler.skip_held_out = o->skip_held_out;
     if (ok) print_model(&cfg, S.model);
+    ok = ok && (o->seeds < 2 || make_seeds(&S, &cfg));
     ok = ok && start_session(&S, &cfg, first) && epochs(&S, first) && finish(&S);
     if (ok) rc = 0;
     free(S.rows);
     ncf_free(S.last_good), ncf_free(S.chosen), free(S.kept);
+    free_seeds(&S);
     ncf_model_free(S.model);
     ncf_dataset_free(&data);
     return rc;
@@ -2824,6 +2905,7 @@ int main(int argc, char **argv)
                 "from the ranks)\n"),
             r = 0;
     if (r > 0 && o.tune) fprintf(stderr, "demo: --tune runs in one process (use demo)\n"), r = 0;
+    if (r > 0 && o.seeds > 1) fprintf(stderr, "demo: --seeds runs in one process (use demo)\n"), r = 0;
     if (r > 0 && o.load && (serving(&o) || o.export_c || o.export_embeddings) && !o.data_given)
         r = ON_ROOT ? serve_file(&o) : 0; /* rank 0 serves */
     else r = r <= 0 ? (r < 0 ? 0 : 2) : run(&o);

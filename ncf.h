@@ -880,6 +880,12 @@ NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_pr
    budget, an epoch resumed midway). Does not refresh the serving cache as ncf_train_epoch does. */
 NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int64_t first, int64_t count,
                               ncf_progress_fn progress, void *user, double *mean_loss);
+/* An epoch of each of n models, models[k] drawing from samplers[k] (seeds to average with
+   ncf_model_average): MF models trained by SGD one example a step side by side, one thread
+   each; the others in turn. Progress is model 0's; *mean_loss (may be NULL) the mean of theirs.
+   Each model's bits are those of its own ncf_train_epoch. */
+NCFDEF int ncf_train_epoch_each(ncf_model *const *models, const ncf_sampler *samplers, int n, int epoch,
+                                ncf_progress_fn progress, void *user, double *mean_loss);
 
 /* Means over the users evaluated, as RecBole defines them, T_u the user's held-out items and
    hit(j) whether its j-th ranked item (from 0) is one: HR@k (any hit in the top k), NDCG@k (DCG
@@ -6953,6 +6959,89 @@ NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_pr
     return rc;
 }
 
+/* Jobs k = 0..n-1 at once, one thread each, every OpenMP region within a job on its thread
+   alone: independent work (each job reads and writes only its own model), so each job's bits
+   are those it has alone, on any number of threads. The failure of the first job by k that
+   failed is the call's: its code and its text, and *failed its k. */
+typedef int (*ncf__job_fn)(void *ctx, int k);
+static int ncf__side_by_side(ncf__job_fn job, void *ctx, int n, int *failed)
+{
+    int *rcs = NCF__ZNEW(int, n), k, rc = NCF_OK;
+    char *why = NCF__NEW(char, (size_t)n *NCF__ERR_BYTES); /* each job's message */
+#ifdef _OPENMP
+    int T = omp_get_max_threads();
+#endif
+    if (!rcs || !why) {
+        NCF_FREE(rcs), NCF_FREE(why);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for %d runs side by side", n);
+    }
+    NCF__OMP(parallel for schedule(dynamic, 1) num_threads(ncf__team_of(n > 1, n < T ? n : T)))
+    for (k = 0; k < n; k++) {
+#ifdef _OPENMP
+        omp_set_num_threads(1); /* (this thread's regions, within the job) */
+#endif
+        if ((rcs[k] = job(ctx, k)) != NCF_OK) memcpy(why + (size_t)NCF__ERR_BYTES * k, ncf__errbuf, NCF__ERR_BYTES);
+    }
+#ifdef _OPENMP
+    omp_set_num_threads(T);
+#endif
+    for (k = 0; k < n && rc == NCF_OK; k++)
+        if ((rc = rcs[k]) != NCF_OK) memcpy(ncf__errbuf, why + (size_t)NCF__ERR_BYTES * k, NCF__ERR_BYTES), *failed = k;
+    NCF_FREE(rcs), NCF_FREE(why);
+    return rc;
+}
+
+/* An epoch of models[k] from samplers[k], k = 0..n-1 (ncf_train_epoch_each). */
+typedef struct {
+    ncf_model *const *models;
+    const ncf_sampler *samplers;
+    int epoch;
+    ncf_progress_fn progress;
+    void *user;
+    double *loss;
+} ncf__each;
+
+static int ncf__each_epoch(void *ctx, int k)
+{
+    const ncf__each *j = (const ncf__each *)ctx;
+    return ncf_train_epoch(j->models[k], &j->samplers[k], j->epoch, k ? NULL : j->progress, j->user, &j->loss[k]);
+}
+
+/* SGD one example a step runs on one thread, so such models train side by side; the others
+   in turn, each on every thread. */
+NCFDEF int ncf_train_epoch_each(ncf_model *const *models, const ncf_sampler *samplers, int n, int epoch,
+                                ncf_progress_fn progress, void *user, double *mean_loss)
+{
+    ncf__each j;
+    int k, a, rc = NCF_OK, failed = 0, apart = 1;
+    if (!models || !samplers || n < 1)
+        return ncf__fail(NCF_ERR_ARG, "ncf_train_epoch_each: need models, their samplers and n >= 1 (got %d)", n);
+    for (k = 0; k < n; k++) {
+        if (!models[k] || !samplers[k].data)
+            return ncf__fail(NCF_ERR_ARG, "ncf_train_epoch_each: model %d or its sampler is NULL", k);
+        for (a = 0; a < k; a++)
+            if (models[a] == models[k])
+                return ncf__fail(NCF_ERR_ARG, "ncf_train_epoch_each: models %d and %d are the same model", a, k);
+        apart = apart && ncf__per_example_sgd(&models[k]->cfg);
+    }
+    j.models = models, j.samplers = samplers, j.epoch = epoch, j.progress = progress, j.user = user;
+    if (!(j.loss = NCF__ZNEW(double, n))) return ncf__fail(NCF_ERR_NOMEM, "ncf_train_epoch_each: out of memory");
+    if (apart && n > 1) rc = ncf__side_by_side(ncf__each_epoch, &j, n, &failed);
+    else
+        for (k = 0; k < n && rc == NCF_OK; k++) failed = k, rc = ncf__each_epoch(&j, k);
+    if (rc != NCF_OK && n > 1) {
+        char which[24];
+        snprintf(which, sizeof which, "model %d", failed);
+        rc = ncf__prefix_error(rc, which);
+    }
+    if (rc == NCF_OK && mean_loss) {
+        for (*mean_loss = 0, k = 0; k < n; k++) *mean_loss += j.loss[k];
+        *mean_loss /= n;
+    }
+    NCF_FREE(j.loss);
+    return rc;
+}
+
 #endif /* !NCF_INFERENCE_ONLY: training */
 
 /* ---- >>metrics: evaluation: scoring candidates, HR, NDCG, MRR -------------------------------- */
@@ -8045,38 +8134,6 @@ NCFDEF int ncf_evaluate(const ncf_model *m, const ncf_dataset *data, int k, int 
 
 /* ---- >>tune: a search over settings by successive halving, chosen on validation -------------- */
 
-/* Jobs k = 0..n-1 at once, one thread each, every OpenMP region within a job on its thread
-   alone: independent work (each job reads and writes only its own model), so each job's bits
-   are those it has alone, on any number of threads. The failure of the first job by k that
-   failed is the call's: its code and its text, and *failed its k. */
-typedef int (*ncf__job_fn)(void *ctx, int k);
-static int ncf__side_by_side(ncf__job_fn job, void *ctx, int n, int *failed)
-{
-    int *rcs = NCF__ZNEW(int, n), k, rc = NCF_OK;
-    char *why = NCF__NEW(char, (size_t)n *NCF__ERR_BYTES); /* each job's message */
-#ifdef _OPENMP
-    int T = omp_get_max_threads();
-#endif
-    if (!rcs || !why) {
-        NCF_FREE(rcs), NCF_FREE(why);
-        return ncf__fail(NCF_ERR_NOMEM, "out of memory for %d runs side by side", n);
-    }
-    NCF__OMP(parallel for schedule(dynamic, 1) num_threads(ncf__team_of(n > 1, n < T ? n : T)))
-    for (k = 0; k < n; k++) {
-#ifdef _OPENMP
-        omp_set_num_threads(1); /* (this thread's regions, within the job) */
-#endif
-        if ((rcs[k] = job(ctx, k)) != NCF_OK) memcpy(why + (size_t)NCF__ERR_BYTES * k, ncf__errbuf, NCF__ERR_BYTES);
-    }
-#ifdef _OPENMP
-    omp_set_num_threads(T);
-#endif
-    for (k = 0; k < n && rc == NCF_OK; k++)
-        if ((rc = rcs[k]) != NCF_OK) memcpy(ncf__errbuf, why + (size_t)NCF__ERR_BYTES * k, NCF__ERR_BYTES), *failed = k;
-    NCF_FREE(rcs), NCF_FREE(why);
-    return rc;
-}
-
 /* The cost model: work a training example or an evaluated candidate takes, in units the
    reference machine (docs/tuning.md) does NCF__TUNE_RATE of a second on two threads. Dense
    layers run as batched products (cheap a multiply-add); embedding rows are random reads and
@@ -8355,25 +8412,9 @@ typedef struct {
     ncf_model **models;
     ncf_sampler *smp;
     const ncf_trial *r;
-    int first, last; /* the epochs to train next, from 1 */
     ncf_progress_fn progress;
     void *user;
 } ncf__seeds;
-
-/* Epochs first..last of seed k: a decayed rate falls over the run's epochs, as it fell. */
-static int ncf__seed_epochs(void *ctx, int k)
-{
-    const ncf__seeds *j = (const ncf__seeds *)ctx;
-    ncf_model *m = j->models[k];
-    int rc = NCF_OK, e;
-    float lr = m->cfg.lr;
-    for (e = j->first; e <= j->last && rc == NCF_OK; e++) {
-        if (j->r->decay) m->cfg.lr = ncf_decayed_lr(lr, e - 1, j->r->epochs);
-        rc = ncf_train_epoch(m, &j->smp[k], e, k ? NULL : j->progress, j->user, NULL);
-        m->cfg.lr = lr;
-    }
-    return rc;
-}
 
 /* n fresh models of r (the first with ids's ids), each sampling data's positives. */
 static int ncf__seeds_init(ncf__seeds *j, int n, const ncf_trial *r, const ncf_dataset *ids, const ncf_dataset *data)
@@ -8400,21 +8441,16 @@ static void ncf__seeds_free(ncf__seeds *j, int n)
     NCF_FREE(j->models), NCF_FREE(j->smp);
 }
 
-/* Epochs first..last of every seed. SGD one example a step runs on one thread, so its seeds
-   train side by side; the others train in turn, each on every thread. Progress is the first
-   seed's. */
+/* Epochs first..last of every seed (ncf_train_epoch_each), a decayed rate falling over the
+   run's epochs as it fell. Progress is the first seed's. */
 static int ncf__seeds_train(ncf__seeds *j, int n, int first, int last)
 {
-    int k, rc = NCF_OK, at = 0;
-    j->first = first, j->last = last;
-    if (!ncf__per_example_sgd(&j->r->cfg)) {
-        for (k = 0; k < n && rc == NCF_OK; k++) rc = ncf__seed_epochs(j, k);
-        return rc;
-    }
-    if ((rc = ncf__side_by_side(ncf__seed_epochs, j, n, &at)) != NCF_OK) {
-        char seed[24];
-        snprintf(seed, sizeof seed, "seed %d", at);
-        rc = ncf__prefix_error(rc, seed);
+    int k, e, rc = NCF_OK;
+    float lr = j->r->cfg.lr;
+    for (e = first; e <= last && rc == NCF_OK; e++) {
+        for (k = 0; k < n && j->r->decay; k++) j->models[k]->cfg.lr = ncf_decayed_lr(lr, e - 1, j->r->epochs);
+        rc = ncf_train_epoch_each(j->models, j->smp, n, e, j->progress, j->user, NULL);
+        for (k = 0; k < n; k++) j->models[k]->cfg.lr = lr;
     }
     return rc;
 }

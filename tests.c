@@ -4849,6 +4849,61 @@ static void test_model_average(void)
     ncf_dataset_free(&d);
 }
 
+/* Seeds trained an epoch at a time through ncf_train_epoch_each: MF runs of SGD one example a
+   step side by side on 2 threads, GMF runs of Adam in turn, each model the same bits as its own
+   ncf_train_epoch, the mean loss the mean of theirs; a diverging model fails the call with its
+   index, and what no epoch can train is refused. */
+static void test_train_epoch_each_is_each_alone(void)
+{
+    ncf_dataset d;
+    ncf_model *each[3] = {NULL}, *alone[3] = {NULL}, *twice[2];
+    ncf_sampler smp[3], none[2];
+    int kind, k, e, ok = 1, threads = ncf_get_threads();
+    CHECK(tune_data(&d, 0));
+    for (kind = 0; kind < 2; kind++) {
+        int n = kind ? 2 : 3;
+        ncf_config c = ncf_config_default();
+        c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 8;
+        if (kind == 0) c.model = NCF_MF, c.optimizer = NCF_OPT_SGD, c.batch_size = 1, c.lr = 0.03f, c.init_sd = 0.1f;
+        else c.model = NCF_GMF, c.batch_size = 64, c.lr = 0.01f;
+        for (k = 0; k < n; k++) {
+            c.seed = 5 + (uint64_t)k;
+            ok = ok && ncf_model_create(&each[k], &c) == NCF_OK && ncf_model_create(&alone[k], &c) == NCF_OK &&
+                ncf_sampler_init(&smp[k], &d, c.num_neg, c.seed) == NCF_OK;
+        }
+        CHECK(ok);
+        for (e = 1; ok && e <= 2; e++) {
+            double mean = -1, loss[3], sum = 0;
+            ncf_set_threads(2);
+            CHECKF(ncf_train_epoch_each(each, smp, n, e, NULL, NULL, &mean) == NCF_OK, "%s", ncf_error_text());
+            ncf_set_threads(1);
+            for (k = 0; k < n; k++) CHECK(ncf_train_epoch(alone[k], &smp[k], e, NULL, NULL, &loss[k]) == NCF_OK);
+            for (k = 0; k < n; k++) sum += loss[k];
+            CHECKF(mean == sum / n && mean > 0, "%s epoch %d: mean loss %.9g, theirs %.9g", kind ? "GMF" : "MF", e,
+                   mean, sum / n);
+        }
+        for (k = 0; k < n; k++)
+            CHECKF(each[k]->epoch == 2 && state_hash(each[k]) == state_hash(alone[k]), "%s model %d differs",
+                   kind ? "GMF" : "MF", k);
+        each[1]->cfg.lr = 1e30f; /* (this one diverges) */
+        CHECK_ERR(ncf_train_epoch_each(each, smp, n, 3, NULL, NULL, NULL), NCF_ERR_DATA, "model 1: ");
+        for (k = 0; k < 3; k++) ncf_model_free(each[k]), ncf_model_free(alone[k]), each[k] = alone[k] = NULL;
+    }
+    {
+        ncf_config c = ncf_config_default();
+        c.num_users = d.num_users, c.num_items = d.num_items, c.seed = 5;
+        CHECK(ncf_model_create(&twice[0], &c) == NCF_OK && ncf_sampler_init(&smp[0], &d, 4, 5) == NCF_OK);
+        twice[1] = twice[0], smp[1] = smp[0];
+        CHECK_ERR(ncf_train_epoch_each(twice, smp, 2, 1, NULL, NULL, NULL), NCF_ERR_ARG, "models 0 and 1 are the same");
+        CHECK_ERR(ncf_train_epoch_each(twice, smp, 0, 1, NULL, NULL, NULL), NCF_ERR_ARG, "n >= 1");
+        memset(none, 0, sizeof none);
+        CHECK_ERR(ncf_train_epoch_each(twice, none, 1, 1, NULL, NULL, NULL), NCF_ERR_ARG, "model 0 or its sampler");
+        ncf_model_free(twice[0]);
+    }
+    ncf_set_threads(threads);
+    ncf_dataset_free(&d);
+}
+
 /* The final training of a winner of SGD one example a step from 3 seeds: the seeds train side
    by side, one a thread, and the model is the same bits on 1 and 2 threads and the same as the
    average of the three trained in turn by hand; a failing seed fails the call with its message. */
@@ -4875,7 +4930,7 @@ static void test_tune_final_seeds_side_by_side(void)
     CHECK(avg && f1 && state_hash(avg) == state_hash(f1));
     ncf_model_free(f2), f2 = NULL;
     run.cfg.lr = 1000; /* (every seed diverges) */
-    CHECK_ERR(ncf_tune_final(&f2, &d, &rep, NULL, NULL), NCF_ERR_DATA, "seed 0: ");
+    CHECK_ERR(ncf_tune_final(&f2, &d, &rep, NULL, NULL), NCF_ERR_DATA, "model 0: ");
     CHECK(f2 == NULL);
     ncf_model_free(avg), ncf_model_free(f1), ncf_dataset_free(&d);
 }
@@ -5864,11 +5919,16 @@ static int sw_average(void)
 {
     ncf_config c = ncf_config_default();
     ncf_model *m[2] = {NULL, NULL}, *avg = NULL;
+    ncf_sampler smp[2];
     int rc, k;
-    c.model = NCF_MF, c.num_users = g_sw_data.num_users, c.num_items = g_sw_data.num_items;
+    c.model = NCF_MF, c.optimizer = NCF_OPT_SGD, c.batch_size = 1;
+    c.num_users = g_sw_data.num_users, c.num_items = g_sw_data.num_items;
     rc = ncf_model_create(&m[0], &c);
     if (rc == NCF_OK) rc = ncf_model_set_ids(m[0], &g_sw_data);
+    if (rc == NCF_OK) rc = ncf_sampler_init(&smp[0], &g_sw_data, 4, c.seed);
     if (rc == NCF_OK) c.seed++, rc = ncf_model_create(&m[1], &c);
+    if (rc == NCF_OK) rc = ncf_sampler_init(&smp[1], &g_sw_data, 4, c.seed);
+    if (rc == NCF_OK) rc = ncf_train_epoch_each(m, smp, 2, 1, NULL, NULL, NULL);
     if (rc == NCF_OK) rc = ncf_model_average(&avg, m, 2);
     if (rc == NCF_OK) g_sw_digest = state_hash(avg) ^ digest_ids(avg, NULL);
     for (k = 0; k < 2; k++) ncf_model_free(m[k]);
@@ -6223,7 +6283,7 @@ static const struct {
     {"load the paper split", sw_load_split},
     {"ncf_synthetic ncf_sample_eval_negatives", sw_synthetic},
     {"model create: ncf_model_create ncf_model_set_ids", sw_model_create},
-    {"two models averaged: ncf_model_average", sw_average},
+    {"two models trained side by side and averaged: ncf_train_epoch_each ncf_model_average", sw_average},
     {"an epoch: ncf_sampler_init ncf_train_epoch", sw_epoch},
     {"evaluate (sampled, full): ncf_evaluate", sw_evaluate},
     {"save and load (memory): ncf_save_mem ncf_load_mem", sw_save_load_mem},
@@ -6709,6 +6769,7 @@ static const test_case TESTS[] = {
     {"tune_deterministic_and_blind_to_test", test_tune_deterministic_and_blind_to_test},
     {"tune_partners_lone_sgd_runs", test_tune_partners_lone_sgd_runs},
     {"model_average", test_model_average},
+    {"train_epoch_each_is_each_alone", test_train_epoch_each_is_each_alone},
     {"tune_final_seeds_side_by_side", test_tune_final_seeds_side_by_side},
     {"tune_seeds_choose_their_epochs", test_tune_seeds_choose_their_epochs},
     {"verified_open_skips_only_whole_file_checks", test_verified_open_skips_only_whole_file_checks},

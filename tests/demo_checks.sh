@@ -143,6 +143,26 @@ tune() {
 }
 check "demo --tune: the table, the winner retrained and reported once, saved; the same on 1 and 2 threads" tune
 
+# --seeds: three MF runs of SGD one example a step trained in step, their average evaluated,
+# chosen and saved (its 3 x 8 factors), the same figures on 1 and 2 threads; a NeuMF is refused
+seeds() {
+    mf="--model mf --num_factors 8 --optimizer sgd --batch_size 1 --learning_rate 0.03 --init_sd 0.1 --train_epochs 3"
+    demo $SYN $mf --seeds 3 --threads 2 --save "$B/seeds.ncf" > "$B/seeds.log" &&
+        grep -q '^seeds: 3 models, seeds 1 to 3, trained in step; their average (MF, 24 factors)' "$B/seeds.log" &&
+        demo $SYN $mf --seeds 3 --threads 1 > "$B/seeds1.log" &&
+        [ "$(grep -c '^Iteration' "$B/seeds.log")" -eq 4 ] &&
+        [ "$(grep -o '^Iteration [0-9]*: HR = [0-9.]*, NDCG = [0-9.]*' "$B/seeds.log")" = \
+          "$(grep -o '^Iteration [0-9]*: HR = [0-9.]*, NDCG = [0-9.]*' "$B/seeds1.log")" ] &&
+        demo $SYN $mf > "$B/seed1.log" &&
+        [ "$(grep '^Iteration 3:' "$B/seed1.log" | cut -d, -f1-2)" != "$(grep '^Iteration 3:' "$B/seeds.log" | cut -d, -f1-2)" ] &&
+        n=$(tr -d '\r' < "$B/seeds.log" | sed -n 's/^Chosen on validation HR@10: epoch \([0-9]*\) .*/\1/p') &&
+        demo $SYN --load "$B/seeds.ncf" --train_epochs 0 > "$B/seeds_load.log" &&
+        grep -q "^$(grep -o "^Iteration $n: HR = [0-9.]*, NDCG = [0-9.]*" "$B/seeds.log")," "$B/seeds_load.log" &&
+        grep -q '^model: MF, factors 24' "$B/seeds_load.log" &&
+        ! demo $SYN --seeds 2 > "$B/seeds_neumf.log" 2>&1 && grep -q 'a NeuMF cannot be averaged' "$B/seeds_neumf.log"
+}
+check "demo --seeds: MF seeds trained in step, their average chosen and saved, the same on 1 and 2 threads" seeds
+
 weighting() {
     demo --data "$B/plays.tsv" --weighting log --weight_alpha 2 --train_epochs 2 > "$B/weighted.log" &&
         grep -q '^read as: TAB-separated, header, user=userID item=artistID rating=weight strength=weight, no timestamps$' "$B/weighted.log" &&
