@@ -4718,13 +4718,14 @@ static int64_t ncf__shuffled(const ncf_sampler *s, uint64_t key, int64_t pos)
     return (int64_t)x;
 }
 
-/* Example e of an epoch: positive e/(1+num_neg), and for e%(1+num_neg) > 0 a fresh
-   negative of that positive's user. A shard gives 0, 0, 0 for another rank's user, so that
-   the ranks' batches summed are the whole batch. */
-static void ncf__example(const ncf_sampler *s, int epoch, int64_t e, int32_t *user, int32_t *item, float *label)
+/* Example e of an epoch, given its positive's place in the shard p = e/(1+num_neg) - train_lo
+   and k = e%(1+num_neg): the positive, or for k > 0 a fresh negative of that positive's user.
+   A shard gives 0, 0, 0 for another rank's user, so that the ranks' batches summed are the
+   whole batch. */
+static void ncf__draw(const ncf_sampler *s, int epoch, int64_t e, int64_t p, int64_t k, int32_t *user, int32_t *item,
+                      float *label)
 {
     const ncf_dataset *d = s->data;
-    int64_t p = e / (1 + s->num_neg) - d->shard.train_lo, k = e % (1 + s->num_neg);
     int32_t u;
     if ((uint64_t)p >= (uint64_t)d->num_train) {
         *user = *item = 0, *label = 0.0f;
@@ -4743,6 +4744,13 @@ static void ncf__example(const ncf_sampler *s, int epoch, int64_t e, int32_t *us
                                              ncf__below(x, (uint32_t)ncf__num_untrained(d, u)));
         *label = 0.0f;
     }
+}
+
+/* Example e of an epoch: positive e/(1+num_neg), and for e%(1+num_neg) > 0 a fresh negative of
+   that positive's user (ncf__draw). */
+static void ncf__example(const ncf_sampler *s, int epoch, int64_t e, int32_t *user, int32_t *item, float *label)
+{
+    ncf__draw(s, epoch, e, e / (1 + s->num_neg) - s->data->shard.train_lo, e % (1 + s->num_neg), user, item, label);
 }
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -6771,19 +6779,41 @@ static int ncf__per_example_sgd(const ncf_config *c)
     return c->model == NCF_MF && c->optimizer == NCF_OPT_SGD && c->batch_size == 1;
 }
 
-/* sq[j] = the sum of a[k]^2 + b[k]^2 over k = j mod NCF__LANES; sum[j] likewise of a[k] + b[k]. */
+/* sq[j] = the sum of a[k]^2 + b[k]^2 over k = j mod NCF__LANES; sum[j] likewise of a[k] + b[k].
+   The lanes as one vector where there is one: left to itself, GCC vectorizes these loops for
+   AVX-512 16 floats at a time and shuffles the halves together, and a run of the recipe took
+   2.4x as long as with 8 (measured on an Intel Xeon with AVX-512). SSE's 4 lanes vectorize
+   well as they are. */
 static void ncf__lane_squares(const float *NCF__RESTRICT a, const float *NCF__RESTRICT b, int n, float *sq)
 {
-    int k, j;
-    for (k = 0; k + NCF__LANES <= n; k += NCF__LANES)
+    int k = 0, j;
+#if NCF__VEC && NCF__VW >= 8
+    ncf__v8 v, x, y;
+    NCF__V8LOAD(v, sq);
+    for (; k + NCF__LANES <= n; k += NCF__LANES) {
+        NCF__V8LOAD(x, a + k), NCF__V8LOAD(y, b + k);
+        v += x * x + y * y;
+    }
+    memcpy(sq, &v, sizeof v);
+#endif
+    for (; k + NCF__LANES <= n; k += NCF__LANES)
         for (j = 0; j < NCF__LANES; j++) sq[j] += a[k + j] * a[k + j] + b[k + j] * b[k + j];
     for (; k < n; k++) sq[k % NCF__LANES] += a[k] * a[k] + b[k] * b[k];
 }
 
 static void ncf__lane_sums(const float *NCF__RESTRICT a, const float *NCF__RESTRICT b, int n, float *sum)
 {
-    int k, j;
-    for (k = 0; k + NCF__LANES <= n; k += NCF__LANES)
+    int k = 0, j;
+#if NCF__VEC && NCF__VW >= 8
+    ncf__v8 v, x, y;
+    NCF__V8LOAD(v, sum);
+    for (; k + NCF__LANES <= n; k += NCF__LANES) {
+        NCF__V8LOAD(x, a + k), NCF__V8LOAD(y, b + k);
+        v += x + y;
+    }
+    memcpy(sum, &v, sizeof v);
+#endif
+    for (; k + NCF__LANES <= n; k += NCF__LANES)
         for (j = 0; j < NCF__LANES; j++) sum[j] += a[k + j] + b[k + j];
     for (; k < n; k++) sum[k % NCF__LANES] += a[k] + b[k];
 }
@@ -6822,22 +6852,45 @@ static double ncf__sgd_example(ncf_model *m, int32_t u, int32_t i, float y, int 
 /* Examples [start, start + n) of the epoch in the per-example order: the positives shuffled,
    each followed by its negatives (the sampler's examples, in another order). Its user's row
    then serves 1 + num_neg steps from the cache: in the sampler's order every step misses on
-   two rows, and a step costs four times as much. */
+   two rows, and a step costs four times as much. The positives come 16 at a time: their
+   places first, then prefetches of what each will touch (its user, the user's item list), so
+   that the misses of 16 random positives overlap instead of queueing (the draws took 28% of
+   a run of the recipe without them). */
 static void ncf__fill_by_positive(const ncf_sampler *s, int epoch, int64_t start, int n, int32_t *users, int32_t *items,
                                   float *labels)
 {
+    const ncf_dataset *d = s->data;
     uint64_t key = ncf__hash3(s->seed ^ NCF__TAG_SHUFFLE, (uint64_t)epoch, 1);
-    int64_t per = 1 + s->num_neg, num_train = s->num_examples / per, q, x = -1;
-    int bits = 1, j;
+    int64_t per = 1 + s->num_neg, num_train = s->num_examples / per, a = start / per, end = start + n, q = start;
+    int bits = 1, g, count;
     while (bits < 62 && ((int64_t)1 << bits) < num_train) bits++;
-    for (j = 0; j < n; j++) {
-        q = start + j;
-        if (j == 0 || q % per == 0) {
-            x = q / per;
-            do x = (int64_t)ncf__feistel((uint64_t)x, bits, key);
-            while (x >= num_train);
+    while (q < end) {
+        int64_t x[16], p[16];
+        for (count = 0; count < 16 && (a + count) * per < end; count++) { /* the group's positives */
+            x[count] = a + count;
+            do x[count] = (int64_t)ncf__feistel((uint64_t)x[count], bits, key);
+            while (x[count] >= num_train);
+            p[count] = x[count] - d->shard.train_lo;
+            if ((uint64_t)p[count] < (uint64_t)d->num_train) {
+                NCF__PREFETCH(d->train_user + p[count]);
+                NCF__PREFETCH(d->items + p[count]);
+            }
         }
-        ncf__example(s, epoch, x * per + q % per, &users[j], &items[j], &labels[j]);
+        for (g = 0; g < count; g++)
+            if ((uint64_t)p[g] < (uint64_t)d->num_train) NCF__PREFETCH(d->user_ptr + d->train_user[p[g]]);
+        for (g = 0; g < count && per > 1; g++)
+            if ((uint64_t)p[g] < (uint64_t)d->num_train) {
+                int32_t u = d->train_user[p[g]];
+                int64_t lo = d->user_ptr[u], hi = d->user_ptr[u + 1];
+                NCF__PREFETCH(d->items + lo + (hi - lo) / 2); /* the binary search's first probes */
+                NCF__PREFETCH(d->items + lo + (hi - lo) / 4);
+                NCF__PREFETCH(d->items + lo + 3 * (hi - lo) / 4);
+            }
+        for (g = 0; g < count; g++, a++)
+            for (; q < end && q < (a + 1) * per; q++) {
+                int64_t k = q - a * per, j = q - start;
+                ncf__draw(s, epoch, x[g] * per + k, p[g], k, &users[j], &items[j], &labels[j]);
+            }
     }
 }
 

@@ -4167,6 +4167,60 @@ static void test_mf_sgd_learns_and_survives_a_file(void)
     ncf_dataset_free(&d);
 }
 
+static int cmp_example(const void *a, const void *b)
+{
+    const int64_t *x = (const int64_t *)a, *y = (const int64_t *)b;
+    return (*x > *y) - (*x < *y);
+}
+
+/* The per-example order is the sampler's epoch reordered: filled in chunks of any size from
+   any start, the same examples as ncf_sampler_fill's epoch (as a multiset of user, item and
+   label), each positive followed by num_neg negatives of its user. */
+static void test_fill_by_positive_is_the_epoch_reordered(void)
+{
+    static const int chunks[] = {1, 7, 16, 1024, 1 << 30};
+    ncf_dataset d;
+    ncf_sampler s;
+    int neg, c;
+    CHECK(ncf_synthetic(&d, 120, 80, 3000, 6, 8) == NCF_OK);
+    for (neg = 0; neg <= 3; neg += 3) {
+        int64_t n, q, per = 1 + neg, bad = 0;
+        int32_t *u, *it, *u2, *it2;
+        float *y, *y2;
+        int64_t *ka, *kb;
+        CHECK(ncf_sampler_init(&s, &d, neg, 9) == NCF_OK);
+        n = s.num_examples;
+        u = (int32_t *)malloc(sizeof(int32_t) * (size_t)n), it = (int32_t *)malloc(sizeof(int32_t) * (size_t)n);
+        u2 = (int32_t *)malloc(sizeof(int32_t) * (size_t)n), it2 = (int32_t *)malloc(sizeof(int32_t) * (size_t)n);
+        y = (float *)malloc(sizeof(float) * (size_t)n), y2 = (float *)malloc(sizeof(float) * (size_t)n);
+        ka = (int64_t *)malloc(sizeof(int64_t) * (size_t)n), kb = (int64_t *)malloc(sizeof(int64_t) * (size_t)n);
+        if (!u || !it || !u2 || !it2 || !y || !y2 || !ka || !kb) {
+            CHECK(!"out of memory");
+            break;
+        }
+        ncf_sampler_fill(&s, 2, 0, (int)n, u2, it2, y2);
+        for (q = 0; q < n; q++) kb[q] = ((int64_t)u2[q] << 32) | ((int64_t)it2[q] << 1) | (y2[q] > 0);
+        qsort(kb, (size_t)n, sizeof *kb, cmp_example);
+        for (c = 0; c < (int)(sizeof chunks / sizeof *chunks); c++) {
+            int64_t start = 0, j;
+            memset(u, 0xff, sizeof(int32_t) * (size_t)n);
+            for (start = 0; start < n; start += chunks[c])
+                ncf__fill_by_positive(&s, 2, start, (int)(n - start < chunks[c] ? n - start : chunks[c]), u + start,
+                                      it + start, y + start);
+            for (q = 0; q < n; q++) {
+                ka[q] = ((int64_t)u[q] << 32) | ((int64_t)it[q] << 1) | (y[q] > 0);
+                bad += (q % per == 0) != (y[q] > 0) || (q % per && u[q] != u[q - q % per]);
+            }
+            qsort(ka, (size_t)n, sizeof *ka, cmp_example);
+            for (j = 0; j < n && ka[j] == kb[j]; j++) continue;
+            CHECKF(j == n && bad == 0, "%d negatives, chunks of %d: example %lld of %lld differs, %lld out of place",
+                   neg, chunks[c], (long long)j, (long long)n, (long long)bad);
+        }
+        free(u), free(it), free(u2), free(it2), free(y), free(y2), free(ka), free(kb);
+    }
+    ncf_dataset_free(&d);
+}
+
 /* MF with SGD one example a step (Rendle et al.'s recipe) takes its own loop: the same steps as
    ncf_train_step given the sampler's examples one at a time, the same mean loss, the same
    step count; weights scale a positive's step as in a batch; divergence stops it. */
@@ -6760,6 +6814,7 @@ static const test_case TESTS[] = {
     {"format_3_files_still_read", test_format_3_files_still_read},
     {"pretrained_neumf_scores_as_its_parts", test_pretrained_neumf_scores_as_its_parts},
     {"mf_sgd_learns_and_survives_a_file", test_mf_sgd_learns_and_survives_a_file},
+    {"fill_by_positive_is_the_epoch_reordered", test_fill_by_positive_is_the_epoch_reordered},
     {"per_example_sgd_is_train_step", test_per_example_sgd_is_train_step},
     {"fit_decay_is_a_hand_loop", test_fit_decay_is_a_hand_loop},
     {"training_blind_to_held_out_items", test_training_blind_to_held_out_items},
