@@ -4746,13 +4746,6 @@ static void ncf__draw(const ncf_sampler *s, int epoch, int64_t e, int64_t p, int
     }
 }
 
-/* Example e of an epoch: positive e/(1+num_neg), and for e%(1+num_neg) > 0 a fresh negative of
-   that positive's user (ncf__draw). */
-static void ncf__example(const ncf_sampler *s, int epoch, int64_t e, int32_t *user, int32_t *item, float *label)
-{
-    ncf__draw(s, epoch, e, e / (1 + s->num_neg) - s->data->shard.train_lo, e % (1 + s->num_neg), user, item, label);
-}
-
 #if defined(__GNUC__) || defined(__clang__)
 #define NCF__PREFETCH(p) __builtin_prefetch(p)
 #else
@@ -4767,29 +4760,28 @@ static void ncf__fill_chunk(const ncf_sampler *s, int epoch, uint64_t key, int64
                             int32_t *items, float *labels, uint8_t *own)
 {
     const ncf_dataset *d = s->data;
-    int64_t e[16];
+    int64_t e[16], p[16], k[16], per = 1 + s->num_neg;
     int q;
     for (q = 0; q < n; q++) {
-        int64_t p;
         e[q] = ncf__shuffled(s, key, start + q);
-        p = e[q] / (1 + s->num_neg) - d->shard.train_lo;
-        if (own) own[q] = (uint64_t)p < (uint64_t)d->num_train;
-        if ((uint64_t)p >= (uint64_t)d->num_train) continue; /* another rank's (a shard) */
-        NCF__PREFETCH(d->train_user + p);
-        NCF__PREFETCH(d->items + p);
-        if (d->weight) NCF__PREFETCH(d->weight + p);
+        p[q] = e[q] / per, k[q] = e[q] - p[q] * per, p[q] -= d->shard.train_lo;
+        if (own) own[q] = (uint64_t)p[q] < (uint64_t)d->num_train;
+        if ((uint64_t)p[q] >= (uint64_t)d->num_train) continue; /* another rank's (a shard) */
+        NCF__PREFETCH(d->train_user + p[q]);
+        NCF__PREFETCH(d->items + p[q]);
+        if (d->weight) NCF__PREFETCH(d->weight + p[q]);
     }
     for (q = 0; q < n; q++) {
-        int64_t p = e[q] / (1 + s->num_neg) - d->shard.train_lo, lo, hi;
+        int64_t lo, hi;
         int32_t u;
-        if ((uint64_t)p >= (uint64_t)d->num_train) continue;
-        u = d->train_user[p];
+        if ((uint64_t)p[q] >= (uint64_t)d->num_train) continue;
+        u = d->train_user[p[q]];
         lo = d->user_ptr[u], hi = d->user_ptr[u + 1];
         NCF__PREFETCH(d->items + lo + (hi - lo) / 2); /* the binary search's first probes */
         NCF__PREFETCH(d->items + lo + (hi - lo) / 4);
         NCF__PREFETCH(d->items + lo + 3 * (hi - lo) / 4);
     }
-    for (q = 0; q < n; q++) ncf__example(s, epoch, e[q], &users[q], &items[q], &labels[q]);
+    for (q = 0; q < n; q++) ncf__draw(s, epoch, e[q], p[q], k[q], &users[q], &items[q], &labels[q]);
 }
 
 NCFDEF void ncf_sampler_fill(const ncf_sampler *s, int epoch, int64_t start, int n, int32_t *users, int32_t *items,
