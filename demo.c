@@ -2269,7 +2269,7 @@ static int average_seeds(session *S)
 static int make_seeds(session *S, const ncf_config *cfg)
 {
     int k, n = S->o->seeds;
-    S->seeds = (ncf_model **)calloc((size_t)n, sizeof *S->seeds);
+    S->seeds = (ncf_model **)calloc((size_t)n, sizeof(ncf_model *));
     S->samplers = (ncf_sampler *)calloc((size_t)n, sizeof *S->samplers);
     if (!S->seeds || !S->samplers) {
         fprintf(stderr, "demo: out of memory for %d seeds\n", n);
