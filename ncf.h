@@ -6771,44 +6771,38 @@ static int ncf__per_example_sgd(const ncf_config *c)
     return c->model == NCF_MF && c->optimizer == NCF_OPT_SGD && c->batch_size == 1;
 }
 
-/* sq[j] = the sum of a[k]^2 + b[k]^2 over k = j mod NCF__LANES; sum[j] likewise of a[k] + b[k].
-   The lanes as one vector where there is one: left to itself, GCC vectorizes these loops for
-   AVX-512 16 floats at a time and shuffles the halves together, and a run of the recipe took
-   2.4x as long as with 8 (measured on an Intel Xeon with AVX-512). SSE's 4 lanes vectorize
-   well as they are. */
-static void ncf__lane_squares(const float *NCF__RESTRICT a, const float *NCF__RESTRICT b, int n, float *sq)
-{
-    int k = 0, j;
+/* out[j] += the sum of TERM(a[k], b[k]) over k = j mod NCF__LANES: ncf__lane_squares of
+   a[k]^2 + b[k]^2, ncf__lane_sums of a[k] + b[k]. The lanes as one vector where there is one:
+   left to itself, GCC vectorizes these loops for AVX-512 16 floats at a time and shuffles the
+   halves together, and a run of the recipe took 2.4x as long as with 8 (measured on an Intel
+   Xeon with AVX-512). SSE's 4 lanes vectorize well as they are. */
 #if NCF__VEC && NCF__VW >= 8
-    ncf__v8 v, x, y;
-    NCF__V8LOAD(v, sq);
-    for (; k + NCF__LANES <= n; k += NCF__LANES) {
-        NCF__V8LOAD(x, a + k), NCF__V8LOAD(y, b + k);
-        v += x * x + y * y;
-    }
-    memcpy(sq, &v, sizeof v);
+#define NCF__LANE_VECTORS(TERM) \
+    do { \
+        ncf__v8 v, x, y; \
+        NCF__V8LOAD(v, out); \
+        for (; k + NCF__LANES <= n; k += NCF__LANES) { \
+            NCF__V8LOAD(x, a + k), NCF__V8LOAD(y, b + k); \
+            v += TERM(x, y); \
+        } \
+        memcpy(out, &v, sizeof v); \
+    } while (0)
+#else
+#define NCF__LANE_VECTORS(TERM) ((void)0)
 #endif
-    for (; k + NCF__LANES <= n; k += NCF__LANES)
-        for (j = 0; j < NCF__LANES; j++) sq[j] += a[k + j] * a[k + j] + b[k + j] * b[k + j];
-    for (; k < n; k++) sq[k % NCF__LANES] += a[k] * a[k] + b[k] * b[k];
-}
-
-static void ncf__lane_sums(const float *NCF__RESTRICT a, const float *NCF__RESTRICT b, int n, float *sum)
-{
-    int k = 0, j;
-#if NCF__VEC && NCF__VW >= 8
-    ncf__v8 v, x, y;
-    NCF__V8LOAD(v, sum);
-    for (; k + NCF__LANES <= n; k += NCF__LANES) {
-        NCF__V8LOAD(x, a + k), NCF__V8LOAD(y, b + k);
-        v += x + y;
+#define NCF__LANE_FOLD(name, TERM) \
+    static void name(const float *NCF__RESTRICT a, const float *NCF__RESTRICT b, int n, float *out) \
+    { \
+        int k = 0, j; \
+        NCF__LANE_VECTORS(TERM); \
+        for (; k + NCF__LANES <= n; k += NCF__LANES) \
+            for (j = 0; j < NCF__LANES; j++) out[j] += TERM(a[k + j], b[k + j]); \
+        for (; k < n; k++) out[k % NCF__LANES] += TERM(a[k], b[k]); \
     }
-    memcpy(sum, &v, sizeof v);
-#endif
-    for (; k + NCF__LANES <= n; k += NCF__LANES)
-        for (j = 0; j < NCF__LANES; j++) sum[j] += a[k + j] + b[k + j];
-    for (; k < n; k++) sum[k % NCF__LANES] += a[k] + b[k];
-}
+#define NCF__SQUARES(x, y) ((x) * (x) + (y) * (y))
+#define NCF__SUM(x, y) ((x) + (y))
+NCF__LANE_FOLD(ncf__lane_squares, NCF__SQUARES)
+NCF__LANE_FOLD(ncf__lane_sums, NCF__SUM)
 
 /* One example's step; returns its loss (the L2 terms included), NaN when the logit is not
    finite (nothing updated). *bad is set when a parameter it wrote is not finite. */
