@@ -5793,19 +5793,43 @@ typedef ncf__vf ncf__v8;
 #elif NCF__VW == 16
 typedef ncf__vh ncf__v8;
 #define NCF__V8FMA(c, a, b) NCF__HFMA(c, a, b)
-#else
-typedef float ncf__v8 __attribute__((vector_size(32)));
-#if NCF__FUSED
-#define NCF__V8FMA(c, a, b) \
-    do { \
-        int l_; \
-        for (l_ = 0; l_ < 8; l_++) (c)[l_] = fmaf((a)[l_], (b)[l_], (c)[l_]); \
-    } while (0)
-#else
-#define NCF__V8FMA(c, a, b) ((c) += (a) * (b))
 #endif
-#endif
+#if NCF__VW >= 8
 #define NCF__V8LOAD(v, p) memcpy(&(v), (p), sizeof(ncf__v8))
+/* A group of NCF__LANES partial sums: one vector, or (SSE, NEON) two, since GCC keeps an
+   8-float vector on such targets in memory, in a loop at a fraction of the speed. */
+typedef ncf__v8 ncf__g8;
+#define NCF__G8LOAD(v, p) NCF__V8LOAD(v, p)
+#define NCF__G8MUL(y, x) ((y) = (x) * (y))
+#define NCF__G8FMA(c, a, b) NCF__V8FMA(c, a, b)
+#define NCF__G8FOLD(f, v) \
+    ((f)[0] = (v)[0] + (v)[4], (f)[1] = (v)[1] + (v)[5], (f)[2] = (v)[2] + (v)[6], (f)[3] = (v)[3] + (v)[7])
+#else
+typedef struct {
+    ncf__vf lo, hi;
+} ncf__g8;
+#define NCF__G8LOAD(v, p) (NCF__VLOAD((v).lo, (p)), NCF__VLOAD((v).hi, (p) + 4))
+#define NCF__G8MUL(y, x) ((y).lo = (x).lo * (y).lo, (y).hi = (x).hi * (y).hi)
+#define NCF__G8FMA(c, a, b) \
+    do { \
+        NCF__VFMA((c).lo, (a).lo, (b).lo); \
+        NCF__VFMA((c).hi, (a).hi, (b).hi); \
+    } while (0)
+#define NCF__G8FOLD(f, v) \
+    do { \
+        ncf__vf s_ = (v).lo + (v).hi; \
+        memcpy((f), &s_, sizeof s_); \
+    } while (0)
+#endif
+
+/* The group's partial sums added pairwise as ncf__output_sum adds them, each rounded to float. */
+static float ncf__pairwise8(const ncf__g8 *v)
+{
+    float q[4];
+    NCF__G8FOLD(q, *v);
+    q[0] += q[2], q[1] += q[3];
+    return q[0] + q[1];
+}
 #endif
 
 /* The output layer of one (user u, item i) with top-layer activations h: the same sums in
@@ -5819,21 +5843,18 @@ static float ncf__output_sum(const float *gu, const float *gi, const float *gw, 
     float p[NCF__LANES] = {0};
     int d = 0, t = 0, j, w;
 #if NCF__VEC /* the lanes as one vector, as far as whole groups go in order: the same sums */
-    ncf__v8 v = {0}, x, y, c;
+    ncf__g8 v, x, y, c;
+    memset(&v, 0, sizeof v);
     for (; d + NCF__LANES <= F; d += NCF__LANES) {
-        NCF__V8LOAD(x, gu + d), NCF__V8LOAD(y, gi + d), NCF__V8LOAD(c, gw + d);
-        y = x * y;
-        NCF__V8FMA(v, c, y);
+        NCF__G8LOAD(x, gu + d), NCF__G8LOAD(y, gi + d), NCF__G8LOAD(c, gw + d);
+        NCF__G8MUL(y, x);
+        NCF__G8FMA(v, c, y);
     }
     for (; d == F && t + NCF__LANES <= top; t += NCF__LANES) {
-        NCF__V8LOAD(x, wh + t), NCF__V8LOAD(y, h + t);
-        NCF__V8FMA(v, x, y);
+        NCF__G8LOAD(x, wh + t), NCF__G8LOAD(y, h + t);
+        NCF__G8FMA(v, x, y);
     }
-    if (d == F && t == top) { /* the pairwise sums below, each rounded to float as there */
-        float q0 = v[0] + v[4], q1 = v[1] + v[5], q2 = v[2] + v[6], q3 = v[3] + v[7];
-        q0 += q2, q1 += q3;
-        return q0 + q1;
-    }
+    if (d == F && t == top) return ncf__pairwise8(&v);
     memcpy(p, &v, sizeof p);
 #endif
     for (; d + NCF__LANES <= F; d += NCF__LANES)
@@ -5846,6 +5867,43 @@ static float ncf__output_sum(const float *gu, const float *gi, const float *gw, 
         for (j = 0; j < w; j++) p[j] += p[j + w];
     return p[0];
 }
+
+#if NCF__VEC
+/* ncf__output_sum of one user against four items (gi[q], h[q]) whose F and top are whole
+   groups of NCF__LANES: each item's sums are the same operations in the same order, so the
+   same bits, but the four chains overlap where one item's waited on each multiply-add. */
+static void ncf__output_sum4(const float *gu, const float *const *gi, const float *gw, int F, const float *wh,
+                             const float *const *h, int top, float *out)
+{
+    ncf__g8 v0, v1, v2, v3, x, y, c;
+    int d, t;
+    memset(&v0, 0, sizeof v0), v1 = v0, v2 = v0, v3 = v0;
+    for (d = 0; d < F; d += NCF__LANES) {
+        NCF__G8LOAD(x, gu + d), NCF__G8LOAD(c, gw + d);
+        NCF__G8LOAD(y, gi[0] + d), NCF__G8MUL(y, x);
+        NCF__G8FMA(v0, c, y);
+        NCF__G8LOAD(y, gi[1] + d), NCF__G8MUL(y, x);
+        NCF__G8FMA(v1, c, y);
+        NCF__G8LOAD(y, gi[2] + d), NCF__G8MUL(y, x);
+        NCF__G8FMA(v2, c, y);
+        NCF__G8LOAD(y, gi[3] + d), NCF__G8MUL(y, x);
+        NCF__G8FMA(v3, c, y);
+    }
+    for (t = 0; t < top; t += NCF__LANES) {
+        NCF__G8LOAD(x, wh + t);
+        NCF__G8LOAD(y, h[0] + t);
+        NCF__G8FMA(v0, x, y);
+        NCF__G8LOAD(y, h[1] + t);
+        NCF__G8FMA(v1, x, y);
+        NCF__G8LOAD(y, h[2] + t);
+        NCF__G8FMA(v2, x, y);
+        NCF__G8LOAD(y, h[3] + t);
+        NCF__G8FMA(v3, x, y);
+    }
+    out[0] = ncf__pairwise8(&v0), out[1] = ncf__pairwise8(&v1), out[2] = ncf__pairwise8(&v2);
+    out[3] = ncf__pairwise8(&v3);
+}
+#endif
 
 /* The logit: the output bias, then bias (the user's and the item's, MF), then the sums. */
 static float ncf__output_biased(const ncf_model *m, const float *gu, const float *gi, float bias, const float *h)
@@ -7299,7 +7357,27 @@ static void ncf__output_items(const ncf_model *m, const float *gu, float ub, con
     const ncf__table *T = s->F ? &s->tables.tab[s->tables.gmf] : NULL;
     const float *gw = s->tables.gmf_weights, *wh = m->w_out ? m->w_out + s->F : NULL;
     int j, F = s->F, top = s->top;
-    for (j = 0; j < n; j++) {
+    j = 0;
+#if NCF__VEC
+    if (F % NCF__LANES == 0 && top % NCF__LANES == 0 && (!T || T->item))
+        for (; j + 4 <= n; j += 4) {
+            const float *gi[4], *hj[4];
+            float sum[4];
+            int q;
+            for (q = 0; q < 4; q++) {
+                int i = cand ? cand[j + q] : first + j + q;
+                gi[q] = T ? T->item + (size_t)i * F : NULL, hj[q] = h + (size_t)(j + q) * top;
+            }
+            ncf__output_sum4(gu, gi, gw, F, wh, hj, top, sum);
+            for (q = 0; q < 4; q++) {
+                int i = cand ? cand[j + q] : first + j + q;
+                float z = m->b_out[0], bias = m->user_bias ? ub + m->item_bias[i] : 0.0f;
+                if (m->user_bias) z += bias;
+                e->sc[j + q] = z + sum[q];
+            }
+        }
+#endif
+    for (; j < n; j++) {
         int i = cand ? cand[j] : first + j;
         const float *gi = T ? ncf__emb_row(T, 1, i, e->gi) : NULL;
         float z = m->b_out[0], bias = m->user_bias ? ub + m->item_bias[i] : 0.0f; /* (rounded as ncf__output) */

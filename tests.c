@@ -3697,6 +3697,48 @@ static void test_eval_scores_match_forward(void)
     }
 }
 
+/* Without a projection (MF, GMF, or none cached) the output layer scores four items at a time,
+   as four interleaved chains: each score must still be the training forward's bit for bit,
+   for factors in whole groups of 8 and not, an MLP's top layer or none, items in catalogue
+   order and in any order, and counts that leave a tail of 1-3 items. */
+static void test_scores_four_at_a_time_match_forward(void)
+{
+    static const int shapes[][3] = {/* model, mf_dim, top layer (0: none) */
+                                    {NCF_MF, 8, 0},      {NCF_MF, 24, 0},    {NCF_MF, 12, 0},
+                                    {NCF_GMF, 16, 0},    {NCF_GMF, 5, 0},    {NCF_NEUMF, 8, 8},
+                                    {NCF_NEUMF, 16, 16}, {NCF_NEUMF, 8, 12}, {NCF_MLP, 0, 16}};
+    enum { ITEMS = 15 };
+    int32_t users[ITEMS], items[ITEMS];
+    float logit[ITEMS], want[ITEMS];
+    int q, u, j, n, bad;
+    for (q = 0; q < (int)(sizeof shapes / sizeof *shapes); q++) {
+        ncf_config c = small_config((ncf_model_type)shapes[q][0], 0);
+        ncf_model *m = NULL;
+        ncf__eval_buf e;
+        c.num_items = ITEMS, c.mf_dim = shapes[q][1] ? shapes[q][1] : 8;
+        if (shapes[q][2]) c.num_layers = 2, c.layers[0] = 2 * shapes[q][2], c.layers[1] = shapes[q][2];
+        CHECK(ncf_model_create(&m, &c) == NCF_OK);
+        if (!m) continue;
+        randomize(m, 91 + q, 0.5f);
+        bad = 0;
+        CHECK(ncf__eval_buf_alloc(&e, m, ITEMS));
+        for (u = 0; u < c.num_users; u++)
+            for (n = 1; n <= ITEMS; n += 3) {
+                for (j = 0; j < n; j++) users[j] = u, items[j] = (j * 7 + u) % ITEMS;
+                CHECK(ncf_predict_indices(m, users, items, n, want) == NCF_OK);
+                ncf__score_user(m, NULL, u, NULL, items, 0, n, &e, 0);
+                bad += memcmp(e.sc, want, sizeof(float) * (size_t)n) != 0;
+                for (j = 0; j < n; j++) items[j] = 2 + j;
+                CHECK(ncf_predict_indices(m, users, items, n, logit) == NCF_OK);
+                ncf__score_user(m, NULL, u, NULL, NULL, 2, n, &e, 0);
+                bad += memcmp(e.sc, logit, sizeof(float) * (size_t)n) != 0;
+            }
+        CHECKF(bad == 0, "shape %d: %d score lists differ from the forward's", q, bad);
+        ncf__eval_buf_free(&e);
+        ncf_model_free(m);
+    }
+}
+
 /* Scoring with the cached projection takes NCF__PB items a vector lane each (ncf__score_lanes;
    1 without vectors): every layer's sums for a block at once, read from blocks of the cache.
    Each score must be the training forward's bit for bit, wherever its item falls in a block:
@@ -6805,6 +6847,7 @@ static const test_case TESTS[] = {
     {"divergence_stops_training_and_is_never_saved", test_divergence_stops_training_and_is_never_saved},
     {"output_sums_follow_their_definition", test_output_sums_follow_their_definition},
     {"eval_scores_match_forward", test_eval_scores_match_forward},
+    {"scores_four_at_a_time_match_forward", test_scores_four_at_a_time_match_forward},
     {"scores_by_lanes_match_forward", test_scores_by_lanes_match_forward},
     {"scores_independent_of_batch_and_chunk", test_scores_independent_of_batch_and_chunk},
     {"training_end_to_end_lifts_hr", test_training_end_to_end_lifts_hr},

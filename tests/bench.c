@@ -1114,16 +1114,21 @@ static int bench_itemfold(const char *prefix, const char *which)
 /* An epoch's evaluation against its training, as --eval full ranks (the test and validation
    items, sampled and in full, every epoch) and as --eval auto does (both sampled every epoch;
    the test in full once, at the end): NeuMF's paper config on a log of ml-1m's size and on a
-   wide one (the shape of a 17,632-artist play-count log). Medians of 3. */
+   wide one (the shape of a 17,632-artist play-count log), and an MF of 64 factors on the wide
+   one. Medians of 3. */
 static int bench_evalcost(void)
 {
     static const struct {
         const char *name;
         int users, items;
         int64_t n;
-    } logs[] = {{"ml-1m size", 6040, 3706, 1000209}, {"wide (17.6k items)", 1892, 17632, 92834}};
+        ncf_model_type model;
+        int factors;
+    } logs[] = {{"ml-1m size", 6040, 3706, 1000209, NCF_NEUMF, 8},
+                {"wide (17.6k items)", 1892, 17632, 92834, NCF_NEUMF, 8},
+                {"wide (17.6k items), MF 64", 1892, 17632, 92834, NCF_MF, 64}};
     int l;
-    for (l = 0; l < 2; l++) {
+    for (l = 0; l < (int)(sizeof logs / sizeof *logs); l++) {
         ncf_dataset d;
         ncf_config c = ncf_config_default();
         ncf_model *m = NULL;
@@ -1135,7 +1140,7 @@ static int bench_evalcost(void)
         if (ncf_synthetic(&d, logs[l].users, logs[l].items, logs[l].n, 16, 1) != NCF_OK ||
             ncf_sample_eval_negatives(&d, 99, 1) != NCF_OK || ncf_hold_out_validation(&d, 99, 2) != NCF_OK)
             return fprintf(stderr, "bench: %s\n", ncf_error_text()), 1;
-        c.num_users = d.num_users, c.num_items = d.num_items;
+        c.num_users = d.num_users, c.num_items = d.num_items, c.model = logs[l].model, c.mf_dim = logs[l].factors;
         if (ncf_model_create(&m, &c) != NCF_OK || ncf_sampler_init(&s, &d, c.num_neg, c.seed) != NCF_OK) return 1;
         for (r = 0; r < 3; r++) {
             double t0 = now_s();
