@@ -269,6 +269,13 @@ CASES := "paper 1 lazy" "paper 2 lazy" "paper 2 dense" "mlperf 1 lazy" "mlperf 2
 TORCH_PAPER  := --users 6040 --items 3706 --positives 994169 --mf_dim 8 --layers 64,32,16,8 --batch 256 --lr 0.001 --eval_negs 100 --epochs 1 --max_steps 2000 --threads 2
 TORCH_MLPERF := --users 138493 --items 26744 --positives 2000000 --mf_dim 64 --layers 256,256,128,64 --batch 2048 --lr 0.0005 --eval_negs 999 --eval_users 500 --threads 2
 
+# make bench NCF_DATA=DIR adds seconds to a good model on the paper's ml-1m split
+# (docs/performance.md): wall time to the first validation-chosen epoch past the threshold,
+# with a -march=native demo, and with PEERS=DIR EASE^R's fit on the same split.
+SECONDS_NEUMF := --num_neg 16
+SECONDS_MF := --model mf --num_factors 128 --optimizer sgd --batch_size 1 --learning_rate 0.0314 --lr_decay \
+	--train_epochs 18 --mf_regularization 0.0018 --num_neg 8 --init_sd 0.1 --seeds 4
+
 # make bench BASE=REV benches commit REV too (its own ncf.h and benchmarks, built the same
 # way; before tests/bench.c existed they were tests.c's --bench modes), each case right after
 # ours, as the baseline measured in the same run. The contended cases run beside a busy loop
@@ -308,6 +315,14 @@ bench: $(BENCH)
 	@$(BENCH) sgd1 | tee -a $(BUILD)/bench.jsonl
 	@$(MAKE) --no-print-directory python > /dev/null && if $(PYTHON) -c 'import numpy' 2>/dev/null; then \
 	  $(PYTHON) python/tests/bench_ncf.py | tee -a $(BUILD)/bench.jsonl; else echo "(the Python case skipped: no NumPy)"; fi
+	@if [ -n "$(NCF_DATA)" ] && [ -f $(NCF_DATA)/ml-1m-ncf/ml-1m.train.rating ]; then \
+	  $(BENCHCC) demo.c -o $(BUILD)/demo_native -lm || exit 1; \
+	  tests/seconds.sh neumf_f8 0.69 $(BUILD)/demo_native --data $(NCF_DATA)/ml-1m-ncf/ml-1m $(SECONDS_NEUMF) | tee -a $(BUILD)/bench.jsonl; \
+	  tests/seconds.sh mf_128_4_seeds 0.73 $(BUILD)/demo_native --data $(NCF_DATA)/ml-1m-ncf/ml-1m $(SECONDS_MF) | tee -a $(BUILD)/bench.jsonl; \
+	  if [ -n "$(PEERS)" ] && [ -f $(PEERS)/ease.py ] && $(PY) -c 'import numpy' 2>/dev/null; then \
+	    $(PY) $(PEERS)/ease.py $(NCF_DATA)/ml-1m-ncf/ml-1m --lambdas 800 | sed -n 's/.*lambda \([0-9.]*\): HR@10 \([0-9.]*\) NDCG@10 \([0-9.]*\) (fit \([0-9.]*\) s).*/{"case":"seconds","model":"ease","lambda":\1,"test_hr":\2,"fit_s":\4}/p' | tee -a $(BUILD)/bench.jsonl; \
+	  else echo "(EASE^R's fit skipped: PEERS=DIR with ease.py, and NumPy)"; fi; \
+	else echo "(seconds to a good model skipped: NCF_DATA=DIR with ml-1m-ncf/, docs/data.md)"; fi
 	@rm -f $(BUILD)/peak.txt; if [ -n "$(PEERS)" ] && [ -f $(PEERS)/peak.c ]; then \
 	  $(CC) -O3 -march=native -fopenmp $(PEERS)/peak.c -o $(BUILD)/peak && $(BUILD)/peak | tee $(BUILD)/peak.txt; \
 	  else echo "(the FMA peak skipped: PEERS=DIR with peak.c gives it)"; fi

@@ -220,7 +220,7 @@ static int json_is(const char *line, const char *key, const char *value)
     return strstr(line, pat) != NULL;
 }
 
-#define MAX_LINES 64
+#define MAX_LINES 128
 static char g_lines[MAX_LINES][1024];
 static int g_nlines;
 
@@ -407,6 +407,25 @@ static int bench_summary(const char *jsonl, const char *peakfile)
                 json_num(l, "allow1000_ms") / json_num(l, "catalogue_ms"), json_num(l, "items"),
                 1000 / json_num(l, "items"));
         }
+    }
+    for (i = 0; i < g_nlines; i++) { /* (make bench NCF_DATA=DIR: tests/seconds.sh's lines) */
+        const char *l = g_lines[i], *name = strstr(l, "\"model\":\"");
+        if (!json_is(l, "case", "seconds") || !name) continue;
+        name += 9;
+        if (json_is(l, "model", "ease"))
+            printf("seconds to a good model, ml-1m: EASE^R (lambda %g) fits in %.1f s, test HR@10 %.4f\n",
+                   json_num(l, "lambda"), json_num(l, "fit_s"), json_num(l, "test_hr"));
+        else if (!strstr(l, "\"reached_s\":null"))
+            printf(
+                "seconds to a good model, ml-1m: %.*s passes test HR@10 %.2f at epoch %.0f (%.4f), %.1f s from start\n",
+                (int)strcspn(name, "\""), name, json_num(l, "threshold"), json_num(l, "reached_epoch"),
+                json_num(l, "reached_test_hr"), json_num(l, "reached_s"));
+        else
+            printf(
+                "seconds to a good model, ml-1m: %.*s never passes test HR@10 %.2f (validation's choice: epoch %.0f, "
+                "%.4f)\n",
+                (int)strcspn(name, "\""), name, json_num(l, "threshold"), json_num(l, "chosen_epoch"),
+                json_num(l, "chosen_test_hr"));
     }
     for (i = 0; i < g_nlines; i++)
         if (json_is(g_lines[i], "case", "serve_ids"))

@@ -410,6 +410,20 @@ saved_split() {
 }
 check "demo --save_split writes a split that --data reads back to the same figures" saved_split
 
+# tests/seconds.sh (make bench NCF_DATA=DIR) reads the demo's epochs: at threshold 0 the first
+# epoch validation has chosen so far is epoch 0, above 1 none is, and validation's final
+# choice is the one the demo prints
+seconds_script() {
+    tests/seconds.sh syn 0 $DEMO $SYN --train_epochs 3 > "$B/seconds_a.log" &&
+        tests/seconds.sh syn 1.01 $DEMO $SYN --train_epochs 3 > "$B/seconds_b.log" &&
+        demo $SYN --train_epochs 3 > "$B/seconds.log" &&
+        n=$(sed -n 's/^Chosen on validation HR@10: epoch \([0-9]*\) .*/\1/p' "$B/seconds.log") && [ -n "$n" ] &&
+        grep -q '"reached_s":[0-9.]*,"reached_epoch":0,' "$B/seconds_a.log" &&
+        grep -q '"reached_s":null,' "$B/seconds_b.log" &&
+        grep -q "\"chosen_epoch\":$n," "$B/seconds_a.log" && grep -q "\"chosen_epoch\":$n," "$B/seconds_b.log"
+}
+check "tests/seconds.sh times the demo to the first chosen epoch past a threshold" seconds_script
+
 # every number --help gives as a default is printed from the options the demo starts with
 # (%D in a flag's help), none written into a help string by hand
 help_defaults() {
