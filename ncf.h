@@ -1033,7 +1033,7 @@ typedef struct ncf_tune_opts {
 } ncf_tune_opts;
 NCFDEF ncf_tune_opts ncf_tune_opts_default(void);
 /* The planned seconds of `epochs` epochs of cfg on the data, with an evaluation of the
-   validation items each epoch, on the machine the cost model was measured on (see
+   validation items before the first epoch and after each, on the machine the cost model was measured on (see
    docs/tuning.md): a unit of work, not a promise of time. */
 NCFDEF double ncf_tune_cost(const ncf_config *cfg, const ncf_dataset *data, int epochs);
 /* A budget from the data's size: 50 epochs of the defaults (ncf_config_default) by the cost
@@ -8281,13 +8281,28 @@ static double ncf__example_work(const ncf_config *c)
     return 1.9 * ncf__forward_work(c) + 34 * rows + 5700;
 }
 
+/* The cost of `epochs` epochs of c on train positives. */
+static double ncf__fit_cost(const ncf_config *c, double train, int epochs)
+{
+    return epochs * train * (1 + c->num_neg) * ncf__example_work(c) / NCF__TUNE_RATE;
+}
+
+/* The cost of `evals` evaluations of val_users users' items and their val_neg candidates. A
+   score reads the item's GMF row, which on a catalogue larger than the cache comes from
+   memory, and runs the MLP from the cached first layer, items across the vector lanes: the
+   weights fit the seconds of full rankings of a 1,892 x 17,632 log (NeuMF's paper config;
+   MF of 64 and 256 factors) and of ml-1m's sampled validation. */
+static double ncf__eval_cost(const ncf_config *c, double val_users, int val_neg, int evals)
+{
+    double gmf = c->model == NCF_MLP ? 0 : c->mf_dim, mlp = ncf__forward_work(c) - gmf;
+    return evals * val_users * (1 + val_neg) * (50 + gmf + 0.05 * mlp) / NCF__TUNE_RATE;
+}
+
 /* The cost of `epochs` epochs of c on train positives with evaluations of val_users users'
-   items and their negatives. */
+   items and their negatives: one before the first epoch and one after each (ncf_fit). */
 static double ncf__run_cost(const ncf_config *c, double train, double val_users, int val_neg, int epochs)
 {
-    double fit = train * (1 + c->num_neg) * ncf__example_work(c);
-    double eval = val_users * (1 + val_neg) * (0.5 * ncf__forward_work(c) + 50);
-    return epochs * (fit + eval) / NCF__TUNE_RATE;
+    return ncf__fit_cost(c, train, epochs) + ncf__eval_cost(c, val_users, val_neg, val_users > 0 ? epochs + 1 : 0);
 }
 
 /* The validation candidates per user besides its item: its negatives, or (a split of many
@@ -8461,13 +8476,16 @@ static int ncf__final_seeds(const ncf_dataset *d, const ncf_tune_opts *o, const 
     return k;
 }
 
-/* A run's share of the plan: its cost alone, or for SGD one example a step, which runs on one
-   thread, half of it (such runs train two at a time, one thread each of the reference machine's
-   two). */
+/* A run's share of the plan: its cost alone, or for SGD one example a step, whose training
+   runs on one thread, half its training (such runs go two at a time, one thread each of the
+   reference machine's two) and its whole evaluations (each then on one thread, at half the
+   rate the cost model counts). */
 static double ncf__plan_cost(const ncf_config *c, const ncf_dataset *d, double val_users, int epochs)
 {
-    double cost = ncf__run_cost(c, (double)d->num_train, val_users, ncf__val_candidates(d), epochs);
-    return ncf__per_example_sgd(c) ? cost / 2 : cost;
+    if (!ncf__per_example_sgd(c))
+        return ncf__run_cost(c, (double)d->num_train, val_users, ncf__val_candidates(d), epochs);
+    return ncf__fit_cost(c, (double)d->num_train, epochs) / 2 +
+        ncf__eval_cost(c, val_users, ncf__val_candidates(d), val_users > 0 ? epochs + 1 : 0);
 }
 
 /* The trials of a rung in the order run: the others as drawn or ranked, then those of SGD one

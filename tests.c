@@ -4650,7 +4650,7 @@ static void later_rung_as_planned(const ncf_tune_report *r, const ncf_dataset *d
     CHECKF(planned <= quarter || n - partners == 1, "rung %d: %d runs planned %.3f s of %.3f", k, n, planned, quarter);
     for (i = 0; i < r->num_runs; i++) { /* each run left out */
         const ncf_trial *left = &r->runs[i];
-        double cost = ncf_tune_cost(&left->cfg, d, r->rung_epochs[k]) / (ncf__per_example_sgd(&left->cfg) ? 2 : 1);
+        double cost = ncf__plan_cost(&left->cfg, d, ncf__val_users(d), r->rung_epochs[k]);
         if (left->rung != k - 1 || run_in_rung(r, k, left->trial) >= 0) continue;
         CHECKF(planned + cost > quarter, "rung %d: trial %d left out of a quarter that paid for it", k, left->trial);
         for (j = 0; j < r->num_runs; j++) { /* each run taken after it */
@@ -4675,7 +4675,8 @@ static void rung0_paired(const ncf_tune_report *r, const ncf_dataset *d, uint64_
     for (t = 0; sgd % 2 && r->num_trials < NCF__TUNE_MAX_TRIALS && t < NCF__TUNE_DRAWS; t++) {
         int w, dk;
         ncf_config c = ncf__trial_config(d, seed, t, &w, &dk);
-        if (!ncf__per_example_sgd(&c) || ncf_tune_cost(&c, d, r->rung_epochs[0]) / 2 > quarter / 8) continue;
+        if (!ncf__per_example_sgd(&c) || ncf__plan_cost(&c, d, ncf__val_users(d), r->rung_epochs[0]) > quarter / 8)
+            continue;
         CHECKF(run_in_rung(r, 0, t) >= 0, "rung 0: %d SGD runs, and trial %d, SGD, fitted and was left out", sgd, t);
     }
 }
@@ -4737,14 +4738,18 @@ static void test_tune_deterministic_and_blind_to_test(void)
               t->epochs_trained <= t->epochs);
     }
     CHECK(r1.rung_epochs[0] == 1 && r1.rung_epochs[1] == 3 && r1.rung_epochs[2] == 9);
-    { /* SGD one example a step: after the rest of its rung, two at a time, each half its cost in the plan */
+    { /* SGD one example a step: after the rest of its rung, two at a time, each half its training in the
+         plan (its evaluations whole: they run on one thread too) */
         int sgd0 = 0, pairs = 0;
         for (i = 0; i < r1.num_runs; i++) {
             const ncf_trial *t = &r1.runs[i];
-            double alone = ncf_tune_cost(&t->cfg, &d, t->epochs);
+            double alone = ncf_tune_cost(&t->cfg, &d, t->epochs),
+                   fit = ncf__fit_cost(&t->cfg, (double)d.num_train, t->epochs);
             int sgd = ncf__per_example_sgd(&t->cfg);
             sgd0 += sgd && t->rung == 0;
-            CHECK(t->planned_seconds == (sgd ? alone / 2 : alone) && (!t->beside || sgd));
+            CHECK(fit > 0 && fit < alone && (!t->beside || sgd));
+            CHECKF(fabs(t->planned_seconds - (sgd ? alone - fit / 2 : alone)) <= 1e-9 * alone,
+                   "run %d: planned %g of %g", i, t->planned_seconds, alone);
             CHECK(i == 0 || r1.runs[i - 1].rung != t->rung || sgd || !ncf__per_example_sgd(&r1.runs[i - 1].cfg));
             if (t->beside) {
                 CHECK(i + 1 < r1.num_runs && r1.runs[i + 1].beside && r1.runs[i + 1].rung == t->rung);
