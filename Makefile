@@ -2,6 +2,7 @@
 #   make demo && ./demo     train NeuMF on built-in synthetic data
 #   make test               the test suite, also under ASan+UBSan and TSan, the ISA matrix, the build checks
 #   make bench [BASE=REV]   benchmarks (native build), also on a busy machine; REV: a baseline
+#   make bench-seconds NCF_DATA=DIR   seconds to a good model on the paper's ml-1m split (in make bench)
 #   make cross              the suite on aarch64, armhf and big-endian s390x under qemu
 #   make windows            the suite and a demo run, cross-built with MinGW-w64, under wine
 #   make fuzz               libFuzzer on the model reader and each ratings parser
@@ -46,7 +47,7 @@ endif
 CFLAGS_ALL = $(OPT) -std=c99 $(WARN) $(OMP) $(CFLAGS)
 TESTFLAGS  = -O2 -g -std=c99 $(WARN) -Werror $(CFLAGS)
 
-.PHONY: all help demo test python format format-check bench bench-load bench-small clean header-checks isa-matrix cross windows fuzz device wasm web-test coverage \
+.PHONY: all help demo test python format format-check bench bench-load bench-small bench-seconds clean header-checks isa-matrix cross windows fuzz device wasm web-test coverage \
         analyze \
         paper-f8 paper-f16 paper-f32 paper-f64 demo-mpi test-mpi bench-mpi
 
@@ -315,14 +316,7 @@ bench: $(BENCH)
 	@$(BENCH) sgd1 | tee -a $(BUILD)/bench.jsonl
 	@$(MAKE) --no-print-directory python > /dev/null && if $(PYTHON) -c 'import numpy' 2>/dev/null; then \
 	  $(PYTHON) python/tests/bench_ncf.py | tee -a $(BUILD)/bench.jsonl; else echo "(the Python case skipped: no NumPy)"; fi
-	@if [ -n "$(NCF_DATA)" ] && [ -f $(NCF_DATA)/ml-1m-ncf/ml-1m.train.rating ]; then \
-	  $(BENCHCC) demo.c -o $(BUILD)/demo_native -lm || exit 1; \
-	  tests/seconds.sh neumf_f8 0.69 $(BUILD)/demo_native --data $(NCF_DATA)/ml-1m-ncf/ml-1m $(SECONDS_NEUMF) | tee -a $(BUILD)/bench.jsonl; \
-	  tests/seconds.sh mf_128_4_seeds 0.73 $(BUILD)/demo_native --data $(NCF_DATA)/ml-1m-ncf/ml-1m $(SECONDS_MF) | tee -a $(BUILD)/bench.jsonl; \
-	  if [ -n "$(PEERS)" ] && [ -f $(PEERS)/ease.py ] && $(PY) -c 'import numpy' 2>/dev/null; then \
-	    $(PY) $(PEERS)/ease.py $(NCF_DATA)/ml-1m-ncf/ml-1m --lambdas 800 | sed -n 's/.*lambda \([0-9.]*\): HR@10 \([0-9.]*\) NDCG@10 \([0-9.]*\) (fit \([0-9.]*\) s).*/{"case":"seconds","model":"ease","lambda":\1,"test_hr":\2,"fit_s":\4}/p' | tee -a $(BUILD)/bench.jsonl; \
-	  else echo "(EASE^R's fit skipped: PEERS=DIR with ease.py, and NumPy)"; fi; \
-	else echo "(seconds to a good model skipped: NCF_DATA=DIR with ml-1m-ncf/, docs/data.md)"; fi
+	@$(MAKE) --no-print-directory bench-seconds
 	@rm -f $(BUILD)/peak.txt; if [ -n "$(PEERS)" ] && [ -f $(PEERS)/peak.c ]; then \
 	  $(CC) -O3 -march=native -fopenmp $(PEERS)/peak.c -o $(BUILD)/peak && $(BUILD)/peak | tee $(BUILD)/peak.txt; \
 	  else echo "(the FMA peak skipped: PEERS=DIR with peak.c gives it)"; fi
@@ -334,6 +328,17 @@ bench: $(BENCH)
 	    printf '%s ' "$${a%%:*}"; OPENBLAS_CORETYPE=Cooperlake $(PY) $(PEERS)/torch_neumf.py $${a#*:} 2>/dev/null | tail -n 1; \
 	  done | tee $(BUILD)/peer.jsonl; \
 	else echo "(the PyTorch peer skipped: PEERS=DIR with torch_neumf.py, and python3-torch)"; fi
+
+# Seconds to a good model (NCF_DATA=DIR; in make bench): see SECONDS_NEUMF above.
+bench-seconds: | $(BUILD)
+	@if [ -n "$(NCF_DATA)" ] && [ -f $(NCF_DATA)/ml-1m-ncf/ml-1m.train.rating ]; then \
+	  $(BENCHCC) demo.c -o $(BUILD)/demo_native -lm || exit 1; \
+	  tests/seconds.sh neumf_f8 0.69 $(BUILD)/demo_native --data $(NCF_DATA)/ml-1m-ncf/ml-1m $(SECONDS_NEUMF) | tee -a $(BUILD)/bench.jsonl; \
+	  tests/seconds.sh mf_128_4_seeds 0.73 $(BUILD)/demo_native --data $(NCF_DATA)/ml-1m-ncf/ml-1m $(SECONDS_MF) | tee -a $(BUILD)/bench.jsonl; \
+	  if [ -n "$(PEERS)" ] && [ -f $(PEERS)/ease.py ] && $(PY) -c 'import numpy' 2>/dev/null; then \
+	    $(PY) $(PEERS)/ease.py $(NCF_DATA)/ml-1m-ncf/ml-1m --lambdas 800 | sed -n 's/.*lambda \([0-9.]*\): HR@10 \([0-9.]*\) NDCG@10 \([0-9.]*\) (fit \([0-9.]*\) s).*/{"case":"seconds","model":"ease","lambda":\1,"test_hr":\2,"fit_s":\4}/p' | tee -a $(BUILD)/bench.jsonl; \
+	  else echo "(EASE^R's fit skipped: PEERS=DIR with ease.py, and NumPy)"; fi; \
+	else echo "(seconds to a good model skipped: NCF_DATA=DIR with ml-1m-ncf/, docs/data.md)"; fi
 
 # Loading a 20M-line ml-20m-sized ratings.csv (min_ratings 20), each load in a fresh process
 # (tests/load.c) for its time and peak memory: integer ids, the same with every id a
