@@ -8482,10 +8482,8 @@ static int ncf__final_seeds(const ncf_dataset *d, const ncf_tune_opts *o, const 
    rate the cost model counts). */
 static double ncf__plan_cost(const ncf_config *c, const ncf_dataset *d, double val_users, int epochs)
 {
-    if (!ncf__per_example_sgd(c))
-        return ncf__run_cost(c, (double)d->num_train, val_users, ncf__val_candidates(d), epochs);
-    return ncf__fit_cost(c, (double)d->num_train, epochs) / 2 +
-        ncf__eval_cost(c, val_users, ncf__val_candidates(d), val_users > 0 ? epochs + 1 : 0);
+    double cost = ncf__run_cost(c, (double)d->num_train, val_users, ncf__val_candidates(d), epochs);
+    return ncf__per_example_sgd(c) ? cost - ncf__fit_cost(c, (double)d->num_train, epochs) / 2 : cost;
 }
 
 /* The trials of a rung in the order run: the others as drawn or ranked, then those of SGD one
