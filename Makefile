@@ -314,6 +314,7 @@ bench: $(BENCH)
 	@$(BENCH) serving | tee -a $(BUILD)/bench.jsonl
 	@$(BENCH) evalcost | tee -a $(BUILD)/bench.jsonl
 	@$(BENCH) sgd1 | tee -a $(BUILD)/bench.jsonl
+	@$(BENCH) als | tee -a $(BUILD)/bench.jsonl
 	@$(MAKE) --no-print-directory python > /dev/null && if $(PYTHON) -c 'import numpy' 2>/dev/null; then \
 	  $(PYTHON) python/tests/bench_ncf.py | tee -a $(BUILD)/bench.jsonl; else echo "(the Python case skipped: no NumPy)"; fi
 	@$(MAKE) --no-print-directory bench-seconds

@@ -178,8 +178,8 @@ typedef enum {
     /* the model */
     F_MODEL, F_NUM_FACTORS, F_LAYERS, F_MF_REG, F_MLP_REG, F_INIT_SD, F_PRETRAIN_GMF, F_PRETRAIN_MLP, F_ALPHA,
     /* training */
-    F_BATCH_SIZE, F_EVAL_BATCH_SIZE, F_LEARNING_RATE, F_LR_DECAY, F_BETA1, F_BETA2, F_EPSILON, F_OPTIMIZER, F_ADAM,
-    F_NUM_NEG, F_TRAIN_EPOCHS, F_EPOCHS_BETWEEN_EVALS, F_HR_THRESHOLD, F_ML_PERF, F_SEED, F_SEEDS, F_THREADS,
+    F_BATCH_SIZE, F_EVAL_BATCH_SIZE, F_LEARNING_RATE, F_LR_DECAY, F_BETA1, F_BETA2, F_EPSILON, F_OPTIMIZER, F_UNOBSERVED,
+    F_ADAM, F_NUM_NEG, F_TRAIN_EPOCHS, F_EPOCHS_BETWEEN_EVALS, F_HR_THRESHOLD, F_ML_PERF, F_SEED, F_SEEDS, F_THREADS,
     /* evaluation and choice */
     F_TOP_K, F_SELECT, F_EVAL, F_VALIDATION, F_NO_VALIDATION, F_PATIENCE, F_TUNE, F_TUNE_SEEDS, F_SKIP_HELD_OUT, F_FULL_RANKING,
     F_FULL_USERS, F_HASH_PIPELINE, F_LOG, F_PLOT,
@@ -257,8 +257,12 @@ static const flag_def FLAGS[] = {
     {F_BETA1, "--beta1", "X", "Adam's beta1 (default %D)"},
     {F_BETA2, "--beta2", "X", "Adam's beta2 (default %D)"},
     {F_EPSILON, "--epsilon", "X", "Adam's epsilon (default %D)"},
-    {F_OPTIMIZER, "--optimizer", "adam|sgd", "(default adam; the paper fine-tunes a pre-trained NeuMF with sgd;\n"
-                                             "sgd with --batch_size 1 and --model mf is Rendle et al.'s recipe)"},
+    {F_OPTIMIZER, "--optimizer", "adam|sgd|als", "(default adam; the paper fine-tunes a pre-trained NeuMF with sgd;\n"
+                                                 "sgd with --batch_size 1 and --model mf is Rendle et al.'s recipe;\n"
+                                                 "als (--model mf): the whole matrix by alternating least squares,\n"
+                                                 "no negatives or learning rate: a few epochs, each a few seconds)"},
+    {F_UNOBSERVED, "--unobserved", "X", "als: the weight of a cell without a positive, a positive's being its\n"
+                                        "confidence, 1 unweighted (default %D)"},
     {F_LR_DECAY, "--lr_decay", NULL, "the learning rate falls linearly over --train_epochs, to 1/N of it in\n"
                                     "the last (SGD's annealing: 20-40 epochs do what 256 do at a constant rate)"},
     {F_ADAM, "--adam", "lazy|dense", "embedding moments: touched rows only, or every row as TF (default lazy)"},
@@ -397,6 +401,7 @@ static const char *flag_default(const options *d, flag_id id, char *b, size_t n)
     case F_BETA1: format_number(b, n, d->cfg.beta1); break;
     case F_BETA2: format_number(b, n, d->cfg.beta2); break;
     case F_EPSILON: format_number(b, n, d->cfg.epsilon); break;
+    case F_UNOBSERVED: format_number(b, n, d->cfg.unobserved); break;
     case F_NUM_NEG: snprintf(b, n, "%d", d->cfg.num_neg); break;
     case F_TRAIN_EPOCHS: snprintf(b, n, "%d", d->train_epochs); break;
     case F_EPOCHS_BETWEEN_EVALS: snprintf(b, n, "%d", d->epochs_between_evals); break;
@@ -486,7 +491,7 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
     static const char *const formats[] = {"auto", "dat", "csv", "tab", "ncf"}, *const headers[] = {"auto", "yes", "no"};
     static const char *const holdouts[] = {"latest", "random", "none"}, *const models[] = {"neumf", "gmf", "mlp", "mf"};
     static const char *const weightings[] = {"none", "linear", "log"}, *const outputs[] = {"text", "csv", "json"};
-    static const char *const optimizers[] = {"adam", "sgd"}, *const adams[] = {"lazy", "dense"};
+    static const char *const optimizers[] = {"adam", "sgd", "als"}, *const adams[] = {"lazy", "dense"};
     long long n;
     double x;
     int k;
@@ -572,9 +577,10 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
     case F_BETA2: return parse_beta(a, v, &o->cfg.beta2);
     case F_EPSILON: FLOAT_FLAG(1e-30, 1, o->cfg.epsilon);
     case F_OPTIMIZER:
-        if (!parse_choice(a, v, optimizers, 2, "adam or sgd", &k)) return 0;
-        o->cfg.optimizer = k ? NCF_OPT_SGD : NCF_OPT_ADAM;
+        if (!parse_choice(a, v, optimizers, 3, "adam, sgd or als", &k)) return 0;
+        o->cfg.optimizer = k == 2 ? NCF_OPT_ALS : k ? NCF_OPT_SGD : NCF_OPT_ADAM;
         break;
+    case F_UNOBSERVED: FLOAT_FLAG(1e-12, 1e6, o->cfg.unobserved);
     case F_ADAM:
         if (!parse_choice(a, v, adams, 2, "lazy or dense", &k)) return 0;
         o->cfg.adam = k ? NCF_ADAM_DENSE : NCF_ADAM_LAZY;
@@ -2199,6 +2205,11 @@ static void print_model(const ncf_config *cfg, const ncf_model *model)
         printf(", layers ");
         for (l = 0; l < cfg->num_layers; l++) printf(l ? ",%d" : "%d", cfg->layers[l]);
     }
+    if (cfg->optimizer == NCF_OPT_ALS) {
+        printf(", %lu parameters; ALS, unobserved %g, L2 %g, seed %llu, %d threads\n", (unsigned long)model->num_params,
+               cfg->unobserved, cfg->mf_reg, (unsigned long long)cfg->seed, ncf_get_threads());
+        return;
+    }
     printf(", %lu parameters; %s lr %g, batch %d, %d negatives, seed %llu, %d threads\n",
            (unsigned long)model->num_params,
            cfg->optimizer == NCF_OPT_SGD    ? "SGD"
@@ -2334,6 +2345,9 @@ static int keep_shard(session *S)
     return 1;
 }
 
+/* What an epoch's rate counts: ALS draws no examples, it fits the positives. */
+static const char *rate_unit(const ncf_model *m) { return m->cfg.optimizer == NCF_OPT_ALS ? "positives/s" : "ex/s"; }
+
 /* One epoch's training, its checkpoint, and its line when it is not evaluated. Returns 0 on
    failure, 1 to go on to evaluation, 2 when this epoch has no evaluation. */
 static int train_one(session *S, epoch_row *r, int epoch)
@@ -2367,7 +2381,8 @@ static int train_one(session *S, epoch_row *r, int epoch)
     }
     train_s = now() - t;
     r->trained = 1, r->train_s = train_s;
-    r->rate = S->seeds ? (double)S->o->seeds * (double)S->sampler.num_examples / train_s
+    r->rate = S->model->cfg.optimizer == NCF_OPT_ALS ? (double)S->data->num_train / train_s /* (no examples) */
+        : S->seeds                                   ? (double)S->o->seeds * (double)S->sampler.num_examples / train_s
         : ps.warm_done < S->sampler.num_examples
         ? (double)(S->sampler.num_examples - ps.warm_done) / (now() - ps.warm_t)
         : (double)S->sampler.num_examples / train_s;
@@ -2376,7 +2391,7 @@ static int train_one(session *S, epoch_row *r, int epoch)
         printf("Epoch %d: checkpoint saved to %s\n", epoch, o->save);
     }
     if (S->evaluable && !(epoch % o->epochs_between_evals && epoch != o->train_epochs)) return 1;
-    printf("Epoch %d: loss = %.4f, train %.1f s (%.0f ex/s)\n", epoch, r->loss, train_s, r->rate);
+    printf("Epoch %d: loss = %.4f, train %.1f s (%.0f %s)\n", epoch, r->loss, train_s, r->rate, rate_unit(S->model));
     if (!write_log(S)) return 0;
     return 2;
 }
@@ -2399,7 +2414,7 @@ static int evaluate_one(session *S, epoch_row *r)
         printf("Iteration %d: validation %s@%d = %.4f", r->epoch, metric_name(select_metric(o)), o->ks[select_at(o)],
                chosen(o, r));
     else printf("Iteration %d: HR = %.4f, NDCG = %.4f", r->epoch, r->test.hr, r->test.ndcg);
-    if (r->trained) printf(", loss = %.4f, train %.1f s (%.0f ex/s)", r->loss, r->train_s, r->rate);
+    if (r->trained) printf(", loss = %.4f, train %.1f s (%.0f %s)", r->loss, r->train_s, r->rate, rate_unit(S->model));
     printf(", eval %.2f s\n", r->eval_s);
     print_row(o, "test", r, 0);
     if (o->validation) print_row(o, "validation", r, 1);

@@ -20,7 +20,7 @@
                       data in, training examples out
                                         >>data  >>logs  >>files  >>split  >>sampler
                       the model         >>kernels  >>model  >>forward
-                      training          >>training-step  >>optimizer  >>train-loop
+                      training          >>training-step  >>optimizer  >>als  >>train-loop
                       evaluation        >>metrics  >>tune
                       serving           >>model-ids  >>serving  >>serving-options  >>fold-in
                                         >>similar  >>by-id  >>growth
@@ -279,6 +279,7 @@
 #define NCF__FOLD_L2 0.1f
 #define NCF__FOLD_MOST_STEPS 100000 /* more steps than a fold-in ever needs; e.g. 2^31 would never return */
 #define NCF__FOLD_MOST_NEG 1000     /* as training's num_neg (a step's examples stay within int64 and memory) */
+#define NCF__ALS_MOST_DIM 4096      /* ALS keeps an mf_dim x mf_dim Gram matrix (128 MB of doubles at 4096) */
 
 #ifdef __cplusplus
 extern "C" {
@@ -305,8 +306,16 @@ typedef enum { NCF_NEUMF = 0, NCF_GMF = 1, NCF_MLP = 2, NCF_MF = 3 } ncf_model_t
 typedef enum { NCF_ADAM_LAZY = 0, NCF_ADAM_DENSE = 1 } ncf_adam_mode;
 
 /* Adam, or plain SGD (p -= lr * grad; the paper's choice for fine-tuning a
-   pre-trained NeuMF). The loss is a batch mean, so SGD wants a larger lr than Adam. */
-typedef enum { NCF_OPT_ADAM = 0, NCF_OPT_SGD = 1 } ncf_optimizer;
+   pre-trained NeuMF). The loss is a batch mean, so SGD wants a larger lr than Adam.
+   ALS (MF only): no sampled negatives and no learning rate; each epoch fits the user rows,
+   then the item rows, to the squared loss over every cell of the user-item matrix, a
+   positive's target 1 and weight its confidence (1 unweighted), every other cell's target 0
+   and weight `unobserved`, plus mf_reg times the squared rows (Hu, Koren and Volinsky's
+   implicit ALS, as the implicit library and LIBMF's one-class MF fit it): a few conjugate
+   gradient steps a row (exact when mf_dim <= 3). It leaves the MF biases at 0, so an
+   ALS model's logit is p_u . q_i, the fitted preference, a score to rank by. Trains by
+   ncf_train_epoch (and ncf_fit, ncf_train_epoch_each) only. */
+typedef enum { NCF_OPT_ADAM = 0, NCF_OPT_SGD = 1, NCF_OPT_ALS = 2 } ncf_optimizer;
 
 typedef struct ncf_config {
     int num_users, num_items;      /* table sizes (from the dataset) */
@@ -319,10 +328,12 @@ typedef struct ncf_config {
     ncf_optimizer optimizer;
     float lr, beta1, beta2, epsilon;
     ncf_adam_mode adam;
-    float init_sd;  /* embeddings start N(0, init_sd); 0.01 as the paper */
-    int batch_size; /* used by ncf_train_epoch */
-    int num_neg;    /* negatives per positive in an epoch */
-    uint64_t seed;  /* initialization and sampling */
+    float init_sd;    /* embeddings start N(0, init_sd); 0.01 as the paper */
+    int batch_size;   /* used by ncf_train_epoch */
+    int num_neg;      /* negatives per positive in an epoch */
+    uint64_t seed;    /* initialization and sampling */
+    float unobserved; /* ALS: the weight of a cell without a positive, against a positive's
+                         confidence (0.1, as LIBMF's one-class MF) */
 } ncf_config;
 
 /* The paper's (and TF ncf_main's) defaults: NeuMF, mf_dim 8, layers 64,32,16,8,
@@ -5243,6 +5254,7 @@ NCFDEF ncf_config ncf_config_default(void)
     c.batch_size = 256;
     c.num_neg = 4;
     c.seed = 1;
+    c.unobserved = 0.1f;
     return c;
 }
 
@@ -5472,8 +5484,13 @@ static int ncf__check_config(const ncf_config *c)
                          c->batch_size, c->num_neg);
     if (c->adam != NCF_ADAM_LAZY && c->adam != NCF_ADAM_DENSE)
         return ncf__fail(NCF_ERR_ARG, "config: unknown Adam mode %d", (int)c->adam);
-    if (c->optimizer != NCF_OPT_ADAM && c->optimizer != NCF_OPT_SGD)
+    if (c->optimizer != NCF_OPT_ADAM && c->optimizer != NCF_OPT_SGD && c->optimizer != NCF_OPT_ALS)
         return ncf__fail(NCF_ERR_ARG, "config: unknown optimizer %d", (int)c->optimizer);
+    if (c->optimizer == NCF_OPT_ALS && (c->model != NCF_MF || c->mf_dim > NCF__ALS_MOST_DIM))
+        return ncf__fail(NCF_ERR_ARG, "config: ALS trains MF with mf_dim up to %d (got model %d, mf_dim %d)",
+                         NCF__ALS_MOST_DIM, (int)c->model, c->mf_dim);
+    if (c->optimizer == NCF_OPT_ALS && !(c->unobserved > 0 && c->unobserved <= 1e6f))
+        return ncf__fail(NCF_ERR_ARG, "config: ALS needs 0 < unobserved <= 1e6 (NaN refused)");
 #endif
     return NCF_OK;
 }
@@ -6629,6 +6646,8 @@ NCFDEF int ncf_forward_backward(ncf_model *m, const int32_t *users, const int32_
     double l = 0;
     int rc;
     if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_forward_backward: NULL model");
+    if (m->cfg.optimizer == NCF_OPT_ALS)
+        return ncf__fail(NCF_ERR_ARG, "ncf_forward_backward: an ALS model has no gradient step");
     if ((rc = ncf__given_batch(m, &bt, users, items, labels, n)) != NCF_OK) return rc;
     NCF__PARALLEL(ncf__rows_parallel(m, n))
     {
@@ -6712,7 +6731,7 @@ static void ncf__update_now(ncf_model *m)
 
 NCFDEF void ncf_update(ncf_model *m)
 {
-    if (m && m->grads) ncf__update_now(m); /* a model read in place has no gradients */
+    if (m && m->grads && m->cfg.optimizer != NCF_OPT_ALS) ncf__update_now(m); /* (in place: no gradients) */
 }
 
 /* Refuses a non-finite loss (nothing updated) or a step that wrote a non-finite parameter. */
@@ -6748,6 +6767,8 @@ NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *ite
         return NCF_OK;
     }
     if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_train_step: NULL model");
+    if (m->cfg.optimizer == NCF_OPT_ALS)
+        return ncf__fail(NCF_ERR_ARG, "ncf_train_step: an ALS model has no gradient step");
     if ((rc = ncf__given_batch(m, &bt, users, items, labels, n)) != NCF_OK) return rc;
     team.pace = &m->scratch->pace, team.solo = team.pace->solo;
     NCF__PARALLEL(ncf__rows_parallel(m, n))
@@ -6766,6 +6787,226 @@ NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *ite
     if (bad) return ncf__step_failed(m, l, 1);
     if (loss) *loss = l;
     return NCF_OK;
+}
+
+/* ---- >>als: MF fitted to the whole matrix by alternating least squares ----------------------- */
+
+#ifndef NCF__ALS_CG_STEPS
+#define NCF__ALS_CG_STEPS 3 /* conjugate gradient steps a row an epoch (implicit's default) */
+#endif
+
+/* One side's positives as rows: row r's are other-side rows idx[ptr[r] .. ptr[r+1]), each of
+   confidence wt[j] (NULL: all 1). The users' are the data's own; the items' its transpose. */
+typedef struct {
+    int n;
+    const int64_t *ptr;
+    const int32_t *idx;
+    const float *wt;
+} ncf__als_side;
+
+/* The items' side: the data's positives by item, users ascending within each. */
+static int ncf__als_transpose(const ncf_dataset *ds, int64_t **ptr, int32_t **idx, float **wt)
+{
+    int64_t *at, j;
+    int u, i;
+    *ptr = NCF__ZNEW(int64_t, (size_t)ds->num_items + 1), at = NCF__NEW(int64_t, ds->num_items);
+    *idx = NCF__NEW(int32_t, ds->num_train ? ds->num_train : 1);
+    *wt = ds->weight ? NCF__NEW(float, ds->num_train ? ds->num_train : 1) : NULL;
+    if (!*ptr || !at || !*idx || (ds->weight && !*wt)) {
+        NCF_FREE(at);
+        return ncf__fail(NCF_ERR_NOMEM, "ALS: out of memory for the positives of %d items", ds->num_items);
+    }
+    for (j = 0; j < ds->num_train; j++) (*ptr)[ds->items[j] + 1]++;
+    for (i = 0; i < ds->num_items; i++) (*ptr)[i + 1] += (*ptr)[i], at[i] = (*ptr)[i];
+    for (u = 0; u < ds->num_users; u++)
+        for (j = ds->user_ptr[u]; j < ds->user_ptr[u + 1]; j++) {
+            int64_t k = at[ds->items[j]]++;
+            (*idx)[k] = u;
+            if (*wt) (*wt)[k] = ds->weight[j];
+        }
+    NCF_FREE(at);
+    return NCF_OK;
+}
+
+/* A = unobserved * Y^T Y + mf_reg * I over the first n rows of Y [n][K]: each entry summed
+   over the rows in order, by one thread, so its bits do not depend on the thread count. */
+static void ncf__als_gram(const float *Y, int n, int K, double w0, double lambda, double *A)
+{
+    int a0;
+    memset(A, 0, sizeof(double) * (size_t)K * K);
+    NCF__PARALLEL((float)n * K * K > 64 * NCF__PAR_WORK)
+    NCF__OMP(for schedule(dynamic, 1))
+    for (a0 = 0; a0 < K; a0 += 8) {
+        int a1 = a0 + 8 < K ? a0 + 8 : K, a, b, r;
+        for (r = 0; r < n; r++) {
+            const float *y = Y + (size_t)r * K;
+            for (a = a0; a < a1; a++) {
+                double ya = y[a], *Aa = A + (size_t)a * K;
+                for (b = a; b < K; b++) Aa[b] += ya * y[b];
+            }
+        }
+    }
+    for (a0 = 0; a0 < K; a0++) {
+        int b;
+        for (b = a0; b < K; b++) A[(size_t)a0 * K + b] *= w0, A[(size_t)b * K + a0] = A[(size_t)a0 * K + b];
+        A[(size_t)a0 * K + a0] += lambda;
+    }
+}
+
+/* y . v in four running sums (one would wait on each add). */
+static double ncf__als_dot(const float *y, const double *v, int K)
+{
+    double d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+    int k;
+    for (k = 0; k + 4 <= K; k += 4)
+        d0 += y[k] * v[k], d1 += y[k + 1] * v[k + 1], d2 += y[k + 2] * v[k + 2], d3 += y[k + 3] * v[k + 3];
+    for (; k < K; k++) d0 += y[k] * v[k];
+    return (d0 + d1) + (d2 + d3);
+}
+
+/* out = (A + sum_j (c_j - w0) y_j y_j^T) v, the row's system applied to v. */
+static void ncf__als_apply(const double *A, const float *Y, const ncf__als_side *sd, int r, int K, double w0,
+                           const double *v, double *out)
+{
+    int64_t j;
+    int a, b;
+    memset(out, 0, sizeof(double) * (size_t)K);
+    /* (A symmetric: its columns read as rows, so the loops are axpys, which vectorize; four
+       rows a pass, so out is loaded and stored once for four multiply-adds) */
+    for (a = 0; a + 4 <= K; a += 4) {
+        const double *A0 = A + (size_t)a * K, *A1 = A0 + K, *A2 = A1 + K, *A3 = A2 + K;
+        double v0 = v[a], v1 = v[a + 1], v2 = v[a + 2], v3 = v[a + 3];
+        for (b = 0; b < K; b++) out[b] += v0 * A0[b] + v1 * A1[b] + v2 * A2[b] + v3 * A3[b];
+    }
+    for (; a < K; a++) {
+        const double *Aa = A + (size_t)a * K;
+        double va = v[a];
+        for (b = 0; b < K; b++) out[b] += va * Aa[b];
+    }
+    for (j = sd->ptr[r]; j < sd->ptr[r + 1]; j++) {
+        const float *y = Y + (size_t)sd->idx[j] * K;
+        double d = ((sd->wt ? sd->wt[j] : 1.0) - w0) * ncf__als_dot(y, v, K);
+        for (b = 0; b < K; b++) out[b] += d * y[b];
+    }
+}
+
+/* Row x of side row r moved toward the solution of its least squares, (A + sum_j (c_j - w0)
+   y_j y_j^T) x = sum_j c_j y_j, by conjugate gradients from where it is (Takacs et al. 2011,
+   as implicit). buf: 4K doubles. Returns nonzero when the row is no longer finite. */
+static int ncf__als_row(float *x, const double *A, const float *Y, const ncf__als_side *sd, int r, int K, double w0,
+                        double *buf)
+{
+    double *xd = buf, *res = buf + K, *p = buf + (size_t)2 * K, *Ap = buf + (size_t)3 * K, rs = 0, rs1, pAp, step;
+    int64_t j;
+    int k, s, bad = 0;
+    for (k = 0; k < K; k++) xd[k] = x[k];
+    ncf__als_apply(A, Y, sd, r, K, w0, xd, res);
+    for (k = 0; k < K; k++) res[k] = -res[k];
+    for (j = sd->ptr[r]; j < sd->ptr[r + 1]; j++) {
+        const float *y = Y + (size_t)sd->idx[j] * K;
+        double c = sd->wt ? sd->wt[j] : 1.0;
+        for (k = 0; k < K; k++) res[k] += c * y[k];
+    }
+    for (k = 0; k < K; k++) p[k] = res[k], rs += res[k] * res[k];
+    for (s = 0; s < NCF__ALS_CG_STEPS && rs > 1e-30; s++) {
+        ncf__als_apply(A, Y, sd, r, K, w0, p, Ap);
+        for (pAp = 0, k = 0; k < K; k++) pAp += p[k] * Ap[k];
+        if (!(pAp > 0)) break; /* (a singular system with mf_reg 0: x is as good as it gets along p) */
+        step = rs / pAp;
+        for (rs1 = 0, k = 0; k < K; k++) xd[k] += step * p[k], res[k] -= step * Ap[k], rs1 += res[k] * res[k];
+        for (k = 0; k < K; k++) p[k] = res[k] + rs1 / rs * p[k];
+        rs = rs1;
+    }
+    for (k = 0; k < K; k++) x[k] = (float)xd[k], bad |= NCF__NONFINITE(x[k]);
+    return bad;
+}
+
+/* What an ALS epoch works in, allocated before it changes anything: the system's fixed part
+   A [K][K], 4K doubles a thread, a figure a row, and the items' positives by item. */
+typedef struct {
+    double *A, *buf, *part;
+    int64_t *iptr;
+    int32_t *iidx;
+    float *iwt;
+} ncf__als_work;
+
+/* Side sd's rows X [n][K] fitted with the other side's Y [ny][K] fixed. With loss, *loss gets
+   this side's part of the objective after the fit: sum_r (sum_j c_j (1 - s_j)^2 - w0 s_j^2 +
+   x_r^T A x_r), s_j = x_r . y_j (the cells without a positive weigh w0 s^2 each through A). */
+static int ncf__als_half(float *X, const float *Y, int ny, const ncf__als_side *sd, int K, const ncf_config *c,
+                         const ncf__als_work *w, double *loss)
+{
+    double w0 = c->unobserved, *A = w->A, *part = loss ? w->part : NULL;
+    int r, bad = 0, T = ncf_get_threads();
+    (void)T; /* (without OpenMP) */
+    ncf__als_gram(Y, ny, K, w0, c->mf_reg, A);
+    NCF__OMP(parallel num_threads(ncf__team_of((float)sd->n * K * K > 16 * NCF__PAR_WORK, T)))
+    {
+        int t = 0;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+#endif
+        NCF__OMP(for schedule(dynamic, 16) reduction(| : bad))
+        for (r = 0; r < sd->n; r++) {
+            float *x = X + (size_t)r * K;
+            double *b = w->buf + (size_t)t * 4 * K;
+            bad |= ncf__als_row(x, A, Y, sd, r, K, w0, b);
+            if (part) {
+                int64_t j;
+                int k;
+                double l = 0;
+                for (k = 0; k < K; k++) b[k] = x[k];
+                ncf__als_apply(A, Y, sd, r, K, w0, b, b + K);
+                for (j = sd->ptr[r]; j < sd->ptr[r + 1]; j++) {
+                    double s = ncf__als_dot(Y + (size_t)sd->idx[j] * K, b, K), cj = sd->wt ? sd->wt[j] : 1.0;
+                    l += cj * (1 - s) * (1 - s) - cj * s * s; /* (the product with b counts the cell at c) */
+                }
+                part[r] = l + ncf__als_dot(x, b + K, K);
+            }
+        }
+    }
+    if (part)
+        for (*loss = 0, r = 0; r < sd->n; r++) *loss += part[r];
+    if (bad) return ncf__fail(NCF_ERR_DATA, "ALS made a factor infinite or NaN (mf_reg too small for the data?)");
+    return NCF_OK;
+}
+
+static void ncf__als_free(ncf__als_work *w)
+{
+    NCF_FREE(w->A), NCF_FREE(w->buf), NCF_FREE(w->part), NCF_FREE(w->iptr), NCF_FREE(w->iidx), NCF_FREE(w->iwt);
+}
+
+/* An ALS epoch: the users' rows, then the items'; *mean_loss the objective over the positives. */
+static int ncf__als_epoch(ncf_model *m, const ncf_dataset *ds, double *mean_loss)
+{
+    ncf__als_side users, items;
+    ncf__als_work w;
+    int K = m->cfg.mf_dim, rc, u;
+    double loss = 0, reg = 0;
+    memset(&w, 0, sizeof w);
+    w.A = NCF__NEW(double, (size_t)K *K), w.buf = NCF__NEW(double, (size_t)ncf_get_threads() * 4 * K);
+    w.part = NCF__NEW(double, ds->num_users > ds->num_items ? ds->num_users : ds->num_items);
+    if (!w.A || !w.buf || !w.part) rc = ncf__fail(NCF_ERR_NOMEM, "ALS: out of memory for an mf_dim %d system", K);
+    else rc = ncf__als_transpose(ds, &w.iptr, &w.iidx, &w.iwt);
+    if (rc != NCF_OK) {
+        ncf__als_free(&w);
+        return rc;
+    }
+    memset(m->user_bias, 0, sizeof(float) * (size_t)m->cfg.num_users);
+    memset(m->item_bias, 0, sizeof(float) * (size_t)m->cfg.num_items);
+    m->b_out[0] = 0;
+    users.n = ds->num_users, users.ptr = ds->user_ptr, users.idx = ds->items, users.wt = ds->weight;
+    items.n = ds->num_items, items.ptr = w.iptr, items.idx = w.iidx, items.wt = w.iwt;
+    rc = ncf__als_half(m->gmf_user, m->gmf_item, ds->num_items, &users, K, &m->cfg, &w, NULL);
+    if (rc == NCF_OK) rc = ncf__als_half(m->gmf_item, m->gmf_user, ds->num_users, &items, K, &m->cfg, &w, &loss);
+    ncf__als_free(&w);
+    for (u = 0; rc == NCF_OK && u < ds->num_users; u++) {
+        const float *x = m->gmf_user + (size_t)u * K;
+        int k;
+        for (k = 0; k < K; k++) reg += (double)m->cfg.mf_reg * x[k] * x[k];
+    }
+    if (rc == NCF_OK && mean_loss) *mean_loss = ds->num_train ? (loss + reg) / (double)ds->num_train : 0;
+    return rc;
 }
 
 /* ---- >>train-loop: steps, epochs, the public training calls ---------------------------------- */
@@ -6983,6 +7224,24 @@ static int ncf__epoch_span(const char *who, int epoch, int64_t first, int64_t co
     return NCF_OK;
 }
 
+/* ncf_train_epoch of an ALS model: its checks as ncf_train_examples', then the epoch. */
+static int ncf__als_train(ncf_model *m, const ncf_sampler *s, int epoch, ncf_progress_fn progress, void *user,
+                          double *mean_loss)
+{
+    int rc;
+    double l = 0;
+    if ((rc = ncf__writable(m, "ncf_train_epoch")) != NCF_OK) return rc;
+    if (ncf__is_shard(s->data)) return ncf__fail(NCF_ERR_ARG, "ncf_train_epoch: ALS trains whole data, not a shard");
+    if (s->data->num_users > m->cfg.num_users || s->data->num_items > m->cfg.num_items)
+        return ncf__fail(NCF_ERR_ARG, "ncf_train_epoch: the data has %d users and %d items, the model %d and %d",
+                         s->data->num_users, s->data->num_items, m->cfg.num_users, m->cfg.num_items);
+    if ((rc = ncf__epoch_span("ncf_train_epoch", epoch, 0, 0, 0)) != NCF_OK) return rc;
+    if ((rc = ncf__als_epoch(m, s->data, &l)) != NCF_OK) return rc;
+    if (progress) progress(user, s->num_examples, s->num_examples, l);
+    if (mean_loss) *mean_loss = l;
+    return NCF_OK;
+}
+
 NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int64_t first, int64_t count,
                               ncf_progress_fn progress, void *user, double *mean_loss)
 {
@@ -6995,6 +7254,8 @@ NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int
     ncf__report rep;
     if (!m || !s || !s->data) return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: NULL model or sampler");
     if ((rc = ncf__writable(m, "ncf_train_examples")) != NCF_OK) return rc;
+    if (m->cfg.optimizer == NCF_OPT_ALS)
+        return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: ALS trains whole epochs (ncf_train_epoch)");
     if (ncf__is_shard(s->data))
         return ncf__fail(NCF_ERR_ARG, "ncf_train_examples: the data is a shard: train it with ncf_mpi_train_epoch");
     if (s->data->num_users > m->cfg.num_users || s->data->num_items > m->cfg.num_items)
@@ -7050,7 +7311,9 @@ NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_pr
 {
     int rc;
     if (!m || !s || !s->data) return ncf__fail(NCF_ERR_ARG, "ncf_train_epoch: NULL model or sampler");
-    rc = ncf_train_examples(m, s, epoch, 0, s->num_examples, progress, user, mean_loss);
+    rc = m->cfg.optimizer == NCF_OPT_ALS
+        ? ncf__als_train(m, s, epoch, progress, user, mean_loss)
+        : ncf_train_examples(m, s, epoch, 0, s->num_examples, progress, user, mean_loss);
     if (rc == NCF_OK) m->epoch = epoch;
     ncf__refresh_projection(m); /* ready to serve and evaluate */
     return rc;
@@ -10849,6 +11112,7 @@ static void ncf__put_header(ncf__writer *w, const ncf_model *m, uint32_t flags)
     ncf__put_u64(w, c->seed), ncf__put_u64(w, (uint64_t)m->step), ncf__put_u64(w, (uint64_t)m->epoch);
     ncf__put_u64(w, (uint64_t)m->num_params);
     NCF_ASSERT(w->at == NCF__HEADER_BYTES);
+    ncf__put_f32(w, c->unobserved); /* (in what was padding before 0.7: older files hold 0) */
 }
 
 /* An id table at `at`: the integers, or the text's offsets then its bytes. */
@@ -10986,7 +11250,7 @@ static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model 
     ncf_config c;
     uint32_t v, crc, u[5], slot[NCF__FILE_SLOTS], a3[4];
     uint64_t seed, nparams;
-    float reg[NCF__FILE_SLOTS], f4[4], mf_reg, init_sd;
+    float reg[NCF__FILE_SLOTS], f4[4], mf_reg, init_sd, unobserved = 0;
     int l, rc;
     *shell = NULL;
     r.p = (const uint8_t *)buf, r.at = 4, r.n = len;
@@ -11013,6 +11277,7 @@ static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model 
     for (l = 0; l < 4; l++) ncf__get_u32(&r, &a3[l]);
     ncf__get_f32(&r, &init_sd);
     ncf__get_u64(&r, &seed), ncf__get_u64(&r, step), ncf__get_u64(&r, epoch), ncf__get_u64(&r, &nparams);
+    if (L->version >= 3) ncf__get_f32(&r, &unobserved); /* (padding, 0, before 0.7) */
     memset(&c, 0, sizeof c);
     if (u[0] > INT32_MAX || u[1] > INT32_MAX || u[4] > NCF_MAX_LAYERS || (L->flags & ~(L->version >= 4 ? 63u : 15u)) ||
         ((L->flags & (NCF__FILE_USER_TEXT | NCF__FILE_ITEM_TEXT)) && !(L->flags & NCF__FILE_IDS)) ||
@@ -11026,7 +11291,7 @@ static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model 
     c.mf_reg = mf_reg, c.lr = f4[0], c.beta1 = f4[1], c.beta2 = f4[2], c.epsilon = f4[3];
     c.adam = (ncf_adam_mode)a3[0], c.batch_size = a3[1] > INT32_MAX ? 0 : (int)a3[1],
     c.num_neg = a3[2] > INT32_MAX ? -1 : (int)a3[2];
-    c.optimizer = (ncf_optimizer)a3[3], c.init_sd = init_sd, c.seed = seed;
+    c.optimizer = (ncf_optimizer)a3[3], c.init_sd = init_sd, c.seed = seed, c.unobserved = unobserved;
     if (c.mf_dim > 65536) return ncf__fail(NCF_ERR_PARSE, "model header has out-of-range sizes or flags");
     if (ncf__check_config(&c) != NCF_OK) return ncf__prefix_error(NCF_ERR_PARSE, "model header");
     if (*step > ((uint64_t)1 << 62) || *epoch > NCF_MAX_EPOCH)
@@ -12963,6 +13228,8 @@ static int ncf__mpi_train_args(ncf_model *m, const ncf_sampler *s, MPI_Comm comm
     int lo, hi, rc;
     if (!m || !s || !s->data) return ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_epoch: NULL model or sampler");
     if (m->scratch->in_place) return ncf__writable(m, "ncf_mpi_train_epoch");
+    if (m->cfg.optimizer == NCF_OPT_ALS)
+        return ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_epoch: ALS trains on one process");
     if (!ncf__is_shard(s->data))
         return ncf__fail(NCF_ERR_ARG, "ncf_mpi_train_epoch: the data is not a shard (ncf_mpi_shard)");
     if ((rc = ncf__my_users(s->data, comm, &lo, &hi, "ncf_mpi_train_epoch")) != NCF_OK) return rc;

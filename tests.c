@@ -5103,6 +5103,224 @@ static void test_tune_seeds_choose_their_epochs(void)
     ncf_dataset_free(&d), ncf_dataset_free(&poisoned);
 }
 
+/* ---- ALS: the whole matrix by alternating least squares ---- */
+
+/* x = M^-1 b for a K x K system (K <= 8), by Gaussian elimination with partial pivoting. */
+static void solve_small(double *M, double *b, int K, double *x)
+{
+    int c, r, k;
+    for (c = 0; c < K; c++) {
+        int p = c;
+        for (r = c + 1; r < K; r++)
+            if (fabs(M[r * K + c]) > fabs(M[p * K + c])) p = r;
+        for (k = 0; k < K; k++) {
+            double t = M[c * K + k];
+            M[c * K + k] = M[p * K + k], M[p * K + k] = t;
+        }
+        {
+            double t = b[c];
+            b[c] = b[p], b[p] = t;
+        }
+        for (r = c + 1; r < K; r++) {
+            double f = M[r * K + c] / M[c * K + c];
+            for (k = c; k < K; k++) M[r * K + k] -= f * M[c * K + k];
+            b[r] -= f * b[c];
+        }
+    }
+    for (c = K - 1; c >= 0; c--) {
+        double s = b[c];
+        for (k = c + 1; k < K; k++) s -= M[c * K + k] * x[k];
+        x[c] = s / M[c * K + c];
+    }
+}
+
+/* The confidence of cell (u, i): its positive's weight (1 unweighted), or -1 for no positive. */
+static double cell_weight(const ncf_dataset *d, int u, int i)
+{
+    int64_t j;
+    for (j = d->user_ptr[u]; j < d->user_ptr[u + 1]; j++)
+        if (d->items[j] == i) return d->weight ? d->weight[j] : 1.0;
+    return -1;
+}
+
+/* Side rows X [n][K] solved exactly against Y [ny][K], by the normal equations written from the
+   loss over every cell (side 0: X the users; 1: the items), each row rounded to float as the
+   model keeps it. */
+static void als_by_hand(const ncf_dataset *d, int side, float *X, const float *Y, int K, double w0, double lambda)
+{
+    int n = side ? d->num_items : d->num_users, ny = side ? d->num_users : d->num_items, r, o, a, b;
+    for (r = 0; r < n; r++) {
+        double M[64], v[8], x[8];
+        memset(M, 0, sizeof M), memset(v, 0, sizeof v);
+        for (o = 0; o < ny; o++) {
+            double c = side ? cell_weight(d, o, r) : cell_weight(d, r, o), w = c < 0 ? w0 : c;
+            const float *y = Y + (size_t)o * K;
+            for (a = 0; a < K; a++) {
+                for (b = 0; b < K; b++) M[a * K + b] += w * y[a] * y[b];
+                if (c >= 0) v[a] += c * y[a];
+            }
+        }
+        for (a = 0; a < K; a++) M[a * K + a] += lambda;
+        solve_small(M, v, K, x);
+        for (a = 0; a < K; a++) X[(size_t)r * K + a] = (float)x[a];
+    }
+}
+
+/* The objective over every cell, by brute force, over the training positives. */
+static double als_loss_by_hand(const ncf_model *m, const ncf_dataset *d)
+{
+    int u, i, k, K = m->cfg.mf_dim;
+    double l = 0;
+    for (u = 0; u < d->num_users; u++)
+        for (i = 0; i < d->num_items; i++) {
+            double c = cell_weight(d, u, i), s = 0;
+            for (k = 0; k < K; k++) s += (double)m->gmf_user[u * K + k] * m->gmf_item[i * K + k];
+            l += c < 0 ? m->cfg.unobserved * s * s : c * (1 - s) * (1 - s);
+        }
+    for (u = 0; u < d->num_users * K; u++) l += m->cfg.mf_reg * (double)m->gmf_user[u] * m->gmf_user[u];
+    for (i = 0; i < d->num_items * K; i++) l += m->cfg.mf_reg * (double)m->gmf_item[i] * m->gmf_item[i];
+    return l / (double)d->num_train;
+}
+
+/* An ALS epoch of 3 factors (conjugate gradients exact in 3 steps) is the users' then the items'
+   rows solved from the normal equations by hand, with weights and without; its loss is the
+   objective summed over every cell; the objective never rises; the biases are 0. */
+static void test_als_epoch_solves_the_normal_equations(void)
+{
+    int weighted;
+    for (weighted = 0; weighted < 2; weighted++) {
+        ncf_dataset d;
+        ncf_sampler s;
+        ncf_model *m = NULL;
+        ncf_config c = small_config(NCF_MF, 0);
+        float *X, *Y;
+        double loss = 0, before = 1e300, worst = 0;
+        int64_t j;
+        int e, k;
+        CHECK(ncf_synthetic(&d, 30, 25, 300, 3, 4) == NCF_OK);
+        if (weighted) {
+            d.weight = (float *)malloc(sizeof(float) * (size_t)d.num_train);
+            for (j = 0; j < d.num_train; j++) d.weight[j] = 1.0f + (float)(j % 5) * 1.75f;
+        }
+        c.num_users = d.num_users, c.num_items = d.num_items, c.optimizer = NCF_OPT_ALS;
+        c.mf_reg = 0.05f, c.unobserved = 0.2f;
+        CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_sampler_init(&s, &d, 4, 1) == NCF_OK);
+        if (!m) return;
+        randomize(m, 9, 0.5f);
+        X = (float *)malloc(sizeof(float) * (size_t)d.num_users * 3);
+        Y = (float *)malloc(sizeof(float) * (size_t)d.num_items * 3);
+        memcpy(Y, m->gmf_item, sizeof(float) * (size_t)d.num_items * 3);
+        als_by_hand(&d, 0, X, Y, 3, c.unobserved, c.mf_reg);
+        als_by_hand(&d, 1, Y, X, 3, c.unobserved, c.mf_reg);
+        CHECK(ncf_train_epoch(m, &s, 1, NULL, NULL, &loss) == NCF_OK);
+        for (k = 0; k < d.num_users * 3; k++) {
+            double err = fabs(m->gmf_user[k] - X[k]) / (1 + fabs(X[k]));
+            if (err > worst) worst = err;
+        }
+        for (k = 0; k < d.num_items * 3; k++) {
+            double err = fabs(m->gmf_item[k] - Y[k]) / (1 + fabs(Y[k]));
+            if (err > worst) worst = err;
+        }
+        CHECKF(worst < 1e-5, "weighted %d: a row %g from the normal equations' solution", weighted, worst);
+        CHECKF(m->user_bias[3] == 0 && m->item_bias[2] == 0 && m->b_out[0] == 0, "biases %g %g %g", m->user_bias[3],
+               m->item_bias[2], m->b_out[0]);
+        for (e = 1; e <= 5; e++) {
+            double want;
+            if (e > 1) CHECK(ncf_train_epoch(m, &s, e, NULL, NULL, &loss) == NCF_OK);
+            want = als_loss_by_hand(m, &d);
+            CHECKF(fabs(loss - want) <= 1e-6 * want, "epoch %d: loss %.9g, by hand %.9g", e, loss, want);
+            CHECKF(loss <= before * (1 + 1e-9), "epoch %d: the objective rose from %.9g to %.9g", e, before, loss);
+            before = loss;
+        }
+        CHECK(m->epoch == 5);
+        free(X), free(Y);
+        ncf_model_free(m), ncf_dataset_free(&d);
+    }
+}
+
+static uint64_t als_hash(int threads)
+{
+    ncf_dataset d;
+    ncf_sampler s;
+    ncf_model *m = NULL;
+    ncf_config c = ncf_config_default();
+    uint64_t h = 0;
+    ncf_set_threads(threads);
+    if (ncf_synthetic(&d, 300, 200, 6000, 8, 3) != NCF_OK) return 1;
+    c.num_users = d.num_users, c.num_items = d.num_items, c.model = NCF_MF, c.optimizer = NCF_OPT_ALS;
+    c.mf_dim = 128, c.mf_reg = 0.1f;
+    if (ncf_model_create(&m, &c) == NCF_OK && ncf_sampler_init(&s, &d, 0, 1) == NCF_OK &&
+        ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) == NCF_OK && ncf_train_epoch(m, &s, 2, NULL, NULL, NULL) == NCF_OK)
+        h = state_hash(m);
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+    ncf_set_threads(2);
+    return h;
+}
+
+/* Every row and every entry of the Gram matrix has one owner that sums in a fixed order. */
+static void test_als_bit_identical_on_any_thread_count(void)
+{
+    uint64_t h1 = als_hash(1), h2 = als_hash(2), h3 = als_hash(3);
+    CHECKF(h1 == h2 && h1 == h3 && h1 > 1, "%016llx, %016llx, %016llx", (unsigned long long)h1, (unsigned long long)h2,
+           (unsigned long long)h3);
+}
+
+/* ALS is for MF, takes whole epochs and no gradient steps, is saved and read back as ALS with its
+   weight (a file from before it, with 0 there, still reads), and ranks far above popularity. */
+static void test_als_settings_calls_and_files(void)
+{
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL, *b = NULL;
+    ncf_dataset d;
+    ncf_sampler s;
+    ncf_metrics mt = {0}, pop = {0};
+    void *buf = NULL;
+    size_t len = 0;
+    int32_t u[1] = {0}, it[1] = {1};
+    float y[1] = {1};
+    double loss;
+    int e;
+    CHECK(ncf_synthetic(&d, 200, 150, 4000, 4, 2) == NCF_OK && ncf_sample_eval_negatives(&d, 50, 1) == NCF_OK);
+    c.num_users = d.num_users, c.num_items = d.num_items, c.optimizer = NCF_OPT_ALS;
+    CHECK_ERR(ncf_model_create(&m, &c), NCF_ERR_ARG, "ALS trains MF");
+    c.model = NCF_MF, c.mf_dim = NCF__ALS_MOST_DIM + 1;
+    CHECK_ERR(ncf_model_create(&m, &c), NCF_ERR_ARG, "mf_dim up to 4096");
+    c.mf_dim = 16, c.unobserved = 0;
+    CHECK_ERR(ncf_model_create(&m, &c), NCF_ERR_ARG, "0 < unobserved");
+    c.unobserved = NAN;
+    CHECK_ERR(ncf_model_create(&m, &c), NCF_ERR_ARG, "0 < unobserved");
+    c.unobserved = 0.25f, c.mf_reg = 0.1f;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_sampler_init(&s, &d, 4, 1) == NCF_OK);
+    if (!m) return;
+    CHECK_ERR(ncf_train_step(m, u, it, y, 1, &loss), NCF_ERR_ARG, "no gradient step");
+    CHECK_ERR(ncf_forward_backward(m, u, it, y, 1, &loss), NCF_ERR_ARG, "no gradient step");
+    CHECK_ERR(ncf_train_examples(m, &s, 1, 0, 10, NULL, NULL, &loss), NCF_ERR_ARG, "whole epochs");
+    for (e = 1; e <= 8; e++) CHECK(ncf_train_epoch(m, &s, e, NULL, NULL, &loss) == NCF_OK);
+    CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &mt) == NCF_OK);
+    CHECKF(ncf_evaluate_popularity(&d, &(ncf_eval_opts){10, 0, 0, 0, 0, 0}, &pop) == NCF_OK, "%s", ncf_error_text());
+    CHECKF(mt.hr > pop.hr + 0.15, "ALS HR@10 %.4f, popularity %.4f", mt.hr, pop.hr);
+    CHECK(ncf_save_mem(m, NCF_SAVE_ADAM, &buf, &len) == NCF_OK && ncf_load_mem(&b, buf, len) == NCF_OK);
+    if (b) {
+        float z0, z1;
+        CHECK(b->cfg.optimizer == NCF_OPT_ALS && b->cfg.unobserved == 0.25f && b->epoch == 8);
+        CHECK(ncf_predict_indices(m, u, it, 1, &z0) == NCF_OK && ncf_predict_indices(b, u, it, 1, &z1) == NCF_OK &&
+              z0 == z1);
+        CHECK(ncf_train_epoch(b, &s, 9, NULL, NULL, &loss) == NCF_OK); /* it trains on from the file */
+        ncf_model_free(b), b = NULL;
+    }
+    ncf_free(buf), ncf_model_free(m), m = NULL;
+    c.optimizer = NCF_OPT_ADAM; /* a file of 0.6: 0 where the weight now is */
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_save_mem(m, NCF_SAVE_MODEL, &buf, &len) == NCF_OK);
+    if (buf) {
+        uint8_t *p = (uint8_t *)buf;
+        set_u32(p + NCF__HEADER_BYTES, 0), set_u32(p + len - 4, ncf__crc32(p, len - 4));
+        CHECK(ncf_load_mem(&b, buf, len) == NCF_OK && b && b->cfg.unobserved == 0 && b->cfg.optimizer == NCF_OPT_ADAM);
+        ncf_model_free(b);
+    }
+    ncf_free(buf), ncf_model_free(m), ncf_dataset_free(&d);
+}
+
 /* ---- >>in-place: models read in place, int8 rows, rated lists -------------------------------- */
 
 /* A model of each type trained a little on synthetic data, with ids; factors > 0 sets mf_dim. */
@@ -6042,6 +6260,22 @@ static int sw_epoch(void)
     int rc = ncf_sampler_init(&s, &g_sw_data, 4, 3);
     return rc == NCF_OK ? ncf_train_epoch(g_sw_model, &s, 1, NULL, NULL, NULL) : rc;
 }
+static int sw_als(void)
+{
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL;
+    ncf_sampler s;
+    int rc;
+    c.num_users = g_sw_data.num_users, c.num_items = g_sw_data.num_items, c.model = NCF_MF, c.optimizer = NCF_OPT_ALS;
+    c.mf_dim = 12;
+    rc = ncf_model_create(&m, &c);
+    if (rc == NCF_OK) rc = ncf_sampler_init(&s, &g_sw_data, 0, 3);
+    if (rc == NCF_OK) rc = ncf_train_epoch(m, &s, 1, NULL, NULL, NULL);
+    if (rc == NCF_OK) rc = ncf_train_epoch(m, &s, 2, NULL, NULL, NULL);
+    if (rc == NCF_OK) g_sw_digest = state_hash(m);
+    ncf_model_free(m);
+    return rc;
+}
 static int sw_evaluate(void)
 {
     ncf_metrics a, b;
@@ -6386,6 +6620,7 @@ static const struct {
     {"model create: ncf_model_create ncf_model_set_ids", sw_model_create},
     {"two models trained side by side and averaged: ncf_train_epoch_each ncf_model_average", sw_average},
     {"an epoch: ncf_sampler_init ncf_train_epoch", sw_epoch},
+    {"ALS epochs", sw_als},
     {"evaluate (sampled, full): ncf_evaluate", sw_evaluate},
     {"save and load (memory): ncf_save_mem ncf_load_mem", sw_save_load_mem},
     {"save and load (file), read to open in place: ncf_save ncf_load ncf_model_read_file", sw_save_load_file},
@@ -6875,6 +7110,9 @@ static const test_case TESTS[] = {
     {"train_epoch_each_is_each_alone", test_train_epoch_each_is_each_alone},
     {"tune_final_seeds_side_by_side", test_tune_final_seeds_side_by_side},
     {"tune_seeds_choose_their_epochs", test_tune_seeds_choose_their_epochs},
+    {"als_epoch_solves_the_normal_equations", test_als_epoch_solves_the_normal_equations},
+    {"als_bit_identical_on_any_thread_count", test_als_bit_identical_on_any_thread_count},
+    {"als_settings_calls_and_files", test_als_settings_calls_and_files},
     {"verified_open_skips_only_whole_file_checks", test_verified_open_skips_only_whole_file_checks},
     {"in_place_answers_equal_the_copy", test_in_place_answers_equal_the_copy},
     {"opening_in_place_allocates_no_parameters", test_opening_in_place_allocates_no_parameters},

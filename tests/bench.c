@@ -1233,6 +1233,48 @@ static int bench_sgd1(void)
     return 0;
 }
 
+/* ALS epochs (MF, the loss over every cell) on the play-count log's shape and on ml-1m's, at
+   16, 64 and 128 factors: seconds an epoch, medians of 3 epochs after the first. */
+static int bench_als(void)
+{
+    static const struct {
+        const char *name;
+        int users, items;
+        int64_t n;
+    } logs[] = {{"wide (17.6k items)", 1892, 17632, 92834}, {"ml-1m size", 6040, 3706, 1000209}};
+    static const int factors[] = {16, 64, 128};
+    int l, f;
+    for (l = 0; l < 2; l++) {
+        ncf_dataset d;
+        if (ncf_synthetic(&d, logs[l].users, logs[l].items, logs[l].n, 16, 1) != NCF_OK)
+            return fprintf(stderr, "bench: %s\n", ncf_error_text()), 1;
+        for (f = 0; f < 3; f++) {
+            ncf_config c = ncf_config_default();
+            ncf_model *m = NULL;
+            ncf_sampler s;
+            double ep[3];
+            int r;
+            c.num_users = d.num_users, c.num_items = d.num_items, c.model = NCF_MF, c.mf_dim = factors[f];
+            c.optimizer = NCF_OPT_ALS, c.mf_reg = 0.1f;
+            if (ncf_model_create(&m, &c) != NCF_OK || ncf_sampler_init(&s, &d, 0, c.seed) != NCF_OK ||
+                ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) != NCF_OK)
+                return fprintf(stderr, "bench: %s\n", ncf_error_text()), 1;
+            for (r = 0; r < 3; r++) {
+                double t0 = now_s();
+                if (ncf_train_epoch(m, &s, r + 2, NULL, NULL, NULL) != NCF_OK) return 1;
+                ep[r] = now_s() - t0;
+            }
+            printf("{\"case\":\"als\",\"log\":\"%s\",\"factors\":%d,\"threads\":%d,\"epoch_s\":%.4f,"
+                   "\"positives_s\":%.0f}\n",
+                   logs[l].name, factors[f], ncf_get_threads(), median(ep, 3), (double)d.num_train / median(ep, 3));
+            fflush(stdout);
+            ncf_model_free(m);
+        }
+        ncf_dataset_free(&d);
+    }
+    return 0;
+}
+
 static int bench_similarity(const char *prefix)
 {
     ncf_load_opts lo = ncf_load_opts_default();
@@ -1346,6 +1388,7 @@ int main(int argc, char **argv)
     if (argc == 3 && !strcmp(argv[1], "similarity")) return bench_similarity(argv[2]);
     if (argc == 2 && !strcmp(argv[1], "evalcost")) return bench_evalcost();
     if (argc == 2 && !strcmp(argv[1], "sgd1")) return bench_sgd1();
+    if (argc == 2 && !strcmp(argv[1], "als")) return bench_als();
     if (argc == 4 && !strcmp(argv[1], "write-ratings")) return bench_write_ratings(argv[2], !strcmp(argv[3], "text"));
     if (argc == 4) return bench_case(argv[1], atoi(argv[2]), argv[3]);
     fprintf(stderr, "usage: bench paper|mlperf THREADS lazy|dense (and the modes at the top of tests/bench.c)\n");

@@ -172,6 +172,18 @@ weighting() {
 }
 check "demo --weighting: strengths weigh the positives, and say how" weighting
 
+# ALS: an MF fitted to every cell, said as such, above popularity; saved and resumed as ALS;
+# refused for a NeuMF with the reason
+als() {
+    demo $SYN --model mf --optimizer als --mf_regularization 0.1 --train_epochs 3 --save "$B/als.ncf" > "$B/als.log" &&
+        grep -q 'ALS, unobserved 0.1, L2 0.1' "$B/als.log" && grep -q '^Iteration 3: .*positives/s' "$B/als.log" &&
+        ! grep -q 'no better than recommending the most popular' "$B/als.log" &&
+        demo $SYN --load "$B/als.ncf" --train_epochs 5 > "$B/als_more.log" &&
+        grep -q 'ALS, unobserved 0.1' "$B/als_more.log" && grep -q '^Iteration 5: .*positives/s' "$B/als_more.log" &&
+        ! demo $SYN --optimizer als --train_epochs 1 > "$B/als_bad.log" 2>&1 && grep -q 'ALS trains MF' "$B/als_bad.log"
+}
+check "demo --optimizer als: an MF fitted to every cell, saved and resumed as ALS" als
+
 books() {
     demo --data "$B/books.csv" --min_rating 1 --train_epochs 2 --save "$B/books.ncf" --recommend 276730 > "$B/books.log" &&
         grep -q "^read as: ';'-separated, header, user=User-ID item=ISBN rating=Book-Rating, no timestamps, item ids as text$" "$B/books.log" &&

@@ -58,7 +58,7 @@ _dataset_info = _sig("ncfpy_dataset_info", None, _P, _f64p)
 _dataset_user_id = _sig("ncf_dataset_user_id", _c.c_int, _P, _c.c_int, _c.c_char_p, _c.c_size_t)
 _dataset_item_id = _sig("ncf_dataset_item_id", _c.c_int, _P, _c.c_int, _c.c_char_p, _c.c_size_t)
 _model_create = _sig("ncfpy_model_create", _P, _P, _c.c_int, _c.c_int, _i32p, _c.c_int, _c.c_double, _c.c_double, _c.c_int,
-                     _c.c_int, _c.c_double, _c.c_ulonglong, _c.c_int)
+                     _c.c_int, _c.c_double, _c.c_ulonglong, _c.c_int, _c.c_double)
 _model_free = _sig("ncf_model_free", None, _P)
 _fit = _sig("ncfpy_fit", _c.c_int, _P, _P, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _PROGRESS, _i32p,
             _f64p)
@@ -90,7 +90,7 @@ MAX_ID_BYTES = 256
 _HOLDOUTS = {"auto": 0, "latest": 1, "random": 2, "none": 3, "ratio": 4, "time": 5, "cutoff": 6}
 _HOLDOUT_NAMES = {0: "auto", 1: "latest", 2: "random", 3: "none", 4: "ratio", 5: "time", 6: "cutoff", 7: "saved"}
 _MODELS = {"neumf": 0, "gmf": 1, "mlp": 2, "mf": 3}
-_OPTIMIZERS = {"adam": 0, "sgd": 1}
+_OPTIMIZERS = {"adam": 0, "sgd": 1, "als": 2}
 _METRICS = {"hr": 0, "ndcg": 1, "mrr": 2, "recall": 3, "precision": 4, "map": 5}
 _WEIGHTINGS = {"none": 0, "linear": 1, "log": 2}
 
@@ -257,13 +257,17 @@ class Dataset:
 class Model:
     """A NeuMF ('neumf'), GMF, MLP or MF ('mf': biases + dot product) model. Settings not given
     are the paper's (factors 8, layers 64,32,16,8, Adam lr 0.001, batch 256, 4 negatives).
-    optimizer 'sgd' with batch_size=1 and model 'mf' is Rendle et al.'s recipe (fit(decay=True))."""
+    optimizer 'sgd' with batch_size=1 and model 'mf' is Rendle et al.'s recipe (fit(decay=True)).
+    optimizer 'als' (model 'mf') fits every cell of the matrix by alternating least squares, as
+    implicit's ALS: a cell without a positive weighs `unobserved` (0.1), a positive its
+    confidence; a few epochs, no learning rate or negatives."""
 
     def __init__(self, model="neumf", factors=8, layers=None, learning_rate=None, regularization=0.0, negatives=4,
-                 batch_size=None, init_sd=None, seed=1, optimizer="adam"):
+                 batch_size=None, init_sd=None, seed=1, optimizer="adam", unobserved=None):
         self._type = _choice(_MODELS, model, "model")
         self._settings = (int(factors), list(layers or []), learning_rate or 0.0, float(regularization), int(negatives),
-                          batch_size or 0, init_sd or 0.0, int(seed), _choice(_OPTIMIZERS, optimizer, "optimizer"))
+                          batch_size or 0, init_sd or 0.0, int(seed), _choice(_OPTIMIZERS, optimizer, "optimizer"),
+                          float(unobserved or 0.0))
         self._h = None
         self._users = self._items = None
         self.chosen_epoch = self.averaged = self.final_epochs = None
@@ -279,13 +283,14 @@ class Model:
         called every few batches (an exception it raises is raised when training returns).
         progress=True prints a progress line. decay=True: the learning rate falls linearly over
         the epochs (ncf_decayed_lr). Returns self."""
-        f, layers, lr, reg, neg, batch, sd, seed, opt = self._settings
+        f, layers, lr, reg, neg, batch, sd, seed, opt, unobserved = self._settings
         name, _, k = select.partition("@")
         metric, k = _choice(_METRICS, name.lower(), "select metric"), int(k or 10)
         if self._h:
             _model_free(self._h)
         lay = _np.ascontiguousarray(layers or [0], dtype=_np.int32)
-        self._h = _model_create(data._h, self._type, f, lay, len(layers), lr, reg, neg, batch, sd, seed, opt)
+        self._h = _model_create(data._h, self._type, f, lay, len(layers), lr, reg, neg, batch, sd, seed, opt,
+                                unobserved)
         if not self._h:
             _fail()
         self._users = self._items = None
@@ -380,7 +385,7 @@ class Model:
         b = self.best
         self._type = _MODELS[b["model"]]
         self._settings = (b["factors"], [b["mlp"]] if b["mlp"] else [], b["lr"], b["l2"], b["negatives"], b["batch"],
-                          0.1 if b["decay"] else self._settings[6], seed, 1 if b["decay"] else 0)
+                          0.1 if b["decay"] else self._settings[6], seed, 1 if b["decay"] else 0, 0.0)
         self.chosen_epoch = self.epochs_trained = self.final_epochs
         self.chosen_value = (self.averaged or b)["value"]
         return self

@@ -88,7 +88,7 @@ PY_EXPORT void ncfpy_dataset_info(const ncf_dataset *d, double *out)
 
 PY_EXPORT ncf_model *ncfpy_model_create(const ncf_dataset *d, int type, int factors, const int *layers, int num_layers,
                                         double lr, double reg, int num_neg, int batch, double init_sd,
-                                        unsigned long long seed, int optimizer)
+                                        unsigned long long seed, int optimizer, double unobserved)
 {
     ncf_config c = ncf_config_default();
     ncf_model *m = NULL;
@@ -104,6 +104,7 @@ PY_EXPORT ncf_model *ncfpy_model_create(const ncf_dataset *d, int type, int fact
     if (batch > 0) c.batch_size = batch;
     if (init_sd > 0) c.init_sd = (float)init_sd;
     c.seed = seed, c.optimizer = (ncf_optimizer)optimizer;
+    if (unobserved > 0) c.unobserved = (float)unobserved;
     if (ncf_model_create(&m, &c) != NCF_OK) return NULL;
     if (ncf_model_set_ids(m, d) != NCF_OK) {
         ncf_model_free(m);

@@ -130,6 +130,12 @@ class Training(Fixture):
         with self.assertRaisesRegex(ValueError, "optimizer 'rmsprop'"):
             ncf.Model(optimizer="rmsprop")
 
+    def test_als_beats_popularity(self):
+        m = ncf.Model(model="mf", factors=16, optimizer="als", regularization=0.1, unobserved=0.2).fit(self.d, epochs=5)
+        self.assertGreater(m.evaluate(self.d)["hr"], ncf.popularity(self.d)["hr"] + 0.1)
+        with self.assertRaisesRegex(ncf.Error, "ALS trains MF"):
+            ncf.Model(model="neumf", optimizer="als").fit(self.d, epochs=1)
+
     def test_many_items_and_select(self):
         d = self.data(holdout="ratio:0.25")
         m = ncf.Model(model="gmf", factors=8, learning_rate=0.01).fit(d, epochs=4, select="map@5")
