@@ -2606,7 +2606,10 @@ static void trial_settings(const ncf_trial *t, char *out, size_t size)
     if (c->model == NCF_NEUMF && n > 0 && (size_t)n < size)
         n += snprintf(out + n, size - (size_t)n, " mlp%-3d", c->layers[0]);
     else if (n > 0 && (size_t)n < size) n += snprintf(out + n, size - (size_t)n, "       ");
-    if (n > 0 && (size_t)n < size)
+    if (n > 0 && (size_t)n < size && c->optimizer == NCF_OPT_ALS)
+        snprintf(out + n, size - (size_t)n, " ALS unobserved %-6.2g L2 %-9.2g%s", c->unobserved, c->mf_reg,
+                 t->weighted ? " weighted" : "");
+    else if (n > 0 && (size_t)n < size)
         snprintf(out + n, size - (size_t)n, " lr %.5f L2 %-9.2g neg %d batch %-4d%s%s", c->lr, c->mf_reg, c->num_neg,
                  c->batch_size, t->decay ? " decay" : "", t->weighted ? " weighted" : "");
 }
@@ -2674,16 +2677,20 @@ static int write_tune_log(const char *path, const ncf_tune_report *r)
     ncf_output_printf(
         f,
         "trial,rung,model,factors,mlp,lr,l2,num_neg,batch,weighted,decay,epochs,epochs_trained,chosen_epoch,"
-        "val_hr,val_ndcg,val_mrr,planned_s,winner,beside,partner,seeds\n");
+        "val_hr,val_ndcg,val_mrr,planned_s,winner,beside,partner,seeds,optimizer,unobserved\n");
     for (i = 0; i <= r->num_runs; i++) { /* (the runs, then the winner's seeds averaged) */
         const ncf_trial *t = i < r->num_runs ? &r->runs[i] : &r->averaged;
         if (i == r->num_runs && t->rung != 3) break;
-        ncf_output_printf(f, "%d,%d,%s,%d,%d,%.6g,%.6g,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.3f,%d,%d,%d,%d\n",
+        ncf_output_printf(f, "%d,%d,%s,%d,%d,%.6g,%.6g,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.3f,%d,%d,%d,%d,%s,%.6g\n",
                           t->trial, t->rung, model_name(t->cfg.model), t->cfg.mf_dim,
                           t->cfg.model == NCF_NEUMF ? t->cfg.layers[0] : 0, t->cfg.lr, t->cfg.mf_reg, t->cfg.num_neg,
                           t->cfg.batch_size, t->weighted, t->decay, t->epochs, t->epochs_trained, t->chosen_epoch,
                           t->val.hr, t->val.ndcg, t->val.mrr, t->planned_seconds, i == r->best, t->beside, t->partner,
-                          i < r->num_runs ? 1 : r->seeds);
+                          i < r->num_runs ? 1 : r->seeds,
+                          t->cfg.optimizer == NCF_OPT_ALS       ? "als"
+                              : t->cfg.optimizer == NCF_OPT_SGD ? "sgd"
+                                                                : "adam",
+                          t->cfg.optimizer == NCF_OPT_ALS ? t->cfg.unobserved : 0.0);
     }
     if (ncf_output_commit(f) != NCF_OK) {
         fprintf(stderr, "demo: --log: %s\n", ncf_error_text());

@@ -980,14 +980,15 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *op
 
 /* A search for good settings on the validation split (never the test): successive halving
    (Jamieson and Talwalkar 2016, one bracket of Hyperband): many settings trained a few epochs,
-   the best third of each family (NeuMF, GMF, MF by Adam, MF by SGD one example a step) three
-   times as long, the best third of each family of those to the full epochs, each run choosing
+   the best third of each family (NeuMF, GMF, MF by Adam, MF by SGD one example a step, MF by
+   ALS) three times as long, the best third of each family of those to the full epochs, each run choosing
    its epoch on validation with patience (ncf_fit; a decayed run trains all its epochs); a later
    rung then takes the rest by rank while its quarter pays, and a lone run of SGD one example a
    step (one thread) takes the best such run left out as its partner on the other thread. It
    draws model type (MF, GMF, NeuMF), factors, MLP widths, learning rate, L2, negatives per
    positive, batch size, for half the MF trials Rendle et al.'s recipe (SGD one example a step,
-   its rate decayed) and, when the data has weights, whether to use them; trial 0 is
+   its rate decayed), for a quarter ALS (its L2 and unobserved weight) and, when the data has
+   weights, whether to use them; trial 0 is
    ncf_config_default. An MF or GMF winner's seeds then train on training alone in step, and
    the epoch at which their average does best on validation is the final's (rep->averaged).
    The plan is fixed by the budget, the data's size and the seed through a cost model of each
@@ -8521,6 +8522,12 @@ NCFDEF int ncf_evaluate(const ncf_model *m, const ncf_dataset *data, int k, int 
    share of a step's fixed costs. The weights are a least-squares fit to the measured seconds
    of the runs of two ml-1m searches (docs/tuning.md). */
 #define NCF__TUNE_RATE 1.2e10
+/* An ALS epoch: work a row does a factor squared (products with the Gram matrix), a training
+   positive a factor (both of its rows' conjugate gradient steps), and a positive whatever its
+   factors (fit to `bench als`'s epochs, make demo's build, 2 threads) */
+#define NCF__ALS_ROW_WORK 9.4
+#define NCF__ALS_POSITIVE_WORK 47.0
+#define NCF__ALS_FIXED_WORK 340.0
 #define NCF__TUNE_MAX_TRIALS 500 /* settings in rung 0 at most */
 #define NCF__TUNE_DRAWS 5000     /* settings drawn at most to fill it */
 #define NCF__MAX_SEEDS 64        /* ncf_tune_opts.seeds at most */
@@ -8547,6 +8554,13 @@ static double ncf__example_work(const ncf_config *c)
 /* The cost of `epochs` epochs of c on train positives. */
 static double ncf__fit_cost(const ncf_config *c, double train, int epochs)
 {
+    if (c->optimizer == NCF_OPT_ALS) { /* rows x mf_dim^2 (the Gram matrix's products), positives x mf_dim */
+        double K = c->mf_dim;
+        return epochs *
+            (NCF__ALS_ROW_WORK * ((double)c->num_users + c->num_items) * K * K + NCF__ALS_POSITIVE_WORK * train * K +
+             NCF__ALS_FIXED_WORK * train) /
+            NCF__TUNE_RATE;
+    }
     return epochs * train * (1 + c->num_neg) * ncf__example_work(c) / NCF__TUNE_RATE;
 }
 
@@ -8625,7 +8639,8 @@ static double ncf__tune_draw(uint64_t seed, int t, int dim)
 /* Trial t's settings: the defaults for t 0, else drawn (log-uniform rates, powers of two). Half
    the MF trials are Rendle et al.'s recipe: SGD one example a step, its rate decayed over the
    run (*decay), rows starting N(0, 0.1), 8 negatives: fewer fit a random validation item as
-   well and the latest test item worse (docs/tuning.md). */
+   well and the latest test item worse (docs/tuning.md). A quarter are ALS, the loss over
+   every cell, whose L2 and unobserved weight are drawn. */
 static ncf_config ncf__trial_config(const ncf_dataset *d, uint64_t seed, int t, int *weighted, int *decay)
 {
     ncf_config c = ncf_config_default();
@@ -8653,13 +8668,21 @@ static ncf_config ncf__trial_config(const ncf_dataset *d, uint64_t seed, int t, 
         c.mf_dim = 64 << (int)(ncf__tune_draw(seed, t, 1) * 3);                            /* 64, 128, 256 */
         c.lr = (float)pow(10, -2 + 0.7 * ncf__tune_draw(seed, t, 3));                      /* 0.01..0.05 */
         c.mf_reg = reg > 0 ? (float)pow(10, -3 + 0.7 * ncf__tune_draw(seed, t, 5)) : 0.0f; /* 0.001..0.005 */
+    } else if (c.model == NCF_MF && ncf__tune_draw(seed, t, 10) < 0.5) { /* ALS: every cell, no rate or negatives */
+        c.optimizer = NCF_OPT_ALS;
+        c.mf_dim = 16 << (int)(ncf__tune_draw(seed, t, 1) * 4);              /* 16..128 */
+        c.mf_reg = (float)pow(10, -2 + 3 * ncf__tune_draw(seed, t, 5));      /* 0.01..10 */
+        c.unobserved = (float)pow(10, -2 + 2 * ncf__tune_draw(seed, t, 11)); /* 0.01..1 */
     }
     return c;
 }
 
-/* A family of settings: the model type, and SGD one example a step apart from the rest. */
-#define NCF__FAMILIES 5
-static int ncf__family(const ncf_config *c) { return ncf__per_example_sgd(c) ? 4 : (int)c->model; }
+/* A family of settings: the model type, and SGD one example a step and ALS apart from the rest. */
+#define NCF__FAMILIES 6
+static int ncf__family(const ncf_config *c)
+{
+    return ncf__per_example_sgd(c) ? 4 : c->optimizer == NCF_OPT_ALS ? 5 : (int)c->model;
+}
 
 /* Better on validation: by the metric, then HR, then NDCG, then the earlier trial (a total
    order: no ties). */

@@ -473,7 +473,8 @@ static void test_dense_and_lazy_adam_differ_only_on_idle_rows(void)
 
 /* A hash of the parameters and Adam state after training on synthetic data and
    of the evaluation: equal for 1 and 2 threads and for the NO_OMP build. */
-static uint64_t training_hash(int threads, int dense)
+/* The model and its figures after an epoch: lazy Adam (kind 0), dense (1), or ALS (2; MF 128). */
+static uint64_t training_hash(int threads, int kind)
 {
     ncf_dataset d;
     ncf_sampler s;
@@ -484,8 +485,9 @@ static uint64_t training_hash(int threads, int dense)
     ncf_set_threads(threads);
     if (ncf_synthetic(&d, 300, 200, 6000, 8, 3) != NCF_OK || ncf_sample_eval_negatives(&d, 50, 3) != NCF_OK) return 1;
     c.num_users = d.num_users, c.num_items = d.num_items, c.batch_size = 512, c.seed = 11;
-    c.adam = dense ? NCF_ADAM_DENSE : NCF_ADAM_LAZY;
+    c.adam = kind == 1 ? NCF_ADAM_DENSE : NCF_ADAM_LAZY;
     c.mlp_reg[1] = 1e-4f, c.mf_reg = 1e-5f;
+    if (kind == 2) c.model = NCF_MF, c.optimizer = NCF_OPT_ALS, c.mf_dim = 128, c.mf_reg = 0.1f;
     if (ncf_model_create(&m, &c) == NCF_OK && ncf_sampler_init(&s, &d, 4, c.seed) == NCF_OK &&
         ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) == NCF_OK && ncf_evaluate(m, &d, 10, NCF_SAMPLED, &met) == NCF_OK) {
         h = state_hash(m);
@@ -4727,7 +4729,8 @@ static void test_tune_deterministic_and_blind_to_test(void)
     CHECK(ncf_tune_final(&f1, &d, &r1, NULL, NULL) == NCF_OK);
     ncf_set_threads(2);
     g_tune_calls = 0;
-    CHECK(ncf_tune(&poisoned, &o, &r2) == NCF_OK && g_tune_calls == r2.num_runs + 1);
+    CHECKF(ncf_tune(&poisoned, &o, &r2) == NCF_OK && g_tune_calls == r2.num_runs + 1 + (r2.seeds > 1),
+           "%d calls, %d runs, %d seeds: %s", g_tune_calls, r2.num_runs, r2.seeds, ncf_error_text());
     CHECK(ncf_tune_final(&f2, &poisoned, &r2, NULL, NULL) == NCF_OK);
     CHECK(tune_rows_equal(&r1, &r2));
     CHECK(f1 && f2 && state_hash(f1) == state_hash(f2));
@@ -4863,6 +4866,38 @@ static ncf_model *seeded_model(const ncf_dataset *d, ncf_model_type type, int fa
 
 /* A lone run of SGD one example a step takes as partner the best-ranked such run left out, and
    nothing else changes: by hand over a ranked rung of Adam and SGD runs. */
+/* A quarter of the MF trials are ALS, a family of their own, with L2 and the unobserved weight
+   drawn in their ranges; an ALS run costs its rows x factors^2 and positives x factors. */
+static void test_tune_draws_als_trials(void)
+{
+    ncf_dataset d;
+    int t, w, dk, als = 0, sgd = 0, mf = 0;
+    CHECK(ncf_synthetic(&d, 200, 150, 3000, 4, 2) == NCF_OK);
+    for (t = 1; t <= 2000; t++) {
+        ncf_config c = ncf__trial_config(&d, 5, t, &w, &dk);
+        mf += c.model == NCF_MF, sgd += ncf__per_example_sgd(&c);
+        if (c.optimizer != NCF_OPT_ALS) continue;
+        als++;
+        CHECKF(c.model == NCF_MF && !dk && ncf__family(&c) == 5 && ncf__check_config(&c) == NCF_OK &&
+                   (c.mf_dim == 16 || c.mf_dim == 32 || c.mf_dim == 64 || c.mf_dim == 128) && c.mf_reg >= 0.01f &&
+                   c.mf_reg <= 10 && c.unobserved >= 0.01f && c.unobserved <= 1,
+               "trial %d: model %d, factors %d, L2 %g, unobserved %g", t, (int)c.model, c.mf_dim, c.mf_reg,
+               c.unobserved);
+        if (als == 1) {
+            double K = c.mf_dim,
+                   want = 3 *
+                (NCF__ALS_ROW_WORK * (c.num_users + c.num_items) * K * K + NCF__ALS_POSITIVE_WORK * 1000 * K +
+                 NCF__ALS_FIXED_WORK * 1000) /
+                NCF__TUNE_RATE;
+            CHECKF(fabs(ncf__fit_cost(&c, 1000, 3) - want) <= 1e-12 * want, "cost %g, want %g",
+                   ncf__fit_cost(&c, 1000, 3), want);
+        }
+    }
+    CHECKF(als > mf / 6 && als < mf / 3 && sgd > mf / 3 && sgd < 2 * mf / 3, "%d MF trials: %d ALS, %d SGD", mf, als,
+           sgd);
+    ncf_dataset_free(&d);
+}
+
 static void test_tune_partners_lone_sgd_runs(void)
 {
     ncf_trial runs[6];
@@ -5238,30 +5273,10 @@ static void test_als_epoch_solves_the_normal_equations(void)
     }
 }
 
-static uint64_t als_hash(int threads)
-{
-    ncf_dataset d;
-    ncf_sampler s;
-    ncf_model *m = NULL;
-    ncf_config c = ncf_config_default();
-    uint64_t h = 0;
-    ncf_set_threads(threads);
-    if (ncf_synthetic(&d, 300, 200, 6000, 8, 3) != NCF_OK) return 1;
-    c.num_users = d.num_users, c.num_items = d.num_items, c.model = NCF_MF, c.optimizer = NCF_OPT_ALS;
-    c.mf_dim = 128, c.mf_reg = 0.1f;
-    if (ncf_model_create(&m, &c) == NCF_OK && ncf_sampler_init(&s, &d, 0, 1) == NCF_OK &&
-        ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) == NCF_OK && ncf_train_epoch(m, &s, 2, NULL, NULL, NULL) == NCF_OK)
-        h = state_hash(m);
-    ncf_model_free(m);
-    ncf_dataset_free(&d);
-    ncf_set_threads(2);
-    return h;
-}
-
 /* Every row and every entry of the Gram matrix has one owner that sums in a fixed order. */
 static void test_als_bit_identical_on_any_thread_count(void)
 {
-    uint64_t h1 = als_hash(1), h2 = als_hash(2), h3 = als_hash(3);
+    uint64_t h1 = training_hash(1, 2), h2 = training_hash(2, 2), h3 = training_hash(3, 2);
     CHECKF(h1 == h2 && h1 == h3 && h1 > 1, "%016llx, %016llx, %016llx", (unsigned long long)h1, (unsigned long long)h2,
            (unsigned long long)h3);
 }
@@ -5714,7 +5729,7 @@ static size_t write_v2(const ncf_model *m, uint8_t *out)
     int u;
     w.p = out;
     ncf__put_header(&w, m, NCF__FILE_IDS | NCF__FILE_RATED);
-    set_u32(out + 4, 2);
+    set_u32(out + 4, 2), w.at = NCF__HEADER_BYTES; /* (format 2: no padding, no unobserved weight) */
     for (u = 0; u < m->cfg.num_users; u++) {
         ncf__rated_cursor c = ncf__rated_from(m, u, 0);
         for (; c.next != INT32_MAX; ncf__rated_step(&c)) nrated++;
@@ -7105,6 +7120,7 @@ static const test_case TESTS[] = {
     {"fit_chooses_on_any_figure_of_many_items", test_fit_chooses_on_any_figure_of_many_items},
     {"tune_rungs_filled_and_paired", test_tune_rungs_filled_and_paired},
     {"tune_deterministic_and_blind_to_test", test_tune_deterministic_and_blind_to_test},
+    {"tune_draws_als_trials", test_tune_draws_als_trials},
     {"tune_partners_lone_sgd_runs", test_tune_partners_lone_sgd_runs},
     {"model_average", test_model_average},
     {"train_epoch_each_is_each_alone", test_train_epoch_each_is_each_alone},

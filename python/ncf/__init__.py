@@ -344,7 +344,7 @@ class Model:
         def heard(_user, row, trial, rung, epochs, planned):
             try:
                 if row and callback:
-                    callback(_trial_dict(_np.ctypeslib.as_array(_c.cast(row, _c.POINTER(_c.c_double)), (22,))))
+                    callback(_trial_dict(_np.ctypeslib.as_array(_c.cast(row, _c.POINTER(_c.c_double)), (24,))))
                 if progress and trial >= -1:
                     _tune_line(trial, rung, epochs, planned, _time.time() - state["t0"])
             except Exception as e:  # (raised after the search returns)
@@ -362,7 +362,7 @@ class Model:
             _tune_info(r, info)
             self.trials = []
             for i in range(int(info[0])):
-                x = _np.zeros(22, _np.float64)
+                x = _np.zeros(24, _np.float64)
                 _check(_tune_row(r, i, metric, x))
                 self.trials.append(_trial_dict(x))
             if info[3]:
@@ -372,7 +372,7 @@ class Model:
                 return self.fit(data, progress=progress)
             self.best = self.trials[int(info[1])]
             self.seeds, self.final_epochs = int(info[4]), int(info[5])
-            x = _np.zeros(22, _np.float64)
+            x = _np.zeros(24, _np.float64)
             self.averaged = _trial_dict(x) if _tune_averaged(r, metric, x) == 0 else None
             h = _tune_final(r, data._h, _PROGRESS(_bridge(_progress_printer(None))) if progress else _PROGRESS())
             if not h:
@@ -385,7 +385,8 @@ class Model:
         b = self.best
         self._type = _MODELS[b["model"]]
         self._settings = (b["factors"], [b["mlp"]] if b["mlp"] else [], b["lr"], b["l2"], b["negatives"], b["batch"],
-                          0.1 if b["decay"] else self._settings[6], seed, 1 if b["decay"] else 0, 0.0)
+                          0.1 if b["decay"] else self._settings[6], seed, _OPTIMIZERS[b["optimizer"]],
+                          b["unobserved"])
         self.chosen_epoch = self.epochs_trained = self.final_epochs
         self.chosen_value = (self.averaged or b)["value"]
         return self
@@ -551,7 +552,8 @@ def _trial_dict(x):
             "lr": float(x[5]), "l2": float(x[6]), "negatives": int(x[7]), "batch": int(x[8]), "weighted": bool(x[9]),
             "epochs": int(x[10]), "epochs_trained": int(x[11]), "chosen_epoch": int(x[12]), "hr": float(x[13]),
             "ndcg": float(x[14]), "mrr": float(x[15]), "value": float(x[16]), "planned_seconds": float(x[17]),
-            "winner": bool(x[18]), "decay": bool(x[19]), "beside": bool(x[20]), "partner": bool(x[21])}
+            "winner": bool(x[18]), "decay": bool(x[19]), "beside": bool(x[20]), "partner": bool(x[21]),
+            "optimizer": {v: k for k, v in _OPTIMIZERS.items()}[int(x[22])], "unobserved": float(x[23])}
 
 
 def _tune_line(trial, rung, epochs, planned, seconds):

@@ -163,7 +163,7 @@ PY_EXPORT int ncfpy_fit(ncf_model *m, const ncf_dataset *d, int epochs, int pati
 }
 
 /* Run i of a search as NCFPY_TUNE_COLUMNS numbers, in the order python/ncf names them. */
-#define NCFPY_TUNE_COLUMNS 22
+#define NCFPY_TUNE_COLUMNS 24
 static void py_trial_row(const ncf_tune_report *r, int i, int metric, double *x)
 {
     const ncf_trial *t = &r->runs[i];
@@ -172,7 +172,8 @@ static void py_trial_row(const ncf_tune_report *r, int i, int metric, double *x)
     x[5] = t->cfg.lr, x[6] = t->cfg.mf_reg, x[7] = t->cfg.num_neg, x[8] = t->cfg.batch_size, x[9] = t->weighted;
     x[10] = t->epochs, x[11] = t->epochs_trained, x[12] = t->chosen_epoch, x[13] = t->val.hr, x[14] = t->val.ndcg;
     x[15] = t->val.mrr, x[16] = ncf_metric_value(&t->val, metric), x[17] = t->planned_seconds, x[18] = i == r->best;
-    x[19] = t->decay, x[20] = t->beside, x[21] = t->partner;
+    x[19] = t->decay, x[20] = t->beside, x[21] = t->partner, x[22] = t->cfg.optimizer;
+    x[23] = t->cfg.optimizer == NCF_OPT_ALS ? t->cfg.unobserved : 0;
 }
 
 /* Hears each run of a search as it ends (row; NULL before the first) and the next as it starts
