@@ -2381,11 +2381,12 @@ static int train_one(session *S, epoch_row *r, int epoch)
     }
     train_s = now() - t;
     r->trained = 1, r->train_s = train_s;
-    r->rate = S->model->cfg.optimizer == NCF_OPT_ALS ? (double)S->data->num_train / train_s /* (no examples) */
-        : S->seeds                                   ? (double)S->o->seeds * (double)S->sampler.num_examples / train_s
-        : ps.warm_done < S->sampler.num_examples
-        ? (double)(S->sampler.num_examples - ps.warm_done) / (now() - ps.warm_t)
-        : (double)S->sampler.num_examples / train_s;
+    r->rate = S->model->cfg.optimizer == NCF_OPT_ALS /* (no examples: each seed fits the positives) */
+        ? (double)(S->seeds ? S->o->seeds : 1) * (double)S->data->num_train / train_s
+        : S->seeds ? (double)S->o->seeds * (double)S->sampler.num_examples / train_s
+            : ps.warm_done < S->sampler.num_examples
+            ? (double)(S->sampler.num_examples - ps.warm_done) / (now() - ps.warm_t)
+            : (double)S->sampler.num_examples / train_s;
     if (o->save && o->checkpoint_every && epoch % o->checkpoint_every == 0 && epoch != o->train_epochs) {
         if (!save_model(S->model, o->save, o->int8)) return 0;
         printf("Epoch %d: checkpoint saved to %s\n", epoch, o->save);

@@ -5315,6 +5315,21 @@ static void test_als_settings_calls_and_files(void)
     CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &mt) == NCF_OK);
     CHECKF(ncf_evaluate_popularity(&d, &(ncf_eval_opts){10, 0, 0, 0, 0, 0}, &pop) == NCF_OK, "%s", ncf_error_text());
     CHECKF(mt.hr > pop.hr + 0.15, "ALS HR@10 %.4f, popularity %.4f", mt.hr, pop.hr);
+    { /* a fold-in of a user's items (log-loss steps against the frozen items) ranks them above the rest:
+         the share of (given, other) pairs in that order */
+        float row[17], z[150];
+        int32_t all[150];
+        ncf_fold_opts fo = ncf_fold_opts_default();
+        int64_t j, k, n = d.user_ptr[4] - d.user_ptr[3], above = 0;
+        for (e = 0; e < d.num_items; e++) all[e] = e;
+        CHECKF(ncf_fold_in(m, d.items + d.user_ptr[3], (int)n, &fo, row) == NCF_OK &&
+                   ncf_predict_items(m, -1, row, all, d.num_items, z) == NCF_OK,
+               "%s", ncf_error_text());
+        for (j = d.user_ptr[3]; j < d.user_ptr[4]; j++)
+            for (k = 0; k < d.num_items; k++) above += !rated_by(&d, 3, (int)k) && z[d.items[j]] > z[k];
+        CHECKF(above > 0.8 * n * (d.num_items - n), "%.3f of the pairs in order",
+               (double)above / ((double)n * (d.num_items - n)));
+    }
     CHECK(ncf_save_mem(m, NCF_SAVE_ADAM, &buf, &len) == NCF_OK && ncf_load_mem(&b, buf, len) == NCF_OK);
     if (b) {
         float z0, z1;

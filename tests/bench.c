@@ -408,6 +408,13 @@ static int bench_summary(const char *jsonl, const char *peakfile)
                 1000 / json_num(l, "items"));
         }
     }
+    for (i = 0; i < g_nlines; i++) /* (the loss over every cell: a play-count log's LIBMF comparison) */
+        if (json_is(g_lines[i], "case", "als")) {
+            const char *l = g_lines[i], *log = strstr(l, "\"log\":\"");
+            printf("ALS epoch, %.*s log, %.0f factors, %.0f threads: %.4f s (%.0f positives/s)\n",
+                   log ? (int)strcspn(log + 7, "\"") : 0, log ? log + 7 : "", json_num(l, "factors"),
+                   json_num(l, "threads"), json_num(l, "epoch_s"), json_num(l, "positives_s"));
+        }
     for (i = 0; i < g_nlines; i++) { /* (make bench NCF_DATA=DIR: tests/seconds.sh's lines) */
         const char *l = g_lines[i], *name = strstr(l, "\"model\":\"");
         if (!json_is(l, "case", "seconds") || !name) continue;
