@@ -6792,9 +6792,7 @@ NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *ite
 
 /* ---- >>als: MF fitted to the whole matrix by alternating least squares ----------------------- */
 
-#ifndef NCF__ALS_CG_STEPS
 #define NCF__ALS_CG_STEPS 3 /* conjugate gradient steps a row an epoch (implicit's default) */
-#endif
 
 /* One side's positives as rows: row r's are other-side rows idx[ptr[r] .. ptr[r+1]), each of
    confidence wt[j] (NULL: all 1). The users' are the data's own; the items' its transpose. */
@@ -6865,11 +6863,9 @@ static double ncf__als_dot(const float *y, const double *v, int K)
     return (d0 + d1) + (d2 + d3);
 }
 
-/* out = (A + sum_j (c_j - w0) y_j y_j^T) v, the row's system applied to v. */
-static void ncf__als_apply(const double *A, const float *Y, const ncf__als_side *sd, int r, int K, double w0,
-                           const double *v, double *out)
+/* out = A v. */
+static void ncf__als_gram_apply(const double *A, int K, const double *v, double *out)
 {
-    int64_t j;
     int a, b;
     memset(out, 0, sizeof(double) * (size_t)K);
     /* (A symmetric: its columns read as rows, so the loops are axpys, which vectorize; four
@@ -6884,6 +6880,15 @@ static void ncf__als_apply(const double *A, const float *Y, const ncf__als_side 
         double va = v[a];
         for (b = 0; b < K; b++) out[b] += va * Aa[b];
     }
+}
+
+/* out = (A + sum_j (c_j - w0) y_j y_j^T) v, the row's system applied to v. */
+static void ncf__als_apply(const double *A, const float *Y, const ncf__als_side *sd, int r, int K, double w0,
+                           const double *v, double *out)
+{
+    int64_t j;
+    int b;
+    ncf__als_gram_apply(A, K, v, out);
     for (j = sd->ptr[r]; j < sd->ptr[r + 1]; j++) {
         const float *y = Y + (size_t)sd->idx[j] * K;
         double d = ((sd->wt ? sd->wt[j] : 1.0) - w0) * ncf__als_dot(y, v, K);
@@ -6957,10 +6962,10 @@ static int ncf__als_half(float *X, const float *Y, int ny, const ncf__als_side *
                 int k;
                 double l = 0;
                 for (k = 0; k < K; k++) b[k] = x[k];
-                ncf__als_apply(A, Y, sd, r, K, w0, b, b + K);
+                ncf__als_gram_apply(A, K, b, b + K);
                 for (j = sd->ptr[r]; j < sd->ptr[r + 1]; j++) {
                     double s = ncf__als_dot(Y + (size_t)sd->idx[j] * K, b, K), cj = sd->wt ? sd->wt[j] : 1.0;
-                    l += cj * (1 - s) * (1 - s) - cj * s * s; /* (the product with b counts the cell at c) */
+                    l += cj * (1 - s) * (1 - s) - w0 * s * s; /* (x^T A x counts the cell at w0) */
                 }
                 part[r] = l + ncf__als_dot(x, b + K, K);
             }
