@@ -187,6 +187,10 @@
             ncf_load_dataset + ncf_mpi_shard bit for bit; ncf_mpi_model_create takes a shard
             A failed ncf_mpi_* call gives every rank the first failing rank's message (was "another
             rank failed")
+            API: NCF_OPT_ALS, ncf_config.unobserved: MF fitted to every cell by alternating least
+            squares (implicit ALS); model header byte 236; ncf_tune draws it for a quarter of the MF
+            trials
+            An ALS model's fold-in solves its least squares exactly, from Gram matrices kept for serving
      0.6.1  API: ncf_model_open_verified, for a buffer the firmware verified (no CRC, no value scan)
             No thread-local storage by default on any bare-metal target (RISC-V too)
             The vector tile on WebAssembly only with SIMD (-msimd128)
@@ -744,8 +748,10 @@ NCFDEF int ncf_similar_users(const ncf_model *m, int user, const ncf_rec_opts *o
 /* Fold-in: a user not in training (or a known user with fresh items) served without
    retraining. Its rows ([GMF or MF][MLP][MF bias], ncf_user_row_size floats) are fitted to
    the items it interacted with, every other parameter frozen: a few Adam steps on those items
-   as positives and fresh uniform negatives (seeded). The model is only read (any number of
-   threads); the row then goes to ncf_rec_opts.user_row or ncf_predict_items. */
+   as positives and fresh uniform negatives (seeded). An ALS model's row is instead the exact
+   solution of its training's least squares for those items (each of confidence 1; the options
+   other than work do not apply). The model is only read (any number of threads); the row then
+   goes to ncf_rec_opts.user_row or ncf_predict_items. */
 typedef struct ncf_fold_opts {
     int steps;          /* Adam steps (ncf_fold_opts_default gives the measured choice) */
     float lr;           /* their learning rate */
@@ -5328,8 +5334,18 @@ typedef struct {                          /* where the model's tensors are */
     float **named[NCF_MAX_TENSORS];       /* the model's field that names each tensor's floats */
 } ncf__tables;
 
-typedef struct { /* what serving computes once */
-    float *proj; /* the item projection (the first layer's item half), valid at step */
+/* Sums that want more than a float's digits: double, but float on a device (no double math). */
+#ifdef NCF_INFERENCE_ONLY
+typedef float ncf__wide;
+#define NCF__WIDE_SQRT sqrtf
+#else
+typedef double ncf__wide;
+#define NCF__WIDE_SQRT sqrt
+#endif
+
+typedef struct {        /* what serving computes once */
+    float *proj;        /* the item projection (the first layer's item half), valid at step */
+    ncf__wide *gram[2]; /* an ALS model's Gram matrices of its users' [0] and items' [1] rows */
     int64_t step;
     int32_t *user_order, *item_order; /* indices by ascending raw id, NULL where that is 0, 1, 2... */
 } ncf__serving_cache;
@@ -5355,7 +5371,7 @@ struct ncf__scratch {
 #endif
 };
 
-static void ncf__refresh_projection(ncf_model *m);             /* metrics: the cached item projection */
+static void ncf__refresh_cache(ncf_model *m);                  /* metrics: the item projection, ALS Gram matrices */
 static ncf__ids ncf__model_ids(const ncf_model *m, int items); /* serving: the model's ids */
 static int ncf__has_ids(const ncf_model *m);
 
@@ -5714,6 +5730,8 @@ NCFDEF void ncf_model_free(ncf_model *m)
         NCF_FREE(m->scratch->cache.user_order);
         NCF_FREE(m->scratch->cache.item_order);
         NCF_FREE(m->scratch->cache.proj);
+        NCF_FREE(m->scratch->cache.gram[0]);
+        NCF_FREE(m->scratch->cache.gram[1]);
         NCF_FREE(m->scratch->tables.ones);
         NCF_FREE(m->scratch);
     }
@@ -7321,7 +7339,7 @@ NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_pr
         ? ncf__als_train(m, s, epoch, progress, user, mean_loss)
         : ncf_train_examples(m, s, epoch, 0, s->num_examples, progress, user, mean_loss);
     if (rc == NCF_OK) m->epoch = epoch;
-    ncf__refresh_projection(m); /* ready to serve and evaluate */
+    ncf__refresh_cache(m); /* ready to serve and evaluate */
     return rc;
 }
 
@@ -7606,13 +7624,51 @@ static const float *ncf__projection_for(const ncf_model *m, float **own, int *rc
 }
 #endif
 
-/* Out of memory leaves no cache; scoring then makes its own. */
-static void ncf__refresh_projection(ncf_model *m)
+/* G [K][K] = the sum of y y^T over side's MF rows y (0 users, 1 items; K = mf_dim), each
+   entry summed over the rows in order; tmp: K floats for an int8 row. */
+static void ncf__side_gram(const ncf_model *m, int side, ncf__wide *G, float *tmp)
+{
+    const ncf__table *T = &m->scratch->tables.tab[m->scratch->tables.gmf];
+    int K = m->scratch->F, n = side ? m->cfg.num_items : m->cfg.num_users, r, a, b;
+    memset(G, 0, sizeof(ncf__wide) * (size_t)K * K);
+    for (r = 0; r < n; r++) {
+        const float *y = ncf__emb_row(T, side, r, tmp);
+        for (a = 0; a < K; a++) {
+            ncf__wide ya = y[a], *Ga = G + (size_t)a * K;
+            for (b = a; b < K; b++) Ga[b] += ya * y[b];
+        }
+    }
+    for (a = 0; a < K; a++)
+        for (b = a + 1; b < K; b++) G[(size_t)b * K + a] = G[(size_t)a * K + b];
+}
+
+/* An ALS model's fold-in solves with the other side's Gram matrix (>>fold-in): kept for both
+   sides, where they are not past the projection's bound. */
+static void ncf__refresh_gram(ncf_model *m)
+{
+    struct ncf__scratch *s = m->scratch;
+    size_t KK = (size_t)s->F * s->F;
+    int side;
+    float *tmp = NULL;
+    for (side = 0; side < 2; side++) NCF_FREE(s->cache.gram[side]), s->cache.gram[side] = NULL;
+    if (m->cfg.optimizer != NCF_OPT_ALS || !s->F ||
+        !ncf__proj_fits(m, 2 * KK * (sizeof(ncf__wide) / sizeof(float)) + (size_t)s->F))
+        return;
+    tmp = NCF__NEW(float, s->F);
+    for (side = 0; side < 2 && tmp; side++)
+        if ((s->cache.gram[side] = NCF__NEW(ncf__wide, KK)) != NULL) ncf__side_gram(m, side, s->cache.gram[side], tmp);
+    NCF_FREE(tmp);
+}
+
+/* What serving computes once, for the current parameters. Out of memory leaves no cache;
+   scoring then makes its own projection, a fold-in its own Gram matrix. */
+static void ncf__refresh_cache(ncf_model *m)
 {
     struct ncf__scratch *s = m->scratch;
     int rc;
     NCF_FREE(s->cache.proj);
     s->cache.proj = ncf__item_projection(m, &rc);
+    ncf__refresh_gram(m);
     s->cache.step = m->step;
 }
 
@@ -9117,7 +9173,7 @@ NCFDEF void ncf_free(void *p) { NCF_FREE(p); }
 
 NCFDEF void ncf_model_params_changed(ncf_model *m)
 {
-    if (m && m->scratch) ncf__refresh_projection(m);
+    if (m && m->scratch) ncf__refresh_cache(m);
 }
 
 /* Integer ids given out of order (by hand) are found through a sorted index, made once here;
@@ -9330,7 +9386,7 @@ NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *d)
         return ncf__fail(NCF_ERR_ARG, "ncf_model_set_ids: the data has %d users and %d items, the model %d and %d",
                          d->num_users, d->num_items, m->cfg.num_users, m->cfg.num_items);
     if ((rc = ncf__copy_ids(m, d)) != NCF_OK) return rc;
-    ncf__refresh_projection(m); /* the model is about to serve */
+    ncf__refresh_cache(m); /* the model is about to serve */
     return ncf__build_id_maps(m);
 }
 
@@ -10019,6 +10075,8 @@ typedef struct {
     const float *go[NCF__FOLD_CHUNK]; /* the other side's GMF rows of the chunk */
     float *d[2];                      /* [widest][C] deltas, transposed: feature-major */
     float *g1;                        /* [L1] the first layer's deltas summed over the examples */
+    ncf__wide *sys, *rhs;             /* an ALS model's: [K][K] the row's system, [K] its right side */
+    float *orow;                      /* [K] an int8 row of the other side, dequantized */
 } ncf__fold_buf;
 
 /* count floats (or int32s) from mem + *at, 64-byte aligned as the eval buffers; NULL when
@@ -10047,6 +10105,12 @@ static size_t ncf__fold_carve(ncf__fold_buf *b, const ncf_model *m, int n, float
     b->irow = (float *)ncf__carve(mem, &at, (size_t)C * (size_t)s->H);
     b->gi = (float *)ncf__carve(mem, &at, (size_t)C * (size_t)s->F);
     b->d[0] = (float *)ncf__carve(mem, &at, w * C), b->d[1] = (float *)ncf__carve(mem, &at, w * C);
+    b->sys = b->rhs = NULL, b->orow = NULL;
+    if (m->cfg.optimizer == NCF_OPT_ALS) {
+        size_t K = (size_t)s->F, wide = sizeof(ncf__wide) / sizeof(float);
+        b->sys = (ncf__wide *)ncf__carve(mem, &at, K * K * wide);
+        b->rhs = (ncf__wide *)ncf__carve(mem, &at, K * wide), b->orow = (float *)ncf__carve(mem, &at, K);
+    }
     return at;
 }
 
@@ -10195,6 +10259,73 @@ static void ncf__fold_step(const ncf_model *m, int side, const ncf_fold_opts *o,
     }
 }
 
+/* The cached Gram matrix of side's rows, when it is that of the current parameters, or NULL. */
+static const ncf__wide *ncf__cached_gram(const ncf_model *m, int side)
+{
+    const struct ncf__scratch *s = m->scratch;
+    return s->cache.step == m->step ? s->cache.gram[side] : NULL;
+}
+
+/* Solves A x = v in place by Cholesky's factors (A symmetric [K][K], its lower triangle
+   overwritten). Returns nonzero when A is not positive definite. */
+static int ncf__cholesky_solve(ncf__wide *A, int K, ncf__wide *v)
+{
+    int i, j, k;
+    for (j = 0; j < K; j++) {
+        ncf__wide *Aj = A + (size_t)j * K, d = Aj[j];
+        for (k = 0; k < j; k++) d -= Aj[k] * Aj[k];
+        if (!(d > 0)) return 1;
+        Aj[j] = NCF__WIDE_SQRT(d);
+        for (i = j + 1; i < K; i++) {
+            ncf__wide *Ai = A + (size_t)i * K, e = Ai[j];
+            for (k = 0; k < j; k++) e -= Ai[k] * Aj[k];
+            Ai[j] = e / Aj[j];
+        }
+    }
+    for (i = 0; i < K; i++) { /* L y = v */
+        for (k = 0; k < i; k++) v[i] -= A[(size_t)i * K + k] * v[k];
+        v[i] /= A[(size_t)i * K + i];
+    }
+    for (i = K - 1; i >= 0; i--) { /* L^T x = y */
+        for (k = i + 1; k < K; k++) v[i] -= A[(size_t)k * K + i] * v[k];
+        v[i] /= A[(size_t)i * K + i];
+    }
+    return 0;
+}
+
+/* An ALS model's fold-in: the row that training's least squares gives it, exactly. With the
+   given rows y_j of the other side (each a positive of confidence 1) and its Gram matrix G,
+   (w0 G + mf_reg I + (1 - w0) sum_j y_j y_j^T) x = sum_j y_j, solved by Cholesky's factors
+   (implicit's recalculate_user). The bias stays 0, as training leaves it. */
+static int ncf__fold_als(const ncf_model *m, int side, int n, ncf__fold_buf *b, float *row, const char *what)
+{
+    const ncf__table *T = &m->scratch->tables.tab[m->scratch->tables.gmf];
+    const ncf__wide *G = ncf__cached_gram(m, !side);
+    ncf__wide w0 = m->cfg.unobserved, *A = b->sys, *v = b->rhs;
+    int K = m->scratch->F, j, a, c;
+    if (G) memcpy(A, G, sizeof(ncf__wide) * (size_t)K * K);
+    else ncf__side_gram(m, !side, A, b->orow);
+    for (a = 0; a < K * K; a++) A[a] *= w0;
+    for (a = 0; a < K; a++) A[(size_t)a * K + a] += m->cfg.mf_reg, v[a] = 0;
+    for (j = 0; j < n; j++) {
+        const float *y = ncf__emb_row(T, !side, b->given[j], b->orow);
+        for (a = 0; a < K; a++) {
+            ncf__wide ya = (1 - w0) * y[a], *Aa = A + (size_t)a * K;
+            for (c = 0; c <= a; c++) Aa[c] += ya * y[c]; /* (the lower triangle: all the factors read) */
+            v[a] += y[a];
+        }
+    }
+    if (ncf__cholesky_solve(A, K, v))
+        return ncf__fail(NCF_ERR_DATA, "%s: the ALS system is singular (an mf_reg of 0 with too few rows?)", what);
+    for (a = 0; a < K; a++) {
+        row[a] = (float)v[a];
+        if (NCF__NONFINITE(row[a]))
+            return ncf__fail(NCF_ERR_DATA, "%s: the ALS row is not finite (factor %d)", what, a);
+    }
+    row[K] = 0.0f;
+    return NCF_OK;
+}
+
 /* A fold-in of side 0 (a user, from items) or 1 (an item, from users). */
 static int ncf__fold(const ncf_model *m, int side, const int32_t *given, int n, const ncf_fold_opts *o, float *row,
                      const char *what)
@@ -10231,6 +10362,11 @@ static int ncf__fold(const ncf_model *m, int side, const int32_t *given, int n, 
                    ncf__cmp_i32); /* (in place: the workspace form allocates nothing) */
     for (j = nu = 0; j < n; j++)
         if (nu == 0 || b.given[j] != b.given[nu - 1]) b.given[nu++] = b.given[j];
+    if (m->cfg.optimizer == NCF_OPT_ALS) {
+        int rc = ncf__fold_als(m, side, nu, &b, row, what);
+        if (!o->work) NCF_FREE(mem);
+        return rc;
+    }
     R = ncf_user_row_size(m);
     if (nu == others && o->num_neg > 0 && o->steps > 0) {
         if (!o->work) NCF_FREE(mem);
@@ -11534,7 +11670,7 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len)
         return rc;
     }
     m->step = (int64_t)step, m->epoch = (int64_t)epoch; /* (both checked in the header) */
-    ncf__refresh_projection(m);                         /* serving only reads the model from here on */
+    ncf__refresh_cache(m);                              /* serving only reads the model from here on */
     *out = m;
     return NCF_OK;
 }
@@ -13352,7 +13488,7 @@ NCFDEF int ncf_mpi_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, MP
 {
     int rc = ncf_mpi_train_examples(m, s, epoch, 0, s ? s->num_examples : 0, comm, progress, user, mean_loss);
     if (rc == NCF_OK && (rc = ncf_mpi_sync(m, s->data, comm)) == NCF_OK) m->epoch = epoch;
-    if (m && m->scratch) ncf__refresh_projection(m); /* ready to serve and evaluate */
+    if (m && m->scratch) ncf__refresh_cache(m); /* ready to serve and evaluate */
     return rc;
 }
 

@@ -5273,6 +5273,87 @@ static void test_als_epoch_solves_the_normal_equations(void)
     }
 }
 
+/* The normal equations of a row fitted to the other side's rows Y [ny][K], the cells of
+   given[0..n) (sorted) weighing 1 with target 1, every other w0 with target 0, solved by hand. */
+static void als_fold_by_hand(const float *Y, int ny, int K, const int32_t *given, int n, double w0, double lambda,
+                             double *x)
+{
+    double M[64], v[8];
+    int o, a, b, j = 0;
+    memset(M, 0, sizeof M), memset(v, 0, sizeof v);
+    for (o = 0; o < ny; o++) {
+        int in = j < n && given[j] == o;
+        const float *y = Y + (size_t)o * K;
+        for (a = 0; a < K; a++) {
+            for (b = 0; b < K; b++) M[a * K + b] += (in ? 1 : w0) * y[a] * y[b];
+            if (in) v[a] += y[a];
+        }
+        while (j < n && given[j] <= o) j++;
+    }
+    for (a = 0; a < K; a++) M[a * K + a] += lambda;
+    solve_small(M, v, K, x);
+}
+
+/* An ALS model's fold-in, of a user and of an item, is the exact solution of its training's
+   least squares; the workspace form, and a fold-in without the cached Gram matrix (stale),
+   give the same bits; an int8 model folds in; a singular system is refused. */
+static void test_als_fold_in_solves_the_least_squares(void)
+{
+    static const int32_t items[] = {2, 5, 5, 11, 17}, sorted[] = {2, 5, 11, 17}, users[] = {1, 4, 9};
+    ncf_dataset d;
+    ncf_sampler s;
+    ncf_model *m = NULL, *q = NULL;
+    ncf_config c = small_config(NCF_MF, 0);
+    ncf_fold_opts fo = ncf_fold_opts_default();
+    float row[4], again[4];
+    double x[3], worst = 0;
+    void *buf = NULL;
+    size_t len = 0;
+    int a, side;
+    CHECK(ncf_synthetic(&d, 30, 25, 300, 3, 4) == NCF_OK);
+    c.num_users = d.num_users, c.num_items = d.num_items, c.optimizer = NCF_OPT_ALS, c.mf_dim = 3;
+    c.mf_reg = 0.05f, c.unobserved = 0.2f;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_sampler_init(&s, &d, 4, 1) == NCF_OK);
+    if (!m) return;
+    CHECK(ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) == NCF_OK &&
+          ncf_train_epoch(m, &s, 2, NULL, NULL, NULL) == NCF_OK);
+    for (side = 0; side < 2; side++) {
+        int n = side ? 3 : 5;
+        CHECKF((side ? ncf_fold_in_item(m, users, n, &fo, row) : ncf_fold_in(m, items, n, &fo, row)) == NCF_OK, "%s",
+               ncf_error_text());
+        if (side) als_fold_by_hand(m->gmf_user, d.num_users, 3, users, 3, c.unobserved, c.mf_reg, x);
+        else als_fold_by_hand(m->gmf_item, d.num_items, 3, sorted, 4, c.unobserved, c.mf_reg, x);
+        for (a = 0; a < 3; a++) {
+            double err = fabs(row[a] - x[a]) / (1 + fabs(x[a]));
+            if (err > worst) worst = err;
+        }
+        CHECKF(row[3] == 0, "side %d: bias %g", side, row[3]);
+    }
+    CHECKF(worst < 1e-5, "a folded-in row %g from the normal equations' solution", worst);
+    { /* the workspace form; then without the cache */
+        ncf_fold_opts w = fo;
+        w.work_size = ncf_fold_workspace_size(m, 5), w.work = malloc(w.work_size);
+        CHECK(ncf_fold_in(m, items, 5, &fo, row) == NCF_OK && ncf_fold_in(m, items, 5, &w, again) == NCF_OK &&
+              !memcmp(row, again, sizeof row));
+        free(w.work);
+        m->step++; /* (the cache is of another step now) */
+        CHECK(ncf_fold_in(m, items, 5, &fo, again) == NCF_OK && !memcmp(row, again, sizeof row));
+        m->step--;
+    }
+    CHECK(ncf_save_mem(m, NCF_SAVE_INT8, &buf, &len) == NCF_OK && ncf_load_mem(&q, buf, len) == NCF_OK);
+    if (q) {
+        CHECKF(ncf_fold_in(q, items, 5, &fo, again) == NCF_OK, "%s", ncf_error_text());
+        for (a = 0; a < 3; a++)
+            CHECKF(fabs(again[a] - row[a]) < 0.05, "int8: factor %d %g, float %g", a, again[a], row[a]);
+        ncf_model_free(q);
+    }
+    ncf_free(buf);
+    memset(m->gmf_item, 0, sizeof(float) * (size_t)d.num_items * 3), m->cfg.mf_reg = 0;
+    ncf_model_params_changed(m);
+    CHECK_ERR(ncf_fold_in(m, items, 5, &fo, row), NCF_ERR_DATA, "singular");
+    ncf_model_free(m), ncf_dataset_free(&d);
+}
+
 /* Every row and every entry of the Gram matrix has one owner that sums in a fixed order. */
 static void test_als_bit_identical_on_any_thread_count(void)
 {
@@ -5315,8 +5396,8 @@ static void test_als_settings_calls_and_files(void)
     CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &mt) == NCF_OK);
     CHECKF(ncf_evaluate_popularity(&d, &(ncf_eval_opts){10, 0, 0, 0, 0, 0}, &pop) == NCF_OK, "%s", ncf_error_text());
     CHECKF(mt.hr > pop.hr + 0.15, "ALS HR@10 %.4f, popularity %.4f", mt.hr, pop.hr);
-    { /* a fold-in of a user's items (log-loss steps against the frozen items) ranks them above the rest:
-         the share of (given, other) pairs in that order */
+    { /* a fold-in of a user's items (the least squares against the frozen items) ranks them above the
+         rest: the share of (given, other) pairs in that order */
         float row[17], z[150];
         int32_t all[150];
         ncf_fold_opts fo = ncf_fold_opts_default();
@@ -6302,7 +6383,16 @@ static int sw_als(void)
     if (rc == NCF_OK) rc = ncf_sampler_init(&s, &g_sw_data, 0, 3);
     if (rc == NCF_OK) rc = ncf_train_epoch(m, &s, 1, NULL, NULL, NULL);
     if (rc == NCF_OK) rc = ncf_train_epoch(m, &s, 2, NULL, NULL, NULL);
-    if (rc == NCF_OK) g_sw_digest = state_hash(m);
+    if (rc == NCF_OK) { /* a fold-in: from the cached Gram matrix, or (none cached) its own */
+        static const int32_t items[] = {1, 4, 6};
+        ncf_fold_opts fo = ncf_fold_opts_default();
+        float row[13];
+        uint64_t h = state_hash(m);
+        int k;
+        rc = ncf_fold_in(m, items, 3, &fo, row);
+        for (k = 0; rc == NCF_OK && k < 13; k++) h = ncf__mix64(h ^ (uint64_t)(row[k] * 1e6f) << 20);
+        g_sw_digest = h;
+    }
     ncf_model_free(m);
     return rc;
 }
@@ -7142,6 +7232,7 @@ static const test_case TESTS[] = {
     {"tune_final_seeds_side_by_side", test_tune_final_seeds_side_by_side},
     {"tune_seeds_choose_their_epochs", test_tune_seeds_choose_their_epochs},
     {"als_epoch_solves_the_normal_equations", test_als_epoch_solves_the_normal_equations},
+    {"als_fold_in_solves_the_least_squares", test_als_fold_in_solves_the_least_squares},
     {"als_bit_identical_on_any_thread_count", test_als_bit_identical_on_any_thread_count},
     {"als_settings_calls_and_files", test_als_settings_calls_and_files},
     {"verified_open_skips_only_whole_file_checks", test_verified_open_skips_only_whole_file_checks},

@@ -7,7 +7,7 @@
      bench --summary FILE.jsonl PEAK.txt     the table of a run (PEAK.txt may be missing)
      bench load | serve-ids | serving        loading, serving by id, serving options
      bench growth u.data                     a model grown to new data against scratch
-     bench foldin DIR/ml-1m neumf|mf         fold-in quality on held-out users
+     bench foldin DIR/ml-1m neumf|mf|als     fold-in quality on held-out users
      bench itemfold DIR/ml-1m neumf|mf       item fold-in quality on held-out items
      bench similarity DIR/ml-1m              which model's similar items agree with co-occurrence
      bench write-ratings FILE int|text       a 20M-line ratings file for make bench-load */
@@ -953,7 +953,8 @@ static int train_best(ncf_model *m, const ncf_dataset *t, const uint8_t *out, in
 }
 
 /* Fold-in against training: 10% of the users of the paper's ml-1m split held out entirely
-   (seeded), a model trained on the rest, each held-out user folded in from its training items;
+   (seeded), a model trained on the rest (neumf, mf, or als: MF by ALS, whose fold-in is
+   exact and takes no options), each held-out user folded in from its training items;
    the fold-in's steps, learning rate and L2 chosen on those users' validation items, its test
    figures against the same users trained normally and against popularity. */
 static int bench_foldin(const char *prefix, const char *which)
@@ -976,6 +977,7 @@ static int bench_foldin(const char *prefix, const char *which)
     out = (uint8_t *)calloc((size_t)d.num_users, 1);
     for (u = 0; u < d.num_users; u++) held += out[u] = (ncf__mix64(7 + (uint64_t)u) % 10) == 0;
     if (!strcmp(which, "mf")) c.model = NCF_MF, c.mf_dim = 256, c.lr = 0.002f, c.mf_reg = 0.003f, E = 15;
+    if (!strcmp(which, "als")) c.model = NCF_MF, c.optimizer = NCF_OPT_ALS, c.mf_dim = 64, c.mf_reg = 1.0f, E = 10;
     c.num_users = d.num_users, c.num_items = d.num_items;
     if (!without_training_of(&d, out, &t) || ncf_model_create(&m, &c) != NCF_OK || ncf_model_set_ids(m, &d) != NCF_OK ||
         ncf_model_create(&full, &c) != NCF_OK || ncf_model_set_ids(full, &d) != NCF_OK ||
