@@ -844,8 +844,10 @@ static void on_progress(void *user, int64_t done, int64_t total, double loss)
     if (p->tty && (t - p->last_print > 0.25 || done == total)) {
         double rate = done > p->warm_done ? (double)(done - p->warm_done) / (t - p->warm_t) : 0;
         double eta = rate > 0 ? (double)(total - done) / rate : 0;
-        fprintf(stderr, "\r  epoch %d/%d  %5.1f%%  %lld/%lld examples  %.0f ex/s  loss %.4f  ETA %.0fs   ", p->epoch,
-                p->epochs, 100.0 * (double)done / (double)total, (long long)done, (long long)total, rate, loss, eta);
+        char shown[32] = "-"; /* (an ALS epoch's loss is known at its end) */
+        if (loss == loss) snprintf(shown, sizeof shown, "%.4f", loss);
+        fprintf(stderr, "\r  epoch %d/%d  %5.1f%%  %lld/%lld examples  %.0f ex/s  loss %s  ETA %.0fs   ", p->epoch,
+                p->epochs, 100.0 * (double)done / (double)total, (long long)done, (long long)total, rate, shown, eta);
         if (done == total) fprintf(stderr, "\r%*s\r", 110, "");
         p->last_print = t;
     }

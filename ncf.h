@@ -885,7 +885,9 @@ NCFDEF void ncf_free(void *p);
 
 #ifndef NCF_INFERENCE_ONLY
 /* ---- >>api-training: train, evaluate --------------------------------------------------------- */
-/* Called every few batches and at the end: examples done of total, mean loss so far. */
+/* Called every few batches and at the end: examples done of total, mean loss so far. An ALS
+   epoch reports every few thousand rows fitted as that share of total, its loss NaN until the
+   end (it is the objective's over the whole epoch). */
 typedef void (*ncf_progress_fn)(void *user, int64_t done, int64_t total, double mean_loss);
 
 /* One epoch of the sampler in batches of cfg.batch_size. *mean_loss may be NULL. The threads
@@ -6810,7 +6812,8 @@ NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *ite
 
 /* ---- >>als: MF fitted to the whole matrix by alternating least squares ----------------------- */
 
-#define NCF__ALS_CG_STEPS 3 /* conjugate gradient steps a row an epoch (implicit's default) */
+#define NCF__ALS_CG_STEPS 3       /* conjugate gradient steps a row an epoch (implicit's default) */
+#define NCF__ALS_REPORT_ROWS 4096 /* rows between progress reports */
 
 /* One side's positives as rows: row r's are other-side rows idx[ptr[r] .. ptr[r+1]), each of
    confidence wt[j] (NULL: all 1). The users' are the data's own; the items' its transpose. */
@@ -6946,32 +6949,33 @@ static int ncf__als_row(float *x, const double *A, const float *Y, const ncf__al
 }
 
 /* What an ALS epoch works in, allocated before it changes anything: the system's fixed part
-   A [K][K], 4K doubles a thread, a figure a row, and the items' positives by item. */
+   A [K][K], 4K doubles a thread, a figure a row, and the items' positives by item; and where
+   its progress goes: rows of all are done, reported as that share of total examples. */
 typedef struct {
     double *A, *buf, *part;
     int64_t *iptr;
     int32_t *iidx;
     float *iwt;
+    ncf_progress_fn progress;
+    void *user;
+    int64_t done, all, total;
 } ncf__als_work;
 
-/* Side sd's rows X [n][K] fitted with the other side's Y [ny][K] fixed. With loss, *loss gets
-   this side's part of the objective after the fit: sum_r (sum_j c_j (1 - s_j)^2 - w0 s_j^2 +
-   x_r^T A x_r), s_j = x_r . y_j (the cells without a positive weigh w0 s^2 each through A). */
-static int ncf__als_half(float *X, const float *Y, int ny, const ncf__als_side *sd, int K, const ncf_config *c,
-                         const ncf__als_work *w, double *loss)
+/* Rows [r0, r1) of side sd fitted (see below), the objective's part of each in w->part. */
+static int ncf__als_rows(float *X, const float *Y, const ncf__als_side *sd, int r0, int r1, int K, double w0,
+                         const ncf__als_work *w, int part, int big)
 {
-    double w0 = c->unobserved, *A = w->A, *part = loss ? w->part : NULL;
+    const double *A = w->A;
     int r, bad = 0, T = ncf_get_threads();
-    (void)T; /* (without OpenMP) */
-    ncf__als_gram(Y, ny, K, w0, c->mf_reg, A);
-    NCF__OMP(parallel num_threads(ncf__team_of((float)sd->n * K * K > 16 * NCF__PAR_WORK, T)))
+    (void)big, (void)T; /* (without OpenMP) */
+    NCF__OMP(parallel num_threads(ncf__team_of(big, T)))
     {
         int t = 0;
 #ifdef _OPENMP
         t = omp_get_thread_num();
 #endif
         NCF__OMP(for schedule(dynamic, 16) reduction(| : bad))
-        for (r = 0; r < sd->n; r++) {
+        for (r = r0; r < r1; r++) {
             float *x = X + (size_t)r * K;
             double *b = w->buf + (size_t)t * 4 * K;
             bad |= ncf__als_row(x, A, Y, sd, r, K, w0, b);
@@ -6985,12 +6989,32 @@ static int ncf__als_half(float *X, const float *Y, int ny, const ncf__als_side *
                     double s = ncf__als_dot(Y + (size_t)sd->idx[j] * K, b, K), cj = sd->wt ? sd->wt[j] : 1.0;
                     l += cj * (1 - s) * (1 - s) - w0 * s * s; /* (x^T A x counts the cell at w0) */
                 }
-                part[r] = l + ncf__als_dot(x, b + K, K);
+                w->part[r] = l + ncf__als_dot(x, b + K, K);
             }
         }
     }
-    if (part)
-        for (*loss = 0, r = 0; r < sd->n; r++) *loss += part[r];
+    return bad;
+}
+
+/* Side sd's rows X [n][K] fitted with the other side's Y [ny][K] fixed, a block of rows at a
+   time with a progress report after each but the epoch's last (its caller reports the end with
+   the loss, unknown before: NaN until then). With loss, *loss gets this side's part of the
+   objective after the fit: sum_r (sum_j c_j (1 - s_j)^2 - w0 s_j^2 + x_r^T A x_r), s_j = x_r .
+   y_j (the cells without a positive weigh w0 s^2 each through A). */
+static int ncf__als_half(float *X, const float *Y, int ny, const ncf__als_side *sd, int K, const ncf_config *c,
+                         ncf__als_work *w, double *loss)
+{
+    int r, r1, bad = 0, big = (float)sd->n * K * K > 16 * NCF__PAR_WORK;
+    ncf__als_gram(Y, ny, K, c->unobserved, c->mf_reg, w->A);
+    for (r = 0; r < sd->n; r = r1) {
+        r1 = w->progress && sd->n - r > NCF__ALS_REPORT_ROWS ? r + NCF__ALS_REPORT_ROWS : sd->n;
+        bad |= ncf__als_rows(X, Y, sd, r, r1, K, c->unobserved, w, loss != NULL, big);
+        w->done += r1 - r;
+        if (w->progress && w->done < w->all)
+            w->progress(w->user, (int64_t)((double)w->total * (double)w->done / (double)w->all), w->total, NAN);
+    }
+    if (loss)
+        for (*loss = 0, r = 0; r < sd->n; r++) *loss += w->part[r];
     if (bad) return ncf__fail(NCF_ERR_DATA, "ALS made a factor infinite or NaN (mf_reg too small for the data?)");
     return NCF_OK;
 }
@@ -7000,14 +7024,17 @@ static void ncf__als_free(ncf__als_work *w)
     NCF_FREE(w->A), NCF_FREE(w->buf), NCF_FREE(w->part), NCF_FREE(w->iptr), NCF_FREE(w->iidx), NCF_FREE(w->iwt);
 }
 
-/* An ALS epoch: the users' rows, then the items'; *mean_loss the objective over the positives. */
-static int ncf__als_epoch(ncf_model *m, const ncf_dataset *ds, double *mean_loss)
+/* An ALS epoch: the users' rows, then the items'; *mean_loss the objective over the positives.
+   Progress, when given, hears of every block of rows but the last as a share of total. */
+static int ncf__als_epoch(ncf_model *m, const ncf_dataset *ds, ncf_progress_fn progress, void *user, int64_t total,
+                          double *mean_loss)
 {
     ncf__als_side users, items;
     ncf__als_work w;
     int K = m->cfg.mf_dim, rc, u;
     double loss = 0, reg = 0;
     memset(&w, 0, sizeof w);
+    w.progress = progress, w.user = user, w.all = (int64_t)ds->num_users + ds->num_items, w.total = total;
     w.A = NCF__NEW(double, (size_t)K *K), w.buf = NCF__NEW(double, (size_t)ncf_get_threads() * 4 * K);
     w.part = NCF__NEW(double, ds->num_users > ds->num_items ? ds->num_users : ds->num_items);
     if (!w.A || !w.buf || !w.part) rc = ncf__fail(NCF_ERR_NOMEM, "ALS: out of memory for an mf_dim %d system", K);
@@ -7260,7 +7287,7 @@ static int ncf__als_train(ncf_model *m, const ncf_sampler *s, int epoch, ncf_pro
         return ncf__fail(NCF_ERR_ARG, "ncf_train_epoch: the data has %d users and %d items, the model %d and %d",
                          s->data->num_users, s->data->num_items, m->cfg.num_users, m->cfg.num_items);
     if ((rc = ncf__epoch_span("ncf_train_epoch", epoch, 0, 0, 0)) != NCF_OK) return rc;
-    if ((rc = ncf__als_epoch(m, s->data, &l)) != NCF_OK) return rc;
+    if ((rc = ncf__als_epoch(m, s->data, progress, user, s->num_examples, &l)) != NCF_OK) return rc;
     if (progress) progress(user, s->num_examples, s->num_examples, l);
     if (mean_loss) *mean_loss = l;
     return NCF_OK;

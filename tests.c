@@ -5354,6 +5354,47 @@ static void test_als_fold_in_solves_the_least_squares(void)
     ncf_model_free(m), ncf_dataset_free(&d);
 }
 
+typedef struct {
+    int calls, nan_before_end;
+    int64_t done[8], total;
+    double last;
+} als_heard;
+
+static void hear_als(void *user, int64_t done, int64_t total, double loss)
+{
+    als_heard *h = (als_heard *)user;
+    if (h->calls < 8) h->done[h->calls] = done;
+    h->nan_before_end += done < total && loss != loss;
+    h->calls++, h->total = total, h->last = loss;
+}
+
+/* An ALS epoch reports its progress every 4,096 rows, the loss NaN until the end, which it
+   reports with the epoch's loss; with or without a listener the model is the same bits. */
+static void test_als_epoch_reports_progress(void)
+{
+    ncf_dataset d;
+    ncf_sampler s;
+    ncf_model *a = NULL, *b = NULL;
+    ncf_config c = small_config(NCF_MF, 0);
+    als_heard h;
+    double la = 0, lb = 0;
+    CHECK(ncf_synthetic(&d, 6000, 300, 30000, 4, 5) == NCF_OK && ncf_sampler_init(&s, &d, 4, 1) == NCF_OK);
+    c.num_users = d.num_users, c.num_items = d.num_items, c.optimizer = NCF_OPT_ALS, c.mf_dim = 8, c.mf_reg = 0.1f;
+    CHECK(ncf_model_create(&a, &c) == NCF_OK && ncf_model_create(&b, &c) == NCF_OK);
+    if (!a || !b) return;
+    memset(&h, 0, sizeof h);
+    CHECK(ncf_train_epoch(a, &s, 1, hear_als, &h, &la) == NCF_OK &&
+          ncf_train_epoch(b, &s, 1, NULL, NULL, &lb) == NCF_OK);
+    CHECKF(h.calls == 3 && h.nan_before_end == 2 && h.total == s.num_examples, "%d calls, %d NaN, total %lld", h.calls,
+           h.nan_before_end, (long long)h.total);
+    CHECKF(h.done[0] == s.num_examples * 4096 / 6300 && h.done[1] == s.num_examples * 6000 / 6300 &&
+               h.done[2] == s.num_examples,
+           "done %lld %lld %lld", (long long)h.done[0], (long long)h.done[1], (long long)h.done[2]);
+    CHECKF(h.last == la && la == lb && !memcmp(a->params, b->params, sizeof(float) * a->num_params),
+           "loss heard %.9g, returned %.9g, without a listener %.9g", h.last, la, lb);
+    ncf_model_free(a), ncf_model_free(b), ncf_dataset_free(&d);
+}
+
 /* Every row and every entry of the Gram matrix has one owner that sums in a fixed order. */
 static void test_als_bit_identical_on_any_thread_count(void)
 {
@@ -7233,6 +7274,7 @@ static const test_case TESTS[] = {
     {"tune_seeds_choose_their_epochs", test_tune_seeds_choose_their_epochs},
     {"als_epoch_solves_the_normal_equations", test_als_epoch_solves_the_normal_equations},
     {"als_fold_in_solves_the_least_squares", test_als_fold_in_solves_the_least_squares},
+    {"als_epoch_reports_progress", test_als_epoch_reports_progress},
     {"als_bit_identical_on_any_thread_count", test_als_bit_identical_on_any_thread_count},
     {"als_settings_calls_and_files", test_als_settings_calls_and_files},
     {"verified_open_skips_only_whole_file_checks", test_verified_open_skips_only_whole_file_checks},
