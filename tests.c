@@ -6431,7 +6431,11 @@ static int sw_als(void)
         uint64_t h = state_hash(m);
         int k;
         rc = ncf_fold_in(m, items, 3, &fo, row);
-        for (k = 0; rc == NCF_OK && k < 13; k++) h = ncf__mix64(h ^ (uint64_t)(row[k] * 1e6f) << 20);
+        for (k = 0; rc == NCF_OK && k < 13; k++) { /* (the row's bits: the same under any failure) */
+            uint32_t bits;
+            memcpy(&bits, &row[k], sizeof bits);
+            h = ncf__mix64(h ^ bits);
+        }
         g_sw_digest = h;
     }
     ncf_model_free(m);
