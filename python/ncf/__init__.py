@@ -493,7 +493,8 @@ class Model:
 
     def fold_in(self, item_ids, k=10, allow=None, deny=None):
         """A new user given by the items it took: folded in without retraining, and its k best
-        items (never its own): (item ids, scores)."""
+        items (never its own): (item ids, scores). An ALS model's row is the exact solution of
+        its training's least squares for those items, as implicit's recalculate_user."""
         self._need()
         items = self._indices(1, item_ids)
         row = _np.empty(_user_row_size(self._h), _np.float32)

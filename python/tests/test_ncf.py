@@ -133,6 +133,10 @@ class Training(Fixture):
     def test_als_beats_popularity(self):
         m = ncf.Model(model="mf", factors=16, optimizer="als", regularization=0.1, unobserved=0.2).fit(self.d, epochs=5)
         self.assertGreater(m.evaluate(self.d)["hr"], ncf.popularity(self.d)["hr"] + 0.1)
+        ids, scores = m.fold_in(["4", "8", "12", "16"], k=5)  # the exact least squares
+        self.assertEqual(len(ids), 5)
+        self.assertFalse({"4", "8", "12", "16"} & set(ids))
+        self.assertTrue(np.all(np.diff(scores) <= 0))
         with self.assertRaisesRegex(ncf.Error, "ALS trains MF"):
             ncf.Model(model="neumf", optimizer="als").fit(self.d, epochs=1)
 
