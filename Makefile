@@ -3,6 +3,7 @@
 #   make test               the test suite, also under ASan+UBSan and TSan, the ISA matrix, the build checks
 #   make bench [BASE=REV]   benchmarks (native build), also on a busy machine; REV: a baseline
 #   make bench-seconds NCF_DATA=DIR   seconds to a good model on the paper's ml-1m split (in make bench)
+#   make bench-ab BASE=REV  this ncf.h against REV's in one process, in turns: training, scoring (in make bench)
 #   make cross              the suite on aarch64, armhf and big-endian s390x under qemu
 #   make windows            the suite and a demo run, cross-built with MinGW-w64, under wine
 #   make fuzz               libFuzzer on the model reader and each ratings parser
@@ -47,7 +48,7 @@ endif
 CFLAGS_ALL = $(OPT) -std=c99 $(WARN) $(OMP) $(CFLAGS)
 TESTFLAGS  = -O2 -g -std=c99 $(WARN) -Werror $(CFLAGS)
 
-.PHONY: all help demo test python format format-check bench bench-load bench-small bench-seconds clean header-checks isa-matrix cross windows fuzz device wasm web-test coverage \
+.PHONY: all help demo test python format format-check bench bench-load bench-small bench-ab bench-seconds clean header-checks isa-matrix cross windows fuzz device wasm web-test coverage \
         analyze \
         paper-f8 paper-f16 paper-f32 paper-f64 demo-mpi test-mpi bench-mpi
 
@@ -310,6 +311,7 @@ bench: $(BENCH)
 	@$(BENCH) load-adversarial | tee -a $(BUILD)/bench.jsonl
 	@$(MAKE) --no-print-directory bench-load BASE=$(BASE)
 	@$(MAKE) --no-print-directory bench-small BASE=$(BASE)
+	@if [ -n "$(BASE)" ]; then $(MAKE) --no-print-directory bench-ab BASE=$(BASE); fi
 	@$(BENCH) serve-ids | tee -a $(BUILD)/bench.jsonl
 	@$(BENCH) serving | tee -a $(BUILD)/bench.jsonl
 	@$(BENCH) evalcost | tee -a $(BUILD)/bench.jsonl
@@ -364,6 +366,20 @@ bench-small: $(BENCH)
 	  $(BENCHCC) -I$(BUILD)/base_small tests/small.c -o $(BUILD)/small_base -lm; fi
 	@for r in 1 2; do for b in ours base; do [ -x $(BUILD)/small_$$b ] || continue; \
 	  printf '{"case":"small","build":"%s",' $$b; $(BUILD)/small_$$b || exit 1; done; done | tee -a $(BUILD)/bench.jsonl
+
+# make bench-ab BASE=REV (in make bench with BASE): this ncf.h against REV's in one process,
+# in turns of a fifth of a second, 41 rounds a case (tests/ab.c): on a VM whose speed moves
+# within seconds, the median of the rounds' ratios is the figure that repeats.
+AB_CASES := "paper-train 1" "paper-train 2" "top10 1" "full 1" "mlperf-train 2"
+AB_ROUNDS ?= 41
+bench-ab: | $(BUILD)
+	@[ -n "$(BASE)" ] || { echo "make bench-ab needs BASE=REV"; exit 2; }
+	@rm -rf $(BUILD)/ab_base && mkdir -p $(BUILD)/ab_base && git show $(BASE):ncf.h > $(BUILD)/ab_base/ncf.h
+	$(BENCHCC) -DAB_LIB -fPIC -shared -fvisibility=hidden -I. tests/ab.c -o $(BUILD)/ab_ours.so -lm
+	$(BENCHCC) -DAB_LIB -fPIC -shared -fvisibility=hidden -I$(BUILD)/ab_base tests/ab.c -o $(BUILD)/ab_base.so -lm
+	$(BENCHCC) tests/ab.c -o $(BUILD)/ab -ldl
+	@for c in $(AB_CASES); do $(BUILD)/ab $(BUILD)/ab_ours.so $(BUILD)/ab_base.so $$c $(AB_ROUNDS) || exit 1; done | \
+	  tee -a $(BUILD)/bench.jsonl
 
 # Cross-builds run under qemu-user: the model files this machine's build writes are
 # read back there (s390x is big-endian), then the whole suite runs.

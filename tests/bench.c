@@ -317,6 +317,25 @@ static void bench_small_summary(double peak1)
     }
 }
 
+/* make bench-ab's lines: ours against the base in turns in one process (tests/ab.c). */
+static void bench_ab_summary(void)
+{
+    int i;
+    for (i = 0; i < g_nlines; i++) {
+        const char *l = g_lines[i], *what = strstr(l, "\"what\":\"");
+        int train = what && !strncmp(what + 8, "paper-train", 11);
+        if (!json_is(l, "case", "ab") || !what) continue;
+        printf("in turns, one process, %.0f rounds: %.*s, %.0f thread%s: ours %.0f/s, base %.0f/s, median ratio %.2f "
+               "(quartiles %.2f-%.2f)%s\n",
+               json_num(l, "rounds"), (int)strcspn(what + 8, "\""), what + 8, json_num(l, "threads"),
+               json_num(l, "threads") > 1 ? "s" : "", json_num(l, "ours_per_s"), json_num(l, "base_per_s"),
+               json_num(l, "ratio"), json_num(l, "ratio_q1"), json_num(l, "ratio_q3"),
+               train                                ? " (target >= 1.5)"
+                   : strncmp(what + 8, "mlperf", 6) ? " (target >= 2)"
+                                                    : "");
+    }
+}
+
 /* Multiply-adds x 2 of the dense layers, forward and both backward products, per example. */
 static double dense_flop_per_example(const ncf_config *c)
 {
@@ -380,7 +399,7 @@ static int bench_summary(const char *jsonl, const char *peakfile)
         if (o1 > 0 && o2 > 0) printf("\n");
     }
     for (i = 0; i < g_nlines; i++)
-        if (json_num(g_lines[i], "rounds") > 0)
+        if (json_num(g_lines[i], "rounds") > 0 && !json_is(g_lines[i], "case", "ab"))
             printf("  %-7s lazy  ours, 1 and 2 threads in turn in one process, %.0f rounds: median %.0f and %.0f ex/s, "
                    "median ratio %.2f\n",
                    json_is(g_lines[i], "busy", "mlperf") ? "mlperf" : "paper", json_num(g_lines[i], "rounds"),
@@ -396,6 +415,7 @@ static int bench_summary(const char *jsonl, const char *peakfile)
     }
     bench_load_summary();
     bench_small_summary(peak1);
+    bench_ab_summary();
     for (i = 0; i < g_nlines; i++) {
         const char *l = g_lines[i];
         if (!json_is(l, "case", "fold_in")) continue;

@@ -1,0 +1,207 @@
+/* tests/ab.c - make bench-ab: this ncf.h against another commit's in one process, taking turns
+   a fraction of a second long, so that both see the same machine. This VM's speed moves by
+   up to half within seconds, which turns separate runs minutes apart into noise; in turns,
+   each round's ratio compares two windows (a fifth of a second or more) run back to back,
+   and the median over rounds is what one can quote.
+
+   Built twice as a shared library (-DAB_LIB -fPIC -shared, -I the folder of the ncf.h to
+   time: each copy's ncf.h is static to it, NCF_STATIC), and once as the driver, which loads
+   both (dlopen) and runs
+
+     ab OURS.so BASE.so CASE THREADS ROUNDS
+
+   CASE: paper-train (the paper's NeuMF, factors 8, layers 64,32,16,8, batch 256, lazy Adam,
+   on an ml-1m-sized synthetic log), mlperf-train (the MLPerf config, lazy Adam, on ml-20m's
+   size), top10 (a known user's top 10 over 3,706 items with the paper's model) and full (a
+   full-ranking evaluation of the same model, a fixed sample of about 200 users a unit of
+   work). Public calls only, so that each builds against any commit since 0.6.1. One JSON
+   line: each side's median rate, and the median and quartiles of the rounds' ratios. */
+#ifdef AB_LIB
+#define NCF_STATIC
+#define NCF_IMPLEMENTATION
+#include "ncf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AB_API __attribute__((visibility("default")))
+
+typedef struct {
+    int what, threads;
+    ncf_dataset d;
+    ncf_sampler s;
+    ncf_model *m;
+    int64_t pos;
+    int user;
+} ab_state;
+
+enum { AB_PAPER, AB_MLPERF, AB_TOP10, AB_FULL };
+
+AB_API void ab_close(void *h)
+{
+    ab_state *a = (ab_state *)h;
+    if (!a) return;
+    ncf_model_free(a->m);
+    ncf_dataset_free(&a->d);
+    free(a);
+}
+
+/* The case's data and model, or NULL (the error on stderr). */
+AB_API void *ab_open(const char *name, int threads)
+{
+    ab_state *a = (ab_state *)calloc(1, sizeof *a);
+    ncf_config c;
+    int mlperf = !strcmp(name, "mlperf-train");
+    if (!a) return NULL;
+    a->what = mlperf                   ? AB_MLPERF
+        : !strcmp(name, "paper-train") ? AB_PAPER
+        : !strcmp(name, "top10")       ? AB_TOP10
+        : !strcmp(name, "full")        ? AB_FULL
+                                       : -1;
+    a->threads = threads;
+    c = mlperf ? ncf_config_mlperf() : ncf_config_default();
+    ncf_set_threads(threads);
+    if (a->what < 0 ||
+        (mlperf ? ncf_synthetic(&a->d, 138493, 26744, 20000263, 16, 1)
+                : ncf_synthetic(&a->d, 6040, 3706, 1000209, 16, 1)) != NCF_OK ||
+        ncf_sample_eval_negatives(&a->d, 99, 1) != NCF_OK) {
+        fprintf(stderr, "ab: %s\n", a->what < 0 ? "unknown case" : ncf_error_text());
+        free(a);
+        return NULL;
+    }
+    c.num_users = a->d.num_users, c.num_items = a->d.num_items, c.adam = NCF_ADAM_LAZY;
+    if (ncf_model_create(&a->m, &c) != NCF_OK || ncf_sampler_init(&a->s, &a->d, c.num_neg, c.seed) != NCF_OK ||
+        ncf_model_set_ids(a->m, &a->d) != NCF_OK) {
+        fprintf(stderr, "ab: %s\n", ncf_error_text());
+        ab_close(a);
+        return NULL;
+    }
+    return a;
+}
+
+static double ab_failed(void) { return fprintf(stderr, "ab: %s\n", ncf_error_text()), -1; }
+
+/* units units of the case's work; the work done (examples, calls or users), or -1. */
+AB_API double ab_work(void *h, int units)
+{
+    ab_state *a = (ab_state *)h;
+    ncf_rec_opts o = ncf_rec_opts_default();
+    ncf_eval_opts e = ncf_eval_opts_default();
+    ncf_metrics x = {0};
+    int32_t items[10];
+    int k;
+    ncf_set_threads(a->threads);
+    if (a->what == AB_PAPER || a->what == AB_MLPERF) {
+        int64_t n = (int64_t)units * a->m->cfg.batch_size * (a->what == AB_PAPER ? 10 : 1);
+        if (a->pos + n > a->s.num_examples) a->pos = 0;
+        if (ncf_train_examples(a->m, &a->s, 1, a->pos, n, NULL, NULL, NULL) != NCF_OK) return ab_failed();
+        a->pos += n;
+        return (double)n;
+    }
+    if (a->what == AB_TOP10) {
+        for (k = 0; k < 20 * units; k++, a->user = (a->user + 1) % a->d.num_users)
+            if (ncf_recommend_index(a->m, (int)(((uint64_t)a->user * 2654435761u) % (uint64_t)a->d.num_users), &o,
+                                    items, NULL) != 10)
+                return ab_failed();
+        return 20.0 * units;
+    }
+    e.full_ranking = 1, e.max_users = 200; /* (a fixed sample of about 200 users) */
+    for (k = 0; k < units; k++)
+        if (ncf_evaluate_with(a->m, &a->d, &e, &x) != NCF_OK) return ab_failed();
+    return (double)units * x.users;
+}
+
+#else /* the driver */
+#define _POSIX_C_SOURCE 200809L
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+typedef struct {
+    void *lib, *h;
+    void *(*open)(const char *, int);
+    double (*work)(void *, int);
+    void (*close)(void *);
+} ab_side;
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void sort(double *v, int n)
+{
+    int i, j;
+    for (i = 1; i < n; i++)
+        for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1], v[j - 1] = t;
+        }
+}
+
+/* The q-quantile of sorted v, interpolated. */
+static double quantile(const double *v, int n, double q)
+{
+    double at = q * (n - 1);
+    int i = (int)at;
+    return i + 1 < n ? v[i] + (at - i) * (v[i + 1] - v[i]) : v[n - 1];
+}
+
+static int side_open(ab_side *s, const char *path, const char *name, int threads)
+{
+    if (!(s->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL))) return fprintf(stderr, "ab: %s\n", dlerror()), 0;
+    *(void **)&s->open = dlsym(s->lib, "ab_open");
+    *(void **)&s->work = dlsym(s->lib, "ab_work");
+    *(void **)&s->close = dlsym(s->lib, "ab_close");
+    if (!s->open || !s->work || !s->close) return fprintf(stderr, "ab: %s lacks ab_open/ab_work/ab_close\n", path), 0;
+    if (!(s->h = s->open(name, threads))) return fprintf(stderr, "ab: %s could not set up %s\n", path, name), 0;
+    return 1;
+}
+
+/* Seconds for units of side s's work, its amount in *done; negative on failure. */
+static double timed(ab_side *s, int units, double *done)
+{
+    double t = now_s();
+    if ((*done = s->work(s->h, units)) < 0) return -1;
+    return now_s() - t;
+}
+
+int main(int argc, char **argv)
+{
+    enum { MAX_ROUNDS = 1000 };
+    ab_side side[2];
+    static double ratio[MAX_ROUNDS], rate[2][MAX_ROUNDS];
+    double done, t[2];
+    int threads, rounds, units = 1, r, k;
+    if (argc != 6 || (threads = atoi(argv[4])) < 1 || (rounds = atoi(argv[5])) < 1 || rounds > MAX_ROUNDS) {
+        fprintf(stderr, "usage: ab OURS.so BASE.so paper-train|mlperf-train|top10|full THREADS ROUNDS\n");
+        return 2;
+    }
+    if (!side_open(&side[0], argv[1], argv[3], threads) || !side_open(&side[1], argv[2], argv[3], threads)) return 1;
+    /* a warm-up of each (first touches), then a window of about a fifth of a second of ours */
+    if (timed(&side[0], 1, &done) < 0 || timed(&side[1], 1, &done) < 0)
+        return fprintf(stderr, "ab: the case failed\n"), 1;
+    while (units < (1 << 20) && (t[0] = timed(&side[0], units, &done)) >= 0 && t[0] < 0.2) units *= 2;
+    if (t[0] < 0 || timed(&side[1], units, &done) < 0) return fprintf(stderr, "ab: the case failed\n"), 1;
+    for (r = 0; r < rounds; r++) {
+        for (k = 0; k < 2; k++) { /* (each side goes first in every other round) */
+            int who = (r + k) % 2;
+            if ((t[who] = timed(&side[who], units, &done)) < 0) return fprintf(stderr, "ab: the case failed\n"), 1;
+            rate[who][r] = done / t[who];
+        }
+        ratio[r] = t[1] / t[0];
+    }
+    sort(ratio, rounds), sort(rate[0], rounds), sort(rate[1], rounds);
+    printf("{\"case\":\"ab\",\"what\":\"%s\",\"threads\":%d,\"rounds\":%d,\"window_units\":%d,\"ours_per_s\":%.1f,"
+           "\"base_per_s\":%.1f,\"ratio\":%.3f,\"ratio_q1\":%.3f,\"ratio_q3\":%.3f}\n",
+           argv[3], threads, rounds, units, quantile(rate[0], rounds, 0.5), quantile(rate[1], rounds, 0.5),
+           quantile(ratio, rounds, 0.5), quantile(ratio, rounds, 0.25), quantile(ratio, rounds, 0.75));
+    /* (no dlclose: closing the last library would unload libgomp under its waiting threads) */
+    for (k = 0; k < 2; k++) side[k].close(side[k].h);
+    return 0;
+}
+#endif
