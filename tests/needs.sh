@@ -10,13 +10,20 @@ want_py() { # a Python module, its Debian package (for Debian's python3, which t
     py=python3; [ -x /usr/bin/python3 ] && py=/usr/bin/python3
     $py -c "import $1" > /dev/null 2>&1 || need="$need $2"
 }
+want_wasm() { # clang's wasm32-wasi toolchain
+    want clang clang; want wasm-ld lld; want_dir /usr/lib/wasm32-wasi wasi-libc
+    ls /usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a > /dev/null 2>&1 ||
+        need="$need libclang-rt-14-dev-wasm32"
+}
 case $1 in
 test) # make test: the header built by clang, tcc and C++; the demo's plot rendered; the CMake package;
-      # the Python package (Debian's python3 with NumPy, pandas, setuptools and pip)
+      # the Python package (Debian's python3 with NumPy, pandas, setuptools and pip); ncf.wasm run by
+      # Node's WASI (make wasm's toolchain)
     want make make; want cc "gcc libc6-dev"; want clang clang; want g++ g++; want tcc tcc
     want rsvg-convert librsvg2-bin; want cmake cmake; want pkg-config pkg-config
     want python3 python3; want_py numpy python3-numpy; want_py pandas python3-pandas
-    want_py setuptools python3-setuptools; want_py pip python3-pip ;;
+    want_py setuptools python3-setuptools; want_py pip python3-pip
+    want node nodejs; want_wasm ;;
 cross)
     for t in aarch64-linux-gnu arm-linux-gnueabihf s390x-linux-gnu; do want $t-gcc gcc-$t; done
     want qemu-aarch64 qemu-user ;;
@@ -31,9 +38,7 @@ device)
     want_dir /usr/lib/picolibc/riscv64-unknown-elf picolibc-riscv64-unknown-elf
     want qemu-system-riscv32 qemu-system-misc ;;
 wasm)
-    want clang clang; want wasm-ld lld; want_dir /usr/lib/wasm32-wasi wasi-libc
-    ls /usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a > /dev/null 2>&1 ||
-        need="$need libclang-rt-14-dev-wasm32" ;;
+    want_wasm ;;
 web) # make web-test: Chromium, and node and npm for playwright-core
     want chromium chromium; want node nodejs; want npm npm ;;
 format) # make format, make format-check: clang-format (14, as Debian 12 has it)
