@@ -1248,6 +1248,15 @@ NCFDEF int ncf_mpi_save(const ncf_model *m, const char *path, int flags, MPI_Com
 #define NCF__RESTRICT restrict
 #endif
 
+#if defined(__GNUC__) || defined(__clang__)
+#define NCF__PREFETCH(p) __builtin_prefetch(p)
+#else
+#define NCF__PREFETCH(p) ((void)0)
+#endif
+/* Rows ahead that a loop over rows scattered in the tables prefetches: the tables are larger
+   than the nearer caches, and a row's misses then overlap the rows before it. */
+#define NCF__AHEAD 4
+
 /* OpenMP pragmas as macros so that one source serves both builds. */
 #ifdef _OPENMP
 #define NCF__PRAGMA(x) _Pragma(#x)
@@ -4766,11 +4775,55 @@ static void ncf__draw(const ncf_sampler *s, int epoch, int64_t e, int64_t p, int
     }
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-#define NCF__PREFETCH(p) __builtin_prefetch(p)
-#else
-#define NCF__PREFETCH(p) ((void)0)
-#endif
+/* One search of ncf__nth_absent_many: in, the list p[0..d) and the rank r; out, the item;
+   lo and left are the search's state. */
+typedef struct {
+    const int32_t *p;
+    int64_t d, r, item, lo, left;
+} ncf__absent;
+
+/* ncf__nth_absent of n searches at once: the same halving as NCF__FIRST_NOT, one probe of each
+   list a round. A probe misses the cache more often than not; the misses of a round overlap,
+   where one search's queue behind each other. */
+static void ncf__nth_absent_many(ncf__absent *a, int n)
+{
+    int64_t mid;
+    int j, more = 1;
+    for (j = 0; j < n; j++) a[j].lo = 0, a[j].left = a[j].d;
+    while (more)
+        for (more = 0, j = 0; j < n; j++)
+            if (a[j].left > 1) {
+                mid = a[j].lo + a[j].left / 2;
+                a[j].lo = a[j].p[mid] - mid <= a[j].r ? mid : a[j].lo;
+                a[j].left -= a[j].left / 2, more = 1;
+            }
+    for (j = 0; j < n; j++)
+        a[j].item = a[j].r + a[j].lo + (a[j].left > 0 && a[j].p[a[j].lo] - a[j].lo <= a[j].r);
+}
+
+/* ncf__draw of examples e[0..n) (n <= 16), whose positives p and k are known: the negatives drawn
+   from a user's untrained items search their users' lists together (ncf__nth_absent_many). */
+static void ncf__draw_chunk(const ncf_sampler *s, int epoch, const int64_t *e, const int64_t *p, const int64_t *k,
+                            int n, int32_t *users, int32_t *items, float *labels)
+{
+    const ncf_dataset *d = s->data;
+    ncf__absent a[16];
+    int at[16], q, j = 0;
+    for (q = 0; q < n; q++) {
+        int32_t u;
+        if (k[q] == 0 || s->skip_held_out || (uint64_t)p[q] >= (uint64_t)d->num_train) {
+            ncf__draw(s, epoch, e[q], p[q], k[q], &users[q], &items[q], &labels[q]);
+            continue;
+        }
+        users[q] = u = d->train_user[p[q]], labels[q] = 0.0f;
+        a[j].p = d->items + d->user_ptr[u], a[j].d = d->user_ptr[u + 1] - d->user_ptr[u];
+        a[j].r = ncf__below(ncf__hash3(s->seed ^ NCF__TAG_NEG, (uint64_t)epoch, (uint64_t)e[q]),
+                            (uint32_t)ncf__num_untrained(d, u));
+        at[j++] = q;
+    }
+    ncf__nth_absent_many(a, j);
+    while (j--) items[at[j]] = (int32_t)a[j].item;
+}
 
 /* Examples [start, start+n) in chunks of 16: the shuffled indices first, then
    prefetches of what each will touch (positive, user, the user's item list),
@@ -4801,7 +4854,7 @@ static void ncf__fill_chunk(const ncf_sampler *s, int epoch, uint64_t key, int64
         NCF__PREFETCH(d->items + lo + (hi - lo) / 4);
         NCF__PREFETCH(d->items + lo + 3 * (hi - lo) / 4);
     }
-    for (q = 0; q < n; q++) ncf__draw(s, epoch, e[q], p[q], k[q], &users[q], &items[q], &labels[q]);
+    ncf__draw_chunk(s, epoch, e, p, k, n, users, items, labels);
 }
 
 NCFDEF void ncf_sampler_fill(const ncf_sampler *s, int epoch, int64_t start, int n, int32_t *users, int32_t *items,
@@ -6006,6 +6059,11 @@ static void ncf__forward_rows(const ncf_model *m, ncf__acts *a, const int32_t *u
     int F = s->F, H = s->H, l, b, d;
     const int *L = m->cfg.layers;
     for (b = r0; b < r1; b++) {
+        if (b + NCF__AHEAD < r1) {
+            size_t u = (size_t)users[b + NCF__AHEAD], i = (size_t)items[b + NCF__AHEAD];
+            for (d = 0; d < F; d += 16) NCF__PREFETCH(m->gmf_user + u * F + d), NCF__PREFETCH(m->gmf_item + i * F + d);
+            for (d = 0; d < H; d += 16) NCF__PREFETCH(m->mlp_user + u * H + d), NCF__PREFETCH(m->mlp_item + i * H + d);
+        }
         if (F) {
             const float *gu = m->gmf_user + (size_t)users[b] * F, *gi = m->gmf_item + (size_t)items[b] * F;
             for (d = 0; d < F; d++) a->gmf[(size_t)b * F + d] = gu[d] * gi[d];
@@ -6516,8 +6574,8 @@ static int ncf__update_batch_rows(ncf_model *m, int side, int n, int q0, int q1,
             const float *table = side ? s->tables.tab[t].item : s->tables.tab[t].user, *p;
             size_t r = (size_t)(key[start[q]] >> 32);
             float *g;
-            if (k && q + 4 < q1) { /* prefetch row q + 4 */
-                size_t r4 = (size_t)(key[start[q + 4]] >> 32) * D, off = (size_t)(table - m->params) + r4;
+            if (k && q + NCF__AHEAD < q1) {
+                size_t r4 = (size_t)(key[start[q + NCF__AHEAD]] >> 32) * D, off = (size_t)(table - m->params) + r4;
                 for (d = 0; d < D; d += 16) {
                     NCF__PREFETCH(table + r4 + d);
                     if (m->adam_m) NCF__PREFETCH(m->adam_m + off + d), NCF__PREFETCH(m->adam_v + off + d);
@@ -7183,8 +7241,6 @@ static double ncf__sgd_example(ncf_model *m, int32_t u, int32_t i, float y, int 
     return ncf__bce(z, y) + m->cfg.mf_reg * ((double)sq[0] + (double)bu * bu + (double)bi * bi);
 }
 
-#define NCF__SGD_AHEAD 4 /* steps ahead that a step's rows are prefetched */
-
 /* Examples [start, start + n) of the epoch in the per-example order: the positives shuffled,
    each followed by its negatives (the sampler's examples, in another order). Its user's row
    then serves 1 + num_neg steps from the cache: in the sampler's order every step misses on
@@ -7246,9 +7302,9 @@ static int ncf__train_sgd_examples(ncf_model *m, const ncf_sampler *s, int epoch
             /* every cache line of the rows of a step ahead: the item rows are random, in a table
                larger than the nearer caches. (In the loop, not a function of its own: GCC takes a
                function of prefetches alone for one without effects and drops its calls.) */
-            if (j + NCF__SGD_AHEAD < n) {
-                const char *a = (const char *)(m->gmf_user + (size_t)u[j + NCF__SGD_AHEAD] * F),
-                           *b = (const char *)(m->gmf_item + (size_t)it[j + NCF__SGD_AHEAD] * F);
+            if (j + NCF__AHEAD < n) {
+                const char *a = (const char *)(m->gmf_user + (size_t)u[j + NCF__AHEAD] * F),
+                           *b = (const char *)(m->gmf_item + (size_t)it[j + NCF__AHEAD] * F);
                 size_t o;
                 for (o = 0; o < sizeof(float) * (size_t)F; o += 64) NCF__PREFETCH(a + o), NCF__PREFETCH(b + o);
             }

@@ -2912,8 +2912,10 @@ static void test_sorts_are_n_log_n_whatever_the_order(void)
    sampler's use of it, gives the r-th item absent from a sorted list, as counting does. */
 static void test_binary_search_finds_every_cut(void)
 {
-    int32_t items[70];
-    int n, cut, r, bad = 0, absent = 0;
+    static int32_t lists[71][70];
+    static int truth[71][150];
+    ncf__rng rng = {7};
+    int n, cut, r, round, bad = 0, absent = 0;
     for (n = 0; n <= 70; n++)
         for (cut = 0; cut <= n; cut++) {
             int lo;
@@ -2921,6 +2923,7 @@ static void test_binary_search_finds_every_cut(void)
             bad += lo != cut;
         }
     for (n = 0; n <= 70; n++) { /* a list of n items among 150: every k-th, shifted by the length */
+        int32_t *items = lists[n];
         int k, nitems = 150, x;
         for (k = 0; k < n; k++) items[k] = (int32_t)(k * 2 + (k % 3 == 0) + n % 5);
         for (r = 0, x = 0; r < nitems - n; r++, x++) { /* x: the r-th absent item, by counting */
@@ -2929,10 +2932,22 @@ static void test_binary_search_finds_every_cut(void)
                 for (in = 0, k = 0; k < n; k++)
                     if (items[k] == x) in = 1, x++;
             bad += ncf__nth_absent(items, n, r) != x, absent++;
+            truth[n][r] = x;
         }
     }
+    for (round = 0; round < 4000; round++) { /* up to 16 searches at once, of lists of any length */
+        ncf__absent a[16];
+        int many = (int)(ncf__next(&rng) % 17), j;
+        for (j = 0; j < many; j++) {
+            a[j].d = (int64_t)(ncf__next(&rng) % 71), a[j].p = lists[a[j].d];
+            a[j].r = (int64_t)(ncf__next(&rng) % (uint64_t)(150 - a[j].d));
+        }
+        ncf__nth_absent_many(a, many);
+        for (j = 0; j < many; j++) bad += a[j].item != truth[a[j].d][a[j].r], absent++;
+    }
     CHECKF(bad == 0, "%d wrong answers", bad);
-    printf("    every cut of lengths 0-70, and %d absent items by counting\n", absent);
+    printf("    every cut of lengths 0-70, and %d absent items by counting, one at a time and up to 16 at once\n",
+           absent);
 }
 
 /* ---- >>environment: a hostile system: threads that cannot start, stale temporary files ------- */
