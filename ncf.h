@@ -4797,8 +4797,7 @@ static void ncf__nth_absent_many(ncf__absent *a, int n)
                 a[j].lo = a[j].p[mid] - mid <= a[j].r ? mid : a[j].lo;
                 a[j].left -= a[j].left / 2, more = 1;
             }
-    for (j = 0; j < n; j++)
-        a[j].item = a[j].r + a[j].lo + (a[j].left > 0 && a[j].p[a[j].lo] - a[j].lo <= a[j].r);
+    for (j = 0; j < n; j++) a[j].item = a[j].r + a[j].lo + (a[j].left > 0 && a[j].p[a[j].lo] - a[j].lo <= a[j].r);
 }
 
 /* ncf__draw of examples e[0..n) (n <= 16), whose positives p and k are known: the negatives drawn
@@ -4822,7 +4821,7 @@ static void ncf__draw_chunk(const ncf_sampler *s, int epoch, const int64_t *e, c
         at[j++] = q;
     }
     ncf__nth_absent_many(a, j);
-    while (j--) items[at[j]] = (int32_t)a[j].item;
+    for (q = 0; q < j; q++) items[at[q]] = (int32_t)a[q].item;
 }
 
 /* Examples [start, start+n) in chunks of 16: the shuffled indices first, then
