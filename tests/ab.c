@@ -12,9 +12,11 @@
 
    CASE: paper-train (the paper's NeuMF, factors 8, layers 64,32,16,8, batch 256, lazy Adam,
    on an ml-1m-sized synthetic log), mlperf-train (the MLPerf config, lazy Adam, on ml-20m's
-   size), top10 (a known user's top 10 over 3,706 items with the paper's model) and full (a
-   full-ranking evaluation of the same model, a fixed sample of about 200 users a unit of
-   work). Public calls only, so that each builds against any commit since 0.6.1. One JSON
+   size), sgd-train (MF, factors 32, by SGD one example a step, 8 negatives: the recipe a
+   search runs for half its MF trials; not in make bench-ab's list, since before 0.7.0 such a
+   step took the batch path, 15-20x slower), top10 (a known user's top 10 over 3,706 items with
+   the paper's model) and full (a full-ranking evaluation of the same model, a fixed sample of
+   about 200 users a unit of work). Public calls only, so that each builds against any commit since 0.6.1. One JSON
    line: each side's median rate, and the median and quartiles of the rounds' ratios. */
 #ifdef AB_LIB
 #define NCF_STATIC
@@ -36,7 +38,7 @@ typedef struct {
     int user;
 } ab_state;
 
-enum { AB_PAPER, AB_MLPERF, AB_TOP10, AB_FULL };
+enum { AB_PAPER, AB_MLPERF, AB_SGD, AB_TOP10, AB_FULL };
 
 AB_API void ab_close(void *h)
 {
@@ -56,6 +58,7 @@ AB_API void *ab_open(const char *name, int threads)
     if (!a) return NULL;
     a->what = mlperf                   ? AB_MLPERF
         : !strcmp(name, "paper-train") ? AB_PAPER
+        : !strcmp(name, "sgd-train")   ? AB_SGD
         : !strcmp(name, "top10")       ? AB_TOP10
         : !strcmp(name, "full")        ? AB_FULL
                                        : -1;
@@ -71,6 +74,9 @@ AB_API void *ab_open(const char *name, int threads)
         return NULL;
     }
     c.num_users = a->d.num_users, c.num_items = a->d.num_items, c.adam = NCF_ADAM_LAZY;
+    if (a->what == AB_SGD)
+        c.model = NCF_MF, c.mf_dim = 32, c.optimizer = NCF_OPT_SGD, c.batch_size = 1, c.lr = 0.01f, c.mf_reg = 0.0025f,
+        c.init_sd = 0.1f, c.num_neg = 8;
     if (ncf_model_create(&a->m, &c) != NCF_OK || ncf_sampler_init(&a->s, &a->d, c.num_neg, c.seed) != NCF_OK ||
         ncf_model_set_ids(a->m, &a->d) != NCF_OK) {
         fprintf(stderr, "ab: %s\n", ncf_error_text());
@@ -92,8 +98,8 @@ AB_API double ab_work(void *h, int units)
     int32_t items[10];
     int k;
     ncf_set_threads(a->threads);
-    if (a->what == AB_PAPER || a->what == AB_MLPERF) {
-        int64_t n = (int64_t)units * a->m->cfg.batch_size * (a->what == AB_PAPER ? 10 : 1);
+    if (a->what == AB_PAPER || a->what == AB_MLPERF || a->what == AB_SGD) {
+        int64_t n = (int64_t)units * (a->what == AB_SGD ? 10000 : a->m->cfg.batch_size * (a->what == AB_PAPER ? 10 : 1));
         if (a->pos + n > a->s.num_examples) a->pos = 0;
         if (ncf_train_examples(a->m, &a->s, 1, a->pos, n, NULL, NULL, NULL) != NCF_OK) return ab_failed();
         a->pos += n;
@@ -178,7 +184,7 @@ int main(int argc, char **argv)
     double done, t[2];
     int threads, rounds, units = 1, r, k;
     if (argc != 6 || (threads = atoi(argv[4])) < 1 || (rounds = atoi(argv[5])) < 1 || rounds > MAX_ROUNDS) {
-        fprintf(stderr, "usage: ab OURS.so BASE.so paper-train|mlperf-train|top10|full THREADS ROUNDS\n");
+        fprintf(stderr, "usage: ab OURS.so BASE.so paper-train|mlperf-train|sgd-train|top10|full THREADS ROUNDS\n");
         return 2;
     }
     if (!side_open(&side[0], argv[1], argv[3], threads) || !side_open(&side[1], argv[2], argv[3], threads)) return 1;
