@@ -1254,8 +1254,11 @@ NCFDEF int ncf_mpi_save(const ncf_model *m, const char *path, int flags, MPI_Com
 #define NCF__PREFETCH(p) ((void)0)
 #endif
 /* Rows ahead that a loop over rows scattered in the tables prefetches: the tables are larger
-   than the nearer caches, and a row's misses then overlap the rows before it. */
-#define NCF__AHEAD 4
+   than the nearer caches, and a row's misses then overlap the rows before it. Two, not more:
+   a wide row is many lines (the MLPerf config's, 12 in each of three arrays), and four rows
+   ahead put more misses in flight than a core tracks (1.04-1.10x slower there; the paper
+   config's narrow rows run the same at 2 or 4). */
+#define NCF__AHEAD 2
 
 /* OpenMP pragmas as macros so that one source serves both builds. */
 #ifdef _OPENMP
