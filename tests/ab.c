@@ -99,7 +99,8 @@ AB_API double ab_work(void *h, int units)
     int k;
     ncf_set_threads(a->threads);
     if (a->what == AB_PAPER || a->what == AB_MLPERF || a->what == AB_SGD) {
-        int64_t n = (int64_t)units * (a->what == AB_SGD ? 10000 : a->m->cfg.batch_size * (a->what == AB_PAPER ? 10 : 1));
+        int64_t n =
+            (int64_t)units * (a->what == AB_SGD ? 10000 : a->m->cfg.batch_size * (a->what == AB_PAPER ? 10 : 1));
         if (a->pos + n > a->s.num_examples) a->pos = 0;
         if (ncf_train_examples(a->m, &a->s, 1, a->pos, n, NULL, NULL, NULL) != NCF_OK) return ab_failed();
         a->pos += n;
