@@ -4750,6 +4750,25 @@ static int64_t ncf__shuffled(const ncf_sampler *s, uint64_t key, int64_t pos)
     return (int64_t)x;
 }
 
+/* One search of ncf__nth_absent_many: in, the list p[0..d) and the rank r; out, the item;
+   lo and left are the search's state. */
+typedef struct {
+    const int32_t *p;
+    int64_t d, r, item, lo, left;
+} ncf__absent;
+
+/* The search that draws example e's negative among user u's untrained items. */
+static ncf__absent ncf__untrained_draw(const ncf_sampler *s, int epoch, int64_t e, int32_t u)
+{
+    const ncf_dataset *d = s->data;
+    ncf__absent a;
+    a.p = d->items + d->user_ptr[u], a.d = d->user_ptr[u + 1] - d->user_ptr[u];
+    a.r = ncf__below(ncf__hash3(s->seed ^ NCF__TAG_NEG, (uint64_t)epoch, (uint64_t)e),
+                     (uint32_t)ncf__num_untrained(d, u));
+    a.item = a.lo = a.left = 0;
+    return a;
+}
+
 /* Example e of an epoch, given its positive's place in the shard p = e/(1+num_neg) - train_lo
    and k = e%(1+num_neg): the positive, or for k > 0 a fresh negative of that positive's user.
    A shard gives 0, 0, 0 for another rank's user, so that the ranks' batches summed are the
@@ -4770,24 +4789,16 @@ static void ncf__draw(const ncf_sampler *s, int epoch, int64_t e, int64_t p, int
         *label = d->weight ? d->weight[p] : 1.0f;
     } else {
         uint64_t x = ncf__hash3(s->seed ^ NCF__TAG_NEG, (uint64_t)epoch, (uint64_t)e);
+        ncf__absent a;
         if (s->skip_held_out) *item = ncf__nth_unrated(d, u, ncf__below(x, (uint32_t)ncf__num_unrated(d, u)));
-        else
-            *item = (int32_t)ncf__nth_absent(d->items + d->user_ptr[u], d->user_ptr[u + 1] - d->user_ptr[u],
-                                             ncf__below(x, (uint32_t)ncf__num_untrained(d, u)));
+        else a = ncf__untrained_draw(s, epoch, e, u), *item = (int32_t)ncf__nth_absent(a.p, a.d, a.r);
         *label = 0.0f;
     }
 }
 
-/* One search of ncf__nth_absent_many: in, the list p[0..d) and the rank r; out, the item;
-   lo and left are the search's state. */
-typedef struct {
-    const int32_t *p;
-    int64_t d, r, item, lo, left;
-} ncf__absent;
-
 /* ncf__nth_absent of n searches at once: the same halving as NCF__FIRST_NOT, one probe of each
-   list a round. A probe misses the cache more often than not; the misses of a round overlap,
-   where one search's queue behind each other. */
+   list a round. A probe misses the cache more often than not: the misses of one round overlap,
+   where those of a search done alone wait one behind the other. */
 static void ncf__nth_absent_many(ncf__absent *a, int n)
 {
     int64_t mid;
@@ -4818,10 +4829,7 @@ static void ncf__draw_chunk(const ncf_sampler *s, int epoch, const int64_t *e, c
             continue;
         }
         users[q] = u = d->train_user[p[q]], labels[q] = 0.0f;
-        a[j].p = d->items + d->user_ptr[u], a[j].d = d->user_ptr[u + 1] - d->user_ptr[u];
-        a[j].r = ncf__below(ncf__hash3(s->seed ^ NCF__TAG_NEG, (uint64_t)epoch, (uint64_t)e[q]),
-                            (uint32_t)ncf__num_untrained(d, u));
-        at[j++] = q;
+        a[j] = ncf__untrained_draw(s, epoch, e[q], u), at[j++] = q;
     }
     ncf__nth_absent_many(a, j);
     for (q = 0; q < j; q++) items[at[q]] = (int32_t)a[q].item;
