@@ -5081,9 +5081,10 @@ static void ncf__tile_scalar(float *C, int ldc, const float *A, ptrdiff_t sam, p
 #endif
 
 /* The full MR x NR tile: constant trip counts, unrolled so the accumulators stay in
-   registers from the first load to the last store. */
+   registers from the first load to the last store. Rows before `from` are summed and not
+   stored (the last rows of a range, whose tile overlaps the one before: see ncf__gemm_block). */
 static void ncf__tile_full(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,
-                           const float *bias, int K, int flags)
+                           const float *bias, int K, int flags, int from)
 {
     ncf__vf c0[NCF__MR], c1[NCF__MR], i0 = {0}, i1 = {0};
     int i, k;
@@ -5107,10 +5108,11 @@ static void ncf__tile_full(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
         }
     }
     NCF__UNROLL
-    for (i = 0; i < NCF__MR; i++) {
-        NCF__TILE_STORE(ncf__vf, ncf__vi, C + (size_t)i * ldc, c0[i], flags);
-        NCF__TILE_STORE(ncf__vf, ncf__vi, C + (size_t)i * ldc + NCF__VW, c1[i], flags);
-    }
+    for (i = 0; i < NCF__MR; i++)
+        if (i >= from) {
+            NCF__TILE_STORE(ncf__vf, ncf__vi, C + (size_t)i * ldc, c0[i], flags);
+            NCF__TILE_STORE(ncf__vf, ncf__vi, C + (size_t)i * ldc + NCF__VW, c1[i], flags);
+        }
 }
 
 /* mr x W tiles at the edges, one row at a time, for vector type V of W floats. */
@@ -5140,7 +5142,7 @@ static void ncf__tile_full(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
 #define NCF__TALL (2 * NCF__MR)
 #define NCF__TILE_TALL(name, V, VI, W, FMA, R) \
     static void name(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb, \
-                     const float *bias, int K, int flags) \
+                     const float *bias, int K, int flags, int from) \
     { \
         V c[R], i0 = {0}; \
         int i, k; \
@@ -5162,7 +5164,8 @@ static void ncf__tile_full(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
             } \
         } \
         NCF__UNROLL \
-        for (i = 0; i < (R); i++) NCF__TILE_STORE(V, VI, C + (size_t)i * ldc, c[i], flags); \
+        for (i = 0; i < (R); i++) \
+            if (i >= from) NCF__TILE_STORE(V, VI, C + (size_t)i * ldc, c[i], flags); \
     }
 NCF__TILE_ROWS(ncf__tile_narrow, ncf__vf, ncf__vi, NCF__VW, NCF__VFMA)
 NCF__TILE_TALL(ncf__tile_tall, ncf__vf, ncf__vi, NCF__VW, NCF__VFMA, NCF__TALL)
@@ -5206,7 +5209,11 @@ static void ncf__gemm_rows(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
 
 /* Column panels outside, row tiles inside: a K x NR panel of B stays in cache across this
    thread's rows. Each panel width has its tile: two vectors, one, half of one (AVX-512), and
-   the plain-C tile for the rest (and everywhere without vectors). */
+   the plain-C tile for the rest (and everywhere without vectors). The last rows of a range of
+   MR or more that do not fill a tile take a whole tile ending with the range, which sums
+   again the rows it shares with the tile before and stores only its own: the one-row tile
+   would sum each output as a single chain of dependent multiply-adds, bound by their latency
+   (a dW of 64 rows, 10 tiles and 4 rows, spent a third of its time on those 4). */
 static void ncf__gemm_block(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,
                             const float *bias, int m0, int m1, int N, int K, int flags)
 {
@@ -5214,11 +5221,11 @@ static void ncf__gemm_block(float *C, int ldc, const float *A, ptrdiff_t sam, pt
 #if NCF__VEC
     for (; n + NCF__NR <= N; n += NCF__NR)
         for (m = m0; m < m1; m += NCF__MR) {
-            int mr = m1 - m < NCF__MR ? m1 - m : NCF__MR;
-            const float *Am = A + m * sam, *bn = bias ? bias + n : NULL;
-            float *Cm = C + (size_t)m * ldc + n;
-            if (mr == NCF__MR) {
-                ncf__tile_full(Cm, ldc, Am, sam, sak, B + n, ldb, bn, K, flags);
+            int mr = m1 - m < NCF__MR ? m1 - m : NCF__MR, back = m1 - m0 >= NCF__MR ? NCF__MR - mr : 0;
+            const float *Am = A + (m - back) * sam, *bn = bias ? bias + n : NULL;
+            float *Cm = C + (size_t)(m - back) * ldc + n;
+            if (mr == NCF__MR || back) {
+                ncf__tile_full(Cm, ldc, Am, sam, sak, B + n, ldb, bn, K, flags, back);
             } else {
                 ncf__tile_narrow(Cm, ldc, Am, sam, sak, B + n, ldb, bn, mr, K, flags);
                 ncf__tile_narrow(Cm + NCF__VW, ldc, Am, sam, sak, B + n + NCF__VW, ldb, bn ? bn + NCF__VW : NULL, mr, K,
@@ -5228,10 +5235,11 @@ static void ncf__gemm_block(float *C, int ldc, const float *A, ptrdiff_t sam, pt
     for (; n + NCF__VW <= N; n += NCF__VW)
         for (m = m0; m < m1;) {
             int mr = m1 - m < NCF__TALL ? (m1 - m < NCF__MR ? m1 - m : NCF__MR) : NCF__TALL;
-            const float *Am = A + m * sam, *bn = bias ? bias + n : NULL;
-            float *Cm = C + (size_t)m * ldc + n;
-            if (mr == NCF__TALL) ncf__tile_tall(Cm, ldc, Am, sam, sak, B + n, ldb, bn, K, flags);
-            else if (mr == NCF__MR) ncf__tile_column(Cm, ldc, Am, sam, sak, B + n, ldb, bn, K, flags);
+            int back = mr < NCF__MR && m1 - m0 >= NCF__MR ? NCF__MR - mr : 0;
+            const float *Am = A + (m - back) * sam, *bn = bias ? bias + n : NULL;
+            float *Cm = C + (size_t)(m - back) * ldc + n;
+            if (mr == NCF__TALL) ncf__tile_tall(Cm, ldc, Am, sam, sak, B + n, ldb, bn, K, flags, 0);
+            else if (mr == NCF__MR || back) ncf__tile_column(Cm, ldc, Am, sam, sak, B + n, ldb, bn, K, flags, back);
             else ncf__tile_narrow(Cm, ldc, Am, sam, sak, B + n, ldb, bn, mr, K, flags);
             m += mr;
         }
@@ -5239,10 +5247,12 @@ static void ncf__gemm_block(float *C, int ldc, const float *A, ptrdiff_t sam, pt
     for (; n + 8 <= N; n += 8)
         for (m = m0; m < m1;) {
             int mr = m1 - m < NCF__TALL ? (m1 - m < NCF__MR ? m1 - m : NCF__MR) : NCF__TALL;
-            const float *Am = A + m * sam, *bn = bias ? bias + n : NULL;
-            float *Cm = C + (size_t)m * ldc + n;
-            if (mr == NCF__TALL) ncf__tile_half_tall(Cm, ldc, Am, sam, sak, B + n, ldb, bn, K, flags);
-            else if (mr == NCF__MR) ncf__tile_half_column(Cm, ldc, Am, sam, sak, B + n, ldb, bn, K, flags);
+            int back = mr < NCF__MR && m1 - m0 >= NCF__MR ? NCF__MR - mr : 0;
+            const float *Am = A + (m - back) * sam, *bn = bias ? bias + n : NULL;
+            float *Cm = C + (size_t)(m - back) * ldc + n;
+            if (mr == NCF__TALL) ncf__tile_half_tall(Cm, ldc, Am, sam, sak, B + n, ldb, bn, K, flags, 0);
+            else if (mr == NCF__MR || back)
+                ncf__tile_half_column(Cm, ldc, Am, sam, sak, B + n, ldb, bn, K, flags, back);
             else ncf__tile_half(Cm, ldc, Am, sam, sak, B + n, ldb, bn, mr, K, flags);
             m += mr;
         }
@@ -6331,13 +6341,19 @@ static void ncf__col_block(float *acc, const float *w, const float *X, int ld, i
 #define NCF__BLOCKS(cols) NCF__CEIL_DIV((int64_t)(cols), NCF__COLS)
 
 /* Row tiles of a layer's dW per unit: a unit reads all of the batch's dy once, so the fewer
-   units the less it is read again, while four a layer keep two threads busy. */
+   units the less it is read again, while four a layer keep two threads busy. The last unit
+   also takes the rows that do not fill a unit, so that they end a range of whole tiles
+   (ncf__gemm_block). */
 static int ncf__dw_tiles(int in)
 {
     int t = (int)(NCF__TILES(in) / 4);
     return t < 1 ? 1 : t > 8 ? 8 : t;
 }
-#define NCF__DW_UNITS(in) NCF__CEIL_DIV(NCF__TILES(in), ncf__dw_tiles(in))
+static int ncf__dw_units(int in)
+{
+    int u = in / (ncf__dw_tiles(in) * NCF__MR);
+    return u > 1 ? u : 1;
+}
 
 /* Dense-gradient unit u of phase 2, summing batch rows [k0, k1) in order into g (the dense
    parameters' gradients, laid out as the parameters from emb_params on): each dense layer's
@@ -6352,8 +6368,8 @@ static void ncf__layer_grads_of(ncf_model *m, int k0, int k1, int64_t u, float *
     for (l = 1; l <= s->nd; l++) {
         int in = L[l - 1], out = L[l];
         float *gw = NCF__G(m->w[l]);
-        if (u < NCF__DW_UNITS(in)) {
-            int rows = ncf__dw_tiles(in) * NCF__MR, m0 = (int)u * rows, m1 = m0 + rows < in ? m0 + rows : in;
+        if (u < ncf__dw_units(in)) {
+            int rows = ncf__dw_tiles(in) * NCF__MR, m0 = (int)u * rows, m1 = u + 1 < ncf__dw_units(in) ? m0 + rows : in;
             ncf__gemm_rows(gw, out, s->batch.act.x[l - 1] + (size_t)k0 * in, 1, in, s->batch.dy[l] + (size_t)k0 * out,
                            out, NULL, m0, m1, out, n, NCF__ACC);
             if (l2 && m->cfg.mlp_reg[l] > 0) {
@@ -6363,7 +6379,7 @@ static void ncf__layer_grads_of(ncf_model *m, int k0, int k1, int64_t u, float *
             }
             return;
         }
-        u -= NCF__DW_UNITS(in);
+        u -= ncf__dw_units(in);
         if (u < NCF__BLOCKS(out)) {
             ncf__col_block(NCF__G(m->b[l]), NULL, s->batch.dy[l] + (size_t)k0 * out, out, n, (int)u * NCF__COLS, out);
             return;
@@ -6393,7 +6409,7 @@ static int64_t ncf__layer_grads_count(const ncf_model *m)
     const struct ncf__scratch *s = m->scratch;
     int64_t units = 1;
     int l;
-    for (l = 1; l <= s->nd; l++) units += NCF__DW_UNITS(m->cfg.layers[l - 1]) + NCF__BLOCKS(m->cfg.layers[l]);
+    for (l = 1; l <= s->nd; l++) units += ncf__dw_units(m->cfg.layers[l - 1]) + NCF__BLOCKS(m->cfg.layers[l]);
     if (m->w_out) units += NCF__BLOCKS(s->F) + NCF__BLOCKS(s->top);
     return units;
 }
