@@ -5213,7 +5213,7 @@ static void ncf__gemm_rows(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
    MR or more that do not fill a tile take a whole tile ending with the range, which sums
    again the rows it shares with the tile before and stores only its own: the one-row tile
    would sum each output as a single chain of dependent multiply-adds, bound by their latency
-   (a dW of 64 rows, 10 tiles and 4 rows, spent a third of its time on those 4). */
+   (a dW of 64 rows, 10 tiles and 4 rows, spent over a quarter of its time on those 4). */
 static void ncf__gemm_block(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,
                             const float *bias, int m0, int m1, int N, int K, int flags)
 {
