@@ -4788,10 +4788,11 @@ static void ncf__draw(const ncf_sampler *s, int epoch, int64_t e, int64_t p, int
         *item = d->items[p];
         *label = d->weight ? d->weight[p] : 1.0f;
     } else {
-        uint64_t x = ncf__hash3(s->seed ^ NCF__TAG_NEG, (uint64_t)epoch, (uint64_t)e);
         ncf__absent a;
-        if (s->skip_held_out) *item = ncf__nth_unrated(d, u, ncf__below(x, (uint32_t)ncf__num_unrated(d, u)));
-        else a = ncf__untrained_draw(s, epoch, e, u), *item = (int32_t)ncf__nth_absent(a.p, a.d, a.r);
+        if (s->skip_held_out) {
+            uint64_t x = ncf__hash3(s->seed ^ NCF__TAG_NEG, (uint64_t)epoch, (uint64_t)e);
+            *item = ncf__nth_unrated(d, u, ncf__below(x, (uint32_t)ncf__num_unrated(d, u)));
+        } else a = ncf__untrained_draw(s, epoch, e, u), *item = (int32_t)ncf__nth_absent(a.p, a.d, a.r);
         *label = 0.0f;
     }
 }
