@@ -20,7 +20,7 @@
 #   make clean              removes what any target built
 # Options: NO_OMP=1 (no OpenMP), NATIVE=1 (-march=native), CC=clang.
 # NCF_DATA=DIR: downloaded data (DIR/ml-1m-ncf/ml-1m.*, DIR/ml-100k/u.data) for the tests that
-# use it and the paper's recipe; PEERS=DIR: peak.c and torch_neumf.py for make bench.
+# use it and the paper's recipe; PEERS=DIR: torch_neumf.py (and peak.c, beside the peak) for make bench.
 # Targets that need more than a C compiler install it with tests/needs.sh (root, apt-get).
 
 CC      ?= cc
@@ -266,7 +266,8 @@ test: $(BUILD)/tests $(BUILD)/tests_noomp $(BUILD)/tests_native $(BUILD)/tests_a
 	[ $$f -eq 0 ]
 
 # One JSON line per case (tests/bench.c, -march=native), then the load times, the machine's
-# FMA peak (PEERS/peak.c) and, when torch imports, the PyTorch peer (PEERS/torch_neumf.py) on
+# FMA peak (bench peak; PEERS/peak.c's beside it, which with AVX2 alone keeps chains on the
+# stack and reads low) and, when torch imports, the PyTorch peer (PEERS/torch_neumf.py) on
 # the same configurations, all in this one run.
 PEERS ?=
 PY    ?= /usr/bin/python3
@@ -323,9 +324,9 @@ bench: $(BENCH)
 	@$(MAKE) --no-print-directory python > /dev/null && if $(PYTHON) -c 'import numpy' 2>/dev/null; then \
 	  $(PYTHON) python/tests/bench_ncf.py | tee -a $(BUILD)/bench.jsonl; else echo "(the Python case skipped: no NumPy)"; fi
 	@$(MAKE) --no-print-directory bench-seconds
-	@rm -f $(BUILD)/peak.txt; if [ -n "$(PEERS)" ] && [ -f $(PEERS)/peak.c ]; then \
-	  $(CC) -O3 -march=native -fopenmp $(PEERS)/peak.c -o $(BUILD)/peak && $(BUILD)/peak | tee $(BUILD)/peak.txt; \
-	  else echo "(the FMA peak skipped: PEERS=DIR with peak.c gives it)"; fi
+	@$(BENCH) peak | tee $(BUILD)/peak.txt
+	@if [ -n "$(PEERS)" ] && [ -f $(PEERS)/peak.c ]; then \
+	  $(CC) -O3 -march=native -fopenmp $(PEERS)/peak.c -o $(BUILD)/peak && $(BUILD)/peak | sed 's/^/peak.c, for comparison: /'; fi
 	@$(BENCH) --summary $(BUILD)/bench.jsonl $(BUILD)/peak.txt
 	@if [ -n "$(PEERS)" ] && [ -f $(PEERS)/torch_neumf.py ] && $(PY) -c 'import torch' 2>/dev/null; then \
 	  echo "PyTorch peer (OPENBLAS_CORETYPE=Cooperlake, 2 threads):"; \
