@@ -7865,6 +7865,82 @@ NCF__LANES_OUT(ncf__lanes_first16, 16, 1)
 NCF__LANES_OUT(ncf__lanes_first8, 8, 1)
 NCF__LANES_OUT(ncf__lanes_first1, 1, 1)
 
+#if NCF__VW == 8
+/* Outputs [n0, n0 + NO) of a dense layer for three blocks at once, the same sums in the same
+   order as NCF__LANES_OUT's, so the same bits: X holds the blocks' inputs [3][K][NCF__VW] at
+   a stride of xs floats, Y takes [3][N][NCF__VW]. With AVX2's 16 registers, 8 outputs of one
+   block read 9 vectors for 8 multiply-adds, and the loads, not the FMAs, set the pace; 4
+   outputs of 3 blocks read 7 for 12. The empty asm keeps each input in a register: without
+   it GCC reads it from memory again in each of its 4 multiply-adds. */
+#define NCF__LANES3_OUT(name, NO) \
+    static void name(const float *X, size_t xs, int K, const float *W, const float *bias, int N, int n0, float *Y, \
+                     size_t ys) \
+    { \
+        ncf__vf a[3][NO], x[3], w, z = {0}; \
+        int b, j, k; \
+        NCF__UNROLL \
+        for (j = 0; j < NO; j++) { \
+            NCF__SPLAT(ncf__vf, NCF__VW, a[0][j], bias ? bias[n0 + j] : 0.0f); \
+            a[1][j] = a[0][j], a[2][j] = a[0][j]; \
+        } \
+        for (k = 0; k < K; k++) { \
+            NCF__UNROLL \
+            for (b = 0; b < 3; b++) { \
+                NCF__VLOAD(x[b], X + b * xs + (size_t)k * NCF__VW); \
+                __asm__("" : "+x"(x[b])); \
+            } \
+            NCF__UNROLL \
+            for (j = 0; j < NO; j++) { \
+                NCF__SPLAT(ncf__vf, NCF__VW, w, W[(size_t)k * N + n0 + j]); \
+                NCF__VFMA(a[0][j], w, x[0]); \
+                NCF__VFMA(a[1][j], w, x[1]); \
+                NCF__VFMA(a[2][j], w, x[2]); \
+            } \
+        } \
+        NCF__UNROLL \
+        for (b = 0; b < 3; b++) { \
+            NCF__UNROLL \
+            for (j = 0; j < NO; j++) { \
+                a[b][j] = (ncf__vf)(~(a[b][j] < z) & (ncf__vi)a[b][j]); \
+                NCF__VSTORE(Y + b * ys + (size_t)(n0 + j) * NCF__VW, a[b][j]); \
+            } \
+        } \
+    }
+NCF__LANES3_OUT(ncf__lanes3_out4, 4)
+NCF__LANES3_OUT(ncf__lanes3_out1, 1)
+
+/* The first layer's values for three blocks of the projection (at a stride of xs floats),
+   [3][K][NCF__VW]: P[k] + X[k] clamped, as the row path clamps them. Made once and stored:
+   made as read (NCF__LANES_OUT's FIRST) they would need registers that 4 outputs of 3 blocks
+   use. next: the following three blocks, or NULL: a catalogue is read as one stream. */
+static void ncf__lanes3_first(const float *X, size_t xs, const float *P, int K, const float *next,
+                              float *NCF__RESTRICT Y)
+{
+    ncf__vf v, p, z = {0};
+    size_t ys = (size_t)K * NCF__VW;
+    int b, k;
+    for (k = 0; k < K; k++, X += NCF__VW, Y += NCF__VW) {
+        NCF__SPLAT(ncf__vf, NCF__VW, p, P[k]);
+        NCF__UNROLL
+        for (b = 0; b < 3; b++) {
+            NCF__VLOAD(v, X + b * xs);
+            if (next) NCF__PREFETCH(next + b * xs + (size_t)k * NCF__VW);
+            v = p + v;
+            v = (ncf__vf)((v > z) & (ncf__vi)v);
+            NCF__VSTORE(Y + b * ys, v);
+        }
+    }
+}
+
+/* A dense layer for three blocks (NCF__LANES3_OUT). */
+static void ncf__lanes3_layer(const float *X, size_t xs, int K, const float *W, const float *bias, int N, float *Y)
+{
+    int n0 = 0;
+    for (; n0 + 4 <= N; n0 += 4) ncf__lanes3_out4(X, xs, K, W, bias, N, n0, Y, (size_t)N * NCF__VW);
+    for (; n0 < N; n0++) ncf__lanes3_out1(X, xs, K, W, bias, N, n0, Y, (size_t)N * NCF__VW);
+}
+#endif
+
 /* A dense layer for a block: 16 outputs at a time with AVX-512's 32 registers, else 8. With P,
    the second layer, its inputs made from the first's halves (NCF__LANES_OUT). */
 static void ncf__lanes_layer(const float *X, const float *P, int K, const float *W, const float *bias, int N, float *Y)
@@ -7981,6 +8057,34 @@ static void ncf__score_lanes(const ncf_model *m, const float *proj, const float 
 }
 #endif
 
+#if NCF__VW == 8
+/* ncf__score_lanes of three whole blocks of the catalogue at once (items first.., first a
+   multiple of NCF__PB; at least two dense layers), the same bits; next as ncf__lanes3_first. */
+static void ncf__score_lanes3(const ncf_model *m, const float *proj, const float *gu, int first, const float *next,
+                              ncf__eval_buf *e, float *sc)
+{
+    const struct ncf__scratch *s = m->scratch;
+    const int *L = m->cfg.layers;
+    const float *gw = s->tables.gmf_weights, *wh = m->w_out ? m->w_out + s->F : NULL;
+    int b, j, l, cur = 0, R = ncf__proj_rows(m);
+    const float *blk = proj + ncf__proj_at(R, (size_t)first, 0);
+    ncf__vf p[NCF__LANES], v, z = {0};
+    ncf__lanes3_first(blk, (size_t)R * NCF__PB, e->pu, L[1], next, e->h[1]);
+    ncf__lanes3_layer(e->h[1], (size_t)L[1] * NCF__VW, L[1], m->w[2], m->b[2], L[2], e->h[0]);
+    for (l = 3; l <= s->nd; l++, cur ^= 1)
+        ncf__lanes3_layer(e->h[cur], (size_t)L[l - 1] * NCF__VW, L[l - 1], m->w[l], m->b[l], L[l], e->h[cur ^ 1]);
+    for (b = 0; b < 3; b++) {
+        NCF__UNROLL
+        for (j = 0; j < NCF__LANES; j++) p[j] = z;
+        ncf__lanes_terms(p, proj, R, NULL, blk + (size_t)b * R * NCF__PB, L[1], gw, gu, s->F,
+                         e->h[cur] + (size_t)b * s->top * NCF__VW, wh, s->top);
+        NCF__SPLAT(ncf__vf, NCF__VW, v, m->b_out[0]);
+        v += p[0];
+        NCF__VSTORE(sc + b * NCF__PB, v);
+    }
+}
+#endif
+
 /* Logits of user u (or of the user rows urow, [F][H][bias], when given: a user folded in)
    against items cand[0..n) (items first.. in order when cand is NULL) into e->sc, with the
    training forward's rounding (ncf__first_layer, ncf__output). Without a projection the items'
@@ -8002,9 +8106,19 @@ static void ncf__score_user(const ncf_model *m, const float *proj, int u, const 
         if (!same_user) ncf__gemm_rows(e->pu, L1, hu, 0, 1, m->w[1], L1, m->b[1], 0, 1, L1, H, 0);
 #if NCF__PB > 1
         if (proj && (!cand || !ncf__proj_row_major(m, proj)) && (!s->F || s->tables.tab[s->tables.gmf].item)) {
-            for (j = 0; j < n; j += NCF__PB) /* (a list of candidates reads the rows, when there are any) */
+            for (j = 0; j < n;) { /* (a list of candidates reads the rows, when there are any) */
+#if NCF__VW == 8
+                if (!cand && n - j >= 3 * NCF__PB && (first + j) % NCF__PB == 0 && s->nd >= 2) {
+                    size_t next = ncf__proj_at(ncf__proj_rows(m), (size_t)(first + j + 3 * NCF__PB), 0);
+                    ncf__score_lanes3(m, proj, gu, first + j, n - j >= 6 * NCF__PB ? proj + next : NULL, e, e->sc + j);
+                    j += 3 * NCF__PB;
+                    continue;
+                }
+#endif
                 ncf__score_lanes(m, proj, gu, cand ? cand + j : NULL, first + j, n - j < NCF__PB ? n - j : NCF__PB, e,
                                  e->sc + j);
+                j += NCF__PB;
+            }
             return;
         }
 #endif
