@@ -8058,6 +8058,60 @@ static void ncf__score_lanes(const ncf_model *m, const float *proj, const float 
 #endif
 
 #if NCF__VW == 8
+/* ncf__lanes_terms' p[0] for three blocks at once (at a stride of bs floats, their last layer's
+   values at xs) where F and top are whole groups of NCF__LANES: each block's partial sum j
+   takes its terms in the same order, each weight splat once for the three blocks, and partial
+   sums j and j + 4 are made together and added as ncf__lanes_terms adds them. */
+static void ncf__lanes3_terms(ncf__vf *v, const float *blk, size_t bs, int L1, const float *gw, const float *gu, int F,
+                              const float *x, size_t xs, const float *wh, int top)
+{
+    ncf__vf q[3][4], a[3], c[3], g, u, w, z = {0};
+    int b, j, d, t;
+    for (j = 0; j < 4; j++) {
+        NCF__UNROLL
+        for (b = 0; b < 3; b++) a[b] = z, c[b] = z;
+        for (d = 0; d < F; d += NCF__LANES) {
+            NCF__SPLAT(ncf__vf, NCF__VW, u, gu[d + j]);
+            NCF__SPLAT(ncf__vf, NCF__VW, w, gw[d + j]);
+            NCF__UNROLL
+            for (b = 0; b < 3; b++) {
+                NCF__VLOAD(g, blk + b * bs + (size_t)(L1 + d + j) * NCF__PB);
+                g = u * g;
+                NCF__VFMA(a[b], w, g);
+            }
+            NCF__SPLAT(ncf__vf, NCF__VW, u, gu[d + j + 4]);
+            NCF__SPLAT(ncf__vf, NCF__VW, w, gw[d + j + 4]);
+            NCF__UNROLL
+            for (b = 0; b < 3; b++) {
+                NCF__VLOAD(g, blk + b * bs + (size_t)(L1 + d + j + 4) * NCF__PB);
+                g = u * g;
+                NCF__VFMA(c[b], w, g);
+            }
+        }
+        for (t = 0; t < top; t += NCF__LANES) {
+            NCF__SPLAT(ncf__vf, NCF__VW, w, wh[t + j]);
+            NCF__UNROLL
+            for (b = 0; b < 3; b++) {
+                NCF__VLOAD(g, x + b * xs + (size_t)(t + j) * NCF__VW);
+                NCF__VFMA(a[b], w, g);
+            }
+            NCF__SPLAT(ncf__vf, NCF__VW, w, wh[t + j + 4]);
+            NCF__UNROLL
+            for (b = 0; b < 3; b++) {
+                NCF__VLOAD(g, x + b * xs + (size_t)(t + j + 4) * NCF__VW);
+                NCF__VFMA(c[b], w, g);
+            }
+        }
+        NCF__UNROLL
+        for (b = 0; b < 3; b++) q[b][j] = a[b] + c[b];
+    }
+    NCF__UNROLL
+    for (b = 0; b < 3; b++) {
+        q[b][0] += q[b][2], q[b][1] += q[b][3];
+        v[b] = q[b][0] + q[b][1];
+    }
+}
+
 /* ncf__score_lanes of three whole blocks of the catalogue at once (items first.., first a
    multiple of NCF__PB; at least two dense layers), the same bits; next as ncf__lanes3_first. */
 static void ncf__score_lanes3(const ncf_model *m, const float *proj, const float *gu, int first, const float *next,
@@ -8068,18 +8122,25 @@ static void ncf__score_lanes3(const ncf_model *m, const float *proj, const float
     const float *gw = s->tables.gmf_weights, *wh = m->w_out ? m->w_out + s->F : NULL;
     int b, j, l, cur = 0, R = ncf__proj_rows(m);
     const float *blk = proj + ncf__proj_at(R, (size_t)first, 0);
-    ncf__vf p[NCF__LANES], v, z = {0};
+    ncf__vf p[NCF__LANES], v, t[3], z = {0};
     ncf__lanes3_first(blk, (size_t)R * NCF__PB, e->pu, L[1], next, e->h[1]);
     ncf__lanes3_layer(e->h[1], (size_t)L[1] * NCF__VW, L[1], m->w[2], m->b[2], L[2], e->h[0]);
     for (l = 3; l <= s->nd; l++, cur ^= 1)
         ncf__lanes3_layer(e->h[cur], (size_t)L[l - 1] * NCF__VW, L[l - 1], m->w[l], m->b[l], L[l], e->h[cur ^ 1]);
+    if (s->F % NCF__LANES == 0 && s->top % NCF__LANES == 0)
+        ncf__lanes3_terms(t, blk, (size_t)R * NCF__PB, L[1], gw, gu, s->F, e->h[cur], (size_t)s->top * NCF__VW, wh,
+                          s->top);
+    else
+        for (b = 0; b < 3; b++) {
+            NCF__UNROLL
+            for (j = 0; j < NCF__LANES; j++) p[j] = z;
+            ncf__lanes_terms(p, proj, R, NULL, blk + (size_t)b * R * NCF__PB, L[1], gw, gu, s->F,
+                             e->h[cur] + (size_t)b * s->top * NCF__VW, wh, s->top);
+            t[b] = p[0];
+        }
     for (b = 0; b < 3; b++) {
-        NCF__UNROLL
-        for (j = 0; j < NCF__LANES; j++) p[j] = z;
-        ncf__lanes_terms(p, proj, R, NULL, blk + (size_t)b * R * NCF__PB, L[1], gw, gu, s->F,
-                         e->h[cur] + (size_t)b * s->top * NCF__VW, wh, s->top);
         NCF__SPLAT(ncf__vf, NCF__VW, v, m->b_out[0]);
-        v += p[0];
+        v += t[b];
         NCF__VSTORE(sc + b * NCF__PB, v);
     }
 }
