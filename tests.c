@@ -1057,6 +1057,96 @@ static void test_sampler_negatives_uniform_by_chi_square(void)
     ncf_dataset_free(&d);
 }
 
+/* The epoch's order written from its definition, sharing nothing with ncf.h: splitmix64's
+   finalizer; a 4-round Feistel network over [0, 2^bits), 2^bits the least power of two >= n,
+   whose halves swap widths each round; each position walked until it lands in [0, n). */
+static uint64_t ref_mix64(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static int64_t ref_permuted(int64_t pos, int64_t n, uint64_t key)
+{
+    int bits = 1, a, b, round, t;
+    uint64_t x = (uint64_t)pos, l, r, f;
+    while (bits < 62 && ((int64_t)1 << bits) < n) bits++;
+    do {
+        a = bits / 2, b = bits - a;
+        l = x >> b, r = x & (((uint64_t)1 << b) - 1);
+        for (round = 0; round < 4; round++) {
+            f = (ref_mix64(r ^ key ^ ((uint64_t)round << 58)) & (((uint64_t)1 << a) - 1)) ^ l;
+            l = r, r = f, t = a, a = b, b = t;
+        }
+        x = (l << b) | r;
+    } while (x >= (uint64_t)n);
+    return (int64_t)x;
+}
+
+/* The shuffle's key of an epoch: hash3(seed ^ 2, epoch, which), 2 being the shuffle's tag. */
+static uint64_t ref_shuffle_key(uint64_t seed, int epoch, uint64_t which)
+{
+    return ref_mix64(ref_mix64(ref_mix64(seed ^ 2) ^ (uint64_t)epoch) ^ which);
+}
+
+/* Example j of the order: its user always, and its item and label when it is the positive. */
+static int order_mismatches(const ncf_dataset *d, int64_t p, int positive, int32_t u, int32_t i, float y)
+{
+    if (u != d->train_user[p]) return 1;
+    return positive ? i != d->items[p] || y != 1.0f : y != 0.0f;
+}
+
+/* Both orders of an epoch, the sampler's (examples shuffled) and the per-example recipe's
+   (positives shuffled, each followed by its negatives), against the definition above: on
+   logs whose epochs walk often (n just past a power of two) and seldom, with and without
+   negatives, whole and from an odd start. */
+static void test_sampler_order_is_the_keyed_feistel_permutation(void)
+{
+    static const int shapes[][3] = {{7, 20, 40}, {60, 40, 900}, {300, 200, 5000}};
+    int z, neg, epoch, bad = 0, checked = 0;
+    for (z = 0; z < 3; z++)
+        for (neg = 0; neg <= 3; neg += 3) {
+            ncf_dataset d;
+            ncf_sampler s;
+            int32_t *u, *it, *u2, *it2;
+            float *y, *y2;
+            int64_t n, j, per = 1 + neg;
+            if (ncf_synthetic(&d, shapes[z][0], shapes[z][1], shapes[z][2], 2, 5) != NCF_OK) {
+                CHECKF(0, "synthetic %d x %d: %s", shapes[z][0], shapes[z][1], ncf_error_text());
+                continue;
+            }
+            CHECK(ncf_sampler_init(&s, &d, neg, 31 + z) == NCF_OK);
+            n = s.num_examples;
+            u = (int32_t *)malloc(sizeof(int32_t) * (size_t)n), it = (int32_t *)malloc(sizeof(int32_t) * (size_t)n);
+            u2 = (int32_t *)malloc(sizeof(int32_t) * (size_t)n), it2 = (int32_t *)malloc(sizeof(int32_t) * (size_t)n);
+            y = (float *)malloc(sizeof(float) * (size_t)n), y2 = (float *)malloc(sizeof(float) * (size_t)n);
+            for (epoch = 1; epoch <= 2 && u && it && u2 && it2 && y && y2; epoch++) {
+                uint64_t key = ref_shuffle_key(s.seed, epoch, 0), key1 = ref_shuffle_key(s.seed, epoch, 1);
+                int64_t from = n > 37 ? 37 : 0;
+                ncf_sampler_fill(&s, epoch, 0, (int)n, u, it, y);
+                ncf_sampler_fill(&s, epoch, from, (int)(n - from), u2, it2, y2);
+                for (j = 0; j < n; j++, checked++) {
+                    int64_t e = ref_permuted(j, n, key);
+                    bad += order_mismatches(&d, e / per, e % per == 0, u[j], it[j], y[j]);
+                    bad += j >= from && (u2[j - from] != u[j] || it2[j - from] != it[j] || y2[j - from] != y[j]);
+                }
+                ncf__fill_by_positive(&s, epoch, 0, (int)n, u, it, y);
+                ncf__fill_by_positive(&s, epoch, from, (int)(n - from), u2, it2, y2);
+                for (j = 0; j < n; j++, checked++) {
+                    int64_t p = ref_permuted(j / per, n / per, key1);
+                    bad += order_mismatches(&d, p, j % per == 0, u[j], it[j], y[j]);
+                    bad += j >= from && (u2[j - from] != u[j] || it2[j - from] != it[j] || y2[j - from] != y[j]);
+                }
+            }
+            free(u), free(it), free(u2), free(it2), free(y), free(y2);
+            ncf_dataset_free(&d);
+        }
+    printf("    %d examples of both orders against the definition\n", checked);
+    CHECKF(bad == 0, "%d examples out of their defined place", bad);
+}
+
 static void test_pipeline_hash_follows_seed_and_epoch_not_threads(void)
 {
     ncf_dataset d;
@@ -7219,6 +7309,7 @@ static const test_case TESTS[] = {
     {"bad_input_files_refused_with_file_and_line", test_bad_input_files_refused_with_file_and_line},
     {"sampler_draws_each_positive_once_and_unrated_negatives", test_sampler_draws_each_positive_once_and_unrated_negatives},
     {"sampler_negatives_uniform_by_chi_square", test_sampler_negatives_uniform_by_chi_square},
+    {"sampler_order_is_the_keyed_feistel_permutation", test_sampler_order_is_the_keyed_feistel_permutation},
     {"pipeline_hash_follows_seed_and_epoch_not_threads", test_pipeline_hash_follows_seed_and_epoch_not_threads},
     {"eval_negatives_unrated_and_distinct", test_eval_negatives_unrated_and_distinct},
     {"synthetic_data_has_the_shape_asked_for", test_synthetic_data_has_the_shape_asked_for},
