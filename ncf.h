@@ -4871,15 +4871,22 @@ static void ncf__fill_chunk(const ncf_sampler *s, int epoch, const int64_t *e, i
                             int32_t *items, float *labels, uint8_t *own)
 {
     const ncf_dataset *d = s->data;
-    int64_t p[32], k[32], per = 1 + s->num_neg;
+    int64_t p[16], k[16], per = 1 + s->num_neg;
     int q;
-    for (q = 0; q < n + ahead; q++) {
+    for (q = 0; q < n; q++) {
         p[q] = e[q] / per, k[q] = e[q] - p[q] * per, p[q] -= d->shard.train_lo;
-        if (own && q < n) own[q] = (uint64_t)p[q] < (uint64_t)d->num_train;
+        if (own) own[q] = (uint64_t)p[q] < (uint64_t)d->num_train;
         if ((uint64_t)p[q] >= (uint64_t)d->num_train) continue; /* another rank's (a shard) */
         NCF__PREFETCH(d->train_user + p[q]);
         NCF__PREFETCH(d->items + p[q]);
         if (d->weight) NCF__PREFETCH(d->weight + p[q]);
+    }
+    for (q = n; q < n + ahead; q++) { /* the next chunk's positives */
+        int64_t x = e[q] / per - d->shard.train_lo;
+        if ((uint64_t)x >= (uint64_t)d->num_train) continue;
+        NCF__PREFETCH(d->train_user + x);
+        NCF__PREFETCH(d->items + x);
+        if (d->weight) NCF__PREFETCH(d->weight + x);
     }
     for (q = 0; q < n; q++) {
         int64_t lo, hi;
