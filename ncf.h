@@ -4862,6 +4862,18 @@ static void ncf__draw_chunk(const ncf_sampler *s, int epoch, const int64_t *e, c
     for (q = 0; q < j; q++) items[at[q]] = (int32_t)a[q].item;
 }
 
+/* Prefetches of the positive at place p of the shard (none for another rank's): its user,
+   item and weight. A macro: GCC takes a function of prefetches alone for one without
+   effects and drops its calls. */
+#define NCF__PREFETCH_POSITIVE(d, p) \
+    do { \
+        if ((uint64_t)(p) < (uint64_t)(d)->num_train) { \
+            NCF__PREFETCH((d)->train_user + (p)); \
+            NCF__PREFETCH((d)->items + (p)); \
+            if ((d)->weight) NCF__PREFETCH((d)->weight + (p)); \
+        } \
+    } while (0)
+
 /* Examples e[0..n) (n <= 16): prefetches of what each will touch (positive, user, the
    user's item list) first, so the cache misses of 16 random examples overlap instead of
    queueing; and of the positives of e[n..n+ahead), the next chunk's, whose misses then
@@ -4876,17 +4888,11 @@ static void ncf__fill_chunk(const ncf_sampler *s, int epoch, const int64_t *e, i
     for (q = 0; q < n; q++) {
         p[q] = e[q] / per, k[q] = e[q] - p[q] * per, p[q] -= d->shard.train_lo;
         if (own) own[q] = (uint64_t)p[q] < (uint64_t)d->num_train;
-        if ((uint64_t)p[q] >= (uint64_t)d->num_train) continue; /* another rank's (a shard) */
-        NCF__PREFETCH(d->train_user + p[q]);
-        NCF__PREFETCH(d->items + p[q]);
-        if (d->weight) NCF__PREFETCH(d->weight + p[q]);
+        NCF__PREFETCH_POSITIVE(d, p[q]);
     }
     for (q = n; q < n + ahead; q++) { /* the next chunk's positives */
         int64_t x = e[q] / per - d->shard.train_lo;
-        if ((uint64_t)x >= (uint64_t)d->num_train) continue;
-        NCF__PREFETCH(d->train_user + x);
-        NCF__PREFETCH(d->items + x);
-        if (d->weight) NCF__PREFETCH(d->weight + x);
+        NCF__PREFETCH_POSITIVE(d, x);
     }
     for (q = 0; q < n; q++) {
         int64_t lo, hi;
@@ -7347,14 +7353,11 @@ static void ncf__fill_by_positive(const ncf_sampler *s, int epoch, int64_t start
             ncf__permute_run(&f, a, count, x);
             for (g = 0; g < count; g++) {
                 p[g] = x[g] - d->shard.train_lo;
-                if (g < 16 && (uint64_t)p[g] < (uint64_t)d->num_train)
-                    NCF__PREFETCH(d->train_user + p[g]), NCF__PREFETCH(d->items + p[g]);
+                if (g < 16) NCF__PREFETCH_POSITIVE(d, p[g]);
             }
         }
         g0 = run, run = count - g0 < 16 ? count : g0 + 16; /* the group: positives [g0, run) of the run */
-        for (g = run; g < count && g < run + 16; g++)      /* the next group's */
-            if ((uint64_t)p[g] < (uint64_t)d->num_train)
-                NCF__PREFETCH(d->train_user + p[g]), NCF__PREFETCH(d->items + p[g]);
+        for (g = run; g < count && g < run + 16; g++) NCF__PREFETCH_POSITIVE(d, p[g]); /* the next group's */
         for (g = g0; g < run; g++)
             if ((uint64_t)p[g] < (uint64_t)d->num_train) NCF__PREFETCH(d->user_ptr + d->train_user[p[g]]);
         for (g = g0; g < run && per > 1; g++)
