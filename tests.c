@@ -583,6 +583,54 @@ static void test_training_bit_identical_with_a_preempted_thread(void)
 #endif
 }
 
+/* Thread 0 training alone while the others sit out (what pacing picks on a machine where
+   more threads are slower), and the whole team with pacing off: both the 1-thread model bit
+   for bit, through an epoch and through ncf_train_step. Catches a claim that hands out a
+   unit twice, or none, when thread 0 takes a phase's units at once. */
+static uint64_t paced_hash(int threads, int solo, int by_step)
+{
+    ncf_dataset d;
+    ncf_sampler s;
+    ncf_model *m = NULL;
+    ncf_config c = ncf_config_default();
+    uint64_t h = 0;
+    ncf_set_threads(threads);
+    if (ncf_synthetic(&d, 2000, 400, 40000, 8, 7) != NCF_OK) return 1;
+    c.num_users = d.num_users, c.num_items = d.num_items, c.batch_size = 256, c.seed = 7;
+    if (ncf_model_create(&m, &c) == NCF_OK && ncf_sampler_init(&s, &d, 4, c.seed) == NCF_OK) {
+        int ok = 1;
+        m->scratch->pace.solo = solo, m->scratch->pace.next = INT64_MAX; /* no probes: the choice stands */
+        if (by_step) {
+            int32_t u[256], it[256];
+            float y[256];
+            int k;
+            for (k = 0; k < 100 && ok; k++) {
+                ncf_sampler_fill(&s, 1, (int64_t)k * 256, 256, u, it, y);
+                ok = ncf_train_step(m, u, it, y, 256, NULL) == NCF_OK;
+            }
+        } else ok = ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) == NCF_OK;
+        if (ok) h = state_hash(m);
+    }
+    ncf_model_free(m);
+    ncf_dataset_free(&d);
+    ncf_set_threads(2);
+    return h;
+}
+
+static void test_training_bit_identical_with_thread_0_alone(void)
+{
+    int by_step, solo;
+    for (by_step = 0; by_step < 2; by_step++) {
+        uint64_t h1 = paced_hash(1, 0, by_step);
+        for (solo = 0; solo < 2; solo++) {
+            uint64_t h2 = paced_hash(2, solo, by_step);
+            CHECKF(h1 == h2 && h1 > 1, "%s, %s: 1 thread %016llx, 2 threads %016llx",
+                   by_step ? "ncf_train_step" : "ncf_train_epoch", solo ? "thread 0 alone" : "the whole team",
+                   (unsigned long long)h1, (unsigned long long)h2);
+        }
+    }
+}
+
 /* ---- >>errors: bad arguments refused, nothing applied ---------------------------------------- */
 
 static void test_bad_arguments_refused_and_nothing_applied(void)
@@ -7302,6 +7350,7 @@ static const test_case TESTS[] = {
     {"dense_and_lazy_adam_differ_only_on_idle_rows", test_dense_and_lazy_adam_differ_only_on_idle_rows},
     {"training_bit_identical_on_any_thread_count", test_training_bit_identical_on_any_thread_count},
     {"training_bit_identical_with_a_preempted_thread", test_training_bit_identical_with_a_preempted_thread},
+    {"training_bit_identical_with_thread_0_alone", test_training_bit_identical_with_thread_0_alone},
     {"bad_arguments_refused_and_nothing_applied", test_bad_arguments_refused_and_nothing_applied},
     {"every_movielens_format_loads_the_same_data", test_every_movielens_format_loads_the_same_data},
     {"columns_read_by_header_name_and_bom_skipped", test_columns_read_by_header_name_and_bom_skipped},

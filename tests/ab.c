@@ -119,9 +119,11 @@ AB_API double ab_work(void *h, int units)
     return (double)units * x.users;
 }
 
-#else /* the driver */
-#define _POSIX_C_SOURCE 200809L
+#else               /* the driver */
+#define _GNU_SOURCE /* (thread affinity, for the cores' round trip) */
 #include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -169,6 +171,62 @@ static int side_open(ab_side *s, const char *path, const char *name, int threads
     return 1;
 }
 
+/* The round trip of a cache line between the first two CPUs the process may use, in ns: a
+   flag passed back and forth 20,000 times by two threads pinned one to each. A VM's host
+   may place its two cores close (about 0.1 us on the project's AMD EPYC) or, for minutes at
+   a time, far apart (about 0.4 us), and a team of 2 threads then trains slower than one
+   thread (docs/performance.md): each case's line gives it before and after its rounds.
+   -1 with fewer than 2 CPUs. */
+#define AB_TRIPS 20000
+static volatile long ab_flag;
+static int ab_cpu[2];
+
+static void ab_pin(int cpu)
+{
+    cpu_set_t s;
+    CPU_ZERO(&s);
+    CPU_SET(cpu, &s);
+    pthread_setaffinity_np(pthread_self(), sizeof s, &s);
+}
+
+static void *ab_pong(void *arg)
+{
+    long i;
+    ab_pin(ab_cpu[1]);
+    for (i = 0; i < AB_TRIPS; i++) {
+        while (__atomic_load_n(&ab_flag, __ATOMIC_ACQUIRE) != 2 * i + 1) continue;
+        __atomic_store_n(&ab_flag, 2 * i + 2, __ATOMIC_RELEASE);
+    }
+    return arg;
+}
+
+static double round_trip_ns(void)
+{
+    cpu_set_t all, mine;
+    pthread_t t;
+    double t0;
+    long i;
+    int c, k = 0;
+    if (sched_getaffinity(0, sizeof all, &all) != 0) return -1;
+    for (c = 0; c < CPU_SETSIZE && k < 2; c++)
+        if (CPU_ISSET(c, &all)) ab_cpu[k++] = c;
+    if (k < 2 || pthread_getaffinity_np(pthread_self(), sizeof mine, &mine) != 0) return -1;
+    ab_pin(ab_cpu[0]), ab_flag = 0;
+    if (pthread_create(&t, NULL, ab_pong, NULL) != 0) {
+        pthread_setaffinity_np(pthread_self(), sizeof mine, &mine);
+        return -1;
+    }
+    t0 = now_s();
+    for (i = 0; i < AB_TRIPS; i++) {
+        __atomic_store_n(&ab_flag, 2 * i + 1, __ATOMIC_RELEASE);
+        while (__atomic_load_n(&ab_flag, __ATOMIC_ACQUIRE) != 2 * i + 2) continue;
+    }
+    t0 = now_s() - t0;
+    pthread_join(t, NULL);
+    pthread_setaffinity_np(pthread_self(), sizeof mine, &mine); /* (the OpenMP team inherits it) */
+    return 1e9 * t0 / AB_TRIPS;
+}
+
 /* Seconds for units of side s's work, its amount in *done; negative on failure. */
 static double timed(ab_side *s, int units, double *done)
 {
@@ -182,12 +240,13 @@ int main(int argc, char **argv)
     enum { MAX_ROUNDS = 1000 };
     ab_side side[2];
     static double ratio[MAX_ROUNDS], rate[2][MAX_ROUNDS];
-    double done, t[2];
+    double done, t[2], trip[2];
     int threads, rounds, units = 1, r, k;
     if (argc != 6 || (threads = atoi(argv[4])) < 1 || (rounds = atoi(argv[5])) < 1 || rounds > MAX_ROUNDS) {
         fprintf(stderr, "usage: ab OURS.so BASE.so paper-train|mlperf-train|sgd-train|top10|full THREADS ROUNDS\n");
         return 2;
     }
+    trip[0] = round_trip_ns();
     if (!side_open(&side[0], argv[1], argv[3], threads) || !side_open(&side[1], argv[2], argv[3], threads)) return 1;
     /* a warm-up of each (first touches), then a window of about a fifth of a second of ours */
     if (timed(&side[0], 1, &done) < 0 || timed(&side[1], 1, &done) < 0)
@@ -202,11 +261,14 @@ int main(int argc, char **argv)
         }
         ratio[r] = t[1] / t[0];
     }
+    trip[1] = round_trip_ns();
     sort(ratio, rounds), sort(rate[0], rounds), sort(rate[1], rounds);
     printf("{\"case\":\"ab\",\"what\":\"%s\",\"threads\":%d,\"rounds\":%d,\"window_units\":%d,\"ours_per_s\":%.1f,"
-           "\"base_per_s\":%.1f,\"ratio\":%.3f,\"ratio_q1\":%.3f,\"ratio_q3\":%.3f}\n",
+           "\"base_per_s\":%.1f,\"ratio\":%.3f,\"ratio_q1\":%.3f,\"ratio_q3\":%.3f,\"trip_ns_before\":%.0f,"
+           "\"trip_ns_after\":%.0f}\n",
            argv[3], threads, rounds, units, quantile(rate[0], rounds, 0.5), quantile(rate[1], rounds, 0.5),
-           quantile(ratio, rounds, 0.5), quantile(ratio, rounds, 0.25), quantile(ratio, rounds, 0.75));
+           quantile(ratio, rounds, 0.5), quantile(ratio, rounds, 0.25), quantile(ratio, rounds, 0.75), trip[0],
+           trip[1]);
     /* (no dlclose: closing the last library would unload libgomp under its waiting threads) */
     for (k = 0; k < 2; k++) side[k].close(side[k].h);
     return 0;
