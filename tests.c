@@ -528,8 +528,9 @@ static void test_training_bit_identical_on_any_thread_count(void)
    when the machine has 2) still give the 1-thread model bit for bit, over more steps than
    one parallel region runs (the train loop keeps 1024 steps in a region), for lazy and
    dense Adam and through ncf_train_step. Catches a phase whose unit count a late thread
-   reads after a thread ahead has changed it. */
-static uint64_t preempted_hash(int threads, int dense, int by_step)
+   reads after a thread ahead has changed it. With solo 0 or 1, pacing is off and its choice
+   stands: the whole team, or thread 0 alone (-1: pacing as it comes). */
+static uint64_t preempted_hash(int threads, int dense, int by_step, int solo)
 {
     ncf_dataset d;
     ncf_sampler s;
@@ -543,6 +544,7 @@ static uint64_t preempted_hash(int threads, int dense, int by_step)
     c.adam = dense ? NCF_ADAM_DENSE : NCF_ADAM_LAZY;
     if (ncf_model_create(&m, &c) == NCF_OK && ncf_sampler_init(&s, &d, 4, c.seed) == NCF_OK) {
         int ok = 1;
+        if (solo >= 0) m->scratch->pace.solo = solo, m->scratch->pace.next = INT64_MAX; /* no probes */
         if (by_step) { /* 300 steps of ncf_train_step, batches from the sampler */
             int32_t u[320], it[320];
             float y[320];
@@ -574,7 +576,7 @@ static void test_training_bit_identical_with_a_preempted_thread(void)
 #endif
     for (dense = 0; dense < 2; dense++)
         for (by_step = 0; by_step < 2; by_step++) {
-            uint64_t h1 = preempted_hash(1, dense, by_step), h3 = preempted_hash(3, dense, by_step);
+            uint64_t h1 = preempted_hash(1, dense, by_step, -1), h3 = preempted_hash(3, dense, by_step, -1);
             CHECKF(h1 == h3 && h1 > 1, "%s Adam, %s: 1 thread %016llx, 3 threads %016llx", dense ? "dense" : "lazy",
                    by_step ? "ncf_train_step" : "ncf_train_epoch", (unsigned long long)h1, (unsigned long long)h3);
         }
@@ -587,43 +589,13 @@ static void test_training_bit_identical_with_a_preempted_thread(void)
    more threads are slower), and the whole team with pacing off: both the 1-thread model bit
    for bit, through an epoch and through ncf_train_step. Catches a claim that hands out a
    unit twice, or none, when thread 0 takes a phase's units at once. */
-static uint64_t paced_hash(int threads, int solo, int by_step)
-{
-    ncf_dataset d;
-    ncf_sampler s;
-    ncf_model *m = NULL;
-    ncf_config c = ncf_config_default();
-    uint64_t h = 0;
-    ncf_set_threads(threads);
-    if (ncf_synthetic(&d, 2000, 400, 40000, 8, 7) != NCF_OK) return 1;
-    c.num_users = d.num_users, c.num_items = d.num_items, c.batch_size = 256, c.seed = 7;
-    if (ncf_model_create(&m, &c) == NCF_OK && ncf_sampler_init(&s, &d, 4, c.seed) == NCF_OK) {
-        int ok = 1;
-        m->scratch->pace.solo = solo, m->scratch->pace.next = INT64_MAX; /* no probes: the choice stands */
-        if (by_step) {
-            int32_t u[256], it[256];
-            float y[256];
-            int k;
-            for (k = 0; k < 100 && ok; k++) {
-                ncf_sampler_fill(&s, 1, (int64_t)k * 256, 256, u, it, y);
-                ok = ncf_train_step(m, u, it, y, 256, NULL) == NCF_OK;
-            }
-        } else ok = ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) == NCF_OK;
-        if (ok) h = state_hash(m);
-    }
-    ncf_model_free(m);
-    ncf_dataset_free(&d);
-    ncf_set_threads(2);
-    return h;
-}
-
 static void test_training_bit_identical_with_thread_0_alone(void)
 {
     int by_step, solo;
     for (by_step = 0; by_step < 2; by_step++) {
-        uint64_t h1 = paced_hash(1, 0, by_step);
+        uint64_t h1 = preempted_hash(1, 0, by_step, -1);
         for (solo = 0; solo < 2; solo++) {
-            uint64_t h2 = paced_hash(2, solo, by_step);
+            uint64_t h2 = preempted_hash(2, 0, by_step, solo);
             CHECKF(h1 == h2 && h1 > 1, "%s, %s: 1 thread %016llx, 2 threads %016llx",
                    by_step ? "ncf_train_step" : "ncf_train_epoch", solo ? "thread 0 alone" : "the whole team",
                    (unsigned long long)h1, (unsigned long long)h2);
