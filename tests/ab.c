@@ -176,7 +176,8 @@ static int side_open(ab_side *s, const char *path, const char *name, int threads
    may place its two cores close (about 0.1 us on the project's AMD EPYC) or, for minutes at
    a time, far apart (about 0.4 us), and a team of 2 threads then trains slower than one
    thread (docs/performance.md): each case's line gives it before and after its rounds.
-   -1 with fewer than 2 CPUs. */
+   -1 with fewer than 2 CPUs. At most half a second: two threads that share one CPU (a
+   quota, a pin refused) hand the flag over once a time slice. */
 #define AB_TRIPS 20000
 static volatile long ab_flag;
 static int ab_cpu[2];
@@ -194,7 +195,9 @@ static void *ab_pong(void *arg)
     long i;
     ab_pin(ab_cpu[1]);
     for (i = 0; i < AB_TRIPS; i++) {
-        while (__atomic_load_n(&ab_flag, __ATOMIC_ACQUIRE) != 2 * i + 1) continue;
+        long f;
+        while ((f = __atomic_load_n(&ab_flag, __ATOMIC_ACQUIRE)) != 2 * i + 1)
+            if (f < 0) return arg; /* time is up */
         __atomic_store_n(&ab_flag, 2 * i + 2, __ATOMIC_RELEASE);
     }
     return arg;
@@ -217,14 +220,15 @@ static double round_trip_ns(void)
         return -1;
     }
     t0 = now_s();
-    for (i = 0; i < AB_TRIPS; i++) {
+    for (i = 0; i < AB_TRIPS && ((i & 15) || now_s() - t0 < 0.5); i++) {
         __atomic_store_n(&ab_flag, 2 * i + 1, __ATOMIC_RELEASE);
         while (__atomic_load_n(&ab_flag, __ATOMIC_ACQUIRE) != 2 * i + 2) continue;
     }
     t0 = now_s() - t0;
+    __atomic_store_n(&ab_flag, -1, __ATOMIC_RELEASE);
     pthread_join(t, NULL);
     pthread_setaffinity_np(pthread_self(), sizeof mine, &mine); /* (the OpenMP team inherits it) */
-    return 1e9 * t0 / AB_TRIPS;
+    return i ? 1e9 * t0 / (double)i : -1;
 }
 
 /* Seconds for units of side s's work, its amount in *done; negative on failure. */
