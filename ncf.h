@@ -1556,7 +1556,7 @@ static void ncf__pace_phase(ncf__team *t)
    minutes). So a claim takes half of a thread's share of what is left, not a quarter: the
    paper's model claims 35 times a step instead of 58, 1.03-1.07x as fast on 2 threads (AMD
    EPYC, in turn); and thread 0 alone claims once a phase, not 19 times: 0.99x of one
-   thread's pace where it was 0.91x. */
+   thread's pace where it was 0.91-0.94x. */
 static int ncf__claim(ncf__ctx *x, int64_t n, int64_t grain, int64_t *lo, int64_t *hi)
 {
 #if NCF__TEAMS

@@ -119,8 +119,8 @@ AB_API double ab_work(void *h, int units)
     return (double)units * x.users;
 }
 
-#else               /* the driver */
-#define _GNU_SOURCE /* (thread affinity, for the cores' round trip) */
+#else /* the driver; _GNU_SOURCE for thread affinity (the cores' round trip) */
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
@@ -179,7 +179,7 @@ static int side_open(ab_side *s, const char *path, const char *name, int threads
    -1 with fewer than 2 CPUs. At most half a second: two threads that share one CPU (a
    quota, a pin refused) hand the flag over once a time slice. */
 #define AB_TRIPS 20000
-static volatile long ab_flag;
+static long ab_flag; /* (read and written with __atomic builtins only) */
 static int ab_cpu[2];
 
 static void ab_pin(int cpu)
