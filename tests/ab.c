@@ -17,7 +17,8 @@
    step took the batch path, 15-20x slower), top10 (a known user's top 10 over 3,706 items with
    the paper's model) and full (a full-ranking evaluation of the same model, a fixed sample of
    about 200 users a unit of work). Public calls only, so that each builds against any commit since 0.6.1. One JSON
-   line: each side's median rate, and the median and quartiles of the rounds' ratios. */
+   line: each side's median rate, the median and quartiles of the rounds' ratios, and the
+   host's state before and after the rounds (the cores' round trip, a load's latency). */
 #ifdef AB_LIB
 #define NCF_STATIC
 #define NCF_IMPLEMENTATION
@@ -124,6 +125,7 @@ AB_API double ab_work(void *h, int units)
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -231,6 +233,40 @@ static double round_trip_ns(void)
     return i ? 1e9 * t0 / (double)i : -1;
 }
 
+/* The latency of a load from an 8 MB buffer, in ns: 1,000,000 loads, each the address of the
+   next, around one random cycle of its cache lines. The paper config's step reaches about
+   13 MB (the model's rows with their Adam moments, the training lists the sampler searches),
+   and how much of that a host's caches keep moves between runs: on the project's VM such a
+   chase took 16-22 ns a load over 1-3 MB, over 4 MB 143 ns at one time and 20 ns within the
+   hour, and over 8 MB 54-157 ns. Each case's line gives it before and after its
+   rounds. -1 when the buffer cannot be had. */
+#define AB_CHASE_LINES ((8 << 20) / 64)
+static uint32_t *ab_line; /* ab_line[16 * i]: the next line's index */
+
+static double load_ns(void)
+{
+    uint32_t *line = ab_line, i, at = 0;
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    double t0;
+    long k;
+    if (!line) {
+        uint32_t *order = (uint32_t *)malloc(sizeof *order * AB_CHASE_LINES);
+        if (!order || !(ab_line = line = (uint32_t *)malloc(64 * (size_t)AB_CHASE_LINES))) return free(order), -1;
+        for (i = 0; i < AB_CHASE_LINES; i++) order[i] = i;
+        for (i = AB_CHASE_LINES - 1; i > 0; i--) { /* Sattolo's shuffle: one cycle through all */
+            uint32_t j, t;
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            j = (uint32_t)(x % i), t = order[i], order[i] = order[j], order[j] = t;
+        }
+        for (i = 0; i < AB_CHASE_LINES; i++) line[16 * (size_t)order[i]] = order[(i + 1) % AB_CHASE_LINES];
+        free(order);
+    }
+    t0 = now_s();
+    for (k = 0; k < 1000000; k++) at = line[16 * (size_t)at];
+    t0 = now_s() - t0;
+    return at < AB_CHASE_LINES ? 1e3 * t0 : -1; /* (at: the chase is not optimised away) */
+}
+
 /* Seconds for units of side s's work, its amount in *done; negative on failure. */
 static double timed(ab_side *s, int units, double *done)
 {
@@ -244,13 +280,13 @@ int main(int argc, char **argv)
     enum { MAX_ROUNDS = 1000 };
     ab_side side[2];
     static double ratio[MAX_ROUNDS], rate[2][MAX_ROUNDS];
-    double done, t[2], trip[2];
+    double done, t[2], trip[2], load[2];
     int threads, rounds, units = 1, r, k;
     if (argc != 6 || (threads = atoi(argv[4])) < 1 || (rounds = atoi(argv[5])) < 1 || rounds > MAX_ROUNDS) {
         fprintf(stderr, "usage: ab OURS.so BASE.so paper-train|mlperf-train|sgd-train|top10|full THREADS ROUNDS\n");
         return 2;
     }
-    trip[0] = round_trip_ns();
+    trip[0] = round_trip_ns(), load[0] = load_ns();
     if (!side_open(&side[0], argv[1], argv[3], threads) || !side_open(&side[1], argv[2], argv[3], threads)) return 1;
     /* a warm-up of each (first touches), then a window of about a fifth of a second of ours */
     if (timed(&side[0], 1, &done) < 0 || timed(&side[1], 1, &done) < 0)
@@ -265,16 +301,17 @@ int main(int argc, char **argv)
         }
         ratio[r] = t[1] / t[0];
     }
-    trip[1] = round_trip_ns();
+    trip[1] = round_trip_ns(), load[1] = load_ns();
     sort(ratio, rounds), sort(rate[0], rounds), sort(rate[1], rounds);
     printf("{\"case\":\"ab\",\"what\":\"%s\",\"threads\":%d,\"rounds\":%d,\"window_units\":%d,\"ours_per_s\":%.1f,"
            "\"base_per_s\":%.1f,\"ratio\":%.3f,\"ratio_q1\":%.3f,\"ratio_q3\":%.3f,\"trip_ns_before\":%.0f,"
-           "\"trip_ns_after\":%.0f}\n",
+           "\"trip_ns_after\":%.0f,\"load_ns_before\":%.0f,\"load_ns_after\":%.0f}\n",
            argv[3], threads, rounds, units, quantile(rate[0], rounds, 0.5), quantile(rate[1], rounds, 0.5),
-           quantile(ratio, rounds, 0.5), quantile(ratio, rounds, 0.25), quantile(ratio, rounds, 0.75), trip[0],
-           trip[1]);
+           quantile(ratio, rounds, 0.5), quantile(ratio, rounds, 0.25), quantile(ratio, rounds, 0.75), trip[0], trip[1],
+           load[0], load[1]);
     /* (no dlclose: closing the last library would unload libgomp under its waiting threads) */
     for (k = 0; k < 2; k++) side[k].close(side[k].h);
+    free(ab_line);
     return 0;
 }
 #endif

@@ -390,14 +390,16 @@ static void bench_ab_summary(void)
         int train = what && !strncmp(what + 8, "paper-train", 11);
         if (!json_is(l, "case", "ab") || !what) continue;
         printf("in turns, one process, %.0f rounds: %.*s, %.0f thread%s: ours %.0f/s, base %.0f/s, median ratio %.2f "
-               "(quartiles %.2f-%.2f)%s; the cores' round trip %.0f ns before, %.0f after\n",
+               "(quartiles %.2f-%.2f)%s; the cores' round trip %.0f ns before, %.0f after; a load from 8 MB %.0f ns "
+               "before, %.0f after\n",
                json_num(l, "rounds"), (int)strcspn(what + 8, "\""), what + 8, json_num(l, "threads"),
                json_num(l, "threads") > 1 ? "s" : "", json_num(l, "ours_per_s"), json_num(l, "base_per_s"),
                json_num(l, "ratio"), json_num(l, "ratio_q1"), json_num(l, "ratio_q3"),
                train                                ? " (target >= 1.5)"
                    : strncmp(what + 8, "mlperf", 6) ? " (target >= 2)"
                                                     : "",
-               json_num(l, "trip_ns_before"), json_num(l, "trip_ns_after"));
+               json_num(l, "trip_ns_before"), json_num(l, "trip_ns_after"), json_num(l, "load_ns_before"),
+               json_num(l, "load_ns_after"));
     }
 }
 
