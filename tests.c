@@ -524,13 +524,11 @@ static void test_training_bit_identical_on_any_thread_count(void)
     }
 }
 
-/* Threads that the OS preempts (3 on this machine's 2 cores, and a busy loop beside them
-   when the machine has 2) still give the 1-thread model bit for bit, over more steps than
-   one parallel region runs (the train loop keeps 1024 steps in a region), for lazy and
-   dense Adam and through ncf_train_step. Catches a phase whose unit count a late thread
-   reads after a thread ahead has changed it. With solo 0 or 1, pacing is off and its choice
-   stands: the whole team, or thread 0 alone (-1: pacing as it comes). */
-static uint64_t preempted_hash(int threads, int dense, int by_step, int solo)
+/* The state hash of a model trained on `threads` threads through an epoch of more steps than
+   one parallel region runs (the train loop keeps 1024 steps in a region), or through 300
+   calls of ncf_train_step; lazy or dense Adam. With solo 0 or 1, pacing is off and its
+   choice stands: the whole team, or thread 0 alone (-1: pacing as it comes). */
+static uint64_t trained_hash(int threads, int dense, int by_step, int solo)
 {
     ncf_dataset d;
     ncf_sampler s;
@@ -562,6 +560,10 @@ static uint64_t preempted_hash(int threads, int dense, int by_step, int solo)
     return h;
 }
 
+/* Threads that the OS preempts (3 on this machine's 2 cores, and a busy loop beside them
+   when the machine has 2) still give the 1-thread model bit for bit, for lazy and dense Adam
+   and through ncf_train_step. Catches a phase whose unit count a late thread reads after a
+   thread ahead has changed it. */
 static void test_training_bit_identical_with_a_preempted_thread(void)
 {
     int dense, by_step;
@@ -576,7 +578,7 @@ static void test_training_bit_identical_with_a_preempted_thread(void)
 #endif
     for (dense = 0; dense < 2; dense++)
         for (by_step = 0; by_step < 2; by_step++) {
-            uint64_t h1 = preempted_hash(1, dense, by_step, -1), h3 = preempted_hash(3, dense, by_step, -1);
+            uint64_t h1 = trained_hash(1, dense, by_step, -1), h3 = trained_hash(3, dense, by_step, -1);
             CHECKF(h1 == h3 && h1 > 1, "%s Adam, %s: 1 thread %016llx, 3 threads %016llx", dense ? "dense" : "lazy",
                    by_step ? "ncf_train_step" : "ncf_train_epoch", (unsigned long long)h1, (unsigned long long)h3);
         }
@@ -593,9 +595,9 @@ static void test_training_bit_identical_with_thread_0_alone(void)
 {
     int by_step, solo;
     for (by_step = 0; by_step < 2; by_step++) {
-        uint64_t h1 = preempted_hash(1, 0, by_step, -1);
+        uint64_t h1 = trained_hash(1, 0, by_step, -1);
         for (solo = 0; solo < 2; solo++) {
-            uint64_t h2 = preempted_hash(2, 0, by_step, solo);
+            uint64_t h2 = trained_hash(2, 0, by_step, solo);
             CHECKF(h1 == h2 && h1 > 1, "%s, %s: 1 thread %016llx, 2 threads %016llx",
                    by_step ? "ncf_train_step" : "ncf_train_epoch", solo ? "thread 0 alone" : "the whole team",
                    (unsigned long long)h1, (unsigned long long)h2);
