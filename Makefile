@@ -373,13 +373,14 @@ bench-small: $(BENCH)
 
 # make bench-ab BASE=REV (in make bench with BASE): this ncf.h against REV's in one process,
 # in turns of a fifth of a second, 41 rounds a case (tests/ab.c): on a VM whose speed moves
-# within seconds, the median of the rounds' ratios is the figure that repeats.
-AB_CASES := "paper-train 1" "paper-train 2" "top10 1" "full 1" "mlperf-train 2"
+# within seconds, the median of the rounds' ratios is the figure that repeats. paper-positive:
+# ours on an epoch shuffled by positive (ncf_sampler.by_positive), the base in its default order.
+AB_CASES := "paper-train 1" "paper-train 2" "paper-positive 1" "paper-positive 2" "top10 1" "full 1" "mlperf-train 2"
 AB_ROUNDS ?= 41
 bench-ab: | $(BUILD)
 	@[ -n "$(BASE)" ] || { echo "make bench-ab needs BASE=REV"; exit 2; }
 	@rm -rf $(BUILD)/ab_base && mkdir -p $(BUILD)/ab_base && git show $(BASE):ncf.h > $(BUILD)/ab_base/ncf.h
-	$(BENCHCC) -DAB_LIB -fPIC -shared -fvisibility=hidden -I. tests/ab.c -o $(BUILD)/ab_ours.so -lm
+	$(BENCHCC) -DAB_LIB -DAB_OURS -fPIC -shared -fvisibility=hidden -I. tests/ab.c -o $(BUILD)/ab_ours.so -lm
 	$(BENCHCC) -DAB_LIB -fPIC -shared -fvisibility=hidden -I$(BUILD)/ab_base tests/ab.c -o $(BUILD)/ab_base.so -lm
 	$(BENCHCC) tests/ab.c -o $(BUILD)/ab -ldl
 	@for c in $(AB_CASES); do $(BUILD)/ab $(BUILD)/ab_ours.so $(BUILD)/ab_base.so $$c $(AB_ROUNDS) || exit 1; done | \

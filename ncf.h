@@ -191,6 +191,9 @@
             squares (implicit ALS); model header byte 236; ncf_tune draws it for a quarter of the MF
             trials
             An ALS model's fold-in solves its least squares exactly, from Gram matrices kept for serving
+            API: ncf_sampler.by_positive, ncf_fit_opts.by_positive (the demo's --shuffle positives): an
+            epoch shuffled by positive, each positive followed by its negatives: the paper config 1.2x as
+            fast, a user's rows one Adam step for its 1 + num_neg examples (docs/performance.md: quality)
      0.6.1  API: ncf_model_open_verified, for a buffer the firmware verified (no CRC, no value scan)
             No thread-local storage by default on any bare-metal target (RISC-V too)
             The vector tile on WebAssembly only with SIMD (-msimd128)
@@ -555,9 +558,10 @@ NCFDEF void ncf_dataset_free(ncf_dataset *ds);
 
 /* ---- >>api-sampler: training examples -------------------------------------------------------- */
 /* An epoch is every training positive once plus num_neg negatives each, drawn
-   uniformly from the user's unrated items, in a shuffled order. Every example is a
-   pure function of (seed, epoch, position): no epoch is materialized, and the result
-   is the same for any number of threads. The dataset must outlive the sampler. */
+   uniformly from the user's unrated items, every example shuffled on its own (or, with
+   by_positive, the positives shuffled, each followed by its negatives). Every example is
+   a pure function of (seed, epoch, position): no epoch is materialized, and the result is
+   the same for any number of threads. The dataset must outlive the sampler. */
 typedef struct ncf_sampler {
     const ncf_dataset *data;
     int num_neg;
@@ -568,6 +572,12 @@ typedef struct ncf_sampler {
                                user's training list, as the NCF paper's code draws them: training
                                never reads the test or validation items. 1: never draw those items
                                either (how 0.6 trained; it reads them), to compare with its figures */
+    int by_positive;      /* 0 (ncf_sampler_init's): every example shuffled on its own, as the
+                               TF/MLPerf reference orders an epoch. 1: the positives shuffled, each
+                               followed by its negatives: a batch holds a fifth as many users
+                               (num_neg 4), whose rows and lists serve 1 + num_neg examples from the
+                               cache and take one Adam step for them (the paper config 1.2x as
+                               fast; its quality over seeds in docs/performance.md) */
 } ncf_sampler;
 
 NCFDEF int ncf_sampler_init(ncf_sampler *s, const ncf_dataset *data, int num_neg, uint64_t seed);
@@ -965,6 +975,7 @@ typedef struct ncf_fit_opts {
     int epochs;               /* epochs to train at most [20] */
     int patience;             /* stop after this many epochs without a validation gain; 0: never [0] */
     int decay;                /* 1: the learning rate falls linearly over the epochs (ncf_decayed_lr) [0] */
+    int by_positive;          /* 1: the epoch shuffled by positive (ncf_sampler.by_positive) [0] */
     ncf_eval_opts eval;       /* what chooses: validation HR@eval.k, sampled or full ranking [HR@10, sampled] */
     ncf_progress_fn progress; /* within each epoch, or NULL */
     void *user;
@@ -4914,15 +4925,77 @@ static void ncf__fill_chunk(const ncf_sampler *s, int epoch, const int64_t *e, i
     ncf__draw_chunk(s, epoch, e, p, k, n, users, items, labels);
 }
 
-/* Examples [start, start + n) of an epoch whose shuffle has key `key`, in runs of NCF__RUN
-   positions, each drawn 16 at a time. With own (a shard), own[j] says whether example j is
+/* Examples [start, start + n) of the epoch shuffled by positive: the positives in a keyed
+   order, each followed by its negatives (the examples of the epoch shuffled one by one, in
+   another order). A batch then holds a fifth as many users (num_neg 4): a user's item list
+   and rows, fetched for its positive, serve its negatives from the cache, and its rows take
+   one Adam step for all of them. The paper config trains 1.2x as fast (docs/performance.md
+   gives its quality over seeds); SGD one example a step always takes this order. The
+   positives are placed NCF__RUN at a time and drawn in groups of 16: prefetches of what each
+   will touch (its user, the user's item list), and of the next group's positives, so that the
+   misses of 16 random positives overlap instead of queueing; their negatives' searches then
+   run 16 at a time (ncf__draw_chunk). With own (a shard), own[j] says whether example j is
    this shard's. */
-static void ncf__fill_rows(const ncf_sampler *s, int epoch, uint64_t key, int64_t start, int n, int32_t *users,
-                           int32_t *items, float *labels, uint8_t *own)
+static void ncf__fill_by_positive(const ncf_sampler *s, int epoch, int64_t start, int n, int32_t *users, int32_t *items,
+                                  float *labels, uint8_t *own)
 {
-    ncf__perm f = ncf__perm_make(s->bits, key, s->num_examples);
+    const ncf_dataset *d = s->data;
+    uint64_t key = ncf__hash3(s->seed ^ NCF__TAG_SHUFFLE, (uint64_t)epoch, 1);
+    int64_t per = 1 + s->num_neg, num_train = s->num_examples / per, a = start / per, end = start + n, q = start;
+    int64_t x[NCF__RUN], p[NCF__RUN], ce[16], cp[16], ck[16];
+    int bits = 1, g, g0, count = 0, run = 0, c;
+    ncf__perm f;
+    while (bits < 62 && ((int64_t)1 << bits) < num_train) bits++;
+    f = ncf__perm_make(bits, key, num_train);
+    while (q < end) {
+        if (run == count) { /* the next run of positives, and where the first group's lie */
+            int64_t left = NCF__CEIL_DIV(end - a * per, per);
+            count = left < NCF__RUN ? (int)left : NCF__RUN, run = 0;
+            ncf__permute_run(&f, a, count, x);
+            for (g = 0; g < count; g++) {
+                p[g] = x[g] - d->shard.train_lo;
+                if (g < 16) NCF__PREFETCH_POSITIVE(d, p[g]);
+            }
+        }
+        g0 = run, run = count - g0 < 16 ? count : g0 + 16; /* the group: positives [g0, run) of the run */
+        for (g = run; g < count && g < run + 16; g++) NCF__PREFETCH_POSITIVE(d, p[g]); /* the next group's */
+        for (g = g0; g < run; g++)
+            if ((uint64_t)p[g] < (uint64_t)d->num_train) NCF__PREFETCH(d->user_ptr + d->train_user[p[g]]);
+        for (g = g0; g < run && per > 1; g++)
+            if ((uint64_t)p[g] < (uint64_t)d->num_train) {
+                int32_t u = d->train_user[p[g]];
+                int64_t lo = d->user_ptr[u], hi = d->user_ptr[u + 1];
+                NCF__PREFETCH(d->items + lo + (hi - lo) / 2); /* the binary search's first probes */
+                NCF__PREFETCH(d->items + lo + (hi - lo) / 4);
+                NCF__PREFETCH(d->items + lo + 3 * (hi - lo) / 4);
+            }
+        for (c = 0, g = g0; g < run; g++, a++)
+            for (; q < end && q < (a + 1) * per; q++) {
+                ce[c] = x[g] * per + q - a * per, cp[c] = p[g], ck[c] = q - a * per;
+                if (own) own[q - start] = (uint64_t)p[g] < (uint64_t)d->num_train;
+                if (++c == 16 || q + 1 == end || (g + 1 == run && q + 1 == (a + 1) * per)) {
+                    int64_t j = q + 1 - c - start;
+                    ncf__draw_chunk(s, epoch, ce, cp, ck, c, users + j, items + j, labels + j);
+                    c = 0;
+                }
+            }
+    }
+}
+
+/* Examples [start, start + n) of the epoch in the sampler's order: each example shuffled on
+   its own, in runs of NCF__RUN positions, each drawn 16 at a time (or by positive). With own
+   (a shard), own[j] says whether example j is this shard's. */
+static void ncf__fill_rows(const ncf_sampler *s, int epoch, int64_t start, int n, int32_t *users, int32_t *items,
+                           float *labels, uint8_t *own)
+{
+    ncf__perm f;
     int64_t e[NCF__RUN];
     int j, c;
+    if (s->by_positive) {
+        ncf__fill_by_positive(s, epoch, start, n, users, items, labels, own);
+        return;
+    }
+    f = ncf__perm_make(s->bits, ncf__hash3(s->seed ^ NCF__TAG_SHUFFLE, (uint64_t)epoch, 0), s->num_examples);
     for (j = 0; j < n; j += NCF__RUN) {
         int len = n - j < NCF__RUN ? n - j : NCF__RUN;
         ncf__permute_run(&f, start + j, len, e);
@@ -4937,12 +5010,11 @@ static void ncf__fill_rows(const ncf_sampler *s, int epoch, uint64_t key, int64_
 NCFDEF void ncf_sampler_fill(const ncf_sampler *s, int epoch, int64_t start, int n, int32_t *users, int32_t *items,
                              float *labels)
 {
-    uint64_t key = ncf__hash3(s->seed ^ NCF__TAG_SHUFFLE, (uint64_t)epoch, 0);
     int c, runs = (n + NCF__RUN - 1) / NCF__RUN;
     NCF__OMP(parallel for schedule(static) num_threads(ncf__team(n >= 2 * NCF__RUN)))
     for (c = 0; c < runs; c++) {
         int j = c * NCF__RUN;
-        ncf__fill_rows(s, epoch, key, start + j, n - j < NCF__RUN ? n - j : NCF__RUN, users + j, items + j, labels + j,
+        ncf__fill_rows(s, epoch, start + j, n - j < NCF__RUN ? n - j : NCF__RUN, users + j, items + j, labels + j,
                        NULL);
     }
 }
@@ -4978,9 +5050,8 @@ NCFDEF int ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, uin
         for (b = 0; b < nb; b++) {
             int64_t start = b * batch_size;
             int n = (int)(s->num_examples - start < batch_size ? s->num_examples - start : batch_size);
-            uint64_t key = ncf__hash3(s->seed ^ NCF__TAG_SHUFFLE, (uint64_t)epoch, 0);
             if (!u || !it || !y) continue;
-            ncf__fill_rows(s, epoch, key, start, n, u, it, y, NULL);
+            ncf__fill_rows(s, epoch, start, n, u, it, y, NULL);
             hb[b] = ncf__hash_pairs(0, u, it, n);
         }
         NCF_FREE(u);
@@ -6281,14 +6352,12 @@ typedef struct {
     int n;
     const ncf_sampler *smp;
     int epoch;
-    uint64_t key;
     int64_t start;
 } ncf__batch;
 
 static void ncf__sample_rows(const ncf__batch *bt, int r0, int r1)
 {
-    ncf__fill_rows(bt->smp, bt->epoch, bt->key, bt->start + r0, r1 - r0, bt->users + r0, bt->items + r0,
-                   bt->labels + r0, NULL);
+    ncf__fill_rows(bt->smp, bt->epoch, bt->start + r0, r1 - r0, bt->users + r0, bt->items + r0, bt->labels + r0, NULL);
 }
 
 static float *ncf__grad_of(ncf_model *m, const float *param) { return m->grads + (param - m->params); }
@@ -7335,54 +7404,6 @@ static double ncf__sgd_example(ncf_model *m, int32_t u, int32_t i, float y, int 
     return ncf__bce(z, y) + m->cfg.mf_reg * ((double)sq[0] + (double)bu * bu + (double)bi * bi);
 }
 
-/* Examples [start, start + n) of the epoch in the per-example order: the positives shuffled,
-   each followed by its negatives (the sampler's examples, in another order). Its user's row
-   then serves 1 + num_neg steps from the cache: in the sampler's order every step misses on
-   two rows, and a step costs four times as much. The positives are placed NCF__RUN at a time
-   and drawn in groups of 16: prefetches of what each will touch (its user, the user's item
-   list), and of the next group's positives, so that the misses of 16 random positives
-   overlap instead of queueing (the draws took 28% of a run of the recipe without them). */
-static void ncf__fill_by_positive(const ncf_sampler *s, int epoch, int64_t start, int n, int32_t *users, int32_t *items,
-                                  float *labels)
-{
-    const ncf_dataset *d = s->data;
-    uint64_t key = ncf__hash3(s->seed ^ NCF__TAG_SHUFFLE, (uint64_t)epoch, 1);
-    int64_t per = 1 + s->num_neg, num_train = s->num_examples / per, a = start / per, end = start + n, q = start;
-    int64_t x[NCF__RUN], p[NCF__RUN];
-    int bits = 1, g, g0, count = 0, run = 0;
-    ncf__perm f;
-    while (bits < 62 && ((int64_t)1 << bits) < num_train) bits++;
-    f = ncf__perm_make(bits, key, num_train);
-    while (q < end) {
-        if (run == count) { /* the next run of positives, and where the first group's lie */
-            int64_t left = NCF__CEIL_DIV(end - a * per, per);
-            count = left < NCF__RUN ? (int)left : NCF__RUN, run = 0;
-            ncf__permute_run(&f, a, count, x);
-            for (g = 0; g < count; g++) {
-                p[g] = x[g] - d->shard.train_lo;
-                if (g < 16) NCF__PREFETCH_POSITIVE(d, p[g]);
-            }
-        }
-        g0 = run, run = count - g0 < 16 ? count : g0 + 16; /* the group: positives [g0, run) of the run */
-        for (g = run; g < count && g < run + 16; g++) NCF__PREFETCH_POSITIVE(d, p[g]); /* the next group's */
-        for (g = g0; g < run; g++)
-            if ((uint64_t)p[g] < (uint64_t)d->num_train) NCF__PREFETCH(d->user_ptr + d->train_user[p[g]]);
-        for (g = g0; g < run && per > 1; g++)
-            if ((uint64_t)p[g] < (uint64_t)d->num_train) {
-                int32_t u = d->train_user[p[g]];
-                int64_t lo = d->user_ptr[u], hi = d->user_ptr[u + 1];
-                NCF__PREFETCH(d->items + lo + (hi - lo) / 2); /* the binary search's first probes */
-                NCF__PREFETCH(d->items + lo + (hi - lo) / 4);
-                NCF__PREFETCH(d->items + lo + 3 * (hi - lo) / 4);
-            }
-        for (g = g0; g < run; g++, a++)
-            for (; q < end && q < (a + 1) * per; q++) {
-                int64_t k = q - a * per, j = q - start;
-                ncf__draw(s, epoch, x[g] * per + k, p[g], k, &users[j], &items[j], &labels[j]);
-            }
-    }
-}
-
 /* Examples [first, end) of the epoch (in ncf__fill_by_positive's order), a step each. */
 static int ncf__train_sgd_examples(ncf_model *m, const ncf_sampler *s, int epoch, int64_t first, int64_t end,
                                    const ncf__report *rep)
@@ -7393,7 +7414,7 @@ static int ncf__train_sgd_examples(ncf_model *m, const ncf_sampler *s, int epoch
     int64_t pos;
     for (pos = first; pos < end;) {
         int n = (int)(end - pos < NCF__SGD_CHUNK ? end - pos : NCF__SGD_CHUNK), j, bad = 0;
-        ncf__fill_by_positive(s, epoch, pos, n, u, it, y);
+        ncf__fill_by_positive(s, epoch, pos, n, u, it, y, NULL);
         for (j = 0; j < n; j++) {
             double l;
             /* every cache line of the rows of a step ahead: the item rows are random, in a table
@@ -7492,7 +7513,6 @@ NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int
         }
         memset(&bt, 0, sizeof bt);
         bt.users = u, bt.items = it, bt.labels = y, bt.smp = s, bt.epoch = epoch, bt.start = pos;
-        bt.key = ncf__hash3(s->seed ^ NCF__TAG_SHUFFLE, (uint64_t)epoch, 0);
         memset(bad, 0, sizeof(int) * NCF__BLOCK);
         rep.done0 = pos - first;
         done = ncf__train_block(m, &bt, end, nsteps, losses, bad, &rep);
@@ -8892,6 +8912,7 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *o,
         return ncf__fail(NCF_ERR_ARG, "ncf_fit: %d more epochs pass NCF_MAX_EPOCH", o->epochs);
     eo = o->eval;
     if ((rc = ncf_sampler_init(&smp, data, m->cfg.num_neg, m->cfg.seed)) != NCF_OK) return rc;
+    smp.by_positive = o->by_positive;
     if ((rc = ncf_evaluate_opts(m, data, &eo, &top)) != NCF_OK) return rc;
     best.params = NCF__NEW(float, m->num_params);
     best.m = m->adam_m ? NCF__NEW(float, m->num_params) : NULL,
@@ -13367,12 +13388,12 @@ static int ncf__group_of(const ncf__mpi *c, int32_t u)
 
 /* 1. This rank's examples of the batch (examples start.. of the epoch), ordered by group and
    by position within one (a stable counting sort), users as the model's rows. Returns how many. */
-static int ncf__mpi_batch(ncf__mpi *c, const ncf_sampler *smp, int epoch, uint64_t key, int64_t start, int n)
+static int ncf__mpi_batch(ncf__mpi *c, const ncf_sampler *smp, int epoch, int64_t start, int n)
 {
     int j, q, g, G = NCF_MPI_GROUPS, k = 0, next[NCF_MPI_GROUPS];
     for (j = 0; j < n; j += 16) { /* this rank's, in position order */
         int len = n - j < 16 ? n - j : 16;
-        ncf__fill_rows(smp, epoch, key, start + j, len, c->bu, c->bi, c->by, c->own);
+        ncf__fill_rows(smp, epoch, start + j, len, c->bu, c->bi, c->by, c->own);
         for (q = 0; q < len; q++)
             if (c->own[q]) c->tu[k] = c->bu[q], c->ti[k] = c->bi[q], c->ty[k++] = c->by[q];
     }
@@ -13708,12 +13729,12 @@ static int ncf__mpi_update(ncf__mpi *c, ncf_model *m, int nrec, int n, const ncf
 }
 
 /* One step; 0 with *rc set when it failed (the same on every rank). */
-static int ncf__mpi_step(ncf__mpi *c, ncf_model *m, const ncf_sampler *smp, int epoch, uint64_t key, int64_t start,
-                         int n, double *loss, int *rc)
+static int ncf__mpi_step(ncf__mpi *c, ncf_model *m, const ncf_sampler *smp, int epoch, int64_t start, int n,
+                         double *loss, int *rc)
 {
     ncf__batch bt;
     ncf__adam_k k = ncf__adam_consts(m, m->step + 1);
-    int nrec, nl = ncf__mpi_batch(c, smp, epoch, key, start, n);
+    int nrec, nl = ncf__mpi_batch(c, smp, epoch, start, n);
     memset(&bt, 0, sizeof bt);
     bt.users = c->users, bt.items = c->items, bt.labels = c->labels, bt.n = n; /* (n: the mean is the batch's) */
     ncf__mpi_compute(c, m, &bt, nl);
@@ -13766,7 +13787,6 @@ NCFDEF int ncf_mpi_train_examples(ncf_model *m, const ncf_sampler *s, int epoch,
     int rc, B;
     int64_t pos, end, steps = 0;
     double sum = 0;
-    uint64_t key;
     memset(&c, 0, sizeof c);
     rc = ncf__mpi_train_args(m, s, comm);
     if (rc == NCF_OK) rc = ncf__epoch_span("ncf_mpi_train_examples", epoch, first, count, s->num_examples);
@@ -13776,7 +13796,6 @@ NCFDEF int ncf_mpi_train_examples(ncf_model *m, const ncf_sampler *s, int epoch,
         return rc;
     }
     B = m->cfg.batch_size, end = first + count;
-    key = ncf__hash3(s->seed ^ NCF__TAG_SHUFFLE, (uint64_t)epoch, 0);
     { /* the transposed kernels, afresh: the caller may have changed the parameters */
         ncf__team team = NCF__TEAM_INIT;
         NCF__PARALLEL(1)
@@ -13788,7 +13807,7 @@ NCFDEF int ncf_mpi_train_examples(ncf_model *m, const ncf_sampler *s, int epoch,
     for (pos = first; pos < end; pos += B, steps++) {
         int n = (int)(end - pos < B ? end - pos : B);
         double loss = 0;
-        if (!ncf__mpi_step(&c, m, s, epoch, key, pos, n, &loss, &rc)) break;
+        if (!ncf__mpi_step(&c, m, s, epoch, pos, n, &loss, &rc)) break;
         sum += loss * n;
         if (progress && (steps % 16 == 15 || pos + n == end))
             progress(user, pos + n - first, count, sum / (double)(pos + n - first));

@@ -482,7 +482,8 @@ static void test_dense_and_lazy_adam_differ_only_on_idle_rows(void)
 
 /* A hash of the parameters and Adam state after training on synthetic data and
    of the evaluation: equal for 1 and 2 threads and for the NO_OMP build. */
-/* The model and its figures after an epoch: lazy Adam (kind 0), dense (1), or ALS (2; MF 128). */
+/* The model and its figures after an epoch: lazy Adam (kind 0), dense (1), ALS (2; MF 128), or
+   lazy Adam on an epoch shuffled by positive (3). */
 static uint64_t training_hash(int threads, int kind)
 {
     ncf_dataset d;
@@ -498,7 +499,8 @@ static uint64_t training_hash(int threads, int kind)
     c.mlp_reg[1] = 1e-4f, c.mf_reg = 1e-5f;
     if (kind == 2) c.model = NCF_MF, c.optimizer = NCF_OPT_ALS, c.mf_dim = 128, c.mf_reg = 0.1f;
     if (ncf_model_create(&m, &c) == NCF_OK && ncf_sampler_init(&s, &d, 4, c.seed) == NCF_OK &&
-        ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) == NCF_OK && ncf_evaluate(m, &d, 10, NCF_SAMPLED, &met) == NCF_OK) {
+        (s.by_positive = kind == 3, ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) == NCF_OK) &&
+        ncf_evaluate(m, &d, 10, NCF_SAMPLED, &met) == NCF_OK) {
         h = state_hash(m);
         h = ncf__mix64(h ^ (uint64_t)(met.hr * 1e9)) ^ (uint64_t)(met.ndcg * 1e9);
     }
@@ -512,9 +514,11 @@ static void test_training_bit_identical_on_any_thread_count(void)
 {
     uint64_t h1 = training_hash(1, 0), h2 = training_hash(2, 0);
     uint64_t d1 = training_hash(1, 1), d2 = training_hash(2, 1);
+    uint64_t p1 = training_hash(1, 3), p2 = training_hash(2, 3);
     CHECKF(h1 == h2 && h1 > 1, "lazy: %016llx vs %016llx", (unsigned long long)h1, (unsigned long long)h2);
     CHECKF(d1 == d2 && d1 > 1, "dense: %016llx vs %016llx", (unsigned long long)d1, (unsigned long long)d2);
-    CHECK(h1 != d1);
+    CHECKF(p1 == p2 && p1 > 1, "by positive: %016llx vs %016llx", (unsigned long long)p1, (unsigned long long)p2);
+    CHECK(h1 != d1 && h1 != p1);
     if (g_expect_hash_file) { /* the NO_OMP build wrote its hash there */
         FILE *f = fopen(g_expect_hash_file, "r");
         unsigned long long other = 0;
@@ -1015,15 +1019,18 @@ static void test_sampler_draws_each_positive_once_and_unrated_negatives(void)
     }
     CHECKF(bad == 0, "skip_held_out: %d negatives were rated items", bad);
     s.skip_held_out = 0;
-    /* the shuffle mixes users: the first 20 examples are not one user's run */
-    {
-        int distinct = 0, k, l;
-        ncf_sampler_fill(&s, 0, 0, 20, u, it, y);
-        for (k = 0; k < 20; k++) {
-            for (l = 0; l < k && u[l] != u[k]; l++) {}
+    /* the shuffle mixes users: the first 20 examples or (by_positive, each followed by its 4
+       negatives of the same user) positives are not one user's run */
+    for (x = 0; x <= 1; x++) {
+        int distinct = 0, k, l, step = x ? 5 : 1;
+        s.by_positive = x;
+        ncf_sampler_fill(&s, 0, 0, 20 * step, u, it, y);
+        for (k = 0; k < 20 * step; k += step) {
+            for (l = 0; l < k && u[l] != u[k]; l += step) {}
             distinct += l == k;
+            CHECK(!x || (y[k] > 0 && u[k + 1] == u[k] && u[k + 4] == u[k] && y[k + 1] == 0.0f));
         }
-        CHECK(distinct >= 8);
+        CHECKF(distinct >= 8, "by_positive %d: %d users", x, distinct);
     }
     free(u), free(it), free(y), free(seen);
     ncf_dataset_free(&d);
@@ -1120,10 +1127,10 @@ static int order_mismatches(const ncf_dataset *d, int64_t p, int positive, int32
     return positive ? i != d->items[p] || y != 1.0f : y != 0.0f;
 }
 
-/* Both orders of an epoch, the sampler's (examples shuffled) and the per-example recipe's
-   (positives shuffled, each followed by its negatives), against the definition above: on
-   logs whose epochs walk often (n just past a power of two) and seldom, with and without
-   negatives, whole and from an odd start. */
+/* Both orders of an epoch, the default's (examples shuffled) and by_positive's, which the
+   per-example recipe shares (positives shuffled, each followed by its negatives), against the
+   definition above: on logs whose epochs walk often (n just past a power of two) and seldom,
+   with and without negatives, whole and from an odd start. */
 static void test_sampler_order_is_the_keyed_feistel_permutation(void)
 {
     static const int shapes[][3] = {{7, 20, 40}, {60, 40, 900}, {300, 200, 5000}};
@@ -1147,6 +1154,7 @@ static void test_sampler_order_is_the_keyed_feistel_permutation(void)
             for (epoch = 1; epoch <= 2 && u && it && u2 && it2 && y && y2; epoch++) {
                 uint64_t key = ref_shuffle_key(s.seed, epoch, 0), key1 = ref_shuffle_key(s.seed, epoch, 1);
                 int64_t from = n > 37 ? 37 : 0;
+                s.by_positive = 0;
                 ncf_sampler_fill(&s, epoch, 0, (int)n, u, it, y);
                 ncf_sampler_fill(&s, epoch, from, (int)(n - from), u2, it2, y2);
                 for (j = 0; j < n; j++, checked++) {
@@ -1154,8 +1162,9 @@ static void test_sampler_order_is_the_keyed_feistel_permutation(void)
                     bad += order_mismatches(&d, e / per, e % per == 0, u[j], it[j], y[j]);
                     bad += j >= from && (u2[j - from] != u[j] || it2[j - from] != it[j] || y2[j - from] != y[j]);
                 }
-                ncf__fill_by_positive(&s, epoch, 0, (int)n, u, it, y);
-                ncf__fill_by_positive(&s, epoch, from, (int)(n - from), u2, it2, y2);
+                s.by_positive = 1;
+                ncf_sampler_fill(&s, epoch, 0, (int)n, u, it, y);
+                ncf__fill_by_positive(&s, epoch, from, (int)(n - from), u2, it2, y2, NULL);
                 for (j = 0; j < n; j++, checked++) {
                     int64_t p = ref_permuted(j / per, n / per, key1);
                     bad += order_mismatches(&d, p, j % per == 0, u[j], it[j], y[j]);
@@ -4353,7 +4362,7 @@ static int cmp_example(const void *a, const void *b)
     return (*x > *y) - (*x < *y);
 }
 
-/* The per-example order is the sampler's epoch reordered: filled in chunks of any size from
+/* The order by positive is the epoch's examples reordered: filled in chunks of any size from
    any start, the same examples as ncf_sampler_fill's epoch (as a multiset of user, item and
    label), each positive followed by num_neg negatives of its user. */
 static void test_fill_by_positive_is_the_epoch_reordered(void)
@@ -4386,7 +4395,7 @@ static void test_fill_by_positive_is_the_epoch_reordered(void)
             memset(u, 0xff, sizeof(int32_t) * (size_t)n);
             for (start = 0; start < n; start += chunks[c])
                 ncf__fill_by_positive(&s, 2, start, (int)(n - start < chunks[c] ? n - start : chunks[c]), u + start,
-                                      it + start, y + start);
+                                      it + start, y + start, NULL);
             for (q = 0; q < n; q++) {
                 ka[q] = ((int64_t)u[q] << 32) | ((int64_t)it[q] << 1) | (y[q] > 0);
                 bad += (q % per == 0) != (y[q] > 0) || (q % per && u[q] != u[q - q % per]);
@@ -4429,7 +4438,7 @@ static void test_per_example_sgd_is_train_step(void)
         CHECK(ncf_train_epoch(a, &s, 1, NULL, NULL, &la) == NCF_OK);
         n = s.num_examples, lb = 0;
         for (j = 0; j < n; j++) {
-            ncf__fill_by_positive(&s, 1, j, 1, &u, &it, &y);
+            ncf__fill_by_positive(&s, 1, j, 1, &u, &it, &y, NULL);
             CHECK(ncf_train_step(b, &u, &it, &y, 1, &l) == NCF_OK);
             lb += l;
         }
@@ -4501,6 +4510,39 @@ static void test_fit_decay_is_a_hand_loop(void)
            "the chosen epoch %d differs from the hand loop's", fr.chosen_epoch);
     printf("    decayed over 5 epochs, chosen epoch %d: the hand loop's model bit for bit\n", fr.chosen_epoch);
     ncf_model_free(a), ncf_model_free(b);
+    ncf_dataset_free(&d);
+}
+
+/* ncf_fit_opts.by_positive: the chosen model is that of a hand loop whose sampler has
+   the same order, for either order; and the two orders train different models. */
+static void test_fit_shuffle_is_the_samplers(void)
+{
+    ncf_dataset d;
+    ncf_config c = ncf_config_default();
+    ncf_model *a[2] = {NULL, NULL}, *b = NULL;
+    ncf_fit_opts fo = ncf_fit_opts_default();
+    ncf_fit_report fr;
+    ncf_sampler s;
+    int e, x;
+    memset(&fr, 0, sizeof fr);
+    CHECK(ncf_synthetic(&d, 150, 90, 4000, 6, 12) == NCF_OK && ncf_sample_eval_negatives(&d, 30, 12) == NCF_OK &&
+          ncf_hold_out_validation(&d, 30, 13) == NCF_OK);
+    c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 8, c.batch_size = 64, c.lr = 0.005f;
+    for (x = 0; x <= 1; x++) {
+        CHECK(ncf_model_create(&a[x], &c) == NCF_OK && ncf_model_create(&b, &c) == NCF_OK);
+        if (!a[x] || !b) break;
+        fo.epochs = 4, fo.by_positive = x;
+        CHECK(ncf_fit(a[x], &d, &fo, &fr) == NCF_OK && fr.chosen_epoch >= 1);
+        CHECK(ncf_sampler_init(&s, &d, b->cfg.num_neg, b->cfg.seed) == NCF_OK);
+        s.by_positive = x;
+        for (e = 1; e <= fr.chosen_epoch; e++) CHECK(ncf_train_epoch(b, &s, e, NULL, NULL, NULL) == NCF_OK);
+        CHECKF(!memcmp(a[x]->params, b->params, sizeof(float) * b->num_params) && a[x]->step == b->step,
+               "by_positive %d: the chosen epoch %d differs from the hand loop's", x, fr.chosen_epoch);
+        printf("    by_positive %d, chosen epoch %d: the hand loop's model bit for bit\n", x, fr.chosen_epoch);
+        ncf_model_free(b), b = NULL;
+    }
+    CHECK(a[0] && a[1] && memcmp(a[0]->params, a[1]->params, sizeof(float) * a[0]->num_params));
+    ncf_model_free(a[0]), ncf_model_free(a[1]), ncf_model_free(b);
     ncf_dataset_free(&d);
 }
 
@@ -7401,6 +7443,7 @@ static const test_case TESTS[] = {
     {"pretrained_neumf_scores_as_its_parts", test_pretrained_neumf_scores_as_its_parts},
     {"mf_sgd_learns_and_survives_a_file", test_mf_sgd_learns_and_survives_a_file},
     {"fill_by_positive_is_the_epoch_reordered", test_fill_by_positive_is_the_epoch_reordered},
+    {"fit_shuffle_is_the_samplers", test_fit_shuffle_is_the_samplers},
     {"per_example_sgd_is_train_step", test_per_example_sgd_is_train_step},
     {"fit_decay_is_a_hand_loop", test_fit_decay_is_a_hand_loop},
     {"training_blind_to_held_out_items", test_training_blind_to_held_out_items},

@@ -387,7 +387,7 @@ static void bench_ab_summary(void)
     int i;
     for (i = 0; i < g_nlines; i++) {
         const char *l = g_lines[i], *what = strstr(l, "\"what\":\"");
-        int train = what && !strncmp(what + 8, "paper-train", 11);
+        int train = what && !strncmp(what + 8, "paper-", 6);
         if (!json_is(l, "case", "ab") || !what) continue;
         printf("in turns, one process, %.0f rounds: %.*s, %.0f thread%s: ours %.0f/s, base %.0f/s, median ratio %.2f "
                "(quartiles %.2f-%.2f)%s; the cores' round trip %.0f ns before, %.0f after; a load from 8 MB %.0f ns "

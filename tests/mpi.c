@@ -86,9 +86,10 @@ static void test_mpi_batches_sum(void)
     CHECK(mpi_data(&w, 0) && mpi_data(&s, 1));
     CHECK(ncf_sampler_init(&sw, &w, 4, 9) == NCF_OK && ncf_sampler_init(&ss, &s, 4, 9) == NCF_OK);
     CHECK(sw.num_examples == ss.num_examples && sw.bits == ss.bits);
-    for (b = 0; b < 4 && ok; b++) {
-        int64_t start = b < 3 ? b * 5000 : sw.num_examples - 300;
-        int n = b < 3 ? 512 : 300;
+    for (b = 0; b < 8 && ok; b++) { /* each order: the examples shuffled, then by positive */
+        sw.by_positive = ss.by_positive = b >= 4;
+        int64_t start = b % 4 < 3 ? b % 4 * 5003 : sw.num_examples - 300;
+        int n = b % 4 < 3 ? 512 : 300;
         ncf_sampler_fill(&sw, 2, start, n, u1, i1, y1);
         ncf_sampler_fill(&ss, 2, start, n, u2, i2, y2);
         for (j = 0; j < n; j++) sum[j] = u2[j], sum[n + j] = i2[j], sum[2 * n + j] = y2[j] != 0.0f;
@@ -100,12 +101,13 @@ static void test_mpi_batches_sum(void)
 }
 
 /* Configurations trained over the ranks: NeuMF with lazy Adam and L2, MF (biases) with dense
-   Adam and L2, an MLP with SGD, L2 on its embeddings and a batch that does not split evenly. */
+   Adam and L2, an MLP with SGD, L2 on its embeddings and a batch that does not split evenly;
+   and the first again on an epoch shuffled by positive (mpi_by_positive). */
 static ncf_config mpi_config(int which, const ncf_dataset *d)
 {
     ncf_config c = ncf_config_default();
     c.num_users = d->num_users, c.num_items = d->num_items, c.batch_size = 512, c.seed = 11;
-    if (which == 0) c.mlp_reg[1] = 1e-4f, c.mf_reg = 1e-5f;
+    if (which == 0 || which == 3) c.mlp_reg[1] = 1e-4f, c.mf_reg = 1e-5f;
     if (which == 1) c.model = NCF_MF, c.mf_dim = 16, c.mf_reg = 0.003f, c.adam = NCF_ADAM_DENSE, c.batch_size = 256;
     if (which == 2) {
         c.model = NCF_MLP, c.optimizer = NCF_OPT_SGD, c.lr = 0.05f, c.mlp_reg[0] = 1e-4f, c.batch_size = 300;
@@ -113,6 +115,9 @@ static ncf_config mpi_config(int which, const ncf_dataset *d)
     }
     return c;
 }
+
+#define MPI_CONFIGS 4
+static int mpi_by_positive(int which) { return which == 3; }
 
 static int mpi_model(ncf_model **m, const ncf_config *c, const ncf_dataset *whole)
 {
@@ -141,7 +146,7 @@ static void same_model_any_ranks(void)
     ncf_sampler smp;
     int which, e;
     CHECK(mpi_data(&w, 0) && mpi_data(&s, 1));
-    for (which = 0; which < 3; which++) {
+    for (which = 0; which < MPI_CONFIGS; which++) {
         ncf_config c = mpi_config(which, &w);
         ncf_model *m = NULL;
         char ref[600], ckpt[600];
@@ -150,6 +155,7 @@ static void same_model_any_ranks(void)
         snprintf(ref, sizeof ref, "%s/ref%s%d.ncf", g_mpi_dir, g_weighted ? "w" : "", which);
         snprintf(ckpt, sizeof ckpt, "%s/ckpt%s%d_e1_p2.ncf", g_mpi_dir, g_weighted ? "w" : "", which);
         CHECK(mpi_model(&m, &c, &w) && ncf_sampler_init(&smp, &s, c.num_neg, c.seed) == NCF_OK);
+        smp.by_positive = mpi_by_positive(which);
         for (e = 1; e <= 2 && m; e++) {
             CHECKF(ncf_mpi_train_epoch(m, &smp, e, MPI_COMM_WORLD, NULL, NULL, &loss[e - 1]) == NCF_OK, "%s",
                    ncf_error_text());
@@ -555,7 +561,7 @@ static void test_mpi_model_shards(void)
     ncf_eval_opts o = ncf_eval_opts_default();
     int which, e, how;
     CHECK(mpi_data(&w, 0) && mpi_data(&s, 1));
-    for (which = 0; which < 3; which++)
+    for (which = 0; which < MPI_CONFIGS; which++)
         for (how = 0; how < 4; how++) { /* new; a whole model sharded; (P > 2) 2 ranks' checkpoint resumed,
                                            read as shards or whole and sharded */
             ncf_config c = mpi_config(which, &w);
@@ -579,6 +585,7 @@ static void test_mpi_model_shards(void)
                    "rank %d's shard holds %d users' rows, its users are [%d, %d)", g_rank, m->cfg.num_users,
                    s.shard.user_lo, s.shard.user_hi);
             CHECK(ncf_sampler_init(&smp, &s, c.num_neg, c.seed) == NCF_OK);
+            smp.by_positive = mpi_by_positive(which);
             CHECK(m->epoch == (how >= 2 ? 1 : 0));
             for (e = how >= 2 ? 2 : 1; e <= 2; e++) {
                 CHECKF(ncf_mpi_train_epoch(m, &smp, e, MPI_COMM_WORLD, NULL, NULL, NULL) == NCF_OK, "%s",

@@ -60,8 +60,8 @@ _dataset_item_id = _sig("ncf_dataset_item_id", _c.c_int, _P, _c.c_int, _c.c_char
 _model_create = _sig("ncfpy_model_create", _P, _P, _c.c_int, _c.c_int, _i32p, _c.c_int, _c.c_double, _c.c_double, _c.c_int,
                      _c.c_int, _c.c_double, _c.c_ulonglong, _c.c_int, _c.c_double)
 _model_free = _sig("ncf_model_free", None, _P)
-_fit = _sig("ncfpy_fit", _c.c_int, _P, _P, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _PROGRESS, _i32p,
-            _f64p)
+_fit = _sig("ncfpy_fit", _c.c_int, _P, _P, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _c.c_int,
+            _PROGRESS, _i32p, _f64p)
 _tune = _sig("ncfpy_tune", _P, _P, _c.c_double, _c.c_ulonglong, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _c.c_int,
              _c.c_int, _TUNE_PROGRESS)
 _tune_info = _sig("ncfpy_tune_info", None, _P, _i32p)
@@ -276,16 +276,21 @@ class Model:
         if not self._h:
             raise Error("the model is not trained or loaded yet (fit or Model.load)")
 
-    def fit(self, data, epochs=20, patience=0, select="hr@10", callback=None, progress=None, decay=False):
+    def fit(self, data, epochs=20, patience=0, select="hr@10", callback=None, progress=None, decay=False,
+            shuffle="examples"):
         """Trains on data. With validation items (the default), each epoch is evaluated on them
         and the model is left at the chosen epoch (select: 'ndcg@20', 'map@10', ...; full
         ranking for a split of many items a user). callback(epoch, done, total, loss) is
         called every few batches (an exception it raises is raised when training returns).
         progress=True prints a progress line. decay=True: the learning rate falls linearly over
-        the epochs (ncf_decayed_lr). Returns self."""
+        the epochs (ncf_decayed_lr). shuffle: an epoch's order, 'examples' (each shuffled on
+        its own, as TF's NCF) or 'positives' (each positive followed by its negatives: 1.2x as
+        fast for the paper's NeuMF; a user's rows take one step for its examples).
+        Returns self."""
         f, layers, lr, reg, neg, batch, sd, seed, opt, unobserved = self._settings
         name, _, k = select.partition("@")
         metric, k = _choice(_METRICS, name.lower(), "select metric"), int(k or 10)
+        by_positive = _choice({"examples": 0, "positives": 1}, shuffle, "shuffle")
         if self._h:
             _model_free(self._h)
         lay = _np.ascontiguousarray(layers or [0], dtype=_np.int32)
@@ -311,7 +316,7 @@ class Model:
         value = _np.zeros(1, _np.float64)
         rep = data.report
         _check(_fit(self._h, data._h, int(epochs), int(patience), metric, k, 1 if rep["many_items"] else 0,
-                    1 if decay else 0, cb, chosen, value))
+                    1 if decay else 0, by_positive, cb, chosen, value))
         if state["error"]:
             raise state["error"]
         self.chosen_epoch, self.epochs_trained, self.chosen_value = int(chosen[0]), int(chosen[1]), float(value[0])

@@ -132,7 +132,7 @@ static void py_on_progress(void *user, int64_t done, int64_t total, double loss)
 /* ncf_fit (validation chooses) or, without validation items, plain epochs; the epoch kept
    in chosen[0], the number trained in chosen[1], the chosen figure in value. */
 PY_EXPORT int ncfpy_fit(ncf_model *m, const ncf_dataset *d, int epochs, int patience, int metric, int k, int full,
-                        int decay, py_progress fn, int *chosen, double *value)
+                        int decay, int by_positive, py_progress fn, int *chosen, double *value)
 {
     py_cb cb;
     cb.fn = fn, cb.epoch = 0, cb.last = -1, cb.stop = 0;
@@ -141,7 +141,7 @@ PY_EXPORT int ncfpy_fit(ncf_model *m, const ncf_dataset *d, int epochs, int pati
         ncf_fit_report r;
         int rc;
         o.epochs = epochs, o.patience = patience, o.eval.metric = metric, o.eval.k = k, o.eval.full_ranking = full;
-        o.decay = decay;
+        o.decay = decay, o.by_positive = by_positive;
         o.progress = fn ? py_on_progress : NULL, o.user = &cb;
         rc = ncf_fit(m, d, &o, &r);
         if (rc != NCF_OK) return rc;
@@ -150,6 +150,7 @@ PY_EXPORT int ncfpy_fit(ncf_model *m, const ncf_dataset *d, int epochs, int pati
     } else {
         ncf_sampler s;
         int rc = ncf_sampler_init(&s, d, m->cfg.num_neg, m->cfg.seed), e;
+        s.by_positive = by_positive;
         for (e = 1; rc == NCF_OK && e <= epochs; e++) {
             float lr = m->cfg.lr;
             cb.last = -1, cb.epoch = e - 1;

@@ -130,6 +130,16 @@ class Training(Fixture):
         with self.assertRaisesRegex(ValueError, "optimizer 'rmsprop'"):
             ncf.Model(optimizer="rmsprop")
 
+    def test_shuffle_orders_train_apart_and_each_beats_popularity(self):
+        kw = dict(model="mf", factors=16, learning_rate=0.01, seed=2)
+        a = ncf.Model(**kw).fit(self.d, epochs=6, shuffle="positives")
+        b = ncf.Model(**kw).fit(self.d, epochs=6, shuffle="positives")
+        self.assertEqual(a.recommend("1", k=10)[1].tolist(), b.recommend("1", k=10)[1].tolist())
+        self.assertNotEqual(a.recommend("1", k=10)[1].tolist(), self.m.recommend("1", k=10)[1].tolist())
+        self.assertGreater(a.evaluate(self.d)["hr"], ncf.popularity(self.d)["hr"])
+        with self.assertRaisesRegex(ValueError, "shuffle 'users'"):
+            ncf.Model(**kw).fit(self.d, epochs=1, shuffle="users")
+
     def test_als_beats_popularity(self):
         m = ncf.Model(model="mf", factors=16, optimizer="als", regularization=0.1, unobserved=0.2).fit(self.d, epochs=5)
         self.assertGreater(m.evaluate(self.d)["hr"], ncf.popularity(self.d)["hr"] + 0.1)
