@@ -272,12 +272,15 @@ static void test_float_finite_differences_agree_on_the_librarys_loss(void)
    against the definition, bit for bit: each output summed in ascending k from its start (C,
    the bias or 0) with NCF__MADD, NCF__ADD adding C once at the end, and the ReLU as x < 0 ? 0 :
    x, which keeps NaN and -0. Row 1 of A is all -0 (with a bias of -0 its outputs are -0) and
-   row 2 holds a NaN. A range that starts a tile in leaves the rows before it as they were. */
+   row 2 holds a NaN. A range that starts a tile in leaves the rows before it as they were.
+   Ranges of NCF__PACK_TILES tiles and more whose panels of B span more than NCF__PACK_SPAN
+   floats read them copied (M 3 MR + 1 with N 64 or 70 and K 100, or K 300's first block). */
 static void test_every_gemm_path_matches_its_definition(void)
 {
-    static const int Ms[] = {1, 3, 8, 13, 2 * NCF__MR + 1}, Ns[] = {3, 8, 16, 24, 40, 64, 70}, Ks[] = {1, 7, 300};
+    static const int Ms[] = {1, 3, 8, 13, 2 * NCF__MR + 1, 3 * NCF__MR + 1}, Ns[] = {3, 8, 16, 24, 40, 64, 70},
+                     Ks[] = {1, 7, 100, 300};
     static const int flags[] = {0, NCF__ACC, NCF__RELU, NCF__ADD | NCF__RELU, NCF__ACC | NCF__RELU};
-    enum { MMAX = 2 * NCF__MR + 1 > 13 ? 2 * NCF__MR + 1 : 13, NMAX = 70, KMAX = 300 };
+    enum { MMAX = 3 * NCF__MR + 1, NMAX = 70, KMAX = 300 };
     static float A[MMAX * KMAX], B[KMAX * NMAX], bias[NMAX], C0[MMAX * NMAX], C[MMAX * NMAX], R[MMAX * NMAX];
     int mi, ni, ki, f, i, j, k, bad = 0, cases = 0, nan_kept = 0, negzero_kept = 0;
     uint64_t x = 99;
@@ -289,9 +292,9 @@ static void test_every_gemm_path_matches_its_definition(void)
         x = x * 6364136223846793005ull + 1, C0[i] = (float)((x >> 40) % 2001) / 1000.0f - 1.0f;
     for (j = 0; j < NMAX; j++) bias[j] = j % 3 ? 0.25f * (float)(j % 5) - 0.5f : -0.0f;
     for (k = 0; k < KMAX; k++) A[1 * KMAX + k] = -0.0f, A[2 * KMAX + k] = k == 3 ? NAN : A[2 * KMAX + k];
-    for (mi = 0; mi < 5; mi++)
+    for (mi = 0; mi < 6; mi++)
         for (ni = 0; ni < 7; ni++)
-            for (ki = 0; ki < 3; ki++)
+            for (ki = 0; ki < 4; ki++)
                 for (f = 0; f < 5; f++) {
                     int M = Ms[mi], N = Ns[ni], K = Ks[ki], fl = flags[f];
                     for (i = 0; i < M; i++)
