@@ -5359,8 +5359,8 @@ static void ncf__gemm_rows(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
 /* Rows [0, K) of the NR columns at B (rows ldb apart), contiguous in panel; returns panel. */
 static const float *ncf__pack_panel(float *panel, const float *B, int ldb, int K)
 {
-    int k;
-    for (k = 0; k < K; k++) memcpy(panel + (size_t)k * NCF__NR, B + (size_t)k * ldb, sizeof(float) * NCF__NR);
+    size_t k, nr = 2 * sizeof(ncf__vf) / sizeof(float); /* NCF__NR */
+    for (k = 0; k < (size_t)K; k++) memcpy(panel + k * nr, B + k * ldb, nr * sizeof(float));
     return panel;
 }
 #endif
