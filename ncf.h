@@ -5350,8 +5350,8 @@ static void ncf__gemm_rows(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
    rows span more than NCF__PACK_SPAN floats. B's rows are a layer's width apart, 1 KB for
    256 floats: a panel's lines then fall in a few of L1's sets and evict each other, and
    each tile read the panel from L2 again; contiguous, it stays in L1 across the range's
-   tiles. A copy costs about a tenth of one tile's multiply-adds. (AMD EPYC, AVX2: 36 rows
-   of 256 x 256 on one thread at 59-61 GFLOP/s before, 77-88 after; the MLPerf config
+   tiles. (AMD EPYC, AVX2: 36 rows of 256 x 256 x 256 on one thread at 59-61 GFLOP/s with
+   the panels strided, 77-88 with them copied beforehand; the MLPerf config, copies included,
    trained 1.04-1.07x as fast, the same bits.) The paper's layers fit L1 as they are. */
 #define NCF__PACK_TILES 3
 #define NCF__PACK_SPAN 4096 /* floats a panel's rows span, beyond which it is copied: 16 KB */
