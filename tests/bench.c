@@ -155,7 +155,7 @@ static double bench_step_products(const ncf_model *m)
     const ncf_config *c = &m->cfg;
     const struct ncf__scratch *sc = m->scratch;
     int B = c->batch_size, nd = sc->nd, H = sc->H, span = ncf__span_rows(m), l, rep, units = 0;
-    float *x[NCF_MAX_LAYERS], *dy[NCF_MAX_LAYERS], *gw[NCF_MAX_LAYERS];
+    float *x[NCF_MAX_LAYERS] = {0}, *dy[NCF_MAX_LAYERS] = {0}, *gw[NCF_MAX_LAYERS] = {0};
     double flops = B * dense_flop_per_example(c), r[5] = {0};
     size_t k;
     if (!H) return 0; /* (no dense layers) */
@@ -163,12 +163,12 @@ static double bench_step_products(const ncf_model *m)
         x[l] = (float *)malloc(sizeof(float) * (size_t)B * c->layers[l]);
         dy[l] = (float *)malloc(sizeof(float) * (size_t)B * c->layers[l]);
         gw[l] = l ? (float *)calloc((size_t)c->layers[l - 1] * c->layers[l], sizeof(float)) : NULL;
-        if (!x[l] || !dy[l] || (l && !gw[l])) return -1;
+        if (!x[l] || !dy[l] || (l && !gw[l])) break;
         for (k = 0; k < (size_t)B * c->layers[l]; k++) /* (inputs away from 0: no subnormals) */
             x[l][k] = 0.25f + (float)(k % 7) * 0.0625f, dy[l][k] = (float)(k % 5) * 0.03125f - 0.0625f;
     }
     for (l = 1; l <= nd; l++) units += ncf__dw_units(c->layers[l - 1]);
-    for (rep = 0; rep < 6; rep++) {
+    for (rep = 0; rep < 6 && x[nd] && dy[nd] && gw[nd]; rep++) {
         int it, iters = (int)(1e10 / flops) + 1;
         double t = now_s();
         for (it = 0; it < iters; it++) {
@@ -209,7 +209,7 @@ static double bench_step_products(const ncf_model *m)
         if (rep) r[rep - 1] = flops * iters / (now_s() - t) / 1e9; /* (the first warms the caches) */
     }
     for (l = 0; l <= nd; l++) free(x[l]), free(dy[l]), free(gw[l]);
-    return median(r, 5);
+    return rep == 6 ? median(r, 5) : -1; /* (-1: out of memory) */
 }
 
 static int bench_case(const char *name, int threads, const char *adam)
@@ -620,7 +620,7 @@ static int bench_summary(const char *jsonl, const char *peakfile)
                 printf("  mlperf 2 lazy, %s: %.0f ex/s = %.1f%% of the ceiling\n", i ? "base" : "ours", r,
                        100 * r / ceiling);
         }
-        { /* (0.6.1's bench has no such line) */
+        { /* (a base's bench may have no such key) */
             const char *l = bench_line("ours", 0, "mlperf", 2, "lazy");
             double g = l ? json_num(l, "step_products_gflops") : -1;
             if (g > 0)
