@@ -148,8 +148,9 @@ static double bench_gemm(const ncf_config *c)
 /* GFLOP/s of a training step's dense products alone, blocked as the step blocks them: phase
    1's spans of rows through the layers forward and back, then the weight gradients in the
    step's units over the batch, each phase's work claimed as the step claims it; the data in
-   cache, and no gathers, element-wise work, updates or sampling. With the peak, the most a
-   step can reach with these kernels. */
+   cache, and no gathers, element-wise work, updates or sampling. Its own buffers, filled
+   with values away from 0, make the rate the kernels' whatever a model's data hold. With
+   the peak, the most a step can reach with these kernels. */
 static double bench_step_products(const ncf_model *m)
 {
     const ncf_config *c = &m->cfg;
@@ -179,10 +180,7 @@ static double bench_step_products(const ncf_model *m)
                 int64_t lo, hi;
                 while (ncf__claim(&cx, NCF__CEIL_DIV(B, span), 1, &lo, &hi)) {
                     int r0 = (int)lo * span, r1 = hi * span < B ? (int)hi * span : B, j;
-                    ncf__gemm_rows(x[1], c->layers[1], x[0], 2 * H, 1, m->w[1], c->layers[1], m->b[1], r0, r1,
-                                   c->layers[1], H, 0);
-                    ncf__gemm_rows(x[1], c->layers[1], x[0] + H, 2 * H, 1, m->w[1] + (size_t)H * c->layers[1],
-                                   c->layers[1], NULL, r0, r1, c->layers[1], H, NCF__ADD | NCF__RELU);
+                    ncf__first_layer(m, x[1], x[0], r0, r1);
                     for (j = 2; j <= nd; j++)
                         ncf__gemm_rows(x[j], c->layers[j], x[j - 1], c->layers[j - 1], 1, m->w[j], c->layers[j],
                                        m->b[j], r0, r1, c->layers[j], c->layers[j - 1], NCF__RELU);
