@@ -48,12 +48,16 @@ endif
 CFLAGS_ALL = $(OPT) -std=c99 $(WARN) $(OMP) $(CFLAGS)
 TESTFLAGS  = -O2 -g -std=c99 $(WARN) -Werror $(CFLAGS)
 
-.PHONY: all help demo test python format format-check bench bench-load bench-small bench-ab bench-seconds clean header-checks isa-matrix cross windows fuzz device wasm web-test coverage \
+.PHONY: all help header demo test python format format-check bench bench-load bench-small bench-ab bench-seconds clean header-checks isa-matrix cross windows fuzz device wasm web-test coverage \
         analyze \
         paper-f8 paper-f16 paper-f32 paper-f64 demo-mpi test-mpi bench-mpi
 
 help:
 	@sed -n 's/^#   make /make /p' Makefile
+
+# ncf.h is generated from src/ (src/generate.sh); make test fails when it is stale.
+header:
+	src/generate.sh
 
 all: demo
 
@@ -209,7 +213,7 @@ analyze:
 
 # The C sources' layout (.clang-format, clang-format 14): format-check fails on any line it would
 # change, format applies it.
-FORMATTED = ncf.h demo.c tests.c $(wildcard tests/*.c tests/*.h python/ncf/*.c device/*.c fuzz/*.c web/*.c)
+FORMATTED = ncf.h demo.c tests.c $(wildcard src/*.c src/*.h tests/*.c tests/*.h python/ncf/*.c device/*.c fuzz/*.c web/*.c)
 format-check:
 	@tests/needs.sh format
 	@clang-format --dry-run -Werror $(FORMATTED) && echo "format-check: $(words $(FORMATTED)) files laid out as .clang-format says"

@@ -12,20 +12,29 @@
      Everywhere else just #include "ncf.h". Needs only the C library and libm;
      OpenMP (-fopenmp) is optional:   cc -O2 -fopenmp app.c -lm
 
-   CONTENTS (each section's banner holds its tag: grep -n '>>serving' ncf.h)
+   CONTENTS (each part's banner holds its tag: grep -n '>>serve' ncf.h)
+     This file is generated: the public API from src/api.h, each implementation stage
+     from the file src/TAG.c (or .h) its banner names, in this order, nothing rewritten.
      public API       >>api-config  >>api-errors  >>api-data  >>api-sampler  >>api-model
                       >>api-serving  >>api-model-file  >>api-training  >>api-mpi
-     implementation   >>impl, in the order data flows:
-                      the machinery     >>threads  >>errors  >>memory  >>sort  >>ids  >>rng
-                      data in, training examples out
-                                        >>data  >>logs  >>files  >>split  >>sampler
-                      the model         >>kernels  >>model  >>forward
-                      training          >>training-step  >>optimizer  >>als  >>train-loop
-                      evaluation        >>metrics  >>tune
-                      serving           >>model-ids  >>serving  >>serving-options  >>fold-in
-                                        >>similar  >>by-id  >>growth
-                      the model file    >>model-file  >>safe-save
-                      opt-in (NCF_MPI)  >>mpi
+     implementation   >>impl
+       >>internal     includes, platform macros, the few calls shared ahead of their stage
+       >>base         >>threads  >>errors  >>memory  >>sort  >>rng
+       >>ids          id tables as written
+       >>logs         >>data  delimited logs  >>files
+       >>dataset      >>split: filters, hold-outs, validation, negatives, synthetic data
+       >>sampler      negatives by rank, the epoch as a keyed permutation
+       >>kernels      the GEMM tile and its plain-C reference
+       >>model        config, parameter layout, create, free, average  >>forward
+       >>score        a user against many items: the item projection, its cache, lanes
+       >>train        >>training-step  >>optimizer  >>train-loop (and ncf_fit)
+       >>als          MF by alternating least squares, and its exact fold-in's Gram matrices
+       >>eval         ranking, HR, NDCG, MRR, RecBole's metrics, popularity
+       >>tune         successive halving over settings, chosen on validation
+       >>serve        >>model-ids  >>serving  >>serving-options  >>similar  >>by-id
+       >>fold         >>fold-in  >>growth
+       >>file         >>model-file  >>safe-save
+       >>mpi          opt-in (NCF_MPI): shards, gradient folds over ranks
      >>licence
 
    COMPILE-TIME OPTIONS (define before the #include that has NCF_IMPLEMENTATION)
@@ -106,146 +115,6 @@
      the faster. Threads need an OpenMP compiler with GCC's atomics (GCC, Clang); any
      other runs on one thread.
 
-   CHANGELOG (one line a change; API: a change to the interface; git tag vX.Y.Z: a version's last commit)
-     0.7.0  Training never reads held-out items: negatives among the items not in training, as
-            the NCF paper's code (results differ from 0.6; ncf_sampler.skip_held_out keeps 0.6's)
-            API: ncf_fit, the epoch chosen on validation only, with patience
-            API: ncf_tune, ncf_tune_final, ncf_tune_cost: successive halving over the settings on
-            validation, deterministic for a seed and a budget; the winner retrained on train + validation
-            API: ncf_model_average: MF or GMF models as one, its logit the mean of theirs;
-            ncf_tune_opts.seeds, ncf_tune_report.seeds: an MF or GMF winner retrained from seeds, averaged
-            ncf_tune: later rungs fill their quarter by rank; a lone SGD run takes a partner
-            (ncf_trial.partner)
-            ncf_tune: the winner's seeds choose their epochs, by their average on validation
-            (ncf_tune_report.averaged, final_epochs); the final takes what the rungs left
-            The one binary search halves without a branch: the sampler draws 1.4x as many
-            negatives a second, the same ones
-            API: ncf_load_opts.weighting, .alpha, columns[NCF_COL_STRENGTH]: a positive weighs
-            1 + alpha f(strength); ncf_dataset.weight, .val_weight; a label is 0 or a positive's weight
-            The validation's full ranking counts the test item (nothing choosing reads it)
-            API: ncf_load_opts.min_item_ratings, .kcore; a user who rated every item is dropped
-            API: ncf_load_report.few_item_ratings, items_few_item_ratings, users_filtered_out,
-            users_every_item, filter_rounds
-            API: ncf_output_open, _write, _printf, _commit, _discard: any file whole or not at all
-            API: ncf_load_opts.trim_ids, ncf_load_report.blank_edged_ids: an unquoted text id keeps its
-            blanks at either end (0.6 dropped them unsaid, merging "Papers " with "Papers")
-            Serving calls run on the calling thread: ncf_recommend and ncf_recommend_index start no
-            team (0.6 shared a large catalogue among all threads); API: ncf_rec_opts.threads asks for it
-            API: ncf_recommend_for_id, ncf_recommend_for_items, ncf_similar_to_id: serving by ids as
-            written, in one call each; ncf_num_users, ncf_num_items
-            API: ncf_model_add: a folded-in user or item added to the model under its id, to save and serve
-            API: ncf_model_read_file: a model file in an aligned block for ncf_model_open
-            API: ncf_fold_in_item, ncf_item_row, ncf_predict_users: a new item served from its users
-            API: ncf_similar_users, by the cosine of the users' side of similar items' vectors
-            API: ncf_similar_items takes ncf_rec_opts.work (no allocation), as ncf_recommend_index does
-            API: ncf_sampler_hash returns a status (it allocates: out of memory was two zero hashes)
-            API: NCF_MAX_EPOCH (2^30): a file's epoch past it is refused, training numbers none past it
-            Text ids interned with a keyed hash; every sort O(n log n) whatever the order (no qsort)
-            No exit when only some of a team's threads can start: a region asks for those that can
-            Evaluation and serving memory bounded by the model and the threads that run
-            One bound (1e6) on parameters and int8 scales, read in place or copied
-            ncf_evaluate wants the model's own counts; fold-in steps and negatives bounded
-            Saves remove only the library's own dead temporary files (not a user's, nor a live save's)
-            ncf_model_set_ids and ncf_model_grow never return NCF_OK having lost text ids
-            ncf_dataset_add_ids frees nothing twice when an allocation fails
-            ncf_load checks a pipe's magic on its first bytes
-            ncf_predict_batch, the old name, stays one more version (it goes in 0.8)
-            API: NCF_HOLDOUT_RATIO, _TIME, _CUTOFF, ncf_load_opts.holdout_fraction, .holdout_cutoff: many
-            held-out items a user (ncf_dataset.test_ptr, test_items, val_ptr, val_items), validation by the
-            same rule inside training; ncf_load_report's counts of them and of users only held out
-            API: ncf_evaluate_at: the figures at up to 8 cut-offs from one ranking; ncf_metrics.recall,
-            .precision, .map (RecBole's definitions), .coverage, .popularity, .k
-            API: ncf_eval_opts.metric, ncf_metric_value: ncf_fit and ncf_tune choose on any figure
-            MF trained by SGD one example a step (batch_size 1) takes its own loop: the same steps as
-            ncf_train_step, 8-16x the examples a second; an epoch visits each positive with its negatives
-            API: ncf_tune_budget: the default budget from the data's size (50 epochs of the defaults)
-            API: ncf_fit_opts.decay, ncf_decayed_lr: the learning rate falling linearly over the epochs;
-            ncf_trial.decay. ncf_tune draws Rendle et al.'s recipe (SGD one example a step, decayed)
-            for half its MF trials and halves each family of settings apart
-            API: ncf_predict, ncf_recommend, ncf_evaluate, _with and _at take a const model (they read it)
-            API: ncf_evaluate_opts and ncf_with_workspace_size: "_with" has one meaning, a caller's workspace
-            (ncf_recommend_with, ncf_predict_with); ncf_evaluate_with and ncf_workspace_size, the old names,
-            stay one more version (they go in 0.8)
-            API: ncf_dataset's shard fields in one struct, ncf_dataset.shard (user_lo, user_hi, train_lo,
-            total_train, groups): the seam between the core and the MPI layer
-            API: "rated" is the one word for a user's rated items: ncf_model.seen and .seen_ptr are
-            .rated and .rated_ptr (a struct field cannot keep two names); exclude_seen is exclude_rated
-            The sources laid out by clang-format (.clang-format; make format-check); make analyze runs
-            clang's analyzer and clang-tidy too, which found three defects no API call reached
-            ncf__fail a macro, its code seen at each return; error texts checked as printf formats
-            Scoring a small model at 1.4-1.9x 0.6.1's rate, the same bits: layers 8 and 16 wide run in tiles
-            of 12 rows (AVX2) instead of one row's chain, the output layer's sums as one vector, the
-            user's half of the first layer once a request, the heap's worst score tested first
-            MPI folds the groups' gradients as a fixed binary tree (log2 G messages in turn, not P - 1):
-            still the same model for any rank count, its last bits not 0.6's
-            No exit when a user's thread limit leaves no room: a team waits until its probe's threads are
-            released, after every probe (it waited only after a probe that met the limit)
-            API: ncf_mpi_model_create, ncf_mpi_shard_model, ncf_mpi_load, ncf_mpi_save: model shards, each
-            rank holding its users' rows only (the same model bit for bit); rank 0 writes the one-process
-            file from pieces of the ranks' rows, a rank reads only its rows of one; demo-mpi --shards
-            API: ncf_mpi_load_dataset: a log read over the ranks, each its byte range, the shard of
-            ncf_load_dataset + ncf_mpi_shard bit for bit; ncf_mpi_model_create takes a shard
-            A failed ncf_mpi_* call gives every rank the first failing rank's message (was "another
-            rank failed")
-            API: NCF_OPT_ALS, ncf_config.unobserved: MF fitted to every cell by alternating least
-            squares (implicit ALS); model header byte 236; ncf_tune draws it for a quarter of the MF
-            trials
-            An ALS model's fold-in solves its least squares exactly, from Gram matrices kept for serving
-            API: ncf_sampler.by_positive, ncf_fit_opts.by_positive (the demo's --shuffle positives): an
-            epoch shuffled by positive, each positive followed by its negatives: the paper config 1.2x as
-            fast, a user's rows one Adam step for its 1 + num_neg examples (docs/performance.md: quality)
-     0.6.1  API: ncf_model_open_verified, for a buffer the firmware verified (no CRC, no value scan)
-            No thread-local storage by default on any bare-metal target (RISC-V too)
-            The vector tile on WebAssembly only with SIMD (-msimd128)
-            Device code under 9 KB again on a Cortex-M4F: training-only checks and frees out
-            of NCF_INFERENCE_ONLY, tensors bound to the model's fields when laid out
-            An error re-prefixed in place (no stack copy of the message)
-     0.6.0  Any delimited log: separator, header and columns found or given, quotes, CRLF, BOM
-            API: ncf_load_dataset_mem; ncf_load_opts holdout, min_rating, sep, header, columns
-            Ids kept as written; model format 4 (text id tables); formats 2 and 3 still read
-            API: ncf_dataset.report, what a load read and dropped
-            A user with one interaction keeps it for training
-            API: ncf_user_index, ncf_item_index, ncf_user_id, ncf_item_id (and ncf_dataset_*)
-            API: ncf_predict_indices (ncf_predict_batch, the old name, goes in 0.7)
-            API: ncf_recommend_index and ncf_rec_opts (allow, deny, workspace, probabilities)
-            API: ncf_recommend_users, ncf_similar_items, ncf_evaluate_popularity
-            API: ncf_fold_in, ncf_user_row, ncf_predict_items, ncf_rec_opts.user_row
-            API: ncf_model_grow, ncf_dataset_add_ids
-            API: ncf_evaluate refuses a dataset that holds nothing out; ncf_recommend, text items
-            No projection cache past 4x the parameters
-            No exit where OpenMP cannot start threads (one thread instead)
-            ncf_save refuses targets that are not regular files, removes killed saves' files
-            Devices and directories refused as ratings; pipes read
-            Values checked for finiteness and range where read
-            The plain kernel tile by default on targets without SIMD (NCF_VECTOR_EXT)
-     0.5.1  Training 1.2x faster on the MLPerf config (the GEMM tile, dW units, spans)
-            The output layer sums in eight partial sums: logits differ from 0.5.0 in the last bits
-     0.5.0  API: NCF_MPI, ncf_mpi_shard, ncf_mpi_train_epoch, ncf_mpi_train_examples,
-            ncf_mpi_sync, ncf_mpi_evaluate: the same model for any number of ranks
-            API: ncf_dataset's shard fields (user_lo, user_hi, train_lo, total_train, groups)
-     0.4.0  API: ncf_model_open reads a model file in place
-            API: ncf_recommend_with, ncf_predict_with, ncf_workspace_size: no allocation
-            API: NCF_SAVE_INT8 (int8 embedding rows), NCF_SAVE_NO_RATED, NCF_SAVE_* flags
-            Model format 3: 8-byte aligned sections, rated items as varints; format 2 read
-            API: NCF_EXCLUDE_RATED, NCF_INCLUDE_RATED, NCF_SAMPLED, NCF_FULL_RANKING
-            API: ncf_model.seen is the varint stream
-            NCF_INFERENCE_ONLY: no double math, assert, %lld or ncf_model_create
-            make device: the example on Cortex-M under qemu
-     0.3.0  Training threads that hold up on a busy machine (units, phases, pacing)
-            API: ncf_train_examples, part of an epoch
-            ncf_recommend scores the catalogue in chunks on all threads
-            API: ncf_hold_out_validation, ncf_load_opts.validation, ncf_evaluate_with (MRR)
-     0.2.1  One rounding rule in every kernel path: scores independent of batch and chunk
-            ncf_save writes a temporary file and renames it over the path
-            Strict C++11
-            No stb_ds: every allocation through NCF_MALLOC and checked
-            Non-finite scores rank last; training stops on a non-finite parameter
-            ratings.csv columns by header name
-     0.2.0  API: ncf_model_init_from (pre-training), plain SGD, the MF baseline
-            NCF_INFERENCE_ONLY; model format 2
-            The split's ids must be dense; raw ids in [0, 2^62)
-     0.1.0  NeuMF, GMF, MLP; Adam (dense, lazy); MovieLens loaders; the exact sampler;
-            HR, NDCG; model files (CRC32, resume); top-K recommendation by raw id
 */
 #ifndef NCF_H_INCLUDED
 #define NCF_H_INCLUDED
@@ -1167,11 +1036,13 @@ NCFDEF int ncf_mpi_save(const ncf_model *m, const char *path, int flags, MPI_Com
 #endif /* NCF_H_INCLUDED */
 
 /* ==================================================================================================
-   >>impl: IMPLEMENTATION, in the order data flows (CONTENTS at the top lists its sections)
+   >>impl: IMPLEMENTATION, in the order data flows (CONTENTS at the top lists its parts)
    ================================================================================================ */
 #ifdef NCF_IMPLEMENTATION
 #ifndef NCF_IMPLEMENTATION_DONE
 #define NCF_IMPLEMENTATION_DONE
+
+/* ---- >>internal (src/internal.h) ------------------------------------------------------------- */
 
 #include <math.h>
 #include <stdarg.h>
@@ -1283,6 +1154,17 @@ NCFDEF int ncf_mpi_save(const ncf_model *m, const char *path, int flags, MPI_Com
    region costs a few microseconds. */
 #define NCF__PAR_WORK 32768.0f /* (scheduling sums are float: no double arithmetic on a device) */
 
+/* Private calls that one stage makes of a later one (one translation unit: any stage may call
+   any private function; these are the few that come after their first caller). */
+#ifndef NCF_INFERENCE_ONLY
+static int ncf__copy_text_ids(const char *text, const int64_t *at, int n, char **out, int64_t **out_at); /* serve */
+static int ncf__als_epoch(ncf_model *m, const ncf_dataset *ds, ncf_progress_fn progress, void *user, int64_t total,
+                          double *mean_loss); /* als */
+#endif
+static int ncf__build_id_maps(ncf_model *m); /* serve */
+static void ncf__refresh_gram(ncf_model *m); /* als */
+
+/* ---- >>base (src/base.c) --------------------------------------------------------------------- */
 /* ---- >>threads: OpenMP regions, units of work, pacing on a busy machine ---------------------- */
 /* Parallel work runs in phases inside one parallel region. A phase is n units that any
    thread may claim; a thread that finds none left waits until every unit is done, not
@@ -1926,7 +1808,55 @@ static void ncf__sort(void *v, size_t n, size_t size, ncf__cmp_fn cmp)
    constant stays a multiply where a call would divide, as a small core's -Os build would.) */
 #define NCF__CEIL_DIV(a, b) (((a) + (b)-1) / (b))
 
-/* ---- >>ids: id tables as written: lookup by bisection, names, checks ------------------------- */
+/* ---- >>rng: counter-based random numbers ----------------------------------------------------- */
+/* Counter-based: a value is a pure function of its key, so parallel loops draw
+   the same numbers in any schedule. splitmix64's finalizer does the mixing. (Serving draws
+   the negatives of a fold-in only.) */
+static uint64_t ncf__mix64(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t ncf__hash3(uint64_t seed, uint64_t a, uint64_t b)
+{
+    return ncf__mix64(ncf__mix64(ncf__mix64(seed) ^ a) ^ b);
+}
+
+/* Streams of one seed, kept apart by a tag. */
+enum {
+    NCF__TAG_INIT = 1,
+    NCF__TAG_SHUFFLE,
+    NCF__TAG_NEG,
+    NCF__TAG_EVAL,
+    NCF__TAG_SYNTH,
+    NCF__TAG_VAL,
+    NCF__TAG_VALNEG,
+    NCF__TAG_FULL,
+    NCF__TAG_HOLDOUT,
+    NCF__TAG_FOLD,
+    NCF__TAG_TUNE
+};
+
+/* Uniform in [0, n) from 32 random bits (Lemire); bias < n / 2^32. */
+static uint32_t ncf__below(uint64_t x, uint32_t n) { return (uint32_t)(((x >> 32) * (uint64_t)n) >> 32); }
+
+#ifndef NCF_INFERENCE_ONLY
+
+static double ncf__uniform(uint64_t x) { return (double)(x >> 11) * (1.0 / 9007199254740992.0); }
+
+typedef struct {
+    uint64_t state;
+} ncf__rng;
+
+static uint64_t ncf__next(ncf__rng *r) { return ncf__mix64(r->state++); }
+
+#endif /* NCF_INFERENCE_ONLY */
+
+/* ---- >>ids (src/ids.c) ----------------------------------------------------------------------- */
+/* Id tables as written: lookup by bisection, names, checks. */
 
 #define NCF__MAX_RAW_ID ((int64_t)1 << 62) /* raw ids are in [0, 2^62) */
 
@@ -2080,51 +2010,8 @@ NCFDEF int ncf_dataset_item_id(const ncf_dataset *ds, int index, char *buf, size
 }
 #endif
 
-/* ---- >>rng: counter-based random numbers ----------------------------------------------------- */
-/* Counter-based: a value is a pure function of its key, so parallel loops draw
-   the same numbers in any schedule. splitmix64's finalizer does the mixing. (Serving draws
-   the negatives of a fold-in only.) */
-static uint64_t ncf__mix64(uint64_t z)
-{
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t ncf__hash3(uint64_t seed, uint64_t a, uint64_t b)
-{
-    return ncf__mix64(ncf__mix64(ncf__mix64(seed) ^ a) ^ b);
-}
-
-/* Streams of one seed, kept apart by a tag. */
-enum {
-    NCF__TAG_INIT = 1,
-    NCF__TAG_SHUFFLE,
-    NCF__TAG_NEG,
-    NCF__TAG_EVAL,
-    NCF__TAG_SYNTH,
-    NCF__TAG_VAL,
-    NCF__TAG_VALNEG,
-    NCF__TAG_FULL,
-    NCF__TAG_HOLDOUT,
-    NCF__TAG_FOLD,
-    NCF__TAG_TUNE
-};
-
-/* Uniform in [0, n) from 32 random bits (Lemire); bias < n / 2^32. */
-static uint32_t ncf__below(uint64_t x, uint32_t n) { return (uint32_t)(((x >> 32) * (uint64_t)n) >> 32); }
-
-#ifndef NCF_INFERENCE_ONLY
-
-static double ncf__uniform(uint64_t x) { return (double)(x >> 11) * (1.0 / 9007199254740992.0); }
-
-typedef struct {
-    uint64_t state;
-} ncf__rng;
-
-static uint64_t ncf__next(ncf__rng *r) { return ncf__mix64(r->state++); }
-
+/* ---- >>logs (src/logs.c) --------------------------------------------------------------------- */
+#ifndef NCF_INFERENCE_ONLY /* the whole stage: a device only serves */
 /* ---- >>data: datasets: held-out lists, what the parsers hand the build ----------------------- */
 
 NCFDEF ncf_load_opts ncf_load_opts_default(void)
@@ -2304,7 +2191,7 @@ static int ncf__build_agree(const ncf__build_opts *bo, int rc)
 static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *items, const int64_t *times, int64_t n,
                       const ncf__build_opts *bo);
 
-/* ---- >>logs: delimited logs: dialect, columns, records, text ids ----------------------------- */
+/* Delimited logs: dialect, columns, records, text ids. */
 /* The bytes of a UTF-8 byte order mark at p (3), or 0. */
 static size_t ncf__bom_bytes(const char *p, size_t len) { return len >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3) ? 3 : 0; }
 
@@ -3692,6 +3579,10 @@ NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_op
 }
 #endif /* NCF_NO_STDIO */
 
+#endif /* NCF_INFERENCE_ONLY */
+
+/* ---- >>dataset (src/dataset.c) --------------------------------------------------------------- */
+#ifndef NCF_INFERENCE_ONLY /* the whole stage: a device only serves */
 /* ---- >>split: triples to a dataset: filters, hold-outs, validation, negatives, synthetic -- */
 
 static int ncf__cmp_i64(const void *a, const void *b)
@@ -4715,7 +4606,11 @@ done:
     return rc;
 }
 
-/* ---- >>sampler: negatives by rank, the epoch as a keyed permutation -------------------------- */
+#endif /* NCF_INFERENCE_ONLY */
+
+/* ---- >>sampler (src/sampler.c) --------------------------------------------------------------- */
+#ifndef NCF_INFERENCE_ONLY /* the whole stage: a device only serves */
+/* Negatives by rank, the epoch as a keyed permutation. */
 
 NCFDEF int ncf_sampler_init(ncf_sampler *s, const ncf_dataset *data, int num_neg, uint64_t seed)
 {
@@ -5064,9 +4959,10 @@ NCFDEF int ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, uin
     return short_of_memory ? ncf__fail(NCF_ERR_NOMEM, "ncf_sampler_hash: out of memory") : NCF_OK;
 }
 
-#endif /* !NCF_INFERENCE_ONLY: data and sampler */
+#endif /* NCF_INFERENCE_ONLY */
 
-/* ---- >>kernels: the GEMM tile and its plain-C reference -------------------------------------- */
+/* ---- >>kernels (src/kernels.c) --------------------------------------------------------------- */
+/* The GEMM tile and its plain-C reference. */
 /* Activations are batch-major [B][C]; kernels are [in][out] (as Keras). The plain-C tile is
    the reference: a vector tile (GCC/clang vector extensions) computes the same sums in the
    same order with the same rounding, so its results must equal the plain tile's bit for bit
@@ -5483,7 +5379,8 @@ static float ncf__sigmoid(float z)
 }
 #endif
 
-/* ---- >>model: config checks, the parameter layout, create and free --------------------------- */
+/* ---- >>model (src/model.c) ------------------------------------------------------------------- */
+/* Config checks, the parameter layout, create and free. */
 
 NCFDEF ncf_config ncf_config_default(void)
 {
@@ -6305,8 +6202,734 @@ NCFDEF int ncf_predict_indices(const ncf_model *m, const int32_t *users, const i
     return NCF_OK;
 }
 
-/* ---- >>training-step: loss, backward pass and gradient sums of a step ------------------------ */
 #ifndef NCF_INFERENCE_ONLY
+/* Whether ncf_model_average takes models of c's type: MF and GMF, whose logits are sums over
+   factors. */
+static int ncf__averages(const ncf_config *c) { return c->model == NCF_MF || c->model == NCF_GMF; }
+
+/* a's ids and rated items copied into m (of a's users and items) in place of its own. */
+static int ncf__copy_model_ids(ncf_model *m, const ncf_model *a)
+{
+    int U = a->cfg.num_users, I = a->cfg.num_items;
+    int64_t *ru = a->raw_user ? NCF__NEW(int64_t, U) : NULL, *ri = a->raw_item ? NCF__NEW(int64_t, I) : NULL;
+    int rated = a->rated_ptr && a->rated; /* (both or neither) */
+    int64_t *rp = rated ? NCF__NEW(int64_t, (size_t)U + 1) : NULL, *uat = NULL, *iat = NULL;
+    uint8_t *rv = rated ? NCF__NEW(uint8_t, a->rated_ptr[U] ? a->rated_ptr[U] : 1) : NULL;
+    char *ut = NULL, *it = NULL;
+    if ((a->raw_user && !ru) || (a->raw_item && !ri) || (rated && (!rp || !rv)) ||
+        ncf__copy_text_ids(a->user_text, a->user_text_at, U, &ut, &uat) != NCF_OK ||
+        ncf__copy_text_ids(a->item_text, a->item_text_at, I, &it, &iat) != NCF_OK) {
+        NCF_FREE(ru), NCF_FREE(ri), NCF_FREE(rp), NCF_FREE(rv), NCF_FREE(ut), NCF_FREE(uat);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for the id maps");
+    }
+    if (ru) memcpy(ru, a->raw_user, sizeof(int64_t) * (size_t)U);
+    if (ri) memcpy(ri, a->raw_item, sizeof(int64_t) * (size_t)I);
+    if (rp) memcpy(rp, a->rated_ptr, sizeof(int64_t) * ((size_t)U + 1));
+    if (rv) memcpy(rv, a->rated, (size_t)a->rated_ptr[U]);
+    NCF_FREE(m->raw_user), NCF_FREE(m->raw_item), NCF_FREE(m->rated_ptr), NCF_FREE(m->rated);
+    NCF_FREE(m->user_text), NCF_FREE(m->item_text), NCF_FREE(m->user_text_at), NCF_FREE(m->item_text_at);
+    m->raw_user = ru, m->raw_item = ri, m->rated_ptr = rp, m->rated = rv;
+    m->user_text = ut, m->user_text_at = uat, m->item_text = it, m->item_text_at = iat;
+    return ncf__build_id_maps(m);
+}
+
+/* Rows r of models' side tables (0 users, 1 items) side by side into m's, each times scale. */
+static void ncf__average_rows(ncf_model *m, ncf_model *const *models, int n, int side, float scale)
+{
+    int64_t r, rows = side ? m->cfg.num_items : m->cfg.num_users;
+    int k, j, F = m->cfg.mf_dim;
+    for (r = 0; r < rows; r++) {
+        float *dst = (side ? m->gmf_item : m->gmf_user) + (size_t)r * F;
+        for (k = 0; k < n; k++) {
+            int f = models[k]->cfg.mf_dim;
+            const float *src = (side ? models[k]->gmf_item : models[k]->gmf_user) + (size_t)r * f;
+            for (j = 0; j < f; j++) dst[j] = src[j] * scale;
+            dst += f;
+        }
+    }
+}
+
+NCFDEF int ncf_model_average(ncf_model **out, ncf_model *const *models, int n)
+{
+    const ncf_model *a;
+    ncf_model *m = NULL;
+    ncf_config c;
+    int64_t dim = 0, r;
+    int k, rc;
+    if (!out) return ncf__fail(NCF_ERR_ARG, "ncf_model_average: NULL out");
+    *out = NULL;
+    if (!models || n < 1 || !models[0]) return ncf__fail(NCF_ERR_ARG, "ncf_model_average: need 1 or more models");
+    a = models[0];
+    for (k = 0; k < n; k++) {
+        const ncf_model *b = models[k];
+        if (!b) return ncf__fail(NCF_ERR_ARG, "ncf_model_average: model %d is NULL", k);
+        if (!b->params) return ncf__fail(NCF_ERR_ARG, "ncf_model_average: model %d is int8, read in place", k);
+        if (!ncf__averages(&b->cfg) || b->cfg.model != a->cfg.model)
+            return ncf__fail(NCF_ERR_ARG,
+                             "ncf_model_average: needs MF models or GMF models (model %d is of type %d, model 0 %d)", k,
+                             (int)b->cfg.model, (int)a->cfg.model);
+        if (b->cfg.num_users != a->cfg.num_users || b->cfg.num_items != a->cfg.num_items)
+            return ncf__fail(NCF_ERR_ARG, "ncf_model_average: model %d has %d users and %d items, model 0 %d and %d", k,
+                             b->cfg.num_users, b->cfg.num_items, a->cfg.num_users, a->cfg.num_items);
+        dim += b->cfg.mf_dim;
+    }
+    c = a->cfg;
+    c.mf_dim = dim > INT32_MAX ? INT32_MAX : (int)dim; /* (too wide: the config's check says so) */
+    if ((rc = ncf_model_create(&m, &c)) != NCF_OK) return rc;
+    ncf__average_rows(m, models, n, 0, c.model == NCF_MF ? 1.0f / sqrtf((float)n) : 1.0f);
+    ncf__average_rows(m, models, n, 1, c.model == NCF_MF ? 1.0f / sqrtf((float)n) : 1.0f);
+    for (r = 0; c.model == NCF_MF && r < c.num_users; r++)
+        for (m->user_bias[r] = 0, k = 0; k < n; k++) m->user_bias[r] += models[k]->user_bias[r] / (float)n;
+    for (r = 0; c.model == NCF_MF && r < c.num_items; r++)
+        for (m->item_bias[r] = 0, k = 0; k < n; k++) m->item_bias[r] += models[k]->item_bias[r] / (float)n;
+    for (r = 0, k = 0; c.model == NCF_GMF && k < n; k++)
+        for (dim = 0; dim < models[k]->cfg.mf_dim; dim++) m->w_out[r++] = models[k]->w_out[dim] / (float)n;
+    for (m->b_out[0] = 0, k = 0; k < n; k++) m->b_out[0] += models[k]->b_out[0] / (float)n;
+    m->step = a->step, m->epoch = a->epoch;
+    if ((rc = ncf__copy_model_ids(m, a)) != NCF_OK) {
+        ncf_model_free(m);
+        return rc;
+    }
+    ncf_model_params_changed(m);
+    *out = m;
+    return NCF_OK;
+}
+#endif /* NCF_INFERENCE_ONLY */
+
+/* ---- >>score (src/score.c) ------------------------------------------------------------------- */
+/* Scoring one user against many items: the item projection and its cache, the lanes. */
+/* Scoring one user against many items uses the split first layer:
+   W1 [u; i] = W1u u + W1i i, with W1i i precomputed once per item. */
+
+#define NCF__SCORE_CHUNK 48 /* the most items serving scores at a time (ncf__score_chunk) */
+#define NCF__FOLD_CHUNK 32  /* a fold-in's examples at a time (its sums follow this order) */
+
+/* Items a block of the cached projection holds, and scoring takes at a time with it: one to
+   a vector lane (ncf__score_lanes) with AVX or AVX-512, whose multiply-adds read a broadcast
+   weight straight from memory; else 1 (row by row: with 4 lanes, SSE's broadcasts cost more
+   than the lanes win, 9-15% slower). */
+#if NCF__VEC && NCF__VW >= 8
+#define NCF__PB NCF__VW
+#else
+#define NCF__PB 1
+#endif
+
+/* Where the projection of R rows a block holds item i's value d: its block, row d of it, the
+   item's lane. */
+static size_t ncf__proj_at(int R, size_t i, size_t d)
+{
+    return ((i / NCF__PB) * (size_t)R + d) * NCF__PB + i % NCF__PB;
+}
+
+/* Rows of a projection block: layers[1], then in blocks of lanes the item's GMF row too, so
+   that a block's whole score reads vectors. */
+static int ncf__proj_rows(const ncf_model *m) { return m->cfg.layers[1] + (NCF__PB > 1 ? m->scratch->F : 0); }
+
+/* Scoring buffers for n items at a time, carved from one block: the heap's, or the caller's
+   workspace (ncf_with_workspace_size). */
+typedef struct {
+    float *h[2]; /* [n][widest dense layer] activations */
+    float *pu;   /* [layers[1]] user half of the first layer, plus its bias */
+    float *urow; /* [F + H] the user's GMF and MLP rows, when int8 */
+    float *irow; /* [n][H] the items' MLP rows, when no item projection is cached */
+    float *gi;   /* [F] an item's GMF row, when int8 */
+    float *sc;   /* [n] scores */
+} ncf__eval_buf;
+
+#define NCF__ALIGN_FLOATS 16 /* each buffer starts on a 64-byte line */
+
+static size_t ncf__round_floats(size_t n) { return NCF__CEIL_DIV(n, NCF__ALIGN_FLOATS) * NCF__ALIGN_FLOATS; }
+
+static int ncf__widest_dense(const ncf_model *m)
+{
+    int l, w = 1;
+    for (l = 1; l <= m->scratch->nd; l++)
+        if (m->cfg.layers[l] > w) w = m->cfg.layers[l];
+    return w;
+}
+
+/* Floats of an eval buffer for n items; with mem, also carves it from mem. */
+static size_t ncf__eval_buf_carve(ncf__eval_buf *e, const ncf_model *m, int n, float *mem)
+{
+    const struct ncf__scratch *s = m->scratch;
+    size_t at = 0, w = (size_t)ncf__widest_dense(m), sizes[7];
+    float **dst[7];
+    int q;
+    size_t lanes = (size_t)(n > NCF__PB ? n : NCF__PB); /* (ncf__score_lanes scores NCF__PB at a time) */
+    dst[0] = &e->h[0], sizes[0] = lanes * w;
+    dst[1] = &e->h[1], sizes[1] = lanes * w;
+    dst[2] = &e->pu, sizes[2] = w;
+    dst[3] = &e->urow, sizes[3] = (size_t)s->F + s->H;
+    dst[4] = &e->irow, sizes[4] = (size_t)n * s->H;
+    dst[5] = &e->gi, sizes[5] = (size_t)s->F;
+    dst[6] = &e->sc, sizes[6] = (size_t)n;
+    for (q = 0; q < 7; q++) {
+        if (mem) *dst[q] = mem + at;
+        at += ncf__round_floats(sizes[q] ? sizes[q] : 1);
+    }
+    return at;
+}
+
+/* Items serving scores at a time: 48, a whole number of every target's tall tile (12 rows
+   with AVX2, SSE and NEON, 16 with AVX-512), while their activations take at most 64 KB, so
+   they stay near the core; else 32, which bounds a thread's buffers by the widest layer. */
+static size_t ncf__floats_per_item(const ncf_model *m)
+{
+    return 2 * (size_t)ncf__widest_dense(m) + (size_t)m->scratch->H + 1; /* (ncf__eval_buf_carve) */
+}
+
+static int ncf__score_chunk(const ncf_model *m)
+{
+    return ncf__floats_per_item(m) * sizeof(float) * NCF__SCORE_CHUNK <= 65536 ? NCF__SCORE_CHUNK : 32;
+}
+
+#ifndef NCF_INFERENCE_ONLY
+static void ncf__eval_buf_free(ncf__eval_buf *e) { NCF_FREE(e->h[0]); }
+
+/* Items scored at a time in evaluation: as many as 1 MB of activations holds, at least
+   serving's chunk, at most n. A thread's buffers are then bounded by the model's widest
+   layer, whatever the catalogue. */
+static int ncf__eval_chunk(const ncf_model *m, int n)
+{
+    size_t c = ((size_t)1 << 18) / ncf__floats_per_item(m), sc = (size_t)ncf__score_chunk(m);
+    c = c < sc ? sc : c / sc * sc; /* (whole chunks of serving's, so whole blocks of lanes) */
+    return (int)(c < (size_t)n ? c : (size_t)(n > 0 ? n : 1));
+}
+
+static int ncf__eval_buf_alloc(ncf__eval_buf *e, const ncf_model *m, int n)
+{
+    float *mem = NCF__NEW(float, ncf__eval_buf_carve(e, m, n, NULL));
+    if (!mem) return 0;
+    ncf__eval_buf_carve(e, m, n, mem);
+    return 1;
+}
+#endif
+
+/* Floats of the projection's blocks (none without lanes: its rows are then the cache). */
+static size_t ncf__proj_blocked(const ncf_model *m)
+{
+    return NCF__PB == 1 ? 0 : NCF__CEIL_DIV((size_t)m->cfg.num_items, NCF__PB) * NCF__PB * (size_t)ncf__proj_rows(m);
+}
+
+/* Whether the projection's rows, [num_items][layers[1]], come after its blocks: they cost items
+   x layers[1] floats, which a file's parameters need not pay for (a 1-wide item embedding under
+   a 65,536-wide layer), so only while the whole stays within 4 parameters' worth (and 1M
+   floats). Without blocks, past that there is no cache, and scoring projects each chunk as it
+   goes, with the same scores; with them, past that candidate lists take their lanes from the
+   blocks (ncf__score_lanes), and past that for the blocks alone there is no cache. */
+static int ncf__proj_fits(const ncf_model *m, size_t floats)
+{
+    return (uint64_t)floats <= 4 * (uint64_t)m->num_params + (1 << 20); /* (no double math on a device) */
+}
+
+static int ncf__proj_has_rows(const ncf_model *m)
+{
+    return ncf__proj_fits(m, ncf__proj_blocked(m) + (size_t)m->cfg.num_items * m->cfg.layers[1]);
+}
+
+/* The projection's rows, or NULL. (Without lanes the cache is its rows.) */
+static const float *ncf__proj_row_major(const ncf_model *m, const float *proj)
+{
+    return NCF__PB == 1 || !proj ? proj : ncf__proj_has_rows(m) ? proj + ncf__proj_blocked(m) : NULL;
+}
+
+/* Item halves of the first dense layer, or NULL without MLP. With lanes (NCF__PB > 1) first
+   in blocks of NCF__PB items, each [ncf__proj_rows][NCF__PB] (item i's d-th value at
+   ncf__proj_at), so that one vector load reads a value of a whole block's items
+   (ncf__score_lanes); then, where they fit, as rows, [num_items][layers[1]], which a list of
+   candidates reads an item at a time (a row is a line or two; a block's column, a line a value). */
+static float *ncf__item_projection(const ncf_model *m, int *rc)
+{
+    const struct ncf__scratch *s = m->scratch;
+    int L1, R, i0, rows, n, items = m->cfg.num_items, keep = ncf__proj_has_rows(m);
+    size_t blocked, d, i;
+    float *proj, *tmp;
+    *rc = NCF_OK;
+    if (!s->H || !m->mlp_item) return NULL; /* (an int8 model projects as it scores) */
+    L1 = m->cfg.layers[1], R = ncf__proj_rows(m), blocked = ncf__proj_blocked(m);
+    if (!ncf__proj_fits(m, blocked ? blocked : (size_t)items * L1)) return NULL;
+    /* The rows are made a run at a time: all of them into their place when they are kept, else
+       64K floats of them, one block at least (at most 4 MB: 16 items of a 65,536-wide layer). */
+    rows = keep ? items : (65536 / L1) / NCF__PB * NCF__PB;
+    rows = rows < NCF__PB ? NCF__PB : rows > items ? items : rows;
+    proj = NCF__ZNEW(float, blocked + (keep ? (size_t)items * L1 : 0));
+    tmp = !proj ? NULL : keep ? proj + blocked : NCF__NEW(float, (size_t)rows *L1);
+    if (!proj || !tmp) {
+        NCF_FREE(proj);
+        if (!keep) NCF_FREE(tmp);
+        *rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for the item projection");
+        return NULL;
+    }
+    for (i0 = 0; i0 < items; i0 += rows) { /* rows at a time, then into their blocks */
+        float *at = keep ? tmp + (size_t)i0 * L1 : tmp;
+        n = items - i0 < rows ? items - i0 : rows;
+        ncf__gemm(at, L1, m->mlp_item + (size_t)i0 * s->H, s->H, 1, m->w[1] + (size_t)s->H * L1, L1, NULL, n, L1, s->H,
+                  0);
+        for (i = 0; blocked && i < (size_t)n; i++)
+            for (d = 0; d < (size_t)L1; d++) proj[ncf__proj_at(R, (size_t)i0 + i, d)] = at[i * L1 + d];
+    }
+    for (i = 0; blocked && i < (size_t)items; i++) /* the GMF rows into their blocks */
+        for (d = 0; d < (size_t)s->F; d++) proj[ncf__proj_at(R, i, (size_t)L1 + d)] = m->gmf_item[i * s->F + d];
+    if (!keep) NCF_FREE(tmp);
+    return proj;
+}
+
+/* The cached item projection, when it is that of the current parameters, or NULL. The cache
+   is rebuilt only where the model is being changed anyway (after an epoch, a load, pre-training,
+   ncf_model_params_changed), so serving only reads the model. */
+static const float *ncf__cached_projection(const ncf_model *m)
+{
+    const struct ncf__scratch *s = m->scratch;
+    return s->cache.proj && s->cache.step == m->step ? s->cache.proj : NULL;
+}
+
+#ifndef NCF_INFERENCE_ONLY
+/* The projection for scoring: the cache, or one of the caller's own (*own, freed by it). */
+static const float *ncf__projection_for(const ncf_model *m, float **own, int *rc)
+{
+    const float *p = ncf__cached_projection(m);
+    *own = NULL, *rc = NCF_OK;
+    return p || !m->scratch->H ? p : (*own = ncf__item_projection(m, rc));
+}
+#endif
+
+/* What serving computes once, for the current parameters. Out of memory leaves no cache;
+   scoring then makes its own projection, a fold-in its own Gram matrix. */
+static void ncf__refresh_cache(ncf_model *m)
+{
+    struct ncf__scratch *s = m->scratch;
+    int rc;
+    NCF_FREE(s->cache.proj);
+    s->cache.proj = ncf__item_projection(m, &rc);
+    ncf__refresh_gram(m);
+    s->cache.step = m->step;
+}
+
+/* ncf__output for items cand[0..n) (first.. when NULL) of one user, their top activations h
+   row by row, into e->sc: the per-logit work hoisted out of the loop, so that it runs at the
+   rate of the sums. */
+static void ncf__output_items(const ncf_model *m, const float *gu, float ub, const int32_t *cand, int first, int n,
+                              const float *h, ncf__eval_buf *e)
+{
+    const struct ncf__scratch *s = m->scratch;
+    const ncf__table *T = s->F ? &s->tables.tab[s->tables.gmf] : NULL;
+    const float *gw = s->tables.gmf_weights, *wh = m->w_out ? m->w_out + s->F : NULL;
+    int j, F = s->F, top = s->top;
+    j = 0;
+#if NCF__VEC
+    if (F % NCF__LANES == 0 && top % NCF__LANES == 0 && (!T || T->item))
+        for (; j + 4 <= n; j += 4) {
+            const float *gi[4], *hj[4];
+            float sum[4];
+            int q;
+            for (q = 0; q < 4; q++) {
+                int i = cand ? cand[j + q] : first + j + q;
+                gi[q] = T ? T->item + (size_t)i * F : NULL, hj[q] = h + (size_t)(j + q) * top;
+            }
+            ncf__output_sum4(gu, gi, gw, F, wh, hj, top, sum);
+            for (q = 0; q < 4; q++) {
+                int i = cand ? cand[j + q] : first + j + q;
+                float z = m->b_out[0], bias = m->user_bias ? ub + m->item_bias[i] : 0.0f;
+                if (m->user_bias) z += bias;
+                e->sc[j + q] = z + sum[q];
+            }
+        }
+#endif
+    for (; j < n; j++) {
+        int i = cand ? cand[j] : first + j;
+        const float *gi = T ? ncf__emb_row(T, 1, i, e->gi) : NULL;
+        float z = m->b_out[0], bias = m->user_bias ? ub + m->item_bias[i] : 0.0f; /* (rounded as ncf__output) */
+        if (m->user_bias) z += bias;
+        e->sc[j] = z + ncf__output_sum(gu, gi, gw, F, wh, h + (size_t)j * top, top);
+    }
+}
+
+#if NCF__PB > 1
+/* Outputs [n0, n0 + NB) of a dense layer for a block of items, one to a vector lane: X and Y
+   are [width][NCF__VW], W is [K][N]. Each output's sum runs from its bias in k order with
+   the tiles' multiply-add and clamp (NCF__TILE_STORE), so a lane's value is the row path's
+   bit for bit; the NB sums are independent chains, each weight a broadcast. With FIRST, X is
+   the block's projection and input k the first layer's value, P[k] + X[k] clamped as the row
+   path clamps it, made as it is read rather than stored and read back. */
+#define NCF__LANES_OUT(name, NB, FIRST) \
+    static void name(const float *X, const float *P, int K, const float *W, const float *bias, int N, int n0, \
+                     float *Y) \
+    { \
+        ncf__vf a[NB], x, w, z = {0}; \
+        int j, k; \
+        NCF__UNROLL \
+        for (j = 0; j < NB; j++) NCF__SPLAT(ncf__vf, NCF__VW, a[j], bias ? bias[n0 + j] : 0.0f); \
+        for (k = 0; k < K; k++) { \
+            NCF__VLOAD(x, X + (size_t)k * NCF__VW); \
+            if (FIRST) { \
+                NCF__SPLAT(ncf__vf, NCF__VW, w, P[k]); \
+                x = w + x; \
+                x = (ncf__vf)((x > z) & (ncf__vi)x); /* (v > 0 ? v : 0) */ \
+            } \
+            NCF__UNROLL \
+            for (j = 0; j < NB; j++) { \
+                NCF__SPLAT(ncf__vf, NCF__VW, w, W[(size_t)k * N + n0 + j]); \
+                NCF__VFMA(a[j], w, x); \
+            } \
+        } \
+        NCF__UNROLL \
+        for (j = 0; j < NB; j++) { \
+            a[j] = (ncf__vf)(~(a[j] < z) & (ncf__vi)a[j]); \
+            NCF__VSTORE(Y + (size_t)(n0 + j) * NCF__VW, a[j]); \
+        } \
+    }
+NCF__LANES_OUT(ncf__lanes_out16, 16, 0)
+NCF__LANES_OUT(ncf__lanes_out8, 8, 0)
+NCF__LANES_OUT(ncf__lanes_out1, 1, 0)
+NCF__LANES_OUT(ncf__lanes_first16, 16, 1)
+NCF__LANES_OUT(ncf__lanes_first8, 8, 1)
+NCF__LANES_OUT(ncf__lanes_first1, 1, 1)
+
+#if NCF__VW == 8
+/* Outputs [n0, n0 + NO) of a dense layer for three blocks at once, the same sums in the same
+   order as NCF__LANES_OUT's, so the same bits: X holds the blocks' inputs [3][K][NCF__VW] at
+   a stride of xs floats, Y takes [3][N][NCF__VW]. With AVX2's 16 registers, 8 outputs of one
+   block read 9 vectors for 8 multiply-adds, and the loads, not the FMAs, set the pace; 4
+   outputs of 3 blocks read 7 for 12. The empty asm keeps each input in a register: without
+   it GCC reads it from memory again in each of its 4 multiply-adds. */
+#define NCF__LANES3_OUT(name, NO) \
+    static void name(const float *X, size_t xs, int K, const float *W, const float *bias, int N, int n0, float *Y, \
+                     size_t ys) \
+    { \
+        ncf__vf a[3][NO], x[3], w, z = {0}; \
+        int b, j, k; \
+        NCF__UNROLL \
+        for (j = 0; j < NO; j++) { \
+            NCF__SPLAT(ncf__vf, NCF__VW, a[0][j], bias ? bias[n0 + j] : 0.0f); \
+            a[1][j] = a[0][j], a[2][j] = a[0][j]; \
+        } \
+        for (k = 0; k < K; k++) { \
+            NCF__UNROLL \
+            for (b = 0; b < 3; b++) { \
+                NCF__VLOAD(x[b], X + b * xs + (size_t)k * NCF__VW); \
+                __asm__("" : "+x"(x[b])); \
+            } \
+            NCF__UNROLL \
+            for (j = 0; j < NO; j++) { \
+                NCF__SPLAT(ncf__vf, NCF__VW, w, W[(size_t)k * N + n0 + j]); \
+                NCF__VFMA(a[0][j], w, x[0]); \
+                NCF__VFMA(a[1][j], w, x[1]); \
+                NCF__VFMA(a[2][j], w, x[2]); \
+            } \
+        } \
+        NCF__UNROLL \
+        for (b = 0; b < 3; b++) { \
+            NCF__UNROLL \
+            for (j = 0; j < NO; j++) { \
+                a[b][j] = (ncf__vf)(~(a[b][j] < z) & (ncf__vi)a[b][j]); \
+                NCF__VSTORE(Y + b * ys + (size_t)(n0 + j) * NCF__VW, a[b][j]); \
+            } \
+        } \
+    }
+NCF__LANES3_OUT(ncf__lanes3_out4, 4)
+NCF__LANES3_OUT(ncf__lanes3_out1, 1)
+
+/* The first layer's values for three blocks of the projection (at a stride of xs floats),
+   [3][K][NCF__VW]: P[k] + X[k] clamped, as the row path clamps them. Made once and stored:
+   made as read (NCF__LANES_OUT's FIRST) they would need registers that 4 outputs of 3 blocks
+   use. next: the following three blocks, or NULL: a catalogue is read as one stream. */
+static void ncf__lanes3_first(const float *X, size_t xs, const float *P, int K, const float *next,
+                              float *NCF__RESTRICT Y)
+{
+    ncf__vf v, p, z = {0};
+    size_t ys = (size_t)K * NCF__VW;
+    int b, k;
+    for (k = 0; k < K; k++, X += NCF__VW, Y += NCF__VW) {
+        NCF__SPLAT(ncf__vf, NCF__VW, p, P[k]);
+        NCF__UNROLL
+        for (b = 0; b < 3; b++) {
+            NCF__VLOAD(v, X + b * xs);
+            if (next) NCF__PREFETCH(next + b * xs + (size_t)k * NCF__VW);
+            v = p + v;
+            v = (ncf__vf)((v > z) & (ncf__vi)v);
+            NCF__VSTORE(Y + b * ys, v);
+        }
+    }
+}
+
+/* A dense layer for three blocks (NCF__LANES3_OUT). */
+static void ncf__lanes3_layer(const float *X, size_t xs, int K, const float *W, const float *bias, int N, float *Y)
+{
+    int n0 = 0;
+    for (; n0 + 4 <= N; n0 += 4) ncf__lanes3_out4(X, xs, K, W, bias, N, n0, Y, (size_t)N * NCF__VW);
+    for (; n0 < N; n0++) ncf__lanes3_out1(X, xs, K, W, bias, N, n0, Y, (size_t)N * NCF__VW);
+}
+#endif
+
+/* A dense layer for a block: 16 outputs at a time with AVX-512's 32 registers, else 8. With P,
+   the second layer, its inputs made from the first's halves (NCF__LANES_OUT). */
+static void ncf__lanes_layer(const float *X, const float *P, int K, const float *W, const float *bias, int N, float *Y)
+{
+    int n0 = 0;
+    for (; NCF__VW == 16 && n0 + 16 <= N; n0 += 16)
+        (P ? ncf__lanes_first16 : ncf__lanes_out16)(X, P, K, W, bias, N, n0, Y);
+    for (; n0 + 8 <= N; n0 += 8) (P ? ncf__lanes_first8 : ncf__lanes_out8)(X, P, K, W, bias, N, n0, Y);
+    for (; n0 < N; n0++) (P ? ncf__lanes_first1 : ncf__lanes_out1)(X, P, K, W, bias, N, n0, Y);
+}
+
+/* v = row d of the projection for the lanes' items it: one load for a whole block (at blk). */
+#define NCF__LANES_ROW(v, d) \
+    do { \
+        int l_; \
+        float g_[NCF__PB]; /* (lanes by index would keep v in memory) */ \
+        if (blk) NCF__VLOAD(v, blk + (size_t)(d)*NCF__PB); \
+        else { \
+            for (l_ = 0; l_ < NCF__PB; l_++) g_[l_] = proj[ncf__proj_at(R, (size_t)it[l_], (size_t)(d))]; \
+            NCF__VLOAD(v, g_); \
+        } \
+    } while (0)
+
+/* The output layer's terms for a block, as ncf__output_sum takes them: GMF term d (rows L1 + d
+   of the projection), then MLP term t (row t of x), to partial sum d or t % NCF__LANES in
+   order, then the partial sums pairwise into p[0]. Whole groups of NCF__LANES index p by
+   constants, which keeps it in registers; the tails of sizes that are not whole groups go
+   through a copy in memory. */
+static void ncf__lanes_terms(ncf__vf *p, const float *proj, int R, const int32_t *it, const float *blk, int L1,
+                             const float *gw, const float *gu, int F, const float *x, const float *wh, int top)
+{
+    ncf__vf q[NCF__LANES], g, u, w;
+    int d = 0, t = 0, j;
+    for (; d + NCF__LANES <= F; d += NCF__LANES) {
+        NCF__UNROLL
+        for (j = 0; j < NCF__LANES; j++) {
+            NCF__LANES_ROW(g, L1 + d + j);
+            NCF__SPLAT(ncf__vf, NCF__VW, u, gu[d + j]);
+            NCF__SPLAT(ncf__vf, NCF__VW, w, gw[d + j]);
+            g = u * g;
+            NCF__VFMA(p[j], w, g);
+        }
+    }
+    for (; d == F && t + NCF__LANES <= top; t += NCF__LANES) {
+        NCF__UNROLL
+        for (j = 0; j < NCF__LANES; j++) {
+            NCF__VLOAD(g, x + (size_t)(t + j) * NCF__VW);
+            NCF__SPLAT(ncf__vf, NCF__VW, w, wh[t + j]);
+            NCF__VFMA(p[j], w, g);
+        }
+    }
+    if (d < F || t < top) {
+        memcpy(q, p, sizeof q);
+        for (; d < F; d++) {
+            NCF__LANES_ROW(g, L1 + d);
+            NCF__SPLAT(ncf__vf, NCF__VW, u, gu[d]);
+            NCF__SPLAT(ncf__vf, NCF__VW, w, gw[d]);
+            g = u * g;
+            NCF__VFMA(q[d % NCF__LANES], w, g);
+        }
+        for (; t < top; t++) {
+            NCF__VLOAD(g, x + (size_t)t * NCF__VW);
+            NCF__SPLAT(ncf__vf, NCF__VW, w, wh[t]);
+            NCF__VFMA(q[t % NCF__LANES], w, g);
+        }
+        memcpy(p, q, sizeof q);
+    }
+    NCF__UNROLL
+    for (j = 0; j < 4; j++) p[j] += p[j + 4];
+    p[0] += p[2], p[1] += p[3];
+    p[0] += p[1];
+}
+
+/* Logits of one user against n <= NCF__PB items (cand[0..n), or first.. when cand is NULL)
+   into sc, a vector lane each: the same sums in the same order as the row path
+   (ncf__score_user, ncf__output_sum), so the same bits, with every layer's work on whole
+   vectors however narrow the layer. The lanes past n repeat the last item. */
+static void ncf__score_lanes(const ncf_model *m, const float *proj, const float *gu, const int32_t *cand, int first,
+                             int n, ncf__eval_buf *e, float *sc)
+{
+    const struct ncf__scratch *s = m->scratch;
+    const int *L = m->cfg.layers;
+    const float *gw = s->tables.gmf_weights, *wh = m->w_out ? m->w_out + s->F : NULL, *x, *pu = e->pu, *blk = NULL;
+    float *h0 = e->h[0];
+    int32_t it[NCF__PB];
+    int j, d, l, cur = 0, L1 = L[1], R = ncf__proj_rows(m);
+    ncf__vf v, p[NCF__LANES], z = {0}, c;
+    for (j = 0; j < NCF__PB; j++) it[j] = cand ? cand[j < n ? j : n - 1] : first + (j < n ? j : n - 1);
+    if (!cand && n == NCF__PB && first % NCF__PB == 0) blk = proj + ncf__proj_at(R, (size_t)first, 0);
+    if (blk && s->nd >= 2) /* the first two layers at once (a whole block reads its projection in place) */
+        l = 3, cur = 1, ncf__lanes_layer(blk, pu, L1, m->w[2], m->b[2], L[2], e->h[1]);
+    else
+        for (l = 2, d = 0; d < L1; d++) { /* the first layer: the user's half (with the bias) plus the item's */
+            NCF__LANES_ROW(v, d);
+            NCF__SPLAT(ncf__vf, NCF__VW, c, pu[d]);
+            v = c + v;
+            v = (ncf__vf)((v > z) & (ncf__vi)v); /* (v > 0 ? v : 0, as the row path) */
+            NCF__VSTORE(h0 + (size_t)d * NCF__VW, v);
+        }
+    for (; l <= s->nd; l++, cur ^= 1)
+        ncf__lanes_layer(e->h[cur], NULL, L[l - 1], m->w[l], m->b[l], L[l], e->h[cur ^ 1]);
+    x = e->h[cur];
+    NCF__UNROLL
+    for (j = 0; j < NCF__LANES; j++) p[j] = z;
+    ncf__lanes_terms(p, proj, R, it, blk, L1, gw, gu, s->F, x, wh, s->top);
+    NCF__SPLAT(ncf__vf, NCF__VW, v, m->b_out[0]); /* (no biases: MF's, which has no projection) */
+    v += p[0];
+    if (n == NCF__PB) NCF__VSTORE(sc, v);
+    else {
+        float t[NCF__PB];
+        NCF__VSTORE(t, v);
+        memcpy(sc, t, sizeof(float) * (size_t)n);
+    }
+}
+#endif
+
+#if NCF__VW == 8
+/* ncf__lanes_terms' p[0] for three blocks at once (at a stride of bs floats, their last layer's
+   values at xs) where F and top are whole groups of NCF__LANES: each block's partial sum j
+   takes its terms in the same order, each weight splat once for the three blocks, and partial
+   sums j and j + 4 are made together and added as ncf__lanes_terms adds them. */
+static void ncf__lanes3_terms(ncf__vf *v, const float *blk, size_t bs, int L1, const float *gw, const float *gu, int F,
+                              const float *x, size_t xs, const float *wh, int top)
+{
+    ncf__vf q[3][4], a[3], c[3], g, u, w, z = {0};
+    int b, j, d, t;
+    for (j = 0; j < 4; j++) {
+        NCF__UNROLL
+        for (b = 0; b < 3; b++) a[b] = z, c[b] = z;
+        for (d = 0; d < F; d += NCF__LANES) {
+            NCF__SPLAT(ncf__vf, NCF__VW, u, gu[d + j]);
+            NCF__SPLAT(ncf__vf, NCF__VW, w, gw[d + j]);
+            NCF__UNROLL
+            for (b = 0; b < 3; b++) {
+                NCF__VLOAD(g, blk + b * bs + (size_t)(L1 + d + j) * NCF__PB);
+                g = u * g;
+                NCF__VFMA(a[b], w, g);
+            }
+            NCF__SPLAT(ncf__vf, NCF__VW, u, gu[d + j + 4]);
+            NCF__SPLAT(ncf__vf, NCF__VW, w, gw[d + j + 4]);
+            NCF__UNROLL
+            for (b = 0; b < 3; b++) {
+                NCF__VLOAD(g, blk + b * bs + (size_t)(L1 + d + j + 4) * NCF__PB);
+                g = u * g;
+                NCF__VFMA(c[b], w, g);
+            }
+        }
+        for (t = 0; t < top; t += NCF__LANES) {
+            NCF__SPLAT(ncf__vf, NCF__VW, w, wh[t + j]);
+            NCF__UNROLL
+            for (b = 0; b < 3; b++) {
+                NCF__VLOAD(g, x + b * xs + (size_t)(t + j) * NCF__VW);
+                NCF__VFMA(a[b], w, g);
+            }
+            NCF__SPLAT(ncf__vf, NCF__VW, w, wh[t + j + 4]);
+            NCF__UNROLL
+            for (b = 0; b < 3; b++) {
+                NCF__VLOAD(g, x + b * xs + (size_t)(t + j + 4) * NCF__VW);
+                NCF__VFMA(c[b], w, g);
+            }
+        }
+        NCF__UNROLL
+        for (b = 0; b < 3; b++) q[b][j] = a[b] + c[b];
+    }
+    NCF__UNROLL
+    for (b = 0; b < 3; b++) {
+        q[b][0] += q[b][2], q[b][1] += q[b][3];
+        v[b] = q[b][0] + q[b][1];
+    }
+}
+
+/* ncf__score_lanes of three whole blocks of the catalogue at once (items first.., first a
+   multiple of NCF__PB; at least two dense layers), the same bits; next as ncf__lanes3_first. */
+static void ncf__score_lanes3(const ncf_model *m, const float *proj, const float *gu, int first, const float *next,
+                              ncf__eval_buf *e, float *sc)
+{
+    const struct ncf__scratch *s = m->scratch;
+    const int *L = m->cfg.layers;
+    const float *gw = s->tables.gmf_weights, *wh = m->w_out ? m->w_out + s->F : NULL;
+    int b, j, l, cur = 0, R = ncf__proj_rows(m);
+    const float *blk = proj + ncf__proj_at(R, (size_t)first, 0);
+    ncf__vf p[NCF__LANES], v, t[3], z = {0};
+    ncf__lanes3_first(blk, (size_t)R * NCF__PB, e->pu, L[1], next, e->h[1]);
+    ncf__lanes3_layer(e->h[1], (size_t)L[1] * NCF__VW, L[1], m->w[2], m->b[2], L[2], e->h[0]);
+    for (l = 3; l <= s->nd; l++, cur ^= 1)
+        ncf__lanes3_layer(e->h[cur], (size_t)L[l - 1] * NCF__VW, L[l - 1], m->w[l], m->b[l], L[l], e->h[cur ^ 1]);
+    if (s->F % NCF__LANES == 0 && s->top % NCF__LANES == 0)
+        ncf__lanes3_terms(t, blk, (size_t)R * NCF__PB, L[1], gw, gu, s->F, e->h[cur], (size_t)s->top * NCF__VW, wh,
+                          s->top);
+    else
+        for (b = 0; b < 3; b++) {
+            NCF__UNROLL
+            for (j = 0; j < NCF__LANES; j++) p[j] = z;
+            ncf__lanes_terms(p, proj, R, NULL, blk + (size_t)b * R * NCF__PB, L[1], gw, gu, s->F,
+                             e->h[cur] + (size_t)b * s->top * NCF__VW, wh, s->top);
+            t[b] = p[0];
+        }
+    for (b = 0; b < 3; b++) {
+        NCF__SPLAT(ncf__vf, NCF__VW, v, m->b_out[0]);
+        v += t[b];
+        NCF__VSTORE(sc + b * NCF__PB, v);
+    }
+}
+#endif
+
+/* Logits of user u (or of the user rows urow, [F][H][bias], when given: a user folded in)
+   against items cand[0..n) (items first.. in order when cand is NULL) into e->sc, with the
+   training forward's rounding (ncf__first_layer, ncf__output). Without a projection the items'
+   half of the first layer is computed here, row by row as the cache computes it, so the scores
+   are the same. e holds at least n items. same_user: the last call on e scored this user, so
+   e->pu holds its half of the first layer already (a catalogue is scored a chunk at a time). */
+static void ncf__score_user(const ncf_model *m, const float *proj, int u, const float *urow, const int32_t *cand,
+                            int first, int n, ncf__eval_buf *e, int same_user)
+{
+    const struct ncf__scratch *s = m->scratch;
+    const int *L = m->cfg.layers;
+    int ur = u - NCF__USER0(s); /* (a model shard's row of user u) */
+    const float *gu = !s->F ? NULL : urow ? urow : ncf__emb_row(&s->tables.tab[s->tables.gmf], 0, ur, e->urow);
+    float ub = urow ? urow[s->F + s->H] : m->user_bias ? m->user_bias[ur] : 0.0f;
+    int j, d, l, cur = 0;
+    if (s->H) {
+        int L1 = L[1], H = s->H;
+        const float *hu = urow ? urow + s->F : ncf__emb_row(&s->tables.tab[s->tables.mlp], 0, ur, e->urow + s->F);
+        if (!same_user) ncf__gemm_rows(e->pu, L1, hu, 0, 1, m->w[1], L1, m->b[1], 0, 1, L1, H, 0);
+#if NCF__PB > 1
+        if (proj && (!cand || !ncf__proj_row_major(m, proj)) && (!s->F || s->tables.tab[s->tables.gmf].item)) {
+            for (j = 0; j < n;) { /* (a list of candidates reads the rows, when there are any) */
+#if NCF__VW == 8
+                if (!cand && n - j >= 3 * NCF__PB && (first + j) % NCF__PB == 0 && s->nd >= 2) {
+                    size_t next = ncf__proj_at(ncf__proj_rows(m), (size_t)(first + j + 3 * NCF__PB), 0);
+                    ncf__score_lanes3(m, proj, gu, first + j, n - j >= 6 * NCF__PB ? proj + next : NULL, e, e->sc + j);
+                    j += 3 * NCF__PB;
+                    continue;
+                }
+#endif
+                ncf__score_lanes(m, proj, gu, cand ? cand + j : NULL, first + j, n - j < NCF__PB ? n - j : NCF__PB, e,
+                                 e->sc + j);
+                j += NCF__PB;
+            }
+            return;
+        }
+#endif
+        proj = ncf__proj_row_major(m, proj);
+        if (!proj) { /* the items' rows gathered, then their half of the first layer */
+            for (j = 0; j < n; j++) {
+                float *dst = e->irow + (size_t)j * H;
+                const float *r = ncf__emb_row(&s->tables.tab[s->tables.mlp], 1, cand ? cand[j] : first + j, dst);
+                if (r != dst) memcpy(dst, r, sizeof(float) * (size_t)H);
+            }
+            ncf__gemm_rows(e->h[1], L1, e->irow, H, 1, m->w[1] + (size_t)H * L1, L1, NULL, 0, n, L1, H, 0);
+        }
+        for (j = 0; j < n; j++) {
+            const float *pi = proj ? proj + (size_t)(cand ? cand[j] : first + j) * L1 : e->h[1] + (size_t)j * L1;
+            float *h = e->h[0] + (size_t)j * L1;
+            for (d = 0; d < L1; d++) {
+                float v = e->pu[d] + pi[d];
+                h[d] = v > 0.0f ? v : 0.0f;
+            }
+        }
+        for (l = 2; l <= s->nd; l++, cur ^= 1)
+            ncf__gemm_rows(e->h[cur ^ 1], L[l], e->h[cur], L[l - 1], 1, m->w[l], L[l], m->b[l], 0, n, L[l], L[l - 1],
+                           NCF__RELU);
+    }
+    ncf__output_items(m, gu, ub, cand, first, n, e->h[cur], e);
+}
+
+/* ---- >>train (src/train.c) ------------------------------------------------------------------- */
+#ifndef NCF_INFERENCE_ONLY /* the whole stage: a device only serves */
+/* ---- >>training-step: loss, backward pass and gradient sums of a step ------------------------ */
 /* A training step runs as three phases in one parallel region (four with dense Adam):
    1. rows: each tile of batch rows sampled, forward, loss terms and every gradient that
       stays within its row (down to the gathered embeddings);
@@ -7056,256 +7679,6 @@ NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *ite
     return NCF_OK;
 }
 
-/* ---- >>als: MF fitted to the whole matrix by alternating least squares ----------------------- */
-
-#define NCF__ALS_CG_STEPS 3       /* conjugate gradient steps a row an epoch (implicit's default) */
-#define NCF__ALS_REPORT_ROWS 4096 /* rows between progress reports */
-
-/* One side's positives as rows: row r's are other-side rows idx[ptr[r] .. ptr[r+1]), each of
-   confidence wt[j] (NULL: all 1). The users' are the data's own; the items' its transpose. */
-typedef struct {
-    int n;
-    const int64_t *ptr;
-    const int32_t *idx;
-    const float *wt;
-} ncf__als_side;
-
-/* The items' side: the data's positives by item, users ascending within each. */
-static int ncf__als_transpose(const ncf_dataset *ds, int64_t **ptr, int32_t **idx, float **wt)
-{
-    int64_t *at, j;
-    int u, i;
-    *ptr = NCF__ZNEW(int64_t, (size_t)ds->num_items + 1), at = NCF__NEW(int64_t, ds->num_items);
-    *idx = NCF__NEW(int32_t, ds->num_train ? ds->num_train : 1);
-    *wt = ds->weight ? NCF__NEW(float, ds->num_train ? ds->num_train : 1) : NULL;
-    if (!*ptr || !at || !*idx || (ds->weight && !*wt)) {
-        NCF_FREE(at);
-        return ncf__fail(NCF_ERR_NOMEM, "ALS: out of memory for the positives of %d items", ds->num_items);
-    }
-    for (j = 0; j < ds->num_train; j++) (*ptr)[ds->items[j] + 1]++;
-    for (i = 0; i < ds->num_items; i++) (*ptr)[i + 1] += (*ptr)[i], at[i] = (*ptr)[i];
-    for (u = 0; u < ds->num_users; u++)
-        for (j = ds->user_ptr[u]; j < ds->user_ptr[u + 1]; j++) {
-            int64_t k = at[ds->items[j]]++;
-            (*idx)[k] = u;
-            if (*wt) (*wt)[k] = ds->weight[j];
-        }
-    NCF_FREE(at);
-    return NCF_OK;
-}
-
-/* A = unobserved * Y^T Y + mf_reg * I over the first n rows of Y [n][K]: each entry summed
-   over the rows in order, by one thread, so its bits do not depend on the thread count. */
-static void ncf__als_gram(const float *Y, int n, int K, double w0, double lambda, double *A)
-{
-    int a0;
-    memset(A, 0, sizeof(double) * (size_t)K * K);
-    NCF__PARALLEL((float)n * K * K > 64 * NCF__PAR_WORK)
-    NCF__OMP(for schedule(dynamic, 1))
-    for (a0 = 0; a0 < K; a0 += 8) {
-        int a1 = a0 + 8 < K ? a0 + 8 : K, a, b, r;
-        for (r = 0; r < n; r++) {
-            const float *y = Y + (size_t)r * K;
-            for (a = a0; a < a1; a++) {
-                double ya = y[a], *Aa = A + (size_t)a * K;
-                for (b = a; b < K; b++) Aa[b] += ya * y[b];
-            }
-        }
-    }
-    for (a0 = 0; a0 < K; a0++) {
-        int b;
-        for (b = a0; b < K; b++) A[(size_t)a0 * K + b] *= w0, A[(size_t)b * K + a0] = A[(size_t)a0 * K + b];
-        A[(size_t)a0 * K + a0] += lambda;
-    }
-}
-
-/* y . v in four running sums (one would wait on each add). */
-static double ncf__als_dot(const float *y, const double *v, int K)
-{
-    double d0 = 0, d1 = 0, d2 = 0, d3 = 0;
-    int k;
-    for (k = 0; k + 4 <= K; k += 4)
-        d0 += y[k] * v[k], d1 += y[k + 1] * v[k + 1], d2 += y[k + 2] * v[k + 2], d3 += y[k + 3] * v[k + 3];
-    for (; k < K; k++) d0 += y[k] * v[k];
-    return (d0 + d1) + (d2 + d3);
-}
-
-/* out = A v. */
-static void ncf__als_gram_apply(const double *A, int K, const double *v, double *out)
-{
-    int a, b;
-    memset(out, 0, sizeof(double) * (size_t)K);
-    /* (A symmetric: its columns read as rows, so the loops are axpys, which vectorize; four
-       rows a pass, so out is loaded and stored once for four multiply-adds) */
-    for (a = 0; a + 4 <= K; a += 4) {
-        const double *A0 = A + (size_t)a * K, *A1 = A0 + K, *A2 = A1 + K, *A3 = A2 + K;
-        double v0 = v[a], v1 = v[a + 1], v2 = v[a + 2], v3 = v[a + 3];
-        for (b = 0; b < K; b++) out[b] += v0 * A0[b] + v1 * A1[b] + v2 * A2[b] + v3 * A3[b];
-    }
-    for (; a < K; a++) {
-        const double *Aa = A + (size_t)a * K;
-        double va = v[a];
-        for (b = 0; b < K; b++) out[b] += va * Aa[b];
-    }
-}
-
-/* out = (A + sum_j (c_j - w0) y_j y_j^T) v, the row's system applied to v. */
-static void ncf__als_apply(const double *A, const float *Y, const ncf__als_side *sd, int r, int K, double w0,
-                           const double *v, double *out)
-{
-    int64_t j;
-    int b;
-    ncf__als_gram_apply(A, K, v, out);
-    for (j = sd->ptr[r]; j < sd->ptr[r + 1]; j++) {
-        const float *y = Y + (size_t)sd->idx[j] * K;
-        double d = ((sd->wt ? sd->wt[j] : 1.0) - w0) * ncf__als_dot(y, v, K);
-        for (b = 0; b < K; b++) out[b] += d * y[b];
-    }
-}
-
-/* Row x of side row r moved toward the solution of its least squares, (A + sum_j (c_j - w0)
-   y_j y_j^T) x = sum_j c_j y_j, by conjugate gradients from where it is (Takacs et al. 2011,
-   as implicit). buf: 4K doubles. Returns nonzero when the row is no longer finite. */
-static int ncf__als_row(float *x, const double *A, const float *Y, const ncf__als_side *sd, int r, int K, double w0,
-                        double *buf)
-{
-    double *xd = buf, *res = buf + K, *p = buf + (size_t)2 * K, *Ap = buf + (size_t)3 * K, rs = 0, rs1, pAp, step;
-    int64_t j;
-    int k, s, bad = 0;
-    for (k = 0; k < K; k++) xd[k] = x[k];
-    ncf__als_apply(A, Y, sd, r, K, w0, xd, res);
-    for (k = 0; k < K; k++) res[k] = -res[k];
-    for (j = sd->ptr[r]; j < sd->ptr[r + 1]; j++) {
-        const float *y = Y + (size_t)sd->idx[j] * K;
-        double c = sd->wt ? sd->wt[j] : 1.0;
-        for (k = 0; k < K; k++) res[k] += c * y[k];
-    }
-    for (k = 0; k < K; k++) p[k] = res[k], rs += res[k] * res[k];
-    for (s = 0; s < NCF__ALS_CG_STEPS && rs > 1e-30; s++) {
-        ncf__als_apply(A, Y, sd, r, K, w0, p, Ap);
-        for (pAp = 0, k = 0; k < K; k++) pAp += p[k] * Ap[k];
-        if (!(pAp > 0)) break; /* (a singular system with mf_reg 0: x is as good as it gets along p) */
-        step = rs / pAp;
-        for (rs1 = 0, k = 0; k < K; k++) xd[k] += step * p[k], res[k] -= step * Ap[k], rs1 += res[k] * res[k];
-        for (k = 0; k < K; k++) p[k] = res[k] + rs1 / rs * p[k];
-        rs = rs1;
-    }
-    for (k = 0; k < K; k++) x[k] = (float)xd[k], bad |= NCF__NONFINITE(x[k]);
-    return bad;
-}
-
-/* What an ALS epoch works in, allocated before it changes anything: the system's fixed part
-   A [K][K], 4K doubles a thread, a figure a row, and the items' positives by item; and where
-   its progress goes: rows of all are done, reported as that share of total examples. */
-typedef struct {
-    double *A, *buf, *part;
-    int64_t *iptr;
-    int32_t *iidx;
-    float *iwt;
-    ncf_progress_fn progress;
-    void *user;
-    int64_t done, all, total;
-} ncf__als_work;
-
-/* Rows [r0, r1) of side sd fitted (see below), the objective's part of each in w->part. */
-static int ncf__als_rows(float *X, const float *Y, const ncf__als_side *sd, int r0, int r1, int K, double w0,
-                         const ncf__als_work *w, int part, int big)
-{
-    const double *A = w->A;
-    int r, bad = 0, T = ncf_get_threads();
-    (void)big, (void)T; /* (without OpenMP) */
-    NCF__OMP(parallel num_threads(ncf__team_of(big, T)))
-    {
-        int t = 0;
-#ifdef _OPENMP
-        t = omp_get_thread_num();
-#endif
-        NCF__OMP(for schedule(dynamic, 16) reduction(| : bad))
-        for (r = r0; r < r1; r++) {
-            float *x = X + (size_t)r * K;
-            double *b = w->buf + (size_t)t * 4 * K;
-            bad |= ncf__als_row(x, A, Y, sd, r, K, w0, b);
-            if (part) {
-                int64_t j;
-                int k;
-                double l = 0;
-                for (k = 0; k < K; k++) b[k] = x[k];
-                ncf__als_gram_apply(A, K, b, b + K);
-                for (j = sd->ptr[r]; j < sd->ptr[r + 1]; j++) {
-                    double s = ncf__als_dot(Y + (size_t)sd->idx[j] * K, b, K), cj = sd->wt ? sd->wt[j] : 1.0;
-                    l += cj * (1 - s) * (1 - s) - w0 * s * s; /* (x^T A x counts the cell at w0) */
-                }
-                w->part[r] = l + ncf__als_dot(x, b + K, K);
-            }
-        }
-    }
-    return bad;
-}
-
-/* Side sd's rows X [n][K] fitted with the other side's Y [ny][K] fixed, a block of rows at a
-   time with a progress report after each but the epoch's last (its caller reports the end with
-   the loss, unknown before: NaN until then). With loss, *loss gets this side's part of the
-   objective after the fit: sum_r (sum_j c_j (1 - s_j)^2 - w0 s_j^2 + x_r^T A x_r), s_j = x_r .
-   y_j (the cells without a positive weigh w0 s^2 each through A). */
-static int ncf__als_half(float *X, const float *Y, int ny, const ncf__als_side *sd, int K, const ncf_config *c,
-                         ncf__als_work *w, double *loss)
-{
-    int r, r1, bad = 0, big = (float)sd->n * K * K > 16 * NCF__PAR_WORK;
-    ncf__als_gram(Y, ny, K, c->unobserved, c->mf_reg, w->A);
-    for (r = 0; r < sd->n; r = r1) {
-        r1 = w->progress && sd->n - r > NCF__ALS_REPORT_ROWS ? r + NCF__ALS_REPORT_ROWS : sd->n;
-        bad |= ncf__als_rows(X, Y, sd, r, r1, K, c->unobserved, w, loss != NULL, big);
-        w->done += r1 - r;
-        if (w->progress && w->done < w->all)
-            w->progress(w->user, (int64_t)((double)w->total * (double)w->done / (double)w->all), w->total, NAN);
-    }
-    if (loss)
-        for (*loss = 0, r = 0; r < sd->n; r++) *loss += w->part[r];
-    if (bad) return ncf__fail(NCF_ERR_DATA, "ALS made a factor infinite or NaN (mf_reg too small for the data?)");
-    return NCF_OK;
-}
-
-static void ncf__als_free(ncf__als_work *w)
-{
-    NCF_FREE(w->A), NCF_FREE(w->buf), NCF_FREE(w->part), NCF_FREE(w->iptr), NCF_FREE(w->iidx), NCF_FREE(w->iwt);
-}
-
-/* An ALS epoch: the users' rows, then the items'; *mean_loss the objective over the positives.
-   Progress, when given, hears of every block of rows but the last as a share of total. */
-static int ncf__als_epoch(ncf_model *m, const ncf_dataset *ds, ncf_progress_fn progress, void *user, int64_t total,
-                          double *mean_loss)
-{
-    ncf__als_side users, items;
-    ncf__als_work w;
-    int K = m->cfg.mf_dim, rc, u;
-    double loss = 0, reg = 0;
-    memset(&w, 0, sizeof w);
-    w.progress = progress, w.user = user, w.all = (int64_t)ds->num_users + ds->num_items, w.total = total;
-    w.A = NCF__NEW(double, (size_t)K *K), w.buf = NCF__NEW(double, (size_t)ncf_get_threads() * 4 * K);
-    w.part = NCF__NEW(double, ds->num_users > ds->num_items ? ds->num_users : ds->num_items);
-    if (!w.A || !w.buf || !w.part) rc = ncf__fail(NCF_ERR_NOMEM, "ALS: out of memory for an mf_dim %d system", K);
-    else rc = ncf__als_transpose(ds, &w.iptr, &w.iidx, &w.iwt);
-    if (rc != NCF_OK) {
-        ncf__als_free(&w);
-        return rc;
-    }
-    memset(m->user_bias, 0, sizeof(float) * (size_t)m->cfg.num_users);
-    memset(m->item_bias, 0, sizeof(float) * (size_t)m->cfg.num_items);
-    m->b_out[0] = 0;
-    users.n = ds->num_users, users.ptr = ds->user_ptr, users.idx = ds->items, users.wt = ds->weight;
-    items.n = ds->num_items, items.ptr = w.iptr, items.idx = w.iidx, items.wt = w.iwt;
-    rc = ncf__als_half(m->gmf_user, m->gmf_item, ds->num_items, &users, K, &m->cfg, &w, NULL);
-    if (rc == NCF_OK) rc = ncf__als_half(m->gmf_item, m->gmf_user, ds->num_users, &items, K, &m->cfg, &w, &loss);
-    ncf__als_free(&w);
-    for (u = 0; rc == NCF_OK && u < ds->num_users; u++) {
-        const float *x = m->gmf_user + (size_t)u * K;
-        int k;
-        for (k = 0; k < K; k++) reg += (double)m->cfg.mf_reg * x[k] * x[k];
-    }
-    if (rc == NCF_OK && mean_loss) *mean_loss = ds->num_train ? (loss + reg) / (double)ds->num_train : 0;
-    return rc;
-}
-
 /* ---- >>train-loop: steps, epochs, the public training calls ---------------------------------- */
 
 #define NCF__BLOCK 1024 /* steps per parallel region */
@@ -7651,203 +8024,95 @@ NCFDEF int ncf_train_epoch_each(ncf_model *const *models, const ncf_sampler *sam
     return rc;
 }
 
-#endif /* !NCF_INFERENCE_ONLY: training */
-
-/* ---- >>metrics: evaluation: scoring candidates, HR, NDCG, MRR -------------------------------- */
-/* Scoring one user against many items uses the split first layer:
-   W1 [u; i] = W1u u + W1i i, with W1i i precomputed once per item. */
-
-#define NCF__SCORE_CHUNK 48 /* the most items serving scores at a time (ncf__score_chunk) */
-#define NCF__FOLD_CHUNK 32  /* a fold-in's examples at a time (its sums follow this order) */
-
-/* Items a block of the cached projection holds, and scoring takes at a time with it: one to
-   a vector lane (ncf__score_lanes) with AVX or AVX-512, whose multiply-adds read a broadcast
-   weight straight from memory; else 1 (row by row: with 4 lanes, SSE's broadcasts cost more
-   than the lanes win, 9-15% slower). */
-#if NCF__VEC && NCF__VW >= 8
-#define NCF__PB NCF__VW
-#else
-#define NCF__PB 1
-#endif
-
-/* Where the projection of R rows a block holds item i's value d: its block, row d of it, the
-   item's lane. */
-static size_t ncf__proj_at(int R, size_t i, size_t d)
+NCFDEF float ncf_decayed_lr(float lr, int j, int epochs)
 {
-    return ((i / NCF__PB) * (size_t)R + d) * NCF__PB + i % NCF__PB;
+    return epochs > 0 && j >= 0 && j < epochs ? (float)(lr * (1.0 - (double)j / epochs)) : lr;
 }
 
-/* Rows of a projection block: layers[1], then in blocks of lanes the item's GMF row too, so
-   that a block's whole score reads vectors. */
-static int ncf__proj_rows(const ncf_model *m) { return m->cfg.layers[1] + (NCF__PB > 1 ? m->scratch->F : 0); }
+NCFDEF ncf_fit_opts ncf_fit_opts_default(void)
+{
+    ncf_fit_opts o;
+    memset(&o, 0, sizeof o);
+    o.epochs = 20, o.eval = ncf_eval_opts_default(), o.eval.target = NCF_EVAL_VALIDATION;
+    return o;
+}
 
-/* Scoring buffers for n items at a time, carved from one block: the heap's, or the caller's
-   workspace (ncf_with_workspace_size). */
+/* The model's training state: parameters, Adam moments, counters. */
 typedef struct {
-    float *h[2]; /* [n][widest dense layer] activations */
-    float *pu;   /* [layers[1]] user half of the first layer, plus its bias */
-    float *urow; /* [F + H] the user's GMF and MLP rows, when int8 */
-    float *irow; /* [n][H] the items' MLP rows, when no item projection is cached */
-    float *gi;   /* [F] an item's GMF row, when int8 */
-    float *sc;   /* [n] scores */
-} ncf__eval_buf;
+    float *params, *m, *v;
+    int64_t step, epoch;
+} ncf__snapshot;
 
-#define NCF__ALIGN_FLOATS 16 /* each buffer starts on a 64-byte line */
-
-static size_t ncf__round_floats(size_t n) { return NCF__CEIL_DIV(n, NCF__ALIGN_FLOATS) * NCF__ALIGN_FLOATS; }
-
-static int ncf__widest_dense(const ncf_model *m)
+static void ncf__snapshot_take(const ncf_model *m, ncf__snapshot *s)
 {
-    int l, w = 1;
-    for (l = 1; l <= m->scratch->nd; l++)
-        if (m->cfg.layers[l] > w) w = m->cfg.layers[l];
-    return w;
+    size_t n = sizeof(float) * m->num_params;
+    memcpy(s->params, m->params, n);
+    if (m->adam_m && s->m) memcpy(s->m, m->adam_m, n), memcpy(s->v, m->adam_v, n);
+    s->step = m->step, s->epoch = m->epoch;
 }
 
-/* Floats of an eval buffer for n items; with mem, also carves it from mem. */
-static size_t ncf__eval_buf_carve(ncf__eval_buf *e, const ncf_model *m, int n, float *mem)
+static void ncf__snapshot_put(ncf_model *m, const ncf__snapshot *s)
 {
-    const struct ncf__scratch *s = m->scratch;
-    size_t at = 0, w = (size_t)ncf__widest_dense(m), sizes[7];
-    float **dst[7];
-    int q;
-    size_t lanes = (size_t)(n > NCF__PB ? n : NCF__PB); /* (ncf__score_lanes scores NCF__PB at a time) */
-    dst[0] = &e->h[0], sizes[0] = lanes * w;
-    dst[1] = &e->h[1], sizes[1] = lanes * w;
-    dst[2] = &e->pu, sizes[2] = w;
-    dst[3] = &e->urow, sizes[3] = (size_t)s->F + s->H;
-    dst[4] = &e->irow, sizes[4] = (size_t)n * s->H;
-    dst[5] = &e->gi, sizes[5] = (size_t)s->F;
-    dst[6] = &e->sc, sizes[6] = (size_t)n;
-    for (q = 0; q < 7; q++) {
-        if (mem) *dst[q] = mem + at;
-        at += ncf__round_floats(sizes[q] ? sizes[q] : 1);
+    size_t n = sizeof(float) * m->num_params;
+    memcpy(m->params, s->params, n);
+    if (m->adam_m && s->m) memcpy(m->adam_m, s->m, n), memcpy(m->adam_v, s->v, n);
+    m->step = s->step, m->epoch = s->epoch;
+    ncf_model_params_changed(m);
+}
+
+NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *o, ncf_fit_report *rep)
+{
+    ncf_sampler smp;
+    ncf__snapshot best;
+    ncf_metrics now, top;
+    ncf_eval_opts eo;
+    int rc, e, first, since = 0;
+    if (!m || !data || !o || o->epochs < 0 || o->patience < 0 || o->eval.target != NCF_EVAL_VALIDATION)
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_fit: need a model, data, options with epochs and patience >= 0, and a "
+                         "validation target (choosing on test would overstate the test figures)");
+    if ((rc = ncf__writable(m, "ncf_fit")) != NCF_OK) return rc;
+    if (!ncf__has_val(data))
+        return ncf__fail(NCF_ERR_ARG, "ncf_fit: the data has no validation items (ncf_hold_out_validation)");
+    if (m->epoch > NCF_MAX_EPOCH - o->epochs)
+        return ncf__fail(NCF_ERR_ARG, "ncf_fit: %d more epochs pass NCF_MAX_EPOCH", o->epochs);
+    eo = o->eval;
+    if ((rc = ncf_sampler_init(&smp, data, m->cfg.num_neg, m->cfg.seed)) != NCF_OK) return rc;
+    smp.by_positive = o->by_positive;
+    if ((rc = ncf_evaluate_opts(m, data, &eo, &top)) != NCF_OK) return rc;
+    best.params = NCF__NEW(float, m->num_params);
+    best.m = m->adam_m ? NCF__NEW(float, m->num_params) : NULL,
+    best.v = m->adam_v ? NCF__NEW(float, m->num_params) : NULL;
+    if (!best.params || (m->adam_m && (!best.m || !best.v))) {
+        NCF_FREE(best.params), NCF_FREE(best.m), NCF_FREE(best.v);
+        return ncf__fail(NCF_ERR_NOMEM, "ncf_fit: out of memory for a copy of the model's %lu parameters",
+                         (unsigned long)m->num_params);
     }
-    return at;
-}
-
-/* Items serving scores at a time: 48, a whole number of every target's tall tile (12 rows
-   with AVX2, SSE and NEON, 16 with AVX-512), while their activations take at most 64 KB, so
-   they stay near the core; else 32, which bounds a thread's buffers by the widest layer. */
-static size_t ncf__floats_per_item(const ncf_model *m)
-{
-    return 2 * (size_t)ncf__widest_dense(m) + (size_t)m->scratch->H + 1; /* (ncf__eval_buf_carve) */
-}
-
-static int ncf__score_chunk(const ncf_model *m)
-{
-    return ncf__floats_per_item(m) * sizeof(float) * NCF__SCORE_CHUNK <= 65536 ? NCF__SCORE_CHUNK : 32;
-}
-
-#ifndef NCF_INFERENCE_ONLY
-static void ncf__eval_buf_free(ncf__eval_buf *e) { NCF_FREE(e->h[0]); }
-
-/* Items scored at a time in evaluation: as many as 1 MB of activations holds, at least
-   serving's chunk, at most n. A thread's buffers are then bounded by the model's widest
-   layer, whatever the catalogue. */
-static int ncf__eval_chunk(const ncf_model *m, int n)
-{
-    size_t c = ((size_t)1 << 18) / ncf__floats_per_item(m), sc = (size_t)ncf__score_chunk(m);
-    c = c < sc ? sc : c / sc * sc; /* (whole chunks of serving's, so whole blocks of lanes) */
-    return (int)(c < (size_t)n ? c : (size_t)(n > 0 ? n : 1));
-}
-
-static int ncf__eval_buf_alloc(ncf__eval_buf *e, const ncf_model *m, int n)
-{
-    float *mem = NCF__NEW(float, ncf__eval_buf_carve(e, m, n, NULL));
-    if (!mem) return 0;
-    ncf__eval_buf_carve(e, m, n, mem);
-    return 1;
-}
-#endif
-
-/* Floats of the projection's blocks (none without lanes: its rows are then the cache). */
-static size_t ncf__proj_blocked(const ncf_model *m)
-{
-    return NCF__PB == 1 ? 0 : NCF__CEIL_DIV((size_t)m->cfg.num_items, NCF__PB) * NCF__PB * (size_t)ncf__proj_rows(m);
-}
-
-/* Whether the projection's rows, [num_items][layers[1]], come after its blocks: they cost items
-   x layers[1] floats, which a file's parameters need not pay for (a 1-wide item embedding under
-   a 65,536-wide layer), so only while the whole stays within 4 parameters' worth (and 1M
-   floats). Without blocks, past that there is no cache, and scoring projects each chunk as it
-   goes, with the same scores; with them, past that candidate lists take their lanes from the
-   blocks (ncf__score_lanes), and past that for the blocks alone there is no cache. */
-static int ncf__proj_fits(const ncf_model *m, size_t floats)
-{
-    return (uint64_t)floats <= 4 * (uint64_t)m->num_params + (1 << 20); /* (no double math on a device) */
-}
-
-static int ncf__proj_has_rows(const ncf_model *m)
-{
-    return ncf__proj_fits(m, ncf__proj_blocked(m) + (size_t)m->cfg.num_items * m->cfg.layers[1]);
-}
-
-/* The projection's rows, or NULL. (Without lanes the cache is its rows.) */
-static const float *ncf__proj_row_major(const ncf_model *m, const float *proj)
-{
-    return NCF__PB == 1 || !proj ? proj : ncf__proj_has_rows(m) ? proj + ncf__proj_blocked(m) : NULL;
-}
-
-/* Item halves of the first dense layer, or NULL without MLP. With lanes (NCF__PB > 1) first
-   in blocks of NCF__PB items, each [ncf__proj_rows][NCF__PB] (item i's d-th value at
-   ncf__proj_at), so that one vector load reads a value of a whole block's items
-   (ncf__score_lanes); then, where they fit, as rows, [num_items][layers[1]], which a list of
-   candidates reads an item at a time (a row is a line or two; a block's column, a line a value). */
-static float *ncf__item_projection(const ncf_model *m, int *rc)
-{
-    const struct ncf__scratch *s = m->scratch;
-    int L1, R, i0, rows, n, items = m->cfg.num_items, keep = ncf__proj_has_rows(m);
-    size_t blocked, d, i;
-    float *proj, *tmp;
-    *rc = NCF_OK;
-    if (!s->H || !m->mlp_item) return NULL; /* (an int8 model projects as it scores) */
-    L1 = m->cfg.layers[1], R = ncf__proj_rows(m), blocked = ncf__proj_blocked(m);
-    if (!ncf__proj_fits(m, blocked ? blocked : (size_t)items * L1)) return NULL;
-    /* The rows are made a run at a time: all of them into their place when they are kept, else
-       64K floats of them, one block at least (at most 4 MB: 16 items of a 65,536-wide layer). */
-    rows = keep ? items : (65536 / L1) / NCF__PB * NCF__PB;
-    rows = rows < NCF__PB ? NCF__PB : rows > items ? items : rows;
-    proj = NCF__ZNEW(float, blocked + (keep ? (size_t)items * L1 : 0));
-    tmp = !proj ? NULL : keep ? proj + blocked : NCF__NEW(float, (size_t)rows *L1);
-    if (!proj || !tmp) {
-        NCF_FREE(proj);
-        if (!keep) NCF_FREE(tmp);
-        *rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for the item projection");
-        return NULL;
+    ncf__snapshot_take(m, &best);
+    first = (int)m->epoch + 1;
+    for (e = first; e < first + o->epochs && rc == NCF_OK; e++) {
+        float lr = m->cfg.lr;
+        if (o->decay) m->cfg.lr = ncf_decayed_lr(lr, e - first, o->epochs);
+        rc = ncf_train_epoch(m, &smp, e, o->progress, o->user, NULL);
+        m->cfg.lr = lr; /* (the model's own rate is never the decayed one outside an epoch) */
+        if (rc != NCF_OK || (rc = ncf_evaluate_opts(m, data, &eo, &now)) != NCF_OK) break;
+        if (ncf_metric_value(&now, eo.metric) > ncf_metric_value(&top, eo.metric))
+            top = now, since = 0, ncf__snapshot_take(m, &best);
+        else if (o->patience && ++since >= o->patience) {
+            e++;
+            break;
+        }
     }
-    for (i0 = 0; i0 < items; i0 += rows) { /* rows at a time, then into their blocks */
-        float *at = keep ? tmp + (size_t)i0 * L1 : tmp;
-        n = items - i0 < rows ? items - i0 : rows;
-        ncf__gemm(at, L1, m->mlp_item + (size_t)i0 * s->H, s->H, 1, m->w[1] + (size_t)s->H * L1, L1, NULL, n, L1, s->H,
-                  0);
-        for (i = 0; blocked && i < (size_t)n; i++)
-            for (d = 0; d < (size_t)L1; d++) proj[ncf__proj_at(R, (size_t)i0 + i, d)] = at[i * L1 + d];
-    }
-    for (i = 0; blocked && i < (size_t)items; i++) /* the GMF rows into their blocks */
-        for (d = 0; d < (size_t)s->F; d++) proj[ncf__proj_at(R, i, (size_t)L1 + d)] = m->gmf_item[i * s->F + d];
-    if (!keep) NCF_FREE(tmp);
-    return proj;
+    if (rep) rep->epochs_trained = e - first, rep->chosen_epoch = (int)best.epoch, rep->chosen = top;
+    if (rc == NCF_OK) ncf__snapshot_put(m, &best);
+    NCF_FREE(best.params), NCF_FREE(best.m), NCF_FREE(best.v);
+    return rc;
 }
+#endif /* NCF_INFERENCE_ONLY */
 
-/* The cached item projection, when it is that of the current parameters, or NULL. The cache
-   is rebuilt only where the model is being changed anyway (after an epoch, a load, pre-training,
-   ncf_model_params_changed), so serving only reads the model. */
-static const float *ncf__cached_projection(const ncf_model *m)
-{
-    const struct ncf__scratch *s = m->scratch;
-    return s->cache.proj && s->cache.step == m->step ? s->cache.proj : NULL;
-}
-
-#ifndef NCF_INFERENCE_ONLY
-/* The projection for scoring: the cache, or one of the caller's own (*own, freed by it). */
-static const float *ncf__projection_for(const ncf_model *m, float **own, int *rc)
-{
-    const float *p = ncf__cached_projection(m);
-    *own = NULL, *rc = NCF_OK;
-    return p || !m->scratch->H ? p : (*own = ncf__item_projection(m, rc));
-}
-#endif
+/* ---- >>als (src/als.c) ----------------------------------------------------------------------- */
+/* MF fitted to the whole matrix by alternating least squares (implicit ALS). The Gram matrices
+   and the Cholesky solve serve an ALS model's fold-in, on a device too; the rest trains. */
 
 /* G [K][K] = the sum of y y^T over side's MF rows y (0 users, 1 items; K = mf_dim), each
    entry summed over the rows in order; tmp: K floats for an int8 row. */
@@ -7885,441 +8150,293 @@ static void ncf__refresh_gram(ncf_model *m)
     NCF_FREE(tmp);
 }
 
-/* What serving computes once, for the current parameters. Out of memory leaves no cache;
-   scoring then makes its own projection, a fold-in its own Gram matrix. */
-static void ncf__refresh_cache(ncf_model *m)
-{
-    struct ncf__scratch *s = m->scratch;
-    int rc;
-    NCF_FREE(s->cache.proj);
-    s->cache.proj = ncf__item_projection(m, &rc);
-    ncf__refresh_gram(m);
-    s->cache.step = m->step;
-}
-
-/* ncf__output for items cand[0..n) (first.. when NULL) of one user, their top activations h
-   row by row, into e->sc: the per-logit work hoisted out of the loop, so that it runs at the
-   rate of the sums. */
-static void ncf__output_items(const ncf_model *m, const float *gu, float ub, const int32_t *cand, int first, int n,
-                              const float *h, ncf__eval_buf *e)
+/* The cached Gram matrix of side's rows, when it is that of the current parameters, or NULL. */
+static const ncf__wide *ncf__cached_gram(const ncf_model *m, int side)
 {
     const struct ncf__scratch *s = m->scratch;
-    const ncf__table *T = s->F ? &s->tables.tab[s->tables.gmf] : NULL;
-    const float *gw = s->tables.gmf_weights, *wh = m->w_out ? m->w_out + s->F : NULL;
-    int j, F = s->F, top = s->top;
-    j = 0;
-#if NCF__VEC
-    if (F % NCF__LANES == 0 && top % NCF__LANES == 0 && (!T || T->item))
-        for (; j + 4 <= n; j += 4) {
-            const float *gi[4], *hj[4];
-            float sum[4];
-            int q;
-            for (q = 0; q < 4; q++) {
-                int i = cand ? cand[j + q] : first + j + q;
-                gi[q] = T ? T->item + (size_t)i * F : NULL, hj[q] = h + (size_t)(j + q) * top;
-            }
-            ncf__output_sum4(gu, gi, gw, F, wh, hj, top, sum);
-            for (q = 0; q < 4; q++) {
-                int i = cand ? cand[j + q] : first + j + q;
-                float z = m->b_out[0], bias = m->user_bias ? ub + m->item_bias[i] : 0.0f;
-                if (m->user_bias) z += bias;
-                e->sc[j + q] = z + sum[q];
+    return s->cache.step == m->step ? s->cache.gram[side] : NULL;
+}
+
+/* Solves A x = v in place by Cholesky's factors (A symmetric [K][K], its lower triangle
+   overwritten). Returns nonzero when A is not positive definite. */
+static int ncf__cholesky_solve(ncf__wide *A, int K, ncf__wide *v)
+{
+    int i, j, k;
+    for (j = 0; j < K; j++) {
+        ncf__wide *Aj = A + (size_t)j * K, d = Aj[j];
+        for (k = 0; k < j; k++) d -= Aj[k] * Aj[k];
+        if (!(d > 0)) return 1;
+        Aj[j] = NCF__WIDE_SQRT(d);
+        for (i = j + 1; i < K; i++) {
+            ncf__wide *Ai = A + (size_t)i * K, e = Ai[j];
+            for (k = 0; k < j; k++) e -= Ai[k] * Aj[k];
+            Ai[j] = e / Aj[j];
+        }
+    }
+    for (i = 0; i < K; i++) { /* L y = v */
+        for (k = 0; k < i; k++) v[i] -= A[(size_t)i * K + k] * v[k];
+        v[i] /= A[(size_t)i * K + i];
+    }
+    for (i = K - 1; i >= 0; i--) { /* L^T x = y */
+        for (k = i + 1; k < K; k++) v[i] -= A[(size_t)k * K + i] * v[k];
+        v[i] /= A[(size_t)i * K + i];
+    }
+    return 0;
+}
+
+#ifndef NCF_INFERENCE_ONLY        /* training */
+#define NCF__ALS_CG_STEPS 3       /* conjugate gradient steps a row an epoch (implicit's default) */
+#define NCF__ALS_REPORT_ROWS 4096 /* rows between progress reports */
+
+/* One side's positives as rows: row r's are other-side rows idx[ptr[r] .. ptr[r+1]), each of
+   confidence wt[j] (NULL: all 1). The users' are the data's own; the items' its transpose. */
+typedef struct {
+    int n;
+    const int64_t *ptr;
+    const int32_t *idx;
+    const float *wt;
+} ncf__als_side;
+
+/* The items' side: the data's positives by item, users ascending within each. */
+static int ncf__als_transpose(const ncf_dataset *ds, int64_t **ptr, int32_t **idx, float **wt)
+{
+    int64_t *at, j;
+    int u, i;
+    *ptr = NCF__ZNEW(int64_t, (size_t)ds->num_items + 1), at = NCF__NEW(int64_t, ds->num_items);
+    *idx = NCF__NEW(int32_t, ds->num_train ? ds->num_train : 1);
+    *wt = ds->weight ? NCF__NEW(float, ds->num_train ? ds->num_train : 1) : NULL;
+    if (!*ptr || !at || !*idx || (ds->weight && !*wt)) {
+        NCF_FREE(at);
+        return ncf__fail(NCF_ERR_NOMEM, "ALS: out of memory for the positives of %d items", ds->num_items);
+    }
+    for (j = 0; j < ds->num_train; j++) (*ptr)[ds->items[j] + 1]++;
+    for (i = 0; i < ds->num_items; i++) (*ptr)[i + 1] += (*ptr)[i], at[i] = (*ptr)[i];
+    for (u = 0; u < ds->num_users; u++)
+        for (j = ds->user_ptr[u]; j < ds->user_ptr[u + 1]; j++) {
+            int64_t k = at[ds->items[j]]++;
+            (*idx)[k] = u;
+            if (*wt) (*wt)[k] = ds->weight[j];
+        }
+    NCF_FREE(at);
+    return NCF_OK;
+}
+
+/* A = unobserved * Y^T Y + mf_reg * I over the first n rows of Y [n][K]: each entry summed
+   over the rows in order, by one thread, so its bits do not depend on the thread count. */
+static void ncf__als_gram(const float *Y, int n, int K, double w0, double lambda, double *A)
+{
+    int a0;
+    memset(A, 0, sizeof(double) * (size_t)K * K);
+    NCF__PARALLEL((float)n * K * K > 64 * NCF__PAR_WORK)
+    NCF__OMP(for schedule(dynamic, 1))
+    for (a0 = 0; a0 < K; a0 += 8) {
+        int a1 = a0 + 8 < K ? a0 + 8 : K, a, b, r;
+        for (r = 0; r < n; r++) {
+            const float *y = Y + (size_t)r * K;
+            for (a = a0; a < a1; a++) {
+                double ya = y[a], *Aa = A + (size_t)a * K;
+                for (b = a; b < K; b++) Aa[b] += ya * y[b];
             }
         }
+    }
+    for (a0 = 0; a0 < K; a0++) {
+        int b;
+        for (b = a0; b < K; b++) A[(size_t)a0 * K + b] *= w0, A[(size_t)b * K + a0] = A[(size_t)a0 * K + b];
+        A[(size_t)a0 * K + a0] += lambda;
+    }
+}
+
+/* y . v in four running sums (one would wait on each add). */
+static double ncf__als_dot(const float *y, const double *v, int K)
+{
+    double d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+    int k;
+    for (k = 0; k + 4 <= K; k += 4)
+        d0 += y[k] * v[k], d1 += y[k + 1] * v[k + 1], d2 += y[k + 2] * v[k + 2], d3 += y[k + 3] * v[k + 3];
+    for (; k < K; k++) d0 += y[k] * v[k];
+    return (d0 + d1) + (d2 + d3);
+}
+
+/* out = A v. */
+static void ncf__als_gram_apply(const double *A, int K, const double *v, double *out)
+{
+    int a, b;
+    memset(out, 0, sizeof(double) * (size_t)K);
+    /* (A symmetric: its columns read as rows, so the loops are axpys, which vectorize; four
+       rows a pass, so out is loaded and stored once for four multiply-adds) */
+    for (a = 0; a + 4 <= K; a += 4) {
+        const double *A0 = A + (size_t)a * K, *A1 = A0 + K, *A2 = A1 + K, *A3 = A2 + K;
+        double v0 = v[a], v1 = v[a + 1], v2 = v[a + 2], v3 = v[a + 3];
+        for (b = 0; b < K; b++) out[b] += v0 * A0[b] + v1 * A1[b] + v2 * A2[b] + v3 * A3[b];
+    }
+    for (; a < K; a++) {
+        const double *Aa = A + (size_t)a * K;
+        double va = v[a];
+        for (b = 0; b < K; b++) out[b] += va * Aa[b];
+    }
+}
+
+/* out = (A + sum_j (c_j - w0) y_j y_j^T) v, the row's system applied to v. */
+static void ncf__als_apply(const double *A, const float *Y, const ncf__als_side *sd, int r, int K, double w0,
+                           const double *v, double *out)
+{
+    int64_t j;
+    int b;
+    ncf__als_gram_apply(A, K, v, out);
+    for (j = sd->ptr[r]; j < sd->ptr[r + 1]; j++) {
+        const float *y = Y + (size_t)sd->idx[j] * K;
+        double d = ((sd->wt ? sd->wt[j] : 1.0) - w0) * ncf__als_dot(y, v, K);
+        for (b = 0; b < K; b++) out[b] += d * y[b];
+    }
+}
+
+/* Row x of side row r moved toward the solution of its least squares, (A + sum_j (c_j - w0)
+   y_j y_j^T) x = sum_j c_j y_j, by conjugate gradients from where it is (Takacs et al. 2011,
+   as implicit). buf: 4K doubles. Returns nonzero when the row is no longer finite. */
+static int ncf__als_row(float *x, const double *A, const float *Y, const ncf__als_side *sd, int r, int K, double w0,
+                        double *buf)
+{
+    double *xd = buf, *res = buf + K, *p = buf + (size_t)2 * K, *Ap = buf + (size_t)3 * K, rs = 0, rs1, pAp, step;
+    int64_t j;
+    int k, s, bad = 0;
+    for (k = 0; k < K; k++) xd[k] = x[k];
+    ncf__als_apply(A, Y, sd, r, K, w0, xd, res);
+    for (k = 0; k < K; k++) res[k] = -res[k];
+    for (j = sd->ptr[r]; j < sd->ptr[r + 1]; j++) {
+        const float *y = Y + (size_t)sd->idx[j] * K;
+        double c = sd->wt ? sd->wt[j] : 1.0;
+        for (k = 0; k < K; k++) res[k] += c * y[k];
+    }
+    for (k = 0; k < K; k++) p[k] = res[k], rs += res[k] * res[k];
+    for (s = 0; s < NCF__ALS_CG_STEPS && rs > 1e-30; s++) {
+        ncf__als_apply(A, Y, sd, r, K, w0, p, Ap);
+        for (pAp = 0, k = 0; k < K; k++) pAp += p[k] * Ap[k];
+        if (!(pAp > 0)) break; /* (a singular system with mf_reg 0: x is as good as it gets along p) */
+        step = rs / pAp;
+        for (rs1 = 0, k = 0; k < K; k++) xd[k] += step * p[k], res[k] -= step * Ap[k], rs1 += res[k] * res[k];
+        for (k = 0; k < K; k++) p[k] = res[k] + rs1 / rs * p[k];
+        rs = rs1;
+    }
+    for (k = 0; k < K; k++) x[k] = (float)xd[k], bad |= NCF__NONFINITE(x[k]);
+    return bad;
+}
+
+/* What an ALS epoch works in, allocated before it changes anything: the system's fixed part
+   A [K][K], 4K doubles a thread, a figure a row, and the items' positives by item; and where
+   its progress goes: rows of all are done, reported as that share of total examples. */
+typedef struct {
+    double *A, *buf, *part;
+    int64_t *iptr;
+    int32_t *iidx;
+    float *iwt;
+    ncf_progress_fn progress;
+    void *user;
+    int64_t done, all, total;
+} ncf__als_work;
+
+/* Rows [r0, r1) of side sd fitted (see below), the objective's part of each in w->part. */
+static int ncf__als_rows(float *X, const float *Y, const ncf__als_side *sd, int r0, int r1, int K, double w0,
+                         const ncf__als_work *w, int part, int big)
+{
+    const double *A = w->A;
+    int r, bad = 0, T = ncf_get_threads();
+    (void)big, (void)T; /* (without OpenMP) */
+    NCF__OMP(parallel num_threads(ncf__team_of(big, T)))
+    {
+        int t = 0;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
 #endif
-    for (; j < n; j++) {
-        int i = cand ? cand[j] : first + j;
-        const float *gi = T ? ncf__emb_row(T, 1, i, e->gi) : NULL;
-        float z = m->b_out[0], bias = m->user_bias ? ub + m->item_bias[i] : 0.0f; /* (rounded as ncf__output) */
-        if (m->user_bias) z += bias;
-        e->sc[j] = z + ncf__output_sum(gu, gi, gw, F, wh, h + (size_t)j * top, top);
-    }
-}
-
-#if NCF__PB > 1
-/* Outputs [n0, n0 + NB) of a dense layer for a block of items, one to a vector lane: X and Y
-   are [width][NCF__VW], W is [K][N]. Each output's sum runs from its bias in k order with
-   the tiles' multiply-add and clamp (NCF__TILE_STORE), so a lane's value is the row path's
-   bit for bit; the NB sums are independent chains, each weight a broadcast. With FIRST, X is
-   the block's projection and input k the first layer's value, P[k] + X[k] clamped as the row
-   path clamps it, made as it is read rather than stored and read back. */
-#define NCF__LANES_OUT(name, NB, FIRST) \
-    static void name(const float *X, const float *P, int K, const float *W, const float *bias, int N, int n0, \
-                     float *Y) \
-    { \
-        ncf__vf a[NB], x, w, z = {0}; \
-        int j, k; \
-        NCF__UNROLL \
-        for (j = 0; j < NB; j++) NCF__SPLAT(ncf__vf, NCF__VW, a[j], bias ? bias[n0 + j] : 0.0f); \
-        for (k = 0; k < K; k++) { \
-            NCF__VLOAD(x, X + (size_t)k * NCF__VW); \
-            if (FIRST) { \
-                NCF__SPLAT(ncf__vf, NCF__VW, w, P[k]); \
-                x = w + x; \
-                x = (ncf__vf)((x > z) & (ncf__vi)x); /* (v > 0 ? v : 0) */ \
-            } \
-            NCF__UNROLL \
-            for (j = 0; j < NB; j++) { \
-                NCF__SPLAT(ncf__vf, NCF__VW, w, W[(size_t)k * N + n0 + j]); \
-                NCF__VFMA(a[j], w, x); \
-            } \
-        } \
-        NCF__UNROLL \
-        for (j = 0; j < NB; j++) { \
-            a[j] = (ncf__vf)(~(a[j] < z) & (ncf__vi)a[j]); \
-            NCF__VSTORE(Y + (size_t)(n0 + j) * NCF__VW, a[j]); \
-        } \
-    }
-NCF__LANES_OUT(ncf__lanes_out16, 16, 0)
-NCF__LANES_OUT(ncf__lanes_out8, 8, 0)
-NCF__LANES_OUT(ncf__lanes_out1, 1, 0)
-NCF__LANES_OUT(ncf__lanes_first16, 16, 1)
-NCF__LANES_OUT(ncf__lanes_first8, 8, 1)
-NCF__LANES_OUT(ncf__lanes_first1, 1, 1)
-
-#if NCF__VW == 8
-/* Outputs [n0, n0 + NO) of a dense layer for three blocks at once, the same sums in the same
-   order as NCF__LANES_OUT's, so the same bits: X holds the blocks' inputs [3][K][NCF__VW] at
-   a stride of xs floats, Y takes [3][N][NCF__VW]. With AVX2's 16 registers, 8 outputs of one
-   block read 9 vectors for 8 multiply-adds, and the loads, not the FMAs, set the pace; 4
-   outputs of 3 blocks read 7 for 12. The empty asm keeps each input in a register: without
-   it GCC reads it from memory again in each of its 4 multiply-adds. */
-#define NCF__LANES3_OUT(name, NO) \
-    static void name(const float *X, size_t xs, int K, const float *W, const float *bias, int N, int n0, float *Y, \
-                     size_t ys) \
-    { \
-        ncf__vf a[3][NO], x[3], w, z = {0}; \
-        int b, j, k; \
-        NCF__UNROLL \
-        for (j = 0; j < NO; j++) { \
-            NCF__SPLAT(ncf__vf, NCF__VW, a[0][j], bias ? bias[n0 + j] : 0.0f); \
-            a[1][j] = a[0][j], a[2][j] = a[0][j]; \
-        } \
-        for (k = 0; k < K; k++) { \
-            NCF__UNROLL \
-            for (b = 0; b < 3; b++) { \
-                NCF__VLOAD(x[b], X + b * xs + (size_t)k * NCF__VW); \
-                __asm__("" : "+x"(x[b])); \
-            } \
-            NCF__UNROLL \
-            for (j = 0; j < NO; j++) { \
-                NCF__SPLAT(ncf__vf, NCF__VW, w, W[(size_t)k * N + n0 + j]); \
-                NCF__VFMA(a[0][j], w, x[0]); \
-                NCF__VFMA(a[1][j], w, x[1]); \
-                NCF__VFMA(a[2][j], w, x[2]); \
-            } \
-        } \
-        NCF__UNROLL \
-        for (b = 0; b < 3; b++) { \
-            NCF__UNROLL \
-            for (j = 0; j < NO; j++) { \
-                a[b][j] = (ncf__vf)(~(a[b][j] < z) & (ncf__vi)a[b][j]); \
-                NCF__VSTORE(Y + b * ys + (size_t)(n0 + j) * NCF__VW, a[b][j]); \
-            } \
-        } \
-    }
-NCF__LANES3_OUT(ncf__lanes3_out4, 4)
-NCF__LANES3_OUT(ncf__lanes3_out1, 1)
-
-/* The first layer's values for three blocks of the projection (at a stride of xs floats),
-   [3][K][NCF__VW]: P[k] + X[k] clamped, as the row path clamps them. Made once and stored:
-   made as read (NCF__LANES_OUT's FIRST) they would need registers that 4 outputs of 3 blocks
-   use. next: the following three blocks, or NULL: a catalogue is read as one stream. */
-static void ncf__lanes3_first(const float *X, size_t xs, const float *P, int K, const float *next,
-                              float *NCF__RESTRICT Y)
-{
-    ncf__vf v, p, z = {0};
-    size_t ys = (size_t)K * NCF__VW;
-    int b, k;
-    for (k = 0; k < K; k++, X += NCF__VW, Y += NCF__VW) {
-        NCF__SPLAT(ncf__vf, NCF__VW, p, P[k]);
-        NCF__UNROLL
-        for (b = 0; b < 3; b++) {
-            NCF__VLOAD(v, X + b * xs);
-            if (next) NCF__PREFETCH(next + b * xs + (size_t)k * NCF__VW);
-            v = p + v;
-            v = (ncf__vf)((v > z) & (ncf__vi)v);
-            NCF__VSTORE(Y + b * ys, v);
-        }
-    }
-}
-
-/* A dense layer for three blocks (NCF__LANES3_OUT). */
-static void ncf__lanes3_layer(const float *X, size_t xs, int K, const float *W, const float *bias, int N, float *Y)
-{
-    int n0 = 0;
-    for (; n0 + 4 <= N; n0 += 4) ncf__lanes3_out4(X, xs, K, W, bias, N, n0, Y, (size_t)N * NCF__VW);
-    for (; n0 < N; n0++) ncf__lanes3_out1(X, xs, K, W, bias, N, n0, Y, (size_t)N * NCF__VW);
-}
-#endif
-
-/* A dense layer for a block: 16 outputs at a time with AVX-512's 32 registers, else 8. With P,
-   the second layer, its inputs made from the first's halves (NCF__LANES_OUT). */
-static void ncf__lanes_layer(const float *X, const float *P, int K, const float *W, const float *bias, int N, float *Y)
-{
-    int n0 = 0;
-    for (; NCF__VW == 16 && n0 + 16 <= N; n0 += 16)
-        (P ? ncf__lanes_first16 : ncf__lanes_out16)(X, P, K, W, bias, N, n0, Y);
-    for (; n0 + 8 <= N; n0 += 8) (P ? ncf__lanes_first8 : ncf__lanes_out8)(X, P, K, W, bias, N, n0, Y);
-    for (; n0 < N; n0++) (P ? ncf__lanes_first1 : ncf__lanes_out1)(X, P, K, W, bias, N, n0, Y);
-}
-
-/* v = row d of the projection for the lanes' items it: one load for a whole block (at blk). */
-#define NCF__LANES_ROW(v, d) \
-    do { \
-        int l_; \
-        float g_[NCF__PB]; /* (lanes by index would keep v in memory) */ \
-        if (blk) NCF__VLOAD(v, blk + (size_t)(d)*NCF__PB); \
-        else { \
-            for (l_ = 0; l_ < NCF__PB; l_++) g_[l_] = proj[ncf__proj_at(R, (size_t)it[l_], (size_t)(d))]; \
-            NCF__VLOAD(v, g_); \
-        } \
-    } while (0)
-
-/* The output layer's terms for a block, as ncf__output_sum takes them: GMF term d (rows L1 + d
-   of the projection), then MLP term t (row t of x), to partial sum d or t % NCF__LANES in
-   order, then the partial sums pairwise into p[0]. Whole groups of NCF__LANES index p by
-   constants, which keeps it in registers; the tails of sizes that are not whole groups go
-   through a copy in memory. */
-static void ncf__lanes_terms(ncf__vf *p, const float *proj, int R, const int32_t *it, const float *blk, int L1,
-                             const float *gw, const float *gu, int F, const float *x, const float *wh, int top)
-{
-    ncf__vf q[NCF__LANES], g, u, w;
-    int d = 0, t = 0, j;
-    for (; d + NCF__LANES <= F; d += NCF__LANES) {
-        NCF__UNROLL
-        for (j = 0; j < NCF__LANES; j++) {
-            NCF__LANES_ROW(g, L1 + d + j);
-            NCF__SPLAT(ncf__vf, NCF__VW, u, gu[d + j]);
-            NCF__SPLAT(ncf__vf, NCF__VW, w, gw[d + j]);
-            g = u * g;
-            NCF__VFMA(p[j], w, g);
-        }
-    }
-    for (; d == F && t + NCF__LANES <= top; t += NCF__LANES) {
-        NCF__UNROLL
-        for (j = 0; j < NCF__LANES; j++) {
-            NCF__VLOAD(g, x + (size_t)(t + j) * NCF__VW);
-            NCF__SPLAT(ncf__vf, NCF__VW, w, wh[t + j]);
-            NCF__VFMA(p[j], w, g);
-        }
-    }
-    if (d < F || t < top) {
-        memcpy(q, p, sizeof q);
-        for (; d < F; d++) {
-            NCF__LANES_ROW(g, L1 + d);
-            NCF__SPLAT(ncf__vf, NCF__VW, u, gu[d]);
-            NCF__SPLAT(ncf__vf, NCF__VW, w, gw[d]);
-            g = u * g;
-            NCF__VFMA(q[d % NCF__LANES], w, g);
-        }
-        for (; t < top; t++) {
-            NCF__VLOAD(g, x + (size_t)t * NCF__VW);
-            NCF__SPLAT(ncf__vf, NCF__VW, w, wh[t]);
-            NCF__VFMA(q[t % NCF__LANES], w, g);
-        }
-        memcpy(p, q, sizeof q);
-    }
-    NCF__UNROLL
-    for (j = 0; j < 4; j++) p[j] += p[j + 4];
-    p[0] += p[2], p[1] += p[3];
-    p[0] += p[1];
-}
-
-/* Logits of one user against n <= NCF__PB items (cand[0..n), or first.. when cand is NULL)
-   into sc, a vector lane each: the same sums in the same order as the row path
-   (ncf__score_user, ncf__output_sum), so the same bits, with every layer's work on whole
-   vectors however narrow the layer. The lanes past n repeat the last item. */
-static void ncf__score_lanes(const ncf_model *m, const float *proj, const float *gu, const int32_t *cand, int first,
-                             int n, ncf__eval_buf *e, float *sc)
-{
-    const struct ncf__scratch *s = m->scratch;
-    const int *L = m->cfg.layers;
-    const float *gw = s->tables.gmf_weights, *wh = m->w_out ? m->w_out + s->F : NULL, *x, *pu = e->pu, *blk = NULL;
-    float *h0 = e->h[0];
-    int32_t it[NCF__PB];
-    int j, d, l, cur = 0, L1 = L[1], R = ncf__proj_rows(m);
-    ncf__vf v, p[NCF__LANES], z = {0}, c;
-    for (j = 0; j < NCF__PB; j++) it[j] = cand ? cand[j < n ? j : n - 1] : first + (j < n ? j : n - 1);
-    if (!cand && n == NCF__PB && first % NCF__PB == 0) blk = proj + ncf__proj_at(R, (size_t)first, 0);
-    if (blk && s->nd >= 2) /* the first two layers at once (a whole block reads its projection in place) */
-        l = 3, cur = 1, ncf__lanes_layer(blk, pu, L1, m->w[2], m->b[2], L[2], e->h[1]);
-    else
-        for (l = 2, d = 0; d < L1; d++) { /* the first layer: the user's half (with the bias) plus the item's */
-            NCF__LANES_ROW(v, d);
-            NCF__SPLAT(ncf__vf, NCF__VW, c, pu[d]);
-            v = c + v;
-            v = (ncf__vf)((v > z) & (ncf__vi)v); /* (v > 0 ? v : 0, as the row path) */
-            NCF__VSTORE(h0 + (size_t)d * NCF__VW, v);
-        }
-    for (; l <= s->nd; l++, cur ^= 1)
-        ncf__lanes_layer(e->h[cur], NULL, L[l - 1], m->w[l], m->b[l], L[l], e->h[cur ^ 1]);
-    x = e->h[cur];
-    NCF__UNROLL
-    for (j = 0; j < NCF__LANES; j++) p[j] = z;
-    ncf__lanes_terms(p, proj, R, it, blk, L1, gw, gu, s->F, x, wh, s->top);
-    NCF__SPLAT(ncf__vf, NCF__VW, v, m->b_out[0]); /* (no biases: MF's, which has no projection) */
-    v += p[0];
-    if (n == NCF__PB) NCF__VSTORE(sc, v);
-    else {
-        float t[NCF__PB];
-        NCF__VSTORE(t, v);
-        memcpy(sc, t, sizeof(float) * (size_t)n);
-    }
-}
-#endif
-
-#if NCF__VW == 8
-/* ncf__lanes_terms' p[0] for three blocks at once (at a stride of bs floats, their last layer's
-   values at xs) where F and top are whole groups of NCF__LANES: each block's partial sum j
-   takes its terms in the same order, each weight splat once for the three blocks, and partial
-   sums j and j + 4 are made together and added as ncf__lanes_terms adds them. */
-static void ncf__lanes3_terms(ncf__vf *v, const float *blk, size_t bs, int L1, const float *gw, const float *gu, int F,
-                              const float *x, size_t xs, const float *wh, int top)
-{
-    ncf__vf q[3][4], a[3], c[3], g, u, w, z = {0};
-    int b, j, d, t;
-    for (j = 0; j < 4; j++) {
-        NCF__UNROLL
-        for (b = 0; b < 3; b++) a[b] = z, c[b] = z;
-        for (d = 0; d < F; d += NCF__LANES) {
-            NCF__SPLAT(ncf__vf, NCF__VW, u, gu[d + j]);
-            NCF__SPLAT(ncf__vf, NCF__VW, w, gw[d + j]);
-            NCF__UNROLL
-            for (b = 0; b < 3; b++) {
-                NCF__VLOAD(g, blk + b * bs + (size_t)(L1 + d + j) * NCF__PB);
-                g = u * g;
-                NCF__VFMA(a[b], w, g);
-            }
-            NCF__SPLAT(ncf__vf, NCF__VW, u, gu[d + j + 4]);
-            NCF__SPLAT(ncf__vf, NCF__VW, w, gw[d + j + 4]);
-            NCF__UNROLL
-            for (b = 0; b < 3; b++) {
-                NCF__VLOAD(g, blk + b * bs + (size_t)(L1 + d + j + 4) * NCF__PB);
-                g = u * g;
-                NCF__VFMA(c[b], w, g);
-            }
-        }
-        for (t = 0; t < top; t += NCF__LANES) {
-            NCF__SPLAT(ncf__vf, NCF__VW, w, wh[t + j]);
-            NCF__UNROLL
-            for (b = 0; b < 3; b++) {
-                NCF__VLOAD(g, x + b * xs + (size_t)(t + j) * NCF__VW);
-                NCF__VFMA(a[b], w, g);
-            }
-            NCF__SPLAT(ncf__vf, NCF__VW, w, wh[t + j + 4]);
-            NCF__UNROLL
-            for (b = 0; b < 3; b++) {
-                NCF__VLOAD(g, x + b * xs + (size_t)(t + j + 4) * NCF__VW);
-                NCF__VFMA(c[b], w, g);
-            }
-        }
-        NCF__UNROLL
-        for (b = 0; b < 3; b++) q[b][j] = a[b] + c[b];
-    }
-    NCF__UNROLL
-    for (b = 0; b < 3; b++) {
-        q[b][0] += q[b][2], q[b][1] += q[b][3];
-        v[b] = q[b][0] + q[b][1];
-    }
-}
-
-/* ncf__score_lanes of three whole blocks of the catalogue at once (items first.., first a
-   multiple of NCF__PB; at least two dense layers), the same bits; next as ncf__lanes3_first. */
-static void ncf__score_lanes3(const ncf_model *m, const float *proj, const float *gu, int first, const float *next,
-                              ncf__eval_buf *e, float *sc)
-{
-    const struct ncf__scratch *s = m->scratch;
-    const int *L = m->cfg.layers;
-    const float *gw = s->tables.gmf_weights, *wh = m->w_out ? m->w_out + s->F : NULL;
-    int b, j, l, cur = 0, R = ncf__proj_rows(m);
-    const float *blk = proj + ncf__proj_at(R, (size_t)first, 0);
-    ncf__vf p[NCF__LANES], v, t[3], z = {0};
-    ncf__lanes3_first(blk, (size_t)R * NCF__PB, e->pu, L[1], next, e->h[1]);
-    ncf__lanes3_layer(e->h[1], (size_t)L[1] * NCF__VW, L[1], m->w[2], m->b[2], L[2], e->h[0]);
-    for (l = 3; l <= s->nd; l++, cur ^= 1)
-        ncf__lanes3_layer(e->h[cur], (size_t)L[l - 1] * NCF__VW, L[l - 1], m->w[l], m->b[l], L[l], e->h[cur ^ 1]);
-    if (s->F % NCF__LANES == 0 && s->top % NCF__LANES == 0)
-        ncf__lanes3_terms(t, blk, (size_t)R * NCF__PB, L[1], gw, gu, s->F, e->h[cur], (size_t)s->top * NCF__VW, wh,
-                          s->top);
-    else
-        for (b = 0; b < 3; b++) {
-            NCF__UNROLL
-            for (j = 0; j < NCF__LANES; j++) p[j] = z;
-            ncf__lanes_terms(p, proj, R, NULL, blk + (size_t)b * R * NCF__PB, L[1], gw, gu, s->F,
-                             e->h[cur] + (size_t)b * s->top * NCF__VW, wh, s->top);
-            t[b] = p[0];
-        }
-    for (b = 0; b < 3; b++) {
-        NCF__SPLAT(ncf__vf, NCF__VW, v, m->b_out[0]);
-        v += t[b];
-        NCF__VSTORE(sc + b * NCF__PB, v);
-    }
-}
-#endif
-
-/* Logits of user u (or of the user rows urow, [F][H][bias], when given: a user folded in)
-   against items cand[0..n) (items first.. in order when cand is NULL) into e->sc, with the
-   training forward's rounding (ncf__first_layer, ncf__output). Without a projection the items'
-   half of the first layer is computed here, row by row as the cache computes it, so the scores
-   are the same. e holds at least n items. same_user: the last call on e scored this user, so
-   e->pu holds its half of the first layer already (a catalogue is scored a chunk at a time). */
-static void ncf__score_user(const ncf_model *m, const float *proj, int u, const float *urow, const int32_t *cand,
-                            int first, int n, ncf__eval_buf *e, int same_user)
-{
-    const struct ncf__scratch *s = m->scratch;
-    const int *L = m->cfg.layers;
-    int ur = u - NCF__USER0(s); /* (a model shard's row of user u) */
-    const float *gu = !s->F ? NULL : urow ? urow : ncf__emb_row(&s->tables.tab[s->tables.gmf], 0, ur, e->urow);
-    float ub = urow ? urow[s->F + s->H] : m->user_bias ? m->user_bias[ur] : 0.0f;
-    int j, d, l, cur = 0;
-    if (s->H) {
-        int L1 = L[1], H = s->H;
-        const float *hu = urow ? urow + s->F : ncf__emb_row(&s->tables.tab[s->tables.mlp], 0, ur, e->urow + s->F);
-        if (!same_user) ncf__gemm_rows(e->pu, L1, hu, 0, 1, m->w[1], L1, m->b[1], 0, 1, L1, H, 0);
-#if NCF__PB > 1
-        if (proj && (!cand || !ncf__proj_row_major(m, proj)) && (!s->F || s->tables.tab[s->tables.gmf].item)) {
-            for (j = 0; j < n;) { /* (a list of candidates reads the rows, when there are any) */
-#if NCF__VW == 8
-                if (!cand && n - j >= 3 * NCF__PB && (first + j) % NCF__PB == 0 && s->nd >= 2) {
-                    size_t next = ncf__proj_at(ncf__proj_rows(m), (size_t)(first + j + 3 * NCF__PB), 0);
-                    ncf__score_lanes3(m, proj, gu, first + j, n - j >= 6 * NCF__PB ? proj + next : NULL, e, e->sc + j);
-                    j += 3 * NCF__PB;
-                    continue;
+        NCF__OMP(for schedule(dynamic, 16) reduction(| : bad))
+        for (r = r0; r < r1; r++) {
+            float *x = X + (size_t)r * K;
+            double *b = w->buf + (size_t)t * 4 * K;
+            bad |= ncf__als_row(x, A, Y, sd, r, K, w0, b);
+            if (part) {
+                int64_t j;
+                int k;
+                double l = 0;
+                for (k = 0; k < K; k++) b[k] = x[k];
+                ncf__als_gram_apply(A, K, b, b + K);
+                for (j = sd->ptr[r]; j < sd->ptr[r + 1]; j++) {
+                    double s = ncf__als_dot(Y + (size_t)sd->idx[j] * K, b, K), cj = sd->wt ? sd->wt[j] : 1.0;
+                    l += cj * (1 - s) * (1 - s) - w0 * s * s; /* (x^T A x counts the cell at w0) */
                 }
-#endif
-                ncf__score_lanes(m, proj, gu, cand ? cand + j : NULL, first + j, n - j < NCF__PB ? n - j : NCF__PB, e,
-                                 e->sc + j);
-                j += NCF__PB;
-            }
-            return;
-        }
-#endif
-        proj = ncf__proj_row_major(m, proj);
-        if (!proj) { /* the items' rows gathered, then their half of the first layer */
-            for (j = 0; j < n; j++) {
-                float *dst = e->irow + (size_t)j * H;
-                const float *r = ncf__emb_row(&s->tables.tab[s->tables.mlp], 1, cand ? cand[j] : first + j, dst);
-                if (r != dst) memcpy(dst, r, sizeof(float) * (size_t)H);
-            }
-            ncf__gemm_rows(e->h[1], L1, e->irow, H, 1, m->w[1] + (size_t)H * L1, L1, NULL, 0, n, L1, H, 0);
-        }
-        for (j = 0; j < n; j++) {
-            const float *pi = proj ? proj + (size_t)(cand ? cand[j] : first + j) * L1 : e->h[1] + (size_t)j * L1;
-            float *h = e->h[0] + (size_t)j * L1;
-            for (d = 0; d < L1; d++) {
-                float v = e->pu[d] + pi[d];
-                h[d] = v > 0.0f ? v : 0.0f;
+                w->part[r] = l + ncf__als_dot(x, b + K, K);
             }
         }
-        for (l = 2; l <= s->nd; l++, cur ^= 1)
-            ncf__gemm_rows(e->h[cur ^ 1], L[l], e->h[cur], L[l - 1], 1, m->w[l], L[l], m->b[l], 0, n, L[l], L[l - 1],
-                           NCF__RELU);
     }
-    ncf__output_items(m, gu, ub, cand, first, n, e->h[cur], e);
+    return bad;
 }
 
-#ifndef NCF_INFERENCE_ONLY
+/* Side sd's rows X [n][K] fitted with the other side's Y [ny][K] fixed, a block of rows at a
+   time with a progress report after each but the epoch's last (its caller reports the end with
+   the loss, unknown before: NaN until then). With loss, *loss gets this side's part of the
+   objective after the fit: sum_r (sum_j c_j (1 - s_j)^2 - w0 s_j^2 + x_r^T A x_r), s_j = x_r .
+   y_j (the cells without a positive weigh w0 s^2 each through A). */
+static int ncf__als_half(float *X, const float *Y, int ny, const ncf__als_side *sd, int K, const ncf_config *c,
+                         ncf__als_work *w, double *loss)
+{
+    int r, r1, bad = 0, big = (float)sd->n * K * K > 16 * NCF__PAR_WORK;
+    ncf__als_gram(Y, ny, K, c->unobserved, c->mf_reg, w->A);
+    for (r = 0; r < sd->n; r = r1) {
+        r1 = w->progress && sd->n - r > NCF__ALS_REPORT_ROWS ? r + NCF__ALS_REPORT_ROWS : sd->n;
+        bad |= ncf__als_rows(X, Y, sd, r, r1, K, c->unobserved, w, loss != NULL, big);
+        w->done += r1 - r;
+        if (w->progress && w->done < w->all)
+            w->progress(w->user, (int64_t)((double)w->total * (double)w->done / (double)w->all), w->total, NAN);
+    }
+    if (loss)
+        for (*loss = 0, r = 0; r < sd->n; r++) *loss += w->part[r];
+    if (bad) return ncf__fail(NCF_ERR_DATA, "ALS made a factor infinite or NaN (mf_reg too small for the data?)");
+    return NCF_OK;
+}
+
+static void ncf__als_free(ncf__als_work *w)
+{
+    NCF_FREE(w->A), NCF_FREE(w->buf), NCF_FREE(w->part), NCF_FREE(w->iptr), NCF_FREE(w->iidx), NCF_FREE(w->iwt);
+}
+
+/* An ALS epoch: the users' rows, then the items'; *mean_loss the objective over the positives.
+   Progress, when given, hears of every block of rows but the last as a share of total. */
+static int ncf__als_epoch(ncf_model *m, const ncf_dataset *ds, ncf_progress_fn progress, void *user, int64_t total,
+                          double *mean_loss)
+{
+    ncf__als_side users, items;
+    ncf__als_work w;
+    int K = m->cfg.mf_dim, rc, u;
+    double loss = 0, reg = 0;
+    memset(&w, 0, sizeof w);
+    w.progress = progress, w.user = user, w.all = (int64_t)ds->num_users + ds->num_items, w.total = total;
+    w.A = NCF__NEW(double, (size_t)K *K), w.buf = NCF__NEW(double, (size_t)ncf_get_threads() * 4 * K);
+    w.part = NCF__NEW(double, ds->num_users > ds->num_items ? ds->num_users : ds->num_items);
+    if (!w.A || !w.buf || !w.part) rc = ncf__fail(NCF_ERR_NOMEM, "ALS: out of memory for an mf_dim %d system", K);
+    else rc = ncf__als_transpose(ds, &w.iptr, &w.iidx, &w.iwt);
+    if (rc != NCF_OK) {
+        ncf__als_free(&w);
+        return rc;
+    }
+    memset(m->user_bias, 0, sizeof(float) * (size_t)m->cfg.num_users);
+    memset(m->item_bias, 0, sizeof(float) * (size_t)m->cfg.num_items);
+    m->b_out[0] = 0;
+    users.n = ds->num_users, users.ptr = ds->user_ptr, users.idx = ds->items, users.wt = ds->weight;
+    items.n = ds->num_items, items.ptr = w.iptr, items.idx = w.iidx, items.wt = w.iwt;
+    rc = ncf__als_half(m->gmf_user, m->gmf_item, ds->num_items, &users, K, &m->cfg, &w, NULL);
+    if (rc == NCF_OK) rc = ncf__als_half(m->gmf_item, m->gmf_user, ds->num_users, &items, K, &m->cfg, &w, &loss);
+    ncf__als_free(&w);
+    for (u = 0; rc == NCF_OK && u < ds->num_users; u++) {
+        const float *x = m->gmf_user + (size_t)u * K;
+        int k;
+        for (k = 0; k < K; k++) reg += (double)m->cfg.mf_reg * x[k] * x[k];
+    }
+    if (rc == NCF_OK && mean_loss) *mean_loss = ds->num_train ? (loss + reg) / (double)ds->num_train : 0;
+    return rc;
+}
+
+#endif /* NCF_INFERENCE_ONLY */
+
+/* ---- >>eval (src/eval.c) --------------------------------------------------------------------- */
+#ifndef NCF_INFERENCE_ONLY /* the whole stage: a device only serves */
 /* Whether a candidate's score counts against the held-out item's: ties do (pessimistic); a
    non-finite candidate ranks below every finite score. (A non-finite held-out score is a miss
    whatever the candidates: a diverged model scores HR 0, not 1.) */
@@ -8883,91 +9000,6 @@ NCFDEF double ncf_metric_value(const ncf_metrics *m, int metric)
     }
 }
 
-NCFDEF float ncf_decayed_lr(float lr, int j, int epochs)
-{
-    return epochs > 0 && j >= 0 && j < epochs ? (float)(lr * (1.0 - (double)j / epochs)) : lr;
-}
-
-NCFDEF ncf_fit_opts ncf_fit_opts_default(void)
-{
-    ncf_fit_opts o;
-    memset(&o, 0, sizeof o);
-    o.epochs = 20, o.eval = ncf_eval_opts_default(), o.eval.target = NCF_EVAL_VALIDATION;
-    return o;
-}
-
-/* The model's training state: parameters, Adam moments, counters. */
-typedef struct {
-    float *params, *m, *v;
-    int64_t step, epoch;
-} ncf__snapshot;
-
-static void ncf__snapshot_take(const ncf_model *m, ncf__snapshot *s)
-{
-    size_t n = sizeof(float) * m->num_params;
-    memcpy(s->params, m->params, n);
-    if (m->adam_m && s->m) memcpy(s->m, m->adam_m, n), memcpy(s->v, m->adam_v, n);
-    s->step = m->step, s->epoch = m->epoch;
-}
-
-static void ncf__snapshot_put(ncf_model *m, const ncf__snapshot *s)
-{
-    size_t n = sizeof(float) * m->num_params;
-    memcpy(m->params, s->params, n);
-    if (m->adam_m && s->m) memcpy(m->adam_m, s->m, n), memcpy(m->adam_v, s->v, n);
-    m->step = s->step, m->epoch = s->epoch;
-    ncf_model_params_changed(m);
-}
-
-NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *o, ncf_fit_report *rep)
-{
-    ncf_sampler smp;
-    ncf__snapshot best;
-    ncf_metrics now, top;
-    ncf_eval_opts eo;
-    int rc, e, first, since = 0;
-    if (!m || !data || !o || o->epochs < 0 || o->patience < 0 || o->eval.target != NCF_EVAL_VALIDATION)
-        return ncf__fail(NCF_ERR_ARG,
-                         "ncf_fit: need a model, data, options with epochs and patience >= 0, and a "
-                         "validation target (choosing on test would overstate the test figures)");
-    if ((rc = ncf__writable(m, "ncf_fit")) != NCF_OK) return rc;
-    if (!ncf__has_val(data))
-        return ncf__fail(NCF_ERR_ARG, "ncf_fit: the data has no validation items (ncf_hold_out_validation)");
-    if (m->epoch > NCF_MAX_EPOCH - o->epochs)
-        return ncf__fail(NCF_ERR_ARG, "ncf_fit: %d more epochs pass NCF_MAX_EPOCH", o->epochs);
-    eo = o->eval;
-    if ((rc = ncf_sampler_init(&smp, data, m->cfg.num_neg, m->cfg.seed)) != NCF_OK) return rc;
-    smp.by_positive = o->by_positive;
-    if ((rc = ncf_evaluate_opts(m, data, &eo, &top)) != NCF_OK) return rc;
-    best.params = NCF__NEW(float, m->num_params);
-    best.m = m->adam_m ? NCF__NEW(float, m->num_params) : NULL,
-    best.v = m->adam_v ? NCF__NEW(float, m->num_params) : NULL;
-    if (!best.params || (m->adam_m && (!best.m || !best.v))) {
-        NCF_FREE(best.params), NCF_FREE(best.m), NCF_FREE(best.v);
-        return ncf__fail(NCF_ERR_NOMEM, "ncf_fit: out of memory for a copy of the model's %lu parameters",
-                         (unsigned long)m->num_params);
-    }
-    ncf__snapshot_take(m, &best);
-    first = (int)m->epoch + 1;
-    for (e = first; e < first + o->epochs && rc == NCF_OK; e++) {
-        float lr = m->cfg.lr;
-        if (o->decay) m->cfg.lr = ncf_decayed_lr(lr, e - first, o->epochs);
-        rc = ncf_train_epoch(m, &smp, e, o->progress, o->user, NULL);
-        m->cfg.lr = lr; /* (the model's own rate is never the decayed one outside an epoch) */
-        if (rc != NCF_OK || (rc = ncf_evaluate_opts(m, data, &eo, &now)) != NCF_OK) break;
-        if (ncf_metric_value(&now, eo.metric) > ncf_metric_value(&top, eo.metric))
-            top = now, since = 0, ncf__snapshot_take(m, &best);
-        else if (o->patience && ++since >= o->patience) {
-            e++;
-            break;
-        }
-    }
-    if (rep) rep->epochs_trained = e - first, rep->chosen_epoch = (int)best.epoch, rep->chosen = top;
-    if (rc == NCF_OK) ncf__snapshot_put(m, &best);
-    NCF_FREE(best.params), NCF_FREE(best.m), NCF_FREE(best.v);
-    return rc;
-}
-
 NCFDEF int ncf_evaluate(const ncf_model *m, const ncf_dataset *data, int k, int full_ranking, ncf_metrics *out)
 {
     ncf_eval_opts o = ncf_eval_opts_default();
@@ -8975,7 +9007,11 @@ NCFDEF int ncf_evaluate(const ncf_model *m, const ncf_dataset *data, int k, int 
     return ncf_evaluate_opts(m, data, &o, out);
 }
 
-/* ---- >>tune: a search over settings by successive halving, chosen on validation -------------- */
+#endif /* NCF_INFERENCE_ONLY */
+
+/* ---- >>tune (src/tune.c) --------------------------------------------------------------------- */
+#ifndef NCF_INFERENCE_ONLY /* the whole stage: a device only serves */
+/* A search over settings by successive halving, chosen on validation. */
 
 /* The cost model: work a training example or an evaluated candidate takes, in units the
    reference machine (docs/tuning.md) does NCF__TUNE_RATE of a second on two threads. Dense
@@ -9192,10 +9228,6 @@ static int ncf__tune_check(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tun
                          NCF__MAX_SEEDS);
     return NCF_OK;
 }
-
-/* Whether ncf_model_average takes models of c's type: MF and GMF, whose logits are sums over
-   factors. */
-static int ncf__averages(const ncf_config *c) { return c->model == NCF_MF || c->model == NCF_GMF; }
 
 /* The planned seconds of training r from k seeds for `epochs` epochs on train positives, with an
    evaluation of their average on val_users users each epoch: runs of SGD one example a step two
@@ -9568,6 +9600,7 @@ NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *d, const ncf_tune_
 }
 #endif
 
+/* ---- >>serve (src/serve.c) ------------------------------------------------------------------- */
 /* ---- >>model-ids: the model's id tables and rated items ------------------------------------- */
 
 NCFDEF void ncf_free(void *p) { NCF_FREE(p); }
@@ -9791,93 +9824,6 @@ NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *d)
     return ncf__build_id_maps(m);
 }
 
-/* a's ids and rated items copied into m (of a's users and items) in place of its own. */
-static int ncf__copy_model_ids(ncf_model *m, const ncf_model *a)
-{
-    int U = a->cfg.num_users, I = a->cfg.num_items;
-    int64_t *ru = a->raw_user ? NCF__NEW(int64_t, U) : NULL, *ri = a->raw_item ? NCF__NEW(int64_t, I) : NULL;
-    int rated = a->rated_ptr && a->rated; /* (both or neither) */
-    int64_t *rp = rated ? NCF__NEW(int64_t, (size_t)U + 1) : NULL, *uat = NULL, *iat = NULL;
-    uint8_t *rv = rated ? NCF__NEW(uint8_t, a->rated_ptr[U] ? a->rated_ptr[U] : 1) : NULL;
-    char *ut = NULL, *it = NULL;
-    if ((a->raw_user && !ru) || (a->raw_item && !ri) || (rated && (!rp || !rv)) ||
-        ncf__copy_text_ids(a->user_text, a->user_text_at, U, &ut, &uat) != NCF_OK ||
-        ncf__copy_text_ids(a->item_text, a->item_text_at, I, &it, &iat) != NCF_OK) {
-        NCF_FREE(ru), NCF_FREE(ri), NCF_FREE(rp), NCF_FREE(rv), NCF_FREE(ut), NCF_FREE(uat);
-        return ncf__fail(NCF_ERR_NOMEM, "out of memory for the id maps");
-    }
-    if (ru) memcpy(ru, a->raw_user, sizeof(int64_t) * (size_t)U);
-    if (ri) memcpy(ri, a->raw_item, sizeof(int64_t) * (size_t)I);
-    if (rp) memcpy(rp, a->rated_ptr, sizeof(int64_t) * ((size_t)U + 1));
-    if (rv) memcpy(rv, a->rated, (size_t)a->rated_ptr[U]);
-    NCF_FREE(m->raw_user), NCF_FREE(m->raw_item), NCF_FREE(m->rated_ptr), NCF_FREE(m->rated);
-    NCF_FREE(m->user_text), NCF_FREE(m->item_text), NCF_FREE(m->user_text_at), NCF_FREE(m->item_text_at);
-    m->raw_user = ru, m->raw_item = ri, m->rated_ptr = rp, m->rated = rv;
-    m->user_text = ut, m->user_text_at = uat, m->item_text = it, m->item_text_at = iat;
-    return ncf__build_id_maps(m);
-}
-
-/* Rows r of models' side tables (0 users, 1 items) side by side into m's, each times scale. */
-static void ncf__average_rows(ncf_model *m, ncf_model *const *models, int n, int side, float scale)
-{
-    int64_t r, rows = side ? m->cfg.num_items : m->cfg.num_users;
-    int k, j, F = m->cfg.mf_dim;
-    for (r = 0; r < rows; r++) {
-        float *dst = (side ? m->gmf_item : m->gmf_user) + (size_t)r * F;
-        for (k = 0; k < n; k++) {
-            int f = models[k]->cfg.mf_dim;
-            const float *src = (side ? models[k]->gmf_item : models[k]->gmf_user) + (size_t)r * f;
-            for (j = 0; j < f; j++) dst[j] = src[j] * scale;
-            dst += f;
-        }
-    }
-}
-
-NCFDEF int ncf_model_average(ncf_model **out, ncf_model *const *models, int n)
-{
-    const ncf_model *a;
-    ncf_model *m = NULL;
-    ncf_config c;
-    int64_t dim = 0, r;
-    int k, rc;
-    if (!out) return ncf__fail(NCF_ERR_ARG, "ncf_model_average: NULL out");
-    *out = NULL;
-    if (!models || n < 1 || !models[0]) return ncf__fail(NCF_ERR_ARG, "ncf_model_average: need 1 or more models");
-    a = models[0];
-    for (k = 0; k < n; k++) {
-        const ncf_model *b = models[k];
-        if (!b) return ncf__fail(NCF_ERR_ARG, "ncf_model_average: model %d is NULL", k);
-        if (!b->params) return ncf__fail(NCF_ERR_ARG, "ncf_model_average: model %d is int8, read in place", k);
-        if (!ncf__averages(&b->cfg) || b->cfg.model != a->cfg.model)
-            return ncf__fail(NCF_ERR_ARG,
-                             "ncf_model_average: needs MF models or GMF models (model %d is of type %d, model 0 %d)", k,
-                             (int)b->cfg.model, (int)a->cfg.model);
-        if (b->cfg.num_users != a->cfg.num_users || b->cfg.num_items != a->cfg.num_items)
-            return ncf__fail(NCF_ERR_ARG, "ncf_model_average: model %d has %d users and %d items, model 0 %d and %d", k,
-                             b->cfg.num_users, b->cfg.num_items, a->cfg.num_users, a->cfg.num_items);
-        dim += b->cfg.mf_dim;
-    }
-    c = a->cfg;
-    c.mf_dim = dim > INT32_MAX ? INT32_MAX : (int)dim; /* (too wide: the config's check says so) */
-    if ((rc = ncf_model_create(&m, &c)) != NCF_OK) return rc;
-    ncf__average_rows(m, models, n, 0, c.model == NCF_MF ? 1.0f / sqrtf((float)n) : 1.0f);
-    ncf__average_rows(m, models, n, 1, c.model == NCF_MF ? 1.0f / sqrtf((float)n) : 1.0f);
-    for (r = 0; c.model == NCF_MF && r < c.num_users; r++)
-        for (m->user_bias[r] = 0, k = 0; k < n; k++) m->user_bias[r] += models[k]->user_bias[r] / (float)n;
-    for (r = 0; c.model == NCF_MF && r < c.num_items; r++)
-        for (m->item_bias[r] = 0, k = 0; k < n; k++) m->item_bias[r] += models[k]->item_bias[r] / (float)n;
-    for (r = 0, k = 0; c.model == NCF_GMF && k < n; k++)
-        for (dim = 0; dim < models[k]->cfg.mf_dim; dim++) m->w_out[r++] = models[k]->w_out[dim] / (float)n;
-    for (m->b_out[0] = 0, k = 0; k < n; k++) m->b_out[0] += models[k]->b_out[0] / (float)n;
-    m->step = a->step, m->epoch = a->epoch;
-    if ((rc = ncf__copy_model_ids(m, a)) != NCF_OK) {
-        ncf_model_free(m);
-        return rc;
-    }
-    ncf_model_params_changed(m);
-    *out = m;
-    return NCF_OK;
-}
 #endif
 
 /* ---- >>serving: top-k by heap, workspaces, predict and recommend by id ----------------------- */
@@ -10426,405 +10372,6 @@ NCFDEF int ncf_predict_items(const ncf_model *m, int u, const float *urow, const
     return NCF_OK;
 }
 
-/* ---- >>fold-in: a user's rows from its items, the rest of the model frozen ------------------- */
-/* A user who was not in training (or a known one with fresh items) is served from its rows
-   alone: [GMF or MF row][MLP row][MF bias], found by a few Adam steps on its items as
-   positives and fresh uniform negatives, every other parameter read only. The item half of
-   the first dense layer comes from the cached projection, so a step costs the layers above it
-   forward and back per example, and the first layer's user half once. */
-
-NCFDEF int ncf_user_row_size(const ncf_model *m) { return m ? m->scratch->F + m->scratch->H + 1 : 0; }
-
-/* User (side 0) or item (1) k's rows [GMF or MF][MLP][MF bias], int8 rows dequantized. */
-static int ncf__side_row(const ncf_model *m, int side, int k, float *row, const char *what)
-{
-    const struct ncf__scratch *s;
-    const float *r, *bias;
-    int n = m ? (side ? m->cfg.num_items : m->cfg.num_users) : 0;
-    if (!m || !row || k < 0 || k >= n)
-        return ncf__fail(NCF_ERR_ARG, "%s: need a model, a row and a%s %s index in [0, %d)", what, side ? "n" : "",
-                         side ? "item" : "user", n);
-    s = m->scratch, bias = side ? m->item_bias : m->user_bias;
-    if (s->F && (r = ncf__emb_row(&s->tables.tab[s->tables.gmf], side, k, row)) != row)
-        memcpy(row, r, sizeof(float) * (size_t)s->F);
-    if (s->H && (r = ncf__emb_row(&s->tables.tab[s->tables.mlp], side, k, row + s->F)) != row + s->F)
-        memcpy(row + s->F, r, sizeof(float) * (size_t)s->H);
-    row[s->F + s->H] = bias ? bias[k] : 0.0f;
-    return NCF_OK;
-}
-
-NCFDEF int ncf_user_row(const ncf_model *m, int u, float *row) { return ncf__side_row(m, 0, u, row, "ncf_user_row"); }
-
-NCFDEF ncf_fold_opts ncf_fold_opts_default(void)
-{
-    ncf_fold_opts o;
-    memset(&o, 0, sizeof o);
-    o.steps = NCF__FOLD_STEPS, o.lr = NCF__FOLD_LR, o.num_neg = 4, o.l2 = NCF__FOLD_L2, o.seed = 1;
-    return o;
-}
-
-/* A fold-in's buffers, carved from one block (the caller's workspace, or the heap). */
-typedef struct {
-    int32_t *given;                   /* [n] the items, sorted, each once */
-    float *m1, *m2, *grad;            /* [R] Adam's moments, and the gradient */
-    int32_t *cand;                    /* [C] a chunk's examples */
-    float *dz;                        /* [C] d(mean loss)/d(logit) */
-    float *pu;                        /* [L1] the first layer's user half, with its bias */
-    float *act[NCF_MAX_LAYERS];       /* [C][L[l]] layer l's outputs, l = 1..nd */
-    float *irow;                      /* [C][H] the other side's MLP rows, without a cached projection */
-    float *gi;                        /* [C][F] the other side's int8 GMF rows, dequantized */
-    const float *go[NCF__FOLD_CHUNK]; /* the other side's GMF rows of the chunk */
-    float *d[2];                      /* [widest][C] deltas, transposed: feature-major */
-    float *g1;                        /* [L1] the first layer's deltas summed over the examples */
-    ncf__wide *sys, *rhs;             /* an ALS model's: [K][K] the row's system, [K] its right side */
-    float *orow;                      /* [K] an int8 row of the other side, dequantized */
-} ncf__fold_buf;
-
-/* count floats (or int32s) from mem + *at, 64-byte aligned as the eval buffers; NULL when
-   only sizing (mem NULL). */
-static void *ncf__carve(float *mem, size_t *at, size_t count)
-{
-    void *p = mem ? (void *)(mem + *at) : NULL;
-    *at += ncf__round_floats(count ? count : 1);
-    return p;
-}
-
-/* Floats of a fold-in's buffers for n items; with mem, also carves them. */
-static size_t ncf__fold_carve(ncf__fold_buf *b, const ncf_model *m, int n, float *mem)
-{
-    const struct ncf__scratch *s = m->scratch;
-    const int *L = m->cfg.layers, C = NCF__FOLD_CHUNK;
-    size_t at = 0, R = (size_t)s->F + (size_t)s->H + 1, w = (size_t)ncf__widest_dense(m),
-           L1 = (size_t)(s->H ? L[1] : 1);
-    int l;
-    b->given = (int32_t *)ncf__carve(mem, &at, (size_t)n);
-    b->m1 = (float *)ncf__carve(mem, &at, R), b->m2 = (float *)ncf__carve(mem, &at, R);
-    b->grad = (float *)ncf__carve(mem, &at, R);
-    b->cand = (int32_t *)ncf__carve(mem, &at, C), b->dz = (float *)ncf__carve(mem, &at, C);
-    b->pu = (float *)ncf__carve(mem, &at, L1), b->g1 = (float *)ncf__carve(mem, &at, L1);
-    for (l = 1; l <= s->nd; l++) b->act[l] = (float *)ncf__carve(mem, &at, (size_t)C * (size_t)L[l]);
-    b->irow = (float *)ncf__carve(mem, &at, (size_t)C * (size_t)s->H);
-    b->gi = (float *)ncf__carve(mem, &at, (size_t)C * (size_t)s->F);
-    b->d[0] = (float *)ncf__carve(mem, &at, w * C), b->d[1] = (float *)ncf__carve(mem, &at, w * C);
-    b->sys = b->rhs = NULL, b->orow = NULL;
-    if (m->cfg.optimizer == NCF_OPT_ALS) {
-        size_t K = (size_t)s->F, wide = sizeof(ncf__wide) / sizeof(float);
-        b->sys = (ncf__wide *)ncf__carve(mem, &at, K * K * wide);
-        b->rhs = (ncf__wide *)ncf__carve(mem, &at, K * wide), b->orow = (float *)ncf__carve(mem, &at, K);
-    }
-    return at;
-}
-
-NCFDEF size_t ncf_fold_workspace_size(const ncf_model *m, int n)
-{
-    ncf__fold_buf b;
-    return m && n > 0 ? sizeof(float) * (ncf__fold_carve(&b, m, n, NULL) + NCF__ALIGN_FLOATS) : 0;
-}
-
-/* The logits of the folded row (side 0 a user's, 1 an item's) against the other side's
-   b->cand[0..c), into b->dz, every MLP layer kept in b->act. b->pu holds the row's half of the
-   first layer (with the layer's bias on the user's side, as training adds it); proj, the
-   items' cached half (user fold-in only), or NULL. The scores are the training forward's. */
-static void ncf__fold_forward(const ncf_model *m, int side, const float *proj, const float *row, ncf__fold_buf *b,
-                              int c)
-{
-    const struct ncf__scratch *s = m->scratch;
-    const int *L = m->cfg.layers, F = s->F, H = s->H, nd = s->nd;
-    const float rb = row[F + H];
-    int j, d, l;
-    if (H) { /* forward through the MLP, every layer kept */
-        int L1 = L[1];
-        if (!proj) { /* the other side's rows through its half of the first layer */
-            for (j = 0; j < c; j++) {
-                float *dst = b->irow + (size_t)j * H;
-                const float *r = ncf__emb_row(&s->tables.tab[s->tables.mlp], !side, b->cand[j], dst);
-                if (r != dst) memcpy(dst, r, sizeof(float) * (size_t)H);
-            }
-            ncf__gemm_rows(b->act[1], L1, b->irow, H, 1, m->w[1] + (size_t)!side * H * L1, L1, side ? m->b[1] : NULL, 0,
-                           c, L1, H, 0);
-        }
-        for (j = 0; j < c; j++) {
-            const float *pi = proj ? proj + (size_t)b->cand[j] * L1 : b->act[1] + (size_t)j * L1;
-            float *h = b->act[1] + (size_t)j * L1;
-            for (d = 0; d < L1; d++) {
-                float v = b->pu[d] + pi[d];
-                h[d] = v > 0.0f ? v : 0.0f;
-            }
-        }
-        for (l = 2; l <= nd; l++)
-            ncf__gemm_rows(b->act[l], L[l], b->act[l - 1], L[l - 1], 1, m->w[l], L[l], m->b[l], 0, c, L[l], L[l - 1],
-                           NCF__RELU);
-    }
-    for (j = 0; j < c; j++) { /* the logit as serving computes it (the user's bias first, as training adds them) */
-        int o = b->cand[j];
-        const float *go = F ? ncf__emb_row(&s->tables.tab[s->tables.gmf], !side, o, b->gi + (size_t)j * F) : NULL;
-        float bias = !m->user_bias ? 0.0f : side ? m->user_bias[o] + rb : rb + m->item_bias[o];
-        const float *h = H ? b->act[nd] + (size_t)j * s->top : NULL;
-        b->dz[j] = side ? ncf__output_biased(m, go, F ? row : NULL, bias, h)
-                        : ncf__output_biased(m, F ? row : NULL, go, bias, h);
-        b->go[j] = go;
-    }
-}
-
-/* Examples [e0, e0 + c) of a step, the positives first: forward, then d(mean loss)/d(row) added
-   into grad (the first layer's deltas into g1, multiplied out by the caller). */
-static void ncf__fold_chunk(const ncf_model *m, int side, const float *proj, const float *row, ncf__fold_buf *b,
-                            int64_t e0, int c, int npos, float inv_e, float neg_e)
-{
-    const struct ncf__scratch *s = m->scratch;
-    const int *L = m->cfg.layers, C = NCF__FOLD_CHUNK, F = s->F, H = s->H, nd = s->nd;
-    const float *wh = m->w_out ? m->w_out + F : NULL;
-    int j, d, l, cur;
-    ncf__fold_forward(m, side, proj, row, b, c);
-    for (j = 0; j < c; j++) { /* d(mean loss)/d(logit); the GMF or MF part's gradient */
-        float dz = e0 + j < npos ? (1.0f / (1.0f + expf(-b->dz[j])) - 1.0f) * inv_e
-                                 : (1.0f / (1.0f + expf(-b->dz[j])) - 0.0f) * neg_e;
-        b->dz[j] = dz;
-        for (d = 0; d < F; d++) b->grad[d] += dz * s->tables.gmf_weights[d] * b->go[j][d];
-        if (m->user_bias) b->grad[F + H] += dz;
-    }
-    if (!H) return;
-    for (d = 0; d < s->top; d++) /* back through the MLP, deltas feature-major so each layer is one GEMM */
-        for (j = 0; j < c; j++)
-            b->d[0][(size_t)d * C + j] = b->act[nd][(size_t)j * s->top + d] > 0.0f ? b->dz[j] * wh[d] : 0.0f;
-    for (l = nd, cur = 0; l >= 2; l--, cur ^= 1) {
-        ncf__gemm_rows(b->d[cur ^ 1], C, m->w[l], L[l], 1, b->d[cur], C, NULL, 0, L[l - 1], c, L[l], 0);
-        for (d = 0; d < L[l - 1]; d++)
-            for (j = 0; j < c; j++)
-                if (!(b->act[l - 1][(size_t)j * L[l - 1] + d] > 0.0f)) b->d[cur ^ 1][(size_t)d * C + j] = 0.0f;
-    }
-    for (d = 0; d < L[1]; d++)
-        for (j = 0; j < c; j++) b->g1[d] += b->d[cur][(size_t)d * C + j];
-}
-
-/* One step: the gradient of the mean loss over the given items and fresh negatives, L2, Adam.
-   c[0], c[1]: beta1 and beta2 to the power step, made step + 1's here. */
-/* The folded row's half of the first layer into b->pu: W1's half of its side times its MLP
-   row, with the layer's bias on the user's side (as training adds it). */
-static void ncf__fold_first_half(const ncf_model *m, int side, const float *row, ncf__fold_buf *b)
-{
-    int H = m->scratch->H, L1 = m->cfg.layers[1];
-    ncf__gemm_rows(b->pu, L1, row + m->scratch->F, 0, 1, m->w[1] + (size_t)side * H * L1, L1, side ? NULL : m->b[1], 0,
-                   1, L1, H, 0);
-}
-
-/* Rated items per item, the mean over the catalogue: every varint of the rated lists ends in a
-   byte under 128, one per rated item. 0 when the model keeps no lists. */
-static double ncf__mean_item_degree(const ncf_model *m)
-{
-    int64_t k, total = 0, bytes = m->rated ? m->rated_ptr[m->cfg.num_users] : 0;
-    for (k = 0; k < bytes; k++) total += m->rated[k] < 128;
-    return (double)total / (double)m->cfg.num_items;
-}
-
-/* w, the weight of a negative's loss term: 1 for a user (training draws num_neg negatives a
-   positive, as the fold-in does); for an item, what makes its negatives weigh as training's do:
-   an epoch draws an item as a negative about num_neg times the mean item degree D, whatever its
-   own n positives, so each of the fold-in's num_neg n negatives weighs D / n. */
-static float ncf__fold_neg_weight(const ncf_model *m, int side, int n)
-{
-    double d = side ? ncf__mean_item_degree(m) : 0;
-    return side && d > 0 ? (float)(d / n) : 1.0f;
-}
-
-static void ncf__fold_step(const ncf_model *m, int side, const ncf_fold_opts *o, int n, int step, float *row,
-                           ncf__fold_buf *b, float *c, float w)
-{
-    const struct ncf__scratch *s = m->scratch;
-    const float *proj = side ? NULL : ncf__proj_row_major(m, ncf__cached_projection(m));
-    int64_t E = (int64_t)n + (int64_t)n * o->num_neg, e0;
-    int R = s->F + s->H + 1, j, r, L1 = m->cfg.layers[1], others = side ? m->cfg.num_users : m->cfg.num_items;
-    float b1 = 0.9f, b2 = 0.999f, c1 = c[0] *= b1, c2 = c[1] *= b2;
-    float inv_e = w == 1.0f ? 1.0f / (float)E : (float)(1.0 / (n + (double)w * (double)(E - n))), neg_e = w * inv_e;
-    memset(b->grad, 0, sizeof(float) * (size_t)R);
-    if (s->H) memset(b->g1, 0, sizeof(float) * (size_t)L1), ncf__fold_first_half(m, side, row, b);
-    for (e0 = 0; e0 < E; e0 += NCF__FOLD_CHUNK) {
-        int n_c = E - e0 < NCF__FOLD_CHUNK ? (int)(E - e0) : NCF__FOLD_CHUNK;
-        for (j = 0; j < n_c; j++) {
-            int64_t e = e0 + j;
-            b->cand[j] = e < n ? b->given[e]
-                               : (int32_t)ncf__nth_absent(b->given, n,
-                                                          (int32_t)ncf__below(ncf__hash3(o->seed ^ NCF__TAG_FOLD,
-                                                                                         (uint64_t)step, (uint64_t)e),
-                                                                              (uint32_t)(others - n)));
-        }
-        ncf__fold_chunk(m, side, proj, row, b, e0, n_c, n, inv_e, neg_e);
-    }
-    if (s->H) /* the MLP row's gradient: W1's half of the row's side times the summed deltas */
-        ncf__gemm_rows(b->grad + s->F, 1, m->w[1] + (size_t)side * s->H * L1, L1, 1, b->g1, 1, NULL, 0, s->H, 1, L1, 0);
-    for (r = 0; r < R; r++) {
-        float g = b->grad[r] + (r < s->F + s->H ? o->l2 * row[r] : 0.0f);
-        b->m1[r] = b1 * b->m1[r] + (1.0f - b1) * g;
-        b->m2[r] = b2 * b->m2[r] + (1.0f - b2) * g * g;
-        row[r] -= o->lr * (b->m1[r] / (1.0f - c1)) / (sqrtf(b->m2[r] / (1.0f - c2)) + 1e-8f);
-    }
-}
-
-/* The cached Gram matrix of side's rows, when it is that of the current parameters, or NULL. */
-static const ncf__wide *ncf__cached_gram(const ncf_model *m, int side)
-{
-    const struct ncf__scratch *s = m->scratch;
-    return s->cache.step == m->step ? s->cache.gram[side] : NULL;
-}
-
-/* Solves A x = v in place by Cholesky's factors (A symmetric [K][K], its lower triangle
-   overwritten). Returns nonzero when A is not positive definite. */
-static int ncf__cholesky_solve(ncf__wide *A, int K, ncf__wide *v)
-{
-    int i, j, k;
-    for (j = 0; j < K; j++) {
-        ncf__wide *Aj = A + (size_t)j * K, d = Aj[j];
-        for (k = 0; k < j; k++) d -= Aj[k] * Aj[k];
-        if (!(d > 0)) return 1;
-        Aj[j] = NCF__WIDE_SQRT(d);
-        for (i = j + 1; i < K; i++) {
-            ncf__wide *Ai = A + (size_t)i * K, e = Ai[j];
-            for (k = 0; k < j; k++) e -= Ai[k] * Aj[k];
-            Ai[j] = e / Aj[j];
-        }
-    }
-    for (i = 0; i < K; i++) { /* L y = v */
-        for (k = 0; k < i; k++) v[i] -= A[(size_t)i * K + k] * v[k];
-        v[i] /= A[(size_t)i * K + i];
-    }
-    for (i = K - 1; i >= 0; i--) { /* L^T x = y */
-        for (k = i + 1; k < K; k++) v[i] -= A[(size_t)k * K + i] * v[k];
-        v[i] /= A[(size_t)i * K + i];
-    }
-    return 0;
-}
-
-/* An ALS model's fold-in: the row that training's least squares gives it, exactly. With the
-   given rows y_j of the other side (each a positive of confidence 1) and its Gram matrix G,
-   (w0 G + mf_reg I + (1 - w0) sum_j y_j y_j^T) x = sum_j y_j, solved by Cholesky's factors
-   (implicit's recalculate_user). The bias stays 0, as training leaves it. */
-static int ncf__fold_als(const ncf_model *m, int side, int n, ncf__fold_buf *b, float *row, const char *what)
-{
-    const ncf__table *T = &m->scratch->tables.tab[m->scratch->tables.gmf];
-    const ncf__wide *G = ncf__cached_gram(m, !side);
-    ncf__wide w0 = m->cfg.unobserved, *A = b->sys, *v = b->rhs;
-    int K = m->scratch->F, j, a, c;
-    if (G) memcpy(A, G, sizeof(ncf__wide) * (size_t)K * K);
-    else ncf__side_gram(m, !side, A, b->orow);
-    for (a = 0; a < K * K; a++) A[a] *= w0;
-    for (a = 0; a < K; a++) A[(size_t)a * K + a] += m->cfg.mf_reg, v[a] = 0;
-    for (j = 0; j < n; j++) {
-        const float *y = ncf__emb_row(T, !side, b->given[j], b->orow);
-        for (a = 0; a < K; a++) {
-            ncf__wide ya = (1 - w0) * y[a], *Aa = A + (size_t)a * K;
-            for (c = 0; c <= a; c++) Aa[c] += ya * y[c]; /* (the lower triangle: all the factors read) */
-            v[a] += y[a];
-        }
-    }
-    if (ncf__cholesky_solve(A, K, v))
-        return ncf__fail(NCF_ERR_DATA, "%s: the ALS system is singular (an mf_reg of 0 with too few rows?)", what);
-    for (a = 0; a < K; a++) {
-        row[a] = (float)v[a];
-        if (NCF__NONFINITE(row[a]))
-            return ncf__fail(NCF_ERR_DATA, "%s: the ALS row is not finite (factor %d)", what, a);
-    }
-    row[K] = 0.0f;
-    return NCF_OK;
-}
-
-/* A fold-in of side 0 (a user, from items) or 1 (an item, from users). */
-static int ncf__fold(const ncf_model *m, int side, const int32_t *given, int n, const ncf_fold_opts *o, float *row,
-                     const char *what)
-{
-    const char *other = side ? "user" : "item";
-    int others = side ? m->cfg.num_users : m->cfg.num_items;
-    ncf__fold_buf b;
-    float *mem, c[2] = {1.0f, 1.0f}, w;
-    int j, nu, step, R;
-    if (!given || !o || !row || n <= 0)
-        return ncf__fail(NCF_ERR_ARG, "%s: need a model, %ss (n > 0), options and a row", what, other);
-    if (o->steps < 0 || o->steps > NCF__FOLD_MOST_STEPS || !(o->lr > 0.0f && o->lr < 1e30f) || o->num_neg < 0 ||
-        o->num_neg > NCF__FOLD_MOST_NEG || !(o->l2 >= 0.0f && o->l2 < 1e30f))
-        return ncf__fail(NCF_ERR_ARG, "%s: need 0 <= steps <= %d, a finite lr > 0, 0 <= num_neg <= %d and l2 >= 0",
-                         what, NCF__FOLD_MOST_STEPS, NCF__FOLD_MOST_NEG);
-    if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "%s: " NCF__STALE_TEXT, what);
-    for (j = 0; j < n; j++)
-        if (given[j] < 0 || given[j] >= others)
-            return ncf__fail(NCF_ERR_ARG,
-                             "%s: %ss[%d] = %d is not a%s %s index in [0, %d) (ncf_%s_index finds an id's)", what,
-                             other, j, (int)given[j], side ? "" : "n", other, others, other);
-    if (o->work) {
-        size_t need = ncf_fold_workspace_size(m, n);
-        if (o->work_size < need)
-            return ncf__fail(NCF_ERR_ARG, "%s: workspace of %lu bytes; %d %ss need %lu (ncf_fold_workspace_size)", what,
-                             (unsigned long)o->work_size, n, other, (unsigned long)need);
-        mem = (float *)(void *)((char *)o->work + (size_t)(-(intptr_t)o->work & 63));
-    } else if (!(mem = NCF__NEW(float, ncf_fold_workspace_size(m, n) / sizeof(float)))) {
-        return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory for %d %ss", what, n, other);
-    }
-    ncf__fold_carve(&b, m, n, mem);
-    for (j = 0; j < n; j++) b.given[j] = given[j];
-    ncf__heap_sort((char *)b.given, (size_t)n, sizeof *b.given,
-                   ncf__cmp_i32); /* (in place: the workspace form allocates nothing) */
-    for (j = nu = 0; j < n; j++)
-        if (nu == 0 || b.given[j] != b.given[nu - 1]) b.given[nu++] = b.given[j];
-    if (m->cfg.optimizer == NCF_OPT_ALS) {
-        int rc = ncf__fold_als(m, side, nu, &b, row, what);
-        if (!o->work) NCF_FREE(mem);
-        return rc;
-    }
-    R = ncf_user_row_size(m);
-    if (nu == others && o->num_neg > 0 && o->steps > 0) {
-        if (!o->work) NCF_FREE(mem);
-        return ncf__fail(NCF_ERR_DATA, "%s: the %ss given are all of them: no negative to draw", what, other);
-    }
-    if (o->start) memcpy(row, o->start, sizeof(float) * (size_t)R);
-    else memset(row, 0, sizeof(float) * (size_t)R);
-    if (!m->user_bias) row[R - 1] = 0.0f;
-    memset(b.m1, 0, sizeof(float) * (size_t)R), memset(b.m2, 0, sizeof(float) * (size_t)R);
-    w = ncf__fold_neg_weight(m, side, nu);
-    for (step = 0; step < o->steps; step++) ncf__fold_step(m, side, o, nu, step, row, &b, c, w);
-    if (!o->work) NCF_FREE(mem);
-    return NCF_OK;
-}
-
-NCFDEF int ncf_fold_in(const ncf_model *m, const int32_t *items, int n, const ncf_fold_opts *o, float *row)
-{
-    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_fold_in: need a model");
-    return ncf__fold(m, 0, items, n, o, row, "ncf_fold_in");
-}
-
-NCFDEF int ncf_fold_in_item(const ncf_model *m, const int32_t *users, int n, const ncf_fold_opts *o, float *row)
-{
-    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_fold_in_item: need a model");
-    return ncf__fold(m, 1, users, n, o, row, "ncf_fold_in_item");
-}
-
-NCFDEF int ncf_item_row(const ncf_model *m, int i, float *row) { return ncf__side_row(m, 1, i, row, "ncf_item_row"); }
-
-NCFDEF int ncf_predict_users(const ncf_model *m, int i, const float *irow, const int32_t *users, int n, float *logits)
-{
-    ncf__fold_buf b;
-    float *mem, *own = NULL;
-    int j, R;
-    if (!m || !users || !logits || n < 0) return ncf__fail(NCF_ERR_ARG, "ncf_predict_users: NULL argument or n < 0");
-    if (!irow && (i < 0 || i >= m->cfg.num_items))
-        return ncf__fail(NCF_ERR_ARG, "ncf_predict_users: item index %d is not in [0, %d)", i, m->cfg.num_items);
-    for (j = 0; j < n; j++)
-        if (users[j] < 0 || users[j] >= m->cfg.num_users)
-            return ncf__fail(NCF_ERR_ARG, "ncf_predict_users: users[%d] = %d is not a user index", j, (int)users[j]);
-    R = ncf_user_row_size(m);
-    mem = NCF__NEW(float, ncf_fold_workspace_size(m, 1) / sizeof(float) + (irow ? 0 : (size_t)R));
-    if (!mem) return ncf__fail(NCF_ERR_NOMEM, "ncf_predict_users: out of memory");
-    own = irow ? NULL : mem + ncf_fold_workspace_size(m, 1) / sizeof(float);
-    if (own) ncf_item_row(m, i, own), irow = own;
-    ncf__fold_carve(&b, m, 1, (float *)(void *)((char *)mem + (size_t)(-(intptr_t)mem & 63)));
-    if (m->scratch->H) ncf__fold_first_half(m, 1, irow, &b);
-    for (j = 0; j < n; j += NCF__FOLD_CHUNK) {
-        int c = n - j < NCF__FOLD_CHUNK ? n - j : NCF__FOLD_CHUNK;
-        memcpy(b.cand, users + j, sizeof(int32_t) * (size_t)c);
-        ncf__fold_forward(m, 1, NULL, irow, &b, c);
-        memcpy(logits + j, b.dz, sizeof(float) * (size_t)c);
-    }
-    NCF_FREE(mem);
-    return NCF_OK;
-}
-
 /* ---- >>similar: similar items and users by cosine ------------------------------------------- */
 /* A user's or an item's vector for similarity, D floats: what a score is linear in. MF: its
    factors; GMF and NeuMF: its GMF factors weighted by the output layer's (the GMF half of NeuMF:
@@ -11063,6 +10610,372 @@ NCFDEF int ncf_recommend_for_items(const ncf_model *m, const char *const *given,
     }
     NCF_FREE(deny), NCF_FREE(row);
     return ncf__by_id_answer(m, rc, items, stack, ids, size, "ncf_recommend_for_items");
+}
+
+/* ---- >>fold (src/fold.c) --------------------------------------------------------------------- */
+/* ---- >>fold-in: a user's rows from its items, the rest of the model frozen ------------------- */
+/* A user who was not in training (or a known one with fresh items) is served from its rows
+   alone: [GMF or MF row][MLP row][MF bias], found by a few Adam steps on its items as
+   positives and fresh uniform negatives, every other parameter read only. The item half of
+   the first dense layer comes from the cached projection, so a step costs the layers above it
+   forward and back per example, and the first layer's user half once. */
+
+NCFDEF int ncf_user_row_size(const ncf_model *m) { return m ? m->scratch->F + m->scratch->H + 1 : 0; }
+
+/* User (side 0) or item (1) k's rows [GMF or MF][MLP][MF bias], int8 rows dequantized. */
+static int ncf__side_row(const ncf_model *m, int side, int k, float *row, const char *what)
+{
+    const struct ncf__scratch *s;
+    const float *r, *bias;
+    int n = m ? (side ? m->cfg.num_items : m->cfg.num_users) : 0;
+    if (!m || !row || k < 0 || k >= n)
+        return ncf__fail(NCF_ERR_ARG, "%s: need a model, a row and a%s %s index in [0, %d)", what, side ? "n" : "",
+                         side ? "item" : "user", n);
+    s = m->scratch, bias = side ? m->item_bias : m->user_bias;
+    if (s->F && (r = ncf__emb_row(&s->tables.tab[s->tables.gmf], side, k, row)) != row)
+        memcpy(row, r, sizeof(float) * (size_t)s->F);
+    if (s->H && (r = ncf__emb_row(&s->tables.tab[s->tables.mlp], side, k, row + s->F)) != row + s->F)
+        memcpy(row + s->F, r, sizeof(float) * (size_t)s->H);
+    row[s->F + s->H] = bias ? bias[k] : 0.0f;
+    return NCF_OK;
+}
+
+NCFDEF int ncf_user_row(const ncf_model *m, int u, float *row) { return ncf__side_row(m, 0, u, row, "ncf_user_row"); }
+
+NCFDEF ncf_fold_opts ncf_fold_opts_default(void)
+{
+    ncf_fold_opts o;
+    memset(&o, 0, sizeof o);
+    o.steps = NCF__FOLD_STEPS, o.lr = NCF__FOLD_LR, o.num_neg = 4, o.l2 = NCF__FOLD_L2, o.seed = 1;
+    return o;
+}
+
+/* A fold-in's buffers, carved from one block (the caller's workspace, or the heap). */
+typedef struct {
+    int32_t *given;                   /* [n] the items, sorted, each once */
+    float *m1, *m2, *grad;            /* [R] Adam's moments, and the gradient */
+    int32_t *cand;                    /* [C] a chunk's examples */
+    float *dz;                        /* [C] d(mean loss)/d(logit) */
+    float *pu;                        /* [L1] the first layer's user half, with its bias */
+    float *act[NCF_MAX_LAYERS];       /* [C][L[l]] layer l's outputs, l = 1..nd */
+    float *irow;                      /* [C][H] the other side's MLP rows, without a cached projection */
+    float *gi;                        /* [C][F] the other side's int8 GMF rows, dequantized */
+    const float *go[NCF__FOLD_CHUNK]; /* the other side's GMF rows of the chunk */
+    float *d[2];                      /* [widest][C] deltas, transposed: feature-major */
+    float *g1;                        /* [L1] the first layer's deltas summed over the examples */
+    ncf__wide *sys, *rhs;             /* an ALS model's: [K][K] the row's system, [K] its right side */
+    float *orow;                      /* [K] an int8 row of the other side, dequantized */
+} ncf__fold_buf;
+
+/* count floats (or int32s) from mem + *at, 64-byte aligned as the eval buffers; NULL when
+   only sizing (mem NULL). */
+static void *ncf__carve(float *mem, size_t *at, size_t count)
+{
+    void *p = mem ? (void *)(mem + *at) : NULL;
+    *at += ncf__round_floats(count ? count : 1);
+    return p;
+}
+
+/* Floats of a fold-in's buffers for n items; with mem, also carves them. */
+static size_t ncf__fold_carve(ncf__fold_buf *b, const ncf_model *m, int n, float *mem)
+{
+    const struct ncf__scratch *s = m->scratch;
+    const int *L = m->cfg.layers, C = NCF__FOLD_CHUNK;
+    size_t at = 0, R = (size_t)s->F + (size_t)s->H + 1, w = (size_t)ncf__widest_dense(m),
+           L1 = (size_t)(s->H ? L[1] : 1);
+    int l;
+    b->given = (int32_t *)ncf__carve(mem, &at, (size_t)n);
+    b->m1 = (float *)ncf__carve(mem, &at, R), b->m2 = (float *)ncf__carve(mem, &at, R);
+    b->grad = (float *)ncf__carve(mem, &at, R);
+    b->cand = (int32_t *)ncf__carve(mem, &at, C), b->dz = (float *)ncf__carve(mem, &at, C);
+    b->pu = (float *)ncf__carve(mem, &at, L1), b->g1 = (float *)ncf__carve(mem, &at, L1);
+    for (l = 1; l <= s->nd; l++) b->act[l] = (float *)ncf__carve(mem, &at, (size_t)C * (size_t)L[l]);
+    b->irow = (float *)ncf__carve(mem, &at, (size_t)C * (size_t)s->H);
+    b->gi = (float *)ncf__carve(mem, &at, (size_t)C * (size_t)s->F);
+    b->d[0] = (float *)ncf__carve(mem, &at, w * C), b->d[1] = (float *)ncf__carve(mem, &at, w * C);
+    b->sys = b->rhs = NULL, b->orow = NULL;
+    if (m->cfg.optimizer == NCF_OPT_ALS) {
+        size_t K = (size_t)s->F, wide = sizeof(ncf__wide) / sizeof(float);
+        b->sys = (ncf__wide *)ncf__carve(mem, &at, K * K * wide);
+        b->rhs = (ncf__wide *)ncf__carve(mem, &at, K * wide), b->orow = (float *)ncf__carve(mem, &at, K);
+    }
+    return at;
+}
+
+NCFDEF size_t ncf_fold_workspace_size(const ncf_model *m, int n)
+{
+    ncf__fold_buf b;
+    return m && n > 0 ? sizeof(float) * (ncf__fold_carve(&b, m, n, NULL) + NCF__ALIGN_FLOATS) : 0;
+}
+
+/* The logits of the folded row (side 0 a user's, 1 an item's) against the other side's
+   b->cand[0..c), into b->dz, every MLP layer kept in b->act. b->pu holds the row's half of the
+   first layer (with the layer's bias on the user's side, as training adds it); proj, the
+   items' cached half (user fold-in only), or NULL. The scores are the training forward's. */
+static void ncf__fold_forward(const ncf_model *m, int side, const float *proj, const float *row, ncf__fold_buf *b,
+                              int c)
+{
+    const struct ncf__scratch *s = m->scratch;
+    const int *L = m->cfg.layers, F = s->F, H = s->H, nd = s->nd;
+    const float rb = row[F + H];
+    int j, d, l;
+    if (H) { /* forward through the MLP, every layer kept */
+        int L1 = L[1];
+        if (!proj) { /* the other side's rows through its half of the first layer */
+            for (j = 0; j < c; j++) {
+                float *dst = b->irow + (size_t)j * H;
+                const float *r = ncf__emb_row(&s->tables.tab[s->tables.mlp], !side, b->cand[j], dst);
+                if (r != dst) memcpy(dst, r, sizeof(float) * (size_t)H);
+            }
+            ncf__gemm_rows(b->act[1], L1, b->irow, H, 1, m->w[1] + (size_t)!side * H * L1, L1, side ? m->b[1] : NULL, 0,
+                           c, L1, H, 0);
+        }
+        for (j = 0; j < c; j++) {
+            const float *pi = proj ? proj + (size_t)b->cand[j] * L1 : b->act[1] + (size_t)j * L1;
+            float *h = b->act[1] + (size_t)j * L1;
+            for (d = 0; d < L1; d++) {
+                float v = b->pu[d] + pi[d];
+                h[d] = v > 0.0f ? v : 0.0f;
+            }
+        }
+        for (l = 2; l <= nd; l++)
+            ncf__gemm_rows(b->act[l], L[l], b->act[l - 1], L[l - 1], 1, m->w[l], L[l], m->b[l], 0, c, L[l], L[l - 1],
+                           NCF__RELU);
+    }
+    for (j = 0; j < c; j++) { /* the logit as serving computes it (the user's bias first, as training adds them) */
+        int o = b->cand[j];
+        const float *go = F ? ncf__emb_row(&s->tables.tab[s->tables.gmf], !side, o, b->gi + (size_t)j * F) : NULL;
+        float bias = !m->user_bias ? 0.0f : side ? m->user_bias[o] + rb : rb + m->item_bias[o];
+        const float *h = H ? b->act[nd] + (size_t)j * s->top : NULL;
+        b->dz[j] = side ? ncf__output_biased(m, go, F ? row : NULL, bias, h)
+                        : ncf__output_biased(m, F ? row : NULL, go, bias, h);
+        b->go[j] = go;
+    }
+}
+
+/* Examples [e0, e0 + c) of a step, the positives first: forward, then d(mean loss)/d(row) added
+   into grad (the first layer's deltas into g1, multiplied out by the caller). */
+static void ncf__fold_chunk(const ncf_model *m, int side, const float *proj, const float *row, ncf__fold_buf *b,
+                            int64_t e0, int c, int npos, float inv_e, float neg_e)
+{
+    const struct ncf__scratch *s = m->scratch;
+    const int *L = m->cfg.layers, C = NCF__FOLD_CHUNK, F = s->F, H = s->H, nd = s->nd;
+    const float *wh = m->w_out ? m->w_out + F : NULL;
+    int j, d, l, cur;
+    ncf__fold_forward(m, side, proj, row, b, c);
+    for (j = 0; j < c; j++) { /* d(mean loss)/d(logit); the GMF or MF part's gradient */
+        float dz = e0 + j < npos ? (1.0f / (1.0f + expf(-b->dz[j])) - 1.0f) * inv_e
+                                 : (1.0f / (1.0f + expf(-b->dz[j])) - 0.0f) * neg_e;
+        b->dz[j] = dz;
+        for (d = 0; d < F; d++) b->grad[d] += dz * s->tables.gmf_weights[d] * b->go[j][d];
+        if (m->user_bias) b->grad[F + H] += dz;
+    }
+    if (!H) return;
+    for (d = 0; d < s->top; d++) /* back through the MLP, deltas feature-major so each layer is one GEMM */
+        for (j = 0; j < c; j++)
+            b->d[0][(size_t)d * C + j] = b->act[nd][(size_t)j * s->top + d] > 0.0f ? b->dz[j] * wh[d] : 0.0f;
+    for (l = nd, cur = 0; l >= 2; l--, cur ^= 1) {
+        ncf__gemm_rows(b->d[cur ^ 1], C, m->w[l], L[l], 1, b->d[cur], C, NULL, 0, L[l - 1], c, L[l], 0);
+        for (d = 0; d < L[l - 1]; d++)
+            for (j = 0; j < c; j++)
+                if (!(b->act[l - 1][(size_t)j * L[l - 1] + d] > 0.0f)) b->d[cur ^ 1][(size_t)d * C + j] = 0.0f;
+    }
+    for (d = 0; d < L[1]; d++)
+        for (j = 0; j < c; j++) b->g1[d] += b->d[cur][(size_t)d * C + j];
+}
+
+/* One step: the gradient of the mean loss over the given items and fresh negatives, L2, Adam.
+   c[0], c[1]: beta1 and beta2 to the power step, made step + 1's here. */
+/* The folded row's half of the first layer into b->pu: W1's half of its side times its MLP
+   row, with the layer's bias on the user's side (as training adds it). */
+static void ncf__fold_first_half(const ncf_model *m, int side, const float *row, ncf__fold_buf *b)
+{
+    int H = m->scratch->H, L1 = m->cfg.layers[1];
+    ncf__gemm_rows(b->pu, L1, row + m->scratch->F, 0, 1, m->w[1] + (size_t)side * H * L1, L1, side ? NULL : m->b[1], 0,
+                   1, L1, H, 0);
+}
+
+/* Rated items per item, the mean over the catalogue: every varint of the rated lists ends in a
+   byte under 128, one per rated item. 0 when the model keeps no lists. */
+static double ncf__mean_item_degree(const ncf_model *m)
+{
+    int64_t k, total = 0, bytes = m->rated ? m->rated_ptr[m->cfg.num_users] : 0;
+    for (k = 0; k < bytes; k++) total += m->rated[k] < 128;
+    return (double)total / (double)m->cfg.num_items;
+}
+
+/* w, the weight of a negative's loss term: 1 for a user (training draws num_neg negatives a
+   positive, as the fold-in does); for an item, what makes its negatives weigh as training's do:
+   an epoch draws an item as a negative about num_neg times the mean item degree D, whatever its
+   own n positives, so each of the fold-in's num_neg n negatives weighs D / n. */
+static float ncf__fold_neg_weight(const ncf_model *m, int side, int n)
+{
+    double d = side ? ncf__mean_item_degree(m) : 0;
+    return side && d > 0 ? (float)(d / n) : 1.0f;
+}
+
+static void ncf__fold_step(const ncf_model *m, int side, const ncf_fold_opts *o, int n, int step, float *row,
+                           ncf__fold_buf *b, float *c, float w)
+{
+    const struct ncf__scratch *s = m->scratch;
+    const float *proj = side ? NULL : ncf__proj_row_major(m, ncf__cached_projection(m));
+    int64_t E = (int64_t)n + (int64_t)n * o->num_neg, e0;
+    int R = s->F + s->H + 1, j, r, L1 = m->cfg.layers[1], others = side ? m->cfg.num_users : m->cfg.num_items;
+    float b1 = 0.9f, b2 = 0.999f, c1 = c[0] *= b1, c2 = c[1] *= b2;
+    float inv_e = w == 1.0f ? 1.0f / (float)E : (float)(1.0 / (n + (double)w * (double)(E - n))), neg_e = w * inv_e;
+    memset(b->grad, 0, sizeof(float) * (size_t)R);
+    if (s->H) memset(b->g1, 0, sizeof(float) * (size_t)L1), ncf__fold_first_half(m, side, row, b);
+    for (e0 = 0; e0 < E; e0 += NCF__FOLD_CHUNK) {
+        int n_c = E - e0 < NCF__FOLD_CHUNK ? (int)(E - e0) : NCF__FOLD_CHUNK;
+        for (j = 0; j < n_c; j++) {
+            int64_t e = e0 + j;
+            b->cand[j] = e < n ? b->given[e]
+                               : (int32_t)ncf__nth_absent(b->given, n,
+                                                          (int32_t)ncf__below(ncf__hash3(o->seed ^ NCF__TAG_FOLD,
+                                                                                         (uint64_t)step, (uint64_t)e),
+                                                                              (uint32_t)(others - n)));
+        }
+        ncf__fold_chunk(m, side, proj, row, b, e0, n_c, n, inv_e, neg_e);
+    }
+    if (s->H) /* the MLP row's gradient: W1's half of the row's side times the summed deltas */
+        ncf__gemm_rows(b->grad + s->F, 1, m->w[1] + (size_t)side * s->H * L1, L1, 1, b->g1, 1, NULL, 0, s->H, 1, L1, 0);
+    for (r = 0; r < R; r++) {
+        float g = b->grad[r] + (r < s->F + s->H ? o->l2 * row[r] : 0.0f);
+        b->m1[r] = b1 * b->m1[r] + (1.0f - b1) * g;
+        b->m2[r] = b2 * b->m2[r] + (1.0f - b2) * g * g;
+        row[r] -= o->lr * (b->m1[r] / (1.0f - c1)) / (sqrtf(b->m2[r] / (1.0f - c2)) + 1e-8f);
+    }
+}
+
+/* An ALS model's fold-in: the row that training's least squares gives it, exactly. With the
+   given rows y_j of the other side (each a positive of confidence 1) and its Gram matrix G,
+   (w0 G + mf_reg I + (1 - w0) sum_j y_j y_j^T) x = sum_j y_j, solved by Cholesky's factors
+   (implicit's recalculate_user). The bias stays 0, as training leaves it. */
+static int ncf__fold_als(const ncf_model *m, int side, int n, ncf__fold_buf *b, float *row, const char *what)
+{
+    const ncf__table *T = &m->scratch->tables.tab[m->scratch->tables.gmf];
+    const ncf__wide *G = ncf__cached_gram(m, !side);
+    ncf__wide w0 = m->cfg.unobserved, *A = b->sys, *v = b->rhs;
+    int K = m->scratch->F, j, a, c;
+    if (G) memcpy(A, G, sizeof(ncf__wide) * (size_t)K * K);
+    else ncf__side_gram(m, !side, A, b->orow);
+    for (a = 0; a < K * K; a++) A[a] *= w0;
+    for (a = 0; a < K; a++) A[(size_t)a * K + a] += m->cfg.mf_reg, v[a] = 0;
+    for (j = 0; j < n; j++) {
+        const float *y = ncf__emb_row(T, !side, b->given[j], b->orow);
+        for (a = 0; a < K; a++) {
+            ncf__wide ya = (1 - w0) * y[a], *Aa = A + (size_t)a * K;
+            for (c = 0; c <= a; c++) Aa[c] += ya * y[c]; /* (the lower triangle: all the factors read) */
+            v[a] += y[a];
+        }
+    }
+    if (ncf__cholesky_solve(A, K, v))
+        return ncf__fail(NCF_ERR_DATA, "%s: the ALS system is singular (an mf_reg of 0 with too few rows?)", what);
+    for (a = 0; a < K; a++) {
+        row[a] = (float)v[a];
+        if (NCF__NONFINITE(row[a]))
+            return ncf__fail(NCF_ERR_DATA, "%s: the ALS row is not finite (factor %d)", what, a);
+    }
+    row[K] = 0.0f;
+    return NCF_OK;
+}
+
+/* A fold-in of side 0 (a user, from items) or 1 (an item, from users). */
+static int ncf__fold(const ncf_model *m, int side, const int32_t *given, int n, const ncf_fold_opts *o, float *row,
+                     const char *what)
+{
+    const char *other = side ? "user" : "item";
+    int others = side ? m->cfg.num_users : m->cfg.num_items;
+    ncf__fold_buf b;
+    float *mem, c[2] = {1.0f, 1.0f}, w;
+    int j, nu, step, R;
+    if (!given || !o || !row || n <= 0)
+        return ncf__fail(NCF_ERR_ARG, "%s: need a model, %ss (n > 0), options and a row", what, other);
+    if (o->steps < 0 || o->steps > NCF__FOLD_MOST_STEPS || !(o->lr > 0.0f && o->lr < 1e30f) || o->num_neg < 0 ||
+        o->num_neg > NCF__FOLD_MOST_NEG || !(o->l2 >= 0.0f && o->l2 < 1e30f))
+        return ncf__fail(NCF_ERR_ARG, "%s: need 0 <= steps <= %d, a finite lr > 0, 0 <= num_neg <= %d and l2 >= 0",
+                         what, NCF__FOLD_MOST_STEPS, NCF__FOLD_MOST_NEG);
+    if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "%s: " NCF__STALE_TEXT, what);
+    for (j = 0; j < n; j++)
+        if (given[j] < 0 || given[j] >= others)
+            return ncf__fail(NCF_ERR_ARG,
+                             "%s: %ss[%d] = %d is not a%s %s index in [0, %d) (ncf_%s_index finds an id's)", what,
+                             other, j, (int)given[j], side ? "" : "n", other, others, other);
+    if (o->work) {
+        size_t need = ncf_fold_workspace_size(m, n);
+        if (o->work_size < need)
+            return ncf__fail(NCF_ERR_ARG, "%s: workspace of %lu bytes; %d %ss need %lu (ncf_fold_workspace_size)", what,
+                             (unsigned long)o->work_size, n, other, (unsigned long)need);
+        mem = (float *)(void *)((char *)o->work + (size_t)(-(intptr_t)o->work & 63));
+    } else if (!(mem = NCF__NEW(float, ncf_fold_workspace_size(m, n) / sizeof(float)))) {
+        return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory for %d %ss", what, n, other);
+    }
+    ncf__fold_carve(&b, m, n, mem);
+    for (j = 0; j < n; j++) b.given[j] = given[j];
+    ncf__heap_sort((char *)b.given, (size_t)n, sizeof *b.given,
+                   ncf__cmp_i32); /* (in place: the workspace form allocates nothing) */
+    for (j = nu = 0; j < n; j++)
+        if (nu == 0 || b.given[j] != b.given[nu - 1]) b.given[nu++] = b.given[j];
+    if (m->cfg.optimizer == NCF_OPT_ALS) {
+        int rc = ncf__fold_als(m, side, nu, &b, row, what);
+        if (!o->work) NCF_FREE(mem);
+        return rc;
+    }
+    R = ncf_user_row_size(m);
+    if (nu == others && o->num_neg > 0 && o->steps > 0) {
+        if (!o->work) NCF_FREE(mem);
+        return ncf__fail(NCF_ERR_DATA, "%s: the %ss given are all of them: no negative to draw", what, other);
+    }
+    if (o->start) memcpy(row, o->start, sizeof(float) * (size_t)R);
+    else memset(row, 0, sizeof(float) * (size_t)R);
+    if (!m->user_bias) row[R - 1] = 0.0f;
+    memset(b.m1, 0, sizeof(float) * (size_t)R), memset(b.m2, 0, sizeof(float) * (size_t)R);
+    w = ncf__fold_neg_weight(m, side, nu);
+    for (step = 0; step < o->steps; step++) ncf__fold_step(m, side, o, nu, step, row, &b, c, w);
+    if (!o->work) NCF_FREE(mem);
+    return NCF_OK;
+}
+
+NCFDEF int ncf_fold_in(const ncf_model *m, const int32_t *items, int n, const ncf_fold_opts *o, float *row)
+{
+    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_fold_in: need a model");
+    return ncf__fold(m, 0, items, n, o, row, "ncf_fold_in");
+}
+
+NCFDEF int ncf_fold_in_item(const ncf_model *m, const int32_t *users, int n, const ncf_fold_opts *o, float *row)
+{
+    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_fold_in_item: need a model");
+    return ncf__fold(m, 1, users, n, o, row, "ncf_fold_in_item");
+}
+
+NCFDEF int ncf_item_row(const ncf_model *m, int i, float *row) { return ncf__side_row(m, 1, i, row, "ncf_item_row"); }
+
+NCFDEF int ncf_predict_users(const ncf_model *m, int i, const float *irow, const int32_t *users, int n, float *logits)
+{
+    ncf__fold_buf b;
+    float *mem, *own = NULL;
+    int j, R;
+    if (!m || !users || !logits || n < 0) return ncf__fail(NCF_ERR_ARG, "ncf_predict_users: NULL argument or n < 0");
+    if (!irow && (i < 0 || i >= m->cfg.num_items))
+        return ncf__fail(NCF_ERR_ARG, "ncf_predict_users: item index %d is not in [0, %d)", i, m->cfg.num_items);
+    for (j = 0; j < n; j++)
+        if (users[j] < 0 || users[j] >= m->cfg.num_users)
+            return ncf__fail(NCF_ERR_ARG, "ncf_predict_users: users[%d] = %d is not a user index", j, (int)users[j]);
+    R = ncf_user_row_size(m);
+    mem = NCF__NEW(float, ncf_fold_workspace_size(m, 1) / sizeof(float) + (irow ? 0 : (size_t)R));
+    if (!mem) return ncf__fail(NCF_ERR_NOMEM, "ncf_predict_users: out of memory");
+    own = irow ? NULL : mem + ncf_fold_workspace_size(m, 1) / sizeof(float);
+    if (own) ncf_item_row(m, i, own), irow = own;
+    ncf__fold_carve(&b, m, 1, (float *)(void *)((char *)mem + (size_t)(-(intptr_t)mem & 63)));
+    if (m->scratch->H) ncf__fold_first_half(m, 1, irow, &b);
+    for (j = 0; j < n; j += NCF__FOLD_CHUNK) {
+        int c = n - j < NCF__FOLD_CHUNK ? n - j : NCF__FOLD_CHUNK;
+        memcpy(b.cand, users + j, sizeof(int32_t) * (size_t)c);
+        ncf__fold_forward(m, 1, NULL, irow, &b, c);
+        memcpy(logits + j, b.dz, sizeof(float) * (size_t)c);
+    }
+    NCF_FREE(mem);
+    return NCF_OK;
 }
 
 #ifndef NCF_INFERENCE_ONLY
@@ -11444,6 +11357,7 @@ NCFDEF int ncf_model_add(ncf_model **mp, int side, const char *id, const float *
 }
 #endif
 
+/* ---- >>file (src/file.c) --------------------------------------------------------------------- */
 /* ---- >>model-file: layout, CRC, writing, reading, reading in place --------------------------- */
 /* A file's flags; the text ids came with version 4. */
 enum {
@@ -12558,8 +12472,9 @@ NCFDEF int ncf_model_read_file(const char *path, void **buf, size_t *len)
 }
 #endif
 
+/* ---- >>mpi (src/mpi.c) ----------------------------------------------------------------------- */
 #if defined(NCF_MPI) && !defined(NCF_INFERENCE_ONLY)
-/* ---- >>mpi: shards, gradient folds over ranks, collective calls ------------------------------ */
+/* Shards, gradient folds over ranks, collective calls. */
 /* Data parallel, users sharded: the users fall in NCF_MPI_GROUPS fixed groups (cut where the
    positives cross 1/G of them), and rank r holds groups [G*r/P, G*(r+1)/P): their users'
    positives, and the only up-to-date copy of their embedding rows. A step:

@@ -1,0 +1,120 @@
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h> /* vsnprintf; FILE* only without NCF_NO_STDIO */
+#include <stdlib.h>
+#include <string.h>
+#ifndef NCF_INFERENCE_ONLY
+#include <time.h> /* the id tables' secret key */
+#endif
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#if defined(_WIN32) && (!defined(NCF_NO_STDIO) || defined(_OPENMP)) /* files; a waiting thread's nap */
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <windows.h>
+#endif
+#ifndef NCF_NO_STDIO /* what ncf_save needs to write a file safely */
+#if defined(_WIN32)
+#define NCF__PID() ((uint64_t)GetCurrentProcessId())
+#elif defined(__unix__) || defined(__unix) || defined(__APPLE__)
+#define NCF__POSIX_FILES 1
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <dirent.h>
+#include <time.h>
+#if defined(NCF_MPI) && !defined(NCF_INFERENCE_ONLY)
+#include <sys/mman.h> /* ncf_mpi_load: a rank reads its rows of a file, not the whole file */
+#endif
+#define NCF__PID() ((uint64_t)getpid())
+#else
+#define NCF__PID() ((uint64_t)0)
+#endif
+#endif
+
+#if defined(NCF_MALLOC) && defined(NCF_REALLOC) && defined(NCF_FREE)
+#elif !defined(NCF_MALLOC) && !defined(NCF_REALLOC) && !defined(NCF_FREE)
+#define NCF_MALLOC(sz) malloc(sz)
+#define NCF_REALLOC(p, sz) realloc(p, sz)
+#define NCF_FREE(p) free(p)
+#else
+#error "define all of NCF_MALLOC, NCF_REALLOC and NCF_FREE, or none"
+#endif
+
+#ifndef NCF_ASSERT
+#ifdef NCF_INFERENCE_ONLY /* a device: no assert text, no stderr */
+#define NCF_ASSERT(x) ((void)0)
+#else
+#include <assert.h>
+#define NCF_ASSERT(x) assert(x)
+#endif
+#endif
+
+/* Bare metal (Cortex-M, a RISC-V microcontroller: an ELF target with no OS) often has no
+   thread-local storage runtime, and where the startup code sets up none the first error
+   text written faults: there (and on any Cortex-M, whatever its compiler's object format),
+   and with NCF_NO_TLS, the error text and the few per-thread statics are plain statics. */
+#if defined(__ELF__) && !defined(__unix__) && !defined(__linux__) && !defined(__APPLE__) && !defined(__ANDROID__) && \
+    !defined(__Fuchsia__) && !defined(__HAIKU__) && !defined(__wasm__)
+#define NCF__BARE_METAL 1
+#endif
+#if defined(NCF_NO_TLS) || defined(NCF__BARE_METAL) || (defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M')
+#define NCF__TLS
+#elif defined(__cplusplus) && __cplusplus >= 201103L
+#define NCF__TLS thread_local
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_THREADS__)
+#define NCF__TLS _Thread_local
+#elif defined(__GNUC__)
+#define NCF__TLS __thread
+#elif defined(_MSC_VER)
+#define NCF__TLS __declspec(thread)
+#else
+#define NCF__TLS /* no thread-local storage: the error text is shared */
+#endif
+
+#ifdef __cplusplus
+#define NCF__RESTRICT __restrict
+#else
+#define NCF__RESTRICT restrict
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define NCF__PREFETCH(p) __builtin_prefetch(p)
+#else
+#define NCF__PREFETCH(p) ((void)0)
+#endif
+/* Rows ahead that a loop over rows scattered in the tables prefetches: the tables are larger
+   than the nearer caches, and a row's misses then overlap the rows before it. Two, not more:
+   a wide row is many lines (the MLPerf config's, 12 in each of three arrays), and four rows
+   ahead put more misses in flight than a core tracks (1.04-1.10x slower there; the paper
+   config's narrow rows run the same at 2 or 4). */
+#define NCF__AHEAD 2
+
+/* OpenMP pragmas as macros so that one source serves both builds. */
+#ifdef _OPENMP
+#define NCF__PRAGMA(x) _Pragma(#x)
+#define NCF__OMP(x) NCF__PRAGMA(omp x)
+#else
+#define NCF__OMP(x)
+#endif
+
+/* Work smaller than this many multiply-adds runs on one thread: a parallel
+   region costs a few microseconds. */
+#define NCF__PAR_WORK 32768.0f /* (scheduling sums are float: no double arithmetic on a device) */
+
+/* Private calls that one stage makes of a later one (one translation unit: any stage may call
+   any private function; these are the few that come after their first caller). */
+#ifndef NCF_INFERENCE_ONLY
+static int ncf__copy_text_ids(const char *text, const int64_t *at, int n, char **out, int64_t **out_at); /* serve */
+static int ncf__als_epoch(ncf_model *m, const ncf_dataset *ds, ncf_progress_fn progress, void *user, int64_t total,
+                          double *mean_loss); /* als */
+#endif
+static int ncf__build_id_maps(ncf_model *m); /* serve */
+static void ncf__refresh_gram(ncf_model *m); /* als */

@@ -1,0 +1,589 @@
+#ifndef NCF_INFERENCE_ONLY /* the whole stage: a device only serves */
+/* A search over settings by successive halving, chosen on validation. */
+
+/* The cost model: work a training example or an evaluated candidate takes, in units the
+   reference machine (docs/tuning.md) does NCF__TUNE_RATE of a second on two threads. Dense
+   layers run as batched products (cheap a multiply-add); embedding rows are random reads and
+   Adam updates of their moments (dear a float); every example pays for its sampling and its
+   share of a step's fixed costs. The weights are a least-squares fit to the measured seconds
+   of the runs of two ml-1m searches (docs/tuning.md). */
+#define NCF__TUNE_RATE 1.2e10
+/* An ALS epoch: work a row does a factor squared (products with the Gram matrix), a training
+   positive a factor (both of its rows' conjugate gradient steps), and a positive whatever its
+   factors (fit to `bench als`'s epochs, make demo's build, 2 threads) */
+#define NCF__ALS_ROW_WORK 9.4
+#define NCF__ALS_POSITIVE_WORK 47.0
+#define NCF__ALS_FIXED_WORK 340.0
+#define NCF__TUNE_MAX_TRIALS 500 /* settings in rung 0 at most */
+#define NCF__TUNE_DRAWS 5000     /* settings drawn at most to fill it */
+#define NCF__MAX_SEEDS 64        /* ncf_tune_opts.seeds at most */
+
+static double ncf__forward_work(const ncf_config *c)
+{
+    double w = c->model == NCF_MLP ? 0 : c->mf_dim;
+    int l;
+    if (c->model == NCF_NEUMF || c->model == NCF_MLP)
+        for (l = 1; l < c->num_layers; l++) w += (double)c->layers[l - 1] * c->layers[l];
+    return w;
+}
+
+static double ncf__example_work(const ncf_config *c)
+{
+    double rows;
+    if (ncf__per_example_sgd(c))
+        return 1600 + 17.0 * c->mf_dim; /* one thread's step (ncf__sgd_example) and its sampling */
+    rows = c->model == NCF_MLP ? 0 : 2.0 * c->mf_dim;
+    if (c->model == NCF_NEUMF || c->model == NCF_MLP) rows += c->layers[0];
+    return 1.9 * ncf__forward_work(c) + 34 * rows + 5700;
+}
+
+/* The cost of `epochs` epochs of c on train positives. */
+static double ncf__fit_cost(const ncf_config *c, double train, int epochs)
+{
+    if (c->optimizer == NCF_OPT_ALS) { /* rows x mf_dim^2 (the Gram matrix's products), positives x mf_dim */
+        double K = c->mf_dim;
+        return epochs *
+            (NCF__ALS_ROW_WORK * ((double)c->num_users + c->num_items) * K * K + NCF__ALS_POSITIVE_WORK * train * K +
+             NCF__ALS_FIXED_WORK * train) /
+            NCF__TUNE_RATE;
+    }
+    return epochs * train * (1 + c->num_neg) * ncf__example_work(c) / NCF__TUNE_RATE;
+}
+
+/* The cost of `evals` evaluations of val_users users' items and their val_neg candidates. A
+   score reads the item's GMF row, which on a catalogue larger than the cache comes from
+   memory, and runs the MLP from the cached first layer, items across the vector lanes: the
+   weights fit the seconds of full rankings of a 1,892 x 17,632 log (NeuMF's paper config;
+   MF of 64 and 256 factors) and of ml-1m's sampled validation. */
+static double ncf__eval_cost(const ncf_config *c, double val_users, int val_neg, int evals)
+{
+    double gmf = c->model == NCF_MLP ? 0 : c->mf_dim, mlp = ncf__forward_work(c) - gmf;
+    return evals * val_users * (1 + val_neg) * (50 + gmf + 0.05 * mlp) / NCF__TUNE_RATE;
+}
+
+/* The cost of `epochs` epochs of c on train positives with evaluations of val_users users'
+   items and their negatives: one before the first epoch and one after each (ncf_fit). */
+static double ncf__run_cost(const ncf_config *c, double train, double val_users, int val_neg, int epochs)
+{
+    return ncf__fit_cost(c, train, epochs) + ncf__eval_cost(c, val_users, val_neg, val_users > 0 ? epochs + 1 : 0);
+}
+
+/* The validation candidates per user besides its item: its negatives, or (a split of many
+   items) the catalogue. */
+static int ncf__val_candidates(const ncf_dataset *d) { return d->val_ptr ? d->num_items - 1 : d->num_val_neg; }
+
+static double ncf__val_users(const ncf_dataset *d)
+{
+    double n = 0;
+    int u;
+    for (u = 0; u < d->num_users; u++) {
+        int64_t k;
+        ncf__held_list(d, NCF_EVAL_VALIDATION, u, &k);
+        n += k > 0;
+    }
+    return n;
+}
+
+NCFDEF double ncf_tune_cost(const ncf_config *c, const ncf_dataset *d, int epochs)
+{
+    if (!c || !d || !d->user_ptr || epochs <= 0) return 0;
+    return ncf__run_cost(c, (double)ncf__all_train(d), ncf__val_users(d), ncf__val_candidates(d), epochs);
+}
+
+NCFDEF double ncf_tune_budget(const ncf_dataset *d)
+{
+    ncf_config c = ncf_config_default();
+    double b;
+    if (!d || !d->user_ptr) return 30;
+    c.num_users = d->num_users, c.num_items = d->num_items;
+    b = 50 * ncf_tune_cost(&c, d, 1);
+    return b > 30 ? b : 30;
+}
+
+NCFDEF ncf_tune_opts ncf_tune_opts_default(void)
+{
+    ncf_tune_opts o;
+    memset(&o, 0, sizeof o);
+    o.budget = 300, o.seed = 1, o.max_epochs = 18, o.patience = 3, o.seeds = 4;
+    o.eval = ncf_eval_opts_default(), o.eval.target = NCF_EVAL_VALIDATION;
+    return o;
+}
+
+NCFDEF void ncf_tune_report_free(ncf_tune_report *rep)
+{
+    if (!rep) return;
+    NCF_FREE(rep->runs);
+    memset(rep, 0, sizeof *rep);
+}
+
+/* A uniform draw in [0, 1) for dimension dim of trial t. */
+static double ncf__tune_draw(uint64_t seed, int t, int dim)
+{
+    return ncf__uniform(ncf__hash3(seed ^ NCF__TAG_TUNE, (uint64_t)t, (uint64_t)dim));
+}
+
+/* Trial t's settings: the defaults for t 0, else drawn (log-uniform rates, powers of two). Half
+   the MF trials are Rendle et al.'s recipe: SGD one example a step, its rate decayed over the
+   run (*decay), rows starting N(0, 0.1), 8 negatives: fewer fit a random validation item as
+   well and the latest test item worse (docs/tuning.md). A quarter are ALS, the loss over
+   every cell, whose L2 and unobserved weight are drawn. */
+static ncf_config ncf__trial_config(const ncf_dataset *d, uint64_t seed, int t, int *weighted, int *decay)
+{
+    ncf_config c = ncf_config_default();
+    double kind = ncf__tune_draw(seed, t, 0), reg;
+    int l;
+    c.num_users = d->num_users, c.num_items = d->num_items, c.seed = seed;
+    *weighted = d->weight != NULL, *decay = 0;
+    if (t == 0) return c;
+    c.model = kind < 1.0 / 3 ? NCF_MF : kind < 2.0 / 3 ? NCF_GMF : NCF_NEUMF;
+    c.mf_dim = 8 << (int)(ncf__tune_draw(seed, t, 1) * (c.model == NCF_NEUMF ? 4 : 6)); /* 8..64, 8..256 */
+    if (c.model == NCF_NEUMF) { /* a tower halving from 32..256 down to 8 */
+        c.layers[0] = 32 << (int)(ncf__tune_draw(seed, t, 2) * 4);
+        for (l = 1; c.layers[l - 1] > 8; l++) c.layers[l] = c.layers[l - 1] / 2;
+        c.num_layers = l;
+    }
+    c.lr = (float)pow(10, -3.5 + 1.5 * ncf__tune_draw(seed, t, 3));
+    reg = ncf__tune_draw(seed, t, 4) < 0.25 ? 0 : pow(10, -4.5 + 3 * ncf__tune_draw(seed, t, 5));
+    c.mf_reg = (float)reg;
+    if (c.model == NCF_NEUMF) c.mlp_reg[0] = (float)reg;
+    c.num_neg = 1 << (int)(ncf__tune_draw(seed, t, 6) * 4);      /* 1, 2, 4, 8 */
+    c.batch_size = 256 << (int)(ncf__tune_draw(seed, t, 7) * 4); /* 256..2048 */
+    *weighted = d->weight && ncf__tune_draw(seed, t, 8) < 0.5;
+    if (c.model == NCF_MF && ncf__tune_draw(seed, t, 9) < 0.5) { /* around the recipe: 8 negatives, 64+ factors */
+        c.optimizer = NCF_OPT_SGD, c.batch_size = 1, c.init_sd = 0.1f, *decay = 1, c.num_neg = 8;
+        c.mf_dim = 64 << (int)(ncf__tune_draw(seed, t, 1) * 3);                            /* 64, 128, 256 */
+        c.lr = (float)pow(10, -2 + 0.7 * ncf__tune_draw(seed, t, 3));                      /* 0.01..0.05 */
+        c.mf_reg = reg > 0 ? (float)pow(10, -3 + 0.7 * ncf__tune_draw(seed, t, 5)) : 0.0f; /* 0.001..0.005 */
+    } else if (c.model == NCF_MF && ncf__tune_draw(seed, t, 10) < 0.5) { /* ALS: every cell, no rate or negatives */
+        c.optimizer = NCF_OPT_ALS;
+        c.mf_dim = 16 << (int)(ncf__tune_draw(seed, t, 1) * 4);              /* 16..128 */
+        c.mf_reg = (float)pow(10, -2 + 3 * ncf__tune_draw(seed, t, 5));      /* 0.01..10 */
+        c.unobserved = (float)pow(10, -2 + 2 * ncf__tune_draw(seed, t, 11)); /* 0.01..1 */
+    }
+    return c;
+}
+
+/* A family of settings: the model type, and SGD one example a step and ALS apart from the rest. */
+#define NCF__FAMILIES 6
+static int ncf__family(const ncf_config *c)
+{
+    return ncf__per_example_sgd(c) ? 4 : c->optimizer == NCF_OPT_ALS ? 5 : (int)c->model;
+}
+
+/* Better on validation: by the metric, then HR, then NDCG, then the earlier trial (a total
+   order: no ties). */
+static int ncf__run_better(const ncf_trial *a, const ncf_trial *b, int metric)
+{
+    double x = ncf_metric_value(&a->val, metric), y = ncf_metric_value(&b->val, metric);
+    if (x != y) return x > y;
+    if (a->val.hr != b->val.hr) return a->val.hr > b->val.hr;
+    if (a->val.ndcg != b->val.ndcg) return a->val.ndcg > b->val.ndcg;
+    return a->trial < b->trial;
+}
+
+/* One run: a fresh model of r's settings trained by ncf_fit; r gets the figures. */
+static int ncf__tune_run(const ncf_dataset *d, const ncf_tune_opts *o, ncf_trial *r)
+{
+    ncf_dataset view = *d; /* (the same arrays; without weights when the run does not use them) */
+    ncf_fit_opts fo = ncf_fit_opts_default();
+    ncf_fit_report fr;
+    ncf_model *m = NULL;
+    int rc;
+    if (!r->weighted) view.weight = NULL;
+    /* (a decayed run trains its whole schedule: its validation often stalls while the rate is
+       high and climbs as it falls, where patience would have stopped it) */
+    fo.epochs = r->epochs, fo.patience = r->decay ? 0 : o->patience, fo.eval = o->eval, fo.decay = r->decay;
+    if ((rc = ncf_model_create(&m, &r->cfg)) == NCF_OK && (rc = ncf_fit(m, &view, &fo, &fr)) == NCF_OK)
+        r->epochs_trained = fr.epochs_trained, r->chosen_epoch = fr.chosen_epoch, r->val = fr.chosen;
+    ncf_model_free(m);
+    return rc;
+}
+
+static int ncf__tune_check(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_report *rep)
+{
+    if (!rep) return ncf__fail(NCF_ERR_ARG, "ncf_tune: NULL report");
+    memset(rep, 0, sizeof *rep);
+    rep->averaged.rung = -1;
+    if (!d || !d->user_ptr || !o) return ncf__fail(NCF_ERR_ARG, "ncf_tune: need data and options");
+    if (!ncf__has_val(d))
+        return ncf__fail(NCF_ERR_ARG, "ncf_tune: the data has no validation items (ncf_hold_out_validation)");
+    if (ncf__is_shard(d)) return ncf__fail(NCF_ERR_ARG, "ncf_tune: the data is a shard");
+    if (!(o->budget > 0 && o->budget <= 1e9) || o->max_epochs < 1 || o->max_epochs > 1000 || o->patience < 0 ||
+        o->eval.target != NCF_EVAL_VALIDATION || !(o->max_seconds >= 0) || o->seeds < 0 || o->seeds > NCF__MAX_SEEDS)
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_tune: need 0 < budget <= 1e9, 1 <= max_epochs <= 1000, patience >= 0, "
+                         "max_seconds >= 0, 0 <= seeds <= %d and a validation target",
+                         NCF__MAX_SEEDS);
+    return NCF_OK;
+}
+
+/* The planned seconds of training r from k seeds for `epochs` epochs on train positives, with an
+   evaluation of their average on val_users users each epoch: runs of SGD one example a step two
+   at a time, one thread each of the reference machine's two (ncf__seeds_train). */
+static double ncf__seeds_cost(const ncf_dataset *d, const ncf_trial *r, int k, double train, double val_users,
+                              int epochs)
+{
+    int rounds = ncf__per_example_sgd(&r->cfg) ? (k + 1) / 2 : k;
+    return rounds * ncf__run_cost(&r->cfg, train, 0, 0, epochs) +
+        ncf__run_cost(&r->cfg, 0, k * val_users, ncf__val_candidates(d), epochs);
+}
+
+/* The seeds the final averages: up to o->seeds for a winner ncf_model_average takes (MF, GMF),
+   as many as `left` of the budget pays for, one at least: their run of r's epochs on training
+   alone, and the final's on training + validation, planned at r's chosen epochs (the average's
+   often come later, and the final then runs past its plan by the difference; planned at
+   all r's epochs, ml-1m's 600 s would pay for 2 seeds, not 4: docs/tuning.md). */
+static int ncf__final_seeds(const ncf_dataset *d, const ncf_tune_opts *o, const ncf_trial *r, double left)
+{
+    int k = o->seeds > 1 && ncf__averages(&r->cfg) ? o->seeds : 1, chosen = r->chosen_epoch > 0 ? r->chosen_epoch : 1;
+    double train = (double)ncf__all_train(d), all = train + ncf__val_users(d);
+    while (k > 1 &&
+           ncf__seeds_cost(d, r, k, train, ncf__val_users(d), r->epochs) + ncf__seeds_cost(d, r, k, all, 0, chosen) >
+               left)
+        k--;
+    return k;
+}
+
+/* A run's share of the plan: its cost alone, or for SGD one example a step, whose training
+   runs on one thread, half its training (such runs go two at a time, one thread each of the
+   reference machine's two) and its whole evaluations (each then on one thread, at half the
+   rate the cost model counts). */
+static double ncf__plan_cost(const ncf_config *c, const ncf_dataset *d, double val_users, int epochs)
+{
+    double cost = ncf__run_cost(c, (double)d->num_train, val_users, ncf__val_candidates(d), epochs);
+    return ncf__per_example_sgd(c) ? cost - ncf__fit_cost(c, (double)d->num_train, epochs) / 2 : cost;
+}
+
+/* The trials of a rung in the order run: the others as drawn or ranked, then those of SGD one
+   example a step, so that these pair up. */
+static void ncf__sgd_last(const ncf_dataset *d, uint64_t seed, int *alive, int n)
+{
+    int i, j, w, dk, t;
+    for (i = 1; i < n; i++) { /* (an insertion sort: stable) */
+        ncf_config c = ncf__trial_config(d, seed, alive[i], &w, &dk);
+        if (ncf__per_example_sgd(&c)) continue;
+        for (t = alive[i], j = i; j > 0; j--) {
+            ncf_config b = ncf__trial_config(d, seed, alive[j - 1], &w, &dk);
+            if (!ncf__per_example_sgd(&b)) break;
+            alive[j] = alive[j - 1];
+        }
+        alive[j] = t;
+    }
+}
+
+/* Whether trial t is among alive[0..n). */
+static int ncf__among(const int *alive, int n, int t)
+{
+    while (n > 0 && alive[n - 1] != t) n--;
+    return n > 0;
+}
+
+/* The partner of a lone run of SGD one example a step among alive[0..n): the best-ranked such
+   run of runs[order[0..m)] not in alive; -1 when the count is even or none is left. A lone such
+   run leaves the reference machine's second core idle for its whole time, so its partner costs
+   no time beyond the plan's half of the lone run, and the search sees one more setting of the
+   family that learns slowest at first. (Rung 0 does the same with the first such setting drawn
+   that its quarter did not pay for.) */
+static int ncf__partner(const ncf_trial *runs, const int *order, int m, const int *alive, int n)
+{
+    int a, sgd = 0;
+    for (a = 0; a < m; a++)
+        sgd += ncf__per_example_sgd(&runs[order[a]].cfg) && ncf__among(alive, n, runs[order[a]].trial);
+    for (a = 0; sgd % 2 && a < m; a++)
+        if (ncf__per_example_sgd(&runs[order[a]].cfg) && !ncf__among(alive, n, runs[order[a]].trial))
+            return runs[order[a]].trial;
+    return -1;
+}
+
+/* A run of a search, for ncf__side_by_side: r[k]. */
+typedef struct {
+    const ncf_dataset *d;
+    const ncf_tune_opts *o;
+    ncf_trial *r;
+} ncf__tune_job;
+
+static int ncf__tune_one(void *ctx, int k)
+{
+    const ncf__tune_job *j = (const ncf__tune_job *)ctx;
+    return ncf__tune_run(j->d, j->o, &j->r[k]);
+}
+
+/* The final's seeds: models of the winner from seeds r's + k, trained in step. */
+typedef struct {
+    ncf_model **models;
+    ncf_sampler *smp;
+    const ncf_trial *r;
+    ncf_progress_fn progress;
+    void *user;
+} ncf__seeds;
+
+/* n fresh models of r (the first with ids's ids), each sampling data's positives. */
+static int ncf__seeds_init(ncf__seeds *j, int n, const ncf_trial *r, const ncf_dataset *ids, const ncf_dataset *data)
+{
+    int k, rc = NCF_OK;
+    memset(j, 0, sizeof *j);
+    j->r = r;
+    j->models = NCF__ZNEW(ncf_model *, n), j->smp = NCF__NEW(ncf_sampler, n);
+    if (!j->models || !j->smp) return ncf__fail(NCF_ERR_NOMEM, "out of memory for %d seeds", n);
+    for (k = 0; k < n && rc == NCF_OK; k++) {
+        ncf_config c = r->cfg;
+        c.seed = r->cfg.seed + (uint64_t)k;
+        if ((rc = ncf_model_create(&j->models[k], &c)) == NCF_OK &&
+            (k || (rc = ncf_model_set_ids(j->models[k], ids)) == NCF_OK))
+            rc = ncf_sampler_init(&j->smp[k], data, c.num_neg, c.seed);
+    }
+    return rc;
+}
+
+static void ncf__seeds_free(ncf__seeds *j, int n)
+{
+    int k;
+    for (k = 0; j->models && k < n; k++) ncf_model_free(j->models[k]);
+    NCF_FREE(j->models), NCF_FREE(j->smp);
+}
+
+/* Epochs first..last of every seed (ncf_train_epoch_each), a decayed rate falling over the
+   run's epochs as it fell. Progress is the first seed's. */
+static int ncf__seeds_train(ncf__seeds *j, int n, int first, int last)
+{
+    int k, e, rc = NCF_OK;
+    float lr = j->r->cfg.lr;
+    for (e = first; e <= last && rc == NCF_OK; e++) {
+        for (k = 0; k < n && j->r->decay; k++) j->models[k]->cfg.lr = ncf_decayed_lr(lr, e - 1, j->r->epochs);
+        rc = ncf_train_epoch_each(j->models, j->smp, n, e, j->progress, j->user, NULL);
+        for (k = 0; k < n; k++) j->models[k]->cfg.lr = lr;
+    }
+    return rc;
+}
+
+/* The seeds of the winner trained on training alone, in step, their average evaluated on
+   validation after each epoch: rep->averaged gets the epoch it did best at and its figures
+   (patience as in a run; a decayed run trains its whole schedule). */
+static int ncf__average_seeds(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_report *rep)
+{
+    ncf_trial *a = &rep->averaged;
+    ncf_dataset view = *d; /* (without weights when the winner did not use them) */
+    ncf__seeds j;
+    ncf_metrics now;
+    int rc, e = 1, since = 0;
+    if (!a->weighted) view.weight = NULL;
+    if ((rc = ncf__seeds_init(&j, rep->seeds, a, d, &view)) == NCF_OK)
+        for (e = 1; e <= a->epochs; e++) {
+            ncf_model *avg = NULL;
+            if ((rc = ncf__seeds_train(&j, rep->seeds, e, e)) != NCF_OK ||
+                (rc = ncf_model_average(&avg, j.models, rep->seeds)) != NCF_OK)
+                break;
+            rc = ncf_evaluate_opts(avg, &view, &o->eval, &now);
+            ncf_model_free(avg);
+            if (rc != NCF_OK) break;
+            if (!a->chosen_epoch || ncf_metric_value(&now, o->eval.metric) > ncf_metric_value(&a->val, o->eval.metric))
+                a->val = now, a->chosen_epoch = e, since = 0;
+            else if (!a->decay && o->patience && ++since >= o->patience) {
+                e++;
+                break;
+            }
+        }
+    a->epochs_trained = e - 1;
+    ncf__seeds_free(&j, rep->seeds);
+    return rc == NCF_OK ? NCF_OK : ncf__prefix_error(rc, "ncf_tune: the winner's seeds");
+}
+
+/* The final's plan: what the rungs left of the budget, a quarter at least, pays for the seeds;
+   with more than one, their average chooses the final's epochs (ncf__average_seeds). A search
+   past max_seconds trains the winner once, for its own chosen epochs. */
+static int ncf__plan_final(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_report *rep, double quarter,
+                           time_t start)
+{
+    const ncf_trial *w = &rep->runs[rep->best];
+    double left = o->budget - rep->planned_seconds;
+    int rc;
+    rep->averaged.rung = -1;
+    rep->final_epochs = w->chosen_epoch > 0 ? w->chosen_epoch : 1;
+    rep->seeds = ncf__final_seeds(d, o, w, left > quarter ? left : quarter);
+    if (o->max_seconds > 0 && difftime(time(NULL), start) > o->max_seconds) rep->stopped = 1;
+    if (rep->stopped) rep->seeds = 1;
+    if (rep->seeds < 2) return NCF_OK;
+    rep->averaged = *w;
+    rep->averaged.rung = 3, rep->averaged.chosen_epoch = 0, rep->averaged.beside = 0, rep->averaged.partner = 0;
+    rep->averaged.planned_seconds =
+        ncf__seeds_cost(d, w, rep->seeds, (double)ncf__all_train(d), ncf__val_users(d), rep->averaged.epochs);
+    if (o->progress) o->progress(o->user, rep, &rep->averaged);
+    if ((rc = ncf__average_seeds(d, o, rep)) != NCF_OK) return rc;
+    rep->planned_seconds += rep->averaged.planned_seconds;
+    rep->final_epochs = rep->averaged.chosen_epoch;
+    return NCF_OK;
+}
+
+NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_report *rep)
+{
+    int rc, k, n = 0, t, i, sgd = 0, spare = -1, partner = -1, *alive = NULL, *order = NULL, *drawn = NULL;
+    double rung_budget, spent = 0, val_users;
+    time_t start = time(NULL);
+    if ((rc = ncf__tune_check(d, o, rep)) != NCF_OK) return rc;
+    rep->rung_epochs[0] = o->max_epochs / 9 > 0 ? o->max_epochs / 9 : 1;
+    rep->rung_epochs[1] = o->max_epochs / 3 > 0 ? o->max_epochs / 3 : 1;
+    rep->rung_epochs[2] = o->max_epochs;
+    rung_budget = o->budget / 4; /* three rungs and the final training */
+    val_users = ncf__val_users(d);
+    if (!(drawn = NCF__NEW(int, NCF__TUNE_MAX_TRIALS))) return ncf__fail(NCF_ERR_NOMEM, "ncf_tune: out of memory");
+    for (t = 0; t < NCF__TUNE_DRAWS && n < NCF__TUNE_MAX_TRIALS; t++) { /* rung 0: the settings its quarter pays for */
+        int w, dk;
+        ncf_config c = ncf__trial_config(d, o->seed, t, &w, &dk);
+        double cost = ncf__plan_cost(&c, d, val_users, rep->rung_epochs[0]);
+        /* (dearer ones are passed over, and but for the defaults one that would take more than
+           an eighth of the rung: drawn early, it would leave room for a handful of settings) */
+        if (cost > rung_budget / 8 && t > 0) continue;
+        if (spent + cost <= rung_budget) spent += cost, drawn[n++] = t, sgd += ncf__per_example_sgd(&c);
+        else if (ncf__per_example_sgd(&c) && spare < 0) spare = t;
+    }
+    if (sgd % 2 && spare >= 0 && n < NCF__TUNE_MAX_TRIALS) drawn[n++] = partner = spare; /* (ncf__partner) */
+    if (n == 0) {
+        NCF_FREE(drawn);
+        rep->too_small = 1;
+        return NCF_OK;
+    }
+    rep->num_trials = n;
+    /* (a rung runs n settings at most: those it is given, each rung from the one before) */
+    rep->runs = NCF__NEW(ncf_trial, 3 * (size_t)n), alive = NCF__NEW(int, n), order = NCF__NEW(int, n);
+    if (!rep->runs || !alive || !order) {
+        NCF_FREE(alive), NCF_FREE(order), NCF_FREE(drawn), ncf_tune_report_free(rep);
+        return ncf__fail(NCF_ERR_NOMEM, "ncf_tune: out of memory for %d trials", n);
+    }
+    for (t = 0; t < n; t++) alive[t] = drawn[t];
+    NCF_FREE(drawn);
+    for (k = 0; k < 3 && n > 0 && rc == NCF_OK; k++) {
+        int first = rep->num_runs, width, j, failed;
+        ncf__sgd_last(d, o->seed, alive, n);
+        for (i = 0; i < n && rc == NCF_OK; i += width) {
+            ncf__tune_job job;
+            if (o->max_seconds > 0 && difftime(time(NULL), start) > o->max_seconds) {
+                rep->stopped = 1;
+                break;
+            }
+            job.d = d, job.o = o, job.r = &rep->runs[rep->num_runs];
+            for (width = 1, j = 0; j < width; j++) { /* SGD one example a step: two at a time */
+                ncf_trial *r = &job.r[j];
+                memset(r, 0, sizeof *r);
+                r->trial = alive[i + j], r->rung = k, r->epochs = rep->rung_epochs[k], r->partner = r->trial == partner;
+                r->cfg = ncf__trial_config(d, o->seed, alive[i + j], &r->weighted, &r->decay);
+                r->planned_seconds = ncf__plan_cost(&r->cfg, d, val_users, r->epochs);
+                if (j == 0 && i + 1 < n && ncf__per_example_sgd(&r->cfg)) width = 2; /* (the rest are, too) */
+                if (o->progress) o->progress(o->user, rep, r);
+            }
+            if ((rc = width > 1 ? ncf__side_by_side(ncf__tune_one, &job, width, &failed) : ncf__tune_one(&job, 0)) !=
+                NCF_OK)
+                break;
+            for (j = 0; j < width; j++) job.r[j].beside = width > 1, rep->planned_seconds += job.r[j].planned_seconds;
+            rep->num_runs += width;
+        }
+        if (rc != NCF_OK || rep->num_runs == first) break;
+        { /* the best third of each family goes on, those of them the next rung's quarter pays for
+             (the families' firsts, then their seconds, ...; dearer ones passed over, as in rung 0;
+             the best alone if none fits): the rung's runs ranked by an insertion sort of their
+             places in runs[], which stay in the order run. A family keeps its own third because
+             families learn at different paces: SGD one example a step starts slower than Adam
+             and ends ahead, and one ranking after two epochs would drop it (Hyperband's brackets
+             answer the same problem with more budget). Then the rest go on by rank while the
+             quarter pays: what the thirds leave of it is budget the user gave. The last rung
+             ranks them all. */
+            int a, b, m = rep->num_runs - first, f, place, count[NCF__FAMILIES] = {0};
+            double next = 0;
+            for (a = 0; a < m; a++) {
+                for (b = a; b > 0 && ncf__run_better(&rep->runs[first + a], &rep->runs[order[b - 1]], o->eval.metric);
+                     b--)
+                    order[b] = order[b - 1];
+                order[b] = first + a;
+                count[ncf__family(&rep->runs[first + a].cfg)]++;
+            }
+            rep->best = order[0];
+            for (place = 0, n = 0; k < 2 && place < (m + 2) / 3; place++) {
+                int at[NCF__FAMILIES] = {0};
+                for (a = 0; a < m; a++) { /* each family's run at this place in its ranking */
+                    const ncf_trial *r = &rep->runs[order[a]];
+                    double cost;
+                    f = ncf__family(&r->cfg);
+                    if (at[f]++ != place || place >= (count[f] + 2) / 3) continue;
+                    cost = ncf__plan_cost(&r->cfg, d, val_users, rep->rung_epochs[k + 1]);
+                    if (next + cost <= rung_budget) next += cost, alive[n++] = r->trial;
+                }
+            }
+            for (a = 0; k < 2 && a < m; a++) { /* then the rest by rank, those the quarter still pays for */
+                const ncf_trial *r = &rep->runs[order[a]];
+                double cost = ncf__plan_cost(&r->cfg, d, val_users, rep->rung_epochs[k + 1]);
+                if (!ncf__among(alive, n, r->trial) && next + cost <= rung_budget) next += cost, alive[n++] = r->trial;
+            }
+            if (k < 2 && n == 0) /* (one left still trains the longer rungs) */
+                n = 1, alive[0] = rep->runs[order[0]].trial;
+            if ((partner = k < 2 ? ncf__partner(rep->runs, order, m, alive, n) : -1) >= 0) alive[n++] = partner;
+            if (rep->stopped) break;
+        }
+    }
+    NCF_FREE(alive), NCF_FREE(order);
+    if (rc == NCF_OK && rep->num_runs > 0) rc = ncf__plan_final(d, o, rep, rung_budget, start);
+    if (o->progress && rc == NCF_OK) o->progress(o->user, rep, NULL);
+    if (rc != NCF_OK) ncf_tune_report_free(rep);
+    return rc;
+}
+
+/* The training positives with each user's validation item put back in its place (and its
+   weight where weights are used): the data of the final training. Only what the sampler reads
+   is set; out's arrays are its own. */
+static int ncf__train_with_validation(const ncf_dataset *d, int weighted, ncf_dataset *out)
+{
+    int64_t extra = d->val_ptr ? d->val_ptr[d->num_users] : 0, w = 0, k, j, nv;
+    int u;
+    memset(out, 0, sizeof *out);
+    for (u = 0; !d->val_ptr && u < d->num_users; u++) extra += d->val_item[u] >= 0;
+    out->num_users = d->num_users, out->num_items = d->num_items, out->num_train = d->num_train + extra;
+    out->user_ptr = NCF__NEW(int64_t, (size_t)d->num_users + 1);
+    out->items = NCF__NEW(int32_t, out->num_train ? out->num_train : 1);
+    out->train_user = NCF__NEW(int32_t, out->num_train ? out->num_train : 1);
+    if (weighted && d->weight) out->weight = NCF__NEW(float, out->num_train ? out->num_train : 1);
+    if (!out->user_ptr || !out->items || !out->train_user || (weighted && d->weight && !out->weight)) {
+        ncf_dataset_free(out);
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for %lld training positives", (long long)(d->num_train + extra));
+    }
+    for (u = 0, out->user_ptr[0] = 0; u < d->num_users; u++) { /* the two ascending lists merged */
+        const int32_t *v = ncf__held_list(d, NCF_EVAL_VALIDATION, u, &nv);
+        const float *vw = d->val_weight ? d->val_weight + (d->val_ptr ? d->val_ptr[u] : u) : NULL;
+        for (k = d->user_ptr[u], j = 0; k < d->user_ptr[u + 1] || j < nv; w++) {
+            int take_val = j < nv && (k == d->user_ptr[u + 1] || d->items[k] > v[j]);
+            out->items[w] = take_val ? v[j] : d->items[k], out->train_user[w] = u;
+            if (out->weight) out->weight[w] = take_val ? (vw ? vw[j] : 1) : d->weight[k];
+            if (take_val) j++;
+            else k++;
+        }
+        out->user_ptr[u + 1] = w;
+    }
+    return NCF_OK;
+}
+
+NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *d, const ncf_tune_report *rep, ncf_progress_fn progress,
+                          void *user)
+{
+    const ncf_trial *r;
+    ncf_dataset all;
+    ncf__seeds j;
+    int rc, n, epochs;
+    if (!out) return ncf__fail(NCF_ERR_ARG, "ncf_tune_final: NULL out");
+    *out = NULL;
+    if (!d || !d->user_ptr || !ncf__has_val(d) || !rep || !rep->runs || rep->best < 0 || rep->best >= rep->num_runs)
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_tune_final: need the data ncf_tune searched (with its validation items) and "
+                         "its report");
+    r = &rep->runs[rep->best];
+    n = rep->seeds > 1 && ncf__averages(&r->cfg) ? rep->seeds : 1;
+    if (n > NCF__MAX_SEEDS) return ncf__fail(NCF_ERR_ARG, "ncf_tune_final: %d seeds, past %d", n, NCF__MAX_SEEDS);
+    epochs = rep->final_epochs > 0 ? rep->final_epochs : r->chosen_epoch > 0 ? r->chosen_epoch : 1;
+    if ((rc = ncf__train_with_validation(d, r->weighted, &all)) != NCF_OK) return rc;
+    if ((rc = ncf__seeds_init(&j, n, r, d, &all)) == NCF_OK) {
+        j.progress = progress, j.user = user;
+        rc = ncf__seeds_train(&j, n, 1, epochs);
+    }
+    if (rc == NCF_OK && n == 1) *out = j.models[0], j.models[0] = NULL;
+    else if (rc == NCF_OK) rc = ncf_model_average(out, j.models, n);
+    ncf__seeds_free(&j, n);
+    ncf_dataset_free(&all);
+    return rc == NCF_OK ? rc : ncf__prefix_error(rc, "ncf_tune_final");
+}
+#endif
