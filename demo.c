@@ -73,7 +73,7 @@ typedef struct {
     double tune_seconds;         /* its budget; 0: from the data's size */
     int tune_seeds;              /* --tune_seeds: the seeds an MF or GMF winner is averaged over */
     int seeds;                   /* --seeds: MF or GMF models from seeds --seed.. trained and averaged */
-    ncf_load_opts load_opts;     /* --format, --sep, --header, the columns, --min_rating, --holdout */
+    ncf_dataset_opts load_opts;  /* --format, --sep, --header, the columns, --min_rating, --holdout */
     int ks[NCF_MAX_KS], nks;     /* --top_k's cut-offs (top_k: the first) */
     int select_metric, select_k; /* --select: what chooses the epoch (NCF_METRIC_*, at K; 0: top_k) */
     int eval_mode;               /* --eval: EVAL_AUTO, EVAL_NONE, EVAL_SAMPLED */
@@ -351,7 +351,7 @@ static const flag_def FLAGS[] = {
     {F_SAVE_BEST, "--save_best", "FILE", "save the model each time HR improves in this run (the paper's\n"
                                         "pre-training keeps its best epoch this way)"},
     {F_EXPORT_C, "--export_c", "FILE.h", "write the model (as --save would, without Adam state) as an 8-byte\n"
-                                         "aligned C array for flash: ncf_model_open(&m, NAME, sizeof NAME), NAME\n"
+                                         "aligned C array for flash: ncf_model_open(&m, NAME, sizeof NAME, 0), NAME\n"
                                          "the file's name; also from --load FILE alone"},
     {F_EXPORT_EMBEDDINGS, "--export_embeddings", "PREFIX", "the users' and items' vectors for a vector index: PREFIX.users.npy,\n"
                                                            "PREFIX.items.npy (float32) and .csv (id, then the values); their inner\n"
@@ -696,7 +696,7 @@ static void default_options(options *o)
     o->dataset = "synthetic";
     o->train_epochs = 20, o->epochs_between_evals = 1, o->min_ratings = 0, o->top_k = 10;
     o->ks[0] = 10, o->nks = 1;
-    o->load_opts = ncf_load_opts_default();
+    o->load_opts = ncf_dataset_opts_default();
     o->syn_users = 3000, o->syn_items = 1500, o->syn_ratings = 150000;
     o->hr_threshold = 2.0, o->recommend_k = 10, o->alpha = 0.5, o->validation = 1, o->tune_seeds = 4, o->seeds = 1;
 }
@@ -920,14 +920,14 @@ static int same_ids(const ncf_model *m, const ncf_dataset *d, const char *path, 
                  m->cfg.num_items, d->num_users, d->num_items);
         return 0;
     }
-    if (ncf_user_id(m, 0, a, sizeof a) < 0) {
+    if (ncf_id(m, NCF_USER, 0, a, sizeof a) < 0) {
         fprintf(stderr, "demo: warning: %s holds no ids; assuming the data's ids are its own\n", path);
         return 1;
     }
     for (t = 0; t < 2; t++)
         for (k = 0; k < (t ? d->num_items : d->num_users); k++) {
-            if (t) ncf_item_id(m, k, a, sizeof a), ncf_dataset_item_id(d, k, b, sizeof b);
-            else ncf_user_id(m, k, a, sizeof a), ncf_dataset_user_id(d, k, b, sizeof b);
+            if (t) ncf_id(m, NCF_ITEM, k, a, sizeof a), ncf_dataset_id(d, NCF_ITEM, k, b, sizeof b);
+            else ncf_id(m, NCF_USER, k, a, sizeof a), ncf_dataset_id(d, NCF_USER, k, b, sizeof b);
             if (strcmp(a, b) != 0) {
                 snprintf(why, size, "%s was trained on other %s: its %s %d is id '%.100s', the data's is '%.100s'",
                          path, t ? "items" : "users", t ? "item" : "user", k, a, b);
@@ -1231,7 +1231,7 @@ static int item_indices(const ncf_model *m, const char *list, const char *file, 
         }
         if (f && trim) trim_id(id);
         if (!id[0]) continue;
-        if ((i = ncf_item_index(m, id)) < 0) {
+        if ((i = ncf_find(m, NCF_ITEM, id)) < 0) {
             if (f) fprintf(stderr, "demo: %s:%d: unknown item '%s'\n", file, line, id);
             else fprintf(stderr, "demo: unknown item '%s'\n", id);
             ok = 0;
@@ -1290,7 +1290,7 @@ static void csv_out(const char *s)
 /* An answer in --output csv or json: kind (user, new_user, similar, similar_users, item_for),
    the query (an id, or the ids given), and its items (or users: name says which) and scores. */
 static void print_answer(const ncf_model *m, int form, const char *kind, const char *query, const int32_t *items,
-                         const float *scores, int n, int (*name)(const ncf_model *, int, char *, size_t))
+                         const float *scores, int n, int side)
 {
     static int header;
     char id[NCF_MAX_ID_BYTES + 1];
@@ -1298,7 +1298,7 @@ static void print_answer(const ncf_model *m, int form, const char *kind, const c
     if (form == OUT_CSV && !header++) printf("kind,query,rank,id,score\n");
     if (form == OUT_JSON) printf("{\"kind\":\"%s\",\"query\":", kind), json_string(query), printf(",\"items\":[");
     for (l = 0; l < n; l++) {
-        name(m, items[l], id, sizeof id);
+        ncf_id(m, side, items[l], id, sizeof id);
         if (form == OUT_CSV)
             printf("%s,", kind), csv_out(query), printf(",%d,", l + 1), csv_out(id), printf(",%.6g\n", scores[l]);
         else printf("%s{\"id\":", l ? "," : ""), json_string(id), printf(",\"score\":%.6g}", scores[l]);
@@ -1314,7 +1314,7 @@ static void print_items(const ncf_model *m, const int32_t *items, const float *s
     for (l = 0; l < n; l++) {
         char id[NCF_MAX_ID_BYTES + 1], title[512] = "", *end;
         long long num;
-        ncf_item_id(m, items[l], id, sizeof id);
+        ncf_id(m, NCF_ITEM, items[l], id, sizeof id);
         num = strtoll(id, &end, 10);
         if (path && !*end) movie_title(path, num, title, sizeof title);
         printf("%3d  %8s  %8.4f%s%s\n", l + 1, id, scores[l], title[0] ? "  " : "", title);
@@ -1322,18 +1322,18 @@ static void print_items(const ncf_model *m, const int32_t *items, const float *s
 }
 
 /* An id as a CSV field, quoted where it needs to be. */
-static void csv_field(ncf_output *f, const char *s)
+static void csv_field(ncf__outfile *f, const char *s)
 {
     if (!csv_needs_quotes(s)) {
-        ncf_output_write(f, s, strlen(s));
+        ncf__outfile_write(f, s, strlen(s));
         return;
     }
-    ncf_output_write(f, "\"", 1);
+    ncf__outfile_write(f, "\"", 1);
     for (; *s; s++) {
-        if (*s == '"') ncf_output_write(f, "\"", 1);
-        ncf_output_write(f, s, 1);
+        if (*s == '"') ncf__outfile_write(f, "\"", 1);
+        ncf__outfile_write(f, s, 1);
     }
-    ncf_output_write(f, "\"", 1);
+    ncf__outfile_write(f, "\"", 1);
 }
 
 /* --recommend_all FILE: user,rank,item,score for every user, a block of users at a time on all
@@ -1342,7 +1342,7 @@ static int recommend_all(const ncf_model *m, const ncf_rec_opts *ro, const char 
 {
     enum { MOST = 1024, SLOTS = 1 << 20 }; /* users a block, and (user, rank) slots a block */
     int block = ro->k >= SLOTS / MOST ? (SLOTS / ro->k > 0 ? SLOTS / ro->k : 1) : MOST;
-    ncf_output *f = NULL;
+    ncf__outfile *f = NULL;
     int32_t *users = (int32_t *)malloc(sizeof(int32_t) * MOST),
             *items = (int32_t *)malloc(sizeof(int32_t) * (size_t)block * (size_t)ro->k);
     float *scores = (float *)malloc(sizeof(float) * (size_t)block * (size_t)ro->k);
@@ -1350,9 +1350,9 @@ static int recommend_all(const ncf_model *m, const ncf_rec_opts *ro, const char 
     double t0 = now();
     char uid[NCF_MAX_ID_BYTES + 1], iid[NCF_MAX_ID_BYTES + 1];
     if (!ok) fprintf(stderr, "demo: --recommend_all: out of memory for %d users' top %d\n", block, ro->k);
-    else if (ncf_output_open(&f, out) != NCF_OK)
+    else if (ncf__outfile_open(&f, out) != NCF_OK)
         fprintf(stderr, "demo: --recommend_all: %s\n", ncf_error_text()), ok = 0;
-    if (ok) ncf_output_printf(f, "user,rank,item,%s\n", ro->probabilities ? "probability" : "logit");
+    if (ok) ncf__outfile_printf(f, "user,rank,item,%s\n", ro->probabilities ? "probability" : "logit");
     for (u0 = 0; ok && u0 < U; u0 += block) {
         int n = U - u0 < block ? U - u0 : block;
         for (j = 0; j < n; j++) users[j] = u0 + j;
@@ -1362,19 +1362,19 @@ static int recommend_all(const ncf_model *m, const ncf_rec_opts *ro, const char 
             break;
         }
         for (j = 0; j < n; j++) {
-            ncf_user_id(m, u0 + j, uid, sizeof uid);
+            ncf_id(m, NCF_USER, u0 + j, uid, sizeof uid);
             for (r = 0; r < counts[j]; r++) {
-                ncf_item_id(m, items[(size_t)j * ro->k + r], iid, sizeof iid);
-                csv_field(f, uid), ncf_output_printf(f, ",%d,", r + 1), csv_field(f, iid);
-                ncf_output_printf(f, ",%.6g\n", scores[(size_t)j * ro->k + r]);
+                ncf_id(m, NCF_ITEM, items[(size_t)j * ro->k + r], iid, sizeof iid);
+                csv_field(f, uid), ncf__outfile_printf(f, ",%d,", r + 1), csv_field(f, iid);
+                ncf__outfile_printf(f, ",%.6g\n", scores[(size_t)j * ro->k + r]);
             }
         }
         if (tty || u0 + n == U)
             fprintf(stderr, "%s  recommend_all: %d/%d users (%.0f users/s)%s", tty ? "\r" : "", u0 + n, U,
                     (u0 + n) / (now() - t0 + 1e-9), u0 + n == U ? "\n" : "   ");
     }
-    if (f && !ok) ncf_output_discard(f);
-    else if (f && ncf_output_commit(f) != NCF_OK)
+    if (f && !ok) ncf__outfile_discard(f);
+    else if (f && ncf__outfile_commit(f) != NCF_OK)
         fprintf(stderr, "demo: --recommend_all: %s\n", ncf_error_text()), ok = 0;
     if (ok)
         printf("wrote %s: the top %d of each of %d users (user,rank,item,%s)\n", out, ro->k, U,
@@ -1387,13 +1387,13 @@ static int recommend_all(const ncf_model *m, const ncf_rec_opts *ro, const char 
 static int recommend_for_user(const ncf_model *m, const ncf_rec_opts *ro, int form, const char *id, int32_t *items,
                               float *scores, const char *path)
 {
-    int u = ncf_user_index(m, id), n = u < 0 ? u : ncf_recommend_index(m, u, ro, items, scores);
+    int u = ncf_find(m, NCF_USER, id), n = u < 0 ? u : ncf_recommend_index(m, u, ro, items, scores);
     if (n < 0) {
         fprintf(stderr, "demo: %s\n", ncf_error_text());
         return 0;
     }
     if (form != OUT_TEXT) {
-        print_answer(m, form, "user", id, items, scores, n, ncf_item_id);
+        print_answer(m, form, "user", id, items, scores, n, NCF_ITEM);
         return 1;
     }
     printf("Top %d for user %s (items the user rated are skipped; scores are %s):\n", n, id,
@@ -1425,10 +1425,11 @@ static void print_users(const ncf_model *m, int form, const char *kind, const ch
     char id[NCF_MAX_ID_BYTES + 1];
     int l;
     if (form != OUT_TEXT) {
-        print_answer(m, form, kind, query, users, scores, n, ncf_user_id);
+        print_answer(m, form, kind, query, users, scores, n, NCF_USER);
         return;
     }
-    for (l = 0; l < n; l++) ncf_user_id(m, users[l], id, sizeof id), printf("%3d  %8s  %8.4f\n", l + 1, id, scores[l]);
+    for (l = 0; l < n; l++)
+        ncf_id(m, NCF_USER, users[l], id, sizeof id), printf("%3d  %8s  %8.4f\n", l + 1, id, scores[l]);
 }
 
 /* --similar_users USER. */
@@ -1440,8 +1441,8 @@ static int similar_users(const ncf_model *m, const options *o, const ncf_rec_opt
     snprintf(id, sizeof id, "%s", o->similar_users);
     if (o->load_opts.trim_ids) trim_id(id);
     so.allow = so.deny = NULL, so.num_allow = so.num_deny = 0;
-    u = ncf_user_index(m, id);
-    n = u < 0 ? u : ncf_similar_users(m, u, &so, out, scores);
+    u = ncf_find(m, NCF_USER, id);
+    n = u < 0 ? u : ncf_similar(m, NCF_USER, u, &so, out, scores);
     if (n < 0) {
         fprintf(stderr, "demo: %s\n", ncf_error_text());
         return 0;
@@ -1460,12 +1461,12 @@ static int users_for_new_item(const ncf_model *m, const options *o, const ncf_re
     char id[NCF_MAX_ID_BYTES + 1];
     int U = m->cfg.num_users, k = ro->k < U ? ro->k : U, n = 0, got, ng = 0, j, r, u0, ok = 1;
     int32_t *given = (int32_t *)malloc(sizeof(int32_t) * (size_t)U), block[BLOCK];
-    float *row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(m)), z[BLOCK];
+    float *row = (float *)malloc(sizeof(float) * (size_t)ncf_row_size(m)), z[BLOCK];
     uint8_t *taken = (uint8_t *)calloc((size_t)U, 1);
     ncf_fold_opts fo = ncf_fold_opts_default();
     if (!given || !row || !taken) fprintf(stderr, "demo: out of memory for a new item\n"), ok = 0;
     while (ok && (got = next_id(&list, id, o->load_opts.trim_ids)) != 0) {
-        int u = got < 0 ? -1 : ncf_user_index(m, id);
+        int u = got < 0 ? -1 : ncf_find(m, NCF_USER, id);
         if (got < 0 || u < 0) {
             if (got > 0) fprintf(stderr, "demo: %s\n", ncf_error_text());
             ok = 0;
@@ -1475,12 +1476,12 @@ static int users_for_new_item(const ncf_model *m, const options *o, const ncf_re
     }
     if (ok && !ng) fprintf(stderr, "demo: --item_for: no user given\n"), ok = 0;
     fo.l2 = 0.0f; /* an item's measured choice (docs/serving.md); the rest as a user's */
-    if (ok && ncf_fold_in_item(m, given, ng, &fo, row) != NCF_OK)
+    if (ok && ncf_fold_in(m, NCF_ITEM, given, ng, &fo, row) != NCF_OK)
         fprintf(stderr, "demo: %s\n", ncf_error_text()), ok = 0;
     for (u0 = 0; ok && u0 < U; u0 += BLOCK) { /* the k best of the users not given, by insertion (ties: the lower) */
         int c = U - u0 < BLOCK ? U - u0 : BLOCK;
         for (j = 0; j < c; j++) block[j] = u0 + j;
-        if (ncf_predict_users(m, -1, row, block, c, z) != NCF_OK) {
+        if (ncf_predict_for(m, NCF_ITEM, -1, row, block, c, z) != NCF_OK) {
             fprintf(stderr, "demo: %s\n", ncf_error_text());
             ok = 0;
             break;
@@ -1526,19 +1527,20 @@ static int serve(const ncf_model *m, const options *o, const char *path)
         int32_t *both = NULL;
         ok = item_indices(m, o->recommend_for_file ? NULL : o->recommend_for, o->recommend_for_file, trim, &given,
                           &ng) &&
-            (row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(m)));
+            (row = (float *)malloc(sizeof(float) * (size_t)ncf_row_size(m)));
         if (ok && !ng) fprintf(stderr, "demo: --recommend_for: no item given\n"), ok = 0;
         if (ok && (both = (int32_t *)malloc(sizeof(int32_t) * (size_t)(ng + ro.num_deny))) != NULL) {
             memcpy(both, given, sizeof(int32_t) * (size_t)ng);
             if (deny) memcpy(both + ng, deny, sizeof(int32_t) * (size_t)ro.num_deny);
             ro.user_row = row, ro.deny = both, ro.num_deny += ng;
-            n = ncf_fold_in(m, given, ng, &fo, row) == NCF_OK ? ncf_recommend_index(m, -1, &ro, items, scores) : -1;
+            n = ncf_fold_in(m, NCF_USER, given, ng, &fo, row) == NCF_OK ? ncf_recommend_index(m, -1, &ro, items, scores)
+                                                                        : -1;
             if (n < 0) {
                 fprintf(stderr, "demo: %s\n", ncf_error_text());
                 ok = 0;
             } else if (o->output != OUT_TEXT) {
                 print_answer(m, o->output, "new_user", o->recommend_for_file ? o->recommend_for_file : o->recommend_for,
-                             items, scores, n, ncf_item_id);
+                             items, scores, n, NCF_ITEM);
             } else {
                 printf(
                     "Top %d for a new user with %d items (folded in, %d steps; the items given are skipped; scores are "
@@ -1554,13 +1556,13 @@ static int serve(const ncf_model *m, const options *o, const char *path)
         int i;
         snprintf(id, sizeof id, "%s", o->similar);
         if (trim) trim_id(id);
-        i = ncf_item_index(m, id);
-        n = i < 0 ? i : ncf_similar_items(m, i, &ro, items, scores);
+        i = ncf_find(m, NCF_ITEM, id);
+        n = i < 0 ? i : ncf_similar(m, NCF_ITEM, i, &ro, items, scores);
         if (n < 0) {
             fprintf(stderr, "demo: %s\n", ncf_error_text());
             ok = 0;
         } else if (o->output != OUT_TEXT) {
-            print_answer(m, o->output, "similar", id, items, scores, n, ncf_item_id);
+            print_answer(m, o->output, "similar", id, items, scores, n, NCF_ITEM);
         } else {
             printf("The %d items most like %s (cosine of %s):\n", n, o->similar,
                    m->cfg.model == NCF_MF        ? "the items' factors"
@@ -1620,34 +1622,34 @@ static int export_c(const ncf_model *m, const char *path, int int8)
     size_t len = 0, i;
     char name[128];
     const unsigned char *b;
-    ncf_output *f;
+    ncf__outfile *f;
     if (ncf_save_mem(m, int8 ? NCF_SAVE_INT8 : NCF_SAVE_MODEL, &buf, &len) != NCF_OK) {
         fprintf(stderr, "demo: --export_c %s: %s\n", path, ncf_error_text());
         return 0;
     }
     array_name(path, name, sizeof name);
-    if (ncf_output_open(&f, path) != NCF_OK) {
+    if (ncf__outfile_open(&f, path) != NCF_OK) {
         fprintf(stderr, "demo: --export_c: %s\n", ncf_error_text());
         ncf_free(buf);
         return 0;
     }
     b = (const unsigned char *)buf;
-    ncf_output_printf(f,
-                      "/* %s: an ncf.h model (file format %d, %lu bytes) as a C array, written by demo --export_c.\n"
-                      "   %s, %d users x %d items, %lu parameters%s, epoch %lld. Serve it in place (flash):\n"
-                      "     ncf_model *m; if (ncf_model_open(&m, %s, sizeof %s) != NCF_OK) ...\n"
-                      "   (ncf_model_open_verified where the firmware has checked the image itself). */\n",
-                      name, NCF_FORMAT_VERSION, (unsigned long)len, model_name(m->cfg.model), m->cfg.num_users,
-                      m->cfg.num_items, (unsigned long)m->num_params, int8 ? ", int8 embedding rows" : "",
-                      (long long)m->epoch, name, name);
-    ncf_output_printf(f,
-                      "#if defined(_MSC_VER)\n__declspec(align(8))\n#endif\nstatic const unsigned char %s[%lu]\n"
-                      "#if defined(__GNUC__) || defined(__clang__)\n    __attribute__((aligned(8)))\n#endif\n    = {",
-                      name, (unsigned long)len);
-    for (i = 0; i < len; i++) ncf_output_printf(f, "%s%u,", i % 20 ? "" : "\n", b[i]);
-    ncf_output_printf(f, "\n};\n");
+    ncf__outfile_printf(f,
+                        "/* %s: an ncf.h model (file format %d, %lu bytes) as a C array, written by demo --export_c.\n"
+                        "   %s, %d users x %d items, %lu parameters%s, epoch %lld. Serve it in place (flash):\n"
+                        "     ncf_model *m; if (ncf_model_open(&m, %s, sizeof %s, 0) != NCF_OK) ...\n"
+                        "   (ncf_model_open_verified where the firmware has checked the image itself). */\n",
+                        name, NCF_FORMAT_VERSION, (unsigned long)len, model_name(m->cfg.model), m->cfg.num_users,
+                        m->cfg.num_items, (unsigned long)m->num_params, int8 ? ", int8 embedding rows" : "",
+                        (long long)m->epoch, name, name);
+    ncf__outfile_printf(f,
+                        "#if defined(_MSC_VER)\n__declspec(align(8))\n#endif\nstatic const unsigned char %s[%lu]\n"
+                        "#if defined(__GNUC__) || defined(__clang__)\n    __attribute__((aligned(8)))\n#endif\n    = {",
+                        name, (unsigned long)len);
+    for (i = 0; i < len; i++) ncf__outfile_printf(f, "%s%u,", i % 20 ? "" : "\n", b[i]);
+    ncf__outfile_printf(f, "\n};\n");
     ncf_free(buf);
-    if (ncf_output_commit(f) != NCF_OK) {
+    if (ncf__outfile_commit(f) != NCF_OK) {
         fprintf(stderr, "demo: --export_c: %s\n", ncf_error_text());
         return 0;
     }
@@ -1664,9 +1666,9 @@ static int export_c(const ncf_model *m, const char *path, int int8)
 static void embedding(const ncf_model *m, int side, int k, float *row, float *v)
 {
     int D = m->cfg.model == NCF_MLP ? m->cfg.layers[0] / 2 : m->cfg.mf_dim, d, F = m->cfg.model == NCF_MLP ? 0 : D;
-    (side ? ncf_item_row : ncf_user_row)(m, k, row);
+    ncf_row(m, side, k, row);
     for (d = 0; d < D; d++) v[d] = row[d] * (side && F && m->cfg.model != NCF_MF && m->w_out ? m->w_out[d] : 1.0f);
-    v[D] = side ? row[ncf_user_row_size(m) - 1] : 1.0f;
+    v[D] = side ? row[ncf_row_size(m) - 1] : 1.0f;
 }
 
 /* PREFIX.users|items.npy (a float32 matrix, NumPy's format 1.0) and .csv (id,v0,...). */
@@ -1676,22 +1678,22 @@ static int export_side(const ncf_model *m, const char *prefix, int side)
         C = (m->cfg.model == NCF_MLP ? m->cfg.layers[0] / 2 : m->cfg.mf_dim) + 1;
     int k, d, ok = 1, hl;
     char path[1100], head[128], id[NCF_MAX_ID_BYTES + 1];
-    float *row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(m)),
+    float *row = (float *)malloc(sizeof(float) * (size_t)ncf_row_size(m)),
           *v = (float *)malloc(sizeof(float) * (size_t)C);
-    ncf_output *npy = NULL, *csv = NULL;
+    ncf__outfile *npy = NULL, *csv = NULL;
     snprintf(path, sizeof path, "%s.%s.npy", prefix, side ? "items" : "users");
-    if (!row || !v || ncf_output_open(&npy, path) != NCF_OK) ok = 0;
+    if (!row || !v || ncf__outfile_open(&npy, path) != NCF_OK) ok = 0;
     snprintf(path, sizeof path, "%s.%s.csv", prefix, side ? "items" : "users");
-    if (ok && ncf_output_open(&csv, path) != NCF_OK) ok = 0;
+    if (ok && ncf__outfile_open(&csv, path) != NCF_OK) ok = 0;
     if (ok) { /* the header, padded with blanks to 64 bytes in all, and its line end */
         hl = snprintf(head, sizeof head, "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }", n, C);
         while ((10 + hl + 1) % 64) head[hl++] = ' ';
         head[hl++] = '\n';
-        ncf_output_write(npy, "\x93NUMPY\x01\x00", 8);
-        ncf_output_printf(npy, "%c%c", hl & 255, hl >> 8), ncf_output_write(npy, head, (size_t)hl);
-        ncf_output_printf(csv, "id");
-        for (d = 0; d < C; d++) ncf_output_printf(csv, ",v%d", d);
-        ncf_output_printf(csv, "\n");
+        ncf__outfile_write(npy, "\x93NUMPY\x01\x00", 8);
+        ncf__outfile_printf(npy, "%c%c", hl & 255, hl >> 8), ncf__outfile_write(npy, head, (size_t)hl);
+        ncf__outfile_printf(csv, "id");
+        for (d = 0; d < C; d++) ncf__outfile_printf(csv, ",v%d", d);
+        ncf__outfile_printf(csv, "\n");
     }
     for (k = 0; ok && k < n; k++) {
         embedding(m, side, k, row, v);
@@ -1701,19 +1703,19 @@ static int export_side(const ncf_model *m, const char *prefix, int side)
             memcpy(&x, &v[d], 4);
             b[0] = (unsigned char)x, b[1] = (unsigned char)(x >> 8), b[2] = (unsigned char)(x >> 16),
             b[3] = (unsigned char)(x >> 24);
-            ncf_output_write(npy, b, 4);
+            ncf__outfile_write(npy, b, 4);
         }
-        (side ? ncf_item_id : ncf_user_id)(m, k, id, sizeof id);
+        ncf_id(m, side, k, id, sizeof id);
         csv_field(csv, id);
-        for (d = 0; d < C; d++) ncf_output_printf(csv, ",%.9g", v[d]);
-        ncf_output_printf(csv, "\n");
+        for (d = 0; d < C; d++) ncf__outfile_printf(csv, ",%.9g", v[d]);
+        ncf__outfile_printf(csv, "\n");
     }
-    if (ok && (ncf_output_commit(npy) != NCF_OK || (npy = NULL, ncf_output_commit(csv) != NCF_OK)))
+    if (ok && (ncf__outfile_commit(npy) != NCF_OK || (npy = NULL, ncf__outfile_commit(csv) != NCF_OK)))
         ok = 0, npy = csv = NULL;
     else if (ok) npy = csv = NULL;
     if (!ok) fprintf(stderr, "demo: --export_embeddings: %s\n", row && v ? ncf_error_text() : "out of memory");
-    if (npy) ncf_output_discard(npy);
-    if (csv) ncf_output_discard(csv);
+    if (npy) ncf__outfile_discard(npy);
+    if (csv) ncf__outfile_discard(csv);
     free(row), free(v);
     return ok;
 }
@@ -1822,10 +1824,10 @@ static int popularity(const options *o, const ncf_dataset *d, epoch_row *r)
     for (target = 0; target < (d->val_item ? 2 : 1); target++) {
         e.target = target ? NCF_EVAL_VALIDATION : NCF_EVAL_TEST;
         e.full_ranking = 0;
-        if (ncf_evaluate_popularity(d, &e, target ? &r->val : &r->test) != NCF_OK) return 0;
+        if (ncf_evaluate(NULL, d, &e, target ? &r->val : &r->test) != NCF_OK) return 0;
         if (o->eval_mode == EVAL_SAMPLED) continue; /* (popularity is cheap: both, once) */
         e.full_ranking = 1;
-        if (ncf_evaluate_popularity(d, &e, target ? &r->val_full : &r->test_full) != NCF_OK) return 0;
+        if (ncf_evaluate(NULL, d, &e, target ? &r->val_full : &r->test_full) != NCF_OK) return 0;
     }
     r->evaluated = 1;
     return 1;
@@ -1836,7 +1838,7 @@ static int evaluate(ncf_model *m, const ncf_dataset *d, const ncf_eval_opts *e, 
 #ifdef NCF_MPI
     return ncf_mpi_evaluate(m, d, e, MPI_COMM_WORLD, out);
 #else
-    return ncf_evaluate_opts(m, d, e, out);
+    return ncf_evaluate(m, d, e, out);
 #endif
 }
 
@@ -1919,22 +1921,22 @@ static void print_row(const options *o, const char *what, const epoch_row *r, in
     else print_metrics(what, val ? &r->val : &r->test, val ? &r->val_full : &r->test_full, o->top_k);
 }
 
-static void log_row(ncf_output *f, const epoch_row *r, int validation)
+static void log_row(ncf__outfile *f, const epoch_row *r, int validation)
 {
     const ncf_metrics *m[4];
     int j;
     m[0] = &r->test, m[1] = &r->test_full, m[2] = &r->val, m[3] = &r->val_full;
-    if (r->epoch < 0) ncf_output_printf(f, "popularity,"); /* the baseline's row, before the first evaluation's */
-    else ncf_output_printf(f, "%d,", r->epoch);
-    if (r->trained) ncf_output_printf(f, "%.6f", r->loss); /* the untrained model has no training loss */
+    if (r->epoch < 0) ncf__outfile_printf(f, "popularity,"); /* the baseline's row, before the first evaluation's */
+    else ncf__outfile_printf(f, "%d,", r->epoch);
+    if (r->trained) ncf__outfile_printf(f, "%.6f", r->loss); /* the untrained model has no training loss */
     for (j = 0; j < 4; j++)
         if (r->evaluated && (j < 2 || validation))
-            ncf_output_printf(f, ",%.6f,%.6f,%.6f", m[j]->hr, m[j]->ndcg, m[j]->mrr);
-        else ncf_output_printf(f, ",,,");
-    if (r->trained) ncf_output_printf(f, ",%.3f,%.0f", r->train_s, r->rate);
-    else ncf_output_printf(f, ",,");
-    if (r->evaluated) ncf_output_printf(f, ",%.3f\n", r->eval_s);
-    else ncf_output_printf(f, ",\n");
+            ncf__outfile_printf(f, ",%.6f,%.6f,%.6f", m[j]->hr, m[j]->ndcg, m[j]->mrr);
+        else ncf__outfile_printf(f, ",,,");
+    if (r->trained) ncf__outfile_printf(f, ",%.3f,%.0f", r->train_s, r->rate);
+    else ncf__outfile_printf(f, ",,");
+    if (r->evaluated) ncf__outfile_printf(f, ",%.3f\n", r->eval_s);
+    else ncf__outfile_printf(f, ",\n");
 }
 
 /* --plot: the loss above, HR and NDCG below, per epoch, as SVG (no dependency). */
@@ -1963,44 +1965,44 @@ static int series_value(const epoch_row *r, int which, double *v)
     return 1;
 }
 
-static void svg_axes(ncf_output *f, const panel *p, const char *ylabel, int xstep)
+static void svg_axes(ncf__outfile *f, const panel *p, const char *ylabel, int xstep)
 {
     int j;
-    ncf_output_printf(f, "<rect x='%d' y='%d' width='%d' height='%d' fill='none' stroke='#444'/>\n", p->left, p->top,
-                      p->w, p->h);
+    ncf__outfile_printf(f, "<rect x='%d' y='%d' width='%d' height='%d' fill='none' stroke='#444'/>\n", p->left, p->top,
+                        p->w, p->h);
     for (j = 0; p->y0 + j * p->ystep <= p->y1 + 1e-9 * p->ystep; j++) {
         double y = p->y0 + j * p->ystep;
-        ncf_output_printf(f, "<line x1='%d' x2='%d' y1='%.1f' y2='%.1f' stroke='#ddd'/>", p->left, p->left + p->w,
-                          py(p, y), py(p, y));
-        ncf_output_printf(f, "<text x='%d' y='%.1f' text-anchor='end' font-size='12'>%g</text>\n", p->left - 6,
-                          py(p, y) + 4, fabs(y) < 1e-9 * p->ystep ? 0.0 : y);
+        ncf__outfile_printf(f, "<line x1='%d' x2='%d' y1='%.1f' y2='%.1f' stroke='#ddd'/>", p->left, p->left + p->w,
+                            py(p, y), py(p, y));
+        ncf__outfile_printf(f, "<text x='%d' y='%.1f' text-anchor='end' font-size='12'>%g</text>\n", p->left - 6,
+                            py(p, y) + 4, fabs(y) < 1e-9 * p->ystep ? 0.0 : y);
     }
     for (j = (int)p->x0; j <= (int)p->x1; j += xstep)
-        ncf_output_printf(f, "<text x='%.1f' y='%d' text-anchor='middle' font-size='12'>%d</text>\n", px(p, j),
-                          p->top + p->h + 16, j);
-    ncf_output_printf(f, "<text x='%.1f' y='%d' text-anchor='middle' font-size='13'>epoch</text>\n",
-                      p->left + p->w / 2.0, p->top + p->h + 34);
-    ncf_output_printf(
+        ncf__outfile_printf(f, "<text x='%.1f' y='%d' text-anchor='middle' font-size='12'>%d</text>\n", px(p, j),
+                            p->top + p->h + 16, j);
+    ncf__outfile_printf(f, "<text x='%.1f' y='%d' text-anchor='middle' font-size='13'>epoch</text>\n",
+                        p->left + p->w / 2.0, p->top + p->h + 34);
+    ncf__outfile_printf(
         f, "<text transform='translate(%d,%.1f) rotate(-90)' text-anchor='middle' font-size='13'>%s</text>\n",
         p->left - 48, p->top + p->h / 2.0, ylabel);
 }
 
-static void svg_series(ncf_output *f, const panel *p, const epoch_row *rows, int n, int which, const char *color,
+static void svg_series(ncf__outfile *f, const panel *p, const epoch_row *rows, int n, int which, const char *color,
                        int dashed)
 {
     int j, any = 0;
     double v;
-    ncf_output_printf(f, "<polyline fill='none' stroke='%s' stroke-width='2'%s points='", color,
-                      dashed ? " stroke-dasharray='6,4'" : "");
+    ncf__outfile_printf(f, "<polyline fill='none' stroke='%s' stroke-width='2'%s points='", color,
+                        dashed ? " stroke-dasharray='6,4'" : "");
     for (j = 0; j < n; j++)
         if (series_value(&rows[j], which, &v))
-            ncf_output_printf(f, "%s%.1f,%.1f", any++ ? " " : "", px(p, rows[j].epoch), py(p, v));
-    ncf_output_printf(f, "'/>\n");
+            ncf__outfile_printf(f, "%s%.1f,%.1f", any++ ? " " : "", px(p, rows[j].epoch), py(p, v));
+    ncf__outfile_printf(f, "'/>\n");
     for (j = 0; j < n; j++)
         if (series_value(&rows[j], which, &v))
-            ncf_output_printf(f, "<circle cx='%.1f' cy='%.1f' r='2.5' fill='%s'/>", px(p, rows[j].epoch), py(p, v),
-                              color);
-    ncf_output_printf(f, "\n");
+            ncf__outfile_printf(f, "<circle cx='%.1f' cy='%.1f' r='2.5' fill='%s'/>", px(p, rows[j].epoch), py(p, v),
+                                color);
+    ncf__outfile_printf(f, "\n");
 }
 
 static int write_plot(const char *path, const char *title, const epoch_row *rows, int n, int best, int validation,
@@ -2011,8 +2013,8 @@ static int write_plot(const char *path, const char *title, const epoch_row *rows
     panel top, bot;
     double lo[2] = {1e300, 1e300}, hi[2] = {-1e300, -1e300}, v;
     int j, w, xstep, nseries = validation ? 5 : 3;
-    ncf_output *f;
-    if (ncf_output_open(&f, path) != NCF_OK) {
+    ncf__outfile *f;
+    if (ncf__outfile_open(&f, path) != NCF_OK) {
         fprintf(stderr, "demo: --plot: %s\n", ncf_error_text());
         return 0;
     }
@@ -2034,22 +2036,22 @@ static int write_plot(const char *path, const char *title, const epoch_row *rows
     nice_range(&top, lo[0], hi[0]);
     nice_range(&bot, lo[1], hi[1]);
     xstep = (int)ceil((top.x1 - top.x0) / 10.0);
-    ncf_output_printf(f,
-                      "<?xml version='1.0' encoding='UTF-8'?>\n<svg xmlns='http://www.w3.org/2000/svg' width='900' "
-                      "height='600' font-family='sans-serif'>\n<rect width='900' height='600' fill='white'/>\n");
-    ncf_output_printf(f, "<text x='450' y='26' text-anchor='middle' font-size='16'>");
-    for (; *title; title++) ncf_output_printf(f, *title == '<' ? "&lt;" : *title == '&' ? "&amp;" : "%c", *title);
-    ncf_output_printf(f, "</text>\n");
+    ncf__outfile_printf(f,
+                        "<?xml version='1.0' encoding='UTF-8'?>\n<svg xmlns='http://www.w3.org/2000/svg' width='900' "
+                        "height='600' font-family='sans-serif'>\n<rect width='900' height='600' fill='white'/>\n");
+    ncf__outfile_printf(f, "<text x='450' y='26' text-anchor='middle' font-size='16'>");
+    for (; *title; title++) ncf__outfile_printf(f, *title == '<' ? "&lt;" : *title == '&' ? "&amp;" : "%c", *title);
+    ncf__outfile_printf(f, "</text>\n");
     svg_axes(f, &top, "training loss", xstep);
     svg_axes(f, &bot, "HR, NDCG", xstep);
     if (best >= 0) {
         for (j = 0; j < 2; j++) {
             const panel *p = j ? &bot : &top;
-            ncf_output_printf(f,
-                              "<line x1='%.1f' x2='%.1f' y1='%d' y2='%d' stroke='#2ca02c' stroke-dasharray='3,3'/>\n",
-                              px(p, best), px(p, best), p->top, p->top + p->h);
+            ncf__outfile_printf(f,
+                                "<line x1='%.1f' x2='%.1f' y1='%d' y2='%d' stroke='#2ca02c' stroke-dasharray='3,3'/>\n",
+                                px(p, best), px(p, best), p->top, p->top + p->h);
         }
-        ncf_output_printf(
+        ncf__outfile_printf(
             f,
             "<text x='%.1f' y='%d' text-anchor='middle' font-size='12' fill='#2ca02c'>best: epoch %d (by %s "
             "HR@%d)</text>\n",
@@ -2061,12 +2063,12 @@ static int write_plot(const char *path, const char *title, const epoch_row *rows
         int y = (w ? bot.top + 10 : top.top + 10) + (w ? (w - 1) * 22 : 0);
         char label[64];
         snprintf(label, sizeof label, names[w], k);
-        ncf_output_printf(f, "<line x1='700' x2='730' y1='%d' y2='%d' stroke='%s' stroke-width='2'%s/>", y, y,
-                          colors[w], w >= 3 ? " stroke-dasharray='6,4'" : "");
-        ncf_output_printf(f, "<text x='736' y='%d' font-size='12'>%s</text>\n", y + 4, label);
+        ncf__outfile_printf(f, "<line x1='700' x2='730' y1='%d' y2='%d' stroke='%s' stroke-width='2'%s/>", y, y,
+                            colors[w], w >= 3 ? " stroke-dasharray='6,4'" : "");
+        ncf__outfile_printf(f, "<text x='736' y='%d' font-size='12'>%s</text>\n", y + 4, label);
     }
-    ncf_output_printf(f, "</svg>\n");
-    if (ncf_output_commit(f) != NCF_OK) {
+    ncf__outfile_printf(f, "</svg>\n");
+    if (ncf__outfile_commit(f) != NCF_OK) {
         fprintf(stderr, "demo: --plot: %s\n", ncf_error_text());
         return 0;
     }
@@ -2080,7 +2082,7 @@ static int write_plot(const char *path, const char *title, const epoch_row *rows
 static int load_data(const options *o, const ncf_config *cfg, const char *path, ncf_dataset *data)
 {
     if (path) {
-        ncf_load_opts lo = o->load_opts;
+        ncf_dataset_opts lo = o->load_opts;
         lo.min_ratings = o->min_ratings;
         lo.eval_negatives = o->eval_negatives;
         lo.seed = cfg->seed;
@@ -2220,7 +2222,7 @@ static void print_model(const ncf_config *cfg, const ncf_model *model)
     }
     if (cfg->optimizer == NCF_OPT_ALS) {
         printf(", %lu parameters; ALS, unobserved %g, L2 %g, seed %llu, %d threads\n", (unsigned long)model->num_params,
-               cfg->unobserved, cfg->mf_reg, (unsigned long long)cfg->seed, ncf_get_threads());
+               cfg->unobserved, cfg->mf_reg, (unsigned long long)cfg->seed, ncf_set_threads(0));
         return;
     }
     printf(", %lu parameters; %s lr %g, batch %d, %d negatives, seed %llu, %d threads\n",
@@ -2228,7 +2230,7 @@ static void print_model(const ncf_config *cfg, const ncf_model *model)
            cfg->optimizer == NCF_OPT_SGD    ? "SGD"
                : cfg->adam == NCF_ADAM_LAZY ? "Adam (lazy)"
                                             : "Adam (dense)",
-           cfg->lr, cfg->batch_size, cfg->num_neg, (unsigned long long)cfg->seed, ncf_get_threads());
+           cfg->lr, cfg->batch_size, cfg->num_neg, (unsigned long long)cfg->seed, ncf_set_threads(0));
 }
 
 /* What the epochs share: the model and data, the log, the rows so far, the best epoch. */
@@ -2258,18 +2260,18 @@ typedef struct {
 static int write_log(const session *S)
 {
     int j, validation = S->evaluable && S->o->validation;
-    ncf_output *f;
+    ncf__outfile *f;
     if (!S->o->log || !ON_ROOT) return 1;
-    if (ncf_output_open(&f, S->o->log) != NCF_OK) {
+    if (ncf__outfile_open(&f, S->o->log) != NCF_OK) {
         fprintf(stderr, "demo: --log: %s\n", ncf_error_text());
         return 0;
     }
-    ncf_output_printf(f,
-                      "iteration,loss,hr,ndcg,mrr,full_hr,full_ndcg,full_mrr,val_hr,val_ndcg,val_mrr,val_full_hr,"
-                      "val_full_ndcg,val_full_mrr,train_s,train_ex_per_s,eval_s\n");
+    ncf__outfile_printf(f,
+                        "iteration,loss,hr,ndcg,mrr,full_hr,full_ndcg,full_mrr,val_hr,val_ndcg,val_mrr,val_full_hr,"
+                        "val_full_ndcg,val_full_mrr,train_s,train_ex_per_s,eval_s\n");
     if (S->evaluable) log_row(f, &S->pop, validation); /* (the baseline, before the first evaluation's row) */
     for (j = 0; j < S->nrows; j++) log_row(f, &S->rows[j], validation);
-    if (ncf_output_commit(f) != NCF_OK) {
+    if (ncf__outfile_commit(f) != NCF_OK) {
         fprintf(stderr, "demo: --log: %s\n", ncf_error_text());
         return 0;
     }
@@ -2334,7 +2336,7 @@ static int train_decayed(session *S, int epoch, progress_state *ps, double *loss
     ncf_model **m = S->seeds ? S->seeds : &S->model;
     float lr = m[0]->cfg.lr;
     for (k = 0; k < n && S->o->lr_decay; k++)
-        m[k]->cfg.lr = ncf_decayed_lr(lr, epoch - S->first - 1, S->o->train_epochs - S->first);
+        m[k]->cfg.lr = ncf__decayed_lr(lr, epoch - S->first - 1, S->o->train_epochs - S->first);
     rc = S->seeds ? ncf_train_epoch_each(m, S->samplers, n, epoch, on_progress, ps, loss)
                   : train_epoch(S->model, &S->sampler, epoch, ps, loss);
     for (k = 0; k < n; k++) m[k]->cfg.lr = lr; /* (saved and reported as given) */
@@ -2374,7 +2376,7 @@ static int train_one(session *S, epoch_row *r, int epoch)
     ps.tty = isatty(2), ps.epoch = epoch, ps.epochs = o->train_epochs;
     if (o->hash_pipeline) {
         uint64_t first_batch, all_batches;
-        if (ncf_sampler_hash(&S->sampler, epoch, S->model->cfg.batch_size, &first_batch, &all_batches) != NCF_OK) {
+        if (ncf__sampler_hash(&S->sampler, epoch, S->model->cfg.batch_size, &first_batch, &all_batches) != NCF_OK) {
             fprintf(stderr, "demo: %s\n", ncf_error_text());
             return 0;
         }
@@ -2682,32 +2684,32 @@ static void on_tune(void *user, const ncf_tune_report *so_far, const ncf_trial *
 /* --log with --tune: one CSV row a run. */
 static int write_tune_log(const char *path, const ncf_tune_report *r)
 {
-    ncf_output *f;
+    ncf__outfile *f;
     int i;
     if (!path || !ON_ROOT) return 1;
-    if (ncf_output_open(&f, path) != NCF_OK) {
+    if (ncf__outfile_open(&f, path) != NCF_OK) {
         fprintf(stderr, "demo: --log: %s\n", ncf_error_text());
         return 0;
     }
-    ncf_output_printf(
+    ncf__outfile_printf(
         f,
         "trial,rung,model,factors,mlp,lr,l2,num_neg,batch,weighted,decay,epochs,epochs_trained,chosen_epoch,"
         "val_hr,val_ndcg,val_mrr,planned_s,winner,beside,partner,seeds,optimizer,unobserved\n");
     for (i = 0; i <= r->num_runs; i++) { /* (the runs, then the winner's seeds averaged) */
         const ncf_trial *t = i < r->num_runs ? &r->runs[i] : &r->averaged;
         if (i == r->num_runs && t->rung != 3) break;
-        ncf_output_printf(f, "%d,%d,%s,%d,%d,%.6g,%.6g,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.3f,%d,%d,%d,%d,%s,%.6g\n",
-                          t->trial, t->rung, model_name(t->cfg.model), t->cfg.mf_dim,
-                          t->cfg.model == NCF_NEUMF ? t->cfg.layers[0] : 0, t->cfg.lr, t->cfg.mf_reg, t->cfg.num_neg,
-                          t->cfg.batch_size, t->weighted, t->decay, t->epochs, t->epochs_trained, t->chosen_epoch,
-                          t->val.hr, t->val.ndcg, t->val.mrr, t->planned_seconds, i == r->best, t->beside, t->partner,
-                          i < r->num_runs ? 1 : r->seeds,
-                          t->cfg.optimizer == NCF_OPT_ALS       ? "als"
-                              : t->cfg.optimizer == NCF_OPT_SGD ? "sgd"
-                                                                : "adam",
-                          t->cfg.optimizer == NCF_OPT_ALS ? t->cfg.unobserved : 0.0);
+        ncf__outfile_printf(
+            f, "%d,%d,%s,%d,%d,%.6g,%.6g,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.3f,%d,%d,%d,%d,%s,%.6g\n", t->trial,
+            t->rung, model_name(t->cfg.model), t->cfg.mf_dim, t->cfg.model == NCF_NEUMF ? t->cfg.layers[0] : 0,
+            t->cfg.lr, t->cfg.mf_reg, t->cfg.num_neg, t->cfg.batch_size, t->weighted, t->decay, t->epochs,
+            t->epochs_trained, t->chosen_epoch, t->val.hr, t->val.ndcg, t->val.mrr, t->planned_seconds, i == r->best,
+            t->beside, t->partner, i < r->num_runs ? 1 : r->seeds,
+            t->cfg.optimizer == NCF_OPT_ALS       ? "als"
+                : t->cfg.optimizer == NCF_OPT_SGD ? "sgd"
+                                                  : "adam",
+            t->cfg.optimizer == NCF_OPT_ALS ? t->cfg.unobserved : 0.0);
     }
-    if (ncf_output_commit(f) != NCF_OK) {
+    if (ncf__outfile_commit(f) != NCF_OK) {
         fprintf(stderr, "demo: --log: %s\n", ncf_error_text());
         return 0;
     }
@@ -2730,11 +2732,11 @@ static int tune(const options *o, const ncf_dataset *d, const epoch_row *pop, nc
     progress_state ps;
     memset(&st, 0, sizeof st), memset(&ps, 0, sizeof ps);
     dc.num_users = d->num_users, dc.num_items = d->num_items;
-    to.seed = o->cfg.seed, to.eval.k = o->ks[select_at(o)], to.progress = on_tune, to.user = &st;
+    to.seed = o->cfg.seed, to.eval.k = o->ks[select_at(o)], to.progress = on_tune, to.ctx = &st;
     to.eval.metric = select_metric(o), to.eval.full_ranking = o->many || o->full_ranking;
     if (o->patience) to.patience = o->patience;
     to.seeds = o->tune_seeds;
-    to.budget = o->tune_seconds > 0 ? o->tune_seconds : ncf_tune_budget(d);
+    to.budget = o->tune_seconds > 0 ? o->tune_seconds : ncf__tune_budget(d); /* (printed before the search) */
     st.k = k, st.t0 = st.run_t0 = t0;
     printf("tune: successive halving on the validation split, seed %llu, a planned budget of %.0f s (%s)\n",
            (unsigned long long)to.seed, to.budget, o->tune_seconds > 0 ? "--tune SECONDS" : "from the data's size");
@@ -2747,7 +2749,7 @@ static int tune(const options *o, const ncf_dataset *d, const epoch_row *pop, nc
     if (rep.too_small) {
         printf("tune: a budget of %.0f s is too small for one run (the defaults' first rung plans %.1f s): training "
                "the defaults\n",
-               to.budget, ncf_tune_cost(&dc, d, to.max_epochs / 9));
+               to.budget, ncf__tune_cost(&dc, d, to.max_epochs / 9));
         return 2;
     }
     {
@@ -2793,8 +2795,8 @@ static int tune(const options *o, const ncf_dataset *d, const epoch_row *pop, nc
         return 1;
     }
     e.k = k, e.seed = o->cfg.seed, e.max_users = full_users(o, d);
-    if (ncf_evaluate_opts(*out, d, &e, &test) != NCF_OK ||
-        (e.full_ranking = 1, ncf_evaluate_opts(*out, d, &e, &test_full)) != NCF_OK) {
+    if (ncf_evaluate(*out, d, &e, &test) != NCF_OK ||
+        (e.full_ranking = 1, ncf_evaluate(*out, d, &e, &test_full)) != NCF_OK) {
         fprintf(stderr, "demo: %s\n", ncf_error_text());
         return 0;
     }

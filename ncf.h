@@ -1,4 +1,4 @@
-/* ncf.h - v0.7.0 - Neural Collaborative Filtering (NeuMF) in one C header.
+/* ncf.h - v0.8.0 - Neural Collaborative Filtering (NeuMF) in one C header.
 
    He et al., "Neural Collaborative Filtering", WWW 2017, as TensorFlow's
    official NCF (the MLPerf reference) trains and evaluates it: MovieLens,
@@ -66,6 +66,7 @@
      ncf_sampler sampler;
      ncf_metrics m;
      ncf_config cfg = ncf_config_default();          // the paper's NeuMF
+     ncf_rec_opts opts = ncf_rec_opts_default();     // the 10 best, rated items skipped
      int64_t top[10];
      float score[10];
      int epoch, n, k;
@@ -77,14 +78,14 @@
          ncf_sampler_init(&sampler, &data, cfg.num_neg, cfg.seed) != NCF_OK) goto fail;
      for (epoch = 1; epoch <= 20; epoch++) {
          if (ncf_train_epoch(model, &sampler, epoch, NULL, NULL, NULL) != NCF_OK ||
-             ncf_evaluate(model, &data, 10, NCF_SAMPLED, &m) != NCF_OK) goto fail;
+             ncf_evaluate(model, &data, NULL, &m) != NCF_OK) goto fail; // test HR@10, NDCG@10
          printf("Iteration %d: HR = %.4f, NDCG = %.4f\n", epoch, m.hr, m.ndcg);
      }
      if (ncf_save(model, "neumf.ncf", NCF_SAVE_MODEL) != NCF_OK) goto fail;
      ncf_model_free(model); model = NULL;
      // serving, later or elsewhere: the 10 best movies user 1 has not rated
      if (ncf_load(&model, "neumf.ncf") != NCF_OK) goto fail;
-     if ((n = ncf_recommend(model, 1, 10, NCF_EXCLUDE_RATED, top, score)) < 0) goto fail;
+     if ((n = ncf_recommend(model, 1, &opts, top, score)) < 0) goto fail;
      for (k = 0; k < n; k++) printf("movie %lld (%.3f)\n", (long long)top[k], score[k]);
      ncf_model_free(model); ncf_dataset_free(&data);
      return 0;
@@ -94,17 +95,16 @@
      return 1;
 
    THREAD SAFETY
-     Serving only reads a model: ncf_predict, ncf_predict_indices, ncf_predict_items,
-     ncf_recommend, ncf_recommend_index, ncf_recommend_users, ncf_similar_items and
-     ncf_fold_in (and the workspace forms, each thread with its own) may run on one model
-     from any number of threads at once (each call has its own buffers; ids are found
-     by binary search), and runs on the calling thread alone: no serving call starts an
-     OpenMP team unless asked (ncf_rec_opts.threads; ncf_recommend_users, made for batches, uses
-     the threads). Training, evaluating, loading ids or
-     pre-training change the model: one thread at a time, and not while it serves.
-     Distinct models and datasets may be used from distinct threads. The last
-     error text is thread-local where the compiler supports it. Results are
-     bit-identical for any number of OpenMP threads and without OpenMP.
+     Serving only reads a model: ncf_predict, ncf_predict_index, ncf_predict_for,
+     ncf_recommend, ncf_recommend_index, ncf_recommend_users, ncf_similar, the by-id calls
+     and ncf_fold_in (each thread with its own workspace, if any) may run on one model from
+     any number of threads at once (each call has its own buffers; ids are found by binary
+     search), and runs on the calling thread alone: no serving call starts an OpenMP team
+     unless asked (ncf_rec_opts.threads; ncf_recommend_users, made for batches, uses the
+     threads). Training, evaluating, loading ids or pre-training change the model: one thread
+     at a time, and not while it serves. Distinct models and datasets may be used from
+     distinct threads. The last error text is thread-local where the compiler supports it.
+     Results are bit-identical for any number of OpenMP threads and without OpenMP.
 
    THREADS
      OpenMP threads (ncf_set_threads, or OMP_NUM_THREADS). Work is handed out in small
@@ -115,6 +115,9 @@
      the faster. Threads need an OpenMP compiler with GCC's atomics (GCC, Clang); any
      other runs on one thread.
 
+   VERSIONS
+     0.8.0 (this file): the API narrowed to 80 calls, one a job; CHANGELOG.md in the ncf.h
+     repository has the table from 0.7's names and every version's changes.
 */
 #ifndef NCF_H_INCLUDED
 #define NCF_H_INCLUDED
@@ -126,9 +129,9 @@
 #endif
 
 #define NCF_VERSION_MAJOR 0
-#define NCF_VERSION_MINOR 7
+#define NCF_VERSION_MINOR 8
 #define NCF_VERSION_PATCH 0
-#define NCF_VERSION_STRING "0.7.0"
+#define NCF_VERSION_STRING "0.8.0"
 
 #ifndef NCFDEF
 #if defined(NCF_STATIC) && (defined(__GNUC__) || defined(__clang__))
@@ -171,6 +174,10 @@ enum {
     NCF_ERR_PARSE = -4, /* a malformed input line */
     NCF_ERR_DATA = -5   /* well-formed input that cannot be used (e.g. no negatives left) */
 };
+
+/* The two sides of the matrix: the calls that serve either take one (ncf_find, ncf_row,
+   ncf_fold_in, ncf_similar, ncf_predict_for, ncf_model_add). */
+enum { NCF_USER = 0, NCF_ITEM = 1 };
 
 /* NeuMF: GMF and MLP towers fused by one output layer. GMF: w . (p_u * q_i) + b.
    MLP: a ReLU tower over [p_u; q_i]. MF: b + b_u + b_i + p_u . q_i (the dot-product
@@ -221,8 +228,9 @@ NCFDEF ncf_config ncf_config_mlperf(void);
 /* ---- >>api-errors: the last error, the version, threads -------------------------------------- */
 NCFDEF const char *ncf_error_text(void); /* message of the last failure */
 NCFDEF const char *ncf_version(void);    /* NCF_VERSION_STRING */
-NCFDEF void ncf_set_threads(int n);      /* OpenMP threads (no-op without OpenMP) */
-NCFDEF int ncf_get_threads(void);
+/* OpenMP threads the library's parallel work uses, n > 0 (n <= 0 leaves them as they are);
+   returns the number in effect (1 without OpenMP). */
+NCFDEF int ncf_set_threads(int n);
 
 #ifndef NCF_INFERENCE_ONLY /* NCF_INFERENCE_ONLY: models, predict, recommend, save/load only */
 /* ---- >>api-data: loading interaction logs, the split, ids ------------------------------------ */
@@ -246,7 +254,7 @@ typedef struct ncf_load_report {
     int users_filtered_out;        /* users left under min_ratings (kcore), or with no positive, by the item filter */
     int users_every_item;          /* users dropped for rating every item kept (nothing to rank or draw) */
     int filter_rounds;             /* rounds of the filters (kcore: until neither drops anything) */
-    double weight_min, weight_max; /* the positives' confidences (ncf_load_opts.weighting); 0, 0 without */
+    double weight_min, weight_max; /* the positives' confidences (ncf_dataset_opts.weighting); 0, 0 without */
     /* a split of many items per user (NCF_HOLDOUT_RATIO, _TIME, _CUTOFF): */
     int64_t test_interactions, validation_interactions; /* positives held out for each */
     int users_only_held_out;           /* users with held-out positives and none to train on: not evaluated */
@@ -259,7 +267,7 @@ typedef struct ncf_load_report {
 
 /* Implicit feedback after the hold-out split. Ids are dense 0-based indices: index k of users
    is the k-th user id in ascending order (integers by value, text by bytes), so an id is
-   found by bisection (ncf_dataset_user_index) and an index named (ncf_dataset_user_id).
+   found by bisection (ncf_dataset_find) and an index named (ncf_dataset_id).
    Owns all its arrays; release with ncf_dataset_free. */
 typedef struct ncf_dataset {
     int num_users, num_items;
@@ -268,7 +276,7 @@ typedef struct ncf_dataset {
     int32_t *items;       /* [num_train] ascending within each user */
     int32_t *train_user;  /* [num_train] the user of each positive */
     float *weight;        /* [num_train] each positive's confidence, 1 + alpha f(strength), the
-                               weight of its loss term (ncf_load_opts.weighting); NULL: all 1 */
+                               weight of its loss term (ncf_dataset_opts.weighting); NULL: all 1 */
     int32_t *test_item;   /* [num_users] held-out item, -1 when the user has none */
     int num_eval_neg;     /* eval candidates per user besides the test item */
     int32_t *eval_neg;    /* [num_users*num_eval_neg], rows of test users valid */
@@ -330,10 +338,10 @@ enum {
     NCF_HOLDOUT_CUTOFF,   /* a global time split at holdout_cutoff: positives at or after it */
     NCF_HOLDOUT_SAVED     /* (the report's) the split ncf_save_split wrote, read back */
 };
-/* header of ncf_load_opts */
+/* header of ncf_dataset_opts */
 enum { NCF_HEADER_AUTO = 0, NCF_HEADER_YES = 1, NCF_HEADER_NO = 2 };
 
-typedef struct ncf_load_opts {
+typedef struct ncf_dataset_opts {
     ncf_format format;
     int min_ratings;    /* drop users with fewer positives (20 for ml-20m as MLPerf); 0 keeps all */
     int eval_negatives; /* sampled eval negatives per user (999 for MLPerf); 0: the
@@ -360,7 +368,7 @@ typedef struct ncf_load_opts {
        columns[NCF_COL_STRENGTH], by default the rating column; a negative, NaN or non-numeric
        strength is an error naming file:line. NCF_WEIGHT_NONE (0): every positive weighs 1. */
     int weighting;
-    float alpha; /* > 0 with a weighting (ncf_load_opts_default: 1) */
+    float alpha; /* > 0 with a weighting (ncf_dataset_opts_default: 1) */
     /* 0 (the default): a text id is its field's bytes as written, blanks at either end included
        (they tell "Papers " from "Papers"); quotes delimit a field, and blanks outside them are
        not the id's. 1: blanks around an unquoted id are dropped (a "1, a, 5" file), and lookups
@@ -369,14 +377,14 @@ typedef struct ncf_load_opts {
     int trim_ids;
     float holdout_fraction; /* NCF_HOLDOUT_RATIO and _TIME: the share held out, in (0, 1) (0.2) */
     int64_t holdout_cutoff; /* NCF_HOLDOUT_CUTOFF: the first timestamp held out for test */
-} ncf_load_opts;
+} ncf_dataset_opts;
 
-/* indices of ncf_load_opts.columns and ncf_load_report.columns */
+/* indices of ncf_dataset_opts.columns and ncf_load_report.columns */
 enum { NCF_COL_USER = 0, NCF_COL_ITEM, NCF_COL_RATING, NCF_COL_TIME, NCF_COL_STRENGTH };
-/* ncf_load_opts.weighting */
+/* ncf_dataset_opts.weighting */
 enum { NCF_WEIGHT_NONE = 0, NCF_WEIGHT_LINEAR, NCF_WEIGHT_LOG };
 
-NCFDEF ncf_load_opts ncf_load_opts_default(void);
+NCFDEF ncf_dataset_opts ncf_dataset_opts_default(void);
 #ifndef NCF_NO_STDIO
 /* Loads an interaction log: the NCF paper's split by its names, or any delimited file (the
    MovieLens files as downloaded, a TAB-separated log with a header, a quoted ';' export, ...:
@@ -385,24 +393,22 @@ NCFDEF ncf_load_opts ncf_load_opts_default(void);
    out one item per user with two or more (opts.holdout), and draws eval candidates.
    ds->report says what was read and dropped. opts may be NULL (defaults). On failure *ds is
    left empty and the message names the file, line and field. */
-NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_opts *opts);
+NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_dataset_opts *opts);
 #endif
 /* The same from a delimited log in memory (not the paper split); name is for messages. buf is
    only read. */
 NCFDEF int ncf_load_dataset_mem(ncf_dataset *ds, const char *name, const void *buf, size_t len,
-                                const ncf_load_opts *opts);
+                                const ncf_dataset_opts *opts);
 /* Builds a dataset from n (user, item, timestamp) triples in memory, as ncf_load_dataset does
    after parsing (the latest interaction held out). Raw ids must be in [0, 2^62). */
 NCFDEF int ncf_dataset_from_triples(ncf_dataset *ds, const int64_t *users, const int64_t *items,
                                     const int64_t *timestamps, int64_t n, int min_ratings);
-/* A user or item id as the file wrote it ("0440213320", or "42" for an integer id) to its
-   index, or NCF_ERR_ARG when the dataset has no such id. */
-NCFDEF int ncf_dataset_user_index(const ncf_dataset *ds, const char *id);
-NCFDEF int ncf_dataset_item_index(const ncf_dataset *ds, const char *id);
-/* The id of an index as the file wrote it, NUL-terminated into buf: its length, or NCF_ERR_ARG
-   (an index out of range, or buf shorter than the id and its NUL). */
-NCFDEF int ncf_dataset_user_id(const ncf_dataset *ds, int index, char *buf, size_t size);
-NCFDEF int ncf_dataset_item_id(const ncf_dataset *ds, int index, char *buf, size_t size);
+/* The index of a user (side NCF_USER) or item (NCF_ITEM) id as the file wrote it
+   ("0440213320", or "42" for an integer id), or NCF_ERR_ARG when the dataset has no such id. */
+NCFDEF int ncf_dataset_find(const ncf_dataset *ds, int side, const char *id);
+/* The id of a user's or item's index as the file wrote it, NUL-terminated into buf: its
+   length, or NCF_ERR_ARG (an index out of range, or buf shorter than the id and its NUL). */
+NCFDEF int ncf_dataset_id(const ncf_dataset *ds, int side, int index, char *buf, size_t size);
 /* Synthetic implicit data: users and items in `rank` taste clusters (each user draws
    70% of its items from its own cluster), power-law item popularity and user
    activity (at least 2 interactions each). One interaction per user is held out. */
@@ -413,7 +419,7 @@ NCFDEF int ncf_sample_eval_negatives(ncf_dataset *ds, int n, uint64_t seed);
    set, with n sampled negatives each: the latest by timestamp where the source had them
    (the second latest rating, the latest being the test item), else one chosen by the seed.
    It is never trained on; choose epochs and hyperparameters on it (ncf_fit, or
-   ncf_evaluate_opts with NCF_EVAL_VALIDATION) and the test figures stay unseen. On failure the dataset is unchanged. */
+   ncf_evaluate with NCF_EVAL_VALIDATION) and the test figures stay unseen. On failure the dataset is unchanged. */
 NCFDEF int ncf_hold_out_validation(ncf_dataset *ds, int n, uint64_t seed);
 #ifndef NCF_NO_STDIO
 /* Writes the split for another library to be scored on the same lines: PREFIX.train.tsv,
@@ -455,11 +461,6 @@ NCFDEF int ncf_sampler_init(ncf_sampler *s, const ncf_dataset *data, int num_neg
    shard, the examples of other ranks' users are 0, 0, 0: summed over the ranks, the batch. */
 NCFDEF void ncf_sampler_fill(const ncf_sampler *s, int epoch, int64_t start, int n, int32_t *users, int32_t *items,
                              float *labels);
-/* TF's --hash_pipeline: a hash of the first batch and of all batches (user and item ids).
-   NCF_OK; or NCF_ERR_ARG (a NULL sampler, batch_size <= 0, a shard) or NCF_ERR_NOMEM, with
-   both hashes 0. */
-NCFDEF int ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, uint64_t *first_batch,
-                            uint64_t *all_batches);
 #endif /* NCF_INFERENCE_ONLY */
 
 /* ---- >>api-model: create, free, pre-training, predict ---------------------------------------- */
@@ -506,11 +507,9 @@ NCFDEF int ncf_model_create(ncf_model **out, const ncf_config *cfg);
 #endif
 NCFDEF void ncf_model_free(ncf_model *m);
 /* Logits (pre-sigmoid scores) of n (user index, item index) pairs: dense indices, not ids
-   (ncf_user_index and ncf_item_index find an id's). */
-NCFDEF int ncf_predict_indices(const ncf_model *m, const int32_t *user_index, const int32_t *item_index, int n,
-                               float *logits);
-/* The old name of ncf_predict_indices (0.5); it goes in 0.8. */
-NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits);
+   (ncf_find finds an id's). */
+NCFDEF int ncf_predict_index(const ncf_model *m, const int32_t *user_index, const int32_t *item_index, int n,
+                             float *logits);
 /* Call after changing m->params by hand: rebuilds the cached item projection (out of memory,
    serving goes on without it: slower, the same answers). */
 NCFDEF void ncf_model_params_changed(ncf_model *m);
@@ -534,14 +533,14 @@ NCFDEF int ncf_model_average(ncf_model **out, ncf_model *const *models, int n);
    gradients. A label is 0 (a negative) or a positive's weight c in (0, 1e9] (1: unweighted),
    whose term is c times a positive's: c log(1 + e^-z), its gradient c (sigmoid(z) - 1). */
 NCFDEF int ncf_loss(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int n, double *loss);
-/* Forward and backward: adds d(loss)/d(params) into m->grads and sets *loss. */
+/* Forward and backward: adds d(loss)/d(params) into m->grads (zero after ncf_model_create and
+   after each ncf_update, so calls between updates accumulate) and sets *loss. */
 NCFDEF int ncf_forward_backward(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int n,
                                 double *loss);
-NCFDEF void ncf_zero_grad(ncf_model *m);
 /* One optimizer step from m->grads (cfg.optimizer; Adam's embeddings dense or lazy as
-   cfg.adam), then zero grads. */
+   cfg.adam), then the gradients back to zero. */
 NCFDEF void ncf_update(ncf_model *m);
-/* zero_grad + forward_backward + update. Returns NCF_OK and the mean loss in *loss. */
+/* ncf_forward_backward + ncf_update on fresh gradients. Returns NCF_OK and the mean loss in *loss. */
 NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int n,
                           double *loss);
 /* Grows a model to a dataset whose users and items include the model's (new data: yesterday's
@@ -550,8 +549,8 @@ NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *ite
    rated items become the data's; training then goes on. Data that lacks an id of the model
    is refused with a message (its rows would be lost). On failure *m is unchanged. */
 NCFDEF int ncf_model_grow(ncf_model **m, const ncf_dataset *data);
-/* Adds a user (side 0) or an item (side 1) to the model under id, with rows (ncf_user_row_size
-   floats, as ncf_fold_in or ncf_fold_in_item fit them), so that it is served, saved and loaded
+/* Adds a user (side NCF_USER) or an item (NCF_ITEM) to the model under id, with rows
+   (ncf_row_size floats, as ncf_fold_in fits them), so that it is served, saved and loaded
    by id as the others are; an id the model knows gets the rows in place of its own. Other ids
    keep their rows and Adam moments; indices past the new one's move up by one; a new user has
    no rated items. A model whose ids of that side are integers takes only a plain integer id.
@@ -569,17 +568,16 @@ NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *data);
 
 /* ---- >>api-serving: ids, recommend, fold-in, similar items (ids needed) ---------------------- */
 /* Ids and indices. An id is what the user's file wrote ("0440213320", "u17", "42"); an index
-   is its dense position, which the _index calls take. A user or item id to its index, or
-   NCF_ERR_ARG when the model does not know it: */
-NCFDEF int ncf_user_index(const ncf_model *m, const char *id);
-NCFDEF int ncf_item_index(const ncf_model *m, const char *id);
-/* The id of an index, NUL-terminated into buf: its length, or NCF_ERR_ARG (index out of
-   range, no ids, or buf too short: NCF_MAX_ID_BYTES + 1 always suffices). */
-NCFDEF int ncf_user_id(const ncf_model *m, int index, char *buf, size_t size);
-NCFDEF int ncf_item_id(const ncf_model *m, int index, char *buf, size_t size);
+   is its dense position, which the _index calls take. The index of a user (side NCF_USER) or
+   item (NCF_ITEM) id, or NCF_ERR_ARG when the model does not know it: */
+NCFDEF int ncf_find(const ncf_model *m, int side, const char *id);
+/* The id of a user's or item's index, NUL-terminated into buf: its length, or NCF_ERR_ARG
+   (index out of range, no ids, or buf too short: NCF_MAX_ID_BYTES + 1 always suffices). */
+NCFDEF int ncf_id(const ncf_model *m, int side, int index, char *buf, size_t size);
 
-/* What ncf_recommend_index returns (ncf_rec_opts_default() gives the values in brackets).
-   Lists hold item indices, in any order; the library sorts a copy. */
+/* What a recommendation returns (ncf_rec_opts_default() gives the values in brackets; NULL
+   options, here and in every call that takes options, mean the defaults). Lists hold item
+   indices, in any order; the library sorts a copy. */
 typedef struct ncf_rec_opts {
     int k;                /* the k best items [10] */
     int exclude_rated;    /* skip the items the user rated, training and test [1] */
@@ -587,16 +585,18 @@ typedef struct ncf_rec_opts {
     int num_allow;
     const int32_t *deny; /* never these (already shown, a folded-in user's own items) [NULL] */
     int num_deny;
-    const float *user_row; /* a user given by its rows (ncf_fold_in), scored instead of user u [NULL] */
+    const float *user_row; /* a user given by its rows (ncf_fold_in), scored instead of the user [NULL] */
     int probabilities;     /* scores as probabilities, sigmoid(logit) [0: logits] */
-    void *work;            /* a caller's workspace of ncf_rec_workspace_size bytes (the same size serves
-                             ncf_similar_items and ncf_similar_users): no heap [NULL: the heap] */
+    void *work;            /* a caller's workspace of ncf_rec_workspace_size bytes (any alignment): no heap,
+                              and the answer is the heap's bit for bit [NULL: the heap] */
     size_t work_size;
     int threads; /* 1: one list's catalogue shared among the library's threads (ncf_set_threads;
                              a large catalogue scored alone); 0: the calling thread only, no team started
                              (a server's request threads) [0]. ncf_recommend_users always uses them. */
 } ncf_rec_opts;
 NCFDEF ncf_rec_opts ncf_rec_opts_default(void);
+/* The bytes of ncf_rec_opts.work these options need (a few KB for small models;
+   docs/devices.md has sizes); the same size serves ncf_similar. */
 NCFDEF size_t ncf_rec_workspace_size(const ncf_model *m, const ncf_rec_opts *opts);
 /* The k best candidates for user index u (or opts->user_row), best first (ties: the lower
    index), as item indices with their scores (scores may be NULL). Returns how many were
@@ -608,59 +608,56 @@ NCFDEF int ncf_recommend_index(const ncf_model *m, int u, const ncf_rec_opts *op
    ncf_recommend_index gives, bit for bit, for any number of threads. */
 NCFDEF int ncf_recommend_users(const ncf_model *m, const int32_t *users, int n, const ncf_rec_opts *opts,
                                int32_t *items, float *scores, int *counts);
-/* The logits of n items for user index u, or for the user rows user_row when not NULL. */
-NCFDEF int ncf_predict_items(const ncf_model *m, int u, const float *user_row, const int32_t *items, int n,
-                             float *logits);
+/* The logits of n others for one side's index: user index `index` against items others[0..n)
+   (side NCF_USER), or item index `index` against users (NCF_ITEM), as training scores them;
+   with row not NULL, that side's rows (ncf_fold_in) stand in for the index's. */
+NCFDEF int ncf_predict_for(const ncf_model *m, int side, int index, const float *row, const int32_t *others, int n,
+                           float *logits);
 
-/* The k items most like item index `item` (cosine), best first, as ncf_recommend_index
-   returns them (k, allow, deny and probabilities of opts used; the item itself never). Like
-   means: MF, the items' factors; GMF and NeuMF, the GMF factors weighted by the output layer
-   (for NeuMF the GMF half only: its MLP half scores a user and an item together and has no
-   item vector of its own); MLP, the items' half of the first dense layer. opts->work, as
-   ncf_recommend_index takes it (ncf_rec_workspace_size bytes), makes it allocate nothing. */
-NCFDEF int ncf_similar_items(const ncf_model *m, int item, const ncf_rec_opts *opts, int32_t *items, float *scores);
-/* The k users most like user index `user`, by the cosine of the users' side of the same vectors
-   (MF: their factors; GMF, NeuMF: their GMF factors weighted; MLP: W1 p_u), best first (ties:
-   the lower index; the user itself never); opts: k and work (no lists). */
-NCFDEF int ncf_similar_users(const ncf_model *m, int user, const ncf_rec_opts *opts, int32_t *users, float *scores);
+/* The k items most like item index `index` (side NCF_ITEM), or the k users most like a user
+   (NCF_USER), by cosine, best first (ties: the lower index; never the item or user itself), as
+   ncf_recommend_index returns them. Like means: MF, the factors; GMF and NeuMF, the GMF
+   factors weighted by the output layer (for NeuMF the GMF half only: its MLP half scores a user
+   and an item together and has no vector of either alone); MLP, that side's half of the first
+   dense layer. opts: k, work and probabilities; for items also allow and deny. opts->work
+   (ncf_rec_workspace_size bytes) makes it allocate nothing. */
+NCFDEF int ncf_similar(const ncf_model *m, int side, int index, const ncf_rec_opts *opts, int32_t *out, float *scores);
 
 /* Fold-in: a user not in training (or a known user with fresh items) served without
-   retraining. Its rows ([GMF or MF][MLP][MF bias], ncf_user_row_size floats) are fitted to
-   the items it interacted with, every other parameter frozen: a few Adam steps on those items
-   as positives and fresh uniform negatives (seeded). An ALS model's row is instead the exact
-   solution of its training's least squares for those items (each of confidence 1; the options
-   other than work do not apply). The model is only read (any number of threads); the row then
-   goes to ncf_rec_opts.user_row or ncf_predict_items. */
+   retraining, and the mirror for a new item. Its rows ([GMF or MF][MLP][MF bias], ncf_row_size
+   floats) are fitted to the other side's indices it interacted with, every other parameter
+   frozen: a few Adam steps on those as positives and fresh uniform negatives (seeded). An ALS
+   model's row is instead the exact solution of its training's least squares for them (each of
+   confidence 1; the options other than work do not apply). The model is only read (any number
+   of threads); a user's row then goes to ncf_rec_opts.user_row or ncf_predict_for, an item's to
+   ncf_predict_for. */
 typedef struct ncf_fold_opts {
     int steps;          /* Adam steps (ncf_fold_opts_default gives the measured choice) */
     float lr;           /* their learning rate */
-    int num_neg;        /* negatives per item, drawn afresh each step among the items not given [4] */
+    int num_neg;        /* negatives per given index, drawn afresh each step among the others [4] */
     float l2;           /* L2 on the rows */
     uint64_t seed;      /* the negatives [1] */
-    const float *start; /* start from these rows (a known user's: ncf_user_row) [NULL: zeros] */
+    const float *start; /* start from these rows (a known one's: ncf_row) [NULL: zeros] */
     void *work;         /* a caller's workspace of ncf_fold_workspace_size bytes: no heap [NULL] */
     size_t work_size;
 } ncf_fold_opts;
 NCFDEF ncf_fold_opts ncf_fold_opts_default(void);
-NCFDEF int ncf_user_row_size(const ncf_model *m);
-/* Known user u's rows, into row (ncf_user_row_size floats). */
-NCFDEF int ncf_user_row(const ncf_model *m, int u, float *row);
+/* Floats of a user's or an item's rows: [GMF or MF][MLP][MF bias]. */
+NCFDEF int ncf_row_size(const ncf_model *m);
+/* User (side NCF_USER) or item (NCF_ITEM) index's rows, into row (ncf_row_size floats). */
+NCFDEF int ncf_row(const ncf_model *m, int side, int index, float *row);
+/* Bytes of ncf_fold_opts.work for a fold-in from n given indices. */
 NCFDEF size_t ncf_fold_workspace_size(const ncf_model *m, int n);
-/* The rows of a user who interacted with items[0..n) (item indices; repeats count once). */
-NCFDEF int ncf_fold_in(const ncf_model *m, const int32_t *items, int n, const ncf_fold_opts *opts, float *row);
-/* Items, the mirror: a new item's rows ([GMF or MF][MLP][MF bias], ncf_user_row_size floats)
-   fitted to the users who interacted with it, the rest frozen, negatives drawn among the other
-   users; ncf_fold_workspace_size(m, n) for n users. Then ncf_predict_users scores users
-   against it (irow), or against item i (irow NULL), as training scores them. */
-NCFDEF int ncf_fold_in_item(const ncf_model *m, const int32_t *users, int n, const ncf_fold_opts *opts, float *row);
-NCFDEF int ncf_item_row(const ncf_model *m, int i, float *row);
-NCFDEF int ncf_predict_users(const ncf_model *m, int i, const float *irow, const int32_t *users, int n, float *logits);
+/* The rows of a new user (side NCF_USER) who interacted with items given[0..n), or of a new
+   item (NCF_ITEM) that users given[0..n) interacted with (indices; repeats count once). */
+NCFDEF int ncf_fold_in(const ncf_model *m, int side, const int32_t *given, int n, const ncf_fold_opts *opts,
+                       float *row);
 
 /* Serving by id, one call each: the answer's item ids as written, each NUL-terminated, one
    after another in ids (size bytes; opts->k * (NCF_MAX_ID_BYTES + 1) always suffices), their
    scores in scores (or NULL). Returns how many, or a negative NCF_ERR_* (an unknown id named,
-   ids too small). opts as ncf_recommend_index takes them (NULL: ncf_rec_opts_default). They
-   allocate a few small buffers; the index forms above take workspaces. */
+   ids too small). opts as ncf_recommend_index takes them. They allocate a few small buffers;
+   the index forms above take workspaces. */
 NCFDEF int ncf_recommend_for_id(const ncf_model *m, const char *user, const ncf_rec_opts *opts, char *ids, size_t size,
                                 float *scores);
 /* A new user given by the ids of its items: folded in (fold NULL: ncf_fold_opts_default), its
@@ -669,34 +666,17 @@ NCFDEF int ncf_recommend_for_items(const ncf_model *m, const char *const *items,
                                    const ncf_fold_opts *fold, char *ids, size_t size, float *scores);
 NCFDEF int ncf_similar_to_id(const ncf_model *m, const char *item, const ncf_rec_opts *opts, char *ids, size_t size,
                              float *scores);
-/* The model's users and items (0 for NULL). */
-NCFDEF int ncf_num_users(const ncf_model *m);
-NCFDEF int ncf_num_items(const ncf_model *m);
 
 /* Integer ids (int64): the same for models whose ids are integers. A text id is found by its
    decimal form (42 finds "42"); a model whose item ids are text has no integer items to
-   return, so ncf_recommend refuses it (ncf_recommend_index and ncf_item_id serve it).
-   exclude_rated of ncf_recommend: skip the items the user rated (training and test), or not */
-enum { NCF_INCLUDE_RATED = 0, NCF_EXCLUDE_RATED = 1 };
+   return, so ncf_recommend refuses it (ncf_recommend_index and ncf_id serve it). */
 /* The logit of one (user, item). NCF_ERR_ARG for an id the model never saw (a new user is
-   served by ncf_fold_in from its items; a new item needs training). */
-NCFDEF int ncf_predict(const ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit);
-/* ncf_recommend_index by integer ids: the k best items for a user, best first, skipping the
-   items the user rated when exclude_rated is set. Fast when the item projection cached after
-   training or loading is current. */
-NCFDEF int ncf_recommend(const ncf_model *m, int64_t raw_user, int k, int exclude_rated, int64_t *out_items,
-                         float *out_scores);
-/* The same without the heap, for devices and hot paths ("_with": with the caller's
-   workspace): every buffer is carved from at least ncf_with_workspace_size(m, k) bytes at
-   work (any alignment; a few KB for small models, docs/devices.md has sizes), on the calling
-   thread only. ncf_predict_with needs the size for k = 1. The answers are those of
-   ncf_recommend and ncf_predict, bit for bit. */
-NCFDEF size_t ncf_with_workspace_size(const ncf_model *m, int k);
-NCFDEF size_t ncf_workspace_size(const ncf_model *m, int k); /* the old name (it goes in 0.8) */
-NCFDEF int ncf_recommend_with(const ncf_model *m, int64_t raw_user, int k, int exclude_rated, int64_t *out_items,
-                              float *out_scores, void *work, size_t work_size);
-NCFDEF int ncf_predict_with(const ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit, void *work,
-                            size_t work_size);
+   served by ncf_fold_in from its items; a new item needs training or ncf_fold_in). */
+NCFDEF int ncf_predict(const ncf_model *m, int64_t user, int64_t item, float *logit);
+/* ncf_recommend_index by integer ids: the opts->k best items for a user, best first, as item
+   ids (with opts->work, no heap: a device's call). One (user, item)'s score without the heap:
+   opts.allow = &item, num_allow 1, exclude_rated 0. */
+NCFDEF int ncf_recommend(const ncf_model *m, int64_t user, const ncf_rec_opts *opts, int64_t *items, float *scores);
 
 /* ---- >>api-model-file: save, load, read in place --------------------------------------------- */
 /* A model file: "NCF\0", format version, endianness mark, config, step and epoch, then
@@ -726,14 +706,14 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len);
    and a version 3 file; the same checks as ncf_load_mem, and the raw ids must ascend (as
    every loader assigns them). Such a model serves and evaluates only (training and
    ncf_model_set_ids refuse it). A big-endian host gets a copy (ncf_load_mem). */
-NCFDEF int ncf_model_open(ncf_model **out, const void *buf, size_t len);
-/* ncf_model_open for a buffer the firmware has verified itself (its CRC checked when it was
-   written to flash, say): skips the two passes over the whole file, the CRC and the scan of
-   every parameter for non-finite values (docs/devices.md has what that saves on a
-   Cortex-M, make device). The layout is still checked (sizes, offsets,
+NCFDEF int ncf_model_open(ncf_model **out, const void *buf, size_t len, int flags);
+/* flags of ncf_model_open: NCF_OPEN_VERIFIED, for a buffer the firmware has verified itself
+   (its CRC checked when it was written to flash, say), skips the two passes over the whole
+   file, the CRC and the scan of every parameter for non-finite values (docs/devices.md has
+   what that saves on a Cortex-M, make device). The layout is still checked (sizes, offsets,
    id tables, rated items), so a damaged buffer may score wrongly but is never read outside
    its len. */
-NCFDEF int ncf_model_open_verified(ncf_model **out, const void *buf, size_t len);
+enum { NCF_OPEN_VERIFIED = 1 };
 #ifndef NCF_NO_STDIO
 /* Writes a new temporary file beside PATH (created exclusively, flushed to the disk), then
    renames it over PATH: a failure never leaves a half model or touches the old one. */
@@ -743,22 +723,6 @@ NCFDEF int ncf_load(ncf_model **out, const char *path);
    refused), into a block of *len bytes aligned for ncf_model_open, which the caller keeps
    while the model lives and then releases with ncf_free. */
 NCFDEF int ncf_model_read_file(const char *path, void **buf, size_t *len);
-/* Any file written whole or not at all, as ncf_save writes a model: the bytes go to a new
-   temporary file beside PATH, and PATH changes only at the commit, when the file has been
-   flushed to the disk and is renamed over it (an existing file's permissions kept). A
-   failed write is kept: later calls return it and the commit removes the temporary file.
-   Commit and discard free the ncf_output. A killed program's temporary file is removed by
-   the next open of the same PATH; no file the library did not make is ever removed. */
-typedef struct ncf_output ncf_output;
-NCFDEF int ncf_output_open(ncf_output **out, const char *path);
-NCFDEF int ncf_output_write(ncf_output *out, const void *buf, size_t len);
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 2, 3)))
-#endif
-NCFDEF int
-ncf_output_printf(ncf_output *out, const char *fmt, ...);
-NCFDEF int ncf_output_commit(ncf_output *out);   /* PATH replaced, or left as it was (an error) */
-NCFDEF void ncf_output_discard(ncf_output *out); /* PATH left as it was */
 #endif
 NCFDEF void ncf_free(void *p);
 
@@ -767,23 +731,23 @@ NCFDEF void ncf_free(void *p);
 /* Called every few batches and at the end: examples done of total, mean loss so far. An ALS
    epoch reports every few thousand rows fitted as that share of total, its loss NaN until the
    end (it is the objective's over the whole epoch). */
-typedef void (*ncf_progress_fn)(void *user, int64_t done, int64_t total, double mean_loss);
+typedef void (*ncf_progress_fn)(void *ctx, int64_t done, int64_t total, double mean_loss);
 
 /* One epoch of the sampler in batches of cfg.batch_size. *mean_loss may be NULL. The threads
    stay in one parallel region for many steps and wait on each other only when a step needs
    it (three times a step), so a busy machine costs little (see THREADS above). */
-NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_progress_fn progress, void *user,
+NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_progress_fn progress, void *ctx,
                            double *mean_loss);
 /* Part of an epoch: its examples [first, first + count), in batches from first (a time
    budget, an epoch resumed midway). Does not refresh the serving cache as ncf_train_epoch does. */
 NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int64_t first, int64_t count,
-                              ncf_progress_fn progress, void *user, double *mean_loss);
+                              ncf_progress_fn progress, void *ctx, double *mean_loss);
 /* An epoch of each of n models, models[k] drawing from samplers[k] (seeds to average with
    ncf_model_average): MF models trained by SGD one example a step side by side, one thread
    each; the others in turn. Progress is model 0's; *mean_loss (may be NULL) the mean of theirs.
    Each model's bits are those of its own ncf_train_epoch. */
 NCFDEF int ncf_train_epoch_each(ncf_model *const *models, const ncf_sampler *samplers, int n, int epoch,
-                                ncf_progress_fn progress, void *user, double *mean_loss);
+                                ncf_progress_fn progress, void *ctx, double *mean_loss);
 
 /* Means over the users evaluated, as RecBole defines them, T_u the user's held-out items and
    hit(j) whether its j-th ranked item (from 0) is one: HR@k (any hit in the top k), NDCG@k (DCG
@@ -803,7 +767,7 @@ typedef struct ncf_metrics {
 } ncf_metrics;
 
 enum { NCF_EVAL_TEST = 0, NCF_EVAL_VALIDATION = 1 };
-/* full_ranking of ncf_evaluate: the sampled negatives, or every item the user has not rated */
+/* ncf_eval_opts.full_ranking: the sampled negatives, or every item the user has not rated */
 enum { NCF_SAMPLED = 0, NCF_FULL_RANKING = 1 };
 
 /* ncf_eval_opts.metric: the figure that chooses (the epoch, early stopping, the search) */
@@ -823,31 +787,33 @@ typedef struct ncf_eval_opts {
 } ncf_eval_opts;
 
 NCFDEF ncf_eval_opts ncf_eval_opts_default(void);
-/* HR, NDCG and MRR of the test or validation items. NCF_ERR_DATA when the dataset holds
-   none out (NCF_HOLDOUT_NONE): there is nothing to evaluate. */
-NCFDEF int ncf_evaluate_opts(const ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *opts, ncf_metrics *out);
-/* The old name (it goes in 0.8). */
-NCFDEF int ncf_evaluate_with(const ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *opts, ncf_metrics *out);
+/* The figures at opts->k of the test or validation items (opts NULL: test HR@10 and the rest,
+   sampled). Each held-out item is ranked against its sampled negatives, or with full_ranking
+   against every item the user did not rate in training: rank = the candidates scoring >= it
+   (ties count against it), HR = rank < k, NDCG = 1/log2(rank + 2) when rank < k. model NULL:
+   the popularity baseline's figures on the same candidates (items scored by their training
+   positives): a model that does not beat them has learned nothing about the users.
+   NCF_ERR_DATA when the dataset holds none out (NCF_HOLDOUT_NONE): nothing to evaluate. */
+NCFDEF int ncf_evaluate(const ncf_model *model, const ncf_dataset *data, const ncf_eval_opts *opts, ncf_metrics *out);
 /* The figures at each of ks[0..num_ks) (num_ks <= NCF_MAX_KS, each in 1..NCF_MAX_K; opts->k is
    not read) from one ranking: out[j] at ks[j]. A split of many items per user is evaluated by
-   full ranking only. model NULL: the popularity baseline's (ncf_evaluate_popularity). */
+   full ranking only. model NULL: the popularity baseline's, as ncf_evaluate's. */
 NCFDEF int ncf_evaluate_at(const ncf_model *model, const ncf_dataset *data, const ncf_eval_opts *opts, const int *ks,
                            int num_ks, ncf_metrics *out);
 /* The value of a figure (NCF_METRIC_*) in m. */
 NCFDEF double ncf_metric_value(const ncf_metrics *m, int metric);
-/* The same figures for the popularity baseline on the same candidates: items scored by their
-   training positives. A model that does not beat it has learned nothing about the users. */
-NCFDEF int ncf_evaluate_popularity(const ncf_dataset *data, const ncf_eval_opts *opts, ncf_metrics *out);
 
 /* Training with the epoch chosen on validation, never on test. */
 typedef struct ncf_fit_opts {
     int epochs;               /* epochs to train at most [20] */
     int patience;             /* stop after this many epochs without a validation gain; 0: never [0] */
-    int decay;                /* 1: the learning rate falls linearly over the epochs (ncf_decayed_lr) [0] */
+    int decay;                /* 1: the learning rate falls linearly over the epochs, lr (1 - j / epochs) in
+                                 the j-th from 0: SGD one example a step reaches in 20-40 epochs what takes
+                                 it 256 at a constant rate (Rendle et al.; docs/tuning.md) [0] */
     int by_positive;          /* 1: the epoch shuffled by positive (ncf_sampler.by_positive) [0] */
     ncf_eval_opts eval;       /* what chooses: validation HR@eval.k, sampled or full ranking [HR@10, sampled] */
     ncf_progress_fn progress; /* within each epoch, or NULL */
-    void *user;
+    void *ctx;                /* progress's first argument */
 } ncf_fit_opts;
 typedef struct ncf_fit_report {
     int chosen_epoch; /* the epoch m is left at (its count; 0: none beat the start) */
@@ -855,15 +821,12 @@ typedef struct ncf_fit_report {
     ncf_metrics chosen; /* the chosen epoch's validation figures */
 } ncf_fit_report;
 NCFDEF ncf_fit_opts ncf_fit_opts_default(void);
-/* The learning rate of the j-th (0-based) of `epochs` epochs that anneal from lr: lr * (1 -
-   j / epochs), down to lr / epochs in the last. SGD one example a step reaches in 20-40 epochs
-   so what takes it 256 at a constant rate (Rendle et al.'s ml-1m recipe; docs/tuning.md). */
-NCFDEF float ncf_decayed_lr(float lr, int j, int epochs);
 /* Trains m on the data's training positives from its next epoch (m->epoch + 1), evaluates
-   every epoch on the validation items (ncf_hold_out_validation, or ncf_load_opts.validation),
+   every epoch on the validation items (ncf_hold_out_validation, or ncf_dataset_opts.validation),
    and leaves m at the epoch with the best validation HR, its parameters and Adam moments as
    they were then. Nothing it does reads the test items (the sampler draws negatives among
-   the items not in training): evaluate the test once, after. rep may be NULL. */
+   the items not in training): evaluate the test once, after. rep may be NULL; opts NULL:
+   ncf_fit_opts_default. */
 NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *opts, ncf_fit_report *rep);
 
 /* A search for good settings on the validation split (never the test): successive halving
@@ -880,7 +843,7 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *op
    ncf_config_default. An MF or GMF winner's seeds then train on training alone in step, and
    the epoch at which their average does best on validation is the final's (rep->averaged).
    The plan is fixed by the budget, the data's size and the seed through a cost model of each
-   run (its training examples and evaluations; ncf_tune_cost), never by a clock, so a search
+   run (its training examples and evaluations), never by a clock, so a search
    gives the same table on 1 or many threads and on any machine; only max_seconds, when set,
    looks at the time. */
 typedef struct ncf_trial {
@@ -893,8 +856,8 @@ typedef struct ncf_trial {
     int decay;              /* 1: its learning rate fell over its epochs (ncf_fit_opts.decay) */
     int chosen_epoch;       /* its best validation epoch (0: none beat the start) */
     ncf_metrics val;        /* validation figures at that epoch */
-    double planned_seconds; /* its share of the plan: ncf_tune_cost of the run, half of it for SGD one
-                               example a step (two such runs train at once, one thread each) */
+    double planned_seconds; /* its share of the plan: the cost model's seconds of the run, half of it for SGD
+                               one example a step (two such runs train at once, one thread each) */
     int beside;             /* 1: trained at once with the run before or after it (their time is shared) */
     int partner;            /* 1: a lone SGD-one-example-a-step run's partner, beyond its rung's quarter */
 } ncf_trial;
@@ -913,12 +876,14 @@ typedef struct ncf_tune_report {
                                the winner's (0 in a report made by hand: the winner's) */
     int too_small;          /* 1: the budget fits no run (nothing run; train the defaults) */
     int stopped;            /* 1: max_seconds passed, and the runs not started were dropped */
+    double budget;          /* the budget planned to: opts->budget, or the one from the data's size */
 } ncf_tune_report;
-typedef void (*ncf_tune_progress_fn)(void *user, const ncf_tune_report *so_far, const ncf_trial *next);
+typedef void (*ncf_tune_progress_fn)(void *ctx, const ncf_tune_report *so_far, const ncf_trial *next);
 typedef struct ncf_tune_opts {
-    double budget;                 /* planned seconds (ncf_tune_cost) for the search and the final
+    double budget;                 /* planned seconds (the cost model's) for the search and the final
                                  training: a quarter each for the three rungs, the rest (a quarter
-                                 at least) for the final's seeds [300] */
+                                 at least) for the final's seeds [0: from the data's size, 50 epochs of
+                                 ncf_config_default by the cost model and 30 s at least] */
     uint64_t seed;                 /* draws the settings; also each model's seed [1] */
     int max_epochs;                /* the last rung's epochs; rungs of a ninth and a third of it [18] */
     int patience;                  /* within a run [3] */
@@ -929,17 +894,11 @@ typedef struct ncf_tune_opts {
                                       at least) pays for: their epochs chosen on training alone, then
                                       trained on training + validation [4] */
     ncf_tune_progress_fn progress; /* before each run (next) and at the end (next NULL), or NULL */
-    void *user;
+    void *ctx;                     /* progress's first argument */
 } ncf_tune_opts;
 NCFDEF ncf_tune_opts ncf_tune_opts_default(void);
-/* The planned seconds of `epochs` epochs of cfg on the data, with an evaluation of the
-   validation items before the first epoch and after each, on the machine the cost model was measured on (see
-   docs/tuning.md): a unit of work, not a promise of time. */
-NCFDEF double ncf_tune_cost(const ncf_config *cfg, const ncf_dataset *data, int epochs);
-/* A budget from the data's size: 50 epochs of the defaults (ncf_config_default) by the cost
-   model, 30 at least (docs/tuning.md has what it comes to on ml-1m). */
-NCFDEF double ncf_tune_budget(const ncf_dataset *data);
-/* Runs the search on data (with validation items: ncf_hold_out_validation) and fills rep. */
+/* Runs the search on data (with validation items: ncf_hold_out_validation) and fills rep
+   (opts NULL: ncf_tune_opts_default). */
 NCFDEF int ncf_tune(const ncf_dataset *data, const ncf_tune_opts *opts, ncf_tune_report *rep);
 /* The winner trained anew on the training and the validation positives, for rep->final_epochs:
    the model to evaluate on test, once, and to ship. An MF or GMF winner is trained from
@@ -947,14 +906,9 @@ NCFDEF int ncf_tune(const ncf_dataset *data, const ncf_tune_opts *opts, ncf_tune
    epochs at which their average trained on training alone did best on validation (an average
    of models is often at its best later than one of them). Its ids are the data's. */
 NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *data, const ncf_tune_report *rep,
-                          ncf_progress_fn progress, void *user);
+                          ncf_progress_fn progress, void *ctx);
 NCFDEF void ncf_tune_report_free(ncf_tune_report *rep);
 
-/* Leave-one-out metrics at k. Each test item is ranked against its eval negatives,
-   or, with full_ranking, against every item the user did not rate in training.
-   rank = number of candidates scoring >= the test item (ties count against it);
-   HR = rank < k, NDCG = 1/log2(rank + 2) when rank < k. */
-NCFDEF int ncf_evaluate(const ncf_model *m, const ncf_dataset *data, int k, int full_ranking, ncf_metrics *out);
 #endif
 
 #if defined(NCF_MPI) && !defined(NCF_INFERENCE_ONLY)
@@ -980,7 +934,7 @@ NCFDEF int ncf_evaluate(const ncf_model *m, const ncf_dataset *data, int k, int 
    ids are numbered together and kept whole on every rank, as are the per-user arrays (a few
    bytes a user). A delimited log only, split one item per user (the paper's split and saved
    splits: ncf_load_dataset, then ncf_mpi_shard). */
-NCFDEF int ncf_mpi_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_opts *opts, MPI_Comm comm);
+NCFDEF int ncf_mpi_load_dataset(ncf_dataset *ds, const char *path, const ncf_dataset_opts *opts, MPI_Comm comm);
 /* Keeps this rank's share of a dataset, in place: call it after eval negatives and validation
    are drawn, and after ncf_model_set_ids (which needs every user's rated items). On failure the
    dataset is unchanged. */
@@ -990,20 +944,18 @@ NCFDEF int ncf_mpi_shard(ncf_dataset *ds, MPI_Comm comm);
    print) sees the whole epoch. Each rank's model must be the same at the start: made with the
    same config and seed, or loaded from the same file. */
 NCFDEF int ncf_mpi_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, MPI_Comm comm, ncf_progress_fn progress,
-                               void *user, double *mean_loss);
+                               void *ctx, double *mean_loss);
 /* Part of an epoch, as ncf_train_examples: its examples [first, first + count). Afterwards each
    rank's copy has only its own users' rows up to date: ncf_mpi_evaluate works, and ncf_mpi_sync
    makes the copies whole before anything else (saving, serving, ncf_evaluate refuse until then). */
 NCFDEF int ncf_mpi_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int64_t first, int64_t count,
-                                  MPI_Comm comm, ncf_progress_fn progress, void *user, double *mean_loss);
+                                  MPI_Comm comm, ncf_progress_fn progress, void *ctx, double *mean_loss);
 /* Copies each rank's users' rows (parameters and Adam moments) to every rank. */
 NCFDEF int ncf_mpi_sync(ncf_model *m, const ncf_dataset *shard, MPI_Comm comm);
-/* ncf_evaluate_opts over the ranks, each scoring its shard's users: the same figures, bit for
+/* ncf_evaluate over the ranks, each scoring its shard's users: the same figures, bit for
    bit, as one process evaluating the whole data. */
 NCFDEF int ncf_mpi_evaluate(ncf_model *m, const ncf_dataset *shard, const ncf_eval_opts *opts, MPI_Comm comm,
                             ncf_metrics *out);
-/* The bytes this rank has sent in ncf_mpi_train_examples calls on this model (payload). */
-NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m);
 /* Model shards, for models whose users outgrow a machine: a shard holds this rank's users' rows
    only (parameters and Adam moments; its cfg.num_users counts them), the items and dense layers
    whole. It trains and evaluates as a whole model does, to the same bits, and its user rows never
@@ -1154,11 +1106,35 @@ NCFDEF int ncf_mpi_save(const ncf_model *m, const char *path, int flags, MPI_Com
    region costs a few microseconds. */
 #define NCF__PAR_WORK 32768.0f /* (scheduling sums are float: no double arithmetic on a device) */
 
+#if defined(__GNUC__) || defined(__clang__)
+#define NCF__MAYBE_UNUSED __attribute__((unused)) /* a private call some builds do not make */
+#define NCF__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define NCF__MAYBE_UNUSED
+#define NCF__PRINTF(f, a)
+#endif
+
+#ifndef NCF_NO_STDIO
+/* Any file written whole or not at all, as ncf_save writes a model (>>safe-save): the bytes go
+   to a new temporary file beside PATH, and PATH changes only at the commit, when the file has
+   been flushed to the disk and is renamed over it (an existing file's permissions kept). A
+   failed write is kept: later calls return it and the commit removes the temporary file.
+   Commit and discard free the ncf__outfile. A killed program's temporary file is removed by
+   the next open of the same PATH; no file the library did not make is ever removed. (Private:
+   the demo, built with the implementation, writes its CSV, C and log files with it too.) */
+typedef struct ncf__outfile ncf__outfile;
+static NCF__MAYBE_UNUSED int ncf__outfile_open(ncf__outfile **out, const char *path);
+static NCF__MAYBE_UNUSED int ncf__outfile_write(ncf__outfile *out, const void *buf, size_t len);
+static NCF__MAYBE_UNUSED NCF__PRINTF(2, 3) int ncf__outfile_printf(ncf__outfile *out, const char *fmt, ...);
+static NCF__MAYBE_UNUSED int ncf__outfile_commit(ncf__outfile *out);   /* PATH replaced, or left as it was (an error) */
+static NCF__MAYBE_UNUSED void ncf__outfile_discard(ncf__outfile *out); /* PATH left as it was */
+#endif
+
 /* Private calls that one stage makes of a later one (one translation unit: any stage may call
    any private function; these are the few that come after their first caller). */
 #ifndef NCF_INFERENCE_ONLY
 static int ncf__copy_text_ids(const char *text, const int64_t *at, int n, char **out, int64_t **out_at); /* serve */
-static int ncf__als_epoch(ncf_model *m, const ncf_dataset *ds, ncf_progress_fn progress, void *user, int64_t total,
+static int ncf__als_epoch(ncf_model *m, const ncf_dataset *ds, ncf_progress_fn progress, void *ctx, int64_t total,
                           double *mean_loss); /* als */
 #endif
 static int ncf__build_id_maps(ncf_model *m); /* serve */
@@ -1573,22 +1549,24 @@ static const char *ncf__shown(const char *s, const char *e)
 NCFDEF const char *ncf_error_text(void) { return ncf__errbuf; }
 NCFDEF const char *ncf_version(void) { return NCF_VERSION_STRING; }
 
-NCFDEF void ncf_set_threads(int n)
-{
-#ifdef _OPENMP
-    if (n > 0) omp_set_num_threads(n);
-#else
-    (void)n;
-#endif
-}
-
-NCFDEF int ncf_get_threads(void)
+/* The threads the library's parallel work uses (1 without OpenMP). */
+static int ncf__threads(void)
 {
 #ifdef _OPENMP
     return omp_get_max_threads();
 #else
     return 1;
 #endif
+}
+
+NCFDEF int ncf_set_threads(int n)
+{
+#ifdef _OPENMP
+    if (n > 0) omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+    return ncf__threads();
 }
 
 /* ---- >>memory: allocation, non-finite values, whole files read ------------------------------- */
@@ -1977,6 +1955,9 @@ static int ncf__check_text_ids(const ncf__ids *t, uint64_t bytes, const char *wh
     return NCF_OK;
 }
 
+/* "user" or "item", for messages. */
+static const char *ncf__side_name(int side) { return side == NCF_ITEM ? "item" : "user"; }
+
 #ifndef NCF_INFERENCE_ONLY
 static ncf__ids ncf__dataset_ids(const ncf_dataset *ds, int items)
 {
@@ -1988,25 +1969,17 @@ static ncf__ids ncf__dataset_ids(const ncf_dataset *ds, int items)
     return t;
 }
 
-NCFDEF int ncf_dataset_user_index(const ncf_dataset *ds, const char *id)
+NCFDEF int ncf_dataset_find(const ncf_dataset *ds, int side, const char *id)
 {
-    if (!ds) return ncf__fail(NCF_ERR_ARG, "ncf_dataset_user_index: NULL dataset");
-    return ncf__index_of(ncf__dataset_ids(ds, 0), id, "user");
+    if (!ds || (side != NCF_USER && side != NCF_ITEM))
+        return ncf__fail(NCF_ERR_ARG, "ncf_dataset_find: NULL dataset, or a side not NCF_USER or NCF_ITEM");
+    return ncf__index_of(ncf__dataset_ids(ds, side), id, ncf__side_name(side));
 }
-NCFDEF int ncf_dataset_item_index(const ncf_dataset *ds, const char *id)
+NCFDEF int ncf_dataset_id(const ncf_dataset *ds, int side, int index, char *buf, size_t size)
 {
-    if (!ds) return ncf__fail(NCF_ERR_ARG, "ncf_dataset_item_index: NULL dataset");
-    return ncf__index_of(ncf__dataset_ids(ds, 1), id, "item");
-}
-NCFDEF int ncf_dataset_user_id(const ncf_dataset *ds, int index, char *buf, size_t size)
-{
-    if (!ds) return ncf__fail(NCF_ERR_ARG, "ncf_dataset_user_id: NULL dataset");
-    return ncf__name_of(ncf__dataset_ids(ds, 0), index, buf, size, "user");
-}
-NCFDEF int ncf_dataset_item_id(const ncf_dataset *ds, int index, char *buf, size_t size)
-{
-    if (!ds) return ncf__fail(NCF_ERR_ARG, "ncf_dataset_item_id: NULL dataset");
-    return ncf__name_of(ncf__dataset_ids(ds, 1), index, buf, size, "item");
+    if (!ds || (side != NCF_USER && side != NCF_ITEM))
+        return ncf__fail(NCF_ERR_ARG, "ncf_dataset_id: NULL dataset, or a side not NCF_USER or NCF_ITEM");
+    return ncf__name_of(ncf__dataset_ids(ds, side), index, buf, size, ncf__side_name(side));
 }
 #endif
 
@@ -2014,9 +1987,9 @@ NCFDEF int ncf_dataset_item_id(const ncf_dataset *ds, int index, char *buf, size
 #ifndef NCF_INFERENCE_ONLY /* the whole stage: a device only serves */
 /* ---- >>data: datasets: held-out lists, what the parsers hand the build ----------------------- */
 
-NCFDEF ncf_load_opts ncf_load_opts_default(void)
+NCFDEF ncf_dataset_opts ncf_dataset_opts_default(void)
 {
-    ncf_load_opts o;
+    ncf_dataset_opts o;
     memset(&o, 0, sizeof o);
     o.format = NCF_FORMAT_AUTO;
     o.min_rating = -HUGE_VALF;
@@ -2553,7 +2526,7 @@ typedef struct {
     int col[5];       /* user, item, rating, timestamp, strength: the 0-based field, -1 absent */
     int text[2];      /* user, item ids read as text */
     int need_int;     /* ids must be plain integers (the paper split) */
-    int trim_ids;     /* blanks around an unquoted text id are not part of it (ncf_load_opts.trim_ids) */
+    int trim_ids;     /* blanks around an unquoted text id are not part of it (ncf_dataset_opts.trim_ids) */
     int64_t edged[2]; /* user, item id fields with a blank at either end, outside any quotes */
 } ncf__dialect;
 
@@ -2661,7 +2634,7 @@ static void ncf__find_sep(const char *p, const char *end, char sep[4])
 
 /* Whether the first record names columns: a known column name, a column asked for by name,
    or a field that is not a number where every later record has one. */
-static int ncf__is_header(const ncf__sample *S, const ncf_load_opts *o)
+static int ncf__is_header(const ncf__sample *S, const ncf_dataset_opts *o)
 {
     int k, c, r;
     char norm[64];
@@ -2687,7 +2660,7 @@ static int ncf__is_header(const ncf__sample *S, const ncf_load_opts *o)
    without a header, into *col: -1 when the file has none (rating and timestamp may be absent),
    -2 when a header has no name for the user or the item. The strength, read only with a
    weighting, is by default the rating column. */
-static int ncf__find_column(const char *name, const ncf__sample *S, const ncf__dialect *D, const ncf_load_opts *o,
+static int ncf__find_column(const char *name, const ncf__sample *S, const ncf__dialect *D, const ncf_dataset_opts *o,
                             int c, int *col)
 {
     const char *want = o->columns[c];
@@ -2747,7 +2720,7 @@ static const char *ncf__header_text(const ncf__sample *S)
 
 /* Fills in what D leaves open from the first records: separator, header, fields, columns;
    and names them in rep. */
-static int ncf__sniff(const char *name, const char *p, const char *end, const ncf_load_opts *o, ncf__dialect *D,
+static int ncf__sniff(const char *name, const char *p, const char *end, const ncf_dataset_opts *o, ncf__dialect *D,
                       ncf_load_report *rep)
 {
     ncf__sample S;
@@ -2910,7 +2883,7 @@ static int ncf__some_records(const char *name, const ncf__triples *tr)
 }
 
 /* The dialect of a format: what it fixes, the rest from the options (or found). */
-static int ncf__dialect_of(const char *name, const ncf_load_opts *o, ncf__dialect *D)
+static int ncf__dialect_of(const char *name, const ncf_dataset_opts *o, ncf__dialect *D)
 {
     memset(D, 0, sizeof *D);
     D->header = o->header == NCF_HEADER_YES ? 1 : o->header == NCF_HEADER_NO ? 0 : -1;
@@ -2962,7 +2935,7 @@ static void ncf__parsed_free(ncf__parsed *P)
 }
 
 /* Reads a delimited log in memory into P (freed on failure); nothing of buf is kept. */
-static int ncf__parse_log(const char *name, const char *buf, size_t len, const ncf_load_opts *o, ncf__parsed *P)
+static int ncf__parse_log(const char *name, const char *buf, size_t len, const ncf_dataset_opts *o, ncf__parsed *P)
 {
     const char *p = buf, *end = buf + len;
     int rc, use_min = o->min_rating > -HUGE_VALF;
@@ -2984,7 +2957,7 @@ static int ncf__parse_log(const char *name, const char *buf, size_t len, const n
 }
 
 /* The dataset of a parsed log; P is freed. */
-static int ncf__build_log(ncf_dataset *ds, const char *name, const ncf_load_opts *o, ncf__parsed *P)
+static int ncf__build_log(ncf_dataset *ds, const char *name, const ncf_dataset_opts *o, ncf__parsed *P)
 {
     ncf__build_opts bo;
     char *text[2] = {NULL, NULL};
@@ -3024,7 +2997,7 @@ done:
 }
 
 /* Eval negatives for a loaded log (none to draw when nothing is held out). */
-static int ncf__log_negatives(ncf_dataset *ds, const char *name, const ncf_load_opts *o)
+static int ncf__log_negatives(ncf_dataset *ds, const char *name, const ncf_dataset_opts *o)
 {
     int rc;
     if (ds->report.holdout == NCF_HOLDOUT_NONE || ds->test_ptr) return NCF_OK; /* (many items: full ranking) */
@@ -3036,8 +3009,8 @@ static int ncf__log_negatives(ncf_dataset *ds, const char *name, const ncf_load_
     return rc;
 }
 
-/* The validation set an ncf_load_opts asks for, after the load. */
-static int ncf__load_validation(ncf_dataset *ds, const char *name, const ncf_load_opts *o)
+/* The validation set an ncf_dataset_opts asks for, after the load. */
+static int ncf__load_validation(ncf_dataset *ds, const char *name, const ncf_dataset_opts *o)
 {
     int rc;
     if (!o->validation || ds->test_ptr) return NCF_OK; /* (a many-item split held it out as it built) */
@@ -3052,9 +3025,9 @@ static int ncf__load_validation(ncf_dataset *ds, const char *name, const ncf_loa
 }
 
 NCFDEF int ncf_load_dataset_mem(ncf_dataset *ds, const char *name, const void *buf, size_t len,
-                                const ncf_load_opts *opts)
+                                const ncf_dataset_opts *opts)
 {
-    ncf_load_opts o = opts ? *opts : ncf_load_opts_default();
+    ncf_dataset_opts o = opts ? *opts : ncf_dataset_opts_default();
     int rc;
     if (!ds || (!buf && len)) return ncf__fail(NCF_ERR_ARG, "ncf_load_dataset_mem: NULL dataset or buffer");
     memset(ds, 0, sizeof *ds);
@@ -3441,7 +3414,7 @@ static const char *ncf__split_prefix(const char *path, const char *const *suffix
 
 /* Id k of one side as a TSV field: quoted where it holds a tab, a quote or a blank at either
    end (a text id that would read back otherwise). */
-static int ncf__write_id(ncf_output *out, const ncf_dataset *d, int side, int k)
+static int ncf__write_id(ncf__outfile *out, const ncf_dataset *d, int side, int k)
 {
     char id[NCF_MAX_ID_BYTES + 1];
     ncf__ids t = ncf__dataset_ids(d, side);
@@ -3450,16 +3423,17 @@ static int ncf__write_id(ncf_output *out, const ncf_dataset *d, int side, int k)
     if (strpbrk(id, "\r\n"))
         return ncf__fail(NCF_ERR_DATA, "ncf_save_split: the %s id '%s' holds a line end", side ? "item" : "user",
                          ncf__shown(id, id + n));
-    if (!strpbrk(id, "\t\"") && id[0] != ' ' && id[n - 1] != ' ') return ncf_output_write(out, id, (size_t)n);
-    if (ncf_output_write(out, "\"", 1) != NCF_OK) return NCF_ERR_IO;
+    if (!strpbrk(id, "\t\"") && id[0] != ' ' && id[n - 1] != ' ') return ncf__outfile_write(out, id, (size_t)n);
+    if (ncf__outfile_write(out, "\"", 1) != NCF_OK) return NCF_ERR_IO;
     for (q = 0; q < n; q++)
-        if (ncf_output_write(out, id + q, 1) != NCF_OK || (id[q] == '"' && ncf_output_write(out, "\"", 1) != NCF_OK))
+        if (ncf__outfile_write(out, id + q, 1) != NCF_OK ||
+            (id[q] == '"' && ncf__outfile_write(out, "\"", 1) != NCF_OK))
             return NCF_ERR_IO;
-    return ncf_output_write(out, "\"", 1);
+    return ncf__outfile_write(out, "\"", 1);
 }
 
 /* One of the split's files: each user's items of a part (0 training, 1 validation, 2 test). */
-static int ncf__write_part(ncf_output *out, const ncf_dataset *d, int part)
+static int ncf__write_part(ncf__outfile *out, const ncf_dataset *d, int part)
 {
     int u, rc = NCF_OK;
     for (u = 0; u < d->num_users && rc == NCF_OK; u++) {
@@ -3468,16 +3442,16 @@ static int ncf__write_part(ncf_output *out, const ncf_dataset *d, int part)
                                       : ncf__held_list(d, part == 1 ? NCF_EVAL_VALIDATION : NCF_EVAL_TEST, u, &n);
         if (part == 0) n = d->user_ptr[u + 1] - d->user_ptr[u];
         for (j = 0; j < n && rc == NCF_OK; j++)
-            if ((rc = ncf__write_id(out, d, 0, u)) == NCF_OK && (rc = ncf_output_write(out, "\t", 1)) == NCF_OK &&
+            if ((rc = ncf__write_id(out, d, 0, u)) == NCF_OK && (rc = ncf__outfile_write(out, "\t", 1)) == NCF_OK &&
                 (rc = ncf__write_id(out, d, 1, it[j])) == NCF_OK)
-                rc = ncf_output_write(out, "\n", 1);
+                rc = ncf__outfile_write(out, "\n", 1);
     }
     return rc;
 }
 
 NCFDEF int ncf_save_split(const ncf_dataset *d, const char *prefix)
 {
-    ncf_output *out[3] = {NULL, NULL, NULL};
+    ncf__outfile *out[3] = {NULL, NULL, NULL};
     char path[4200];
     int part, rc = NCF_OK;
     if (!d || !d->user_ptr || !prefix)
@@ -3487,21 +3461,21 @@ NCFDEF int ncf_save_split(const ncf_dataset *d, const char *prefix)
     for (part = 0; part < 3 && rc == NCF_OK; part++) { /* every file written before any replaces its path */
         if (part == 1 && !ncf__has_val(d)) continue;
         snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[part]);
-        if ((rc = ncf_output_open(&out[part], path)) == NCF_OK) rc = ncf__write_part(out[part], d, part);
+        if ((rc = ncf__outfile_open(&out[part], path)) == NCF_OK) rc = ncf__write_part(out[part], d, part);
     }
     for (part = 0; part < 3; part++) {
         if (!out[part]) continue;
-        if (rc == NCF_OK) rc = ncf_output_commit(out[part]);
-        else ncf_output_discard(out[part]);
+        if (rc == NCF_OK) rc = ncf__outfile_commit(out[part]);
+        else ncf__outfile_discard(out[part]);
     }
     return rc;
 }
 
 /* A saved split read back: its files joined in memory, each line given its part as a third
    field (a timestamp the build takes as the part), then built as one log. */
-static int ncf__load_saved(ncf_dataset *ds, const char *prefix, const ncf_load_opts *given)
+static int ncf__load_saved(ncf_dataset *ds, const char *prefix, const ncf_dataset_opts *given)
 {
-    ncf_load_opts o = *given;
+    ncf_dataset_opts o = *given;
     char path[4216], *joined = NULL, *buf[3] = {NULL, NULL, NULL};
     size_t len[3] = {0, 0, 0}, total = 0, j, at = 0;
     int part, rc = NCF_OK;
@@ -3540,9 +3514,9 @@ static int ncf__load_saved(ncf_dataset *ds, const char *prefix, const ncf_load_o
     return rc;
 }
 
-NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_opts *opts)
+NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_dataset_opts *opts)
 {
-    ncf_load_opts o = opts ? *opts : ncf_load_opts_default();
+    ncf_dataset_opts o = opts ? *opts : ncf_dataset_opts_default();
     char prefix[4200];
     char *buf;
     size_t len;
@@ -3640,12 +3614,12 @@ static int ncf__negatives_possible(const ncf_dataset *ds, const int32_t *held, i
 }
 
 /* n distinct negatives into neg[(u - lo)*n..] for each user u in [lo, hi) with an item in held[],
-   drawn among the items it never rated; r is scratch of 2n per thread (ncf_get_threads()).
+   drawn among the items it never rated; r is scratch of 2n per thread (ncf__threads()).
    Allocates nothing. */
 static void ncf__draw_negatives(const ncf_dataset *ds, const int32_t *held, int n, uint64_t seed, int64_t *scratch,
                                 int lo, int hi, int32_t *neg)
 {
-    int u, T = ncf_get_threads();
+    int u, T = ncf__threads();
     (void)T; /* (without OpenMP) */
     NCF__OMP(parallel num_threads(ncf__team_of(1, T)))
     {
@@ -3688,7 +3662,7 @@ static int ncf__eval_negatives(ncf_dataset *ds, int n, uint64_t seed, int lo, in
     int rc;
     if ((rc = ncf__negatives_possible(ds, ds->test_item, n, "eval")) != NCF_OK) return rc;
     neg = NCF__NEW(int32_t, (size_t)(hi - lo) * (size_t)n + 1);
-    scratch = NCF__NEW(int64_t, (size_t)ncf_get_threads() * 2 * (size_t)n);
+    scratch = NCF__NEW(int64_t, (size_t)ncf__threads() * 2 * (size_t)n);
     if (!neg || !scratch) {
         NCF_FREE(neg), NCF_FREE(scratch);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for %d eval negatives per user", n);
@@ -3722,7 +3696,7 @@ static int ncf__hold_out_val(ncf_dataset *ds, int n, uint64_t seed, int lo, int 
     int u, rc;
     val = NCF__NEW(int32_t, ds->num_users ? ds->num_users : 1);
     neg = NCF__NEW(int32_t, (size_t)(hi - lo) * (size_t)n + 1);
-    scratch = NCF__NEW(int64_t, (size_t)ncf_get_threads() * 2 * (size_t)n);
+    scratch = NCF__NEW(int64_t, (size_t)ncf__threads() * 2 * (size_t)n);
     if (ds->weight) vw = NCF__NEW(float, ds->num_users ? ds->num_users : 1);
     if (!val || !neg || !scratch || (ds->weight && !vw)) {
         NCF_FREE(val), NCF_FREE(neg), NCF_FREE(scratch), NCF_FREE(vw);
@@ -3770,7 +3744,7 @@ NCFDEF int ncf_hold_out_validation(ncf_dataset *ds, int n, uint64_t seed)
     if (ds->test_ptr)
         return ncf__fail(NCF_ERR_ARG,
                          "ncf_hold_out_validation: a split of many items per user holds its validation "
-                         "items out as it loads (ncf_load_opts.validation)");
+                         "items out as it loads (ncf_dataset_opts.validation)");
     return ncf__hold_out_val(ds, n, seed, 0, ds->num_users);
 }
 
@@ -4921,18 +4895,18 @@ static uint64_t ncf__hash_pairs(uint64_t h, const int32_t *a, const int32_t *b, 
     return h;
 }
 
-NCFDEF int ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, uint64_t *first_batch,
-                            uint64_t *all_batches)
+static NCF__MAYBE_UNUSED int ncf__sampler_hash(const ncf_sampler *s, int epoch, int batch_size, uint64_t *first_batch,
+                                               uint64_t *all_batches)
 {
     int64_t nb, b;
     uint64_t all = 0, *hb;
     int short_of_memory = 0;
-    if (!first_batch || !all_batches) return ncf__fail(NCF_ERR_ARG, "ncf_sampler_hash: NULL output");
+    if (!first_batch || !all_batches) return ncf__fail(NCF_ERR_ARG, "ncf__sampler_hash: NULL output");
     *first_batch = *all_batches = 0;
     if (!s || !s->data || batch_size <= 0 || ncf__is_shard(s->data))
-        return ncf__fail(NCF_ERR_ARG, "ncf_sampler_hash: need a sampler of a whole dataset and batch_size > 0");
+        return ncf__fail(NCF_ERR_ARG, "ncf__sampler_hash: need a sampler of a whole dataset and batch_size > 0");
     nb = NCF__CEIL_DIV(s->num_examples, batch_size);
-    if (!(hb = NCF__ZNEW(uint64_t, nb))) return ncf__fail(NCF_ERR_NOMEM, "ncf_sampler_hash: out of memory");
+    if (!(hb = NCF__ZNEW(uint64_t, nb))) return ncf__fail(NCF_ERR_NOMEM, "ncf__sampler_hash: out of memory");
     NCF__OMP(parallel num_threads(ncf__team(1)))
     {
         int32_t *u = NCF__NEW(int32_t, batch_size), *it = NCF__NEW(int32_t, batch_size);
@@ -4956,7 +4930,7 @@ NCFDEF int ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, uin
     for (b = 0; b < nb; b++) all = ncf__mix64(all ^ hb[b]);
     if (!short_of_memory) *first_batch = nb ? hb[0] : 0, *all_batches = all;
     NCF_FREE(hb);
-    return short_of_memory ? ncf__fail(NCF_ERR_NOMEM, "ncf_sampler_hash: out of memory") : NCF_OK;
+    return short_of_memory ? ncf__fail(NCF_ERR_NOMEM, "ncf__sampler_hash: out of memory") : NCF_OK;
 }
 
 #endif /* NCF_INFERENCE_ONLY */
@@ -6171,16 +6145,11 @@ static int ncf__rows_parallel(const ncf_model *m, int n)
 
 static int ncf__score_pairs(const ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits);
 
-NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits)
-{
-    return ncf_predict_indices(m, users, items, n, logits);
-}
-
-NCFDEF int ncf_predict_indices(const ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits)
+NCFDEF int ncf_predict_index(const ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits)
 {
     ncf__acts a;
     int rc, done, chunk;
-    if (!m || !logits) return ncf__fail(NCF_ERR_ARG, "ncf_predict_indices: NULL model or output");
+    if (!m || !logits) return ncf__fail(NCF_ERR_ARG, "ncf_predict_index: NULL model or output");
     if ((rc = ncf__check_batch(m, users, items, NULL, 0, n)) != NCF_OK) return rc;
     if (!m->params) return ncf__score_pairs(m, users, items, n, logits); /* int8 rows read in place */
     chunk = n < 1024 ? n : 1024; /* scores do not depend on it (see the kernels) */
@@ -6326,7 +6295,7 @@ static size_t ncf__proj_at(int R, size_t i, size_t d)
 static int ncf__proj_rows(const ncf_model *m) { return m->cfg.layers[1] + (NCF__PB > 1 ? m->scratch->F : 0); }
 
 /* Scoring buffers for n items at a time, carved from one block: the heap's, or the caller's
-   workspace (ncf_with_workspace_size). */
+   workspace (ncf_rec_workspace_size). */
 typedef struct {
     float *h[2]; /* [n][widest dense layer] activations */
     float *pu;   /* [layers[1]] user half of the first layer, plus its bias */
@@ -6505,7 +6474,7 @@ static void ncf__refresh_cache(ncf_model *m)
     s->cache.step = m->step;
 }
 
-/* ncf__output for items cand[0..n) (first.. when NULL) of one user, their top activations h
+/* ncf__outfile for items cand[0..n) (first.. when NULL) of one user, their top activations h
    row by row, into e->sc: the per-logit work hoisted out of the loop, so that it runs at the
    rate of the sums. */
 static void ncf__output_items(const ncf_model *m, const float *gu, float ub, const int32_t *cand, int first, int n,
@@ -6538,7 +6507,7 @@ static void ncf__output_items(const ncf_model *m, const float *gu, float ub, con
     for (; j < n; j++) {
         int i = cand ? cand[j] : first + j;
         const float *gi = T ? ncf__emb_row(T, 1, i, e->gi) : NULL;
-        float z = m->b_out[0], bias = m->user_bias ? ub + m->item_bias[i] : 0.0f; /* (rounded as ncf__output) */
+        float z = m->b_out[0], bias = m->user_bias ? ub + m->item_bias[i] : 0.0f; /* (rounded as ncf__outfile) */
         if (m->user_bias) z += bias;
         e->sc[j] = z + ncf__output_sum(gu, gi, gw, F, wh, h + (size_t)j * top, top);
     }
@@ -6868,7 +6837,7 @@ static void ncf__score_lanes3(const ncf_model *m, const float *proj, const float
 
 /* Logits of user u (or of the user rows urow, [F][H][bias], when given: a user folded in)
    against items cand[0..n) (items first.. in order when cand is NULL) into e->sc, with the
-   training forward's rounding (ncf__first_layer, ncf__output). Without a projection the items'
+   training forward's rounding (ncf__first_layer, ncf__outfile). Without a projection the items'
    half of the first layer is computed here, row by row as the cache computes it, so the scores
    are the same. e holds at least n items. same_user: the last call on e scored this user, so
    e->pu holds its half of the first layer already (a catalogue is scored a chunk at a time). */
@@ -7551,7 +7520,7 @@ NCFDEF int ncf_forward_backward(ncf_model *m, const int32_t *users, const int32_
     return NCF_OK;
 }
 
-NCFDEF void ncf_zero_grad(ncf_model *m)
+static NCF__MAYBE_UNUSED void ncf__zero_grad(ncf_model *m)
 {
     struct ncf__scratch *s = m ? m->scratch : NULL;
     ptrdiff_t i;
@@ -7628,7 +7597,7 @@ NCFDEF void ncf_update(ncf_model *m)
 static int ncf__step_failed(ncf_model *m, double loss, int updated)
 {
     if (!updated) {
-        ncf_zero_grad(m);
+        ncf__zero_grad(m);
         return ncf__fail(NCF_ERR_DATA,
                          "the loss is %g at step %lld: the parameters are not finite (learning "
                          "rate too high?)",
@@ -7685,7 +7654,7 @@ NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *ite
 
 typedef struct {
     ncf_progress_fn progress;
-    void *user;
+    void *ctx;
     int64_t done0, total; /* examples before this block, and in the whole run */
     double *sum;          /* loss * examples, summed so far */
 } ncf__report;
@@ -7718,7 +7687,7 @@ static int ncf__train_block(ncf_model *m, const ncf__batch *first, int64_t end, 
             if (lead) {
                 sum += losses[i] * bt.n;
                 if (rep->progress && ((rep->done0 / B + i) % 16 == 15 || bt.start + bt.n == end))
-                    rep->progress(rep->user, seen, rep->total, sum / (double)seen);
+                    rep->progress(rep->ctx, seen, rep->total, sum / (double)seen);
             }
             if (ncf__flag_value(&bad[i++])) break;
         }
@@ -7730,7 +7699,7 @@ static int ncf__train_block(ncf_model *m, const ncf__batch *first, int64_t end, 
 /* Rendle et al.'s recipe, MF trained by SGD one example a step (batch_size 1), is a run of
    millions of tiny steps: the batch machinery (a parallel region, row sorting, gradient
    tables) costs many times the step itself. This loop takes the same steps, the same math
-   as ncf_train_step on one example, the logit from ncf__output: the user's and the item's
+   as ncf_train_step on one example, the logit from ncf__outfile: the user's and the item's
    rows and biases and the output bias move by lr times their gradient, each computed from
    the values before the step. The examples come from the sampler in chunks. */
 #define NCF__SGD_CHUNK 1024 /* examples drawn at a time: 12 KB of stack */
@@ -7831,7 +7800,7 @@ static int ncf__train_sgd_examples(ncf_model *m, const ncf_sampler *s, int epoch
             *rep->sum += l;
         }
         pos += n;
-        if (rep->progress) rep->progress(rep->user, pos - first, rep->total, *rep->sum / (double)(pos - first));
+        if (rep->progress) rep->progress(rep->ctx, pos - first, rep->total, *rep->sum / (double)(pos - first));
     }
     return NCF_OK;
 }
@@ -7848,7 +7817,7 @@ static int ncf__epoch_span(const char *who, int epoch, int64_t first, int64_t co
 }
 
 /* ncf_train_epoch of an ALS model: its checks as ncf_train_examples', then the epoch. */
-static int ncf__als_train(ncf_model *m, const ncf_sampler *s, int epoch, ncf_progress_fn progress, void *user,
+static int ncf__als_train(ncf_model *m, const ncf_sampler *s, int epoch, ncf_progress_fn progress, void *ctx,
                           double *mean_loss)
 {
     int rc;
@@ -7859,14 +7828,14 @@ static int ncf__als_train(ncf_model *m, const ncf_sampler *s, int epoch, ncf_pro
         return ncf__fail(NCF_ERR_ARG, "ncf_train_epoch: the data has %d users and %d items, the model %d and %d",
                          s->data->num_users, s->data->num_items, m->cfg.num_users, m->cfg.num_items);
     if ((rc = ncf__epoch_span("ncf_train_epoch", epoch, 0, 0, 0)) != NCF_OK) return rc;
-    if ((rc = ncf__als_epoch(m, s->data, progress, user, s->num_examples, &l)) != NCF_OK) return rc;
-    if (progress) progress(user, s->num_examples, s->num_examples, l);
+    if ((rc = ncf__als_epoch(m, s->data, progress, ctx, s->num_examples, &l)) != NCF_OK) return rc;
+    if (progress) progress(ctx, s->num_examples, s->num_examples, l);
     if (mean_loss) *mean_loss = l;
     return NCF_OK;
 }
 
 NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int64_t first, int64_t count,
-                              ncf_progress_fn progress, void *user, double *mean_loss)
+                              ncf_progress_fn progress, void *ctx, double *mean_loss)
 {
     int B, rc = NCF_OK;
     int32_t *u, *it;
@@ -7887,7 +7856,7 @@ NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int
     if ((rc = ncf__epoch_span("ncf_train_examples", epoch, first, count, s->num_examples)) != NCF_OK) return rc;
     B = m->cfg.batch_size;
     end = first + count;
-    rep.progress = progress, rep.user = user, rep.done0 = 0, rep.total = count, rep.sum = &sum;
+    rep.progress = progress, rep.ctx = ctx, rep.done0 = 0, rep.total = count, rep.sum = &sum;
     if (ncf__per_example_sgd(&m->cfg) && !ncf__pending(m)) {
         rc = ncf__train_sgd_examples(m, s, epoch, first, end, &rep);
         if (rc == NCF_OK && mean_loss) *mean_loss = count ? sum / (double)count : 0;
@@ -7928,14 +7897,14 @@ NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int
     return rc;
 }
 
-NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_progress_fn progress, void *user,
+NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_progress_fn progress, void *ctx,
                            double *mean_loss)
 {
     int rc;
     if (!m || !s || !s->data) return ncf__fail(NCF_ERR_ARG, "ncf_train_epoch: NULL model or sampler");
     rc = m->cfg.optimizer == NCF_OPT_ALS
-        ? ncf__als_train(m, s, epoch, progress, user, mean_loss)
-        : ncf_train_examples(m, s, epoch, 0, s->num_examples, progress, user, mean_loss);
+        ? ncf__als_train(m, s, epoch, progress, ctx, mean_loss)
+        : ncf_train_examples(m, s, epoch, 0, s->num_examples, progress, ctx, mean_loss);
     if (rc == NCF_OK) m->epoch = epoch;
     ncf__refresh_cache(m); /* ready to serve and evaluate */
     return rc;
@@ -7979,20 +7948,20 @@ typedef struct {
     const ncf_sampler *samplers;
     int epoch;
     ncf_progress_fn progress;
-    void *user;
+    void *ctx;
     double *loss;
 } ncf__each;
 
 static int ncf__each_epoch(void *ctx, int k)
 {
     const ncf__each *j = (const ncf__each *)ctx;
-    return ncf_train_epoch(j->models[k], &j->samplers[k], j->epoch, k ? NULL : j->progress, j->user, &j->loss[k]);
+    return ncf_train_epoch(j->models[k], &j->samplers[k], j->epoch, k ? NULL : j->progress, j->ctx, &j->loss[k]);
 }
 
 /* SGD one example a step runs on one thread, so such models train side by side; the others
    in turn, each on every thread. */
 NCFDEF int ncf_train_epoch_each(ncf_model *const *models, const ncf_sampler *samplers, int n, int epoch,
-                                ncf_progress_fn progress, void *user, double *mean_loss)
+                                ncf_progress_fn progress, void *ctx, double *mean_loss)
 {
     ncf__each j;
     int k, a, rc = NCF_OK, failed = 0, apart = 1;
@@ -8006,7 +7975,7 @@ NCFDEF int ncf_train_epoch_each(ncf_model *const *models, const ncf_sampler *sam
                 return ncf__fail(NCF_ERR_ARG, "ncf_train_epoch_each: models %d and %d are the same model", a, k);
         apart = apart && ncf__per_example_sgd(&models[k]->cfg);
     }
-    j.models = models, j.samplers = samplers, j.epoch = epoch, j.progress = progress, j.user = user;
+    j.models = models, j.samplers = samplers, j.epoch = epoch, j.progress = progress, j.ctx = ctx;
     if (!(j.loss = NCF__ZNEW(double, n))) return ncf__fail(NCF_ERR_NOMEM, "ncf_train_epoch_each: out of memory");
     if (apart && n > 1) rc = ncf__side_by_side(ncf__each_epoch, &j, n, &failed);
     else
@@ -8024,7 +7993,7 @@ NCFDEF int ncf_train_epoch_each(ncf_model *const *models, const ncf_sampler *sam
     return rc;
 }
 
-NCFDEF float ncf_decayed_lr(float lr, int j, int epochs)
+static NCF__MAYBE_UNUSED float ncf__decayed_lr(float lr, int j, int epochs)
 {
     return epochs > 0 && j >= 0 && j < epochs ? (float)(lr * (1.0 - (double)j / epochs)) : lr;
 }
@@ -8060,12 +8029,14 @@ static void ncf__snapshot_put(ncf_model *m, const ncf__snapshot *s)
     ncf_model_params_changed(m);
 }
 
-NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *o, ncf_fit_report *rep)
+NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *opts, ncf_fit_report *rep)
 {
     ncf_sampler smp;
     ncf__snapshot best;
     ncf_metrics now, top;
     ncf_eval_opts eo;
+    ncf_fit_opts dflt = ncf_fit_opts_default();
+    const ncf_fit_opts *o = opts ? opts : &dflt;
     int rc, e, first, since = 0;
     if (!m || !data || !o || o->epochs < 0 || o->patience < 0 || o->eval.target != NCF_EVAL_VALIDATION)
         return ncf__fail(NCF_ERR_ARG,
@@ -8079,7 +8050,7 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *o,
     eo = o->eval;
     if ((rc = ncf_sampler_init(&smp, data, m->cfg.num_neg, m->cfg.seed)) != NCF_OK) return rc;
     smp.by_positive = o->by_positive;
-    if ((rc = ncf_evaluate_opts(m, data, &eo, &top)) != NCF_OK) return rc;
+    if ((rc = ncf_evaluate(m, data, &eo, &top)) != NCF_OK) return rc;
     best.params = NCF__NEW(float, m->num_params);
     best.m = m->adam_m ? NCF__NEW(float, m->num_params) : NULL,
     best.v = m->adam_v ? NCF__NEW(float, m->num_params) : NULL;
@@ -8092,10 +8063,10 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *o,
     first = (int)m->epoch + 1;
     for (e = first; e < first + o->epochs && rc == NCF_OK; e++) {
         float lr = m->cfg.lr;
-        if (o->decay) m->cfg.lr = ncf_decayed_lr(lr, e - first, o->epochs);
-        rc = ncf_train_epoch(m, &smp, e, o->progress, o->user, NULL);
+        if (o->decay) m->cfg.lr = ncf__decayed_lr(lr, e - first, o->epochs);
+        rc = ncf_train_epoch(m, &smp, e, o->progress, o->ctx, NULL);
         m->cfg.lr = lr; /* (the model's own rate is never the decayed one outside an epoch) */
-        if (rc != NCF_OK || (rc = ncf_evaluate_opts(m, data, &eo, &now)) != NCF_OK) break;
+        if (rc != NCF_OK || (rc = ncf_evaluate(m, data, &eo, &now)) != NCF_OK) break;
         if (ncf_metric_value(&now, eo.metric) > ncf_metric_value(&top, eo.metric))
             top = now, since = 0, ncf__snapshot_take(m, &best);
         else if (o->patience && ++since >= o->patience) {
@@ -8330,7 +8301,7 @@ typedef struct {
     int32_t *iidx;
     float *iwt;
     ncf_progress_fn progress;
-    void *user;
+    void *ctx;
     int64_t done, all, total;
 } ncf__als_work;
 
@@ -8339,7 +8310,7 @@ static int ncf__als_rows(float *X, const float *Y, const ncf__als_side *sd, int 
                          const ncf__als_work *w, int part, int big)
 {
     const double *A = w->A;
-    int r, bad = 0, T = ncf_get_threads();
+    int r, bad = 0, T = ncf__threads();
     (void)big, (void)T; /* (without OpenMP) */
     NCF__OMP(parallel num_threads(ncf__team_of(big, T)))
     {
@@ -8384,7 +8355,7 @@ static int ncf__als_half(float *X, const float *Y, int ny, const ncf__als_side *
         bad |= ncf__als_rows(X, Y, sd, r, r1, K, c->unobserved, w, loss != NULL, big);
         w->done += r1 - r;
         if (w->progress && w->done < w->all)
-            w->progress(w->user, (int64_t)((double)w->total * (double)w->done / (double)w->all), w->total, NAN);
+            w->progress(w->ctx, (int64_t)((double)w->total * (double)w->done / (double)w->all), w->total, NAN);
     }
     if (loss)
         for (*loss = 0, r = 0; r < sd->n; r++) *loss += w->part[r];
@@ -8399,7 +8370,7 @@ static void ncf__als_free(ncf__als_work *w)
 
 /* An ALS epoch: the users' rows, then the items'; *mean_loss the objective over the positives.
    Progress, when given, hears of every block of rows but the last as a share of total. */
-static int ncf__als_epoch(ncf_model *m, const ncf_dataset *ds, ncf_progress_fn progress, void *user, int64_t total,
+static int ncf__als_epoch(ncf_model *m, const ncf_dataset *ds, ncf_progress_fn progress, void *ctx, int64_t total,
                           double *mean_loss)
 {
     ncf__als_side users, items;
@@ -8407,8 +8378,8 @@ static int ncf__als_epoch(ncf_model *m, const ncf_dataset *ds, ncf_progress_fn p
     int K = m->cfg.mf_dim, rc, u;
     double loss = 0, reg = 0;
     memset(&w, 0, sizeof w);
-    w.progress = progress, w.user = user, w.all = (int64_t)ds->num_users + ds->num_items, w.total = total;
-    w.A = NCF__NEW(double, (size_t)K *K), w.buf = NCF__NEW(double, (size_t)ncf_get_threads() * 4 * K);
+    w.progress = progress, w.ctx = ctx, w.all = (int64_t)ds->num_users + ds->num_items, w.total = total;
+    w.A = NCF__NEW(double, (size_t)K *K), w.buf = NCF__NEW(double, (size_t)ncf__threads() * 4 * K);
     w.part = NCF__NEW(double, ds->num_users > ds->num_items ? ds->num_users : ds->num_items);
     if (!w.A || !w.buf || !w.part) rc = ncf__fail(NCF_ERR_NOMEM, "ALS: out of memory for an mf_dim %d system", K);
     else rc = ncf__als_transpose(ds, &w.iptr, &w.iidx, &w.iwt);
@@ -8591,7 +8562,7 @@ static int ncf__eval_ranks(ncf_model *m, const ncf_dataset *data, const ncf_eval
                             : 1 + (o->target == NCF_EVAL_VALIDATION ? data->num_val_neg : data->num_eval_neg);
     proj = ncf__projection_for(m, &own, &rc);
     if (rc != NCF_OK) return rc;
-    NCF__PARALLEL_N(u1 - u0 > 1, ncf_get_threads() < u1 - u0 ? ncf_get_threads() : u1 - u0)
+    NCF__PARALLEL_N(u1 - u0 > 1, ncf__threads() < u1 - u0 ? ncf__threads() : u1 - u0)
     {
         ncf__eval_buf e;
         int C = ncf__eval_chunk(m, ncand), j0;
@@ -8861,8 +8832,8 @@ static int ncf__at_args(const ncf_model *m, const ncf_dataset *d, const ncf_eval
 {
     ncf_eval_opts one;
     int j, rc;
-    if (!d || !d->user_ptr || !o || !ks || !out || nk < 1 || nk > NCF_MAX_KS)
-        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_at: need a loaded dataset, options, 1 to %d cut-offs and outputs",
+    if (!d || !d->user_ptr || !ks || !out || nk < 1 || nk > NCF_MAX_KS)
+        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_at: need a loaded dataset, 1 to %d cut-offs and outputs",
                          NCF_MAX_KS);
     for (j = 0, *kmax = 1; j < nk; j++) {
         if (ks[j] < 1 || ks[j] > NCF_MAX_K)
@@ -8871,23 +8842,24 @@ static int ncf__at_args(const ncf_model *m, const ncf_dataset *d, const ncf_eval
     }
     one = *o, one.k = ks[0];
     if (m) return ncf__eval_args(m, d, &one, out);
-    if (ncf__is_shard(d)) return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: the dataset is a shard");
+    if (ncf__is_shard(d)) return ncf__fail(NCF_ERR_ARG, "ncf_evaluate (popularity): the dataset is a shard");
     if (d->report.holdout == NCF_HOLDOUT_NONE)
-        return ncf__fail(NCF_ERR_DATA,
-                         "ncf_evaluate_popularity: nothing to evaluate: the dataset holds no item out (holdout none)");
+        return ncf__fail(
+            NCF_ERR_DATA,
+            "ncf_evaluate (popularity): nothing to evaluate: the dataset holds no item out (holdout none)");
     if ((o->target != NCF_EVAL_TEST && o->target != NCF_EVAL_VALIDATION) ||
         (o->full_ranking != 0 && o->full_ranking != 1) || o->max_users < 0)
         return ncf__fail(NCF_ERR_ARG,
-                         "ncf_evaluate_popularity: target %d, full_ranking %d or max_users %d is not one "
+                         "ncf_evaluate (popularity): target %d, full_ranking %d or max_users %d is not one "
                          "of its values",
                          o->target, o->full_ranking, o->max_users);
     if (o->target == NCF_EVAL_VALIDATION && !ncf__has_val(d))
-        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: the dataset has no validation set");
+        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate (popularity): the dataset has no validation set");
     if (d->test_ptr && !o->full_ranking)
         return ncf__fail(NCF_ERR_ARG,
-                         "ncf_evaluate_popularity: a split of many items per user is evaluated by full ranking");
+                         "ncf_evaluate (popularity): a split of many items per user is evaluated by full ranking");
     rc = (o->target == NCF_EVAL_VALIDATION ? d->num_val_neg : d->num_eval_neg) > 0 || o->full_ranking;
-    return rc ? NCF_OK : ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: the dataset has no eval negatives");
+    return rc ? NCF_OK : ncf__fail(NCF_ERR_ARG, "ncf_evaluate (popularity): the dataset has no eval negatives");
 }
 
 /* The rankings of users [u0, u1) into g[] (g's lists in pos, top: kmax each). */
@@ -8897,7 +8869,7 @@ static int ncf__rank_users(const ncf_model *m, const float *proj, const float *p
     int ncand =
         o->full_ranking ? d->num_items : 1 + (o->target == NCF_EVAL_VALIDATION ? d->num_val_neg : d->num_eval_neg);
     int u, failed = 0;
-    NCF__PARALLEL_N(u1 - u0 > 1, ncf_get_threads() < u1 - u0 ? ncf_get_threads() : u1 - u0)
+    NCF__PARALLEL_N(u1 - u0 > 1, ncf__threads() < u1 - u0 ? ncf__threads() : u1 - u0)
     {
         ncf__rank_buf b;
         int ok = ncf__rank_buf_alloc(&b, m, ncand, kmax, d->num_items);
@@ -8926,6 +8898,8 @@ NCFDEF int ncf_evaluate_at(const ncf_model *m, const ncf_dataset *d, const ncf_e
     ncf__ranking *g = NULL;
     int64_t k;
     int rc, kmax = 1, B, u0, u, j;
+    ncf_eval_opts dflt = ncf_eval_opts_default();
+    if (!o) o = &dflt;
     if ((rc = ncf__at_args(m, d, o, ks, nk, out, &kmax)) != NCF_OK) return rc;
     if (m && NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: " NCF__STALE_TEXT);
     B = ncf__rank_block(kmax);
@@ -8969,22 +8943,11 @@ done:
     return rc;
 }
 
-NCFDEF int ncf_evaluate_opts(const ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *o, ncf_metrics *out)
+NCFDEF int ncf_evaluate(const ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *o, ncf_metrics *out)
 {
-    if (!m || !o) return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: need a model, a loaded dataset, an output and k > 0");
+    ncf_eval_opts d = ncf_eval_opts_default();
+    if (!o) o = &d;
     return ncf_evaluate_at(m, data, o, &o->k, 1, out);
-}
-
-NCFDEF int ncf_evaluate_with(const ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *o, ncf_metrics *out)
-{
-    return ncf_evaluate_opts(m, data, o, out);
-}
-
-NCFDEF int ncf_evaluate_popularity(const ncf_dataset *data, const ncf_eval_opts *o, ncf_metrics *out)
-{
-    if (!o)
-        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: need a loaded dataset, options, an output and k > 0");
-    return ncf_evaluate_at(NULL, data, o, &o->k, 1, out);
 }
 
 NCFDEF double ncf_metric_value(const ncf_metrics *m, int metric)
@@ -8998,13 +8961,6 @@ NCFDEF double ncf_metric_value(const ncf_metrics *m, int metric)
     case NCF_METRIC_MAP: return m->map;
     default: return m->hr;
     }
-}
-
-NCFDEF int ncf_evaluate(const ncf_model *m, const ncf_dataset *data, int k, int full_ranking, ncf_metrics *out)
-{
-    ncf_eval_opts o = ncf_eval_opts_default();
-    o.k = k, o.full_ranking = full_ranking;
-    return ncf_evaluate_opts(m, data, &o, out);
 }
 
 #endif /* NCF_INFERENCE_ONLY */
@@ -9096,19 +9052,20 @@ static double ncf__val_users(const ncf_dataset *d)
     return n;
 }
 
-NCFDEF double ncf_tune_cost(const ncf_config *c, const ncf_dataset *d, int epochs)
+static NCF__MAYBE_UNUSED double ncf__tune_cost(const ncf_config *c, const ncf_dataset *d, int epochs)
 {
     if (!c || !d || !d->user_ptr || epochs <= 0) return 0;
     return ncf__run_cost(c, (double)ncf__all_train(d), ncf__val_users(d), ncf__val_candidates(d), epochs);
 }
 
-NCFDEF double ncf_tune_budget(const ncf_dataset *d)
+/* The budget from the data's size: 50 epochs of the defaults, 30 s at least. */
+static double ncf__tune_budget(const ncf_dataset *d)
 {
     ncf_config c = ncf_config_default();
     double b;
     if (!d || !d->user_ptr) return 30;
     c.num_users = d->num_users, c.num_items = d->num_items;
-    b = 50 * ncf_tune_cost(&c, d, 1);
+    b = 50 * ncf__tune_cost(&c, d, 1);
     return b > 30 ? b : 30;
 }
 
@@ -9116,7 +9073,7 @@ NCFDEF ncf_tune_opts ncf_tune_opts_default(void)
 {
     ncf_tune_opts o;
     memset(&o, 0, sizeof o);
-    o.budget = 300, o.seed = 1, o.max_epochs = 18, o.patience = 3, o.seeds = 4;
+    o.budget = 0, o.seed = 1, o.max_epochs = 18, o.patience = 3, o.seeds = 4;
     o.eval = ncf_eval_opts_default(), o.eval.target = NCF_EVAL_VALIDATION;
     return o;
 }
@@ -9220,12 +9177,13 @@ static int ncf__tune_check(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tun
     if (!ncf__has_val(d))
         return ncf__fail(NCF_ERR_ARG, "ncf_tune: the data has no validation items (ncf_hold_out_validation)");
     if (ncf__is_shard(d)) return ncf__fail(NCF_ERR_ARG, "ncf_tune: the data is a shard");
-    if (!(o->budget > 0 && o->budget <= 1e9) || o->max_epochs < 1 || o->max_epochs > 1000 || o->patience < 0 ||
+    if (!(o->budget >= 0 && o->budget <= 1e9) || o->max_epochs < 1 || o->max_epochs > 1000 || o->patience < 0 ||
         o->eval.target != NCF_EVAL_VALIDATION || !(o->max_seconds >= 0) || o->seeds < 0 || o->seeds > NCF__MAX_SEEDS)
-        return ncf__fail(NCF_ERR_ARG,
-                         "ncf_tune: need 0 < budget <= 1e9, 1 <= max_epochs <= 1000, patience >= 0, "
-                         "max_seconds >= 0, 0 <= seeds <= %d and a validation target",
-                         NCF__MAX_SEEDS);
+        return ncf__fail(
+            NCF_ERR_ARG,
+            "ncf_tune: need 0 <= budget <= 1e9 (0: from the data's size), 1 <= max_epochs <= 1000, patience >= 0, "
+            "max_seconds >= 0, 0 <= seeds <= %d and a validation target",
+            NCF__MAX_SEEDS);
     return NCF_OK;
 }
 
@@ -9326,7 +9284,7 @@ typedef struct {
     ncf_sampler *smp;
     const ncf_trial *r;
     ncf_progress_fn progress;
-    void *user;
+    void *ctx;
 } ncf__seeds;
 
 /* n fresh models of r (the first with ids's ids), each sampling data's positives. */
@@ -9361,8 +9319,8 @@ static int ncf__seeds_train(ncf__seeds *j, int n, int first, int last)
     int k, e, rc = NCF_OK;
     float lr = j->r->cfg.lr;
     for (e = first; e <= last && rc == NCF_OK; e++) {
-        for (k = 0; k < n && j->r->decay; k++) j->models[k]->cfg.lr = ncf_decayed_lr(lr, e - 1, j->r->epochs);
-        rc = ncf_train_epoch_each(j->models, j->smp, n, e, j->progress, j->user, NULL);
+        for (k = 0; k < n && j->r->decay; k++) j->models[k]->cfg.lr = ncf__decayed_lr(lr, e - 1, j->r->epochs);
+        rc = ncf_train_epoch_each(j->models, j->smp, n, e, j->progress, j->ctx, NULL);
         for (k = 0; k < n; k++) j->models[k]->cfg.lr = lr;
     }
     return rc;
@@ -9385,7 +9343,7 @@ static int ncf__average_seeds(const ncf_dataset *d, const ncf_tune_opts *o, ncf_
             if ((rc = ncf__seeds_train(&j, rep->seeds, e, e)) != NCF_OK ||
                 (rc = ncf_model_average(&avg, j.models, rep->seeds)) != NCF_OK)
                 break;
-            rc = ncf_evaluate_opts(avg, &view, &o->eval, &now);
+            rc = ncf_evaluate(avg, &view, &o->eval, &now);
             ncf_model_free(avg);
             if (rc != NCF_OK) break;
             if (!a->chosen_epoch || ncf_metric_value(&now, o->eval.metric) > ncf_metric_value(&a->val, o->eval.metric))
@@ -9419,19 +9377,23 @@ static int ncf__plan_final(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tun
     rep->averaged.rung = 3, rep->averaged.chosen_epoch = 0, rep->averaged.beside = 0, rep->averaged.partner = 0;
     rep->averaged.planned_seconds =
         ncf__seeds_cost(d, w, rep->seeds, (double)ncf__all_train(d), ncf__val_users(d), rep->averaged.epochs);
-    if (o->progress) o->progress(o->user, rep, &rep->averaged);
+    if (o->progress) o->progress(o->ctx, rep, &rep->averaged);
     if ((rc = ncf__average_seeds(d, o, rep)) != NCF_OK) return rc;
     rep->planned_seconds += rep->averaged.planned_seconds;
     rep->final_epochs = rep->averaged.chosen_epoch;
     return NCF_OK;
 }
 
-NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_report *rep)
+NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *opts, ncf_tune_report *rep)
 {
     int rc, k, n = 0, t, i, sgd = 0, spare = -1, partner = -1, *alive = NULL, *order = NULL, *drawn = NULL;
     double rung_budget, spent = 0, val_users;
     time_t start = time(NULL);
+    ncf_tune_opts given = opts ? *opts : ncf_tune_opts_default();
+    const ncf_tune_opts *o = &given;
     if ((rc = ncf__tune_check(d, o, rep)) != NCF_OK) return rc;
+    if (given.budget == 0) given.budget = ncf__tune_budget(d);
+    rep->budget = given.budget;
     rep->rung_epochs[0] = o->max_epochs / 9 > 0 ? o->max_epochs / 9 : 1;
     rep->rung_epochs[1] = o->max_epochs / 3 > 0 ? o->max_epochs / 3 : 1;
     rep->rung_epochs[2] = o->max_epochs;
@@ -9480,7 +9442,7 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_repor
                 r->cfg = ncf__trial_config(d, o->seed, alive[i + j], &r->weighted, &r->decay);
                 r->planned_seconds = ncf__plan_cost(&r->cfg, d, val_users, r->epochs);
                 if (j == 0 && i + 1 < n && ncf__per_example_sgd(&r->cfg)) width = 2; /* (the rest are, too) */
-                if (o->progress) o->progress(o->user, rep, r);
+                if (o->progress) o->progress(o->ctx, rep, r);
             }
             if ((rc = width > 1 ? ncf__side_by_side(ncf__tune_one, &job, width, &failed) : ncf__tune_one(&job, 0)) !=
                 NCF_OK)
@@ -9532,7 +9494,7 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_repor
     }
     NCF_FREE(alive), NCF_FREE(order);
     if (rc == NCF_OK && rep->num_runs > 0) rc = ncf__plan_final(d, o, rep, rung_budget, start);
-    if (o->progress && rc == NCF_OK) o->progress(o->user, rep, NULL);
+    if (o->progress && rc == NCF_OK) o->progress(o->ctx, rep, NULL);
     if (rc != NCF_OK) ncf_tune_report_free(rep);
     return rc;
 }
@@ -9571,7 +9533,7 @@ static int ncf__train_with_validation(const ncf_dataset *d, int weighted, ncf_da
 }
 
 NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *d, const ncf_tune_report *rep, ncf_progress_fn progress,
-                          void *user)
+                          void *ctx)
 {
     const ncf_trial *r;
     ncf_dataset all;
@@ -9589,7 +9551,7 @@ NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *d, const ncf_tune_
     epochs = rep->final_epochs > 0 ? rep->final_epochs : r->chosen_epoch > 0 ? r->chosen_epoch : 1;
     if ((rc = ncf__train_with_validation(d, r->weighted, &all)) != NCF_OK) return rc;
     if ((rc = ncf__seeds_init(&j, n, r, d, &all)) == NCF_OK) {
-        j.progress = progress, j.user = user;
+        j.progress = progress, j.ctx = ctx;
         rc = ncf__seeds_train(&j, n, 1, epochs);
     }
     if (rc == NCF_OK && n == 1) *out = j.models[0], j.models[0] = NULL;
@@ -9670,25 +9632,23 @@ static ncf__ids ncf__model_ids(const ncf_model *m, int items)
 
 static int ncf__has_ids(const ncf_model *m) { return (m->raw_user || m->user_text) && (m->raw_item || m->item_text); }
 
-NCFDEF int ncf_user_index(const ncf_model *m, const char *id)
+static int ncf__side_ok(const ncf_model *m, int side, const char *what)
 {
-    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_user_index: NULL model");
-    return ncf__index_of(ncf__model_ids(m, 0), id, "user");
+    if (!m) return ncf__fail(NCF_ERR_ARG, "%s: NULL model", what);
+    if (side != NCF_USER && side != NCF_ITEM)
+        return ncf__fail(NCF_ERR_ARG, "%s: side %d is not NCF_USER or NCF_ITEM", what, side);
+    return NCF_OK;
 }
-NCFDEF int ncf_item_index(const ncf_model *m, const char *id)
+
+NCFDEF int ncf_find(const ncf_model *m, int side, const char *id)
 {
-    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_item_index: NULL model");
-    return ncf__index_of(ncf__model_ids(m, 1), id, "item");
+    int rc = ncf__side_ok(m, side, "ncf_find");
+    return rc != NCF_OK ? rc : ncf__index_of(ncf__model_ids(m, side), id, ncf__side_name(side));
 }
-NCFDEF int ncf_user_id(const ncf_model *m, int index, char *buf, size_t size)
+NCFDEF int ncf_id(const ncf_model *m, int side, int index, char *buf, size_t size)
 {
-    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_user_id: NULL model");
-    return ncf__name_of(ncf__model_ids(m, 0), index, buf, size, "user");
-}
-NCFDEF int ncf_item_id(const ncf_model *m, int index, char *buf, size_t size)
-{
-    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_item_id: NULL model");
-    return ncf__name_of(ncf__model_ids(m, 1), index, buf, size, "item");
+    int rc = ncf__side_ok(m, side, "ncf_id");
+    return rc != NCF_OK ? rc : ncf__name_of(ncf__model_ids(m, side), index, buf, size, ncf__side_name(side));
 }
 
 /* A user's rated items are a varint stream: each the gap from the one before, minus one.
@@ -9981,7 +9941,8 @@ static void ncf__indices_to_ids(const ncf_model *m, int64_t *ids, int n)
 
 /* A serving workspace: scoring buffers for a chunk of items, then a heap of k candidates,
    from a 64-byte boundary; its size is a multiple of 64 bytes. */
-NCFDEF size_t ncf_with_workspace_size(const ncf_model *m, int k)
+/* Bytes of scoring buffers and a heap of k: the workspace of one user's top k. */
+static size_t ncf__score_workspace(const ncf_model *m, int k)
 {
     ncf__eval_buf e;
     if (!m) return 0;
@@ -9990,33 +9951,15 @@ NCFDEF size_t ncf_with_workspace_size(const ncf_model *m, int k)
         (ncf__eval_buf_carve(&e, m, ncf__score_chunk(m), NULL) + ncf__round_floats((size_t)k * 2) + NCF__ALIGN_FLOATS);
 }
 
-NCFDEF size_t ncf_workspace_size(const ncf_model *m, int k) { return ncf_with_workspace_size(m, k); }
-
 static int ncf__workspace(const ncf_model *m, int k, void *work, size_t size, ncf__eval_buf *e, ncf__cand **heap)
 {
-    size_t need = ncf_with_workspace_size(m, k), skip = (size_t)(-(intptr_t)work & 63);
+    size_t need = ncf__score_workspace(m, k), skip = (size_t)(-(intptr_t)work & 63);
     if (!work || size < need)
-        return ncf__fail(NCF_ERR_ARG,
-                         "workspace of %lu bytes; this model and k = %d need %lu (ncf_with_workspace_size)",
+        return ncf__fail(NCF_ERR_ARG, "workspace of %lu bytes; this model and k = %d need %lu (ncf_rec_workspace_size)",
                          (unsigned long)(work ? size : 0), k, (unsigned long)need);
     work = (char *)work + skip;
     *heap = (ncf__cand *)((float *)work + ncf__eval_buf_carve(e, m, ncf__score_chunk(m), (float *)work));
     return NCF_OK;
-}
-
-static int ncf__serve_args(const ncf_model *m, int64_t raw_user, int k, int exclude, const void *out, int *u,
-                           const char *what)
-{
-    if (!m || !out || k <= 0) return ncf__fail(NCF_ERR_ARG, "%s: need a model, an output and k > 0", what);
-    if (exclude != NCF_INCLUDE_RATED && exclude != NCF_EXCLUDE_RATED)
-        return ncf__fail(NCF_ERR_ARG, "%s: exclude_rated %d is neither NCF_INCLUDE_RATED nor NCF_EXCLUDE_RATED", what,
-                         exclude);
-    if (m->item_text)
-        return ncf__fail(NCF_ERR_ARG,
-                         "%s: this model's item ids are text, not integers: ncf_recommend_index gives "
-                         "item indices, ncf_item_id their ids",
-                         what);
-    return ncf__indices_of(m, raw_user, 0, u, NULL);
 }
 
 /* The job of user u over the catalogue, no lists. */
@@ -10029,43 +9972,11 @@ static ncf__rec_job ncf__plain_job(const ncf_model *m, int u, int k, int exclude
     return J;
 }
 
-NCFDEF int ncf_recommend_with(const ncf_model *m, int64_t raw_user, int k, int exclude_rated, int64_t *out_items,
-                              float *out_scores, void *work, size_t work_size)
-{
-    ncf__eval_buf e;
-    ncf__cand *heap = NULL;
-    ncf__rec_job J;
-    int u = 0, rc, n = 0;
-    if ((rc = ncf__serve_args(m, raw_user, k, exclude_rated, out_items, &u, "ncf_recommend_with")) != NCF_OK) return rc;
-    if ((rc = ncf__workspace(m, k, work, work_size, &e, &heap)) != NCF_OK) return rc;
-    J = ncf__plain_job(m, u, k, exclude_rated);
-    ncf__rec_range(&J, 0, J.ncand, &e, heap, &n);
-    n = ncf__heap_out(heap, n, NULL, out_items, out_scores);
-    ncf__indices_to_ids(m, out_items, n);
-    return n;
-}
-
-NCFDEF int ncf_predict_with(const ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit, void *work,
-                            size_t work_size)
-{
-    ncf__eval_buf e;
-    ncf__cand *heap = NULL;
-    int u = 0, i = 0, rc;
-    int32_t ii;
-    if (!m || !logit) return ncf__fail(NCF_ERR_ARG, "ncf_predict_with: NULL argument");
-    if ((rc = ncf__indices_of(m, raw_user, raw_item, &u, &i)) != NCF_OK) return rc;
-    if ((rc = ncf__workspace(m, 1, work, work_size, &e, &heap)) != NCF_OK) return rc;
-    ii = i;
-    ncf__score_user(m, ncf__cached_projection(m), u, NULL, &ii, 0, 1, &e, 0);
-    *logit = e.sc[0];
-    return NCF_OK;
-}
-
-/* Pair by pair through the serving path: how ncf_predict_indices scores an int8 model read
+/* Pair by pair through the serving path: how ncf_predict_index scores an int8 model read
    in place, whose rows the training forward cannot gather. */
 static int ncf__score_pairs(const ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits)
 {
-    size_t size = ncf_with_workspace_size(m, 1);
+    size_t size = ncf__score_workspace(m, 1);
     void *work = NCF_MALLOC(size);
     ncf__eval_buf e;
     ncf__cand *heap = NULL;
@@ -10082,13 +9993,22 @@ static int ncf__score_pairs(const ncf_model *m, const int32_t *users, const int3
 
 NCFDEF int ncf_predict(const ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit)
 {
-    size_t size = ncf_with_workspace_size(m, 1);
-    void *work = m ? NCF_MALLOC(size) : NULL;
-    int rc;
-    if (m && !work) return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte workspace", (unsigned long)size);
-    rc = ncf_predict_with(m, raw_user, raw_item, logit, work, size);
+    size_t size = m ? ncf__score_workspace(m, 1) : 0;
+    void *work;
+    ncf__eval_buf e;
+    ncf__cand *heap = NULL;
+    int u = 0, i = 0, rc;
+    int32_t ii;
+    if (!m || !logit) return ncf__fail(NCF_ERR_ARG, "ncf_predict: NULL argument");
+    if ((rc = ncf__indices_of(m, raw_user, raw_item, &u, &i)) != NCF_OK) return rc;
+    if (!(work = NCF_MALLOC(size)))
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte workspace", (unsigned long)size);
+    ncf__workspace(m, 1, work, size, &e, &heap);
+    ii = i;
+    ncf__score_user(m, ncf__cached_projection(m), u, NULL, &ii, 0, 1, &e, 0);
+    *logit = e.sc[0];
     NCF_FREE(work);
-    return rc;
+    return NCF_OK;
 }
 
 /* A job's best k, its candidates scored in chunks on all threads, each keeping the best k of
@@ -10102,11 +10022,11 @@ static int ncf__recommend_threads(const ncf__rec_job *J, int32_t *items, int64_t
     ncf__team team = NCF__TEAM_INIT;
     char *block;
     size_t size;
-    int j, n = 0, k = J->k > 0 ? J->k : 1, T = ncf_get_threads(), *nh, par, C = ncf__score_chunk(m);
+    int j, n = 0, k = J->k > 0 ? J->k : 1, T = ncf__threads(), *nh, par, C = ncf__score_chunk(m);
     int64_t chunks = NCF__CEIL_DIV(J->ncand, C);
     par = J->threads && T > 1 && chunks > 1 && (float)J->ncand * ncf__row_macs(m) > 16 * NCF__PAR_WORK;
     T = !par ? 1 : chunks < T ? (int)chunks : T; /* workspaces for the threads that can run only */
-    size = ncf_with_workspace_size(m, k);
+    size = ncf__score_workspace(m, k);
     /* T workspaces, then where each thread's heap is, the merged heap and the heaps' sizes */
     block = (char *)ncf__alloc((size_t)T, size + sizeof(ncf__cand *) + sizeof(int) + sizeof(ncf__cand) * (size_t)k);
     if (!block) return ncf__fail(NCF_ERR_NOMEM, "out of memory for the top %d of %d items", k, m->cfg.num_items);
@@ -10134,18 +10054,6 @@ static int ncf__recommend_threads(const ncf__rec_job *J, int32_t *items, int64_t
     return n;
 }
 
-NCFDEF int ncf_recommend(const ncf_model *m, int64_t raw_user, int k, int exclude_rated, int64_t *out_items,
-                         float *out_scores)
-{
-    ncf__rec_job J;
-    int u = 0, rc, n;
-    if ((rc = ncf__serve_args(m, raw_user, k, exclude_rated, out_items, &u, "ncf_recommend")) != NCF_OK) return rc;
-    J = ncf__plain_job(m, u, k, exclude_rated);
-    n = ncf__recommend_threads(&J, NULL, out_items, out_scores);
-    if (n > 0) ncf__indices_to_ids(m, out_items, n);
-    return n;
-}
-
 /* ---- >>serving-options: allow- and deny-lists, many users, a user given by its rows ---------- */
 
 NCFDEF ncf_rec_opts ncf_rec_opts_default(void)
@@ -10163,8 +10071,7 @@ static int ncf__sorted_items(const ncf_model *m, const int32_t *list, int n, int
     for (j = 0; j < n; j++) {
         if (list[j] < 0 || list[j] >= m->cfg.num_items)
             return ncf__fail(NCF_ERR_ARG,
-                             "ncf_recommend: %s[%d] = %d is not an item index in [0, %d) (ncf_item_index "
-                             "finds an id's)",
+                             "ncf_recommend: %s[%d] = %d is not an item index in [0, %d) (ncf_find finds an id's)",
                              what, j, (int)list[j], m->cfg.num_items);
         out[j] = list[j];
     }
@@ -10184,8 +10091,8 @@ static size_t ncf__lists_bytes(const ncf_rec_opts *o)
 
 static int ncf__item_vec_dim(const ncf_model *m); /* similar: an item's vector */
 
-/* The workspace before the lists: ncf_recommend_index's, or ncf_similar_items' or
-   ncf_similar_users' (the k best, and three vectors) where that is larger. */
+/* The workspace before the lists: ncf_recommend_index's, or ncf_similar's (the k best, and
+   three vectors) where that is larger. */
 static size_t ncf__rec_base(const ncf_model *m, int k)
 {
     int D = ncf__item_vec_dim(m), H = m->scratch->H,
@@ -10194,13 +10101,15 @@ static size_t ncf__rec_base(const ncf_model *m, int k)
     size_t similar = sizeof(float) *
         (ncf__round_floats(best * sizeof(ncf__cand) / sizeof(float)) +
          ncf__round_floats((size_t)3 * (size_t)(D > H ? D : H)) + NCF__ALIGN_FLOATS);
-    size_t rec = ncf_with_workspace_size(m, k);
+    size_t rec = ncf__score_workspace(m, k);
     return rec > similar ? rec : similar;
 }
 
 NCFDEF size_t ncf_rec_workspace_size(const ncf_model *m, const ncf_rec_opts *o)
 {
-    return m && o ? ncf__rec_base(m, o->k) + ncf__lists_bytes(o) : 0;
+    ncf_rec_opts d = ncf_rec_opts_default();
+    if (!o) o = &d;
+    return m ? ncf__rec_base(m, o->k) + ncf__lists_bytes(o) : 0;
 }
 
 /* Checks the options for user index u (or o->user_row) and makes the job; the lists' sorted
@@ -10208,12 +10117,17 @@ NCFDEF size_t ncf_rec_workspace_size(const ncf_model *m, const ncf_rec_opts *o)
 /* The options' own values, checked before anything is sized from them. */
 static int ncf__check_rec_opts(const ncf_rec_opts *o, const char *what)
 {
-    if (!o || o->k <= 0 || o->num_allow < 0 || o->num_deny < 0 || (o->exclude_rated != 0 && o->exclude_rated != 1) ||
-        (o->probabilities != 0 && o->probabilities != 1) || (o->threads != 0 && o->threads != 1))
-        return ncf__fail(NCF_ERR_ARG,
-                         "%s: need options with k > 0, list sizes >= 0, exclude_rated, probabilities and "
-                         "threads 0 or 1",
-                         what);
+    if (!o) return ncf__fail(NCF_ERR_ARG, "%s: NULL options", what);
+    if (o->k <= 0) return ncf__fail(NCF_ERR_ARG, "%s: k %d: need k > 0", what, o->k);
+    if (o->num_allow < 0 || o->num_deny < 0)
+        return ncf__fail(NCF_ERR_ARG, "%s: num_allow %d, num_deny %d: need list sizes >= 0", what, o->num_allow,
+                         o->num_deny);
+    if (o->exclude_rated != 0 && o->exclude_rated != 1)
+        return ncf__fail(NCF_ERR_ARG, "%s: exclude_rated %d is neither 0 nor 1", what, o->exclude_rated);
+    if (o->probabilities != 0 && o->probabilities != 1)
+        return ncf__fail(NCF_ERR_ARG, "%s: probabilities %d is neither 0 nor 1", what, o->probabilities);
+    if (o->threads != 0 && o->threads != 1)
+        return ncf__fail(NCF_ERR_ARG, "%s: threads %d is neither 0 nor 1", what, o->threads);
     return NCF_OK;
 }
 
@@ -10223,8 +10137,8 @@ static int ncf__rec_job_of(const ncf_model *m, int u, const ncf_rec_opts *o, int
     int rc;
     if ((rc = ncf__check_rec_opts(o, what)) != NCF_OK) return rc;
     if (!o->user_row && (u < 0 || u >= m->cfg.num_users))
-        return ncf__fail(NCF_ERR_ARG, "%s: user index %d is not in [0, %d) (an index, not an id: ncf_user_index)", what,
-                         u, m->cfg.num_users);
+        return ncf__fail(NCF_ERR_ARG, "%s: user index %d is not in [0, %d) (an index, not an id: ncf_find)", what, u,
+                         m->cfg.num_users);
     if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "serving: " NCF__STALE_TEXT);
     *J = ncf__plain_job(m, o->user_row ? -1 : u, o->k, o->exclude_rated);
     J->urow = o->user_row, J->threads = o->threads;
@@ -10246,8 +10160,10 @@ static void ncf__sigmoid_all(float *x, int n)
     for (j = 0; x && j < n; j++) x[j] = 1.0f / (1.0f + expf(-x[j]));
 }
 
-/* One job in a caller's workspace, on this thread. */
-static int ncf__recommend_in(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *items, float *scores)
+/* One job in a caller's workspace, on this thread: the best as item indices (items) or as
+   indices for the caller to turn into ids (ids). */
+static int ncf__recommend_in(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *items, int64_t *ids,
+                             float *scores, const char *what)
 {
     size_t need = ncf_rec_workspace_size(m, o), base = ncf__rec_base(m, o->k);
     ncf__eval_buf e;
@@ -10256,46 +10172,73 @@ static int ncf__recommend_in(const ncf_model *m, int u, const ncf_rec_opts *o, i
     int n = 0, rc;
     if (o->work_size < need)
         return ncf__fail(NCF_ERR_ARG,
-                         "workspace of %lu bytes; this model and these options need %lu "
+                         "%s: workspace of %lu bytes; this model and these options need %lu "
                          "(ncf_rec_workspace_size)",
-                         (unsigned long)o->work_size, (unsigned long)need);
+                         what, (unsigned long)o->work_size, (unsigned long)need);
     if ((rc = ncf__workspace(m, o->k, o->work, base, &e, &heap)) != NCF_OK) return rc;
-    if ((rc = ncf__rec_job_of(m, u, o, (int32_t *)(((uintptr_t)o->work + base + 3) & ~(uintptr_t)3), &J,
-                              "ncf_recommend_index")) != NCF_OK)
+    if ((rc = ncf__rec_job_of(m, u, o, (int32_t *)(((uintptr_t)o->work + base + 3) & ~(uintptr_t)3), &J, what)) !=
+        NCF_OK)
         return rc;
     ncf__rec_range(&J, 0, J.ncand, &e, heap, &n);
-    return ncf__heap_out(heap, n, items, NULL, scores);
+    return ncf__heap_out(heap, n, items, ids, scores);
 }
 
-NCFDEF int ncf_recommend_index(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *items, float *scores)
+/* User index u's best (or o->user_row's), into items or ids as ncf__recommend_in's. */
+static int ncf__recommend(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *items, int64_t *ids, float *scores,
+                          const char *what)
 {
     ncf__rec_job J;
     int32_t *lists;
     int n;
-    if (!m || !o || !items) return ncf__fail(NCF_ERR_ARG, "ncf_recommend_index: NULL model, options or output");
     if (o->work) {
-        n = ncf__recommend_in(m, u, o, items, scores);
+        n = ncf__recommend_in(m, u, o, items, ids, scores, what);
     } else {
+        if ((n = ncf__check_rec_opts(o, what)) != NCF_OK) return n;
         if (!(lists = (int32_t *)NCF_MALLOC(ncf__lists_bytes(o))))
             return ncf__fail(NCF_ERR_NOMEM, "out of memory for the allow- and deny-lists");
-        n = ncf__rec_job_of(m, u, o, lists, &J, "ncf_recommend_index");
-        if (n == NCF_OK) n = ncf__recommend_threads(&J, items, NULL, scores);
+        n = ncf__rec_job_of(m, u, o, lists, &J, what);
+        if (n == NCF_OK) n = ncf__recommend_threads(&J, items, ids, scores);
         NCF_FREE(lists);
     }
     if (n > 0 && o->probabilities) ncf__sigmoid_all(scores, n);
     return n;
 }
 
-NCFDEF int ncf_recommend_users(const ncf_model *m, const int32_t *users, int n, const ncf_rec_opts *o, int32_t *items,
-                               float *scores, int *counts)
+NCFDEF int ncf_recommend_index(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *items, float *scores)
 {
+    ncf_rec_opts d = ncf_rec_opts_default();
+    if (!m || !items) return ncf__fail(NCF_ERR_ARG, "ncf_recommend_index: NULL model or output");
+    return ncf__recommend(m, u, o ? o : &d, items, NULL, scores, "ncf_recommend_index");
+}
+
+NCFDEF int ncf_recommend(const ncf_model *m, int64_t user, const ncf_rec_opts *o, int64_t *items, float *scores)
+{
+    ncf_rec_opts d = ncf_rec_opts_default();
+    int u = -1, rc, n;
+    if (!m || !items) return ncf__fail(NCF_ERR_ARG, "ncf_recommend: NULL model or output");
+    if (m->item_text)
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_recommend: this model's item ids are text, not integers: ncf_recommend_index gives "
+                         "item indices, ncf_id their ids");
+    if (!o) o = &d;
+    if (!o->user_row && (rc = ncf__indices_of(m, user, 0, &u, NULL)) != NCF_OK) return rc;
+    n = ncf__recommend(m, u, o, NULL, items, scores, "ncf_recommend");
+    if (n > 0) ncf__indices_to_ids(m, items, n);
+    return n;
+}
+
+NCFDEF int ncf_recommend_users(const ncf_model *m, const int32_t *users, int n, const ncf_rec_opts *opts,
+                               int32_t *items, float *scores, int *counts)
+{
+    ncf_rec_opts dflt = ncf_rec_opts_default();
+    const ncf_rec_opts *o = opts ? opts : &dflt;
     ncf__rec_job J;
     ncf__team team = NCF__TEAM_INIT;
     size_t size;
     char *block;
     int32_t *lists;
-    int rc, j, T = ncf_get_threads(), failed = 0;
-    if (!m || !o || !items || !counts || n < 0 || o->user_row || o->work)
+    int rc, j, T = ncf__threads(), failed = 0;
+    if (!m || !items || !counts || n < 0 || o->user_row || o->work)
         return ncf__fail(NCF_ERR_ARG,
                          "ncf_recommend_users: need a model, options (without user_row or work), outputs "
                          "and n >= 0");
@@ -10307,7 +10250,7 @@ NCFDEF int ncf_recommend_users(const ncf_model *m, const int32_t *users, int n, 
         return ncf__fail(NCF_ERR_ARG, "ncf_recommend_users: %d users asked for; the model has %d", n, m->cfg.num_users);
     if ((rc = ncf__check_rec_opts(o, "ncf_recommend_users")) != NCF_OK) return rc;
     T = T > 1 && n > 1 ? (n < T ? n : T) : 1; /* workspaces for the threads that can run only */
-    size = ncf_with_workspace_size(m, o->k);
+    size = ncf__score_workspace(m, o->k);
     lists = (int32_t *)NCF_MALLOC(ncf__lists_bytes(o));
     block = (char *)ncf__alloc((size_t)T, size);
     if (!lists || !block) {
@@ -10346,20 +10289,20 @@ NCFDEF int ncf_recommend_users(const ncf_model *m, const int32_t *users, int n, 
 }
 
 /* The logits of n items for user index u, or for the user rows urow when given. */
-NCFDEF int ncf_predict_items(const ncf_model *m, int u, const float *urow, const int32_t *items, int n, float *logits)
+static int ncf__predict_items(const ncf_model *m, int u, const float *urow, const int32_t *items, int n, float *logits)
 {
     size_t size;
     void *work;
     ncf__eval_buf e;
     ncf__cand *heap = NULL;
     int j;
-    if (!m || !items || !logits || n < 0) return ncf__fail(NCF_ERR_ARG, "ncf_predict_items: NULL argument or n < 0");
+    if (!m || !items || !logits || n < 0) return ncf__fail(NCF_ERR_ARG, "ncf_predict_for: NULL argument or n < 0");
     if (!urow && (u < 0 || u >= m->cfg.num_users))
-        return ncf__fail(NCF_ERR_ARG, "ncf_predict_items: user index %d is not in [0, %d)", u, m->cfg.num_users);
+        return ncf__fail(NCF_ERR_ARG, "ncf_predict_for: user index %d is not in [0, %d)", u, m->cfg.num_users);
     for (j = 0; j < n; j++)
         if (items[j] < 0 || items[j] >= m->cfg.num_items)
-            return ncf__fail(NCF_ERR_ARG, "ncf_predict_items: items[%d] = %d is not an item index", j, (int)items[j]);
-    size = ncf_with_workspace_size(m, 1);
+            return ncf__fail(NCF_ERR_ARG, "ncf_predict_for: items[%d] = %d is not an item index", j, (int)items[j]);
+    size = ncf__score_workspace(m, 1);
     if (!(work = NCF_MALLOC(size)))
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte workspace", (unsigned long)size);
     ncf__workspace(m, 1, work, size, &e, &heap);
@@ -10462,7 +10405,7 @@ static int ncf__similar_buffers(const ncf_model *m, const ncf_rec_opts *o, int b
     return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory", what);
 }
 
-NCFDEF int ncf_similar_items(const ncf_model *m, int item, const ncf_rec_opts *o, int32_t *items, float *scores)
+static int ncf__similar_items(const ncf_model *m, int item, const ncf_rec_opts *o, int32_t *items, float *scores)
 {
     ncf__rec_job J;
     ncf__cand *heap;
@@ -10470,22 +10413,21 @@ NCFDEF int ncf_similar_items(const ncf_model *m, int item, const ncf_rec_opts *o
     int32_t *lists;
     int rc, own;
     if (!m || !o || !items || o->user_row)
-        return ncf__fail(NCF_ERR_ARG, "ncf_similar_items: need a model, options (no user_row) and an output");
-    if ((rc = ncf__check_rec_opts(o, "ncf_similar_items")) != NCF_OK) return rc;
+        return ncf__fail(NCF_ERR_ARG, "ncf_similar: need a model, options (no user_row) and an output");
+    if ((rc = ncf__check_rec_opts(o, "ncf_similar")) != NCF_OK) return rc;
     if (item < 0 || item >= m->cfg.num_items)
-        return ncf__fail(NCF_ERR_ARG,
-                         "ncf_similar_items: item index %d is not in [0, %d) (ncf_item_index finds an id's)", item,
+        return ncf__fail(NCF_ERR_ARG, "ncf_similar: item index %d is not in [0, %d) (ncf_find finds an id's)", item,
                          m->cfg.num_items);
     rc = ncf__similar_buffers(m, o, o->k < m->cfg.num_items ? o->k : m->cfg.num_items, &heap, &v, &lists, &own,
-                              "ncf_similar_items");
+                              "ncf_similar");
     if (rc != NCF_OK) return rc;
-    if ((rc = ncf__rec_job_of(m, 0, o, lists, &J, "ncf_similar_items")) == NCF_OK)
+    if ((rc = ncf__rec_job_of(m, 0, o, lists, &J, "ncf_similar")) == NCF_OK)
         J.exclude_rated = 0, J.u = -1, rc = ncf__similar(m, 1, item, &J, heap, v, items, scores);
     if (own) NCF_FREE(lists), NCF_FREE(heap), NCF_FREE(v);
     return rc;
 }
 
-NCFDEF int ncf_similar_users(const ncf_model *m, int user, const ncf_rec_opts *o, int32_t *users, float *scores)
+static int ncf__similar_users(const ncf_model *m, int user, const ncf_rec_opts *o, int32_t *users, float *scores)
 {
     ncf__rec_job J;
     ncf__cand *heap;
@@ -10494,15 +10436,14 @@ NCFDEF int ncf_similar_users(const ncf_model *m, int user, const ncf_rec_opts *o
     int rc, own;
     if (!m || !o || !users || o->user_row || o->allow || o->deny)
         return ncf__fail(NCF_ERR_ARG,
-                         "ncf_similar_users: need a model, options (no user_row, allow or deny) and an "
+                         "ncf_similar: need a model, options (no user_row, allow or deny) and an "
                          "output");
-    if ((rc = ncf__check_rec_opts(o, "ncf_similar_users")) != NCF_OK) return rc;
+    if ((rc = ncf__check_rec_opts(o, "ncf_similar")) != NCF_OK) return rc;
     if (user < 0 || user >= m->cfg.num_users)
-        return ncf__fail(NCF_ERR_ARG,
-                         "ncf_similar_users: user index %d is not in [0, %d) (ncf_user_index finds an id's)", user,
+        return ncf__fail(NCF_ERR_ARG, "ncf_similar: user index %d is not in [0, %d) (ncf_find finds an id's)", user,
                          m->cfg.num_users);
     rc = ncf__similar_buffers(m, o, o->k < m->cfg.num_users ? o->k : m->cfg.num_users, &heap, &v, &lists, &own,
-                              "ncf_similar_users");
+                              "ncf_similar");
     if (rc != NCF_OK) return rc;
     memset(&J, 0, sizeof J);
     J.m = m, J.u = -1, J.ncand = m->cfg.num_users, J.k = o->k < m->cfg.num_users ? o->k : m->cfg.num_users;
@@ -10511,10 +10452,16 @@ NCFDEF int ncf_similar_users(const ncf_model *m, int user, const ncf_rec_opts *o
     return rc;
 }
 
-/* ---- >>by-id: serving calls that speak ids ------------------------------------------------ */
+NCFDEF int ncf_similar(const ncf_model *m, int side, int index, const ncf_rec_opts *o, int32_t *out, float *scores)
+{
+    ncf_rec_opts d = ncf_rec_opts_default();
+    int rc = ncf__side_ok(m, side, "ncf_similar");
+    if (rc != NCF_OK) return rc;
+    return side == NCF_ITEM ? ncf__similar_items(m, index, o ? o : &d, out, scores)
+                            : ncf__similar_users(m, index, o ? o : &d, out, scores);
+}
 
-NCFDEF int ncf_num_users(const ncf_model *m) { return m ? m->cfg.num_users : 0; }
-NCFDEF int ncf_num_items(const ncf_model *m) { return m ? m->cfg.num_items : 0; }
+/* ---- >>by-id: serving calls that speak ids ------------------------------------------------ */
 
 /* items[0..n) as ids, each NUL-terminated, one after another in ids: n, or NCF_ERR_ARG. */
 static int ncf__ids_out(const ncf_model *m, const int32_t *items, int n, char *ids, size_t size, const char *what)
@@ -10522,7 +10469,7 @@ static int ncf__ids_out(const ncf_model *m, const int32_t *items, int n, char *i
     size_t at = 0;
     int j, len;
     for (j = 0; j < n; j++, at += (size_t)len + 1)
-        if ((len = ncf_item_id(m, items[j], ids + at, size - at)) < 0)
+        if ((len = ncf_id(m, NCF_ITEM, items[j], ids + at, size - at)) < 0)
             return ncf__fail(NCF_ERR_ARG, "%s: %lu bytes hold %d of the %d ids (k * (NCF_MAX_ID_BYTES + 1) suffice)",
                              what, (unsigned long)size, j, n);
     return n;
@@ -10560,7 +10507,7 @@ NCFDEF int ncf_recommend_for_id(const ncf_model *m, const char *user, const ncf_
     int32_t stack[NCF__BY_ID_STACK], *items;
     int rc, u;
     if ((rc = ncf__by_id_args(m, user, &o, ids, size, "ncf_recommend_for_id")) != NCF_OK) return rc;
-    if ((u = ncf_user_index(m, user)) < 0) return u;
+    if ((u = ncf_find(m, NCF_USER, user)) < 0) return u;
     if (!(items = ncf__by_id_items(o->k, stack)))
         return ncf__fail(NCF_ERR_NOMEM, "ncf_recommend_for_id: out of memory");
     return ncf__by_id_answer(m, ncf_recommend_index(m, u, o, items, scores), items, stack, ids, size,
@@ -10573,9 +10520,9 @@ NCFDEF int ncf_similar_to_id(const ncf_model *m, const char *item, const ncf_rec
     int32_t stack[NCF__BY_ID_STACK], *items;
     int rc, i;
     if ((rc = ncf__by_id_args(m, item, &o, ids, size, "ncf_similar_to_id")) != NCF_OK) return rc;
-    if ((i = ncf_item_index(m, item)) < 0) return i;
+    if ((i = ncf_find(m, NCF_ITEM, item)) < 0) return i;
     if (!(items = ncf__by_id_items(o->k, stack))) return ncf__fail(NCF_ERR_NOMEM, "ncf_similar_to_id: out of memory");
-    return ncf__by_id_answer(m, ncf_similar_items(m, i, o, items, scores), items, stack, ids, size,
+    return ncf__by_id_answer(m, ncf_similar(m, NCF_ITEM, i, o, items, scores), items, stack, ids, size,
                              "ncf_similar_to_id");
 }
 
@@ -10592,7 +10539,7 @@ NCFDEF int ncf_recommend_for_items(const ncf_model *m, const char *const *given,
         return ncf__fail(NCF_ERR_ARG, "ncf_recommend_for_items: need n > 0 items and options without user_row");
     ro = *o;
     deny = NCF__NEW(int32_t, (size_t)n + (size_t)o->num_deny);
-    row = NCF__NEW(float, (size_t)ncf_user_row_size(m));
+    row = NCF__NEW(float, (size_t)ncf_row_size(m));
     if (deny && row) items = ncf__by_id_items(o->k, stack);
     if (!deny || !row || !items) {
         NCF_FREE(deny), NCF_FREE(row);
@@ -10600,12 +10547,12 @@ NCFDEF int ncf_recommend_for_items(const ncf_model *m, const char *const *given,
     }
     for (j = 0, rc = NCF_OK; j < n && rc >= 0; j++) {
         if (!given[j]) rc = ncf__fail(NCF_ERR_ARG, "ncf_recommend_for_items: items[%d] is NULL", j);
-        else rc = deny[j] = ncf_item_index(m, given[j]);
+        else rc = deny[j] = ncf_find(m, NCF_ITEM, given[j]);
     }
     if (rc >= 0) {
         if (o->num_deny) memcpy(deny + n, o->deny, sizeof(int32_t) * (size_t)o->num_deny);
         ro.deny = deny, ro.num_deny = n + o->num_deny, ro.user_row = row;
-        rc = ncf_fold_in(m, deny, n, &fo, row);
+        rc = ncf_fold_in(m, NCF_USER, deny, n, &fo, row);
         if (rc == NCF_OK) rc = ncf_recommend_index(m, -1, &ro, items, scores);
     }
     NCF_FREE(deny), NCF_FREE(row);
@@ -10620,7 +10567,7 @@ NCFDEF int ncf_recommend_for_items(const ncf_model *m, const char *const *given,
    the first dense layer comes from the cached projection, so a step costs the layers above it
    forward and back per example, and the first layer's user half once. */
 
-NCFDEF int ncf_user_row_size(const ncf_model *m) { return m ? m->scratch->F + m->scratch->H + 1 : 0; }
+NCFDEF int ncf_row_size(const ncf_model *m) { return m ? m->scratch->F + m->scratch->H + 1 : 0; }
 
 /* User (side 0) or item (1) k's rows [GMF or MF][MLP][MF bias], int8 rows dequantized. */
 static int ncf__side_row(const ncf_model *m, int side, int k, float *row, const char *what)
@@ -10640,7 +10587,11 @@ static int ncf__side_row(const ncf_model *m, int side, int k, float *row, const 
     return NCF_OK;
 }
 
-NCFDEF int ncf_user_row(const ncf_model *m, int u, float *row) { return ncf__side_row(m, 0, u, row, "ncf_user_row"); }
+NCFDEF int ncf_row(const ncf_model *m, int side, int index, float *row)
+{
+    int rc = ncf__side_ok(m, side, "ncf_row");
+    return rc != NCF_OK ? rc : ncf__side_row(m, side, index, row, "ncf_row");
+}
 
 NCFDEF ncf_fold_opts ncf_fold_opts_default(void)
 {
@@ -10921,7 +10872,7 @@ static int ncf__fold(const ncf_model *m, int side, const int32_t *given, int n, 
         if (!o->work) NCF_FREE(mem);
         return rc;
     }
-    R = ncf_user_row_size(m);
+    R = ncf_row_size(m);
     if (nu == others && o->num_neg > 0 && o->steps > 0) {
         if (!o->work) NCF_FREE(mem);
         return ncf__fail(NCF_ERR_DATA, "%s: the %ss given are all of them: no negative to draw", what, other);
@@ -10936,36 +10887,29 @@ static int ncf__fold(const ncf_model *m, int side, const int32_t *given, int n, 
     return NCF_OK;
 }
 
-NCFDEF int ncf_fold_in(const ncf_model *m, const int32_t *items, int n, const ncf_fold_opts *o, float *row)
+NCFDEF int ncf_fold_in(const ncf_model *m, int side, const int32_t *given, int n, const ncf_fold_opts *o, float *row)
 {
-    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_fold_in: need a model");
-    return ncf__fold(m, 0, items, n, o, row, "ncf_fold_in");
+    ncf_fold_opts d = ncf_fold_opts_default();
+    int rc = ncf__side_ok(m, side, "ncf_fold_in");
+    return rc != NCF_OK ? rc : ncf__fold(m, side, given, n, o ? o : &d, row, "ncf_fold_in");
 }
 
-NCFDEF int ncf_fold_in_item(const ncf_model *m, const int32_t *users, int n, const ncf_fold_opts *o, float *row)
-{
-    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_fold_in_item: need a model");
-    return ncf__fold(m, 1, users, n, o, row, "ncf_fold_in_item");
-}
-
-NCFDEF int ncf_item_row(const ncf_model *m, int i, float *row) { return ncf__side_row(m, 1, i, row, "ncf_item_row"); }
-
-NCFDEF int ncf_predict_users(const ncf_model *m, int i, const float *irow, const int32_t *users, int n, float *logits)
+static int ncf__predict_users(const ncf_model *m, int i, const float *irow, const int32_t *users, int n, float *logits)
 {
     ncf__fold_buf b;
     float *mem, *own = NULL;
     int j, R;
-    if (!m || !users || !logits || n < 0) return ncf__fail(NCF_ERR_ARG, "ncf_predict_users: NULL argument or n < 0");
+    if (!m || !users || !logits || n < 0) return ncf__fail(NCF_ERR_ARG, "ncf_predict_for: NULL argument or n < 0");
     if (!irow && (i < 0 || i >= m->cfg.num_items))
-        return ncf__fail(NCF_ERR_ARG, "ncf_predict_users: item index %d is not in [0, %d)", i, m->cfg.num_items);
+        return ncf__fail(NCF_ERR_ARG, "ncf_predict_for: item index %d is not in [0, %d)", i, m->cfg.num_items);
     for (j = 0; j < n; j++)
         if (users[j] < 0 || users[j] >= m->cfg.num_users)
-            return ncf__fail(NCF_ERR_ARG, "ncf_predict_users: users[%d] = %d is not a user index", j, (int)users[j]);
-    R = ncf_user_row_size(m);
+            return ncf__fail(NCF_ERR_ARG, "ncf_predict_for: users[%d] = %d is not a user index", j, (int)users[j]);
+    R = ncf_row_size(m);
     mem = NCF__NEW(float, ncf_fold_workspace_size(m, 1) / sizeof(float) + (irow ? 0 : (size_t)R));
-    if (!mem) return ncf__fail(NCF_ERR_NOMEM, "ncf_predict_users: out of memory");
+    if (!mem) return ncf__fail(NCF_ERR_NOMEM, "ncf_predict_for: out of memory");
     own = irow ? NULL : mem + ncf_fold_workspace_size(m, 1) / sizeof(float);
-    if (own) ncf_item_row(m, i, own), irow = own;
+    if (own) ncf__side_row(m, NCF_ITEM, i, own, "ncf_predict_for"), irow = own;
     ncf__fold_carve(&b, m, 1, (float *)(void *)((char *)mem + (size_t)(-(intptr_t)mem & 63)));
     if (m->scratch->H) ncf__fold_first_half(m, 1, irow, &b);
     for (j = 0; j < n; j += NCF__FOLD_CHUNK) {
@@ -10976,6 +10920,15 @@ NCFDEF int ncf_predict_users(const ncf_model *m, int i, const float *irow, const
     }
     NCF_FREE(mem);
     return NCF_OK;
+}
+
+NCFDEF int ncf_predict_for(const ncf_model *m, int side, int index, const float *row, const int32_t *others, int n,
+                           float *logits)
+{
+    int rc = ncf__side_ok(m, side, "ncf_predict_for");
+    if (rc != NCF_OK) return rc;
+    return side == NCF_USER ? ncf__predict_items(m, index, row, others, n, logits)
+                            : ncf__predict_users(m, index, row, others, n, logits);
 }
 
 #ifndef NCF_INFERENCE_ONLY
@@ -11333,7 +11286,7 @@ NCFDEF int ncf_model_add(ncf_model **mp, int side, const char *id, const float *
     if (len == 0 || len > NCF_MAX_ID_BYTES)
         return ncf__fail(NCF_ERR_ARG, "ncf_model_add: an id of 1 to %d bytes, not %lu", NCF_MAX_ID_BYTES,
                          (unsigned long)len);
-    R = ncf_user_row_size(*mp);
+    R = ncf_row_size(*mp);
     for (r = 0; r < R; r++)
         if (!(row[r] >= -NCF__MAX_PARAM && row[r] <= NCF__MAX_PARAM))
             return ncf__fail(NCF_ERR_ARG, "ncf_model_add: rows[%d] = %g is not a parameter (finite, within 1e6)", r,
@@ -12092,11 +12045,12 @@ static int ncf__open_in_place(ncf_model **out, const void *buf, size_t len, int 
     return NCF_OK;
 }
 
-NCFDEF int ncf_model_open(ncf_model **out, const void *buf, size_t len) { return ncf__open_in_place(out, buf, len, 0); }
-
-NCFDEF int ncf_model_open_verified(ncf_model **out, const void *buf, size_t len)
+NCFDEF int ncf_model_open(ncf_model **out, const void *buf, size_t len, int flags)
 {
-    return ncf__open_in_place(out, buf, len, 1);
+    if (flags & ~NCF_OPEN_VERIFIED)
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_open: flags 0x%x hold bits other than NCF_OPEN_VERIFIED",
+                         (unsigned)flags);
+    return ncf__open_in_place(out, buf, len, flags & NCF_OPEN_VERIFIED);
 }
 
 /* ---- >>safe-save: files written whole or not at all ------------------------------------------ */
@@ -12113,7 +12067,7 @@ NCFDEF int ncf_model_open_verified(ncf_model **out, const void *buf, size_t len)
 #define NCF__FLOCK 1 /* flock: a lock per open file, so another thread of this process sees it too */
 #endif
 
-struct ncf_output {
+struct ncf__outfile {
 #if defined(_WIN32)
     HANDLE h;
 #elif defined(NCF__POSIX_FILES)
@@ -12204,7 +12158,7 @@ static void ncf__remove_orphans(const char *path)
 #endif
 
 /* Creates PATH.tmp-XXXXXXXXXXXX exclusively, retrying under another name if it exists. */
-static int ncf__tmp_create(ncf_output *t, const char *path)
+static int ncf__tmp_create(ncf__outfile *t, const char *path)
 {
     static NCF__TLS uint64_t counter;
     uint64_t base = ncf__mix64(NCF__PID() ^ (uint64_t)(size_t)t ^ ((uint64_t)(size_t)&counter << 20)), r;
@@ -12253,7 +12207,7 @@ static int ncf__tmp_create(ncf_output *t, const char *path)
 }
 
 /* Writes p[0..len) to the temporary file; the first failure is kept in t->rc. */
-static int ncf__tmp_put(ncf_output *t, const char *p, size_t len)
+static int ncf__tmp_put(ncf__outfile *t, const char *p, size_t len)
 {
     int ok = 1;
 #if defined(_WIN32)
@@ -12278,7 +12232,7 @@ static int ncf__tmp_put(ncf_output *t, const char *p, size_t len)
 }
 
 /* What is buffered, written and flushed to the disk. */
-static int ncf__tmp_sync(ncf_output *t)
+static int ncf__tmp_sync(ncf__outfile *t)
 {
     if (t->rc == NCF_OK && t->used) ncf__tmp_put(t, t->buf, t->used);
     t->used = 0;
@@ -12294,7 +12248,7 @@ static int ncf__tmp_sync(ncf_output *t)
     return t->rc;
 }
 
-static void ncf__tmp_close(ncf_output *t)
+static void ncf__tmp_close(ncf__outfile *t)
 {
 #if defined(_WIN32)
     if (t->h != INVALID_HANDLE_VALUE) CloseHandle(t->h), t->h = INVALID_HANDLE_VALUE;
@@ -12310,7 +12264,7 @@ static void ncf__tmp_close(ncf_output *t)
 /* Renames the temporary file over PATH (replacing it; Windows' rename does not), then on
    POSIX flushes the directory so the rename itself survives a crash. The file is closed
    after the rename there, so its lock marks it live until it has its name. */
-static int ncf__tmp_commit(ncf_output *t)
+static int ncf__tmp_commit(ncf__outfile *t)
 {
     const char *path = t->path;
 #if defined(_WIN32)
@@ -12340,17 +12294,17 @@ static int ncf__tmp_commit(ncf_output *t)
     return NCF_OK;
 }
 
-NCFDEF int ncf_output_open(ncf_output **out, const char *path)
+static int ncf__outfile_open(ncf__outfile **out, const char *path)
 {
-    ncf_output *t;
+    ncf__outfile *t;
     size_t n = path ? strlen(path) : 0;
     int rc;
-    if (!out) return ncf__fail(NCF_ERR_ARG, "ncf_output_open: NULL argument");
+    if (!out) return ncf__fail(NCF_ERR_ARG, "ncf__outfile_open: NULL argument");
     *out = NULL;
-    if (!n) return ncf__fail(NCF_ERR_ARG, "ncf_output_open: NULL or empty path");
+    if (!n) return ncf__fail(NCF_ERR_ARG, "ncf__outfile_open: NULL or empty path");
     if (path[n - 1] == '/' || path[n - 1] == '\\') return ncf__fail(NCF_ERR_IO, "%s: names a folder, not a file", path);
     if (n >= sizeof t->path - 20) return ncf__fail(NCF_ERR_ARG, "%s: path too long", path);
-    if (!(t = NCF__NEW(ncf_output, 1))) return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory", path);
+    if (!(t = NCF__NEW(ncf__outfile, 1))) return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory", path);
     memcpy(t->path, path, n + 1);
     t->rc = NCF_OK, t->used = 0;
 #if defined(NCF__POSIX_FILES)
@@ -12371,9 +12325,9 @@ NCFDEF int ncf_output_open(ncf_output **out, const char *path)
     return NCF_OK;
 }
 
-NCFDEF int ncf_output_write(ncf_output *t, const void *buf, size_t len)
+static int ncf__outfile_write(ncf__outfile *t, const void *buf, size_t len)
 {
-    if (!t || (!buf && len)) return ncf__fail(NCF_ERR_ARG, "ncf_output_write: NULL argument");
+    if (!t || (!buf && len)) return ncf__fail(NCF_ERR_ARG, "ncf__outfile_write: NULL argument");
     if (t->rc != NCF_OK) return t->rc;
     if (t->used + len > sizeof t->buf && t->used) ncf__tmp_put(t, t->buf, t->used), t->used = 0;
     if (len >= sizeof t->buf) return ncf__tmp_put(t, (const char *)buf, len);
@@ -12381,17 +12335,17 @@ NCFDEF int ncf_output_write(ncf_output *t, const void *buf, size_t len)
     return t->rc;
 }
 
-NCFDEF int ncf_output_printf(ncf_output *t, const char *fmt, ...)
+static int ncf__outfile_printf(ncf__outfile *t, const char *fmt, ...)
 {
     va_list ap;
     int n;
     char *big;
-    if (!t || !fmt) return ncf__fail(NCF_ERR_ARG, "ncf_output_printf: NULL argument");
+    if (!t || !fmt) return ncf__fail(NCF_ERR_ARG, "ncf__outfile_printf: NULL argument");
     if (t->rc != NCF_OK) return t->rc;
     va_start(ap, fmt);
     n = vsnprintf(t->buf + t->used, sizeof t->buf - t->used, fmt, ap);
     va_end(ap);
-    if (n < 0) return t->rc = ncf__fail(NCF_ERR_ARG, "ncf_output_printf: '%s' cannot be formatted", fmt);
+    if (n < 0) return t->rc = ncf__fail(NCF_ERR_ARG, "ncf__outfile_printf: '%s' cannot be formatted", fmt);
     if ((size_t)n < sizeof t->buf - t->used) {
         t->used += (size_t)n;
         return NCF_OK;
@@ -12400,15 +12354,15 @@ NCFDEF int ncf_output_printf(ncf_output *t, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
-    ncf_output_write(t, big, (size_t)n);
+    ncf__outfile_write(t, big, (size_t)n);
     NCF_FREE(big);
     return t->rc;
 }
 
-NCFDEF int ncf_output_commit(ncf_output *t)
+static int ncf__outfile_commit(ncf__outfile *t)
 {
     int rc;
-    if (!t) return ncf__fail(NCF_ERR_ARG, "ncf_output_commit: NULL argument");
+    if (!t) return ncf__fail(NCF_ERR_ARG, "ncf__outfile_commit: NULL argument");
     if ((rc = ncf__tmp_sync(t)) == NCF_OK && (rc = ncf__tmp_commit(t)) == NCF_OK) {
         NCF_FREE(t);
         return NCF_OK;
@@ -12419,7 +12373,7 @@ NCFDEF int ncf_output_commit(ncf_output *t)
     return rc;
 }
 
-NCFDEF void ncf_output_discard(ncf_output *t)
+static void ncf__outfile_discard(ncf__outfile *t)
 {
     if (!t) return;
     ncf__tmp_close(t);
@@ -12431,13 +12385,13 @@ NCFDEF int ncf_save(const ncf_model *m, const char *path, int flags)
 {
     void *buf;
     size_t len;
-    ncf_output *t;
+    ncf__outfile *t;
     int rc;
     if (!path || !*path) return ncf__fail(NCF_ERR_ARG, "ncf_save: NULL or empty path");
     if ((rc = ncf_save_mem(m, flags, &buf, &len)) != NCF_OK) return rc;
-    if ((rc = ncf_output_open(&t, path)) == NCF_OK) {
-        ncf_output_write(t, buf, len);
-        rc = ncf_output_commit(t);
+    if ((rc = ncf__outfile_open(&t, path)) == NCF_OK) {
+        ncf__outfile_write(t, buf, len);
+        rc = ncf__outfile_commit(t);
     }
     NCF_FREE(buf);
     return rc;
@@ -12686,7 +12640,7 @@ static int ncf__sniff_enough(const char *p, const char *end, const char *given)
 
 /* The dialect, as ncf__parse_log finds it: rank 0 reads the file's first lines (doubling what it
    reads until they hold the records looked at) and tells the others. */
-static int ncf__mpi_sniff(MPI_File f, int64_t size, const char *name, const ncf_load_opts *o, ncf__dialect *D,
+static int ncf__mpi_sniff(MPI_File f, int64_t size, const char *name, const ncf_dataset_opts *o, ncf__dialect *D,
                           ncf_load_report *rep, MPI_Comm comm)
 {
     int rank, rc = ncf__dialect_of(name, o, D);
@@ -12756,7 +12710,7 @@ static int ncf__mpi_read_range(MPI_File f, int64_t size, const char *name, MPI_C
 
 /* This rank's records: its lines parsed in the shared dialect (a column any rank reads as text
    is text on every rank), their record numbers the file's when it has no timestamps. */
-static int ncf__mpi_parse(const char *name, const char *buf, int64_t len, int64_t line0, const ncf_load_opts *o,
+static int ncf__mpi_parse(const char *name, const char *buf, int64_t len, int64_t line0, const ncf_dataset_opts *o,
                           ncf__parsed *R, MPI_Comm comm)
 {
     const char *p = buf + (line0 == 1 ? ncf__bom_bytes(buf, (size_t)len) : 0), *end = buf + len;
@@ -12995,8 +12949,9 @@ static int ncf__mpi_kept_run(const ncf__building *b, int64_t n, int *lo, int *hi
 /* The one-process build on this rank's lines (in, of users [*plo, *phi) as read, then as kept):
    a dataset of every user, the others empty, with eval negatives and validation for its own
    (rows from *plo). */
-static int ncf__mpi_build(ncf_dataset *ds, const char *name, const ncf_load_opts *o, ncf__parsed *R, ncf__mpi_lines *L,
-                          int64_t *raw_u, int U0, int64_t *raw_i, int I0, int *plo, int *phi, MPI_Comm comm)
+static int ncf__mpi_build(ncf_dataset *ds, const char *name, const ncf_dataset_opts *o, ncf__parsed *R,
+                          ncf__mpi_lines *L, int64_t *raw_u, int U0, int64_t *raw_i, int I0, int *plo, int *phi,
+                          MPI_Comm comm)
 {
     ncf__building b;
     ncf__build_opts bo;
@@ -13166,9 +13121,9 @@ static int ncf__mpi_column_ids(MPI_Comm comm, ncf__parsed *R, int c, int64_t **r
     return ncf__mpi_agree(comm, rc);
 }
 
-NCFDEF int ncf_mpi_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_opts *opts, MPI_Comm comm)
+NCFDEF int ncf_mpi_load_dataset(ncf_dataset *ds, const char *path, const ncf_dataset_opts *opts, MPI_Comm comm)
 {
-    ncf_load_opts o = opts ? *opts : ncf_load_opts_default();
+    ncf_dataset_opts o = opts ? *opts : ncf_dataset_opts_default();
     MPI_File f = MPI_FILE_NULL;
     MPI_Offset size = 0;
     ncf__parsed R;
@@ -13721,7 +13676,7 @@ static int ncf__mpi_train_args(ncf_model *m, const ncf_sampler *s, MPI_Comm comm
 }
 
 NCFDEF int ncf_mpi_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int64_t first, int64_t count,
-                                  MPI_Comm comm, ncf_progress_fn progress, void *user, double *mean_loss)
+                                  MPI_Comm comm, ncf_progress_fn progress, void *ctx, double *mean_loss)
 {
     ncf__mpi c;
     int rc, B;
@@ -13750,7 +13705,7 @@ NCFDEF int ncf_mpi_train_examples(ncf_model *m, const ncf_sampler *s, int epoch,
         if (!ncf__mpi_step(&c, m, s, epoch, pos, n, &loss, &rc)) break;
         sum += loss * n;
         if (progress && (steps % 16 == 15 || pos + n == end))
-            progress(user, pos + n - first, count, sum / (double)(pos + n - first));
+            progress(ctx, pos + n - first, count, sum / (double)(pos + n - first));
     }
     ncf__mpi_free(&c);
     if (rc == NCF_OK && mean_loss) *mean_loss = count ? sum / (double)count : 0;
@@ -13798,15 +13753,18 @@ done:
 }
 
 NCFDEF int ncf_mpi_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, MPI_Comm comm, ncf_progress_fn progress,
-                               void *user, double *mean_loss)
+                               void *ctx, double *mean_loss)
 {
-    int rc = ncf_mpi_train_examples(m, s, epoch, 0, s ? s->num_examples : 0, comm, progress, user, mean_loss);
+    int rc = ncf_mpi_train_examples(m, s, epoch, 0, s ? s->num_examples : 0, comm, progress, ctx, mean_loss);
     if (rc == NCF_OK && (rc = ncf_mpi_sync(m, s->data, comm)) == NCF_OK) m->epoch = epoch;
     if (m && m->scratch) ncf__refresh_cache(m); /* ready to serve and evaluate */
     return rc;
 }
 
-NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m) { return m && m->scratch ? m->scratch->mpi.bytes : 0; }
+static NCF__MAYBE_UNUSED int64_t ncf__mpi_bytes_sent(const ncf_model *m)
+{
+    return m && m->scratch ? m->scratch->mpi.bytes : 0;
+}
 
 /* ---- model shards: each rank holds its users' rows only ---- */
 
@@ -14137,7 +14095,7 @@ NCFDEF int ncf_mpi_load(ncf_model **out, const char *path, const ncf_dataset *da
 
 /* A file written in order as it is made, its CRC kept as it goes. */
 typedef struct {
-    ncf_output *out;
+    ncf__outfile *out;
     uint32_t crc;
     uint64_t at;
 } ncf__stream;
@@ -14145,7 +14103,7 @@ typedef struct {
 static void ncf__stream_put(ncf__stream *f, const void *p, size_t n)
 {
     f->crc = ncf__crc32_more(f->crc, (const uint8_t *)p, n);
-    ncf_output_write(f->out, p, n);
+    ncf__outfile_write(f->out, p, n);
     f->at += n;
 }
 
@@ -14267,7 +14225,7 @@ NCFDEF int ncf_mpi_save(const ncf_model *m, const char *path, int flags, MPI_Com
             adam = ncf__save_layout(W, flags, &L);
             head = NCF__ZNEW(uint8_t, (size_t)L.rated), piece = NCF__NEW(float, NCF__MPI_PIECE);
             if (!head || !piece) rc = ncf__fail(NCF_ERR_NOMEM, "ncf_mpi_save: out of memory");
-            else rc = ncf_output_open(&f.out, path);
+            else rc = ncf__outfile_open(&f.out, path);
         }
     }
     if ((rc = ncf__mpi_agree(comm, rc)) == NCF_OK &&
@@ -14289,27 +14247,30 @@ NCFDEF int ncf_mpi_save(const ncf_model *m, const char *path, int flags, MPI_Com
             ncf__writer w;
             w.p = crc, w.at = 0;
             ncf__put_u32(&w, f.crc);
-            if (f.at == L.end) ncf_output_write(f.out, crc, 4);
+            if (f.at == L.end) ncf__outfile_write(f.out, crc, 4);
             else
                 rc = ncf__fail(NCF_ERR_IO, "ncf_mpi_save: %s: wrote %llu bytes, the layout says %llu", path,
                                (unsigned long long)f.at, (unsigned long long)L.end);
-            rc = ok && rc == NCF_OK ? ncf_output_commit(f.out)
-                                    : (ncf_output_discard(f.out), rc != NCF_OK ? rc : NCF_ERR_IO);
+            rc = ok && rc == NCF_OK ? ncf__outfile_commit(f.out)
+                                    : (ncf__outfile_discard(f.out), rc != NCF_OK ? rc : NCF_ERR_IO);
             f.out = NULL;
         }
         if (!ok && rc == NCF_OK) rc = NCF_ERR_IO;
         if (rc == NCF_ERR_IO && !ok) rc = ncf__fail(NCF_ERR_IO, "ncf_mpi_save: an MPI call failed");
         rc = ncf__mpi_agree(comm, rc);
     }
-    if (f.out) ncf_output_discard(f.out);
+    if (f.out) ncf__outfile_discard(f.out);
     ncf__lend_back(W);
     NCF_FREE(head), NCF_FREE(piece), NCF_FREE(ranges);
     return rc;
 }
 #endif
 
-NCFDEF int ncf_mpi_evaluate(ncf_model *m, const ncf_dataset *d, const ncf_eval_opts *o, MPI_Comm comm, ncf_metrics *out)
+NCFDEF int ncf_mpi_evaluate(ncf_model *m, const ncf_dataset *d, const ncf_eval_opts *opts, MPI_Comm comm,
+                            ncf_metrics *out)
 {
+    ncf_eval_opts dflt = ncf_eval_opts_default();
+    const ncf_eval_opts *o = opts ? opts : &dflt;
     int rank = 0, P = 1, r, rc, mine[2] = {0, 0}, *ranges = NULL, *counts = NULL, *displs = NULL;
     int64_t held = 0, *ranks = NULL;
     rc = MPI_Comm_rank(comm, &rank) == MPI_SUCCESS && MPI_Comm_size(comm, &P) == MPI_SUCCESS

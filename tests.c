@@ -503,7 +503,7 @@ static uint64_t training_hash(int threads, int kind)
     if (kind == 2) c.model = NCF_MF, c.optimizer = NCF_OPT_ALS, c.mf_dim = 128, c.mf_reg = 0.1f;
     if (ncf_model_create(&m, &c) == NCF_OK && ncf_sampler_init(&s, &d, 4, c.seed) == NCF_OK &&
         (s.by_positive = kind == 3, ncf_train_epoch(m, &s, 1, NULL, NULL, NULL) == NCF_OK) &&
-        ncf_evaluate(m, &d, 10, NCF_SAMPLED, &met) == NCF_OK) {
+        evaluate_k(m, &d, 10, NCF_SAMPLED, &met) == NCF_OK) {
         h = state_hash(m);
         h = ncf__mix64(h ^ (uint64_t)(met.hr * 1e9)) ^ (uint64_t)(met.ndcg * 1e9);
     }
@@ -652,12 +652,12 @@ static void test_bad_arguments_refused_and_nothing_applied(void)
     CHECK_ERR(ncf_train_step(m, u, it, NULL, 2, &loss), NCF_ERR_ARG, "NULL");
     CHECK_ERR(ncf_train_step(m, u, it, y, 0, &loss), NCF_ERR_ARG, "size 0");
     CHECK_ERR(ncf_loss(NULL, u, it, y, 2, &loss), NCF_ERR_ARG, "NULL");
-    CHECK_ERR(ncf_predict_batch(m, u, it, 2, NULL), NCF_ERR_ARG, "NULL");
+    CHECK_ERR(ncf_predict_index(m, u, it, 2, NULL), NCF_ERR_ARG, "NULL");
     CHECK(m->step == 0); /* nothing applied */
     CHECK_ERR(ncf_sampler_init(&s, NULL, 4, 1), NCF_ERR_ARG, "dataset");
-    CHECK_ERR(ncf_evaluate(m, NULL, 10, NCF_SAMPLED, &met), NCF_ERR_ARG, "dataset");
+    CHECK_ERR(evaluate_k(m, NULL, 10, NCF_SAMPLED, &met), NCF_ERR_ARG, "dataset");
     CHECK(ncf_synthetic(&d, 50, 40, 500, 4, 1) == NCF_OK);
-    CHECK_ERR(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &met), NCF_ERR_ARG, "the data has 50 users");
+    CHECK_ERR(evaluate_k(m, &d, 10, NCF_SAMPLED, &met), NCF_ERR_ARG, "the data has 50 users");
     CHECK_ERR(ncf_sample_eval_negatives(&d, 0, 1), NCF_ERR_ARG, "n > 0");
     ncf_dataset_free(&d);
     CHECK_ERR(ncf_synthetic(&d, 0, 40, 500, 4, 1), NCF_ERR_ARG, "ncf_synthetic");
@@ -721,7 +721,7 @@ static void check_hand_dataset(const ncf_dataset *d, const char *what)
 static void test_every_movielens_format_loads_the_same_data(void)
 {
     ncf_dataset d;
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     o.min_ratings = 2;
     o.eval_negatives = 1;
     write_ratings("ratings.dat", "::", NULL, "%.0f");
@@ -792,7 +792,7 @@ static void write_ncf_split(const ncf_dataset *d, const char *prefix)
 static void test_columns_read_by_header_name_and_bom_skipped(void)
 {
     ncf_dataset d;
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     char text[2048], line[128];
     size_t k;
     o.min_ratings = 2, o.eval_negatives = 1;
@@ -861,7 +861,7 @@ static void test_paper_split_files_read_back_the_same_dataset(void)
     /* any of the three names also works, and sampled negatives replace the file's */
     {
         char p[300];
-        ncf_load_opts o = ncf_load_opts_default();
+        ncf_dataset_opts o = ncf_dataset_opts_default();
         o.eval_negatives = 30;
         snprintf(p, sizeof p, "%s.test.negative", prefix);
         CHECK(ncf_load_dataset(&b, p, &o) == NCF_OK);
@@ -928,7 +928,7 @@ static void test_bad_input_files_refused_with_file_and_line(void)
     write_file("full.dat", "1::10::5::1\n1::20::5::2\n2::10::5::1\n2::30::5::2\n");
     CHECK_ERR(ncf_load_dataset(&d, path_in_dir("full.dat"), NULL), NCF_ERR_DATA, "full.dat: user 1 rated 2 of 3 items");
     {
-        ncf_load_opts o = ncf_load_opts_default();
+        ncf_dataset_opts o = ncf_dataset_opts_default();
         ncf_sampler s;
         o.eval_negatives = 1;
         /* a user who rated every item is dropped, and the items only it rated; then no user left
@@ -1190,11 +1190,11 @@ static void test_pipeline_hash_follows_seed_and_epoch_not_threads(void)
     CHECK(ncf_sampler_init(&s, &d, 4, 42) == NCF_OK);
     CHECK(ncf_sampler_init(&s2, &d, 4, 43) == NCF_OK);
     ncf_set_threads(1);
-    CHECK(ncf_sampler_hash(&s, 3, 256, &f1, &a1) == NCF_OK);
+    CHECK(ncf__sampler_hash(&s, 3, 256, &f1, &a1) == NCF_OK);
     ncf_set_threads(2);
-    ncf_sampler_hash(&s, 3, 256, &f2, &a2);
-    ncf_sampler_hash(&s2, 3, 256, &f3, &a3);
-    ncf_sampler_hash(&s, 4, 256, &f4, &a4);
+    ncf__sampler_hash(&s, 3, 256, &f2, &a2);
+    ncf__sampler_hash(&s2, 3, 256, &f3, &a3);
+    ncf__sampler_hash(&s, 4, 256, &f4, &a4);
     CHECK(f1 == f2 && a1 == a2); /* threads do not change the epoch */
     CHECK(f1 != f3 && a1 != a3); /* another seed does */
     CHECK(a1 != a4);             /* and so does the next epoch */
@@ -1261,7 +1261,7 @@ static void test_real_movielens_loads_to_its_known_sizes(void)
     CHECK(d.num_users == 6040 && d.num_items == 3706 && d.num_train == 994169 && d.num_eval_neg == 99);
     ncf_dataset_free(&d);
     {
-        ncf_load_opts o = ncf_load_opts_default();
+        ncf_dataset_opts o = ncf_dataset_opts_default();
         int u, test = 0;
         CHECK(ncf_load_dataset(&d, ml100k, &o) == NCF_OK);
         for (u = 0; u < d.num_users; u++) test += d.test_item[u] >= 0;
@@ -1302,9 +1302,9 @@ static void test_rated_split_negatives_refused_own_test_item_ignored(void)
     CHECK(ncf_synthetic(&d, 20, 40, 300, 3, 9) == NCF_OK && ncf_sample_eval_negatives(&d, 5, 2) == NCF_OK);
     for (k = 0; k < 40; k++) score[k] = (float)((k * 7) % 40) / 40.0f;
     m = scoring_model(score, 20, 40);
-    CHECK(m && ncf_evaluate(m, &d, 3, NCF_SAMPLED, &a) == NCF_OK);
+    CHECK(m && evaluate_k(m, &d, 3, NCF_SAMPLED, &a) == NCF_OK);
     for (u = 0; u < 20; u += 2) d.eval_neg[u * 5 + 1] = d.test_item[u]; /* the test item as a negative */
-    CHECK(ncf_evaluate(m, &d, 3, NCF_SAMPLED, &b) == NCF_OK);
+    CHECK(evaluate_k(m, &d, 3, NCF_SAMPLED, &b) == NCF_OK);
     /* removing a real negative can only help, and the duplicate must not count against */
     CHECKF(b.hr >= a.hr && b.ndcg >= a.ndcg, "hr %f -> %f", a.hr, b.hr);
     snprintf(prefix, sizeof prefix, "%s/dup", g_dir);
@@ -1357,7 +1357,7 @@ static void test_logs_read_with_any_separator_quoting_line_end_and_header(void)
     static const char *seps[6] = {",", ";", "\t", "|", "::", " "}, *eols[3] = {"\n", "\r\n", "\r"};
     char text[2048];
     ncf_dataset d;
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     int s, e, h, q, loaded = 0, tried = 0;
     o.min_ratings = 2, o.eval_negatives = 1;
     for (s = 0; s < 6; s++)
@@ -1394,8 +1394,8 @@ static void test_logs_read_with_any_separator_quoting_line_end_and_header(void)
     {
         char id[64];
         CHECK(d.num_users == 2 && d.num_items == 3);
-        CHECK(ncf_dataset_user_id(&d, 0, id, sizeof id) == 3 && !strcmp(id, "a,1"));
-        CHECK(ncf_dataset_item_index(&d, "x\"y") >= 0 && ncf_dataset_item_index(&d, "multi\nline") >= 0);
+        CHECK(ncf_dataset_id(&d, NCF_USER, 0, id, sizeof id) == 3 && !strcmp(id, "a,1"));
+        CHECK(ncf_dataset_find(&d, NCF_ITEM, "x\"y") >= 0 && ncf_dataset_find(&d, NCF_ITEM, "multi\nline") >= 0);
     }
     ncf_dataset_free(&d);
     strcpy(text, "user,item\n1,2\n1,3\n\"2,4\n"); /* the line of the open quote is named */
@@ -1406,7 +1406,7 @@ static void test_logs_read_with_any_separator_quoting_line_end_and_header(void)
 static void test_columns_found_by_name_alias_or_number(void)
 {
     ncf_dataset d;
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     char id[64];
     const char *books = "\"User-ID\";\"ISBN\";\"Book-Rating\"\r\n\"276725\";\"034545104X\";\"0\"\r\n"
                         "\"276725\";\"0155061224\";\"5\"\r\n\"276726\";\"0446520802\";\"0\"\r\n"
@@ -1418,7 +1418,7 @@ static void test_columns_found_by_name_alias_or_number(void)
           !strcmp(d.report.columns[1], "ISBN") && !strcmp(d.report.columns[2], "Book-Rating") &&
           !d.report.columns[3][0]);
     CHECK(d.report.text_ids[0] == 0 && d.report.text_ids[1] == 1 && d.raw_user && !d.raw_item);
-    CHECK(d.num_items == 3 && ncf_dataset_item_id(&d, 0, id, sizeof id) == 10 && !strcmp(id, "0155061224"));
+    CHECK(d.num_items == 3 && ncf_dataset_id(&d, NCF_ITEM, 0, id, sizeof id) == 10 && !strcmp(id, "0155061224"));
     CHECK(d.report.holdout == NCF_HOLDOUT_RANDOM); /* no timestamps */
     ncf_dataset_free(&d);
     CHECKF(ncf_load_dataset_mem(&d, "user_artists.dat", plays, strlen(plays), &o) == NCF_OK, "%s", ncf_error_text());
@@ -1438,10 +1438,10 @@ static void test_columns_found_by_name_alias_or_number(void)
               "item id column 9: the file has 3 columns");
     o.columns[NCF_COL_ITEM] = "song";
     CHECK_ERR(ncf_load_dataset_mem(&d, "song.tsv", plays, strlen(plays), &o), NCF_ERR_ARG, "no column named 'song'");
-    o = ncf_load_opts_default(), o.eval_negatives = 1, o.header = NCF_HEADER_NO, o.columns[NCF_COL_USER] = "userID";
+    o = ncf_dataset_opts_default(), o.eval_negatives = 1, o.header = NCF_HEADER_NO, o.columns[NCF_COL_USER] = "userID";
     CHECK_ERR(ncf_load_dataset_mem(&d, "nohead.tsv", plays, strlen(plays), &o), NCF_ERR_ARG,
               "has no header; give its number");
-    o = ncf_load_opts_default(), o.eval_negatives = 1, o.sep = ";"; /* a separator given: one field a line */
+    o = ncf_dataset_opts_default(), o.eval_negatives = 1, o.sep = ";"; /* a separator given: one field a line */
     CHECK_ERR(ncf_load_dataset_mem(&d, "semi.tsv", plays, strlen(plays), &o), NCF_ERR_PARSE, "one field a line");
 }
 
@@ -1479,7 +1479,7 @@ static void test_ids_keep_blanks_quotes_and_bytes_unless_trimmed(void)
     const char *log = "user,item\n"
                       "u1,\"Papers, Please\"\nu1,Fallout 4 \nu1,Fallout 4\nu1, Tetris\nu1,\"Say \"\"Hi\"\"\"\nu1,a\tb\n"
                       "u2,\"Papers, Please\"  \nu2,\xff\xfe x\nu2,Fallout 4\nu2,z\nu3,  \"z\"\nu3, Tetris\nu3,a\tb\n";
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     ncf_dataset d;
     ncf_config c = ncf_config_default();
     ncf_model *m = NULL, *back = NULL;
@@ -1494,17 +1494,18 @@ static void test_ids_keep_blanks_quotes_and_bytes_unless_trimmed(void)
     CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK &&
           ncf_save_mem(m, NCF_SAVE_MODEL, &buf, &len) == NCF_OK && ncf_load_mem(&back, buf, len) == NCF_OK);
     for (k = 0; k < (int)(sizeof ids / sizeof *ids); k++) {
-        i = ncf_dataset_item_index(&d, ids[k]);
-        CHECKF(i >= 0 && ncf_item_index(m, ids[k]) == i && ncf_item_index(back, ids[k]) == i, "'%s'", ids[k]);
-        CHECKF(ncf_item_id(back, i, id, sizeof id) == (int)strlen(ids[k]) && strcmp(id, ids[k]) == 0, "'%s'", ids[k]);
+        i = ncf_dataset_find(&d, NCF_ITEM, ids[k]);
+        CHECKF(i >= 0 && ncf_find(m, NCF_ITEM, ids[k]) == i && ncf_find(back, NCF_ITEM, ids[k]) == i, "'%s'", ids[k]);
+        CHECKF(ncf_id(back, NCF_ITEM, i, id, sizeof id) == (int)strlen(ids[k]) && strcmp(id, ids[k]) == 0, "'%s'",
+               ids[k]);
     }
-    CHECK(ncf_item_index(back, "Tetris") < 0 && ncf_item_index(back, "Papers") < 0);
+    CHECK(ncf_find(back, NCF_ITEM, "Tetris") < 0 && ncf_find(back, NCF_ITEM, "Papers") < 0);
     ncf_model_free(m), ncf_model_free(back), ncf_free(buf), ncf_dataset_free(&d);
     o.trim_ids = 1;
     CHECK(ncf_load_dataset_mem(&d, "ids", log, strlen(log), &o) == NCF_OK);
     CHECK(d.num_items == 7 && d.report.blank_edged_ids[1] == 3 && d.report.duplicates == 1);
-    CHECK(ncf_dataset_item_index(&d, "Tetris") >= 0 && ncf_dataset_item_index(&d, " Tetris") < 0 &&
-          ncf_dataset_item_index(&d, "Fallout 4 ") < 0 && ncf_dataset_item_index(&d, "Papers, Please") >= 0);
+    CHECK(ncf_dataset_find(&d, NCF_ITEM, "Tetris") >= 0 && ncf_dataset_find(&d, NCF_ITEM, " Tetris") < 0 &&
+          ncf_dataset_find(&d, NCF_ITEM, "Fallout 4 ") < 0 && ncf_dataset_find(&d, NCF_ITEM, "Papers, Please") >= 0);
     ncf_dataset_free(&d);
     o.trim_ids = 2;
     CHECK_ERR(ncf_load_dataset_mem(&d, "ids", log, strlen(log), &o), NCF_ERR_ARG, "trim_ids 2");
@@ -1516,7 +1517,7 @@ static void test_ids_kept_as_written_through_training_saving_and_serving(void)
     ncf_model *m = NULL, *loaded = NULL, *in_place = NULL;
     ncf_sampler s;
     ncf_config c = ncf_config_default();
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     ncf_rec_opts ro = ncf_rec_opts_default();
     char id[NCF_MAX_ID_BYTES + 1];
     static const char *kept[] = {"0440213320", "440213320", "034545104X",
@@ -1535,20 +1536,21 @@ static void test_ids_kept_as_written_through_training_saving_and_serving(void)
         return;
     }
     CHECK(d.user_text && d.item_text && !d.raw_user && !d.raw_item && d.num_items == 30);
-    CHECK(ncf_dataset_user_index(&d, "007") != ncf_dataset_user_index(&d, "7") && ncf_dataset_user_index(&d, "7") >= 0);
-    CHECK(ncf_dataset_user_index(&d, "\xff\xfe-user") >= 0);
-    CHECK_ERR(ncf_dataset_user_index(&d, "07"), NCF_ERR_ARG, "unknown user '07'");
+    CHECK(ncf_dataset_find(&d, NCF_USER, "007") != ncf_dataset_find(&d, NCF_USER, "7") &&
+          ncf_dataset_find(&d, NCF_USER, "7") >= 0);
+    CHECK(ncf_dataset_find(&d, NCF_USER, "\xff\xfe-user") >= 0);
+    CHECK_ERR(ncf_dataset_find(&d, NCF_USER, "07"), NCF_ERR_ARG, "unknown user '07'");
     for (k = 0; k < 5; k++) { /* each id found, and named back byte for byte */
-        int i = ncf_dataset_item_index(&d, kept[k]);
-        CHECKF(i >= 0 && ncf_dataset_item_id(&d, i, id, sizeof id) == (int)strlen(kept[k]) && !strcmp(id, kept[k]),
+        int i = ncf_dataset_find(&d, NCF_ITEM, kept[k]);
+        CHECKF(i >= 0 && ncf_dataset_id(&d, NCF_ITEM, i, id, sizeof id) == (int)strlen(kept[k]) && !strcmp(id, kept[k]),
                "%s", kept[k]);
     }
     for (k = 1; k < d.num_items; k++) { /* ascending by bytes */
         char prev[NCF_MAX_ID_BYTES + 1];
-        ncf_dataset_item_id(&d, k - 1, prev, sizeof prev), ncf_dataset_item_id(&d, k, id, sizeof id);
+        ncf_dataset_id(&d, NCF_ITEM, k - 1, prev, sizeof prev), ncf_dataset_id(&d, NCF_ITEM, k, id, sizeof id);
         CHECK(strcmp(prev, id) < 0);
     }
-    CHECK_ERR(ncf_dataset_item_id(&d, 3, id, 4), NCF_ERR_ARG, "buffer is too short");
+    CHECK_ERR(ncf_dataset_id(&d, NCF_ITEM, 3, id, 4), NCF_ERR_ARG, "buffer is too short");
     c.num_users = d.num_users, c.num_items = d.num_items;
     CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK &&
           ncf_sampler_init(&s, &d, 4, 1) == NCF_OK);
@@ -1556,17 +1558,18 @@ static void test_ids_kept_as_written_through_training_saving_and_serving(void)
     CHECK(ncf_save_mem(m, NCF_SAVE_MODEL, &buf, &len) == NCF_OK && ncf_load_mem(&loaded, buf, len) == NCF_OK);
     aligned = malloc(len);
     if (aligned) memcpy(aligned, buf, len);
-    CHECKF(aligned && ncf_model_open(&in_place, aligned, len) == NCF_OK, "%s", ncf_error_text());
+    CHECKF(aligned && ncf_model_open(&in_place, aligned, len, 0) == NCF_OK, "%s", ncf_error_text());
     if (!loaded || !in_place) goto done;
-    u = ncf_user_index(m, "007");
+    u = ncf_find(m, NCF_USER, "007");
     for (k = 0; k < 3; k++) {
         const ncf_model *x = k == 0 ? m : k == 1 ? loaded : in_place;
-        int32_t pu = ncf_user_index(x, "007"), pi = ncf_item_index(x, "034545104X");
-        CHECK(ncf_user_index(x, "007") == u && ncf_item_index(x, kept[3]) == ncf_dataset_item_index(&d, kept[3]));
+        int32_t pu = ncf_find(x, NCF_USER, "007"), pi = ncf_find(x, NCF_ITEM, "034545104X");
+        CHECK(ncf_find(x, NCF_USER, "007") == u &&
+              ncf_find(x, NCF_ITEM, kept[3]) == ncf_dataset_find(&d, NCF_ITEM, kept[3]));
         ro.k = 5, n[k] = ncf_recommend_index(x, u, &ro, top[k], sc[k]);
-        CHECK(pu >= 0 && pi >= 0 && ncf_predict_indices(x, &pu, &pi, 1, &z[k]) == NCF_OK);
-        CHECK(ncf_item_id(x, top[k][0], id, sizeof id) > 0 && ncf_dataset_item_index(&d, id) == top[k][0]);
-        CHECK_ERR(ncf_recommend((ncf_model *)(uintptr_t)x, 7, 5, NCF_EXCLUDE_RATED, (int64_t *)top, NULL), NCF_ERR_ARG,
+        CHECK(pu >= 0 && pi >= 0 && ncf_predict_index(x, &pu, &pi, 1, &z[k]) == NCF_OK);
+        CHECK(ncf_id(x, NCF_ITEM, top[k][0], id, sizeof id) > 0 && ncf_dataset_find(&d, NCF_ITEM, id) == top[k][0]);
+        CHECK_ERR(recommend_k((ncf_model *)(uintptr_t)x, 7, 5, 1, (int64_t *)top, NULL), NCF_ERR_ARG,
                   "item ids are text");
     }
     CHECK(n[0] == 5 && n[1] == 5 && n[2] == 5 && !memcmp(top[0], top[1], sizeof top[0]) &&
@@ -1574,8 +1577,8 @@ static void test_ids_kept_as_written_through_training_saving_and_serving(void)
     CHECK(!memcmp(sc[0], sc[1], sizeof sc[0]) && !memcmp(sc[0], sc[2], sizeof sc[0]) && z[0] == z[1] && z[0] == z[2]);
     { /* ncf_predict by integer ids finds text ids by their decimal form: "7", not "007"; 1004 */
         float a = 0, b = 0;
-        int32_t pu = ncf_user_index(m, "7"), pi = ncf_item_index(m, "1004");
-        CHECK(ncf_predict(m, 7, 1004, &a) == NCF_OK && ncf_predict_indices(m, &pu, &pi, 1, &b) == NCF_OK && a == b);
+        int32_t pu = ncf_find(m, NCF_USER, "7"), pi = ncf_find(m, NCF_ITEM, "1004");
+        CHECK(ncf_predict(m, 7, 1004, &a) == NCF_OK && ncf_predict_index(m, &pu, &pi, 1, &b) == NCF_OK && a == b);
         CHECK_ERR(ncf_predict(m, 7, 4, &a), NCF_ERR_ARG, "unknown item 4");
     }
     ro.k = 3, ro.probabilities = 1; /* probabilities are the logits' sigmoid */
@@ -1593,19 +1596,21 @@ done:
 static void test_plain_integer_ids_stay_numbers(void)
 {
     ncf_dataset d;
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     const char *a = "1,10\n1,20\n2,10\n2,30\n";
     const char *b = "1,10\n1,20\n2,10\n2,30\n01,30\n01,20\n";
     char id[16];
     o.eval_negatives = 1;
     CHECKF(ncf_load_dataset_mem(&d, "a", a, strlen(a), &o) == NCF_OK, "%s", ncf_error_text());
     CHECK(d.raw_user && d.raw_item && !d.user_text && !d.item_text && d.raw_item[2] == 30);
-    CHECK(ncf_dataset_user_id(&d, 1, id, sizeof id) == 1 && !strcmp(id, "2") && ncf_dataset_item_index(&d, "30") == 2);
-    CHECK_ERR(ncf_dataset_item_index(&d, "030"), NCF_ERR_ARG, "unknown item '030'");
+    CHECK(ncf_dataset_id(&d, NCF_USER, 1, id, sizeof id) == 1 && !strcmp(id, "2") &&
+          ncf_dataset_find(&d, NCF_ITEM, "30") == 2);
+    CHECK_ERR(ncf_dataset_find(&d, NCF_ITEM, "030"), NCF_ERR_ARG, "unknown item '030'");
     ncf_dataset_free(&d);
     CHECKF(ncf_load_dataset_mem(&d, "b", b, strlen(b), &o) == NCF_OK, "%s", ncf_error_text());
     CHECK(d.user_text && !d.raw_user && d.raw_item && d.num_users == 3);
-    CHECK(ncf_dataset_user_index(&d, "01") == 0 && ncf_dataset_user_index(&d, "1") == 1); /* "01" < "1" by bytes */
+    CHECK(ncf_dataset_find(&d, NCF_USER, "01") == 0 &&
+          ncf_dataset_find(&d, NCF_USER, "1") == 1); /* "01" < "1" by bytes */
     ncf_dataset_free(&d);
 }
 
@@ -1651,20 +1656,21 @@ static int weights_match_log(const ncf_dataset *d, const char *text, int weighti
     int64_t k;
     for (user = 0; ok && user < d->num_users; user++)
         for (k = d->user_ptr[user]; ok && k < d->user_ptr[user + 1]; k++) {
-            ok &= ncf_dataset_user_id(d, user, u, sizeof u) > 0 && ncf_dataset_item_id(d, d->items[k], i, sizeof i) > 0;
+            ok &= ncf_dataset_id(d, NCF_USER, user, u, sizeof u) > 0 &&
+                ncf_dataset_id(d, NCF_ITEM, d->items[k], i, sizeof i) > 0;
             ok &= d->weight[k] == log_weight(text, u, i, weighting, alpha);
             ok &= k == d->user_ptr[user] || d->items[k - 1] < d->items[k];
         }
     for (user = 0; ok && d->val_item && user < d->num_users; user++) /* the validation items keep theirs */
         if (d->val_item[user] >= 0) {
-            ok &= d->val_weight && ncf_dataset_user_id(d, user, u, sizeof u) > 0 &&
-                ncf_dataset_item_id(d, d->val_item[user], i, sizeof i) > 0;
+            ok &= d->val_weight && ncf_dataset_id(d, NCF_USER, user, u, sizeof u) > 0 &&
+                ncf_dataset_id(d, NCF_ITEM, d->val_item[user], i, sizeof i) > 0;
             ok &= ok && d->val_weight[user] == log_weight(text, u, i, weighting, alpha);
         }
     return ok;
 }
 
-static int load_text(ncf_dataset *d, const char *name, const char *text, const ncf_load_opts *o)
+static int load_text(ncf_dataset *d, const char *name, const char *text, const ncf_dataset_opts *o)
 {
     return ncf_load_dataset_mem(d, name, text, strlen(text), o);
 }
@@ -1677,7 +1683,7 @@ static void test_weights_follow_their_positives(void)
     const char *log = "user,item,plays\nu1,9,2\nu1,10,5\nu1,9,3\nu1,11,0\nu1,9,1\nu1,12,4\nu2,9,7\nu2,10,1\n"
                       "u2,11,2.5\nu2,12,6\nu2,13,1\nu3,10,8\nu3,13,2\nu3,12,1\nu3,9,1\nu3,14,3\nu3,15,0.5\nu3,14,1\n";
     const char *other = "user,item\nu1,9\nu4,x\nu2,10\nu4,9\n";
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     ncf_dataset d, e;
     ncf_model *m = NULL;
     ncf_config c = ncf_config_default();
@@ -1698,7 +1704,7 @@ static void test_weights_follow_their_positives(void)
         CHECK(d.val_item && weights_match_log(&d, log, w, o.alpha));
         /* a model whose text ids put "10" before "9": the data's items change order */
         {
-            ncf_load_opts q = ncf_load_opts_default();
+            ncf_dataset_opts q = ncf_dataset_opts_default();
             q.holdout = NCF_HOLDOUT_NONE;
             CHECKF(ncf_load_dataset_mem(&e, "other.csv", other, strlen(other), &q) == NCF_OK, "%s", ncf_error_text());
         }
@@ -1725,7 +1731,7 @@ static void test_weights_follow_their_positives(void)
     }
     CHECKF(bad_label == 0 && positives >= 18, "%d of %d positives with the wrong weight", bad_label, positives);
     /* bad strengths name file:line; bad settings say what is wrong */
-    o = ncf_load_opts_default(), o.eval_negatives = 1, o.weighting = NCF_WEIGHT_LINEAR;
+    o = ncf_dataset_opts_default(), o.eval_negatives = 1, o.weighting = NCF_WEIGHT_LINEAR;
     CHECK_ERR(load_text(&d, "neg.csv", "user,item,plays\n1,2,3\n1,3,-1\n", &o), NCF_ERR_PARSE,
               "neg.csv:3: strength '-1'");
     CHECK_ERR(load_text(&d, "inf.csv", "user,item,plays\n1,2,1e999\n", &o), NCF_ERR_PARSE,
@@ -1735,7 +1741,7 @@ static void test_weights_follow_their_positives(void)
     CHECK_ERR(load_text(&d, "txt.csv", "user,item,plays\n1,2,many\n", &o), NCF_ERR_PARSE, "txt.csv:2: strength 'many'");
     o.columns[NCF_COL_STRENGTH] = NULL;
     CHECK_ERR(load_text(&d, "none.csv", "user,item\n1,2\n", &o), NCF_ERR_ARG, "needs a strength column");
-    o = ncf_load_opts_default(), o.eval_negatives = 1, o.weighting = NCF_WEIGHT_LOG, o.alpha = 0;
+    o = ncf_dataset_opts_default(), o.eval_negatives = 1, o.weighting = NCF_WEIGHT_LOG, o.alpha = 0;
     CHECK_ERR(ncf_load_dataset_mem(&d, "a0.csv", log, strlen(log), &o), NCF_ERR_ARG, "alpha 0");
     o.alpha = NAN;
     CHECK_ERR(ncf_load_dataset_mem(&d, "anan.csv", log, strlen(log), &o), NCF_ERR_ARG, "0 < alpha");
@@ -1749,7 +1755,7 @@ static void test_weights_follow_their_positives(void)
 static void test_item_filter_and_kcore_report_what_they_drop(void)
 {
     const char *text = "user,item\nA,a\nA,b\nA,c\nA,d\nB,a\nB,b\nB,f\nC,a\nC,c\nC,f\nD,e\nE,a\nE,e\n";
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     ncf_dataset d;
     const ncf_load_report *r = &d.report;
     char id[8];
@@ -1766,8 +1772,8 @@ static void test_item_filter_and_kcore_report_what_they_drop(void)
     CHECKF(ncf_load_dataset_mem(&d, "log", text, strlen(text), &o) == NCF_OK, "%s", ncf_error_text());
     CHECK(d.num_users == 3 && d.num_items == 4 && d.num_train == 9 && r->users_filtered_out == 1 &&
           r->filter_rounds == 2);
-    CHECK(ncf_dataset_user_id(&d, 2, id, sizeof id) > 0 && !strcmp(id, "C"));
-    CHECK(ncf_dataset_item_id(&d, 3, id, sizeof id) > 0 && !strcmp(id, "f"));
+    CHECK(ncf_dataset_id(&d, NCF_USER, 2, id, sizeof id) > 0 && !strcmp(id, "C"));
+    CHECK(ncf_dataset_id(&d, NCF_ITEM, 3, id, sizeof id) > 0 && !strcmp(id, "f"));
     ncf_dataset_free(&d);
     o.kcore = 2;
     CHECK_ERR(ncf_load_dataset_mem(&d, "log", text, strlen(text), &o), NCF_ERR_ARG, "kcore 2");
@@ -1780,7 +1786,7 @@ static void test_min_rating_keeps_positives_and_reports_drops(void)
     /* a book export: 0 means seen, 1-10 a rating */
     const char *text = "user;item;rating\nA;b1;0\nA;b2;8\nA;b3;9\nB;b1;0\nB;b4;0.9\nC;b2;5\nC;b5;6\nC;b5;7\nD;b2;1.1\n";
     ncf_dataset d;
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     const ncf_load_report *r = &d.report;
     o.eval_negatives = 1, o.min_rating = 1.1f, o.min_ratings = 2; /* (1.1 rated is at least 1.1f) */
     CHECKF(ncf_load_dataset_mem(&d, "books.csv", text, strlen(text), &o) == NCF_OK, "%s", ncf_error_text());
@@ -1812,7 +1818,7 @@ static void test_holdout_latest_random_or_none_as_asked(void)
     char text[8192];
     size_t n = 0;
     ncf_dataset lat, r1, r1b, r2, none;
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     ncf_metrics m;
     ncf_eval_opts eo = ncf_eval_opts_default();
     int u, i, differ = 0, ok;
@@ -1856,10 +1862,10 @@ static void test_holdout_latest_random_or_none_as_asked(void)
         c.num_users = none.num_users, c.num_items = none.num_items;
         CHECK(ncf_model_create(&md, &c) == NCF_OK && ncf_model_set_ids(md, &none) == NCF_OK &&
               ncf_sampler_init(&s, &none, 2, 1) == NCF_OK && ncf_train_epoch(md, &s, 1, NULL, NULL, NULL) == NCF_OK);
-        CHECK_ERR(ncf_evaluate_opts(md, &none, &eo, &m), NCF_ERR_DATA, "nothing to evaluate");
-        CHECK_ERR(ncf_evaluate_popularity(&none, &eo, &m), NCF_ERR_DATA, "nothing to evaluate");
+        CHECK_ERR(ncf_evaluate(md, &none, &eo, &m), NCF_ERR_DATA, "nothing to evaluate");
+        CHECK_ERR(ncf_evaluate(NULL, &none, &eo, &m), NCF_ERR_DATA, "nothing to evaluate");
         CHECK(ncf_save(md, path_in_dir("none.ncf"), NCF_SAVE_MODEL) == NCF_OK);
-        CHECK(ncf_recommend(md, 3, 3, NCF_EXCLUDE_RATED, top, NULL) == 3 && top[0] != 3 && top[1] != 4);
+        CHECK(recommend_k(md, 3, 3, 1, top, NULL) == 3 && top[0] != 3 && top[1] != 4);
         ncf_model_free(md);
         remove(path_in_dir("none.ncf"));
     }
@@ -1888,14 +1894,14 @@ static void test_popularity_figures_match_hand_computation(void)
     d.eval_neg = (int32_t *)NCF_MALLOC(sizeof negs);
     memcpy(d.eval_neg, negs, sizeof negs), d.num_eval_neg = 2;
     o.k = 1;
-    CHECK(ncf_evaluate_popularity(&d, &o, &m) == NCF_OK && m.users == 4 && m.hr == 0.25 &&
+    CHECK(ncf_evaluate(NULL, &d, &o, &m) == NCF_OK && m.users == 4 && m.hr == 0.25 &&
           fabs(m.mrr - (1 + 3 / 3.0) / 4) < 1e-12);
     o.k = 3;
-    CHECK(ncf_evaluate_popularity(&d, &o, &m) == NCF_OK && m.hr == 1.0);
+    CHECK(ncf_evaluate(NULL, &d, &o, &m) == NCF_OK && m.hr == 1.0);
     /* full ranking: user 1 (rated 0, 1; test 2): items 3, 4, 5 all score 0 < 1: rank 0. User 0
        (rated 0, 1, test 3): 2 outranks (1 > 0), 4 and 5 tie: rank 3. */
     o.full_ranking = 1, o.k = 1;
-    CHECK(ncf_evaluate_popularity(&d, &o, &m) == NCF_OK && m.users == 4 && m.hr == 0.25);
+    CHECK(ncf_evaluate(NULL, &d, &o, &m) == NCF_OK && m.users == 4 && m.hr == 0.25);
     ncf_dataset_free(&d);
 }
 
@@ -1960,7 +1966,7 @@ static void test_recommend_filters_exact_on_hand_cases(void)
         return;
     }
     for (i = 0; i < 40; i++) all[i] = i;
-    CHECK(ncf_predict_items(m, u, NULL, all, 40, sc) == NCF_OK);
+    CHECK(ncf_predict_for(m, NCF_USER, u, NULL, all, 40, sc) == NCF_OK);
     for (f = 0; f < 8; f++) { /* bit 1: exclude rated, 2: allow, 4: deny */
         int k;
         for (k = 1; k <= 41; k += 8) {
@@ -2007,7 +2013,7 @@ static void test_recommend_users_equal_one_user_calls(void)
     ncf_rec_opts o = ncf_rec_opts_default();
     int32_t *many, *many1, one[12];
     float *sc, *sc1, os[12];
-    int counts[200], counts1[200], u, ok = 1, T = ncf_get_threads();
+    int counts[200], counts1[200], u, ok = 1, T = ncf_set_threads(0);
     int32_t some[3] = {200, 3, 200};
     if (!m) {
         CHECKF(0, "%s", ncf_error_text());
@@ -2037,14 +2043,14 @@ static void test_recommend_users_equal_one_user_calls(void)
 }
 
 /* Item fold-in, the mirror of a user's: ncf_predict_users scores as training does (against
-   ncf_predict_indices, bit for bit), a known item's rows with no step score as it does, the fold
+   ncf_predict_index, bit for bit), a known item's rows with no step score as it does, the fold
    is the same on 1 and 2 threads and in a workspace, and an item folded in from scratch from
    its users ranks them above the others about as well as its trained rows do. */
 static void test_item_fold_in_mirrors_user_fold_in(void)
 {
     ncf_dataset d;
     ncf_model_type types[4] = {NCF_NEUMF, NCF_GMF, NCF_MF, NCF_MLP};
-    int t, T = ncf_get_threads();
+    int t, T = ncf_set_threads(0);
     for (t = 0; t < 4; t++) {
         ncf_model *m = small_trained_model(&d, types[t], 120, 90);
         ncf_fold_opts fo = ncf_fold_opts_default();
@@ -2059,7 +2065,7 @@ static void test_item_fold_in_mirrors_user_fold_in(void)
             CHECKF(0, "%s", ncf_error_text());
             return;
         }
-        R = ncf_user_row_size(m);
+        R = ncf_row_size(m);
         a = (float *)malloc(sizeof(float) * (size_t)R * 3), b = a + R, known = b + R;
         memset(has, 0, sizeof has);
         for (u = 0; u < 120; u++) {
@@ -2071,30 +2077,30 @@ static void test_item_fold_in_mirrors_user_fold_in(void)
         {
             int32_t items[120];
             for (u = 0; u < 120; u++) items[u] = i;
-            CHECK(ncf_predict_indices(m, all, items, 120, by_index) == NCF_OK);
+            CHECK(ncf_predict_index(m, all, items, 120, by_index) == NCF_OK);
         }
-        CHECK(ncf_predict_users(m, i, NULL, all, 120, by_row) == NCF_OK);
+        CHECK(ncf_predict_for(m, NCF_ITEM, i, NULL, all, 120, by_row) == NCF_OK);
         CHECKF(!memcmp(by_index, by_row, sizeof by_row), "model %d: ncf_predict_users is not the forward's", t);
         /* no step from the known rows: the item itself */
-        CHECK(ncf_item_row(m, i, known) == NCF_OK);
+        CHECK(ncf_row(m, NCF_ITEM, i, known) == NCF_OK);
         fo.steps = 0, fo.start = known;
-        CHECK(n > 0 && ncf_fold_in_item(m, given, n, &fo, a) == NCF_OK);
-        CHECK(ncf_predict_users(m, -1, a, all, 120, by_row) == NCF_OK);
+        CHECK(n > 0 && ncf_fold_in(m, NCF_ITEM, given, n, &fo, a) == NCF_OK);
+        CHECK(ncf_predict_for(m, NCF_ITEM, -1, a, all, 120, by_row) == NCF_OK);
         CHECKF(!memcmp(by_index, by_row, sizeof by_row), "model %d: 0 steps from the item's rows", t);
         /* from scratch: deterministic across threads and forms */
         fo = ncf_fold_opts_default();
-        CHECK(ncf_fold_in_item(m, given, n, &fo, a) == NCF_OK);
+        CHECK(ncf_fold_in(m, NCF_ITEM, given, n, &fo, a) == NCF_OK);
         ncf_set_threads(1);
         ws = ncf_fold_workspace_size(m, n), work = malloc(ws);
         fo.work = work, fo.work_size = ws;
-        CHECK(ncf_fold_in_item(m, given, n, &fo, b) == NCF_OK);
+        CHECK(ncf_fold_in(m, NCF_ITEM, given, n, &fo, b) == NCF_OK);
         ncf_set_threads(T);
         ok_rows = !memcmp(a, b, sizeof(float) * (size_t)R);
         CHECKF(ok_rows, "model %d: the item's fold-in differs across threads or forms", t);
         fo.work_size = ws - 1;
-        CHECK_ERR(ncf_fold_in_item(m, given, n, &fo, b), NCF_ERR_ARG, "ncf_fold_workspace_size");
+        CHECK_ERR(ncf_fold_in(m, NCF_ITEM, given, n, &fo, b), NCF_ERR_ARG, "ncf_fold_workspace_size");
         /* it learned: its users above the others, as the trained rows put them */
-        CHECK(ncf_predict_users(m, -1, a, all, 120, folded) == NCF_OK);
+        CHECK(ncf_predict_for(m, NCF_ITEM, -1, a, all, 120, folded) == NCF_OK);
         for (u = 0; u < 120; u++)
             for (k = 0; k < 120; k++)
                 if (has[u] && !has[k]) pairs++, auc[0] += by_index[u] > by_index[k], auc[1] += folded[u] > folded[k];
@@ -2106,10 +2112,10 @@ static void test_item_fold_in_mirrors_user_fold_in(void)
                    : t == 2 ? "MF"
                             : "MLP",
                i, n, auc[1] / pairs, auc[0] / pairs);
-        CHECK_ERR(ncf_fold_in_item(m, all, 0, &fo, a), NCF_ERR_ARG, "users (n > 0)");
+        CHECK_ERR(ncf_fold_in(m, NCF_ITEM, all, 0, &fo, a), NCF_ERR_ARG, "users (n > 0)");
         given[0] = 120;
         fo.work = NULL;
-        CHECK_ERR(ncf_fold_in_item(m, given, n, &fo, a), NCF_ERR_ARG, "users[0] = 120 is not a user index");
+        CHECK_ERR(ncf_fold_in(m, NCF_ITEM, given, n, &fo, a), NCF_ERR_ARG, "users[0] = 120 is not a user index");
         free(work), free(a), ncf_model_free(m), ncf_dataset_free(&d);
     }
 }
@@ -2118,7 +2124,7 @@ static void test_fold_in_deterministic_and_exact_from_known_rows(void)
 {
     ncf_dataset d;
     ncf_model_type types[3] = {NCF_NEUMF, NCF_GMF, NCF_MF};
-    int t, T = ncf_get_threads();
+    int t, T = ncf_set_threads(0);
     for (t = 0; t < 3; t++) {
         ncf_model *m = small_trained_model(&d, types[t], 120, 90);
         ncf_fold_opts fo = ncf_fold_opts_default();
@@ -2132,24 +2138,24 @@ static void test_fold_in_deterministic_and_exact_from_known_rows(void)
             CHECKF(0, "%s", ncf_error_text());
             return;
         }
-        R = ncf_user_row_size(m);
+        R = ncf_row_size(m);
         a = (float *)malloc(sizeof(float) * (size_t)R * 4), b = a + R, c = b + R, known = c + R;
         n = (int)(d.user_ptr[u + 1] - d.user_ptr[u]);
-        CHECK(ncf_fold_in(m, d.items + d.user_ptr[u], n, &fo, a) == NCF_OK);
+        CHECK(ncf_fold_in(m, NCF_USER, d.items + d.user_ptr[u], n, &fo, a) == NCF_OK);
         ncf_set_threads(1);
-        CHECK(ncf_fold_in(m, d.items + d.user_ptr[u], n, &fo, b) == NCF_OK);
+        CHECK(ncf_fold_in(m, NCF_USER, d.items + d.user_ptr[u], n, &fo, b) == NCF_OK);
         ncf_set_threads(T);
         work = malloc(ncf_fold_workspace_size(m, n));
         fo.work = work, fo.work_size = ncf_fold_workspace_size(m, n);
-        CHECK(ncf_fold_in(m, d.items + d.user_ptr[u], n, &fo, c) == NCF_OK);
+        CHECK(ncf_fold_in(m, NCF_USER, d.items + d.user_ptr[u], n, &fo, c) == NCF_OK);
         CHECK(!memcmp(a, b, sizeof(float) * (size_t)R) && !memcmp(a, c, sizeof(float) * (size_t)R));
         fo.work_size--;
-        CHECK_ERR(ncf_fold_in(m, d.items + d.user_ptr[u], n, &fo, c), NCF_ERR_ARG, "ncf_fold_workspace_size");
+        CHECK_ERR(ncf_fold_in(m, NCF_USER, d.items + d.user_ptr[u], n, &fo, c), NCF_ERR_ARG, "ncf_fold_workspace_size");
         fo = ncf_fold_opts_default();
         /* no steps from a known user's rows: its very scores */
-        CHECK(ncf_user_row(m, u, known) == NCF_OK);
+        CHECK(ncf_row(m, NCF_USER, u, known) == NCF_OK);
         fo.start = known, fo.steps = 0;
-        CHECK(ncf_fold_in(m, d.items + d.user_ptr[u], n, &fo, a) == NCF_OK &&
+        CHECK(ncf_fold_in(m, NCF_USER, d.items + d.user_ptr[u], n, &fo, a) == NCF_OK &&
               !memcmp(a, known, sizeof(float) * (size_t)R));
         o.exclude_rated = 0;
         CHECK(ncf_recommend_index(m, u, &o, top, s1) == 10);
@@ -2163,10 +2169,10 @@ static void test_fold_in_deterministic_and_exact_from_known_rows(void)
             float sc[21];
             int r = 0, nv = (int)(d.user_ptr[v + 1] - d.user_ptr[v]);
             if (nv < 1) continue;
-            CHECK(ncf_fold_in(m, d.items + d.user_ptr[v], nv, &fo, b) == NCF_OK);
+            CHECK(ncf_fold_in(m, NCF_USER, d.items + d.user_ptr[v], nv, &fo, b) == NCF_OK);
             cand[0] = d.test_item[v];
             memcpy(cand + 1, d.eval_neg + (size_t)v * 20, sizeof(int32_t) * 20);
-            CHECK(ncf_predict_items(m, -1, b, cand, 21, sc) == NCF_OK);
+            CHECK(ncf_predict_for(m, NCF_USER, -1, b, cand, 21, sc) == NCF_OK);
             for (j = 1; j <= 20; j++) r += sc[j] >= sc[0];
             hits += r < 5, users++;
         }
@@ -2178,8 +2184,8 @@ static void test_fold_in_deterministic_and_exact_from_known_rows(void)
                u, (double)hits / users, users);
         CHECK((double)hits / users > 0.4); /* chance is 5/21 = 0.24 */
         top[0] = 90, top[1] = 3;
-        CHECK_ERR(ncf_fold_in(m, top, 2, &fo, a), NCF_ERR_ARG, "items[0] = 90 is not an item index");
-        CHECK_ERR(ncf_fold_in(m, top, 0, &fo, a), NCF_ERR_ARG, "n > 0");
+        CHECK_ERR(ncf_fold_in(m, NCF_USER, top, 2, &fo, a), NCF_ERR_ARG, "items[0] = 90 is not an item index");
+        CHECK_ERR(ncf_fold_in(m, NCF_USER, top, 0, &fo, a), NCF_ERR_ARG, "n > 0");
         free(a), free(work);
         ncf_model_free(m);
         ncf_dataset_free(&d);
@@ -2206,20 +2212,20 @@ static void test_projection_readers_agree_without_it(void)
             CHECKF(0, "%s", ncf_error_text());
             return;
         }
-        CHECK(ncf_user_row_size(m) <= 128);
+        CHECK(ncf_row_size(m) <= 128);
         for (k = 0; k < 70; k++) cand[k] = (k * 29) % 70;
         fo.steps = 20;
         for (k = 0; k < 2; k++) { /* k = 0: with the cache; 1: without */
             if (k) NCF_FREE(m->scratch->cache.proj), m->scratch->cache.proj = NULL;
             CHECK(k || ncf__cached_projection(m));
-            CHECK(ncf_fold_in(m, d.items + d.user_ptr[3], n, &fo, row[k]) == NCF_OK);
-            CHECK(ncf_predict_items(m, 5, NULL, cand, 70, sc[k]) == NCF_OK);
+            CHECK(ncf_fold_in(m, NCF_USER, d.items + d.user_ptr[3], n, &fo, row[k]) == NCF_OK);
+            CHECK(ncf_predict_for(m, NCF_USER, 5, NULL, cand, 70, sc[k]) == NCF_OK);
             CHECK(ncf_recommend_index(m, 7, &o, top[k], top_s[k]) == 10);
             o.k = 5;
-            CHECK(ncf_similar_items(m, 11, &o, sim[k], NULL) == 5);
+            CHECK(ncf_similar(m, NCF_ITEM, 11, &o, sim[k], NULL) == 5);
             o.k = 10;
         }
-        CHECKF(!memcmp(row[0], row[1], sizeof(float) * (size_t)ncf_user_row_size(m)), "type %d: fold-in differs",
+        CHECKF(!memcmp(row[0], row[1], sizeof(float) * (size_t)ncf_row_size(m)), "type %d: fold-in differs",
                (int)types[t]);
         CHECKF(!memcmp(sc[0], sc[1], sizeof sc[0]), "type %d: candidate scores differ", (int)types[t]);
         CHECKF(!memcmp(top[0], top[1], sizeof top[0]) && !memcmp(top_s[0], top_s[1], sizeof top_s[0]),
@@ -2258,13 +2264,13 @@ static void test_similar_items_match_the_cosine_by_hand(void)
         }
         w = top_by_hand(sim, skip, 50, 8, want);
         o.k = 8, o.deny = deny, o.num_deny = 2;
-        CHECK(ncf_similar_items(m, i, &o, got, got_s) == w && w == 8);
+        CHECK(ncf_similar(m, NCF_ITEM, i, &o, got, got_s) == w && w == 8);
         /* the same set and order up to float rounding of near ties */
         for (j = 0; j < 8; j++)
             CHECKF(got[j] == want[j] || fabsf(got_s[j] - sim[want[j]]) < 1e-5f, "rank %d: %d, want %d", j, got[j],
                    want[j]);
         CHECK(fabsf(got_s[0] - sim[want[0]]) < 1e-5f);
-        CHECK_ERR(ncf_similar_items(m, 50, &o, got, got_s), NCF_ERR_ARG, "item index 50 is not in [0, 50)");
+        CHECK_ERR(ncf_similar(m, NCF_ITEM, 50, &o, got, got_s), NCF_ERR_ARG, "item index 50 is not in [0, 50)");
         ncf_model_free(m);
         ncf_dataset_free(&d);
     }
@@ -2318,19 +2324,19 @@ static void test_similar_users_match_the_cosine_by_hand(void)
         }
         w = top_by_hand(sim, skip, 80, 8, want);
         o.k = 8;
-        CHECK(ncf_similar_users(m, u, &o, got, got_s) == w && w == 8);
+        CHECK(ncf_similar(m, NCF_USER, u, &o, got, got_s) == w && w == 8);
         for (j = 0; j < 8; j++)
             CHECKF(got[j] == want[j] || fabsf(got_s[j] - sim[want[j]]) < 1e-5f, "model %d rank %d: %d, want %d", t, j,
                    got[j], want[j]);
         CHECK(fabsf(got_s[0] - sim[want[0]]) < 1e-5f);
         size = ncf_rec_workspace_size(m, &o), work = malloc(size);
         o.work = work, o.work_size = size, calls = g_alloc_calls;
-        CHECK(ncf_similar_users(m, u, &o, ws_got, ws_s) == 8 && g_alloc_calls == calls);
+        CHECK(ncf_similar(m, NCF_USER, u, &o, ws_got, ws_s) == 8 && g_alloc_calls == calls);
         CHECK(!memcmp(ws_got, got, sizeof got) && !memcmp(ws_s, got_s, sizeof got_s));
         o.work = NULL, o.deny = deny, o.num_deny = 1;
-        CHECK_ERR(ncf_similar_users(m, u, &o, got, got_s), NCF_ERR_ARG, "no user_row, allow or deny");
+        CHECK_ERR(ncf_similar(m, NCF_USER, u, &o, got, got_s), NCF_ERR_ARG, "no user_row, allow or deny");
         o.deny = NULL, o.num_deny = 0;
-        CHECK_ERR(ncf_similar_users(m, 80, &o, got, got_s), NCF_ERR_ARG, "user index 80 is not in [0, 80)");
+        CHECK_ERR(ncf_similar(m, NCF_USER, 80, &o, got, got_s), NCF_ERR_ARG, "user index 80 is not in [0, 80)");
         free(work), ncf_model_free(m), ncf_dataset_free(&d);
     }
     printf("    MF, GMF, NeuMF (its GMF half) and MLP: the cosine top-8 of users, as by hand and in a workspace\n");
@@ -2344,9 +2350,9 @@ static void top_ids(const ncf_model *m, const char *uid, int deny, char *out, si
     char id[NCF_MAX_ID_BYTES + 1];
     int n, j;
     d[0] = deny, o.deny = deny >= 0 ? d : NULL, o.num_deny = deny >= 0;
-    n = ncf_recommend_index(m, ncf_user_index(m, uid), &o, top, NULL);
+    n = ncf_recommend_index(m, ncf_find(m, NCF_USER, uid), &o, top, NULL);
     out[0] = 0;
-    for (j = 0; j < n && ncf_item_id(m, top[j], id, sizeof id) > 0; j++)
+    for (j = 0; j < n && ncf_id(m, NCF_ITEM, top[j], id, sizeof id) > 0; j++)
         if (strlen(out) + strlen(id) + 2 < size) strcat(out, id), strcat(out, "|");
 }
 
@@ -2357,7 +2363,7 @@ static void test_model_add_serves_folded_in_ids(void)
 {
     static const char *log = "user,item\nu1,a\nu1,b\nu1,c\nu2,b\nu2,d\nu2,e\nu3,a\nu3,e\nu3,f\nu4,c\nu4,f\nu4,g\n"
                              "u5,a\nu5,g\nu5,h\nu6,b\nu6,h\nu6,i\nu7,d\nu7,i\nu7,j\nu8,e\nu8,j\nu8,a\n";
-    ncf_load_opts lo = ncf_load_opts_default();
+    ncf_dataset_opts lo = ncf_dataset_opts_default();
     ncf_dataset d;
     ncf_config c = ncf_config_default();
     ncf_model *m = NULL, *back = NULL;
@@ -2373,40 +2379,41 @@ static void test_model_add_serves_folded_in_ids(void)
     CHECK(ncf_load_dataset_mem(&d, "add", log, strlen(log), &lo) == NCF_OK);
     c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 4, c.num_layers = 2, c.layers[0] = 8,
     c.layers[1] = 4;
-    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK && ncf_user_row_size(m) <= 64);
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK && ncf_row_size(m) <= 64);
     top_ids(m, "u3", -1, before, sizeof before);
     /* a new user, folded in from items b and j */
-    given[0] = ncf_item_index(m, "b"), given[1] = ncf_item_index(m, "j");
-    CHECK(ncf_fold_in(m, given, 2, &fo, urow) == NCF_OK);
+    given[0] = ncf_find(m, NCF_ITEM, "b"), given[1] = ncf_find(m, NCF_ITEM, "j");
+    CHECK(ncf_fold_in(m, NCF_USER, given, 2, &fo, urow) == NCF_OK);
     o.k = 5, o.user_row = urow, o.exclude_rated = 0;
     n = ncf_recommend_index(m, -1, &o, top_row, sc_row);
     CHECK(ncf_model_add(&m, 0, "newbie", urow) == NCF_OK && m->cfg.num_users == 9);
     o.user_row = NULL;
-    CHECK((u = ncf_user_index(m, "newbie")) >= 0 && ncf_recommend_index(m, u, &o, top, sc) == n && n == 5);
+    CHECK((u = ncf_find(m, NCF_USER, "newbie")) >= 0 && ncf_recommend_index(m, u, &o, top, sc) == n && n == 5);
     CHECK(!memcmp(top, top_row, sizeof(int32_t) * 5) && !memcmp(sc, sc_row, sizeof(float) * 5));
     top_ids(m, "u3", -1, after, sizeof after);
     CHECKF(!strcmp(before, after), "u3: %s before, %s after", before, after);
     /* a new item, folded in from users u1, u4, u7 */
-    fans[0] = ncf_user_index(m, "u1"), fans[1] = ncf_user_index(m, "u4"), fans[2] = ncf_user_index(m, "u7");
-    CHECK(ncf_fold_in_item(m, fans, 3, &fo, irow) == NCF_OK);
+    fans[0] = ncf_find(m, NCF_USER, "u1"), fans[1] = ncf_find(m, NCF_USER, "u4"), fans[2] = ncf_find(m, NCF_USER, "u7");
+    CHECK(ncf_fold_in(m, NCF_ITEM, fans, 3, &fo, irow) == NCF_OK);
     for (k = 0; k < 8; k++)
-        us[k] = ncf_user_index(m, (const char *[]){"u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8"}[k]);
-    CHECK(ncf_predict_users(m, -1, irow, us, 8, z_row) == NCF_OK);
+        us[k] = ncf_find(m, NCF_USER, (const char *[]){"u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8"}[k]);
+    CHECK(ncf_predict_for(m, NCF_ITEM, -1, irow, us, 8, z_row) == NCF_OK);
     CHECK(ncf_model_add(&m, 1, "b2", irow) == NCF_OK && m->cfg.num_items == 11);
     for (k = 0; k < 8; k++)
-        us[k] = ncf_user_index(m, (const char *[]){"u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8"}[k]);
-    CHECK((i = ncf_item_index(m, "b2")) >= 0 && ncf_predict_users(m, i, NULL, us, 8, z) == NCF_OK);
+        us[k] = ncf_find(m, NCF_USER, (const char *[]){"u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8"}[k]);
+    CHECK((i = ncf_find(m, NCF_ITEM, "b2")) >= 0 && ncf_predict_for(m, NCF_ITEM, i, NULL, us, 8, z) == NCF_OK);
     CHECK(!memcmp(z, z_row, sizeof z));
     top_ids(m, "u3", i, after, sizeof after);
     CHECKF(!strcmp(before, after), "u3 after an item: %s before, %s after", before, after);
     /* through a file */
     CHECK(ncf_save_mem(m, NCF_SAVE_ADAM, &buf, &len) == NCF_OK && ncf_load_mem(&back, buf, len) == NCF_OK);
-    CHECK(ncf_user_index(back, "newbie") == u && ncf_item_index(back, "b2") == i);
-    CHECK(ncf_predict_users(back, i, NULL, us, 8, z) == NCF_OK && !memcmp(z, z_row, sizeof z));
+    CHECK(ncf_find(back, NCF_USER, "newbie") == u && ncf_find(back, NCF_ITEM, "b2") == i);
+    CHECK(ncf_predict_for(back, NCF_ITEM, i, NULL, us, 8, z) == NCF_OK && !memcmp(z, z_row, sizeof z));
     /* a known id: its rows replaced */
     CHECK(ncf_model_add(&m, 0, "u3", urow) == NCF_OK && m->cfg.num_users == 9);
     o.k = 5, o.exclude_rated = 0;
-    CHECK(ncf_recommend_index(m, ncf_user_index(m, "u3"), &o, top, sc) == 5 && !memcmp(sc, sc_row, sizeof(float) * 5));
+    CHECK(ncf_recommend_index(m, ncf_find(m, NCF_USER, "u3"), &o, top, sc) == 5 &&
+          !memcmp(sc, sc_row, sizeof(float) * 5));
     CHECK_ERR(ncf_model_add(&m, 2, "x", urow), NCF_ERR_ARG, "side 0");
     CHECK_ERR(ncf_model_add(&m, 0, "", urow), NCF_ERR_ARG, "1 to 256 bytes");
     urow[0] = 1e30f;
@@ -2418,7 +2425,7 @@ static void test_model_add_serves_folded_in_ids(void)
     CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK);
     memset(urow, 0, sizeof urow);
     CHECK_ERR(ncf_model_add(&m, 1, "abc", urow), NCF_ERR_ARG, "item ids are integers");
-    CHECK(ncf_model_add(&m, 1, "123456", urow) == NCF_OK && ncf_item_index(m, "123456") == 20 &&
+    CHECK(ncf_model_add(&m, 1, "123456", urow) == NCF_OK && ncf_find(m, NCF_ITEM, "123456") == 20 &&
           m->cfg.num_items == 21);
     ncf_model_free(m), ncf_dataset_free(&d);
 }
@@ -2433,7 +2440,7 @@ static void test_model_grows_with_new_data(void)
     ncf_model *m = NULL, *g;
     ncf_sampler s;
     ncf_config c = ncf_config_default();
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     int k, t, ok = 1;
     char id[16];
     o.eval_negatives = 1, o.holdout = NCF_HOLDOUT_NONE;
@@ -2463,8 +2470,8 @@ static void test_model_grows_with_new_data(void)
                 int to = k;
                 size_t n = (size_t)(users || items ? T->cols : T->rows * T->cols);
                 if (users || items) {
-                    if (items) ncf_item_id(old, k, id, sizeof id), to = ncf_item_index(g, id);
-                    else ncf_user_id(old, k, id, sizeof id), to = ncf_user_index(g, id);
+                    if (items) ncf_id(old, NCF_ITEM, k, id, sizeof id), to = ncf_find(g, NCF_ITEM, id);
+                    else ncf_id(old, NCF_USER, k, id, sizeof id), to = ncf_find(g, NCF_USER, id);
                 }
                 ok &= to >= 0 &&
                     !memcmp(g->params + T->offset + (size_t)to * T->cols, old->params + S->offset + (size_t)k * S->cols,
@@ -2476,24 +2483,25 @@ static void test_model_grows_with_new_data(void)
         CHECKF(ok, "a known row changed when the model grew");
         ncf_model_free(old);
     }
-    CHECK(ncf_user_index(g, "e") == 4 && ncf_item_index(g, "8") == 7);
+    CHECK(ncf_find(g, NCF_USER, "e") == 4 && ncf_find(g, NCF_ITEM, "8") == 7);
     { /* data that lacks ids: kept when asked (ncf_dataset_add_ids), their rows with them */
         ncf_model *h = NULL;
         float before[64], after[64];
-        int du = ncf_user_index(g, "d");
-        CHECK(ncf_load_mem(&h, NULL, 0) != NCF_OK && ncf_user_row(g, du, before) == NCF_OK);
+        int du = ncf_find(g, NCF_USER, "d");
+        CHECK(ncf_load_mem(&h, NULL, 0) != NCF_OK && ncf_row(g, NCF_USER, du, before) == NCF_OK);
         CHECK(ncf_dataset_add_ids(&d2, g) == NCF_OK && d2.num_users == 5 && d2.num_items == 8);
-        du = ncf_dataset_user_index(&d2, "d");
+        du = ncf_dataset_find(&d2, NCF_USER, "d");
         CHECK(du >= 0 && d2.user_ptr[du + 1] == d2.user_ptr[du] && d2.test_item[du] == -1 &&
-              ncf_dataset_item_index(&d2, "6") >= 0);
+              ncf_dataset_find(&d2, NCF_ITEM, "6") >= 0);
         {
             void *buf = NULL;
             size_t len;
             CHECK(ncf_save_mem(g, NCF_SAVE_ADAM, &buf, &len) == NCF_OK && ncf_load_mem(&h, buf, len) == NCF_OK);
             ncf_free(buf);
         }
-        CHECK(h && ncf_model_grow(&h, &d2) == NCF_OK && ncf_user_row(h, ncf_user_index(h, "d"), after) == NCF_OK &&
-              !memcmp(before, after, sizeof(float) * (size_t)ncf_user_row_size(h)));
+        CHECK(h && ncf_model_grow(&h, &d2) == NCF_OK &&
+              ncf_row(h, NCF_USER, ncf_find(h, NCF_USER, "d"), after) == NCF_OK &&
+              !memcmp(before, after, sizeof(float) * (size_t)ncf_row_size(h)));
         ncf_model_free(h);
     }
     CHECK(ncf_sampler_init(&s, &d1, 2, 1) == NCF_OK && ncf_train_epoch(g, &s, 2, NULL, NULL, NULL) == NCF_OK &&
@@ -2520,7 +2528,7 @@ static void test_evaluation_and_serving_memory_bounded_by_the_model_and_threads(
     int32_t items[50 * 10];
     float scores[50 * 10];
     int64_t top[10];
-    int counts[50], t, threads = ncf_get_threads();
+    int counts[50], t, threads = ncf_set_threads(0);
     CHECK(ncf_synthetic(&d, 50, 3000, 1500, 4, 1) == NCF_OK && ncf_sample_eval_negatives(&d, 99, 1) == NCF_OK);
     c.num_users = d.num_users, c.num_items = d.num_items, c.num_layers = 3;
     c.layers[0] = 16, c.layers[1] = 4096, c.layers[2] = 8; /* a 4,096-wide layer over 3,000 items */
@@ -2531,8 +2539,8 @@ static void test_evaluation_and_serving_memory_bounded_by_the_model_and_threads(
         long before;
         ncf_set_threads(t);
         before = g_alloc_bytes;
-        CHECK(ncf_evaluate(m, &d, 10, NCF_FULL_RANKING, &full[t - 1]) == NCF_OK);
-        CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &sampled[t - 1]) == NCF_OK);
+        CHECK(evaluate_k(m, &d, 10, NCF_FULL_RANKING, &full[t - 1]) == NCF_OK);
+        CHECK(evaluate_k(m, &d, 10, NCF_SAMPLED, &sampled[t - 1]) == NCF_OK);
         CHECKF(g_alloc_bytes - before <= bound, "%d threads: evaluation asked for %ld bytes, bound %.0f", t,
                g_alloc_bytes - before, bound);
         printf("    %d thread%s: evaluation asked for %.1f MB (bound %.1f MB)", t, t > 1 ? "s" : "",
@@ -2540,7 +2548,7 @@ static void test_evaluation_and_serving_memory_bounded_by_the_model_and_threads(
         before = g_alloc_bytes;
         ro.k = 10;
         CHECK(ncf_recommend_users(m, NULL, d.num_users, &ro, items, scores, counts) == NCF_OK);
-        CHECK(ncf_recommend(m, d.raw_user[3], 10, NCF_EXCLUDE_RATED, top, NULL) == 10);
+        CHECK(recommend_k(m, d.raw_user[3], 10, 1, top, NULL) == 10);
         CHECKF(g_alloc_bytes - before <= t * per_thread, "%d threads: serving asked for %ld bytes", t,
                g_alloc_bytes - before);
         printf(", serving %.1f MB\n", (g_alloc_bytes - before) / 1e6);
@@ -2588,7 +2596,7 @@ static void test_validation_item_is_rated(void)
     CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK);
     for (u = 0; m && u < d.num_users; u++) {
         int64_t top[40];
-        int n = ncf_recommend(m, d.raw_user[u], 40, NCF_EXCLUDE_RATED, top, NULL), j;
+        int n = recommend_k(m, d.raw_user[u], 40, 1, top, NULL), j;
         for (j = 0; j < n; j++) ok &= d.val_item[u] < 0 || top[j] != d.raw_item[d.val_item[u]];
     }
     CHECKF(ok, "a validation item came back as unrated");
@@ -2648,10 +2656,10 @@ static void test_absurd_settings_and_values_refused(void)
         CHECK(ncf_sample_eval_negatives(&d, 3, 1) == NCF_OK && ncf_model_create(&dm, &dc) == NCF_OK &&
               ncf_model_set_ids(dm, &d) == NCF_OK);
         eo.target = 7;
-        CHECK_ERR(ncf_evaluate_opts(dm, &d, &eo, &mt), NCF_ERR_ARG, "target 7");
-        CHECK_ERR(ncf_recommend(dm, d.raw_user[0], 3, 2, top, NULL), NCF_ERR_ARG, "exclude_rated 2");
+        CHECK_ERR(ncf_evaluate(dm, &d, &eo, &mt), NCF_ERR_ARG, "target 7");
+        CHECK_ERR(recommend_k(dm, d.raw_user[0], 3, 2, top, NULL), NCF_ERR_ARG, "exclude_rated 2");
         d.raw_user[0] += 1000; /* data with another id than the model's: refused, not scored */
-        CHECK_ERR(ncf_evaluate_opts(dm, &d, &(ncf_eval_opts){10, 0, 0, 0, 0, 0}, &mt), NCF_ERR_ARG, "other ids");
+        CHECK_ERR(ncf_evaluate(dm, &d, &(ncf_eval_opts){10, 0, 0, 0, 0, 0}, &mt), NCF_ERR_ARG, "other ids");
         ncf_model_free(dm);
     }
     ncf_model_free(m), ncf_dataset_free(&d);
@@ -2677,7 +2685,7 @@ static void test_limits_said_as_they_are(void)
     { /* the last Adam moment NaN, the checksum made good: refused in place as in a copy */
         uint8_t *p = (uint8_t *)buf;
         set_u32(p + len - 8, 0x7fc00000u), set_u32(p + len - 4, ncf__crc32(p, len - 4));
-        CHECK_ERR(ncf_model_open(&in, buf, len), NCF_ERR_DATA, "Adam moment");
+        CHECK_ERR(ncf_model_open(&in, buf, len, 0), NCF_ERR_DATA, "Adam moment");
         CHECK_ERR(ncf_load_mem(&back, buf, len), NCF_ERR_DATA, "Adam's second moment");
     }
     ncf_free(buf), ncf_model_free(m), ncf_dataset_free(&d);
@@ -2734,7 +2742,7 @@ static void test_file_counters_at_their_bounds_leave_headroom(void)
     p = (uint8_t *)buf;
     CHECK(get_u32(p + STEP_AT) == 0x05060708u && get_u32(p + EPOCH_AT) == 0x11223344u); /* where they are */
     set_header_u64(p, len, STEP_AT, (uint64_t)1 << 62), set_header_u64(p, len, EPOCH_AT, NCF_MAX_EPOCH);
-    CHECKF(ncf_load_mem(&b, buf, len) == NCF_OK && ncf_model_open(&in, buf, len) == NCF_OK, "%s", ncf_error_text());
+    CHECKF(ncf_load_mem(&b, buf, len) == NCF_OK && ncf_model_open(&in, buf, len, 0) == NCF_OK, "%s", ncf_error_text());
     CHECK(b && b->epoch == NCF_MAX_EPOCH && b->step == (int64_t)1 << 62);
     if (b) {
         CHECK_ERR(ncf_train_epoch(b, &smp, (int)b->epoch + 1, NULL, NULL, NULL), NCF_ERR_ARG,
@@ -2745,7 +2753,7 @@ static void test_file_counters_at_their_bounds_leave_headroom(void)
     ncf_model_free(b), ncf_model_free(in), b = in = NULL;
     set_header_u64(p, len, EPOCH_AT, (uint64_t)NCF_MAX_EPOCH + 1);
     CHECK_ERR(ncf_load_mem(&b, buf, len), NCF_ERR_PARSE, "epoch 1073741825 is past what training reaches");
-    CHECK_ERR(ncf_model_open(&in, buf, len), NCF_ERR_PARSE, "epoch 1073741825");
+    CHECK_ERR(ncf_model_open(&in, buf, len, 0), NCF_ERR_PARSE, "epoch 1073741825");
     set_header_u64(p, len, EPOCH_AT, 0x7FFFFFFF); /* what 0.6.1 let through */
     CHECK_ERR(ncf_load_mem(&b, buf, len), NCF_ERR_PARSE, "epoch 2147483647");
     set_header_u64(p, len, EPOCH_AT, 1), set_header_u64(p, len, STEP_AT, ((uint64_t)1 << 62) + 1);
@@ -2771,14 +2779,14 @@ static void test_values_bounded_alike_in_place_and_copied(void)
             int rl, ro;
             m->params[m->tensors[0].offset + 3] = big[v]; /* a row of the first embedding table */
             CHECK(ncf_save_mem(m, int8 ? NCF_SAVE_INT8 : NCF_SAVE_MODEL, &buf, &len) == NCF_OK);
-            rl = ncf_load_mem(&b, buf, len), ro = ncf_model_open(&in, buf, len);
+            rl = ncf_load_mem(&b, buf, len), ro = ncf_model_open(&in, buf, len, 0);
             CHECKF(v ? rl == NCF_ERR_DATA && ro == NCF_ERR_DATA : rl == NCF_OK && ro == NCF_OK,
                    "%g in a%s file: load %d, open %d (%s)", (double)big[v], int8 ? "n int8" : " float", rl, ro,
                    ncf_error_text());
             if (!v && b && in) {
                 float x, y;
-                CHECK(ncf_predict_indices(b, (const int32_t[]){0}, (const int32_t[]){1}, 1, &x) == NCF_OK &&
-                      ncf_predict_indices(in, (const int32_t[]){0}, (const int32_t[]){1}, 1, &y) == NCF_OK);
+                CHECK(ncf_predict_index(b, (const int32_t[]){0}, (const int32_t[]){1}, 1, &x) == NCF_OK &&
+                      ncf_predict_index(in, (const int32_t[]){0}, (const int32_t[]){1}, 1, &y) == NCF_OK);
                 CHECK(!NCF__NONFINITE(x) && !NCF__NONFINITE(y));
             }
             ncf_model_free(b), ncf_model_free(in), b = in = NULL;
@@ -2798,13 +2806,13 @@ static void test_options_checked_before_anything_is_sized(void)
     int32_t items[2] = {1, 2};
     float row[64];
     c.num_users = 6, c.num_items = 5, c.mf_dim = 4, c.layers[0] = 8, c.layers[1] = 4, c.num_layers = 2;
-    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_user_row_size(m) <= 64);
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_row_size(m) <= 64);
     fo.num_neg = 2147483647;
-    CHECK_ERR(ncf_fold_in(m, items, 2, &fo, row), NCF_ERR_ARG, "0 <= num_neg <= 1000");
+    CHECK_ERR(ncf_fold_in(m, NCF_USER, items, 2, &fo, row), NCF_ERR_ARG, "0 <= num_neg <= 1000");
     fo = ncf_fold_opts_default(), fo.steps = 2147483647;
-    CHECK_ERR(ncf_fold_in(m, items, 2, &fo, row), NCF_ERR_ARG, "0 <= steps <= 100000");
+    CHECK_ERR(ncf_fold_in(m, NCF_USER, items, 2, &fo, row), NCF_ERR_ARG, "0 <= steps <= 100000");
     fo = ncf_fold_opts_default(), fo.num_neg = 1000, fo.steps = 3;
-    CHECK(ncf_fold_in(m, items, 2, &fo, row) == NCF_OK);
+    CHECK(ncf_fold_in(m, NCF_USER, items, 2, &fo, row) == NCF_OK);
     {
         ncf_rec_opts ro = ncf_rec_opts_default();
         int32_t out[10], users[2] = {0, 1};
@@ -2831,8 +2839,8 @@ static void test_evaluation_refuses_data_that_is_not_the_models(void)
     CHECK(ncf_synthetic(&big, 60, 50, 900, 2, 1) == NCF_OK && ncf_sample_eval_negatives(&big, 5, 1) == NCF_OK);
     c.num_users = big.num_users, c.num_items = big.num_items;
     CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &big) == NCF_OK);
-    CHECK_ERR(ncf_evaluate(m, &small, 10, NCF_SAMPLED, &mt), NCF_ERR_ARG, "not the data it was trained on");
-    CHECK(ncf_evaluate(m, &big, 10, NCF_SAMPLED, &mt) == NCF_OK);
+    CHECK_ERR(evaluate_k(m, &small, 10, NCF_SAMPLED, &mt), NCF_ERR_ARG, "not the data it was trained on");
+    CHECK(evaluate_k(m, &big, 10, NCF_SAMPLED, &mt) == NCF_OK);
     ncf_model_free(m), ncf_dataset_free(&small), ncf_dataset_free(&big);
 }
 
@@ -3127,8 +3135,8 @@ static int thread_limit_child(long extra_mb, long nproc, int threads)
     if (rc == NCF_OK) rc = ncf_model_set_ids(m, &d);
     if (rc == NCF_OK) rc = ncf_sampler_init(&smp, &d, 4, 1);
     if (rc == NCF_OK) rc = ncf_train_epoch(m, &smp, 1, NULL, NULL, &loss);
-    if (rc == NCF_OK) rc = ncf_evaluate(m, &d, 10, NCF_SAMPLED, &a);
-    if (rc == NCF_OK) rc = ncf_evaluate(m, &d, 10, NCF_FULL_RANKING, &b);
+    if (rc == NCF_OK) rc = evaluate_k(m, &d, 10, NCF_SAMPLED, &a);
+    if (rc == NCF_OK) rc = evaluate_k(m, &d, 10, NCF_FULL_RANKING, &b);
     ro.k = 5;
     if (rc == NCF_OK) rc = ncf_recommend_users(m, NULL, d.num_users, &ro, items, scores, counts);
     if (rc == NCF_OK) {
@@ -3249,14 +3257,14 @@ static void test_orphaned_temporary_files_removed(void)
     }
     { /* another thread of this process saving to the same path: its file is live (its lock is
          per open file, which a lock per process, fcntl's, cannot show within one process) */
-        ncf_output *live = NULL;
+        ncf__outfile *live = NULL;
         struct utimbuf aged;
-        CHECK(ncf_output_open(&live, path) == NCF_OK && ncf_output_printf(live, "the other save") == NCF_OK);
+        CHECK(ncf__outfile_open(&live, path) == NCF_OK && ncf__outfile_printf(live, "the other save") == NCF_OK);
         aged.actime = aged.modtime = time(NULL) - 3600;
         CHECK(live && utime(live->name, &aged) == 0);
         CHECK(ncf_save(m, path, NCF_SAVE_MODEL) == NCF_OK);
         CHECK(live && ncf__file_exists(live->name));
-        CHECKF(ncf_output_commit(live) == NCF_OK, "%s", ncf_error_text());
+        CHECKF(ncf__outfile_commit(live) == NCF_OK, "%s", ncf_error_text());
         {
             char got[64] = "";
             FILE *f = fopen(path, "rb");
@@ -3289,7 +3297,7 @@ static void test_many_item_metrics_match_hand_computation(void)
         {0.5, 0.5, 0.5, 0.5, 0.5, (1 / 3.0 + 1) / 2, 2 / 6.0, 5},
         {0.75, 1 / 3.0, (ndcg7_3 + 1) / 2, (1 / 6.0 + 1) / 2, 1, (1 / 3.0 + 1) / 2, 5 / 6.0, 10 / 3.0},
         {1, 0.3, (ndcg7_5 + 1) / 2, ((1 / 3.0 + 2 / 5.0) / 2 + 1) / 2, 1, (1 / 3.0 + 1) / 2, 1, (2.4 + 2.75) / 2}};
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     ncf_eval_opts e = ncf_eval_opts_default();
     ncf_dataset d;
     ncf_metrics at[3];
@@ -3323,7 +3331,7 @@ static void test_many_item_metrics_match_a_sorted_ranking(void)
     char *log = (char *)malloc(200000);
     size_t n = 0;
     int u, i, j, ks[2] = {5, 20};
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     ncf_eval_opts e = ncf_eval_opts_default();
     ncf_config c = ncf_config_default();
     ncf_dataset d;
@@ -3359,7 +3367,7 @@ static void test_many_item_metrics_match_a_sorted_ranking(void)
             for (k = d.val_ptr[u]; k < d.val_ptr[u + 1]; k++) rated |= d.val_items[k] == i;
             {
                 int32_t uu = u, ii = i;
-                CHECK(ncf_predict_indices(m, &uu, &ii, 1, &sc[i]) == NCF_OK);
+                CHECK(ncf_predict_index(m, &uu, &ii, 1, &sc[i]) == NCF_OK);
             }
             if (!rated) order[len++] = i;
         }
@@ -3408,7 +3416,7 @@ static void test_many_item_splits_hold_each_positive_once(void)
     for (u = 0; u < 40; u++)
         for (i = 0; i < 3 + u % 9; i++) n += (size_t)sprintf(log + n, "%d\t%d\t%d\n", u, (i * 7 + u) % 50, u * 10 + i);
     for (h = 0; h < 2; h++) {
-        ncf_load_opts o = ncf_load_opts_default();
+        ncf_dataset_opts o = ncf_dataset_opts_default();
         ncf_dataset d;
         int64_t seen = 0, k;
         o.holdout = h ? NCF_HOLDOUT_TIME : NCF_HOLDOUT_RATIO, o.holdout_fraction = 0.25f, o.validation = 1;
@@ -3462,7 +3470,7 @@ static void test_many_item_splits_hold_each_positive_once(void)
         ncf_dataset_free(&d);
     }
     {
-        ncf_load_opts o = ncf_load_opts_default();
+        ncf_dataset_opts o = ncf_dataset_opts_default();
         ncf_dataset d;
         o.holdout = NCF_HOLDOUT_TIME, o.columns[NCF_COL_TIME] = "", o.header = NCF_HEADER_NO;
         CHECK_ERR(ncf_load_dataset_mem(&d, "log.tsv", log, n, &o), NCF_ERR_ARG, "timestamp column");
@@ -3479,7 +3487,7 @@ static void test_saved_split_reads_back_the_same_lines(void)
     static const char log[] =
         "user;item;t\nann;\"a\tb\";1\nann;\" x \";2\nann;\"q\"\"t\";3\nann;p;4\nbob;p;1\nbob;\" x \";2\n"
         "bob;z;3\n\"c d\";z;1\n\"c d\";p;2\n\"c d\";\"a\tb\";3\n\"c d\";w;4\n";
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     ncf_dataset a, b;
     char prefix[1100], path[1200];
     int u, side;
@@ -3502,8 +3510,10 @@ static void test_saved_split_reads_back_the_same_lines(void)
     for (side = 0; side < 2; side++)
         for (u = 0; u < (side ? a.num_items : a.num_users); u++) {
             char x[64], y[64];
-            CHECK((side ? ncf_dataset_item_id(&a, u, x, sizeof x) : ncf_dataset_user_id(&a, u, x, sizeof x)) >= 0);
-            CHECK((side ? ncf_dataset_item_id(&b, u, y, sizeof y) : ncf_dataset_user_id(&b, u, y, sizeof y)) >= 0);
+            CHECK((side ? ncf_dataset_id(&a, NCF_ITEM, u, x, sizeof x)
+                        : ncf_dataset_id(&a, NCF_USER, u, x, sizeof x)) >= 0);
+            CHECK((side ? ncf_dataset_id(&b, NCF_ITEM, u, y, sizeof y)
+                        : ncf_dataset_id(&b, NCF_USER, u, y, sizeof y)) >= 0);
             CHECKF(!strcmp(x, y), "%s %d: '%s' read back as '%s'", side ? "item" : "user", u, x, y);
         }
     snprintf(path, sizeof path, "%s.test.tsv", prefix);
@@ -3538,18 +3548,18 @@ static void test_metrics_match_hand_ranked_cases(void)
         ncf_dataset_free(&d);
         return;
     }
-    CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &m10) == NCF_OK);
+    CHECK(evaluate_k(m, &d, 10, NCF_SAMPLED, &m10) == NCF_OK);
     CHECK(m10.users == 3 && fabs(m10.hr - 1.0) < 1e-12);
     CHECKF(fabs(m10.ndcg - (0.5 + 1.0 + 1.0 / log2(6.0)) / 3) < 1e-12, "ndcg %.15f", m10.ndcg);
-    CHECK(ncf_evaluate(m, &d, 3, NCF_SAMPLED, &m3) == NCF_OK);
+    CHECK(evaluate_k(m, &d, 3, NCF_SAMPLED, &m3) == NCF_OK);
     CHECK(fabs(m3.hr - 2.0 / 3) < 1e-12 && fabs(m3.ndcg - 1.5 / 3) < 1e-12);
     /* full ranking, by hand: user 0 (train 0, test 5): unrated items above 0.5 are
        6..11 -> rank 6; user 1 (train 6, test 11): rank 0; user 2 (train 1, test 3):
        items 4..11 and the tie -> rank 8 */
-    CHECK(ncf_evaluate(m, &d, 10, NCF_FULL_RANKING, &full) == NCF_OK);
+    CHECK(evaluate_k(m, &d, 10, NCF_FULL_RANKING, &full) == NCF_OK);
     CHECKF(fabs(full.hr - 1.0) < 1e-12 && fabs(full.ndcg - (1 / log2(8.0) + 1 + 1 / log2(10.0)) / 3) < 1e-12,
            "hr %f ndcg %.15f", full.hr, full.ndcg);
-    CHECK(ncf_evaluate(m, &d, 7, NCF_FULL_RANKING, &full) == NCF_OK);
+    CHECK(evaluate_k(m, &d, 7, NCF_FULL_RANKING, &full) == NCF_OK);
     CHECK(fabs(full.hr - 2.0 / 3) < 1e-12);
     /* MRR: ranks 2, 0, 4 sampled; 6, 0, 8 full */
     CHECKF(fabs(m10.mrr - (1.0 / 3 + 1 + 1.0 / 5) / 3) < 1e-12, "mrr %.15f", m10.mrr);
@@ -3588,16 +3598,16 @@ static void test_validation_figures_match_hand_computation(void)
     }
     o.target = NCF_EVAL_VALIDATION, o.k = 1;
     /* user 0: 0.2 against 0.1 and 0.7 -> rank 1; user 1: 1.1 against 0 and 0.3 -> rank 0 */
-    CHECK(ncf_evaluate_opts(m, &d, &o, &s) == NCF_OK);
+    CHECK(ncf_evaluate(m, &d, &o, &s) == NCF_OK);
     CHECKF(s.users == 2 && fabs(s.hr - 0.5) < 1e-12 && fabs(s.mrr - 0.75) < 1e-12, "hr %f mrr %f", s.hr, s.mrr);
     /* full: user 0, 0.2 below 3, 4, 5 (its test item, unknown here) and 6..11 -> rank 9; user 1 -> rank 0 */
     o.full_ranking = 1, o.k = 10;
-    CHECK(ncf_evaluate_opts(m, &d, &o, &f) == NCF_OK);
+    CHECK(ncf_evaluate(m, &d, &o, &f) == NCF_OK);
     CHECKF(fabs(f.hr - 1.0) < 1e-12 && fabs(f.mrr - (1.0 / 10 + 1) / 2) < 1e-12, "hr %f mrr %f", f.hr, f.mrr);
     /* the test's full ranking: user 0, 0.5 below 6..11 -> rank 6; user 1, 1.0 below only its
        validation item 11, which does not count -> rank 0 */
     o.target = NCF_EVAL_TEST;
-    CHECK(ncf_evaluate_opts(m, &d, &o, &f) == NCF_OK);
+    CHECK(ncf_evaluate(m, &d, &o, &f) == NCF_OK);
     CHECKF(fabs(f.mrr - (1.0 / 7 + 1) / 2) < 1e-12, "mrr %f", f.mrr);
     CHECK(ncf_hold_out_validation(&d, 2, 1) == NCF_ERR_ARG); /* once */
     ncf_model_free(m);
@@ -3675,16 +3685,16 @@ static void test_sizes_at_the_edges_refused_or_bounded(void)
     uint64_t first = 1, all = 1;
     static int64_t top[64];
     CHECK(ncf_synthetic(&d, 40, 30, 500, 4, 1) == NCF_OK && ncf_sampler_init(&s, &d, 4, 1) == NCF_OK);
-    CHECK_ERR(ncf_sampler_hash(&s, 1, 0, &first, &all), NCF_ERR_ARG, "batch_size > 0");
+    CHECK_ERR(ncf__sampler_hash(&s, 1, 0, &first, &all), NCF_ERR_ARG, "batch_size > 0");
     CHECK(first == 0 && all == 0);
     first = all = 1;
-    CHECK_ERR(ncf_sampler_hash(NULL, 1, 256, &first, &all), NCF_ERR_ARG, "sampler");
+    CHECK_ERR(ncf__sampler_hash(NULL, 1, 256, &first, &all), NCF_ERR_ARG, "sampler");
     CHECK(first == 0 && all == 0);
     c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 1 << 30;
     CHECK_ERR(ncf_model_create(&m, &c), NCF_ERR_ARG, "mf_dim");
     c.mf_dim = 8;
     CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK);
-    CHECK(m && ncf_recommend(m, d.raw_user[0], 2147483647, NCF_INCLUDE_RATED, top, NULL) == d.num_items);
+    CHECK(m && recommend_k(m, d.raw_user[0], 2147483647, 0, top, NULL) == d.num_items);
     ncf_model_free(m);
     ncf_dataset_free(&d);
 }
@@ -3712,19 +3722,18 @@ static void test_nonfinite_scores_rank_last(void)
         ncf_dataset_free(&d);
         return;
     }
-    CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &s) == NCF_OK); /* user 1: a miss; user 2: rank 4 as before */
+    CHECK(evaluate_k(m, &d, 10, NCF_SAMPLED, &s) == NCF_OK); /* user 1: a miss; user 2: rank 4 as before */
     CHECKF(fabs(s.hr - 2.0 / 3) < 1e-12 && fabs(s.ndcg - (1 / log2(3.0) + 1 / log2(6.0)) / 3) < 1e-12, "hr %f ndcg %f",
            s.hr, s.ndcg);
-    CHECK(ncf_evaluate(m, &d, 10, NCF_FULL_RANKING, &f) == NCF_OK); /* full: user 1's infinite test item is a miss */
+    CHECK(evaluate_k(m, &d, 10, NCF_FULL_RANKING, &f) == NCF_OK); /* full: user 1's infinite test item is a miss */
     CHECKF(fabs(f.hr - 2.0 / 3) < 1e-12, "full-ranking HR %f", f.hr);
-    CHECK(ncf_model_set_ids(m, &d) == NCF_OK &&
-          ncf_recommend(m, 1, 12, NCF_INCLUDE_RATED, top, top_s) == 12); /* NaN, inf last */
+    CHECK(ncf_model_set_ids(m, &d) == NCF_OK && recommend_k(m, 1, 12, 0, top, top_s) == 12); /* NaN, inf last */
     CHECKF(NCF__NONFINITE(top_s[10]) && NCF__NONFINITE(top_s[11]) && !NCF__NONFINITE(top_s[9]), "%g %g %g", top_s[9],
            top_s[10], top_s[11]);
     for (i = 0; i < m->num_params; i++) m->params[i] = NAN; /* everything NaN: HR 0, not 1 */
     ncf_model_params_changed(m);
-    CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &s) == NCF_OK && s.hr == 0.0 && s.ndcg == 0.0);
-    CHECK(ncf_evaluate(m, &d, 10, NCF_FULL_RANKING, &s) == NCF_OK && s.hr == 0.0);
+    CHECK(evaluate_k(m, &d, 10, NCF_SAMPLED, &s) == NCF_OK && s.hr == 0.0 && s.ndcg == 0.0);
+    CHECK(evaluate_k(m, &d, 10, NCF_FULL_RANKING, &s) == NCF_OK && s.hr == 0.0);
     ncf_model_free(m);
     ncf_dataset_free(&d);
 }
@@ -3833,7 +3842,7 @@ static void test_eval_scores_match_forward(void)
             for (j = 0; j < 7; j++) users[j] = u;
             ncf__score_user(m, proj, u, NULL, items, 0, 7, &e, 0);
             memcpy(sc, e.sc, sizeof sc);
-            CHECK(ncf_predict_batch(m, users, items, 7, logit) == NCF_OK);
+            CHECK(ncf_predict_index(m, users, items, 7, logit) == NCF_OK);
             for (j = 0; j < 7; j++)
                 CHECKF(!memcmp(&sc[j], &logit[j], 4), "type %d: %.9g vs %.9g", type, sc[j], logit[j]);
             ncf__score_user(m, proj, u, NULL, NULL, 0, 7, &e, 0); /* all items */
@@ -3875,11 +3884,11 @@ static void test_scores_four_at_a_time_match_forward(void)
         for (u = 0; u < c.num_users; u++)
             for (n = 1; n <= ITEMS; n += 3) {
                 for (j = 0; j < n; j++) users[j] = u, items[j] = (j * 7 + u) % ITEMS;
-                CHECK(ncf_predict_indices(m, users, items, n, want) == NCF_OK);
+                CHECK(ncf_predict_index(m, users, items, n, want) == NCF_OK);
                 ncf__score_user(m, NULL, u, NULL, items, 0, n, &e, 0);
                 bad += memcmp(e.sc, want, sizeof(float) * (size_t)n) != 0;
                 for (j = 0; j < n; j++) items[j] = 2 + j;
-                CHECK(ncf_predict_indices(m, users, items, n, logit) == NCF_OK);
+                CHECK(ncf_predict_index(m, users, items, n, logit) == NCF_OK);
                 ncf__score_user(m, NULL, u, NULL, NULL, 2, n, &e, 0);
                 bad += memcmp(e.sc, logit, sizeof(float) * (size_t)n) != 0;
             }
@@ -3925,7 +3934,7 @@ static void test_scores_by_lanes_match_forward(void)
         CHECK(rc == NCF_OK && proj && ncf__eval_buf_alloc(&e, m, 48));
         for (u = 0; u < 3 && proj; u++) {
             for (j = 0; j < ITEMS; j++) users[j] = u;
-            CHECK(ncf_predict_batch(m, users, items, ITEMS, logit) == NCF_OK);
+            CHECK(ncf_predict_index(m, users, items, ITEMS, logit) == NCF_OK);
             for (r = 0; r < (int)(sizeof runs / sizeof *runs); r++, runs_done++) { /* catalogue runs */
                 ncf__score_user(m, proj, u, NULL, NULL, runs[r][0], runs[r][1], &e, r > 0);
                 for (j = 0; j < runs[r][1]; j++) bad += memcmp(&e.sc[j], &logit[runs[r][0] + j], 4) != 0;
@@ -3963,13 +3972,13 @@ static void check_scores_batch_invariant(ncf_model *m, const ncf_dataset *d, con
     ncf__eval_buf e;
     float *proj, sc;
     int64_t rec[1] = {-1};
-    int j, q, rc, bad = 0, threads = ncf_get_threads();
+    int j, q, rc, bad = 0, threads = ncf_set_threads(0);
     for (j = 0; j < N; j++) u[j] = (j * 7 + j / 5) % d->num_users, it[j] = (j * 31 + j / 3) % d->num_items;
     ncf_set_threads(1);
-    for (j = 0; j < N; j++) CHECK(ncf_predict_batch(m, &u[j], &it[j], 1, &one[j]) == NCF_OK);
+    for (j = 0; j < N; j++) CHECK(ncf_predict_index(m, &u[j], &it[j], 1, &one[j]) == NCF_OK);
     ncf_set_threads(threads > 1 ? threads : 2);
     for (q = 0; q < (int)(sizeof NS / sizeof *NS); q++) {
-        CHECK(ncf_predict_batch(m, u, it, NS[q], batch) == NCF_OK);
+        CHECK(ncf_predict_index(m, u, it, NS[q], batch) == NCF_OK);
         for (j = 0; j < NS[q]; j++) bad += memcmp(&batch[j], &one[j], 4) != 0;
     }
     ncf_set_threads(threads);
@@ -3989,9 +3998,9 @@ static void check_scores_batch_invariant(ncf_model *m, const ncf_dataset *d, con
     for (j = 0, bad = 0; j < 40; j++) { /* the best item's score, as one row */
         int32_t item;
         float p;
-        CHECK(ncf_recommend(m, d->raw_user[u[j]], 1, NCF_INCLUDE_RATED, rec, rec_s) == 1);
+        CHECK(recommend_k(m, d->raw_user[u[j]], 1, 0, rec, rec_s) == 1);
         for (item = 0; item < d->num_items && d->raw_item[item] != rec[0]; item++) {}
-        CHECK(item < d->num_items && ncf_predict_batch(m, &u[j], &item, 1, &p) == NCF_OK);
+        CHECK(item < d->num_items && ncf_predict_index(m, &u[j], &item, 1, &p) == NCF_OK);
         bad += memcmp(&p, rec_s, 4) != 0;
     }
     CHECKF(bad == 0, "%s: %d recommend scores differ from one-row scores", what, bad);
@@ -4060,12 +4069,12 @@ static void test_training_end_to_end_lifts_hr(void)
     CHECK(ncf_model_create(&m, &c) == NCF_OK);
     CHECK(ncf_sampler_init(&s, &d, c.num_neg, c.seed) == NCF_OK);
     if (!m) return;
-    CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &before) == NCF_OK);
+    CHECK(evaluate_k(m, &d, 10, NCF_SAMPLED, &before) == NCF_OK);
     for (epoch = 1; epoch <= 6; epoch++) {
         CHECK(ncf_train_epoch(m, &s, epoch, NULL, NULL, &loss) == NCF_OK);
         if (epoch == 1) loss1 = loss;
     }
-    CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &after) == NCF_OK);
+    CHECK(evaluate_k(m, &d, 10, NCF_SAMPLED, &after) == NCF_OK);
     pop = popularity_hr(&d);
     chance = 10.0 / 100;
     printf("    HR@10: chance %.3f, popularity %.3f, untrained %.3f, trained %.3f (NDCG %.3f); loss %.4f -> %.4f\n",
@@ -4123,7 +4132,7 @@ static void test_saved_models_load_bit_identical(void)
     CHECK(b && same_model(m, b, 1) && b->epoch == 1);
     CHECK(b && b->raw_user && !memcmp(b->raw_user, d.raw_user, sizeof(int64_t) * (size_t)d.num_users));
     for (j = 0; j < 50; j++) u[j] = (j * 7) % d.num_users, it[j] = (j * 13) % d.num_items;
-    CHECK(ncf_predict_batch(m, u, it, 50, p1) == NCF_OK && b && ncf_predict_batch(b, u, it, 50, p2) == NCF_OK);
+    CHECK(ncf_predict_index(m, u, it, 50, p1) == NCF_OK && b && ncf_predict_index(b, u, it, 50, p2) == NCF_OK);
     CHECK(!memcmp(p1, p2, sizeof p1)); /* bit for bit */
     ncf_model_free(b), b = NULL;
     ncf_free(buf);
@@ -4228,12 +4237,11 @@ static void test_format_3_files_still_read(void)
     crc = ncf__crc32(p, len - 4);
     p[len - 4] = (uint8_t)crc, p[len - 3] = (uint8_t)(crc >> 8), p[len - 2] = (uint8_t)(crc >> 16),
             p[len - 1] = (uint8_t)(crc >> 24);
-    CHECKF(ncf_load_mem(&v3, buf, len) == NCF_OK && ncf_model_open(&v3p, buf, len) == NCF_OK, "%s", ncf_error_text());
+    CHECKF(ncf_load_mem(&v3, buf, len) == NCF_OK && ncf_model_open(&v3p, buf, len, 0) == NCF_OK, "%s",
+           ncf_error_text());
     if (v3 && v3p) {
-        CHECK(ncf_recommend(m, 5, 5, NCF_EXCLUDE_RATED, a, NULL) == 5 &&
-              ncf_recommend(v3, 5, 5, NCF_EXCLUDE_RATED, b, NULL) == 5 &&
-              ncf_recommend(v3p, 5, 5, NCF_EXCLUDE_RATED, e, NULL) == 5 && !memcmp(a, b, sizeof a) &&
-              !memcmp(a, e, sizeof a));
+        CHECK(recommend_k(m, 5, 5, 1, a, NULL) == 5 && recommend_k(v3, 5, 5, 1, b, NULL) == 5 &&
+              recommend_k(v3p, 5, 5, 1, e, NULL) == 5 && !memcmp(a, b, sizeof a) && !memcmp(a, e, sizeof a));
     }
     p[4] = 5; /* a version from the future */
     {
@@ -4289,23 +4297,22 @@ static void test_pretrained_neumf_scores_as_its_parts(void)
         return;
     }
     for (j = 0; j < N; j++) u[j] = (j * 7) % d.num_users, it[j] = (j * 31 + j / 3) % d.num_items;
-    CHECK(ncf_predict_batch(gmf, u, it, N, pg) == NCF_OK && ncf_predict_batch(mlp, u, it, N, pm) == NCF_OK);
-    CHECK(ncf_evaluate(gmf, &d, 10, NCF_SAMPLED, &mg) == NCF_OK &&
-          ncf_evaluate(mlp, &d, 10, NCF_SAMPLED, &mm) == NCF_OK);
+    CHECK(ncf_predict_index(gmf, u, it, N, pg) == NCF_OK && ncf_predict_index(mlp, u, it, N, pm) == NCF_OK);
+    CHECK(evaluate_k(gmf, &d, 10, NCF_SAMPLED, &mg) == NCF_OK && evaluate_k(mlp, &d, 10, NCF_SAMPLED, &mm) == NCF_OK);
 
     CHECK(ncf_model_init_from(nm, gmf, mlp, 1.0f) == NCF_OK);
-    CHECK(ncf_predict_batch(nm, u, it, N, pn) == NCF_OK);
+    CHECK(ncf_predict_index(nm, u, it, N, pn) == NCF_OK);
     CHECK(!memcmp(pn, pg, sizeof pn)); /* bit for bit */
-    CHECK(ncf_evaluate(nm, &d, 10, NCF_SAMPLED, &mn) == NCF_OK && mn.hr == mg.hr && mn.ndcg == mg.ndcg);
+    CHECK(evaluate_k(nm, &d, 10, NCF_SAMPLED, &mn) == NCF_OK && mn.hr == mg.hr && mn.ndcg == mg.ndcg);
 
     CHECK(ncf_model_init_from(nm, gmf, mlp, 0.0f) == NCF_OK);
-    CHECK(ncf_predict_batch(nm, u, it, N, pn) == NCF_OK);
+    CHECK(ncf_predict_index(nm, u, it, N, pn) == NCF_OK);
     CHECK(!memcmp(pn, pm, sizeof pn));
-    CHECK(ncf_evaluate(nm, &d, 10, NCF_SAMPLED, &mn) == NCF_OK && mn.hr == mm.hr && mn.ndcg == mm.ndcg);
+    CHECK(evaluate_k(nm, &d, 10, NCF_SAMPLED, &mn) == NCF_OK && mn.hr == mm.hr && mn.ndcg == mm.ndcg);
     printf("    GMF HR %.4f, MLP HR %.4f: reproduced exactly at alpha 1 and 0\n", mg.hr, mm.hr);
 
     CHECK(ncf_model_init_from(nm, gmf, mlp, 0.5f) == NCF_OK);
-    CHECK(ncf_predict_batch(nm, u, it, N, pn) == NCF_OK);
+    CHECK(ncf_predict_index(nm, u, it, N, pn) == NCF_OK);
     for (j = 0, exact = 1; j < N; j++) exact &= fabs(pn[j] - 0.5 * (pg[j] + pm[j])) < 1e-5 * (1 + fabs(pn[j]));
     CHECK(exact);
     CHECK(nm->step == 0 && nm->adam_m[0] == 0.0f);
@@ -4346,9 +4353,9 @@ static void test_mf_sgd_learns_and_survives_a_file(void)
         ncf_dataset_free(&d);
         return;
     }
-    CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &before) == NCF_OK);
+    CHECK(evaluate_k(m, &d, 10, NCF_SAMPLED, &before) == NCF_OK);
     for (e = 1; e <= 6; e++) CHECK(ncf_train_epoch(m, &s, e, NULL, NULL, NULL) == NCF_OK);
-    CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &after) == NCF_OK);
+    CHECK(evaluate_k(m, &d, 10, NCF_SAMPLED, &after) == NCF_OK);
     printf("    MF+SGD HR@10: untrained %.3f, trained %.3f; popularity %.3f\n", before.hr, after.hr, popularity_hr(&d));
     CHECK(after.hr > popularity_hr(&d) + 0.05);
     CHECK(ncf_save_mem(m, NCF_SAVE_ADAM, &buf, &len) == NCF_OK);
@@ -4489,9 +4496,9 @@ static void test_fit_decay_is_a_hand_loop(void)
     ncf_sampler s;
     int e;
     memset(&fr, 0, sizeof fr);
-    CHECK(ncf_decayed_lr(0.04f, 0, 4) == 0.04f && ncf_decayed_lr(0.04f, 3, 4) == (float)(0.04f * 0.25) &&
-          ncf_decayed_lr(0.04f, 2, 4) == (float)(0.04f * 0.5) && ncf_decayed_lr(0.04f, 4, 4) == 0.04f &&
-          ncf_decayed_lr(0.04f, -1, 4) == 0.04f && ncf_decayed_lr(0.04f, 0, 0) == 0.04f);
+    CHECK(ncf__decayed_lr(0.04f, 0, 4) == 0.04f && ncf__decayed_lr(0.04f, 3, 4) == (float)(0.04f * 0.25) &&
+          ncf__decayed_lr(0.04f, 2, 4) == (float)(0.04f * 0.5) && ncf__decayed_lr(0.04f, 4, 4) == 0.04f &&
+          ncf__decayed_lr(0.04f, -1, 4) == 0.04f && ncf__decayed_lr(0.04f, 0, 0) == 0.04f);
     CHECK(ncf_synthetic(&d, 150, 90, 4000, 6, 12) == NCF_OK && ncf_sample_eval_negatives(&d, 30, 12) == NCF_OK &&
           ncf_hold_out_validation(&d, 30, 13) == NCF_OK);
     c.num_users = d.num_users, c.num_items = d.num_items, c.model = NCF_MF, c.mf_dim = 16, c.init_sd = 0.1f;
@@ -4505,7 +4512,7 @@ static void test_fit_decay_is_a_hand_loop(void)
     CHECK(ncf_fit(a, &d, &fo, &fr) == NCF_OK && a->cfg.lr == 0.08f && fr.chosen_epoch >= 1);
     CHECK(ncf_sampler_init(&s, &d, b->cfg.num_neg, b->cfg.seed) == NCF_OK);
     for (e = 1; e <= fr.chosen_epoch; e++) {
-        b->cfg.lr = ncf_decayed_lr(0.08f, e - 1, 5);
+        b->cfg.lr = ncf__decayed_lr(0.08f, e - 1, 5);
         CHECK(ncf_train_epoch(b, &s, e, NULL, NULL, NULL) == NCF_OK);
     }
     b->cfg.lr = 0.08f;
@@ -4634,8 +4641,7 @@ static void test_fit_chooses_on_validation_never_test(void)
     eo.target = NCF_EVAL_VALIDATION; /* by hand: the first epoch of the best validation HR */
     CHECK(ncf_sampler_init(&smp, &d, c.num_neg, c.seed) == NCF_OK);
     for (e = 1; e <= 8; e++) {
-        CHECK(ncf_train_epoch(hand, &smp, e, NULL, NULL, NULL) == NCF_OK &&
-              ncf_evaluate_opts(hand, &d, &eo, &mt) == NCF_OK);
+        CHECK(ncf_train_epoch(hand, &smp, e, NULL, NULL, NULL) == NCF_OK && ncf_evaluate(hand, &d, &eo, &mt) == NCF_OK);
         if (mt.hr > top) top = mt.hr, at = e;
         if (e == ra.chosen_epoch) CHECK(!memcmp(hand->params, a->params, sizeof(float) * a->num_params));
     }
@@ -4658,7 +4664,7 @@ static void test_fit_chooses_on_any_figure_of_many_items(void)
     char *log = (char *)malloc(100000);
     size_t n = 0;
     int u, i, e, at = 0, k5 = 5;
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     ncf_dataset d;
     ncf_config c = ncf_config_default();
     ncf_model *a = NULL, *b = NULL, *hand = NULL;
@@ -4759,7 +4765,7 @@ static ncf_model *seeds_by_hand(const ncf_dataset *d, const ncf_trial *w, int n,
     for (e = 1; ok && e <= epochs; e++) {
         for (k = 0; ok && k < n; k++) {
             float lr = seeds[k]->cfg.lr;
-            seeds[k]->cfg.lr = w->decay ? ncf_decayed_lr(lr, e - 1, w->epochs) : lr;
+            seeds[k]->cfg.lr = w->decay ? ncf__decayed_lr(lr, e - 1, w->epochs) : lr;
             ok = ncf_train_epoch(seeds[k], &smp[k], e, NULL, NULL, NULL) == NCF_OK;
             seeds[k]->cfg.lr = lr;
         }
@@ -4767,7 +4773,7 @@ static ncf_model *seeds_by_hand(const ncf_dataset *d, const ncf_trial *w, int n,
             ncf_eval_opts eo = ncf_eval_opts_default();
             ncf_metrics v;
             eo.target = NCF_EVAL_VALIDATION;
-            ok = ncf_model_average(&avg, seeds, n) == NCF_OK && ncf_evaluate_opts(avg, &data, &eo, &v) == NCF_OK;
+            ok = ncf_model_average(&avg, seeds, n) == NCF_OK && ncf_evaluate(avg, &data, &eo, &v) == NCF_OK;
             if (ok && v.hr > *best_hr) *best = e, *best_hr = v.hr;
             ncf_model_free(avg), avg = NULL;
         }
@@ -4927,7 +4933,7 @@ static void test_tune_deterministic_and_blind_to_test(void)
         int sgd0 = 0, pairs = 0;
         for (i = 0; i < r1.num_runs; i++) {
             const ncf_trial *t = &r1.runs[i];
-            double alone = ncf_tune_cost(&t->cfg, &d, t->epochs),
+            double alone = ncf__tune_cost(&t->cfg, &d, t->epochs),
                    fit = ncf__fit_cost(&t->cfg, (double)d.num_train, t->epochs);
             int sgd = ncf__per_example_sgd(&t->cfg);
             sgd0 += sgd && t->rung == 0;
@@ -5124,8 +5130,8 @@ static void test_model_average(void)
         CHECK(avg && avg->cfg.model == types[t] && avg->cfg.mf_dim == 16 && avg->epoch == 2);
         for (u = 0; avg && u < d.num_users; u++) {
             for (j = 0; j < 40; j++) users[j] = u, items[j] = j;
-            for (k = 0; k < 3; k++) CHECK(ncf_predict_indices(ms[k], users, items, 40, z[k]) == NCF_OK);
-            CHECK(ncf_predict_indices(avg, users, items, 40, z[3]) == NCF_OK);
+            for (k = 0; k < 3; k++) CHECK(ncf_predict_index(ms[k], users, items, 40, z[k]) == NCF_OK);
+            CHECK(ncf_predict_index(avg, users, items, 40, z[3]) == NCF_OK);
             for (j = 0; j < 40; j++) {
                 float mean = (z[0][j] + z[1][j] + z[2][j]) / 3, err = fabsf(z[3][j] - mean) / (1 + fabsf(mean));
                 worst = err > worst ? err : worst, n++;
@@ -5136,11 +5142,12 @@ static void test_model_average(void)
             char a[32], b[32];
             CHECK(avg->rated_ptr && !memcmp(avg->rated_ptr, ms[0]->rated_ptr, sizeof(int64_t) * (d.num_users + 1)) &&
                   !memcmp(avg->rated, ms[0]->rated, (size_t)ms[0]->rated_ptr[d.num_users]));
-            CHECK(ncf_user_id(avg, 7, a, sizeof a) > 0 && ncf_user_id(ms[0], 7, b, sizeof b) > 0 && !strcmp(a, b));
-            CHECK(ncf_item_index(avg, b) == ncf_item_index(ms[0], b));
+            CHECK(ncf_id(avg, NCF_USER, 7, a, sizeof a) > 0 && ncf_id(ms[0], NCF_USER, 7, b, sizeof b) > 0 &&
+                  !strcmp(a, b));
+            CHECK(ncf_find(avg, NCF_ITEM, b) == ncf_find(ms[0], NCF_ITEM, b));
             CHECK(ncf_save_mem(avg, NCF_SAVE_MODEL, &buf, &len) == NCF_OK && ncf_load_mem(&back, buf, len) == NCF_OK);
-            CHECK(back && ncf_predict_indices(back, users, items, 40, za) == NCF_OK &&
-                  ncf_predict_indices(avg, users, items, 40, zb) == NCF_OK && !memcmp(za, zb, sizeof za));
+            CHECK(back && ncf_predict_index(back, users, items, 40, za) == NCF_OK &&
+                  ncf_predict_index(avg, users, items, 40, zb) == NCF_OK && !memcmp(za, zb, sizeof za));
         }
         CHECK(ncf_model_average(&one, ms + 1, 1) == NCF_OK && one && one->num_params == ms[1]->num_params &&
               !memcmp(one->params, ms[1]->params, sizeof(float) * one->num_params));
@@ -5175,7 +5182,7 @@ static void test_train_epoch_each_is_each_alone(void)
     ncf_dataset d;
     ncf_model *each[3] = {NULL}, *alone[3] = {NULL}, *twice[2];
     ncf_sampler smp[3], none[2];
-    int kind, k, e, ok = 1, threads = ncf_get_threads();
+    int kind, k, e, ok = 1, threads = ncf_set_threads(0);
     CHECK(tune_data(&d, 0));
     for (kind = 0; kind < 2; kind++) {
         int n = kind ? 2 : 3;
@@ -5500,8 +5507,9 @@ static void test_als_fold_in_solves_the_least_squares(void)
           ncf_train_epoch(m, &s, 2, NULL, NULL, NULL) == NCF_OK);
     for (side = 0; side < 2; side++) {
         int n = side ? 3 : 5;
-        CHECKF((side ? ncf_fold_in_item(m, users, n, &fo, row) : ncf_fold_in(m, items, n, &fo, row)) == NCF_OK, "%s",
-               ncf_error_text());
+        CHECKF((side ? ncf_fold_in(m, NCF_ITEM, users, n, &fo, row) : ncf_fold_in(m, NCF_USER, items, n, &fo, row)) ==
+                   NCF_OK,
+               "%s", ncf_error_text());
         if (side) als_fold_by_hand(m->gmf_user, d.num_users, 3, users, 3, c.unobserved, c.mf_reg, x);
         else als_fold_by_hand(m->gmf_item, d.num_items, 3, sorted, 4, c.unobserved, c.mf_reg, x);
         for (a = 0; a < 3; a++) {
@@ -5514,16 +5522,16 @@ static void test_als_fold_in_solves_the_least_squares(void)
     { /* the workspace form; then without the cache */
         ncf_fold_opts w = fo;
         w.work_size = ncf_fold_workspace_size(m, 5), w.work = malloc(w.work_size);
-        CHECK(ncf_fold_in(m, items, 5, &fo, row) == NCF_OK && ncf_fold_in(m, items, 5, &w, again) == NCF_OK &&
-              !memcmp(row, again, sizeof row));
+        CHECK(ncf_fold_in(m, NCF_USER, items, 5, &fo, row) == NCF_OK &&
+              ncf_fold_in(m, NCF_USER, items, 5, &w, again) == NCF_OK && !memcmp(row, again, sizeof row));
         free(w.work);
         m->step++; /* (the cache is of another step now) */
-        CHECK(ncf_fold_in(m, items, 5, &fo, again) == NCF_OK && !memcmp(row, again, sizeof row));
+        CHECK(ncf_fold_in(m, NCF_USER, items, 5, &fo, again) == NCF_OK && !memcmp(row, again, sizeof row));
         m->step--;
     }
     CHECK(ncf_save_mem(m, NCF_SAVE_INT8, &buf, &len) == NCF_OK && ncf_load_mem(&q, buf, len) == NCF_OK);
     if (q) {
-        CHECKF(ncf_fold_in(q, items, 5, &fo, again) == NCF_OK, "%s", ncf_error_text());
+        CHECKF(ncf_fold_in(q, NCF_USER, items, 5, &fo, again) == NCF_OK, "%s", ncf_error_text());
         for (a = 0; a < 3; a++)
             CHECKF(fabs(again[a] - row[a]) < 0.05, "int8: factor %d %g, float %g", a, again[a], row[a]);
         ncf_model_free(q);
@@ -5531,7 +5539,7 @@ static void test_als_fold_in_solves_the_least_squares(void)
     ncf_free(buf);
     memset(m->gmf_item, 0, sizeof(float) * (size_t)d.num_items * 3), m->cfg.mf_reg = 0;
     ncf_model_params_changed(m);
-    CHECK_ERR(ncf_fold_in(m, items, 5, &fo, row), NCF_ERR_DATA, "singular");
+    CHECK_ERR(ncf_fold_in(m, NCF_USER, items, 5, &fo, row), NCF_ERR_DATA, "singular");
     ncf_model_free(m), ncf_dataset_free(&d);
 }
 
@@ -5615,8 +5623,8 @@ static void test_als_settings_calls_and_files(void)
     CHECK_ERR(ncf_forward_backward(m, u, it, y, 1, &loss), NCF_ERR_ARG, "no gradient step");
     CHECK_ERR(ncf_train_examples(m, &s, 1, 0, 10, NULL, NULL, &loss), NCF_ERR_ARG, "whole epochs");
     for (e = 1; e <= 8; e++) CHECK(ncf_train_epoch(m, &s, e, NULL, NULL, &loss) == NCF_OK);
-    CHECK(ncf_evaluate(m, &d, 10, NCF_SAMPLED, &mt) == NCF_OK);
-    CHECKF(ncf_evaluate_popularity(&d, &(ncf_eval_opts){10, 0, 0, 0, 0, 0}, &pop) == NCF_OK, "%s", ncf_error_text());
+    CHECK(evaluate_k(m, &d, 10, NCF_SAMPLED, &mt) == NCF_OK);
+    CHECKF(ncf_evaluate(NULL, &d, &(ncf_eval_opts){10, 0, 0, 0, 0, 0}, &pop) == NCF_OK, "%s", ncf_error_text());
     CHECKF(mt.hr > pop.hr + 0.15, "ALS HR@10 %.4f, popularity %.4f", mt.hr, pop.hr);
     { /* a fold-in of a user's items (the least squares against the frozen items) ranks them above the
          rest: the share of (given, other) pairs in that order */
@@ -5625,8 +5633,8 @@ static void test_als_settings_calls_and_files(void)
         ncf_fold_opts fo = ncf_fold_opts_default();
         int64_t j, k, n = d.user_ptr[4] - d.user_ptr[3], above = 0;
         for (e = 0; e < d.num_items; e++) all[e] = e;
-        CHECKF(ncf_fold_in(m, d.items + d.user_ptr[3], (int)n, &fo, row) == NCF_OK &&
-                   ncf_predict_items(m, -1, row, all, d.num_items, z) == NCF_OK,
+        CHECKF(ncf_fold_in(m, NCF_USER, d.items + d.user_ptr[3], (int)n, &fo, row) == NCF_OK &&
+                   ncf_predict_for(m, NCF_USER, -1, row, all, d.num_items, z) == NCF_OK,
                "%s", ncf_error_text());
         for (j = d.user_ptr[3]; j < d.user_ptr[4]; j++)
             for (k = 0; k < d.num_items; k++) above += !rated_by(&d, 3, (int)k) && z[d.items[j]] > z[k];
@@ -5637,7 +5645,7 @@ static void test_als_settings_calls_and_files(void)
     if (b) {
         float z0, z1;
         CHECK(b->cfg.optimizer == NCF_OPT_ALS && b->cfg.unobserved == 0.25f && b->epoch == 8);
-        CHECK(ncf_predict_indices(m, u, it, 1, &z0) == NCF_OK && ncf_predict_indices(b, u, it, 1, &z1) == NCF_OK &&
+        CHECK(ncf_predict_index(m, u, it, 1, &z0) == NCF_OK && ncf_predict_index(b, u, it, 1, &z1) == NCF_OK &&
               z0 == z1);
         CHECK(ncf_train_epoch(b, &s, 9, NULL, NULL, &loss) == NCF_OK); /* it trains on from the file */
         ncf_model_free(b), b = NULL;
@@ -5683,8 +5691,9 @@ static uint8_t *copy_at(const void *buf, size_t len, size_t shift, uint8_t **bas
     return *base ? *base + shift : NULL;
 }
 
-/* Every serving answer of two models, bit for bit: predict, predict_batch, recommend with and
-   without rated items, the workspace forms, and evaluation. Returns the differences. */
+/* Every serving answer of two models, bit for bit: predict, predict_index, recommend with and
+   without rated items, the workspace forms (one item's score as an allow-list of one), and
+   evaluation. Returns the differences. */
 static int serving_differences(ncf_model *a, ncf_model *b, const ncf_dataset *d)
 {
     int64_t ia[10], ib[10];
@@ -5692,28 +5701,34 @@ static int serving_differences(ncf_model *a, ncf_model *b, const ncf_dataset *d)
     int32_t us[64], is[64];
     float pa[64], pb[64];
     ncf_metrics ma, mb;
-    size_t wsize = ncf_with_workspace_size(b, 10);
-    void *work = malloc(wsize);
+    ncf_rec_opts one = ncf_rec_opts_default();
+    size_t wsize;
+    void *work;
     int u, j, ex, diff = 0, na, nb;
+    int32_t jj = 0;
+    one.k = 1, one.exclude_rated = 0, one.allow = &jj, one.num_allow = 1;
+    wsize = rec_size_k(b, 10) > ncf_rec_workspace_size(b, &one) ? rec_size_k(b, 10) : ncf_rec_workspace_size(b, &one);
+    work = malloc(wsize);
+    one.work = work, one.work_size = wsize;
     for (u = 0; u < d->num_users; u += 5) {
         for (ex = 0; ex < 2; ex++) {
-            na = ncf_recommend(a, d->raw_user[u], 10, ex, ia, sa);
-            nb = ncf_recommend_with(b, d->raw_user[u], 10, ex, ib, sb, work, wsize);
+            na = recommend_k(a, d->raw_user[u], 10, ex, ia, sa);
+            nb = recommend_with_k(b, d->raw_user[u], 10, ex, ib, sb, work, wsize);
             diff += na != nb || memcmp(ia, ib, sizeof(int64_t) * (size_t)(na > 0 ? na : 0)) ||
                 memcmp(sa, sb, sizeof(float) * (size_t)(na > 0 ? na : 0));
-            nb = ncf_recommend(b, d->raw_user[u], 10, ex, ib, sb);
+            nb = recommend_k(b, d->raw_user[u], 10, ex, ib, sb);
             diff += na != nb || memcmp(ia, ib, sizeof(int64_t) * (size_t)(na > 0 ? na : 0)) ||
                 memcmp(sa, sb, sizeof(float) * (size_t)(na > 0 ? na : 0));
         }
-        j = (u * 13) % d->num_items;
+        j = jj = (u * 13) % d->num_items;
         diff += ncf_predict(a, d->raw_user[u], d->raw_item[j], &la) != NCF_OK ||
-            ncf_predict_with(b, d->raw_user[u], d->raw_item[j], &lb, work, wsize) != NCF_OK || memcmp(&la, &lb, 4);
+            ncf_recommend(b, d->raw_user[u], &one, ia, &lb) != 1 || ia[0] != d->raw_item[j] || memcmp(&la, &lb, 4);
     }
     for (j = 0; j < 64; j++) us[j] = (j * 11) % d->num_users, is[j] = (j * 17) % d->num_items;
-    diff += ncf_predict_batch(a, us, is, 64, pa) != NCF_OK || ncf_predict_batch(b, us, is, 64, pb) != NCF_OK ||
+    diff += ncf_predict_index(a, us, is, 64, pa) != NCF_OK || ncf_predict_index(b, us, is, 64, pb) != NCF_OK ||
         memcmp(pa, pb, sizeof pa);
     for (ex = 0; ex < 2; ex++) { /* (a dataset may have no sampled negatives: then both refuse) */
-        na = ncf_evaluate(a, d, 10, ex, &ma), nb = ncf_evaluate(b, d, 10, ex, &mb);
+        na = evaluate_k(a, d, 10, ex, &ma), nb = evaluate_k(b, d, 10, ex, &mb);
         diff += na != nb || (na == NCF_OK && (ma.hr != mb.hr || ma.ndcg != mb.ndcg || ma.mrr != mb.mrr));
     }
     free(work);
@@ -5740,17 +5755,17 @@ static void test_verified_open_skips_only_whole_file_checks(void)
             continue;
         }
         at = copy_at(vb, len, 0, &base);
-        CHECK(ncf_model_open(&in, at, len) == NCF_OK && ncf_model_open_verified(&ver, at, len) == NCF_OK);
+        CHECK(ncf_model_open(&in, at, len, 0) == NCF_OK && ncf_model_open(&ver, at, len, NCF_OPEN_VERIFIED) == NCF_OK);
         if (in && ver) diff += serving_differences(in, ver, &d);
         ncf_model_free(in), ncf_model_free(ver), in = ver = NULL;
         set_u32(at + len - 8, 0x7fc00000u); /* b_out NaN, the CRC left stale */
-        CHECK_ERR(ncf_model_open(&in, at, len), NCF_ERR_PARSE, "checksum");
-        CHECKF(ncf_model_open_verified(&ver, at, len) == NCF_OK, "%s", ncf_error_text());
+        CHECK_ERR(ncf_model_open(&in, at, len, 0), NCF_ERR_PARSE, "checksum");
+        CHECKF(ncf_model_open(&ver, at, len, NCF_OPEN_VERIFIED) == NCF_OK, "%s", ncf_error_text());
         ncf_model_free(ver), ver = NULL;
         for (k = 0; k < len; k += k < 320 ? 1 : 29)
-            if (ncf_model_open_verified(&ver, at, k) == NCF_OK) trunc_ok++, ncf_model_free(ver), ver = NULL;
+            if (ncf_model_open(&ver, at, k, NCF_OPEN_VERIFIED) == NCF_OK) trunc_ok++, ncf_model_free(ver), ver = NULL;
         memcpy(&users, at + 16, 4), users += 1, memcpy(at + 16, &users, 4); /* one user more than the body holds */
-        CHECK_ERR(ncf_model_open_verified(&ver, at, len), NCF_ERR_PARSE, "its config needs");
+        CHECK_ERR(ncf_model_open(&ver, at, len, NCF_OPEN_VERIFIED), NCF_ERR_PARSE, "its config needs");
         free(base), ncf_free(vb), ncf_model_free(m);
     }
     CHECKF(diff == 0, "%d answers differ between ncf_model_open and ncf_model_open_verified", diff);
@@ -5796,7 +5811,7 @@ static void test_in_place_answers_equal_the_copy(void)
         ncf_model *copy = NULL, *in = NULL;
         if (!in_place_case_make(&c, &d, k)) continue;
         CHECK(ncf_load_mem(&copy, c.at, c.len) == NCF_OK);
-        CHECKF(ncf_model_open(&in, c.at, c.len) == NCF_OK, "%s", ncf_error_text());
+        CHECKF(ncf_model_open(&in, c.at, c.len, 0) == NCF_OK, "%s", ncf_error_text());
         if (copy && in) diff += serving_differences(copy, in, &d);
         ncf_model_free(in), ncf_model_free(copy), in_place_case_free(&c);
     }
@@ -5818,7 +5833,7 @@ static void test_opening_in_place_allocates_no_parameters(void)
         long calls, bytes;
         if (!in_place_case_make(&c, &d, k)) continue;
         calls = g_alloc_calls, bytes = g_alloc_bytes;
-        CHECKF(ncf_model_open(&in, c.at, c.len) == NCF_OK, "%s", ncf_error_text());
+        CHECKF(ncf_model_open(&in, c.at, c.len, 0) == NCF_OK, "%s", ncf_error_text());
         calls = g_alloc_calls - calls, bytes = g_alloc_bytes - bytes;
         CHECKF(calls <= 3 && bytes < 4096, "case %d: opening took %ld allocations, %ld bytes", k, calls, bytes);
         most_calls = calls > most_calls ? calls : most_calls, most_bytes = bytes > most_bytes ? bytes : most_bytes;
@@ -5830,7 +5845,7 @@ static void test_opening_in_place_allocates_no_parameters(void)
 }
 
 /* The workspace forms serve an in-place model with no allocation, and refuse a workspace one
-   byte short of ncf_with_workspace_size. */
+   byte short of ncf_rec_workspace_size. */
 static void test_workspace_forms_allocate_nothing(void)
 {
     ncf_dataset d;
@@ -5845,16 +5860,22 @@ static void test_workspace_forms_allocate_nothing(void)
         float score;
         long calls;
         if (!in_place_case_make(&c, &d, k)) continue;
-        if (ncf_model_open(&in, c.at, c.len) != NCF_OK) {
+        if (ncf_model_open(&in, c.at, c.len, 0) != NCF_OK) {
             g_failed_checks++, in_place_case_free(&c);
             continue;
         }
-        ws = ncf_with_workspace_size(in, 10), work = malloc(ws);
+        ws = rec_size_k(in, 10), work = malloc(ws);
         calls = g_alloc_calls;
-        CHECK(ncf_recommend_with(in, d.raw_user[3], 10, NCF_EXCLUDE_RATED, items, NULL, work, ws) == 10);
-        CHECK(ncf_predict_with(in, d.raw_user[3], d.raw_item[4], &score, work, ws) == NCF_OK);
-        CHECK_ERR(ncf_recommend_with(in, d.raw_user[3], 10, NCF_EXCLUDE_RATED, items, NULL, work, ws - 1), NCF_ERR_ARG,
-                  "ncf_with_workspace_size");
+        CHECK(recommend_with_k(in, d.raw_user[3], 10, 1, items, NULL, work, ws) == 10);
+        { /* one item's score: an allow-list of one */
+            ncf_rec_opts one = ncf_rec_opts_default();
+            int32_t i4 = 4;
+            one.k = 1, one.exclude_rated = 0, one.allow = &i4, one.num_allow = 1, one.work = work, one.work_size = ws;
+            CHECK(ncf_rec_workspace_size(in, &one) <= ws &&
+                  ncf_recommend(in, d.raw_user[3], &one, items, &score) == 1 && items[0] == d.raw_item[4]);
+        }
+        CHECK_ERR(recommend_with_k(in, d.raw_user[3], 10, 1, items, NULL, work, ws - 1), NCF_ERR_ARG,
+                  "ncf_rec_workspace_size");
         calls = g_alloc_calls - calls;
         CHECKF(calls == 0, "case %d: the workspace forms made %ld allocations", k, calls);
         { /* lists of 20 and 12 items, given unsorted, and a fold-in of 20: sorted in place */
@@ -5872,19 +5893,19 @@ static void test_workspace_forms_allocate_nothing(void)
             ro.work = rw, ro.work_size = rs, fo.work = fw, fo.work_size = fs, fo.steps = 2;
             calls = g_alloc_calls;
             CHECK(ncf_recommend_index(in, 3, &ro, top, sc) > 0);
-            CHECK(ncf_user_row_size(in) <= 256 && ncf_fold_in(in, allow, 20, &fo, row) == NCF_OK);
-            n_like = ncf_similar_items(in, 7, &ro, like, like_sc);
+            CHECK(ncf_row_size(in) <= 256 && ncf_fold_in(in, NCF_USER, allow, 20, &fo, row) == NCF_OK);
+            n_like = ncf_similar(in, NCF_ITEM, 7, &ro, like, like_sc);
             calls = g_alloc_calls - calls;
             CHECKF(calls == 0, "case %d: lists, a fold-in and similar items in workspaces made %ld allocations", k,
                    calls);
-            ro.work = NULL, n_heap = ncf_similar_items(in, 7, &ro, like_heap, heap_sc);
+            ro.work = NULL, n_heap = ncf_similar(in, NCF_ITEM, 7, &ro, like_heap, heap_sc);
             CHECKF(n_like > 0 && n_like == n_heap && !memcmp(like, like_heap, sizeof(int32_t) * (size_t)n_like) &&
                        !memcmp(like_sc, heap_sc, sizeof(float) * (size_t)n_like),
                    "case %d: similar items %d in a workspace, %d "
                    "from the heap",
                    k, n_like, n_heap);
             ro.work = rw, ro.work_size = rs - 1;
-            CHECK_ERR(ncf_similar_items(in, 7, &ro, like, like_sc), NCF_ERR_ARG, "ncf_rec_workspace_size");
+            CHECK_ERR(ncf_similar(in, NCF_ITEM, 7, &ro, like, like_sc), NCF_ERR_ARG, "ncf_rec_workspace_size");
             free(rw), free(fw);
         }
         free(work), ncf_model_free(in), in_place_case_free(&c);
@@ -5910,7 +5931,7 @@ static void test_model_read_file_opens_in_place(void)
     FILE *f;
     CHECK(m && ncf_save(m, path, NCF_SAVE_MODEL) == NCF_OK && ncf_load(&copy, path) == NCF_OK);
     CHECK(ncf_model_read_file(path, &buf, &len) == NCF_OK && (uintptr_t)buf % 8 == 0 &&
-          ncf_model_open(&in, buf, len) == NCF_OK);
+          ncf_model_open(&in, buf, len, 0) == NCF_OK);
     CHECK(ncf_recommend_index(copy, 5, &o, a, sa) == 10 && ncf_recommend_index(in, 5, &o, b, sb) == 10);
     CHECK(!memcmp(a, b, sizeof a) && !memcmp(sa, sb, sizeof sa));
     ncf_model_free(in), ncf_free(buf);
@@ -5941,13 +5962,13 @@ static void test_in_place_models_only_serve_and_save_their_file(void)
         void *again = NULL;
         size_t alen = 0;
         if (!in_place_case_make(&c, &d, k)) continue;
-        if (ncf_model_open(&in, c.at, c.len) != NCF_OK) {
+        if (ncf_model_open(&in, c.at, c.len, 0) != NCF_OK) {
             g_failed_checks++, in_place_case_free(&c);
             continue;
         }
         CHECK_ERR(ncf_train_step(in, &u0, &i0, &y, 1, &loss), NCF_ERR_ARG, "read in place");
         CHECK_ERR(ncf_model_set_ids(in, &d), NCF_ERR_ARG, "read in place");
-        ncf_update(in), ncf_zero_grad(in);
+        ncf_update(in), ncf__zero_grad(in);
         CHECK(ncf_save_mem(in, k % 2 ? NCF_SAVE_INT8 : NCF_SAVE_MODEL, &again, &alen) == NCF_OK && alen == c.len &&
               !memcmp(again, c.file, c.len));
         ncf_free(again), ncf_model_free(in), in_place_case_free(&c);
@@ -5969,10 +5990,10 @@ static void test_unreadable_buffers_refused_in_place(void)
         size_t n;
         if (!in_place_case_make(&c, &d, k)) continue;
         at = copy_at(c.file, c.len, 4, &base);
-        if (!copies) CHECK_ERR(ncf_model_open(&in, at, c.len), NCF_ERR_ARG, "not 8-byte aligned");
+        if (!copies) CHECK_ERR(ncf_model_open(&in, at, c.len, 0), NCF_ERR_ARG, "not 8-byte aligned");
         free(base);
         for (n = 0; n < c.len; n += n < 320 ? 1 : 29, refused++)
-            if (ncf_model_open(&in, c.at, n) == NCF_OK) trunc_ok++, ncf_model_free(in), in = NULL;
+            if (ncf_model_open(&in, c.at, n, 0) == NCF_OK) trunc_ok++, ncf_model_free(in), in = NULL;
         in_place_case_free(&c);
     }
     CHECKF(trunc_ok == 0, "%d of %d truncated buffers opened", trunc_ok, refused);
@@ -5986,7 +6007,7 @@ static void test_unreadable_buffers_refused_in_place(void)
         CHECK(m && ncf_save_mem(m, NCF_SAVE_MODEL, &vb, &len) == NCF_OK);
         at = copy_at(vb, len, 0, &base);
         CHECK(ncf_load_mem(&copy, at, len) == NCF_OK);
-        if (!copies) CHECK_ERR(ncf_model_open(&in, at, len), NCF_ERR_PARSE, "do not ascend");
+        if (!copies) CHECK_ERR(ncf_model_open(&in, at, len, 0), NCF_ERR_PARSE, "do not ascend");
         ncf_model_free(copy), ncf_model_free(in), free(base), ncf_free(vb), ncf_model_free(m);
     }
     printf("    %d truncations refused\n", refused);
@@ -6105,7 +6126,7 @@ static void test_rated_lists_hold_exactly_the_users_items(void)
     lold = write_v2(m, old);
     CHECKF(ncf_load_mem(&v2, old, lold) == NCF_OK, "%s", ncf_error_text());
     if (ncf__little_endian())
-        CHECK_ERR(ncf_model_open(&none, old, lold), NCF_ERR_PARSE, "not laid out to be read in place");
+        CHECK_ERR(ncf_model_open(&none, old, lold, 0), NCF_ERR_PARSE, "not laid out to be read in place");
     CHECK(v2 && serving_differences(m, v2, &d) == 0);
     CHECK(v2 && v2->rated_ptr[d.num_users] == m->rated_ptr[d.num_users] &&
           !memcmp(v2->rated, m->rated, (size_t)m->rated_ptr[d.num_users]));
@@ -6113,7 +6134,7 @@ static void test_rated_lists_hold_exactly_the_users_items(void)
           ncf_save_mem(m, NCF_SAVE_NO_RATED, &without, &lwithout) == NCF_OK);
     CHECK(ncf_load_mem(&none, without, lwithout) == NCF_OK && none && !none->rated);
     /* without the lists exclude_rated has nothing to skip: the whole catalogue comes back */
-    CHECK(none && ncf_recommend(none, d.raw_user[0], 400, NCF_EXCLUDE_RATED, items, NULL) == d.num_items);
+    CHECK(none && recommend_k(none, d.raw_user[0], 400, 1, items, NULL) == d.num_items);
     printf("    %d rated items: %lu bytes as varints (%.2f a item) against %d in version 2; the file %lu -> %lu "
            "bytes without them\n",
            rated, (unsigned long)m->rated_ptr[d.num_users], (double)m->rated_ptr[d.num_users] / rated,
@@ -6300,7 +6321,7 @@ static int write_fuzz_seeds(const char *dir)
     static const char *const names[] = {"neumf.ncf",      "gmf.ncf",      "mlp.ncf",           "mf.ncf",
                                         "neumf_int8.ncf", "neumf_v3.ncf", "neumf_v3_int8.ncf", "text_ids.ncf"};
     static const char log[] = "user,item\nu1,0440213320\nu1,034545104X\nu2,0440213320\nu2,x9\nu3,x9\n";
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     ncf_dataset d, t;
     int k, ok;
     memset(&d, 0, sizeof d), memset(&t, 0, sizeof t);
@@ -6389,7 +6410,7 @@ static void test_recommend_topk_matches_a_full_sort_by_raw_id(void)
     CHECK(ncf__eval_buf_alloc(&e, m, d.num_items));
     for (u = 0; u < d.num_users; u += 7) {
         int k = 1 + u % 25, cnt = 0;
-        n = ncf_recommend(m, d.raw_user[u], k, NCF_EXCLUDE_RATED, got, got_s);
+        n = recommend_k(m, d.raw_user[u], k, 1, got, got_s);
         /* brute force over the same scores: sort every unrated item */
         ncf__score_user(m, proj, u, NULL, NULL, 0, d.num_items, &e, 0);
         memcpy(sc, e.sc, sizeof(float) * (size_t)d.num_items);
@@ -6409,17 +6430,17 @@ static void test_recommend_topk_matches_a_full_sort_by_raw_id(void)
     CHECK(ncf_predict(m, d.raw_user[3], d.raw_item[5], &logit) == NCF_OK);
     ncf__score_user(m, proj, 3, NULL, NULL, 0, d.num_items, &e, 0);
     CHECK(!memcmp(&logit, &e.sc[5], sizeof logit));
-    n = ncf_recommend(m, d.raw_user[3], 400, NCF_INCLUDE_RATED, got, NULL);
+    n = recommend_k(m, d.raw_user[3], 400, 0, got, NULL);
     CHECK(n == d.num_items);
-    n = ncf_recommend(m, d.raw_user[3], 400, NCF_EXCLUDE_RATED, got, NULL);
+    n = recommend_k(m, d.raw_user[3], 400, 1, got, NULL);
     CHECK(n == d.num_items - (int)(d.user_ptr[4] - d.user_ptr[3]) - 1);
-    CHECK_ERR(ncf_recommend(m, 4, 10, NCF_EXCLUDE_RATED, got, NULL), NCF_ERR_ARG, "unknown user 4");
+    CHECK_ERR(recommend_k(m, 4, 10, 1, got, NULL), NCF_ERR_ARG, "unknown user 4");
     CHECK_ERR(ncf_predict(m, d.raw_user[0], 7, &logit), NCF_ERR_ARG, "unknown item 7");
-    CHECK_ERR(ncf_recommend(m, d.raw_user[0], 0, NCF_EXCLUDE_RATED, got, NULL), NCF_ERR_ARG, "k > 0");
+    CHECK_ERR(recommend_k(m, d.raw_user[0], 0, 1, got, NULL), NCF_ERR_ARG, "k > 0");
     /* a loaded model answers the same, in raw ids */
-    n = ncf_recommend(m, d.raw_user[10], 20, NCF_EXCLUDE_RATED, got, NULL);
+    n = recommend_k(m, d.raw_user[10], 20, 1, got, NULL);
     CHECK(ncf_save_mem(m, NCF_SAVE_MODEL, &buf, &len) == NCF_OK && ncf_load_mem(&b, buf, len) == NCF_OK);
-    CHECK(b && ncf_recommend(b, d.raw_user[10], 20, NCF_EXCLUDE_RATED, got2, NULL) == n &&
+    CHECK(b && recommend_k(b, d.raw_user[10], 20, 1, got2, NULL) == n &&
           !memcmp(got, got2, sizeof(int64_t) * (size_t)n));
     ncf_free(buf);
     ncf_model_free(b);
@@ -6453,8 +6474,9 @@ static uint64_t digest_ids(const ncf_model *m, const ncf_dataset *d)
     n[0] = m ? m->cfg.num_users : d->num_users, n[1] = m ? m->cfg.num_items : d->num_items;
     for (side = 0; side < 2; side++)
         for (k = 0, h = ncf__mix64(h ^ (uint64_t)n[side]); k < n[side]; k++) {
-            int rc = m ? (side ? ncf_item_id(m, k, id, sizeof id) : ncf_user_id(m, k, id, sizeof id))
-                       : (side ? ncf_dataset_item_id(d, k, id, sizeof id) : ncf_dataset_user_id(d, k, id, sizeof id));
+            int rc = m ? (side ? ncf_id(m, NCF_ITEM, k, id, sizeof id) : ncf_id(m, NCF_USER, k, id, sizeof id))
+                       : (side ? ncf_dataset_id(d, NCF_ITEM, k, id, sizeof id)
+                               : ncf_dataset_id(d, NCF_USER, k, id, sizeof id));
             h = digest_text(h, rc < 0 ? "(no id)" : id);
         }
     return h;
@@ -6464,7 +6486,7 @@ static int sw_quiet_load(ncf_dataset *d, int text, int drop_last)
 {
     static const char *logs[2] = {"user,item\n1,10\n1,20\n2,10\n2,30\n3,20\n3,30\n4,40\n4,10\n",
                                   "user,item\na,x\na,y\nb,x\nb,\"z, q\"\nc,y\nc,\"z, q\"\nd,w\nd,x\n"};
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     long armed = g_alloc_fail_at;
     size_t len = strlen(logs[text]);
     int rc;
@@ -6501,7 +6523,7 @@ static int sw_weighted(void)
 {
     static const char *log = "user,item,plays\n1,9,2\n1,10,5\n1,9,3\n1,11,1\n1,12,4\n2,9,7\n2,10,1\n2,11,2.5\n"
                              "3,10,8\n3,13,2\n3,12,1\n3,9,1\n4,13,1\n4,12,3\n4,11,6\n";
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     ncf_dataset d, other;
     ncf_config c = ncf_config_default();
     ncf_sampler s;
@@ -6535,7 +6557,7 @@ static int sw_ids_int(void) { return sw_ids(0); }
 static int sw_load(const char *name)
 {
     ncf_dataset d;
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     int rc;
     o.min_ratings = 1, o.eval_negatives = 1;
     rc = ncf_load_dataset(&d, path_in_dir(name), &o);
@@ -6611,7 +6633,7 @@ static int sw_als(void)
         float row[13];
         uint64_t h = state_hash(m);
         int k;
-        rc = ncf_fold_in(m, items, 3, &fo, row);
+        rc = ncf_fold_in(m, NCF_USER, items, 3, &fo, row);
         for (k = 0; rc == NCF_OK && k < 13; k++) { /* (the row's bits: the same under any failure) */
             uint32_t bits;
             memcpy(&bits, &row[k], sizeof bits);
@@ -6625,8 +6647,8 @@ static int sw_als(void)
 static int sw_evaluate(void)
 {
     ncf_metrics a, b;
-    int rc = ncf_evaluate(g_sw_model, &g_sw_data, 10, NCF_SAMPLED, &a);
-    return rc == NCF_OK ? ncf_evaluate(g_sw_model, &g_sw_data, 10, NCF_FULL_RANKING, &b) : rc;
+    int rc = evaluate_k(g_sw_model, &g_sw_data, 10, NCF_SAMPLED, &a);
+    return rc == NCF_OK ? evaluate_k(g_sw_model, &g_sw_data, 10, NCF_FULL_RANKING, &b) : rc;
 }
 static int sw_save_load_mem(void)
 {
@@ -6647,7 +6669,8 @@ static int sw_save_load_file(void)
     size_t len = 0;
     int rc = ncf_save(g_sw_model, g_sw_file, NCF_SAVE_ADAM);
     if (rc == NCF_OK) rc = ncf_load(&b, g_sw_file);
-    if (rc == NCF_OK && (rc = ncf_model_read_file(g_sw_file, &buf, &len)) == NCF_OK) rc = ncf_model_open(&in, buf, len);
+    if (rc == NCF_OK && (rc = ncf_model_read_file(g_sw_file, &buf, &len)) == NCF_OK)
+        rc = ncf_model_open(&in, buf, len, 0);
     ncf_model_free(b), ncf_model_free(in), ncf_free(buf);
     return rc;
 }
@@ -6656,10 +6679,10 @@ static int sw_serve(void)
     int64_t top[10];
     float z[20];
     int32_t u[20], it[20];
-    int k, rc = ncf_recommend(g_sw_model, g_sw_data.raw_user[1], 10, NCF_EXCLUDE_RATED, top, NULL);
+    int k, rc = recommend_k(g_sw_model, g_sw_data.raw_user[1], 10, 1, top, NULL);
     if (rc < 0) return rc;
     for (k = 0; k < 20; k++) u[k] = k % g_sw_data.num_users, it[k] = (k * 3) % g_sw_data.num_items;
-    rc = ncf_predict_batch(g_sw_model, u, it, 20, z);
+    rc = ncf_predict_index(g_sw_model, u, it, 20, z);
     return rc == NCF_OK ? ncf_predict(g_sw_model, g_sw_data.raw_user[2], g_sw_data.raw_item[3], z) : rc;
 }
 
@@ -6673,9 +6696,9 @@ static int sw_int8_in_place(void)
     float z[4];
     int32_t u[4] = {0, 1, 2, 3}, it[4] = {3, 2, 1, 0};
     int rc = ncf_save_mem(g_sw_model, NCF_SAVE_INT8, &buf, &len);
-    if (rc == NCF_OK && (rc = ncf_model_open(&m, buf, len)) == NCF_OK) {
-        rc = ncf_recommend(m, g_sw_data.raw_user[1], 10, NCF_EXCLUDE_RATED, top, NULL);
-        rc = rc < 0 ? rc : ncf_predict_batch(m, u, it, 4, z);
+    if (rc == NCF_OK && (rc = ncf_model_open(&m, buf, len, 0)) == NCF_OK) {
+        rc = recommend_k(m, g_sw_data.raw_user[1], 10, 1, top, NULL);
+        rc = rc < 0 ? rc : ncf_predict_index(m, u, it, 4, z);
         rc = rc < 0 ? rc : ncf_predict(m, g_sw_data.raw_user[2], g_sw_data.raw_item[3], z);
     }
     ncf_model_free(m);
@@ -6689,7 +6712,7 @@ static int sw_load_text_ids(void)
     const char *text =
         "user;item;rating\n\"u1\";\"0440213320\";3\nu1;034545104X;5\nu2;0440213320;0\nu2;x\"\"y;4\nu3;034545104X;1\n"
         "u3;0440213320;5\nu3;z;2\n";
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     ncf_dataset d;
     int rc;
     o.eval_negatives = 1, o.min_rating = 1.0f;
@@ -6712,8 +6735,8 @@ static int sw_serving_options(void)
     if ((rc = ncf_recommend_index(g_sw_model, 1, &o, items, sc)) < 0) return rc;
     o.allow = NULL, o.k = 5;
     if ((rc = ncf_recommend_users(g_sw_model, users, 2, &o, items, sc, counts)) != NCF_OK) return rc;
-    if ((rc = ncf_fold_in(g_sw_model, allow, 3, &fo, row)) != NCF_OK) return rc;
-    if ((rc = ncf_similar_items(g_sw_model, 2, &o, items, sc)) < 0) return rc;
+    if ((rc = ncf_fold_in(g_sw_model, NCF_USER, allow, 3, &fo, row)) != NCF_OK) return rc;
+    if ((rc = ncf_similar(g_sw_model, NCF_ITEM, 2, &o, items, sc)) < 0) return rc;
     if ((rc = ncf_save_mem(g_sw_model, NCF_SAVE_ADAM, &buf, &len)) != NCF_OK) return rc;
     if ((rc = ncf_load_mem(&g, buf, len)) == NCF_OK) rc = ncf_model_grow(&g, &g_sw_data);
     ncf_free(buf), ncf_model_free(g);
@@ -6733,12 +6756,12 @@ static int sw_split_and_evaluate(void)
     rc = ncf_sample_eval_negatives(&d, 4, 1);
     if (rc == NCF_OK) rc = ncf_hold_out_validation(&d, 4, 2);
     eo.target = NCF_EVAL_VALIDATION;
-    if (rc == NCF_OK) rc = ncf_evaluate_popularity(&d, &eo, &a);
+    if (rc == NCF_OK) rc = ncf_evaluate(NULL, &d, &eo, &a);
     eo.target = NCF_EVAL_TEST, eo.full_ranking = 1, eo.max_users = 30;
-    if (rc == NCF_OK) rc = ncf_evaluate_opts(g_sw_model, &g_sw_data, &eo, &b);
-    if (rc == NCF_OK) rc = ncf_evaluate_with(g_sw_model, &g_sw_data, &eo, &a); /* the old name: the same */
+    if (rc == NCF_OK) rc = ncf_evaluate(g_sw_model, &g_sw_data, &eo, &b);
+    if (rc == NCF_OK) rc = ncf_evaluate(g_sw_model, &g_sw_data, &eo, &a); /* the old name: the same */
     if (rc == NCF_OK && (a.hr != b.hr || a.ndcg != b.ndcg)) rc = NCF_ERR_DATA;
-    if (rc == NCF_OK) rc = ncf_evaluate_popularity(&d, &eo, &a);
+    if (rc == NCF_OK) rc = ncf_evaluate(NULL, &d, &eo, &a);
     if (rc == NCF_OK)
         g_sw_digest = ncf__mix64((uint64_t)(a.hr * 1e9) ^ (uint64_t)(b.ndcg * 1e9) << 20 ^ (uint64_t)d.num_train);
     ncf_dataset_free(&d);
@@ -6751,7 +6774,7 @@ static int sw_many_item_split(void)
     char log[4000];
     size_t n = 0;
     int k, rc, ks[2] = {3, 10};
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     ncf_eval_opts eo = ncf_eval_opts_default();
     ncf_fit_opts fo = ncf_fit_opts_default();
     ncf_fit_report fr;
@@ -6802,10 +6825,10 @@ static int sw_steps_and_pretraining(void)
     c.layers[0] = 8, c.layers[1] = 4, c.batch_size = 16;
     rc = ncf_model_create(&nm, &c);
     if (rc == NCF_OK) rc = ncf_sampler_init(&s, &g_sw_data, 2, 5);
-    if (rc == NCF_OK) rc = ncf_sampler_hash(&s, 1, 64, &h[0], &h[1]);
+    if (rc == NCF_OK) rc = ncf__sampler_hash(&s, 1, 64, &h[0], &h[1]);
     if (rc == NCF_OK) ncf_sampler_fill(&s, 1, 0, 32, us, its, lab), rc = ncf_train_step(nm, us, its, lab, 32, &loss);
     if (rc == NCF_OK) rc = ncf_loss(nm, us, its, lab, 32, &loss);
-    if (rc == NCF_OK) ncf_zero_grad(nm), rc = ncf_forward_backward(nm, us, its, lab, 32, &loss);
+    if (rc == NCF_OK) ncf__zero_grad(nm), rc = ncf_forward_backward(nm, us, its, lab, 32, &loss);
     if (rc == NCF_OK) ncf_update(nm), rc = ncf_train_examples(nm, &s, 2, 10, 100, NULL, NULL, &loss);
     if (rc == NCF_OK) g_sw_digest = h[0] ^ h[1] ^ (uint64_t)(loss * 1e12);
     c.model = NCF_GMF;
@@ -6841,7 +6864,7 @@ static int sw_fit_and_tune(void)
     rc = ncf_model_create(&m, &c);
     if (rc == NCF_OK) rc = ncf_fit(m, &d, &fo, NULL);
     fo.epochs = 2, to.max_epochs = 3, to.patience = 1;
-    to.budget = 12 * ncf_tune_cost(&c, &d, 1); /* a few small runs */
+    to.budget = 12 * ncf__tune_cost(&c, &d, 1); /* a few small runs */
     if (rc == NCF_OK) rc = ncf_tune(&d, &to, &rep);
     if (rc == NCF_OK && rep.too_small) rc = NCF_ERR_DATA;
     if (rc == NCF_OK) rc = ncf_tune_final(&final, &d, &rep, NULL, NULL);
@@ -6855,12 +6878,13 @@ static int sw_fit_and_tune(void)
 /* An output file written whole and committed, another discarded. */
 static int sw_outputs(void)
 {
-    ncf_output *o = NULL;
-    int rc = ncf_output_open(&o, g_sw_file);
-    if (rc == NCF_OK && (rc = ncf_output_write(o, "a,b\n", 4)) == NCF_OK) rc = ncf_output_printf(o, "%d,%s\n", 1, "x");
-    if (rc == NCF_OK) rc = ncf_output_commit(o);
-    else if (o) ncf_output_discard(o);
-    if (rc == NCF_OK && (rc = ncf_output_open(&o, g_sw_file)) == NCF_OK) ncf_output_discard(o);
+    ncf__outfile *o = NULL;
+    int rc = ncf__outfile_open(&o, g_sw_file);
+    if (rc == NCF_OK && (rc = ncf__outfile_write(o, "a,b\n", 4)) == NCF_OK)
+        rc = ncf__outfile_printf(o, "%d,%s\n", 1, "x");
+    if (rc == NCF_OK) rc = ncf__outfile_commit(o);
+    else if (o) ncf__outfile_discard(o);
+    if (rc == NCF_OK && (rc = ncf__outfile_open(&o, g_sw_file)) == NCF_OK) ncf__outfile_discard(o);
     return rc;
 }
 /* The by-id calls: a known user's list (k past the stack's 64), a new user's, similar items. */
@@ -6873,24 +6897,24 @@ static int sw_by_id(void)
     ncf_rec_opts o = ncf_rec_opts_default();
     int n, rc;
     o.k = 100;
-    ncf_user_id(g_sw_model, 4, user, sizeof user), ncf_item_id(g_sw_model, 2, item[0], sizeof item[0]);
-    ncf_item_id(g_sw_model, 9, item[1], sizeof item[1]);
+    ncf_id(g_sw_model, NCF_USER, 4, user, sizeof user), ncf_id(g_sw_model, NCF_ITEM, 2, item[0], sizeof item[0]);
+    ncf_id(g_sw_model, NCF_ITEM, 9, item[1], sizeof item[1]);
     if ((n = rc = ncf_recommend_for_id(g_sw_model, user, &o, ids, sizeof ids, NULL)) < 0) return rc;
     o.k = 5;
     if ((rc = ncf_recommend_for_items(g_sw_model, given, 2, &o, NULL, ids + 5000, sizeof ids - 5000, NULL)) < 0)
         return rc;
     if ((rc = ncf_similar_to_id(g_sw_model, item[0], &o, ids + 9000, sizeof ids - 9000, NULL)) < 0) return rc;
-    if ((rc = ncf_similar_users(g_sw_model, 3, &o, close_by, NULL)) < 0) return rc;
+    if ((rc = ncf_similar(g_sw_model, NCF_USER, 3, &o, close_by, NULL)) < 0) return rc;
     n += close_by[0] << 8;
     { /* an item folded in from users 1..4, scored for them */
         ncf_fold_opts fo = ncf_fold_opts_default();
         float row[64], z[4];
         int32_t us[4] = {1, 2, 3, 4};
         fo.steps = 2;
-        if (ncf_user_row_size(g_sw_model) > 64) return NCF_ERR_ARG;
-        if ((rc = ncf_fold_in_item(g_sw_model, us, 4, &fo, row)) != NCF_OK) return rc;
-        if ((rc = ncf_predict_users(g_sw_model, -1, row, us, 4, z)) != NCF_OK) return rc;
-        if ((rc = ncf_predict_users(g_sw_model, 5, NULL, us, 4, z)) != NCF_OK) return rc;
+        if (ncf_row_size(g_sw_model) > 64) return NCF_ERR_ARG;
+        if ((rc = ncf_fold_in(g_sw_model, NCF_ITEM, us, 4, &fo, row)) != NCF_OK) return rc;
+        if ((rc = ncf_predict_for(g_sw_model, NCF_ITEM, -1, row, us, 4, z)) != NCF_OK) return rc;
+        if ((rc = ncf_predict_for(g_sw_model, NCF_ITEM, 5, NULL, us, 4, z)) != NCF_OK) return rc;
         n ^= (int)(z[2] * 1000);
     }
     g_sw_digest = digest_text(digest_text(digest_text((uint64_t)n, ids), ids + 5000), ids + 9000);
@@ -6931,20 +6955,20 @@ static int sw_indices_rows_and_workspaces(void)
     int rc;
     o.k = 5;
     ncf_model_params_changed(g_sw_model); /* (out of memory: no cache, the same scores) */
-    rc = ncf_predict_indices(g_sw_model, u, it, 4, z);
+    rc = ncf_predict_index(g_sw_model, u, it, 4, z);
     if (rc == NCF_OK && (rc = ncf_recommend_index(g_sw_model, 3, &o, best, NULL)) == 5)
         g_sw_digest =
             ncf__hash_pairs((uint64_t)(int64_t)(z[0] * 1e6) ^ (uint64_t)(int64_t)(z[3] * 1e6) << 32, best, best, 5),
         rc = NCF_OK;
-    if (rc == NCF_OK && ncf_user_row_size(g_sw_model) <= 64 && (rc = ncf_user_row(g_sw_model, 2, row)) == NCF_OK)
-        rc = ncf_predict_items(g_sw_model, -1, row, it, 4, z);
+    if (rc == NCF_OK && ncf_row_size(g_sw_model) <= 64 && (rc = ncf_row(g_sw_model, NCF_USER, 2, row)) == NCF_OK)
+        rc = ncf_predict_for(g_sw_model, NCF_USER, -1, row, it, 4, z);
     if (rc == NCF_OK) rc = ncf_save_mem(g_sw_model, NCF_SAVE_MODEL, &buf, &len);
-    if (rc == NCF_OK && (rc = ncf_model_open_verified(&m, buf, len)) == NCF_OK) {
-        size = ncf_with_workspace_size(m, 5);
+    if (rc == NCF_OK && (rc = ncf_model_open(&m, buf, len, NCF_OPEN_VERIFIED)) == NCF_OK) {
+        size = rec_size_k(m, 5);
         work = malloc(size); /* (the caller's memory: not the library's to fail) */
         if (!work) rc = NCF_ERR_DATA;
-        else if ((rc = ncf_recommend_with(m, g_sw_data.raw_user[1], 5, NCF_EXCLUDE_RATED, top, z, work, size)) >= 0)
-            rc = ncf_predict_with(m, g_sw_data.raw_user[1], g_sw_data.raw_item[2], z, work, size);
+        else if ((rc = recommend_with_k(m, g_sw_data.raw_user[1], 5, 1, top, z, work, size)) >= 0)
+            rc = ncf_predict(m, g_sw_data.raw_user[1], g_sw_data.raw_item[2], z);
         free(work);
     }
     ncf_model_free(m), ncf_free(buf);
@@ -6957,55 +6981,50 @@ static int sw_indices_rows_and_workspaces(void)
 static const struct {
     const char *name;
     int (*fn)(void);
-} SWEPT[] = {
-    {"load ratings.dat: ncf_load_dataset", sw_load_dat},
-    {"load ratings.csv", sw_load_csv},
-    {"load u.data", sw_load_tab},
-    {"load the paper split", sw_load_split},
-    {"ncf_synthetic ncf_sample_eval_negatives", sw_synthetic},
-    {"model create: ncf_model_create ncf_model_set_ids", sw_model_create},
-    {"two models trained side by side and averaged: ncf_train_epoch_each ncf_model_average", sw_average},
-    {"an epoch: ncf_sampler_init ncf_train_epoch", sw_epoch},
-    {"ALS epochs", sw_als},
-    {"evaluate (sampled, full): ncf_evaluate", sw_evaluate},
-    {"save and load (memory): ncf_save_mem ncf_load_mem", sw_save_load_mem},
-    {"save and load (file), read to open in place: ncf_save ncf_load ncf_model_read_file", sw_save_load_file},
-    {"recommend, predict: ncf_recommend ncf_predict_batch ncf_predict", sw_serve},
-    {"int8 save, open in place, serve: ncf_model_open", sw_int8_in_place},
-    {"a log with text ids: ncf_load_dataset_mem", sw_load_text_ids},
-    {"lists, many users, fold-in, similar, growth: ncf_recommend_index ncf_recommend_users ncf_fold_in "
-     "ncf_similar_items ncf_model_grow",
-     sw_serving_options},
-    {"text ids: set, added to a dataset, a model grown: ncf_dataset_add_ids", sw_ids_text},
-    {"integer ids: set, added to a dataset, a model grown", sw_ids_int},
-    {"weighted log, validation, ids added, an epoch", sw_weighted},
-    {"triples, a hold-out, popularity, options: ncf_dataset_from_triples ncf_hold_out_validation "
-     "ncf_evaluate_popularity ncf_evaluate_opts ncf_evaluate_with",
-     sw_split_and_evaluate},
-    {"a split of many items a user, ranked at two cut-offs, fitted, saved and read back: ncf_evaluate_at "
-     "ncf_save_split",
-     sw_many_item_split},
-    {"steps by hand, pre-training: ncf_sampler_hash ncf_sampler_fill ncf_train_step ncf_loss ncf_zero_grad "
-     "ncf_forward_backward "
-     "ncf_update ncf_train_examples ncf_model_init_from",
-     sw_steps_and_pretraining},
-    {"a fit and a search: ncf_fit ncf_tune ncf_tune_final ncf_tune_report_free", sw_fit_and_tune},
-    {"outputs: ncf_output_open ncf_output_write ncf_output_printf ncf_output_commit ncf_output_discard", sw_outputs},
-    {"indices, rows, a verified open, workspaces: ncf_model_params_changed ncf_predict_indices ncf_user_row "
-     "ncf_predict_items "
-     "ncf_model_open_verified ncf_recommend_with ncf_predict_with",
-     sw_indices_rows_and_workspaces},
-    {"by id, similar users, an item folded in: ncf_recommend_for_id ncf_recommend_for_items ncf_similar_to_id "
-     "ncf_similar_users ncf_fold_in_item ncf_predict_users",
-     sw_by_id},
-    {"a user and an item added: ncf_model_add", sw_model_add}};
+} SWEPT[] = {{"load ratings.dat: ncf_load_dataset", sw_load_dat},
+             {"load ratings.csv", sw_load_csv},
+             {"load u.data", sw_load_tab},
+             {"load the paper split", sw_load_split},
+             {"ncf_synthetic ncf_sample_eval_negatives", sw_synthetic},
+             {"model create: ncf_model_create ncf_model_set_ids", sw_model_create},
+             {"two models trained side by side and averaged: ncf_train_epoch_each ncf_model_average", sw_average},
+             {"an epoch: ncf_sampler_init ncf_train_epoch", sw_epoch},
+             {"ALS epochs", sw_als},
+             {"evaluate (sampled, full): ncf_evaluate", sw_evaluate},
+             {"save and load (memory): ncf_save_mem ncf_load_mem", sw_save_load_mem},
+             {"save and load (file), read to open in place: ncf_save ncf_load ncf_model_read_file", sw_save_load_file},
+             {"recommend, predict: ncf_recommend ncf_predict_index ncf_predict", sw_serve},
+             {"int8 save, open in place, serve: ncf_model_open", sw_int8_in_place},
+             {"a log with text ids: ncf_load_dataset_mem", sw_load_text_ids},
+             {"lists, many users, fold-in, similar, growth: ncf_recommend_index ncf_recommend_users ncf_fold_in "
+              "ncf_similar ncf_model_grow",
+              sw_serving_options},
+             {"text ids: set, added to a dataset, a model grown: ncf_dataset_add_ids", sw_ids_text},
+             {"integer ids: set, added to a dataset, a model grown", sw_ids_int},
+             {"weighted log, validation, ids added, an epoch", sw_weighted},
+             {"triples, a hold-out, popularity, options: ncf_dataset_from_triples ncf_hold_out_validation",
+              sw_split_and_evaluate},
+             {"a split of many items a user, ranked at two cut-offs, fitted, saved and read back: ncf_evaluate_at "
+              "ncf_save_split",
+              sw_many_item_split},
+             {"steps by hand, pre-training: ncf_sampler_fill ncf_train_step ncf_loss ncf_forward_backward "
+              "ncf_update ncf_train_examples ncf_model_init_from",
+              sw_steps_and_pretraining},
+             {"a fit and a search: ncf_fit ncf_tune ncf_tune_final ncf_tune_report_free", sw_fit_and_tune},
+             {"outputs written whole (the private ncf__outfile, which the demo writes with)", sw_outputs},
+             {"indices, rows, a verified open, workspaces: ncf_model_params_changed ncf_predict_index ncf_row "
+              "ncf_predict_for",
+              sw_indices_rows_and_workspaces},
+             {"by id, similar users, an item folded in: ncf_recommend_for_id ncf_recommend_for_items ncf_similar_to_id",
+              sw_by_id},
+             {"a user and an item added: ncf_model_add", sw_model_add}};
 
 static void test_every_failed_allocation_returns_nomem(void)
 {
     ncf_config c = ncf_config_default();
     char prefix[300];
     long cases = 0;
-    int q, threads = ncf_get_threads();
+    int q, threads = ncf_set_threads(0);
     ncf_set_threads(1); /* the hooks count allocations in one thread */
     write_ratings("sweep.dat", "::", NULL, "%.0f");
     write_ratings("sweep.csv", ",", "userId,movieId,rating,timestamp", "%.1f");
@@ -7053,17 +7072,13 @@ static void test_every_failed_allocation_returns_nomem(void)
    every call ncf.h declares): each called here on a model, data, options and a workspace,
    and the allocator's count unchanged. The MPI calls (NCF_MPI builds) are tests/mpi.c's. */
 static const char ALLOCATE_NOTHING[] =
-    "ncf_config_default ncf_config_mlperf ncf_dataset_free ncf_dataset_user_index ncf_dataset_item_index "
-    "ncf_dataset_user_id ncf_dataset_item_id ncf_error_text ncf_version ncf_set_threads ncf_get_threads "
-    "ncf_load_opts_default ncf_eval_opts_default ncf_fit_opts_default ncf_fold_opts_default ncf_rec_opts_default "
-    "ncf_tune_opts_default ncf_num_users ncf_num_items ncf_item_row ncf_fold_workspace_size ncf_rec_workspace_size "
-    "ncf_with_workspace_size ncf_workspace_size "
-    "ncf_user_row_size "
-    "ncf_user_index ncf_item_index ncf_user_id ncf_item_id ncf_tune_cost ncf_tune_budget ncf_metric_value "
-    "ncf_decayed_lr ncf_free ncf_model_free";
+    "ncf_config_default ncf_config_mlperf ncf_dataset_free ncf_dataset_find ncf_dataset_id ncf_error_text "
+    "ncf_version ncf_set_threads ncf_dataset_opts_default ncf_eval_opts_default ncf_fit_opts_default "
+    "ncf_fold_opts_default ncf_rec_opts_default ncf_tune_opts_default ncf_row ncf_fold_workspace_size "
+    "ncf_rec_workspace_size ncf_row_size ncf_find ncf_id ncf_metric_value ncf_free ncf_model_free";
 static const char MPI_CALLS[] =
     "ncf_mpi_shard ncf_mpi_train_epoch ncf_mpi_train_examples ncf_mpi_sync ncf_mpi_evaluate "
-    "ncf_mpi_bytes_sent ncf_mpi_model_create ncf_mpi_shard_model ncf_mpi_load ncf_mpi_save ncf_mpi_load_dataset";
+    "ncf_mpi_model_create ncf_mpi_shard_model ncf_mpi_load ncf_mpi_save ncf_mpi_load_dataset";
 
 static void test_calls_said_to_allocate_nothing_allocate_nothing(void)
 {
@@ -7084,21 +7099,18 @@ static void test_calls_said_to_allocate_nothing_allocate_nothing(void)
     before = g_alloc_calls;
 #define NOTHING(call) ((void)(call), strcat(made, #call " "))
     NOTHING(ncf_config_default()), NOTHING(ncf_config_mlperf()), NOTHING(ncf_error_text()), NOTHING(ncf_version());
-    NOTHING(ncf_dataset_user_index(&d, "3")), NOTHING(ncf_dataset_item_index(&d, "4"));
-    NOTHING(ncf_dataset_user_id(&d, 3, id, sizeof id)), NOTHING(ncf_dataset_item_id(&d, 4, id, sizeof id));
-    NOTHING(ncf_get_threads()), NOTHING((ncf_set_threads(ncf_get_threads()), 0));
-    NOTHING(ncf_load_opts_default()), NOTHING(ncf_eval_opts_default()), NOTHING(ncf_fit_opts_default());
+    NOTHING(ncf_dataset_find(&d, NCF_USER, "3")), NOTHING(ncf_dataset_find(&d, NCF_ITEM, "4"));
+    NOTHING(ncf_dataset_id(&d, NCF_USER, 3, id, sizeof id)), NOTHING(ncf_dataset_id(&d, NCF_ITEM, 4, id, sizeof id));
+    NOTHING(ncf_set_threads(0)), NOTHING((ncf_set_threads(ncf_set_threads(0)), 0));
+    NOTHING(ncf_dataset_opts_default()), NOTHING(ncf_eval_opts_default()), NOTHING(ncf_fit_opts_default());
     NOTHING(ncf_fold_opts_default()), NOTHING(ncf_rec_opts_default()), NOTHING(ncf_tune_opts_default());
-    NOTHING(ncf_fold_workspace_size(m, 5)), NOTHING(ncf_rec_workspace_size(m, &ro)),
-        NOTHING(ncf_with_workspace_size(m, 10));
-    NOTHING(ncf_workspace_size(m, 10));
-    CHECK(ncf_workspace_size(m, 10) == ncf_with_workspace_size(m, 10)); /* the old name: the same */
-    NOTHING(ncf_user_row_size(m)), NOTHING(ncf_user_index(m, "3")), NOTHING(ncf_item_index(m, "4"));
-    NOTHING(ncf_num_users(m)), NOTHING(ncf_num_items(m)), NOTHING(ncf_item_row(m, 2, row));
-    NOTHING(ncf_user_id(m, 3, id, sizeof id)), NOTHING(ncf_item_id(m, 4, id, sizeof id));
-    NOTHING(ncf_tune_cost(&c, &d, 2)), NOTHING((int)ncf_metric_value(NULL, 0)), NOTHING((ncf_free(NULL), 0)),
+    NOTHING(ncf_fold_workspace_size(m, 5)), NOTHING(ncf_rec_workspace_size(m, &ro)), NOTHING(rec_size_k(m, 10));
+    NOTHING(ncf_row_size(m)), NOTHING(ncf_find(m, NCF_USER, "3")), NOTHING(ncf_find(m, NCF_ITEM, "4"));
+    NOTHING(ncf_row(m, NCF_ITEM, 2, row)), NOTHING(ncf_row(m, NCF_USER, 2, row));
+    NOTHING(ncf_id(m, NCF_USER, 3, id, sizeof id)), NOTHING(ncf_id(m, NCF_ITEM, 4, id, sizeof id));
+    NOTHING(ncf__tune_cost(&c, &d, 2)), NOTHING((int)ncf_metric_value(NULL, 0)), NOTHING((ncf_free(NULL), 0)),
         NOTHING((ncf_model_free(NULL), 0));
-    NOTHING((ncf_dataset_free(NULL), 0)), NOTHING(ncf_tune_budget(&d)), NOTHING(ncf_decayed_lr(0.1f, 1, 4));
+    NOTHING((ncf_dataset_free(NULL), 0)), NOTHING(ncf__decayed_lr(0.1f, 1, 4));
 #undef NOTHING
     CHECKF(g_alloc_calls == before, "%ld allocations", g_alloc_calls - before);
     for (p = ALLOCATE_NOTHING, n = 0; sscanf(p, "%62s", word) == 1; n++) {
@@ -7123,7 +7135,7 @@ static void test_serving_by_id_answers_as_the_index_forms(void)
     ncf_config c = ncf_config_default();
     ncf_rec_opts o = ncf_rec_opts_default();
     ncf_fold_opts fo = ncf_fold_opts_default();
-    ncf_load_opts lo = ncf_load_opts_default();
+    ncf_dataset_opts lo = ncf_dataset_opts_default();
     char log[20000], ids[10 * (NCF_MAX_ID_BYTES + 1)], id[NCF_MAX_ID_BYTES + 1];
     int32_t top[10], own[3];
     float sc[10], by_id[10], row[256];
@@ -7140,35 +7152,35 @@ static void test_serving_by_id_answers_as_the_index_forms(void)
     c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 4, c.num_layers = 2, c.layers[0] = 8,
     c.layers[1] = 4;
     CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK);
-    CHECK(ncf_num_users(m) == 80 && ncf_num_items(m) == 40 && ncf_num_users(NULL) == 0 && ncf_num_items(NULL) == 0);
+    CHECK(m->cfg.num_users == 80 && m->cfg.num_items == 40);
     o.k = 5;
     /* a known user */
-    u = ncf_user_index(m, "u3");
+    u = ncf_find(m, NCF_USER, "u3");
     n = ncf_recommend_index(m, u, &o, top, sc);
     CHECK(n == 5 && ncf_recommend_for_id(m, "u3", &o, ids, sizeof ids, by_id) == 5 &&
           !memcmp(sc, by_id, sizeof(float) * 5));
     for (j = 0, p = ids; j < n; j++, p += strlen(p) + 1)
-        CHECKF(ncf_item_id(m, top[j], id, sizeof id) > 0 && !strcmp(p, id), "user u3, rank %d: '%s', not '%s'", j, p,
-               id);
+        CHECKF(ncf_id(m, NCF_ITEM, top[j], id, sizeof id) > 0 && !strcmp(p, id), "user u3, rank %d: '%s', not '%s'", j,
+               p, id);
     CHECK(ncf_recommend_for_id(m, "u3", NULL, ids, sizeof ids, NULL) == 10);
     /* a new user from item ids */
-    for (j = 0; j < 3; j++) own[j] = ncf_item_index(m, given[j]);
-    CHECK(own[0] >= 0 && own[1] >= 0 && own[2] >= 0 && ncf_fold_in(m, own, 3, &fo, row) == NCF_OK);
+    for (j = 0; j < 3; j++) own[j] = ncf_find(m, NCF_ITEM, given[j]);
+    CHECK(own[0] >= 0 && own[1] >= 0 && own[2] >= 0 && ncf_fold_in(m, NCF_USER, own, 3, &fo, row) == NCF_OK);
     o.user_row = row, o.deny = own, o.num_deny = 3;
     n = ncf_recommend_index(m, -1, &o, top, sc);
     o.user_row = NULL, o.deny = NULL, o.num_deny = 0;
     CHECK(n == 5 && ncf_recommend_for_items(m, given, 3, &o, NULL, ids, sizeof ids, by_id) == 5 &&
           !memcmp(sc, by_id, sizeof(float) * 5));
     for (j = 0, p = ids; j < n; j++, p += strlen(p) + 1) {
-        CHECK(ncf_item_id(m, top[j], id, sizeof id) > 0 && !strcmp(p, id));
+        CHECK(ncf_id(m, NCF_ITEM, top[j], id, sizeof id) > 0 && !strcmp(p, id));
         CHECK(strcmp(p, given[0]) && strcmp(p, given[1]) && strcmp(p, given[2]));
     }
     /* similar items */
-    n = ncf_similar_items(m, own[0], &o, top, sc);
+    n = ncf_similar(m, NCF_ITEM, own[0], &o, top, sc);
     CHECK(n == 5 && ncf_similar_to_id(m, "Papers, Please", &o, ids, sizeof ids, by_id) == 5 &&
           !memcmp(sc, by_id, sizeof(float) * 5));
     for (j = 0, p = ids; j < n; j++, p += strlen(p) + 1)
-        CHECK(ncf_item_id(m, top[j], id, sizeof id) > 0 && !strcmp(p, id));
+        CHECK(ncf_id(m, NCF_ITEM, top[j], id, sizeof id) > 0 && !strcmp(p, id));
     /* refused, with the reason */
     CHECK_ERR(ncf_recommend_for_id(m, "nobody", &o, ids, sizeof ids, NULL), NCF_ERR_ARG, "nobody");
     CHECK_ERR(ncf_similar_to_id(m, "Papers", &o, ids, sizeof ids, NULL), NCF_ERR_ARG, "Papers");
@@ -7192,7 +7204,7 @@ static void test_serving_calls_start_no_team_unless_asked(void)
     int32_t top[10], top_shared[10], many[30], users[3] = {0, 1, 2}, its[4] = {1, 2, 3, 4}, allow[300], j;
     int64_t raw[10];
     float sc[30], sc_shared[10], row[256], z[4];
-    int counts[3], threads = ncf_get_threads();
+    int counts[3], threads = ncf_set_threads(0);
     long before;
     CHECK(ncf_synthetic(&d, 300, 1500, 12000, 4, 3) == NCF_OK);
     c.num_users = d.num_users, c.num_items = d.num_items;
@@ -7202,13 +7214,14 @@ static void test_serving_calls_start_no_team_unless_asked(void)
     fo.steps = 3;
     before = ncf__teams_asked;
     CHECK(ncf_recommend_index(m, 3, &o, top, sc) == 10);
-    CHECK(ncf_recommend(m, d.raw_user[3], 10, NCF_EXCLUDE_RATED, raw, NULL) == 10);
+    CHECK(recommend_k(m, d.raw_user[3], 10, 1, raw, NULL) == 10);
     o.allow = allow, o.num_allow = 300;
     CHECK(ncf_recommend_index(m, 4, &o, top, NULL) == 10);
-    CHECK(ncf_similar_items(m, 5, &o, top, NULL) == 10);
+    CHECK(ncf_similar(m, NCF_ITEM, 5, &o, top, NULL) == 10);
     o.allow = NULL, o.num_allow = 0;
-    CHECK(ncf_fold_in(m, its, 4, &fo, row) == NCF_OK && ncf_predict_items(m, -1, row, its, 4, z) == NCF_OK);
-    CHECK(ncf_user_row(m, 2, row) == NCF_OK && ncf_predict_indices(m, users, its, 3, z) == NCF_OK);
+    CHECK(ncf_fold_in(m, NCF_USER, its, 4, &fo, row) == NCF_OK &&
+          ncf_predict_for(m, NCF_USER, -1, row, its, 4, z) == NCF_OK);
+    CHECK(ncf_row(m, NCF_USER, 2, row) == NCF_OK && ncf_predict_index(m, users, its, 3, z) == NCF_OK);
     CHECK(ncf_predict(m, d.raw_user[1], d.raw_item[2], z) == NCF_OK);
     CHECKF(ncf__teams_asked == before, "the serving calls asked for %ld teams", ncf__teams_asked - before);
     o.threads = 1;
@@ -7221,7 +7234,7 @@ static void test_serving_calls_start_no_team_unless_asked(void)
     CHECK(ncf_recommend_users(m, users, 3, &o, many, sc, counts) == NCF_OK);
     CHECK(ncf__teams_asked > before);
     o.threads = 2;
-    CHECK_ERR(ncf_recommend_index(m, 3, &o, top, sc), NCF_ERR_ARG, "threads 0 or 1");
+    CHECK_ERR(ncf_recommend_index(m, 3, &o, top, sc), NCF_ERR_ARG, "threads 2 is neither 0 nor 1");
     ncf_set_threads(threads);
     ncf_model_free(m), ncf_dataset_free(&d);
 #else
@@ -7230,7 +7243,7 @@ static void test_serving_calls_start_no_team_unless_asked(void)
 }
 
 /* One loaded model served from 4 threads at once gives the serial answers bit for bit:
-   ncf_predict, ncf_predict_indices, ncf_recommend and ncf_fold_in only read the model; so does an int8 model
+   ncf_predict, ncf_predict_index, ncf_recommend and ncf_fold_in only read the model; so does an int8 model
    read in place, served by ncf_recommend_with from a workspace per thread (make test also
    runs this under ThreadSanitizer). */
 #ifndef _WIN32
@@ -7254,7 +7267,7 @@ static int serve_fold(const ncf_model *m, const ncf_dataset *d, float *row, int3
     ncf_fold_opts fo = ncf_fold_opts_default();
     ncf_rec_opts o = ncf_rec_opts_default();
     fo.steps = 10;
-    if (ncf_fold_in(m, d->items + d->user_ptr[5], (int)(d->user_ptr[6] - d->user_ptr[5]), &fo, row) != NCF_OK)
+    if (ncf_fold_in(m, NCF_USER, d->items + d->user_ptr[5], (int)(d->user_ptr[6] - d->user_ptr[5]), &fo, row) != NCF_OK)
         return -1;
     o.k = SERVE_K, o.user_row = row, o.allow = SERVE_ALLOW, o.num_allow = 6, o.deny = SERVE_DENY, o.num_deny = 2;
     return ncf_recommend_index(m, -1, &o, top, NULL);
@@ -7265,32 +7278,30 @@ static void *serve_worker(void *arg)
     serve_job *j = (serve_job *)arg;
     float p[SERVE_PAIRS], sc[SERVE_K];
     int64_t top[SERVE_K];
-    size_t size = ncf_with_workspace_size(j->in, SERVE_K);
+    size_t size = rec_size_k(j->in, SERVE_K);
     void *work = malloc(size);
     int k, q, round;
     for (round = 0; round < 3; round++) {
         for (q = 0; q < SERVE_USERS; q++) {
-            if (ncf_recommend_with(j->in, j->d->raw_user[q], SERVE_K, NCF_EXCLUDE_RATED, top, sc, work, size) !=
-                SERVE_K)
-                j->errors++;
+            if (recommend_with_k(j->in, j->d->raw_user[q], SERVE_K, 1, top, sc, work, size) != SERVE_K) j->errors++;
             else j->wrong += memcmp(top, j->rec_in + q * SERVE_K, sizeof top) != 0;
         }
         for (k = 0; k < SERVE_PAIRS; k++) {
             if (ncf_predict(j->m, j->d->raw_user[j->u[k]], j->d->raw_item[j->it[k]], &p[k]) != NCF_OK) j->errors++;
             else j->wrong += memcmp(&p[k], &j->pred[k], sizeof(float)) != 0;
         }
-        if (ncf_predict_indices(j->m, j->u, j->it, SERVE_PAIRS, p) != NCF_OK) j->errors++;
+        if (ncf_predict_index(j->m, j->u, j->it, SERVE_PAIRS, p) != NCF_OK) j->errors++;
         else j->wrong += memcmp(p, j->batch, sizeof p) != 0;
         {
             float row[64];
             int32_t top2[SERVE_K];
             if (serve_fold(j->m, j->d, row, top2) != 4) j->errors++;
             else
-                j->wrong += memcmp(row, j->fold_row, sizeof(float) * (size_t)ncf_user_row_size(j->m)) != 0 ||
+                j->wrong += memcmp(row, j->fold_row, sizeof(float) * (size_t)ncf_row_size(j->m)) != 0 ||
                     memcmp(top2, j->fold_top, sizeof(int32_t) * 4) != 0;
         }
         for (q = 0; q < SERVE_USERS; q++) {
-            if (ncf_recommend(j->m, j->d->raw_user[q], SERVE_K, NCF_EXCLUDE_RATED, top, sc) != SERVE_K) j->errors++;
+            if (recommend_k(j->m, j->d->raw_user[q], SERVE_K, 1, top, sc) != SERVE_K) j->errors++;
             else j->wrong += memcmp(top, j->rec + q * SERVE_K, sizeof top) != 0;
         }
     }
@@ -7317,22 +7328,22 @@ static void test_serving_threads_answer_as_one_thread(void)
     CHECK(trained && ncf_model_set_ids(trained, &d) == NCF_OK &&
           ncf_save_mem(trained, NCF_SAVE_MODEL, &buf, &len) == NCF_OK);
     CHECK(trained && ncf_save_mem(trained, NCF_SAVE_INT8, &buf8, &len8) == NCF_OK);
-    CHECK(ncf_load_mem(&m, buf, len) == NCF_OK && ncf_model_open(&in, buf8, len8) == NCF_OK);
+    CHECK(ncf_load_mem(&m, buf, len) == NCF_OK && ncf_model_open(&in, buf8, len8, 0) == NCF_OK);
     ncf_model_free(trained), ncf_free(buf);
     if (!m || !in) {
         ncf_model_free(m), ncf_model_free(in), ncf_free(buf8), ncf_dataset_free(&d);
         return;
     }
     for (k = 0; k < SERVE_USERS; k++)
-        CHECK(ncf_recommend(in, d.raw_user[k], SERVE_K, NCF_EXCLUDE_RATED, rec_in + k * SERVE_K, NULL) == SERVE_K);
+        CHECK(recommend_k(in, d.raw_user[k], SERVE_K, 1, rec_in + k * SERVE_K, NULL) == SERVE_K);
     for (k = 0; k < SERVE_PAIRS; k++) {
         u[k] = (k * 13) % d.num_users, it[k] = (k * 7 + k / 9) % d.num_items;
         CHECK(ncf_predict(m, d.raw_user[u[k]], d.raw_item[it[k]], &pred[k]) == NCF_OK);
     }
-    CHECK(ncf_predict_indices(m, u, it, SERVE_PAIRS, batch) == NCF_OK);
+    CHECK(ncf_predict_index(m, u, it, SERVE_PAIRS, batch) == NCF_OK);
     for (k = 0; k < SERVE_USERS; k++)
-        CHECK(ncf_recommend(m, d.raw_user[k], SERVE_K, NCF_EXCLUDE_RATED, rec + k * SERVE_K, NULL) == SERVE_K);
-    CHECK(ncf_user_row_size(m) <= 64 && serve_fold(m, &d, fold_row, fold_top) == 4);
+        CHECK(recommend_k(m, d.raw_user[k], SERVE_K, 1, rec + k * SERVE_K, NULL) == SERVE_K);
+    CHECK(ncf_row_size(m) <= 64 && serve_fold(m, &d, fold_row, fold_top) == 4);
     for (k = 0; k < SERVE_THREADS; k++) {
         jobs[k].m = m, jobs[k].d = &d, jobs[k].u = u, jobs[k].it = it, jobs[k].pred = pred, jobs[k].batch = batch;
         jobs[k].rec = rec, jobs[k].in = in, jobs[k].rec_in = rec_in, jobs[k].wrong = jobs[k].errors = 0;
@@ -7528,7 +7539,7 @@ int main(int argc, char **argv)
         printf("cannot make a scratch folder: %s\n", strerror(errno));
         return 2;
     }
-    printf("ncf.h %s tests, %d threads%s\n", ncf_version(), ncf_get_threads(),
+    printf("ncf.h %s tests, %d threads%s\n", ncf_version(), ncf_set_threads(0),
 #ifdef _OPENMP
            ""
 #else
@@ -7537,14 +7548,16 @@ int main(int argc, char **argv)
     );
     for (i = 0; i < (int)(sizeof TESTS / sizeof *TESTS); i++) {
         int before = g_failed_checks;
+        double t0;
         if (only && !strstr(TESTS[i].name, only)) continue;
         printf("%s\n", TESTS[i].name);
         fflush(stdout);
-        g_skipped = 0;
+        g_skipped = 0, t0 = now_s();
         TESTS[i].fn();
-        if (g_failed_checks != before) failed++, printf("  FAILED\n");
-        else if (g_skipped) skipped++, printf("  skipped\n");
-        else passed++, printf("  ok\n");
+        if (g_failed_checks != before) failed++, printf("  FAILED");
+        else if (g_skipped) skipped++, printf("  skipped");
+        else passed++, printf("  ok");
+        printf(" (%.1f s)\n", now_s() - t0);
         fflush(stdout);
     }
     files_in_dir(g_dir, "", 1);

@@ -21,7 +21,7 @@ static int put_expected(FILE *f, ncf_model *m, const ncf_dataset *d, const char 
     for (u = 0; u < CHECKED; u++) {
         int64_t user = d->raw_user[u * (USERS / CHECKED)], items[10];
         float scores[10];
-        if (ncf_recommend(m, user, 10, NCF_EXCLUDE_RATED, items, scores) != 10) return 0;
+        if (ncf_recommend(m, user, NULL, items, scores) != 10) return 0; /* (the 10 best not rated) */
         fprintf(f, "    {%lld, {", (long long)user);
         for (j = 0; j < 10; j++) fprintf(f, "%lld%s", (long long)items[j], j < 9 ? ", " : "}, {");
         for (j = 0; j < 10; j++) {

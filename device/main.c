@@ -147,15 +147,14 @@ static int close_enough(float a, float b)
     return d <= 1e-5f * (1.0f + m);
 }
 
-/* Opens file in place with open (ncf_model_open or ncf_model_open_verified): the ticks it took,
+/* Opens file in place (ncf_model_open with flags 0 or NCF_OPEN_VERIFIED): the ticks it took,
    or 0 when it refused (said why). */
-static uint64_t timed_open(int (*open)(ncf_model **, const void *, size_t), ncf_model **m, const unsigned char *file,
-                           size_t len, const char *name)
+static uint64_t timed_open(int flags, ncf_model **m, const unsigned char *file, size_t len, const char *name)
 {
     uint64_t t;
     ticks_start();
     t = ticks_now();
-    if (open(m, file, len) != NCF_OK) {
+    if (ncf_model_open(m, file, len, flags) != NCF_OK) {
         printf("%s: %s\n", name, ncf_error_text());
         return 0;
     }
@@ -171,17 +170,19 @@ static int run(const char *name, const unsigned char *file, size_t len, const st
     uint64_t t, best = (uint64_t)-1, open_checked, open_verified;
     uint8_t *top = stack_pointer();
     unsigned long open_stack, serve_stack = 0;
+    ncf_rec_opts ro = ncf_rec_opts_default();
     int u, j, equal = 0, exact = 0, scores = 0;
     paint(top);
-    if (!(open_verified = timed_open(ncf_model_open_verified, &m, file, len, name))) return 0;
+    if (!(open_verified = timed_open(NCF_OPEN_VERIFIED, &m, file, len, name))) return 0;
     ncf_model_free(m), m = NULL;
     calls0 = heap_calls;
-    if (!(open_checked = timed_open(ncf_model_open, &m, file, len, name))) return 0;
+    if (!(open_checked = timed_open(0, &m, file, len, name))) return 0;
     open_stack = stack_used(top);
     printf("%s: opening took %lu instructions (ncf_model_open: the CRC and every value checked), %lu where the "
-           "firmware verified the image (ncf_model_open_verified)\n",
+           "firmware verified the image (NCF_OPEN_VERIFIED)\n",
            name, (unsigned long)(open_checked * ipt), (unsigned long)(open_verified * ipt));
-    need = ncf_with_workspace_size(m, 10);
+    ro.work = workspace, ro.work_size = sizeof workspace; /* the 10 best not rated, in the workspace */
+    need = ncf_rec_workspace_size(m, &ro);
     printf("%s: model file %lu bytes read in place; opening took %ld allocations, %lu bytes of heap (no "
            "parameters); workspace %lu bytes\n",
            name, (unsigned long)len, heap_calls - calls0, (unsigned long)(heap_now - heap0), (unsigned long)need);
@@ -198,7 +199,7 @@ static int run(const char *name, const unsigned char *file, size_t len, const st
         paint(top);
         ticks_start();
         t = ticks_now();
-        n = ncf_recommend_with(m, want[u].user, 10, NCF_EXCLUDE_RATED, items, sc, workspace, sizeof workspace);
+        n = ncf_recommend(m, want[u].user, &ro, items, sc);
         t = ticks_now() - t;
         if (stack_used(top) > serve_stack) serve_stack = stack_used(top);
         if (t < best) best = t;
@@ -243,12 +244,12 @@ static int errors_read_right(void)
     int64_t items[10];
     int q, ok = 1;
     for (q = 0; q < 3; q++) {
+        ncf_rec_opts ro = ncf_rec_opts_default();
         int rc;
-        if (q == 0) rc = ncf_model_open(&m, model_f32 + 4, sizeof model_f32 - 4);
-        else if (ncf_model_open(&m, model_f32, sizeof model_f32) != NCF_OK) return 0;
-        else
-            rc = ncf_recommend_with(m, q == 1 ? 999999 : want_user(), 10, NCF_EXCLUDE_RATED, items, NULL, workspace,
-                                    q == 1 ? sizeof workspace : 64);
+        ro.work = workspace, ro.work_size = q == 1 ? sizeof workspace : 64;
+        if (q == 0) rc = ncf_model_open(&m, model_f32 + 4, sizeof model_f32 - 4, 0);
+        else if (ncf_model_open(&m, model_f32, sizeof model_f32, 0) != NCF_OK) return 0;
+        else rc = ncf_recommend(m, q == 1 ? 999999 : want_user(), &ro, items, NULL);
         ok &= rc < 0 && strstr(ncf_error_text(), want[q]) != NULL;
         printf("refused: %s\n", ncf_error_text());
         ncf_model_free(m), m = NULL;

@@ -4,7 +4,7 @@
 
      clang -fsanitize=fuzzer,address -DFUZZ_TARGET=T -I. fuzz/fuzz.c
 
-   T = 1 model     ncf_load_mem and ncf_model_open (in place). Inputs whose last byte is
+   T = 1 model     ncf_load_mem and ncf_model_open(in place, 0). Inputs whose last byte is
                    odd get a valid CRC32 first, so the checks behind the checksum are
                    reached; a model that loads must also predict and recommend, and one
                    that opens in place must answer as the copy.
@@ -15,8 +15,8 @@
                    .test.rating and .test.negative, read from memory
        6 log       any delimited log: separator, header and columns found; the first byte
                    picks the hold-out and a min_rating
-       7 verified  ncf_model_open_verified (no CRC, no value scan: the layout alone is
-                   checked) on a block of exactly the input's size: opening and serving
+       7 verified  ncf_model_open(no CRC, no value scan: the layout alone is
+                   checked, NCF_OPEN_VERIFIED) on a block of exactly the input's size: opening and serving
                    must never read outside it; where the checked open succeeds too, both
                    answer the same
        8 roundtrip a log (as 6) trained for an epoch on a small NeuMF, saved and loaded
@@ -68,13 +68,15 @@ static void fuzz_model(const uint8_t *data, size_t size)
         int64_t items[4], items2[4];
         float scores[4], scores2[4], z, z2;
         int32_t u = 0, i = 0;
-        REQUIRE(ncf_predict_batch(m, &u, &i, 1, &z) == NCF_OK);
+        ncf_rec_opts ro = ncf_rec_opts_default();
+        ro.k = 4;
+        REQUIRE(ncf_predict_index(m, &u, &i, 1, &z) == NCF_OK);
         if (m->raw_user) {
-            int n = ncf_recommend(m, m->raw_user[0], 4, NCF_EXCLUDE_RATED, items, scores);
+            int n = ncf_recommend(m, m->raw_user[0], &ro, items, scores);
             REQUIRE(n >= 0 && n <= 4);
             REQUIRE(ncf_predict(m, m->raw_user[0], m->raw_item[0], &z) == NCF_OK);
-            if (ncf_model_open(&in, buf, size) == NCF_OK) { /* (malloc's buffer is aligned) */
-                REQUIRE(ncf_recommend(in, m->raw_user[0], 4, NCF_EXCLUDE_RATED, items2, scores2) == n);
+            if (ncf_model_open(&in, buf, size, 0) == NCF_OK) { /* (malloc's buffer is aligned) */
+                REQUIRE(ncf_recommend(in, m->raw_user[0], &ro, items2, scores2) == n);
                 REQUIRE(!memcmp(items, items2, sizeof(int64_t) * (size_t)n) && !memcmp(scores, scores2, 4 * (size_t)n));
                 REQUIRE(ncf_predict(in, m->raw_user[0], m->raw_item[0], &z2) == NCF_OK && !memcmp(&z, &z2, 4));
                 ncf_model_free(in);
@@ -82,7 +84,7 @@ static void fuzz_model(const uint8_t *data, size_t size)
         }
         ncf_model_free(m);
     } else {
-        REQUIRE(ncf_model_open(&m, buf, size) != NCF_OK && m == NULL);
+        REQUIRE(ncf_model_open(&m, buf, size, 0) != NCF_OK && m == NULL);
         REQUIRE(m == NULL && ncf_error_text()[0] != 0);
     }
     free(buf);
@@ -106,7 +108,7 @@ static answers serve_opened(const ncf_model *m)
     a.n = ncf_recommend_index(m, 0, &o, a.top, a.sc);
     a.n_last = ncf_recommend_index(m, u, &o, top, sc);
     REQUIRE(a.n <= 4 && a.n_last <= 4);
-    REQUIRE(ncf_predict_indices(m, &u, &i, 1, &a.z) == NCF_OK);
+    REQUIRE(ncf_predict_index(m, &u, &i, 1, &a.z) == NCF_OK);
     return a;
 }
 
@@ -115,9 +117,9 @@ static void fuzz_verified(const uint8_t *data, size_t size)
     ncf_model *v = NULL, *c = NULL;
     uint8_t *buf = sealed_copy(data, size); /* (malloc's block is 16-aligned; ASan fences it at size) */
     if (!buf) return;
-    if (ncf_model_open_verified(&v, buf, size) == NCF_OK) {
+    if (ncf_model_open(&v, buf, size, NCF_OPEN_VERIFIED) == NCF_OK) {
         answers a = serve_opened(v), b;
-        if (ncf_model_open(&c, buf, size) == NCF_OK) {
+        if (ncf_model_open(&c, buf, size, 0) == NCF_OK) {
             b = serve_opened(c);
             REQUIRE(a.n == b.n && a.n_last == b.n_last && !memcmp(&a.z, &b.z, sizeof a.z));
             REQUIRE(a.n <= 0 ||
@@ -128,7 +130,7 @@ static void fuzz_verified(const uint8_t *data, size_t size)
         ncf_model_free(v);
     } else {
         REQUIRE(v == NULL && ncf_error_text()[0] != 0);
-        REQUIRE(ncf_model_open(&c, buf, size) != NCF_OK &&
+        REQUIRE(ncf_model_open(&c, buf, size, 0) != NCF_OK &&
                 c == NULL); /* what the layout refuses, so does the full check */
     }
     free(buf);
@@ -160,8 +162,8 @@ static void check_dataset(const ncf_dataset *d)
         char id[NCF_MAX_ID_BYTES + 1];
         int k2 = u < d->num_users ? u : u - d->num_users;
         if (u < d->num_users)
-            REQUIRE(ncf_dataset_user_id(d, k2, id, sizeof id) > 0 && ncf_dataset_user_index(d, id) == k2);
-        else REQUIRE(ncf_dataset_item_id(d, k2, id, sizeof id) > 0 && ncf_dataset_item_index(d, id) == k2);
+            REQUIRE(ncf_dataset_id(d, NCF_USER, k2, id, sizeof id) > 0 && ncf_dataset_find(d, NCF_USER, id) == k2);
+        else REQUIRE(ncf_dataset_id(d, NCF_ITEM, k2, id, sizeof id) > 0 && ncf_dataset_find(d, NCF_ITEM, id) == k2);
     }
 }
 
@@ -191,9 +193,9 @@ static void round_trip(const ncf_dataset *d)
         n = ncf_recommend_index(m, u, &o, a, sa);
         REQUIRE(n == ncf_recommend_index(back, u, &o, b, sb));
         REQUIRE(n < 0 || (!memcmp(a, b, sizeof(int32_t) * (size_t)n) && !memcmp(sa, sb, sizeof(float) * (size_t)n)));
-        REQUIRE(ncf_user_id(m, u, ida, sizeof ida) > 0 && ncf_user_id(back, u, idb, sizeof idb) > 0 &&
+        REQUIRE(ncf_id(m, NCF_USER, u, ida, sizeof ida) > 0 && ncf_id(back, NCF_USER, u, idb, sizeof idb) > 0 &&
                 !strcmp(ida, idb));
-        REQUIRE(ncf_user_index(back, ida) == u);
+        REQUIRE(ncf_find(back, NCF_USER, ida) == u);
     }
     ncf_free(buf), ncf_model_free(m), ncf_model_free(back);
 }
@@ -223,7 +225,7 @@ static void fuzz_ratings(const uint8_t *data, size_t size)
     static const char *names[] = {"", "", "ratings.dat", "ratings.csv", "u.data", "split", "log", "", "log"};
     static const ncf_format formats[] = {
         0, 0, NCF_FORMAT_DAT, NCF_FORMAT_CSV, NCF_FORMAT_TAB, NCF_FORMAT_NCF, NCF_FORMAT_AUTO, 0, NCF_FORMAT_AUTO};
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     ncf_dataset d;
     int rc;
     o.format = formats[FUZZ_TARGET], o.min_ratings = 0, o.eval_negatives = 3;

@@ -217,7 +217,7 @@ typedef struct {
     int32_t *iidx;
     float *iwt;
     ncf_progress_fn progress;
-    void *user;
+    void *ctx;
     int64_t done, all, total;
 } ncf__als_work;
 
@@ -226,7 +226,7 @@ static int ncf__als_rows(float *X, const float *Y, const ncf__als_side *sd, int 
                          const ncf__als_work *w, int part, int big)
 {
     const double *A = w->A;
-    int r, bad = 0, T = ncf_get_threads();
+    int r, bad = 0, T = ncf__threads();
     (void)big, (void)T; /* (without OpenMP) */
     NCF__OMP(parallel num_threads(ncf__team_of(big, T)))
     {
@@ -271,7 +271,7 @@ static int ncf__als_half(float *X, const float *Y, int ny, const ncf__als_side *
         bad |= ncf__als_rows(X, Y, sd, r, r1, K, c->unobserved, w, loss != NULL, big);
         w->done += r1 - r;
         if (w->progress && w->done < w->all)
-            w->progress(w->user, (int64_t)((double)w->total * (double)w->done / (double)w->all), w->total, NAN);
+            w->progress(w->ctx, (int64_t)((double)w->total * (double)w->done / (double)w->all), w->total, NAN);
     }
     if (loss)
         for (*loss = 0, r = 0; r < sd->n; r++) *loss += w->part[r];
@@ -286,7 +286,7 @@ static void ncf__als_free(ncf__als_work *w)
 
 /* An ALS epoch: the users' rows, then the items'; *mean_loss the objective over the positives.
    Progress, when given, hears of every block of rows but the last as a share of total. */
-static int ncf__als_epoch(ncf_model *m, const ncf_dataset *ds, ncf_progress_fn progress, void *user, int64_t total,
+static int ncf__als_epoch(ncf_model *m, const ncf_dataset *ds, ncf_progress_fn progress, void *ctx, int64_t total,
                           double *mean_loss)
 {
     ncf__als_side users, items;
@@ -294,8 +294,8 @@ static int ncf__als_epoch(ncf_model *m, const ncf_dataset *ds, ncf_progress_fn p
     int K = m->cfg.mf_dim, rc, u;
     double loss = 0, reg = 0;
     memset(&w, 0, sizeof w);
-    w.progress = progress, w.user = user, w.all = (int64_t)ds->num_users + ds->num_items, w.total = total;
-    w.A = NCF__NEW(double, (size_t)K *K), w.buf = NCF__NEW(double, (size_t)ncf_get_threads() * 4 * K);
+    w.progress = progress, w.ctx = ctx, w.all = (int64_t)ds->num_users + ds->num_items, w.total = total;
+    w.A = NCF__NEW(double, (size_t)K *K), w.buf = NCF__NEW(double, (size_t)ncf__threads() * 4 * K);
     w.part = NCF__NEW(double, ds->num_users > ds->num_items ? ds->num_users : ds->num_items);
     if (!w.A || !w.buf || !w.part) rc = ncf__fail(NCF_ERR_NOMEM, "ALS: out of memory for an mf_dim %d system", K);
     else rc = ncf__als_transpose(ds, &w.iptr, &w.iidx, &w.iwt);

@@ -1,4 +1,4 @@
-/* ncf.h - v0.7.0 - Neural Collaborative Filtering (NeuMF) in one C header.
+/* ncf.h - v0.8.0 - Neural Collaborative Filtering (NeuMF) in one C header.
 
    He et al., "Neural Collaborative Filtering", WWW 2017, as TensorFlow's
    official NCF (the MLPerf reference) trains and evaluates it: MovieLens,
@@ -66,6 +66,7 @@
      ncf_sampler sampler;
      ncf_metrics m;
      ncf_config cfg = ncf_config_default();          // the paper's NeuMF
+     ncf_rec_opts opts = ncf_rec_opts_default();     // the 10 best, rated items skipped
      int64_t top[10];
      float score[10];
      int epoch, n, k;
@@ -77,14 +78,14 @@
          ncf_sampler_init(&sampler, &data, cfg.num_neg, cfg.seed) != NCF_OK) goto fail;
      for (epoch = 1; epoch <= 20; epoch++) {
          if (ncf_train_epoch(model, &sampler, epoch, NULL, NULL, NULL) != NCF_OK ||
-             ncf_evaluate(model, &data, 10, NCF_SAMPLED, &m) != NCF_OK) goto fail;
+             ncf_evaluate(model, &data, NULL, &m) != NCF_OK) goto fail; // test HR@10, NDCG@10
          printf("Iteration %d: HR = %.4f, NDCG = %.4f\n", epoch, m.hr, m.ndcg);
      }
      if (ncf_save(model, "neumf.ncf", NCF_SAVE_MODEL) != NCF_OK) goto fail;
      ncf_model_free(model); model = NULL;
      // serving, later or elsewhere: the 10 best movies user 1 has not rated
      if (ncf_load(&model, "neumf.ncf") != NCF_OK) goto fail;
-     if ((n = ncf_recommend(model, 1, 10, NCF_EXCLUDE_RATED, top, score)) < 0) goto fail;
+     if ((n = ncf_recommend(model, 1, &opts, top, score)) < 0) goto fail;
      for (k = 0; k < n; k++) printf("movie %lld (%.3f)\n", (long long)top[k], score[k]);
      ncf_model_free(model); ncf_dataset_free(&data);
      return 0;
@@ -94,17 +95,16 @@
      return 1;
 
    THREAD SAFETY
-     Serving only reads a model: ncf_predict, ncf_predict_indices, ncf_predict_items,
-     ncf_recommend, ncf_recommend_index, ncf_recommend_users, ncf_similar_items and
-     ncf_fold_in (and the workspace forms, each thread with its own) may run on one model
-     from any number of threads at once (each call has its own buffers; ids are found
-     by binary search), and runs on the calling thread alone: no serving call starts an
-     OpenMP team unless asked (ncf_rec_opts.threads; ncf_recommend_users, made for batches, uses
-     the threads). Training, evaluating, loading ids or
-     pre-training change the model: one thread at a time, and not while it serves.
-     Distinct models and datasets may be used from distinct threads. The last
-     error text is thread-local where the compiler supports it. Results are
-     bit-identical for any number of OpenMP threads and without OpenMP.
+     Serving only reads a model: ncf_predict, ncf_predict_index, ncf_predict_for,
+     ncf_recommend, ncf_recommend_index, ncf_recommend_users, ncf_similar, the by-id calls
+     and ncf_fold_in (each thread with its own workspace, if any) may run on one model from
+     any number of threads at once (each call has its own buffers; ids are found by binary
+     search), and runs on the calling thread alone: no serving call starts an OpenMP team
+     unless asked (ncf_rec_opts.threads; ncf_recommend_users, made for batches, uses the
+     threads). Training, evaluating, loading ids or pre-training change the model: one thread
+     at a time, and not while it serves. Distinct models and datasets may be used from
+     distinct threads. The last error text is thread-local where the compiler supports it.
+     Results are bit-identical for any number of OpenMP threads and without OpenMP.
 
    THREADS
      OpenMP threads (ncf_set_threads, or OMP_NUM_THREADS). Work is handed out in small
@@ -115,6 +115,9 @@
      the faster. Threads need an OpenMP compiler with GCC's atomics (GCC, Clang); any
      other runs on one thread.
 
+   VERSIONS
+     0.8.0 (this file): the API narrowed to 80 calls, one a job; CHANGELOG.md in the ncf.h
+     repository has the table from 0.7's names and every version's changes.
 */
 #ifndef NCF_H_INCLUDED
 #define NCF_H_INCLUDED
@@ -126,9 +129,9 @@
 #endif
 
 #define NCF_VERSION_MAJOR 0
-#define NCF_VERSION_MINOR 7
+#define NCF_VERSION_MINOR 8
 #define NCF_VERSION_PATCH 0
-#define NCF_VERSION_STRING "0.7.0"
+#define NCF_VERSION_STRING "0.8.0"
 
 #ifndef NCFDEF
 #if defined(NCF_STATIC) && (defined(__GNUC__) || defined(__clang__))
@@ -171,6 +174,10 @@ enum {
     NCF_ERR_PARSE = -4, /* a malformed input line */
     NCF_ERR_DATA = -5   /* well-formed input that cannot be used (e.g. no negatives left) */
 };
+
+/* The two sides of the matrix: the calls that serve either take one (ncf_find, ncf_row,
+   ncf_fold_in, ncf_similar, ncf_predict_for, ncf_model_add). */
+enum { NCF_USER = 0, NCF_ITEM = 1 };
 
 /* NeuMF: GMF and MLP towers fused by one output layer. GMF: w . (p_u * q_i) + b.
    MLP: a ReLU tower over [p_u; q_i]. MF: b + b_u + b_i + p_u . q_i (the dot-product
@@ -221,8 +228,9 @@ NCFDEF ncf_config ncf_config_mlperf(void);
 /* ---- >>api-errors: the last error, the version, threads -------------------------------------- */
 NCFDEF const char *ncf_error_text(void); /* message of the last failure */
 NCFDEF const char *ncf_version(void);    /* NCF_VERSION_STRING */
-NCFDEF void ncf_set_threads(int n);      /* OpenMP threads (no-op without OpenMP) */
-NCFDEF int ncf_get_threads(void);
+/* OpenMP threads the library's parallel work uses, n > 0 (n <= 0 leaves them as they are);
+   returns the number in effect (1 without OpenMP). */
+NCFDEF int ncf_set_threads(int n);
 
 #ifndef NCF_INFERENCE_ONLY /* NCF_INFERENCE_ONLY: models, predict, recommend, save/load only */
 /* ---- >>api-data: loading interaction logs, the split, ids ------------------------------------ */
@@ -246,7 +254,7 @@ typedef struct ncf_load_report {
     int users_filtered_out;        /* users left under min_ratings (kcore), or with no positive, by the item filter */
     int users_every_item;          /* users dropped for rating every item kept (nothing to rank or draw) */
     int filter_rounds;             /* rounds of the filters (kcore: until neither drops anything) */
-    double weight_min, weight_max; /* the positives' confidences (ncf_load_opts.weighting); 0, 0 without */
+    double weight_min, weight_max; /* the positives' confidences (ncf_dataset_opts.weighting); 0, 0 without */
     /* a split of many items per user (NCF_HOLDOUT_RATIO, _TIME, _CUTOFF): */
     int64_t test_interactions, validation_interactions; /* positives held out for each */
     int users_only_held_out;           /* users with held-out positives and none to train on: not evaluated */
@@ -259,7 +267,7 @@ typedef struct ncf_load_report {
 
 /* Implicit feedback after the hold-out split. Ids are dense 0-based indices: index k of users
    is the k-th user id in ascending order (integers by value, text by bytes), so an id is
-   found by bisection (ncf_dataset_user_index) and an index named (ncf_dataset_user_id).
+   found by bisection (ncf_dataset_find) and an index named (ncf_dataset_id).
    Owns all its arrays; release with ncf_dataset_free. */
 typedef struct ncf_dataset {
     int num_users, num_items;
@@ -268,7 +276,7 @@ typedef struct ncf_dataset {
     int32_t *items;       /* [num_train] ascending within each user */
     int32_t *train_user;  /* [num_train] the user of each positive */
     float *weight;        /* [num_train] each positive's confidence, 1 + alpha f(strength), the
-                               weight of its loss term (ncf_load_opts.weighting); NULL: all 1 */
+                               weight of its loss term (ncf_dataset_opts.weighting); NULL: all 1 */
     int32_t *test_item;   /* [num_users] held-out item, -1 when the user has none */
     int num_eval_neg;     /* eval candidates per user besides the test item */
     int32_t *eval_neg;    /* [num_users*num_eval_neg], rows of test users valid */
@@ -330,10 +338,10 @@ enum {
     NCF_HOLDOUT_CUTOFF,   /* a global time split at holdout_cutoff: positives at or after it */
     NCF_HOLDOUT_SAVED     /* (the report's) the split ncf_save_split wrote, read back */
 };
-/* header of ncf_load_opts */
+/* header of ncf_dataset_opts */
 enum { NCF_HEADER_AUTO = 0, NCF_HEADER_YES = 1, NCF_HEADER_NO = 2 };
 
-typedef struct ncf_load_opts {
+typedef struct ncf_dataset_opts {
     ncf_format format;
     int min_ratings;    /* drop users with fewer positives (20 for ml-20m as MLPerf); 0 keeps all */
     int eval_negatives; /* sampled eval negatives per user (999 for MLPerf); 0: the
@@ -360,7 +368,7 @@ typedef struct ncf_load_opts {
        columns[NCF_COL_STRENGTH], by default the rating column; a negative, NaN or non-numeric
        strength is an error naming file:line. NCF_WEIGHT_NONE (0): every positive weighs 1. */
     int weighting;
-    float alpha; /* > 0 with a weighting (ncf_load_opts_default: 1) */
+    float alpha; /* > 0 with a weighting (ncf_dataset_opts_default: 1) */
     /* 0 (the default): a text id is its field's bytes as written, blanks at either end included
        (they tell "Papers " from "Papers"); quotes delimit a field, and blanks outside them are
        not the id's. 1: blanks around an unquoted id are dropped (a "1, a, 5" file), and lookups
@@ -369,14 +377,14 @@ typedef struct ncf_load_opts {
     int trim_ids;
     float holdout_fraction; /* NCF_HOLDOUT_RATIO and _TIME: the share held out, in (0, 1) (0.2) */
     int64_t holdout_cutoff; /* NCF_HOLDOUT_CUTOFF: the first timestamp held out for test */
-} ncf_load_opts;
+} ncf_dataset_opts;
 
-/* indices of ncf_load_opts.columns and ncf_load_report.columns */
+/* indices of ncf_dataset_opts.columns and ncf_load_report.columns */
 enum { NCF_COL_USER = 0, NCF_COL_ITEM, NCF_COL_RATING, NCF_COL_TIME, NCF_COL_STRENGTH };
-/* ncf_load_opts.weighting */
+/* ncf_dataset_opts.weighting */
 enum { NCF_WEIGHT_NONE = 0, NCF_WEIGHT_LINEAR, NCF_WEIGHT_LOG };
 
-NCFDEF ncf_load_opts ncf_load_opts_default(void);
+NCFDEF ncf_dataset_opts ncf_dataset_opts_default(void);
 #ifndef NCF_NO_STDIO
 /* Loads an interaction log: the NCF paper's split by its names, or any delimited file (the
    MovieLens files as downloaded, a TAB-separated log with a header, a quoted ';' export, ...:
@@ -385,24 +393,22 @@ NCFDEF ncf_load_opts ncf_load_opts_default(void);
    out one item per user with two or more (opts.holdout), and draws eval candidates.
    ds->report says what was read and dropped. opts may be NULL (defaults). On failure *ds is
    left empty and the message names the file, line and field. */
-NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_opts *opts);
+NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_dataset_opts *opts);
 #endif
 /* The same from a delimited log in memory (not the paper split); name is for messages. buf is
    only read. */
 NCFDEF int ncf_load_dataset_mem(ncf_dataset *ds, const char *name, const void *buf, size_t len,
-                                const ncf_load_opts *opts);
+                                const ncf_dataset_opts *opts);
 /* Builds a dataset from n (user, item, timestamp) triples in memory, as ncf_load_dataset does
    after parsing (the latest interaction held out). Raw ids must be in [0, 2^62). */
 NCFDEF int ncf_dataset_from_triples(ncf_dataset *ds, const int64_t *users, const int64_t *items,
                                     const int64_t *timestamps, int64_t n, int min_ratings);
-/* A user or item id as the file wrote it ("0440213320", or "42" for an integer id) to its
-   index, or NCF_ERR_ARG when the dataset has no such id. */
-NCFDEF int ncf_dataset_user_index(const ncf_dataset *ds, const char *id);
-NCFDEF int ncf_dataset_item_index(const ncf_dataset *ds, const char *id);
-/* The id of an index as the file wrote it, NUL-terminated into buf: its length, or NCF_ERR_ARG
-   (an index out of range, or buf shorter than the id and its NUL). */
-NCFDEF int ncf_dataset_user_id(const ncf_dataset *ds, int index, char *buf, size_t size);
-NCFDEF int ncf_dataset_item_id(const ncf_dataset *ds, int index, char *buf, size_t size);
+/* The index of a user (side NCF_USER) or item (NCF_ITEM) id as the file wrote it
+   ("0440213320", or "42" for an integer id), or NCF_ERR_ARG when the dataset has no such id. */
+NCFDEF int ncf_dataset_find(const ncf_dataset *ds, int side, const char *id);
+/* The id of a user's or item's index as the file wrote it, NUL-terminated into buf: its
+   length, or NCF_ERR_ARG (an index out of range, or buf shorter than the id and its NUL). */
+NCFDEF int ncf_dataset_id(const ncf_dataset *ds, int side, int index, char *buf, size_t size);
 /* Synthetic implicit data: users and items in `rank` taste clusters (each user draws
    70% of its items from its own cluster), power-law item popularity and user
    activity (at least 2 interactions each). One interaction per user is held out. */
@@ -413,7 +419,7 @@ NCFDEF int ncf_sample_eval_negatives(ncf_dataset *ds, int n, uint64_t seed);
    set, with n sampled negatives each: the latest by timestamp where the source had them
    (the second latest rating, the latest being the test item), else one chosen by the seed.
    It is never trained on; choose epochs and hyperparameters on it (ncf_fit, or
-   ncf_evaluate_opts with NCF_EVAL_VALIDATION) and the test figures stay unseen. On failure the dataset is unchanged. */
+   ncf_evaluate with NCF_EVAL_VALIDATION) and the test figures stay unseen. On failure the dataset is unchanged. */
 NCFDEF int ncf_hold_out_validation(ncf_dataset *ds, int n, uint64_t seed);
 #ifndef NCF_NO_STDIO
 /* Writes the split for another library to be scored on the same lines: PREFIX.train.tsv,
@@ -455,11 +461,6 @@ NCFDEF int ncf_sampler_init(ncf_sampler *s, const ncf_dataset *data, int num_neg
    shard, the examples of other ranks' users are 0, 0, 0: summed over the ranks, the batch. */
 NCFDEF void ncf_sampler_fill(const ncf_sampler *s, int epoch, int64_t start, int n, int32_t *users, int32_t *items,
                              float *labels);
-/* TF's --hash_pipeline: a hash of the first batch and of all batches (user and item ids).
-   NCF_OK; or NCF_ERR_ARG (a NULL sampler, batch_size <= 0, a shard) or NCF_ERR_NOMEM, with
-   both hashes 0. */
-NCFDEF int ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, uint64_t *first_batch,
-                            uint64_t *all_batches);
 #endif /* NCF_INFERENCE_ONLY */
 
 /* ---- >>api-model: create, free, pre-training, predict ---------------------------------------- */
@@ -506,11 +507,9 @@ NCFDEF int ncf_model_create(ncf_model **out, const ncf_config *cfg);
 #endif
 NCFDEF void ncf_model_free(ncf_model *m);
 /* Logits (pre-sigmoid scores) of n (user index, item index) pairs: dense indices, not ids
-   (ncf_user_index and ncf_item_index find an id's). */
-NCFDEF int ncf_predict_indices(const ncf_model *m, const int32_t *user_index, const int32_t *item_index, int n,
-                               float *logits);
-/* The old name of ncf_predict_indices (0.5); it goes in 0.8. */
-NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits);
+   (ncf_find finds an id's). */
+NCFDEF int ncf_predict_index(const ncf_model *m, const int32_t *user_index, const int32_t *item_index, int n,
+                             float *logits);
 /* Call after changing m->params by hand: rebuilds the cached item projection (out of memory,
    serving goes on without it: slower, the same answers). */
 NCFDEF void ncf_model_params_changed(ncf_model *m);
@@ -534,14 +533,14 @@ NCFDEF int ncf_model_average(ncf_model **out, ncf_model *const *models, int n);
    gradients. A label is 0 (a negative) or a positive's weight c in (0, 1e9] (1: unweighted),
    whose term is c times a positive's: c log(1 + e^-z), its gradient c (sigmoid(z) - 1). */
 NCFDEF int ncf_loss(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int n, double *loss);
-/* Forward and backward: adds d(loss)/d(params) into m->grads and sets *loss. */
+/* Forward and backward: adds d(loss)/d(params) into m->grads (zero after ncf_model_create and
+   after each ncf_update, so calls between updates accumulate) and sets *loss. */
 NCFDEF int ncf_forward_backward(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int n,
                                 double *loss);
-NCFDEF void ncf_zero_grad(ncf_model *m);
 /* One optimizer step from m->grads (cfg.optimizer; Adam's embeddings dense or lazy as
-   cfg.adam), then zero grads. */
+   cfg.adam), then the gradients back to zero. */
 NCFDEF void ncf_update(ncf_model *m);
-/* zero_grad + forward_backward + update. Returns NCF_OK and the mean loss in *loss. */
+/* ncf_forward_backward + ncf_update on fresh gradients. Returns NCF_OK and the mean loss in *loss. */
 NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *items, const float *labels, int n,
                           double *loss);
 /* Grows a model to a dataset whose users and items include the model's (new data: yesterday's
@@ -550,8 +549,8 @@ NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *ite
    rated items become the data's; training then goes on. Data that lacks an id of the model
    is refused with a message (its rows would be lost). On failure *m is unchanged. */
 NCFDEF int ncf_model_grow(ncf_model **m, const ncf_dataset *data);
-/* Adds a user (side 0) or an item (side 1) to the model under id, with rows (ncf_user_row_size
-   floats, as ncf_fold_in or ncf_fold_in_item fit them), so that it is served, saved and loaded
+/* Adds a user (side NCF_USER) or an item (NCF_ITEM) to the model under id, with rows
+   (ncf_row_size floats, as ncf_fold_in fits them), so that it is served, saved and loaded
    by id as the others are; an id the model knows gets the rows in place of its own. Other ids
    keep their rows and Adam moments; indices past the new one's move up by one; a new user has
    no rated items. A model whose ids of that side are integers takes only a plain integer id.
@@ -569,17 +568,16 @@ NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *data);
 
 /* ---- >>api-serving: ids, recommend, fold-in, similar items (ids needed) ---------------------- */
 /* Ids and indices. An id is what the user's file wrote ("0440213320", "u17", "42"); an index
-   is its dense position, which the _index calls take. A user or item id to its index, or
-   NCF_ERR_ARG when the model does not know it: */
-NCFDEF int ncf_user_index(const ncf_model *m, const char *id);
-NCFDEF int ncf_item_index(const ncf_model *m, const char *id);
-/* The id of an index, NUL-terminated into buf: its length, or NCF_ERR_ARG (index out of
-   range, no ids, or buf too short: NCF_MAX_ID_BYTES + 1 always suffices). */
-NCFDEF int ncf_user_id(const ncf_model *m, int index, char *buf, size_t size);
-NCFDEF int ncf_item_id(const ncf_model *m, int index, char *buf, size_t size);
+   is its dense position, which the _index calls take. The index of a user (side NCF_USER) or
+   item (NCF_ITEM) id, or NCF_ERR_ARG when the model does not know it: */
+NCFDEF int ncf_find(const ncf_model *m, int side, const char *id);
+/* The id of a user's or item's index, NUL-terminated into buf: its length, or NCF_ERR_ARG
+   (index out of range, no ids, or buf too short: NCF_MAX_ID_BYTES + 1 always suffices). */
+NCFDEF int ncf_id(const ncf_model *m, int side, int index, char *buf, size_t size);
 
-/* What ncf_recommend_index returns (ncf_rec_opts_default() gives the values in brackets).
-   Lists hold item indices, in any order; the library sorts a copy. */
+/* What a recommendation returns (ncf_rec_opts_default() gives the values in brackets; NULL
+   options, here and in every call that takes options, mean the defaults). Lists hold item
+   indices, in any order; the library sorts a copy. */
 typedef struct ncf_rec_opts {
     int k;                /* the k best items [10] */
     int exclude_rated;    /* skip the items the user rated, training and test [1] */
@@ -587,16 +585,18 @@ typedef struct ncf_rec_opts {
     int num_allow;
     const int32_t *deny; /* never these (already shown, a folded-in user's own items) [NULL] */
     int num_deny;
-    const float *user_row; /* a user given by its rows (ncf_fold_in), scored instead of user u [NULL] */
+    const float *user_row; /* a user given by its rows (ncf_fold_in), scored instead of the user [NULL] */
     int probabilities;     /* scores as probabilities, sigmoid(logit) [0: logits] */
-    void *work;            /* a caller's workspace of ncf_rec_workspace_size bytes (the same size serves
-                             ncf_similar_items and ncf_similar_users): no heap [NULL: the heap] */
+    void *work;            /* a caller's workspace of ncf_rec_workspace_size bytes (any alignment): no heap,
+                              and the answer is the heap's bit for bit [NULL: the heap] */
     size_t work_size;
     int threads; /* 1: one list's catalogue shared among the library's threads (ncf_set_threads;
                              a large catalogue scored alone); 0: the calling thread only, no team started
                              (a server's request threads) [0]. ncf_recommend_users always uses them. */
 } ncf_rec_opts;
 NCFDEF ncf_rec_opts ncf_rec_opts_default(void);
+/* The bytes of ncf_rec_opts.work these options need (a few KB for small models;
+   docs/devices.md has sizes); the same size serves ncf_similar. */
 NCFDEF size_t ncf_rec_workspace_size(const ncf_model *m, const ncf_rec_opts *opts);
 /* The k best candidates for user index u (or opts->user_row), best first (ties: the lower
    index), as item indices with their scores (scores may be NULL). Returns how many were
@@ -608,59 +608,56 @@ NCFDEF int ncf_recommend_index(const ncf_model *m, int u, const ncf_rec_opts *op
    ncf_recommend_index gives, bit for bit, for any number of threads. */
 NCFDEF int ncf_recommend_users(const ncf_model *m, const int32_t *users, int n, const ncf_rec_opts *opts,
                                int32_t *items, float *scores, int *counts);
-/* The logits of n items for user index u, or for the user rows user_row when not NULL. */
-NCFDEF int ncf_predict_items(const ncf_model *m, int u, const float *user_row, const int32_t *items, int n,
-                             float *logits);
+/* The logits of n others for one side's index: user index `index` against items others[0..n)
+   (side NCF_USER), or item index `index` against users (NCF_ITEM), as training scores them;
+   with row not NULL, that side's rows (ncf_fold_in) stand in for the index's. */
+NCFDEF int ncf_predict_for(const ncf_model *m, int side, int index, const float *row, const int32_t *others, int n,
+                           float *logits);
 
-/* The k items most like item index `item` (cosine), best first, as ncf_recommend_index
-   returns them (k, allow, deny and probabilities of opts used; the item itself never). Like
-   means: MF, the items' factors; GMF and NeuMF, the GMF factors weighted by the output layer
-   (for NeuMF the GMF half only: its MLP half scores a user and an item together and has no
-   item vector of its own); MLP, the items' half of the first dense layer. opts->work, as
-   ncf_recommend_index takes it (ncf_rec_workspace_size bytes), makes it allocate nothing. */
-NCFDEF int ncf_similar_items(const ncf_model *m, int item, const ncf_rec_opts *opts, int32_t *items, float *scores);
-/* The k users most like user index `user`, by the cosine of the users' side of the same vectors
-   (MF: their factors; GMF, NeuMF: their GMF factors weighted; MLP: W1 p_u), best first (ties:
-   the lower index; the user itself never); opts: k and work (no lists). */
-NCFDEF int ncf_similar_users(const ncf_model *m, int user, const ncf_rec_opts *opts, int32_t *users, float *scores);
+/* The k items most like item index `index` (side NCF_ITEM), or the k users most like a user
+   (NCF_USER), by cosine, best first (ties: the lower index; never the item or user itself), as
+   ncf_recommend_index returns them. Like means: MF, the factors; GMF and NeuMF, the GMF
+   factors weighted by the output layer (for NeuMF the GMF half only: its MLP half scores a user
+   and an item together and has no vector of either alone); MLP, that side's half of the first
+   dense layer. opts: k, work and probabilities; for items also allow and deny. opts->work
+   (ncf_rec_workspace_size bytes) makes it allocate nothing. */
+NCFDEF int ncf_similar(const ncf_model *m, int side, int index, const ncf_rec_opts *opts, int32_t *out, float *scores);
 
 /* Fold-in: a user not in training (or a known user with fresh items) served without
-   retraining. Its rows ([GMF or MF][MLP][MF bias], ncf_user_row_size floats) are fitted to
-   the items it interacted with, every other parameter frozen: a few Adam steps on those items
-   as positives and fresh uniform negatives (seeded). An ALS model's row is instead the exact
-   solution of its training's least squares for those items (each of confidence 1; the options
-   other than work do not apply). The model is only read (any number of threads); the row then
-   goes to ncf_rec_opts.user_row or ncf_predict_items. */
+   retraining, and the mirror for a new item. Its rows ([GMF or MF][MLP][MF bias], ncf_row_size
+   floats) are fitted to the other side's indices it interacted with, every other parameter
+   frozen: a few Adam steps on those as positives and fresh uniform negatives (seeded). An ALS
+   model's row is instead the exact solution of its training's least squares for them (each of
+   confidence 1; the options other than work do not apply). The model is only read (any number
+   of threads); a user's row then goes to ncf_rec_opts.user_row or ncf_predict_for, an item's to
+   ncf_predict_for. */
 typedef struct ncf_fold_opts {
     int steps;          /* Adam steps (ncf_fold_opts_default gives the measured choice) */
     float lr;           /* their learning rate */
-    int num_neg;        /* negatives per item, drawn afresh each step among the items not given [4] */
+    int num_neg;        /* negatives per given index, drawn afresh each step among the others [4] */
     float l2;           /* L2 on the rows */
     uint64_t seed;      /* the negatives [1] */
-    const float *start; /* start from these rows (a known user's: ncf_user_row) [NULL: zeros] */
+    const float *start; /* start from these rows (a known one's: ncf_row) [NULL: zeros] */
     void *work;         /* a caller's workspace of ncf_fold_workspace_size bytes: no heap [NULL] */
     size_t work_size;
 } ncf_fold_opts;
 NCFDEF ncf_fold_opts ncf_fold_opts_default(void);
-NCFDEF int ncf_user_row_size(const ncf_model *m);
-/* Known user u's rows, into row (ncf_user_row_size floats). */
-NCFDEF int ncf_user_row(const ncf_model *m, int u, float *row);
+/* Floats of a user's or an item's rows: [GMF or MF][MLP][MF bias]. */
+NCFDEF int ncf_row_size(const ncf_model *m);
+/* User (side NCF_USER) or item (NCF_ITEM) index's rows, into row (ncf_row_size floats). */
+NCFDEF int ncf_row(const ncf_model *m, int side, int index, float *row);
+/* Bytes of ncf_fold_opts.work for a fold-in from n given indices. */
 NCFDEF size_t ncf_fold_workspace_size(const ncf_model *m, int n);
-/* The rows of a user who interacted with items[0..n) (item indices; repeats count once). */
-NCFDEF int ncf_fold_in(const ncf_model *m, const int32_t *items, int n, const ncf_fold_opts *opts, float *row);
-/* Items, the mirror: a new item's rows ([GMF or MF][MLP][MF bias], ncf_user_row_size floats)
-   fitted to the users who interacted with it, the rest frozen, negatives drawn among the other
-   users; ncf_fold_workspace_size(m, n) for n users. Then ncf_predict_users scores users
-   against it (irow), or against item i (irow NULL), as training scores them. */
-NCFDEF int ncf_fold_in_item(const ncf_model *m, const int32_t *users, int n, const ncf_fold_opts *opts, float *row);
-NCFDEF int ncf_item_row(const ncf_model *m, int i, float *row);
-NCFDEF int ncf_predict_users(const ncf_model *m, int i, const float *irow, const int32_t *users, int n, float *logits);
+/* The rows of a new user (side NCF_USER) who interacted with items given[0..n), or of a new
+   item (NCF_ITEM) that users given[0..n) interacted with (indices; repeats count once). */
+NCFDEF int ncf_fold_in(const ncf_model *m, int side, const int32_t *given, int n, const ncf_fold_opts *opts,
+                       float *row);
 
 /* Serving by id, one call each: the answer's item ids as written, each NUL-terminated, one
    after another in ids (size bytes; opts->k * (NCF_MAX_ID_BYTES + 1) always suffices), their
    scores in scores (or NULL). Returns how many, or a negative NCF_ERR_* (an unknown id named,
-   ids too small). opts as ncf_recommend_index takes them (NULL: ncf_rec_opts_default). They
-   allocate a few small buffers; the index forms above take workspaces. */
+   ids too small). opts as ncf_recommend_index takes them. They allocate a few small buffers;
+   the index forms above take workspaces. */
 NCFDEF int ncf_recommend_for_id(const ncf_model *m, const char *user, const ncf_rec_opts *opts, char *ids, size_t size,
                                 float *scores);
 /* A new user given by the ids of its items: folded in (fold NULL: ncf_fold_opts_default), its
@@ -669,34 +666,17 @@ NCFDEF int ncf_recommend_for_items(const ncf_model *m, const char *const *items,
                                    const ncf_fold_opts *fold, char *ids, size_t size, float *scores);
 NCFDEF int ncf_similar_to_id(const ncf_model *m, const char *item, const ncf_rec_opts *opts, char *ids, size_t size,
                              float *scores);
-/* The model's users and items (0 for NULL). */
-NCFDEF int ncf_num_users(const ncf_model *m);
-NCFDEF int ncf_num_items(const ncf_model *m);
 
 /* Integer ids (int64): the same for models whose ids are integers. A text id is found by its
    decimal form (42 finds "42"); a model whose item ids are text has no integer items to
-   return, so ncf_recommend refuses it (ncf_recommend_index and ncf_item_id serve it).
-   exclude_rated of ncf_recommend: skip the items the user rated (training and test), or not */
-enum { NCF_INCLUDE_RATED = 0, NCF_EXCLUDE_RATED = 1 };
+   return, so ncf_recommend refuses it (ncf_recommend_index and ncf_id serve it). */
 /* The logit of one (user, item). NCF_ERR_ARG for an id the model never saw (a new user is
-   served by ncf_fold_in from its items; a new item needs training). */
-NCFDEF int ncf_predict(const ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit);
-/* ncf_recommend_index by integer ids: the k best items for a user, best first, skipping the
-   items the user rated when exclude_rated is set. Fast when the item projection cached after
-   training or loading is current. */
-NCFDEF int ncf_recommend(const ncf_model *m, int64_t raw_user, int k, int exclude_rated, int64_t *out_items,
-                         float *out_scores);
-/* The same without the heap, for devices and hot paths ("_with": with the caller's
-   workspace): every buffer is carved from at least ncf_with_workspace_size(m, k) bytes at
-   work (any alignment; a few KB for small models, docs/devices.md has sizes), on the calling
-   thread only. ncf_predict_with needs the size for k = 1. The answers are those of
-   ncf_recommend and ncf_predict, bit for bit. */
-NCFDEF size_t ncf_with_workspace_size(const ncf_model *m, int k);
-NCFDEF size_t ncf_workspace_size(const ncf_model *m, int k); /* the old name (it goes in 0.8) */
-NCFDEF int ncf_recommend_with(const ncf_model *m, int64_t raw_user, int k, int exclude_rated, int64_t *out_items,
-                              float *out_scores, void *work, size_t work_size);
-NCFDEF int ncf_predict_with(const ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit, void *work,
-                            size_t work_size);
+   served by ncf_fold_in from its items; a new item needs training or ncf_fold_in). */
+NCFDEF int ncf_predict(const ncf_model *m, int64_t user, int64_t item, float *logit);
+/* ncf_recommend_index by integer ids: the opts->k best items for a user, best first, as item
+   ids (with opts->work, no heap: a device's call). One (user, item)'s score without the heap:
+   opts.allow = &item, num_allow 1, exclude_rated 0. */
+NCFDEF int ncf_recommend(const ncf_model *m, int64_t user, const ncf_rec_opts *opts, int64_t *items, float *scores);
 
 /* ---- >>api-model-file: save, load, read in place --------------------------------------------- */
 /* A model file: "NCF\0", format version, endianness mark, config, step and epoch, then
@@ -726,14 +706,14 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len);
    and a version 3 file; the same checks as ncf_load_mem, and the raw ids must ascend (as
    every loader assigns them). Such a model serves and evaluates only (training and
    ncf_model_set_ids refuse it). A big-endian host gets a copy (ncf_load_mem). */
-NCFDEF int ncf_model_open(ncf_model **out, const void *buf, size_t len);
-/* ncf_model_open for a buffer the firmware has verified itself (its CRC checked when it was
-   written to flash, say): skips the two passes over the whole file, the CRC and the scan of
-   every parameter for non-finite values (docs/devices.md has what that saves on a
-   Cortex-M, make device). The layout is still checked (sizes, offsets,
+NCFDEF int ncf_model_open(ncf_model **out, const void *buf, size_t len, int flags);
+/* flags of ncf_model_open: NCF_OPEN_VERIFIED, for a buffer the firmware has verified itself
+   (its CRC checked when it was written to flash, say), skips the two passes over the whole
+   file, the CRC and the scan of every parameter for non-finite values (docs/devices.md has
+   what that saves on a Cortex-M, make device). The layout is still checked (sizes, offsets,
    id tables, rated items), so a damaged buffer may score wrongly but is never read outside
    its len. */
-NCFDEF int ncf_model_open_verified(ncf_model **out, const void *buf, size_t len);
+enum { NCF_OPEN_VERIFIED = 1 };
 #ifndef NCF_NO_STDIO
 /* Writes a new temporary file beside PATH (created exclusively, flushed to the disk), then
    renames it over PATH: a failure never leaves a half model or touches the old one. */
@@ -743,22 +723,6 @@ NCFDEF int ncf_load(ncf_model **out, const char *path);
    refused), into a block of *len bytes aligned for ncf_model_open, which the caller keeps
    while the model lives and then releases with ncf_free. */
 NCFDEF int ncf_model_read_file(const char *path, void **buf, size_t *len);
-/* Any file written whole or not at all, as ncf_save writes a model: the bytes go to a new
-   temporary file beside PATH, and PATH changes only at the commit, when the file has been
-   flushed to the disk and is renamed over it (an existing file's permissions kept). A
-   failed write is kept: later calls return it and the commit removes the temporary file.
-   Commit and discard free the ncf_output. A killed program's temporary file is removed by
-   the next open of the same PATH; no file the library did not make is ever removed. */
-typedef struct ncf_output ncf_output;
-NCFDEF int ncf_output_open(ncf_output **out, const char *path);
-NCFDEF int ncf_output_write(ncf_output *out, const void *buf, size_t len);
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 2, 3)))
-#endif
-NCFDEF int
-ncf_output_printf(ncf_output *out, const char *fmt, ...);
-NCFDEF int ncf_output_commit(ncf_output *out);   /* PATH replaced, or left as it was (an error) */
-NCFDEF void ncf_output_discard(ncf_output *out); /* PATH left as it was */
 #endif
 NCFDEF void ncf_free(void *p);
 
@@ -767,23 +731,23 @@ NCFDEF void ncf_free(void *p);
 /* Called every few batches and at the end: examples done of total, mean loss so far. An ALS
    epoch reports every few thousand rows fitted as that share of total, its loss NaN until the
    end (it is the objective's over the whole epoch). */
-typedef void (*ncf_progress_fn)(void *user, int64_t done, int64_t total, double mean_loss);
+typedef void (*ncf_progress_fn)(void *ctx, int64_t done, int64_t total, double mean_loss);
 
 /* One epoch of the sampler in batches of cfg.batch_size. *mean_loss may be NULL. The threads
    stay in one parallel region for many steps and wait on each other only when a step needs
    it (three times a step), so a busy machine costs little (see THREADS above). */
-NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_progress_fn progress, void *user,
+NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_progress_fn progress, void *ctx,
                            double *mean_loss);
 /* Part of an epoch: its examples [first, first + count), in batches from first (a time
    budget, an epoch resumed midway). Does not refresh the serving cache as ncf_train_epoch does. */
 NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int64_t first, int64_t count,
-                              ncf_progress_fn progress, void *user, double *mean_loss);
+                              ncf_progress_fn progress, void *ctx, double *mean_loss);
 /* An epoch of each of n models, models[k] drawing from samplers[k] (seeds to average with
    ncf_model_average): MF models trained by SGD one example a step side by side, one thread
    each; the others in turn. Progress is model 0's; *mean_loss (may be NULL) the mean of theirs.
    Each model's bits are those of its own ncf_train_epoch. */
 NCFDEF int ncf_train_epoch_each(ncf_model *const *models, const ncf_sampler *samplers, int n, int epoch,
-                                ncf_progress_fn progress, void *user, double *mean_loss);
+                                ncf_progress_fn progress, void *ctx, double *mean_loss);
 
 /* Means over the users evaluated, as RecBole defines them, T_u the user's held-out items and
    hit(j) whether its j-th ranked item (from 0) is one: HR@k (any hit in the top k), NDCG@k (DCG
@@ -803,7 +767,7 @@ typedef struct ncf_metrics {
 } ncf_metrics;
 
 enum { NCF_EVAL_TEST = 0, NCF_EVAL_VALIDATION = 1 };
-/* full_ranking of ncf_evaluate: the sampled negatives, or every item the user has not rated */
+/* ncf_eval_opts.full_ranking: the sampled negatives, or every item the user has not rated */
 enum { NCF_SAMPLED = 0, NCF_FULL_RANKING = 1 };
 
 /* ncf_eval_opts.metric: the figure that chooses (the epoch, early stopping, the search) */
@@ -823,31 +787,33 @@ typedef struct ncf_eval_opts {
 } ncf_eval_opts;
 
 NCFDEF ncf_eval_opts ncf_eval_opts_default(void);
-/* HR, NDCG and MRR of the test or validation items. NCF_ERR_DATA when the dataset holds
-   none out (NCF_HOLDOUT_NONE): there is nothing to evaluate. */
-NCFDEF int ncf_evaluate_opts(const ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *opts, ncf_metrics *out);
-/* The old name (it goes in 0.8). */
-NCFDEF int ncf_evaluate_with(const ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *opts, ncf_metrics *out);
+/* The figures at opts->k of the test or validation items (opts NULL: test HR@10 and the rest,
+   sampled). Each held-out item is ranked against its sampled negatives, or with full_ranking
+   against every item the user did not rate in training: rank = the candidates scoring >= it
+   (ties count against it), HR = rank < k, NDCG = 1/log2(rank + 2) when rank < k. model NULL:
+   the popularity baseline's figures on the same candidates (items scored by their training
+   positives): a model that does not beat them has learned nothing about the users.
+   NCF_ERR_DATA when the dataset holds none out (NCF_HOLDOUT_NONE): nothing to evaluate. */
+NCFDEF int ncf_evaluate(const ncf_model *model, const ncf_dataset *data, const ncf_eval_opts *opts, ncf_metrics *out);
 /* The figures at each of ks[0..num_ks) (num_ks <= NCF_MAX_KS, each in 1..NCF_MAX_K; opts->k is
    not read) from one ranking: out[j] at ks[j]. A split of many items per user is evaluated by
-   full ranking only. model NULL: the popularity baseline's (ncf_evaluate_popularity). */
+   full ranking only. model NULL: the popularity baseline's, as ncf_evaluate's. */
 NCFDEF int ncf_evaluate_at(const ncf_model *model, const ncf_dataset *data, const ncf_eval_opts *opts, const int *ks,
                            int num_ks, ncf_metrics *out);
 /* The value of a figure (NCF_METRIC_*) in m. */
 NCFDEF double ncf_metric_value(const ncf_metrics *m, int metric);
-/* The same figures for the popularity baseline on the same candidates: items scored by their
-   training positives. A model that does not beat it has learned nothing about the users. */
-NCFDEF int ncf_evaluate_popularity(const ncf_dataset *data, const ncf_eval_opts *opts, ncf_metrics *out);
 
 /* Training with the epoch chosen on validation, never on test. */
 typedef struct ncf_fit_opts {
     int epochs;               /* epochs to train at most [20] */
     int patience;             /* stop after this many epochs without a validation gain; 0: never [0] */
-    int decay;                /* 1: the learning rate falls linearly over the epochs (ncf_decayed_lr) [0] */
+    int decay;                /* 1: the learning rate falls linearly over the epochs, lr (1 - j / epochs) in
+                                 the j-th from 0: SGD one example a step reaches in 20-40 epochs what takes
+                                 it 256 at a constant rate (Rendle et al.; docs/tuning.md) [0] */
     int by_positive;          /* 1: the epoch shuffled by positive (ncf_sampler.by_positive) [0] */
     ncf_eval_opts eval;       /* what chooses: validation HR@eval.k, sampled or full ranking [HR@10, sampled] */
     ncf_progress_fn progress; /* within each epoch, or NULL */
-    void *user;
+    void *ctx;                /* progress's first argument */
 } ncf_fit_opts;
 typedef struct ncf_fit_report {
     int chosen_epoch; /* the epoch m is left at (its count; 0: none beat the start) */
@@ -855,15 +821,12 @@ typedef struct ncf_fit_report {
     ncf_metrics chosen; /* the chosen epoch's validation figures */
 } ncf_fit_report;
 NCFDEF ncf_fit_opts ncf_fit_opts_default(void);
-/* The learning rate of the j-th (0-based) of `epochs` epochs that anneal from lr: lr * (1 -
-   j / epochs), down to lr / epochs in the last. SGD one example a step reaches in 20-40 epochs
-   so what takes it 256 at a constant rate (Rendle et al.'s ml-1m recipe; docs/tuning.md). */
-NCFDEF float ncf_decayed_lr(float lr, int j, int epochs);
 /* Trains m on the data's training positives from its next epoch (m->epoch + 1), evaluates
-   every epoch on the validation items (ncf_hold_out_validation, or ncf_load_opts.validation),
+   every epoch on the validation items (ncf_hold_out_validation, or ncf_dataset_opts.validation),
    and leaves m at the epoch with the best validation HR, its parameters and Adam moments as
    they were then. Nothing it does reads the test items (the sampler draws negatives among
-   the items not in training): evaluate the test once, after. rep may be NULL. */
+   the items not in training): evaluate the test once, after. rep may be NULL; opts NULL:
+   ncf_fit_opts_default. */
 NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *opts, ncf_fit_report *rep);
 
 /* A search for good settings on the validation split (never the test): successive halving
@@ -880,7 +843,7 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *op
    ncf_config_default. An MF or GMF winner's seeds then train on training alone in step, and
    the epoch at which their average does best on validation is the final's (rep->averaged).
    The plan is fixed by the budget, the data's size and the seed through a cost model of each
-   run (its training examples and evaluations; ncf_tune_cost), never by a clock, so a search
+   run (its training examples and evaluations), never by a clock, so a search
    gives the same table on 1 or many threads and on any machine; only max_seconds, when set,
    looks at the time. */
 typedef struct ncf_trial {
@@ -893,8 +856,8 @@ typedef struct ncf_trial {
     int decay;              /* 1: its learning rate fell over its epochs (ncf_fit_opts.decay) */
     int chosen_epoch;       /* its best validation epoch (0: none beat the start) */
     ncf_metrics val;        /* validation figures at that epoch */
-    double planned_seconds; /* its share of the plan: ncf_tune_cost of the run, half of it for SGD one
-                               example a step (two such runs train at once, one thread each) */
+    double planned_seconds; /* its share of the plan: the cost model's seconds of the run, half of it for SGD
+                               one example a step (two such runs train at once, one thread each) */
     int beside;             /* 1: trained at once with the run before or after it (their time is shared) */
     int partner;            /* 1: a lone SGD-one-example-a-step run's partner, beyond its rung's quarter */
 } ncf_trial;
@@ -913,12 +876,14 @@ typedef struct ncf_tune_report {
                                the winner's (0 in a report made by hand: the winner's) */
     int too_small;          /* 1: the budget fits no run (nothing run; train the defaults) */
     int stopped;            /* 1: max_seconds passed, and the runs not started were dropped */
+    double budget;          /* the budget planned to: opts->budget, or the one from the data's size */
 } ncf_tune_report;
-typedef void (*ncf_tune_progress_fn)(void *user, const ncf_tune_report *so_far, const ncf_trial *next);
+typedef void (*ncf_tune_progress_fn)(void *ctx, const ncf_tune_report *so_far, const ncf_trial *next);
 typedef struct ncf_tune_opts {
-    double budget;                 /* planned seconds (ncf_tune_cost) for the search and the final
+    double budget;                 /* planned seconds (the cost model's) for the search and the final
                                  training: a quarter each for the three rungs, the rest (a quarter
-                                 at least) for the final's seeds [300] */
+                                 at least) for the final's seeds [0: from the data's size, 50 epochs of
+                                 ncf_config_default by the cost model and 30 s at least] */
     uint64_t seed;                 /* draws the settings; also each model's seed [1] */
     int max_epochs;                /* the last rung's epochs; rungs of a ninth and a third of it [18] */
     int patience;                  /* within a run [3] */
@@ -929,17 +894,11 @@ typedef struct ncf_tune_opts {
                                       at least) pays for: their epochs chosen on training alone, then
                                       trained on training + validation [4] */
     ncf_tune_progress_fn progress; /* before each run (next) and at the end (next NULL), or NULL */
-    void *user;
+    void *ctx;                     /* progress's first argument */
 } ncf_tune_opts;
 NCFDEF ncf_tune_opts ncf_tune_opts_default(void);
-/* The planned seconds of `epochs` epochs of cfg on the data, with an evaluation of the
-   validation items before the first epoch and after each, on the machine the cost model was measured on (see
-   docs/tuning.md): a unit of work, not a promise of time. */
-NCFDEF double ncf_tune_cost(const ncf_config *cfg, const ncf_dataset *data, int epochs);
-/* A budget from the data's size: 50 epochs of the defaults (ncf_config_default) by the cost
-   model, 30 at least (docs/tuning.md has what it comes to on ml-1m). */
-NCFDEF double ncf_tune_budget(const ncf_dataset *data);
-/* Runs the search on data (with validation items: ncf_hold_out_validation) and fills rep. */
+/* Runs the search on data (with validation items: ncf_hold_out_validation) and fills rep
+   (opts NULL: ncf_tune_opts_default). */
 NCFDEF int ncf_tune(const ncf_dataset *data, const ncf_tune_opts *opts, ncf_tune_report *rep);
 /* The winner trained anew on the training and the validation positives, for rep->final_epochs:
    the model to evaluate on test, once, and to ship. An MF or GMF winner is trained from
@@ -947,14 +906,9 @@ NCFDEF int ncf_tune(const ncf_dataset *data, const ncf_tune_opts *opts, ncf_tune
    epochs at which their average trained on training alone did best on validation (an average
    of models is often at its best later than one of them). Its ids are the data's. */
 NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *data, const ncf_tune_report *rep,
-                          ncf_progress_fn progress, void *user);
+                          ncf_progress_fn progress, void *ctx);
 NCFDEF void ncf_tune_report_free(ncf_tune_report *rep);
 
-/* Leave-one-out metrics at k. Each test item is ranked against its eval negatives,
-   or, with full_ranking, against every item the user did not rate in training.
-   rank = number of candidates scoring >= the test item (ties count against it);
-   HR = rank < k, NDCG = 1/log2(rank + 2) when rank < k. */
-NCFDEF int ncf_evaluate(const ncf_model *m, const ncf_dataset *data, int k, int full_ranking, ncf_metrics *out);
 #endif
 
 #if defined(NCF_MPI) && !defined(NCF_INFERENCE_ONLY)
@@ -980,7 +934,7 @@ NCFDEF int ncf_evaluate(const ncf_model *m, const ncf_dataset *data, int k, int 
    ids are numbered together and kept whole on every rank, as are the per-user arrays (a few
    bytes a user). A delimited log only, split one item per user (the paper's split and saved
    splits: ncf_load_dataset, then ncf_mpi_shard). */
-NCFDEF int ncf_mpi_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_opts *opts, MPI_Comm comm);
+NCFDEF int ncf_mpi_load_dataset(ncf_dataset *ds, const char *path, const ncf_dataset_opts *opts, MPI_Comm comm);
 /* Keeps this rank's share of a dataset, in place: call it after eval negatives and validation
    are drawn, and after ncf_model_set_ids (which needs every user's rated items). On failure the
    dataset is unchanged. */
@@ -990,20 +944,18 @@ NCFDEF int ncf_mpi_shard(ncf_dataset *ds, MPI_Comm comm);
    print) sees the whole epoch. Each rank's model must be the same at the start: made with the
    same config and seed, or loaded from the same file. */
 NCFDEF int ncf_mpi_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, MPI_Comm comm, ncf_progress_fn progress,
-                               void *user, double *mean_loss);
+                               void *ctx, double *mean_loss);
 /* Part of an epoch, as ncf_train_examples: its examples [first, first + count). Afterwards each
    rank's copy has only its own users' rows up to date: ncf_mpi_evaluate works, and ncf_mpi_sync
    makes the copies whole before anything else (saving, serving, ncf_evaluate refuse until then). */
 NCFDEF int ncf_mpi_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int64_t first, int64_t count,
-                                  MPI_Comm comm, ncf_progress_fn progress, void *user, double *mean_loss);
+                                  MPI_Comm comm, ncf_progress_fn progress, void *ctx, double *mean_loss);
 /* Copies each rank's users' rows (parameters and Adam moments) to every rank. */
 NCFDEF int ncf_mpi_sync(ncf_model *m, const ncf_dataset *shard, MPI_Comm comm);
-/* ncf_evaluate_opts over the ranks, each scoring its shard's users: the same figures, bit for
+/* ncf_evaluate over the ranks, each scoring its shard's users: the same figures, bit for
    bit, as one process evaluating the whole data. */
 NCFDEF int ncf_mpi_evaluate(ncf_model *m, const ncf_dataset *shard, const ncf_eval_opts *opts, MPI_Comm comm,
                             ncf_metrics *out);
-/* The bytes this rank has sent in ncf_mpi_train_examples calls on this model (payload). */
-NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m);
 /* Model shards, for models whose users outgrow a machine: a shard holds this rank's users' rows
    only (parameters and Adam moments; its cfg.num_users counts them), the items and dense layers
    whole. It trains and evaluates as a whole model does, to the same bits, and its user rows never

@@ -406,22 +406,24 @@ static const char *ncf__shown(const char *s, const char *e)
 NCFDEF const char *ncf_error_text(void) { return ncf__errbuf; }
 NCFDEF const char *ncf_version(void) { return NCF_VERSION_STRING; }
 
-NCFDEF void ncf_set_threads(int n)
-{
-#ifdef _OPENMP
-    if (n > 0) omp_set_num_threads(n);
-#else
-    (void)n;
-#endif
-}
-
-NCFDEF int ncf_get_threads(void)
+/* The threads the library's parallel work uses (1 without OpenMP). */
+static int ncf__threads(void)
 {
 #ifdef _OPENMP
     return omp_get_max_threads();
 #else
     return 1;
 #endif
+}
+
+NCFDEF int ncf_set_threads(int n)
+{
+#ifdef _OPENMP
+    if (n > 0) omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+    return ncf__threads();
 }
 
 /* ---- >>memory: allocation, non-finite values, whole files read ------------------------------- */

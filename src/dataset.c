@@ -56,12 +56,12 @@ static int ncf__negatives_possible(const ncf_dataset *ds, const int32_t *held, i
 }
 
 /* n distinct negatives into neg[(u - lo)*n..] for each user u in [lo, hi) with an item in held[],
-   drawn among the items it never rated; r is scratch of 2n per thread (ncf_get_threads()).
+   drawn among the items it never rated; r is scratch of 2n per thread (ncf__threads()).
    Allocates nothing. */
 static void ncf__draw_negatives(const ncf_dataset *ds, const int32_t *held, int n, uint64_t seed, int64_t *scratch,
                                 int lo, int hi, int32_t *neg)
 {
-    int u, T = ncf_get_threads();
+    int u, T = ncf__threads();
     (void)T; /* (without OpenMP) */
     NCF__OMP(parallel num_threads(ncf__team_of(1, T)))
     {
@@ -104,7 +104,7 @@ static int ncf__eval_negatives(ncf_dataset *ds, int n, uint64_t seed, int lo, in
     int rc;
     if ((rc = ncf__negatives_possible(ds, ds->test_item, n, "eval")) != NCF_OK) return rc;
     neg = NCF__NEW(int32_t, (size_t)(hi - lo) * (size_t)n + 1);
-    scratch = NCF__NEW(int64_t, (size_t)ncf_get_threads() * 2 * (size_t)n);
+    scratch = NCF__NEW(int64_t, (size_t)ncf__threads() * 2 * (size_t)n);
     if (!neg || !scratch) {
         NCF_FREE(neg), NCF_FREE(scratch);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for %d eval negatives per user", n);
@@ -138,7 +138,7 @@ static int ncf__hold_out_val(ncf_dataset *ds, int n, uint64_t seed, int lo, int 
     int u, rc;
     val = NCF__NEW(int32_t, ds->num_users ? ds->num_users : 1);
     neg = NCF__NEW(int32_t, (size_t)(hi - lo) * (size_t)n + 1);
-    scratch = NCF__NEW(int64_t, (size_t)ncf_get_threads() * 2 * (size_t)n);
+    scratch = NCF__NEW(int64_t, (size_t)ncf__threads() * 2 * (size_t)n);
     if (ds->weight) vw = NCF__NEW(float, ds->num_users ? ds->num_users : 1);
     if (!val || !neg || !scratch || (ds->weight && !vw)) {
         NCF_FREE(val), NCF_FREE(neg), NCF_FREE(scratch), NCF_FREE(vw);
@@ -186,7 +186,7 @@ NCFDEF int ncf_hold_out_validation(ncf_dataset *ds, int n, uint64_t seed)
     if (ds->test_ptr)
         return ncf__fail(NCF_ERR_ARG,
                          "ncf_hold_out_validation: a split of many items per user holds its validation "
-                         "items out as it loads (ncf_load_opts.validation)");
+                         "items out as it loads (ncf_dataset_opts.validation)");
     return ncf__hold_out_val(ds, n, seed, 0, ds->num_users);
 }
 

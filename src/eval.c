@@ -153,7 +153,7 @@ static int ncf__eval_ranks(ncf_model *m, const ncf_dataset *data, const ncf_eval
                             : 1 + (o->target == NCF_EVAL_VALIDATION ? data->num_val_neg : data->num_eval_neg);
     proj = ncf__projection_for(m, &own, &rc);
     if (rc != NCF_OK) return rc;
-    NCF__PARALLEL_N(u1 - u0 > 1, ncf_get_threads() < u1 - u0 ? ncf_get_threads() : u1 - u0)
+    NCF__PARALLEL_N(u1 - u0 > 1, ncf__threads() < u1 - u0 ? ncf__threads() : u1 - u0)
     {
         ncf__eval_buf e;
         int C = ncf__eval_chunk(m, ncand), j0;
@@ -423,8 +423,8 @@ static int ncf__at_args(const ncf_model *m, const ncf_dataset *d, const ncf_eval
 {
     ncf_eval_opts one;
     int j, rc;
-    if (!d || !d->user_ptr || !o || !ks || !out || nk < 1 || nk > NCF_MAX_KS)
-        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_at: need a loaded dataset, options, 1 to %d cut-offs and outputs",
+    if (!d || !d->user_ptr || !ks || !out || nk < 1 || nk > NCF_MAX_KS)
+        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_at: need a loaded dataset, 1 to %d cut-offs and outputs",
                          NCF_MAX_KS);
     for (j = 0, *kmax = 1; j < nk; j++) {
         if (ks[j] < 1 || ks[j] > NCF_MAX_K)
@@ -433,23 +433,24 @@ static int ncf__at_args(const ncf_model *m, const ncf_dataset *d, const ncf_eval
     }
     one = *o, one.k = ks[0];
     if (m) return ncf__eval_args(m, d, &one, out);
-    if (ncf__is_shard(d)) return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: the dataset is a shard");
+    if (ncf__is_shard(d)) return ncf__fail(NCF_ERR_ARG, "ncf_evaluate (popularity): the dataset is a shard");
     if (d->report.holdout == NCF_HOLDOUT_NONE)
-        return ncf__fail(NCF_ERR_DATA,
-                         "ncf_evaluate_popularity: nothing to evaluate: the dataset holds no item out (holdout none)");
+        return ncf__fail(
+            NCF_ERR_DATA,
+            "ncf_evaluate (popularity): nothing to evaluate: the dataset holds no item out (holdout none)");
     if ((o->target != NCF_EVAL_TEST && o->target != NCF_EVAL_VALIDATION) ||
         (o->full_ranking != 0 && o->full_ranking != 1) || o->max_users < 0)
         return ncf__fail(NCF_ERR_ARG,
-                         "ncf_evaluate_popularity: target %d, full_ranking %d or max_users %d is not one "
+                         "ncf_evaluate (popularity): target %d, full_ranking %d or max_users %d is not one "
                          "of its values",
                          o->target, o->full_ranking, o->max_users);
     if (o->target == NCF_EVAL_VALIDATION && !ncf__has_val(d))
-        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: the dataset has no validation set");
+        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate (popularity): the dataset has no validation set");
     if (d->test_ptr && !o->full_ranking)
         return ncf__fail(NCF_ERR_ARG,
-                         "ncf_evaluate_popularity: a split of many items per user is evaluated by full ranking");
+                         "ncf_evaluate (popularity): a split of many items per user is evaluated by full ranking");
     rc = (o->target == NCF_EVAL_VALIDATION ? d->num_val_neg : d->num_eval_neg) > 0 || o->full_ranking;
-    return rc ? NCF_OK : ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: the dataset has no eval negatives");
+    return rc ? NCF_OK : ncf__fail(NCF_ERR_ARG, "ncf_evaluate (popularity): the dataset has no eval negatives");
 }
 
 /* The rankings of users [u0, u1) into g[] (g's lists in pos, top: kmax each). */
@@ -459,7 +460,7 @@ static int ncf__rank_users(const ncf_model *m, const float *proj, const float *p
     int ncand =
         o->full_ranking ? d->num_items : 1 + (o->target == NCF_EVAL_VALIDATION ? d->num_val_neg : d->num_eval_neg);
     int u, failed = 0;
-    NCF__PARALLEL_N(u1 - u0 > 1, ncf_get_threads() < u1 - u0 ? ncf_get_threads() : u1 - u0)
+    NCF__PARALLEL_N(u1 - u0 > 1, ncf__threads() < u1 - u0 ? ncf__threads() : u1 - u0)
     {
         ncf__rank_buf b;
         int ok = ncf__rank_buf_alloc(&b, m, ncand, kmax, d->num_items);
@@ -488,6 +489,8 @@ NCFDEF int ncf_evaluate_at(const ncf_model *m, const ncf_dataset *d, const ncf_e
     ncf__ranking *g = NULL;
     int64_t k;
     int rc, kmax = 1, B, u0, u, j;
+    ncf_eval_opts dflt = ncf_eval_opts_default();
+    if (!o) o = &dflt;
     if ((rc = ncf__at_args(m, d, o, ks, nk, out, &kmax)) != NCF_OK) return rc;
     if (m && NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: " NCF__STALE_TEXT);
     B = ncf__rank_block(kmax);
@@ -531,22 +534,11 @@ done:
     return rc;
 }
 
-NCFDEF int ncf_evaluate_opts(const ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *o, ncf_metrics *out)
+NCFDEF int ncf_evaluate(const ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *o, ncf_metrics *out)
 {
-    if (!m || !o) return ncf__fail(NCF_ERR_ARG, "ncf_evaluate: need a model, a loaded dataset, an output and k > 0");
+    ncf_eval_opts d = ncf_eval_opts_default();
+    if (!o) o = &d;
     return ncf_evaluate_at(m, data, o, &o->k, 1, out);
-}
-
-NCFDEF int ncf_evaluate_with(const ncf_model *m, const ncf_dataset *data, const ncf_eval_opts *o, ncf_metrics *out)
-{
-    return ncf_evaluate_opts(m, data, o, out);
-}
-
-NCFDEF int ncf_evaluate_popularity(const ncf_dataset *data, const ncf_eval_opts *o, ncf_metrics *out)
-{
-    if (!o)
-        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate_popularity: need a loaded dataset, options, an output and k > 0");
-    return ncf_evaluate_at(NULL, data, o, &o->k, 1, out);
 }
 
 NCFDEF double ncf_metric_value(const ncf_metrics *m, int metric)
@@ -560,13 +552,6 @@ NCFDEF double ncf_metric_value(const ncf_metrics *m, int metric)
     case NCF_METRIC_MAP: return m->map;
     default: return m->hr;
     }
-}
-
-NCFDEF int ncf_evaluate(const ncf_model *m, const ncf_dataset *data, int k, int full_ranking, ncf_metrics *out)
-{
-    ncf_eval_opts o = ncf_eval_opts_default();
-    o.k = k, o.full_ranking = full_ranking;
-    return ncf_evaluate_opts(m, data, &o, out);
 }
 
 #endif /* NCF_INFERENCE_ONLY */

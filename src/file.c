@@ -732,11 +732,12 @@ static int ncf__open_in_place(ncf_model **out, const void *buf, size_t len, int 
     return NCF_OK;
 }
 
-NCFDEF int ncf_model_open(ncf_model **out, const void *buf, size_t len) { return ncf__open_in_place(out, buf, len, 0); }
-
-NCFDEF int ncf_model_open_verified(ncf_model **out, const void *buf, size_t len)
+NCFDEF int ncf_model_open(ncf_model **out, const void *buf, size_t len, int flags)
 {
-    return ncf__open_in_place(out, buf, len, 1);
+    if (flags & ~NCF_OPEN_VERIFIED)
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_open: flags 0x%x hold bits other than NCF_OPEN_VERIFIED",
+                         (unsigned)flags);
+    return ncf__open_in_place(out, buf, len, flags & NCF_OPEN_VERIFIED);
 }
 
 /* ---- >>safe-save: files written whole or not at all ------------------------------------------ */
@@ -753,7 +754,7 @@ NCFDEF int ncf_model_open_verified(ncf_model **out, const void *buf, size_t len)
 #define NCF__FLOCK 1 /* flock: a lock per open file, so another thread of this process sees it too */
 #endif
 
-struct ncf_output {
+struct ncf__outfile {
 #if defined(_WIN32)
     HANDLE h;
 #elif defined(NCF__POSIX_FILES)
@@ -844,7 +845,7 @@ static void ncf__remove_orphans(const char *path)
 #endif
 
 /* Creates PATH.tmp-XXXXXXXXXXXX exclusively, retrying under another name if it exists. */
-static int ncf__tmp_create(ncf_output *t, const char *path)
+static int ncf__tmp_create(ncf__outfile *t, const char *path)
 {
     static NCF__TLS uint64_t counter;
     uint64_t base = ncf__mix64(NCF__PID() ^ (uint64_t)(size_t)t ^ ((uint64_t)(size_t)&counter << 20)), r;
@@ -893,7 +894,7 @@ static int ncf__tmp_create(ncf_output *t, const char *path)
 }
 
 /* Writes p[0..len) to the temporary file; the first failure is kept in t->rc. */
-static int ncf__tmp_put(ncf_output *t, const char *p, size_t len)
+static int ncf__tmp_put(ncf__outfile *t, const char *p, size_t len)
 {
     int ok = 1;
 #if defined(_WIN32)
@@ -918,7 +919,7 @@ static int ncf__tmp_put(ncf_output *t, const char *p, size_t len)
 }
 
 /* What is buffered, written and flushed to the disk. */
-static int ncf__tmp_sync(ncf_output *t)
+static int ncf__tmp_sync(ncf__outfile *t)
 {
     if (t->rc == NCF_OK && t->used) ncf__tmp_put(t, t->buf, t->used);
     t->used = 0;
@@ -934,7 +935,7 @@ static int ncf__tmp_sync(ncf_output *t)
     return t->rc;
 }
 
-static void ncf__tmp_close(ncf_output *t)
+static void ncf__tmp_close(ncf__outfile *t)
 {
 #if defined(_WIN32)
     if (t->h != INVALID_HANDLE_VALUE) CloseHandle(t->h), t->h = INVALID_HANDLE_VALUE;
@@ -950,7 +951,7 @@ static void ncf__tmp_close(ncf_output *t)
 /* Renames the temporary file over PATH (replacing it; Windows' rename does not), then on
    POSIX flushes the directory so the rename itself survives a crash. The file is closed
    after the rename there, so its lock marks it live until it has its name. */
-static int ncf__tmp_commit(ncf_output *t)
+static int ncf__tmp_commit(ncf__outfile *t)
 {
     const char *path = t->path;
 #if defined(_WIN32)
@@ -980,17 +981,17 @@ static int ncf__tmp_commit(ncf_output *t)
     return NCF_OK;
 }
 
-NCFDEF int ncf_output_open(ncf_output **out, const char *path)
+static int ncf__outfile_open(ncf__outfile **out, const char *path)
 {
-    ncf_output *t;
+    ncf__outfile *t;
     size_t n = path ? strlen(path) : 0;
     int rc;
-    if (!out) return ncf__fail(NCF_ERR_ARG, "ncf_output_open: NULL argument");
+    if (!out) return ncf__fail(NCF_ERR_ARG, "ncf__outfile_open: NULL argument");
     *out = NULL;
-    if (!n) return ncf__fail(NCF_ERR_ARG, "ncf_output_open: NULL or empty path");
+    if (!n) return ncf__fail(NCF_ERR_ARG, "ncf__outfile_open: NULL or empty path");
     if (path[n - 1] == '/' || path[n - 1] == '\\') return ncf__fail(NCF_ERR_IO, "%s: names a folder, not a file", path);
     if (n >= sizeof t->path - 20) return ncf__fail(NCF_ERR_ARG, "%s: path too long", path);
-    if (!(t = NCF__NEW(ncf_output, 1))) return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory", path);
+    if (!(t = NCF__NEW(ncf__outfile, 1))) return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory", path);
     memcpy(t->path, path, n + 1);
     t->rc = NCF_OK, t->used = 0;
 #if defined(NCF__POSIX_FILES)
@@ -1011,9 +1012,9 @@ NCFDEF int ncf_output_open(ncf_output **out, const char *path)
     return NCF_OK;
 }
 
-NCFDEF int ncf_output_write(ncf_output *t, const void *buf, size_t len)
+static int ncf__outfile_write(ncf__outfile *t, const void *buf, size_t len)
 {
-    if (!t || (!buf && len)) return ncf__fail(NCF_ERR_ARG, "ncf_output_write: NULL argument");
+    if (!t || (!buf && len)) return ncf__fail(NCF_ERR_ARG, "ncf__outfile_write: NULL argument");
     if (t->rc != NCF_OK) return t->rc;
     if (t->used + len > sizeof t->buf && t->used) ncf__tmp_put(t, t->buf, t->used), t->used = 0;
     if (len >= sizeof t->buf) return ncf__tmp_put(t, (const char *)buf, len);
@@ -1021,17 +1022,17 @@ NCFDEF int ncf_output_write(ncf_output *t, const void *buf, size_t len)
     return t->rc;
 }
 
-NCFDEF int ncf_output_printf(ncf_output *t, const char *fmt, ...)
+static int ncf__outfile_printf(ncf__outfile *t, const char *fmt, ...)
 {
     va_list ap;
     int n;
     char *big;
-    if (!t || !fmt) return ncf__fail(NCF_ERR_ARG, "ncf_output_printf: NULL argument");
+    if (!t || !fmt) return ncf__fail(NCF_ERR_ARG, "ncf__outfile_printf: NULL argument");
     if (t->rc != NCF_OK) return t->rc;
     va_start(ap, fmt);
     n = vsnprintf(t->buf + t->used, sizeof t->buf - t->used, fmt, ap);
     va_end(ap);
-    if (n < 0) return t->rc = ncf__fail(NCF_ERR_ARG, "ncf_output_printf: '%s' cannot be formatted", fmt);
+    if (n < 0) return t->rc = ncf__fail(NCF_ERR_ARG, "ncf__outfile_printf: '%s' cannot be formatted", fmt);
     if ((size_t)n < sizeof t->buf - t->used) {
         t->used += (size_t)n;
         return NCF_OK;
@@ -1040,15 +1041,15 @@ NCFDEF int ncf_output_printf(ncf_output *t, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
-    ncf_output_write(t, big, (size_t)n);
+    ncf__outfile_write(t, big, (size_t)n);
     NCF_FREE(big);
     return t->rc;
 }
 
-NCFDEF int ncf_output_commit(ncf_output *t)
+static int ncf__outfile_commit(ncf__outfile *t)
 {
     int rc;
-    if (!t) return ncf__fail(NCF_ERR_ARG, "ncf_output_commit: NULL argument");
+    if (!t) return ncf__fail(NCF_ERR_ARG, "ncf__outfile_commit: NULL argument");
     if ((rc = ncf__tmp_sync(t)) == NCF_OK && (rc = ncf__tmp_commit(t)) == NCF_OK) {
         NCF_FREE(t);
         return NCF_OK;
@@ -1059,7 +1060,7 @@ NCFDEF int ncf_output_commit(ncf_output *t)
     return rc;
 }
 
-NCFDEF void ncf_output_discard(ncf_output *t)
+static void ncf__outfile_discard(ncf__outfile *t)
 {
     if (!t) return;
     ncf__tmp_close(t);
@@ -1071,13 +1072,13 @@ NCFDEF int ncf_save(const ncf_model *m, const char *path, int flags)
 {
     void *buf;
     size_t len;
-    ncf_output *t;
+    ncf__outfile *t;
     int rc;
     if (!path || !*path) return ncf__fail(NCF_ERR_ARG, "ncf_save: NULL or empty path");
     if ((rc = ncf_save_mem(m, flags, &buf, &len)) != NCF_OK) return rc;
-    if ((rc = ncf_output_open(&t, path)) == NCF_OK) {
-        ncf_output_write(t, buf, len);
-        rc = ncf_output_commit(t);
+    if ((rc = ncf__outfile_open(&t, path)) == NCF_OK) {
+        ncf__outfile_write(t, buf, len);
+        rc = ncf__outfile_commit(t);
     }
     NCF_FREE(buf);
     return rc;

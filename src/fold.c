@@ -5,7 +5,7 @@
    the first dense layer comes from the cached projection, so a step costs the layers above it
    forward and back per example, and the first layer's user half once. */
 
-NCFDEF int ncf_user_row_size(const ncf_model *m) { return m ? m->scratch->F + m->scratch->H + 1 : 0; }
+NCFDEF int ncf_row_size(const ncf_model *m) { return m ? m->scratch->F + m->scratch->H + 1 : 0; }
 
 /* User (side 0) or item (1) k's rows [GMF or MF][MLP][MF bias], int8 rows dequantized. */
 static int ncf__side_row(const ncf_model *m, int side, int k, float *row, const char *what)
@@ -25,7 +25,11 @@ static int ncf__side_row(const ncf_model *m, int side, int k, float *row, const 
     return NCF_OK;
 }
 
-NCFDEF int ncf_user_row(const ncf_model *m, int u, float *row) { return ncf__side_row(m, 0, u, row, "ncf_user_row"); }
+NCFDEF int ncf_row(const ncf_model *m, int side, int index, float *row)
+{
+    int rc = ncf__side_ok(m, side, "ncf_row");
+    return rc != NCF_OK ? rc : ncf__side_row(m, side, index, row, "ncf_row");
+}
 
 NCFDEF ncf_fold_opts ncf_fold_opts_default(void)
 {
@@ -306,7 +310,7 @@ static int ncf__fold(const ncf_model *m, int side, const int32_t *given, int n, 
         if (!o->work) NCF_FREE(mem);
         return rc;
     }
-    R = ncf_user_row_size(m);
+    R = ncf_row_size(m);
     if (nu == others && o->num_neg > 0 && o->steps > 0) {
         if (!o->work) NCF_FREE(mem);
         return ncf__fail(NCF_ERR_DATA, "%s: the %ss given are all of them: no negative to draw", what, other);
@@ -321,36 +325,29 @@ static int ncf__fold(const ncf_model *m, int side, const int32_t *given, int n, 
     return NCF_OK;
 }
 
-NCFDEF int ncf_fold_in(const ncf_model *m, const int32_t *items, int n, const ncf_fold_opts *o, float *row)
+NCFDEF int ncf_fold_in(const ncf_model *m, int side, const int32_t *given, int n, const ncf_fold_opts *o, float *row)
 {
-    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_fold_in: need a model");
-    return ncf__fold(m, 0, items, n, o, row, "ncf_fold_in");
+    ncf_fold_opts d = ncf_fold_opts_default();
+    int rc = ncf__side_ok(m, side, "ncf_fold_in");
+    return rc != NCF_OK ? rc : ncf__fold(m, side, given, n, o ? o : &d, row, "ncf_fold_in");
 }
 
-NCFDEF int ncf_fold_in_item(const ncf_model *m, const int32_t *users, int n, const ncf_fold_opts *o, float *row)
-{
-    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_fold_in_item: need a model");
-    return ncf__fold(m, 1, users, n, o, row, "ncf_fold_in_item");
-}
-
-NCFDEF int ncf_item_row(const ncf_model *m, int i, float *row) { return ncf__side_row(m, 1, i, row, "ncf_item_row"); }
-
-NCFDEF int ncf_predict_users(const ncf_model *m, int i, const float *irow, const int32_t *users, int n, float *logits)
+static int ncf__predict_users(const ncf_model *m, int i, const float *irow, const int32_t *users, int n, float *logits)
 {
     ncf__fold_buf b;
     float *mem, *own = NULL;
     int j, R;
-    if (!m || !users || !logits || n < 0) return ncf__fail(NCF_ERR_ARG, "ncf_predict_users: NULL argument or n < 0");
+    if (!m || !users || !logits || n < 0) return ncf__fail(NCF_ERR_ARG, "ncf_predict_for: NULL argument or n < 0");
     if (!irow && (i < 0 || i >= m->cfg.num_items))
-        return ncf__fail(NCF_ERR_ARG, "ncf_predict_users: item index %d is not in [0, %d)", i, m->cfg.num_items);
+        return ncf__fail(NCF_ERR_ARG, "ncf_predict_for: item index %d is not in [0, %d)", i, m->cfg.num_items);
     for (j = 0; j < n; j++)
         if (users[j] < 0 || users[j] >= m->cfg.num_users)
-            return ncf__fail(NCF_ERR_ARG, "ncf_predict_users: users[%d] = %d is not a user index", j, (int)users[j]);
-    R = ncf_user_row_size(m);
+            return ncf__fail(NCF_ERR_ARG, "ncf_predict_for: users[%d] = %d is not a user index", j, (int)users[j]);
+    R = ncf_row_size(m);
     mem = NCF__NEW(float, ncf_fold_workspace_size(m, 1) / sizeof(float) + (irow ? 0 : (size_t)R));
-    if (!mem) return ncf__fail(NCF_ERR_NOMEM, "ncf_predict_users: out of memory");
+    if (!mem) return ncf__fail(NCF_ERR_NOMEM, "ncf_predict_for: out of memory");
     own = irow ? NULL : mem + ncf_fold_workspace_size(m, 1) / sizeof(float);
-    if (own) ncf_item_row(m, i, own), irow = own;
+    if (own) ncf__side_row(m, NCF_ITEM, i, own, "ncf_predict_for"), irow = own;
     ncf__fold_carve(&b, m, 1, (float *)(void *)((char *)mem + (size_t)(-(intptr_t)mem & 63)));
     if (m->scratch->H) ncf__fold_first_half(m, 1, irow, &b);
     for (j = 0; j < n; j += NCF__FOLD_CHUNK) {
@@ -361,6 +358,15 @@ NCFDEF int ncf_predict_users(const ncf_model *m, int i, const float *irow, const
     }
     NCF_FREE(mem);
     return NCF_OK;
+}
+
+NCFDEF int ncf_predict_for(const ncf_model *m, int side, int index, const float *row, const int32_t *others, int n,
+                           float *logits)
+{
+    int rc = ncf__side_ok(m, side, "ncf_predict_for");
+    if (rc != NCF_OK) return rc;
+    return side == NCF_USER ? ncf__predict_items(m, index, row, others, n, logits)
+                            : ncf__predict_users(m, index, row, others, n, logits);
 }
 
 #ifndef NCF_INFERENCE_ONLY
@@ -718,7 +724,7 @@ NCFDEF int ncf_model_add(ncf_model **mp, int side, const char *id, const float *
     if (len == 0 || len > NCF_MAX_ID_BYTES)
         return ncf__fail(NCF_ERR_ARG, "ncf_model_add: an id of 1 to %d bytes, not %lu", NCF_MAX_ID_BYTES,
                          (unsigned long)len);
-    R = ncf_user_row_size(*mp);
+    R = ncf_row_size(*mp);
     for (r = 0; r < R; r++)
         if (!(row[r] >= -NCF__MAX_PARAM && row[r] <= NCF__MAX_PARAM))
             return ncf__fail(NCF_ERR_ARG, "ncf_model_add: rows[%d] = %g is not a parameter (finite, within 1e6)", r,

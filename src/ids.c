@@ -119,6 +119,9 @@ static int ncf__check_text_ids(const ncf__ids *t, uint64_t bytes, const char *wh
     return NCF_OK;
 }
 
+/* "user" or "item", for messages. */
+static const char *ncf__side_name(int side) { return side == NCF_ITEM ? "item" : "user"; }
+
 #ifndef NCF_INFERENCE_ONLY
 static ncf__ids ncf__dataset_ids(const ncf_dataset *ds, int items)
 {
@@ -130,24 +133,16 @@ static ncf__ids ncf__dataset_ids(const ncf_dataset *ds, int items)
     return t;
 }
 
-NCFDEF int ncf_dataset_user_index(const ncf_dataset *ds, const char *id)
+NCFDEF int ncf_dataset_find(const ncf_dataset *ds, int side, const char *id)
 {
-    if (!ds) return ncf__fail(NCF_ERR_ARG, "ncf_dataset_user_index: NULL dataset");
-    return ncf__index_of(ncf__dataset_ids(ds, 0), id, "user");
+    if (!ds || (side != NCF_USER && side != NCF_ITEM))
+        return ncf__fail(NCF_ERR_ARG, "ncf_dataset_find: NULL dataset, or a side not NCF_USER or NCF_ITEM");
+    return ncf__index_of(ncf__dataset_ids(ds, side), id, ncf__side_name(side));
 }
-NCFDEF int ncf_dataset_item_index(const ncf_dataset *ds, const char *id)
+NCFDEF int ncf_dataset_id(const ncf_dataset *ds, int side, int index, char *buf, size_t size)
 {
-    if (!ds) return ncf__fail(NCF_ERR_ARG, "ncf_dataset_item_index: NULL dataset");
-    return ncf__index_of(ncf__dataset_ids(ds, 1), id, "item");
-}
-NCFDEF int ncf_dataset_user_id(const ncf_dataset *ds, int index, char *buf, size_t size)
-{
-    if (!ds) return ncf__fail(NCF_ERR_ARG, "ncf_dataset_user_id: NULL dataset");
-    return ncf__name_of(ncf__dataset_ids(ds, 0), index, buf, size, "user");
-}
-NCFDEF int ncf_dataset_item_id(const ncf_dataset *ds, int index, char *buf, size_t size)
-{
-    if (!ds) return ncf__fail(NCF_ERR_ARG, "ncf_dataset_item_id: NULL dataset");
-    return ncf__name_of(ncf__dataset_ids(ds, 1), index, buf, size, "item");
+    if (!ds || (side != NCF_USER && side != NCF_ITEM))
+        return ncf__fail(NCF_ERR_ARG, "ncf_dataset_id: NULL dataset, or a side not NCF_USER or NCF_ITEM");
+    return ncf__name_of(ncf__dataset_ids(ds, side), index, buf, size, ncf__side_name(side));
 }
 #endif

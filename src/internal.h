@@ -109,11 +109,35 @@
    region costs a few microseconds. */
 #define NCF__PAR_WORK 32768.0f /* (scheduling sums are float: no double arithmetic on a device) */
 
+#if defined(__GNUC__) || defined(__clang__)
+#define NCF__MAYBE_UNUSED __attribute__((unused)) /* a private call some builds do not make */
+#define NCF__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define NCF__MAYBE_UNUSED
+#define NCF__PRINTF(f, a)
+#endif
+
+#ifndef NCF_NO_STDIO
+/* Any file written whole or not at all, as ncf_save writes a model (>>safe-save): the bytes go
+   to a new temporary file beside PATH, and PATH changes only at the commit, when the file has
+   been flushed to the disk and is renamed over it (an existing file's permissions kept). A
+   failed write is kept: later calls return it and the commit removes the temporary file.
+   Commit and discard free the ncf__outfile. A killed program's temporary file is removed by
+   the next open of the same PATH; no file the library did not make is ever removed. (Private:
+   the demo, built with the implementation, writes its CSV, C and log files with it too.) */
+typedef struct ncf__outfile ncf__outfile;
+static NCF__MAYBE_UNUSED int ncf__outfile_open(ncf__outfile **out, const char *path);
+static NCF__MAYBE_UNUSED int ncf__outfile_write(ncf__outfile *out, const void *buf, size_t len);
+static NCF__MAYBE_UNUSED NCF__PRINTF(2, 3) int ncf__outfile_printf(ncf__outfile *out, const char *fmt, ...);
+static NCF__MAYBE_UNUSED int ncf__outfile_commit(ncf__outfile *out);   /* PATH replaced, or left as it was (an error) */
+static NCF__MAYBE_UNUSED void ncf__outfile_discard(ncf__outfile *out); /* PATH left as it was */
+#endif
+
 /* Private calls that one stage makes of a later one (one translation unit: any stage may call
    any private function; these are the few that come after their first caller). */
 #ifndef NCF_INFERENCE_ONLY
 static int ncf__copy_text_ids(const char *text, const int64_t *at, int n, char **out, int64_t **out_at); /* serve */
-static int ncf__als_epoch(ncf_model *m, const ncf_dataset *ds, ncf_progress_fn progress, void *user, int64_t total,
+static int ncf__als_epoch(ncf_model *m, const ncf_dataset *ds, ncf_progress_fn progress, void *ctx, int64_t total,
                           double *mean_loss); /* als */
 #endif
 static int ncf__build_id_maps(ncf_model *m); /* serve */

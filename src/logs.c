@@ -1,9 +1,9 @@
 #ifndef NCF_INFERENCE_ONLY /* the whole stage: a device only serves */
 /* ---- >>data: datasets: held-out lists, what the parsers hand the build ----------------------- */
 
-NCFDEF ncf_load_opts ncf_load_opts_default(void)
+NCFDEF ncf_dataset_opts ncf_dataset_opts_default(void)
 {
-    ncf_load_opts o;
+    ncf_dataset_opts o;
     memset(&o, 0, sizeof o);
     o.format = NCF_FORMAT_AUTO;
     o.min_rating = -HUGE_VALF;
@@ -540,7 +540,7 @@ typedef struct {
     int col[5];       /* user, item, rating, timestamp, strength: the 0-based field, -1 absent */
     int text[2];      /* user, item ids read as text */
     int need_int;     /* ids must be plain integers (the paper split) */
-    int trim_ids;     /* blanks around an unquoted text id are not part of it (ncf_load_opts.trim_ids) */
+    int trim_ids;     /* blanks around an unquoted text id are not part of it (ncf_dataset_opts.trim_ids) */
     int64_t edged[2]; /* user, item id fields with a blank at either end, outside any quotes */
 } ncf__dialect;
 
@@ -648,7 +648,7 @@ static void ncf__find_sep(const char *p, const char *end, char sep[4])
 
 /* Whether the first record names columns: a known column name, a column asked for by name,
    or a field that is not a number where every later record has one. */
-static int ncf__is_header(const ncf__sample *S, const ncf_load_opts *o)
+static int ncf__is_header(const ncf__sample *S, const ncf_dataset_opts *o)
 {
     int k, c, r;
     char norm[64];
@@ -674,7 +674,7 @@ static int ncf__is_header(const ncf__sample *S, const ncf_load_opts *o)
    without a header, into *col: -1 when the file has none (rating and timestamp may be absent),
    -2 when a header has no name for the user or the item. The strength, read only with a
    weighting, is by default the rating column. */
-static int ncf__find_column(const char *name, const ncf__sample *S, const ncf__dialect *D, const ncf_load_opts *o,
+static int ncf__find_column(const char *name, const ncf__sample *S, const ncf__dialect *D, const ncf_dataset_opts *o,
                             int c, int *col)
 {
     const char *want = o->columns[c];
@@ -734,7 +734,7 @@ static const char *ncf__header_text(const ncf__sample *S)
 
 /* Fills in what D leaves open from the first records: separator, header, fields, columns;
    and names them in rep. */
-static int ncf__sniff(const char *name, const char *p, const char *end, const ncf_load_opts *o, ncf__dialect *D,
+static int ncf__sniff(const char *name, const char *p, const char *end, const ncf_dataset_opts *o, ncf__dialect *D,
                       ncf_load_report *rep)
 {
     ncf__sample S;
@@ -897,7 +897,7 @@ static int ncf__some_records(const char *name, const ncf__triples *tr)
 }
 
 /* The dialect of a format: what it fixes, the rest from the options (or found). */
-static int ncf__dialect_of(const char *name, const ncf_load_opts *o, ncf__dialect *D)
+static int ncf__dialect_of(const char *name, const ncf_dataset_opts *o, ncf__dialect *D)
 {
     memset(D, 0, sizeof *D);
     D->header = o->header == NCF_HEADER_YES ? 1 : o->header == NCF_HEADER_NO ? 0 : -1;
@@ -949,7 +949,7 @@ static void ncf__parsed_free(ncf__parsed *P)
 }
 
 /* Reads a delimited log in memory into P (freed on failure); nothing of buf is kept. */
-static int ncf__parse_log(const char *name, const char *buf, size_t len, const ncf_load_opts *o, ncf__parsed *P)
+static int ncf__parse_log(const char *name, const char *buf, size_t len, const ncf_dataset_opts *o, ncf__parsed *P)
 {
     const char *p = buf, *end = buf + len;
     int rc, use_min = o->min_rating > -HUGE_VALF;
@@ -971,7 +971,7 @@ static int ncf__parse_log(const char *name, const char *buf, size_t len, const n
 }
 
 /* The dataset of a parsed log; P is freed. */
-static int ncf__build_log(ncf_dataset *ds, const char *name, const ncf_load_opts *o, ncf__parsed *P)
+static int ncf__build_log(ncf_dataset *ds, const char *name, const ncf_dataset_opts *o, ncf__parsed *P)
 {
     ncf__build_opts bo;
     char *text[2] = {NULL, NULL};
@@ -1011,7 +1011,7 @@ done:
 }
 
 /* Eval negatives for a loaded log (none to draw when nothing is held out). */
-static int ncf__log_negatives(ncf_dataset *ds, const char *name, const ncf_load_opts *o)
+static int ncf__log_negatives(ncf_dataset *ds, const char *name, const ncf_dataset_opts *o)
 {
     int rc;
     if (ds->report.holdout == NCF_HOLDOUT_NONE || ds->test_ptr) return NCF_OK; /* (many items: full ranking) */
@@ -1023,8 +1023,8 @@ static int ncf__log_negatives(ncf_dataset *ds, const char *name, const ncf_load_
     return rc;
 }
 
-/* The validation set an ncf_load_opts asks for, after the load. */
-static int ncf__load_validation(ncf_dataset *ds, const char *name, const ncf_load_opts *o)
+/* The validation set an ncf_dataset_opts asks for, after the load. */
+static int ncf__load_validation(ncf_dataset *ds, const char *name, const ncf_dataset_opts *o)
 {
     int rc;
     if (!o->validation || ds->test_ptr) return NCF_OK; /* (a many-item split held it out as it built) */
@@ -1039,9 +1039,9 @@ static int ncf__load_validation(ncf_dataset *ds, const char *name, const ncf_loa
 }
 
 NCFDEF int ncf_load_dataset_mem(ncf_dataset *ds, const char *name, const void *buf, size_t len,
-                                const ncf_load_opts *opts)
+                                const ncf_dataset_opts *opts)
 {
-    ncf_load_opts o = opts ? *opts : ncf_load_opts_default();
+    ncf_dataset_opts o = opts ? *opts : ncf_dataset_opts_default();
     int rc;
     if (!ds || (!buf && len)) return ncf__fail(NCF_ERR_ARG, "ncf_load_dataset_mem: NULL dataset or buffer");
     memset(ds, 0, sizeof *ds);
@@ -1428,7 +1428,7 @@ static const char *ncf__split_prefix(const char *path, const char *const *suffix
 
 /* Id k of one side as a TSV field: quoted where it holds a tab, a quote or a blank at either
    end (a text id that would read back otherwise). */
-static int ncf__write_id(ncf_output *out, const ncf_dataset *d, int side, int k)
+static int ncf__write_id(ncf__outfile *out, const ncf_dataset *d, int side, int k)
 {
     char id[NCF_MAX_ID_BYTES + 1];
     ncf__ids t = ncf__dataset_ids(d, side);
@@ -1437,16 +1437,17 @@ static int ncf__write_id(ncf_output *out, const ncf_dataset *d, int side, int k)
     if (strpbrk(id, "\r\n"))
         return ncf__fail(NCF_ERR_DATA, "ncf_save_split: the %s id '%s' holds a line end", side ? "item" : "user",
                          ncf__shown(id, id + n));
-    if (!strpbrk(id, "\t\"") && id[0] != ' ' && id[n - 1] != ' ') return ncf_output_write(out, id, (size_t)n);
-    if (ncf_output_write(out, "\"", 1) != NCF_OK) return NCF_ERR_IO;
+    if (!strpbrk(id, "\t\"") && id[0] != ' ' && id[n - 1] != ' ') return ncf__outfile_write(out, id, (size_t)n);
+    if (ncf__outfile_write(out, "\"", 1) != NCF_OK) return NCF_ERR_IO;
     for (q = 0; q < n; q++)
-        if (ncf_output_write(out, id + q, 1) != NCF_OK || (id[q] == '"' && ncf_output_write(out, "\"", 1) != NCF_OK))
+        if (ncf__outfile_write(out, id + q, 1) != NCF_OK ||
+            (id[q] == '"' && ncf__outfile_write(out, "\"", 1) != NCF_OK))
             return NCF_ERR_IO;
-    return ncf_output_write(out, "\"", 1);
+    return ncf__outfile_write(out, "\"", 1);
 }
 
 /* One of the split's files: each user's items of a part (0 training, 1 validation, 2 test). */
-static int ncf__write_part(ncf_output *out, const ncf_dataset *d, int part)
+static int ncf__write_part(ncf__outfile *out, const ncf_dataset *d, int part)
 {
     int u, rc = NCF_OK;
     for (u = 0; u < d->num_users && rc == NCF_OK; u++) {
@@ -1455,16 +1456,16 @@ static int ncf__write_part(ncf_output *out, const ncf_dataset *d, int part)
                                       : ncf__held_list(d, part == 1 ? NCF_EVAL_VALIDATION : NCF_EVAL_TEST, u, &n);
         if (part == 0) n = d->user_ptr[u + 1] - d->user_ptr[u];
         for (j = 0; j < n && rc == NCF_OK; j++)
-            if ((rc = ncf__write_id(out, d, 0, u)) == NCF_OK && (rc = ncf_output_write(out, "\t", 1)) == NCF_OK &&
+            if ((rc = ncf__write_id(out, d, 0, u)) == NCF_OK && (rc = ncf__outfile_write(out, "\t", 1)) == NCF_OK &&
                 (rc = ncf__write_id(out, d, 1, it[j])) == NCF_OK)
-                rc = ncf_output_write(out, "\n", 1);
+                rc = ncf__outfile_write(out, "\n", 1);
     }
     return rc;
 }
 
 NCFDEF int ncf_save_split(const ncf_dataset *d, const char *prefix)
 {
-    ncf_output *out[3] = {NULL, NULL, NULL};
+    ncf__outfile *out[3] = {NULL, NULL, NULL};
     char path[4200];
     int part, rc = NCF_OK;
     if (!d || !d->user_ptr || !prefix)
@@ -1474,21 +1475,21 @@ NCFDEF int ncf_save_split(const ncf_dataset *d, const char *prefix)
     for (part = 0; part < 3 && rc == NCF_OK; part++) { /* every file written before any replaces its path */
         if (part == 1 && !ncf__has_val(d)) continue;
         snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[part]);
-        if ((rc = ncf_output_open(&out[part], path)) == NCF_OK) rc = ncf__write_part(out[part], d, part);
+        if ((rc = ncf__outfile_open(&out[part], path)) == NCF_OK) rc = ncf__write_part(out[part], d, part);
     }
     for (part = 0; part < 3; part++) {
         if (!out[part]) continue;
-        if (rc == NCF_OK) rc = ncf_output_commit(out[part]);
-        else ncf_output_discard(out[part]);
+        if (rc == NCF_OK) rc = ncf__outfile_commit(out[part]);
+        else ncf__outfile_discard(out[part]);
     }
     return rc;
 }
 
 /* A saved split read back: its files joined in memory, each line given its part as a third
    field (a timestamp the build takes as the part), then built as one log. */
-static int ncf__load_saved(ncf_dataset *ds, const char *prefix, const ncf_load_opts *given)
+static int ncf__load_saved(ncf_dataset *ds, const char *prefix, const ncf_dataset_opts *given)
 {
-    ncf_load_opts o = *given;
+    ncf_dataset_opts o = *given;
     char path[4216], *joined = NULL, *buf[3] = {NULL, NULL, NULL};
     size_t len[3] = {0, 0, 0}, total = 0, j, at = 0;
     int part, rc = NCF_OK;
@@ -1527,9 +1528,9 @@ static int ncf__load_saved(ncf_dataset *ds, const char *prefix, const ncf_load_o
     return rc;
 }
 
-NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_opts *opts)
+NCFDEF int ncf_load_dataset(ncf_dataset *ds, const char *path, const ncf_dataset_opts *opts)
 {
-    ncf_load_opts o = opts ? *opts : ncf_load_opts_default();
+    ncf_dataset_opts o = opts ? *opts : ncf_dataset_opts_default();
     char prefix[4200];
     char *buf;
     size_t len;

@@ -789,16 +789,11 @@ static int ncf__rows_parallel(const ncf_model *m, int n)
 
 static int ncf__score_pairs(const ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits);
 
-NCFDEF int ncf_predict_batch(ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits)
-{
-    return ncf_predict_indices(m, users, items, n, logits);
-}
-
-NCFDEF int ncf_predict_indices(const ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits)
+NCFDEF int ncf_predict_index(const ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits)
 {
     ncf__acts a;
     int rc, done, chunk;
-    if (!m || !logits) return ncf__fail(NCF_ERR_ARG, "ncf_predict_indices: NULL model or output");
+    if (!m || !logits) return ncf__fail(NCF_ERR_ARG, "ncf_predict_index: NULL model or output");
     if ((rc = ncf__check_batch(m, users, items, NULL, 0, n)) != NCF_OK) return rc;
     if (!m->params) return ncf__score_pairs(m, users, items, n, logits); /* int8 rows read in place */
     chunk = n < 1024 ? n : 1024; /* scores do not depend on it (see the kernels) */

@@ -211,7 +211,7 @@ static int ncf__sniff_enough(const char *p, const char *end, const char *given)
 
 /* The dialect, as ncf__parse_log finds it: rank 0 reads the file's first lines (doubling what it
    reads until they hold the records looked at) and tells the others. */
-static int ncf__mpi_sniff(MPI_File f, int64_t size, const char *name, const ncf_load_opts *o, ncf__dialect *D,
+static int ncf__mpi_sniff(MPI_File f, int64_t size, const char *name, const ncf_dataset_opts *o, ncf__dialect *D,
                           ncf_load_report *rep, MPI_Comm comm)
 {
     int rank, rc = ncf__dialect_of(name, o, D);
@@ -281,7 +281,7 @@ static int ncf__mpi_read_range(MPI_File f, int64_t size, const char *name, MPI_C
 
 /* This rank's records: its lines parsed in the shared dialect (a column any rank reads as text
    is text on every rank), their record numbers the file's when it has no timestamps. */
-static int ncf__mpi_parse(const char *name, const char *buf, int64_t len, int64_t line0, const ncf_load_opts *o,
+static int ncf__mpi_parse(const char *name, const char *buf, int64_t len, int64_t line0, const ncf_dataset_opts *o,
                           ncf__parsed *R, MPI_Comm comm)
 {
     const char *p = buf + (line0 == 1 ? ncf__bom_bytes(buf, (size_t)len) : 0), *end = buf + len;
@@ -520,8 +520,9 @@ static int ncf__mpi_kept_run(const ncf__building *b, int64_t n, int *lo, int *hi
 /* The one-process build on this rank's lines (in, of users [*plo, *phi) as read, then as kept):
    a dataset of every user, the others empty, with eval negatives and validation for its own
    (rows from *plo). */
-static int ncf__mpi_build(ncf_dataset *ds, const char *name, const ncf_load_opts *o, ncf__parsed *R, ncf__mpi_lines *L,
-                          int64_t *raw_u, int U0, int64_t *raw_i, int I0, int *plo, int *phi, MPI_Comm comm)
+static int ncf__mpi_build(ncf_dataset *ds, const char *name, const ncf_dataset_opts *o, ncf__parsed *R,
+                          ncf__mpi_lines *L, int64_t *raw_u, int U0, int64_t *raw_i, int I0, int *plo, int *phi,
+                          MPI_Comm comm)
 {
     ncf__building b;
     ncf__build_opts bo;
@@ -691,9 +692,9 @@ static int ncf__mpi_column_ids(MPI_Comm comm, ncf__parsed *R, int c, int64_t **r
     return ncf__mpi_agree(comm, rc);
 }
 
-NCFDEF int ncf_mpi_load_dataset(ncf_dataset *ds, const char *path, const ncf_load_opts *opts, MPI_Comm comm)
+NCFDEF int ncf_mpi_load_dataset(ncf_dataset *ds, const char *path, const ncf_dataset_opts *opts, MPI_Comm comm)
 {
-    ncf_load_opts o = opts ? *opts : ncf_load_opts_default();
+    ncf_dataset_opts o = opts ? *opts : ncf_dataset_opts_default();
     MPI_File f = MPI_FILE_NULL;
     MPI_Offset size = 0;
     ncf__parsed R;
@@ -1246,7 +1247,7 @@ static int ncf__mpi_train_args(ncf_model *m, const ncf_sampler *s, MPI_Comm comm
 }
 
 NCFDEF int ncf_mpi_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int64_t first, int64_t count,
-                                  MPI_Comm comm, ncf_progress_fn progress, void *user, double *mean_loss)
+                                  MPI_Comm comm, ncf_progress_fn progress, void *ctx, double *mean_loss)
 {
     ncf__mpi c;
     int rc, B;
@@ -1275,7 +1276,7 @@ NCFDEF int ncf_mpi_train_examples(ncf_model *m, const ncf_sampler *s, int epoch,
         if (!ncf__mpi_step(&c, m, s, epoch, pos, n, &loss, &rc)) break;
         sum += loss * n;
         if (progress && (steps % 16 == 15 || pos + n == end))
-            progress(user, pos + n - first, count, sum / (double)(pos + n - first));
+            progress(ctx, pos + n - first, count, sum / (double)(pos + n - first));
     }
     ncf__mpi_free(&c);
     if (rc == NCF_OK && mean_loss) *mean_loss = count ? sum / (double)count : 0;
@@ -1323,15 +1324,18 @@ done:
 }
 
 NCFDEF int ncf_mpi_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, MPI_Comm comm, ncf_progress_fn progress,
-                               void *user, double *mean_loss)
+                               void *ctx, double *mean_loss)
 {
-    int rc = ncf_mpi_train_examples(m, s, epoch, 0, s ? s->num_examples : 0, comm, progress, user, mean_loss);
+    int rc = ncf_mpi_train_examples(m, s, epoch, 0, s ? s->num_examples : 0, comm, progress, ctx, mean_loss);
     if (rc == NCF_OK && (rc = ncf_mpi_sync(m, s->data, comm)) == NCF_OK) m->epoch = epoch;
     if (m && m->scratch) ncf__refresh_cache(m); /* ready to serve and evaluate */
     return rc;
 }
 
-NCFDEF int64_t ncf_mpi_bytes_sent(const ncf_model *m) { return m && m->scratch ? m->scratch->mpi.bytes : 0; }
+static NCF__MAYBE_UNUSED int64_t ncf__mpi_bytes_sent(const ncf_model *m)
+{
+    return m && m->scratch ? m->scratch->mpi.bytes : 0;
+}
 
 /* ---- model shards: each rank holds its users' rows only ---- */
 
@@ -1662,7 +1666,7 @@ NCFDEF int ncf_mpi_load(ncf_model **out, const char *path, const ncf_dataset *da
 
 /* A file written in order as it is made, its CRC kept as it goes. */
 typedef struct {
-    ncf_output *out;
+    ncf__outfile *out;
     uint32_t crc;
     uint64_t at;
 } ncf__stream;
@@ -1670,7 +1674,7 @@ typedef struct {
 static void ncf__stream_put(ncf__stream *f, const void *p, size_t n)
 {
     f->crc = ncf__crc32_more(f->crc, (const uint8_t *)p, n);
-    ncf_output_write(f->out, p, n);
+    ncf__outfile_write(f->out, p, n);
     f->at += n;
 }
 
@@ -1792,7 +1796,7 @@ NCFDEF int ncf_mpi_save(const ncf_model *m, const char *path, int flags, MPI_Com
             adam = ncf__save_layout(W, flags, &L);
             head = NCF__ZNEW(uint8_t, (size_t)L.rated), piece = NCF__NEW(float, NCF__MPI_PIECE);
             if (!head || !piece) rc = ncf__fail(NCF_ERR_NOMEM, "ncf_mpi_save: out of memory");
-            else rc = ncf_output_open(&f.out, path);
+            else rc = ncf__outfile_open(&f.out, path);
         }
     }
     if ((rc = ncf__mpi_agree(comm, rc)) == NCF_OK &&
@@ -1814,27 +1818,30 @@ NCFDEF int ncf_mpi_save(const ncf_model *m, const char *path, int flags, MPI_Com
             ncf__writer w;
             w.p = crc, w.at = 0;
             ncf__put_u32(&w, f.crc);
-            if (f.at == L.end) ncf_output_write(f.out, crc, 4);
+            if (f.at == L.end) ncf__outfile_write(f.out, crc, 4);
             else
                 rc = ncf__fail(NCF_ERR_IO, "ncf_mpi_save: %s: wrote %llu bytes, the layout says %llu", path,
                                (unsigned long long)f.at, (unsigned long long)L.end);
-            rc = ok && rc == NCF_OK ? ncf_output_commit(f.out)
-                                    : (ncf_output_discard(f.out), rc != NCF_OK ? rc : NCF_ERR_IO);
+            rc = ok && rc == NCF_OK ? ncf__outfile_commit(f.out)
+                                    : (ncf__outfile_discard(f.out), rc != NCF_OK ? rc : NCF_ERR_IO);
             f.out = NULL;
         }
         if (!ok && rc == NCF_OK) rc = NCF_ERR_IO;
         if (rc == NCF_ERR_IO && !ok) rc = ncf__fail(NCF_ERR_IO, "ncf_mpi_save: an MPI call failed");
         rc = ncf__mpi_agree(comm, rc);
     }
-    if (f.out) ncf_output_discard(f.out);
+    if (f.out) ncf__outfile_discard(f.out);
     ncf__lend_back(W);
     NCF_FREE(head), NCF_FREE(piece), NCF_FREE(ranges);
     return rc;
 }
 #endif
 
-NCFDEF int ncf_mpi_evaluate(ncf_model *m, const ncf_dataset *d, const ncf_eval_opts *o, MPI_Comm comm, ncf_metrics *out)
+NCFDEF int ncf_mpi_evaluate(ncf_model *m, const ncf_dataset *d, const ncf_eval_opts *opts, MPI_Comm comm,
+                            ncf_metrics *out)
 {
+    ncf_eval_opts dflt = ncf_eval_opts_default();
+    const ncf_eval_opts *o = opts ? opts : &dflt;
     int rank = 0, P = 1, r, rc, mine[2] = {0, 0}, *ranges = NULL, *counts = NULL, *displs = NULL;
     int64_t held = 0, *ranks = NULL;
     rc = MPI_Comm_rank(comm, &rank) == MPI_SUCCESS && MPI_Comm_size(comm, &P) == MPI_SUCCESS

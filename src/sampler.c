@@ -310,18 +310,18 @@ static uint64_t ncf__hash_pairs(uint64_t h, const int32_t *a, const int32_t *b, 
     return h;
 }
 
-NCFDEF int ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, uint64_t *first_batch,
-                            uint64_t *all_batches)
+static NCF__MAYBE_UNUSED int ncf__sampler_hash(const ncf_sampler *s, int epoch, int batch_size, uint64_t *first_batch,
+                                               uint64_t *all_batches)
 {
     int64_t nb, b;
     uint64_t all = 0, *hb;
     int short_of_memory = 0;
-    if (!first_batch || !all_batches) return ncf__fail(NCF_ERR_ARG, "ncf_sampler_hash: NULL output");
+    if (!first_batch || !all_batches) return ncf__fail(NCF_ERR_ARG, "ncf__sampler_hash: NULL output");
     *first_batch = *all_batches = 0;
     if (!s || !s->data || batch_size <= 0 || ncf__is_shard(s->data))
-        return ncf__fail(NCF_ERR_ARG, "ncf_sampler_hash: need a sampler of a whole dataset and batch_size > 0");
+        return ncf__fail(NCF_ERR_ARG, "ncf__sampler_hash: need a sampler of a whole dataset and batch_size > 0");
     nb = NCF__CEIL_DIV(s->num_examples, batch_size);
-    if (!(hb = NCF__ZNEW(uint64_t, nb))) return ncf__fail(NCF_ERR_NOMEM, "ncf_sampler_hash: out of memory");
+    if (!(hb = NCF__ZNEW(uint64_t, nb))) return ncf__fail(NCF_ERR_NOMEM, "ncf__sampler_hash: out of memory");
     NCF__OMP(parallel num_threads(ncf__team(1)))
     {
         int32_t *u = NCF__NEW(int32_t, batch_size), *it = NCF__NEW(int32_t, batch_size);
@@ -345,7 +345,7 @@ NCFDEF int ncf_sampler_hash(const ncf_sampler *s, int epoch, int batch_size, uin
     for (b = 0; b < nb; b++) all = ncf__mix64(all ^ hb[b]);
     if (!short_of_memory) *first_batch = nb ? hb[0] : 0, *all_batches = all;
     NCF_FREE(hb);
-    return short_of_memory ? ncf__fail(NCF_ERR_NOMEM, "ncf_sampler_hash: out of memory") : NCF_OK;
+    return short_of_memory ? ncf__fail(NCF_ERR_NOMEM, "ncf__sampler_hash: out of memory") : NCF_OK;
 }
 
 #endif /* NCF_INFERENCE_ONLY */

@@ -27,7 +27,7 @@ static size_t ncf__proj_at(int R, size_t i, size_t d)
 static int ncf__proj_rows(const ncf_model *m) { return m->cfg.layers[1] + (NCF__PB > 1 ? m->scratch->F : 0); }
 
 /* Scoring buffers for n items at a time, carved from one block: the heap's, or the caller's
-   workspace (ncf_with_workspace_size). */
+   workspace (ncf_rec_workspace_size). */
 typedef struct {
     float *h[2]; /* [n][widest dense layer] activations */
     float *pu;   /* [layers[1]] user half of the first layer, plus its bias */
@@ -206,7 +206,7 @@ static void ncf__refresh_cache(ncf_model *m)
     s->cache.step = m->step;
 }
 
-/* ncf__output for items cand[0..n) (first.. when NULL) of one user, their top activations h
+/* ncf__outfile for items cand[0..n) (first.. when NULL) of one user, their top activations h
    row by row, into e->sc: the per-logit work hoisted out of the loop, so that it runs at the
    rate of the sums. */
 static void ncf__output_items(const ncf_model *m, const float *gu, float ub, const int32_t *cand, int first, int n,
@@ -239,7 +239,7 @@ static void ncf__output_items(const ncf_model *m, const float *gu, float ub, con
     for (; j < n; j++) {
         int i = cand ? cand[j] : first + j;
         const float *gi = T ? ncf__emb_row(T, 1, i, e->gi) : NULL;
-        float z = m->b_out[0], bias = m->user_bias ? ub + m->item_bias[i] : 0.0f; /* (rounded as ncf__output) */
+        float z = m->b_out[0], bias = m->user_bias ? ub + m->item_bias[i] : 0.0f; /* (rounded as ncf__outfile) */
         if (m->user_bias) z += bias;
         e->sc[j] = z + ncf__output_sum(gu, gi, gw, F, wh, h + (size_t)j * top, top);
     }
@@ -569,7 +569,7 @@ static void ncf__score_lanes3(const ncf_model *m, const float *proj, const float
 
 /* Logits of user u (or of the user rows urow, [F][H][bias], when given: a user folded in)
    against items cand[0..n) (items first.. in order when cand is NULL) into e->sc, with the
-   training forward's rounding (ncf__first_layer, ncf__output). Without a projection the items'
+   training forward's rounding (ncf__first_layer, ncf__outfile). Without a projection the items'
    half of the first layer is computed here, row by row as the cache computes it, so the scores
    are the same. e holds at least n items. same_user: the last call on e scored this user, so
    e->pu holds its half of the first layer already (a catalogue is scored a chunk at a time). */

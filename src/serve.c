@@ -67,25 +67,23 @@ static ncf__ids ncf__model_ids(const ncf_model *m, int items)
 
 static int ncf__has_ids(const ncf_model *m) { return (m->raw_user || m->user_text) && (m->raw_item || m->item_text); }
 
-NCFDEF int ncf_user_index(const ncf_model *m, const char *id)
+static int ncf__side_ok(const ncf_model *m, int side, const char *what)
 {
-    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_user_index: NULL model");
-    return ncf__index_of(ncf__model_ids(m, 0), id, "user");
+    if (!m) return ncf__fail(NCF_ERR_ARG, "%s: NULL model", what);
+    if (side != NCF_USER && side != NCF_ITEM)
+        return ncf__fail(NCF_ERR_ARG, "%s: side %d is not NCF_USER or NCF_ITEM", what, side);
+    return NCF_OK;
 }
-NCFDEF int ncf_item_index(const ncf_model *m, const char *id)
+
+NCFDEF int ncf_find(const ncf_model *m, int side, const char *id)
 {
-    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_item_index: NULL model");
-    return ncf__index_of(ncf__model_ids(m, 1), id, "item");
+    int rc = ncf__side_ok(m, side, "ncf_find");
+    return rc != NCF_OK ? rc : ncf__index_of(ncf__model_ids(m, side), id, ncf__side_name(side));
 }
-NCFDEF int ncf_user_id(const ncf_model *m, int index, char *buf, size_t size)
+NCFDEF int ncf_id(const ncf_model *m, int side, int index, char *buf, size_t size)
 {
-    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_user_id: NULL model");
-    return ncf__name_of(ncf__model_ids(m, 0), index, buf, size, "user");
-}
-NCFDEF int ncf_item_id(const ncf_model *m, int index, char *buf, size_t size)
-{
-    if (!m) return ncf__fail(NCF_ERR_ARG, "ncf_item_id: NULL model");
-    return ncf__name_of(ncf__model_ids(m, 1), index, buf, size, "item");
+    int rc = ncf__side_ok(m, side, "ncf_id");
+    return rc != NCF_OK ? rc : ncf__name_of(ncf__model_ids(m, side), index, buf, size, ncf__side_name(side));
 }
 
 /* A user's rated items are a varint stream: each the gap from the one before, minus one.
@@ -378,7 +376,8 @@ static void ncf__indices_to_ids(const ncf_model *m, int64_t *ids, int n)
 
 /* A serving workspace: scoring buffers for a chunk of items, then a heap of k candidates,
    from a 64-byte boundary; its size is a multiple of 64 bytes. */
-NCFDEF size_t ncf_with_workspace_size(const ncf_model *m, int k)
+/* Bytes of scoring buffers and a heap of k: the workspace of one user's top k. */
+static size_t ncf__score_workspace(const ncf_model *m, int k)
 {
     ncf__eval_buf e;
     if (!m) return 0;
@@ -387,33 +386,15 @@ NCFDEF size_t ncf_with_workspace_size(const ncf_model *m, int k)
         (ncf__eval_buf_carve(&e, m, ncf__score_chunk(m), NULL) + ncf__round_floats((size_t)k * 2) + NCF__ALIGN_FLOATS);
 }
 
-NCFDEF size_t ncf_workspace_size(const ncf_model *m, int k) { return ncf_with_workspace_size(m, k); }
-
 static int ncf__workspace(const ncf_model *m, int k, void *work, size_t size, ncf__eval_buf *e, ncf__cand **heap)
 {
-    size_t need = ncf_with_workspace_size(m, k), skip = (size_t)(-(intptr_t)work & 63);
+    size_t need = ncf__score_workspace(m, k), skip = (size_t)(-(intptr_t)work & 63);
     if (!work || size < need)
-        return ncf__fail(NCF_ERR_ARG,
-                         "workspace of %lu bytes; this model and k = %d need %lu (ncf_with_workspace_size)",
+        return ncf__fail(NCF_ERR_ARG, "workspace of %lu bytes; this model and k = %d need %lu (ncf_rec_workspace_size)",
                          (unsigned long)(work ? size : 0), k, (unsigned long)need);
     work = (char *)work + skip;
     *heap = (ncf__cand *)((float *)work + ncf__eval_buf_carve(e, m, ncf__score_chunk(m), (float *)work));
     return NCF_OK;
-}
-
-static int ncf__serve_args(const ncf_model *m, int64_t raw_user, int k, int exclude, const void *out, int *u,
-                           const char *what)
-{
-    if (!m || !out || k <= 0) return ncf__fail(NCF_ERR_ARG, "%s: need a model, an output and k > 0", what);
-    if (exclude != NCF_INCLUDE_RATED && exclude != NCF_EXCLUDE_RATED)
-        return ncf__fail(NCF_ERR_ARG, "%s: exclude_rated %d is neither NCF_INCLUDE_RATED nor NCF_EXCLUDE_RATED", what,
-                         exclude);
-    if (m->item_text)
-        return ncf__fail(NCF_ERR_ARG,
-                         "%s: this model's item ids are text, not integers: ncf_recommend_index gives "
-                         "item indices, ncf_item_id their ids",
-                         what);
-    return ncf__indices_of(m, raw_user, 0, u, NULL);
 }
 
 /* The job of user u over the catalogue, no lists. */
@@ -426,43 +407,11 @@ static ncf__rec_job ncf__plain_job(const ncf_model *m, int u, int k, int exclude
     return J;
 }
 
-NCFDEF int ncf_recommend_with(const ncf_model *m, int64_t raw_user, int k, int exclude_rated, int64_t *out_items,
-                              float *out_scores, void *work, size_t work_size)
-{
-    ncf__eval_buf e;
-    ncf__cand *heap = NULL;
-    ncf__rec_job J;
-    int u = 0, rc, n = 0;
-    if ((rc = ncf__serve_args(m, raw_user, k, exclude_rated, out_items, &u, "ncf_recommend_with")) != NCF_OK) return rc;
-    if ((rc = ncf__workspace(m, k, work, work_size, &e, &heap)) != NCF_OK) return rc;
-    J = ncf__plain_job(m, u, k, exclude_rated);
-    ncf__rec_range(&J, 0, J.ncand, &e, heap, &n);
-    n = ncf__heap_out(heap, n, NULL, out_items, out_scores);
-    ncf__indices_to_ids(m, out_items, n);
-    return n;
-}
-
-NCFDEF int ncf_predict_with(const ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit, void *work,
-                            size_t work_size)
-{
-    ncf__eval_buf e;
-    ncf__cand *heap = NULL;
-    int u = 0, i = 0, rc;
-    int32_t ii;
-    if (!m || !logit) return ncf__fail(NCF_ERR_ARG, "ncf_predict_with: NULL argument");
-    if ((rc = ncf__indices_of(m, raw_user, raw_item, &u, &i)) != NCF_OK) return rc;
-    if ((rc = ncf__workspace(m, 1, work, work_size, &e, &heap)) != NCF_OK) return rc;
-    ii = i;
-    ncf__score_user(m, ncf__cached_projection(m), u, NULL, &ii, 0, 1, &e, 0);
-    *logit = e.sc[0];
-    return NCF_OK;
-}
-
-/* Pair by pair through the serving path: how ncf_predict_indices scores an int8 model read
+/* Pair by pair through the serving path: how ncf_predict_index scores an int8 model read
    in place, whose rows the training forward cannot gather. */
 static int ncf__score_pairs(const ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits)
 {
-    size_t size = ncf_with_workspace_size(m, 1);
+    size_t size = ncf__score_workspace(m, 1);
     void *work = NCF_MALLOC(size);
     ncf__eval_buf e;
     ncf__cand *heap = NULL;
@@ -479,13 +428,22 @@ static int ncf__score_pairs(const ncf_model *m, const int32_t *users, const int3
 
 NCFDEF int ncf_predict(const ncf_model *m, int64_t raw_user, int64_t raw_item, float *logit)
 {
-    size_t size = ncf_with_workspace_size(m, 1);
-    void *work = m ? NCF_MALLOC(size) : NULL;
-    int rc;
-    if (m && !work) return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte workspace", (unsigned long)size);
-    rc = ncf_predict_with(m, raw_user, raw_item, logit, work, size);
+    size_t size = m ? ncf__score_workspace(m, 1) : 0;
+    void *work;
+    ncf__eval_buf e;
+    ncf__cand *heap = NULL;
+    int u = 0, i = 0, rc;
+    int32_t ii;
+    if (!m || !logit) return ncf__fail(NCF_ERR_ARG, "ncf_predict: NULL argument");
+    if ((rc = ncf__indices_of(m, raw_user, raw_item, &u, &i)) != NCF_OK) return rc;
+    if (!(work = NCF_MALLOC(size)))
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte workspace", (unsigned long)size);
+    ncf__workspace(m, 1, work, size, &e, &heap);
+    ii = i;
+    ncf__score_user(m, ncf__cached_projection(m), u, NULL, &ii, 0, 1, &e, 0);
+    *logit = e.sc[0];
     NCF_FREE(work);
-    return rc;
+    return NCF_OK;
 }
 
 /* A job's best k, its candidates scored in chunks on all threads, each keeping the best k of
@@ -499,11 +457,11 @@ static int ncf__recommend_threads(const ncf__rec_job *J, int32_t *items, int64_t
     ncf__team team = NCF__TEAM_INIT;
     char *block;
     size_t size;
-    int j, n = 0, k = J->k > 0 ? J->k : 1, T = ncf_get_threads(), *nh, par, C = ncf__score_chunk(m);
+    int j, n = 0, k = J->k > 0 ? J->k : 1, T = ncf__threads(), *nh, par, C = ncf__score_chunk(m);
     int64_t chunks = NCF__CEIL_DIV(J->ncand, C);
     par = J->threads && T > 1 && chunks > 1 && (float)J->ncand * ncf__row_macs(m) > 16 * NCF__PAR_WORK;
     T = !par ? 1 : chunks < T ? (int)chunks : T; /* workspaces for the threads that can run only */
-    size = ncf_with_workspace_size(m, k);
+    size = ncf__score_workspace(m, k);
     /* T workspaces, then where each thread's heap is, the merged heap and the heaps' sizes */
     block = (char *)ncf__alloc((size_t)T, size + sizeof(ncf__cand *) + sizeof(int) + sizeof(ncf__cand) * (size_t)k);
     if (!block) return ncf__fail(NCF_ERR_NOMEM, "out of memory for the top %d of %d items", k, m->cfg.num_items);
@@ -531,18 +489,6 @@ static int ncf__recommend_threads(const ncf__rec_job *J, int32_t *items, int64_t
     return n;
 }
 
-NCFDEF int ncf_recommend(const ncf_model *m, int64_t raw_user, int k, int exclude_rated, int64_t *out_items,
-                         float *out_scores)
-{
-    ncf__rec_job J;
-    int u = 0, rc, n;
-    if ((rc = ncf__serve_args(m, raw_user, k, exclude_rated, out_items, &u, "ncf_recommend")) != NCF_OK) return rc;
-    J = ncf__plain_job(m, u, k, exclude_rated);
-    n = ncf__recommend_threads(&J, NULL, out_items, out_scores);
-    if (n > 0) ncf__indices_to_ids(m, out_items, n);
-    return n;
-}
-
 /* ---- >>serving-options: allow- and deny-lists, many users, a user given by its rows ---------- */
 
 NCFDEF ncf_rec_opts ncf_rec_opts_default(void)
@@ -560,8 +506,7 @@ static int ncf__sorted_items(const ncf_model *m, const int32_t *list, int n, int
     for (j = 0; j < n; j++) {
         if (list[j] < 0 || list[j] >= m->cfg.num_items)
             return ncf__fail(NCF_ERR_ARG,
-                             "ncf_recommend: %s[%d] = %d is not an item index in [0, %d) (ncf_item_index "
-                             "finds an id's)",
+                             "ncf_recommend: %s[%d] = %d is not an item index in [0, %d) (ncf_find finds an id's)",
                              what, j, (int)list[j], m->cfg.num_items);
         out[j] = list[j];
     }
@@ -581,8 +526,8 @@ static size_t ncf__lists_bytes(const ncf_rec_opts *o)
 
 static int ncf__item_vec_dim(const ncf_model *m); /* similar: an item's vector */
 
-/* The workspace before the lists: ncf_recommend_index's, or ncf_similar_items' or
-   ncf_similar_users' (the k best, and three vectors) where that is larger. */
+/* The workspace before the lists: ncf_recommend_index's, or ncf_similar's (the k best, and
+   three vectors) where that is larger. */
 static size_t ncf__rec_base(const ncf_model *m, int k)
 {
     int D = ncf__item_vec_dim(m), H = m->scratch->H,
@@ -591,13 +536,15 @@ static size_t ncf__rec_base(const ncf_model *m, int k)
     size_t similar = sizeof(float) *
         (ncf__round_floats(best * sizeof(ncf__cand) / sizeof(float)) +
          ncf__round_floats((size_t)3 * (size_t)(D > H ? D : H)) + NCF__ALIGN_FLOATS);
-    size_t rec = ncf_with_workspace_size(m, k);
+    size_t rec = ncf__score_workspace(m, k);
     return rec > similar ? rec : similar;
 }
 
 NCFDEF size_t ncf_rec_workspace_size(const ncf_model *m, const ncf_rec_opts *o)
 {
-    return m && o ? ncf__rec_base(m, o->k) + ncf__lists_bytes(o) : 0;
+    ncf_rec_opts d = ncf_rec_opts_default();
+    if (!o) o = &d;
+    return m ? ncf__rec_base(m, o->k) + ncf__lists_bytes(o) : 0;
 }
 
 /* Checks the options for user index u (or o->user_row) and makes the job; the lists' sorted
@@ -605,12 +552,17 @@ NCFDEF size_t ncf_rec_workspace_size(const ncf_model *m, const ncf_rec_opts *o)
 /* The options' own values, checked before anything is sized from them. */
 static int ncf__check_rec_opts(const ncf_rec_opts *o, const char *what)
 {
-    if (!o || o->k <= 0 || o->num_allow < 0 || o->num_deny < 0 || (o->exclude_rated != 0 && o->exclude_rated != 1) ||
-        (o->probabilities != 0 && o->probabilities != 1) || (o->threads != 0 && o->threads != 1))
-        return ncf__fail(NCF_ERR_ARG,
-                         "%s: need options with k > 0, list sizes >= 0, exclude_rated, probabilities and "
-                         "threads 0 or 1",
-                         what);
+    if (!o) return ncf__fail(NCF_ERR_ARG, "%s: NULL options", what);
+    if (o->k <= 0) return ncf__fail(NCF_ERR_ARG, "%s: k %d: need k > 0", what, o->k);
+    if (o->num_allow < 0 || o->num_deny < 0)
+        return ncf__fail(NCF_ERR_ARG, "%s: num_allow %d, num_deny %d: need list sizes >= 0", what, o->num_allow,
+                         o->num_deny);
+    if (o->exclude_rated != 0 && o->exclude_rated != 1)
+        return ncf__fail(NCF_ERR_ARG, "%s: exclude_rated %d is neither 0 nor 1", what, o->exclude_rated);
+    if (o->probabilities != 0 && o->probabilities != 1)
+        return ncf__fail(NCF_ERR_ARG, "%s: probabilities %d is neither 0 nor 1", what, o->probabilities);
+    if (o->threads != 0 && o->threads != 1)
+        return ncf__fail(NCF_ERR_ARG, "%s: threads %d is neither 0 nor 1", what, o->threads);
     return NCF_OK;
 }
 
@@ -620,8 +572,8 @@ static int ncf__rec_job_of(const ncf_model *m, int u, const ncf_rec_opts *o, int
     int rc;
     if ((rc = ncf__check_rec_opts(o, what)) != NCF_OK) return rc;
     if (!o->user_row && (u < 0 || u >= m->cfg.num_users))
-        return ncf__fail(NCF_ERR_ARG, "%s: user index %d is not in [0, %d) (an index, not an id: ncf_user_index)", what,
-                         u, m->cfg.num_users);
+        return ncf__fail(NCF_ERR_ARG, "%s: user index %d is not in [0, %d) (an index, not an id: ncf_find)", what, u,
+                         m->cfg.num_users);
     if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "serving: " NCF__STALE_TEXT);
     *J = ncf__plain_job(m, o->user_row ? -1 : u, o->k, o->exclude_rated);
     J->urow = o->user_row, J->threads = o->threads;
@@ -643,8 +595,10 @@ static void ncf__sigmoid_all(float *x, int n)
     for (j = 0; x && j < n; j++) x[j] = 1.0f / (1.0f + expf(-x[j]));
 }
 
-/* One job in a caller's workspace, on this thread. */
-static int ncf__recommend_in(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *items, float *scores)
+/* One job in a caller's workspace, on this thread: the best as item indices (items) or as
+   indices for the caller to turn into ids (ids). */
+static int ncf__recommend_in(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *items, int64_t *ids,
+                             float *scores, const char *what)
 {
     size_t need = ncf_rec_workspace_size(m, o), base = ncf__rec_base(m, o->k);
     ncf__eval_buf e;
@@ -653,46 +607,73 @@ static int ncf__recommend_in(const ncf_model *m, int u, const ncf_rec_opts *o, i
     int n = 0, rc;
     if (o->work_size < need)
         return ncf__fail(NCF_ERR_ARG,
-                         "workspace of %lu bytes; this model and these options need %lu "
+                         "%s: workspace of %lu bytes; this model and these options need %lu "
                          "(ncf_rec_workspace_size)",
-                         (unsigned long)o->work_size, (unsigned long)need);
+                         what, (unsigned long)o->work_size, (unsigned long)need);
     if ((rc = ncf__workspace(m, o->k, o->work, base, &e, &heap)) != NCF_OK) return rc;
-    if ((rc = ncf__rec_job_of(m, u, o, (int32_t *)(((uintptr_t)o->work + base + 3) & ~(uintptr_t)3), &J,
-                              "ncf_recommend_index")) != NCF_OK)
+    if ((rc = ncf__rec_job_of(m, u, o, (int32_t *)(((uintptr_t)o->work + base + 3) & ~(uintptr_t)3), &J, what)) !=
+        NCF_OK)
         return rc;
     ncf__rec_range(&J, 0, J.ncand, &e, heap, &n);
-    return ncf__heap_out(heap, n, items, NULL, scores);
+    return ncf__heap_out(heap, n, items, ids, scores);
 }
 
-NCFDEF int ncf_recommend_index(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *items, float *scores)
+/* User index u's best (or o->user_row's), into items or ids as ncf__recommend_in's. */
+static int ncf__recommend(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *items, int64_t *ids, float *scores,
+                          const char *what)
 {
     ncf__rec_job J;
     int32_t *lists;
     int n;
-    if (!m || !o || !items) return ncf__fail(NCF_ERR_ARG, "ncf_recommend_index: NULL model, options or output");
     if (o->work) {
-        n = ncf__recommend_in(m, u, o, items, scores);
+        n = ncf__recommend_in(m, u, o, items, ids, scores, what);
     } else {
+        if ((n = ncf__check_rec_opts(o, what)) != NCF_OK) return n;
         if (!(lists = (int32_t *)NCF_MALLOC(ncf__lists_bytes(o))))
             return ncf__fail(NCF_ERR_NOMEM, "out of memory for the allow- and deny-lists");
-        n = ncf__rec_job_of(m, u, o, lists, &J, "ncf_recommend_index");
-        if (n == NCF_OK) n = ncf__recommend_threads(&J, items, NULL, scores);
+        n = ncf__rec_job_of(m, u, o, lists, &J, what);
+        if (n == NCF_OK) n = ncf__recommend_threads(&J, items, ids, scores);
         NCF_FREE(lists);
     }
     if (n > 0 && o->probabilities) ncf__sigmoid_all(scores, n);
     return n;
 }
 
-NCFDEF int ncf_recommend_users(const ncf_model *m, const int32_t *users, int n, const ncf_rec_opts *o, int32_t *items,
-                               float *scores, int *counts)
+NCFDEF int ncf_recommend_index(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *items, float *scores)
 {
+    ncf_rec_opts d = ncf_rec_opts_default();
+    if (!m || !items) return ncf__fail(NCF_ERR_ARG, "ncf_recommend_index: NULL model or output");
+    return ncf__recommend(m, u, o ? o : &d, items, NULL, scores, "ncf_recommend_index");
+}
+
+NCFDEF int ncf_recommend(const ncf_model *m, int64_t user, const ncf_rec_opts *o, int64_t *items, float *scores)
+{
+    ncf_rec_opts d = ncf_rec_opts_default();
+    int u = -1, rc, n;
+    if (!m || !items) return ncf__fail(NCF_ERR_ARG, "ncf_recommend: NULL model or output");
+    if (m->item_text)
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_recommend: this model's item ids are text, not integers: ncf_recommend_index gives "
+                         "item indices, ncf_id their ids");
+    if (!o) o = &d;
+    if (!o->user_row && (rc = ncf__indices_of(m, user, 0, &u, NULL)) != NCF_OK) return rc;
+    n = ncf__recommend(m, u, o, NULL, items, scores, "ncf_recommend");
+    if (n > 0) ncf__indices_to_ids(m, items, n);
+    return n;
+}
+
+NCFDEF int ncf_recommend_users(const ncf_model *m, const int32_t *users, int n, const ncf_rec_opts *opts,
+                               int32_t *items, float *scores, int *counts)
+{
+    ncf_rec_opts dflt = ncf_rec_opts_default();
+    const ncf_rec_opts *o = opts ? opts : &dflt;
     ncf__rec_job J;
     ncf__team team = NCF__TEAM_INIT;
     size_t size;
     char *block;
     int32_t *lists;
-    int rc, j, T = ncf_get_threads(), failed = 0;
-    if (!m || !o || !items || !counts || n < 0 || o->user_row || o->work)
+    int rc, j, T = ncf__threads(), failed = 0;
+    if (!m || !items || !counts || n < 0 || o->user_row || o->work)
         return ncf__fail(NCF_ERR_ARG,
                          "ncf_recommend_users: need a model, options (without user_row or work), outputs "
                          "and n >= 0");
@@ -704,7 +685,7 @@ NCFDEF int ncf_recommend_users(const ncf_model *m, const int32_t *users, int n, 
         return ncf__fail(NCF_ERR_ARG, "ncf_recommend_users: %d users asked for; the model has %d", n, m->cfg.num_users);
     if ((rc = ncf__check_rec_opts(o, "ncf_recommend_users")) != NCF_OK) return rc;
     T = T > 1 && n > 1 ? (n < T ? n : T) : 1; /* workspaces for the threads that can run only */
-    size = ncf_with_workspace_size(m, o->k);
+    size = ncf__score_workspace(m, o->k);
     lists = (int32_t *)NCF_MALLOC(ncf__lists_bytes(o));
     block = (char *)ncf__alloc((size_t)T, size);
     if (!lists || !block) {
@@ -743,20 +724,20 @@ NCFDEF int ncf_recommend_users(const ncf_model *m, const int32_t *users, int n, 
 }
 
 /* The logits of n items for user index u, or for the user rows urow when given. */
-NCFDEF int ncf_predict_items(const ncf_model *m, int u, const float *urow, const int32_t *items, int n, float *logits)
+static int ncf__predict_items(const ncf_model *m, int u, const float *urow, const int32_t *items, int n, float *logits)
 {
     size_t size;
     void *work;
     ncf__eval_buf e;
     ncf__cand *heap = NULL;
     int j;
-    if (!m || !items || !logits || n < 0) return ncf__fail(NCF_ERR_ARG, "ncf_predict_items: NULL argument or n < 0");
+    if (!m || !items || !logits || n < 0) return ncf__fail(NCF_ERR_ARG, "ncf_predict_for: NULL argument or n < 0");
     if (!urow && (u < 0 || u >= m->cfg.num_users))
-        return ncf__fail(NCF_ERR_ARG, "ncf_predict_items: user index %d is not in [0, %d)", u, m->cfg.num_users);
+        return ncf__fail(NCF_ERR_ARG, "ncf_predict_for: user index %d is not in [0, %d)", u, m->cfg.num_users);
     for (j = 0; j < n; j++)
         if (items[j] < 0 || items[j] >= m->cfg.num_items)
-            return ncf__fail(NCF_ERR_ARG, "ncf_predict_items: items[%d] = %d is not an item index", j, (int)items[j]);
-    size = ncf_with_workspace_size(m, 1);
+            return ncf__fail(NCF_ERR_ARG, "ncf_predict_for: items[%d] = %d is not an item index", j, (int)items[j]);
+    size = ncf__score_workspace(m, 1);
     if (!(work = NCF_MALLOC(size)))
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte workspace", (unsigned long)size);
     ncf__workspace(m, 1, work, size, &e, &heap);
@@ -859,7 +840,7 @@ static int ncf__similar_buffers(const ncf_model *m, const ncf_rec_opts *o, int b
     return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory", what);
 }
 
-NCFDEF int ncf_similar_items(const ncf_model *m, int item, const ncf_rec_opts *o, int32_t *items, float *scores)
+static int ncf__similar_items(const ncf_model *m, int item, const ncf_rec_opts *o, int32_t *items, float *scores)
 {
     ncf__rec_job J;
     ncf__cand *heap;
@@ -867,22 +848,21 @@ NCFDEF int ncf_similar_items(const ncf_model *m, int item, const ncf_rec_opts *o
     int32_t *lists;
     int rc, own;
     if (!m || !o || !items || o->user_row)
-        return ncf__fail(NCF_ERR_ARG, "ncf_similar_items: need a model, options (no user_row) and an output");
-    if ((rc = ncf__check_rec_opts(o, "ncf_similar_items")) != NCF_OK) return rc;
+        return ncf__fail(NCF_ERR_ARG, "ncf_similar: need a model, options (no user_row) and an output");
+    if ((rc = ncf__check_rec_opts(o, "ncf_similar")) != NCF_OK) return rc;
     if (item < 0 || item >= m->cfg.num_items)
-        return ncf__fail(NCF_ERR_ARG,
-                         "ncf_similar_items: item index %d is not in [0, %d) (ncf_item_index finds an id's)", item,
+        return ncf__fail(NCF_ERR_ARG, "ncf_similar: item index %d is not in [0, %d) (ncf_find finds an id's)", item,
                          m->cfg.num_items);
     rc = ncf__similar_buffers(m, o, o->k < m->cfg.num_items ? o->k : m->cfg.num_items, &heap, &v, &lists, &own,
-                              "ncf_similar_items");
+                              "ncf_similar");
     if (rc != NCF_OK) return rc;
-    if ((rc = ncf__rec_job_of(m, 0, o, lists, &J, "ncf_similar_items")) == NCF_OK)
+    if ((rc = ncf__rec_job_of(m, 0, o, lists, &J, "ncf_similar")) == NCF_OK)
         J.exclude_rated = 0, J.u = -1, rc = ncf__similar(m, 1, item, &J, heap, v, items, scores);
     if (own) NCF_FREE(lists), NCF_FREE(heap), NCF_FREE(v);
     return rc;
 }
 
-NCFDEF int ncf_similar_users(const ncf_model *m, int user, const ncf_rec_opts *o, int32_t *users, float *scores)
+static int ncf__similar_users(const ncf_model *m, int user, const ncf_rec_opts *o, int32_t *users, float *scores)
 {
     ncf__rec_job J;
     ncf__cand *heap;
@@ -891,15 +871,14 @@ NCFDEF int ncf_similar_users(const ncf_model *m, int user, const ncf_rec_opts *o
     int rc, own;
     if (!m || !o || !users || o->user_row || o->allow || o->deny)
         return ncf__fail(NCF_ERR_ARG,
-                         "ncf_similar_users: need a model, options (no user_row, allow or deny) and an "
+                         "ncf_similar: need a model, options (no user_row, allow or deny) and an "
                          "output");
-    if ((rc = ncf__check_rec_opts(o, "ncf_similar_users")) != NCF_OK) return rc;
+    if ((rc = ncf__check_rec_opts(o, "ncf_similar")) != NCF_OK) return rc;
     if (user < 0 || user >= m->cfg.num_users)
-        return ncf__fail(NCF_ERR_ARG,
-                         "ncf_similar_users: user index %d is not in [0, %d) (ncf_user_index finds an id's)", user,
+        return ncf__fail(NCF_ERR_ARG, "ncf_similar: user index %d is not in [0, %d) (ncf_find finds an id's)", user,
                          m->cfg.num_users);
     rc = ncf__similar_buffers(m, o, o->k < m->cfg.num_users ? o->k : m->cfg.num_users, &heap, &v, &lists, &own,
-                              "ncf_similar_users");
+                              "ncf_similar");
     if (rc != NCF_OK) return rc;
     memset(&J, 0, sizeof J);
     J.m = m, J.u = -1, J.ncand = m->cfg.num_users, J.k = o->k < m->cfg.num_users ? o->k : m->cfg.num_users;
@@ -908,10 +887,16 @@ NCFDEF int ncf_similar_users(const ncf_model *m, int user, const ncf_rec_opts *o
     return rc;
 }
 
-/* ---- >>by-id: serving calls that speak ids ------------------------------------------------ */
+NCFDEF int ncf_similar(const ncf_model *m, int side, int index, const ncf_rec_opts *o, int32_t *out, float *scores)
+{
+    ncf_rec_opts d = ncf_rec_opts_default();
+    int rc = ncf__side_ok(m, side, "ncf_similar");
+    if (rc != NCF_OK) return rc;
+    return side == NCF_ITEM ? ncf__similar_items(m, index, o ? o : &d, out, scores)
+                            : ncf__similar_users(m, index, o ? o : &d, out, scores);
+}
 
-NCFDEF int ncf_num_users(const ncf_model *m) { return m ? m->cfg.num_users : 0; }
-NCFDEF int ncf_num_items(const ncf_model *m) { return m ? m->cfg.num_items : 0; }
+/* ---- >>by-id: serving calls that speak ids ------------------------------------------------ */
 
 /* items[0..n) as ids, each NUL-terminated, one after another in ids: n, or NCF_ERR_ARG. */
 static int ncf__ids_out(const ncf_model *m, const int32_t *items, int n, char *ids, size_t size, const char *what)
@@ -919,7 +904,7 @@ static int ncf__ids_out(const ncf_model *m, const int32_t *items, int n, char *i
     size_t at = 0;
     int j, len;
     for (j = 0; j < n; j++, at += (size_t)len + 1)
-        if ((len = ncf_item_id(m, items[j], ids + at, size - at)) < 0)
+        if ((len = ncf_id(m, NCF_ITEM, items[j], ids + at, size - at)) < 0)
             return ncf__fail(NCF_ERR_ARG, "%s: %lu bytes hold %d of the %d ids (k * (NCF_MAX_ID_BYTES + 1) suffice)",
                              what, (unsigned long)size, j, n);
     return n;
@@ -957,7 +942,7 @@ NCFDEF int ncf_recommend_for_id(const ncf_model *m, const char *user, const ncf_
     int32_t stack[NCF__BY_ID_STACK], *items;
     int rc, u;
     if ((rc = ncf__by_id_args(m, user, &o, ids, size, "ncf_recommend_for_id")) != NCF_OK) return rc;
-    if ((u = ncf_user_index(m, user)) < 0) return u;
+    if ((u = ncf_find(m, NCF_USER, user)) < 0) return u;
     if (!(items = ncf__by_id_items(o->k, stack)))
         return ncf__fail(NCF_ERR_NOMEM, "ncf_recommend_for_id: out of memory");
     return ncf__by_id_answer(m, ncf_recommend_index(m, u, o, items, scores), items, stack, ids, size,
@@ -970,9 +955,9 @@ NCFDEF int ncf_similar_to_id(const ncf_model *m, const char *item, const ncf_rec
     int32_t stack[NCF__BY_ID_STACK], *items;
     int rc, i;
     if ((rc = ncf__by_id_args(m, item, &o, ids, size, "ncf_similar_to_id")) != NCF_OK) return rc;
-    if ((i = ncf_item_index(m, item)) < 0) return i;
+    if ((i = ncf_find(m, NCF_ITEM, item)) < 0) return i;
     if (!(items = ncf__by_id_items(o->k, stack))) return ncf__fail(NCF_ERR_NOMEM, "ncf_similar_to_id: out of memory");
-    return ncf__by_id_answer(m, ncf_similar_items(m, i, o, items, scores), items, stack, ids, size,
+    return ncf__by_id_answer(m, ncf_similar(m, NCF_ITEM, i, o, items, scores), items, stack, ids, size,
                              "ncf_similar_to_id");
 }
 
@@ -989,7 +974,7 @@ NCFDEF int ncf_recommend_for_items(const ncf_model *m, const char *const *given,
         return ncf__fail(NCF_ERR_ARG, "ncf_recommend_for_items: need n > 0 items and options without user_row");
     ro = *o;
     deny = NCF__NEW(int32_t, (size_t)n + (size_t)o->num_deny);
-    row = NCF__NEW(float, (size_t)ncf_user_row_size(m));
+    row = NCF__NEW(float, (size_t)ncf_row_size(m));
     if (deny && row) items = ncf__by_id_items(o->k, stack);
     if (!deny || !row || !items) {
         NCF_FREE(deny), NCF_FREE(row);
@@ -997,12 +982,12 @@ NCFDEF int ncf_recommend_for_items(const ncf_model *m, const char *const *given,
     }
     for (j = 0, rc = NCF_OK; j < n && rc >= 0; j++) {
         if (!given[j]) rc = ncf__fail(NCF_ERR_ARG, "ncf_recommend_for_items: items[%d] is NULL", j);
-        else rc = deny[j] = ncf_item_index(m, given[j]);
+        else rc = deny[j] = ncf_find(m, NCF_ITEM, given[j]);
     }
     if (rc >= 0) {
         if (o->num_deny) memcpy(deny + n, o->deny, sizeof(int32_t) * (size_t)o->num_deny);
         ro.deny = deny, ro.num_deny = n + o->num_deny, ro.user_row = row;
-        rc = ncf_fold_in(m, deny, n, &fo, row);
+        rc = ncf_fold_in(m, NCF_USER, deny, n, &fo, row);
         if (rc == NCF_OK) rc = ncf_recommend_index(m, -1, &ro, items, scores);
     }
     NCF_FREE(deny), NCF_FREE(row);

@@ -621,7 +621,7 @@ NCFDEF int ncf_forward_backward(ncf_model *m, const int32_t *users, const int32_
     return NCF_OK;
 }
 
-NCFDEF void ncf_zero_grad(ncf_model *m)
+static NCF__MAYBE_UNUSED void ncf__zero_grad(ncf_model *m)
 {
     struct ncf__scratch *s = m ? m->scratch : NULL;
     ptrdiff_t i;
@@ -698,7 +698,7 @@ NCFDEF void ncf_update(ncf_model *m)
 static int ncf__step_failed(ncf_model *m, double loss, int updated)
 {
     if (!updated) {
-        ncf_zero_grad(m);
+        ncf__zero_grad(m);
         return ncf__fail(NCF_ERR_DATA,
                          "the loss is %g at step %lld: the parameters are not finite (learning "
                          "rate too high?)",
@@ -755,7 +755,7 @@ NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *ite
 
 typedef struct {
     ncf_progress_fn progress;
-    void *user;
+    void *ctx;
     int64_t done0, total; /* examples before this block, and in the whole run */
     double *sum;          /* loss * examples, summed so far */
 } ncf__report;
@@ -788,7 +788,7 @@ static int ncf__train_block(ncf_model *m, const ncf__batch *first, int64_t end, 
             if (lead) {
                 sum += losses[i] * bt.n;
                 if (rep->progress && ((rep->done0 / B + i) % 16 == 15 || bt.start + bt.n == end))
-                    rep->progress(rep->user, seen, rep->total, sum / (double)seen);
+                    rep->progress(rep->ctx, seen, rep->total, sum / (double)seen);
             }
             if (ncf__flag_value(&bad[i++])) break;
         }
@@ -800,7 +800,7 @@ static int ncf__train_block(ncf_model *m, const ncf__batch *first, int64_t end, 
 /* Rendle et al.'s recipe, MF trained by SGD one example a step (batch_size 1), is a run of
    millions of tiny steps: the batch machinery (a parallel region, row sorting, gradient
    tables) costs many times the step itself. This loop takes the same steps, the same math
-   as ncf_train_step on one example, the logit from ncf__output: the user's and the item's
+   as ncf_train_step on one example, the logit from ncf__outfile: the user's and the item's
    rows and biases and the output bias move by lr times their gradient, each computed from
    the values before the step. The examples come from the sampler in chunks. */
 #define NCF__SGD_CHUNK 1024 /* examples drawn at a time: 12 KB of stack */
@@ -901,7 +901,7 @@ static int ncf__train_sgd_examples(ncf_model *m, const ncf_sampler *s, int epoch
             *rep->sum += l;
         }
         pos += n;
-        if (rep->progress) rep->progress(rep->user, pos - first, rep->total, *rep->sum / (double)(pos - first));
+        if (rep->progress) rep->progress(rep->ctx, pos - first, rep->total, *rep->sum / (double)(pos - first));
     }
     return NCF_OK;
 }
@@ -918,7 +918,7 @@ static int ncf__epoch_span(const char *who, int epoch, int64_t first, int64_t co
 }
 
 /* ncf_train_epoch of an ALS model: its checks as ncf_train_examples', then the epoch. */
-static int ncf__als_train(ncf_model *m, const ncf_sampler *s, int epoch, ncf_progress_fn progress, void *user,
+static int ncf__als_train(ncf_model *m, const ncf_sampler *s, int epoch, ncf_progress_fn progress, void *ctx,
                           double *mean_loss)
 {
     int rc;
@@ -929,14 +929,14 @@ static int ncf__als_train(ncf_model *m, const ncf_sampler *s, int epoch, ncf_pro
         return ncf__fail(NCF_ERR_ARG, "ncf_train_epoch: the data has %d users and %d items, the model %d and %d",
                          s->data->num_users, s->data->num_items, m->cfg.num_users, m->cfg.num_items);
     if ((rc = ncf__epoch_span("ncf_train_epoch", epoch, 0, 0, 0)) != NCF_OK) return rc;
-    if ((rc = ncf__als_epoch(m, s->data, progress, user, s->num_examples, &l)) != NCF_OK) return rc;
-    if (progress) progress(user, s->num_examples, s->num_examples, l);
+    if ((rc = ncf__als_epoch(m, s->data, progress, ctx, s->num_examples, &l)) != NCF_OK) return rc;
+    if (progress) progress(ctx, s->num_examples, s->num_examples, l);
     if (mean_loss) *mean_loss = l;
     return NCF_OK;
 }
 
 NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int64_t first, int64_t count,
-                              ncf_progress_fn progress, void *user, double *mean_loss)
+                              ncf_progress_fn progress, void *ctx, double *mean_loss)
 {
     int B, rc = NCF_OK;
     int32_t *u, *it;
@@ -957,7 +957,7 @@ NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int
     if ((rc = ncf__epoch_span("ncf_train_examples", epoch, first, count, s->num_examples)) != NCF_OK) return rc;
     B = m->cfg.batch_size;
     end = first + count;
-    rep.progress = progress, rep.user = user, rep.done0 = 0, rep.total = count, rep.sum = &sum;
+    rep.progress = progress, rep.ctx = ctx, rep.done0 = 0, rep.total = count, rep.sum = &sum;
     if (ncf__per_example_sgd(&m->cfg) && !ncf__pending(m)) {
         rc = ncf__train_sgd_examples(m, s, epoch, first, end, &rep);
         if (rc == NCF_OK && mean_loss) *mean_loss = count ? sum / (double)count : 0;
@@ -998,14 +998,14 @@ NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int
     return rc;
 }
 
-NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_progress_fn progress, void *user,
+NCFDEF int ncf_train_epoch(ncf_model *m, const ncf_sampler *s, int epoch, ncf_progress_fn progress, void *ctx,
                            double *mean_loss)
 {
     int rc;
     if (!m || !s || !s->data) return ncf__fail(NCF_ERR_ARG, "ncf_train_epoch: NULL model or sampler");
     rc = m->cfg.optimizer == NCF_OPT_ALS
-        ? ncf__als_train(m, s, epoch, progress, user, mean_loss)
-        : ncf_train_examples(m, s, epoch, 0, s->num_examples, progress, user, mean_loss);
+        ? ncf__als_train(m, s, epoch, progress, ctx, mean_loss)
+        : ncf_train_examples(m, s, epoch, 0, s->num_examples, progress, ctx, mean_loss);
     if (rc == NCF_OK) m->epoch = epoch;
     ncf__refresh_cache(m); /* ready to serve and evaluate */
     return rc;
@@ -1049,20 +1049,20 @@ typedef struct {
     const ncf_sampler *samplers;
     int epoch;
     ncf_progress_fn progress;
-    void *user;
+    void *ctx;
     double *loss;
 } ncf__each;
 
 static int ncf__each_epoch(void *ctx, int k)
 {
     const ncf__each *j = (const ncf__each *)ctx;
-    return ncf_train_epoch(j->models[k], &j->samplers[k], j->epoch, k ? NULL : j->progress, j->user, &j->loss[k]);
+    return ncf_train_epoch(j->models[k], &j->samplers[k], j->epoch, k ? NULL : j->progress, j->ctx, &j->loss[k]);
 }
 
 /* SGD one example a step runs on one thread, so such models train side by side; the others
    in turn, each on every thread. */
 NCFDEF int ncf_train_epoch_each(ncf_model *const *models, const ncf_sampler *samplers, int n, int epoch,
-                                ncf_progress_fn progress, void *user, double *mean_loss)
+                                ncf_progress_fn progress, void *ctx, double *mean_loss)
 {
     ncf__each j;
     int k, a, rc = NCF_OK, failed = 0, apart = 1;
@@ -1076,7 +1076,7 @@ NCFDEF int ncf_train_epoch_each(ncf_model *const *models, const ncf_sampler *sam
                 return ncf__fail(NCF_ERR_ARG, "ncf_train_epoch_each: models %d and %d are the same model", a, k);
         apart = apart && ncf__per_example_sgd(&models[k]->cfg);
     }
-    j.models = models, j.samplers = samplers, j.epoch = epoch, j.progress = progress, j.user = user;
+    j.models = models, j.samplers = samplers, j.epoch = epoch, j.progress = progress, j.ctx = ctx;
     if (!(j.loss = NCF__ZNEW(double, n))) return ncf__fail(NCF_ERR_NOMEM, "ncf_train_epoch_each: out of memory");
     if (apart && n > 1) rc = ncf__side_by_side(ncf__each_epoch, &j, n, &failed);
     else
@@ -1094,7 +1094,7 @@ NCFDEF int ncf_train_epoch_each(ncf_model *const *models, const ncf_sampler *sam
     return rc;
 }
 
-NCFDEF float ncf_decayed_lr(float lr, int j, int epochs)
+static NCF__MAYBE_UNUSED float ncf__decayed_lr(float lr, int j, int epochs)
 {
     return epochs > 0 && j >= 0 && j < epochs ? (float)(lr * (1.0 - (double)j / epochs)) : lr;
 }
@@ -1130,12 +1130,14 @@ static void ncf__snapshot_put(ncf_model *m, const ncf__snapshot *s)
     ncf_model_params_changed(m);
 }
 
-NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *o, ncf_fit_report *rep)
+NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *opts, ncf_fit_report *rep)
 {
     ncf_sampler smp;
     ncf__snapshot best;
     ncf_metrics now, top;
     ncf_eval_opts eo;
+    ncf_fit_opts dflt = ncf_fit_opts_default();
+    const ncf_fit_opts *o = opts ? opts : &dflt;
     int rc, e, first, since = 0;
     if (!m || !data || !o || o->epochs < 0 || o->patience < 0 || o->eval.target != NCF_EVAL_VALIDATION)
         return ncf__fail(NCF_ERR_ARG,
@@ -1149,7 +1151,7 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *o,
     eo = o->eval;
     if ((rc = ncf_sampler_init(&smp, data, m->cfg.num_neg, m->cfg.seed)) != NCF_OK) return rc;
     smp.by_positive = o->by_positive;
-    if ((rc = ncf_evaluate_opts(m, data, &eo, &top)) != NCF_OK) return rc;
+    if ((rc = ncf_evaluate(m, data, &eo, &top)) != NCF_OK) return rc;
     best.params = NCF__NEW(float, m->num_params);
     best.m = m->adam_m ? NCF__NEW(float, m->num_params) : NULL,
     best.v = m->adam_v ? NCF__NEW(float, m->num_params) : NULL;
@@ -1162,10 +1164,10 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *o,
     first = (int)m->epoch + 1;
     for (e = first; e < first + o->epochs && rc == NCF_OK; e++) {
         float lr = m->cfg.lr;
-        if (o->decay) m->cfg.lr = ncf_decayed_lr(lr, e - first, o->epochs);
-        rc = ncf_train_epoch(m, &smp, e, o->progress, o->user, NULL);
+        if (o->decay) m->cfg.lr = ncf__decayed_lr(lr, e - first, o->epochs);
+        rc = ncf_train_epoch(m, &smp, e, o->progress, o->ctx, NULL);
         m->cfg.lr = lr; /* (the model's own rate is never the decayed one outside an epoch) */
-        if (rc != NCF_OK || (rc = ncf_evaluate_opts(m, data, &eo, &now)) != NCF_OK) break;
+        if (rc != NCF_OK || (rc = ncf_evaluate(m, data, &eo, &now)) != NCF_OK) break;
         if (ncf_metric_value(&now, eo.metric) > ncf_metric_value(&top, eo.metric))
             top = now, since = 0, ncf__snapshot_take(m, &best);
         else if (o->patience && ++since >= o->patience) {

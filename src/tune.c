@@ -84,19 +84,20 @@ static double ncf__val_users(const ncf_dataset *d)
     return n;
 }
 
-NCFDEF double ncf_tune_cost(const ncf_config *c, const ncf_dataset *d, int epochs)
+static NCF__MAYBE_UNUSED double ncf__tune_cost(const ncf_config *c, const ncf_dataset *d, int epochs)
 {
     if (!c || !d || !d->user_ptr || epochs <= 0) return 0;
     return ncf__run_cost(c, (double)ncf__all_train(d), ncf__val_users(d), ncf__val_candidates(d), epochs);
 }
 
-NCFDEF double ncf_tune_budget(const ncf_dataset *d)
+/* The budget from the data's size: 50 epochs of the defaults, 30 s at least. */
+static double ncf__tune_budget(const ncf_dataset *d)
 {
     ncf_config c = ncf_config_default();
     double b;
     if (!d || !d->user_ptr) return 30;
     c.num_users = d->num_users, c.num_items = d->num_items;
-    b = 50 * ncf_tune_cost(&c, d, 1);
+    b = 50 * ncf__tune_cost(&c, d, 1);
     return b > 30 ? b : 30;
 }
 
@@ -104,7 +105,7 @@ NCFDEF ncf_tune_opts ncf_tune_opts_default(void)
 {
     ncf_tune_opts o;
     memset(&o, 0, sizeof o);
-    o.budget = 300, o.seed = 1, o.max_epochs = 18, o.patience = 3, o.seeds = 4;
+    o.budget = 0, o.seed = 1, o.max_epochs = 18, o.patience = 3, o.seeds = 4;
     o.eval = ncf_eval_opts_default(), o.eval.target = NCF_EVAL_VALIDATION;
     return o;
 }
@@ -208,12 +209,13 @@ static int ncf__tune_check(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tun
     if (!ncf__has_val(d))
         return ncf__fail(NCF_ERR_ARG, "ncf_tune: the data has no validation items (ncf_hold_out_validation)");
     if (ncf__is_shard(d)) return ncf__fail(NCF_ERR_ARG, "ncf_tune: the data is a shard");
-    if (!(o->budget > 0 && o->budget <= 1e9) || o->max_epochs < 1 || o->max_epochs > 1000 || o->patience < 0 ||
+    if (!(o->budget >= 0 && o->budget <= 1e9) || o->max_epochs < 1 || o->max_epochs > 1000 || o->patience < 0 ||
         o->eval.target != NCF_EVAL_VALIDATION || !(o->max_seconds >= 0) || o->seeds < 0 || o->seeds > NCF__MAX_SEEDS)
-        return ncf__fail(NCF_ERR_ARG,
-                         "ncf_tune: need 0 < budget <= 1e9, 1 <= max_epochs <= 1000, patience >= 0, "
-                         "max_seconds >= 0, 0 <= seeds <= %d and a validation target",
-                         NCF__MAX_SEEDS);
+        return ncf__fail(
+            NCF_ERR_ARG,
+            "ncf_tune: need 0 <= budget <= 1e9 (0: from the data's size), 1 <= max_epochs <= 1000, patience >= 0, "
+            "max_seconds >= 0, 0 <= seeds <= %d and a validation target",
+            NCF__MAX_SEEDS);
     return NCF_OK;
 }
 
@@ -314,7 +316,7 @@ typedef struct {
     ncf_sampler *smp;
     const ncf_trial *r;
     ncf_progress_fn progress;
-    void *user;
+    void *ctx;
 } ncf__seeds;
 
 /* n fresh models of r (the first with ids's ids), each sampling data's positives. */
@@ -349,8 +351,8 @@ static int ncf__seeds_train(ncf__seeds *j, int n, int first, int last)
     int k, e, rc = NCF_OK;
     float lr = j->r->cfg.lr;
     for (e = first; e <= last && rc == NCF_OK; e++) {
-        for (k = 0; k < n && j->r->decay; k++) j->models[k]->cfg.lr = ncf_decayed_lr(lr, e - 1, j->r->epochs);
-        rc = ncf_train_epoch_each(j->models, j->smp, n, e, j->progress, j->user, NULL);
+        for (k = 0; k < n && j->r->decay; k++) j->models[k]->cfg.lr = ncf__decayed_lr(lr, e - 1, j->r->epochs);
+        rc = ncf_train_epoch_each(j->models, j->smp, n, e, j->progress, j->ctx, NULL);
         for (k = 0; k < n; k++) j->models[k]->cfg.lr = lr;
     }
     return rc;
@@ -373,7 +375,7 @@ static int ncf__average_seeds(const ncf_dataset *d, const ncf_tune_opts *o, ncf_
             if ((rc = ncf__seeds_train(&j, rep->seeds, e, e)) != NCF_OK ||
                 (rc = ncf_model_average(&avg, j.models, rep->seeds)) != NCF_OK)
                 break;
-            rc = ncf_evaluate_opts(avg, &view, &o->eval, &now);
+            rc = ncf_evaluate(avg, &view, &o->eval, &now);
             ncf_model_free(avg);
             if (rc != NCF_OK) break;
             if (!a->chosen_epoch || ncf_metric_value(&now, o->eval.metric) > ncf_metric_value(&a->val, o->eval.metric))
@@ -407,19 +409,23 @@ static int ncf__plan_final(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tun
     rep->averaged.rung = 3, rep->averaged.chosen_epoch = 0, rep->averaged.beside = 0, rep->averaged.partner = 0;
     rep->averaged.planned_seconds =
         ncf__seeds_cost(d, w, rep->seeds, (double)ncf__all_train(d), ncf__val_users(d), rep->averaged.epochs);
-    if (o->progress) o->progress(o->user, rep, &rep->averaged);
+    if (o->progress) o->progress(o->ctx, rep, &rep->averaged);
     if ((rc = ncf__average_seeds(d, o, rep)) != NCF_OK) return rc;
     rep->planned_seconds += rep->averaged.planned_seconds;
     rep->final_epochs = rep->averaged.chosen_epoch;
     return NCF_OK;
 }
 
-NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_report *rep)
+NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *opts, ncf_tune_report *rep)
 {
     int rc, k, n = 0, t, i, sgd = 0, spare = -1, partner = -1, *alive = NULL, *order = NULL, *drawn = NULL;
     double rung_budget, spent = 0, val_users;
     time_t start = time(NULL);
+    ncf_tune_opts given = opts ? *opts : ncf_tune_opts_default();
+    const ncf_tune_opts *o = &given;
     if ((rc = ncf__tune_check(d, o, rep)) != NCF_OK) return rc;
+    if (given.budget == 0) given.budget = ncf__tune_budget(d);
+    rep->budget = given.budget;
     rep->rung_epochs[0] = o->max_epochs / 9 > 0 ? o->max_epochs / 9 : 1;
     rep->rung_epochs[1] = o->max_epochs / 3 > 0 ? o->max_epochs / 3 : 1;
     rep->rung_epochs[2] = o->max_epochs;
@@ -468,7 +474,7 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_repor
                 r->cfg = ncf__trial_config(d, o->seed, alive[i + j], &r->weighted, &r->decay);
                 r->planned_seconds = ncf__plan_cost(&r->cfg, d, val_users, r->epochs);
                 if (j == 0 && i + 1 < n && ncf__per_example_sgd(&r->cfg)) width = 2; /* (the rest are, too) */
-                if (o->progress) o->progress(o->user, rep, r);
+                if (o->progress) o->progress(o->ctx, rep, r);
             }
             if ((rc = width > 1 ? ncf__side_by_side(ncf__tune_one, &job, width, &failed) : ncf__tune_one(&job, 0)) !=
                 NCF_OK)
@@ -520,7 +526,7 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_repor
     }
     NCF_FREE(alive), NCF_FREE(order);
     if (rc == NCF_OK && rep->num_runs > 0) rc = ncf__plan_final(d, o, rep, rung_budget, start);
-    if (o->progress && rc == NCF_OK) o->progress(o->user, rep, NULL);
+    if (o->progress && rc == NCF_OK) o->progress(o->ctx, rep, NULL);
     if (rc != NCF_OK) ncf_tune_report_free(rep);
     return rc;
 }
@@ -559,7 +565,7 @@ static int ncf__train_with_validation(const ncf_dataset *d, int weighted, ncf_da
 }
 
 NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *d, const ncf_tune_report *rep, ncf_progress_fn progress,
-                          void *user)
+                          void *ctx)
 {
     const ncf_trial *r;
     ncf_dataset all;
@@ -577,7 +583,7 @@ NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *d, const ncf_tune_
     epochs = rep->final_epochs > 0 ? rep->final_epochs : r->chosen_epoch > 0 ? r->chosen_epoch : 1;
     if ((rc = ncf__train_with_validation(d, r->weighted, &all)) != NCF_OK) return rc;
     if ((rc = ncf__seeds_init(&j, n, r, d, &all)) == NCF_OK) {
-        j.progress = progress, j.user = user;
+        j.progress = progress, j.ctx = ctx;
         rc = ncf__seeds_train(&j, n, 1, epochs);
     }
     if (rc == NCF_OK && n == 1) *out = j.models[0], j.models[0] = NULL;

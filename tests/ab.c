@@ -129,7 +129,7 @@ AB_API double ab_work(void *h, int units)
     }
     e.full_ranking = 1, e.max_users = 200; /* (a fixed sample of about 200 users) */
     for (k = 0; k < units; k++)
-        if (ncf_evaluate_with(a->m, &a->d, &e, &x) != NCF_OK) return ab_failed();
+        if (ncf_evaluate(a->m, &a->d, &e, &x) != NCF_OK) return ab_failed();
     return (double)units * x.users;
 }
 

@@ -277,7 +277,7 @@ static int bench_case(const char *name, int threads, const char *adam)
     }
     for (k = 0; k < 3; k++) {
         t = now_s();
-        must(ncf_evaluate(m, &ev, 10, NCF_SAMPLED, &met));
+        must(evaluate_k(m, &ev, 10, NCF_SAMPLED, &met));
         evr[k] = met.users / (now_s() - t);
     }
     { /* recommend: top-10 over the whole catalogue for one user; the first call also
@@ -286,11 +286,11 @@ static int bench_case(const char *name, int threads, const char *adam)
         double cold, later[9];
         if (ncf_model_set_ids(m, &d) != NCF_OK) return 1;
         t = now_s();
-        must(ncf_recommend(m, d.raw_user[0], 10, NCF_EXCLUDE_RATED, top, NULL));
+        must(recommend_k(m, d.raw_user[0], 10, 1, top, NULL));
         cold = now_s() - t;
         for (k = 0; k < 9; k++) {
             t = now_s();
-            must(ncf_recommend(m, d.raw_user[1 + k * 997 % d.num_users], 10, NCF_EXCLUDE_RATED, top, NULL));
+            must(recommend_k(m, d.raw_user[1 + k * 997 % d.num_users], 10, 1, top, NULL));
             later[k] = now_s() - t;
         }
         rec_first_ms = 1e3 * cold, rec_ms = 1e3 * median(later, 9);
@@ -669,7 +669,7 @@ static int bench_load_adversarial(void)
     size_t len[2];
     char *log[2];
     int c, r;
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     o.holdout = NCF_HOLDOUT_NONE;
     for (c = 0; c < 2; c++) log[c] = id_log(N, c, &len[c]);
     for (r = 0; r < ROUNDS; r++)
@@ -776,12 +776,12 @@ static int bench_serve_ids(void)
                 float sc[10];
                 char name[32], id[NCF_MAX_ID_BYTES + 1];
                 if (q == 0) {
-                    n = ncf_recommend(mi, d.raw_user[u], 10, NCF_EXCLUDE_RATED, items, sc);
+                    n = recommend_k(mi, d.raw_user[u], 10, 1, items, sc);
                 } else {
                     snprintf(name, sizeof name, "u%015lld", (long long)d.raw_user[u]);
-                    n = ncf_recommend_index(mt, ncf_user_index(mt, name), &ro, idx, sc);
+                    n = ncf_recommend_index(mt, ncf_find(mt, NCF_USER, name), &ro, idx, sc);
                     for (k = 0; k < n; k++) {
-                        must(ncf_item_id(mt, idx[k], id, sizeof id));
+                        must(ncf_id(mt, NCF_ITEM, idx[k], id, sizeof id));
                         same &= atoll(id + 1) == d.raw_item[idx[k]];
                     }
                 }
@@ -843,7 +843,7 @@ static int bench_serving(void)
 {
     ncf_dataset d;
     ncf_model *m = NULL;
-    int cfgs, k, j, T = ncf_get_threads();
+    int cfgs, k, j, T = ncf_set_threads(0);
     for (cfgs = 0; cfgs < 2; cfgs++) {
         ncf_config c = cfgs ? ncf_config_mlperf() : ncf_config_default();
         ncf_fold_opts fo = ncf_fold_opts_default();
@@ -854,20 +854,20 @@ static int bench_serving(void)
         if (ncf_synthetic(&d, users, items, cfgs ? 3000000 : 600000, 16, 1) != NCF_OK) return 1;
         c.num_users = d.num_users, c.num_items = d.num_items;
         if (ncf_model_create(&m, &c) != NCF_OK || ncf_model_set_ids(m, &d) != NCF_OK) return 1;
-        row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(m));
+        row = (float *)malloc(sizeof(float) * (size_t)ncf_row_size(m));
         for (j = 0; j < 50; j++) given[j] = (int32_t)((j * 7919 + 13) % items);
         ncf_set_threads(1);
         for (k = 0; k < 21; k++) {
             double t0 = now_s();
             fo.seed = (uint64_t)k + 1;
-            if (ncf_fold_in(m, given, 50, &fo, row) != NCF_OK) return 1;
+            if (ncf_fold_in(m, NCF_USER, given, 50, &fo, row) != NCF_OK) return 1;
             t[k] = now_s() - t0;
         }
         for (j = 0; j < 50; j++) fans[j] = (int32_t)((j * 7907 + 11) % users);
         for (k = 0; k < 21; k++) { /* an item from 50 users */
             double t0 = now_s();
             fo.seed = (uint64_t)k + 1;
-            if (ncf_fold_in_item(m, fans, 50, &fo, row) != NCF_OK) return 1;
+            if (ncf_fold_in(m, NCF_ITEM, fans, 50, &fo, row) != NCF_OK) return 1;
             ti[k] = now_s() - t0;
         }
         ncf_set_threads(T);
@@ -927,7 +927,7 @@ static int bench_growth(const char *path)
     size_t len, n_early = 0;
     int64_t *ts, n = 0, cut, k;
     ncf_dataset full, early;
-    ncf_load_opts lo = ncf_load_opts_default(), le = ncf_load_opts_default();
+    ncf_dataset_opts lo = ncf_dataset_opts_default(), le = ncf_dataset_opts_default();
     ncf_config c = ncf_config_default();
     ncf_sampler s;
     ncf_eval_opts eo = ncf_eval_opts_default();
@@ -965,7 +965,7 @@ static int bench_growth(const char *path)
             char uid[32], iid[32];
             int u, i;
             sscanf(text + k, "%31s %31s", uid, iid);
-            u = ncf_dataset_user_index(&full, uid), i = ncf_dataset_item_index(&full, iid);
+            u = ncf_dataset_find(&full, NCF_USER, uid), i = ncf_dataset_find(&full, NCF_ITEM, iid);
             if (ts[j] <= cut && u >= 0 && i != full.test_item[u] && i != full.val_item[u])
                 memcpy(early_text + n_early, text + k, l), n_early += l;
             k += (int64_t)l;
@@ -1001,8 +1001,8 @@ static int bench_growth(const char *path)
             double t;
             must(ncf_train_epoch(m, &s, (int)m->epoch + 1, NULL, NULL, NULL));
             t = now_s() - t0;
-            eo.target = NCF_EVAL_VALIDATION, must(ncf_evaluate_opts(m, &full, &eo, &mv));
-            eo.target = NCF_EVAL_TEST, must(ncf_evaluate_opts(m, &full, &eo, &mt));
+            eo.target = NCF_EVAL_VALIDATION, must(ncf_evaluate(m, &full, &eo, &mv));
+            eo.target = NCF_EVAL_TEST, must(ncf_evaluate(m, &full, &eo, &mt));
             printf("{\"case\":\"growth_epoch\",\"side\":\"%s\",\"epoch\":%d,\"val_hr\":%.4f,\"test_hr\":%.4f,\"s\":%."
                    "2f}\n",
                    side ? "grown" : "scratch", e, mv.hr, mt.hr, t);
@@ -1065,7 +1065,7 @@ static void heldout_metrics(const ncf_model *m, const ncf_dataset *d, const uint
                             const ncf_fold_opts *fo, double *hr, double *ndcg, double *ms)
 {
     int u, users = 0, nn = target ? d->num_val_neg : d->num_eval_neg;
-    float *row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(m)),
+    float *row = (float *)malloc(sizeof(float) * (size_t)ncf_row_size(m)),
           *sc = (float *)malloc(sizeof(float) * (size_t)(nn + 1));
     int32_t *cand = (int32_t *)malloc(sizeof(int32_t) * (size_t)(nn + 1));
     double h = 0, g = 0, t0 = now_s();
@@ -1073,10 +1073,10 @@ static void heldout_metrics(const ncf_model *m, const ncf_dataset *d, const uint
         int32_t t = target ? d->val_item[u] : d->test_item[u];
         int j, r = 0, n = (int)(d->user_ptr[u + 1] - d->user_ptr[u]);
         if (!out[u] || t < 0 || n == 0) continue;
-        if (fo) ncf_fold_in(m, d->items + d->user_ptr[u], n, fo, row);
+        if (fo) ncf_fold_in(m, NCF_USER, d->items + d->user_ptr[u], n, fo, row);
         cand[0] = t;
         memcpy(cand + 1, (target ? d->val_neg : d->eval_neg) + (size_t)u * nn, sizeof(int32_t) * (size_t)nn);
-        must(ncf_predict_items(m, u, fo ? row : NULL, cand, nn + 1, sc));
+        must(ncf_predict_for(m, NCF_USER, u, fo ? row : NULL, cand, nn + 1, sc));
         for (j = 1; j <= nn; j++) r += cand[j] != t && sc[j] >= sc[0];
         users++;
         if (r < 10) h += 1, g += log(2.0) / log(r + 2.0);
@@ -1135,7 +1135,7 @@ static int train_best(ncf_model *m, const ncf_dataset *t, const uint8_t *out, in
    figures against the same users trained normally and against popularity. */
 static int bench_foldin(const char *prefix, const char *which)
 {
-    ncf_load_opts lo = ncf_load_opts_default();
+    ncf_dataset_opts lo = ncf_dataset_opts_default();
     ncf_dataset d, t;
     ncf_config c = ncf_config_default();
     ncf_model *m = NULL, *full = NULL, *best = NULL, *best_full = NULL;
@@ -1206,7 +1206,7 @@ static int fold_items(const ncf_model *m, const ncf_dataset *d, const uint8_t *o
                       float *rows)
 {
     int32_t *fans = (int32_t *)malloc(sizeof(int32_t) * (size_t)d->num_users);
-    int i, u, R = ncf_user_row_size(m), ok = fans != NULL;
+    int i, u, R = ncf_row_size(m), ok = fans != NULL;
     int64_t k;
     for (i = 0; ok && i < d->num_items; i++) {
         int c = 0;
@@ -1218,7 +1218,7 @@ static int fold_items(const ncf_model *m, const ncf_dataset *d, const uint8_t *o
                     break;
                 }
         if (c == 0) memset(rows + (size_t)i * R, 0, sizeof(float) * (size_t)R);
-        else ok = ncf_fold_in_item(m, fans, c, fo, rows + (size_t)i * R) == NCF_OK;
+        else ok = ncf_fold_in(m, NCF_ITEM, fans, c, fo, rows + (size_t)i * R) == NCF_OK;
     }
     free(fans);
     return ok;
@@ -1229,7 +1229,7 @@ static int fold_items(const ncf_model *m, const ncf_dataset *d, const uint8_t *o
 static void held_item_metrics(const ncf_model *m, const ncf_dataset *d, const uint8_t *out, int target,
                               const float *rows, double *hr, double *ndcg, int *users)
 {
-    int u, nn = target ? d->num_val_neg : d->num_eval_neg, R = ncf_user_row_size(m);
+    int u, nn = target ? d->num_val_neg : d->num_eval_neg, R = ncf_row_size(m);
     double h = 0, g = 0;
     *users = 0;
     for (u = 0; u < d->num_users; u++) {
@@ -1239,9 +1239,9 @@ static void held_item_metrics(const ncf_model *m, const ncf_dataset *d, const ui
         if (t < 0 || !out[t] || nn + 1 > 1000) continue;
         cand[0] = t;
         memcpy(cand + 1, (target ? d->val_neg : d->eval_neg) + (size_t)u * nn, sizeof(int32_t) * (size_t)nn);
-        must(ncf_predict_items(m, u, NULL, cand, nn + 1, sc));
+        must(ncf_predict_for(m, NCF_USER, u, NULL, cand, nn + 1, sc));
         for (j = 0; rows && j <= nn; j++)
-            if (out[cand[j]]) ncf_predict_users(m, -1, rows + (size_t)cand[j] * R, &u, 1, &sc[j]);
+            if (out[cand[j]]) ncf_predict_for(m, NCF_ITEM, -1, rows + (size_t)cand[j] * R, &u, 1, &sc[j]);
         for (j = 1; j <= nn; j++) r += cand[j] != t && sc[j] >= sc[0];
         (*users)++;
         if (r < 10) h += 1, g += log(2.0) / log(r + 2.0);
@@ -1257,7 +1257,7 @@ static void held_item_metrics(const ncf_model *m, const ncf_dataset *d, const ui
    items trained normally. */
 static int bench_itemfold(const char *prefix, const char *which)
 {
-    ncf_load_opts lo = ncf_load_opts_default();
+    ncf_dataset_opts lo = ncf_dataset_opts_default();
     ncf_dataset d, t;
     ncf_config c = ncf_config_default();
     ncf_model *m = NULL, *full = NULL, *best = NULL, *best_full = NULL;
@@ -1285,7 +1285,7 @@ static int bench_itemfold(const char *prefix, const char *which)
         fprintf(stderr, "bench: %s\n", ncf_error_text());
         return 1;
     }
-    R = ncf_user_row_size(best);
+    R = ncf_row_size(best);
     rows = (float *)malloc(sizeof(float) * (size_t)R * (size_t)d.num_items);
     for (si = 0; si < 2; si++)
         for (li = 0; li < 2; li++)
@@ -1355,7 +1355,7 @@ static int bench_evalcost(void)
                 for (f = 0; f < 2; f++) {
                     double t1 = now_s(), dt;
                     e.target = t ? NCF_EVAL_VALIDATION : NCF_EVAL_TEST, e.full_ranking = f;
-                    if (ncf_evaluate_opts(m, &d, &e, &x) != NCF_OK) return 1;
+                    if (ncf_evaluate(m, &d, &e, &x) != NCF_OK) return 1;
                     dt = now_s() - t1;
                     full[r] += dt;
                     if (!f) autom[r] += dt;
@@ -1365,7 +1365,7 @@ static int bench_evalcost(void)
         printf("{\"case\":\"evalcost\",\"log\":\"%s\",\"users\":%d,\"items\":%d,\"threads\":%d,\"train_s\":%.3f,"
                "\"eval_full_s\":%.3f,\"eval_auto_s\":%.3f,\"final_test_s\":%.3f,\"full_over_train\":%.2f,"
                "\"auto_over_train\":%.3f}\n",
-               logs[l].name, d.num_users, d.num_items, ncf_get_threads(), median(tr, 3), median(full, 3),
+               logs[l].name, d.num_users, d.num_items, ncf_set_threads(0), median(tr, 3), median(full, 3),
                median(autom, 3), median(once, 3), median(full, 3) / median(tr, 3), median(autom, 3) / median(tr, 3));
         fflush(stdout);
         ncf_model_free(m), ncf_dataset_free(&d);
@@ -1411,7 +1411,7 @@ static int bench_sgd1(void)
         }
         printf("{\"case\":\"sgd1\",\"factors\":%d,\"threads\":%d,\"loop_ex_s\":%.0f,\"train_step_ex_s\":%.0f,"
                "\"speedup\":%.2f}\n",
-               factors[f], ncf_get_threads(), median(loop, 3), median(step, 3), median(loop, 3) / median(step, 3));
+               factors[f], ncf_set_threads(0), median(loop, 3), median(step, 3), median(loop, 3) / median(step, 3));
         fflush(stdout);
         ncf_model_free(a), ncf_model_free(b);
     }
@@ -1452,7 +1452,7 @@ static int bench_als(void)
             }
             printf("{\"case\":\"als\",\"log\":\"%s\",\"factors\":%d,\"threads\":%d,\"epoch_s\":%.4f,"
                    "\"positives_s\":%.0f}\n",
-                   logs[l].name, factors[f], ncf_get_threads(), median(ep, 3), (double)d.num_train / median(ep, 3));
+                   logs[l].name, factors[f], ncf_set_threads(0), median(ep, 3), (double)d.num_train / median(ep, 3));
             fflush(stdout);
             ncf_model_free(m);
         }
@@ -1463,7 +1463,7 @@ static int bench_als(void)
 
 static int bench_similarity(const char *prefix)
 {
-    ncf_load_opts lo = ncf_load_opts_default();
+    ncf_dataset_opts lo = ncf_dataset_opts_default();
     ncf_dataset d;
     int64_t *fans_at, k;
     int32_t *fans;
@@ -1527,7 +1527,7 @@ static int bench_similarity(const char *prefix)
                         break;
                     }
             o.k = 10;
-            if (ncf_similar_items(m, i, &o, mine, NULL) != 10) return 1;
+            if (ncf_similar(m, NCF_ITEM, i, &o, mine, NULL) != 10) return 1;
             for (r = 0; r < 10; r++) {
                 mean_co += co[mine[r]] / (10.0 * np);
                 for (q = 0; q < 10; q++) overlap += (mine[r] == best[q]) / (10.0 * np);

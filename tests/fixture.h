@@ -34,7 +34,7 @@ SHARED void check_fixture(const char *dir)
             CHECKF(close_enough(got, want), "model %d predict(%lld, %lld) = %.9g, expected %.9g", which, user, item,
                    got, want);
         } else if (!strcmp(word, "recommend") && fscanf(f, "%d %lld", &which, &user) == 2) {
-            n = ncf_recommend(m[which], user, FIXTURE_K, NCF_EXCLUDE_RATED, (int64_t *)items, scores);
+            n = recommend_k(m[which], user, FIXTURE_K, 1, (int64_t *)items, scores);
             CHECK(n == FIXTURE_K && sizeof(int64_t) == sizeof(long long));
             for (j = 0; j < FIXTURE_K; j++) {
                 CHECK(fscanf(f, "%lld %a", &item, &wscore) == 2);
@@ -89,7 +89,7 @@ SHARED int write_fixture(const char *dir)
                 ok &= ncf_predict(m[k], user, item, &z) == NCF_OK;
                 fprintf(f, "predict %d %lld %lld %a\n", k, (long long)user, (long long)item, z);
             }
-            ok &= ncf_recommend(m[k], user, FIXTURE_K, NCF_EXCLUDE_RATED, items, sc) == FIXTURE_K;
+            ok &= recommend_k(m[k], user, FIXTURE_K, 1, items, sc) == FIXTURE_K;
             fprintf(f, "recommend %d %lld", k, (long long)user);
             for (j = 0; j < FIXTURE_K; j++) fprintf(f, " %lld %a", (long long)items[j], sc[j]);
             fprintf(f, "\n");

@@ -73,6 +73,39 @@ static void test_free(void *p)
 #include <fcntl.h>
 #endif
 
+#ifndef NCF_INFERENCE_ONLY
+/* The figures at k (sampled, or ranked in full) on the test items: what many tests ask. */
+SHARED int evaluate_k(const ncf_model *m, const ncf_dataset *d, int k, int full_ranking, ncf_metrics *out)
+{
+    ncf_eval_opts o = ncf_eval_opts_default();
+    o.k = k, o.full_ranking = full_ranking;
+    return ncf_evaluate(m, d, &o, out);
+}
+#endif
+
+/* The k best items by integer ids, rated items skipped or not. */
+SHARED int recommend_k(const ncf_model *m, int64_t user, int k, int exclude_rated, int64_t *items, float *scores)
+{
+    ncf_rec_opts o = ncf_rec_opts_default();
+    o.k = k, o.exclude_rated = exclude_rated;
+    return ncf_recommend(m, user, &o, items, scores);
+}
+/* The same in a caller's workspace. */
+SHARED int recommend_with_k(const ncf_model *m, int64_t user, int k, int exclude_rated, int64_t *items, float *scores,
+                            void *work, size_t size)
+{
+    ncf_rec_opts o = ncf_rec_opts_default();
+    o.k = k, o.exclude_rated = exclude_rated, o.work = work, o.work_size = size;
+    return ncf_recommend(m, user, &o, items, scores);
+}
+/* The workspace of a recommendation of k (no lists). */
+SHARED size_t rec_size_k(const ncf_model *m, int k)
+{
+    ncf_rec_opts o = ncf_rec_opts_default();
+    o.k = k;
+    return ncf_rec_workspace_size(m, &o);
+}
+
 SHARED int g_failed_checks;
 SHARED int g_skipped; /* the running test could not run here (SKIP): counted apart, never a pass */
 

@@ -13,7 +13,7 @@
 int main(int argc, char **argv)
 {
     ncf_dataset d;
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     struct timespec a, b;
     char line[256];
     double kb = 0;

@@ -215,8 +215,8 @@ static void test_mpi_close_to_one_process(void)
         CHECKF(fabs(la[0] - lb[0]) < 1e-5 * la[0] && fabs(la[1] - lb[1]) < 1e-3 * la[1],
                "config %d: losses %.9f, %.9f in one process, %.9f, %.9f over ranks", which, la[0], la[1], lb[0], lb[1]);
         if (which == 0) {
-            CHECK(ncf_evaluate(a, &w, 10, NCF_SAMPLED, &ma) == NCF_OK &&
-                  ncf_evaluate(b, &w, 10, NCF_SAMPLED, &mb) == NCF_OK);
+            CHECK(evaluate_k(a, &w, 10, NCF_SAMPLED, &ma) == NCF_OK &&
+                  evaluate_k(b, &w, 10, NCF_SAMPLED, &mb) == NCF_OK);
             CHECKF(fabs(ma.hr - mb.hr) <= 0.02 && ma.hr > 0.3, "HR@10 %.4f in one process, %.4f over ranks", ma.hr,
                    mb.hr);
         }
@@ -243,7 +243,7 @@ static void test_mpi_evaluation_exact(void)
             ncf_eval_opts o = ncf_eval_opts_default();
             ncf_metrics one, many;
             o.target = target, o.full_ranking = full > 0, o.max_users = full == 2 ? 100 : 0, o.seed = 5;
-            CHECK(ncf_evaluate_opts(m, &w, &o, &one) == NCF_OK);
+            CHECK(ncf_evaluate(m, &w, &o, &one) == NCF_OK);
             CHECKF(ncf_mpi_evaluate(m, &s, &o, MPI_COMM_WORLD, &many) == NCF_OK, "%s", ncf_error_text());
             ok = one.hr == many.hr && one.ndcg == many.ndcg && one.mrr == many.mrr && one.users == many.users;
             CHECKF(ok,
@@ -344,9 +344,9 @@ static int mpi_bench(void)
             MPI_Barrier(MPI_COMM_WORLD);
             t = MPI_Wtime();
             if (which == 0) {
-                b0 = ncf_mpi_bytes_sent(m);
+                b0 = ncf__mpi_bytes_sent(m);
                 ok = ncf_mpi_train_examples(m, &s, 1, pos[0], n, MPI_COMM_WORLD, NULL, NULL, NULL) == NCF_OK;
-                if (round >= 0) bytes += ncf_mpi_bytes_sent(m) - b0;
+                if (round >= 0) bytes += ncf__mpi_bytes_sent(m) - b0;
             } else if (!root) mpi_wait_quietly();
             else {
                 ok = which == 1
@@ -437,7 +437,7 @@ static int mpi_scale(int shards, int xu, int xi, const char *log, int whole)
     ncf_set_threads(1);
     load = MPI_Wtime();
     if (log) { /* each rank reads its share of the log, or (whole) all of it */
-        ncf_load_opts lo = ncf_load_opts_default();
+        ncf_dataset_opts lo = ncf_dataset_opts_default();
         ok = whole ? ncf_load_dataset(&d, log, &lo) == NCF_OK
                    : ncf_mpi_load_dataset(&d, log, &lo, MPI_COMM_WORLD) == NCF_OK;
         if (whole) log = NULL; /* (sharded below, as synthetic data) */
@@ -453,7 +453,7 @@ static int mpi_scale(int shards, int xu, int xi, const char *log, int whole)
         MPI_Finalize();
         return 1;
     }
-    pos += 5 * (int64_t)c.batch_size, b0 = ncf_mpi_bytes_sent(m);
+    pos += 5 * (int64_t)c.batch_size, b0 = ncf__mpi_bytes_sent(m);
     for (w = 0; w < 7 && ok; w++) {
         double t0;
         MPI_Barrier(MPI_COMM_WORLD);
@@ -462,7 +462,7 @@ static int mpi_scale(int shards, int xu, int xi, const char *log, int whole)
         MPI_Barrier(MPI_COMM_WORLD);
         t[w] = (MPI_Wtime() - t0) / (double)steps, pos += steps * c.batch_size;
     }
-    bytes = (ncf_mpi_bytes_sent(m) - b0) / (7 * steps);
+    bytes = (ncf__mpi_bytes_sent(m) - b0) / (7 * steps);
     mem[0] = now_mb, mem[1] = peak_mb;
     MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, mem, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -504,7 +504,7 @@ static void test_mpi_sync(void)
     CHECK(ncf_mpi_train_examples(m, &ss, 1, 0, 3000, MPI_COMM_WORLD, NULL, NULL, NULL) == NCF_OK);
     CHECK_ERR(ncf_save_mem(m, NCF_SAVE_ADAM, &buf, &len), NCF_ERR_ARG, "ncf_mpi_sync");
     CHECK_ERR(ncf_predict(m, w.raw_user[0], w.raw_item[0], &logit), NCF_ERR_ARG, "ncf_mpi_sync");
-    CHECK_ERR(ncf_evaluate(m, &w, 10, NCF_SAMPLED, &met), NCF_ERR_ARG, "ncf_mpi_sync");
+    CHECK_ERR(evaluate_k(m, &w, 10, NCF_SAMPLED, &met), NCF_ERR_ARG, "ncf_mpi_sync");
     CHECK(ncf_mpi_evaluate(m, &s, &o, MPI_COMM_WORLD, &met) == NCF_OK && met.users > 0);
     CHECK_ERR(ncf_mpi_evaluate(m, &w, &o, MPI_COMM_WORLD, &met), NCF_ERR_ARG, "ncf_mpi_sync");
     CHECK(ncf_mpi_sync(m, &s, MPI_COMM_WORLD) == NCF_OK);
@@ -596,7 +596,7 @@ static void test_mpi_model_shards(void)
             CHECKF(ncf_mpi_save(m, mine, NCF_SAVE_ADAM, MPI_COMM_WORLD) == NCF_OK, "%s", ncf_error_text());
             CHECKF(mpi_same_files(mine, ref), "config %d (way %d): %d ranks' shards saved %s, not one rank's %s", which,
                    how, g_size, mine, ref);
-            CHECK(ncf_load(&r, ref) == NCF_OK && ncf_evaluate_opts(r, &w, &o, &a) == NCF_OK);
+            CHECK(ncf_load(&r, ref) == NCF_OK && ncf_evaluate(r, &w, &o, &a) == NCF_OK);
             CHECKF(ncf_mpi_evaluate(m, &s, &o, MPI_COMM_WORLD, &b) == NCF_OK && a.hr == b.hr && a.ndcg == b.ndcg &&
                        a.mrr == b.mrr && a.users == b.users,
                    "config %d: the shards' HR %.17g NDCG %.17g, the whole model's %.17g %.17g", which, b.hr, b.ndcg,
@@ -609,7 +609,7 @@ static void test_mpi_model_shards(void)
                 ncf_rec_opts ro = ncf_rec_opts_default();
                 ncf_model *other = NULL;
                 CHECK_ERR(ncf_save_mem(m, NCF_SAVE_ADAM, &buf, &len), NCF_ERR_ARG, "ncf_mpi_save");
-                CHECK_ERR(ncf_evaluate_opts(m, &w, &o, &a), NCF_ERR_ARG, "ncf_mpi_save");
+                CHECK_ERR(ncf_evaluate(m, &w, &o, &a), NCF_ERR_ARG, "ncf_mpi_save");
                 CHECK_ERR(ncf_predict(m, w.raw_user[0], w.raw_item[0], &logit), NCF_ERR_ARG, "ncf_mpi_save");
                 CHECK_ERR(ncf_recommend_index(m, 0, &ro, top, NULL), NCF_ERR_ARG, "ncf_mpi_save");
                 CHECK_ERR(ncf_train_epoch(m, &smp, 3, NULL, NULL, NULL), NCF_ERR_ARG, "shard");
@@ -714,7 +714,7 @@ static void test_mpi_shards_with_idle_ranks(void)
 {
     ncf_dataset w, s;
     ncf_sampler smp;
-    ncf_load_opts lo = ncf_load_opts_default();
+    ncf_dataset_opts lo = ncf_dataset_opts_default();
     ncf_config c;
     ncf_model *m = NULL, *r = NULL;
     ncf_eval_opts o = ncf_eval_opts_default();
@@ -741,7 +741,7 @@ static void test_mpi_shards_with_idle_ranks(void)
         CHECKF(mpi_same_files(path, ref), "%d ranks (some idle) saved %s, not one rank's %s", g_size, path, ref);
     ncf_model_free(m), m = NULL;
     CHECKF(ncf_mpi_load(&m, ref, &s, MPI_COMM_WORLD) == NCF_OK, "%s", ncf_error_text());
-    CHECK(ncf_load(&r, ref) == NCF_OK && ncf_evaluate_opts(r, &w, &o, &a) == NCF_OK);
+    CHECK(ncf_load(&r, ref) == NCF_OK && ncf_evaluate(r, &w, &o, &a) == NCF_OK);
     CHECK(m && ncf_mpi_evaluate(m, &s, &o, MPI_COMM_WORLD, &b) == NCF_OK && a.hr == b.hr && a.ndcg == b.ndcg &&
           a.users == b.users);
     ncf_model_free(m), ncf_model_free(r);
@@ -844,7 +844,7 @@ static void test_mpi_load_dataset(void)
     int kind, v;
     for (kind = 0; kind < 4; kind++)
         for (v = 0; v < 2; v++) {
-            ncf_load_opts o = ncf_load_opts_default();
+            ncf_dataset_opts o = ncf_dataset_opts_default();
             ncf_dataset w, s;
             const char *what = "";
             int64_t total = 0;
@@ -874,7 +874,7 @@ static void test_mpi_load_dataset(void)
    nothing and leaves the dataset empty. */
 static void test_mpi_load_dataset_errors(void)
 {
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     ncf_dataset w, s;
     char path[600], one[4608];
     const char *what = "";
@@ -900,7 +900,7 @@ static void test_mpi_load_dataset_errors(void)
     o.holdout = NCF_HOLDOUT_RATIO, o.holdout_fraction = 0.2f;
     CHECK_ERR(ncf_mpi_load_dataset(&s, path, &o, MPI_COMM_WORLD), NCF_ERR_ARG, "one process");
     /* every record spans two lines: on more ranks than one, a range may begin inside one */
-    o = ncf_load_opts_default();
+    o = ncf_dataset_opts_default();
     snprintf(path, sizeof path, "%s/quoted.csv", g_mpi_dir);
     if (g_rank == 0) {
         FILE *f = fopen(path, "wb");
@@ -945,7 +945,7 @@ static void test_mpi_load_dataset_errors(void)
    epoch-1 file, resumed on more, trains to it too. */
 static void test_mpi_load_dataset_trains_same_model(void)
 {
-    ncf_load_opts lo = ncf_load_opts_default();
+    ncf_dataset_opts lo = ncf_dataset_opts_default();
     ncf_dataset w, s1, s2;
     ncf_sampler a, b;
     ncf_model *m1 = NULL, *m2 = NULL, *r = NULL;
@@ -987,7 +987,7 @@ static void test_mpi_load_dataset_trains_same_model(void)
           ncf_mpi_save(m2, f2, NCF_SAVE_ADAM, MPI_COMM_WORLD) == NCF_OK);
     CHECKF(mpi_same_files(f1, f2), "%s and %s differ", f1, f2);
     CHECKF(mpi_same_files(f2, ref), "%d ranks wrote %s, 1 rank %s", g_size, f2, ref);
-    CHECK(ncf_load(&r, ref) == NCF_OK && ncf_evaluate_opts(r, &w, &eo, &x) == NCF_OK);
+    CHECK(ncf_load(&r, ref) == NCF_OK && ncf_evaluate(r, &w, &eo, &x) == NCF_OK);
     CHECK(m2 && ncf_mpi_evaluate(m2, &s2, &eo, MPI_COMM_WORLD, &y) == NCF_OK && x.hr == y.hr && x.ndcg == y.ndcg &&
           x.users == y.users && x.users > 100);
     ncf_model_free(m1), ncf_model_free(m2), ncf_model_free(r);
@@ -1018,7 +1018,7 @@ static int mpi_tests(const char *dir, const char *only)
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank), MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     g_mpi_dir = dir;
     if (g_rank == 0)
-        printf("ncf.h %s MPI tests, %d ranks, %d threads each\n", ncf_version(), g_size, ncf_get_threads());
+        printf("ncf.h %s MPI tests, %d ranks, %d threads each\n", ncf_version(), g_size, ncf_set_threads(0));
     for (i = 0; i < (int)(sizeof MPI_TESTS / sizeof *MPI_TESTS); i++) {
         int before = g_failed_checks, bad;
         long live = g_alloc_live;

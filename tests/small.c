@@ -58,7 +58,7 @@ int main(void)
     e.full_ranking = 1;
     for (r = 0; r < 3; r++) {
         double t0 = now_s();
-        if (ncf_evaluate_with(m, &d, &e, &x) != NCF_OK) return fprintf(stderr, "%s\n", ncf_error_text()), 1;
+        if (ncf_evaluate(m, &d, &e, &x) != NCF_OK) return fprintf(stderr, "%s\n", ncf_error_text()), 1;
         full[r] = now_s() - t0;
     }
     /* A score's multiply-adds with the first layer split: the layers above it, the GMF

@@ -74,7 +74,7 @@ static void put_list(const int32_t *items, const float *scores, int n)
     int j;
     put("\"items\":[");
     for (j = 0; j < n; j++) {
-        if (ncf_item_id(g_model, items[j], id, sizeof id) < 0) strcpy(id, "?");
+        if (ncf_id(g_model, NCF_ITEM, items[j], id, sizeof id) < 0) strcpy(id, "?");
         put(j ? "," : ""), put_string(id);
     }
     put("],\"scores\":[");
@@ -108,7 +108,8 @@ static int put_ids(int items)
     int j, n = items ? g_model->cfg.num_items : g_model->cfg.num_users;
     put(items ? "\"item_ids\":[" : "\"user_ids\":[");
     for (j = 0; j < n && j < 16; j++) {
-        if ((items ? ncf_item_id(g_model, j, id, sizeof id) : ncf_user_id(g_model, j, id, sizeof id)) < 0) return 0;
+        if ((items ? ncf_id(g_model, NCF_ITEM, j, id, sizeof id) : ncf_id(g_model, NCF_USER, j, id, sizeof id)) < 0)
+            return 0;
         put(j ? "," : ""), put_string(id);
     }
     put("]");
@@ -128,7 +129,7 @@ WEB_EXPORT(web_close) void web_close(void)
 WEB_EXPORT(web_open) const char *web_open(void *buf, size_t n)
 {
     web_close();
-    if (ncf_model_open(&g_model, buf, n) != NCF_OK) {
+    if (ncf_model_open(&g_model, buf, n, 0) != NCF_OK) {
         free(buf);
         return fail(ncf_error_text());
     }
@@ -145,7 +146,7 @@ WEB_EXPORT(web_open) const char *web_open(void *buf, size_t n)
 /* User index u's id as the data wrote it (NUL-terminated text, not JSON), or "". */
 WEB_EXPORT(web_user_id) const char *web_user_id(int u)
 {
-    if (!g_model || ncf_user_id(g_model, u, g_out, sizeof g_out) < 0) g_out[0] = 0;
+    if (!g_model || ncf_id(g_model, NCF_USER, u, g_out, sizeof g_out) < 0) g_out[0] = 0;
     return g_out;
 }
 
@@ -157,7 +158,7 @@ WEB_EXPORT(web_recommend) const char *web_recommend(const char *user, int k)
     float scores[MAX_K];
     int u, n;
     if (!g_model) return fail("no model is open");
-    if ((u = ncf_user_index(g_model, user)) < 0) return fail(ncf_error_text());
+    if ((u = ncf_find(g_model, NCF_USER, user)) < 0) return fail(ncf_error_text());
     o.k = clamp_k(k);
     if ((n = ncf_recommend_index(g_model, u, &o, items, scores)) < 0) return fail(ncf_error_text());
     g_at = 0;
@@ -186,14 +187,14 @@ WEB_EXPORT(web_fold_in) const char *web_fold_in(const char *lines, int k)
         memcpy(id, lines, len), id[len] = 0;
         lines += len + (lines[len] == '\n');
         if (!len) continue;
-        if ((i = ncf_item_index(g_model, id)) < 0) return fail(ncf_error_text());
+        if ((i = ncf_find(g_model, NCF_ITEM, id)) < 0) return fail(ncf_error_text());
         given[n++] = i;
     }
     if (!n) return fail("no items given");
-    if (!(row = (float *)malloc(sizeof(float) * (size_t)ncf_user_row_size(g_model)))) return fail("out of memory");
+    if (!(row = (float *)malloc(sizeof(float) * (size_t)ncf_row_size(g_model)))) return fail("out of memory");
     o.k = clamp_k(k);
     o.user_row = row, o.exclude_rated = 0, o.deny = given, o.num_deny = n;
-    got = ncf_fold_in(g_model, given, n, &fo, row);
+    got = ncf_fold_in(g_model, NCF_USER, given, n, &fo, row);
     if (got == NCF_OK) got = ncf_recommend_index(g_model, 0, &o, items, scores);
     free(row);
     if (got < 0) return fail(ncf_error_text());
@@ -227,16 +228,16 @@ int main(int argc, char **argv)
     printf("%s\n", web_open(buf, (size_t)len));
     if (!g_model) return 1;
     for (u = 0; u < users && u < g_model->cfg.num_users; u++) {
-        ncf_user_id(g_model, u, id, sizeof id);
+        ncf_id(g_model, NCF_USER, u, id, sizeof id);
         printf("%s\n", web_recommend(id, 10));
     }
     if (argc > 3) {
         snprintf(given, sizeof given, "%s", argv[3]);
         for (k = 0; given[k]; k++) given[k] = given[k] == ',' ? '\n' : given[k];
     } else {
-        ncf_item_id(g_model, 0, given, sizeof given);
+        ncf_id(g_model, NCF_ITEM, 0, given, sizeof given);
         l = strlen(given), given[l] = '\n';
-        ncf_item_id(g_model, 1, given + l + 1, sizeof given - l - 1);
+        ncf_id(g_model, NCF_ITEM, 1, given + l + 1, sizeof given - l - 1);
     }
     printf("%s\n", web_fold_in(given, 10));
     ncf_model_free(g_model), free(g_file);

@@ -49,14 +49,13 @@ def _sig(name, res, *args):
 
 _error_text = _sig("ncf_error_text", _c.c_char_p)
 _version = _sig("ncf_version", _c.c_char_p)
-_set_threads = _sig("ncf_set_threads", None, _c.c_int)
+_set_threads = _sig("ncf_set_threads", _c.c_int, _c.c_int)
 _load = _sig("ncfpy_load", _P, _c.c_char_p, _c.c_char_p, _c.c_size_t, _c.c_int, _c.c_double, _c.c_longlong, _c.c_int,
              _c.c_double, _c.c_char_p, _c.c_int, _c.c_int, _c.c_int, _c.c_double, _c.c_ulonglong, _c.c_char_p, _c.c_int,
              _c.c_int, _c.c_int)
 _dataset_free = _sig("ncfpy_dataset_free", None, _P)
 _dataset_info = _sig("ncfpy_dataset_info", None, _P, _f64p)
-_dataset_user_id = _sig("ncf_dataset_user_id", _c.c_int, _P, _c.c_int, _c.c_char_p, _c.c_size_t)
-_dataset_item_id = _sig("ncf_dataset_item_id", _c.c_int, _P, _c.c_int, _c.c_char_p, _c.c_size_t)
+_dataset_id = _sig("ncf_dataset_id", _c.c_int, _P, _c.c_int, _c.c_int, _c.c_char_p, _c.c_size_t)
 _model_create = _sig("ncfpy_model_create", _P, _P, _c.c_int, _c.c_int, _i32p, _c.c_int, _c.c_double, _c.c_double, _c.c_int,
                      _c.c_int, _c.c_double, _c.c_ulonglong, _c.c_int, _c.c_double)
 _model_free = _sig("ncf_model_free", None, _P)
@@ -73,15 +72,13 @@ _evaluate = _sig("ncfpy_evaluate", _c.c_int, _P, _P, _c.c_int, _c.c_int, _i32p, 
 _save = _sig("ncf_save", _c.c_int, _P, _c.c_char_p, _c.c_int)
 _load_model = _sig("ncfpy_load_model", _P, _c.c_char_p)
 _model_info = _sig("ncfpy_model_info", _c.c_int, _P, _i64p)
-_user_index = _sig("ncf_user_index", _c.c_int, _P, _c.c_char_p)
-_item_index = _sig("ncf_item_index", _c.c_int, _P, _c.c_char_p)
-_user_id = _sig("ncf_user_id", _c.c_int, _P, _c.c_int, _c.c_char_p, _c.c_size_t)
-_item_id = _sig("ncf_item_id", _c.c_int, _P, _c.c_int, _c.c_char_p, _c.c_size_t)
+_find = _sig("ncf_find", _c.c_int, _P, _c.c_int, _c.c_char_p)
+_id = _sig("ncf_id", _c.c_int, _P, _c.c_int, _c.c_int, _c.c_char_p, _c.c_size_t)
 _recommend = _sig("ncfpy_recommend", _c.c_int, _P, _c.c_int, _P, _c.c_int, _c.c_int, _P, _c.c_int, _P, _c.c_int, _c.c_int,
                   _P, _P)  # (plain pointers: a call's argument checks are most of its cost from Python)
 _recommend_users = _sig("ncfpy_recommend_users", _c.c_int, _P, _i32p, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _i32p, _f32p,
                         _i32p)
-_user_row_size = _sig("ncf_user_row_size", _c.c_int, _P)
+_row_size = _sig("ncf_row_size", _c.c_int, _P)
 _fold_in = _sig("ncfpy_fold_in", _c.c_int, _P, _i32p, _c.c_int, _f32p)
 _similar = _sig("ncfpy_similar_items", _c.c_int, _P, _c.c_int, _c.c_int, _i32p, _f32p)
 _predict = _sig("ncfpy_predict", _c.c_int, _P, _i32p, _i32p, _c.c_int, _f32p)
@@ -228,11 +225,11 @@ class Dataset:
         return self.report["items"]
 
     def _ids(self, side):
-        f, n = (_dataset_item_id, self.num_items) if side else (_dataset_user_id, self.num_users)
+        n = self.num_items if side else self.num_users
         buf = _c.create_string_buffer(MAX_ID_BYTES + 1)
         out = []
         for k in range(n):
-            _check(f(self._h, k, buf, len(buf)))
+            _check(_dataset_id(self._h, side, k, buf, len(buf)))
             out.append(buf.value.decode("utf-8", "surrogateescape"))
         return out
 
@@ -427,10 +424,9 @@ class Model:
         if (self._items if side else self._users) is None:
             n = self.info["items" if side else "users"]
             buf = _c.create_string_buffer(MAX_ID_BYTES + 1)
-            f = _item_id if side else _user_id
             ids = []
             for k in range(n):
-                _check(f(self._h, k, buf, len(buf)))
+                _check(_id(self._h, side, k, buf, len(buf)))
                 ids.append(buf.value.decode("utf-8", "surrogateescape"))
             if side:
                 self._items = ids
@@ -439,7 +435,7 @@ class Model:
         return self._items if side else self._users
 
     def _index(self, side, id_):
-        r = (_item_index if side else _user_index)(self._h, _b(str(id_)))
+        r = _find(self._h, side, _b(str(id_)))
         if r < 0:
             _fail()
         return r
@@ -452,7 +448,7 @@ class Model:
         item ids; deny: never these."""
         if not self._h:
             self._need()
-        u = _user_index(self._h, str(user_id).encode("utf-8"))
+        u = _find(self._h, 0, str(user_id).encode("utf-8"))
         if u < 0:
             _fail()
         return self._recommend(u, None, k, allow, deny, exclude_rated, probabilities)
@@ -502,7 +498,7 @@ class Model:
         its training's least squares for those items, as implicit's recalculate_user."""
         self._need()
         items = self._indices(1, item_ids)
-        row = _np.empty(_user_row_size(self._h), _np.float32)
+        row = _np.empty(_row_size(self._h), _np.float32)
         _check(_fold_in(self._h, items, len(items), row))
         deny = list(item_ids) + list(deny or [])
         return self._recommend(0, row, k, allow, deny, False, False)

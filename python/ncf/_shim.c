@@ -20,11 +20,11 @@
 #endif
 
 /* A load's options from the package's keyword arguments. */
-static ncf_load_opts py_load_opts(int holdout, double fraction, long long cutoff, int validation, double min_rating,
-                                  const char *sep, int min_ratings, int min_item_ratings, int weighting, double alpha,
-                                  unsigned long long seed, const char *strength_col)
+static ncf_dataset_opts py_load_opts(int holdout, double fraction, long long cutoff, int validation, double min_rating,
+                                     const char *sep, int min_ratings, int min_item_ratings, int weighting,
+                                     double alpha, unsigned long long seed, const char *strength_col)
 {
-    ncf_load_opts o = ncf_load_opts_default();
+    ncf_dataset_opts o = ncf_dataset_opts_default();
     o.holdout = holdout, o.validation = validation, o.min_ratings = min_ratings, o.min_item_ratings = min_item_ratings;
     if (fraction > 0) o.holdout_fraction = (float)fraction;
     o.holdout_cutoff = cutoff, o.weighting = weighting, o.alpha = (float)alpha, o.seed = seed;
@@ -39,8 +39,8 @@ PY_EXPORT ncf_dataset *ncfpy_load(const char *path, const char *buf, size_t len,
                                   int min_item_ratings, int weighting, double alpha, unsigned long long seed,
                                   const char *strength_col, int header, int time_col, int eval_negatives)
 {
-    ncf_load_opts o = py_load_opts(holdout, fraction, cutoff, validation, min_rating, sep, min_ratings,
-                                   min_item_ratings, weighting, alpha, seed, strength_col);
+    ncf_dataset_opts o = py_load_opts(holdout, fraction, cutoff, validation, min_rating, sep, min_ratings,
+                                      min_item_ratings, weighting, alpha, seed, strength_col);
     ncf_dataset *d = (ncf_dataset *)calloc(1, sizeof *d);
     int rc;
     if (!d) return NULL;
@@ -142,7 +142,7 @@ PY_EXPORT int ncfpy_fit(ncf_model *m, const ncf_dataset *d, int epochs, int pati
         int rc;
         o.epochs = epochs, o.patience = patience, o.eval.metric = metric, o.eval.k = k, o.eval.full_ranking = full;
         o.decay = decay, o.by_positive = by_positive;
-        o.progress = fn ? py_on_progress : NULL, o.user = &cb;
+        o.progress = fn ? py_on_progress : NULL, o.ctx = &cb;
         rc = ncf_fit(m, d, &o, &r);
         if (rc != NCF_OK) return rc;
         chosen[0] = r.chosen_epoch, chosen[1] = r.epochs_trained, *value = ncf_metric_value(&r.chosen, metric);
@@ -154,7 +154,7 @@ PY_EXPORT int ncfpy_fit(ncf_model *m, const ncf_dataset *d, int epochs, int pati
         for (e = 1; rc == NCF_OK && e <= epochs; e++) {
             float lr = m->cfg.lr;
             cb.last = -1, cb.epoch = e - 1;
-            if (decay) m->cfg.lr = ncf_decayed_lr(lr, e - 1, epochs);
+            if (decay) m->cfg.lr = ncf__decayed_lr(lr, e - 1, epochs);
             rc = ncf_train_epoch(m, &s, (int)m->epoch + 1, fn ? py_on_progress : NULL, &cb, NULL);
             m->cfg.lr = lr;
         }
@@ -201,7 +201,7 @@ static void py_on_tune(void *user, const ncf_tune_report *so_far, const ncf_tria
 }
 
 /* The search (ncf_tune) into a report the caller frees with ncfpy_tune_free; NULL on failure.
-   budget <= 0: ncf_tune_budget's, from the data's size. */
+   budget <= 0: from the data's size (ncf_tune_opts.budget 0). */
 PY_EXPORT ncf_tune_report *ncfpy_tune(const ncf_dataset *d, double budget, unsigned long long seed, int max_epochs,
                                       int patience, int metric, int k, int full, int seeds, py_tune_progress fn)
 {
@@ -210,12 +210,12 @@ PY_EXPORT ncf_tune_report *ncfpy_tune(const ncf_dataset *d, double budget, unsig
     py_tune_cb cb;
     if (!r) return NULL;
     cb.fn = fn, cb.heard = 0, cb.metric = metric;
-    if (budget <= 0) budget = ncf_tune_budget(d);
+    if (budget <= 0) budget = 0;
     o.budget = budget, o.seed = seed, o.eval.metric = metric, o.eval.k = k, o.eval.full_ranking = full;
     if (max_epochs > 0) o.max_epochs = max_epochs;
     if (patience >= 0) o.patience = patience;
     if (seeds > 0) o.seeds = seeds;
-    o.progress = fn ? py_on_tune : NULL, o.user = &cb;
+    o.progress = fn ? py_on_tune : NULL, o.ctx = &cb;
     if (ncf_tune(d, &o, r) != NCF_OK) {
         free(r);
         return NULL;
@@ -310,19 +310,19 @@ PY_EXPORT int ncfpy_recommend_users(const ncf_model *m, const int32_t *users, in
 PY_EXPORT int ncfpy_fold_in(const ncf_model *m, const int32_t *items, int n, float *row)
 {
     ncf_fold_opts f = ncf_fold_opts_default();
-    return ncf_fold_in(m, items, n, &f, row);
+    return ncf_fold_in(m, NCF_USER, items, n, &f, row);
 }
 
 PY_EXPORT int ncfpy_similar_items(const ncf_model *m, int item, int k, int32_t *items, float *scores)
 {
     ncf_rec_opts o = ncf_rec_opts_default();
     o.k = k;
-    return ncf_similar_items(m, item, &o, items, scores);
+    return ncf_similar(m, NCF_ITEM, item, &o, items, scores);
 }
 
 PY_EXPORT int ncfpy_predict(const ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits)
 {
-    return ncf_predict_indices(m, users, items, n, logits);
+    return ncf_predict_index(m, users, items, n, logits);
 }
 
 PY_EXPORT int ncfpy_model_info(const ncf_model *m, long long *out)

@@ -235,7 +235,7 @@ int main(int argc, char **argv) {
 #include "ncf.h"
 #include <stdio.h>
 int main(int argc, char **argv) {
-    ncf_dataset d; ncf_load_opts lo = ncf_load_opts_default(); ncf_tune_opts to = ncf_tune_opts_default();
+    ncf_dataset d; ncf_dataset_opts lo = ncf_dataset_opts_default(); ncf_tune_opts to = ncf_tune_opts_default();
     ncf_tune_report r; ncf_model *m = NULL; ncf_metrics t; int i;
     lo.eval_negatives = 50, lo.validation = 1, lo.seed = 1, to.budget = atof(argv[2]);
     if (ncf_load_dataset(&d, argv[1], &lo) != NCF_OK || ncf_tune(&d, &to, &r) != NCF_OK)
@@ -244,7 +244,7 @@ int main(int argc, char **argv) {
         printf("%d %d %d %d %a %a %d %d %d\n", r.runs[i].trial, r.runs[i].rung, (int)r.runs[i].cfg.model,
                r.runs[i].cfg.mf_dim, (double)r.runs[i].cfg.lr, r.runs[i].val.hr, i == r.best, r.runs[i].beside,
                r.runs[i].partner);
-    if (ncf_tune_final(&m, &d, &r, NULL, NULL) != NCF_OK || ncf_evaluate(m, &d, 10, 0, &t) != NCF_OK)
+    if (ncf_tune_final(&m, &d, &r, NULL, NULL) != NCF_OK || ncf_evaluate(m, &d, NULL, &t) != NCF_OK)
         return fprintf(stderr, "%s\n", ncf_error_text()), 1;
     printf("test %a %a %d %d %a\n", t.hr, t.ndcg, r.seeds, r.final_epochs, r.averaged.rung == 3 ? r.averaged.val.hr : -1.0);
     ncf_model_free(m), ncf_tune_report_free(&r), ncf_dataset_free(&d);
