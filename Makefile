@@ -1,6 +1,8 @@
 # ncf.h - build the demo, the tests and the benchmarks (make help lists the targets).
 #   make demo && ./demo     train NeuMF on built-in synthetic data
-#   make test               the test suite, also under ASan+UBSan and TSan, the ISA matrix, the build checks
+#   make test               every claim once, in minutes: the suite under ASan+UBSan, the header built every way, the demo, Python
+#   make check              the rest of the matrix (.ci/run: make test, then make check): ISA levels, TSan, analyzers, MPI, wine, devices, web, fuzz
+#   make header             ncf.h from src/ (make test fails when it is stale)
 #   make bench [BASE=REV]   benchmarks (native build), also on a busy machine; REV: a baseline
 #   make bench-seconds NCF_DATA=DIR   seconds to a good model on the paper's ml-1m split (in make bench)
 #   make bench-ab BASE=REV  this ncf.h against REV's in one process, in turns: training, scoring (in make bench)
@@ -31,7 +33,7 @@ BUILD   := build
 # Everything any target builds is under $(BUILD), but the programs the README runs from here:
 # make clean removes both, and make test checks that .gitignore names each.
 PROGRAMS := demo demo-mpi
-TEST_SRC := tests.c tests/harness.h tests/fixture.h ncf.h
+TEST_SRC := tests.c $(wildcard tests/test_*.c) tests/harness.h tests/fixture.h ncf.h
 NCF_DATA ?=
 export NCF_DATA
 
@@ -48,7 +50,7 @@ endif
 CFLAGS_ALL = $(OPT) -std=c99 $(WARN) $(OMP) $(CFLAGS)
 TESTFLAGS  = -O2 -g -std=c99 $(WARN) -Werror $(CFLAGS)
 
-.PHONY: all help header demo test python format format-check bench bench-load bench-small bench-ab bench-seconds clean header-checks isa-matrix cross windows fuzz device wasm web-test coverage \
+.PHONY: all help header demo test python format format-check bench bench-load bench-small bench-ab bench-seconds clean check isa-matrix cross windows fuzz device wasm web-test coverage \
         analyze \
         paper-f8 paper-f16 paper-f32 paper-f64 demo-mpi test-mpi bench-mpi
 
@@ -93,110 +95,10 @@ $(BUILD)/tests_asan: $(TEST_SRC) | $(BUILD)
 	$(CC) $(TESTFLAGS) $(OMP) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
 	  -fno-omit-frame-pointer tests.c -o $@ -lm
 
-# The ISA matrix: the suite built as the demo and bench are (-O3, contraction on) for each
-# instruction-set level the compiler knows, for every level this CPU can run; the others
-# are named with the reason. FMA (x86-64-v3 up) changes rounding between levels; within a
-# level scores and training are identical for any thread count, batch and chunking.
-ARCH := $(shell uname -m)
-# level:CPU flags it adds to the level before (as /proc/cpuinfo names them)
-ISA_x86_64  := x86-64: x86-64-v2:cx16,lahf_lm,popcnt,sse4_1,sse4_2,ssse3 \
-               x86-64-v3:avx,avx2,bmi1,bmi2,f16c,fma,abm,movbe,xsave \
-               x86-64-v4:avx512f,avx512bw,avx512cd,avx512dq,avx512vl
-ISA_aarch64 := armv8-a:asimd
-CPU_FLAGS ?= $(shell grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null | cut -d: -f2)
+# The ISA matrix (tests/isa_matrix.sh): the suite built -O3 with contraction for each
+# instruction-set level this CPU runs, the others named with the reason.
 isa-matrix: | $(BUILD)
-	@rm -f $(BUILD)/isa.list $(BUILD)/isa.txt; touch $(BUILD)/isa.list; need=""; \
-	have=" $(CPU_FLAGS) "; \
-	[ -n "$(ISA_$(ARCH))" ] || echo "ISA matrix: none for $(ARCH) (only the native build runs)"; \
-	for spec in $(ISA_$(ARCH)); do lvl=$${spec%%:*}; need="$$need $$(echo $${spec#*:} | tr , ' ')"; miss=""; \
-	  for f in $$need; do case "$$have" in *" $$f "*) ;; *) miss="$$miss $$f";; esac; done; \
-	  if ! $(CC) -march=$$lvl -E -x c /dev/null >/dev/null 2>&1; then echo "ISA $$lvl: skipped ($(CC) does not know -march=$$lvl)"; \
-	  elif [ -n "$$miss" ]; then echo "ISA $$lvl: skipped (this CPU lacks$$miss)"; \
-	  else echo "ISA $$lvl: run"; \
-	    $(CC) $(TESTFLAGS) $(OMP) -O3 -ffp-contract=fast -fno-math-errno -march=$$lvl tests.c -o $(BUILD)/tests_$$lvl -lm || exit 1; \
-	    echo "tests_$$lvl" >> $(BUILD)/isa.list; fi; \
-	done | tee $(BUILD)/isa.txt; [ -s $(BUILD)/isa.list ] || [ -z "$(ISA_$(ARCH))" ]
-
-# The header must build: split across two translation units, static, as C++,
-# as strict C99, with clang, without stdio and with a custom allocator.
-IMPL = '\#define NCF_IMPLEMENTATION\n\#include "ncf.h"\n'
-USER = '\#include "ncf.h"\n\#include <string.h>\nint main(void){ ncf_config c = ncf_config_default(); return strcmp(ncf_version(), NCF_VERSION_STRING) || c.mf_dim != 8; }\n'
-comma := ,
-lp := (
-# the README's example (its first C block), as a user copies it
-$(BUILD)/readme_example.c: README.md | $(BUILD)
-	@awk '/^```c$$/ { on = 1; next } on && /^```$$/ { exit } on' README.md > $@
-
-define build_check
-	@printf '%s ... ' "$(1)"; if ! command -v $(firstword $(2)) >/dev/null 2>&1 && [ "$(firstword $(2))" != "!" ]; then \
-	  echo "skipped ($(firstword $(2)) not installed)"; echo skip >> $(BUILD)/checks; elif $(2) >$(BUILD)/check.log 2>&1; then echo ok; echo pass >> $(BUILD)/checks; \
-	  else echo FAILED; cat $(BUILD)/check.log; echo fail >> $(BUILD)/checks; fi
-endef
-
-header-checks: $(BUILD)/tests $(BUILD)/readme_example.c | $(BUILD)
-	@rm -f $(BUILD)/checks; mkdir -p $(BUILD)/readme
-	@$(BUILD)/tests --write-logs $(BUILD) > /dev/null
-	@$(CC) $(TESTFLAGS) $(OMP) demo.c -o $(BUILD)/demo_check -lm
-	@printf $(IMPL) > $(BUILD)/impl.c; printf $(USER) > $(BUILD)/user.c
-	@printf $(IMPL) > $(BUILD)/impl.cpp
-	$(call build_check,two translation units,$(CC) $(TESTFLAGS) -I. $(BUILD)/impl.c $(BUILD)/user.c -o $(BUILD)/two_tu -lm && $(BUILD)/two_tu)
-	$(call build_check,NCF_STATIC,$(CC) $(TESTFLAGS) -I. -DNCF_STATIC -c $(BUILD)/impl.c -o $(BUILD)/static.o)
-	$(call build_check,C++11 strict ($(CXX)),$(CXX) -std=c++11 -O2 $(WARN) -pedantic -Werror $(OMP) -I. -c $(BUILD)/impl.cpp -o $(BUILD)/cpp.o)
-	$(call build_check,C++11 strict (clang++),clang++ -std=c++11 -O2 $(WARN) -pedantic -Werror -I. -c $(BUILD)/impl.cpp -o $(BUILD)/clangpp.o)
-	$(call build_check,tcc,tcc -I. $(BUILD)/impl.c $(BUILD)/user.c -o $(BUILD)/tcc_two_tu -lm && $(BUILD)/tcc_two_tu)
-	$(call build_check,-std=c99 -pedantic,$(CC) $(TESTFLAGS) -pedantic -I. -c $(BUILD)/impl.c -o $(BUILD)/pedantic.o)
-	$(call build_check,clang,clang -O2 -std=c99 -pedantic $(WARN) -Werror -I. -c $(BUILD)/impl.c -o $(BUILD)/clang.o)
-	$(call build_check,NCF_NO_STDIO,$(CC) $(TESTFLAGS) -I. -DNCF_NO_STDIO -c $(BUILD)/impl.c -o $(BUILD)/nostdio.o)
-	$(call build_check,custom allocator,$(CC) $(TESTFLAGS) -I. '-DNCF_MALLOC(n)=malloc(n)' '-DNCF_REALLOC(p,n)=realloc(p,n)' '-DNCF_FREE(p)=free(p)' -c $(BUILD)/impl.c -o $(BUILD)/alloc.o)
-	$(call build_check,allocator hooks all or none,! $(CC) $(TESTFLAGS) -I. '-DNCF_MALLOC(n)=malloc(n)' -c $(BUILD)/impl.c -o $(BUILD)/alloc1.o)
-	@{ printf $(IMPL); printf '#include <stdio.h>\nint main(void)\n{\n'; sed -n '/^   EXAMPLE/,/^   THREAD SAFETY/p' ncf.h | sed '1d;$$d;s/^     //'; echo '}'; } > $(BUILD)/example.c
-	$(call build_check,the banner's example compiles,$(CC) $(TESTFLAGS) -I. -c $(BUILD)/example.c -o $(BUILD)/example.o)
-	$(call build_check,README: its example built with cc -O2 -fopenmp app.c -lm trains and serves,\
-	  $(CC) -O2 $(OMP) $(WARN) -Werror -I. $(BUILD)/readme_example.c -o $(BUILD)/readme/app -lm && \
-	  cp $(BUILD)/books.csv $(BUILD)/readme/ && (cd $(BUILD)/readme && [ "$$(./app | grep -c '^[0-9X]*  -*[0-9.]*$$')" = 10 ]))
-	$(call build_check,NCF_NO_TLS leaves no thread-local storage (what bare metal gets by default),$(CC) $(TESTFLAGS) -Os -I. -DNCF_INFERENCE_ONLY -DNCF_NO_STDIO -c $(BUILD)/impl.c -o $(BUILD)/tls.o && readelf -S $(BUILD)/tls.o | grep -q tbss && $(CC) $(TESTFLAGS) -Os -I. -DNCF_NO_TLS -DNCF_INFERENCE_ONLY -DNCF_NO_STDIO -c $(BUILD)/impl.c -o $(BUILD)/notls.o && ! readelf -S $(BUILD)/notls.o | grep -q tbss)
-	$(call build_check,.gitignore names every program the Makefile builds outside $(BUILD),\
-	  for p in $(PROGRAMS); do grep -qx "/$$p" .gitignore || { echo "/$$p missing"; exit 1; }; done)
-	$(call build_check,ncf.h's CONTENTS lists every section banner in file order,\
-	  grep -o '^/\* -* >>[a-z-]*' ncf.h | sed 's/.*>>//' > $(BUILD)/banners.txt && \
-	  sed -n '/^   CONTENTS/$(comma)/^   COMPILE-TIME/p' ncf.h | sed 1d | grep -o '>>[a-z-]*' | sed 's/>>//' | grep -vx impl > $(BUILD)/contents.txt && \
-	  cmp $(BUILD)/banners.txt $(BUILD)/contents.txt)
-	$(call build_check,tests.c's CONTENTS lists every section banner in file order,\
-	  grep -o '^/\* -* >>[a-z-]*' tests.c | sed 's/.*>>//' > $(BUILD)/test_banners.txt && \
-	  sed -n '/^   CONTENTS/$(comma)/^$$/p' tests.c | sed 1$(comma)2d | grep -o '>>[a-z-]*' | sed 's/>>//' > $(BUILD)/test_contents.txt && \
-	  cmp $(BUILD)/test_banners.txt $(BUILD)/test_contents.txt)
-	$(call build_check,tests.c's table lists every test once in the order they are defined,\
-	  grep -o '^static void test_[a-z0-9_]*(void)' tests.c | sed 's/static void test_//; s/(void)//' > $(BUILD)/test_defs.txt && \
-	  grep -o '^    {"[a-z0-9_]*"$(comma) test_[a-z0-9_]*}' tests.c | sed 's/.*$(comma) test_//; s/}//' > $(BUILD)/test_rows.txt && \
-	  cmp $(BUILD)/test_defs.txt $(BUILD)/test_rows.txt && \
-	  grep -o '^    {"[a-z0-9_]*"$(comma) test_[a-z0-9_]*}' tests.c | sed 's/    {"//; s/"$(comma) test_/ /; s/}//' | awk '$$1 != $$2 { exit 1 }')
-	$(call build_check,every public call is in the allocation-failure sweep or checked to allocate nothing,\
-	  awk '/^NCFDEF/ { l = $$0; if (l !~ /[$(lp)]/) { getline n; l = l " " n }; if (match(l, /ncf_[a-z0-9_]*[ ]*[$(lp)]/)) print substr(l$(comma) RSTART$(comma) RLENGTH) }' ncf.h | \
-	  tr -d ' $(lp)' | sort -u > $(BUILD)/api.txt && \
-	  sed -n '/ SWEPT\[\] = {/$(comma)/};/p; /^static const char ALLOCATE_NOTHING/$(comma)/;$$/p; /^static const char MPI_CALLS/$(comma)/;$$/p' tests.c | \
-	  grep -o '"[^"]*"' | grep -o 'ncf_[a-z0-9_]*' | sort -u > $(BUILD)/swept.txt && \
-	  diff $(BUILD)/api.txt $(BUILD)/swept.txt)
-	$(call build_check,NCF_INFERENCE_ONLY has no training code,$(CC) $(TESTFLAGS) -Os -I. -DNCF_INFERENCE_ONLY -c $(BUILD)/impl.c -o $(BUILD)/infer.o && ! nm $(BUILD)/infer.o | grep -q 'ncf_train_epoch\|ncf_load_dataset\|ncf_update')
-	@tests/demo_checks.sh $(BUILD) $(BUILD)/demo_check
-	@mkdir -p $(BUILD)/serve && awk '/^<!-- serve.c: built and run by make test -->$$/ { on = 1; next } on && /^```c$$/ { c = 1; next } c && /^```$$/ { exit } c' docs/serving.md > $(BUILD)/serve/serve.c
-	@printf 'user 276730\nitems 034545104X,0440213321\nsimilar 034545104X\nuser nobody\nuser 276731\n' > $(BUILD)/serve/requests.txt
-	$(call build_check,CMake: the README's app by add_subdirectory$(comma) FetchContent$(comma) find_package$(comma) ncf::impl and pkg-config,\
-	  cmake --version > /dev/null && tests/cmake_check.sh $(BUILD))
-	$(call build_check,docs/serving.md: its threaded request loop built as its comment says answers the same on 1 and 4 threads,\
-	  $(CC) -O2 $(OMP) -pthread $(WARN) -Werror -I. $(BUILD)/serve/serve.c -o $(BUILD)/serve/serve -lm && \
-	  $(BUILD)/serve/serve $(BUILD)/books.ncf 1 < $(BUILD)/serve/requests.txt > $(BUILD)/serve/1.txt && \
-	  $(BUILD)/serve/serve $(BUILD)/books.ncf 4 < $(BUILD)/serve/requests.txt > $(BUILD)/serve/4.txt && \
-	  cmp $(BUILD)/serve/1.txt $(BUILD)/serve/4.txt && [ "$$(grep -c '^[a-z]* [0-9X,]*: [0-9X]* [$(lp)]' $(BUILD)/serve/1.txt)" = 4 ] && \
-	  grep -q "^user nobody: error: unknown user 'nobody'" $(BUILD)/serve/1.txt)
-	@why=; command -v node >/dev/null || why="node not installed"; \
-	[ -n "$$why" ] || $(WASM_TOOLCHAIN) || why="no wasm32-wasi toolchain: tests/needs.sh test installs it"; \
-	if [ -n "$$why" ]; then for m in books s3; do \
-	  echo "ncf.wasm under Node (WASI) answers as the host for every user of $$m.ncf ... skipped ($$why)"; \
-	  echo skip >> $(BUILD)/checks; done; \
-	else $(MAKE) --no-print-directory $(BUILD)/web/ncf.wasm $(BUILD)/web/host > /dev/null && \
-	  web/check.sh $(BUILD) $(BUILD)/books.ncf $(BUILD)/s3.ncf; fi
-	@$(CC) -Os -std=c99 -I. -c $(BUILD)/impl.c -o $(BUILD)/full.o && \
-	  echo "object code at -Os: NCF_INFERENCE_ONLY $$(size $(BUILD)/infer.o | awk 'NR==2{print $$1}') bytes, full library $$(size $(BUILD)/full.o | awk 'NR==2{print $$1}') bytes"
+	@CC="$(CC)" OMP="$(OMP)" TESTFLAGS="$(TESTFLAGS)" tests/isa_matrix.sh $(BUILD)
 
 # Static analysis of the library as the demo and the Python package build it (all of ncf.h's
 # implementation but the MPI layer): cppcheck, then clang --analyze and clang-tidy
@@ -242,32 +144,48 @@ python/ncf/_ncf.so: python/ncf/_shim.c ncf.h
 $(BUILD)/python_tests: python/ncf/_ncf.so | $(BUILD)
 	@printf '#!/bin/sh\nif $(PYTHON) -c "import numpy" 2>/dev/null; then NCF_README_DIR=$(BUILD) exec $(PYTHON) python/tests/test_ncf.py; fi\necho "python: skipped (it needs python3 and NumPy: tests/needs.sh test installs them)"\necho "0 passed, 0 failed, 1 skipped"\n' > $@ && chmod +x $@
 
-# Runs every suite; the last line sums them up.
-test: $(BUILD)/tests $(BUILD)/tests_noomp $(BUILD)/tests_native $(BUILD)/tests_asan $(BUILD)/tests_tsan $(BUILD)/tests_infer \
-      $(BUILD)/tests_fixture $(BUILD)/python_tests isa-matrix header-checks
-	@rm -f $(BUILD)/tests_clang_ubsan; if command -v clang >/dev/null 2>&1; then \
-	  clang -O1 -g -std=c99 $(WARN) -Werror -fsanitize=address,undefined -fno-sanitize-recover=all \
-	    -fno-omit-frame-pointer tests.c -o $(BUILD)/tests_clang_ubsan -lm; fi
+# make test: every claim once, in minutes. ncf.h against src/, the header built every way a
+# user builds it and the demo run as a user runs it (tests/header_checks.sh), the suite under
+# ASan+UBSan (its allocation-failure sweep, single-threaded, beside the rest) with its
+# determinism hash equal to the build without OpenMP, the inference-only build on the full
+# build's models, and the Python package; the last line sums them up (tests/suites.sh).
+TEST_BUILDS := $(BUILD)/tests $(BUILD)/tests_asan $(BUILD)/tests_noomp $(BUILD)/tests_infer $(BUILD)/tests_fixture \
+               $(BUILD)/python_tests
+# (the tests whose claims are about threads and timing, where ASan finds nothing and runs 5-8x
+# slower: make test runs them in the plain build, make check in every build)
+TIMING_TESTS := preempted_thread thread_0_alone memory_bounded_by_the_model_and_threads
+test:
+	@$(MAKE) --no-print-directory -j2 $(TEST_BUILDS)
+	@rm -f $(BUILD)/isa.txt
 	@$(BUILD)/tests_noomp --print-hash > $(BUILD)/noomp.hash
 	@rm -rf $(BUILD)/fixture && mkdir -p $(BUILD)/fixture && $(BUILD)/tests_fixture --write $(BUILD)/fixture
-	@set -u; p=0; f=0; s=0; \
-	for t in "tests --expect-hash $(BUILD)/noomp.hash" tests_noomp tests_native $$(cat $(BUILD)/isa.list) tests_asan \
-	         $$([ -x $(BUILD)/tests_clang_ubsan ] && echo tests_clang_ubsan) \
-	         "tests_tsan serving_threads_answer_as_one_thread" \
-	         "tests_infer --check $(BUILD)/fixture" python_tests; do \
-	  echo "== $(BUILD)/$$t"; \
-	  ASAN_OPTIONS=detect_leaks=1 $(BUILD)/$$t > $(BUILD)/out.log 2>&1; rc=$$?; cat $(BUILD)/out.log; \
-	  line=$$(tail -n 1 $(BUILD)/out.log); \
-	  case "$$line" in *" passed, "*" failed"|*" passed, "*" failed, "*" skipped") ;; \
-	    *) line="0 passed, 1 failed"; echo "(crashed: exit $$rc)";; esac; \
-	  case "$$line" in *" skipped") k=$${line##*failed, }; s=$$((s + $${k%% skipped})); line=$${line%, *skipped};; esac; \
-	  p=$$((p + $${line%% passed*})); n=$${line#*passed, }; f=$$((f + $${n%% failed*})); \
-	  [ $$rc -eq 0 ] || [ $${n%% failed*} -gt 0 ] || f=$$((f + 1)); \
-	done; \
-	p=$$((p + $$(grep -c pass $(BUILD)/checks))); f=$$((f + $$(grep -c fail $(BUILD)/checks || true))); \
-	s=$$((s + $$(grep -c skip $(BUILD)/checks || true) + $$(grep -c ': skipped' $(BUILD)/isa.txt || true))); \
-	cat $(BUILD)/isa.txt; if [ $$s -gt 0 ]; then echo "$$p passed, $$f failed, $$s skipped"; else echo "$$p passed, $$f failed"; fi; \
-	[ $$f -eq 0 ]
+	@CC="$(CC)" CXX="$(CXX)" OMP="$(OMP)" TESTFLAGS="$(TESTFLAGS)" tests/suites.sh $(BUILD) \
+	  "& tests_asan every_failed_allocation" "./tests/header_checks.sh $(BUILD)" \
+	  "tests_asan --expect-hash $(BUILD)/noomp.hash --except every_failed_allocation $(TIMING_TESTS:%=--except %)" \
+	  "tests $(TIMING_TESTS)" "tests_infer --check $(BUILD)/fixture" python_tests
+
+# make check: the rest of the matrix, after make test (.ci/run runs both). The suite without
+# sanitizers and with the hash, built as the demo is (-O3 -march=native) and at each ISA level,
+# under clang's UBSan and under TSan where threads share a model; then the layout, the
+# analyzers, the MPI suite, Windows under wine, the devices under qemu, the page in Chromium and
+# the fuzzers for a few seconds each. Each step installs what it needs (tests/needs.sh).
+check: $(BUILD)/tests $(BUILD)/tests_noomp $(BUILD)/tests_native $(BUILD)/tests_tsan $(BUILD)/tests_clang_ubsan isa-matrix
+	@$(BUILD)/tests_noomp --print-hash > $(BUILD)/noomp.hash
+	@tests/suites.sh $(BUILD) "tests --expect-hash $(BUILD)/noomp.hash" tests_native $$(cat $(BUILD)/isa.list) \
+	  tests_clang_ubsan "tests_tsan serving_threads_answer_as_one_thread"
+	$(MAKE) --no-print-directory format-check
+	$(MAKE) --no-print-directory analyze
+	$(MAKE) --no-print-directory test-mpi
+	$(MAKE) --no-print-directory windows
+	$(MAKE) --no-print-directory device
+	$(MAKE) --no-print-directory web-test
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
+CHECK_FUZZ_SECONDS ?= 10
+
+$(BUILD)/tests_clang_ubsan: $(TEST_SRC) | $(BUILD)
+	@tests/needs.sh test
+	clang -O1 -g -std=c99 $(WARN) -Werror -fsanitize=address,undefined -fno-sanitize-recover=all \
+	  -fno-omit-frame-pointer tests.c -o $@ -lm
 
 # One JSON line per case (tests/bench.c, -march=native), then the load times, the machine's
 # FMA peak (bench peak; PEERS/peak.c's beside it, which with AVX2 alone keeps chains on the
@@ -407,6 +325,9 @@ cross: $(BUILD)/tests_fixture | $(BUILD)
 # (OpenMP linked in) and run under wine, and the README's example with its MinGW line.
 MINGW := x86_64-w64-mingw32-gcc
 WINE  := WINEDEBUG=-all wine
+# the README's example (its first C block), as a user copies it
+$(BUILD)/readme_example.c: README.md | $(BUILD)
+	@awk '/^```c$$/ { on = 1; next } on && /^```$$/ { exit } on' README.md > $@
 windows: $(BUILD)/tests_fixture $(BUILD)/readme_example.c $(BUILD)/tests | $(BUILD)
 	@tests/needs.sh windows
 	$(MINGW) $(TESTFLAGS) -fopenmp tests.c -o $(BUILD)/tests.exe -static -lm

@@ -14,7 +14,7 @@ omp = [] if os.environ.get("NO_OMP") else ["-fopenmp"]
 
 setup(
     name="ncf",
-    version="0.7.0",
+    version="0.8.0",
     description="Neural Collaborative Filtering (NeuMF) over the ncf.h C library",
     packages=["ncf"],
     install_requires=["numpy"],

@@ -45,7 +45,7 @@ run fetch
 cmake -S "$SRC" -B "$W/ncf-build" -DNCF_BUILD_LIBRARY=ON > "$W/install.log" 2>&1 &&
     cmake --build "$W/ncf-build" >> "$W/install.log" 2>&1 &&
     cmake --install "$W/ncf-build" --prefix "$W/prefix" >> "$W/install.log" 2>&1 || { cat "$W/install.log"; exit 1; }
-consumer installed 'find_package(ncf 0.7 CONFIG REQUIRED)'
+consumer installed 'find_package(ncf 0.8 CONFIG REQUIRED)'
 run installed -DCMAKE_PREFIX_PATH="$W/prefix"
 
 consumer library 'find_package(ncf CONFIG REQUIRED)' '/^#define NCF_IMPLEMENTATION$/d'

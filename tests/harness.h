@@ -245,4 +245,110 @@ typedef struct {
     void (*fn)(void);
 } test_case;
 
+/* ---- what the suite's test files share (tests.c includes them into one program) ---- */
+#ifndef NCF_INFERENCE_ONLY
+SHARED ncf_config small_config(ncf_model_type type, int reg)
+{
+    ncf_config c = ncf_config_default();
+    c.model = type;
+    c.num_users = 5, c.num_items = 7;
+    c.mf_dim = 3;
+    c.num_layers = 4;
+    c.layers[0] = 8, c.layers[1] = 6, c.layers[2] = 5, c.layers[3] = 4;
+    if (reg) {
+        c.mf_reg = 0.03f;
+        c.mlp_reg[0] = 0.02f, c.mlp_reg[1] = 0.05f, c.mlp_reg[2] = 0.01f, c.mlp_reg[3] = 0.07f;
+    }
+    c.seed = 7;
+    return c;
+}
+
+SHARED int in_training(const ncf_dataset *d, int u, int item)
+{
+    int64_t k;
+    for (k = d->user_ptr[u]; k < d->user_ptr[u + 1]; k++)
+        if (d->items[k] == item) return 1;
+    return 0;
+}
+
+SHARED int is_rated(const ncf_dataset *d, int u, int item)
+{
+    return d->test_item[u] == item || (d->val_item && d->val_item[u] == item) || in_training(d, u, item);
+}
+
+/* GMF with one factor, user rows 1 and w_out 1: an item's score is its own value. */
+SHARED ncf_model *scoring_model(const float *item_score, int users, int items)
+{
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL;
+    int k;
+    c.model = NCF_GMF, c.mf_dim = 1, c.num_users = users, c.num_items = items;
+    if (ncf_model_create(&m, &c) != NCF_OK) return NULL;
+    for (k = 0; k < users; k++) m->gmf_user[k] = 1.0f;
+    for (k = 0; k < items; k++) m->gmf_item[k] = item_score[k];
+    m->w_out[0] = 1.0f, m->b_out[0] = 0.0f;
+    return m;
+}
+
+/* ncf__build on ids that are already dense: users [0, U), items [0, I), the latest held out. */
+SHARED int build_fixed(ncf_dataset *d, const int64_t *u, const int64_t *i, const int64_t *t, int64_t n, int U, int I)
+{
+    ncf__build_opts bo;
+    memset(&bo, 0, sizeof bo);
+    bo.holdout = NCF_HOLDOUT_LATEST, bo.fixed_users = U, bo.fixed_items = I;
+    return ncf__build(d, u, i, t, n, &bo);
+}
+
+SHARED int rated_by(const ncf_dataset *d, int u, int i)
+{
+    int64_t k;
+    for (k = d->user_ptr[u]; k < d->user_ptr[u + 1]; k++)
+        if (d->items[k] == i) return 1;
+    return d->test_item[u] == i;
+}
+
+SHARED ncf_model *trained_small(ncf_dataset *d, int epochs)
+{
+    ncf_config c = ncf_config_default();
+    ncf_sampler s;
+    ncf_model *m = NULL;
+    int e;
+    c.num_users = d->num_users, c.num_items = d->num_items, c.batch_size = 128, c.seed = 5;
+    if (ncf_model_create(&m, &c) != NCF_OK || ncf_sampler_init(&s, d, 4, c.seed) != NCF_OK) return m;
+    for (e = 1; e <= epochs; e++) ncf_train_epoch(m, &s, e, NULL, NULL, NULL);
+    return m;
+}
+
+SHARED int same_model(const ncf_model *a, const ncf_model *b, int adam)
+{
+    return a->num_params == b->num_params && !memcmp(&a->cfg, &b->cfg, sizeof a->cfg) &&
+        !memcmp(a->params, b->params, sizeof(float) * a->num_params) &&
+        (!adam ||
+         (!memcmp(a->adam_m, b->adam_m, sizeof(float) * a->num_params) &&
+          !memcmp(a->adam_v, b->adam_v, sizeof(float) * a->num_params) && a->step == b->step));
+}
+
+/* GMF and MLP models trained briefly on the same data, and a NeuMF of matching shape. */
+SHARED void pretrained_pair(const ncf_dataset *d, ncf_model **gmf, ncf_model **mlp, ncf_model **neumf)
+{
+    ncf_config c = ncf_config_default();
+    ncf_sampler s;
+    int e;
+    c.num_users = d->num_users, c.num_items = d->num_items, c.batch_size = 128, c.seed = 11;
+    c.layers[0] = 32, c.layers[1] = 16, c.layers[2] = 8, c.num_layers = 3;
+    *gmf = *mlp = *neumf = NULL;
+    CHECK(ncf_sampler_init(&s, d, 4, 11) == NCF_OK);
+    c.model = NCF_GMF;
+    CHECK(ncf_model_create(gmf, &c) == NCF_OK);
+    c.model = NCF_MLP;
+    CHECK(ncf_model_create(mlp, &c) == NCF_OK);
+    c.model = NCF_NEUMF, c.seed = 12;
+    CHECK(ncf_model_create(neumf, &c) == NCF_OK);
+    for (e = 1; e <= 2 && *gmf && *mlp; e++) {
+        CHECK(ncf_train_epoch(*gmf, &s, e, NULL, NULL, NULL) == NCF_OK);
+        CHECK(ncf_train_epoch(*mlp, &s, e, NULL, NULL, NULL) == NCF_OK);
+    }
+}
+#endif /* the shared helpers */
+
 #endif
