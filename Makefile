@@ -4,6 +4,7 @@
 #   make check              the rest of the matrix (.ci/run: make test, then make check): ISA levels, TSan, analyzers, MPI, wine, devices, web, fuzz
 #   make header             ncf.h from src/ (make test fails when it is stale)
 #   make bench [BASE=REV]   benchmarks (native build), also on a busy machine; REV: a baseline
+#   make bench-doc          docs/performance.md's figures from the last make bench's summary
 #   make bench-seconds NCF_DATA=DIR   seconds to a good model on the paper's ml-1m split (in make bench)
 #   make bench-ab BASE=REV  this ncf.h against REV's in one process, in turns: training, scoring (in make bench)
 #   make cross              the suite on aarch64, armhf and big-endian s390x under qemu
@@ -50,7 +51,7 @@ endif
 CFLAGS_ALL = $(OPT) -std=c99 $(WARN) $(OMP) $(CFLAGS)
 TESTFLAGS  = -O2 -g -std=c99 $(WARN) -Werror $(CFLAGS)
 
-.PHONY: all help header demo test python format format-check bench bench-load bench-small bench-ab bench-seconds clean check isa-matrix cross windows fuzz device wasm web-test coverage \
+.PHONY: all help header demo test python format format-check bench bench-doc bench-load bench-small bench-ab bench-seconds clean check isa-matrix cross windows fuzz device wasm web-test coverage \
         analyze \
         paper-f8 paper-f16 paper-f32 paper-f64 demo-mpi test-mpi bench-mpi
 
@@ -141,8 +142,6 @@ python: python/ncf/_ncf.so
 python/ncf/_ncf.so: python/ncf/_shim.c ncf.h
 	$(CC) $(OPT) -std=c99 $(WARN) -Werror -fPIC -shared $(OMP) -I. python/ncf/_shim.c -o $@ -lm
 
-$(BUILD)/python_tests: python/ncf/_ncf.so | $(BUILD)
-	@printf '#!/bin/sh\nif $(PYTHON) -c "import numpy" 2>/dev/null; then NCF_README_DIR=$(BUILD) exec $(PYTHON) python/tests/test_ncf.py; fi\necho "python: skipped (it needs python3 and NumPy: tests/needs.sh test installs them)"\necho "0 passed, 0 failed, 1 skipped"\n' > $@ && chmod +x $@
 
 # make test: every claim once, in minutes. ncf.h against src/, the header built every way a
 # user builds it and the demo run as a user runs it (tests/header_checks.sh), the suite under
@@ -150,7 +149,7 @@ $(BUILD)/python_tests: python/ncf/_ncf.so | $(BUILD)
 # determinism hash equal to the build without OpenMP, the inference-only build on the full
 # build's models, and the Python package; the last line sums them up (tests/suites.sh).
 TEST_BUILDS := $(BUILD)/tests $(BUILD)/tests_asan $(BUILD)/tests_noomp $(BUILD)/tests_infer $(BUILD)/tests_fixture \
-               $(BUILD)/python_tests
+               python/ncf/_ncf.so
 # (the tests whose claims are about threads and timing, where ASan finds nothing and runs 5-8x
 # slower: make test runs them in the plain build, make check in every build)
 TIMING_TESTS := preempted_thread thread_0_alone memory_bounded_by_the_model_and_threads
@@ -162,14 +161,17 @@ test:
 	@CC="$(CC)" CXX="$(CXX)" OMP="$(OMP)" TESTFLAGS="$(TESTFLAGS)" tests/suites.sh $(BUILD) \
 	  "& tests_asan every_failed_allocation" "./tests/header_checks.sh $(BUILD)" \
 	  "tests_asan --expect-hash $(BUILD)/noomp.hash --except every_failed_allocation $(TIMING_TESTS:%=--except %)" \
-	  "tests $(TIMING_TESTS)" "tests_infer --check $(BUILD)/fixture" python_tests
+	  "tests $(TIMING_TESTS)" "tests_infer --check $(BUILD)/fixture" "./python/tests/run.sh $(PYTHON) $(BUILD)"
 
 # make check: the rest of the matrix, after make test (.ci/run runs both). The suite without
 # sanitizers and with the hash, built as the demo is (-O3 -march=native) and at each ISA level,
 # under clang's UBSan and under TSan where threads share a model; then the layout, the
 # analyzers, the MPI suite, Windows under wine, the devices under qemu, the page in Chromium and
 # the fuzzers for a few seconds each. Each step installs what it needs (tests/needs.sh).
-check: $(BUILD)/tests $(BUILD)/tests_noomp $(BUILD)/tests_native $(BUILD)/tests_tsan $(BUILD)/tests_clang_ubsan isa-matrix
+CHECK_BUILDS := $(BUILD)/tests $(BUILD)/tests_noomp $(BUILD)/tests_native $(BUILD)/tests_tsan $(BUILD)/tests_clang_ubsan
+check:
+	@$(MAKE) --no-print-directory -j2 $(CHECK_BUILDS)
+	@$(MAKE) --no-print-directory isa-matrix
 	@$(BUILD)/tests_noomp --print-hash > $(BUILD)/noomp.hash
 	@tests/suites.sh $(BUILD) "tests --expect-hash $(BUILD)/noomp.hash" tests_native $$(cat $(BUILD)/isa.list) \
 	  tests_clang_ubsan "tests_tsan serving_threads_answer_as_one_thread"
@@ -217,46 +219,13 @@ BENCH := $(BUILD)/bench_native
 $(BENCH): tests/bench.c tests/harness.h ncf.h | $(BUILD)
 	$(BENCHCC) tests/bench.c -o $@ -lm
 bench: $(BENCH)
-	@rm -rf $(BUILD)/base; if [ -n "$(BASE)" ]; then mkdir -p $(BUILD)/base && \
-	  git archive $(BASE) | tar -x -C $(BUILD)/base && \
-	  if [ -f $(BUILD)/base/tests/bench.c ]; then $(BENCHCC) $(BUILD)/base/tests/bench.c -o $(BUILD)/base/bench -lm; \
-	  else $(BENCHCC) $(BUILD)/base/tests.c -o $(BUILD)/base/bench -lm && touch $(BUILD)/base/old_flags; fi || exit 1; fi
-	@grep -m1 'model name' /proc/cpuinfo; grep -q avx512f /proc/cpuinfo && echo "(AVX-512)" || echo "(no AVX-512)"
-	@rm -f $(BUILD)/bench.jsonl
-	@run() { for b in $(BENCH) $(BUILD)/base/bench; do [ -x $$b ] || continue; \
-	    who=ours; [ $$b = $(BENCH) ] || who=base; \
-	    if [ $$who = base ] && [ -f $(BUILD)/base/old_flags ]; then $$b --bench $$2; else $$b $$2; fi > $(BUILD)/case.json || return 1; \
-	    sed "s/^{/{\"build\":\"$$who\",\"contended\":$$1,/" $(BUILD)/case.json | tee -a $(BUILD)/bench.jsonl; done; }; \
-	  for c in $(CASES); do run 0 "$$c" || exit 1; done; \
-	  timeout 1800 sh -c 'while :; do :; done' & busy=$$!; \
-	  for c in $(CONTENDED); do run 1 "$$c" || { kill $$busy; exit 1; }; done; \
-	  for c in paper mlperf; do $(BENCH) --busy $$c > $(BUILD)/case.json || { kill $$busy; exit 1; }; \
-	    tee -a $(BUILD)/bench.jsonl < $(BUILD)/case.json; done; \
-	  kill $$busy
-	@$(BENCH) load | tee -a $(BUILD)/bench.jsonl
-	@$(BENCH) load-adversarial | tee -a $(BUILD)/bench.jsonl
-	@$(MAKE) --no-print-directory bench-load BASE=$(BASE)
-	@$(MAKE) --no-print-directory bench-small BASE=$(BASE)
-	@if [ -n "$(BASE)" ]; then $(MAKE) --no-print-directory bench-ab BASE=$(BASE); fi
-	@$(BENCH) serve-ids | tee -a $(BUILD)/bench.jsonl
-	@$(BENCH) serving | tee -a $(BUILD)/bench.jsonl
-	@$(BENCH) evalcost | tee -a $(BUILD)/bench.jsonl
-	@$(BENCH) sgd1 | tee -a $(BUILD)/bench.jsonl
-	@$(BENCH) als | tee -a $(BUILD)/bench.jsonl
-	@$(MAKE) --no-print-directory python > /dev/null && if $(PYTHON) -c 'import numpy' 2>/dev/null; then \
-	  $(PYTHON) python/tests/bench_ncf.py | tee -a $(BUILD)/bench.jsonl; else echo "(the Python case skipped: no NumPy)"; fi
-	@$(MAKE) --no-print-directory bench-seconds
-	@$(BENCH) peak | tee $(BUILD)/peak.txt
-	@if [ -n "$(PEERS)" ] && [ -f $(PEERS)/peak.c ]; then \
-	  $(CC) -O3 -march=native -fopenmp $(PEERS)/peak.c -o $(BUILD)/peak && $(BUILD)/peak | sed 's/^/peak.c, for comparison: /'; fi
-	@$(BENCH) --summary $(BUILD)/bench.jsonl $(BUILD)/peak.txt
-	@if [ -n "$(PEERS)" ] && [ -f $(PEERS)/torch_neumf.py ] && $(PY) -c 'import torch' 2>/dev/null; then \
-	  echo "PyTorch peer (OPENBLAS_CORETYPE=Cooperlake, 2 threads):"; \
-	  for a in "paper:$(TORCH_PAPER)" "mlperf_dense:$(TORCH_MLPERF) --max_steps 40" \
-	           "mlperf_lazy:$(TORCH_MLPERF) --max_steps 120 --lazy_adam"; do \
-	    printf '%s ' "$${a%%:*}"; OPENBLAS_CORETYPE=Cooperlake $(PY) $(PEERS)/torch_neumf.py $${a#*:} 2>/dev/null | tail -n 1; \
-	  done | tee $(BUILD)/peer.jsonl; \
-	else echo "(the PyTorch peer skipped: PEERS=DIR with torch_neumf.py, and python3-torch)"; fi
+	@BENCH=$(BENCH) BENCHCC="$(BENCHCC)" BASE="$(BASE)" CASES='$(CASES)' CONTENDED='$(CONTENDED)' PEERS="$(PEERS)" \
+	  PY="$(PY)" PYTHON="$(PYTHON)" CC="$(CC)" TORCH_PAPER="$(TORCH_PAPER)" TORCH_MLPERF="$(TORCH_MLPERF)" \
+	  tests/bench.sh $(BUILD)
+
+# docs/performance.md's current figures: the last make bench's summary, as printed
+bench-doc:
+	@tests/bench_doc.sh $(BUILD) docs/performance.md
 
 # Seconds to a good model (NCF_DATA=DIR; in make bench): see SECONDS_NEUMF above.
 bench-seconds: | $(BUILD)
@@ -407,17 +376,7 @@ test-mpi: demo | $(BUILD)
 	  tests/mpi.c -o $(BUILD)/tests_mpi_asan -lm
 	mpicc -DNCF_MPI -DNCF_MPI_GROUPS=12 $(TESTFLAGS) $(OMP) tests/mpi.c -o $(BUILD)/tests_mpi_g12 -lm
 	mpicc -DNCF_MPI $(CFLAGS_ALL) -Werror demo.c -o demo-mpi -lm
-	@rm -rf $(MPIDIR) && mkdir -p $(MPIDIR)/g12 && rm -f $(BUILD)/checks && touch $(BUILD)/checks
-	@for run in "1 1 tests_mpi" "2 1 tests_mpi" "3 1 tests_mpi" "4 1 tests_mpi" "5 1 tests_mpi" "16 1 tests_mpi" \
-	  "2 2 tests_mpi" "3 1 tests_mpi_asan" "5 1 tests_mpi_asan" "1 1 tests_mpi_g12 g12" "2 1 tests_mpi_g12 g12" "5 1 tests_mpi_g12 g12" \
-	  "12 1 tests_mpi_g12 g12"; do \
-	  set -- $$run; echo "== $$1 ranks, $$2 threads each: $(BUILD)/$$3"; \
-	  OMP_NUM_THREADS=$$2 ASAN_OPTIONS=detect_leaks=0 $(MPIRUN) -np $$1 $(BUILD)/$$3 --tests $(MPIDIR)/$$4 > $(MPIDIR)/out.log 2>&1; \
-	  rc=$$?; grep -v '^  ok$$' $(MPIDIR)/out.log | grep -v '^mpi_' ; \
-	  if [ $$rc -eq 0 ] && tail -n 1 $(MPIDIR)/out.log | grep -q ' passed, 0 failed$$'; then echo pass >> $(BUILD)/checks; \
-	  else echo "(exit $$rc)"; echo fail >> $(BUILD)/checks; fi; done
-	@tests/mpi_checks.sh $(BUILD) $(MPIRUN)
-	@p=$$(grep -c pass $(BUILD)/checks); f=$$(grep -c fail $(BUILD)/checks || true); echo "$$p passed, $$f failed"; [ $$f -eq 0 ]
+	@tests/mpi_suite.sh $(BUILD) $(MPIRUN)
 
 # Training over 2 ranks of one thread each against rank 0 alone and against one process
 # without MPI (the MLPerf config, lazy Adam, ml-20m-sized synthetic data): 7 rounds in turn
@@ -457,22 +416,10 @@ device: demo | $(BUILD)
 # runs in memory. Each prints its inputs and their rate; crashing inputs land in $(BUILD)/fuzz/.
 # FUZZ_ONLY=NAME runs one target.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := 1:model 2:dat 3:csv 4:tab 5:ncf 6:log 7:verified 8:roundtrip
 FUZZ_ONLY ?=
 fuzz: $(BUILD)/tests | $(BUILD)
 	@tests/needs.sh fuzz
-	@rm -rf $(BUILD)/fuzz/seeds_model && mkdir -p $(BUILD)/fuzz/seeds_model && $(BUILD)/tests --write-seeds $(BUILD)/fuzz/seeds_model
-	@set -e; for t in $(FUZZ_TARGETS); do n=$${t%%:*}; name=$${t#*:}; \
-	  [ -z "$(FUZZ_ONLY)" ] || [ "$(FUZZ_ONLY)" = $$name ] || continue; \
-	  clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -std=c99 $(WARN) -Werror -I. \
-	    -DFUZZ_TARGET=$$n fuzz/fuzz.c -o $(BUILD)/fuzz/$$name -lm; \
-	  mkdir -p $(BUILD)/fuzz/corpus_$$name; printf '%-9s ' $$name; \
-	  seeds=fuzz/corpus/$$name; case $$name in model|verified) seeds=$(BUILD)/fuzz/seeds_model;; roundtrip) seeds=fuzz/corpus/log;; esac; \
-	  if $(BUILD)/fuzz/$$name -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-	       -artifact_prefix=$(BUILD)/fuzz/$$name- $(BUILD)/fuzz/corpus_$$name $$seeds > $(BUILD)/fuzz/$$name.log 2>&1; \
-	  then awk '/number_of_executed_units/{printf "%s inputs, ", $$2} /average_exec_per_sec/{printf "%s a second, ", $$2}' \
-	    $(BUILD)/fuzz/$$name.log; echo "no failure"; \
-	  else grep -h -m 5 'ERROR\|SUMMARY\|runtime error' $(BUILD)/fuzz/$$name.log; exit 1; fi; done
+	@WARN="$(WARN)" fuzz/run.sh $(BUILD) $(FUZZ_SECONDS) $(FUZZ_ONLY)
 
 # The paper's recipe on its ml-1m split (NCF_DATA/ml-1m-ncf holds ml-1m.train.rating,
 # ml-1m.test.rating and ml-1m.test.negative): GMF and MLP trained alone, each saved

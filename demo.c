@@ -1509,8 +1509,8 @@ static int serve(const ncf_model *m, const options *o, const char *path)
     ncf_rec_opts ro = ncf_rec_opts_default();
     /* no list is longer than the catalogue: k past it would only size memory nobody fills */
     int k = o->recommend_k < m->cfg.num_items ? o->recommend_k : m->cfg.num_items > 0 ? m->cfg.num_items : 1;
-    int32_t *allow = NULL, *deny = NULL, *given = NULL, *items = (int32_t *)malloc(sizeof(int32_t) * (size_t)k);
-    float *scores = (float *)malloc(sizeof(float) * (size_t)k), *row = NULL;
+    int32_t *allow = NULL, *deny = NULL, *given = NULL, *items = (int32_t *)calloc((size_t)k, sizeof(int32_t));
+    float *scores = (float *)calloc((size_t)k, sizeof(float)), *row = NULL;
     const char *kind = o->probabilities ? "probabilities" : "logits", *list = o->recommend_user;
     char id[NCF_MAX_ID_BYTES + 1];
     int ok = items && scores, n, ng = 0, trim = o->load_opts.trim_ids;

@@ -8408,6 +8408,9 @@ static int ncf__als_epoch(ncf_model *m, const ncf_dataset *ds, ncf_progress_fn p
 
 /* ---- >>eval (src/eval.c) --------------------------------------------------------------------- */
 #ifndef NCF_INFERENCE_ONLY /* the whole stage: a device only serves */
+/* Evaluation: each held-out item ranked among its candidates (sampled, or every unrated item),
+   HR, NDCG, MRR and RecBole's metrics at any cut-off, the popularity baseline beside them. */
+
 /* Whether a candidate's score counts against the held-out item's: ties do (pessimistic); a
    non-finite candidate ranks below every finite score. (A non-finite held-out score is a miss
    whatever the candidates: a diverged model scores HR 0, not 1.) */

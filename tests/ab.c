@@ -25,6 +25,7 @@
 #define NCF_STATIC
 #define NCF_IMPLEMENTATION
 #include "ncf.h"
+#include "compat.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define NCF_IMPLEMENTATION
 #include "ncf.h"
+#include "compat.h"
 
 #include <stdio.h>
 #include <stdlib.h>

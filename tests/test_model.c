@@ -488,6 +488,7 @@ static void test_scores_by_lanes_match_forward(void)
         CHECKF(ncf_model_create(&m, &c) == NCF_OK, "shape %d: %s", q, ncf_error_text());
         if (!m) return;
         randomize(m, 77 + (uint64_t)q, 0.7f);
+        memset(&e, 0, sizeof e);
         proj = ncf__item_projection(m, &rc);
         CHECK(rc == NCF_OK && proj && ncf__eval_buf_alloc(&e, m, 48));
         for (u = 0; u < 3 && proj; u++) {
