@@ -10156,7 +10156,7 @@ static int ncf__rec_job_of(const ncf_model *m, int u, const ncf_rec_opts *o, int
     return NCF_OK;
 }
 
-/* Logits to probabilities, in place (only where asked: a device that never asks links no expf). */
+/* Logits to probabilities, in place (ncf_rec_opts.probabilities). */
 static void ncf__sigmoid_all(float *x, int n)
 {
     int j;

@@ -43,7 +43,7 @@ for f in $sources; do
     $cc $arch $CFLAGS -c "$f" -o "$o"
     objs="$objs $o"
 done
-$cc $arch $link -Wl,--gc-sections -Wl,-Map="$out/map.txt" $objs -o "$out/device.elf"
+$cc $arch $link -Wl,--gc-sections -Wl,-Map="$out/map.txt" $objs -o "$out/device.elf" -lm
 
 echo "== $core on $run"
 timeout 600 $run -nographic -semihosting-config enable=on,target=native -icount shift=0 -kernel "$out/device.elf" 2>&1 |
