@@ -1638,7 +1638,7 @@ static int export_c(const ncf_model *m, const char *path, int int8)
                         "/* %s: an ncf.h model (file format %d, %lu bytes) as a C array, written by demo --export_c.\n"
                         "   %s, %d users x %d items, %lu parameters%s, epoch %lld. Serve it in place (flash):\n"
                         "     ncf_model *m; if (ncf_model_open(&m, %s, sizeof %s, 0) != NCF_OK) ...\n"
-                        "   (ncf_model_open_verified where the firmware has checked the image itself). */\n",
+                        "   (flags NCF_OPEN_VERIFIED where the firmware has checked the image itself). */\n",
                         name, NCF_FORMAT_VERSION, (unsigned long)len, model_name(m->cfg.model), m->cfg.num_users,
                         m->cfg.num_items, (unsigned long)m->num_params, int8 ? ", int8 embedding rows" : "",
                         (long long)m->epoch, name, name);

@@ -219,7 +219,7 @@ static int serving_differences(ncf_model *a, ncf_model *b, const ncf_dataset *d)
     return diff;
 }
 
-/* ncf_model_open_verified skips the CRC and the value scan, and nothing else: it answers as
+/* NCF_OPEN_VERIFIED skips the CRC and the value scan, and nothing else: it answers as
    ncf_model_open does, opens a buffer whose damage only those catch, and refuses every
    truncation and a header that does not match the body. */
 static void test_verified_open_skips_only_whole_file_checks(void)
@@ -252,7 +252,7 @@ static void test_verified_open_skips_only_whole_file_checks(void)
         CHECK_ERR(ncf_model_open(&ver, at, len, NCF_OPEN_VERIFIED), NCF_ERR_PARSE, "its config needs");
         free(base), ncf_free(vb), ncf_model_free(m);
     }
-    CHECKF(diff == 0, "%d answers differ between ncf_model_open and ncf_model_open_verified", diff);
+    CHECKF(diff == 0, "%d answers differ between ncf_model_open with flags 0 and NCF_OPEN_VERIFIED", diff);
     CHECKF(trunc_ok == 0, "%d truncated buffers opened unchecked", trunc_ok);
     ncf_dataset_free(&d);
 }

@@ -128,7 +128,7 @@ static void test_recommend_users_equal_one_user_calls(void)
     ncf_dataset_free(&d);
 }
 
-/* Item fold-in, the mirror of a user's: ncf_predict_users scores as training does (against
+/* Item fold-in, the mirror of a user's: ncf_predict_for (NCF_ITEM) scores as training does (against
    ncf_predict_index, bit for bit), a known item's rows with no step score as it does, the fold
    is the same on 1 and 2 threads and in a workspace, and an item folded in from scratch from
    its users ranks them above the others about as well as its trained rows do. */
@@ -166,7 +166,8 @@ static void test_item_fold_in_mirrors_user_fold_in(void)
             CHECK(ncf_predict_index(m, all, items, 120, by_index) == NCF_OK);
         }
         CHECK(ncf_predict_for(m, NCF_ITEM, i, NULL, all, 120, by_row) == NCF_OK);
-        CHECKF(!memcmp(by_index, by_row, sizeof by_row), "model %d: ncf_predict_users is not the forward's", t);
+        CHECKF(!memcmp(by_index, by_row, sizeof by_row), "model %d: ncf_predict_for (NCF_ITEM) is not the forward's",
+               t);
         /* no step from the known rows: the item itself */
         CHECK(ncf_row(m, NCF_ITEM, i, known) == NCF_OK);
         fo.steps = 0, fo.start = known;
@@ -718,7 +719,7 @@ static void test_serving_calls_start_no_team_unless_asked(void)
 
 /* One loaded model served from 4 threads at once gives the serial answers bit for bit:
    ncf_predict, ncf_predict_index, ncf_recommend and ncf_fold_in only read the model; so does an int8 model
-   read in place, served by ncf_recommend_with from a workspace per thread (make test also
+   read in place, served by ncf_recommend from a workspace per thread (make test also
    runs this under ThreadSanitizer). */
 #ifndef _WIN32
 enum { SERVE_PAIRS = 300, SERVE_USERS = 40, SERVE_K = 10, SERVE_THREADS = 4 };
