@@ -628,7 +628,6 @@ static int ncf__recommend(const ncf_model *m, int u, const ncf_rec_opts *o, int3
     if (o->work) {
         n = ncf__recommend_in(m, u, o, items, ids, scores, what);
     } else {
-        if ((n = ncf__check_rec_opts(o, what)) != NCF_OK) return n;
         if (!(lists = (int32_t *)NCF_MALLOC(ncf__lists_bytes(o))))
             return ncf__fail(NCF_ERR_NOMEM, "out of memory for the allow- and deny-lists");
         n = ncf__rec_job_of(m, u, o, lists, &J, what);
