@@ -675,7 +675,7 @@ NCFDEF int ncf_similar_to_id(const ncf_model *m, const char *item, const ncf_rec
 NCFDEF int ncf_predict(const ncf_model *m, int64_t user, int64_t item, float *logit);
 /* ncf_recommend_index by integer ids: the opts->k best items for a user, best first, as item
    ids (with opts->work, no heap: a device's call). One (user, item)'s score without the heap:
-   opts.allow = &item, num_allow 1, exclude_rated 0. */
+   opts.allow = &i (the item's index, ncf_find), num_allow 1, exclude_rated 0. */
 NCFDEF int ncf_recommend(const ncf_model *m, int64_t user, const ncf_rec_opts *opts, int64_t *items, float *scores);
 
 /* ---- >>api-model-file: save, load, read in place --------------------------------------------- */
