@@ -813,7 +813,10 @@ typedef struct ncf_fit_opts {
     int by_positive;          /* 1: the epoch shuffled by positive (ncf_sampler.by_positive) [0] */
     ncf_eval_opts eval;       /* what chooses: validation HR@eval.k, sampled or full ranking [HR@10, sampled] */
     ncf_progress_fn progress; /* within each epoch, or NULL */
-    void *ctx;                /* progress's first argument */
+    void *ctx;                /* progress's and epoch_done's first argument */
+    /* after each epoch's evaluation: the epoch's count, its mean training loss (NaN for ALS until
+       its end, as progress) and its validation figures, or NULL [NULL] */
+    void (*epoch_done)(void *ctx, int epoch, double mean_loss, const ncf_metrics *validation);
 } ncf_fit_opts;
 typedef struct ncf_fit_report {
     int chosen_epoch; /* the epoch m is left at (its count; 0: none beat the start) */
@@ -8063,10 +8066,12 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *op
     first = (int)m->epoch + 1;
     for (e = first; e < first + o->epochs && rc == NCF_OK; e++) {
         float lr = m->cfg.lr;
+        double loss = 0;
         if (o->decay) m->cfg.lr = ncf__decayed_lr(lr, e - first, o->epochs);
-        rc = ncf_train_epoch(m, &smp, e, o->progress, o->ctx, NULL);
+        rc = ncf_train_epoch(m, &smp, e, o->progress, o->ctx, &loss);
         m->cfg.lr = lr; /* (the model's own rate is never the decayed one outside an epoch) */
         if (rc != NCF_OK || (rc = ncf_evaluate(m, data, &eo, &now)) != NCF_OK) break;
+        if (o->epoch_done) o->epoch_done(o->ctx, e, loss, &now);
         if (ncf_metric_value(&now, eo.metric) > ncf_metric_value(&top, eo.metric))
             top = now, since = 0, ncf__snapshot_take(m, &best);
         else if (o->patience && ++since >= o->patience) {

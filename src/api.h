@@ -813,7 +813,10 @@ typedef struct ncf_fit_opts {
     int by_positive;          /* 1: the epoch shuffled by positive (ncf_sampler.by_positive) [0] */
     ncf_eval_opts eval;       /* what chooses: validation HR@eval.k, sampled or full ranking [HR@10, sampled] */
     ncf_progress_fn progress; /* within each epoch, or NULL */
-    void *ctx;                /* progress's first argument */
+    void *ctx;                /* progress's and epoch_done's first argument */
+    /* after each epoch's evaluation: the epoch's count, its mean training loss (NaN for ALS until
+       its end, as progress) and its validation figures, or NULL [NULL] */
+    void (*epoch_done)(void *ctx, int epoch, double mean_loss, const ncf_metrics *validation);
 } ncf_fit_opts;
 typedef struct ncf_fit_report {
     int chosen_epoch; /* the epoch m is left at (its count; 0: none beat the start) */

@@ -1164,10 +1164,12 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *op
     first = (int)m->epoch + 1;
     for (e = first; e < first + o->epochs && rc == NCF_OK; e++) {
         float lr = m->cfg.lr;
+        double loss = 0;
         if (o->decay) m->cfg.lr = ncf__decayed_lr(lr, e - first, o->epochs);
-        rc = ncf_train_epoch(m, &smp, e, o->progress, o->ctx, NULL);
+        rc = ncf_train_epoch(m, &smp, e, o->progress, o->ctx, &loss);
         m->cfg.lr = lr; /* (the model's own rate is never the decayed one outside an epoch) */
         if (rc != NCF_OK || (rc = ncf_evaluate(m, data, &eo, &now)) != NCF_OK) break;
+        if (o->epoch_done) o->epoch_done(o->ctx, e, loss, &now);
         if (ncf_metric_value(&now, eo.metric) > ncf_metric_value(&top, eo.metric))
             top = now, since = 0, ncf__snapshot_take(m, &best);
         else if (o->patience && ++since >= o->patience) {

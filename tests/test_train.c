@@ -610,8 +610,21 @@ static void test_training_blind_to_held_out_items(void)
    and evaluations finds by hand; the same data with its test items poisoned (others, or none)
    gives the same choice and the same model bit for bit; patience stops that many epochs after
    the chosen one; a test target is refused. */
+/* ncf_fit_opts.epoch_done's record: each epoch's count, loss and validation HR. */
+typedef struct {
+    int n, epoch[16];
+    double loss[16], hr[16];
+} heard_epochs;
+static void hear_epoch(void *ctx, int epoch, double loss, const ncf_metrics *val)
+{
+    heard_epochs *h = (heard_epochs *)ctx;
+    if (h->n < 16) h->epoch[h->n] = epoch, h->loss[h->n] = loss, h->hr[h->n] = val->hr;
+    h->n++;
+}
+
 static void test_fit_chooses_on_validation_never_test(void)
 {
+    heard_epochs heard = {0, {0}, {0}, {0}};
     ncf_dataset d, poisoned;
     ncf_config c = ncf_config_default();
     ncf_model *a = NULL, *b = NULL, *hand = NULL;
@@ -636,14 +649,22 @@ static void test_fit_chooses_on_validation_never_test(void)
         ncf_model_free(a), ncf_model_free(b), ncf_model_free(hand);
         return;
     }
-    fo.epochs = 8;
-    CHECKF(ncf_fit(a, &d, &fo, &ra) == NCF_OK && ncf_fit(b, &poisoned, &fo, &rb) == NCF_OK, "%s", ncf_error_text());
+    fo.epochs = 8, fo.epoch_done = hear_epoch, fo.ctx = &heard;
+    CHECKF(ncf_fit(a, &d, &fo, &ra) == NCF_OK, "%s", ncf_error_text());
+    fo.epoch_done = NULL;
+    CHECKF(ncf_fit(b, &poisoned, &fo, &rb) == NCF_OK, "%s", ncf_error_text());
     CHECK(ra.chosen_epoch == rb.chosen_epoch && ra.epochs_trained == 8 && a->epoch == ra.chosen_epoch);
     CHECK(!memcmp(a->params, b->params, sizeof(float) * a->num_params));
     eo.target = NCF_EVAL_VALIDATION; /* by hand: the first epoch of the best validation HR */
     CHECK(ncf_sampler_init(&smp, &d, c.num_neg, c.seed) == NCF_OK);
+    CHECK(heard.n == 8);
     for (e = 1; e <= 8; e++) {
-        CHECK(ncf_train_epoch(hand, &smp, e, NULL, NULL, NULL) == NCF_OK && ncf_evaluate(hand, &d, &eo, &mt) == NCF_OK);
+        double loss = -1;
+        CHECK(ncf_train_epoch(hand, &smp, e, NULL, NULL, &loss) == NCF_OK &&
+              ncf_evaluate(hand, &d, &eo, &mt) == NCF_OK);
+        CHECKF(heard.epoch[e - 1] == e && heard.loss[e - 1] == loss && heard.hr[e - 1] == mt.hr,
+               "epoch_done heard epoch %d loss %g HR %g; by hand %d %g %g", heard.epoch[e - 1], heard.loss[e - 1],
+               heard.hr[e - 1], e, loss, mt.hr);
         if (mt.hr > top) top = mt.hr, at = e;
         if (e == ra.chosen_epoch) CHECK(!memcmp(hand->params, a->params, sizeof(float) * a->num_params));
     }
