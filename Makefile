@@ -139,8 +139,16 @@ coverage: | $(BUILD)
 # (the first python3 that imports NumPy: Debian's, when another python3 comes first on PATH)
 PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import numpy' 2>/dev/null && { echo $$p; exit 0; }; done; echo python3)
 python: python/ncf/_ncf.so
-python/ncf/_ncf.so: python/ncf/_shim.c ncf.h
-	$(CC) $(OPT) -std=c99 $(WARN) -Werror -fPIC -shared $(OMP) -I. python/ncf/_shim.c -o $@ -lm
+# (the header beside the shim, as an sdist carries it: python/setup.py copies it too)
+python/ncf/ncf.h: ncf.h
+	cp ncf.h $@
+python/ncf/_ncf.so: python/ncf/_shim.c python/ncf/ncf.h
+	$(CC) $(OPT) -std=c99 $(WARN) -Werror -fPIC -shared $(OMP) -Ipython/ncf python/ncf/_shim.c -o $@ -lm
+# (make check's: the package's library under AddressSanitizer and UBSan)
+$(BUILD)/python_asan/_ncf.so: python/ncf/_shim.c python/ncf/ncf.h | $(BUILD)
+	@mkdir -p $(BUILD)/python_asan
+	$(CC) -O1 -g -std=c99 $(WARN) -Werror -fPIC -shared $(OMP) -fsanitize=address,undefined \
+	  -fno-sanitize-recover=undefined -fno-omit-frame-pointer -Ipython/ncf python/ncf/_shim.c -o $@ -lm
 
 
 # make test: every claim once, in minutes. ncf.h against src/, the header built every way a
@@ -165,16 +173,19 @@ test:
 
 # make check: the rest of the matrix, after make test (.ci/run runs both). The suite without
 # sanitizers and with the hash, built as the demo is (-O3 -march=native) and at each ISA level,
-# under clang's UBSan and under TSan where threads share a model; then the layout, the
+# under clang's UBSan and under TSan where threads share a model, the Python package's contract
+# and thousands of random calls on its library built with ASan and UBSan; then the layout, the
 # analyzers, the MPI suite, Windows under wine, the devices under qemu, the page in Chromium and
 # the fuzzers for a few seconds each. Each step installs what it needs (tests/needs.sh).
-CHECK_BUILDS := $(BUILD)/tests $(BUILD)/tests_noomp $(BUILD)/tests_native $(BUILD)/tests_tsan $(BUILD)/tests_clang_ubsan
+CHECK_BUILDS := $(BUILD)/tests $(BUILD)/tests_noomp $(BUILD)/tests_native $(BUILD)/tests_tsan $(BUILD)/tests_clang_ubsan \
+                $(BUILD)/python_asan/_ncf.so
 check:
 	@$(MAKE) --no-print-directory -j2 $(CHECK_BUILDS)
 	@$(MAKE) --no-print-directory isa-matrix
 	@$(BUILD)/tests_noomp --print-hash > $(BUILD)/noomp.hash
-	@tests/suites.sh $(BUILD) "tests --expect-hash $(BUILD)/noomp.hash" tests_native $$(cat $(BUILD)/isa.list) \
-	  tests_clang_ubsan "tests_tsan serving_threads_answer_as_one_thread"
+	@CC="$(CC)" tests/suites.sh $(BUILD) "tests --expect-hash $(BUILD)/noomp.hash" tests_native $$(cat $(BUILD)/isa.list) \
+	  tests_clang_ubsan "tests_tsan serving_threads_answer_as_one_thread" \
+	  "./python/tests/run.sh $(PYTHON) $(BUILD) $(BUILD)/python_asan/_ncf.so"
 	$(MAKE) --no-print-directory format-check
 	$(MAKE) --no-print-directory analyze
 	$(MAKE) --no-print-directory test-mpi
@@ -449,5 +460,5 @@ paper-f8 paper-f16 paper-f32 paper-f64: paper-f%: demo | $(BUILD)
 	./demo --data $(PAPER_SPLIT) --pretrain_gmf $(BUILD)/gmf-f$*.ncf --pretrain_mlp $(BUILD)/mlp-f$*.ncf --alpha 0.5 $(or $(FINETUNE_$*),$(FINETUNE)) --train_epochs $(FINETUNE_EPOCHS) $(PAPER_FLAGS)
 
 clean:
-	rm -rf $(BUILD) $(PROGRAMS) python/ncf/_ncf*.so python/build python/*.egg-info
+	rm -rf $(BUILD) $(PROGRAMS) python/ncf/_ncf*.so python/ncf/ncf.h python/build python/dist python/*.egg-info
 

@@ -17,12 +17,13 @@ want_wasm() { # clang's wasm32-wasi toolchain
 }
 case $1 in
 test) # make test: the header built by clang, tcc and C++; the demo's plot rendered; the CMake package;
-      # the Python package (Debian's python3 with NumPy, pandas, setuptools and pip); ncf.wasm run by
+      # the Python package (Debian's python3 with NumPy, pandas, SciPy, Hypothesis, setuptools and pip); ncf.wasm run by
       # Node's WASI (make wasm's toolchain)
     want make make; want cc "gcc libc6-dev"; want clang clang; want g++ g++; want tcc tcc
     want rsvg-convert librsvg2-bin; want cmake cmake; want pkg-config pkg-config
     want python3 python3; want_py numpy python3-numpy; want_py pandas python3-pandas
-    want_py setuptools python3-setuptools; want_py pip python3-pip
+    want_py setuptools python3-setuptools; want_py pip python3-pip; want_py scipy python3-scipy
+    want_py hypothesis python3-hypothesis
     want node nodejs; want_wasm ;;
 cross)
     for t in aarch64-linux-gnu arm-linux-gnueabihf s390x-linux-gnu; do want $t-gcc gcc-$t; done

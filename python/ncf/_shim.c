@@ -34,33 +34,74 @@ static ncf_dataset_opts py_load_opts(int holdout, double fraction, long long cut
     return o;
 }
 
-PY_EXPORT ncf_dataset *ncfpy_load(const char *path, const char *buf, size_t len, int holdout, double fraction,
-                                  long long cutoff, int validation, double min_rating, const char *sep, int min_ratings,
-                                  int min_item_ratings, int weighting, double alpha, unsigned long long seed,
-                                  const char *strength_col, int header, int time_col, int eval_negatives)
+static int py_load_with(ncf_dataset *d, const char *path, const char *buf, size_t len, ncf_dataset_opts *o,
+                        int weighting, int time_col, int header)
+{
+    if (!buf) return o->header = header, ncf_load_dataset(d, path, o);
+    /* arrays: user, item[, strength][, time] columns, TAB-separated, no header */
+    o->header = NCF_HEADER_NO, o->sep = "\t", o->columns[NCF_COL_USER] = "1", o->columns[NCF_COL_ITEM] = "2";
+    o->columns[NCF_COL_RATING] = weighting ? "3" : "";
+    if (weighting) o->columns[NCF_COL_STRENGTH] = "3";
+    o->columns[NCF_COL_TIME] = time_col ? (weighting ? "4" : "3") : "";
+    return ncf_load_dataset_mem(d, path, buf, len, o);
+}
+
+/* Every call that makes a handle returns an NCF_* status and the handle in *out (NULL on failure). */
+PY_EXPORT int ncfpy_load(const char *path, const char *buf, size_t len, int holdout, double fraction, long long cutoff,
+                         int validation, double min_rating, const char *sep, int min_ratings, int min_item_ratings,
+                         int weighting, double alpha, unsigned long long seed, const char *strength_col, int header,
+                         int time_col, int eval_negatives, ncf_dataset **out)
 {
     ncf_dataset_opts o = py_load_opts(holdout, fraction, cutoff, validation, min_rating, sep, min_ratings,
                                       min_item_ratings, weighting, alpha, seed, strength_col);
     ncf_dataset *d = (ncf_dataset *)calloc(1, sizeof *d);
     int rc;
-    if (!d) return NULL;
+    *out = NULL;
+    if (!d) return NCF_ERR_NOMEM;
     o.eval_negatives = eval_negatives;
-    if (buf) { /* arrays: user, item[, strength][, time] columns, TAB-separated, no header */
-        o.header = NCF_HEADER_NO, o.sep = "\t", o.columns[NCF_COL_USER] = "1", o.columns[NCF_COL_ITEM] = "2";
-        o.columns[NCF_COL_RATING] = weighting ? "3" : "";
-        if (weighting) o.columns[NCF_COL_STRENGTH] = "3";
-        o.columns[NCF_COL_TIME] = time_col ? (weighting ? "4" : "3") : "";
-        rc = ncf_load_dataset_mem(d, path, buf, len, &o);
-    } else {
-        o.header = header;
-        rc = ncf_load_dataset(d, path, &o);
-    }
-    if (rc != NCF_OK) {
+    if ((rc = py_load_with(d, path, buf, len, &o, weighting, time_col, header)) != NCF_OK) {
         free(d);
-        return NULL;
+        return rc;
     }
-    return d;
+    *out = d;
+    return NCF_OK;
 }
+
+/* v in decimal at t; the characters written (sprintf's cost is most of a large log's). */
+static size_t py_decimal(char *t, long long v)
+{
+    char d[24];
+    size_t n = 0, k = 0;
+    unsigned long long x = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    do d[n++] = (char)('0' + x % 10), x /= 10;
+    while (x);
+    if (v < 0) t[k++] = '-';
+    while (n) t[k++] = d[--n];
+    return k;
+}
+
+/* Integer arrays (users, items, and strengths and times or NULL) as the TSV text ncfpy_load
+   reads, written here rather than in Python: a log of millions of rows in a fraction of a
+   second. NULL when out of memory. */
+PY_EXPORT char *ncfpy_arrays_text(const long long *users, const long long *items, const double *strengths,
+                                  const long long *times, long long n, long long *len)
+{
+    size_t cap = (size_t)n * (21 * 3 + 26) + 1, at = 0;
+    char *t = n >= 0 ? (char *)malloc(cap) : NULL;
+    long long j;
+    if (!t) return NULL;
+    for (j = 0; j < n; j++) {
+        at += py_decimal(t + at, users[j]), t[at++] = '\t';
+        at += py_decimal(t + at, items[j]);
+        if (strengths) at += (size_t)sprintf(t + at, "\t%.17g", strengths[j]);
+        if (times) t[at++] = '\t', at += py_decimal(t + at, times[j]);
+        t[at++] = '\n';
+    }
+    t[at] = 0, *len = (long long)at;
+    return t;
+}
+
+PY_EXPORT void ncfpy_free(void *p) { free(p); }
 
 PY_EXPORT void ncfpy_dataset_free(ncf_dataset *d)
 {
@@ -86,13 +127,14 @@ PY_EXPORT void ncfpy_dataset_info(const ncf_dataset *d, double *out)
     out[18] = d->test_ptr != NULL;
 }
 
-PY_EXPORT ncf_model *ncfpy_model_create(const ncf_dataset *d, int type, int factors, const int *layers, int num_layers,
-                                        double lr, double reg, int num_neg, int batch, double init_sd,
-                                        unsigned long long seed, int optimizer, double unobserved)
+PY_EXPORT int ncfpy_model_create(const ncf_dataset *d, int type, int factors, const int *layers, int num_layers,
+                                 double lr, double reg, int num_neg, int batch, double init_sd, unsigned long long seed,
+                                 int optimizer, double unobserved, ncf_model **out)
 {
     ncf_config c = ncf_config_default();
     ncf_model *m = NULL;
-    int l;
+    int l, rc;
+    *out = NULL;
     c.model = (ncf_model_type)type, c.num_users = d->num_users, c.num_items = d->num_items;
     if (factors > 0) c.mf_dim = factors;
     for (l = 0; l < num_layers && l < NCF_MAX_LAYERS; l++) c.layers[l] = layers[l];
@@ -105,20 +147,33 @@ PY_EXPORT ncf_model *ncfpy_model_create(const ncf_dataset *d, int type, int fact
     if (init_sd > 0) c.init_sd = (float)init_sd;
     c.seed = seed, c.optimizer = (ncf_optimizer)optimizer;
     if (unobserved > 0) c.unobserved = (float)unobserved;
-    if (ncf_model_create(&m, &c) != NCF_OK) return NULL;
-    if (ncf_model_set_ids(m, d) != NCF_OK) {
+    if ((rc = ncf_model_create(&m, &c)) != NCF_OK) return rc;
+    if ((rc = ncf_model_set_ids(m, d)) != NCF_OK) {
         ncf_model_free(m);
-        return NULL;
+        return rc;
     }
-    return m;
+    *out = m;
+    return NCF_OK;
 }
 
 typedef int (*py_progress)(void *user, long long epoch, long long done, long long total, double loss);
+/* An epoch's end: its count, mean loss, and validation HR, NDCG, MRR, recall, precision, MAP at
+   the chosen k (NULL without validation). */
+typedef void (*py_epoch)(void *user, int epoch, double loss, const double *figures);
 typedef struct {
     py_progress fn;
+    py_epoch at_end;
     long long epoch, last;
     int stop;
 } py_cb;
+
+static void py_on_epoch(void *user, int epoch, double loss, const ncf_metrics *v)
+{
+    py_cb *cb = (py_cb *)user;
+    double x[6];
+    x[0] = v->hr, x[1] = v->ndcg, x[2] = v->mrr, x[3] = v->recall, x[4] = v->precision, x[5] = v->map;
+    if (cb->at_end) cb->at_end(NULL, epoch, loss, x);
+}
 
 /* (an epoch begins where the examples done fall back) */
 static void py_on_progress(void *user, int64_t done, int64_t total, double loss)
@@ -132,17 +187,17 @@ static void py_on_progress(void *user, int64_t done, int64_t total, double loss)
 /* ncf_fit (validation chooses) or, without validation items, plain epochs; the epoch kept
    in chosen[0], the number trained in chosen[1], the chosen figure in value. */
 PY_EXPORT int ncfpy_fit(ncf_model *m, const ncf_dataset *d, int epochs, int patience, int metric, int k, int full,
-                        int decay, int by_positive, py_progress fn, int *chosen, double *value)
+                        int decay, int by_positive, py_progress fn, py_epoch at_end, int *chosen, double *value)
 {
     py_cb cb;
-    cb.fn = fn, cb.epoch = 0, cb.last = -1, cb.stop = 0;
+    cb.fn = fn, cb.at_end = at_end, cb.epoch = 0, cb.last = -1, cb.stop = 0;
     if ((d->val_item || d->val_ptr) && epochs > 0) {
         ncf_fit_opts o = ncf_fit_opts_default();
         ncf_fit_report r;
         int rc;
         o.epochs = epochs, o.patience = patience, o.eval.metric = metric, o.eval.k = k, o.eval.full_ranking = full;
         o.decay = decay, o.by_positive = by_positive;
-        o.progress = fn ? py_on_progress : NULL, o.ctx = &cb;
+        o.progress = fn ? py_on_progress : NULL, o.ctx = &cb, o.epoch_done = at_end ? py_on_epoch : NULL;
         rc = ncf_fit(m, d, &o, &r);
         if (rc != NCF_OK) return rc;
         chosen[0] = r.chosen_epoch, chosen[1] = r.epochs_trained, *value = ncf_metric_value(&r.chosen, metric);
@@ -153,10 +208,12 @@ PY_EXPORT int ncfpy_fit(ncf_model *m, const ncf_dataset *d, int epochs, int pati
         s.by_positive = by_positive;
         for (e = 1; rc == NCF_OK && e <= epochs; e++) {
             float lr = m->cfg.lr;
+            double loss = 0;
             cb.last = -1, cb.epoch = e - 1;
             if (decay) m->cfg.lr = ncf__decayed_lr(lr, e - 1, epochs);
-            rc = ncf_train_epoch(m, &s, (int)m->epoch + 1, fn ? py_on_progress : NULL, &cb, NULL);
+            rc = ncf_train_epoch(m, &s, (int)m->epoch + 1, fn ? py_on_progress : NULL, &cb, &loss);
             m->cfg.lr = lr;
+            if (rc == NCF_OK && at_end) at_end(NULL, (int)m->epoch, loss, NULL);
         }
         chosen[0] = (int)m->epoch, chosen[1] = epochs, *value = 0;
         return rc;
@@ -202,13 +259,15 @@ static void py_on_tune(void *user, const ncf_tune_report *so_far, const ncf_tria
 
 /* The search (ncf_tune) into a report the caller frees with ncfpy_tune_free; NULL on failure.
    budget <= 0: from the data's size (ncf_tune_opts.budget 0). */
-PY_EXPORT ncf_tune_report *ncfpy_tune(const ncf_dataset *d, double budget, unsigned long long seed, int max_epochs,
-                                      int patience, int metric, int k, int full, int seeds, py_tune_progress fn)
+PY_EXPORT int ncfpy_tune(const ncf_dataset *d, double budget, unsigned long long seed, int max_epochs, int patience,
+                         int metric, int k, int full, int seeds, py_tune_progress fn, ncf_tune_report **out)
 {
     ncf_tune_opts o = ncf_tune_opts_default();
     ncf_tune_report *r = (ncf_tune_report *)calloc(1, sizeof *r);
     py_tune_cb cb;
-    if (!r) return NULL;
+    int rc;
+    *out = NULL;
+    if (!r) return NCF_ERR_NOMEM;
     cb.fn = fn, cb.heard = 0, cb.metric = metric;
     if (budget <= 0) budget = 0;
     o.budget = budget, o.seed = seed, o.eval.metric = metric, o.eval.k = k, o.eval.full_ranking = full;
@@ -216,11 +275,12 @@ PY_EXPORT ncf_tune_report *ncfpy_tune(const ncf_dataset *d, double budget, unsig
     if (patience >= 0) o.patience = patience;
     if (seeds > 0) o.seeds = seeds;
     o.progress = fn ? py_on_tune : NULL, o.ctx = &cb;
-    if (ncf_tune(d, &o, r) != NCF_OK) {
+    if ((rc = ncf_tune(d, &o, r)) != NCF_OK) {
         free(r);
-        return NULL;
+        return rc;
     }
-    return r;
+    *out = r;
+    return NCF_OK;
 }
 
 /* The report's shape: runs, the winner's row, settings drawn, too small (1: nothing ran), the
@@ -249,12 +309,12 @@ PY_EXPORT int ncfpy_tune_row(const ncf_tune_report *r, int i, int metric, double
 }
 
 /* The winner trained on training + validation (ncf_tune_final). */
-PY_EXPORT ncf_model *ncfpy_tune_final(const ncf_tune_report *r, const ncf_dataset *d, py_progress fn)
+PY_EXPORT int ncfpy_tune_final(const ncf_tune_report *r, const ncf_dataset *d, py_progress fn, ncf_model **out)
 {
-    ncf_model *m = NULL;
     py_cb cb;
-    cb.fn = fn, cb.epoch = 0, cb.last = -1, cb.stop = 0;
-    return ncf_tune_final(&m, d, r, fn ? py_on_progress : NULL, &cb) == NCF_OK ? m : NULL;
+    cb.fn = fn, cb.at_end = NULL, cb.epoch = 0, cb.last = -1, cb.stop = 0;
+    *out = NULL;
+    return ncf_tune_final(out, d, r, fn ? py_on_progress : NULL, &cb);
 }
 
 PY_EXPORT void ncfpy_tune_free(ncf_tune_report *r)
@@ -281,43 +341,175 @@ PY_EXPORT int ncfpy_evaluate(ncf_model *m, const ncf_dataset *d, int target, int
     return NCF_OK;
 }
 
-PY_EXPORT ncf_model *ncfpy_load_model(const char *path)
+PY_EXPORT int ncfpy_load_model(const char *path, ncf_model **out)
 {
-    ncf_model *m = NULL;
-    return ncf_load(&m, path) == NCF_OK ? m : NULL;
+    *out = NULL;
+    return ncf_load(out, path);
 }
 
-/* One user's list (u an index, or -1 with rows given: a folded-in user). */
+/* A model as a file's bytes (Adam moments kept when it has them: a copy trains on exactly),
+   into a buffer the caller releases with ncf_free; *len its size. NULL on failure. */
+PY_EXPORT int ncfpy_save_mem(const ncf_model *m, void **buf, long long *len)
+{
+    size_t n = 0;
+    int rc = ncf_save_mem(m, m->adam_m ? NCF_SAVE_ADAM : NCF_SAVE_MODEL, buf, &n);
+    *len = (long long)n;
+    return rc;
+}
+
+PY_EXPORT int ncfpy_load_mem(const char *buf, size_t len, ncf_model **out)
+{
+    *out = NULL;
+    return ncf_load_mem(out, buf, len);
+}
+
+/* A copy of m into *out, which training or adding may change while m serves on. */
+static int py_copy(const ncf_model *m, ncf_model **out)
+{
+    long long len = 0;
+    void *buf = NULL;
+    int rc = ncfpy_save_mem(m, &buf, &len);
+    *out = NULL;
+    if (rc == NCF_OK) rc = ncf_load_mem(out, buf, (size_t)len);
+    ncf_free(buf);
+    return rc;
+}
+
+/* m's copy grown to d's users and items (ncf_model_grow), to train on. */
+PY_EXPORT int ncfpy_grown(const ncf_model *m, const ncf_dataset *d, ncf_model **out)
+{
+    int rc = py_copy(m, out);
+    if (rc == NCF_OK && (rc = ncf_model_grow(out, d)) != NCF_OK) ncf_model_free(*out), *out = NULL;
+    return rc;
+}
+
+/* m's copy with a user or item added under id with row (ncf_model_add). */
+PY_EXPORT int ncfpy_added(const ncf_model *m, int side, const char *id, const float *row, ncf_model **out)
+{
+    int rc = py_copy(m, out);
+    if (rc == NCF_OK && (rc = ncf_model_add(out, side, id, row)) != NCF_OK) ncf_model_free(*out), *out = NULL;
+    return rc;
+}
+
+/* The settings a model was made with, for fit to make another of them: type, factors, layers'
+   count, NCF_MAX_LAYERS widths, lr, L2, negatives, batch, init sd, optimizer, unobserved; the
+   seed in *seed. */
+#define NCFPY_CONFIG_NUMBERS (3 + NCF_MAX_LAYERS + 7)
+PY_EXPORT int ncfpy_config_numbers(void) { return NCFPY_CONFIG_NUMBERS; }
+PY_EXPORT void ncfpy_model_config(const ncf_model *m, double *out, unsigned long long *seed)
+{
+    const ncf_config *c = &m->cfg;
+    double *x = out + 3 + NCF_MAX_LAYERS;
+    int l;
+    out[0] = c->model, out[1] = c->mf_dim, out[2] = c->num_layers;
+    for (l = 0; l < NCF_MAX_LAYERS; l++) out[3 + l] = l < c->num_layers ? c->layers[l] : 0;
+    x[0] = c->lr, x[1] = c->mf_reg, x[2] = c->num_neg, x[3] = c->batch_size, x[4] = c->init_sd, x[5] = c->optimizer;
+    x[6] = c->unobserved, *seed = c->seed;
+}
+
+/* Every id of a side as int64 when the model's ids there are integers (1), else 0. */
+PY_EXPORT int ncfpy_raw_ids(const ncf_model *m, int side, long long *out)
+{
+    const int64_t *raw = side == NCF_ITEM ? m->raw_item : m->raw_user;
+    int j, n = side == NCF_ITEM ? m->cfg.num_items : m->cfg.num_users;
+    if (!raw || (side == NCF_ITEM ? m->item_text : m->user_text)) return 0;
+    for (j = 0; j < n; j++) out[j] = raw[j];
+    return 1;
+}
+
+/* Every id of a side as written, each NUL-terminated, into buf (size bytes; buf NULL: only
+   counts): the bytes, or a negative NCF_* code. is_data: h is a dataset, else a model. */
+PY_EXPORT long long ncfpy_ids_text(const void *h, int is_data, int side, char *buf, long long size)
+{
+    const ncf_dataset *d = (const ncf_dataset *)h;
+    const ncf_model *m = (const ncf_model *)h;
+    char one[NCF_MAX_ID_BYTES + 1];
+    long long at = 0;
+    int j, len, n = is_data ? (side ? d->num_items : d->num_users) : (side ? m->cfg.num_items : m->cfg.num_users);
+    for (j = 0; j < n; j++, at += len + 1) {
+        len = is_data ? ncf_dataset_id(d, side, j, one, sizeof one) : ncf_id(m, side, j, one, sizeof one);
+        if (len < 0) return len;
+        if (!buf) continue;
+        if (at + len + 1 > size) return NCF_ERR_ARG;
+        memcpy(buf + at, one, (size_t)len + 1);
+    }
+    return at;
+}
+
+PY_EXPORT int ncfpy_dataset_raw_ids(const ncf_dataset *d, int side, long long *out)
+{
+    const int64_t *raw = side == NCF_ITEM ? d->raw_item : d->raw_user;
+    int j, n = side == NCF_ITEM ? d->num_items : d->num_users;
+    if (!raw) return 0;
+    for (j = 0; j < n; j++) out[j] = raw[j];
+    return 1;
+}
+
+/* A dataset's positives of one target (0 test, 1 validation, 2 training) as CSR over its
+   indices: with ptr NULL, the count; else ptr [users + 1] and items filled. */
+PY_EXPORT long long ncfpy_dataset_csr(const ncf_dataset *d, int target, long long *ptr, int *items)
+{
+    long long n = 0;
+    int u;
+    for (u = 0; u < d->num_users; u++) {
+        const int32_t *many = target == 2 ? d->items : target == 1 ? d->val_items : d->test_items;
+        const int64_t *at = target == 2 ? d->user_ptr : target == 1 ? d->val_ptr : d->test_ptr;
+        int32_t one = target == 1 ? (d->val_item ? d->val_item[u] : -1) : target == 0 ? d->test_item[u] : -1;
+        int64_t j;
+        if (ptr) ptr[u] = n;
+        if (at && many)
+            for (j = at[u]; j < at[u + 1]; j++, n++)
+                if (ptr) items[n] = many[j];
+        if (!at && one >= 0) {
+            if (ptr) items[n] = one;
+            n++;
+        }
+    }
+    if (ptr) ptr[d->num_users] = n;
+    return n;
+}
+
+static ncf_rec_opts py_rec_opts(int k, int exclude_rated, const int32_t *allow, int num_allow, const int32_t *deny,
+                                int num_deny, int probabilities)
+{
+    ncf_rec_opts o = ncf_rec_opts_default();
+    o.k = k, o.exclude_rated = exclude_rated, o.allow = allow, o.num_allow = allow ? num_allow : 0;
+    o.deny = deny, o.num_deny = deny ? num_deny : 0, o.probabilities = probabilities;
+    return o;
+}
+
+/* One user's list (u an index, or a folded-in user given by its row). */
 PY_EXPORT int ncfpy_recommend(const ncf_model *m, int u, const float *row, int k, int exclude_rated,
                               const int32_t *allow, int num_allow, const int32_t *deny, int num_deny, int probabilities,
                               int32_t *items, float *scores)
 {
-    ncf_rec_opts o = ncf_rec_opts_default();
-    o.k = k, o.exclude_rated = exclude_rated, o.allow = allow, o.num_allow = allow ? num_allow : 0;
-    o.deny = deny, o.num_deny = deny ? num_deny : 0, o.user_row = row, o.probabilities = probabilities;
+    ncf_rec_opts o = py_rec_opts(k, exclude_rated, allow, num_allow, deny, num_deny, probabilities);
+    o.user_row = row;
     return ncf_recommend_index(m, row ? 0 : u, &o, items, scores);
 }
 
 PY_EXPORT int ncfpy_recommend_users(const ncf_model *m, const int32_t *users, int n, int k, int exclude_rated,
+                                    const int32_t *allow, int num_allow, const int32_t *deny, int num_deny,
                                     int probabilities, int32_t *items, float *scores, int *counts)
 {
-    ncf_rec_opts o = ncf_rec_opts_default();
-    o.k = k, o.exclude_rated = exclude_rated, o.probabilities = probabilities;
+    ncf_rec_opts o = py_rec_opts(k, exclude_rated, allow, num_allow, deny, num_deny, probabilities);
     return ncf_recommend_users(m, users, n, &o, items, scores, counts);
 }
 
-/* A new user's rows from the items it took (indices). */
-PY_EXPORT int ncfpy_fold_in(const ncf_model *m, const int32_t *items, int n, float *row)
+/* The rows of a new user (side 0) from the items it took, or of a new item from its users. */
+PY_EXPORT int ncfpy_fold_in(const ncf_model *m, int side, const int32_t *given, int n, unsigned long long seed,
+                            float *row)
 {
     ncf_fold_opts f = ncf_fold_opts_default();
-    return ncf_fold_in(m, NCF_USER, items, n, &f, row);
+    f.seed = seed;
+    return ncf_fold_in(m, side, given, n, &f, row);
 }
 
-PY_EXPORT int ncfpy_similar_items(const ncf_model *m, int item, int k, int32_t *items, float *scores)
+PY_EXPORT int ncfpy_similar(const ncf_model *m, int side, int index, int k, const int32_t *allow, int num_allow,
+                            const int32_t *deny, int num_deny, int32_t *out, float *scores)
 {
-    ncf_rec_opts o = ncf_rec_opts_default();
-    o.k = k;
-    return ncf_similar(m, NCF_ITEM, item, &o, items, scores);
+    ncf_rec_opts o = py_rec_opts(k, 0, allow, num_allow, deny, num_deny, 0);
+    return ncf_similar(m, side, index, &o, out, scores);
 }
 
 PY_EXPORT int ncfpy_predict(const ncf_model *m, const int32_t *users, const int32_t *items, int n, float *logits)
@@ -325,10 +517,50 @@ PY_EXPORT int ncfpy_predict(const ncf_model *m, const int32_t *users, const int3
     return ncf_predict_index(m, users, items, n, logits);
 }
 
+/* A logit predicted for a folded-in side's row against n others. */
+PY_EXPORT int ncfpy_predict_for(const ncf_model *m, int side, const float *row, const int32_t *others, int n,
+                                float *logits)
+{
+    return ncf_predict_for(m, side, 0, row, others, n, logits);
+}
+
+PY_EXPORT int ncfpy_row(const ncf_model *m, int side, int index, float *row) { return ncf_row(m, side, index, row); }
+
+/* Factors whose dot products are an MF or GMF model's logits: a user's row [width], an item's
+   [width] (width = factors + 2 for MF: the biases and the output's bias ride on a 1; factors + 1
+   for GMF: the output's bias). The GMF's output weights scale the users' side. Every row of the
+   side into out ([rows][width]); NCF_ERR_ARG for NeuMF and MLP (their MLP scores a pair
+   together: no vector of either alone gives it). */
+PY_EXPORT int ncfpy_factors_width(const ncf_model *m)
+{
+    return m->cfg.model == NCF_MF ? m->cfg.mf_dim + 2 : m->cfg.model == NCF_GMF ? m->cfg.mf_dim + 1 : 0;
+}
+
+PY_EXPORT int ncfpy_factors(const ncf_model *m, int side, float *out)
+{
+    int F = m->cfg.mf_dim, width = ncfpy_factors_width(m), n = side ? m->cfg.num_items : m->cfg.num_users, j, f;
+    float *row = (float *)malloc(sizeof(float) * (size_t)ncf_row_size(m));
+    if (!width) return NCF_ERR_ARG;
+    if (!row) return NCF_ERR_NOMEM;
+    for (j = 0; j < n; j++) {
+        float *x = out + (size_t)j * width;
+        int rc = ncf_row(m, side, j, row);
+        if (rc != NCF_OK) return free(row), rc;
+        for (f = 0; f < F; f++) x[f] = side == NCF_USER && m->w_out ? row[f] * m->w_out[f] : row[f];
+        if (m->cfg.model == NCF_MF) {
+            x[F] = side == NCF_USER ? row[F] + m->b_out[0] : 1.0f;
+            x[F + 1] = side == NCF_USER ? 1.0f : row[F];
+        } else x[F] = side == NCF_USER ? m->b_out[0] : 1.0f;
+    }
+    free(row);
+    return NCF_OK;
+}
+
 PY_EXPORT int ncfpy_model_info(const ncf_model *m, long long *out)
 {
     out[0] = m->cfg.num_users, out[1] = m->cfg.num_items, out[2] = m->cfg.model, out[3] = m->cfg.mf_dim;
-    out[4] = (long long)m->epoch, out[5] = (long long)m->num_params;
+    out[4] = (long long)m->epoch, out[5] = (long long)m->num_params, out[6] = m->adam_m != NULL;
+    out[7] = m->rated != NULL;
     return NCF_OK;
 }
 

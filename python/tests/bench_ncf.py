@@ -36,12 +36,14 @@ def main():
     cnt = np.empty(n, np.int32)
     one_c, one_py, batch_c, batch_py = [], [], [], []
     for _ in range(9):
-        one_c.append(_time(mf._h, who, n, k, 1, 0, it, sc, cnt) / n)
+        with mf._held() as (_h, p):
+            one_c.append(_time(p, who, n, k, 1, 0, it, sc, cnt) / n)
         t = time.perf_counter()
         for name in names:
             mf.recommend(name, k=k)
         one_py.append((time.perf_counter() - t) / n)
-        batch_c.append(n / _time(m._h, who, n, k, 1, 1, it, sc, cnt))
+        with m._held() as (_h, p):
+            batch_c.append(n / _time(p, who, n, k, 1, 1, it, sc, cnt))
         t = time.perf_counter()
         m.recommend_indices(who, k=k)
         batch_py.append(n / (time.perf_counter() - t))

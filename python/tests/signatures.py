@@ -16,7 +16,7 @@ SCALARS = {
     "uint64_t": {"c_uint64", "c_ulonglong"}, "int32_t": {"c_int32", "c_int"}, "void": {"None"},
 }
 ARRAYS = {"int32_t": "_i32p", "int": "_i32p", "float": "_f32p", "double": "_f64p", "int64_t": "_i64p",
-          "long long": "_i64p"}
+          "long long": "_i64p", "unsigned long long": "_u64p", "uint64_t": "_u64p"}
 
 
 def strip_comments(text):
@@ -66,6 +66,8 @@ def ctypes_name(node):
         return node.id
     if isinstance(node, ast.Constant) and node.value is None:
         return "None"
+    if isinstance(node, ast.Call) and ctypes_name(node.func) == "POINTER" and len(node.args) == 1:
+        return "POINTER(%s)" % ctypes_name(node.args[0])
     return ast.dump(node)
 
 
@@ -92,6 +94,8 @@ def passes(decl, spelling, functypes, callbacks, where):
     if base == "char" and stars == 1:
         return None if spelling in ("c_char_p", "_P", "c_void_p") else "%s: %s given %s" % (where, decl, spelling)
     if stars == 1 and spelling == ARRAYS.get(base):
+        return None
+    if stars == 1 and spelling.startswith("POINTER(") and spelling[8:-1] in SCALARS.get(base, ()):
         return None
     if spelling in ("_P", "c_void_p"):
         return None

@@ -17,7 +17,7 @@ import ncf  # noqa: E402
 def main(model_path, prefix, users=1000, candidates=200):
     m = ncf.Model.load(model_path)
     U, V = np.load(prefix + ".users.npy"), np.load(prefix + ".items.npy")
-    uid, iid = m._names(0), m._names(1)
+    uid, iid = m.user_ids.tolist(), m.item_ids.tolist()
     where = {name: k for k, name in enumerate(iid)}
     rng = np.random.default_rng(1)
     sample = rng.choice(len(uid), size=min(users, len(uid)), replace=False)
