@@ -52,8 +52,8 @@ typedef struct {
     const float *go[NCF__FOLD_CHUNK]; /* the other side's GMF rows of the chunk */
     float *d[2];                      /* [widest][C] deltas, transposed: feature-major */
     float *g1;                        /* [L1] the first layer's deltas summed over the examples */
-    ncf__wide *sys, *rhs;             /* an ALS model's: [K][K] the row's system, [K] its right side */
-    float *orow;                      /* [K] an int8 row of the other side, dequantized */
+    ncf__wide *sys, *rhs;             /* an ALS model's: [D][D] the row's system, [2][K] its right side */
+    float *orow;                      /* [2][K] int8 rows of the other side, dequantized */
 } ncf__fold_buf;
 
 /* count floats (or int32s) from mem + *at, 64-byte aligned as the eval buffers; NULL when
@@ -63,6 +63,20 @@ static void *ncf__carve(float *mem, size_t *at, size_t count)
     void *p = mem ? (void *)(mem + *at) : NULL;
     *at += ncf__round_floats(count ? count : 1);
     return p;
+}
+
+/* An ALS fold-in's system is K x K (K = mf_dim) or, for a side with fewer weighing rows than
+   factors, D x D over those rows (the dual form, ncf__fold_als_dual): its cost is bounded by
+   the other side's table, never K^2 memory and K^3 time from a file with a few rows. The rows
+   that weigh: all of the other side's when unobserved cells weigh (w0 > 0), else the given. */
+static int ncf__als_rows_in(const ncf_model *m, int side, int n)
+{
+    return m->cfg.unobserved > 0 ? (side ? m->cfg.num_users : m->cfg.num_items) : n;
+}
+static int ncf__als_dim(const ncf_model *m, int side, int n)
+{
+    int rows = ncf__als_rows_in(m, side, n), K = m->scratch->F;
+    return rows < K ? rows : K;
 }
 
 /* Floats of a fold-in's buffers for n items; with mem, also carves them. */
@@ -83,10 +97,12 @@ static size_t ncf__fold_carve(ncf__fold_buf *b, const ncf_model *m, int n, float
     b->gi = (float *)ncf__carve(mem, &at, (size_t)C * (size_t)s->F);
     b->d[0] = (float *)ncf__carve(mem, &at, w * C), b->d[1] = (float *)ncf__carve(mem, &at, w * C);
     b->sys = b->rhs = NULL, b->orow = NULL;
-    if (m->cfg.optimizer == NCF_OPT_ALS) {
+    if (m->cfg.optimizer == NCF_OPT_ALS) { /* (either side's system: the workspace serves both) */
         size_t K = (size_t)s->F, wide = sizeof(ncf__wide) / sizeof(float);
-        b->sys = (ncf__wide *)ncf__carve(mem, &at, K * K * wide);
-        b->rhs = (ncf__wide *)ncf__carve(mem, &at, K * wide), b->orow = (float *)ncf__carve(mem, &at, K);
+        int d0 = ncf__als_dim(m, 0, n), d1 = ncf__als_dim(m, 1, n);
+        size_t D = (size_t)(d0 > d1 ? d0 : d1);
+        b->sys = (ncf__wide *)ncf__carve(mem, &at, D * D * wide);
+        b->rhs = (ncf__wide *)ncf__carve(mem, &at, 2 * K * wide), b->orow = (float *)ncf__carve(mem, &at, 2 * K);
     }
     return at;
 }
@@ -236,6 +252,48 @@ static void ncf__fold_step(const ncf_model *m, int side, const ncf_fold_opts *o,
     }
 }
 
+/* The ALS fold-in with fewer weighing rows (D) than factors: A = mf_reg I + Y^T W Y with W the
+   rows' weights (1 given, w0 the rest) and b = Y^T W p (p 1 for the given) give, since
+   (mf_reg I + Y^T W Y)^-1 Y^T = Y^T (mf_reg I + W Y Y^T)^-1, x = Y^T z with
+   (Y Y^T + mf_reg W^-1) z = p: a D x D system, D^2 K + D^3 work. The same row in exact
+   arithmetic; mf_reg 0 leaves A singular (rank D < K), as the K x K form finds it. */
+static int ncf__fold_als_dual(const ncf_model *m, int side, int n, ncf__fold_buf *b, float *row, const char *what,
+                              int D)
+{
+    const ncf__table *T = &m->scratch->tables.tab[m->scratch->tables.gmf];
+    ncf__wide w0 = m->cfg.unobserved, lambda = m->cfg.mf_reg, *S = b->sys, *z = b->rhs, *x = b->rhs + m->scratch->F;
+    int K = m->scratch->F, all = w0 > 0, a, c, k, g = 0;
+    if (!(lambda > 0))
+        return ncf__fail(NCF_ERR_DATA, "%s: the ALS system is singular (an mf_reg of 0 with too few rows?)", what);
+    for (a = 0; a < D; a++) {
+        int ra = all ? a : b->given[a], given = g < n && b->given[g] == ra;
+        const float *ya = ncf__emb_row(T, !side, ra, b->orow);
+        g += given;
+        for (c = 0; c <= a; c++) {
+            const float *yc = ncf__emb_row(T, !side, all ? c : b->given[c], b->orow + K);
+            ncf__wide dot = 0;
+            for (k = 0; k < K; k++) dot += (ncf__wide)ya[k] * yc[k];
+            S[(size_t)a * D + c] = dot;
+        }
+        S[(size_t)a * D + a] += lambda / (given ? 1 : w0);
+        z[a] = given ? 1 : 0;
+    }
+    if (ncf__cholesky_solve(S, D, z))
+        return ncf__fail(NCF_ERR_DATA, "%s: the ALS system is singular (an mf_reg of 0 with too few rows?)", what);
+    for (k = 0; k < K; k++) x[k] = 0;
+    for (a = 0; a < D; a++) {
+        const float *ya = ncf__emb_row(T, !side, all ? a : b->given[a], b->orow);
+        for (k = 0; k < K; k++) x[k] += z[a] * ya[k];
+    }
+    for (k = 0; k < K; k++) {
+        row[k] = (float)x[k];
+        if (NCF__NONFINITE(row[k]))
+            return ncf__fail(NCF_ERR_DATA, "%s: the ALS row is not finite (factor %d)", what, k);
+    }
+    row[K] = 0.0f;
+    return NCF_OK;
+}
+
 /* An ALS model's fold-in: the row that training's least squares gives it, exactly. With the
    given rows y_j of the other side (each a positive of confidence 1) and its Gram matrix G,
    (w0 G + mf_reg I + (1 - w0) sum_j y_j y_j^T) x = sum_j y_j, solved by Cholesky's factors
@@ -245,7 +303,8 @@ static int ncf__fold_als(const ncf_model *m, int side, int n, ncf__fold_buf *b, 
     const ncf__table *T = &m->scratch->tables.tab[m->scratch->tables.gmf];
     const ncf__wide *G = ncf__cached_gram(m, !side);
     ncf__wide w0 = m->cfg.unobserved, *A = b->sys, *v = b->rhs;
-    int K = m->scratch->F, j, a, c;
+    int K = m->scratch->F, j, a, c, D = ncf__als_dim(m, side, n);
+    if (D < K) return ncf__fold_als_dual(m, side, n, b, row, what, D);
     if (G) memcpy(A, G, sizeof(ncf__wide) * (size_t)K * K);
     else ncf__side_gram(m, !side, A, b->orow);
     for (a = 0; a < K * K; a++) A[a] *= w0;

@@ -266,8 +266,10 @@ def _id_text(v, what: str) -> bytes:
     """An id as the library finds it: a string as written, an integer (or a float holding one, as
     a pandas column with gaps becomes) in decimal."""
     t = type(v)
-    if t is int:
+    if t is int or t is _np.int64 or t is _np.int32:
         return b"%d" % v
+    if t is str:
+        return _text(v, what)
     if isinstance(v, (str, bytes, bytearray)):
         return _text(v, what)
     if isinstance(v, (bool, _np.bool_)):
@@ -294,7 +296,7 @@ def _seq(v, name: str) -> list:
 
 
 def _is_batch(v) -> bool:
-    if type(v) in (int, str):
+    if type(v) in _SCALARS:
         return False
     return not isinstance(v, (str, bytes, bytearray)) and hasattr(v, "__len__") and hasattr(v, "__iter__")
 
@@ -307,6 +309,9 @@ def _array(v, name: str) -> _np.ndarray:
         return _np.asarray(v)
     except (ValueError, TypeError, OverflowError) as e:
         raise InvalidTypeError("%s must be a flat sequence of numbers (%s)" % (name, e)) from None
+
+
+_SCALARS = (int, str, _np.int64, _np.int32, float, bytes)
 
 
 def _indices(v, name: str, n: int) -> _np.ndarray:
@@ -1256,15 +1261,14 @@ class Model:
         return a, d
 
     def _list(self, h, p, u, row, k, allow, deny, exclude_rated, probabilities):
-        items = _np.empty(k, _np.int32)
-        scores = _np.empty(k, _np.float32)
+        out = _np.empty(2 * k, _np.int32)  # (items, then scores: one array, one pointer to pass)
+        at = out.ctypes.data
         a, d = self._filters(h, p, allow, deny)
         n = _recommend(p, u, None if row is None else row.ctypes.data, k, exclude_rated,
                        None if a is None else a.ctypes.data, 0 if a is None else len(a),
-                       None if d is None else d.ctypes.data, 0 if d is None else len(d), probabilities,
-                       items.ctypes.data, scores.ctypes.data)
+                       None if d is None else d.ctypes.data, 0 if d is None else len(d), probabilities, at, at + 4 * k)
         _check(n)
-        return self._names(h, p, _ITEM, items[:n]), scores[:n]
+        return self._names(h, p, _ITEM, out[:n]), out[k:k + n].view(_np.float32)
 
     def recommend(self, user: Any, k: int = 10, allow: Optional[Sequence] = None, deny: Optional[Sequence] = None,
                   exclude_rated: bool = True, probabilities: bool = False) -> Tuple[_np.ndarray, _np.ndarray]:
