@@ -160,6 +160,7 @@ static const test_case TESTS[] = {
     {"evaluation_and_serving_memory_bounded_by_the_model_and_threads", test_evaluation_and_serving_memory_bounded_by_the_model_and_threads},
     {"memory_bounded_by_the_model_file", test_memory_bounded_by_the_model_file},
     {"fold_in_cost_bounded_by_the_model_file", test_fold_in_cost_bounded_by_the_model_file},
+    {"empty_arrays_read_nothing", test_empty_arrays_read_nothing},
     {"validation_item_is_rated", test_validation_item_is_rated},
     {"absurd_settings_and_values_refused", test_absurd_settings_and_values_refused},
     {"limits_said_as_they_are", test_limits_said_as_they_are},

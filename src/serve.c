@@ -691,7 +691,8 @@ NCFDEF int ncf_recommend_users(const ncf_model *m, const int32_t *users, int n, 
         NCF_FREE(lists), NCF_FREE(block);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for %d workspaces", T);
     }
-    if ((rc = ncf__rec_job_of(m, users ? users[0] : 0, o, lists, &J, "ncf_recommend_users")) != NCF_OK || n == 0) {
+    if ((rc = ncf__rec_job_of(m, users && n > 0 ? users[0] : 0, o, lists, &J, "ncf_recommend_users")) != NCF_OK ||
+        n == 0) {
         NCF_FREE(lists), NCF_FREE(block);
         return rc;
     }

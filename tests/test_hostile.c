@@ -157,6 +157,56 @@ static void test_fold_in_cost_bounded_by_the_model_file(void)
     ncf_model_free(m);
 }
 
+/* Every call that takes an array with its length reads nothing of an empty one: each gets a
+   zero-byte block (the ASan build reports any read of it) and returns OK or a refusal. */
+static void test_empty_arrays_read_nothing(void)
+{
+    ncf_dataset d;
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL;
+    ncf_rec_opts o = ncf_rec_opts_default();
+    ncf_eval_opts eo = ncf_eval_opts_default();
+    int32_t *none = (int32_t *)calloc(0, sizeof(int32_t)), out[4];
+    float *fnone = (float *)calloc(0, sizeof(float)), row[64], z[4];
+    int64_t *lnone = (int64_t *)calloc(0, sizeof(int64_t)), ids[4];
+    ncf_metrics mt;
+    double loss;
+    int counts[1] = {-7}, rc;
+    CHECK(ncf_synthetic(&d, 30, 20, 300, 4, 3) == NCF_OK && ncf_sample_eval_negatives(&d, 5, 1) == NCF_OK);
+    c.num_users = d.num_users, c.num_items = d.num_items;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && m);
+    if (!m || !none || !fnone || !lnone) {
+        free(none), free(fnone), free(lnone), ncf_model_free(m), ncf_dataset_free(&d);
+        return;
+    }
+    CHECK(ncf_recommend_users(m, none, 0, NULL, out, z, counts) == NCF_OK && counts[0] == -7);
+    CHECK(ncf_predict_index(m, none, none, 0, fnone) >= NCF_ERR_ARG);
+    CHECK(ncf_predict_for(m, NCF_USER, 0, NULL, none, 0, fnone) >= NCF_ERR_ARG);
+    CHECK(ncf_loss(m, none, none, fnone, 0, &loss) >= NCF_ERR_ARG);
+    CHECK(ncf_forward_backward(m, none, none, fnone, 0, &loss) >= NCF_ERR_ARG);
+    CHECK(ncf_train_step(m, none, none, fnone, 0, &loss) >= NCF_ERR_ARG);
+    CHECK(ncf_fold_in(m, NCF_USER, none, 0, NULL, row) == NCF_ERR_ARG);
+    CHECK(ncf_fold_in(m, NCF_ITEM, none, 0, NULL, row) == NCF_ERR_ARG);
+    o.allow = none, o.num_allow = 0, o.deny = none, o.num_deny = 0;
+    rc = ncf_recommend_index(m, 0, &o, out, z);
+    CHECK(rc == 0 || rc == NCF_ERR_ARG);
+    o.allow = NULL, o.k = 4;
+    CHECK(ncf_recommend_index(m, 0, &o, out, z) == 4);
+    CHECK(ncf_recommend(m, 0, &o, ids, z) >= NCF_ERR_ARG);
+    CHECK(ncf_recommend_for_items(m, (const char *const *)none, 0, NULL, NULL, (char *)row, sizeof row, z) ==
+          NCF_ERR_ARG);
+    CHECK(ncf_evaluate_at(m, &d, &eo, (const int *)none, 0, &mt) == NCF_ERR_ARG);
+    {
+        ncf_model *avg = NULL;
+        CHECK(ncf_model_average(&avg, (ncf_model *const *)none, 0) == NCF_ERR_ARG && !avg);
+    }
+    ncf_dataset_free(&d);
+    rc = ncf_dataset_from_triples(&d, lnone, lnone, lnone, 0, 0);
+    if (rc == NCF_OK) ncf_dataset_free(&d);
+    printf("    13 calls given empty arrays: none read them\n");
+    free(none), free(fnone), free(lnone), ncf_model_free(m);
+}
+
 /* The validation item is a rated item: "exclude rated" never recommends it. */
 static void test_validation_item_is_rated(void)
 {
