@@ -1671,31 +1671,24 @@ static void embedding(const ncf_model *m, int side, int k, float *row, float *v)
     v[D] = side ? row[ncf_row_size(m) - 1] : 1.0f;
 }
 
-/* PREFIX.users|items.npy (a float32 matrix, NumPy's format 1.0) and .csv (id,v0,...). */
-static int export_side(const ncf_model *m, const char *prefix, int side)
+/* One side's vectors into its open .npy (a float32 matrix, NumPy's format 1.0) and .csv
+   (id,v0,...) outputs; row and v: ncf_row_size and C floats. */
+static void export_side(const ncf_model *m, int side, ncf__outfile *npy, ncf__outfile *csv, float *row, float *v)
 {
     int n = side ? m->cfg.num_items : m->cfg.num_users,
         C = (m->cfg.model == NCF_MLP ? m->cfg.layers[0] / 2 : m->cfg.mf_dim) + 1;
-    int k, d, ok = 1, hl;
-    char path[1100], head[128], id[NCF_MAX_ID_BYTES + 1];
-    float *row = (float *)malloc(sizeof(float) * (size_t)ncf_row_size(m)),
-          *v = (float *)malloc(sizeof(float) * (size_t)C);
-    ncf__outfile *npy = NULL, *csv = NULL;
-    snprintf(path, sizeof path, "%s.%s.npy", prefix, side ? "items" : "users");
-    if (!row || !v || ncf__outfile_open(&npy, path) != NCF_OK) ok = 0;
-    snprintf(path, sizeof path, "%s.%s.csv", prefix, side ? "items" : "users");
-    if (ok && ncf__outfile_open(&csv, path) != NCF_OK) ok = 0;
-    if (ok) { /* the header, padded with blanks to 64 bytes in all, and its line end */
-        hl = snprintf(head, sizeof head, "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }", n, C);
-        while ((10 + hl + 1) % 64) head[hl++] = ' ';
-        head[hl++] = '\n';
-        ncf__outfile_write(npy, "\x93NUMPY\x01\x00", 8);
-        ncf__outfile_printf(npy, "%c%c", hl & 255, hl >> 8), ncf__outfile_write(npy, head, (size_t)hl);
-        ncf__outfile_printf(csv, "id");
-        for (d = 0; d < C; d++) ncf__outfile_printf(csv, ",v%d", d);
-        ncf__outfile_printf(csv, "\n");
-    }
-    for (k = 0; ok && k < n; k++) {
+    int k, d, hl;
+    char head[128], id[NCF_MAX_ID_BYTES + 1];
+    /* the header, padded with blanks to 64 bytes in all, and its line end (fits: two ints) */
+    hl = snprintf(head, sizeof head, "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }", n, C);
+    while ((10 + hl + 1) % 64) head[hl++] = ' ';
+    head[hl++] = '\n';
+    ncf__outfile_write(npy, "\x93NUMPY\x01\x00", 8);
+    ncf__outfile_printf(npy, "%c%c", hl & 255, hl >> 8), ncf__outfile_write(npy, head, (size_t)hl);
+    ncf__outfile_printf(csv, "id");
+    for (d = 0; d < C; d++) ncf__outfile_printf(csv, ",v%d", d);
+    ncf__outfile_printf(csv, "\n");
+    for (k = 0; k < n; k++) {
         embedding(m, side, k, row, v);
         for (d = 0; d < C; d++) { /* little-endian, whatever the host */
             uint32_t x;
@@ -1710,22 +1703,45 @@ static int export_side(const ncf_model *m, const char *prefix, int side)
         for (d = 0; d < C; d++) ncf__outfile_printf(csv, ",%.9g", v[d]);
         ncf__outfile_printf(csv, "\n");
     }
-    if (ok && (ncf__outfile_commit(npy) != NCF_OK || (npy = NULL, ncf__outfile_commit(csv) != NCF_OK)))
-        ok = 0, npy = csv = NULL;
-    else if (ok) npy = csv = NULL;
-    if (!ok) fprintf(stderr, "demo: --export_embeddings: %s\n", row && v ? ncf_error_text() : "out of memory");
-    if (npy) ncf__outfile_discard(npy);
-    if (csv) ncf__outfile_discard(csv);
+}
+
+/* PREFIX.users.npy, .users.csv, .items.npy and .items.csv as one output: all four replaced,
+   or (a failure, a name too long) none touched. */
+static int export_embeddings(const ncf_model *m, const char *prefix)
+{
+    static const char *const suffix[4] = {".users.npy", ".users.csv", ".items.npy", ".items.csv"};
+    ncf__outfile *out[4] = {NULL, NULL, NULL, NULL};
+    char path[4096];
+    float *row = (float *)malloc(sizeof(float) * (size_t)ncf_row_size(m)),
+          *v = (float *)malloc(sizeof(float) *
+                               (size_t)((m->cfg.model == NCF_MLP ? m->cfg.layers[0] / 2 : m->cfg.mf_dim) + 1));
+    int k, rc = row && v ? NCF_OK : NCF_ERR_NOMEM;
+    for (k = 0; k < 4 && rc == NCF_OK; k++) {
+        int n = snprintf(path, sizeof path, "%s%s", prefix, suffix[k]);
+        if (n < 0 || (size_t)n >= sizeof path) {
+            fprintf(stderr,
+                    "demo: --export_embeddings %.80s...: the name is too long (%d bytes with its suffix; %d "
+                    "at most)\n",
+                    prefix, n, (int)sizeof path - 1);
+            rc = NCF_ERR_ARG;
+        } else if ((rc = ncf__outfile_open(&out[k], path)) != NCF_OK) {
+            fprintf(stderr, "demo: --export_embeddings: %s\n", ncf_error_text());
+        }
+    }
+    if (rc == NCF_OK) export_side(m, 0, out[0], out[1], row, v), export_side(m, 1, out[2], out[3], row, v);
+    if (rc == NCF_ERR_NOMEM) fprintf(stderr, "demo: --export_embeddings: out of memory\n");
+    if (rc == NCF_OK && (rc = ncf__outfiles_commit(out, 4, rc)) != NCF_OK)
+        fprintf(stderr, "demo: --export_embeddings: %s\n", ncf_error_text());
+    ncf__outfiles_commit(out, 4, NCF_ERR_ARG); /* (what a failure left open: discarded) */
     free(row), free(v);
-    return ok;
+    return rc == NCF_OK;
 }
 
 /* --export_c and --export_embeddings, where asked. */
 static int write_exports(const ncf_model *m, const options *o)
 {
     if (o->export_c && !export_c(m, o->export_c, o->int8)) return 0;
-    if (o->export_embeddings && !(export_side(m, o->export_embeddings, 0) && export_side(m, o->export_embeddings, 1)))
-        return 0;
+    if (o->export_embeddings && !export_embeddings(m, o->export_embeddings)) return 0;
     if (o->export_embeddings)
         printf("exported %s.users.npy, .items.npy and their .csv: %d users and %d items, %d values each\n",
                o->export_embeddings, m->cfg.num_users, m->cfg.num_items,

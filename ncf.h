@@ -1131,6 +1131,9 @@ static NCF__MAYBE_UNUSED int ncf__outfile_write(ncf__outfile *out, const void *b
 static NCF__MAYBE_UNUSED NCF__PRINTF(2, 3) int ncf__outfile_printf(ncf__outfile *out, const char *fmt, ...);
 static NCF__MAYBE_UNUSED int ncf__outfile_commit(ncf__outfile *out);   /* PATH replaced, or left as it was (an error) */
 static NCF__MAYBE_UNUSED void ncf__outfile_discard(ncf__outfile *out); /* PATH left as it was */
+/* n outputs as one (a split's files, the embeddings' four): all or none replaced, see file.c */
+static NCF__MAYBE_UNUSED int ncf__outfiles_commit(ncf__outfile **out, int n, int rc);
+static const char *ncf__os_reason(void); /* the OS's reason for the last failure (file.c) */
 #endif
 
 /* Private calls that one stage makes of a later one (one translation unit: any stage may call
@@ -3463,15 +3466,17 @@ NCFDEF int ncf_save_split(const ncf_dataset *d, const char *prefix)
     if (strlen(prefix) + 16 > sizeof path) return ncf__fail(NCF_ERR_ARG, "%s: path too long", prefix);
     for (part = 0; part < 3 && rc == NCF_OK; part++) { /* every file written before any replaces its path */
         if (part == 1 && !ncf__has_val(d)) continue;
-        snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[part]);
+        snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[part]); /* (fits: checked above) */
         if ((rc = ncf__outfile_open(&out[part], path)) == NCF_OK) rc = ncf__write_part(out[part], d, part);
     }
-    for (part = 0; part < 3; part++) {
-        if (!out[part]) continue;
-        if (rc == NCF_OK) rc = ncf__outfile_commit(out[part]);
-        else ncf__outfile_discard(out[part]);
-    }
-    return rc;
+    if ((rc = ncf__outfiles_commit(out, 3, rc)) != NCF_OK || ncf__has_val(d)) return rc;
+    /* a split without validation: an earlier split's validation file under this prefix would be
+       read back as this one's */
+    snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[1]);
+    if (ncf__file_exists(path) && remove(path) != 0)
+        return ncf__fail(NCF_ERR_IO, "%s: an earlier split's validation file cannot be removed (%s)", path,
+                         ncf__os_reason());
+    return NCF_OK;
 }
 
 /* A saved split read back: its files joined in memory, each line given its part as a third
@@ -12446,6 +12451,24 @@ static void ncf__outfile_discard(ncf__outfile *t)
     ncf__tmp_close(t);
     remove(t->name);
     NCF_FREE(t);
+}
+
+/* A multi-file output committed as one: every member flushed to the disk first (a full disk
+   fails there, before any path is replaced), then each renamed over its path. With rc not
+   NCF_OK, or a flush failing, every member is discarded and every path left as it was. NULL
+   members are skipped; each is freed. Returns the first failure's code. */
+static int ncf__outfiles_commit(ncf__outfile **out, int n, int rc)
+{
+    int k;
+    for (k = 0; k < n && rc == NCF_OK; k++)
+        if (out[k]) rc = ncf__tmp_sync(out[k]);
+    for (k = 0; k < n; k++) {
+        if (!out[k]) continue;
+        if (rc == NCF_OK) rc = ncf__outfile_commit(out[k]);
+        else ncf__outfile_discard(out[k]);
+        out[k] = NULL;
+    }
+    return rc;
 }
 
 NCFDEF int ncf_save(const ncf_model *m, const char *path, int flags)

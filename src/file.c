@@ -1068,6 +1068,24 @@ static void ncf__outfile_discard(ncf__outfile *t)
     NCF_FREE(t);
 }
 
+/* A multi-file output committed as one: every member flushed to the disk first (a full disk
+   fails there, before any path is replaced), then each renamed over its path. With rc not
+   NCF_OK, or a flush failing, every member is discarded and every path left as it was. NULL
+   members are skipped; each is freed. Returns the first failure's code. */
+static int ncf__outfiles_commit(ncf__outfile **out, int n, int rc)
+{
+    int k;
+    for (k = 0; k < n && rc == NCF_OK; k++)
+        if (out[k]) rc = ncf__tmp_sync(out[k]);
+    for (k = 0; k < n; k++) {
+        if (!out[k]) continue;
+        if (rc == NCF_OK) rc = ncf__outfile_commit(out[k]);
+        else ncf__outfile_discard(out[k]);
+        out[k] = NULL;
+    }
+    return rc;
+}
+
 NCFDEF int ncf_save(const ncf_model *m, const char *path, int flags)
 {
     void *buf;

@@ -131,6 +131,9 @@ static NCF__MAYBE_UNUSED int ncf__outfile_write(ncf__outfile *out, const void *b
 static NCF__MAYBE_UNUSED NCF__PRINTF(2, 3) int ncf__outfile_printf(ncf__outfile *out, const char *fmt, ...);
 static NCF__MAYBE_UNUSED int ncf__outfile_commit(ncf__outfile *out);   /* PATH replaced, or left as it was (an error) */
 static NCF__MAYBE_UNUSED void ncf__outfile_discard(ncf__outfile *out); /* PATH left as it was */
+/* n outputs as one (a split's files, the embeddings' four): all or none replaced, see file.c */
+static NCF__MAYBE_UNUSED int ncf__outfiles_commit(ncf__outfile **out, int n, int rc);
+static const char *ncf__os_reason(void); /* the OS's reason for the last failure (file.c) */
 #endif
 
 /* Private calls that one stage makes of a later one (one translation unit: any stage may call

@@ -1474,15 +1474,17 @@ NCFDEF int ncf_save_split(const ncf_dataset *d, const char *prefix)
     if (strlen(prefix) + 16 > sizeof path) return ncf__fail(NCF_ERR_ARG, "%s: path too long", prefix);
     for (part = 0; part < 3 && rc == NCF_OK; part++) { /* every file written before any replaces its path */
         if (part == 1 && !ncf__has_val(d)) continue;
-        snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[part]);
+        snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[part]); /* (fits: checked above) */
         if ((rc = ncf__outfile_open(&out[part], path)) == NCF_OK) rc = ncf__write_part(out[part], d, part);
     }
-    for (part = 0; part < 3; part++) {
-        if (!out[part]) continue;
-        if (rc == NCF_OK) rc = ncf__outfile_commit(out[part]);
-        else ncf__outfile_discard(out[part]);
-    }
-    return rc;
+    if ((rc = ncf__outfiles_commit(out, 3, rc)) != NCF_OK || ncf__has_val(d)) return rc;
+    /* a split without validation: an earlier split's validation file under this prefix would be
+       read back as this one's */
+    snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[1]);
+    if (ncf__file_exists(path) && remove(path) != 0)
+        return ncf__fail(NCF_ERR_IO, "%s: an earlier split's validation file cannot be removed (%s)", path,
+                         ncf__os_reason());
+    return NCF_OK;
 }
 
 /* A saved split read back: its files joined in memory, each line given its part as a third

@@ -422,6 +422,27 @@ saved_split() {
 }
 check "demo --save_split writes a split that --data reads back to the same figures" saved_split
 
+# an output of several files is one: a split without validation over one with it leaves no
+# validation file behind; the embeddings' four files are all replaced or none (a write failing
+# past a size limit, a name too long for its suffix), with no temporary file left
+multi_file_outputs() {
+    demo --data "$B/plays.tsv" --holdout ratio:0.3 --train_epochs 1 --save_split "$B/multi" > "$B/multi.log" &&
+        [ -f "$B/multi.validation.tsv" ] &&
+        demo --data "$B/plays.tsv" --holdout ratio:0.3 --no_validation --train_epochs 1 --save_split "$B/multi" \
+            > "$B/multi.log" && [ ! -e "$B/multi.validation.tsv" ] &&
+        [ "$(cat "$B/multi.train.tsv" "$B/multi.test.tsv" | wc -l)" -eq "$(demo --data "$B/multi" --train_epochs 0 |
+            sed -n 's/.*kept \([0-9]*\) positives.*/\1/p')" ] || return 1
+    for s in users.npy users.csv items.npy items.csv; do echo "old $s" > "$B/emb_keep.$s"; done
+    (trap '' XFSZ; ulimit -f 8
+        demo --load "$B/books.ncf" --export_embeddings "$B/emb_keep" || echo "exit $?") > "$B/multi.log" 2>&1
+    grep -q 'writing .* failed' "$B/multi.log" && grep -q '^exit 1$' "$B/multi.log" &&
+        for s in users.npy users.csv items.npy items.csv; do [ "$(cat "$B/emb_keep.$s")" = "old $s" ] || return 1; done &&
+        [ -z "$(ls "$B" | grep '^emb_keep\..*\.tmp-')" ] &&
+        long="$B/$(printf '%05000d' 1)" && ! demo --load "$B/books.ncf" --export_embeddings "$long" > "$B/multi.log" 2>&1 &&
+        grep -q 'the name is too long' "$B/multi.log" && ! grep -q '^exported' "$B/multi.log"
+}
+check "demo writes a multi-file output whole or not at all: --save_split, --export_embeddings" multi_file_outputs
+
 # tests/seconds.sh (make bench NCF_DATA=DIR) reads the demo's epochs: at threshold 0 the first
 # epoch validation has chosen so far is epoch 0, above 1 none is, and validation's final
 # choice is the one the demo prints

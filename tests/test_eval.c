@@ -274,6 +274,19 @@ static void test_saved_split_reads_back_the_same_lines(void)
     CHECKF(ncf_load_dataset(&a, path, NULL) == NCF_OK && a.report.holdout == NCF_HOLDOUT_SAVED, "%s",
            ncf_error_text()); /* (a file of it names it) */
     ncf_dataset_free(&a);
+    o.validation = 0; /* a split without validation over one with it: no file of the old one stays */
+    CHECKF(ncf_load_dataset_mem(&a, "log.csv", log, strlen(log), &o) == NCF_OK, "%s", ncf_error_text());
+    CHECKF(ncf_save_split(&a, prefix) == NCF_OK, "%s", ncf_error_text());
+    CHECKF(ncf_load_dataset(&b, prefix, NULL) == NCF_OK, "%s", ncf_error_text());
+    CHECK(!b.val_ptr && b.num_train == a.num_train && b.test_ptr[b.num_users] == a.test_ptr[a.num_users]);
+    snprintf(path, sizeof path, "%s.validation.tsv", prefix);
+    {
+        FILE *stale = fopen(path, "rb");
+        CHECK(!stale);
+        if (stale) fclose(stale);
+    }
+    ncf_dataset_free(&a), ncf_dataset_free(&b);
+    snprintf(path, sizeof path, "%s.test.tsv", prefix);
     remove(path);
     snprintf(path, sizeof path, "%s.train.tsv", prefix), remove(path);
     snprintf(path, sizeof path, "%s.validation.tsv", prefix), remove(path);
