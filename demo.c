@@ -14,6 +14,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -371,6 +372,17 @@ static void default_options(options *o);
 static const char *model_name(ncf_model_type t);
 
 /* x as %g writes it, less an exponent's leading zero (1e-8, not 1e-08). */
+/* snprintf for a message: one cut short ends in "..." rather than passing for whole. */
+static void message(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (size_t)n >= size && size > 3) memcpy(buf + size - 4, "...", 4);
+}
+
 static void format_number(char *b, size_t n, double x)
 {
     char *e;
@@ -395,7 +407,7 @@ static const char *flag_default(const options *d, flag_id id, char *b, size_t n)
     case F_NUM_FACTORS: snprintf(b, n, "%d", d->cfg.mf_dim); break;
     case F_LAYERS:
         for (l = 0, at = 0, *b = 0; l < d->cfg.num_layers && at < n; l++, at = strlen(b))
-            snprintf(b + at, n - at, "%s%d", l ? "," : "", d->cfg.layers[l]);
+            snprintf(b + at, n - at, "%s%d", l ? "," : "", d->cfg.layers[l]); /* (fits: the loop stops at n) */
         break;
     case F_MF_REG: format_number(b, n, d->cfg.mf_reg); break;
     case F_MLP_REG: format_number(b, n, d->cfg.mlp_reg[0]); break;
@@ -437,7 +449,7 @@ static void usage(FILE *f)
             fprintf(f, "%s\n", g->name);
             continue;
         }
-        snprintf(left, sizeof left, "%s%s%s", g->name, g->value ? " " : "", g->value ? g->value : "");
+        message(left, sizeof left, "%s%s%s", g->name, g->value ? " " : "", g->value ? g->value : "");
         fprintf(f, "  %-24s%s", left, strlen(left) > 23 ? "\n                           " : " ");
         for (h = g->help; *h; h++)
             if (h[0] == '%' && h[1] == 'D' && (v = flag_default(&d, g->id, def, sizeof def)) != NULL) fputs(v, f), h++;
@@ -714,7 +726,7 @@ static int parse_args(int argc, char **argv, options *o)
         char name[64];
         int took = 1;
         if (!strncmp(a, "--", 2) && eq && eq - a < (ptrdiff_t)sizeof name) { /* --flag=value */
-            snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
+            snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);           /* (fits: eq - a < sizeof name) */
             a = name, v = eq + 1, took = 0;
         }
         if (a[0] != '-') {
@@ -812,29 +824,35 @@ static int parse_args(int argc, char **argv, options *o)
     return 1;
 }
 
-/* The file for --data_dir/--dataset, or --data itself. */
+/* The file for --data_dir/--dataset, or --data itself; NULL, and said, when the folder's path
+   and the name do not fit in size bytes. */
 static const char *data_path(const options *o, char *buf, size_t size)
 {
     static const char *names[] = {"ratings.dat", "ratings.csv", "u.data"};
-    int k;
+    int k, n;
     FILE *f;
     if (o->data) return o->data;
     if (!o->data_dir) return NULL;
-    snprintf(buf, size, "%s/%s.train.rating", o->data_dir, o->dataset);
+    n = snprintf(buf, size, "%s/%s.train.rating", o->data_dir, o->dataset); /* (the longest of the names) */
+    if (n < 0 || (size_t)n >= size) {
+        fprintf(stderr, "demo: --data_dir %.100s... with --dataset %.100s: the path is too long (%d bytes)\n",
+                o->data_dir, o->dataset, n);
+        return NULL;
+    }
     if ((f = fopen(buf, "rb")) != NULL) {
         fclose(f);
-        snprintf(buf, size, "%s/%s", o->data_dir, o->dataset);
+        snprintf(buf, size, "%s/%s", o->data_dir, o->dataset); /* (fits: shorter than the one above) */
         return buf;
     }
     for (k = 0; k < 3; k++) {
-        snprintf(buf, size, "%s/%s/%s", o->data_dir, o->dataset, names[k]);
+        snprintf(buf, size, "%s/%s/%s", o->data_dir, o->dataset, names[k]); /* (fits: as above) */
         if ((f = fopen(buf, "rb")) != NULL) {
             fclose(f);
             return buf;
         }
     }
-    snprintf(buf, size, "%s/%s/ratings.dat", o->data_dir, o->dataset);
-    return buf; /* the loader reports that it is missing */
+    snprintf(buf, size, "%s/%s/ratings.dat", o->data_dir, o->dataset); /* (fits: as above) */
+    return buf;                                                        /* the loader reports that it is missing */
 }
 
 /* Progress: a live line on a terminal; the warm-up point for examples/sec. */
@@ -875,12 +893,13 @@ static int movie_title(const char *ratings, long long id, char *out, size_t size
     const char *slash = strrchr(ratings, '/');
     int dir = slash ? (int)(slash - ratings) : 0, k;
     FILE *split;
-    if (snprintf(path, sizeof path, "%.2000s.train.rating", ratings) > 0 && (split = fopen(path, "rb")) != NULL)
-        return fclose(split), 0;
+    if (snprintf(path, sizeof path, "%s.train.rating", ratings) >= (int)sizeof path) return 0; /* (no titles) */
+    if ((split = fopen(path, "rb")) != NULL) return fclose(split), 0;
     for (k = 0; k < 3; k++) {
         FILE *f;
-        snprintf(path, sizeof path, "%.*s%s%s", dir, ratings, slash ? "/" : "", names[k]);
-        if (!(f = fopen(path, "rb"))) continue;
+        if (snprintf(path, sizeof path, "%.*s%s%s", dir, ratings, slash ? "/" : "", names[k]) >= (int)sizeof path ||
+            !(f = fopen(path, "rb")))
+            continue;
         while (fgets(line, sizeof line, f)) {
             char *t, *end;
             if (strtoll(line, &end, 10) != id || strncmp(end, seps[k], strlen(seps[k])) != 0) continue;
@@ -894,7 +913,7 @@ static int movie_title(const char *ratings, long long id, char *out, size_t size
             }
             end = strstr(t, seps[k]);
             if (!end) end = t + strcspn(t, "\r\n");
-            snprintf(out, size, "%.*s", (int)(end - t), t);
+            snprintf(out, size, "%.*s", (int)(end - t), t); /* (fits: a title shown, cut to its column) */
             fclose(f);
             return 1;
         }
@@ -916,8 +935,8 @@ static int same_ids(const ncf_model *m, const ncf_dataset *d, const char *path, 
     char a[NCF_MAX_ID_BYTES + 1], b[NCF_MAX_ID_BYTES + 1];
     int k, t;
     if (m->cfg.num_users != d->num_users || m->cfg.num_items != d->num_items) {
-        snprintf(why, size, "%s has %d users and %d items, the data %d and %d", path, m->cfg.num_users,
-                 m->cfg.num_items, d->num_users, d->num_items);
+        message(why, size, "%s has %d users and %d items, the data %d and %d", path, m->cfg.num_users, m->cfg.num_items,
+                d->num_users, d->num_items);
         return 0;
     }
     if (ncf_id(m, NCF_USER, 0, a, sizeof a) < 0) {
@@ -929,8 +948,8 @@ static int same_ids(const ncf_model *m, const ncf_dataset *d, const char *path, 
             if (t) ncf_id(m, NCF_ITEM, k, a, sizeof a), ncf_dataset_id(d, NCF_ITEM, k, b, sizeof b);
             else ncf_id(m, NCF_USER, k, a, sizeof a), ncf_dataset_id(d, NCF_USER, k, b, sizeof b);
             if (strcmp(a, b) != 0) {
-                snprintf(why, size, "%s was trained on other %s: its %s %d is id '%.100s', the data's is '%.100s'",
-                         path, t ? "items" : "users", t ? "item" : "user", k, a, b);
+                message(why, size, "%s was trained on other %s: its %s %d is id '%.100s', the data's is '%.100s'", path,
+                        t ? "items" : "users", t ? "item" : "user", k, a, b);
                 return 0;
             }
         }
@@ -993,7 +1012,11 @@ static int writable_beside(const char *path, const char *flag, double bytes)
         fprintf(stderr, "demo: %s %s: exists and is not a regular file\n", flag, path);
         return all_ok(0);
     }
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
+    if (snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".") >=
+        (int)sizeof dir) {
+        fprintf(stderr, "demo: %s %.100s...: the path is too long\n", flag, path);
+        return all_ok(0);
+    }
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         fprintf(stderr, "demo: %s %s: cannot create a file there (no folder %s)\n", flag, path, dir);
         return all_ok(0);
@@ -1438,7 +1461,10 @@ static int similar_users(const ncf_model *m, const options *o, const ncf_rec_opt
     char id[NCF_MAX_ID_BYTES + 1];
     ncf_rec_opts so = *ro;
     int u, n;
-    snprintf(id, sizeof id, "%s", o->similar_users);
+    if (snprintf(id, sizeof id, "%s", o->similar_users) >= (int)sizeof id) {
+        fprintf(stderr, "demo: --similar_users: the id is longer than %d bytes\n", NCF_MAX_ID_BYTES);
+        return 0;
+    }
     if (o->load_opts.trim_ids) trim_id(id);
     so.allow = so.deny = NULL, so.num_allow = so.num_deny = 0;
     u = ncf_find(m, NCF_USER, id);
@@ -1554,13 +1580,17 @@ static int serve(const ncf_model *m, const options *o, const char *path)
     }
     if (ok && o->similar) {
         int i;
-        snprintf(id, sizeof id, "%s", o->similar);
-        if (trim) trim_id(id);
-        i = ncf_find(m, NCF_ITEM, id);
-        n = i < 0 ? i : ncf_similar(m, NCF_ITEM, i, &ro, items, scores);
-        if (n < 0) {
-            fprintf(stderr, "demo: %s\n", ncf_error_text());
+        n = -1;
+        if (snprintf(id, sizeof id, "%s", o->similar) >= (int)sizeof id) {
+            fprintf(stderr, "demo: --similar: the id is longer than %d bytes\n", NCF_MAX_ID_BYTES);
             ok = 0;
+        } else {
+            if (trim) trim_id(id);
+            i = ncf_find(m, NCF_ITEM, id);
+            n = i < 0 ? i : ncf_similar(m, NCF_ITEM, i, &ro, items, scores);
+            if (n < 0) fprintf(stderr, "demo: %s\n", ncf_error_text()), ok = 0;
+        }
+        if (!ok) {
         } else if (o->output != OUT_TEXT) {
             print_answer(m, o->output, "similar", id, items, scores, n, NCF_ITEM);
         } else {
@@ -1610,7 +1640,7 @@ static void array_name(const char *path, char *name, size_t size)
     for (p = base; *p && *p != '.' && n + 1 < size; p++) name[n++] = isalnum((unsigned char)*p) ? *p : '_';
     if (!n) name[n++] = 'm';
     name[n] = 0;
-    snprintf(word, sizeof word, " %s ", name); /* a keyword of C or C++ is no name: int.h gives int_model */
+    snprintf(word, sizeof word, " %s ", name); /* (fits: name and 2 blanks) a keyword is no name: int.h, int_model */
     if (strstr(words, word) && n + 7 < size) strcat(name, "_model");
 }
 
@@ -2624,14 +2654,15 @@ static int start_session(session *S, const ncf_config *cfg, int first)
         return 0;
     }
     S->best.epoch = -1;
-    snprintf(S->title, sizeof S->title, "%s on %.200s, seed %llu", model_name(cfg->model),
-             S->path ? S->path : "synthetic data", (unsigned long long)cfg->seed);
+    message(S->title, sizeof S->title, "%s on %.200s, seed %llu", model_name(cfg->model),
+            S->path ? S->path : "synthetic data", (unsigned long long)cfg->seed);
     return 1;
 }
 
 /* ---- --tune: the search, its table, the winner trained on training + validation ---- */
 
-/* A run's settings in a few words: "MF f64 lr 0.0021 L2 0.0003 neg 4 batch 1024 weighted". */
+/* A run's settings in a few words: "MF f64 lr 0.0021 L2 0.0003 neg 4 batch 1024 weighted" (under
+   100 bytes: the callers' 160 hold it). */
 static void trial_settings(const ncf_trial *t, char *out, size_t size)
 {
     const ncf_config *c = &t->cfg;
@@ -2640,11 +2671,11 @@ static void trial_settings(const ncf_trial *t, char *out, size_t size)
         n += snprintf(out + n, size - (size_t)n, " mlp%-3d", c->layers[0]);
     else if (n > 0 && (size_t)n < size) n += snprintf(out + n, size - (size_t)n, "       ");
     if (n > 0 && (size_t)n < size && c->optimizer == NCF_OPT_ALS)
-        snprintf(out + n, size - (size_t)n, " ALS unobserved %-6.2g L2 %-9.2g%s", c->unobserved, c->mf_reg,
+        snprintf(out + n, size - (size_t)n, " ALS unobserved %-6.2g L2 %-9.2g%s", c->unobserved, c->mf_reg, /* fits: */
                  t->weighted ? " weighted" : "");
     else if (n > 0 && (size_t)n < size)
-        snprintf(out + n, size - (size_t)n, " lr %.5f L2 %-9.2g neg %d batch %-4d%s%s", c->lr, c->mf_reg, c->num_neg,
-                 c->batch_size, t->decay ? " decay" : "", t->weighted ? " weighted" : "");
+        snprintf(out + n, size - (size_t)n, " lr %.5f L2 %-9.2g neg %d batch %-4d%s%s", c->lr, c->mf_reg, /* fits: */
+                 c->num_neg, c->batch_size, t->decay ? " decay" : "", t->weighted ? " weighted" : "");
 }
 
 /* The same, its padding squeezed out: "MF f64 lr 0.00220 L2 0.017 neg 2 batch 256". */
@@ -2863,7 +2894,7 @@ static int run(const options *asked)
 
     memset(&S, 0, sizeof S);
     S.o = o, S.data = &data, S.path = data_path(o, buf, sizeof buf);
-    if (!shards_ok(o)) return 1;
+    if ((o->data_dir && !o->data && !S.path) || !shards_ok(o)) return 1;
     g_shards = o->shards;
     if (o->threads) ncf_set_threads(o->threads);
     if (o->load) { /* first: its seed (and config) win, so its figures come out the same */

@@ -1487,7 +1487,8 @@ static void ncf__flag(int *f, int bits)
 #endif
 static NCF__TLS char ncf__errbuf[NCF__ERR_BYTES];
 
-/* The error text, as printf would write it. */
+/* The error text, as printf would write it; one cut short ends in "..." rather than passing for
+   whole. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 1, 2)))
 #endif
@@ -1495,9 +1496,11 @@ static void
 ncf__say(const char *fmt, ...)
 {
     va_list ap;
+    int n;
     va_start(ap, fmt);
-    vsnprintf(ncf__errbuf, sizeof ncf__errbuf, fmt, ap);
+    n = vsnprintf(ncf__errbuf, sizeof ncf__errbuf, fmt, ap);
     va_end(ap);
+    if (n >= (int)sizeof ncf__errbuf) memcpy(ncf__errbuf + sizeof ncf__errbuf - 4, "...", 4);
 }
 /* Sets the error text and is the code: "return ncf__fail(NCF_ERR_ARG, ...)". A macro so that the
    code is seen where it is returned, by the compiler and the analyzers alike. */
@@ -2761,7 +2764,8 @@ static int ncf__sniff(const char *name, const char *p, const char *end, const nc
         if (D->col[c] < 0) continue;
         v = ncf__value(S.first[D->col[c]], &esc);
         if (D->header)
-            snprintf(rep->columns[c], sizeof rep->columns[c], "%.*s", (int)(v.e - v.s < 39 ? v.e - v.s : 39), v.s);
+            snprintf(rep->columns[c], sizeof rep->columns[c], "%.*s", /* (fits: 39 bytes at most) */
+                     (int)(v.e - v.s < 39 ? v.e - v.s : 39), v.s);
         else snprintf(rep->columns[c], sizeof rep->columns[c], "column %d", D->col[c] + 1);
     }
     return NCF_OK;
@@ -3412,7 +3416,7 @@ static const char *ncf__split_prefix(const char *path, const char *const *suffix
             prefix[strlen(prefix) - strlen(suffix[k])] = 0;
             return prefix;
         }
-    snprintf(probe, sizeof probe, "%s%s", path, suffix[0]);
+    if (snprintf(probe, sizeof probe, "%s%s", path, suffix[0]) >= (int)sizeof probe) return NULL;
     return ncf__file_exists(probe) ? prefix : NULL;
 }
 
@@ -3472,7 +3476,7 @@ NCFDEF int ncf_save_split(const ncf_dataset *d, const char *prefix)
     if ((rc = ncf__outfiles_commit(out, 3, rc)) != NCF_OK || ncf__has_val(d)) return rc;
     /* a split without validation: an earlier split's validation file under this prefix would be
        read back as this one's */
-    snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[1]);
+    snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[1]); /* (fits: checked above) */
     if (ncf__file_exists(path) && remove(path) != 0)
         return ncf__fail(NCF_ERR_IO, "%s: an earlier split's validation file cannot be removed (%s)", path,
                          ncf__os_reason());
@@ -3489,7 +3493,10 @@ static int ncf__load_saved(ncf_dataset *ds, const char *prefix, const ncf_datase
     int part, rc = NCF_OK;
     ncf__parsed P;
     for (part = 0; part < 3 && rc == NCF_OK; part++) {
-        snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[part]);
+        if (snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[part]) >= (int)sizeof path) {
+            rc = ncf__fail(NCF_ERR_ARG, "%s: path too long", prefix);
+            break;
+        }
         if (part == 1 && !ncf__file_exists(path)) continue;
         if ((rc = ncf__read_file(path, &buf[part], &len[part], NULL)) == NCF_OK) total += 4 * len[part] + 4;
     }
@@ -3515,7 +3522,7 @@ static int ncf__load_saved(ncf_dataset *ds, const char *prefix, const ncf_datase
     rc = ncf__parse_log(prefix, joined, at, &o, &P);
     NCF_FREE(joined);
     if (rc == NCF_OK) {
-        snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[1]);
+        snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[1]); /* (fits: as each part's above) */
         o.validation = ncf__file_exists(path);
         rc = ncf__build_log(ds, prefix, &o, &P);
     }
@@ -11964,7 +11971,8 @@ static const char *ncf__param_name(const ncf_model *m, size_t i)
     static NCF__TLS char name[64];
     int t;
     for (t = m->num_tensors - 1; t > 0 && m->tensors[t].offset > i; t--) {}
-    snprintf(name, sizeof name, "%s[%lu]", m->tensors[t].name, (unsigned long)(i - m->tensors[t].offset));
+    snprintf(name, sizeof name, "%s[%lu]", m->tensors[t].name, /* (fits: a tensor's name is 15 bytes at most) */
+             (unsigned long)(i - m->tensors[t].offset));
     return name;
 }
 
@@ -12172,7 +12180,7 @@ static const char *ncf__os_reason(void)
 static void ncf__dir_of(const char *path, char *dir, size_t size)
 {
     const char *slash = strrchr(path, '/');
-    if (slash) snprintf(dir, size, "%.*s", (int)(slash - path) + (slash == path), path);
+    if (slash) snprintf(dir, size, "%.*s", (int)(slash - path) + (slash == path), path); /* (fits: size > path's) */
     else snprintf(dir, size, ".");
 }
 
@@ -12219,7 +12227,7 @@ static void ncf__remove_orphans(const char *path)
         struct stat st;
         int fd;
         if (!ncf__is_our_tmp_name(e->d_name, base, bl)) continue;
-        snprintf(name, sizeof name, "%s/%s", dir, e->d_name);
+        if (snprintf(name, sizeof name, "%s/%s", dir, e->d_name) >= (int)sizeof name) continue; /* (never a cut name) */
         if (stat(name, &st) != 0 || !S_ISREG(st.st_mode) || difftime(time(NULL), st.st_mtime) < 2) continue;
         if ((fd = open(name, O_RDWR)) < 0) continue; /* (unlink removes the name alone, never what a link names) */
         if (ncf__unlocked(fd)) unlink(name);

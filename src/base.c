@@ -338,7 +338,8 @@ static void ncf__flag(int *f, int bits)
 #endif
 static NCF__TLS char ncf__errbuf[NCF__ERR_BYTES];
 
-/* The error text, as printf would write it. */
+/* The error text, as printf would write it; one cut short ends in "..." rather than passing for
+   whole. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 1, 2)))
 #endif
@@ -346,9 +347,11 @@ static void
 ncf__say(const char *fmt, ...)
 {
     va_list ap;
+    int n;
     va_start(ap, fmt);
-    vsnprintf(ncf__errbuf, sizeof ncf__errbuf, fmt, ap);
+    n = vsnprintf(ncf__errbuf, sizeof ncf__errbuf, fmt, ap);
     va_end(ap);
+    if (n >= (int)sizeof ncf__errbuf) memcpy(ncf__errbuf + sizeof ncf__errbuf - 4, "...", 4);
 }
 /* Sets the error text and is the code: "return ncf__fail(NCF_ERR_ARG, ...)". A macro so that the
    code is seen where it is returned, by the compiler and the analyzers alike. */

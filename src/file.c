@@ -579,7 +579,8 @@ static const char *ncf__param_name(const ncf_model *m, size_t i)
     static NCF__TLS char name[64];
     int t;
     for (t = m->num_tensors - 1; t > 0 && m->tensors[t].offset > i; t--) {}
-    snprintf(name, sizeof name, "%s[%lu]", m->tensors[t].name, (unsigned long)(i - m->tensors[t].offset));
+    snprintf(name, sizeof name, "%s[%lu]", m->tensors[t].name, /* (fits: a tensor's name is 15 bytes at most) */
+             (unsigned long)(i - m->tensors[t].offset));
     return name;
 }
 
@@ -787,7 +788,7 @@ static const char *ncf__os_reason(void)
 static void ncf__dir_of(const char *path, char *dir, size_t size)
 {
     const char *slash = strrchr(path, '/');
-    if (slash) snprintf(dir, size, "%.*s", (int)(slash - path) + (slash == path), path);
+    if (slash) snprintf(dir, size, "%.*s", (int)(slash - path) + (slash == path), path); /* (fits: size > path's) */
     else snprintf(dir, size, ".");
 }
 
@@ -834,7 +835,7 @@ static void ncf__remove_orphans(const char *path)
         struct stat st;
         int fd;
         if (!ncf__is_our_tmp_name(e->d_name, base, bl)) continue;
-        snprintf(name, sizeof name, "%s/%s", dir, e->d_name);
+        if (snprintf(name, sizeof name, "%s/%s", dir, e->d_name) >= (int)sizeof name) continue; /* (never a cut name) */
         if (stat(name, &st) != 0 || !S_ISREG(st.st_mode) || difftime(time(NULL), st.st_mtime) < 2) continue;
         if ((fd = open(name, O_RDWR)) < 0) continue; /* (unlink removes the name alone, never what a link names) */
         if (ncf__unlocked(fd)) unlink(name);

@@ -769,7 +769,8 @@ static int ncf__sniff(const char *name, const char *p, const char *end, const nc
         if (D->col[c] < 0) continue;
         v = ncf__value(S.first[D->col[c]], &esc);
         if (D->header)
-            snprintf(rep->columns[c], sizeof rep->columns[c], "%.*s", (int)(v.e - v.s < 39 ? v.e - v.s : 39), v.s);
+            snprintf(rep->columns[c], sizeof rep->columns[c], "%.*s", /* (fits: 39 bytes at most) */
+                     (int)(v.e - v.s < 39 ? v.e - v.s : 39), v.s);
         else snprintf(rep->columns[c], sizeof rep->columns[c], "column %d", D->col[c] + 1);
     }
     return NCF_OK;
@@ -1420,7 +1421,7 @@ static const char *ncf__split_prefix(const char *path, const char *const *suffix
             prefix[strlen(prefix) - strlen(suffix[k])] = 0;
             return prefix;
         }
-    snprintf(probe, sizeof probe, "%s%s", path, suffix[0]);
+    if (snprintf(probe, sizeof probe, "%s%s", path, suffix[0]) >= (int)sizeof probe) return NULL;
     return ncf__file_exists(probe) ? prefix : NULL;
 }
 
@@ -1480,7 +1481,7 @@ NCFDEF int ncf_save_split(const ncf_dataset *d, const char *prefix)
     if ((rc = ncf__outfiles_commit(out, 3, rc)) != NCF_OK || ncf__has_val(d)) return rc;
     /* a split without validation: an earlier split's validation file under this prefix would be
        read back as this one's */
-    snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[1]);
+    snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[1]); /* (fits: checked above) */
     if (ncf__file_exists(path) && remove(path) != 0)
         return ncf__fail(NCF_ERR_IO, "%s: an earlier split's validation file cannot be removed (%s)", path,
                          ncf__os_reason());
@@ -1497,7 +1498,10 @@ static int ncf__load_saved(ncf_dataset *ds, const char *prefix, const ncf_datase
     int part, rc = NCF_OK;
     ncf__parsed P;
     for (part = 0; part < 3 && rc == NCF_OK; part++) {
-        snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[part]);
+        if (snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[part]) >= (int)sizeof path) {
+            rc = ncf__fail(NCF_ERR_ARG, "%s: path too long", prefix);
+            break;
+        }
         if (part == 1 && !ncf__file_exists(path)) continue;
         if ((rc = ncf__read_file(path, &buf[part], &len[part], NULL)) == NCF_OK) total += 4 * len[part] + 4;
     }
@@ -1523,7 +1527,7 @@ static int ncf__load_saved(ncf_dataset *ds, const char *prefix, const ncf_datase
     rc = ncf__parse_log(prefix, joined, at, &o, &P);
     NCF_FREE(joined);
     if (rc == NCF_OK) {
-        snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[1]);
+        snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[1]); /* (fits: as each part's above) */
         o.validation = ncf__file_exists(path);
         rc = ncf__build_log(ds, prefix, &o, &P);
     }

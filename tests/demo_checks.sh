@@ -371,7 +371,7 @@ hostile_flags() {
     printf '034545104X\n03\000045\n' > "$B/nul.ids" && long=$(printf '%0300d' 7) &&
     for a in "--allow /dev/zero:is a device, not a file of ids" "--deny $B:is a folder, not a file of ids" \
              "--allow $B/nul.ids:nul.ids:2: a NUL byte" "--recommend $long:is longer than 256 bytes" \
-             "--recommend_for ,:--recommend_for: no item given"; do
+             "--recommend_for ,:--recommend_for: no item given" "--similar $long:the id is longer than 256 bytes"; do
         ! demo --load "$B/books.ncf" --recommend_for 034545104X ${a%%:*} > "$B/hostile.log" 2>&1 &&
             grep -q -e "${a#*:}" "$B/hostile.log" || { echo "${a%%:*}: $(cat "$B/hostile.log")"; return 1; }
     done &&

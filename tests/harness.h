@@ -152,7 +152,9 @@ SHARED int make_scratch_dir(void)
     int k;
     if (!GetTempPathA(sizeof tmp, tmp)) return 0;
     for (k = 0; k < 1000; k++) {
-        snprintf(g_dir, sizeof g_dir, "%sncf_tests_%lu_%d", tmp, (unsigned long)GetCurrentProcessId(), k);
+        if (snprintf(g_dir, sizeof g_dir, "%sncf_tests_%lu_%d", tmp, (unsigned long)GetCurrentProcessId(), k) >=
+            (int)sizeof g_dir)
+            return 0;
         if (_mkdir(g_dir) == 0) return 1;
     }
     return 0;
@@ -172,7 +174,7 @@ SHARED int files_in_dir(const char *dir, const char *prefix, int remove_them)
     while (dp && (e = readdir(dp)) != NULL) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || strncmp(e->d_name, prefix, strlen(prefix))) continue;
         n++;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path) continue; /* (never a cut name) */
         if (remove_them) remove(path);
     }
     if (dp) closedir(dp);
@@ -184,7 +186,7 @@ SHARED const char *path_in_dir(const char *name)
     static char buf[8][512];
     static int k;
     k = (k + 1) % 8;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
+    if (snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name) >= (int)sizeof buf[k]) return "/nonexistent/too-long";
     return buf[k];
 }
 

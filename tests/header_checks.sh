@@ -103,6 +103,9 @@ no_training() {
 }
 # the Python package's ctypes signatures against the C prototypes they call
 python_signatures() { python3 python/tests/signatures.py ncf.h python/ncf/_shim.c python/ncf/__init__.py; }
+snprintf_checked() {
+    tests/snprintf_check.sh demo.c src/*.c src/*.h tests/*.h python/ncf/_shim.c device/*.c web/*.c fuzz/*.c
+}
 
 check "ncf.h is what src/ generates (src/generate.sh)" stale
 check "two translation units" two_tu
@@ -124,6 +127,7 @@ check "no file of src/ is over 2,000 lines" sizes
 check "tests.c's table lists every test once in the order the test files define them" table
 check "every public call is in the allocation-failure sweep or checked to allocate nothing" swept
 check "NCF_INFERENCE_ONLY has no training code" no_training
+check "every snprintf of a string checks its result or says why it fits" snprintf_checked
 needs python3 "the Python package's C signatures match the C prototypes" python_signatures
 
 $CC $TESTFLAGS $OMP demo.c -o "$B/demo_check" -lm && tests/demo_checks.sh "$B" "$B/demo_check"

@@ -232,7 +232,8 @@ int main(int argc, char **argv)
         printf("%s\n", web_recommend(id, 10));
     }
     if (argc > 3) {
-        snprintf(given, sizeof given, "%s", argv[3]);
+        if (snprintf(given, sizeof given, "%s", argv[3]) >= (int)sizeof given)
+            return fprintf(stderr, "ids too long\n"), 1;
         for (k = 0; given[k]; k++) given[k] = given[k] == ',' ? '\n' : given[k];
     } else {
         ncf_id(g_model, NCF_ITEM, 0, given, sizeof given);
