@@ -342,8 +342,8 @@ static const flag_def FLAGS[] = {
     {F_DENY, "--deny", "FILE", "never the items listed (one id a line)"},
     {F_PROBABILITIES, "--probabilities", NULL, "scores as probabilities (default: logits)"},
     {F_OUTPUT, "--output", "text|csv|json", "the answers for people (default), or as CSV (kind,query,rank,id,score;\n"
-                                           "ids quoted as CSV needs) or JSON lines, one object an answer; with\n"
-                                           "--load alone, nothing else goes to standard output"},
+                                           "ids quoted as CSV needs) or JSON lines, one object an answer (ids not\n"
+                                           "UTF-8 as \\udcXX); standard output then holds the answers alone"},
     {F_SECTION, "model files:", NULL, NULL},
     {F_SAVE, "--save", "FILE", "save the model (with Adam state) after training"},
     {F_INT8, "--int8", NULL, "save (--save, --save_best, --export_c) with int8 embedding rows: about 3x\n"
@@ -1280,34 +1280,85 @@ static int csv_needs_quotes(const char *s)
     return strpbrk(s, ",\"\r\n") || (n && (s[0] == ' ' || s[n - 1] == ' ' || s[0] == '\t' || s[n - 1] == '\t'));
 }
 
-/* s as a JSON string: quotes, backslashes and control bytes escaped; bytes that are not UTF-8
-   pass as they are (JSON wants UTF-8: such ids are the file's, and stay its bytes). */
-static void json_string(const char *s)
+/* Where --output csv and json write their answers: standard output, which then holds them alone
+   (everything else the demo says goes to standard error: answers_apart). */
+static FILE *g_answers;
+static FILE *answers(void) { return g_answers ? g_answers : stdout; }
+
+/* With --output csv or json, standard output carries the answers alone: they keep the stream,
+   and what the demo says as it trains and serves goes to standard error. */
+static void answers_apart(void)
 {
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') printf("\\%c", c);
-        else if (c < 0x20) printf("\\u%04x", c);
-        else putchar(c);
-    }
-    putchar('"');
+    int fd;
+    fflush(stdout);
+#ifdef _WIN32
+    if ((fd = _dup(_fileno(stdout))) < 0 || !(g_answers = _fdopen(fd, "w"))) return;
+    _dup2(_fileno(stderr), _fileno(stdout));
+#else
+    if ((fd = dup(fileno(stdout))) < 0 || !(g_answers = fdopen(fd, "w"))) return;
+    dup2(fileno(stderr), fileno(stdout));
+#endif
 }
 
-/* s as a CSV field on standard output: quoted when it holds a comma, a quote, a line end or a
-   blank at either end. */
+/* The bytes of the UTF-8 character at s (1 to 4), or 0 when s starts no valid one (a stray
+   continuation byte, an overlong form, a surrogate, past U+10FFFF, cut short). */
+static int utf8_length(const unsigned char *s)
+{
+    int n = s[0] < 0x80               ? 1
+        : s[0] >= 0xc2 && s[0] < 0xe0 ? 2
+        : s[0] >= 0xe0 && s[0] < 0xf0 ? 3
+        : s[0] >= 0xf0 && s[0] < 0xf5 ? 4
+                                      : 0,
+        k;
+    for (k = 1; k < n; k++)
+        if ((s[k] & 0xc0) != 0x80) return 0;
+    if ((n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0))) ||
+        (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))))
+        return 0;
+    return n;
+}
+
+/* s as a JSON string: quotes, backslashes and control bytes escaped, UTF-8 as it is, and each byte
+   that is not UTF-8 as \udcXX (XX its value), as Python's surrogateescape reads it back: every
+   line parses, and the id's bytes come back exactly (docs/serving.md). */
+static void json_string(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    FILE *f = answers();
+    fputc('"', f);
+    while (*p) {
+        int n = utf8_length(p);
+        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p), p++;
+        else if (*p < 0x20 || *p == 0x7f) fprintf(f, "\\u%04x", *p), p++;
+        else if (!n) fprintf(f, "\\udc%02x", *p), p++;
+        else fwrite(p, 1, (size_t)n, f), p += n;
+    }
+    fputc('"', f);
+}
+
+/* A score as JSON: a number, or null where the model scores no finite number (a layer stack
+   that overflows: such items rank last). */
+static void json_score(float x)
+{
+    if (x == x && x - x == 0) fprintf(answers(), "%.6g", x);
+    else fputs("null", answers());
+}
+
+/* s as a CSV field on the answers' stream: quoted when it holds a comma, a quote, a line end or
+   a blank at either end. */
 static void csv_out(const char *s)
 {
+    FILE *f = answers();
     if (!csv_needs_quotes(s)) {
-        fputs(s, stdout);
+        fputs(s, f);
         return;
     }
-    putchar('"');
+    fputc('"', f);
     for (; *s; s++) {
-        if (*s == '"') putchar('"');
-        putchar(*s);
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
     }
-    putchar('"');
+    fputc('"', f);
 }
 
 /* An answer in --output csv or json: kind (user, new_user, similar, similar_users, item_for),
@@ -1318,15 +1369,21 @@ static void print_answer(const ncf_model *m, int form, const char *kind, const c
     static int header;
     char id[NCF_MAX_ID_BYTES + 1];
     int l;
-    if (form == OUT_CSV && !header++) printf("kind,query,rank,id,score\n");
-    if (form == OUT_JSON) printf("{\"kind\":\"%s\",\"query\":", kind), json_string(query), printf(",\"items\":[");
+    FILE *f = answers();
+    if (form == OUT_CSV && !header++) fprintf(f, "kind,query,rank,id,score\n");
+    if (form == OUT_JSON)
+        fprintf(f, "{\"kind\":\"%s\",\"query\":", kind), json_string(query), fprintf(f, ",\"items\":[");
     for (l = 0; l < n; l++) {
         ncf_id(m, side, items[l], id, sizeof id);
         if (form == OUT_CSV)
-            printf("%s,", kind), csv_out(query), printf(",%d,", l + 1), csv_out(id), printf(",%.6g\n", scores[l]);
-        else printf("%s{\"id\":", l ? "," : ""), json_string(id), printf(",\"score\":%.6g}", scores[l]);
+            fprintf(f, "%s,", kind), csv_out(query), fprintf(f, ",%d,", l + 1), csv_out(id),
+                fprintf(f, ",%.6g\n", scores[l]);
+        else
+            fprintf(f, "%s{\"id\":", l ? "," : ""), json_string(id), fprintf(f, ",\"score\":"), json_score(scores[l]),
+                fputc('}', f);
     }
-    if (form == OUT_JSON) printf("]}\n");
+    if (form == OUT_JSON) fprintf(f, "]}\n");
+    fflush(f);
 }
 
 /* A list of items with their scores, by the ids the model's data writes (titles from movies.dat,
@@ -2986,6 +3043,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank), MPI_Comm_size(MPI_COMM_WORLD, &g_ranks);
     if (!ON_ROOT && !freopen("/dev/null", "w", stdout)) return 1;
     r = parse_args(argc, argv, &o);
+    if (r > 0 && o.output != OUT_TEXT && ON_ROOT) answers_apart();
     if (r > 0 && o.hash_pipeline)
         fprintf(stderr,
                 "demo: --hash_pipeline needs one process (the batches are summed "
@@ -3006,6 +3064,7 @@ int main(int argc, char **argv)
     options o;
     int r = parse_args(argc, argv, &o);
     if (r <= 0) return r < 0 ? 0 : 2;
+    if (o.output != OUT_TEXT) answers_apart();
     if (o.load && (serving(&o) || o.export_c || o.export_embeddings) && !o.data_given) return serve_file(&o);
     return run(&o);
 }

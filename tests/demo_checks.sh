@@ -422,6 +422,26 @@ saved_split() {
 }
 check "demo --save_split writes a split that --data reads back to the same figures" saved_split
 
+# --output json and csv: standard output holds the answers alone, and every JSON line parses:
+# ids that are not UTF-8 as \udcXX (their bytes back through surrogateescape), scores no float
+# holds (an MLP whose layer stack overflows) as null
+answers_parse() {
+    u=$(printf '\377u5') && i=$(printf 'a\30360') &&
+        demo --data "$B/bytes.tsv" --train_epochs 1 --recommend "$u" --similar "$i" --output json > "$B/answers.json" &&
+        demo --load "$B/overflow.ncf" --recommend 2 --output json >> "$B/answers.json" &&
+        demo --data "$B/bytes.tsv" --train_epochs 1 --recommend "$u" --output csv > "$B/answers.csv" &&
+        [ "$(wc -l < "$B/answers.json")" -eq 3 ] && [ "$(wc -l < "$B/answers.csv")" -eq 11 ] &&
+        grep -q '"score":null' "$B/answers.json" && ! grep -q 'inf' "$B/answers.json" &&
+        python3 - "$B/answers.json" << 'EOF'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+assert lines[0]["query"].encode("utf-8", "surrogateescape") == b"\xffu5", lines[0]["query"]
+assert lines[1]["query"].encode("utf-8", "surrogateescape") == b"a\xc360", lines[1]["query"]
+assert all(i["score"] is None for i in lines[2]["items"])
+EOF
+}
+check "demo --output json and csv: the answers alone on standard output, every JSON line parsed" answers_parse
+
 # an output of several files is one: a split without validation over one with it leaves no
 # validation file behind; the embeddings' four files are all replaced or none (a write failing
 # past a size limit, a name too long for its suffix), with no temporary file left

@@ -844,7 +844,29 @@ static void test_serving_threads_answer_as_one_thread(void)
    plays.tsv  a play-count log: userID<TAB>artistID<TAB>weight, a header, sorted by artist,
               no timestamps
    books.csv  a book-ratings export: "User-ID";"ISBN";"Book-Rating", every field quoted, CRLF,
-              ISBNs as ids (leading zeros, an X check digit), 0 meaning "seen" */
+              ISBNs as ids (leading zeros, an X check digit), 0 meaning "seen"
+   bytes.tsv  the plays' users and items under ids that are not UTF-8 ("\377u2", "a\303" and
+              the artist: a stray lead byte before a digit)
+   overflow.ncf  an MLP of 8 layers whose every parameter is 1e5, inside the files' bound, whose
+              logits overflow to infinity */
+static int write_overflow(const char *dir, const ncf_dataset *d)
+{
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL;
+    char path[512];
+    size_t j;
+    int l, ok;
+    c.model = NCF_MLP, c.num_users = d->num_users, c.num_items = d->num_items, c.num_layers = 8;
+    for (l = 0; l < 8; l++) c.layers[l] = 16;
+    if (ncf_model_create(&m, &c) != NCF_OK) return 0;
+    for (j = 0; j < m->num_params; j++) m->params[j] = 1e5f;
+    ncf_model_params_changed(m);
+    snprintf(path, sizeof path, "%s/overflow.ncf", dir); /* (fits: dir is the build folder) */
+    ok = ncf_model_set_ids(m, d) == NCF_OK && ncf_save(m, path, NCF_SAVE_MODEL) == NCF_OK;
+    ncf_model_free(m);
+    return ok;
+}
+
 static int write_logs(const char *dir)
 {
     ncf_dataset d;
@@ -853,6 +875,13 @@ static int write_logs(const char *dir)
     int u, i;
     int64_t k;
     if (ncf_synthetic(&d, 400, 300, 14000, 8, 5) != NCF_OK) return 0;
+    snprintf(path, sizeof path, "%s/bytes.tsv", dir); /* (fits: dir is the build folder) */
+    if (!(f = fopen(path, "wb"))) return 0;
+    for (u = 0; u < d.num_users; u++)
+        for (k = d.user_ptr[u]; k < d.user_ptr[u + 1] + 1; k++)
+            fprintf(f, "\377u%d\ta\303%d\n", 2 + u, 51 + (k < d.user_ptr[u + 1] ? d.items[k] : d.test_item[u]));
+    fclose(f);
+    if (!write_overflow(dir, &d)) return 0;
     snprintf(path, sizeof path, "%s/plays.tsv", dir);
     if (!(f = fopen(path, "wb"))) return 0;
     fprintf(f, "userID\tartistID\tweight\n");
