@@ -1008,10 +1008,12 @@ static int writable_beside(const char *path, const char *flag, double bytes)
         fprintf(stderr, "demo: %s: an empty path\n", flag);
         return all_ok(0);
     }
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        fprintf(stderr, "demo: %s %s: exists and is not a regular file\n", flag, path);
+    if (!strcmp(path, "-")) return all_ok(1); /* (standard output: written in place) */
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "demo: %s %s: is a folder, not a file\n", flag, path);
         return all_ok(0);
     }
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) return all_ok(1); /* a pipe, a terminal: written in place */
     if (snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".") >=
         (int)sizeof dir) {
         fprintf(stderr, "demo: %s %.100s...: the path is too long\n", flag, path);

@@ -763,8 +763,9 @@ struct ncf__outfile {
 #else
     FILE *f;
 #endif
-    int rc;      /* the first failure, kept: every later call returns it */
-    size_t used; /* bytes in buf not yet written */
+    int rc;       /* the first failure, kept: every later call returns it */
+    int in_place; /* written to PATH itself ("-", a pipe, a terminal, a link): never replaced */
+    size_t used;  /* bytes in buf not yet written */
     char path[4200], name[4200];
     char buf[1 << 16];
 };
@@ -919,12 +920,12 @@ static int ncf__tmp_put(ncf__outfile *t, const char *p, size_t len)
     return t->rc;
 }
 
-/* What is buffered, written and flushed to the disk. */
+/* What is buffered, written and flushed to the disk (a pipe or a terminal has no disk). */
 static int ncf__tmp_sync(ncf__outfile *t)
 {
     if (t->rc == NCF_OK && t->used) ncf__tmp_put(t, t->buf, t->used);
     t->used = 0;
-    if (t->rc != NCF_OK) return t->rc;
+    if (t->rc != NCF_OK || t->in_place) return t->rc;
 #if defined(_WIN32)
     if (!FlushFileBuffers(t->h))
 #elif defined(NCF__POSIX_FILES)
@@ -955,6 +956,10 @@ static void ncf__tmp_close(ncf__outfile *t)
 static int ncf__tmp_commit(ncf__outfile *t)
 {
     const char *path = t->path;
+    if (t->in_place) {
+        ncf__tmp_close(t);
+        return t->rc;
+    }
 #if defined(_WIN32)
     ncf__tmp_close(t);
     if (!MoveFileExA(t->name, path, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
@@ -994,13 +999,30 @@ static int ncf__outfile_open(ncf__outfile **out, const char *path)
     if (n >= sizeof t->path - 20) return ncf__fail(NCF_ERR_ARG, "%s: path too long", path);
     if (!(t = NCF__NEW(ncf__outfile, 1))) return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory", path);
     memcpy(t->path, path, n + 1);
-    t->rc = NCF_OK, t->used = 0;
+    t->rc = NCF_OK, t->used = 0, t->in_place = 0;
 #if defined(NCF__POSIX_FILES)
     {
         struct stat st;
-        if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) /* before any sweep beside it */
-            rc = ncf__fail(NCF_ERR_IO, "%s: exists and is not a regular file: not replaced", path);
-        else ncf__remove_orphans(path), rc = ncf__tmp_create(t, path);
+        int there = stat(path, &st) == 0;
+        if (there && S_ISDIR(st.st_mode)) {
+            rc = ncf__fail(NCF_ERR_IO, "%s: is a folder, not a file", path);
+        } else if (!strcmp(path, "-") || (there && !S_ISREG(st.st_mode)) || !strncmp(path, "/dev/", 5) ||
+                   !strncmp(path, "/proc/", 6)) {
+            /* standard output, a pipe, a terminal, a device, or the system's names for them
+               (/dev/stdout names a link to a pipe or to the file the shell opened): written in
+               place, never replaced */
+            int to_out = !strcmp(path, "-") || !strcmp(path, "/dev/stdout") || !strcmp(path, "/dev/fd/1"),
+                err = !strcmp(path, "/dev/stderr") || !strcmp(path, "/dev/fd/2");
+            memcpy(t->name, path, n + 1), t->in_place = 1;
+            if (to_out || err) fflush(to_out ? stdout : stderr); /* (what the program printed comes first) */
+            t->fd = to_out ? dup(STDOUT_FILENO)
+                : err      ? dup(STDERR_FILENO)
+                           : open(path, O_WRONLY | (there && S_ISREG(st.st_mode) ? O_TRUNC : 0)); /* (never made) */
+            rc =
+                t->fd >= 0 ? NCF_OK : ncf__fail(NCF_ERR_IO, "%s: cannot open for writing (%s)", path, ncf__os_reason());
+        } else {
+            ncf__remove_orphans(path), rc = ncf__tmp_create(t, path); /* (before: the sweep beside it) */
+        }
     }
 #else
     rc = ncf__tmp_create(t, path);
@@ -1055,9 +1077,7 @@ static int ncf__outfile_commit(ncf__outfile *t)
         NCF_FREE(t);
         return NCF_OK;
     }
-    ncf__tmp_close(t);
-    remove(t->name);
-    NCF_FREE(t);
+    ncf__outfile_discard(t);
     return rc;
 }
 
@@ -1065,7 +1085,7 @@ static void ncf__outfile_discard(ncf__outfile *t)
 {
     if (!t) return;
     ncf__tmp_close(t);
-    remove(t->name);
+    if (!t->in_place) remove(t->name);
     NCF_FREE(t);
 }
 

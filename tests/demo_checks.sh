@@ -201,7 +201,7 @@ check "demo --holdout none trains on everything and saves; nothing to evaluate" 
 planted() {
     echo precious > "$B/victim" && ln -sf victim "$B/pl.ncf.demo-write-check" &&
         demo $SYN --train_epochs 1 --save "$B/pl.ncf" > /dev/null && [ "$(cat "$B/victim")" = precious ] &&
-        ! $DEMO $SYN --save "$B" > "$B/sv.log" 2>&1 && grep -q 'not a regular file' "$B/sv.log" &&
+        ! $DEMO $SYN --save "$B" > "$B/sv.log" 2>&1 && grep -q 'is a folder, not a file' "$B/sv.log" &&
         ! $DEMO $SYN --save '' > "$B/sv.log" 2>&1 && grep -q 'an empty path' "$B/sv.log" && ! grep -q '^Iteration' "$B/sv.log"
 }
 check "demo checks --save before training and writes nothing through a planted name" planted
@@ -364,6 +364,19 @@ kept_on_failure() {
     [ -z "$(ls "$B" | grep '^keep\..*\.tmp-')" ]
 }
 check "demo outputs replace a file whole or leave it: --export_c, --recommend_all, --log, --plot" kept_on_failure
+
+# an output that is not a regular file is written in place, never replaced: - is standard
+# output, /dev/stdout stays a link (as root a rename could replace it), a FIFO stays a FIFO
+in_place() {
+    demo --load "$B/books.ncf" --recommend_all - > "$B/inplace.csv" 2> /dev/null &&
+        [ "$(grep -c '^2[0-9]*,[0-9]*,' "$B/inplace.csv")" -eq 4000 ] && [ ! -e ./- ] &&
+        demo --load "$B/books.ncf" --recommend_all /dev/stdout > "$B/inplace2.csv" 2> /dev/null &&
+        [ "$(grep -c "^2[0-9]*,[0-9]*," "$B/inplace2.csv")" -eq 4000 ] && [ -L /dev/stdout ] &&
+        rm -f "$B/inplace.fifo" && mkfifo "$B/inplace.fifo" && { cat "$B/inplace.fifo" > "$B/inplace3.csv" & } &&
+        demo --load "$B/books.ncf" --recommend_all "$B/inplace.fifo" > /dev/null 2>&1 && wait &&
+        [ -p "$B/inplace.fifo" ] && [ "$(wc -l < "$B/inplace3.csv")" -eq 4001 ]
+}
+check "demo writes -, /dev/stdout and a FIFO in place, never replacing them" in_place
 
 # flags given what no list of ids is: a device, a folder, NUL bytes, an id too long to be one;
 # an empty list; an L2 of inf; --keep_missing without --load; a file named after a keyword

@@ -506,7 +506,18 @@ static void test_hostile_inputs_refused_or_read(void)
         c.num_users = 5, c.num_items = 5;
         snprintf(fifo, sizeof fifo, "%s/fifo.ncf", g_dir);
         CHECK(mkfifo(fifo, 0600) == 0 && ncf_model_create(&m, &c) == NCF_OK);
-        CHECK_ERR(ncf_save(m, fifo, NCF_SAVE_MODEL), NCF_ERR_IO, "exists and is not a regular file: not replaced");
+        { /* a save to a pipe writes through it, in place: the pipe stays a pipe */
+            struct stat st;
+            int status = -1;
+            pid_t pid = fork();
+            if (pid == 0) _exit(ncf_save(m, fifo, NCF_SAVE_MODEL) == NCF_OK ? 0 : 1);
+            CHECKF(ncf_load(&back, fifo) == NCF_OK, "%s", ncf_error_text());
+            waitpid(pid, &status, 0);
+            CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0 && back && back->cfg.num_items == 5);
+            CHECK(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+            ncf_model_free(back), back = NULL;
+        }
+        CHECK_ERR(ncf_save(m, g_dir, NCF_SAVE_MODEL), NCF_ERR_IO, "is a folder, not a file");
         { /* a model through a pipe: its magic not consumed by a check */
             pid_t pid;
             CHECK(ncf_save_mem(m, NCF_SAVE_MODEL, &buf, &len) == NCF_OK);
