@@ -151,6 +151,7 @@
    numbers no epoch past it, so a program adding up to 2^30 epochs of its own to a loaded
    model's count stays within an int. */
 #define NCF_MAX_EPOCH (1 << 30)
+#define NCF_MAX_THREADS 1024 /* ncf_set_threads' most: each thread holds workspaces */
 /* ncf_fold_opts_default: chosen on validation, NeuMF factors 8 on the paper's ml-1m split
    with a tenth of the users held out of training (docs/serving.md: Quality) */
 #define NCF__FOLD_STEPS 40
@@ -228,8 +229,9 @@ NCFDEF ncf_config ncf_config_mlperf(void);
 /* ---- >>api-errors: the last error, the version, threads -------------------------------------- */
 NCFDEF const char *ncf_error_text(void); /* message of the last failure */
 NCFDEF const char *ncf_version(void);    /* NCF_VERSION_STRING */
-/* OpenMP threads the library's parallel work uses, n > 0 (n <= 0 leaves them as they are);
-   returns the number in effect (1 without OpenMP). */
+/* OpenMP threads the library's parallel work uses, n > 0 (n <= 0 leaves them as they are; more
+   than NCF_MAX_THREADS or the runtime's thread limit is that limit); returns the number in
+   effect (1 without OpenMP). */
 NCFDEF int ncf_set_threads(int n);
 
 #ifndef NCF_INFERENCE_ONLY /* NCF_INFERENCE_ONLY: models, predict, recommend, save/load only */
@@ -1571,7 +1573,8 @@ static int ncf__threads(void)
 NCFDEF int ncf_set_threads(int n)
 {
 #ifdef _OPENMP
-    if (n > 0) omp_set_num_threads(n);
+    int most = omp_get_thread_limit() < NCF_MAX_THREADS ? omp_get_thread_limit() : NCF_MAX_THREADS;
+    if (n > 0) omp_set_num_threads(n < most ? n : most);
 #else
     (void)n;
 #endif
@@ -8504,10 +8507,11 @@ static int ncf__eval_args(const ncf_model *m, const ncf_dataset *data, const ncf
                          "data it was trained on",
                          data->num_users, data->num_items, NCF__USERS(m), m->cfg.num_items);
     if ((o->target != NCF_EVAL_TEST && o->target != NCF_EVAL_VALIDATION) ||
-        (o->full_ranking != 0 && o->full_ranking != 1) || o->max_users < 0)
+        (o->full_ranking != 0 && o->full_ranking != 1) || o->max_users < 0 || o->metric < NCF_METRIC_HR ||
+        o->metric > NCF_METRIC_MAP)
         return ncf__fail(NCF_ERR_ARG,
-                         "ncf_evaluate: target %d, full_ranking %d or max_users %d is not one of its values", o->target,
-                         o->full_ranking, o->max_users);
+                         "ncf_evaluate: target %d, full_ranking %d, max_users %d or metric %d is not one of its values",
+                         o->target, o->full_ranking, o->max_users, o->metric);
     if (!ncf__ids_match(m, data)) return NCF_ERR_ARG;
     if (data->report.holdout == NCF_HOLDOUT_NONE)
         return ncf__fail(NCF_ERR_DATA,
@@ -9072,9 +9076,11 @@ static double ncf__val_users(const ncf_dataset *d)
     return n;
 }
 
+/* The planned seconds of a run; 0 for a config ncf_model_create would refuse (its layers are read
+   only up to num_layers once that is checked) or epochs past NCF_MAX_EPOCH. */
 static NCF__MAYBE_UNUSED double ncf__tune_cost(const ncf_config *c, const ncf_dataset *d, int epochs)
 {
-    if (!c || !d || !d->user_ptr || epochs <= 0) return 0;
+    if (!c || !d || !d->user_ptr || epochs <= 0 || epochs > NCF_MAX_EPOCH || ncf__check_config(c) != NCF_OK) return 0;
     return ncf__run_cost(c, (double)ncf__all_train(d), ncf__val_users(d), ncf__val_candidates(d), epochs);
 }
 
@@ -9204,6 +9210,9 @@ static int ncf__tune_check(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tun
             "ncf_tune: need 0 <= budget <= 1e9 (0: from the data's size), 1 <= max_epochs <= 1000, patience >= 0, "
             "max_seconds >= 0, 0 <= seeds <= %d and a validation target",
             NCF__MAX_SEEDS);
+    if (o->eval.metric < NCF_METRIC_HR || o->eval.metric > NCF_METRIC_MAP || o->eval.k <= 0)
+        return ncf__fail(NCF_ERR_ARG, "ncf_tune: eval.metric %d is not an NCF_METRIC_* (0 to %d), or eval.k %d <= 0",
+                         o->eval.metric, NCF_METRIC_MAP, o->eval.k);
     return NCF_OK;
 }
 
@@ -10926,6 +10935,9 @@ static int ncf__fold(const ncf_model *m, int side, const int32_t *given, int n, 
         return ncf__fail(NCF_ERR_ARG, "%s: need 0 <= steps <= %d, a finite lr > 0, 0 <= num_neg <= %d and l2 >= 0",
                          what, NCF__FOLD_MOST_STEPS, NCF__FOLD_MOST_NEG);
     if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "%s: " NCF__STALE_TEXT, what);
+    for (j = 0; o->start && j < ncf_row_size(m); j++)
+        if (!(o->start[j] >= -1e6f && o->start[j] <= 1e6f)) /* (the model files' bound; NaN fails it) */
+            return ncf__fail(NCF_ERR_ARG, "%s: start[%d] is not a number in [-1e6, 1e6]", what, j);
     for (j = 0; j < n; j++)
         if (given[j] < 0 || given[j] >= others)
             return ncf__fail(NCF_ERR_ARG,
@@ -10963,6 +10975,10 @@ static int ncf__fold(const ncf_model *m, int side, const int32_t *given, int n, 
     w = ncf__fold_neg_weight(m, side, nu);
     for (step = 0; step < o->steps; step++) ncf__fold_step(m, side, o, nu, step, row, &b, c, w);
     if (!o->work) NCF_FREE(mem);
+    for (j = 0; j < R; j++)
+        if (NCF__NONFINITE(row[j]))
+            return ncf__fail(NCF_ERR_DATA, "%s: the row is not finite (value %d): the model's scores overflow", what,
+                             j);
     return NCF_OK;
 }
 

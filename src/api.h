@@ -151,6 +151,7 @@
    numbers no epoch past it, so a program adding up to 2^30 epochs of its own to a loaded
    model's count stays within an int. */
 #define NCF_MAX_EPOCH (1 << 30)
+#define NCF_MAX_THREADS 1024 /* ncf_set_threads' most: each thread holds workspaces */
 /* ncf_fold_opts_default: chosen on validation, NeuMF factors 8 on the paper's ml-1m split
    with a tenth of the users held out of training (docs/serving.md: Quality) */
 #define NCF__FOLD_STEPS 40
@@ -228,8 +229,9 @@ NCFDEF ncf_config ncf_config_mlperf(void);
 /* ---- >>api-errors: the last error, the version, threads -------------------------------------- */
 NCFDEF const char *ncf_error_text(void); /* message of the last failure */
 NCFDEF const char *ncf_version(void);    /* NCF_VERSION_STRING */
-/* OpenMP threads the library's parallel work uses, n > 0 (n <= 0 leaves them as they are);
-   returns the number in effect (1 without OpenMP). */
+/* OpenMP threads the library's parallel work uses, n > 0 (n <= 0 leaves them as they are; more
+   than NCF_MAX_THREADS or the runtime's thread limit is that limit); returns the number in
+   effect (1 without OpenMP). */
 NCFDEF int ncf_set_threads(int n);
 
 #ifndef NCF_INFERENCE_ONLY /* NCF_INFERENCE_ONLY: models, predict, recommend, save/load only */

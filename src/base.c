@@ -422,7 +422,8 @@ static int ncf__threads(void)
 NCFDEF int ncf_set_threads(int n)
 {
 #ifdef _OPENMP
-    if (n > 0) omp_set_num_threads(n);
+    int most = omp_get_thread_limit() < NCF_MAX_THREADS ? omp_get_thread_limit() : NCF_MAX_THREADS;
+    if (n > 0) omp_set_num_threads(n < most ? n : most);
 #else
     (void)n;
 #endif

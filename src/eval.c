@@ -78,10 +78,11 @@ static int ncf__eval_args(const ncf_model *m, const ncf_dataset *data, const ncf
                          "data it was trained on",
                          data->num_users, data->num_items, NCF__USERS(m), m->cfg.num_items);
     if ((o->target != NCF_EVAL_TEST && o->target != NCF_EVAL_VALIDATION) ||
-        (o->full_ranking != 0 && o->full_ranking != 1) || o->max_users < 0)
+        (o->full_ranking != 0 && o->full_ranking != 1) || o->max_users < 0 || o->metric < NCF_METRIC_HR ||
+        o->metric > NCF_METRIC_MAP)
         return ncf__fail(NCF_ERR_ARG,
-                         "ncf_evaluate: target %d, full_ranking %d or max_users %d is not one of its values", o->target,
-                         o->full_ranking, o->max_users);
+                         "ncf_evaluate: target %d, full_ranking %d, max_users %d or metric %d is not one of its values",
+                         o->target, o->full_ranking, o->max_users, o->metric);
     if (!ncf__ids_match(m, data)) return NCF_ERR_ARG;
     if (data->report.holdout == NCF_HOLDOUT_NONE)
         return ncf__fail(NCF_ERR_DATA,

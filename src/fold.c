@@ -344,6 +344,9 @@ static int ncf__fold(const ncf_model *m, int side, const int32_t *given, int n, 
         return ncf__fail(NCF_ERR_ARG, "%s: need 0 <= steps <= %d, a finite lr > 0, 0 <= num_neg <= %d and l2 >= 0",
                          what, NCF__FOLD_MOST_STEPS, NCF__FOLD_MOST_NEG);
     if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "%s: " NCF__STALE_TEXT, what);
+    for (j = 0; o->start && j < ncf_row_size(m); j++)
+        if (!(o->start[j] >= -1e6f && o->start[j] <= 1e6f)) /* (the model files' bound; NaN fails it) */
+            return ncf__fail(NCF_ERR_ARG, "%s: start[%d] is not a number in [-1e6, 1e6]", what, j);
     for (j = 0; j < n; j++)
         if (given[j] < 0 || given[j] >= others)
             return ncf__fail(NCF_ERR_ARG,
@@ -381,6 +384,10 @@ static int ncf__fold(const ncf_model *m, int side, const int32_t *given, int n, 
     w = ncf__fold_neg_weight(m, side, nu);
     for (step = 0; step < o->steps; step++) ncf__fold_step(m, side, o, nu, step, row, &b, c, w);
     if (!o->work) NCF_FREE(mem);
+    for (j = 0; j < R; j++)
+        if (NCF__NONFINITE(row[j]))
+            return ncf__fail(NCF_ERR_DATA, "%s: the row is not finite (value %d): the model's scores overflow", what,
+                             j);
     return NCF_OK;
 }
 

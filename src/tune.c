@@ -84,9 +84,11 @@ static double ncf__val_users(const ncf_dataset *d)
     return n;
 }
 
+/* The planned seconds of a run; 0 for a config ncf_model_create would refuse (its layers are read
+   only up to num_layers once that is checked) or epochs past NCF_MAX_EPOCH. */
 static NCF__MAYBE_UNUSED double ncf__tune_cost(const ncf_config *c, const ncf_dataset *d, int epochs)
 {
-    if (!c || !d || !d->user_ptr || epochs <= 0) return 0;
+    if (!c || !d || !d->user_ptr || epochs <= 0 || epochs > NCF_MAX_EPOCH || ncf__check_config(c) != NCF_OK) return 0;
     return ncf__run_cost(c, (double)ncf__all_train(d), ncf__val_users(d), ncf__val_candidates(d), epochs);
 }
 
@@ -216,6 +218,9 @@ static int ncf__tune_check(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tun
             "ncf_tune: need 0 <= budget <= 1e9 (0: from the data's size), 1 <= max_epochs <= 1000, patience >= 0, "
             "max_seconds >= 0, 0 <= seeds <= %d and a validation target",
             NCF__MAX_SEEDS);
+    if (o->eval.metric < NCF_METRIC_HR || o->eval.metric > NCF_METRIC_MAP || o->eval.k <= 0)
+        return ncf__fail(NCF_ERR_ARG, "ncf_tune: eval.metric %d is not an NCF_METRIC_* (0 to %d), or eval.k %d <= 0",
+                         o->eval.metric, NCF_METRIC_MAP, o->eval.k);
     return NCF_OK;
 }
 

@@ -241,6 +241,37 @@ static void test_absurd_settings_and_values_refused(void)
     float y[2] = {1, -0.5f};
     double loss;
     c.num_users = 10, c.num_items = 10;
+    { /* a thread count no runtime can start is its limit; a tune with no metric of its own, refused */
+        int before = ncf_set_threads(0), now = ncf_set_threads(1 << 30);
+        ncf_tune_opts to = ncf_tune_opts_default();
+        ncf_tune_report r;
+        ncf_dataset v;
+        CHECKF(now >= 1 && now <= NCF_MAX_THREADS, "ncf_set_threads(2^30) gives %d threads", now);
+        ncf_set_threads(before);
+        to.eval.metric = 99;
+        CHECK(ncf_synthetic(&v, 30, 20, 300, 4, 3) == NCF_OK && ncf_hold_out_validation(&v, 5, 1) == NCF_OK);
+        CHECK_ERR(ncf_tune(&v, &to, &r), NCF_ERR_ARG, "eval.metric 99 is not an NCF_METRIC_*");
+        c.num_layers = 99; /* (the cost model reads no layer past a checked count) */
+        CHECK(ncf__tune_cost(&c, &v, 2) == 0);
+        c.num_layers = 4;
+        CHECK(ncf__tune_cost(&c, &v, 2147483647) == 0 && ncf__tune_cost(&c, &v, 2) > 0);
+        ncf_dataset_free(&v);
+    }
+    { /* a fold-in started from rows no model holds (3e38, NaN) is refused, not returned non-finite */
+        ncf_fold_opts fo = ncf_fold_opts_default();
+        float start[64], row[64];
+        int32_t given[2] = {1, 2};
+        int j;
+        CHECK(ncf_model_create(&m, &c) == NCF_OK && m && ncf_row_size(m) <= 64);
+        for (j = 0; m && j < ncf_row_size(m); j++) start[j] = j == 3 ? 3e38f : 0.5f;
+        fo.start = start;
+        CHECK_ERR(ncf_fold_in(m, NCF_ITEM, given, 2, &fo, row), NCF_ERR_ARG, "start[3] is not a number in [-1e6, 1e6]");
+        start[3] = NAN;
+        CHECK_ERR(ncf_fold_in(m, NCF_USER, given, 2, &fo, row), NCF_ERR_ARG, "start[3]");
+        start[3] = 0.5f;
+        CHECK(ncf_fold_in(m, NCF_ITEM, given, 2, &fo, row) == NCF_OK);
+        ncf_model_free(m), m = NULL;
+    }
     c.mlp_reg[1] = NAN;
     CHECK_ERR(ncf_model_create(&m, &c), NCF_ERR_ARG, "layer 1");
     c.mlp_reg[1] = 0, c.lr = INFINITY;
