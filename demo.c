@@ -1171,10 +1171,13 @@ static int next_id(const char **list, char *buf, int trim)
     if (*q == '"') { /* quoted: up to the closing quote, then the comma or the end */
         for (q++; *q && !(*q == '"' && q[1] != '"'); q++) {
             if (*q == '"') q++;
-            if (n == NCF_MAX_ID_BYTES) break;
+            if (n == NCF_MAX_ID_BYTES) { /* (a 257th byte: too long; 256 and the quote are an id) */
+                n++;
+                break;
+            }
             buf[n++] = *q;
         }
-        if (*q != '"' || n == NCF_MAX_ID_BYTES) {
+        if (*q != '"' || n > NCF_MAX_ID_BYTES) {
             fprintf(stderr, "demo: id list '%.60s': %s\n", p,
                     *q ? "an id longer than 256 bytes" : "a quote never closed");
             return -1;
@@ -1212,7 +1215,7 @@ static int next_id_line(FILE *f, const char *file, int line, char *buf)
             fprintf(stderr, "demo: %s:%d: a NUL byte: not a list of ids\n", file, line);
             return -1;
         }
-        if (n == NCF_MAX_ID_BYTES) {
+        if (n >= NCF_MAX_ID_BYTES && !(n == NCF_MAX_ID_BYTES && c == '\r')) { /* (256 bytes and CRLF: an id) */
             fprintf(stderr, "demo: %s:%d: an id longer than %d bytes\n", file, line, NCF_MAX_ID_BYTES);
             return -1;
         }
@@ -1689,18 +1692,28 @@ static void array_name(const char *path, char *name, size_t size)
         "static_cast "
         "struct switch template this thread_local throw true try typedef typeid typename union unsigned using virtual "
         "void volatile wchar_t while xor xor_eq _Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary _Noreturn "
-        "_Static_assert _Thread_local ";
+        "_Static_assert _Thread_local "
+        /* and what a program that serves the array also sees: main, the C library's common names */
+        "main NULL EOF FILE size_t ptrdiff_t wchar_t errno assert stdin stdout stderr printf fprintf sprintf "
+        "snprintf vprintf puts putchar getchar fputs fgets fopen fclose fread fwrite fflush remove rename malloc "
+        "calloc realloc free exit abort atexit getenv system qsort bsearch abs labs div rand srand atoi atof strtol "
+        "strtod memcpy memmove memset memcmp memchr strlen strcmp strncmp strcpy strncpy strcat strncat strchr "
+        "strrchr strstr strtok time clock sqrt exp log pow sin cos tan floor ceil fabs round fmin fmax isnan isinf "
+        "int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t intptr_t uintptr_t INT_MAX SIZE_MAX ";
     const char *base = path, *p;
     char word[140];
     size_t n = 0;
     for (p = path; *p; p++)
         if (*p == '/' || *p == '\\') base = p + 1;
     if (isdigit((unsigned char)*base) && n + 1 < size) name[n++] = '_';
-    for (p = base; *p && *p != '.' && n + 1 < size; p++) name[n++] = isalnum((unsigned char)*p) ? *p : '_';
+    for (p = base; *p && *p != '.' && n + 4 < size; p++) /* (a byte past ASCII as x and its hex: e.h, xc3xa9) */
+        if ((unsigned char)*p >= 0x80) n += (size_t)snprintf(name + n, size - n, "x%02x", (unsigned char)*p);
+        else name[n++] = isalnum((unsigned char)*p) ? *p : '_';
     if (!n) name[n++] = 'm';
     name[n] = 0;
     snprintf(word, sizeof word, " %s ", name); /* (fits: name and 2 blanks) a keyword is no name: int.h, int_model */
-    if (strstr(words, word) && n + 7 < size) strcat(name, "_model");
+    if ((strstr(words, word) || !strncmp(name, "ncf_", 4) || !strncmp(name, "NCF_", 4)) && n + 7 < size)
+        strcat(name, "_model"); /* (ncf.h's own names: ncf_model.h, ncf_model_model) */
 }
 
 /* --export_c: the model file's bytes as a C array, 8-byte aligned (ncf_model_open reads it in

@@ -922,8 +922,10 @@ static int ncf__by_id_answer(const ncf_model *m, int n, int32_t *items, int32_t 
     return n;
 }
 
-static int32_t *ncf__by_id_items(int k, int32_t *stack)
+/* Room for a by-id answer: k items, or the catalogue when k is more (no list is longer). */
+static int32_t *ncf__by_id_items(const ncf_model *m, int k, int32_t *stack)
 {
+    if (k > m->cfg.num_items) k = m->cfg.num_items;
     return k <= NCF__BY_ID_STACK ? stack : NCF__NEW(int32_t, (size_t)k);
 }
 
@@ -943,7 +945,7 @@ NCFDEF int ncf_recommend_for_id(const ncf_model *m, const char *user, const ncf_
     int rc, u;
     if ((rc = ncf__by_id_args(m, user, &o, ids, size, "ncf_recommend_for_id")) != NCF_OK) return rc;
     if ((u = ncf_find(m, NCF_USER, user)) < 0) return u;
-    if (!(items = ncf__by_id_items(o->k, stack)))
+    if (!(items = ncf__by_id_items(m, o->k, stack)))
         return ncf__fail(NCF_ERR_NOMEM, "ncf_recommend_for_id: out of memory");
     return ncf__by_id_answer(m, ncf_recommend_index(m, u, o, items, scores), items, stack, ids, size,
                              "ncf_recommend_for_id");
@@ -956,7 +958,8 @@ NCFDEF int ncf_similar_to_id(const ncf_model *m, const char *item, const ncf_rec
     int rc, i;
     if ((rc = ncf__by_id_args(m, item, &o, ids, size, "ncf_similar_to_id")) != NCF_OK) return rc;
     if ((i = ncf_find(m, NCF_ITEM, item)) < 0) return i;
-    if (!(items = ncf__by_id_items(o->k, stack))) return ncf__fail(NCF_ERR_NOMEM, "ncf_similar_to_id: out of memory");
+    if (!(items = ncf__by_id_items(m, o->k, stack)))
+        return ncf__fail(NCF_ERR_NOMEM, "ncf_similar_to_id: out of memory");
     return ncf__by_id_answer(m, ncf_similar(m, NCF_ITEM, i, o, items, scores), items, stack, ids, size,
                              "ncf_similar_to_id");
 }
@@ -975,7 +978,7 @@ NCFDEF int ncf_recommend_for_items(const ncf_model *m, const char *const *given,
     ro = *o;
     deny = NCF__NEW(int32_t, (size_t)n + (size_t)o->num_deny);
     row = NCF__NEW(float, (size_t)ncf_row_size(m));
-    if (deny && row) items = ncf__by_id_items(o->k, stack);
+    if (deny && row) items = ncf__by_id_items(m, o->k, stack);
     if (!deny || !row || !items) {
         NCF_FREE(deny), NCF_FREE(row);
         return ncf__fail(NCF_ERR_NOMEM, "ncf_recommend_for_items: out of memory for %d items", n);

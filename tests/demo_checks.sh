@@ -323,9 +323,18 @@ export_c() {
     demo --load "$B/books.ncf" --int8 --export_c "$B/books-int8.h" > "$B/export.log" &&
         grep -q '^exported .*books-int8.h: books_int8\[[0-9]*\], model file format 4, int8 rows$' "$B/export.log" &&
         grep -q '__attribute__((aligned(8)))' "$B/books-int8.h" &&
-        grep -q '^static const unsigned char books_int8\[' "$B/books-int8.h"
+        grep -q '^static const unsigned char books_int8\[' "$B/books-int8.h" || return 1
+    # file names that are the C library's names, main, ncf.h's own or not ASCII: arrays that a
+    # program serving them compiles with, each its own name
+    rm -rf "$B/names" && mkdir -p "$B/names" && printf '#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <stdint.h>\n#include <math.h>\n#include "ncf.h"\n' > "$B/names/use.c" &&
+    for n in main NULL size_t printf ncf_free é ü 2024; do
+        demo --load "$B/books.ncf" --int8 --export_c "$B/names/$n.h" > "$B/export.log" &&
+            printf '#include "%s.h"\n' "$n" >> "$B/names/use.c" || return 1
+    done &&
+    printf 'int main(void) { return (int)(sizeof main_model + sizeof xc3xa9 + sizeof xc3xbc + sizeof ncf_free_model); }\n' >> "$B/names/use.c" &&
+    ${CC:-cc} -std=c99 -Wall -Werror -I. -I"$B/names" "$B/names/use.c" -o "$B/names/use" -lm
 }
-check "demo --export_c writes the model as an aligned C array named after the file" export_c
+check "demo --export_c writes the model as an aligned C array named after the file, a name C compiles" export_c
 
 # a model whose epoch counter sits at the bound resumes (0.6.1 overflowed the count past
 # 2^31 - 1 and wrote past its rows); one past the bound is refused
@@ -381,10 +390,11 @@ check "demo writes -, /dev/stdout and a FIFO in place, never replacing them" in_
 # flags given what no list of ids is: a device, a folder, NUL bytes, an id too long to be one;
 # an empty list; an L2 of inf; --keep_missing without --load; a file named after a keyword
 hostile_flags() {
-    printf '034545104X\n03\000045\n' > "$B/nul.ids" && long=$(printf '%0300d' 7) &&
+    printf '034545104X\n03\000045\n' > "$B/nul.ids" && long=$(printf '%0300d' 7) && id256=$(printf '%0256d' 7) &&
     for a in "--allow /dev/zero:is a device, not a file of ids" "--deny $B:is a folder, not a file of ids" \
              "--allow $B/nul.ids:nul.ids:2: a NUL byte" "--recommend $long:is longer than 256 bytes" \
-             "--recommend_for ,:--recommend_for: no item given" "--similar $long:the id is longer than 256 bytes"; do
+             "--recommend_for ,:--recommend_for: no item given" "--similar $long:the id is longer than 256 bytes" \
+             "--recommend \"$id256\":unknown user '0000" "--recommend \"${id256}7\":an id longer than 256 bytes"; do
         ! demo --load "$B/books.ncf" --recommend_for 034545104X ${a%%:*} > "$B/hostile.log" 2>&1 &&
             grep -q -e "${a#*:}" "$B/hostile.log" || { echo "${a%%:*}: $(cat "$B/hostile.log")"; return 1; }
     done &&

@@ -661,6 +661,16 @@ static void test_serving_by_id_answers_as_the_index_forms(void)
     CHECK_ERR(ncf_similar_to_id(m, "Papers", &o, ids, sizeof ids, NULL), NCF_ERR_ARG, "Papers");
     CHECK_ERR(ncf_recommend_for_items(m, given, 0, &o, NULL, ids, sizeof ids, NULL), NCF_ERR_ARG, "n > 0");
     CHECK_ERR(ncf_recommend_for_id(m, "u3", &o, ids, 4, NULL), NCF_ERR_ARG, "4 bytes hold");
+    { /* k past the catalogue sizes by the catalogue (2^31 - 1 was 8 GB, refused for memory) */
+        static char all[40 * (NCF_MAX_ID_BYTES + 1)];
+        long before = g_alloc_bytes;
+        o.k = 2147483647;
+        n = ncf_recommend_for_id(m, "u3", &o, all, sizeof all, NULL);
+        CHECKF(n > 0 && n <= 40, "%d: %s", n, ncf_error_text());
+        CHECK(ncf_similar_to_id(m, "Papers, Please", &o, all, sizeof all, NULL) == 39);
+        CHECK(ncf_recommend_for_items(m, given, 3, &o, NULL, all, sizeof all, NULL) > 0);
+        CHECK(g_alloc_bytes - before < (1 << 20));
+    }
     ncf_model_free(m), ncf_dataset_free(&d);
 }
 
