@@ -14,6 +14,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1240,19 +1241,28 @@ static FILE *open_id_file(const char *file)
 }
 
 /* The item indices of an id list (--recommend_for "ID,ID") or a file of one id a line (--allow,
-   --deny, --recommend_for_file), blanks around each dropped with trim; 0 after naming an id the
-   model does not know. */
+   --deny, --recommend_for_file), blanks around each dropped with trim, each item once; 0 after
+   naming an id the model does not know, or a list longer than any the catalogue needs (an
+   endless pipe of ids: `--allow <(yes 1)` stops there). */
 static int item_indices(const ncf_model *m, const char *list, const char *file, int trim, int32_t **out, int *n)
 {
     char id[NCF_MAX_ID_BYTES + 1];
     FILE *f = NULL;
-    int cap = 64, line = 0, ok = 1, got;
+    int cap = 64, line = 0, ok = 1, got,
+        most = m->cfg.num_items < (1 << 26) ? 16 * m->cfg.num_items + (1 << 20) : INT_MAX;
+    unsigned char *seen = (unsigned char *)calloc((size_t)m->cfg.num_items, 1);
     *n = 0;
-    if (file && !(f = open_id_file(file))) return 0;
-    if (!(*out = (int32_t *)malloc(sizeof(int32_t) * (size_t)cap))) ok = 0, fprintf(stderr, "demo: out of memory\n");
+    if (file && !(f = open_id_file(file))) return free(seen), 0;
+    if (!seen || !(*out = (int32_t *)malloc(sizeof(int32_t) * (size_t)cap)))
+        ok = 0, *out = NULL, fprintf(stderr, "demo: out of memory\n");
     while (ok && (got = f ? next_id_line(f, file, line + 1, id) : next_id(&list, id, trim)) != 0) {
         int i;
-        line++;
+        if (++line > most) {
+            fprintf(stderr, "demo: %s: more than %d ids, more than a catalogue of %d items needs: not a list to use\n",
+                    f ? file : "the id list", most, m->cfg.num_items);
+            ok = 0;
+            break;
+        }
         if (got < 0) {
             ok = 0;
             break;
@@ -1263,14 +1273,17 @@ static int item_indices(const ncf_model *m, const char *list, const char *file, 
             if (f) fprintf(stderr, "demo: %s:%d: unknown item '%s'\n", file, line, id);
             else fprintf(stderr, "demo: unknown item '%s'\n", id);
             ok = 0;
+        } else if (seen[i]) {
+            continue; /* (an item given again: the list holds it once) */
         } else if (*n == cap) {
             int32_t *g = (int32_t *)realloc(*out, sizeof(int32_t) * (size_t)(cap *= 2));
             if (g) *out = g;
             else ok = 0, fprintf(stderr, "demo: out of memory\n");
         }
-        if (ok) (*out)[(*n)++] = i;
+        if (ok) (*out)[(*n)++] = i, seen[i] = 1;
     }
     if (f) fclose(f);
+    free(seen);
     if (!ok) free(*out), *out = NULL;
     return ok;
 }

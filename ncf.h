@@ -2831,8 +2831,9 @@ static int ncf__read_extras(const char *name, const ncf__cursor *C, const ncf__d
     if (D->col[2] >= 0) {
         v = ncf__value(f[D->col[2]], &esc);
         if (!ncf__num_field(v.s, v.e))
-            return ncf__fail(NCF_ERR_PARSE, "%s:%lld: rating '%s' is not a number", name, (long long)C->line,
-                             ncf__shown(v.s, v.e));
+            return ncf__fail(NCF_ERR_PARSE, "%s:%lld: %s '%s' is not a number", name, (long long)C->line,
+                             tr->str && D->col[NCF_COL_STRENGTH] == D->col[2] ? "strength" : "rating",
+                             ncf__shown(v.s, v.e));                       /* (the column named as the caller gave it) */
         if (tr->pos) tr->pos[n] = (float)ncf__num_value(v) >= min_rating; /* (as floats: 3.7 >= 3.7f) */
     }
     if (tr->str) {
@@ -2846,7 +2847,9 @@ static int ncf__read_extras(const char *name, const ncf__cursor *C, const ncf__d
         v = ncf__value(f[D->col[3]], &esc);
         if ((ok = ncf__int_field(v.s, v.e, &tr->t[n])) != 1)
             return ncf__fail(NCF_ERR_PARSE, "%s:%lld: timestamp '%s' is %s", name, (long long)C->line,
-                             ncf__shown(v.s, v.e), ok < 0 ? "too large" : "not an integer (epoch seconds)");
+                             ncf__shown(v.s, v.e),
+                             ok < 0 ? "out of range (timestamps lie strictly between -2^63 and 2^63)"
+                                    : "not an integer (epoch seconds)");
     }
     return NCF_OK;
 }
@@ -4107,6 +4110,15 @@ static int ncf__hold_out_many(ncf__interaction *rec, const int64_t *start, int64
         rep->validation_interactions += nv[u], rep->test_interactions += nt[u];
     }
     for (i = 0; i < I; i++) rep->items_only_held_out += held[i] && !trained[i];
+    for (u = 0, j = 0; u < U; u++) j += k[u];
+    if (total && !j) /* (said here, where the reason is known: not by the sampler, later) */
+        rc = ncf__fail(NCF_ERR_DATA,
+                       "the %s split holds every one of the %lld positives out: nothing is left to train on (hold "
+                       "out a smaller share, or cut later)",
+                       bo->holdout == NCF_HOLDOUT_RATIO       ? "ratio"
+                           : bo->holdout == NCF_HOLDOUT_SAVED ? "saved"
+                                                              : "time",
+                       (long long)total);
 done:
     NCF_FREE(o), NCF_FREE(tmp), NCF_FREE(role), NCF_FREE(trained), NCF_FREE(held), NCF_FREE(times), NCF_FREE(scratch);
     return rc;

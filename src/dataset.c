@@ -531,6 +531,15 @@ static int ncf__hold_out_many(ncf__interaction *rec, const int64_t *start, int64
         rep->validation_interactions += nv[u], rep->test_interactions += nt[u];
     }
     for (i = 0; i < I; i++) rep->items_only_held_out += held[i] && !trained[i];
+    for (u = 0, j = 0; u < U; u++) j += k[u];
+    if (total && !j) /* (said here, where the reason is known: not by the sampler, later) */
+        rc = ncf__fail(NCF_ERR_DATA,
+                       "the %s split holds every one of the %lld positives out: nothing is left to train on (hold "
+                       "out a smaller share, or cut later)",
+                       bo->holdout == NCF_HOLDOUT_RATIO       ? "ratio"
+                           : bo->holdout == NCF_HOLDOUT_SAVED ? "saved"
+                                                              : "time",
+                       (long long)total);
 done:
     NCF_FREE(o), NCF_FREE(tmp), NCF_FREE(role), NCF_FREE(trained), NCF_FREE(held), NCF_FREE(times), NCF_FREE(scratch);
     return rc;

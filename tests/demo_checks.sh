@@ -400,7 +400,10 @@ hostile_flags() {
     done &&
     ! demo --mlp_regularization 0,inf 2> "$B/hostile.log" && grep -q 'not a list of numbers from 0 to 1e6' "$B/hostile.log" &&
     ! demo --keep_missing 2> "$B/hostile.log" && grep -q 'goes with --load' "$B/hostile.log" &&
-    demo --load "$B/books.ncf" --export_c "$B/int.h" > /dev/null && grep -q '^static const unsigned char int_model\[' "$B/int.h"
+    demo --load "$B/books.ncf" --export_c "$B/int.h" > /dev/null && grep -q '^static const unsigned char int_model\[' "$B/int.h" &&
+    rm -f "$B/endless.ids" && mkfifo "$B/endless.ids" && { yes 034545104X > "$B/endless.ids" 2> /dev/null & } &&
+    ! demo --load "$B/books.ncf" --recommend 276725 --allow "$B/endless.ids" > "$B/hostile.log" 2>&1 &&
+    grep -q 'more than a catalogue of 300 items needs' "$B/hostile.log" # (an endless pipe of ids: refused, read no further)
 }
 check "demo refuses what no list of ids is, and names what is wrong with a flag" hostile_flags
 

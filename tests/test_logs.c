@@ -226,7 +226,9 @@ static void test_bad_input_files_refused_with_file_and_line(void)
          "nocol.tsv:1: no item column in the header 'visitor\\x09what'"},
         {"onefield.txt", "1\n2\n", NCF_ERR_PARSE, "onefield.txt:1: one field a line"},
         {"ts.dat", "1::10::5::9223372036854775807\n1::20::5::9223372036854775808\n", NCF_ERR_PARSE,
-         "ts.dat:2: timestamp '9223372036854775808' is too large"},
+         "ts.dat:2: timestamp '9223372036854775808' is out of range"},
+        {"tsneg.dat", "1::10::5::-9223372036854775808\n", NCF_ERR_PARSE,
+         "tsneg.dat:1: timestamp '-9223372036854775808' is out of range (timestamps lie strictly between"},
         {"empty.dat", "", NCF_ERR_PARSE, "empty.dat: no ratings"},
         {"header_only.csv", "userId,movieId,rating,timestamp\n", NCF_ERR_PARSE, "no ratings"},
     };
@@ -236,6 +238,22 @@ static void test_bad_input_files_refused_with_file_and_line(void)
         CHECK_ERR(ncf_load_dataset(&d, path_in_dir(bad[k].name), NULL), bad[k].code, bad[k].message);
     }
     CHECK_ERR(ncf_load_dataset(&d, path_in_dir("missing.dat"), NULL), NCF_ERR_IO, "missing.dat: cannot open");
+    { /* a column that is both the rating and the strength is named as the strength it is used as */
+        ncf_dataset_opts so = ncf_dataset_opts_default();
+        so.weighting = NCF_WEIGHT_LINEAR, so.header = NCF_HEADER_NO, so.sep = "\t";
+        so.columns[NCF_COL_RATING] = so.columns[NCF_COL_STRENGTH] = "3";
+        write_file("nanstrength.tsv", "1\t10\t2\n1\t11\tnan\n");
+        CHECK_ERR(ncf_load_dataset(&d, path_in_dir("nanstrength.tsv"), &so), NCF_ERR_PARSE,
+                  "nanstrength.tsv:2: strength 'nan' is not a number");
+    }
+    { /* a time split that holds every positive out says so, not the sampler later */
+        ncf_dataset_opts so = ncf_dataset_opts_default();
+        so.holdout = NCF_HOLDOUT_CUTOFF, so.holdout_cutoff = 0, so.validation = 0;
+        write_file("allout.csv",
+                   "user,item,rating,timestamp\n1,10,5,100\n1,11,5,200\n2,12,5,300\n2,13,5,400\n3,14,5,500\n");
+        CHECK_ERR(ncf_load_dataset(&d, path_in_dir("allout.csv"), &so), NCF_ERR_DATA,
+                  "the time split holds every one of the 5 positives out");
+    }
     /* the paper split: a negative line whose (user,item) is not its test line */
     write_file("bad.train.rating", "0\t1\t1\t0\n1\t2\t1\t0\n");
     write_file("bad.test.rating", "0\t3\t1\t0\n1\t4\t1\t0\n");
