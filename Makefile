@@ -187,6 +187,7 @@ check:
 	  tests_clang_ubsan "tests_tsan serving_threads_answer_as_one_thread" \
 	  "./python/tests/run.sh $(PYTHON) $(BUILD) $(BUILD)/python_asan/_ncf.so"
 	$(MAKE) --no-print-directory format-check
+	tests/cmake_check.sh $(BUILD) every
 	$(MAKE) --no-print-directory analyze
 	$(MAKE) --no-print-directory test-mpi
 	$(MAKE) --no-print-directory windows

@@ -144,7 +144,7 @@ serve_loop() {
         cmp "$B/serve/1.txt" "$B/serve/4.txt" && [ "$(grep -c '^[a-z]* [0-9X,]*: [0-9X]* [(]' "$B/serve/1.txt")" = 4 ] &&
         grep -q "^user nobody: error: unknown user 'nobody'" "$B/serve/1.txt"
 }
-needs cmake "CMake: the README's app by add_subdirectory, FetchContent, find_package, ncf::impl and pkg-config" \
+needs cmake "CMake: the README's app by add_subdirectory, FetchContent, find_package, ncf::impl (static, shared) and pkg-config; a C++ project's by find_package" \
     cmake_package
 check "docs/serving.md: its threaded request loop built as its comment says answers the same on 1 and 4 threads" \
     serve_loop
