@@ -21,6 +21,14 @@
                    answer the same
        8 roundtrip a log (as 6) trained for an epoch on a small NeuMF, saved and loaded
                    back in memory: the copy answers and names ids as the model does
+       9 holdout   a log split by ratio, time share or cut-off (the first two bytes pick which,
+                   the share or the cut-off, and validation): the held-out lists are each
+                   user's, ascending, in range, and apart from its training items
+      10 saved     a split as ncf_save_split writes it, the input cut at form feeds into its
+                   training, validation and test parts (ncf__build_saved, the reader's core)
+      11 byid      a log (up to a form feed) trained into a small MF, then each line after it
+                   an id for the serving calls by id: they answer or refuse, and what they
+                   answer is the index forms' answer
    A dataset that loads must be well formed, and its ids found again by what they are named
    (checked here, trapping if not). Every target runs in memory: no file is written. */
 #define _POSIX_C_SOURCE 200809L
@@ -32,7 +40,8 @@
 #include <string.h>
 
 #ifndef FUZZ_TARGET
-#error "define FUZZ_TARGET (1 model, 2 dat, 3 csv, 4 tab, 5 ncf, 6 log, 7 verified, 8 roundtrip)"
+#error \
+    "define FUZZ_TARGET (1 model, 2 dat, 3 csv, 4 tab, 5 ncf, 6 log, 7 verified, 8 roundtrip, 9 holdout, 10 saved, 11 byid)"
 #endif
 
 #define REQUIRE(x) \
@@ -158,6 +167,20 @@ static void check_dataset(const ncf_dataset *d)
         }
     }
     REQUIRE(d->user_ptr[d->num_users] == d->num_train);
+    for (u = 0; d->test_ptr && u < d->num_users; u++) { /* many held out a user: ascending, apart from training */
+        int part;
+        for (part = 0; part < 2; part++) {
+            const int64_t *at = part ? d->val_ptr : d->test_ptr;
+            const int32_t *it = part ? d->val_items : d->test_items;
+            if (!at) continue;
+            REQUIRE(at[0] == 0 && at[u] <= at[u + 1]);
+            for (k = at[u]; k < at[u + 1]; k++) {
+                int64_t t;
+                REQUIRE(it[k] >= 0 && it[k] < d->num_items && (k == at[u] || it[k - 1] < it[k]));
+                for (t = d->user_ptr[u]; t < d->user_ptr[u + 1]; t++) REQUIRE(d->items[t] != it[k]);
+            }
+        }
+    }
     for (u = 0; u < d->num_users + d->num_items; u++) { /* each id named, then found again */
         char id[NCF_MAX_ID_BYTES + 1];
         int k2 = u < d->num_users ? u : u - d->num_users;
@@ -201,6 +224,59 @@ static void round_trip(const ncf_dataset *d)
 }
 #endif
 
+#if FUZZ_TARGET == 11
+/* Each line of ids an id for the by-id calls; what they answer, the index forms answer too. */
+static void serve_ids(const ncf_dataset *d, const uint8_t *ids, size_t size)
+{
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL;
+    ncf_rec_opts o = ncf_rec_opts_default();
+    char line[NCF_MAX_ID_BYTES + 2], out[4 * (NCF_MAX_ID_BYTES + 1)];
+    const char *given[2];
+    size_t at = 0;
+    c.model = NCF_MF, c.num_users = d->num_users, c.num_items = d->num_items, c.mf_dim = 4;
+    REQUIRE(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, d) == NCF_OK);
+    o.k = 4;
+    while (at < size) {
+        size_t n = 0;
+        int u, i, r;
+        int32_t top[4];
+        float s1[4], s2[4];
+        while (at < size && ids[at] != '\n' && n < sizeof line - 1) line[n++] = (char)ids[at++];
+        at++, line[n] = 0;
+        u = ncf_find(m, NCF_USER, line), i = ncf_find(m, NCF_ITEM, line);
+        r = ncf_recommend_for_id(m, line, &o, out, sizeof out, s1);
+        REQUIRE(u < 0 ? r < 0 : r == ncf_recommend_index(m, u, &o, top, s2) && !memcmp(s1, s2, 4 * (size_t)r));
+        r = ncf_similar_to_id(m, line, &o, out, sizeof out, s1);
+        REQUIRE(i < 0 ? r < 0 : r == ncf_similar(m, NCF_ITEM, i, &o, top, s2) && !memcmp(s1, s2, 4 * (size_t)r));
+        given[0] = line, given[1] = line;
+        r = ncf_recommend_for_items(m, given, 2, &o, NULL, out, sizeof out, s1);
+        REQUIRE(i < 0 ? r < 0 : r >= 0 && r <= 4);
+    }
+    ncf_model_free(m);
+}
+#endif
+
+#if FUZZ_TARGET == 10
+/* A saved split from the input cut at form feeds: training, validation, test. */
+static int load_saved(ncf_dataset *d, const uint8_t *data, size_t size)
+{
+    const char *buf[3];
+    size_t len[3], at = 0;
+    int k;
+    for (k = 0; k < 3; k++) {
+        const uint8_t *ff = at < size ? (const uint8_t *)memchr(data + at, '\f', size - at) : NULL;
+        size_t end = k < 2 && ff ? (size_t)(ff - data) : size;
+        buf[k] = at < size ? (const char *)data + at : "", len[k] = end > at ? end - at : 0;
+        at = end < size ? end + 1 : size;
+    }
+    if (len[1] == 0) buf[1] = NULL; /* (no validation part) */
+    memset(d, 0, sizeof *d);
+    return ncf__build_saved(d, "saved", buf, len, &(ncf_dataset_opts){0});
+}
+#endif
+
+#if FUZZ_TARGET == 5
 /* The paper split: the input cut at form feeds into its three parts. */
 static int load_split(ncf_dataset *d, const uint8_t *data, size_t size)
 {
@@ -219,16 +295,43 @@ static int load_split(ncf_dataset *d, const uint8_t *data, size_t size)
     memset(d, 0, sizeof *d);
     return ncf__load_split(d, "split", &src, 0, 1, NCF_HOLDOUT_LATEST);
 }
+#endif
 
 static void fuzz_ratings(const uint8_t *data, size_t size)
 {
-    static const char *names[] = {"", "", "ratings.dat", "ratings.csv", "u.data", "split", "log", "", "log"};
-    static const ncf_format formats[] = {
-        0, 0, NCF_FORMAT_DAT, NCF_FORMAT_CSV, NCF_FORMAT_TAB, NCF_FORMAT_NCF, NCF_FORMAT_AUTO, 0, NCF_FORMAT_AUTO};
+    static const char *names[] = {"",    "", "ratings.dat", "ratings.csv", "u.data", "split",
+                                  "log", "", "log",         "log",         "saved",  "log"};
+    static const ncf_format formats[] = {0,
+                                         0,
+                                         NCF_FORMAT_DAT,
+                                         NCF_FORMAT_CSV,
+                                         NCF_FORMAT_TAB,
+                                         NCF_FORMAT_NCF,
+                                         NCF_FORMAT_AUTO,
+                                         0,
+                                         NCF_FORMAT_AUTO,
+                                         NCF_FORMAT_AUTO,
+                                         0,
+                                         NCF_FORMAT_AUTO};
     ncf_dataset_opts o = ncf_dataset_opts_default();
     ncf_dataset d;
+    size_t ids = size;
     int rc;
     o.format = formats[FUZZ_TARGET], o.min_ratings = 0, o.eval_negatives = 3;
+    if (FUZZ_TARGET == 9 && size > 1) { /* ratio, time share or cut-off; the share or the cut-off */
+        static const int kinds[4] = {NCF_HOLDOUT_RATIO, NCF_HOLDOUT_TIME, NCF_HOLDOUT_CUTOFF, NCF_HOLDOUT_RATIO};
+        o.holdout = kinds[data[0] & 3], o.validation = (data[0] >> 2) & 1;
+        o.holdout_fraction = (float)(data[1] % 100) / 100.0f; /* (0: refused, as the library refuses it) */
+        o.holdout_cutoff = (int64_t)data[1] * 10 - 100;
+        data += 2, size -= 2;
+    }
+    ids = size;
+#if FUZZ_TARGET == 11
+    { /* the log up to a form feed; the ids after it */
+        const uint8_t *ff = (const uint8_t *)memchr(data, '\f', size);
+        ids = ff ? (size_t)(ff - data) : size;
+    }
+#endif
     if ((FUZZ_TARGET == 6 || FUZZ_TARGET == 8) && size > 0) {
         o.holdout = data[0] & 3, o.validation = (data[0] >> 2) & 1;
         if (data[0] & 8) o.min_rating = 2.0f;
@@ -236,11 +339,23 @@ static void fuzz_ratings(const uint8_t *data, size_t size)
         o.trim_ids = data[0] >> 7;
         data++, size--;
     }
-    rc = FUZZ_TARGET == 5 ? load_split(&d, data, size) : ncf_load_dataset_mem(&d, names[FUZZ_TARGET], data, size, &o);
+#if FUZZ_TARGET == 10
+    (void)names, (void)ids;
+    rc = load_saved(&d, data, size);
+#else
+#if FUZZ_TARGET == 5
+    (void)names, (void)ids;
+    rc = load_split(&d, data, size);
+#else
+    rc = ncf_load_dataset_mem(&d, names[FUZZ_TARGET], data, ids, &o);
+#endif
+#endif
     if (rc == NCF_OK) {
         check_dataset(&d);
 #if FUZZ_TARGET == 8
         round_trip(&d);
+#elif FUZZ_TARGET == 11
+        if (ids < size) serve_ids(&d, data + ids + 1, size - ids - 1);
 #endif
         ncf_dataset_free(&d);
     } else {

@@ -1493,23 +1493,20 @@ NCFDEF int ncf_save_split(const ncf_dataset *d, const char *prefix)
 
 /* A saved split read back: its files joined in memory, each line given its part as a third
    field (a timestamp the build takes as the part), then built as one log. */
-static int ncf__load_saved(ncf_dataset *ds, const char *prefix, const ncf_dataset_opts *given)
+/* A saved split from its parts in memory (training, validation or NULL, test): their lines joined,
+   each given its part as a third field (a timestamp the build takes as the part), then built as
+   one log (the fuzzers' way in, beside the files'). */
+static int ncf__build_saved(ncf_dataset *ds, const char *prefix, const char *const *buf, const size_t *len,
+                            const ncf_dataset_opts *given)
 {
     ncf_dataset_opts o = *given;
-    char path[4216], *joined = NULL, *buf[3] = {NULL, NULL, NULL};
-    size_t len[3] = {0, 0, 0}, total = 0, j, at = 0;
-    int part, rc = NCF_OK;
+    char *joined;
+    size_t total = 0, j, at = 0;
+    int part, rc;
     ncf__parsed P;
-    for (part = 0; part < 3 && rc == NCF_OK; part++) {
-        if (snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[part]) >= (int)sizeof path) {
-            rc = ncf__fail(NCF_ERR_ARG, "%s: path too long", prefix);
-            break;
-        }
-        if (part == 1 && !ncf__file_exists(path)) continue;
-        if ((rc = ncf__read_file(path, &buf[part], &len[part], NULL)) == NCF_OK) total += 4 * len[part] + 4;
-    }
-    if (rc == NCF_OK && !(joined = NCF__NEW(char, total ? total : 1))) rc = ncf__fail(NCF_ERR_NOMEM, "out of memory");
-    for (part = 0; part < 3 && rc == NCF_OK; part++) /* (3 bytes added a line of at least 1) */
+    for (part = 0; part < 3; part++) total += 4 * len[part] + 4;
+    if (!(joined = NCF__NEW(char, total))) return ncf__fail(NCF_ERR_NOMEM, "%s: out of memory", prefix);
+    for (part = 0; part < 3; part++) /* (3 bytes added a line of at least 1) */
         for (j = 0; j < len[part];) {
             size_t e = j;
             while (e < len[part] && buf[part][e] != '\n' && buf[part][e] != '\r') e++;
@@ -1519,21 +1516,32 @@ static int ncf__load_saved(ncf_dataset *ds, const char *prefix, const ncf_datase
             }
             for (j = e; j < len[part] && (buf[part][j] == '\n' || buf[part][j] == '\r'); j++) {}
         }
-    for (part = 0; part < 3; part++) NCF_FREE(buf[part]);
-    if (rc != NCF_OK) {
-        NCF_FREE(joined);
-        return rc;
-    }
     o.sep = "\t", o.header = NCF_HEADER_NO, o.holdout = NCF_HOLDOUT_SAVED, o.min_rating = -HUGE_VALF;
     o.columns[NCF_COL_USER] = "1", o.columns[NCF_COL_ITEM] = "2", o.columns[NCF_COL_RATING] = "";
     o.columns[NCF_COL_TIME] = "3", o.columns[NCF_COL_STRENGTH] = NULL, o.weighting = NCF_WEIGHT_NONE;
+    o.validation = buf[1] != NULL;
     rc = ncf__parse_log(prefix, joined, at, &o, &P);
     NCF_FREE(joined);
-    if (rc == NCF_OK) {
-        snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[1]); /* (fits: as each part's above) */
-        o.validation = ncf__file_exists(path);
-        rc = ncf__build_log(ds, prefix, &o, &P);
+    return rc == NCF_OK ? ncf__build_log(ds, prefix, &o, &P) : rc;
+}
+
+/* A saved split read back from its files, PREFIX.train.tsv and the rest (the validation's if
+   there). */
+static int ncf__load_saved(ncf_dataset *ds, const char *prefix, const ncf_dataset_opts *given)
+{
+    char path[4216], *buf[3] = {NULL, NULL, NULL};
+    size_t len[3] = {0, 0, 0};
+    int part, rc = NCF_OK;
+    for (part = 0; part < 3 && rc == NCF_OK; part++) {
+        if (snprintf(path, sizeof path, "%s%s", prefix, ncf__saved_suffix[part]) >= (int)sizeof path) {
+            rc = ncf__fail(NCF_ERR_ARG, "%s: path too long", prefix);
+            break;
+        }
+        if (part == 1 && !ncf__file_exists(path)) continue;
+        rc = ncf__read_file(path, &buf[part], &len[part], NULL);
     }
+    if (rc == NCF_OK) rc = ncf__build_saved(ds, prefix, (const char *const *)buf, len, given);
+    for (part = 0; part < 3; part++) NCF_FREE(buf[part]);
     return rc;
 }
 
