@@ -551,13 +551,14 @@ NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *ite
    rated items become the data's; training then goes on. Data that lacks an id of the model
    is refused with a message (its rows would be lost). On failure *m is unchanged. */
 NCFDEF int ncf_model_grow(ncf_model **m, const ncf_dataset *data);
-/* Adds a user (side NCF_USER) or an item (NCF_ITEM) to the model under id, with rows
-   (ncf_row_size floats, as ncf_fold_in fits them), so that it is served, saved and loaded
-   by id as the others are; an id the model knows gets the rows in place of its own. Other ids
-   keep their rows and Adam moments; indices past the new one's move up by one; a new user has
-   no rated items. A model whose ids of that side are integers takes only a plain integer id.
-   On failure *m is unchanged. */
-NCFDEF int ncf_model_add(ncf_model **m, int side, const char *id, const float *row);
+/* Adds n users (side NCF_USER) or items (NCF_ITEM) to the model under ids[0..n), with rows
+   ([n][ncf_row_size] floats, as ncf_fold_in fits them), so that each is served, saved and
+   loaded by id as the others are; an id the model knows gets the rows in place of its own (an
+   id given twice, its last rows). The model grows once for them all. Other ids keep their rows
+   and Adam moments, their indices moved past the new ones; a new user has no rated items. A
+   model whose ids of that side are integers takes only plain integer ids. On failure *m is
+   unchanged. */
+NCFDEF int ncf_model_add(ncf_model **m, int side, const char *const *ids, const float *rows, int n);
 /* Adds to a dataset the model's users and items it lacks, with no interactions, so that
    ncf_model_grow keeps their rows (the demo's --keep_missing). Indices may change (ids stay in
    ascending order); on failure the dataset is unchanged. */
@@ -11325,106 +11326,168 @@ static void ncf__put_side_row(ncf_model *m, int side, int k, const float *row)
     if (b) b[k] = row[s->F + s->H];
 }
 
-/* A dataset of m's ids, with id (len bytes) put at *at on side, and m's rated items as its
-   training positives (indices moved past *at): what ncf_model_grow needs to add one id. */
-static int ncf__ids_plus_one(const ncf_model *m, int side, const char *id, size_t len, int64_t num, ncf_dataset *d,
-                             int *at)
+/* A new id for ncf_model_add: its bytes, its number where the side's ids are integers, and
+   which of the caller's ids it is. */
+typedef struct {
+    const char *id;
+    size_t len;
+    int64_t num;
+    int given;
+} ncf__new_id;
+
+static int ncf__cmp_new_text(const void *a, const void *b)
+{
+    const ncf__new_id *x = (const ncf__new_id *)a, *y = (const ncf__new_id *)b;
+    int c = ncf__cmp_text(x->id, x->len, y->id, y->len);
+    return c ? c : (x->given > y->given) - (x->given < y->given);
+}
+static int ncf__cmp_new_num(const void *a, const void *b)
+{
+    const ncf__new_id *x = (const ncf__new_id *)a, *y = (const ncf__new_id *)b;
+    return x->num != y->num ? (x->num > y->num) - (x->num < y->num) : (x->given > y->given) - (x->given < y->given);
+}
+
+/* A dataset of m's ids with c new ids of one side (ascending, each once) merged in at their
+   places (a side whose ids were given out of order takes them at its end), and m's rated
+   items as its training positives, renumbered: what ncf_model_grow grows m to, all at once. */
+static int ncf__ids_plus(const ncf_model *m, int side, const ncf__new_id *add, int c, ncf_dataset *d)
 {
     ncf__ids t[2];
-    int k, c, n[2], u;
+    int n[2], i, j, k, u, s, rc = NCF_OK;
+    int32_t *map = NULL, *src = NULL; /* old index -> new; new index -> old (or -1 - j: new id j) */
     int64_t total = 0;
     memset(d, 0, sizeof *d);
     t[0] = ncf__model_ids(m, 0), t[1] = ncf__model_ids(m, 1);
-    n[0] = t[0].n + !side, n[1] = t[1].n + side;
-    if (t[side].text) { /* byte order: the first id past it */
-        for (k = 0; k < t[side].n &&
-             ncf__cmp_text(t[side].text + t[side].at[k], (size_t)(t[side].at[k + 1] - t[side].at[k]), id, len) < 0;
-             k++) {}
-    } else if (t[side].order) { /* given out of order: at the end */
-        k = t[side].n;
-    } else {
-        for (k = 0; k < t[side].n && t[side].num[k] < num; k++) {}
+    n[!side] = t[!side].n, n[side] = t[side].n + c;
+    map = NCF__NEW(int32_t, (size_t)t[side].n + 1), src = NCF__NEW(int32_t, (size_t)n[side]);
+    if (!map || !src) {
+        NCF_FREE(map), NCF_FREE(src);
+        return ncf__fail(NCF_ERR_NOMEM, "ncf_model_add: out of memory for %d ids", n[side]);
     }
-    *at = k;
+    for (i = j = k = 0; k < n[side]; k++) { /* the merge */
+        int take_new = j < c &&
+            (i == t[side].n ||
+             (!t[side].order &&
+              (t[side].text ? ncf__cmp_text(t[side].text + t[side].at[i], (size_t)(t[side].at[i + 1] - t[side].at[i]),
+                                            add[j].id, add[j].len) > 0
+                            : t[side].num[i] > add[j].num)));
+        if (take_new) src[k] = -1 - j++;
+        else map[i] = k, src[k] = i++;
+    }
     d->num_users = n[0], d->num_items = n[1];
-    for (c = 0; c < 2; c++) { /* each side's ids, side's with the new one at k */
-        int extra = c == side, j;
-        if (t[c].text) {
-            int64_t bytes = t[c].at[t[c].n] + (extra ? (int64_t)len : 0), *at_c = NCF__NEW(int64_t, (size_t)n[c] + 1);
-            char *text = NCF__NEW(char, bytes ? bytes : 1);
-            if (c) d->item_text = text, d->item_text_at = at_c;
-            else d->user_text = text, d->user_text_at = at_c;
-            if (!text || !at_c) return ncf__fail(NCF_ERR_NOMEM, "ncf_model_add: out of memory for the ids");
-            for (j = 0, at_c[0] = 0; j < n[c]; j++) {
-                int src = extra && j > k ? j - 1 : j;
-                const char *p = extra && j == k ? id : t[c].text + t[c].at[src];
-                size_t l = extra && j == k ? len : (size_t)(t[c].at[src + 1] - t[c].at[src]);
-                memcpy(text + at_c[j], p, l), at_c[j + 1] = at_c[j] + (int64_t)l;
+    for (s = 0; s < 2 && rc == NCF_OK; s++) { /* each side's ids, side's merged */
+        int extra = s == side;
+        if (t[s].text) {
+            int64_t bytes = t[s].at[t[s].n], *at_s = NCF__NEW(int64_t, (size_t)n[s] + 1);
+            char *text;
+            for (j = 0; extra && j < c; j++) bytes += (int64_t)add[j].len;
+            text = NCF__NEW(char, bytes ? bytes : 1);
+            if (s) d->item_text = text, d->item_text_at = at_s;
+            else d->user_text = text, d->user_text_at = at_s;
+            if (!text || !at_s) {
+                rc = ncf__fail(NCF_ERR_NOMEM, "ncf_model_add: out of memory for the ids");
+                break;
+            }
+            for (k = 0, at_s[0] = 0; k < n[s]; k++) {
+                int o = extra ? src[k] : k;
+                const char *p = o < 0 ? add[-1 - o].id : t[s].text + t[s].at[o];
+                size_t l = o < 0 ? add[-1 - o].len : (size_t)(t[s].at[o + 1] - t[s].at[o]);
+                memcpy(text + at_s[k], p, l), at_s[k + 1] = at_s[k] + (int64_t)l;
             }
         } else {
-            int64_t *raw = NCF__NEW(int64_t, (size_t)n[c]);
-            if (c) d->raw_item = raw;
+            int64_t *raw = NCF__NEW(int64_t, (size_t)n[s]);
+            if (s) d->raw_item = raw;
             else d->raw_user = raw;
-            if (!raw) return ncf__fail(NCF_ERR_NOMEM, "ncf_model_add: out of memory for the ids");
-            for (j = 0; j < n[c]; j++) raw[j] = extra && j == k ? num : t[c].num[extra && j > k ? j - 1 : j];
+            if (!raw) {
+                rc = ncf__fail(NCF_ERR_NOMEM, "ncf_model_add: out of memory for the ids");
+                break;
+            }
+            for (k = 0; k < n[s]; k++) {
+                int o = extra ? src[k] : k;
+                raw[k] = o < 0 ? add[-1 - o].num : t[s].num[o];
+            }
         }
     }
-    for (u = 0; u < m->cfg.num_users; u++) { /* the rated items, as training positives */
+    for (u = 0; rc == NCF_OK && u < m->cfg.num_users; u++) { /* the rated items, as training positives */
         ncf__rated_cursor q = ncf__rated_from(m, u, 0);
         for (; q.next < INT32_MAX; ncf__rated_step(&q)) total++;
     }
-    d->user_ptr = NCF__NEW(int64_t, (size_t)n[0] + 1), d->items = NCF__NEW(int32_t, total ? total : 1);
-    d->test_item = NCF__NEW(int32_t, (size_t)n[0]);
-    if (!d->user_ptr || !d->items || !d->test_item) return ncf__fail(NCF_ERR_NOMEM, "ncf_model_add: out of memory");
-    for (u = 0, total = 0, d->user_ptr[0] = 0; u < n[0]; u++) {
-        int src = !side && u > *at ? u - 1 : u;
+    if (rc == NCF_OK) {
+        d->user_ptr = NCF__NEW(int64_t, (size_t)n[0] + 1), d->items = NCF__NEW(int32_t, total ? total : 1);
+        d->test_item = NCF__NEW(int32_t, (size_t)n[0]);
+        if (!d->user_ptr || !d->items || !d->test_item) rc = ncf__fail(NCF_ERR_NOMEM, "ncf_model_add: out of memory");
+    }
+    for (u = 0, total = 0; rc == NCF_OK && u < n[0]; u++) { /* (a map keeps each list ascending) */
+        int o = side ? u : src[u];
+        if (u == 0) d->user_ptr[0] = 0;
         d->test_item[u] = -1;
-        if (!(!side && u == *at)) {
-            ncf__rated_cursor q = ncf__rated_from(m, src, 0);
-            for (; q.next < INT32_MAX; ncf__rated_step(&q))
-                d->items[total++] = side && q.next >= *at ? q.next + 1 : q.next;
+        if (o >= 0) {
+            ncf__rated_cursor q = ncf__rated_from(m, o, 0);
+            for (; q.next < INT32_MAX; ncf__rated_step(&q)) d->items[total++] = side ? map[q.next] : q.next;
         }
         d->user_ptr[u + 1] = total;
     }
     d->num_train = total;
-    return NCF_OK;
+    NCF_FREE(map), NCF_FREE(src);
+    return rc;
 }
 
-NCFDEF int ncf_model_add(ncf_model **mp, int side, const char *id, const float *row)
+NCFDEF int ncf_model_add(ncf_model **mp, int side, const char *const *ids, const float *rows, int n)
 {
     ncf_dataset d;
-    ncf__ids ids;
-    size_t len = id ? strlen(id) : 0;
-    int64_t num = 0;
-    int k, rc, r, R;
-    if (!mp || !*mp || (side != 0 && side != 1) || !id || !row)
-        return ncf__fail(NCF_ERR_ARG, "ncf_model_add: need a model, side 0 (a user) or 1 (an item), an id and rows");
+    ncf__ids t;
+    ncf__new_id *add = NULL;
+    int j, c = 0, r, R, rc;
+    if (!mp || !*mp || (side != 0 && side != 1) || !ids || !rows || n < 1)
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_model_add: need a model, side 0 (users) or 1 (items), n >= 1 ids and their rows");
     if ((rc = ncf__writable(*mp, "ncf_model_add")) != NCF_OK) return rc;
     if (!ncf__has_ids(*mp)) return ncf__fail(NCF_ERR_ARG, "ncf_model_add: the model holds no ids (ncf_model_set_ids)");
-    if (len == 0 || len > NCF_MAX_ID_BYTES)
-        return ncf__fail(NCF_ERR_ARG, "ncf_model_add: an id of 1 to %d bytes, not %lu", NCF_MAX_ID_BYTES,
-                         (unsigned long)len);
-    R = ncf_row_size(*mp);
-    for (r = 0; r < R; r++)
-        if (!(row[r] >= -NCF__MAX_PARAM && row[r] <= NCF__MAX_PARAM))
-            return ncf__fail(NCF_ERR_ARG, "ncf_model_add: rows[%d] = %g is not a parameter (finite, within 1e6)", r,
-                             (double)row[r]);
-    ids = ncf__model_ids(*mp, side);
-    if ((k = ncf__ids_find(&ids, id, len)) >= 0) { /* known: its rows replaced */
-        ncf__put_side_row(*mp, side, k, row);
-        ncf_model_params_changed(*mp);
-        return NCF_OK;
+    R = ncf_row_size(*mp), t = ncf__model_ids(*mp, side);
+    if (!(add = NCF__NEW(ncf__new_id, (size_t)n))) return ncf__fail(NCF_ERR_NOMEM, "ncf_model_add: out of memory");
+    for (j = 0; j < n; j++) { /* every id and row checked before anything changes */
+        size_t len = ids[j] ? strlen(ids[j]) : 0;
+        int64_t num = 0;
+        if (len == 0 || len > NCF_MAX_ID_BYTES) {
+            NCF_FREE(add);
+            return ncf__fail(NCF_ERR_ARG, "ncf_model_add: ids[%d]: an id of 1 to %d bytes, not %lu", j,
+                             NCF_MAX_ID_BYTES, (unsigned long)len);
+        }
+        for (r = 0; r < R; r++)
+            if (!(rows[(size_t)j * R + r] >= -NCF__MAX_PARAM && rows[(size_t)j * R + r] <= NCF__MAX_PARAM)) {
+                NCF_FREE(add);
+                return ncf__fail(NCF_ERR_ARG,
+                                 "ncf_model_add: rows[%d][%d] = %g is not a parameter (finite, within 1e6)", j, r,
+                                 (double)rows[(size_t)j * R + r]);
+            }
+        if (ncf__ids_find(&t, ids[j], len) >= 0) continue; /* known: its rows replaced below */
+        if (!t.text && !ncf__plain_int(ids[j], ids[j] + len, &num)) {
+            NCF_FREE(add);
+            return ncf__fail(NCF_ERR_ARG, "ncf_model_add: the model's %s ids are integers; '%s' is not one",
+                             side ? "item" : "user", ncf__shown(ids[j], ids[j] + len));
+        }
+        add[c].id = ids[j], add[c].len = len, add[c].num = num, add[c++].given = j;
     }
-    if (!ids.text && !ncf__plain_int(id, id + len, &num))
-        return ncf__fail(NCF_ERR_ARG, "ncf_model_add: the model's %s ids are integers; '%s' is not one",
-                         side ? "item" : "user", ncf__shown(id, id + len));
-    if ((rc = ncf__ids_plus_one(*mp, side, id, len, num, &d, &k)) == NCF_OK &&
-        (rc = ncf_model_grow(mp, &d)) == NCF_OK) {
-        ncf__put_side_row(*mp, side, k, row);
-        ncf_model_params_changed(*mp);
+    if (c) { /* the new ids ascending, each once; one grow for them all */
+        int k;
+        ncf__heap_sort((char *)add, (size_t)c, sizeof *add, t.text ? ncf__cmp_new_text : ncf__cmp_new_num);
+        for (j = k = 0; j < c; j++)
+            if (!k ||
+                (t.text ? ncf__cmp_text(add[k - 1].id, add[k - 1].len, add[j].id, add[j].len)
+                        : add[k - 1].num != add[j].num))
+                add[k++] = add[j];
+        c = k;
+        rc = ncf__ids_plus(*mp, side, add, c, &d);
+        if (rc == NCF_OK) rc = ncf_model_grow(mp, &d);
+        ncf_dataset_free(&d);
     }
-    ncf_dataset_free(&d);
-    return rc;
+    NCF_FREE(add);
+    if (rc != NCF_OK) return rc;
+    t = ncf__model_ids(*mp, side);
+    for (j = 0; j < n; j++) /* (in the order given: an id given twice keeps its last rows) */
+        ncf__put_side_row(*mp, side, ncf__ids_find(&t, ids[j], strlen(ids[j])), rows + (size_t)j * R);
+    ncf_model_params_changed(*mp);
+    return NCF_OK;
 }
 #endif
 

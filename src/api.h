@@ -551,13 +551,14 @@ NCFDEF int ncf_train_step(ncf_model *m, const int32_t *users, const int32_t *ite
    rated items become the data's; training then goes on. Data that lacks an id of the model
    is refused with a message (its rows would be lost). On failure *m is unchanged. */
 NCFDEF int ncf_model_grow(ncf_model **m, const ncf_dataset *data);
-/* Adds a user (side NCF_USER) or an item (NCF_ITEM) to the model under id, with rows
-   (ncf_row_size floats, as ncf_fold_in fits them), so that it is served, saved and loaded
-   by id as the others are; an id the model knows gets the rows in place of its own. Other ids
-   keep their rows and Adam moments; indices past the new one's move up by one; a new user has
-   no rated items. A model whose ids of that side are integers takes only a plain integer id.
-   On failure *m is unchanged. */
-NCFDEF int ncf_model_add(ncf_model **m, int side, const char *id, const float *row);
+/* Adds n users (side NCF_USER) or items (NCF_ITEM) to the model under ids[0..n), with rows
+   ([n][ncf_row_size] floats, as ncf_fold_in fits them), so that each is served, saved and
+   loaded by id as the others are; an id the model knows gets the rows in place of its own (an
+   id given twice, its last rows). The model grows once for them all. Other ids keep their rows
+   and Adam moments, their indices moved past the new ones; a new user has no rated items. A
+   model whose ids of that side are integers takes only plain integer ids. On failure *m is
+   unchanged. */
+NCFDEF int ncf_model_add(ncf_model **m, int side, const char *const *ids, const float *rows, int n);
 /* Adds to a dataset the model's users and items it lacks, with no interactions, so that
    ncf_model_grow keeps their rows (the demo's --keep_missing). Indices may change (ids stay in
    ascending order); on failure the dataset is unchanged. */

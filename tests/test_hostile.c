@@ -1232,17 +1232,18 @@ static int sw_model_add(void)
     ncf_dataset d;
     ncf_config c = ncf_config_default();
     ncf_model *m = NULL;
-    float row[64];
+    float row[64], two[128];
     int rc;
     if (sw_quiet_load(&d, 1, 0) != NCF_OK) return NCF_ERR_DATA;
+    memset(two, 0, sizeof two), two[1] = 0.25f;
     c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 4, c.num_layers = 2, c.layers[0] = 8,
     c.layers[1] = 4;
     memset(row, 0, sizeof row), row[0] = 0.5f;
     rc = ncf_model_create(&m, &c);
     if (rc == NCF_OK) rc = ncf_model_set_ids(m, &d);
-    if (rc == NCF_OK) rc = ncf_model_add(&m, 0, "b2", row);
-    if (rc == NCF_OK) rc = ncf_model_add(&m, 1, "y2", row);
-    if (rc == NCF_OK) rc = ncf_model_add(&m, 0, "a", row);
+    if (rc == NCF_OK) rc = ncf_model_add(&m, 0, (const char *[]){"b2"}, row, 1);
+    if (rc == NCF_OK) rc = ncf_model_add(&m, 1, (const char *[]){"y2", "y3"}, two, 2);
+    if (rc == NCF_OK) rc = ncf_model_add(&m, 0, (const char *[]){"a"}, row, 1);
     if (rc == NCF_OK) g_sw_digest = digest_ids(m, NULL);
     ncf_model_free(m), ncf_dataset_free(&d);
     return rc;

@@ -473,7 +473,7 @@ static void test_model_add_serves_folded_in_ids(void)
     CHECK(ncf_fold_in(m, NCF_USER, given, 2, &fo, urow) == NCF_OK);
     o.k = 5, o.user_row = urow, o.exclude_rated = 0;
     n = ncf_recommend_index(m, -1, &o, top_row, sc_row);
-    CHECK(ncf_model_add(&m, 0, "newbie", urow) == NCF_OK && m->cfg.num_users == 9);
+    CHECK(ncf_model_add(&m, 0, (const char *[]){"newbie"}, urow, 1) == NCF_OK && m->cfg.num_users == 9);
     o.user_row = NULL;
     CHECK((u = ncf_find(m, NCF_USER, "newbie")) >= 0 && ncf_recommend_index(m, u, &o, top, sc) == n && n == 5);
     CHECK(!memcmp(top, top_row, sizeof(int32_t) * 5) && !memcmp(sc, sc_row, sizeof(float) * 5));
@@ -485,7 +485,7 @@ static void test_model_add_serves_folded_in_ids(void)
     for (k = 0; k < 8; k++)
         us[k] = ncf_find(m, NCF_USER, (const char *[]){"u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8"}[k]);
     CHECK(ncf_predict_for(m, NCF_ITEM, -1, irow, us, 8, z_row) == NCF_OK);
-    CHECK(ncf_model_add(&m, 1, "b2", irow) == NCF_OK && m->cfg.num_items == 11);
+    CHECK(ncf_model_add(&m, 1, (const char *[]){"b2"}, irow, 1) == NCF_OK && m->cfg.num_items == 11);
     for (k = 0; k < 8; k++)
         us[k] = ncf_find(m, NCF_USER, (const char *[]){"u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8"}[k]);
     CHECK((i = ncf_find(m, NCF_ITEM, "b2")) >= 0 && ncf_predict_for(m, NCF_ITEM, i, NULL, us, 8, z) == NCF_OK);
@@ -497,23 +497,44 @@ static void test_model_add_serves_folded_in_ids(void)
     CHECK(ncf_find(back, NCF_USER, "newbie") == u && ncf_find(back, NCF_ITEM, "b2") == i);
     CHECK(ncf_predict_for(back, NCF_ITEM, i, NULL, us, 8, z) == NCF_OK && !memcmp(z, z_row, sizeof z));
     /* a known id: its rows replaced */
-    CHECK(ncf_model_add(&m, 0, "u3", urow) == NCF_OK && m->cfg.num_users == 9);
+    CHECK(ncf_model_add(&m, 0, (const char *[]){"u3"}, urow, 1) == NCF_OK && m->cfg.num_users == 9);
     o.k = 5, o.exclude_rated = 0;
     CHECK(ncf_recommend_index(m, ncf_find(m, NCF_USER, "u3"), &o, top, sc) == 5 &&
           !memcmp(sc, sc_row, sizeof(float) * 5));
-    CHECK_ERR(ncf_model_add(&m, 2, "x", urow), NCF_ERR_ARG, "side 0");
-    CHECK_ERR(ncf_model_add(&m, 0, "", urow), NCF_ERR_ARG, "1 to 256 bytes");
+    CHECK_ERR(ncf_model_add(&m, 2, (const char *[]){"x"}, urow, 1), NCF_ERR_ARG, "side 0");
+    CHECK_ERR(ncf_model_add(&m, 0, (const char *[]){""}, urow, 1), NCF_ERR_ARG, "1 to 256 bytes");
     urow[0] = 1e30f;
-    CHECK_ERR(ncf_model_add(&m, 0, "nan", urow), NCF_ERR_ARG, "rows[0]");
+    CHECK_ERR(ncf_model_add(&m, 0, (const char *[]){"nan"}, urow, 1), NCF_ERR_ARG, "rows[0]");
     ncf_model_free(m), ncf_model_free(back), ncf_free(buf), ncf_dataset_free(&d);
     /* integer ids */
     CHECK(ncf_synthetic(&d, 30, 20, 300, 3, 4) == NCF_OK);
     c.num_users = d.num_users, c.num_items = d.num_items, m = NULL;
     CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK);
     memset(urow, 0, sizeof urow);
-    CHECK_ERR(ncf_model_add(&m, 1, "abc", urow), NCF_ERR_ARG, "item ids are integers");
-    CHECK(ncf_model_add(&m, 1, "123456", urow) == NCF_OK && ncf_find(m, NCF_ITEM, "123456") == 20 &&
-          m->cfg.num_items == 21);
+    CHECK_ERR(ncf_model_add(&m, 1, (const char *[]){"abc"}, urow, 1), NCF_ERR_ARG, "item ids are integers");
+    CHECK(ncf_model_add(&m, 1, (const char *[]){"123456"}, urow, 1) == NCF_OK &&
+          ncf_find(m, NCF_ITEM, "123456") == 20 && m->cfg.num_items == 21);
+    { /* many at once, one grow: the same model as one at a time (ids given twice: the last rows) */
+        static const char *const many[5] = {"99", "5000", "3", "77", "99"};
+        ncf_model *one = NULL;
+        void *a = NULL, *b = NULL;
+        size_t la = 0, lb = 0;
+        float rows[5 * 64];
+        int r, R = ncf_row_size(m); /* (rows packed: [n][ncf_row_size]) */
+        for (k = 0; k < 5; k++)
+            for (r = 0; r < R; r++) rows[k * R + r] = 0.01f * (float)(k + 1) - 0.001f * (float)r;
+        CHECK(ncf_save_mem(m, NCF_SAVE_ADAM, &a, &la) == NCF_OK && ncf_load_mem(&one, a, la) == NCF_OK);
+        ncf_free(a), a = NULL;
+        CHECK(ncf_model_add(&m, 1, many, rows, 5) == NCF_OK && m->cfg.num_items == 24);
+        for (k = 0; one && k < 5; k++) CHECK(ncf_model_add(&one, 1, &many[k], rows + k * R, 1) == NCF_OK);
+        CHECK(one && one->cfg.num_items == 24 && ncf_find(m, NCF_ITEM, "5000") == 22 &&
+              ncf_find(m, NCF_ITEM, "77") == 20);
+        CHECK(ncf_save_mem(m, NCF_SAVE_ADAM, &a, &la) == NCF_OK && ncf_save_mem(one, NCF_SAVE_ADAM, &b, &lb) == NCF_OK);
+        CHECK(la == lb && a && b && !memcmp(a, b, la));
+        CHECK_ERR(ncf_model_add(&m, 1, (const char *[]){"8", "x8"}, rows, 2), NCF_ERR_ARG, "'x8' is not one");
+        CHECK(m->cfg.num_items == 24 && ncf_find(m, NCF_ITEM, "8") == 8); /* (nothing added: the whole call refused) */
+        ncf_free(a), ncf_free(b), ncf_model_free(one);
+    }
     ncf_model_free(m), ncf_dataset_free(&d);
 }
 

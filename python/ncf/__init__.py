@@ -98,7 +98,7 @@ _load_model = _sig("ncfpy_load_model", _c.c_int, _c.c_char_p, _P)
 _save_mem = _sig("ncfpy_save_mem", _c.c_int, _P, _P, _i64p)
 _load_mem = _sig("ncfpy_load_mem", _c.c_int, _c.c_char_p, _c.c_size_t, _P)
 _grown = _sig("ncfpy_grown", _c.c_int, _P, _P, _P)
-_added = _sig("ncfpy_added", _c.c_int, _P, _c.c_int, _c.c_char_p, _f32p, _P)
+_added = _sig("ncfpy_added", _c.c_int, _P, _c.c_int, _c.c_char_p, _c.c_int, _f32p, _P)
 _config_numbers = _sig("ncfpy_config_numbers", _c.c_int)
 _model_config = _sig("ncfpy_model_config", None, _P, _f64p, _u64p)
 _model_info = _sig("ncfpy_model_info", _c.c_int, _P, _i64p)
@@ -1417,24 +1417,31 @@ class Model:
         row = self.fold_in_vector(items, "user")
         return self.recommend_vector(row, k, allow, list(_seq(items, "items")) + ([] if deny is None else _seq(deny, "deny")))
 
-    def _add(self, side: int, id_: Any, row: _np.ndarray) -> "Model":
-        key = _id_text(id_, "id")
+    def _add(self, side: int, who: Any, given: Sequence, what: str) -> "Model":
+        many = _is_batch(who)
+        keys = [_id_text(v, what) for v in (_seq(who, what + "s") if many else [who])]
+        lists = _seq(given, "given") if many else [given]
+        if not keys or len(lists) != len(keys):
+            raise InvalidValueError("add: %d ids and %d lists of what each took (one list an id)"
+                                    % (len(keys), len(lists)))
+        rows = self.fold_in_vector(lists if many else lists[0], "item" if side else "user")
+        rows = _np.ascontiguousarray(rows.reshape(len(keys), -1), dtype=_np.float32)
         with self._held() as (h, p):
-            r = self._row_arg(p, row)
             out = _out_ptr()
-            _check(_added(p, side, key, r, _c.byref(out)), "add")
+            _check(_added(p, side, b"\0".join(keys) + b"\0", len(keys), rows, _c.byref(out)), "add")
         self._swap(out.value)
         return self
 
     def add_user(self, user: Any, items: Sequence) -> "Model":
         """Adds a new user (or refreshes a known one) folded in from the items it took, so it is
-        recommended for, similar-to, saved and loaded like any other. Returns self."""
-        return self._add(_USER, user, self.fold_in_vector(items, "user"))
+        recommended for, similar-to, saved and loaded like any other; a sequence of users with a
+        list of items each adds them all at once (the model grows once). Returns self."""
+        return self._add(_USER, user, items, "user")
 
     def add_item(self, item: Any, users: Sequence) -> "Model":
-        """Adds a new item folded in from the users who took it: it is then recommended, scored
-        and similar-to like any other. Returns self."""
-        return self._add(_ITEM, item, self.fold_in_vector(users, "item"))
+        """Adds a new item folded in from the users who took it (or many, as add_user): it is then
+        recommended, scored and similar-to like any other. Returns self."""
+        return self._add(_ITEM, item, users, "item")
 
     def predict(self, users: Any, items: Any) -> _np.ndarray:
         """Logits of (user, item) pairs: two sequences of one length, or one id beside a

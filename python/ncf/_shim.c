@@ -383,11 +383,18 @@ PY_EXPORT int ncfpy_grown(const ncf_model *m, const ncf_dataset *d, ncf_model **
     return rc;
 }
 
-/* m's copy with a user or item added under id with row (ncf_model_add). */
-PY_EXPORT int ncfpy_added(const ncf_model *m, int side, const char *id, const float *row, ncf_model **out)
+/* m's copy with n users or items added (ncf_model_add): their ids back to back, each ended by a
+   NUL, and their rows [n][ncf_row_size]. */
+PY_EXPORT int ncfpy_added(const ncf_model *m, int side, const char *ids, int n, const float *rows, ncf_model **out)
 {
-    int rc = py_copy(m, out);
-    if (rc == NCF_OK && (rc = ncf_model_add(out, side, id, row)) != NCF_OK) ncf_model_free(*out), *out = NULL;
+    const char **each = n > 0 ? (const char **)malloc(sizeof(char *) * (size_t)n) : NULL;
+    int rc, j;
+    *out = NULL;
+    if (!each) return NCF_ERR_NOMEM;
+    for (j = 0; j < n; j++) each[j] = ids, ids += strlen(ids) + 1;
+    rc = py_copy(m, out);
+    if (rc == NCF_OK && (rc = ncf_model_add(out, side, each, rows, n)) != NCF_OK) ncf_model_free(*out), *out = NULL;
+    free(each);
     return rc;
 }
 
