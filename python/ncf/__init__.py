@@ -660,7 +660,8 @@ class Dataset:
         strings, kept as written), with optional strengths (weighting 'linear' unless given) and
         timestamps (time splits, 'latest'). Options as from_file's."""
         for v, what in ((users, "users"), (items, "items"), (strengths, "strengths"), (timestamps, "timestamps")):
-            if v is not None and (isinstance(v, (str, bytes)) or not hasattr(v, "__len__")):
+            if (v is None and what in ("users", "items")) or (
+                    v is not None and (isinstance(v, (str, bytes)) or not hasattr(v, "__len__"))):
                 raise InvalidTypeError("%s must be a sequence (list, array, Series), not %s" % (what, _type_name(v)))
         given = [v for v in (users, items, strengths, timestamps) if v is not None]
         if any(len(v) != len(users) for v in given):
