@@ -548,7 +548,7 @@ PY_EXPORT int ncfpy_factors(const ncf_model *m, int side, float *out)
     int F = m->cfg.mf_dim, width = ncfpy_factors_width(m), n = side ? m->cfg.num_items : m->cfg.num_users, j, f;
     float *row;
     if (!width) return NCF_ERR_ARG;
-    if (!(row = (float *)malloc(sizeof(float) * (size_t)ncf_row_size(m)))) return NCF_ERR_NOMEM;
+    if (!(row = (float *)calloc((size_t)ncf_row_size(m), sizeof(float)))) return NCF_ERR_NOMEM;
     for (j = 0; j < n; j++) {
         float *x = out + (size_t)j * width;
         int rc = ncf_row(m, side, j, row);
