@@ -325,13 +325,6 @@ static void fuzz_ratings(const uint8_t *data, size_t size)
         o.holdout_cutoff = (int64_t)data[1] * 10 - 100;
         data += 2, size -= 2;
     }
-    ids = size;
-#if FUZZ_TARGET == 11
-    { /* the log up to a form feed; the ids after it */
-        const uint8_t *ff = (const uint8_t *)memchr(data, '\f', size);
-        ids = ff ? (size_t)(ff - data) : size;
-    }
-#endif
     if ((FUZZ_TARGET == 6 || FUZZ_TARGET == 8) && size > 0) {
         o.holdout = data[0] & 3, o.validation = (data[0] >> 2) & 1;
         if (data[0] & 8) o.min_rating = 2.0f;
@@ -339,6 +332,13 @@ static void fuzz_ratings(const uint8_t *data, size_t size)
         o.trim_ids = data[0] >> 7;
         data++, size--;
     }
+    ids = size; /* (after every byte the options took) */
+#if FUZZ_TARGET == 11
+    {           /* the log up to a form feed; the ids after it */
+        const uint8_t *ff = (const uint8_t *)memchr(data, '\f', size);
+        ids = ff ? (size_t)(ff - data) : size;
+    }
+#endif
 #if FUZZ_TARGET == 10
     (void)names, (void)ids;
     rc = load_saved(&d, data, size);
