@@ -422,13 +422,13 @@ def _side_ids(h: _Handle, ptr: int, side: int, is_data: bool, n: int) -> _np.nda
     return h.cache[key]
 
 
-def _lookup(h: _Handle, ptr: int, side: int, ids, what: str, n: int, is_data: bool = False) -> _np.ndarray:
+def _lookup(h: _Handle, ptr: int, side: int, ids, what: str, n: int) -> _np.ndarray:
     """The dense indices of ids (a sequence), as int32; UnknownIdError names the first unknown."""
     ids = _seq(ids, what + "s")
     out = _np.empty(len(ids), _np.int32)
     if not ids:
         return out
-    names = _side_ids(h, ptr, side, is_data, n)
+    names = _side_ids(h, ptr, side, False, n)
     if names.dtype == _np.int64:
         keys = _np.empty(len(ids), _np.int64)
         for j, v in enumerate(ids):
@@ -1284,14 +1284,15 @@ class Model:
                 u = _one_index(h, p, _USER, user, "user", _count(h, p, _USER))
                 return self._list(h, p, u, None, min(k, max(_count(h, p, _ITEM), 1)), allow, deny, excl, prob)
             users = _lookup(h, p, _USER, user, "user", _count(h, p, _USER))
-            return self._batch(h, p, users, k, allow, deny, excl, prob, names=True)
+            a, d = self._filters(h, p, allow, deny)
+            return self._batch(h, p, users, k, a, d, excl, prob, names=True)
 
-    def _batch(self, h, p, users, k, allow, deny, excl, prob, names):
+    def _batch(self, h, p, users, k, a, d, excl, prob, names):
+        """Many users' lists on all threads; a and d: allow and deny as item indices (or None)."""
         k = min(k, max(_count(h, p, _ITEM), 1))
         items = _np.empty((len(users), k), _np.int32)
         scores = _np.empty((len(users), k), _np.float32)
         counts = _np.empty(len(users), _np.int32)
-        a, d = self._filters(h, p, allow, deny)
         if len(users):
             _check(_recommend_users(p, users, len(users), k, excl, None if a is None else a.ctypes.data,
                                     0 if a is None else len(a), None if d is None else d.ctypes.data,
@@ -1320,16 +1321,7 @@ class Model:
             ni = _count(h, p, _ITEM)
             a = None if allow is None else _indices(allow, "allow", ni)
             d = None if deny is None else _indices(deny, "deny", ni)
-            k = min(k, max(ni, 1))
-            items = _np.empty((len(users), k), _np.int32)
-            scores = _np.empty((len(users), k), _np.float32)
-            counts = _np.empty(len(users), _np.int32)
-            if len(users):
-                _check(_recommend_users(p, users, len(users), k, excl, None if a is None else a.ctypes.data,
-                                        0 if a is None else len(a), None if d is None else d.ctypes.data,
-                                        0 if d is None else len(d), 0, items.reshape(-1), scores.reshape(-1), counts))
-            scores[_np.arange(k)[None, :] >= counts[:, None]] = _np.nan
-            return items, scores, counts
+            return self._batch(h, p, users, k, a, d, excl, 0, names=False)
 
     def _similar(self, side, what, who, k, allow, deny):
         k = _int(k, "k", 1, INT_MAX)
