@@ -176,7 +176,7 @@ typedef enum {
     /* data */
     F_DATA, F_DATA_DIR, F_DATASET, F_SYN_USERS, F_SYN_ITEMS, F_SYN_RATINGS, F_FORMAT, F_SEP, F_HEADER, F_USER_COL,
     F_ITEM_COL, F_RATING_COL, F_TIME_COL, F_MIN_RATING, F_MIN_RATINGS, F_MIN_ITEM_RATINGS, F_KCORE, F_TRIM_IDS,
-    F_WEIGHT_COL, F_WEIGHTING, F_WEIGHT_ALPHA, F_HOLDOUT, F_SAVE_SPLIT, F_EVAL_NEGATIVES,
+    F_WEIGHT_COL, F_WEIGHTING, F_WEIGHT_ALPHA, F_EVENT_COL, F_EVENTS, F_HOLDOUT, F_SAVE_SPLIT, F_EVAL_NEGATIVES,
     /* the model */
     F_MODEL, F_NUM_FACTORS, F_LAYERS, F_MF_REG, F_MLP_REG, F_INIT_SD, F_PRETRAIN_GMF, F_PRETRAIN_MLP, F_ALPHA,
     /* training */
@@ -228,6 +228,10 @@ static const flag_def FLAGS[] = {
                                                      "1 + alpha*log(1 + s) (log), s the sum of its lines' strengths\n"
                                                      "(default none: every positive weighs 1)"},
     {F_WEIGHT_ALPHA, "--weight_alpha", "X", "the alpha of --weighting (default %D)"},
+    {F_EVENT_COL, "--event_col", "C", "the event column (default: a header named event, action, behavior, ...)"},
+    {F_EVENTS, "--events", "KIND=X[,KIND=X]", "an event log's kinds and each one's strength: view=1,addtocart=3,\n"
+                                             "transaction=5 (a kind without =X: 1). Only the kinds listed are\n"
+                                             "positives; a pair's strengths sum; --weighting log unless given"},
     {F_HOLDOUT, "--holdout", "latest|random|none|ratio:F|time:F|time:@T",
      "each user's test item: the latest by timestamp, one drawn by the seed,\n"
      "or none (train on everything: the model to ship). Default: latest\n"
@@ -470,7 +474,7 @@ static const flag_def *find_flag(const char *name)
 
 /* What the flags set that decides a default (--ml_perf fills only what they did not). */
 typedef struct {
-    int mlperf, factors, layers, batch, lr, eval_negatives, model, shuffle;
+    int mlperf, factors, layers, batch, lr, eval_negatives, model, shuffle, weighting;
 } flags_set;
 
 static int parse_choice(const char *flag, const char *v, const char *const *names, int n, const char *want, int *out)
@@ -552,7 +556,10 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
     case F_KCORE: o->load_opts.kcore = 1; break;
     case F_TRIM_IDS: o->load_opts.trim_ids = 1; break;
     case F_WEIGHT_COL: o->load_opts.columns[NCF_COL_STRENGTH] = v; break;
+    case F_EVENT_COL: o->load_opts.columns[NCF_COL_EVENT] = v; break;
+    case F_EVENTS: o->load_opts.events = v; break;
     case F_WEIGHTING:
+        set->weighting = 1;
         if (!parse_choice(a, v, weightings, 3, "none, linear or log", &k)) return 0;
         o->load_opts.weighting = k == 1 ? NCF_WEIGHT_LINEAR : k == 2 ? NCF_WEIGHT_LOG : NCF_WEIGHT_NONE;
         break;
@@ -766,6 +773,7 @@ static int parse_args(int argc, char **argv, options *o)
         if (!set.lr) o->cfg.lr = p.lr;
         if (!set.eval_negatives) o->eval_negatives = 999;
     }
+    if (o->load_opts.events && !set.weighting) o->load_opts.weighting = NCF_WEIGHT_LOG; /* (the kinds' worth counts) */
     if (o->data_dir && !o->data && !strcmp(o->dataset, "synthetic")) {
         fprintf(stderr, "demo: --data_dir needs --dataset NAME (ml-1m, ml-20m, ...)\n");
         return 0;
@@ -1071,10 +1079,27 @@ static int save_model(const ncf_model *m, const char *path, int int8)
     return all_ok(ok);
 }
 
+/* The event column's kinds: what each became. */
+static void print_events(const ncf_load_report *r, const options *o)
+{
+    int k;
+    if (!r->event_kinds) return;
+    printf("events (%s):", r->columns[NCF_COL_EVENT]);
+    for (k = 0; k < r->event_kinds; k++) {
+        printf("%s %s %lld lines", k ? "," : "", r->events[k].name, (long long)r->events[k].lines);
+        if (o->load_opts.events && r->events[k].kept) printf(" (strength %g)", r->events[k].strength);
+        else if (o->load_opts.events) printf(" (not listed: dropped)");
+    }
+    if (r->other_event_lines)
+        printf(", %lld lines of other kinds%s", (long long)r->other_event_lines,
+               o->load_opts.events ? " (dropped)" : "");
+    printf("%s\n", o->load_opts.events ? "" : "; every line a positive (--events KIND=X,... weighs and filters them)");
+}
+
 /* What the loader read and dropped, a line each. */
 static void print_read_as(const ncf_dataset *d, const options *o)
 {
-    static const char *const names[5] = {"user", "item", "rating", "time", "strength"};
+    static const char *const names[6] = {"user", "item", "rating", "time", "strength", "event"};
     const ncf_load_report *r = &d->report;
     int c;
     int64_t held;
@@ -1082,7 +1107,7 @@ static void print_read_as(const ncf_dataset *d, const options *o)
     else if (r->sep[0] == ' ') printf("read as: blank-separated");
     else printf("read as: '%s'-separated", r->sep);
     printf(", %s,", r->header ? "header" : "no header");
-    for (c = 0; c < 5; c++)
+    for (c = 0; c < 6; c++)
         if (r->columns[c][0]) printf(" %s=%s", names[c], r->columns[c]);
     printf("%s", r->columns[NCF_COL_TIME][0] ? "" : ", no timestamps");
     if (r->text_ids[0] || r->text_ids[1])
@@ -1109,6 +1134,11 @@ static void print_read_as(const ncf_dataset *d, const options *o)
                r->users_filtered_out,
                o->load_opts.kcore ? "too few positives and dropped (--kcore)" : "no positive and dropped");
     if (o->load_opts.kcore) printf("--kcore: the filters ran %d rounds\n", r->filter_rounds);
+    print_events(r, o);
+    if (r->nonpositive_ratings)
+        printf("note: %lld interactions rated 0 or below were kept as positives; in many logs such a rating means "
+               "'not liked' or 'not rated' (--min_rating X keeps only those rated X or more)\n",
+               (long long)r->nonpositive_ratings);
     if (o->load_opts.weighting != NCF_WEIGHT_NONE)
         printf("weights: 1 + %g*%s: from %.4g to %.4g (--weighting)\n", o->load_opts.alpha,
                o->load_opts.weighting == NCF_WEIGHT_LOG ? "log(1 + strength)" : "strength", r->weight_min,
@@ -1121,7 +1151,10 @@ static void print_read_as(const ncf_dataset *d, const options *o)
     if (r->users_every_item)
         printf("dropped %d users who rated every item left: no item would be left to rank or draw as a negative\n",
                r->users_every_item);
-    if (r->holdout == NCF_HOLDOUT_LATEST)
+    if (r->holdout == NCF_HOLDOUT_PAPER)
+        printf("held out: each user's item in the split's .test.rating file%s\n",
+               d->val_item ? "; for validation one drawn by the seed" : "");
+    else if (r->holdout == NCF_HOLDOUT_LATEST)
         printf("held out: each user's latest interaction%s (--holdout)\n",
                r->columns[NCF_COL_TIME][0] ? " by timestamp" : ", by line order");
     else if (r->holdout == NCF_HOLDOUT_RANDOM)

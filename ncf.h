@@ -146,7 +146,9 @@
 #ifndef NCF_MAX_LAYERS
 #define NCF_MAX_LAYERS 8
 #endif
-#define NCF_MAX_ID_BYTES 256 /* the longest id (as written) a file may hold */
+#define NCF_MAX_ID_BYTES 256   /* the longest id (as written) a file may hold */
+#define NCF_MAX_EVENT_KINDS 16 /* event kinds a load names (ncf_dataset_opts.events, ncf_load_report) */
+#define NCF_MAX_EVENT_NAME 31  /* the longest event name, in bytes */
 /* The largest epoch a model counts to (2^30): a model file past it is refused, and training
    numbers no epoch past it, so a program adding up to 2^30 epochs of its own to a loaded
    model's count stays within an int. */
@@ -240,14 +242,14 @@ NCFDEF int ncf_set_threads(int n);
 typedef struct ncf_load_report {
     char sep[4];                /* the field separator: "::", "\t", ",", ";", "|", or " " (runs of blanks) */
     int header;                 /* 1: the first line named the columns */
-    char columns[5][40];        /* user, item, rating, timestamp, strength: the header's name, "column N",
-                                   or "" (absent; strength: no weighting) */
+    char columns[6][40];        /* user, item, rating, timestamp, strength, event: the header's name,
+                                   "column N", or "" (absent; strength: no weighting) */
     int holdout;                /* the NCF_HOLDOUT_* applied */
     int text_ids[2];            /* users, items: 1 when kept as text (some id is not a plain integer) */
     int64_t interactions;       /* lines read */
     int users_read, items_read; /* distinct ids in the file */
     int64_t below_min_rating;   /* interactions rated below min_rating (not positives) */
-    int users_below_min_rating, items_below_min_rating; /* ids left with no positive by it */
+    int users_below_min_rating, items_below_min_rating; /* ids left with no positive by it or the events */
     int64_t few_ratings;                                /* positives of the users under min_ratings */
     int users_few_ratings, items_few_ratings;           /* the users dropped; the items only dropped users rated */
     int64_t duplicates;                                 /* repeated (user, item) positives merged into one */
@@ -265,6 +267,20 @@ typedef struct ncf_load_report {
     int64_t cutoff, validation_cutoff; /* a time split: the first timestamp held out for each */
     int64_t blank_edged_ids[2];        /* user, item text id fields with a blank at either end outside quotes:
                                    kept (or dropped with trim_ids) */
+    int64_t nonpositive_ratings;       /* lines rated 0 or below and kept as positives (no min_rating): in
+                                          many logs such a rating means "not liked" or "not rated" */
+    /* The event column's kinds in the order first read (view, addtocart, ...), the lines of each,
+       and whether ncf_dataset_opts.events kept them; kinds past NCF_MAX_EVENT_KINDS count in
+       other_event_lines. */
+    int event_kinds;
+    struct {
+        char name[NCF_MAX_EVENT_NAME + 1];
+        int64_t lines;
+        int kept;        /* 1: listed in opts.events (or no list: every kind is kept) */
+        double strength; /* its strength by opts.events; 0 without a list */
+    } events[NCF_MAX_EVENT_KINDS];
+    int64_t other_event_lines;
+    int64_t events_dropped; /* lines of kinds opts.events does not list: not positives */
 } ncf_load_report;
 
 /* Implicit feedback after the hold-out split. Ids are dense 0-based indices: index k of users
@@ -338,7 +354,8 @@ enum {
     NCF_HOLDOUT_TIME,     /* a global time split: the last holdout_fraction of the log's positives by
                              timestamp (all of the first timestamp held out) */
     NCF_HOLDOUT_CUTOFF,   /* a global time split at holdout_cutoff: positives at or after it */
-    NCF_HOLDOUT_SAVED     /* (the report's) the split ncf_save_split wrote, read back */
+    NCF_HOLDOUT_SAVED,    /* (the report's) the split ncf_save_split wrote, read back */
+    NCF_HOLDOUT_PAPER     /* (the report's) the NCF paper split: each user's item in PREFIX.test.rating */
 };
 /* header of ncf_dataset_opts */
 enum { NCF_HEADER_AUTO = 0, NCF_HEADER_YES = 1, NCF_HEADER_NO = 2 };
@@ -356,12 +373,13 @@ typedef struct ncf_dataset_opts {
     const char *sep;    /* field separator ("::", "\t", ",", ";", "|", " " for runs of blanks);
                            NULL: found from the first lines */
     int header;         /* NCF_HEADER_AUTO: found from the first lines (a known column name) */
-    /* user, item, rating, timestamp, strength columns: a header name (case and punctuation
-       ignored) or a 1-based number ("3"); NULL: by the header's names (userId, User-ID, ISBN,
-       artistID, ...), or without a header user, item, rating, timestamp in that order, and the
-       strength is the rating column. "" : none (rating, timestamp). Timestamps are integers
-       (epoch seconds). The strength column is read only with a weighting. */
-    const char *columns[5];
+    /* user, item, rating, timestamp, strength, event columns: a header name (case and
+       punctuation ignored) or a 1-based number ("3"); NULL: by the header's names (userId,
+       User-ID, ISBN, artistID, event, ...), or without a header user, item, rating, timestamp in
+       that order, and the strength is the rating column. "" : none (rating, timestamp, event).
+       Timestamps are integers (epoch seconds). The strength column is read only with a
+       weighting. */
+    const char *columns[6];
     int min_item_ratings; /* drop items with fewer positives (from the users kept); 0 keeps all */
     int kcore;            /* 1: repeat both filters until every user and item meets its minimum */
     /* Interaction strength (play counts, hours, clicks): each positive's loss term weighs its
@@ -377,12 +395,19 @@ typedef struct ncf_dataset_opts {
        must drop them too. Either way report.blank_edged_ids counts such fields. Plain integer
        ids are numbers, read with any blanks around them. */
     int trim_ids;
+    /* An event log's kinds and what each is worth: "view=1,addtocart=3,transaction=5". Only lines
+       whose event is listed are positives; a kind's value is each line's strength (a pair's
+       lines sum), weighed as weighting says (which then needs no strength column). A kind
+       without "=X" is worth 1. At most NCF_MAX_EVENT_KINDS kinds, names as the file writes
+       them. NULL: every line a positive, the event column (if any) only counted by kind in the
+       report. */
+    const char *events;
     float holdout_fraction; /* NCF_HOLDOUT_RATIO and _TIME: the share held out, in (0, 1) (0.2) */
     int64_t holdout_cutoff; /* NCF_HOLDOUT_CUTOFF: the first timestamp held out for test */
 } ncf_dataset_opts;
 
 /* indices of ncf_dataset_opts.columns and ncf_load_report.columns */
-enum { NCF_COL_USER = 0, NCF_COL_ITEM, NCF_COL_RATING, NCF_COL_TIME, NCF_COL_STRENGTH };
+enum { NCF_COL_USER = 0, NCF_COL_ITEM, NCF_COL_RATING, NCF_COL_TIME, NCF_COL_STRENGTH, NCF_COL_EVENT };
 /* ncf_dataset_opts.weighting */
 enum { NCF_WEIGHT_NONE = 0, NCF_WEIGHT_LINEAR, NCF_WEIGHT_LOG };
 
@@ -2536,24 +2561,37 @@ typedef struct {
     char sep[4];      /* "::", "\t", ",", ";", "|", or " " for runs of blanks */
     int header;       /* the first record names the columns */
     int nf;           /* fields per record */
-    int col[5];       /* user, item, rating, timestamp, strength: the 0-based field, -1 absent */
+    int col[6];       /* user, item, rating, timestamp, strength, event: the 0-based field, -1 absent */
     int text[2];      /* user, item ids read as text */
     int need_int;     /* ids must be plain integers (the paper split) */
     int trim_ids;     /* blanks around an unquoted text id are not part of it (ncf_dataset_opts.trim_ids) */
     int64_t edged[2]; /* user, item id fields with a blank at either end, outside any quotes */
+    /* ncf_dataset_opts.events: the kinds listed (nev, 0: none) and each one's strength */
+    int nev;
+    char ev_name[NCF_MAX_EVENT_KINDS][NCF_MAX_EVENT_NAME + 1];
+    double ev_value[NCF_MAX_EVENT_KINDS];
+    /* what the records held: lines rated 0 or below kept, event kinds as report.events */
+    int64_t nonpositive, events_dropped, other_events;
+    int kinds;
+    char kind_name[NCF_MAX_EVENT_KINDS][NCF_MAX_EVENT_NAME + 1];
+    int64_t kind_lines[NCF_MAX_EVENT_KINDS];
 } ncf__dialect;
 
 /* Header names of each column (lower case, letters and digits only). A name that is none of
-   these but ends in "rating" or "timestamp" is that column. */
-static const char *const ncf__aliases[4] = {
+   these but ends in "rating" or "timestamp" is that column. (The strength has none: it is the
+   rating column unless given.) */
+static const char *const ncf__aliases[6] = {
     "user userid users uid visitorid visitor customerid customer clientid memberid accountid reviewerid profileid "
     "personid readerid listenerid viewerid playerid subscriberid buyerid",
     "item itemid items iid movieid movie isbn asin artistid artist productid product trackid track songid song bookid "
     "book businessid business sku articleid article animeid anime gameid game videoid video contentid courseid "
     "recipeid jokeid placeid poiid objectid docid newsid showid podcastid",
     "rating ratings score weight count plays playcount value stars preference feedback clicks views listens",
-    "timestamp time ts unixtime epoch utime"};
-static const char *const ncf__col_what[5] = {"user id", "item id", "rating", "timestamp", "strength"};
+    "timestamp time ts unixtime epoch utime",
+    "",
+    "event events eventtype eventname action actiontype behavior behaviour behaviortype interaction interactiontype "
+    "activity"};
+static const char *const ncf__col_what[6] = {"user id", "item id", "rating", "timestamp", "strength", "event"};
 
 /* A header name as the aliases are written: letters and digits, lower case. */
 static void ncf__norm_name(ncf__span f, char *out, size_t size)
@@ -2584,11 +2622,11 @@ static int ncf__ends_with(const char *s, const char *suffix)
     return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-/* Which column a header name is, by the aliases: 0-3, or -1. */
+/* Which column a header name is, by the aliases: 0-5, or -1. */
 static int ncf__alias_of(const char *norm)
 {
     int c;
-    for (c = 0; c < 4; c++)
+    for (c = 0; c < 6; c++)
         if (ncf__has_word(ncf__aliases[c], norm)) return c;
     return ncf__ends_with(norm, "rating") ? 2 : ncf__ends_with(norm, "timestamp") ? 3 : -1;
 }
@@ -2657,7 +2695,7 @@ static int ncf__is_header(const ncf__sample *S, const ncf_dataset_opts *o)
         ncf__norm_name(ncf__value(S->first[k], &esc), norm, sizeof norm);
         if (norm[0] && ncf__alias_of(norm) >= 0) return 1;
     }
-    for (c = 0; c < 5; c++)
+    for (c = 0; c < 6; c++)
         if (o->columns[c] && o->columns[c][0] &&
             ncf__int_field(o->columns[c], o->columns[c] + strlen(o->columns[c]), &v) != 1)
             return 1;
@@ -2666,6 +2704,17 @@ static int ncf__is_header(const ncf__sample *S, const ncf_dataset_opts *o)
         for (r = 1; r < S->n; r++) later &= (S->num[r] >> k) & 1;
         if (later && !((S->num[0] >> k) & 1)) return 1;
     }
+    return 0;
+}
+
+/* Whether some column is given as number k (it is then not another's by its place). */
+static int ncf__column_given(const ncf_dataset_opts *o, int k)
+{
+    int c;
+    int64_t v;
+    for (c = 0; c < 6; c++)
+        if (o->columns[c] && ncf__int_field(o->columns[c], o->columns[c] + strlen(o->columns[c]), &v) == 1 && v == k)
+            return 1;
     return 0;
 }
 
@@ -2681,6 +2730,12 @@ static int ncf__find_column(const char *name, const ncf__sample *S, const ncf__d
     int k;
     int64_t v;
     *col = -1;
+    if (c == NCF_COL_STRENGTH && o->events) /* (the events' values are the strengths) */
+        return want && want[0] ? ncf__fail(NCF_ERR_ARG,
+                                           "%s: a strength column and an events list: the events' values "
+                                           "are the strengths; give one",
+                                           name)
+                               : NCF_OK;
     if (c == NCF_COL_STRENGTH) {
         if (o->weighting == NCF_WEIGHT_NONE) return NCF_OK;
         if (!want) *col = D->col[NCF_COL_RATING];
@@ -2704,7 +2759,7 @@ static int ncf__find_column(const char *name, const ncf__sample *S, const ncf__d
         if (want)
             return ncf__fail(NCF_ERR_ARG, "%s: %s column '%s': the file has no header; give its number", name,
                              ncf__col_what[c], want);
-        *col = c < D->nf ? c : -1;
+        *col = c < D->nf && c < NCF_COL_STRENGTH && !ncf__column_given(o, c + 1) ? c : -1; /* (never an event) */
         return NCF_OK;
     }
     if (want) {
@@ -2748,7 +2803,7 @@ static int ncf__sniff(const char *name, const char *p, const char *end, const nc
     if (D->header < 0) D->header = ncf__is_header(&S, o);
     if (D->nf > NCF__MAX_FIELDS)
         return ncf__fail(NCF_ERR_PARSE, "%s:1: %d fields; at most %d are read", name, D->nf, NCF__MAX_FIELDS);
-    for (c = 0; c < 5; c++) {
+    for (c = 0; c < 6; c++) {
         int rc = ncf__find_column(name, &S, D, o, c, &D->col[c]);
         if (rc != NCF_OK) return rc;
         if (D->col[c] == -2)
@@ -2760,8 +2815,15 @@ static int ncf__sniff(const char *name, const char *p, const char *end, const nc
                 return ncf__fail(NCF_ERR_ARG, "%s: column %d is both the %s and the %s", name, D->col[c] + 1,
                                  ncf__col_what[k], ncf__col_what[c]);
     }
+    if (D->nev && D->col[NCF_COL_EVENT] < 0)
+        return D->header
+            ? ncf__fail(NCF_ERR_ARG,
+                        "%s:1: an events list needs an event column, and the header '%s' has none "
+                        "(names tried: %s; or give the column)",
+                        name, ncf__header_text(&S), ncf__aliases[NCF_COL_EVENT])
+            : ncf__fail(NCF_ERR_ARG, "%s: an events list needs the event column's number (no header)", name);
     memcpy(rep->sep, D->sep, sizeof rep->sep), rep->header = D->header;
-    for (c = 0; c < 5; c++) {
+    for (c = 0; c < 6; c++) {
         int esc;
         ncf__span v;
         rep->columns[c][0] = 0;
@@ -2821,28 +2883,60 @@ static int ncf__read_id(const char *name, const ncf__cursor *C, ncf__dialect *D,
 
 #define NCF__MAX_STRENGTH 1e15 /* a line's strength at most: a sum of 2^31 of them stays exact to 1e-6 */
 
-/* Rating, timestamp and strength fields of a record into tr's row n. */
-static int ncf__read_extras(const char *name, const ncf__cursor *C, const ncf__dialect *D, const ncf__span *f,
+/* A record's event, counted by kind: its place in the events list (-1: not listed), or 0 with
+   no list. */
+static int ncf__event_of(ncf__dialect *D, ncf__span f)
+{
+    char buf[NCF_MAX_ID_BYTES];
+    int esc, k, len;
+    ncf__span v = ncf__value(f, &esc);
+    len = esc ? ncf__unescape(v, buf) : v.e - v.s > NCF_MAX_ID_BYTES ? -1 : (int)(v.e - v.s);
+    if (len < 0) len = 0; /* (longer than any name: counted with the others, listed by none) */
+    else if (!esc) memcpy(buf, v.s, (size_t)len);
+    for (k = 0; k < D->kinds; k++)
+        if (!strncmp(D->kind_name[k], buf, (size_t)len) && D->kind_name[k][len] == 0 && len) break;
+    if (k < D->kinds) D->kind_lines[k]++;
+    else if (D->kinds < NCF_MAX_EVENT_KINDS && len > 0 && len <= NCF_MAX_EVENT_NAME)
+        memcpy(D->kind_name[D->kinds], buf, (size_t)len), D->kind_name[D->kinds][len] = 0,
+                                                          D->kind_lines[D->kinds++] = 1;
+    else D->other_events++;
+    return !D->nev ? 0 : k < D->nev ? k : -1; /* (the kinds begin with the list's, in its order) */
+}
+
+/* Rating, timestamp, event and strength fields of a record into tr's row n: a line min_rating
+   or the events list drops is no positive, and its strength is not read. */
+static int ncf__read_extras(const char *name, const ncf__cursor *C, ncf__dialect *D, const ncf__span *f,
                             float min_rating, ncf__triples *tr)
 {
-    int esc, ok;
+    int esc, ok, pos = 1, ev = 0;
     ncf__span v;
     int64_t n = tr->n;
     tr->t[n] = n;
     if (D->col[2] >= 0) {
+        double r;
         v = ncf__value(f[D->col[2]], &esc);
         if (!ncf__num_field(v.s, v.e))
             return ncf__fail(NCF_ERR_PARSE, "%s:%lld: %s '%s' is not a number", name, (long long)C->line,
                              tr->str && D->col[NCF_COL_STRENGTH] == D->col[2] ? "strength" : "rating",
-                             ncf__shown(v.s, v.e));                       /* (the column named as the caller gave it) */
-        if (tr->pos) tr->pos[n] = (float)ncf__num_value(v) >= min_rating; /* (as floats: 3.7 >= 3.7f) */
+                             ncf__shown(v.s, v.e)); /* (the column named as the caller gave it) */
+        r = ncf__num_value(v);
+        if (min_rating > -HUGE_VALF) pos = (float)r >= min_rating; /* (as floats: 3.7 >= 3.7f) */
+        else D->nonpositive += r <= 0;
     }
-    if (tr->str) {
+    if (D->col[NCF_COL_EVENT] >= 0 && (ev = ncf__event_of(D, f[D->col[NCF_COL_EVENT]])) < 0)
+        D->events_dropped += pos, pos = 0;
+    if (tr->pos) tr->pos[n] = (uint8_t)pos;
+    if (tr->str && !pos) tr->str[n] = 0;
+    else if (tr->str && D->nev) tr->str[n] = D->ev_value[ev];
+    else if (tr->str) {
         v = ncf__value(f[D->col[NCF_COL_STRENGTH]], &esc);
         tr->str[n] = ncf__num_field(v.s, v.e) ? ncf__num_value(v) : -1;
         if (!(tr->str[n] >= 0 && tr->str[n] <= NCF__MAX_STRENGTH)) /* (NaN, inf and text fail) */
-            return ncf__fail(NCF_ERR_PARSE, "%s:%lld: strength '%s' is not a number in [0, 1e15]", name,
-                             (long long)C->line, ncf__shown(v.s, v.e));
+            return ncf__fail(NCF_ERR_PARSE, "%s:%lld: strength '%s' is not a number in [0, 1e15]%s", name,
+                             (long long)C->line, ncf__shown(v.s, v.e),
+                             tr->str[n] < 0 && D->col[NCF_COL_STRENGTH] == D->col[2] && min_rating == -HUGE_VALF
+                                 ? " (a rating below 0 often means 'not rated': a min_rating drops such lines)"
+                                 : "");
     }
     if (D->col[3] >= 0) {
         v = ncf__value(f[D->col[3]], &esc);
@@ -2867,6 +2961,8 @@ static int ncf__read_records(const char *name, const char *p, const char *end, n
     int nf, c, rc;
 again:
     tr->n = 0, D->edged[0] = D->edged[1] = 0;
+    D->nonpositive = D->events_dropped = D->other_events = 0, D->kinds = D->nev;
+    memcpy(D->kind_name, D->ev_name, sizeof D->kind_name), memset(D->kind_lines, 0, sizeof D->kind_lines);
     ncf__intern_free(&in[0]), ncf__intern_free(&in[1]);
     C.p = p, C.end = end, C.line = 0, C.next = line0;
     if (D->header && line0 == 1)
@@ -2897,6 +2993,38 @@ again:
 static int ncf__some_records(const char *name, const ncf__triples *tr)
 {
     return tr->n ? NCF_OK : ncf__fail(NCF_ERR_PARSE, "%s: no ratings in the file", name);
+}
+
+/* ncf_dataset_opts.events, "view=1,addtocart=3,transaction", into D's list. */
+static int ncf__events_list(const char *name, const char *list, ncf__dialect *D)
+{
+    const char *p = list;
+    for (;;) {
+        const char *e = p + strcspn(p, ",="), *end;
+        char *num_end;
+        double x = 1;
+        int k, len = (int)(e - p < 1000 ? e - p : 1000);
+        if (len == 0 || len > NCF_MAX_EVENT_NAME)
+            return ncf__fail(NCF_ERR_ARG, "%s: events '%s': each kind is a name of 1 to %d bytes, =X its strength",
+                             name, ncf__shown(list, list + strlen(list)), NCF_MAX_EVENT_NAME);
+        if (D->nev == NCF_MAX_EVENT_KINDS)
+            return ncf__fail(NCF_ERR_ARG, "%s: events '%s': at most %d kinds", name,
+                             ncf__shown(list, list + strlen(list)), NCF_MAX_EVENT_KINDS);
+        for (k = 0; k < D->nev; k++)
+            if (!strncmp(D->ev_name[k], p, (size_t)len) && D->ev_name[k][len] == 0)
+                return ncf__fail(NCF_ERR_ARG, "%s: events: '%.*s' is listed twice", name, len, p);
+        end = e;
+        if (*e == '=') {
+            errno = 0;
+            x = strtod(e + 1, &num_end), end = num_end;
+            if (end == e + 1 || errno || !(x >= 0 && x <= NCF__MAX_STRENGTH) || (*end && *end != ','))
+                return ncf__fail(NCF_ERR_ARG, "%s: events: '%.*s' is not a strength in [0, 1e15]", name,
+                                 (int)strcspn(e + 1, ","), e + 1);
+        }
+        memcpy(D->ev_name[D->nev], p, (size_t)len), D->ev_name[D->nev][len] = 0, D->ev_value[D->nev++] = x;
+        if (!*end) return NCF_OK;
+        p = end + 1;
+    }
 }
 
 /* The dialect of a format: what it fixes, the rest from the options (or found). */
@@ -2934,7 +3062,7 @@ static int ncf__dialect_of(const char *name, const ncf_dataset_opts *o, ncf__dia
                          o->weighting, o->trim_ids);
     if (o->weighting != NCF_WEIGHT_NONE && !(o->alpha > 0 && o->alpha <= 1e6f)) /* (NaN fails) */
         return ncf__fail(NCF_ERR_ARG, "%s: alpha %g: a weighting needs 0 < alpha <= 1e6", name, (double)o->alpha);
-    return NCF_OK;
+    return o->events ? ncf__events_list(name, o->events, D) : NCF_OK;
 }
 
 /* A log read, not yet built: its dialect, records and text ids. */
@@ -2963,14 +3091,28 @@ static int ncf__parse_log(const char *name, const char *buf, size_t len, const n
         return rc;
     if (use_min && P->D.col[2] < 0)
         return ncf__fail(NCF_ERR_ARG, "%s: min_rating needs a rating column, and the file has none", name);
-    if (o->weighting != NCF_WEIGHT_NONE && P->D.col[NCF_COL_STRENGTH] < 0)
+    if (o->weighting != NCF_WEIGHT_NONE && P->D.col[NCF_COL_STRENGTH] < 0 && !P->D.nev)
         return ncf__fail(NCF_ERR_ARG, "%s: a weighting needs a strength column, and the file has none", name);
-    rc = ncf__triples_reserve(&P->tr, ncf__max_records(p, end), use_min, o->weighting != NCF_WEIGHT_NONE);
+    rc = ncf__triples_reserve(&P->tr, ncf__max_records(p, end), use_min || P->D.nev, o->weighting != NCF_WEIGHT_NONE);
     if (rc != NCF_OK) return rc;
     if ((rc = ncf__read_records(name, p, end, &P->D, o->min_rating, &P->tr, P->in, 1)) != NCF_OK ||
         (rc = ncf__some_records(name, &P->tr)) != NCF_OK)
         ncf__parsed_free(P);
     return rc;
+}
+
+/* What the records held beyond their positives, into the report. */
+static void ncf__report_events(const ncf__dialect *D, ncf_load_report *rep)
+{
+    int k;
+    rep->nonpositive_ratings = D->nonpositive;
+    rep->event_kinds = D->kinds, rep->other_event_lines = D->other_events, rep->events_dropped = D->events_dropped;
+    for (k = 0; k < D->kinds; k++) {
+        memcpy(rep->events[k].name, D->kind_name[k], sizeof rep->events[k].name);
+        rep->events[k].lines = D->kind_lines[k];
+        rep->events[k].kept = !D->nev || k < D->nev;
+        rep->events[k].strength = k < D->nev ? D->ev_value[k] : 0;
+    }
 }
 
 /* The dataset of a parsed log; P is freed. */
@@ -2996,6 +3138,7 @@ static int ncf__build_log(ncf_dataset *ds, const char *name, const ncf_dataset_o
     bo.validation = o->validation, bo.fraction = o->holdout_fraction, bo.cutoff = o->holdout_cutoff;
     P->rep.text_ids[0] = D->text[0], P->rep.text_ids[1] = D->text[1];
     P->rep.blank_edged_ids[0] = D->edged[0], P->rep.blank_edged_ids[1] = D->edged[1];
+    ncf__report_events(D, &P->rep);
     if ((rc = ncf__build(ds, P->tr.u, P->tr.i, D->col[3] >= 0 ? P->tr.t : NULL, P->tr.n, &bo)) != NCF_OK) {
         rc = ncf__prefix_error(rc, name);
         goto done;
@@ -3116,7 +3259,7 @@ static int ncf__parse_ratings(const ncf__split_src *src, int part, ncf__triples 
     if (rc != NCF_OK) return rc;
     memset(&D, 0, sizeof D), memset(in, 0, sizeof in);
     strcpy(D.sep, "\t"), D.nf = 4, D.need_int = 1;
-    D.col[0] = 0, D.col[1] = 1, D.col[2] = 2, D.col[3] = 3;
+    D.col[0] = 0, D.col[1] = 1, D.col[2] = 2, D.col[3] = 3, D.col[4] = D.col[5] = -1;
     if ((rc = ncf__triples_reserve(tr, ncf__max_records(buf, buf + len), 0, 0)) == NCF_OK)
         if ((rc = ncf__read_records(path, buf, buf + len, &D, 0.0f, tr, in, 1)) == NCF_OK)
             rc = ncf__some_records(path, tr);
@@ -4198,7 +4341,8 @@ static void ncf__building_free(ncf__building *b)
 /* Why the filters left no user. */
 static int ncf__no_user_left(int64_t n, const ncf__build_opts *bo, const ncf_load_report *rep)
 {
-    if (rep->below_min_rating == n) return ncf__fail(NCF_ERR_DATA, "no interaction is rated at least min_rating");
+    if (rep->below_min_rating == n)
+        return ncf__fail(NCF_ERR_DATA, "no interaction is a positive (rated at least min_rating, of an event listed)");
     if (rep->users_every_item)
         return ncf__fail(NCF_ERR_DATA,
                          "no user is left who did not rate every item left (%d dropped so): nothing to "
@@ -4348,7 +4492,7 @@ static void ncf__build_hold_out(ncf__building *b, const ncf__build_opts *bo, ncf
         }
     }
     rep->duplicates = dups;
-    rep->holdout = bo->holdout == NCF__HOLDOUT_SPLIT ? NCF_HOLDOUT_LATEST : bo->holdout;
+    rep->holdout = bo->holdout == NCF__HOLDOUT_SPLIT ? NCF_HOLDOUT_PAPER : bo->holdout;
 }
 
 /* Stage 4: the dataset from the records kept (freed by the caller on failure). */
@@ -4380,6 +4524,10 @@ static int ncf__build_fill(ncf_dataset *ds, ncf__building *b, const ncf__build_o
         memcpy(rep->columns, bo->report->columns, sizeof rep->columns);
         memcpy(rep->text_ids, bo->report->text_ids, sizeof rep->text_ids);
         memcpy(rep->blank_edged_ids, bo->report->blank_edged_ids, sizeof rep->blank_edged_ids);
+        rep->nonpositive_ratings = bo->report->nonpositive_ratings, rep->event_kinds = bo->report->event_kinds;
+        memcpy(rep->events, bo->report->events, sizeof rep->events);
+        rep->other_event_lines = bo->report->other_event_lines, rep->events_dropped = bo->report->events_dropped;
+        rep->below_min_rating -= rep->events_dropped; /* (those two filters counted apart) */
     }
     ds->report = *rep;
     return NCF_OK;

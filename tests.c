@@ -57,6 +57,7 @@ static const test_case TESTS[] = {
     {"plain_integer_ids_stay_numbers", test_plain_integer_ids_stay_numbers},
     {"long_and_nul_ids_refused_with_file_line", test_long_and_nul_ids_refused_with_file_line},
     {"weights_follow_their_positives", test_weights_follow_their_positives},
+    {"events_and_low_ratings_filter_before_strengths", test_events_and_low_ratings_filter_before_strengths},
     {"item_filter_and_kcore_report_what_they_drop", test_item_filter_and_kcore_report_what_they_drop},
     {"min_rating_keeps_positives_and_reports_drops", test_min_rating_keeps_positives_and_reports_drops},
     {"holdout_latest_random_or_none_as_asked", test_holdout_latest_random_or_none_as_asked},

@@ -146,7 +146,9 @@
 #ifndef NCF_MAX_LAYERS
 #define NCF_MAX_LAYERS 8
 #endif
-#define NCF_MAX_ID_BYTES 256 /* the longest id (as written) a file may hold */
+#define NCF_MAX_ID_BYTES 256   /* the longest id (as written) a file may hold */
+#define NCF_MAX_EVENT_KINDS 16 /* event kinds a load names (ncf_dataset_opts.events, ncf_load_report) */
+#define NCF_MAX_EVENT_NAME 31  /* the longest event name, in bytes */
 /* The largest epoch a model counts to (2^30): a model file past it is refused, and training
    numbers no epoch past it, so a program adding up to 2^30 epochs of its own to a loaded
    model's count stays within an int. */
@@ -240,14 +242,14 @@ NCFDEF int ncf_set_threads(int n);
 typedef struct ncf_load_report {
     char sep[4];                /* the field separator: "::", "\t", ",", ";", "|", or " " (runs of blanks) */
     int header;                 /* 1: the first line named the columns */
-    char columns[5][40];        /* user, item, rating, timestamp, strength: the header's name, "column N",
-                                   or "" (absent; strength: no weighting) */
+    char columns[6][40];        /* user, item, rating, timestamp, strength, event: the header's name,
+                                   "column N", or "" (absent; strength: no weighting) */
     int holdout;                /* the NCF_HOLDOUT_* applied */
     int text_ids[2];            /* users, items: 1 when kept as text (some id is not a plain integer) */
     int64_t interactions;       /* lines read */
     int users_read, items_read; /* distinct ids in the file */
     int64_t below_min_rating;   /* interactions rated below min_rating (not positives) */
-    int users_below_min_rating, items_below_min_rating; /* ids left with no positive by it */
+    int users_below_min_rating, items_below_min_rating; /* ids left with no positive by it or the events */
     int64_t few_ratings;                                /* positives of the users under min_ratings */
     int users_few_ratings, items_few_ratings;           /* the users dropped; the items only dropped users rated */
     int64_t duplicates;                                 /* repeated (user, item) positives merged into one */
@@ -265,6 +267,20 @@ typedef struct ncf_load_report {
     int64_t cutoff, validation_cutoff; /* a time split: the first timestamp held out for each */
     int64_t blank_edged_ids[2];        /* user, item text id fields with a blank at either end outside quotes:
                                    kept (or dropped with trim_ids) */
+    int64_t nonpositive_ratings;       /* lines rated 0 or below and kept as positives (no min_rating): in
+                                          many logs such a rating means "not liked" or "not rated" */
+    /* The event column's kinds in the order first read (view, addtocart, ...), the lines of each,
+       and whether ncf_dataset_opts.events kept them; kinds past NCF_MAX_EVENT_KINDS count in
+       other_event_lines. */
+    int event_kinds;
+    struct {
+        char name[NCF_MAX_EVENT_NAME + 1];
+        int64_t lines;
+        int kept;        /* 1: listed in opts.events (or no list: every kind is kept) */
+        double strength; /* its strength by opts.events; 0 without a list */
+    } events[NCF_MAX_EVENT_KINDS];
+    int64_t other_event_lines;
+    int64_t events_dropped; /* lines of kinds opts.events does not list: not positives */
 } ncf_load_report;
 
 /* Implicit feedback after the hold-out split. Ids are dense 0-based indices: index k of users
@@ -338,7 +354,8 @@ enum {
     NCF_HOLDOUT_TIME,     /* a global time split: the last holdout_fraction of the log's positives by
                              timestamp (all of the first timestamp held out) */
     NCF_HOLDOUT_CUTOFF,   /* a global time split at holdout_cutoff: positives at or after it */
-    NCF_HOLDOUT_SAVED     /* (the report's) the split ncf_save_split wrote, read back */
+    NCF_HOLDOUT_SAVED,    /* (the report's) the split ncf_save_split wrote, read back */
+    NCF_HOLDOUT_PAPER     /* (the report's) the NCF paper split: each user's item in PREFIX.test.rating */
 };
 /* header of ncf_dataset_opts */
 enum { NCF_HEADER_AUTO = 0, NCF_HEADER_YES = 1, NCF_HEADER_NO = 2 };
@@ -356,12 +373,13 @@ typedef struct ncf_dataset_opts {
     const char *sep;    /* field separator ("::", "\t", ",", ";", "|", " " for runs of blanks);
                            NULL: found from the first lines */
     int header;         /* NCF_HEADER_AUTO: found from the first lines (a known column name) */
-    /* user, item, rating, timestamp, strength columns: a header name (case and punctuation
-       ignored) or a 1-based number ("3"); NULL: by the header's names (userId, User-ID, ISBN,
-       artistID, ...), or without a header user, item, rating, timestamp in that order, and the
-       strength is the rating column. "" : none (rating, timestamp). Timestamps are integers
-       (epoch seconds). The strength column is read only with a weighting. */
-    const char *columns[5];
+    /* user, item, rating, timestamp, strength, event columns: a header name (case and
+       punctuation ignored) or a 1-based number ("3"); NULL: by the header's names (userId,
+       User-ID, ISBN, artistID, event, ...), or without a header user, item, rating, timestamp in
+       that order, and the strength is the rating column. "" : none (rating, timestamp, event).
+       Timestamps are integers (epoch seconds). The strength column is read only with a
+       weighting. */
+    const char *columns[6];
     int min_item_ratings; /* drop items with fewer positives (from the users kept); 0 keeps all */
     int kcore;            /* 1: repeat both filters until every user and item meets its minimum */
     /* Interaction strength (play counts, hours, clicks): each positive's loss term weighs its
@@ -377,12 +395,19 @@ typedef struct ncf_dataset_opts {
        must drop them too. Either way report.blank_edged_ids counts such fields. Plain integer
        ids are numbers, read with any blanks around them. */
     int trim_ids;
+    /* An event log's kinds and what each is worth: "view=1,addtocart=3,transaction=5". Only lines
+       whose event is listed are positives; a kind's value is each line's strength (a pair's
+       lines sum), weighed as weighting says (which then needs no strength column). A kind
+       without "=X" is worth 1. At most NCF_MAX_EVENT_KINDS kinds, names as the file writes
+       them. NULL: every line a positive, the event column (if any) only counted by kind in the
+       report. */
+    const char *events;
     float holdout_fraction; /* NCF_HOLDOUT_RATIO and _TIME: the share held out, in (0, 1) (0.2) */
     int64_t holdout_cutoff; /* NCF_HOLDOUT_CUTOFF: the first timestamp held out for test */
 } ncf_dataset_opts;
 
 /* indices of ncf_dataset_opts.columns and ncf_load_report.columns */
-enum { NCF_COL_USER = 0, NCF_COL_ITEM, NCF_COL_RATING, NCF_COL_TIME, NCF_COL_STRENGTH };
+enum { NCF_COL_USER = 0, NCF_COL_ITEM, NCF_COL_RATING, NCF_COL_TIME, NCF_COL_STRENGTH, NCF_COL_EVENT };
 /* ncf_dataset_opts.weighting */
 enum { NCF_WEIGHT_NONE = 0, NCF_WEIGHT_LINEAR, NCF_WEIGHT_LOG };
 

@@ -610,7 +610,8 @@ static void ncf__building_free(ncf__building *b)
 /* Why the filters left no user. */
 static int ncf__no_user_left(int64_t n, const ncf__build_opts *bo, const ncf_load_report *rep)
 {
-    if (rep->below_min_rating == n) return ncf__fail(NCF_ERR_DATA, "no interaction is rated at least min_rating");
+    if (rep->below_min_rating == n)
+        return ncf__fail(NCF_ERR_DATA, "no interaction is a positive (rated at least min_rating, of an event listed)");
     if (rep->users_every_item)
         return ncf__fail(NCF_ERR_DATA,
                          "no user is left who did not rate every item left (%d dropped so): nothing to "
@@ -760,7 +761,7 @@ static void ncf__build_hold_out(ncf__building *b, const ncf__build_opts *bo, ncf
         }
     }
     rep->duplicates = dups;
-    rep->holdout = bo->holdout == NCF__HOLDOUT_SPLIT ? NCF_HOLDOUT_LATEST : bo->holdout;
+    rep->holdout = bo->holdout == NCF__HOLDOUT_SPLIT ? NCF_HOLDOUT_PAPER : bo->holdout;
 }
 
 /* Stage 4: the dataset from the records kept (freed by the caller on failure). */
@@ -792,6 +793,10 @@ static int ncf__build_fill(ncf_dataset *ds, ncf__building *b, const ncf__build_o
         memcpy(rep->columns, bo->report->columns, sizeof rep->columns);
         memcpy(rep->text_ids, bo->report->text_ids, sizeof rep->text_ids);
         memcpy(rep->blank_edged_ids, bo->report->blank_edged_ids, sizeof rep->blank_edged_ids);
+        rep->nonpositive_ratings = bo->report->nonpositive_ratings, rep->event_kinds = bo->report->event_kinds;
+        memcpy(rep->events, bo->report->events, sizeof rep->events);
+        rep->other_event_lines = bo->report->other_event_lines, rep->events_dropped = bo->report->events_dropped;
+        rep->below_min_rating -= rep->events_dropped; /* (those two filters counted apart) */
     }
     ds->report = *rep;
     return NCF_OK;

@@ -537,24 +537,37 @@ typedef struct {
     char sep[4];      /* "::", "\t", ",", ";", "|", or " " for runs of blanks */
     int header;       /* the first record names the columns */
     int nf;           /* fields per record */
-    int col[5];       /* user, item, rating, timestamp, strength: the 0-based field, -1 absent */
+    int col[6];       /* user, item, rating, timestamp, strength, event: the 0-based field, -1 absent */
     int text[2];      /* user, item ids read as text */
     int need_int;     /* ids must be plain integers (the paper split) */
     int trim_ids;     /* blanks around an unquoted text id are not part of it (ncf_dataset_opts.trim_ids) */
     int64_t edged[2]; /* user, item id fields with a blank at either end, outside any quotes */
+    /* ncf_dataset_opts.events: the kinds listed (nev, 0: none) and each one's strength */
+    int nev;
+    char ev_name[NCF_MAX_EVENT_KINDS][NCF_MAX_EVENT_NAME + 1];
+    double ev_value[NCF_MAX_EVENT_KINDS];
+    /* what the records held: lines rated 0 or below kept, event kinds as report.events */
+    int64_t nonpositive, events_dropped, other_events;
+    int kinds;
+    char kind_name[NCF_MAX_EVENT_KINDS][NCF_MAX_EVENT_NAME + 1];
+    int64_t kind_lines[NCF_MAX_EVENT_KINDS];
 } ncf__dialect;
 
 /* Header names of each column (lower case, letters and digits only). A name that is none of
-   these but ends in "rating" or "timestamp" is that column. */
-static const char *const ncf__aliases[4] = {
+   these but ends in "rating" or "timestamp" is that column. (The strength has none: it is the
+   rating column unless given.) */
+static const char *const ncf__aliases[6] = {
     "user userid users uid visitorid visitor customerid customer clientid memberid accountid reviewerid profileid "
     "personid readerid listenerid viewerid playerid subscriberid buyerid",
     "item itemid items iid movieid movie isbn asin artistid artist productid product trackid track songid song bookid "
     "book businessid business sku articleid article animeid anime gameid game videoid video contentid courseid "
     "recipeid jokeid placeid poiid objectid docid newsid showid podcastid",
     "rating ratings score weight count plays playcount value stars preference feedback clicks views listens",
-    "timestamp time ts unixtime epoch utime"};
-static const char *const ncf__col_what[5] = {"user id", "item id", "rating", "timestamp", "strength"};
+    "timestamp time ts unixtime epoch utime",
+    "",
+    "event events eventtype eventname action actiontype behavior behaviour behaviortype interaction interactiontype "
+    "activity"};
+static const char *const ncf__col_what[6] = {"user id", "item id", "rating", "timestamp", "strength", "event"};
 
 /* A header name as the aliases are written: letters and digits, lower case. */
 static void ncf__norm_name(ncf__span f, char *out, size_t size)
@@ -585,11 +598,11 @@ static int ncf__ends_with(const char *s, const char *suffix)
     return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-/* Which column a header name is, by the aliases: 0-3, or -1. */
+/* Which column a header name is, by the aliases: 0-5, or -1. */
 static int ncf__alias_of(const char *norm)
 {
     int c;
-    for (c = 0; c < 4; c++)
+    for (c = 0; c < 6; c++)
         if (ncf__has_word(ncf__aliases[c], norm)) return c;
     return ncf__ends_with(norm, "rating") ? 2 : ncf__ends_with(norm, "timestamp") ? 3 : -1;
 }
@@ -658,7 +671,7 @@ static int ncf__is_header(const ncf__sample *S, const ncf_dataset_opts *o)
         ncf__norm_name(ncf__value(S->first[k], &esc), norm, sizeof norm);
         if (norm[0] && ncf__alias_of(norm) >= 0) return 1;
     }
-    for (c = 0; c < 5; c++)
+    for (c = 0; c < 6; c++)
         if (o->columns[c] && o->columns[c][0] &&
             ncf__int_field(o->columns[c], o->columns[c] + strlen(o->columns[c]), &v) != 1)
             return 1;
@@ -667,6 +680,17 @@ static int ncf__is_header(const ncf__sample *S, const ncf_dataset_opts *o)
         for (r = 1; r < S->n; r++) later &= (S->num[r] >> k) & 1;
         if (later && !((S->num[0] >> k) & 1)) return 1;
     }
+    return 0;
+}
+
+/* Whether some column is given as number k (it is then not another's by its place). */
+static int ncf__column_given(const ncf_dataset_opts *o, int k)
+{
+    int c;
+    int64_t v;
+    for (c = 0; c < 6; c++)
+        if (o->columns[c] && ncf__int_field(o->columns[c], o->columns[c] + strlen(o->columns[c]), &v) == 1 && v == k)
+            return 1;
     return 0;
 }
 
@@ -682,6 +706,12 @@ static int ncf__find_column(const char *name, const ncf__sample *S, const ncf__d
     int k;
     int64_t v;
     *col = -1;
+    if (c == NCF_COL_STRENGTH && o->events) /* (the events' values are the strengths) */
+        return want && want[0] ? ncf__fail(NCF_ERR_ARG,
+                                           "%s: a strength column and an events list: the events' values "
+                                           "are the strengths; give one",
+                                           name)
+                               : NCF_OK;
     if (c == NCF_COL_STRENGTH) {
         if (o->weighting == NCF_WEIGHT_NONE) return NCF_OK;
         if (!want) *col = D->col[NCF_COL_RATING];
@@ -705,7 +735,7 @@ static int ncf__find_column(const char *name, const ncf__sample *S, const ncf__d
         if (want)
             return ncf__fail(NCF_ERR_ARG, "%s: %s column '%s': the file has no header; give its number", name,
                              ncf__col_what[c], want);
-        *col = c < D->nf ? c : -1;
+        *col = c < D->nf && c < NCF_COL_STRENGTH && !ncf__column_given(o, c + 1) ? c : -1; /* (never an event) */
         return NCF_OK;
     }
     if (want) {
@@ -749,7 +779,7 @@ static int ncf__sniff(const char *name, const char *p, const char *end, const nc
     if (D->header < 0) D->header = ncf__is_header(&S, o);
     if (D->nf > NCF__MAX_FIELDS)
         return ncf__fail(NCF_ERR_PARSE, "%s:1: %d fields; at most %d are read", name, D->nf, NCF__MAX_FIELDS);
-    for (c = 0; c < 5; c++) {
+    for (c = 0; c < 6; c++) {
         int rc = ncf__find_column(name, &S, D, o, c, &D->col[c]);
         if (rc != NCF_OK) return rc;
         if (D->col[c] == -2)
@@ -761,8 +791,15 @@ static int ncf__sniff(const char *name, const char *p, const char *end, const nc
                 return ncf__fail(NCF_ERR_ARG, "%s: column %d is both the %s and the %s", name, D->col[c] + 1,
                                  ncf__col_what[k], ncf__col_what[c]);
     }
+    if (D->nev && D->col[NCF_COL_EVENT] < 0)
+        return D->header
+            ? ncf__fail(NCF_ERR_ARG,
+                        "%s:1: an events list needs an event column, and the header '%s' has none "
+                        "(names tried: %s; or give the column)",
+                        name, ncf__header_text(&S), ncf__aliases[NCF_COL_EVENT])
+            : ncf__fail(NCF_ERR_ARG, "%s: an events list needs the event column's number (no header)", name);
     memcpy(rep->sep, D->sep, sizeof rep->sep), rep->header = D->header;
-    for (c = 0; c < 5; c++) {
+    for (c = 0; c < 6; c++) {
         int esc;
         ncf__span v;
         rep->columns[c][0] = 0;
@@ -822,28 +859,60 @@ static int ncf__read_id(const char *name, const ncf__cursor *C, ncf__dialect *D,
 
 #define NCF__MAX_STRENGTH 1e15 /* a line's strength at most: a sum of 2^31 of them stays exact to 1e-6 */
 
-/* Rating, timestamp and strength fields of a record into tr's row n. */
-static int ncf__read_extras(const char *name, const ncf__cursor *C, const ncf__dialect *D, const ncf__span *f,
+/* A record's event, counted by kind: its place in the events list (-1: not listed), or 0 with
+   no list. */
+static int ncf__event_of(ncf__dialect *D, ncf__span f)
+{
+    char buf[NCF_MAX_ID_BYTES];
+    int esc, k, len;
+    ncf__span v = ncf__value(f, &esc);
+    len = esc ? ncf__unescape(v, buf) : v.e - v.s > NCF_MAX_ID_BYTES ? -1 : (int)(v.e - v.s);
+    if (len < 0) len = 0; /* (longer than any name: counted with the others, listed by none) */
+    else if (!esc) memcpy(buf, v.s, (size_t)len);
+    for (k = 0; k < D->kinds; k++)
+        if (!strncmp(D->kind_name[k], buf, (size_t)len) && D->kind_name[k][len] == 0 && len) break;
+    if (k < D->kinds) D->kind_lines[k]++;
+    else if (D->kinds < NCF_MAX_EVENT_KINDS && len > 0 && len <= NCF_MAX_EVENT_NAME)
+        memcpy(D->kind_name[D->kinds], buf, (size_t)len), D->kind_name[D->kinds][len] = 0,
+                                                          D->kind_lines[D->kinds++] = 1;
+    else D->other_events++;
+    return !D->nev ? 0 : k < D->nev ? k : -1; /* (the kinds begin with the list's, in its order) */
+}
+
+/* Rating, timestamp, event and strength fields of a record into tr's row n: a line min_rating
+   or the events list drops is no positive, and its strength is not read. */
+static int ncf__read_extras(const char *name, const ncf__cursor *C, ncf__dialect *D, const ncf__span *f,
                             float min_rating, ncf__triples *tr)
 {
-    int esc, ok;
+    int esc, ok, pos = 1, ev = 0;
     ncf__span v;
     int64_t n = tr->n;
     tr->t[n] = n;
     if (D->col[2] >= 0) {
+        double r;
         v = ncf__value(f[D->col[2]], &esc);
         if (!ncf__num_field(v.s, v.e))
             return ncf__fail(NCF_ERR_PARSE, "%s:%lld: %s '%s' is not a number", name, (long long)C->line,
                              tr->str && D->col[NCF_COL_STRENGTH] == D->col[2] ? "strength" : "rating",
-                             ncf__shown(v.s, v.e));                       /* (the column named as the caller gave it) */
-        if (tr->pos) tr->pos[n] = (float)ncf__num_value(v) >= min_rating; /* (as floats: 3.7 >= 3.7f) */
+                             ncf__shown(v.s, v.e)); /* (the column named as the caller gave it) */
+        r = ncf__num_value(v);
+        if (min_rating > -HUGE_VALF) pos = (float)r >= min_rating; /* (as floats: 3.7 >= 3.7f) */
+        else D->nonpositive += r <= 0;
     }
-    if (tr->str) {
+    if (D->col[NCF_COL_EVENT] >= 0 && (ev = ncf__event_of(D, f[D->col[NCF_COL_EVENT]])) < 0)
+        D->events_dropped += pos, pos = 0;
+    if (tr->pos) tr->pos[n] = (uint8_t)pos;
+    if (tr->str && !pos) tr->str[n] = 0;
+    else if (tr->str && D->nev) tr->str[n] = D->ev_value[ev];
+    else if (tr->str) {
         v = ncf__value(f[D->col[NCF_COL_STRENGTH]], &esc);
         tr->str[n] = ncf__num_field(v.s, v.e) ? ncf__num_value(v) : -1;
         if (!(tr->str[n] >= 0 && tr->str[n] <= NCF__MAX_STRENGTH)) /* (NaN, inf and text fail) */
-            return ncf__fail(NCF_ERR_PARSE, "%s:%lld: strength '%s' is not a number in [0, 1e15]", name,
-                             (long long)C->line, ncf__shown(v.s, v.e));
+            return ncf__fail(NCF_ERR_PARSE, "%s:%lld: strength '%s' is not a number in [0, 1e15]%s", name,
+                             (long long)C->line, ncf__shown(v.s, v.e),
+                             tr->str[n] < 0 && D->col[NCF_COL_STRENGTH] == D->col[2] && min_rating == -HUGE_VALF
+                                 ? " (a rating below 0 often means 'not rated': a min_rating drops such lines)"
+                                 : "");
     }
     if (D->col[3] >= 0) {
         v = ncf__value(f[D->col[3]], &esc);
@@ -868,6 +937,8 @@ static int ncf__read_records(const char *name, const char *p, const char *end, n
     int nf, c, rc;
 again:
     tr->n = 0, D->edged[0] = D->edged[1] = 0;
+    D->nonpositive = D->events_dropped = D->other_events = 0, D->kinds = D->nev;
+    memcpy(D->kind_name, D->ev_name, sizeof D->kind_name), memset(D->kind_lines, 0, sizeof D->kind_lines);
     ncf__intern_free(&in[0]), ncf__intern_free(&in[1]);
     C.p = p, C.end = end, C.line = 0, C.next = line0;
     if (D->header && line0 == 1)
@@ -898,6 +969,38 @@ again:
 static int ncf__some_records(const char *name, const ncf__triples *tr)
 {
     return tr->n ? NCF_OK : ncf__fail(NCF_ERR_PARSE, "%s: no ratings in the file", name);
+}
+
+/* ncf_dataset_opts.events, "view=1,addtocart=3,transaction", into D's list. */
+static int ncf__events_list(const char *name, const char *list, ncf__dialect *D)
+{
+    const char *p = list;
+    for (;;) {
+        const char *e = p + strcspn(p, ",="), *end;
+        char *num_end;
+        double x = 1;
+        int k, len = (int)(e - p < 1000 ? e - p : 1000);
+        if (len == 0 || len > NCF_MAX_EVENT_NAME)
+            return ncf__fail(NCF_ERR_ARG, "%s: events '%s': each kind is a name of 1 to %d bytes, =X its strength",
+                             name, ncf__shown(list, list + strlen(list)), NCF_MAX_EVENT_NAME);
+        if (D->nev == NCF_MAX_EVENT_KINDS)
+            return ncf__fail(NCF_ERR_ARG, "%s: events '%s': at most %d kinds", name,
+                             ncf__shown(list, list + strlen(list)), NCF_MAX_EVENT_KINDS);
+        for (k = 0; k < D->nev; k++)
+            if (!strncmp(D->ev_name[k], p, (size_t)len) && D->ev_name[k][len] == 0)
+                return ncf__fail(NCF_ERR_ARG, "%s: events: '%.*s' is listed twice", name, len, p);
+        end = e;
+        if (*e == '=') {
+            errno = 0;
+            x = strtod(e + 1, &num_end), end = num_end;
+            if (end == e + 1 || errno || !(x >= 0 && x <= NCF__MAX_STRENGTH) || (*end && *end != ','))
+                return ncf__fail(NCF_ERR_ARG, "%s: events: '%.*s' is not a strength in [0, 1e15]", name,
+                                 (int)strcspn(e + 1, ","), e + 1);
+        }
+        memcpy(D->ev_name[D->nev], p, (size_t)len), D->ev_name[D->nev][len] = 0, D->ev_value[D->nev++] = x;
+        if (!*end) return NCF_OK;
+        p = end + 1;
+    }
 }
 
 /* The dialect of a format: what it fixes, the rest from the options (or found). */
@@ -935,7 +1038,7 @@ static int ncf__dialect_of(const char *name, const ncf_dataset_opts *o, ncf__dia
                          o->weighting, o->trim_ids);
     if (o->weighting != NCF_WEIGHT_NONE && !(o->alpha > 0 && o->alpha <= 1e6f)) /* (NaN fails) */
         return ncf__fail(NCF_ERR_ARG, "%s: alpha %g: a weighting needs 0 < alpha <= 1e6", name, (double)o->alpha);
-    return NCF_OK;
+    return o->events ? ncf__events_list(name, o->events, D) : NCF_OK;
 }
 
 /* A log read, not yet built: its dialect, records and text ids. */
@@ -964,14 +1067,28 @@ static int ncf__parse_log(const char *name, const char *buf, size_t len, const n
         return rc;
     if (use_min && P->D.col[2] < 0)
         return ncf__fail(NCF_ERR_ARG, "%s: min_rating needs a rating column, and the file has none", name);
-    if (o->weighting != NCF_WEIGHT_NONE && P->D.col[NCF_COL_STRENGTH] < 0)
+    if (o->weighting != NCF_WEIGHT_NONE && P->D.col[NCF_COL_STRENGTH] < 0 && !P->D.nev)
         return ncf__fail(NCF_ERR_ARG, "%s: a weighting needs a strength column, and the file has none", name);
-    rc = ncf__triples_reserve(&P->tr, ncf__max_records(p, end), use_min, o->weighting != NCF_WEIGHT_NONE);
+    rc = ncf__triples_reserve(&P->tr, ncf__max_records(p, end), use_min || P->D.nev, o->weighting != NCF_WEIGHT_NONE);
     if (rc != NCF_OK) return rc;
     if ((rc = ncf__read_records(name, p, end, &P->D, o->min_rating, &P->tr, P->in, 1)) != NCF_OK ||
         (rc = ncf__some_records(name, &P->tr)) != NCF_OK)
         ncf__parsed_free(P);
     return rc;
+}
+
+/* What the records held beyond their positives, into the report. */
+static void ncf__report_events(const ncf__dialect *D, ncf_load_report *rep)
+{
+    int k;
+    rep->nonpositive_ratings = D->nonpositive;
+    rep->event_kinds = D->kinds, rep->other_event_lines = D->other_events, rep->events_dropped = D->events_dropped;
+    for (k = 0; k < D->kinds; k++) {
+        memcpy(rep->events[k].name, D->kind_name[k], sizeof rep->events[k].name);
+        rep->events[k].lines = D->kind_lines[k];
+        rep->events[k].kept = !D->nev || k < D->nev;
+        rep->events[k].strength = k < D->nev ? D->ev_value[k] : 0;
+    }
 }
 
 /* The dataset of a parsed log; P is freed. */
@@ -997,6 +1114,7 @@ static int ncf__build_log(ncf_dataset *ds, const char *name, const ncf_dataset_o
     bo.validation = o->validation, bo.fraction = o->holdout_fraction, bo.cutoff = o->holdout_cutoff;
     P->rep.text_ids[0] = D->text[0], P->rep.text_ids[1] = D->text[1];
     P->rep.blank_edged_ids[0] = D->edged[0], P->rep.blank_edged_ids[1] = D->edged[1];
+    ncf__report_events(D, &P->rep);
     if ((rc = ncf__build(ds, P->tr.u, P->tr.i, D->col[3] >= 0 ? P->tr.t : NULL, P->tr.n, &bo)) != NCF_OK) {
         rc = ncf__prefix_error(rc, name);
         goto done;
@@ -1117,7 +1235,7 @@ static int ncf__parse_ratings(const ncf__split_src *src, int part, ncf__triples 
     if (rc != NCF_OK) return rc;
     memset(&D, 0, sizeof D), memset(in, 0, sizeof in);
     strcpy(D.sep, "\t"), D.nf = 4, D.need_int = 1;
-    D.col[0] = 0, D.col[1] = 1, D.col[2] = 2, D.col[3] = 3;
+    D.col[0] = 0, D.col[1] = 1, D.col[2] = 2, D.col[3] = 3, D.col[4] = D.col[5] = -1;
     if ((rc = ncf__triples_reserve(tr, ncf__max_records(buf, buf + len), 0, 0)) == NCF_OK)
         if ((rc = ncf__read_records(path, buf, buf + len, &D, 0.0f, tr, in, 1)) == NCF_OK)
             rc = ncf__some_records(path, tr);

@@ -216,6 +216,8 @@ static int ncf__mpi_sniff(MPI_File f, int64_t size, const char *name, const ncf_
 {
     int rank, rc = ncf__dialect_of(name, o, D);
     MPI_Comm_rank(comm, &rank);
+    if (rc == NCF_OK && o->events) /* (each rank would meet the kinds in its own order) */
+        rc = ncf__fail(NCF_ERR_ARG, "%s: an events list is read by ncf_load_dataset, not ncf_mpi_load_dataset", name);
     if (rc == NCF_OK && rank == 0) {
         int64_t len = size < 65536 ? size : 65536;
         char *buf = NULL;
@@ -303,7 +305,9 @@ static int ncf__mpi_parse(const char *name, const char *buf, int64_t len, int64_
     if (R->D.col[3] < 0)
         for (j = 0; j < R->tr.n; j++) R->tr.t[j] += before;
     for (c = 0; c < 2; c++) R->rep.blank_edged_ids[c] = R->D.edged[c];
-    if (MPI_Allreduce(MPI_IN_PLACE, R->rep.blank_edged_ids, 2, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
+    R->rep.nonpositive_ratings = R->D.nonpositive;
+    if (MPI_Allreduce(MPI_IN_PLACE, R->rep.blank_edged_ids, 2, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS ||
+        MPI_Allreduce(MPI_IN_PLACE, &R->rep.nonpositive_ratings, 1, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
         rc = ncf__fail(NCF_ERR_IO, "%s: MPI_Allreduce failed", name);
     return ncf__mpi_agree(comm, rc);
 }

@@ -513,3 +513,34 @@ help_defaults() {
         ! grep -n '{F_[A-Z0-9_]*, "--[a-z_]*",.*(default [0-9]' demo.c
 }
 check "demo --help prints each default from the options the demo starts with" help_defaults
+
+# a ratings log where -1 means "on my list, not rated": --min_rating drops those lines before
+# their strength is read; kept, they are named with the way out. An event log: the kinds are
+# counted and said, --events weighs them, filters the kinds it does not list and says so
+logs_as_they_come() {
+    printf 'user_id,anime_id,rating\n1,10,-1\n1,11,8\n1,12,9\n2,10,9\n2,12,-1\n2,13,6\n3,11,7\n3,13,10\n3,10,5\n' \
+        > "$B/anime.csv" &&
+        demo --data "$B/anime.csv" --min_rating 1 --weighting log --eval_negatives 1 --train_epochs 1 > "$B/anime.log" &&
+        grep -q -e '--min_rating 1 dropped 2 interactions' "$B/anime.log" &&
+        demo --data "$B/anime.csv" --eval_negatives 1 --train_epochs 1 > "$B/anime.log" &&
+        grep -q "^note: 2 interactions rated 0 or below were kept as positives" "$B/anime.log" &&
+        ! demo --data "$B/anime.csv" --weighting log --train_epochs 1 > "$B/anime.log" 2>&1 &&
+        grep -q "anime.csv:2: strength '-1' is not a number in \[0, 1e15\] (a rating below 0 often means 'not rated'" \
+            "$B/anime.log" &&
+        printf 'timestamp,visitorid,event,itemid\n1,v1,view,p1\n2,v1,view,p1\n3,v1,transaction,p1\n4,v1,view,p2\n' \
+            > "$B/events.csv" &&
+        printf '5,v1,remove,p3\n6,v2,addtocart,p2\n7,v2,view,p3\n8,v2,remove,p4\n9,v3,view,p3\n10,v3,view,p1\n' \
+            >> "$B/events.csv" &&
+        demo --data "$B/events.csv" --eval_negatives 1 --train_epochs 1 > "$B/events.log" &&
+        grep -q '^read as: .*event=event' "$B/events.log" &&
+        grep -q '^events (event): view 6 lines, transaction 1 lines, remove 2 lines, addtocart 1 lines; every line a positive' \
+            "$B/events.log" &&
+        demo --data "$B/events.csv" --events view=1,addtocart=3,transaction=5 --eval_negatives 1 --train_epochs 1 \
+            > "$B/events.log" &&
+        grep -q '^events (event): view 6 lines (strength 1), addtocart 1 lines (strength 3), transaction 1 lines (strength 5), remove 2 lines (not listed: dropped)$' \
+            "$B/events.log" &&
+        grep -q '^weights: 1 + 1\*log(1 + strength): from 1.693 to 3.079' "$B/events.log" &&
+        ! demo --data "$B/anime.csv" --events view > "$B/events.log" 2>&1 &&
+        grep -q 'an events list needs an event column' "$B/events.log"
+}
+check "demo reads logs as they come: -1 ratings filtered before strengths, event kinds counted, weighed, filtered" logs_as_they_come

@@ -728,6 +728,96 @@ static void test_weights_follow_their_positives(void)
     CHECK_ERR(ncf_load_dataset_mem(&d, "w7.csv", log, strlen(log), &o), NCF_ERR_ARG, "weighting 7");
 }
 
+/* The weight of user u's positive of item i (ids as written), or -1 when it is none. */
+static double weight_of(const ncf_dataset *d, const char *u, const char *i)
+{
+    int a = ncf_dataset_find(d, NCF_USER, u), b = ncf_dataset_find(d, NCF_ITEM, i);
+    int64_t k;
+    if (a < 0 || b < 0) return -1;
+    for (k = d->user_ptr[a]; k < d->user_ptr[a + 1]; k++)
+        if (d->items[k] == b) return d->weight ? d->weight[k] : 1;
+    return -1;
+}
+
+/* A rating of -1 ("on my list, not rated") that min_rating drops is never read as a strength;
+   kept, it is counted for the caller to say. An event log's kinds map to strengths, the kinds
+   not listed are no positives, and the report names each kind with its lines. */
+static void test_events_and_low_ratings_filter_before_strengths(void)
+{
+    const char *ratings = "user,item,rating\n1,10,-1\n1,11,8\n2,10,9\n2,12,-1\n3,11,7\n3,12,0\n";
+    const char *events = "visitorid,itemid,event,timestamp\n"
+                         "v1,p1,view,1\nv1,p1,view,2\nv1,p1,transaction,3\nv1,p2,view,4\nv1,p3,remove,5\n"
+                         "v2,p2,addtocart,6\nv2,p3,view,7\nv2,p4,remove,8\n";
+    char many[400];
+    ncf_dataset d;
+    ncf_dataset_opts o = ncf_dataset_opts_default();
+    const ncf_load_report *r = &d.report;
+    int k;
+    o.holdout = NCF_HOLDOUT_NONE, o.min_rating = 1, o.weighting = NCF_WEIGHT_LOG, o.alpha = 1;
+    CHECKF(load_text(&d, "r.csv", ratings, &o) == NCF_OK, "%s", ncf_error_text());
+    CHECK(r->below_min_rating == 3 && r->nonpositive_ratings == 0 && d.num_train == 3);
+    CHECK(fabs(weight_of(&d, "1", "11") - (1 + log(9.0))) < 1e-5 && weight_of(&d, "1", "10") < 0);
+    ncf_dataset_free(&d);
+    o.min_rating = -HUGE_VALF; /* kept, the -1 lines cannot be strengths: said, with the way out */
+    CHECK_ERR(load_text(&d, "r.csv", ratings, &o), NCF_ERR_PARSE,
+              "r.csv:2: strength '-1' is not a number in [0, 1e15] "
+              "(a rating below 0 often means 'not rated'");
+    o.weighting = NCF_WEIGHT_NONE;
+    CHECKF(load_text(&d, "r.csv", ratings, &o) == NCF_OK, "%s", ncf_error_text());
+    CHECK(r->nonpositive_ratings == 3 && r->below_min_rating == 0 && d.num_train == 6);
+    ncf_dataset_free(&d);
+
+    /* events: no list counts the kinds, every line a positive */
+    o = ncf_dataset_opts_default(), o.holdout = NCF_HOLDOUT_NONE;
+    CHECKF(load_text(&d, "ev.csv", events, &o) == NCF_OK, "%s", ncf_error_text());
+    CHECK(!strcmp(r->columns[NCF_COL_EVENT], "event") && r->event_kinds == 4 && r->events_dropped == 0);
+    CHECK(!strcmp(r->events[0].name, "view") && r->events[0].lines == 4 && r->events[0].kept);
+    CHECK(!strcmp(r->events[1].name, "transaction") && !strcmp(r->events[2].name, "remove") &&
+          r->events[2].lines == 2 && !strcmp(r->events[3].name, "addtocart"));
+    CHECK(d.num_train == 6 && d.weight == NULL);
+    ncf_dataset_free(&d);
+    /* a list: its kinds first, in its order; remove is no positive; a pair's lines sum */
+    o.events = "view=1,addtocart=3,transaction=5,click", o.weighting = NCF_WEIGHT_LINEAR, o.alpha = 0.5f;
+    CHECKF(load_text(&d, "ev.csv", events, &o) == NCF_OK, "%s", ncf_error_text());
+    CHECK(r->event_kinds == 5 && r->events_dropped == 2 && r->below_min_rating == 0 && d.num_train == 4);
+    CHECK(!strcmp(r->events[3].name, "click") && r->events[3].lines == 0 && r->events[3].kept &&
+          r->events[3].strength == 1);
+    CHECK(!strcmp(r->events[4].name, "remove") && !r->events[4].kept && r->events[1].strength == 3);
+    CHECK(fabs(weight_of(&d, "v1", "p1") - (1 + 0.5 * 7)) < 1e-6 && fabs(weight_of(&d, "v2", "p2") - 2.5) < 1e-6);
+    CHECK(weight_of(&d, "v1", "p3") < 0 && ncf_dataset_find(&d, NCF_ITEM, "p4") < 0);
+    ncf_dataset_free(&d);
+    /* a filter by kind alone, without weights */
+    o.events = "transaction", o.weighting = NCF_WEIGHT_NONE;
+    CHECK_ERR(load_text(&d, "ev.csv", events, &o), NCF_ERR_DATA, "no user is left"); /* (one positive: v1 p1) */
+    o.events = "transaction,addtocart";
+    CHECKF(load_text(&d, "ev.csv", events, &o) == NCF_OK && d.num_train == 2 && r->events_dropped == 6, "%s",
+           ncf_error_text());
+    ncf_dataset_free(&d);
+    /* bad lists, and a list without an event column, name what is wrong */
+    o.events = "view=x";
+    CHECK_ERR(load_text(&d, "ev.csv", events, &o), NCF_ERR_ARG, "'x' is not a strength");
+    o.events = "view,view=2";
+    CHECK_ERR(load_text(&d, "ev.csv", events, &o), NCF_ERR_ARG, "'view' is listed twice");
+    o.events = "view=-1";
+    CHECK_ERR(load_text(&d, "ev.csv", events, &o), NCF_ERR_ARG, "'-1' is not a strength");
+    o.events = "view,";
+    CHECK_ERR(load_text(&d, "ev.csv", events, &o), NCF_ERR_ARG, "each kind is a name of 1 to 31 bytes");
+    for (k = 0, many[0] = 0; k < 17; k++)
+        snprintf(many + strlen(many), sizeof many - strlen(many), "%se%d", k ? "," : "", k);
+    o.events = many;
+    CHECK_ERR(load_text(&d, "ev.csv", events, &o), NCF_ERR_ARG, "at most 16 kinds");
+    o.events = "view";
+    CHECK_ERR(load_text(&d, "r.csv", ratings, &o), NCF_ERR_ARG, "r.csv:1: an events list needs an event column");
+    CHECK_ERR(load_text(&d, "n.csv", "1,2,view\n1,3,view\n", &o), NCF_ERR_ARG, "the event column's number");
+    o.columns[NCF_COL_EVENT] = "3";
+    CHECKF(load_text(&d, "n.csv", "1,2,view\n1,3,view\n2,2,view\n2,4,click\n3,3,view\n3,5,view\n", &o) == NCF_OK &&
+               d.num_train == 5,
+           "%s", ncf_error_text());
+    ncf_dataset_free(&d);
+    o.columns[NCF_COL_EVENT] = NULL, o.weighting = NCF_WEIGHT_LOG, o.columns[NCF_COL_STRENGTH] = "timestamp";
+    CHECK_ERR(load_text(&d, "ev.csv", events, &o), NCF_ERR_ARG, "the events' values are the strengths; give one");
+}
+
 static void test_item_filter_and_kcore_report_what_they_drop(void)
 {
     const char *text = "user,item\nA,a\nA,b\nA,c\nA,d\nB,a\nB,b\nB,f\nC,a\nC,c\nC,f\nD,e\nE,a\nE,e\n";
@@ -777,7 +867,7 @@ static void test_min_rating_keeps_positives_and_reports_drops(void)
     CHECKF(ncf_load_dataset_mem(&d, "books.csv", text, strlen(text), &o) == NCF_ERR_DATA, "%s", "loaded");
     o.min_ratings = 0, o.min_rating = 20.0f;
     CHECK_ERR(ncf_load_dataset_mem(&d, "books.csv", text, strlen(text), &o), NCF_ERR_DATA,
-              "no interaction is rated at least");
+              "no interaction is a positive (rated at least min_rating");
     o.min_rating = 1.0f, o.columns[NCF_COL_RATING] = "";
     CHECK_ERR(ncf_load_dataset_mem(&d, "books.csv", text, strlen(text), &o), NCF_ERR_ARG,
               "min_rating needs a rating column");
