@@ -66,7 +66,7 @@ typedef struct {
     const char *similar_users, *item_for;            /* a user id; a new item's users, comma-separated */
     const char *export_embeddings;                   /* PREFIX of the vectors' .npy and .csv files */
     const char *save_split;                          /* PREFIX of the split's .tsv files */
-    int probabilities, data_given, keep_missing, patience, skip_held_out, by_positive, lr_decay;
+    int probabilities, data_given, keep_missing, patience, skip_held_out, by_positive, lr_decay, save_state;
     int shards; /* --shards (demo-mpi): each rank holds its users' rows only */
     int output; /* the answers' form: OUT_TEXT, OUT_CSV, OUT_JSON */
     long long syn_ratings;
@@ -189,7 +189,7 @@ typedef enum {
     F_RECOMMEND, F_RECOMMEND_K, F_TOPK, F_RECOMMEND_ALL, F_RECOMMEND_FOR, F_RECOMMEND_FILE, F_RECOMMEND_FOR_FILE,
     F_SIMILAR, F_SIMILAR_USERS, F_ITEM_FOR, F_ALLOW, F_DENY, F_PROBABILITIES, F_OUTPUT,
     /* model files */
-    F_SAVE, F_INT8, F_CHECKPOINT_EVERY, F_SAVE_BEST, F_EXPORT_C, F_EXPORT_EMBEDDINGS, F_LOAD, F_KEEP_MISSING,
+    F_SAVE, F_SAVE_STATE, F_INT8, F_CHECKPOINT_EVERY, F_SAVE_BEST, F_EXPORT_C, F_EXPORT_EMBEDDINGS, F_LOAD, F_KEEP_MISSING,
     F_SHARDS
 } flag_id;
 
@@ -350,7 +350,9 @@ static const flag_def FLAGS[] = {
                                            "ids quoted as CSV needs) or JSON lines, one object an answer (ids not\n"
                                            "UTF-8 as \\udcXX); standard output then holds the answers alone"},
     {F_SECTION, "model files:", NULL, NULL},
-    {F_SAVE, "--save", "FILE", "save the model (with Adam state) after training"},
+    {F_SAVE, "--save", "FILE", "save the model after training: what serving and --load need"},
+    {F_SAVE_STATE, "--save_state", NULL, "--save keeps Adam's moments too, to resume training exactly (about\n"
+                                         "3x the file; --checkpoint_every's files always keep them)"},
     {F_INT8, "--int8", NULL, "save (--save, --save_best, --export_c) with int8 embedding rows: about 3x\n"
                              "smaller, for serving (no Adam state to resume from)"},
     {F_CHECKPOINT_EVERY, "--checkpoint_every", "N", "also save it every N epochs"},
@@ -691,6 +693,7 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
         o->output = k;
         break;
     case F_SAVE: o->save = v; break;
+    case F_SAVE_STATE: o->save_state = 1; break;
     case F_INT8: o->int8 = 1; break;
     case F_CHECKPOINT_EVERY: INT_FLAG(1, 1000000, o->checkpoint_every);
     case F_SAVE_BEST: o->save_best = v; break;
@@ -1052,10 +1055,10 @@ static int writable_beside(const char *path, const char *flag, double bytes)
 }
 
 /* Training diverged: the model as it was before the epoch that did, to --save. */
-static void save_last_good(const void *buf, size_t len, const char *path, int epoch)
+static void save_last_good(const void *buf, size_t len, const char *path, int flags, int epoch)
 {
     ncf_model *m = NULL;
-    if (ncf_load_mem(&m, buf, len) == NCF_OK && ncf_save(m, path, NCF_SAVE_ADAM) == NCF_OK)
+    if (ncf_load_mem(&m, buf, len) == NCF_OK && ncf_save(m, path, flags) == NCF_OK)
         fprintf(stderr, "demo: saved the last finite model (epoch %d) to %s\n", epoch, path);
     else fprintf(stderr, "demo: the last finite model could not be saved either: %s\n", ncf_error_text());
     ncf_model_free(m);
@@ -1063,18 +1066,25 @@ static void save_last_good(const void *buf, size_t len, const char *path, int ep
 
 static int g_shards; /* --shards: the model is in shards, saved by every rank together */
 
+/* What --save writes: what serving needs, or with --save_state (and the checkpoints that
+   --checkpoint_every writes to resume from) Adam's moments too. */
+static int save_flags(const options *o)
+{
+    return o->int8 ? NCF_SAVE_INT8 : o->save_state || o->checkpoint_every ? NCF_SAVE_ADAM : NCF_SAVE_MODEL;
+}
+
 /* (demo-mpi: rank 0 writes the file; every rank learns whether it did) */
-static int save_model(const ncf_model *m, const char *path, int int8)
+static int save_model(const ncf_model *m, const char *path, int flags)
 {
     int ok;
 #ifdef NCF_MPI
     if (g_shards) { /* (collective: every rank gets the same status) */
-        ok = ncf_mpi_save(m, path, NCF_SAVE_ADAM, MPI_COMM_WORLD) == NCF_OK;
+        ok = ncf_mpi_save(m, path, flags, MPI_COMM_WORLD) == NCF_OK;
         if (!ok) fprintf(stderr, "demo: %s\n", ncf_error_text());
         return ok;
     }
 #endif
-    ok = !ON_ROOT || ncf_save(m, path, int8 ? NCF_SAVE_INT8 : NCF_SAVE_ADAM) == NCF_OK;
+    ok = !ON_ROOT || ncf_save(m, path, flags) == NCF_OK;
     if (!ok) fprintf(stderr, "demo: %s\n", ncf_error_text());
     return all_ok(ok);
 }
@@ -2327,6 +2337,16 @@ static int create_model(const options *o, const ncf_config *cfg, const ncf_datas
 
 /* The model: --load's (grown to new data), a pre-trained NeuMF, or a new one; then, under MPI,
    this rank's share of the data (and, --shards, of the model). */
+/* Whether a trained Adam model has its moments (a file saved without them reads back zeros). */
+static int has_moments(const ncf_model *m)
+{
+    size_t k;
+    if (m->cfg.optimizer != NCF_OPT_ADAM || m->step == 0 || !m->adam_v) return 1;
+    for (k = 0; k < m->num_params; k++)
+        if (m->adam_v[k] != 0) return 1;
+    return 0;
+}
+
 static int prepare_model(const options *o, ncf_config *cfg, ncf_dataset *data, ncf_model **model, int *first)
 {
     int made_shard = 0; /* (2: made as this rank's shard) */
@@ -2350,6 +2370,10 @@ static int prepare_model(const options *o, ncf_config *cfg, ncf_dataset *data, n
         }
         *first = (int)(*model)->epoch;
         printf("loaded %s: %d epochs, %lld steps\n", o->load, *first, (long long)(*model)->step);
+        if (o->train_epochs > *first && !has_moments(*model))
+            printf("note: %s holds no Adam moments (saved without --save_state): training goes on from fresh "
+                   "ones, close to but not the same as one unbroken run\n",
+                   o->load);
     } else if (o->pretrain_gmf) {
         if (!create_pretrained(o, cfg, data, model)) return 0;
     } else if (!(made_shard = create_model(o, cfg, data, model))) {
@@ -2556,7 +2580,7 @@ static int train_one(session *S, epoch_row *r, int epoch)
         if (rc < 0) return 0;
         fprintf(stderr, "demo: %s\n", ncf_error_text());
         if (S->last_good && strstr(ncf_error_text(), "not finite"))
-            save_last_good(S->last_good, S->last_len, o->save, epoch - 1);
+            save_last_good(S->last_good, S->last_len, o->save, save_flags(o), epoch - 1);
         return 0;
     }
     train_s = now() - t;
@@ -2568,7 +2592,7 @@ static int train_one(session *S, epoch_row *r, int epoch)
             ? (double)(S->sampler.num_examples - ps.warm_done) / (now() - ps.warm_t)
             : (double)S->sampler.num_examples / train_s;
     if (o->save && o->checkpoint_every && epoch % o->checkpoint_every == 0 && epoch != o->train_epochs) {
-        if (!save_model(S->model, o->save, o->int8)) return 0;
+        if (!save_model(S->model, o->save, save_flags(o))) return 0;
         printf("Epoch %d: checkpoint saved to %s\n", epoch, o->save);
     }
     if (S->evaluable && !(epoch % o->epochs_between_evals && epoch != o->train_epochs)) return 1;
@@ -2609,12 +2633,12 @@ static int evaluate_one(session *S, epoch_row *r)
         S->best = *r;
     } else if (chosen(o, r) > (S->best.epoch < 0 ? -1.0 : chosen(o, &S->best))) {
         S->best = *r, S->since_best = 0;
-        if (o->save_best && !save_model(S->model, o->save_best, o->int8)) return 0;
+        if (o->save_best && !save_model(S->model, o->save_best, o->int8 ? NCF_SAVE_INT8 : NCF_SAVE_MODEL)) return 0;
         if (o->shards && !all_ok(keep_shard(S))) return 0;
         if (ON_ROOT && !o->shards) { /* kept in memory: --save writes it, and its test items are ranked, at the end */
             ncf_free(S->chosen), S->chosen = NULL;
-            if (ncf_save_mem(S->model, o->save ? NCF_SAVE_ADAM : NCF_SAVE_MODEL, &S->chosen, &S->chosen_len) !=
-                NCF_OK) {
+            if (ncf_save_mem(S->model, o->save && save_flags(o) == NCF_SAVE_ADAM ? NCF_SAVE_ADAM : NCF_SAVE_MODEL,
+                             &S->chosen, &S->chosen_len) != NCF_OK) {
                 fprintf(stderr, "demo: %s\n", ncf_error_text());
                 return 0;
             }
@@ -2670,12 +2694,12 @@ static int save_final(session *S)
             memcpy(m->adam_m, S->kept + n, sizeof(float) * n), memcpy(m->adam_v, S->kept + 2 * n, sizeof(float) * n);
         m->step = S->kept_step, m->epoch = S->kept_epoch;
         ncf_model_params_changed(m);
-        if (!save_model(m, o->save, 0)) return 0;
+        if (!save_model(m, o->save, save_flags(o))) return 0;
         printf("saved %s: epoch %lld, the one chosen on validation\n", o->save, (long long)m->epoch);
         return 1;
     }
     if (!S->chosen) {
-        if (!save_model(S->model, o->save, o->int8)) return 0;
+        if (!save_model(S->model, o->save, save_flags(o))) return 0;
         printf("saved %s: epoch %lld, the last%s\n", o->save, (long long)S->model->epoch,
                S->evaluable ? " (no validation: nothing was chosen)" : "");
         return 1;
@@ -2684,7 +2708,7 @@ static int save_final(session *S)
         fprintf(stderr, "demo: %s\n", ncf_error_text());
         return 0;
     }
-    ok = save_model(chosen, o->save, o->int8);
+    ok = save_model(chosen, o->save, save_flags(o));
     if (ok) printf("saved %s: epoch %lld, the one chosen on validation\n", o->save, (long long)chosen->epoch);
     ncf_model_free(chosen);
     return ok;
@@ -2975,7 +2999,7 @@ static int tune(const options *o, const ncf_dataset *d, const epoch_row *pop, nc
 static int finish_tuned(const options *o, const ncf_model *m, const char *path)
 {
     if (o->save) {
-        if (!save_model(m, o->save, o->int8)) return 0;
+        if (!save_model(m, o->save, save_flags(o))) return 0;
         printf("saved %s: the tuned settings trained on training + validation (%lld epochs)\n", o->save,
                (long long)m->epoch);
     }

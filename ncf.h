@@ -716,7 +716,7 @@ NCFDEF int ncf_recommend(const ncf_model *m, int64_t user, const ncf_rec_opts *o
 #define NCF_FORMAT_VERSION 4
 enum {
     NCF_SAVE_MODEL = 0,   /* the model alone: parameters, ids, rated items */
-    NCF_SAVE_ADAM = 1,    /* keep the Adam moments, to resume training exactly */
+    NCF_SAVE_ADAM = 1,    /* keep the Adam moments, to resume training exactly (an SGD or ALS model has none) */
     NCF_SAVE_INT8 = 2,    /* embedding tables as int8 rows, symmetric per row (scale = max |x| / 127):
                              about 4x smaller, serving only (no Adam moments) */
     NCF_SAVE_NO_RATED = 4 /* leave out the users' rated items (then exclude_rated has nothing to skip) */
@@ -11912,7 +11912,8 @@ static int ncf__savable(const ncf_model *m, int flags, const char *what)
 /* Where each part of m's file goes, saved with flags (checked); whether it keeps the moments. */
 static int ncf__save_layout(const ncf_model *m, int flags, ncf__layout *L)
 {
-    int ids = ncf__has_ids(m), adam = (flags & NCF_SAVE_ADAM) && m->adam_m; /* (inference-only builds keep none) */
+    /* (inference-only builds keep no moments; SGD and ALS have none to keep) */
+    int ids = ncf__has_ids(m), adam = (flags & NCF_SAVE_ADAM) && m->adam_m && m->cfg.optimizer == NCF_OPT_ADAM;
     L->version = NCF_FORMAT_VERSION;
     L->flags = adam ? NCF__FILE_ADAM : 0;
     L->flags |= (ids ? NCF__FILE_IDS : 0) | (flags & NCF_SAVE_INT8 ? NCF__FILE_INT8 : 0);
@@ -13013,6 +13014,8 @@ static int ncf__mpi_sniff(MPI_File f, int64_t size, const char *name, const ncf_
 {
     int rank, rc = ncf__dialect_of(name, o, D);
     MPI_Comm_rank(comm, &rank);
+    if (rc == NCF_OK && o->events) /* (each rank would meet the kinds in its own order) */
+        rc = ncf__fail(NCF_ERR_ARG, "%s: an events list is read by ncf_load_dataset, not ncf_mpi_load_dataset", name);
     if (rc == NCF_OK && rank == 0) {
         int64_t len = size < 65536 ? size : 65536;
         char *buf = NULL;
@@ -13100,7 +13103,9 @@ static int ncf__mpi_parse(const char *name, const char *buf, int64_t len, int64_
     if (R->D.col[3] < 0)
         for (j = 0; j < R->tr.n; j++) R->tr.t[j] += before;
     for (c = 0; c < 2; c++) R->rep.blank_edged_ids[c] = R->D.edged[c];
-    if (MPI_Allreduce(MPI_IN_PLACE, R->rep.blank_edged_ids, 2, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
+    R->rep.nonpositive_ratings = R->D.nonpositive;
+    if (MPI_Allreduce(MPI_IN_PLACE, R->rep.blank_edged_ids, 2, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS ||
+        MPI_Allreduce(MPI_IN_PLACE, &R->rep.nonpositive_ratings, 1, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
         rc = ncf__fail(NCF_ERR_IO, "%s: MPI_Allreduce failed", name);
     return ncf__mpi_agree(comm, rc);
 }

@@ -716,7 +716,7 @@ NCFDEF int ncf_recommend(const ncf_model *m, int64_t user, const ncf_rec_opts *o
 #define NCF_FORMAT_VERSION 4
 enum {
     NCF_SAVE_MODEL = 0,   /* the model alone: parameters, ids, rated items */
-    NCF_SAVE_ADAM = 1,    /* keep the Adam moments, to resume training exactly */
+    NCF_SAVE_ADAM = 1,    /* keep the Adam moments, to resume training exactly (an SGD or ALS model has none) */
     NCF_SAVE_INT8 = 2,    /* embedding tables as int8 rows, symmetric per row (scale = max |x| / 127):
                              about 4x smaller, serving only (no Adam moments) */
     NCF_SAVE_NO_RATED = 4 /* leave out the users' rated items (then exclude_rated has nothing to skip) */

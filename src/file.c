@@ -270,7 +270,8 @@ static int ncf__savable(const ncf_model *m, int flags, const char *what)
 /* Where each part of m's file goes, saved with flags (checked); whether it keeps the moments. */
 static int ncf__save_layout(const ncf_model *m, int flags, ncf__layout *L)
 {
-    int ids = ncf__has_ids(m), adam = (flags & NCF_SAVE_ADAM) && m->adam_m; /* (inference-only builds keep none) */
+    /* (inference-only builds keep no moments; SGD and ALS have none to keep) */
+    int ids = ncf__has_ids(m), adam = (flags & NCF_SAVE_ADAM) && m->adam_m && m->cfg.optimizer == NCF_OPT_ADAM;
     L->version = NCF_FORMAT_VERSION;
     L->flags = adam ? NCF__FILE_ADAM : 0;
     L->flags |= (ids ? NCF__FILE_IDS : 0) | (flags & NCF_SAVE_INT8 ? NCF__FILE_INT8 : 0);

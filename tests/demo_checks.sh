@@ -544,3 +544,20 @@ logs_as_they_come() {
         grep -q 'an events list needs an event column' "$B/events.log"
 }
 check "demo reads logs as they come: -1 ratings filtered before strengths, event kinds counted, weighed, filtered" logs_as_they_come
+
+# --save writes what serving needs; --save_state adds Adam's moments, and only that file resumes
+# as one unbroken run (the other says so); an ALS model has no moments to keep
+save_state() {
+    demo $SYN --train_epochs 2 --no_validation --save "$B/plain.ncf" > /dev/null &&
+        demo $SYN --train_epochs 2 --no_validation --save_state --save "$B/state.ncf" > /dev/null &&
+        [ "$(wc -c < "$B/state.ncf")" -gt "$(( 2 * $(wc -c < "$B/plain.ncf") ))" ] &&
+        whole=$(demo $SYN --train_epochs 3 --no_validation | grep -o '^Iteration 3: HR = [0-9.]*, NDCG = [0-9.]*') &&
+        demo $SYN --load "$B/state.ncf" --train_epochs 3 --no_validation > "$B/state.log" &&
+        grep -q "^$whole" "$B/state.log" && ! grep -q 'no Adam moments' "$B/state.log" &&
+        demo $SYN --load "$B/plain.ncf" --train_epochs 3 --no_validation > "$B/state.log" &&
+        grep -q '^note: .*plain.ncf holds no Adam moments (saved without --save_state)' "$B/state.log" &&
+        demo $SYN --model mf --optimizer als --train_epochs 2 --save_state --save "$B/als_state.ncf" > /dev/null &&
+        demo $SYN --model mf --optimizer als --train_epochs 2 --save "$B/als_plain.ncf" > /dev/null &&
+        cmp -s "$B/als_state.ncf" "$B/als_plain.ncf"
+}
+check "demo --save writes what serving needs, --save_state what resuming needs; ALS keeps no moments" save_state
