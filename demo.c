@@ -72,6 +72,7 @@ typedef struct {
     long long syn_ratings;
     double hr_threshold;
     int tune;                    /* --tune: search the settings */
+    int tune_all;                /* --tune --holdout none: its winner then trained on every interaction */
     double tune_seconds;         /* its budget; 0: from the data's size */
     int tune_seeds;              /* --tune_seeds: the seeds an MF or GMF winner is averaged over */
     int seeds;                   /* --seeds: MF or GMF models from seeds --seed.. trained and averaged */
@@ -306,7 +307,8 @@ static const flag_def FLAGS[] = {
     {F_TUNE, "--tune", "[SECONDS]", "search model, factors, learning rate, L2, negatives, batch, weighting and\n"
                                     "Rendle et al.'s SGD recipe on the validation split (successive halving),\n"
                                     "then train the winner on training + validation and report its test\n"
-                                    "figures once; --save writes it.\n"
+                                    "figures once; --save writes it. With --holdout none the winner is then\n"
+                                    "trained anew on every interaction (the model to ship) and saved.\n"
                                     "SECONDS: the planned budget (default: from the data's size, about 5\n"
                                     "minutes for ml-1m on 2 cores); see docs/tuning.md"},
     {F_TUNE_SEEDS, "--tune_seeds", "N", "an MF or GMF winner of --tune: the saved model averages it trained\n"
@@ -777,6 +779,8 @@ static int parse_args(int argc, char **argv, options *o)
         if (!set.eval_negatives) o->eval_negatives = 999;
     }
     if (o->load_opts.events && !set.weighting) o->load_opts.weighting = NCF_WEIGHT_LOG; /* (the kinds' worth counts) */
+    if (o->tune && o->load_opts.holdout == NCF_HOLDOUT_NONE) /* searched on the default split, shipped on all */
+        o->tune_all = 1, o->load_opts.holdout = NCF_HOLDOUT_AUTO;
     if (o->data_dir && !o->data && !strcmp(o->dataset, "synthetic")) {
         fprintf(stderr, "demo: --data_dir needs --dataset NAME (ml-1m, ml-20m, ...)\n");
         return 0;
@@ -2283,6 +2287,18 @@ static int load_data(const options *o, const ncf_config *cfg, const char *path, 
     }
 }
 
+/* --tune --holdout none: the same log with nothing held out, for the winner to train on. */
+static int load_everything(const options *o, const ncf_config *cfg, const char *path, ncf_dataset *all)
+{
+    options whole = *o;
+    if (!path) {
+        fprintf(stderr, "demo: --tune --holdout none trains the winner on a log's every interaction: give --data\n");
+        return 0;
+    }
+    whole.load_opts.holdout = NCF_HOLDOUT_NONE;
+    return load_data(&whole, cfg, path, all);
+}
+
 /* Whether some user holds a validation item out. */
 static int has_validation(const ncf_dataset *d)
 {
@@ -2905,17 +2921,61 @@ static int write_tune_log(const char *path, const ncf_tune_report *r)
     return 1;
 }
 
+/* --tune --holdout none: the winner trained anew on every interaction, in place of *m. */
+static int tune_on_all(const ncf_dataset *all, const ncf_tune_report *rep, ncf_model **m)
+{
+    progress_state ps;
+    ncf_model *shipped = NULL;
+    memset(&ps, 0, sizeof ps);
+    ps.tty = isatty(2), ps.count_epochs = 1, ps.epochs = rep->final_epochs;
+    printf("training the same settings on every interaction (--holdout none): %lld positives, %d epochs\n",
+           (long long)all->num_train, rep->final_epochs);
+    if (ncf_tune_final(&shipped, all, rep, on_progress, &ps) != NCF_OK) {
+        fprintf(stderr, "demo: %s\n", ncf_error_text());
+        return 0;
+    }
+    ncf_model_free(*m), *m = shipped;
+    return 1;
+}
+
+/* The tuned model's test figures, read once, beside popularity's. */
+static int report_tuned(const options *o, const ncf_dataset *d, const epoch_row *pop, ncf_model *m, double t0)
+{
+    ncf_eval_opts e = ncf_eval_opts_default();
+    ncf_metrics test, test_full;
+    int k = o->top_k;
+    if (o->many) {
+        epoch_row r;
+        memset(&r, 0, sizeof r);
+        if (!evaluate_many(m, d, o, &r, 1)) {
+            fprintf(stderr, "demo: %s\n", ncf_error_text());
+            return 0;
+        }
+        printf("Tuned, %.0f s in all; the test items, read once:\n", now() - t0);
+        print_row(o, "test", &r, 0);
+        print_row(o, "popularity", pop, 0);
+        return 1;
+    }
+    e.k = k, e.seed = o->cfg.seed, e.max_users = full_users(o, d);
+    if (ncf_evaluate(m, d, &e, &test) != NCF_OK || (e.full_ranking = 1, ncf_evaluate(m, d, &e, &test_full)) != NCF_OK) {
+        fprintf(stderr, "demo: %s\n", ncf_error_text());
+        return 0;
+    }
+    printf("Tuned, %.0f s in all; the test items, read once:\n", now() - t0);
+    print_metrics("test", &test, &test_full, k);
+    print_metrics("popularity", &pop->test, &pop->test_full, k);
+    return 1;
+}
+
 /* The search, the winner trained on training + validation into *out, its test figures beside
    popularity's. Returns 0 on failure, 1 with *out set, 2 when the budget fits no run (the
    caller trains the defaults). */
-static int tune(const options *o, const ncf_dataset *d, const epoch_row *pop, ncf_model **out)
+static int tune(const options *o, const ncf_dataset *d, const ncf_dataset *all, const epoch_row *pop, ncf_model **out)
 {
     ncf_tune_opts to = ncf_tune_opts_default();
     ncf_tune_report rep;
     ncf_config dc = ncf_config_default(); /* trial 0: what the too-small message costs */
     tune_state st;
-    ncf_eval_opts e = ncf_eval_opts_default();
-    ncf_metrics test, test_full;
     double t0 = now();
     int k = o->top_k;
     progress_state ps;
@@ -2965,33 +3025,13 @@ static int tune(const options *o, const ncf_dataset *d, const epoch_row *pop, nc
         } else printf("training it on training + validation for %d epochs\n", rep.final_epochs);
     }
     ps.tty = isatty(2), ps.count_epochs = 1, ps.epochs = rep.final_epochs;
-    if (!write_tune_log(o->log, &rep) || ncf_tune_final(out, d, &rep, on_progress, &ps) != NCF_OK) {
+    if (!write_tune_log(o->log, &rep) || ncf_tune_final(out, d, &rep, on_progress, &ps) != NCF_OK ||
+        !report_tuned(o, d, pop, *out, t0) || (all && !tune_on_all(all, &rep, out))) {
         if (!*out) fprintf(stderr, "demo: %s\n", ncf_error_text());
         ncf_tune_report_free(&rep);
         return 0;
     }
     ncf_tune_report_free(&rep);
-    if (o->many) {
-        epoch_row r;
-        memset(&r, 0, sizeof r);
-        if (!evaluate_many(*out, d, o, &r, 1)) {
-            fprintf(stderr, "demo: %s\n", ncf_error_text());
-            return 0;
-        }
-        printf("Tuned, %.0f s in all; the test items, read once:\n", now() - t0);
-        print_row(o, "test", &r, 0);
-        print_row(o, "popularity", pop, 0);
-        return 1;
-    }
-    e.k = k, e.seed = o->cfg.seed, e.max_users = full_users(o, d);
-    if (ncf_evaluate(*out, d, &e, &test) != NCF_OK ||
-        (e.full_ranking = 1, ncf_evaluate(*out, d, &e, &test_full)) != NCF_OK) {
-        fprintf(stderr, "demo: %s\n", ncf_error_text());
-        return 0;
-    }
-    printf("Tuned, %.0f s in all; the test items, read once:\n", now() - t0);
-    print_metrics("test", &test, &test_full, k);
-    print_metrics("popularity", &pop->test, &pop->test_full, k);
     return 1;
 }
 
@@ -3000,7 +3040,9 @@ static int finish_tuned(const options *o, const ncf_model *m, const char *path)
 {
     if (o->save) {
         if (!save_model(m, o->save, save_flags(o))) return 0;
-        printf("saved %s: the tuned settings trained on training + validation (%lld epochs)\n", o->save,
+        printf("saved %s: the tuned settings trained on %s (%lld epochs)\n", o->save,
+               o->tune_all ? "every interaction; the test figures above are what they earned on the split"
+                           : "training + validation",
                (long long)m->epoch);
     }
     if (!write_exports(m, o)) return 0;
@@ -3026,7 +3068,7 @@ static int shards_ok(const options *o)
 
 static int run(const options *asked)
 {
-    ncf_dataset data;
+    ncf_dataset data, all;           /* all: --tune --holdout none's every interaction */
     options eff = *asked, *o = &eff; /* (validation as the data allows it) */
     ncf_config cfg = o->cfg;
     char buf[2048];
@@ -3034,7 +3076,7 @@ static int run(const options *asked)
     double t;
     int first = 0, rc = 1, ok;
 
-    memset(&S, 0, sizeof S);
+    memset(&S, 0, sizeof S), memset(&all, 0, sizeof all);
     S.o = o, S.data = &data, S.path = data_path(o, buf, sizeof buf);
     if ((o->data_dir && !o->data && !S.path) || !shards_ok(o)) return 1;
     g_shards = o->shards;
@@ -3085,16 +3127,17 @@ static int run(const options *asked)
         int r;
         if (!eff.validation) {
             fprintf(stderr,
-                    "demo: --tune searches on a validation split, and the data has none (drop --no_validation; "
-                    "users need two training interactions)\n");
+                    "demo: --tune searches on a validation split, and the data has none (no user has two "
+                    "training interactions to hold one out)\n");
             ok = 0;
         } else if ((o->save && !writable_beside(o->save, "--save", 0)) ||
                    (o->log && !writable_beside(o->log, "--log", 4096)))
             ok = 0;
-        else if ((r = tune(o, &data, &S.pop, &S.model)) != 2) {
+        else if (o->tune_all && !load_everything(o, &cfg, S.path, &all)) ok = 0;
+        else if ((r = tune(o, &data, o->tune_all ? &all : NULL, &S.pop, &S.model)) != 2) {
             ok = r == 1 && finish_tuned(o, S.model, S.path);
             ncf_model_free(S.model);
-            ncf_dataset_free(&data);
+            ncf_dataset_free(&data), ncf_dataset_free(&all);
             return ok ? 0 : 1;
         }
     }

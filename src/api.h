@@ -935,7 +935,10 @@ NCFDEF int ncf_tune(const ncf_dataset *data, const ncf_tune_opts *opts, ncf_tune
    the model to evaluate on test, once, and to ship. An MF or GMF winner is trained from
    rep->seeds seeds (the winner's, then the next ones) and averaged (ncf_model_average), for the
    epochs at which their average trained on training alone did best on validation (an average
-   of models is often at its best later than one of them). Its ids are the data's. */
+   of models is often at its best later than one of them). Its ids are the data's. data may
+   also be the same log loaded without a hold-out (NCF_HOLDOUT_NONE, no validation): the winner
+   is then trained on its every interaction, for the same epochs (the model to ship, whose
+   settings the split chose and whose test figures the split gave). */
 NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *data, const ncf_tune_report *rep,
                           ncf_progress_fn progress, void *ctx);
 NCFDEF void ncf_tune_report_free(ncf_tune_report *rep);

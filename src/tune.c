@@ -334,7 +334,7 @@ static int ncf__seeds_init(ncf__seeds *j, int n, const ncf_trial *r, const ncf_d
     if (!j->models || !j->smp) return ncf__fail(NCF_ERR_NOMEM, "out of memory for %d seeds", n);
     for (k = 0; k < n && rc == NCF_OK; k++) {
         ncf_config c = r->cfg;
-        c.seed = r->cfg.seed + (uint64_t)k;
+        c.seed = r->cfg.seed + (uint64_t)k, c.num_users = data->num_users, c.num_items = data->num_items;
         if ((rc = ncf_model_create(&j->models[k], &c)) == NCF_OK &&
             (k || (rc = ncf_model_set_ids(j->models[k], ids)) == NCF_OK))
             rc = ncf_sampler_init(&j->smp[k], data, c.num_neg, c.seed);
@@ -578,15 +578,18 @@ NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *d, const ncf_tune_
     int rc, n, epochs;
     if (!out) return ncf__fail(NCF_ERR_ARG, "ncf_tune_final: NULL out");
     *out = NULL;
-    if (!d || !d->user_ptr || !ncf__has_val(d) || !rep || !rep->runs || rep->best < 0 || rep->best >= rep->num_runs)
+    if (!d || !d->user_ptr || !rep || !rep->runs || rep->best < 0 || rep->best >= rep->num_runs)
         return ncf__fail(NCF_ERR_ARG,
-                         "ncf_tune_final: need the data ncf_tune searched (with its validation items) and "
-                         "its report");
+                         "ncf_tune_final: need data (the split ncf_tune searched, or the log without a hold-out) "
+                         "and its report");
     r = &rep->runs[rep->best];
     n = rep->seeds > 1 && ncf__averages(&r->cfg) ? rep->seeds : 1;
     if (n > NCF__MAX_SEEDS) return ncf__fail(NCF_ERR_ARG, "ncf_tune_final: %d seeds, past %d", n, NCF__MAX_SEEDS);
     epochs = rep->final_epochs > 0 ? rep->final_epochs : r->chosen_epoch > 0 ? r->chosen_epoch : 1;
-    if ((rc = ncf__train_with_validation(d, r->weighted, &all)) != NCF_OK) return rc;
+    if (!ncf__has_val(d)) { /* (everything is training: a view of d, which owns the arrays) */
+        all = *d;
+        if (!r->weighted) all.weight = NULL;
+    } else if ((rc = ncf__train_with_validation(d, r->weighted, &all)) != NCF_OK) return rc;
     if ((rc = ncf__seeds_init(&j, n, r, d, &all)) == NCF_OK) {
         j.progress = progress, j.ctx = ctx;
         rc = ncf__seeds_train(&j, n, 1, epochs);
@@ -594,7 +597,7 @@ NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *d, const ncf_tune_
     if (rc == NCF_OK && n == 1) *out = j.models[0], j.models[0] = NULL;
     else if (rc == NCF_OK) rc = ncf_model_average(out, j.models, n);
     ncf__seeds_free(&j, n);
-    ncf_dataset_free(&all);
+    if (ncf__has_val(d)) ncf_dataset_free(&all);
     return rc == NCF_OK ? rc : ncf__prefix_error(rc, "ncf_tune_final");
 }
 #endif

@@ -561,3 +561,19 @@ save_state() {
         cmp -s "$B/als_state.ncf" "$B/als_plain.ncf"
 }
 check "demo --save writes what serving needs, --save_state what resuming needs; ALS keeps no moments" save_state
+
+# --tune --holdout none: searched and tested on the default split, then the winner's settings
+# trained on every interaction and saved (the same settings as the split's model; other weights)
+tune_all() {
+    demo --data "$B/plays.tsv" --tune 3 --save "$B/tuned_split.ncf" > "$B/tune_split.log" &&
+        demo --data "$B/plays.tsv" --tune 3 --holdout none --save "$B/tuned_all.ncf" > "$B/tune_all.log" &&
+        kept=$(sed -n 's/^kept \([0-9]*\) positives of.*/\1/p' "$B/tune_all.log") && [ -n "$kept" ] &&
+        grep -q "^training the same settings on every interaction (--holdout none): $kept positives" "$B/tune_all.log" &&
+        grep -q '^saved .*tuned_all.ncf: the tuned settings trained on every interaction; the test figures above' \
+            "$B/tune_all.log" &&
+        [ "$(grep -A1 '^Tuned, ' "$B/tune_split.log" | sed -n 2p)" = "$(grep -A1 '^Tuned, ' "$B/tune_all.log" | sed -n 2p)" ] &&
+        a=$(demo --load "$B/tuned_split.ncf" --data "$B/plays.tsv" --holdout none --train_epochs 0 | grep '^model: ') &&
+        b=$(demo --load "$B/tuned_all.ncf" --data "$B/plays.tsv" --holdout none --train_epochs 0 | grep '^model: ') &&
+        [ -n "$a" ] && [ "$a" = "$b" ] && ! cmp -s "$B/tuned_split.ncf" "$B/tuned_all.ncf"
+}
+check "demo --tune --holdout none: the winner tested on the split, then trained on every interaction and saved" tune_all

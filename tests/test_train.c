@@ -1276,6 +1276,15 @@ static void test_tune_final_seeds_side_by_side(void)
     avg = seeds_by_hand(&d, &run, 3, 1, 4, NULL, NULL);
     CHECK(avg && f1 && state_hash(avg) == state_hash(f1));
     ncf_model_free(f2), f2 = NULL;
+    { /* data without validation (a log loaded with nothing held out): trained on all its positives */
+        ncf_dataset everything;
+        CHECK(ncf__train_with_validation(&d, 0, &everything) == NCF_OK);
+        everything.raw_user = d.raw_user, everything.raw_item = d.raw_item; /* (d's ids, lent) */
+        CHECKF(ncf_tune_final(&f2, &everything, &rep, NULL, NULL) == NCF_OK, "%s", ncf_error_text());
+        CHECK(f2 && f1 && f2->epoch == 4 && state_hash(f2) == state_hash(f1));
+        everything.raw_user = everything.raw_item = NULL;
+        ncf_model_free(f2), f2 = NULL, ncf_dataset_free(&everything);
+    }
     run.cfg.lr = 1000; /* (every seed diverges) */
     CHECK_ERR(ncf_tune_final(&f2, &d, &rep, NULL, NULL), NCF_ERR_DATA, "model 0: ");
     CHECK(f2 == NULL);
