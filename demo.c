@@ -2849,9 +2849,31 @@ static void trial_words(const ncf_trial *t, char *out, size_t size)
 }
 
 typedef struct {
-    int printed, averaged, k;
-    double t0, run_t0;
+    int printed, averaged, k, tty, metric, metric_k; /* metric@metric_k: what chooses */
+    double t0, run_t0, last_line;                    /* last_line: when a plain progress line last went to a log */
 } tune_state;
+
+#define TUNE_LOG_EVERY 10.0 /* seconds between progress lines in a log (a terminal's line redraws) */
+
+/* Within a run: a redrawn line on a terminal; in a log a plain line when a run has gone on
+   TUNE_LOG_EVERY seconds since the last line. */
+static void on_tune_epoch(void *user, const ncf_trial *run, int epoch, double loss, const ncf_metrics *val)
+{
+    tune_state *st = (tune_state *)user;
+    double t = now(), ran = t - st->run_t0;
+    char line[200], hr[48] = "", shown[24] = "-"; /* (ALS has no loss) */
+    if (val)
+        snprintf(hr, sizeof hr, ", validation %s@%d %.4f", metric_name(st->metric), st->metric_k,
+                 ncf_metric_value(val, st->metric));
+    if (loss == loss) snprintf(shown, sizeof shown, "%.4f", loss);
+    message(line, sizeof line, "trial %d, rung %d: epoch %d of %d, loss %s%s (%.1f s; planned %.1f; %.0f s so far)",
+            run->trial, run->rung, epoch, run->epochs, shown, hr, ran, run->planned_seconds, t - st->t0);
+    if (st->tty) fprintf(stderr, "\r  %-100s", line);
+    else if (t - st->last_line >= TUNE_LOG_EVERY && ran >= TUNE_LOG_EVERY) {
+        fprintf(stderr, "  %s\n", line);
+        st->last_line = t;
+    }
+}
 
 /* A row of the table; seeds > 1: the winner's seeds, averaged (rung 3). */
 static void print_run(const ncf_trial *t, int k, double seconds, int seeds)
@@ -2876,14 +2898,14 @@ static void on_tune(void *user, const ncf_tune_report *so_far, const ncf_trial *
         print_run(&so_far->runs[st->printed++], st->k, t - st->run_t0, 1);
     if (!next && so_far->averaged.rung == 3 && !st->averaged++)
         print_run(&so_far->averaged, st->k, t - st->run_t0, so_far->seeds);
-    st->run_t0 = t;
+    st->run_t0 = st->last_line = t;
     if (next && next->rung == 3 && isatty(2))
         fprintf(stderr, "\r  trial %d from %d seeds, averaged: %d epochs at most (planned %.1f s; %.0f s so far)   ",
                 next->trial, so_far->seeds, next->epochs, next->planned_seconds, t - st->t0);
     else if (next && isatty(2))
         fprintf(stderr, "\r  trial %d, rung %d: %d epochs at most (planned %.1f s; %.0f s so far)   ", next->trial,
                 next->rung, next->epochs, next->planned_seconds, t - st->t0);
-    else if (isatty(2)) fprintf(stderr, "\r%*s\r", 90, "");
+    else if (isatty(2)) fprintf(stderr, "\r%*s\r", 110, "");
 }
 
 /* --log with --tune: one CSV row a run. */
@@ -2982,6 +3004,7 @@ static int tune(const options *o, const ncf_dataset *d, const ncf_dataset *all, 
     memset(&st, 0, sizeof st), memset(&ps, 0, sizeof ps);
     dc.num_users = d->num_users, dc.num_items = d->num_items;
     to.seed = o->cfg.seed, to.eval.k = o->ks[select_at(o)], to.progress = on_tune, to.ctx = &st;
+    to.epoch_done = on_tune_epoch, st.tty = isatty(2), st.metric = to.eval.metric, st.metric_k = to.eval.k;
     to.eval.metric = select_metric(o), to.eval.full_ranking = o->many || o->full_ranking;
     if (o->patience) to.patience = o->patience;
     to.seeds = o->tune_seeds;

@@ -925,7 +925,11 @@ typedef struct ncf_tune_opts {
                                       at least) pays for: their epochs chosen on training alone, then
                                       trained on training + validation [4] */
     ncf_tune_progress_fn progress; /* before each run (next) and at the end (next NULL), or NULL */
-    void *ctx;                     /* progress's first argument */
+    void *ctx;                     /* progress's and epoch_done's first argument */
+    /* After each epoch of a run (ncf_fit_opts.epoch_done): the run, the epoch, its mean loss and
+       the validation figures (NULL when not evaluated), or NULL. Of two runs side by side only
+       the first reports, from the thread that runs it, so calls never overlap. */
+    void (*epoch_done)(void *ctx, const ncf_trial *run, int epoch, double mean_loss, const ncf_metrics *validation);
 } ncf_tune_opts;
 NCFDEF ncf_tune_opts ncf_tune_opts_default(void);
 /* Runs the search on data (with validation items: ncf_hold_out_validation) and fills rep
@@ -9348,14 +9352,30 @@ static int ncf__run_better(const ncf_trial *a, const ncf_trial *b, int metric)
     return a->trial < b->trial;
 }
 
-/* One run: a fresh model of r's settings trained by ncf_fit; r gets the figures. */
-static int ncf__tune_run(const ncf_dataset *d, const ncf_tune_opts *o, ncf_trial *r)
+/* A run's epochs told to ncf_tune_opts.epoch_done. */
+typedef struct {
+    const ncf_tune_opts *o;
+    const ncf_trial *r;
+} ncf__run_epochs;
+
+static void ncf__run_epoch_done(void *ctx, int epoch, double loss, const ncf_metrics *validation)
+{
+    const ncf__run_epochs *e = (const ncf__run_epochs *)ctx;
+    e->o->epoch_done(e->o->ctx, e->r, epoch, loss, validation);
+}
+
+/* One run: a fresh model of r's settings trained by ncf_fit; r gets the figures. tell: its
+   epochs go to o->epoch_done. */
+static int ncf__tune_run(const ncf_dataset *d, const ncf_tune_opts *o, ncf_trial *r, int tell)
 {
     ncf_dataset view = *d; /* (the same arrays; without weights when the run does not use them) */
     ncf_fit_opts fo = ncf_fit_opts_default();
     ncf_fit_report fr;
     ncf_model *m = NULL;
+    ncf__run_epochs told;
     int rc;
+    told.o = o, told.r = r;
+    if (tell && o->epoch_done) fo.epoch_done = ncf__run_epoch_done, fo.ctx = &told;
     if (!r->weighted) view.weight = NULL;
     /* (a decayed run trains its whole schedule: its validation often stalls while the rate is
        high and climbs as it falls, where patience would have stopped it) */
@@ -9476,7 +9496,7 @@ typedef struct {
 static int ncf__tune_one(void *ctx, int k)
 {
     const ncf__tune_job *j = (const ncf__tune_job *)ctx;
-    return ncf__tune_run(j->d, j->o, &j->r[k]);
+    return ncf__tune_run(j->d, j->o, &j->r[k], k == 0);
 }
 
 /* The final's seeds: models of the winner from seeds r's + k, trained in step. */

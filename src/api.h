@@ -925,7 +925,11 @@ typedef struct ncf_tune_opts {
                                       at least) pays for: their epochs chosen on training alone, then
                                       trained on training + validation [4] */
     ncf_tune_progress_fn progress; /* before each run (next) and at the end (next NULL), or NULL */
-    void *ctx;                     /* progress's first argument */
+    void *ctx;                     /* progress's and epoch_done's first argument */
+    /* After each epoch of a run (ncf_fit_opts.epoch_done): the run, the epoch, its mean loss and
+       the validation figures (NULL when not evaluated), or NULL. Of two runs side by side only
+       the first reports, from the thread that runs it, so calls never overlap. */
+    void (*epoch_done)(void *ctx, const ncf_trial *run, int epoch, double mean_loss, const ncf_metrics *validation);
 } ncf_tune_opts;
 NCFDEF ncf_tune_opts ncf_tune_opts_default(void);
 /* Runs the search on data (with validation items: ncf_hold_out_validation) and fills rep

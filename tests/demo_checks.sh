@@ -577,3 +577,12 @@ tune_all() {
         [ -n "$a" ] && [ "$a" = "$b" ] && ! cmp -s "$B/tuned_split.ncf" "$B/tuned_all.ncf"
 }
 check "demo --tune --holdout none: the winner tested on the split, then trained on every interaction and saved" tune_all
+
+# --tune shows each run's epochs as they end: on a terminal (script(1) gives it one) a line
+# that redraws, with the epoch, the loss, the validation figure and the time against the plan
+tune_progress() {
+    script -qc "$DEMO --data $B/plays.tsv --tune 2 --threads 1 > /dev/null" /dev/null > "$B/tty.log" &&
+        tr '\r' '\n' < "$B/tty.log" |
+        grep -q '^  trial 0, rung 0: epoch 1 of [0-9]*, loss [0-9.]*, validation HR@10 [0-9.]* ([0-9.]* s; planned [0-9.]*;'
+}
+command -v script > /dev/null && check "demo --tune shows each run's epochs on a terminal as a line that redraws" tune_progress

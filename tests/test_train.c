@@ -895,17 +895,45 @@ static void rung0_paired(const ncf_tune_report *r, const ncf_dataset *d, uint64_
 
 /* Searches of several seeds and budgets, each later rung as planned (later_rung_as_planned);
    among them at least one rung filled past the families' thirds and one partner. */
+/* ncf_tune_opts.epoch_done's calls: each epoch of the runs that report, in order. */
+typedef struct {
+    int calls, out_of_order, last_trial, last_rung, last_epoch;
+} run_epochs;
+
+static void count_run_epochs(void *ctx, const ncf_trial *run, int epoch, double loss, const ncf_metrics *val)
+{
+    run_epochs *e = (run_epochs *)ctx;
+    int same = run->trial == e->last_trial && run->rung == e->last_rung;
+    e->out_of_order += epoch != (same ? e->last_epoch + 1 : 1) || !(loss == loss) || !val;
+    e->calls++, e->last_trial = run->trial, e->last_rung = run->rung, e->last_epoch = epoch;
+}
+
+/* The epochs a search's runs report: every run's but the second of two side by side. */
+static int reported_epochs(const ncf_tune_report *r)
+{
+    int i, n = 0, streak = 0;
+    for (i = 0; i < r->num_runs; i++) {
+        streak = r->runs[i].beside ? streak + 1 : 0;
+        if (!(streak % 2 == 0 && streak > 0)) n += r->runs[i].epochs_trained;
+    }
+    return n;
+}
+
 static void test_tune_rungs_filled_and_paired(void)
 {
     ncf_dataset d;
     ncf_tune_opts o = ncf_tune_opts_default();
     ncf_tune_report r;
     int seed, i, k, filled = 0, partners = 0;
+    run_epochs e;
     CHECK(tune_data(&d, 0));
-    o.max_epochs = 9;
+    o.max_epochs = 9, o.epoch_done = count_run_epochs, o.ctx = &e;
     for (seed = 1; seed <= 4; seed++) {
         o.seed = (uint64_t)seed, o.budget = 0.2 * seed;
+        memset(&e, 0, sizeof e), e.last_trial = -1;
         CHECKF(ncf_tune(&d, &o, &r) == NCF_OK, "%s", ncf_error_text());
+        CHECKF(e.calls == reported_epochs(&r) && e.out_of_order == 0, "%d epochs told, %d run, %d out of order",
+               e.calls, reported_epochs(&r), e.out_of_order);
         rung0_paired(&r, &d, o.seed, o.budget / 4);
         for (k = 1; k < 3; k++) later_rung_as_planned(&r, &d, k, o.budget / 4);
         for (i = 0; i < r.num_runs; i++) {
@@ -1317,7 +1345,7 @@ static void test_tune_seeds_choose_their_epochs(void)
             run.cfg.optimizer = NCF_OPT_SGD, run.cfg.batch_size = 1, run.cfg.num_neg = 4, run.cfg.lr = 0.03f,
             run.cfg.mf_reg = 0.002f, run.cfg.init_sd = 0.1f, run.decay = 1;
         else run.cfg.lr = 0.01f, run.cfg.num_neg = 2, run.cfg.batch_size = 256;
-        CHECKF(ncf__tune_run(&d, &o, &run) == NCF_OK, "%s", ncf_error_text()); /* (the run: its own epoch) */
+        CHECKF(ncf__tune_run(&d, &o, &run, 0) == NCF_OK, "%s", ncf_error_text()); /* (the run: its own epoch) */
         memset(&r1, 0, sizeof r1), memset(&r2, 0, sizeof r2);
         r1.runs = r2.runs = &run, r1.num_runs = r2.num_runs = 1;
         ncf_set_threads(1);
