@@ -67,8 +67,9 @@ typedef struct {
     const char *export_embeddings;                   /* PREFIX of the vectors' .npy and .csv files */
     const char *save_split;                          /* PREFIX of the split's .tsv files */
     int probabilities, data_given, keep_missing, patience, skip_held_out, by_positive, lr_decay, save_state;
-    int shards; /* --shards (demo-mpi): each rank holds its users' rows only */
-    int output; /* the answers' form: OUT_TEXT, OUT_CSV, OUT_JSON */
+    int file_alone; /* --load FILE without data or --train_epochs: served, exported or described */
+    int shards;     /* --shards (demo-mpi): each rank holds its users' rows only */
+    int output;     /* the answers' form: OUT_TEXT, OUT_CSV, OUT_JSON */
     long long syn_ratings;
     double hr_threshold;
     int tune;                    /* --tune: search the settings */
@@ -478,7 +479,7 @@ static const flag_def *find_flag(const char *name)
 
 /* What the flags set that decides a default (--ml_perf fills only what they did not). */
 typedef struct {
-    int mlperf, factors, layers, batch, lr, eval_negatives, model, shuffle, weighting;
+    int mlperf, factors, layers, batch, lr, eval_negatives, model, shuffle, weighting, epochs;
 } flags_set;
 
 static int parse_choice(const char *flag, const char *v, const char *const *names, int n, const char *want, int *out)
@@ -616,7 +617,7 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
         o->cfg.adam = k ? NCF_ADAM_DENSE : NCF_ADAM_LAZY;
         break;
     case F_NUM_NEG: INT_FLAG(0, 1000, o->cfg.num_neg);
-    case F_TRAIN_EPOCHS: INT_FLAG(0, 1000000, o->train_epochs);
+    case F_TRAIN_EPOCHS: set->epochs = 1; INT_FLAG(0, 1000000, o->train_epochs);
     case F_EPOCHS_BETWEEN_EVALS: INT_FLAG(1, 1000000, o->epochs_between_evals);
     case F_HR_THRESHOLD: return parse_float(a, v, 0, 1, &o->hr_threshold);
     case F_ML_PERF: set->mlperf = 1; break;
@@ -779,6 +780,8 @@ static int parse_args(int argc, char **argv, options *o)
         if (!set.eval_negatives) o->eval_negatives = 999;
     }
     if (o->load_opts.events && !set.weighting) o->load_opts.weighting = NCF_WEIGHT_LOG; /* (the kinds' worth counts) */
+    /* a model file alone, nothing asked of it but what it is: said, not trained on built-in data */
+    o->file_alone = o->load && !o->data_given && !set.epochs;
     if (o->tune && o->load_opts.holdout == NCF_HOLDOUT_NONE) /* searched on the default split, shipped on all */
         o->tune_all = 1, o->load_opts.holdout = NCF_HOLDOUT_AUTO;
     if (o->data_dir && !o->data && !strcmp(o->dataset, "synthetic")) {
@@ -1578,6 +1581,67 @@ static void print_users(const ncf_model *m, int form, const char *kind, const ch
 }
 
 /* --similar_users USER. */
+#define PROFILE_SIZE 256 /* the others a NeuMF's or MLP's similarity compares scores over */
+
+/* Whether a model's factors alone say what it scores: a NeuMF's MLP half and an MLP score a user
+   and an item together, so their neighbours are found by scores (similar_by_scores). */
+static int scores_say_like(const ncf_model *m) { return m->cfg.model == NCF_NEUMF || m->cfg.model == NCF_MLP; }
+
+typedef struct {
+    int32_t index;
+    float like;
+} neighbour;
+
+static int by_like(const void *a, const void *b)
+{
+    const neighbour *x = (const neighbour *)a, *y = (const neighbour *)b;
+    if (x->like != y->like) return x->like > y->like ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The k most like index on side (NCF_ITEM or NCF_USER) by the correlation of their scores over a
+   fixed sample of up to PROFILE_SIZE of the other side (evenly spaced indices): two items are
+   alike when the model scores them alike for the same users, whatever part of it does the
+   scoring. ro's allow and deny narrow items. Returns how many, or -1 (said). */
+static int similar_by_scores(const ncf_model *m, int side, int index, const ncf_rec_opts *ro, int32_t *out, float *like)
+{
+    int n = side == NCF_ITEM ? m->cfg.num_items : m->cfg.num_users;
+    int others = side == NCF_ITEM ? m->cfg.num_users : m->cfg.num_items;
+    int s_n = others < PROFILE_SIZE ? others : PROFILE_SIZE, s, j, got = 0;
+    int32_t *all = (int32_t *)malloc(sizeof(int32_t) * (size_t)n);
+    float *row = (float *)malloc(sizeof(float) * (size_t)n);
+    double *sum = (double *)calloc((size_t)n * 3, sizeof(double)); /* per candidate: sum, squares, cross */
+    neighbour *nb = (neighbour *)malloc(sizeof(neighbour) * (size_t)n);
+    char *keep = (char *)malloc((size_t)n); /* the candidates allow and deny leave */
+    int ok = all && row && sum && nb && keep;
+    for (j = 0; ok && j < n; j++) all[j] = j, keep[j] = !(side == NCF_ITEM && ro->allow);
+    for (j = 0; ok && side == NCF_ITEM && j < ro->num_allow; j++) keep[ro->allow[j]] = 1;
+    for (j = 0; ok && side == NCF_ITEM && j < ro->num_deny; j++) keep[ro->deny[j]] = 0;
+    for (s = 0; ok && s < s_n; s++) { /* one of the other side against every candidate */
+        int other = (int)((int64_t)s * others / s_n);
+        ok = ncf_predict_for(m, side == NCF_ITEM ? NCF_USER : NCF_ITEM, other, NULL, all, n, row) == NCF_OK;
+        for (j = 0; ok && j < n; j++)
+            sum[3 * j] += row[j], sum[3 * j + 1] += (double)row[j] * row[j],
+                sum[3 * j + 2] += (double)row[j] * row[index];
+    }
+    for (j = 0; ok && j < n; j++) {
+        const double *a = &sum[3 * j], *q = &sum[3 * index];
+        double cov = a[2] - a[0] * q[0] / s_n, va = a[1] - a[0] * a[0] / s_n, vq = q[1] - q[0] * q[0] / s_n;
+        if (j == index || !keep[j]) continue;
+        nb[got].index = j, nb[got++].like = va > 0 && vq > 0 ? (float)(cov / sqrt(va * vq)) : 0.0f;
+    }
+    if (!ok)
+        fprintf(stderr, "demo: %s\n",
+                all && row && sum && nb && keep ? ncf_error_text() : "out of memory for a similarity");
+    else {
+        qsort(nb, (size_t)got, sizeof *nb, by_like);
+        if (got > ro->k) got = ro->k;
+        for (j = 0; j < got; j++) out[j] = nb[j].index, like[j] = nb[j].like;
+    }
+    free(all), free(row), free(sum), free(nb), free(keep);
+    return ok ? got : -1;
+}
+
 static int similar_users(const ncf_model *m, const options *o, const ncf_rec_opts *ro, int32_t *out, float *scores)
 {
     char id[NCF_MAX_ID_BYTES + 1];
@@ -1590,12 +1654,16 @@ static int similar_users(const ncf_model *m, const options *o, const ncf_rec_opt
     if (o->load_opts.trim_ids) trim_id(id);
     so.allow = so.deny = NULL, so.num_allow = so.num_deny = 0;
     u = ncf_find(m, NCF_USER, id);
-    n = u < 0 ? u : ncf_similar(m, NCF_USER, u, &so, out, scores);
-    if (n < 0) {
+    if (u >= 0 && scores_say_like(m)) {
+        if ((n = similar_by_scores(m, NCF_USER, u, &so, out, scores)) < 0) return 0;
+    } else if ((n = u < 0 ? u : ncf_similar(m, NCF_USER, u, &so, out, scores)) < 0) {
         fprintf(stderr, "demo: %s\n", ncf_error_text());
         return 0;
     }
-    if (o->output == OUT_TEXT) printf("The %d users most like %s (cosine):\n", n, id);
+    if (o->output == OUT_TEXT && scores_say_like(m))
+        printf("The %d users most like %s (the correlation of their scores over %d items):\n", n, id,
+               m->cfg.num_items < PROFILE_SIZE ? m->cfg.num_items : PROFILE_SIZE);
+    else if (o->output == OUT_TEXT) printf("The %d users most like %s (cosine):\n", n, id);
     print_users(m, o->output, "similar_users", id, out, scores, n);
     return 1;
 }
@@ -1709,18 +1777,22 @@ static int serve(const ncf_model *m, const options *o, const char *path)
         } else {
             if (trim) trim_id(id);
             i = ncf_find(m, NCF_ITEM, id);
-            n = i < 0 ? i : ncf_similar(m, NCF_ITEM, i, &ro, items, scores);
-            if (n < 0) fprintf(stderr, "demo: %s\n", ncf_error_text()), ok = 0;
+            if (i >= 0 && scores_say_like(m)) ok = (n = similar_by_scores(m, NCF_ITEM, i, &ro, items, scores)) >= 0;
+            else if ((n = i < 0 ? i : ncf_similar(m, NCF_ITEM, i, &ro, items, scores)) < 0)
+                fprintf(stderr, "demo: %s\n", ncf_error_text()), ok = 0;
         }
         if (!ok) {
         } else if (o->output != OUT_TEXT) {
             print_answer(m, o->output, "similar", id, items, scores, n, NCF_ITEM);
         } else {
-            printf("The %d items most like %s (cosine of %s):\n", n, o->similar,
-                   m->cfg.model == NCF_MF        ? "the items' factors"
-                       : m->cfg.model == NCF_MLP ? "the items' first-layer halves"
-                       : m->cfg.model == NCF_GMF ? "the GMF factors"
-                                                 : "the GMF half's factors");
+            if (scores_say_like(m))
+                printf("The %d items most like %s (the correlation of their scores over %d users: a %s's factors "
+                       "alone do not say what it scores):\n",
+                       n, o->similar, m->cfg.num_users < PROFILE_SIZE ? m->cfg.num_users : PROFILE_SIZE,
+                       model_name(m->cfg.model));
+            else
+                printf("The %d items most like %s (cosine of %s):\n", n, o->similar,
+                       m->cfg.model == NCF_MF ? "the items' factors" : "the GMF factors");
             print_items(m, items, scores, n, path);
         }
     }
@@ -1925,6 +1997,12 @@ static int serve_file(const options *o)
             serving(o) ? "serving" : "read", o->load, model_name(m->cfg.model), m->cfg.num_users, m->cfg.num_items,
             (long long)m->epoch);
     ok = write_exports(m, o) && (!serving(o) || serve(m, o, NULL));
+    if (!serving(o) && !o->export_c && !o->export_embeddings)
+        printf("(%s; --recommend USER, --similar ITEM and the other serving flags ask it; --data FILE evaluates "
+               "it, or trains on with --train_epochs N)\n",
+               m->cfg.optimizer == NCF_OPT_ALS       ? "an ALS model"
+                   : m->cfg.optimizer == NCF_OPT_SGD ? "trained by SGD"
+                                                     : "trained by Adam");
     ncf_model_free(m);
     return ok ? 0 : 1;
 }
@@ -3202,7 +3280,7 @@ int main(int argc, char **argv)
             r = 0;
     if (r > 0 && o.tune) fprintf(stderr, "demo: --tune runs in one process (use demo)\n"), r = 0;
     if (r > 0 && o.seeds > 1) fprintf(stderr, "demo: --seeds runs in one process (use demo)\n"), r = 0;
-    if (r > 0 && o.load && (serving(&o) || o.export_c || o.export_embeddings) && !o.data_given)
+    if (r > 0 && o.load && (serving(&o) || o.export_c || o.export_embeddings || o.file_alone) && !o.data_given)
         r = ON_ROOT ? serve_file(&o) : 0; /* rank 0 serves */
     else r = r <= 0 ? (r < 0 ? 0 : 2) : run(&o);
     if (r != 0 && g_ranks > 1) MPI_Abort(MPI_COMM_WORLD, r);
@@ -3216,7 +3294,8 @@ int main(int argc, char **argv)
     int r = parse_args(argc, argv, &o);
     if (r <= 0) return r < 0 ? 0 : 2;
     if (o.output != OUT_TEXT) answers_apart();
-    if (o.load && (serving(&o) || o.export_c || o.export_embeddings) && !o.data_given) return serve_file(&o);
+    if (o.load && (serving(&o) || o.export_c || o.export_embeddings || o.file_alone) && !o.data_given)
+        return serve_file(&o);
     return run(&o);
 }
 #endif

@@ -586,3 +586,31 @@ tune_progress() {
         grep -q '^  trial 0, rung 0: epoch 1 of [0-9]*, loss [0-9.]*, validation HR@10 [0-9.]* ([0-9.]* s; planned [0-9.]*;'
 }
 command -v script > /dev/null && check "demo --tune shows each run's epochs on a terminal as a line that redraws" tune_progress
+
+# --similar on a NeuMF (or MLP): items alike in what the model scores, the correlation of their
+# logits over up to 256 users evenly spaced by index, computed again here from the Python
+# package's predict (the same ids and values); an MF says its cosine as before
+similar_by_scores() {
+    demo --data "$B/plays.tsv" --holdout none --train_epochs 3 --save "$B/sim.ncf" > /dev/null &&
+        demo --load "$B/sim.ncf" --similar 51 --output csv > "$B/sim.csv" &&
+        demo --load "$B/sim.ncf" --similar 51 > "$B/sim.log" &&
+        grep -q "^The 10 items most like 51 (the correlation of their scores over [0-9]* users: a NeuMF's factors" "$B/sim.log" &&
+        for p in python3 /usr/bin/python3; do $p -c 'import numpy' 2> /dev/null && break; done &&
+        PYTHONPATH=python $p - "$B/sim.ncf" "$B/sim.csv" << 'EOF'
+import csv, sys
+import numpy as np
+import ncf
+m = ncf.Model.load(sys.argv[1])
+users, items = m.user_ids, m.item_ids
+s = min(256, len(users))
+sample = users[[j * len(users) // s for j in range(s)]]
+scores = np.stack([m.predict(np.full(len(items), u), items) for u in sample]).astype(np.float64)
+c = scores - scores.mean(0)
+like = (c.T @ c[:, list(items).index(51)]) / np.sqrt((c * c).sum(0) * (c[:, list(items).index(51)] ** 2).sum())
+order = [j for j in np.lexsort((np.arange(len(items)), -like)) if items[j] != 51][:10]
+got = [(int(r[3]), float(r[4])) for r in list(csv.reader(open(sys.argv[2])))[1:]]
+assert [g[0] for g in got] == [int(items[j]) for j in order], (got, [(items[j], like[j]) for j in order])
+assert all(abs(g[1] - like[j]) < 1e-4 for g, j in zip(got, order)), got
+EOF
+}
+check "demo --similar on a NeuMF: items whose scores go together, as computed again from predict" similar_by_scores

@@ -1354,7 +1354,8 @@ class Model:
                       deny: Optional[Sequence] = None) -> Tuple[_np.ndarray, _np.ndarray]:
         """The k items most like item (cosine of their vectors; never the item itself): (ids,
         scores); a sequence of items gives 2-D arrays (padded as recommend's). MF, GMF and ALS
-        models have the vectors where similarity means most (NeuMF's is its GMF half)."""
+        models have the vectors where similarity means most (NeuMF's is its GMF half, whose
+        neighbours are weaker: docs/serving.md; the demo's --similar compares its scores)."""
         return self._similar(_ITEM, "item", item, k, allow, deny)
 
     def similar_users(self, user: Any, k: int = 10) -> Tuple[_np.ndarray, _np.ndarray]:
