@@ -65,6 +65,7 @@ typedef struct {
     const char *recommend_file, *recommend_for_file; /* one id a line */
     const char *similar_users, *item_for;            /* a user id; a new item's users, comma-separated */
     const char *export_embeddings;                   /* PREFIX of the vectors' .npy and .csv files */
+    const char *item_names;                          /* FILE of an id and a name a line */
     const char *save_split;                          /* PREFIX of the split's .tsv files */
     int probabilities, data_given, keep_missing, patience, skip_held_out, by_positive, lr_decay, save_state;
     int file_alone; /* --load FILE without data or --train_epochs: served, exported or described */
@@ -189,7 +190,7 @@ typedef enum {
     F_FULL_USERS, F_HASH_PIPELINE, F_LOG, F_PLOT,
     /* serving */
     F_RECOMMEND, F_RECOMMEND_K, F_TOPK, F_RECOMMEND_ALL, F_RECOMMEND_FOR, F_RECOMMEND_FILE, F_RECOMMEND_FOR_FILE,
-    F_SIMILAR, F_SIMILAR_USERS, F_ITEM_FOR, F_ALLOW, F_DENY, F_PROBABILITIES, F_OUTPUT,
+    F_SIMILAR, F_SIMILAR_USERS, F_ITEM_FOR, F_ALLOW, F_DENY, F_ITEM_NAMES, F_PROBABILITIES, F_OUTPUT,
     /* model files */
     F_SAVE, F_SAVE_STATE, F_INT8, F_CHECKPOINT_EVERY, F_SAVE_BEST, F_EXPORT_C, F_EXPORT_EMBEDDINGS, F_LOAD, F_KEEP_MISSING,
     F_SHARDS
@@ -334,11 +335,11 @@ static const flag_def FLAGS[] = {
     {F_SECTION, "serving (after training, or from --load FILE alone, without data):", NULL, NULL},
     {F_RECOMMEND, "--recommend", "USER[,USER]", "the --recommend_k best unrated items for each USER (ids as the data\n"
                                                 "writes them; CSV quoting for an id with a comma: '\"a, b\",c'), with\n"
-                                                "titles from movies.dat, movies.csv or u.item beside the data"},
+                                                "their names (--item_names)"},
     {F_RECOMMEND_FILE, "--recommend_file", "FILE", "--recommend for the users listed (one id a line, as written)"},
     {F_RECOMMEND_K, "--recommend_k", "K", "(default %D)"},
     {F_TOPK, "--topk", "K", "the old name of --recommend_k"},
-    {F_RECOMMEND_ALL, "--recommend_all", "FILE.csv", "user,rank,item,score: the top K of every user, on all threads"},
+    {F_RECOMMEND_ALL, "--recommend_all", "FILE.csv", "the top K of every user, on all threads, as --output csv writes them"},
     {F_RECOMMEND_FOR, "--recommend_for", "ITEM[,ITEM]", "a new user given by its items (CSV quoting as --recommend): folded\n"
                                                     "in, then its top K"},
     {F_RECOMMEND_FOR_FILE, "--recommend_for_file", "FILE", "--recommend_for with the items listed (one id a line)"},
@@ -348,6 +349,10 @@ static const flag_def FLAGS[] = {
                                              "folded in, then the K other users it suits best"},
     {F_ALLOW, "--allow", "FILE", "only the items listed (one id a line)"},
     {F_DENY, "--deny", "FILE", "never the items listed (one id a line)"},
+    {F_ITEM_NAMES, "--item_names", "FILE", "names beside the item ids in every answer: a file of an id and a name\n"
+                                           "a line (titles, products, artists), read as a log is (separator,\n"
+                                           "quotes, a header naming the columns: id, then title or name).\n"
+                                           "Default: MovieLens's movies.dat, movies.csv or u.item beside the data"},
     {F_PROBABILITIES, "--probabilities", NULL, "scores as probabilities (default: logits)"},
     {F_OUTPUT, "--output", "text|csv|json", "the answers for people (default), or as CSV (kind,query,rank,id,score;\n"
                                            "ids quoted as CSV needs) or JSON lines, one object an answer (ids not\n"
@@ -690,6 +695,7 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
     case F_ITEM_FOR: o->item_for = v; break;
     case F_ALLOW: o->allow = v; break;
     case F_DENY: o->deny = v; break;
+    case F_ITEM_NAMES: o->item_names = v; break;
     case F_PROBABILITIES: o->probabilities = 1; break;
     case F_OUTPUT:
         if (!parse_choice(a, v, outputs, 3, "text, csv or json", &k)) return 0;
@@ -901,44 +907,139 @@ static void on_progress(void *user, int64_t done, int64_t total, double loss)
     }
 }
 
-/* The title of raw item `id` from movies.dat (id::title::genres), movies.csv
-   (id,"title",genres) or u.item (id|title|...) in the ratings file's folder. Not for the
-   paper's split, whose item ids are its own dense ones, not MovieLens ids. */
-static int movie_title(const char *ratings, long long id, char *out, size_t size)
+/* ---- names beside ids: --item_names FILE, or MovieLens's titles beside its ratings ---- */
+
+/* An item's name: its id and name as the file writes them (quotes off), NUL-terminated in the
+   table's bytes. */
+typedef struct {
+    const char *id, *name;
+} named;
+
+/* The names read, sorted by id (as written: matched to the model's ids byte for byte). */
+static struct {
+    named *e;
+    char *bytes;
+    int n;
+    const char *path;
+} g_names;
+
+static int same_id(const void *a, const void *b) { return strcmp(((const named *)a)->id, ((const named *)b)->id); }
+
+/* By id, then by place in the file (the arena's order): the first of a repeated id first. */
+static int by_id(const void *a, const void *b)
 {
-    static const char *names[3] = {"movies.dat", "movies.csv", "u.item"};
-    static const char *seps[3] = {"::", ",", "|"};
-    char path[2048], line[4096];
-    const char *slash = strrchr(ratings, '/');
-    int dir = slash ? (int)(slash - ratings) : 0, k;
-    FILE *split;
-    if (snprintf(path, sizeof path, "%s.train.rating", ratings) >= (int)sizeof path) return 0; /* (no titles) */
-    if ((split = fopen(path, "rb")) != NULL) return fclose(split), 0;
-    for (k = 0; k < 3; k++) {
-        FILE *f;
-        if (snprintf(path, sizeof path, "%.*s%s%s", dir, ratings, slash ? "/" : "", names[k]) >= (int)sizeof path ||
-            !(f = fopen(path, "rb")))
-            continue;
-        while (fgets(line, sizeof line, f)) {
-            char *t, *end;
-            if (strtoll(line, &end, 10) != id || strncmp(end, seps[k], strlen(seps[k])) != 0) continue;
-            t = end + strlen(seps[k]);
-            if (*t == '"') { /* a quoted CSV title: "" stands for " */
-                size_t n = 0;
-                for (t++; *t && !(*t == '"' && t[1] != '"') && n + 1 < size; t++) out[n++] = *t == '"' ? *t++ : *t;
-                out[n] = 0;
-                fclose(f);
-                return 1;
-            }
-            end = strstr(t, seps[k]);
-            if (!end) end = t + strcspn(t, "\r\n");
-            snprintf(out, size, "%.*s", (int)(end - t), t); /* (fits: a title shown, cut to its column) */
-            fclose(f);
-            return 1;
-        }
-        fclose(f);
+    const named *x = (const named *)a, *y = (const named *)b;
+    int c = strcmp(x->id, y->id);
+    return c ? c : x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The name of an item id, or NULL. */
+static const char *item_name(const char *id)
+{
+    named key, *hit;
+    if (!g_names.n) return NULL;
+    key.id = id;
+    hit = (named *)bsearch(&key, g_names.e, (size_t)g_names.n, sizeof *g_names.e, same_id);
+    return hit ? hit->name : NULL;
+}
+
+/* Which header name is the id's (1) or the name's (2), else 0. */
+static int names_column(ncf__span f)
+{
+    static const char *const names = "title name names itemname productname moviename artistname bookname booktitle "
+                                     "trackname songname animename gamename displayname label description";
+    char norm[64];
+    ncf__norm_name(f, norm, sizeof norm);
+    return !norm[0] ? 0 : ncf__has_word(names, norm) ? 2 : ncf__alias_of(norm) == NCF_COL_ITEM ? 1 : 0;
+}
+
+/* A field's value, quotes off (a doubled one read as one), copied to *at: its start. */
+static char *copy_value(ncf__span f, char **at)
+{
+    int esc;
+    char *start = *at;
+    ncf__span v = ncf__value(f, &esc);
+    for (; v.s < v.e; v.s++) {
+        if (esc && *v.s == '"' && v.s + 1 < v.e && v.s[1] == '"') v.s++;
+        *(*at)++ = *v.s;
     }
-    return 0;
+    *(*at)++ = 0;
+    return start;
+}
+
+/* Reads a names file into g_names: its separator and quotes found as a log's are, a header
+   when a field of the first line names the id or the name column (else the id is the first
+   field and the name the second). An id named twice keeps its first name. */
+static int read_names(const char *path)
+{
+    char *buf = NULL, sep[4], *at;
+    size_t len = 0;
+    ncf__cursor C;
+    ncf__span f[NCF__MAX_FIELDS];
+    int nf, k, id_col = 0, name_col = 1, header = 0, n = 0, j;
+    const char *p;
+    if (ncf__read_file(path, &buf, &len, NULL) != NCF_OK) {
+        fprintf(stderr, "demo: --item_names: %s\n", ncf_error_text());
+        return 0;
+    }
+    p = buf + ncf__bom_bytes(buf, len);
+    ncf__find_sep(p, buf + len, sep);
+    C.p = p, C.end = buf + len, C.line = 0, C.next = 1;
+    while ((nf = ncf__record(&C, sep, f, NCF__MAX_FIELDS)) == 0) {}
+    for (k = 0; k < nf && k < NCF__MAX_FIELDS; k++) {
+        int c = names_column(f[k]);
+        if (c == 1 && !(header & 1)) id_col = k, header |= 1;
+        if (c == 2 && !(header & 2)) name_col = k, header |= 2;
+    }
+    if (header == 2 && name_col == 0) id_col = 1; /* (a name first, then the id) */
+    g_names.e = (named *)malloc(sizeof(named) * (ncf__max_records(p, buf + len) + 1));
+    g_names.bytes = at = (char *)malloc(len + 2 * (size_t)ncf__max_records(p, buf + len) + 1);
+    if (!g_names.e || !at) {
+        fprintf(stderr, "demo: --item_names %s: out of memory\n", path);
+        free(buf);
+        return 0;
+    }
+    C.p = p, C.line = 0, C.next = 1;
+    if (header) ncf__record(&C, sep, f, NCF__MAX_FIELDS);
+    while ((nf = ncf__record(&C, sep, f, NCF__MAX_FIELDS)) != -1) {
+        if (nf == 0) continue;
+        if (nf == -2 || nf <= (id_col > name_col ? id_col : name_col)) {
+            fprintf(stderr, "demo: --item_names %s:%lld: %s\n", path, (long long)C.line,
+                    nf == -2 ? "a quote opened here is never closed" : "no name on the line (an id and a name a line)");
+            free(buf);
+            return 0;
+        }
+        g_names.e[n].id = copy_value(f[id_col], &at);
+        g_names.e[n++].name = copy_value(f[name_col], &at);
+    }
+    free(buf);
+    qsort(g_names.e, (size_t)n, sizeof *g_names.e, by_id);
+    for (j = k = 0; j < n; j++)
+        if (!k || strcmp(g_names.e[k - 1].id, g_names.e[j].id)) g_names.e[k++] = g_names.e[j];
+    g_names.n = k, g_names.path = path;
+    return 1;
+}
+
+/* The names: --item_names, else movies.dat, movies.csv or u.item in the ratings file's folder
+   (MovieLens's titles; not for the paper's split, whose item ids are its own). */
+static int load_names(const options *o, const char *ratings)
+{
+    static const char *const beside[3] = {"movies.dat", "movies.csv", "u.item"};
+    static char path[2048];
+    const char *slash;
+    int dir, k;
+    FILE *f;
+    if (g_names.path) return 1;
+    if (o->item_names) return read_names(o->item_names);
+    if (!ratings) return 1;
+    if (snprintf(path, sizeof path, "%s.train.rating", ratings) >= (int)sizeof path) return 1;
+    if ((f = fopen(path, "rb")) != NULL) return fclose(f), 1;
+    slash = strrchr(ratings, '/'), dir = slash ? (int)(slash - ratings) : 0;
+    for (k = 0; k < 3; k++)
+        if (snprintf(path, sizeof path, "%.*s%s%s", dir, ratings, slash ? "/" : "", beside[k]) < (int)sizeof path &&
+            (f = fopen(path, "rb")) != NULL)
+            return fclose(f), read_names(path);
+    return 1;
 }
 
 static const char *model_name(ncf_model_type t)
@@ -1431,6 +1532,9 @@ static void csv_out(const char *s)
 
 /* An answer in --output csv or json: kind (user, new_user, similar, similar_users, item_for),
    the query (an id, or the ids given), and its items (or users: name says which) and scores. */
+/* The columns of every CSV answer: --output csv's and --recommend_all's. */
+#define CSV_HEADER "kind,query,rank,id,score,name"
+
 static void print_answer(const ncf_model *m, int form, const char *kind, const char *query, const int32_t *items,
                          const float *scores, int n, int side)
 {
@@ -1438,34 +1542,37 @@ static void print_answer(const ncf_model *m, int form, const char *kind, const c
     char id[NCF_MAX_ID_BYTES + 1];
     int l;
     FILE *f = answers();
-    if (form == OUT_CSV && !header++) fprintf(f, "kind,query,rank,id,score\n");
+    if (form == OUT_CSV && !header++) fprintf(f, "%s\n", CSV_HEADER);
     if (form == OUT_JSON)
         fprintf(f, "{\"kind\":\"%s\",\"query\":", kind), json_string(query), fprintf(f, ",\"items\":[");
     for (l = 0; l < n; l++) {
+        const char *name;
         ncf_id(m, side, items[l], id, sizeof id);
-        if (form == OUT_CSV)
-            fprintf(f, "%s,", kind), csv_out(query), fprintf(f, ",%d,", l + 1), csv_out(id),
-                fprintf(f, ",%.6g\n", scores[l]);
-        else
-            fprintf(f, "%s{\"id\":", l ? "," : ""), json_string(id), fprintf(f, ",\"score\":"), json_score(scores[l]),
-                fputc('}', f);
+        name = side == NCF_ITEM ? item_name(id) : NULL;
+        if (form == OUT_CSV) {
+            fprintf(f, "%s,", kind), csv_out(query), fprintf(f, ",%d,", l + 1), csv_out(id);
+            fprintf(f, ",%.6g,", scores[l]), csv_out(name ? name : ""), fputc('\n', f);
+        } else {
+            fprintf(f, "%s{\"id\":", l ? "," : ""), json_string(id), fprintf(f, ",\"score\":"), json_score(scores[l]);
+            if (name) fprintf(f, ",\"name\":"), json_string(name);
+            fputc('}', f);
+        }
     }
     if (form == OUT_JSON) fprintf(f, "]}\n");
     fflush(f);
 }
 
-/* A list of items with their scores, by the ids the model's data writes (titles from movies.dat,
-   movies.csv or u.item beside the data, where there is one). */
-static void print_items(const ncf_model *m, const int32_t *items, const float *scores, int n, const char *path)
+/* A list of items with their scores, by the ids the model's data writes, with their names
+   (load_names) where known. */
+static void print_items(const ncf_model *m, const int32_t *items, const float *scores, int n)
 {
     int l;
     for (l = 0; l < n; l++) {
-        char id[NCF_MAX_ID_BYTES + 1], title[512] = "", *end;
-        long long num;
+        char id[NCF_MAX_ID_BYTES + 1];
+        const char *name;
         ncf_id(m, NCF_ITEM, items[l], id, sizeof id);
-        num = strtoll(id, &end, 10);
-        if (path && !*end) movie_title(path, num, title, sizeof title);
-        printf("%3d  %8s  %8.4f%s%s\n", l + 1, id, scores[l], title[0] ? "  " : "", title);
+        name = item_name(id);
+        printf("%3d  %8s  %8.4f%s%.200s\n", l + 1, id, scores[l], name ? "  " : "", name ? name : "");
     }
 }
 
@@ -1500,7 +1607,7 @@ static int recommend_all(const ncf_model *m, const ncf_rec_opts *ro, const char 
     if (!ok) fprintf(stderr, "demo: --recommend_all: out of memory for %d users' top %d\n", block, ro->k);
     else if (ncf__outfile_open(&f, out) != NCF_OK)
         fprintf(stderr, "demo: --recommend_all: %s\n", ncf_error_text()), ok = 0;
-    if (ok) ncf__outfile_printf(f, "user,rank,item,%s\n", ro->probabilities ? "probability" : "logit");
+    if (ok) ncf__outfile_printf(f, "%s\n", CSV_HEADER);
     for (u0 = 0; ok && u0 < U; u0 += block) {
         int n = U - u0 < block ? U - u0 : block;
         for (j = 0; j < n; j++) users[j] = u0 + j;
@@ -1512,9 +1619,12 @@ static int recommend_all(const ncf_model *m, const ncf_rec_opts *ro, const char 
         for (j = 0; j < n; j++) {
             ncf_id(m, NCF_USER, u0 + j, uid, sizeof uid);
             for (r = 0; r < counts[j]; r++) {
+                const char *name;
                 ncf_id(m, NCF_ITEM, items[(size_t)j * ro->k + r], iid, sizeof iid);
-                csv_field(f, uid), ncf__outfile_printf(f, ",%d,", r + 1), csv_field(f, iid);
-                ncf__outfile_printf(f, ",%.6g\n", scores[(size_t)j * ro->k + r]);
+                name = item_name(iid);
+                ncf__outfile_printf(f, "recommend,"), csv_field(f, uid), ncf__outfile_printf(f, ",%d,", r + 1);
+                csv_field(f, iid), ncf__outfile_printf(f, ",%.6g,", scores[(size_t)j * ro->k + r]);
+                csv_field(f, name ? name : ""), ncf__outfile_printf(f, "\n");
             }
         }
         if (tty || u0 + n == U)
@@ -1525,15 +1635,15 @@ static int recommend_all(const ncf_model *m, const ncf_rec_opts *ro, const char 
     else if (f && ncf__outfile_commit(f) != NCF_OK)
         fprintf(stderr, "demo: --recommend_all: %s\n", ncf_error_text()), ok = 0;
     if (ok)
-        printf("wrote %s: the top %d of each of %d users (user,rank,item,%s)\n", out, ro->k, U,
-               ro->probabilities ? "probability" : "logit");
+        printf("wrote %s: the top %d of each of %d users (%s; scores are %s)\n", out, ro->k, U, CSV_HEADER,
+               ro->probabilities ? "probabilities" : "logits");
     free(users), free(items), free(scores);
     return ok;
 }
 
 /* --recommend for one user id: its top k printed in the form asked; 0 after saying why not. */
 static int recommend_for_user(const ncf_model *m, const ncf_rec_opts *ro, int form, const char *id, int32_t *items,
-                              float *scores, const char *path)
+                              float *scores)
 {
     int u = ncf_find(m, NCF_USER, id), n = u < 0 ? u : ncf_recommend_index(m, u, ro, items, scores);
     if (n < 0) {
@@ -1546,13 +1656,13 @@ static int recommend_for_user(const ncf_model *m, const ncf_rec_opts *ro, int fo
     }
     printf("Top %d for user %s (items the user rated are skipped; scores are %s):\n", n, id,
            ro->probabilities ? "probabilities" : "logits");
-    print_items(m, items, scores, n, path);
+    print_items(m, items, scores, n);
     return 1;
 }
 
 /* --recommend_file: --recommend for each id of the file (one a line; blank lines skipped). */
 static int recommend_from_file(const ncf_model *m, const ncf_rec_opts *ro, int form, const char *file, int trim,
-                               int32_t *items, float *scores, const char *path)
+                               int32_t *items, float *scores)
 {
     char id[NCF_MAX_ID_BYTES + 1];
     FILE *f = open_id_file(file);
@@ -1560,7 +1670,7 @@ static int recommend_from_file(const ncf_model *m, const ncf_rec_opts *ro, int f
     while (ok && (got = next_id_line(f, file, ++line, id)) != 0) {
         if (got < 0) ok = 0;
         else if (trim) trim_id(id);
-        if (ok && id[0]) ok = recommend_for_user(m, ro, form, id, items, scores, path);
+        if (ok && id[0]) ok = recommend_for_user(m, ro, form, id, items, scores);
     }
     if (f) fclose(f);
     return ok;
@@ -1729,15 +1839,14 @@ static int serve(const ncf_model *m, const options *o, const char *path)
     float *scores = (float *)calloc((size_t)k, sizeof(float)), *row = NULL;
     const char *kind = o->probabilities ? "probabilities" : "logits", *list = o->recommend_user;
     char id[NCF_MAX_ID_BYTES + 1];
-    int ok = items && scores, n, ng = 0, trim = o->load_opts.trim_ids;
-    if (!ok) fprintf(stderr, "demo: out of memory for a top %d\n", k);
+    int ok = items && scores && load_names(o, path), n, ng = 0, trim = o->load_opts.trim_ids;
+    if (!items || !scores) fprintf(stderr, "demo: out of memory for a top %d\n", k);
     ro.k = k, ro.probabilities = o->probabilities, ro.threads = 1; /* (one request at a time: all threads on it) */
     if (ok && o->allow && (ok = item_indices(m, NULL, o->allow, trim, &allow, &ro.num_allow)) != 0) ro.allow = allow;
     if (ok && o->deny && (ok = item_indices(m, NULL, o->deny, trim, &deny, &ro.num_deny)) != 0) ro.deny = deny;
     while (ok && list && (n = next_id(&list, id, trim)) != 0)
-        ok = n > 0 && recommend_for_user(m, &ro, o->output, id, items, scores, path);
-    if (ok && o->recommend_file)
-        ok = recommend_from_file(m, &ro, o->output, o->recommend_file, trim, items, scores, path);
+        ok = n > 0 && recommend_for_user(m, &ro, o->output, id, items, scores);
+    if (ok && o->recommend_file) ok = recommend_from_file(m, &ro, o->output, o->recommend_file, trim, items, scores);
     if (ok && (o->recommend_for || o->recommend_for_file)) { /* a new user, given by its items: folded in */
         ncf_fold_opts fo = ncf_fold_opts_default();
         int32_t *both = NULL;
@@ -1762,7 +1871,7 @@ static int serve(const ncf_model *m, const options *o, const char *path)
                     "Top %d for a new user with %d items (folded in, %d steps; the items given are skipped; scores are "
                     "%s):\n",
                     n, ng, fo.steps, kind);
-                print_items(m, items, scores, n, path);
+                print_items(m, items, scores, n);
             }
             ro.user_row = NULL, ro.deny = deny, ro.num_deny -= ng;
         } else if (ok) ok = 0;
@@ -1793,7 +1902,7 @@ static int serve(const ncf_model *m, const options *o, const char *path)
             else
                 printf("The %d items most like %s (cosine of %s):\n", n, o->similar,
                        m->cfg.model == NCF_MF ? "the items' factors" : "the GMF factors");
-            print_items(m, items, scores, n, path);
+            print_items(m, items, scores, n);
         }
     }
     if (ok && o->similar_users) ok = similar_users(m, o, &ro, items, scores);

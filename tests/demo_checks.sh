@@ -614,3 +614,30 @@ assert all(abs(g[1] - like[j]) < 1e-4 for g, j in zip(got, order)), got
 EOF
 }
 check "demo --similar on a NeuMF: items whose scores go together, as computed again from predict" similar_by_scores
+
+# --item_names: names beside the ids in every answer (text, CSV, JSON, --recommend_all, a new
+# user's and a similar item's), from a file read as a log is: a header naming its columns in any
+# order, quotes, ids as written ("0054" is not 54); the first of a repeated id kept; a line without
+# a name refused with file:line. One CSV layout for --output csv and --recommend_all
+item_names() {
+    printf 'genre,name,anime_id\nAction,"Fist, of the North Star",51\nDrama,Clannad,52\nX,"Third ""Quoted""",53\n' \
+        > "$B/names.csv" && printf 'Drama,Not this one,52\nDrama,Nor this,0054\n' >> "$B/names.csv" &&
+        demo --data "$B/plays.tsv" --holdout none --model mf --train_epochs 2 --save "$B/named.ncf" > /dev/null &&
+        demo --load "$B/named.ncf" --item_names "$B/names.csv" --similar 52 --recommend_k 400 > "$B/names.log" &&
+        grep -q '^ *[0-9]*  *51  *[-0-9.]*  Fist, of the North Star$' "$B/names.log" &&
+        grep -q '^ *[0-9]*  *53  *[-0-9.]*  Third "Quoted"$' "$B/names.log" &&
+        demo --load "$B/named.ncf" --item_names "$B/names.csv" --similar 51 --recommend_k 400 --output csv > "$B/names.csv.out" &&
+        head -n 1 "$B/names.csv.out" | grep -q '^kind,query,rank,id,score,name$' &&
+        grep -q '^similar,51,[0-9]*,52,[-0-9.e]*,Clannad$' "$B/names.csv.out" &&
+        grep -q '^similar,51,[0-9]*,53,[-0-9.e]*,"Third ""Quoted"""$' "$B/names.csv.out" &&
+        grep -q '^similar,51,[0-9]*,54,[-0-9.e]*,$' "$B/names.csv.out" &&
+        demo --load "$B/named.ncf" --item_names "$B/names.csv" --recommend_for 51 --recommend_k 400 --output json > "$B/names.json" &&
+        grep -q '{"id":"52","score":[-0-9.e]*,"name":"Clannad"}' "$B/names.json" &&
+        demo --load "$B/named.ncf" --item_names "$B/names.csv" --recommend_all "$B/all_named.csv" --recommend_k 400 > /dev/null &&
+        head -n 1 "$B/all_named.csv" | grep -q '^kind,query,rank,id,score,name$' &&
+        grep -q '^recommend,[0-9]*,[0-9]*,52,[-0-9.e]*,Clannad$' "$B/all_named.csv" &&
+        printf 'id,name\n1,one\n2\n' > "$B/bad_names.csv" &&
+        ! demo --load "$B/named.ncf" --item_names "$B/bad_names.csv" --similar 51 > "$B/names.log" 2>&1 &&
+        grep -q 'bad_names.csv:3: no name on the line' "$B/names.log"
+}
+check "demo --item_names: names beside ids in every answer, one CSV layout; a bad names file named by line" item_names

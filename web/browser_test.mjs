@@ -1,7 +1,8 @@
 // browser_test.mjs - drives index.html in headless Chromium (make web-test): loads the model
 // beside the page, asks for a user's top 10 as a person would (types the id, clicks), picks
 // two of the items shown for a new user and asks for its top 10, and checks both answers,
-// score bits included, against the host build of ncf_web.c on the same model file; then
+// score bits included, against the host build of ncf_web.c on the same model file, and a
+// names file's names beside the ids; then
 // takes a screenshot and prints the page's figures.
 // Usage: node browser_test.mjs DIR HOST [PLAYWRIGHT_DIR]
 //   DIR: index.html, ncf.js, ncf.wasm and model.ncf; HOST: the host build (ncf_web.c with
@@ -58,6 +59,13 @@ try {
   const gotFold = await page.textContent('#raw');
   check(`a new user who picked ${picks.join(' and ')}: its top 10 equals the host's`, gotFold === wantFold,
         `page: ${gotFold}\nhost: ${wantFold}`);
+  // a names file picked: the same list shows the name beside the id
+  await page.setInputFiles('#names-file', { name: 'names.csv', mimeType: 'text/csv',
+    buffer: Buffer.from(`title,item\n"First, named",${picks[0]}\n`) });
+  await page.waitForFunction(() => document.getElementById('names-info').textContent.includes('1 names'));
+  await page.click('#recommend');
+  const first = (await page.textContent('#rec-list li:nth-child(1)')).trim();
+  check('a names file shows names beside the ids', first.startsWith(`First, named (${picks[0]}) `), first);
   check('no script errors on the page', errors.length === 0, errors.join('\n'));
 
   await page.screenshot({ path: join(dir, 'page.png'), fullPage: true });

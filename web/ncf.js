@@ -77,3 +77,44 @@ export class Ncf {
     return r;
   }
 }
+
+// The names of items from a names file's text (the demo's --item_names): an id and a name a
+// line, the separator the first of ::, TAB, comma, ; and | that splits the first lines alike,
+// RFC 4180 quotes, a header when a field of the first line names the id or the name column
+// (else the id is the first field and the name the second); ids as written, the first of a
+// repeated id kept. A Map from id to name.
+export function parseNames(text) {
+  const lines = [];
+  let field = '', fields = [], quoted = false, i = 0;
+  const sep = ['::', '\t', ',', ';', '|'].find((s) => {
+    const first = text.split(/\r\n|\n|\r/).filter(Boolean).slice(0, 16);
+    return first.length && first.every((l) => l.split(s).length === first[0].split(s).length && l.includes(s));
+  }) || ',';
+  for (text = text.replace(/^\uFEFF/, ''); i <= text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') field += '"', i++;
+      else if (c === '"') quoted = false;
+      else if (c !== undefined) field += c;
+    } else if (c === '"' && field.trim() === '') quoted = true, field = '';
+    else if (text.startsWith(sep, i)) fields.push(field.trim()), field = '', i += sep.length - 1;
+    else if (c === '\n' || c === '\r' || c === undefined) {
+      if (c === '\r' && text[i + 1] === '\n') i++;
+      fields.push(field.trim()), field = '';
+      if (fields.length > 1 || fields[0] !== '') lines.push(fields);
+      fields = [];
+    } else field += c;
+  }
+  const norm = (s) => s.toLowerCase().replace(/[^a-z0-9]/g, '');
+  const nameWords = /^(title|name|names|itemname|productname|moviename|artistname|bookname|booktitle|trackname|songname|animename|gamename|displayname|label|description)$/;
+  const idWords = /^(item|itemid|items|iid|movieid|movie|isbn|asin|artistid|artist|productid|product|trackid|track|songid|song|bookid|book|businessid|business|sku|articleid|article|animeid|anime|gameid|game|videoid|video|contentid|courseid|recipeid|jokeid|placeid|poiid|objectid|docid|newsid|showid|podcastid|id)$/;
+  let idCol = 0, nameCol = 1, header = false;
+  if (lines.length) {
+    const n = lines[0].map(norm), named = n.findIndex((w) => nameWords.test(w)), id = n.findIndex((w) => idWords.test(w) && w !== n[named]);
+    if (named >= 0 || id >= 0) header = true, nameCol = named >= 0 ? named : 1, idCol = id >= 0 ? id : nameCol === 0 ? 1 : 0;
+  }
+  const names = new Map();
+  for (const f of lines.slice(header ? 1 : 0))
+    if (f.length > Math.max(idCol, nameCol) && !names.has(f[idCol])) names.set(f[idCol], f[nameCol]);
+  return names;
+}

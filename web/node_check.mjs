@@ -4,7 +4,7 @@
 // Usage: node node_check.mjs ncf.wasm MODEL.ncf [USERS]
 import { readFileSync } from 'node:fs';
 import { WASI } from 'node:wasi';
-import { loadNcf } from './ncf.js';
+import { loadNcf, parseNames } from './ncf.js';
 
 const [wasmPath, modelPath, users = '16'] = process.argv.slice(2);
 const wasi = new WASI({ version: 'preview1', args: [], env: {} });
@@ -24,3 +24,12 @@ console.log(ncf.text);
 let refused = false;
 try { ncf.alloc(0xFFFFFFF0); } catch (e) { refused = /out of memory/.test(e.message); }
 if (!refused) { console.log('web_alloc failed without an error'); process.exit(1); }
+// names beside ids (the demo's --item_names): a header in any order, quotes, the first of a
+// repeated id kept, ids as written
+const names = parseNames('genre,name,anime_id\r\nAction,"Fist, of the North Star",51\nDrama,Clannad,52\n' +
+  'X,"Third ""Quoted""",53\nDrama,Not this one,52\nDrama,Nor this,0054\n');
+const want = [['51', 'Fist, of the North Star'], ['52', 'Clannad'], ['53', 'Third "Quoted"'], ['0054', 'Nor this']];
+if (JSON.stringify([...names]) !== JSON.stringify(want) || parseNames('1|Toy Story (1995)|01-Jan-1995\n').get('1') !== 'Toy Story (1995)') {
+  console.log('parseNames:', JSON.stringify([...names]));
+  process.exit(1);
+}
