@@ -259,7 +259,7 @@ titles() {
         ! demo --load "$B/trimmed.ncf" --similar 'Fallout 4 ' --recommend_k 3 > /dev/null 2>&1 &&
         demo --load "$B/titles.ncf" --recommend u1,u2 --similar 'Fallout 4 ' --recommend_k 29 --output csv \
             > "$B/titles.csv.out" 2> /dev/null &&
-        [ "$(head -n 1 "$B/titles.csv.out" | tr -d '\r')" = "kind,query,rank,id,score" ] &&
+        [ "$(head -n 1 "$B/titles.csv.out" | tr -d '\r')" = "kind,query,rank,id,score,name" ] &&
         [ "$(grep -c '^user,u[12],' "$B/titles.csv.out")" -ge 2 ] &&
         grep -q '^similar,"Fallout 4 ",[0-9]*,"Papers, Please",' "$B/titles.csv.out" &&
         demo --load "$B/titles.ncf" --recommend u1 --similar 'Fallout 4' --recommend_k 3 --output json > "$B/titles.json" \
@@ -307,9 +307,10 @@ check "demo --export_embeddings: .npy and .csv whose inner products differ as MF
 
 recommend_all() {
     demo --load "$B/books.ncf" --recommend_all "$B/all.csv" --recommend_k 2 --probabilities > /dev/null 2>&1 &&
-        [ "$(head -n 1 "$B/all.csv")" = "user,rank,item,probability" ] && [ "$(wc -l < "$B/all.csv")" = 801 ]
+        [ "$(head -n 1 "$B/all.csv")" = "kind,query,rank,id,score,name" ] && [ "$(wc -l < "$B/all.csv")" = 801 ] &&
+        [ "$(grep -c '^recommend,[^,]*,[12],[^,]*,0\.[0-9]*,$' "$B/all.csv")" = 800 ]
 }
-check "demo --recommend_all writes every user's top K as user,rank,item,score" recommend_all
+check "demo --recommend_all writes every user's top K as --output csv writes answers" recommend_all
 
 grows() {
     head -n 8000 "$B/books.csv" > "$B/older.csv" &&
@@ -378,9 +379,9 @@ check "demo outputs replace a file whole or leave it: --export_c, --recommend_al
 # output, /dev/stdout stays a link (as root a rename could replace it), a FIFO stays a FIFO
 in_place() {
     demo --load "$B/books.ncf" --recommend_all - > "$B/inplace.csv" 2> /dev/null &&
-        [ "$(grep -c '^2[0-9]*,[0-9]*,' "$B/inplace.csv")" -eq 4000 ] && [ ! -e ./- ] &&
+        [ "$(grep -c '^recommend,2[0-9]*,[0-9]*,' "$B/inplace.csv")" -eq 4000 ] && [ ! -e ./- ] &&
         demo --load "$B/books.ncf" --recommend_all /dev/stdout > "$B/inplace2.csv" 2> /dev/null &&
-        [ "$(grep -c "^2[0-9]*,[0-9]*," "$B/inplace2.csv")" -eq 4000 ] && [ -L /dev/stdout ] &&
+        [ "$(grep -c "^recommend,2[0-9]*,[0-9]*," "$B/inplace2.csv")" -eq 4000 ] && [ -L /dev/stdout ] &&
         rm -f "$B/inplace.fifo" && mkfifo "$B/inplace.fifo" && { cat "$B/inplace.fifo" > "$B/inplace3.csv" & } &&
         demo --load "$B/books.ncf" --recommend_all "$B/inplace.fifo" > /dev/null 2>&1 && wait &&
         [ -p "$B/inplace.fifo" ] && [ "$(wc -l < "$B/inplace3.csv")" -eq 4001 ]
