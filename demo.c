@@ -175,7 +175,7 @@ static int parse_list(const char *flag, const char *v, int max, int *ints, float
 
 /* clang-format off */
 typedef enum {
-    F_SECTION, F_HELP,
+    F_SECTION, F_HELP, F_VERSION,
     /* data */
     F_DATA, F_DATA_DIR, F_DATASET, F_SYN_USERS, F_SYN_ITEMS, F_SYN_RATINGS, F_FORMAT, F_SEP, F_HEADER, F_USER_COL,
     F_ITEM_COL, F_RATING_COL, F_TIME_COL, F_MIN_RATING, F_MIN_RATINGS, F_MIN_ITEM_RATINGS, F_KCORE, F_TRIM_IDS,
@@ -378,7 +378,10 @@ static const flag_def FLAGS[] = {
     {F_KEEP_MISSING, "--keep_missing", NULL, "with --load: keep the model's users and items the data lacks"},
     {F_SHARDS, "--shards", NULL, "demo-mpi: each rank holds only its users' rows of the model and their Adam\n"
                                  "moments (the same model and files; no serving or exports in the run)"},
-    {F_HELP, "--help", NULL, "this list (also -h)"},
+    {F_SECTION, "this program:", NULL, NULL},
+    {F_HELP, "--help", "[TOPIC]", "this list (also -h); TOPIC one group of it: data, model, training, output,\n"
+                                 "serving or files"},
+    {F_VERSION, "--version", NULL, "ncf.h's version, and how this demo was built"},
 };
 /* clang-format on */
 #define NUM_FLAGS (int)(sizeof FLAGS / sizeof *FLAGS)
@@ -448,22 +451,36 @@ static const char *flag_default(const options *d, flag_id id, char *b, size_t n)
     return b;
 }
 
-static void usage(FILE *f)
+/* Whether a section's title has topic as one of its words ("files" in "model files:"). */
+static int section_is(const char *title, const char *topic)
+{
+    size_t n = strlen(topic);
+    const char *p;
+    for (p = title; n && (p = strstr(p, topic)) != NULL; p++)
+        if ((p == title || p[-1] == ' ') && (p[n] == ':' || p[n] == ' ' || p[n] == 0)) return 1;
+    return 0;
+}
+
+/* --help [TOPIC]: every flag, or one section's (0 when no section is TOPIC). */
+static int usage(FILE *f, const char *topic)
 {
     options d;
-    int k;
+    int k, shown = 1, any = 0;
     default_options(&d);
-    fprintf(f,
-            "usage: demo [flags]        (no flags: train NeuMF on built-in synthetic data)\n"
-            "flags take --flag value or --flag=value\n");
+    if (!topic)
+        fprintf(f,
+                "usage: demo [flags]        (no flags: train NeuMF on built-in synthetic data)\n"
+                "flags take --flag value or --flag=value; --help TOPIC shows one group\n");
     for (k = 0; k < NUM_FLAGS; k++) {
         const flag_def *g = &FLAGS[k];
         char left[64], def[64];
         const char *h, *v;
         if (g->id == F_SECTION) {
-            fprintf(f, "%s\n", g->name);
+            shown = !topic || section_is(g->name, topic), any |= shown;
+            if (shown) fprintf(f, "%s\n", g->name);
             continue;
         }
+        if (!shown) continue;
         message(left, sizeof left, "%s%s%s", g->name, g->value ? " " : "", g->value ? g->value : "");
         fprintf(f, "  %-24s%s", left, strlen(left) > 23 ? "\n                           " : " ");
         for (h = g->help; *h; h++)
@@ -471,6 +488,44 @@ static void usage(FILE *f)
             else fprintf(f, *h == '\n' ? "\n                           " : "%c", *h);
         fprintf(f, "\n");
     }
+    return any;
+}
+
+/* The edits (insert, delete, change a byte, swap two) from a to b, stopping past most. */
+static int edits(const char *a, const char *b, int most)
+{
+    int la = (int)strlen(a), lb = (int)strlen(b), i, j, row[3][64], *prev2 = row[0], *prev = row[1], *cur = row[2];
+    if (la > 62 || lb > 62 || abs(la - lb) > most) return most + 1;
+    for (j = 0; j <= lb; j++) prev[j] = j;
+    for (i = 1; i <= la; i++) {
+        int *t, low;
+        cur[0] = low = i;
+        for (j = 1; j <= lb; j++) {
+            int c = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            if (prev[j] + 1 < c) c = prev[j] + 1;
+            if (cur[j - 1] + 1 < c) c = cur[j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && prev2[j - 2] + 1 < c)
+                c = prev2[j - 2] + 1;
+            cur[j] = c, low = c < low ? c : low;
+        }
+        if (low > most) return most + 1;
+        t = prev2, prev2 = prev, prev = cur, cur = t;
+    }
+    return prev[lb];
+}
+
+/* The flag a misspelt name most likely meant (a third of its letters wrong at most), else the
+   first whose name holds it ("--epochs" in --train_epochs, "--factors" in --num_factors), or
+   NULL. */
+static const char *nearest_flag(const char *name)
+{
+    const char *best = NULL, *word = name + strspn(name, "-");
+    int k, d, most = (int)strlen(name) / 3 < 3 ? (int)strlen(name) / 3 : 3, least = most + 1;
+    for (k = 0; k < NUM_FLAGS; k++)
+        if (FLAGS[k].id != F_SECTION && (d = edits(name, FLAGS[k].name, most)) < least) least = d, best = FLAGS[k].name;
+    for (k = 0; !best && strlen(word) >= 4 && k < NUM_FLAGS; k++)
+        if (FLAGS[k].id != F_SECTION && strstr(FLAGS[k].name, word)) best = FLAGS[k].name;
+    return best;
 }
 
 static const flag_def *find_flag(const char *name)
@@ -712,7 +767,8 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
     case F_KEEP_MISSING: o->keep_missing = 1; break;
     case F_SHARDS: o->shards = 1; break;
     case F_SECTION:
-    case F_HELP: break;
+    case F_HELP:
+    case F_VERSION: break;
     }
     return 1;
 }
@@ -754,7 +810,9 @@ static int parse_args(int argc, char **argv, options *o)
             return 0;
         }
         if (!(f = find_flag(a))) {
-            fprintf(stderr, "demo: unknown flag '%s' (see --help)\n", a);
+            const char *near = nearest_flag(a);
+            if (near) fprintf(stderr, "demo: unknown flag '%s'; did you mean %s? (see --help)\n", a, near);
+            else fprintf(stderr, "demo: unknown flag '%s' (see --help)\n", a);
             return 0;
         }
         if (!f->value) { /* a switch */
@@ -763,6 +821,8 @@ static int parse_args(int argc, char **argv, options *o)
                 return 0;
             }
             took = 0;
+        } else if (f->id == F_HELP) { /* a topic that follows */
+            if (took && (!v || v[0] == '-')) v = NULL, took = 0;
         } else if (f->value[0] == '[') { /* a value it may take: a number that follows */
             char *end;
             if (took && (!v || (strtod(v, &end), end == v || *end))) v = NULL, took = 0;
@@ -770,8 +830,24 @@ static int parse_args(int argc, char **argv, options *o)
             fprintf(stderr, "demo: %s needs a value (see --help)\n", a);
             return 0;
         }
-        if (f->id == F_HELP) {
-            usage(stdout);
+        if (f->id == F_HELP && !usage(stdout, v)) {
+            fprintf(stderr, "demo: --help %s: no such group (data, model, training, output, serving, files)\n", v);
+            return 0;
+        }
+        if (f->id == F_HELP) return -1;
+        if (f->id == F_VERSION) {
+            printf("demo of ncf.h %s (%s, %s, %s)\n", ncf_version(),
+#ifdef NCF_MPI
+                   "MPI",
+#else
+                   "one process",
+#endif
+#ifdef _OPENMP
+                   "OpenMP",
+#else
+                   "no OpenMP",
+#endif
+                   sizeof(void *) == 8 ? "64-bit" : "32-bit");
             return -1;
         }
         if (!apply_flag(o, f->id, a, v, &set)) return 0;

@@ -642,3 +642,18 @@ item_names() {
         grep -q 'bad_names.csv:3: no name on the line' "$B/names.log"
 }
 check "demo --item_names: names beside ids in every answer, one CSV layout; a bad names file named by line" item_names
+
+# the habits of command-line tools: --version; a misspelt or another tool's flag gets a "did you
+# mean"; --help TOPIC shows one group, an unknown one is named
+cli_habits() {
+    demo --version | grep -q '^demo of ncf.h [0-9]*\.[0-9]*\.[0-9]* (' &&
+        ! demo --trian_epochs 3 2> "$B/cli.log" && grep -q "did you mean --train_epochs?" "$B/cli.log" &&
+        ! demo --factors 32 2> "$B/cli.log" && grep -q "did you mean --num_factors?" "$B/cli.log" &&
+        ! demo --zzzz 2> "$B/cli.log" && ! grep -q 'did you mean' "$B/cli.log" &&
+        demo --help serving > "$B/cli.log" && head -n 1 "$B/cli.log" | grep -q '^serving' &&
+        grep -q -e '--similar ITEM' "$B/cli.log" && ! grep -q -e '--train_epochs' "$B/cli.log" &&
+        demo --help files | grep -q -e '--save_state' &&
+        ! demo --help nonsense 2> "$B/cli.log" && grep -q 'no such group' "$B/cli.log" &&
+        [ "$(demo --help | grep -c '^[a-z].*:$')" -ge 7 ]
+}
+check "demo has --version, says what a misspelt flag meant, and --help TOPIC shows one group" cli_habits

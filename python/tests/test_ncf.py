@@ -357,6 +357,16 @@ class Install(unittest.TestCase):
                                               env=dict(env, PYTHONPATH=where), cwd=where).decode()
                 self.assertTrue(out.startswith(os.path.join(where, "ncf")) and out.split()[1] == ncf.__version__, out)
                 self.assertTrue(os.path.exists(os.path.join(where, "ncf", "py.typed")))
+            # the README's venv: Debian's NumPy, setuptools and wheel seen from it, nothing downloaded
+            venv = os.path.join(work, "venv")
+            if subprocess.call([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv], **quiet):
+                self.skipTest("python3 -m venv is not installed (Debian: python3-venv)")
+            py = os.path.join(venv, "Scripts" if os.name == "nt" else "bin", "python")
+            subprocess.check_call([py, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-index",
+                                   os.path.join(build, "python")], env=env, **quiet)
+            out = subprocess.check_output([py, "-c", "import ncf; print(ncf.__file__, ncf.__version__)"], env=env,
+                                          cwd=work).decode()
+            self.assertTrue(out.startswith(venv) and out.split()[1] == ncf.__version__, out)
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
