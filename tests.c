@@ -9,7 +9,7 @@
      ./tests --list [NAME]       their names, one a line, without running them
      ./tests --print-hash        print the determinism hash (for the NO_OMP comparison)
      ./tests --expect-hash FILE  also check this build's hash equals the one in FILE
-     ./tests --write-logs DIR    the example logs the demo's checks read (plays.tsv, books.csv)
+     ./tests --write-logs DIR    the example logs the demo's checks and docs read (plays.tsv, books.csv, ...)
      ./tests --write-seeds DIR   small model files of every kind, the model fuzzer's seeds
 
    The tests live in one file a stage of src/, named for it (tests/test_logs.c tests what

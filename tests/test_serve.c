@@ -878,6 +878,10 @@ static void test_serving_threads_answer_as_one_thread(void)
               ISBNs as ids (leading zeros, an X check digit), 0 meaning "seen"
    bytes.tsv  the plays' users and items under ids that are not UTF-8 ("\377u2", "a\303" and
               the artist: a stray lead byte before a digit)
+   events.csv an e-commerce event log: timestamp,visitorid,event,itemid,transactionid, each
+              pair viewed one to three times, some put in a cart, fewer bought
+   anime.csv  a ratings log where -1 means "on my list, not rated": user_id,anime_id,rating
+   anime_names.csv  its catalogue: anime_id,name,genre,type, names quoted where they hold a comma
    overflow.ncf  an MLP of 8 layers whose every parameter is 1e5, inside the files' bound, whose
               logits overflow to infinity */
 static int write_overflow(const char *dir, const ncf_dataset *d)
@@ -898,12 +902,43 @@ static int write_overflow(const char *dir, const ncf_dataset *d)
     return ok;
 }
 
+/* events.csv, anime.csv and anime_names.csv of d's positives (write_logs). */
+static int write_event_logs(const char *dir, const ncf_dataset *d)
+{
+    static const char *const genres[4] = {"Action", "Comedy, Drama", "Romance", "Mystery"};
+    char path[512];
+    FILE *f, *g;
+    int u, i, v;
+    int64_t k, t = 1433221332000LL;                    /* (milliseconds, as the published log) */
+    snprintf(path, sizeof path, "%s/events.csv", dir); /* (fits: dir is the build folder) */
+    if (!(f = fopen(path, "wb"))) return 0;
+    snprintf(path, sizeof path, "%s/anime.csv", dir);
+    if (!(g = fopen(path, "wb"))) return fclose(f), 0;
+    fprintf(f, "timestamp,visitorid,event,itemid,transactionid\n"), fprintf(g, "user_id,anime_id,rating\n");
+    for (u = 0; u < d->num_users; u++)
+        for (k = d->user_ptr[u]; k < d->user_ptr[u + 1] + 1; k++) {
+            int item = k < d->user_ptr[u + 1] ? d->items[k] : d->test_item[u], h = (u * 7919 + item * 104729) % 100;
+            for (v = 0; v <= h % 3; v++) fprintf(f, "%lld,%d,view,%d,\n", (long long)(t += 1000), 257 + u, 461 + item);
+            if (h < 20) fprintf(f, "%lld,%d,addtocart,%d,\n", (long long)(t += 1000), 257 + u, 461 + item);
+            if (h < 6) fprintf(f, "%lld,%d,transaction,%d,%d\n", (long long)(t += 1000), 257 + u, 461 + item, 4000 + h);
+            fprintf(g, "%d,%d,%d\n", 1 + u, 20 + item, h < 30 ? -1 : 1 + h % 10);
+        }
+    fclose(f), fclose(g);
+    snprintf(path, sizeof path, "%s/anime_names.csv", dir);
+    if (!(f = fopen(path, "wb"))) return 0;
+    fprintf(f, "anime_id,name,genre,type\n");
+    for (i = 0; i < d->num_items; i++)
+        fprintf(f, "%d,%s%s %d%s,\"%s\",%s\n", 20 + i, i % 5 ? "" : "\"", i % 5 ? "Show" : "Show, the Movie", i,
+                i % 5 ? "" : "\"", genres[i % 4], i % 5 ? "TV" : "Movie");
+    return fclose(f) == 0;
+}
+
 static int write_logs(const char *dir)
 {
     ncf_dataset d;
     char path[512];
     FILE *f;
-    int u, i;
+    int u, i, ok;
     int64_t k;
     if (ncf_synthetic(&d, 400, 300, 14000, 8, 5) != NCF_OK) return 0;
     snprintf(path, sizeof path, "%s/bytes.tsv", dir); /* (fits: dir is the build folder) */
@@ -936,8 +971,9 @@ static int write_logs(const char *dir)
             fprintf(f, "\"%d\";\"%s\";\"%d\"\r\n", 276725 + u, isbn, r > 10 ? 0 : r); /* about 1 in 6: seen, 0 */
         }
     fclose(f);
+    ok = write_event_logs(dir, &d);
     ncf_dataset_free(&d);
-    return 1;
+    return ok;
 }
 
 /* Small model files of every kind, the model fuzzer's seeds (--write-seeds DIR; make fuzz

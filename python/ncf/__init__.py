@@ -71,7 +71,8 @@ _set_threads = _sig("ncf_set_threads", _c.c_int, _c.c_int)
 _free = _sig("ncf_free", None, _P)
 _load = _sig("ncfpy_load", _c.c_int, _c.c_char_p, _c.c_char_p, _c.c_size_t, _c.c_int, _c.c_double, _c.c_longlong,
              _c.c_int, _c.c_double, _c.c_char_p, _c.c_int, _c.c_int, _c.c_int, _c.c_double, _c.c_ulonglong, _c.c_char_p,
-             _c.c_int, _c.c_int, _c.c_int, _P)
+             _c.c_int, _c.c_int, _c.c_int, _c.c_char_p, _c.c_char_p, _P)
+_dataset_event = _sig("ncfpy_dataset_event", _c.c_int, _P, _c.c_int, _c.c_char_p, _c.c_size_t, _f64p)
 _arrays_text = _sig("ncfpy_arrays_text", _P, _i64p, _i64p, _P, _P, _c.c_longlong, _i64p)
 _shim_free = _sig("ncfpy_free", None, _P)
 _dataset_free = _sig("ncfpy_dataset_free", None, _P)
@@ -122,7 +123,8 @@ MAX_ID_BYTES = 256
 INT_MAX = 2 ** 31 - 1
 _NCF_OK, _ERR_ARG, _ERR_NOMEM, _ERR_IO, _ERR_PARSE, _ERR_DATA = 0, -1, -2, -3, -4, -5
 _HOLDOUTS = {"auto": 0, "latest": 1, "random": 2, "none": 3, "ratio": 4, "time": 5, "cutoff": 6}
-_HOLDOUT_NAMES = {0: "auto", 1: "latest", 2: "random", 3: "none", 4: "ratio", 5: "time", 6: "cutoff", 7: "saved"}
+_HOLDOUT_NAMES = {0: "auto", 1: "latest", 2: "random", 3: "none", 4: "ratio", 5: "time", 6: "cutoff", 7: "saved",
+                  8: "paper"}
 _MODELS = {"neumf": 0, "gmf": 1, "mlp": 2, "mf": 3}
 _MODEL_NAMES = {v: k for k, v in _MODELS.items()}
 _OPTIMIZERS = {"adam": 0, "sgd": 1, "als": 2}
@@ -485,7 +487,26 @@ def _count(h: _Handle, ptr: int, side: int) -> int:
 
 # ---- datasets -----------------------------------------------------------------------------------
 _LOAD_OPTIONS = ("holdout", "validation", "min_rating", "sep", "min_ratings", "min_item_ratings", "weighting", "alpha",
-                 "seed", "strength_col", "header", "eval_negatives")
+                 "seed", "strength_col", "header", "eval_negatives", "events", "event_col")
+
+
+def _events(events) -> Optional[bytes]:
+    """{'view': 1, 'purchase': 5}, ['purchase'] or 'view=1,purchase=5' -> the loader's list."""
+    if events is None:
+        return None
+    if isinstance(events, str):
+        return _text(events, "events")
+    if isinstance(events, dict):
+        parts = []
+        for kind, worth in events.items():
+            if not isinstance(kind, str) or "," in kind or "=" in kind:
+                raise InvalidValueError("events: a kind is a name without ',' or '=', not %r" % (kind,))
+            parts.append("%s=%r" % (kind, _float(worth, "events[%r]" % kind, 0, 1e15)))
+        return _text(",".join(parts), "events")
+    if isinstance(events, (list, tuple)):
+        return _events({k: 1.0 for k in events})
+    raise InvalidTypeError("events must be a dict of kind to strength, a list of kinds or a string, not %s"
+                           % _type_name(events))
 
 
 def _holdout(holdout) -> Tuple[int, float, int]:
@@ -514,7 +535,8 @@ def _load_args(options: dict, caller: str) -> list:
     if unknown:
         raise InvalidTypeError("%s got an unknown option %r (options: %s)" % (caller, unknown[0], ", ".join(_LOAD_OPTIONS)))
     o = dict(holdout="auto", validation=True, min_rating=None, sep=None, min_ratings=0, min_item_ratings=0,
-             weighting="none", alpha=1.0, seed=1, strength_col=None, header=None, eval_negatives=0)
+             weighting="none", alpha=1.0, seed=1, strength_col=None, header=None, eval_negatives=0, events=None,
+             event_col=None)
     o.update(options)
     code, fraction, cutoff = _holdout(o["holdout"])
     if o["header"] not in (None, True, False):
@@ -525,7 +547,8 @@ def _load_args(options: dict, caller: str) -> list:
             _int(o["min_item_ratings"], "min_item_ratings"), _choice(_WEIGHTINGS, o["weighting"], "weighting"),
             _float(o["alpha"], "alpha", 0, 1e9, open_lo=True), _int(o["seed"], "seed", 0, 2 ** 64 - 1),
             _text(o["strength_col"], "strength_col") if o["strength_col"] is not None else None,
-            {None: 0, True: 1, False: 2}[o["header"]], _int(o["eval_negatives"], "eval_negatives", 0, 100000)]
+            {None: 0, True: 1, False: 2}[o["header"]], _int(o["eval_negatives"], "eval_negatives", 0, 100000),
+            _events(o["events"]), _text(o["event_col"], "event_col") if o["event_col"] is not None else None]
 
 
 def _field(v, what: str, row: int) -> str:
@@ -593,7 +616,8 @@ class Dataset:
 
     _INFO = ["users", "items", "train", "test", "validation", "lines", "users_read", "items_read", "duplicates",
              "below_min_rating", "users_few_ratings", "items_few_item_ratings", "users_every_item", "holdout",
-             "users_only_held_out", "items_only_held_out", "weight_min", "weight_max", "many_items"]
+             "users_only_held_out", "items_only_held_out", "weight_min", "weight_max", "many_items",
+             "nonpositive_ratings", "events_dropped", "event_kinds", "other_event_lines"]
 
     def __init__(self, source: Any, **options: Any):
         """Reads source (a path, a DataFrame or a sparse matrix) with from_file's options."""
@@ -637,7 +661,11 @@ class Dataset:
         split written by save_split. Options: holdout ('auto', 'latest', 'random', 'none',
         'ratio:0.2', 'time:0.1', 'time:@T'), validation (True), min_rating, sep, min_ratings,
         min_item_ratings, weighting ('none', 'linear', 'log'), alpha, seed, strength_col, header
-        (None: found), eval_negatives (sampled candidates per test user: 0 is the file's, or 99)."""
+        (None: found), eval_negatives (sampled candidates per test user: 0 is the file's, or 99),
+        events (an event log's kinds and their strengths, {'view': 1, 'purchase': 5}: only those
+        kinds are positives, a pair's strengths summed; a list of kinds: each worth 1) and
+        event_col (default: a column named event, action, behavior, ...). report['events'] says
+        what became of each kind."""
         p = _path(path)
         o = _load_args(options, "from_file()")
         try:
@@ -645,12 +673,15 @@ class Dataset:
             stamp = (st.st_size, st.st_mtime_ns)
         except OSError:
             stamp = None
-        return cls._made(0, [p, None, 0] + o[:12] + [o[12], 0, o[13]], ("file", p, dict(options), stamp))
+        return cls._made(0, [p, None, 0] + o[:12] + [o[12], 0, o[13], o[14], o[15]], ("file", p, dict(options), stamp))
 
     @classmethod
     def _from_text(cls, name: bytes, text: bytes, weighted: bool, timed: bool, options: dict, shape=None) -> "Dataset":
         o = _load_args(options, "from_arrays()")
-        return cls._made(0, [name, text, len(text)] + o[:12] + [0, 1 if timed else 0, o[13]],
+        if o[14] is not None or o[15] is not None:
+            raise InvalidValueError("events and event_col read a file's event column (from_file); map the events "
+                                    "to strengths for from_arrays or a DataFrame (df.event.map({...}))")
+        return cls._made(0, [name, text, len(text)] + o[:12] + [0, 1 if timed else 0, o[13], None, None],
                          ("text", name, text, weighted, timed, dict(options)), shape)
 
     @classmethod
@@ -753,6 +784,13 @@ class Dataset:
         r["weight_min"], r["weight_max"] = float(out[16]), float(out[17])
         r["holdout"] = _HOLDOUT_NAMES.get(r["holdout"], "?")
         r["many_items"] = bool(r["many_items"])
+        r["events"] = []
+        with self._held() as (h, p):
+            for k in range(r.pop("event_kinds")):
+                name, e = _c.create_string_buffer(64), _np.zeros(3, _np.float64)
+                if _dataset_event(p, k, name, 64, e) == 0:
+                    r["events"].append({"kind": name.value.decode("utf-8", "surrogateescape"), "lines": int(e[0]),
+                                        "kept": bool(e[1]), "strength": float(e[2])})
         return r
 
     @property

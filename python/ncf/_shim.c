@@ -50,7 +50,7 @@ static int py_load_with(ncf_dataset *d, const char *path, const char *buf, size_
 PY_EXPORT int ncfpy_load(const char *path, const char *buf, size_t len, int holdout, double fraction, long long cutoff,
                          int validation, double min_rating, const char *sep, int min_ratings, int min_item_ratings,
                          int weighting, double alpha, unsigned long long seed, const char *strength_col, int header,
-                         int time_col, int eval_negatives, ncf_dataset **out)
+                         int time_col, int eval_negatives, const char *events, const char *event_col, ncf_dataset **out)
 {
     ncf_dataset_opts o = py_load_opts(holdout, fraction, cutoff, validation, min_rating, sep, min_ratings,
                                       min_item_ratings, weighting, alpha, seed, strength_col);
@@ -58,7 +58,8 @@ PY_EXPORT int ncfpy_load(const char *path, const char *buf, size_t len, int hold
     int rc;
     *out = NULL;
     if (!d) return NCF_ERR_NOMEM;
-    o.eval_negatives = eval_negatives;
+    o.eval_negatives = eval_negatives, o.events = events;
+    if (event_col) o.columns[NCF_COL_EVENT] = event_col;
     if ((rc = py_load_with(d, path, buf, len, &o, weighting, time_col, header)) != NCF_OK) {
         free(d);
         return rc;
@@ -125,6 +126,19 @@ PY_EXPORT void ncfpy_dataset_info(const ncf_dataset *d, double *out)
     out[14] = r->users_only_held_out, out[15] = r->items_only_held_out, out[16] = r->weight_min,
     out[17] = r->weight_max;
     out[18] = d->test_ptr != NULL;
+    out[19] = (double)r->nonpositive_ratings, out[20] = (double)r->events_dropped, out[21] = r->event_kinds;
+    out[22] = (double)r->other_event_lines;
+}
+
+/* Event kind k of the load's report: its name into name (size bytes), lines, kept and strength
+   into out[0..3); 0, or -1 past the kinds. */
+PY_EXPORT int ncfpy_dataset_event(const ncf_dataset *d, int k, char *name, size_t size, double *out)
+{
+    const ncf_load_report *r = &d->report;
+    if (k < 0 || k >= r->event_kinds || size < sizeof r->events[k].name) return -1;
+    memcpy(name, r->events[k].name, sizeof r->events[k].name);
+    out[0] = (double)r->events[k].lines, out[1] = r->events[k].kept, out[2] = r->events[k].strength;
+    return 0;
 }
 
 PY_EXPORT int ncfpy_model_create(const ncf_dataset *d, int type, int factors, const int *layers, int num_layers,

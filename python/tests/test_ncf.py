@@ -88,6 +88,34 @@ class Data(Fixture):
                                        eval_negatives=50)
         self.assertGreater(w.report["weight_max"], w.report["weight_min"])
 
+    def test_events_and_low_ratings(self):
+        ev = os.path.join(self.dir, "events.csv")
+        with open(ev, "w") as f:
+            f.write("timestamp,visitorid,event,itemid\n1,v1,view,p1\n2,v1,view,p1\n3,v1,transaction,p1\n"
+                    "4,v1,view,p2\n5,v1,remove,p3\n6,v2,addtocart,p2\n7,v2,view,p3\n8,v3,view,p3\n9,v3,view,p1\n")
+        d = ncf.Dataset(ev, events={"view": 1, "addtocart": 3, "transaction": 5}, weighting="linear", alpha=0.5,
+                        holdout="none")
+        r = d.report
+        self.assertEqual([(e["kind"], e["lines"], e["kept"], e["strength"]) for e in r["events"]],
+                         [("view", 6, True, 1.0), ("addtocart", 1, True, 3.0), ("transaction", 1, True, 5.0),
+                          ("remove", 1, False, 0.0)])
+        self.assertEqual((r["events_dropped"], r["train"]), (1, 6))
+        self.assertAlmostEqual(r["weight_max"], 1 + 0.5 * 7)  # (v1's p1: view, view, transaction)
+        self.assertEqual(len(ncf.Dataset(ev, events=["transaction", "addtocart"], holdout="none").report["events"]), 4)
+        with self.assertRaisesRegex(ncf.InvalidValueError, "event column"):
+            ncf.Dataset.from_arrays(["a", "b"], ["x", "y"], events={"view": 1})
+        with self.assertRaisesRegex(ncf.InvalidTypeError, "events must be"):
+            ncf.Dataset(ev, events=3)
+        with self.assertRaisesRegex(ncf.Error, "listed twice"):
+            ncf.Dataset(ev, events="view,view")
+        rated = os.path.join(self.dir, "rated.csv")
+        with open(rated, "w") as f:
+            f.write("user_id,anime_id,rating\n1,10,-1\n1,11,8\n1,12,9\n2,10,9\n2,12,-1\n2,13,6\n3,11,7\n3,13,10\n")
+        self.assertEqual(ncf.Dataset(rated, eval_negatives=1).report["nonpositive_ratings"], 2)
+        self.assertEqual(ncf.Dataset(rated, min_rating=1, weighting="log", eval_negatives=1).report["below_min_rating"], 2)
+        with self.assertRaisesRegex(ncf.DataError, "rated.csv:2: strength '-1' .* often means 'not rated'"):
+            ncf.Dataset(rated, weighting="log")
+
     def test_bad_input_raises_the_library_message(self):
         bad = os.path.join(self.dir, "bad.csv")
         with open(bad, "w") as f:
