@@ -14,7 +14,7 @@
        5 ncf       the paper split: the input cut at form feeds into .train.rating,
                    .test.rating and .test.negative, read from memory
        6 log       any delimited log: separator, header and columns found; the first byte
-                   picks the hold-out and a min_rating
+                   picks the hold-out, a min_rating, a weighting or an events list
        7 verified  ncf_model_open(no CRC, no value scan: the layout alone is
                    checked, NCF_OPEN_VERIFIED) on a block of exactly the input's size: opening and serving
                    must never read outside it; where the checked open succeeds too, both
@@ -328,7 +328,9 @@ static void fuzz_ratings(const uint8_t *data, size_t size)
     if ((FUZZ_TARGET == 6 || FUZZ_TARGET == 8) && size > 0) {
         o.holdout = data[0] & 3, o.validation = (data[0] >> 2) & 1;
         if (data[0] & 8) o.min_rating = 2.0f;
-        o.weighting = (data[0] >> 4) & 3, o.alpha = data[0] & 64 ? 1e6f : 0.5f; /* (3: refused) */
+        o.weighting = (data[0] >> 4) & 3, o.alpha = data[0] & 64 ? 1e6f : 0.5f;
+        if (o.weighting == 3) /* an event log's kinds weighed, the others dropped */
+            o.weighting = NCF_WEIGHT_LOG, o.events = "view=1,addtocart=3,transaction=5,1,a=0";
         o.trim_ids = data[0] >> 7;
         data++, size--;
     }

@@ -864,18 +864,18 @@ static int ncf__read_id(const char *name, const ncf__cursor *C, ncf__dialect *D,
 static int ncf__event_of(ncf__dialect *D, ncf__span f)
 {
     char buf[NCF_MAX_ID_BYTES];
-    int esc, k, len;
+    int esc, k, len, fits;
     ncf__span v = ncf__value(f, &esc);
     len = esc ? ncf__unescape(v, buf) : v.e - v.s > NCF_MAX_ID_BYTES ? -1 : (int)(v.e - v.s);
-    if (len < 0) len = 0; /* (longer than any name: counted with the others, listed by none) */
-    else if (!esc) memcpy(buf, v.s, (size_t)len);
-    for (k = 0; k < D->kinds; k++)
-        if (!strncmp(D->kind_name[k], buf, (size_t)len) && D->kind_name[k][len] == 0 && len) break;
-    if (k < D->kinds) D->kind_lines[k]++;
-    else if (D->kinds < NCF_MAX_EVENT_KINDS && len > 0 && len <= NCF_MAX_EVENT_NAME)
+    if (len > 0 && !esc) memcpy(buf, v.s, (size_t)len);
+    fits = len > 0 && len <= NCF_MAX_EVENT_NAME; /* (a longer or empty one is no kind a list can name) */
+    for (k = 0; fits && k < D->kinds; k++)
+        if (!memcmp(D->kind_name[k], buf, (size_t)len) && D->kind_name[k][len] == 0) break;
+    if (fits && k < D->kinds) D->kind_lines[k]++;
+    else if (fits && D->kinds < NCF_MAX_EVENT_KINDS)
         memcpy(D->kind_name[D->kinds], buf, (size_t)len), D->kind_name[D->kinds][len] = 0,
                                                           D->kind_lines[D->kinds++] = 1;
-    else D->other_events++;
+    else D->other_events++, k = NCF_MAX_EVENT_KINDS;
     return !D->nev ? 0 : k < D->nev ? k : -1; /* (the kinds begin with the list's, in its order) */
 }
 

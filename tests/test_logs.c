@@ -814,7 +814,18 @@ static void test_events_and_low_ratings_filter_before_strengths(void)
                d.num_train == 5,
            "%s", ncf_error_text());
     ncf_dataset_free(&d);
-    o.columns[NCF_COL_EVENT] = NULL, o.weighting = NCF_WEIGHT_LOG, o.columns[NCF_COL_STRENGTH] = "timestamp";
+    /* an event name longer than any a list can hold: counted with the others, never a positive */
+    o.columns[NCF_COL_EVENT] = NULL, o.events = "view";
+    CHECKF(load_text(&d, "long.csv",
+                     "user,item,event\nA,a,view\nA,b,view\nB,a,view\nB,c,"
+                     "viewviewviewviewviewviewviewviewviewview\nC,c,view\nC,b,\"view\"\"s\"\n",
+                     &o) == NCF_OK,
+           "%s", ncf_error_text());
+    CHECKF(r->event_kinds == 2 && r->other_event_lines == 1 && r->events_dropped == 2 && d.num_train == 4,
+           "%d kinds, %lld others, %lld dropped, %lld positives", r->event_kinds, (long long)r->other_event_lines,
+           (long long)r->events_dropped, (long long)d.num_train);
+    ncf_dataset_free(&d);
+    o.weighting = NCF_WEIGHT_LOG, o.columns[NCF_COL_STRENGTH] = "timestamp";
     CHECK_ERR(load_text(&d, "ev.csv", events, &o), NCF_ERR_ARG, "the events' values are the strengths; give one");
 }
 
