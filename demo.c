@@ -3126,8 +3126,8 @@ static void on_tune_epoch(void *user, const ncf_trial *run, int epoch, double lo
     double t = now(), ran = t - st->run_t0;
     char line[200], hr[48] = "", shown[24] = "-"; /* (ALS has no loss) */
     if (val)
-        snprintf(hr, sizeof hr, ", validation %s@%d %.4f", metric_name(st->metric), st->metric_k,
-                 ncf_metric_value(val, st->metric));
+        snprintf(hr, sizeof hr, ", validation %s@%d %.4f", metric_name(st->metric), st->metric_k, /* (fits: */
+                 ncf_metric_value(val, st->metric)); /* a metric's name, K <= 10000 and a figure in [0, 1]) */
     if (loss == loss) snprintf(shown, sizeof shown, "%.4f", loss);
     message(line, sizeof line, "trial %d, rung %d: epoch %d of %d, loss %s%s (%.1f s; planned %.1f; %.0f s so far)",
             run->trial, run->rung, epoch, run->epochs, shown, hr, ran, run->planned_seconds, t - st->t0);
@@ -3223,6 +3223,24 @@ static int tune_on_all(const ncf_dataset *all, const ncf_tune_report *rep, ncf_m
     return 1;
 }
 
+/* A search past its budget by more than a quarter says so, and why: a machine busy with other
+   work (this process got less processor time than its threads could use), or slower than the
+   plan's reference. */
+static void say_if_past_budget(double budget, double wall, double cpu)
+{
+    int threads = ncf_set_threads(0);
+    if (!(wall > 1.25 * budget)) return;
+    if (cpu < 0.6 * wall * threads)
+        printf("note: the search took %.0f s, %.1fx its budget of %.0f s: the machine was busy (it had %.0f%% of %d "
+               "threads' time); the plan is the same on any machine, its seconds are an idle one's\n",
+               wall, wall / budget, budget, 100.0 * cpu / (wall * threads), threads);
+    else
+        printf("note: the search took %.0f s, %.1fx its budget of %.0f s: this machine is slower than the plan's "
+               "reference (an idle 2-core machine, docs/tuning.md) at these settings; the plan is the same on any "
+               "machine\n",
+               wall, wall / budget, budget);
+}
+
 /* The tuned model's test figures, read once, beside popularity's. */
 static int report_tuned(const options *o, const ncf_dataset *d, const epoch_row *pop, ncf_model *m, double t0)
 {
@@ -3262,6 +3280,7 @@ static int tune(const options *o, const ncf_dataset *d, const ncf_dataset *all, 
     ncf_config dc = ncf_config_default(); /* trial 0: what the too-small message costs */
     tune_state st;
     double t0 = now();
+    clock_t c0 = clock(); /* (the process's processor time, to tell a busy machine from a slow one) */
     int k = o->top_k;
     progress_state ps;
     memset(&st, 0, sizeof st), memset(&ps, 0, sizeof ps);
@@ -3317,6 +3336,7 @@ static int tune(const options *o, const ncf_dataset *d, const ncf_dataset *all, 
         ncf_tune_report_free(&rep);
         return 0;
     }
+    say_if_past_budget(rep.budget, now() - t0, (double)(clock() - c0) / CLOCKS_PER_SEC);
     ncf_tune_report_free(&rep);
     return 1;
 }

@@ -990,10 +990,9 @@ static int ncf__events_list(const char *name, const char *list, ncf__dialect *D)
             if (!strncmp(D->ev_name[k], p, (size_t)len) && D->ev_name[k][len] == 0)
                 return ncf__fail(NCF_ERR_ARG, "%s: events: '%.*s' is listed twice", name, len, p);
         end = e;
-        if (*e == '=') {
-            errno = 0;
+        if (*e == '=') { /* (strtod's overflow is past the bound; its underflow a strength of 0) */
             x = strtod(e + 1, &num_end), end = num_end;
-            if (end == e + 1 || errno || !(x >= 0 && x <= NCF__MAX_STRENGTH) || (*end && *end != ','))
+            if (end == e + 1 || !(x >= 0 && x <= NCF__MAX_STRENGTH) || (*end && *end != ','))
                 return ncf__fail(NCF_ERR_ARG, "%s: events: '%.*s' is not a strength in [0, 1e15]", name,
                                  (int)strcspn(e + 1, ","), e + 1);
         }

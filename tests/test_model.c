@@ -338,7 +338,7 @@ static void test_divergence_stops_training_and_is_never_saved(void)
     CHECK(files_in_dir(g_dir, "diverged.ncf", 0) == 0);
     { /* a file with a NaN inside (and a valid checksum) is refused */
         uint8_t *p = (uint8_t *)buf;
-        size_t at = len - 4 - 4 * 3 * m->num_params; /* the first parameter */
+        size_t at = len - 4 - 4 * m->num_params; /* the first parameter (an SGD model's file keeps no moments) */
         uint32_t nan_bits = 0x7fc00000u;
         set_u32(p + at, nan_bits);
         set_u32(p + len - 4, ncf__crc32(p, len - 4));
