@@ -796,7 +796,7 @@ static int parse_args(int argc, char **argv, options *o)
     int i;
     memset(&set, 0, sizeof set);
     default_options(o);
-    for (i = 1; i < argc; i++) {
+    for (i = 1; i < argc && argv[i]; i++) { /* (argv[i] is never NULL below argc; the analyzer is told) */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL, *eq = strchr(a, '=');
         const flag_def *f;
         char name[64];
@@ -983,6 +983,14 @@ static void on_progress(void *user, int64_t done, int64_t total, double loss)
     }
 }
 
+/* Index `index`'s id on `side`, in buf (NCF_MAX_ID_BYTES + 1 bytes): the model's, or "#index"
+   should it have none (an answer never prints what a failed call left in buf). */
+static const char *id_text(const ncf_model *m, int side, int index, char *buf)
+{
+    if (ncf_id(m, side, index, buf, NCF_MAX_ID_BYTES + 1) < 0) snprintf(buf, 16, "#%d", index); /* (fits: an int) */
+    return buf;
+}
+
 /* ---- names beside ids: --item_names FILE, or MovieLens's titles beside its ratings ---- */
 
 /* An item's name: its id and name as the file writes them (quotes off), NUL-terminated in the
@@ -1014,7 +1022,7 @@ static const char *item_name(const char *id)
 {
     named key, *hit;
     if (!g_names.n) return NULL;
-    key.id = id;
+    key.id = id, key.name = NULL;
     hit = (named *)bsearch(&key, g_names.e, (size_t)g_names.n, sizeof *g_names.e, same_id);
     return hit ? hit->name : NULL;
 }
@@ -1091,7 +1099,7 @@ static int read_names(const char *path)
     free(buf);
     qsort(g_names.e, (size_t)n, sizeof *g_names.e, by_id);
     for (j = k = 0; j < n; j++)
-        if (!k || strcmp(g_names.e[k - 1].id, g_names.e[j].id)) g_names.e[k++] = g_names.e[j];
+        if (!k || strcmp(g_names.e[k - 1].id, g_names.e[j].id) != 0) g_names.e[k++] = g_names.e[j];
     g_names.n = k, g_names.path = path;
     return 1;
 }
@@ -1623,7 +1631,7 @@ static void print_answer(const ncf_model *m, int form, const char *kind, const c
         fprintf(f, "{\"kind\":\"%s\",\"query\":", kind), json_string(query), fprintf(f, ",\"items\":[");
     for (l = 0; l < n; l++) {
         const char *name;
-        ncf_id(m, side, items[l], id, sizeof id);
+        id_text(m, side, items[l], id);
         name = side == NCF_ITEM ? item_name(id) : NULL;
         if (form == OUT_CSV) {
             fprintf(f, "%s,", kind), csv_out(query), fprintf(f, ",%d,", l + 1), csv_out(id);
@@ -1646,7 +1654,7 @@ static void print_items(const ncf_model *m, const int32_t *items, const float *s
     for (l = 0; l < n; l++) {
         char id[NCF_MAX_ID_BYTES + 1];
         const char *name;
-        ncf_id(m, NCF_ITEM, items[l], id, sizeof id);
+        id_text(m, NCF_ITEM, items[l], id);
         name = item_name(id);
         printf("%3d  %8s  %8.4f%s%.200s\n", l + 1, id, scores[l], name ? "  " : "", name ? name : "");
     }
@@ -1693,10 +1701,10 @@ static int recommend_all(const ncf_model *m, const ncf_rec_opts *ro, const char 
             break;
         }
         for (j = 0; j < n; j++) {
-            ncf_id(m, NCF_USER, u0 + j, uid, sizeof uid);
+            id_text(m, NCF_USER, u0 + j, uid);
             for (r = 0; r < counts[j]; r++) {
                 const char *name;
-                ncf_id(m, NCF_ITEM, items[(size_t)j * ro->k + r], iid, sizeof iid);
+                id_text(m, NCF_ITEM, items[(size_t)j * ro->k + r], iid);
                 name = item_name(iid);
                 ncf__outfile_printf(f, "recommend,"), csv_field(f, uid), ncf__outfile_printf(f, ",%d,", r + 1);
                 csv_field(f, iid), ncf__outfile_printf(f, ",%.6g,", scores[(size_t)j * ro->k + r]);
@@ -1762,8 +1770,7 @@ static void print_users(const ncf_model *m, int form, const char *kind, const ch
         print_answer(m, form, kind, query, users, scores, n, NCF_USER);
         return;
     }
-    for (l = 0; l < n; l++)
-        ncf_id(m, NCF_USER, users[l], id, sizeof id), printf("%3d  %8s  %8.4f\n", l + 1, id, scores[l]);
+    for (l = 0; l < n; l++) id_text(m, NCF_USER, users[l], id), printf("%3d  %8s  %8.4f\n", l + 1, id, scores[l]);
 }
 
 /* --similar_users USER. */
@@ -1806,12 +1813,13 @@ static int similar_by_scores(const ncf_model *m, int side, int index, const ncf_
     for (s = 0; ok && s < s_n; s++) { /* one of the other side against every candidate */
         int other = (int)((int64_t)s * others / s_n);
         ok = ncf_predict_for(m, side == NCF_ITEM ? NCF_USER : NCF_ITEM, other, NULL, all, n, row) == NCF_OK;
-        for (j = 0; ok && j < n; j++)
-            sum[3 * j] += row[j], sum[3 * j + 1] += (double)row[j] * row[j],
-                sum[3 * j + 2] += (double)row[j] * row[index];
+        for (j = 0; ok && j < n; j++) {
+            double *a = &sum[3 * (size_t)j];
+            a[0] += row[j], a[1] += (double)row[j] * row[j], a[2] += (double)row[j] * row[index];
+        }
     }
     for (j = 0; ok && j < n; j++) {
-        const double *a = &sum[3 * j], *q = &sum[3 * index];
+        const double *a = &sum[3 * (size_t)j], *q = &sum[3 * (size_t)index];
         double cov = a[2] - a[0] * q[0] / s_n, va = a[1] - a[0] * a[0] / s_n, vq = q[1] - q[0] * q[0] / s_n;
         if (j == index || !keep[j]) continue;
         nb[got].index = j, nb[got++].like = va > 0 && vq > 0 ? (float)(cov / sqrt(va * vq)) : 0.0f;
@@ -2117,8 +2125,7 @@ static void export_side(const ncf_model *m, int side, ncf__outfile *npy, ncf__ou
             b[3] = (unsigned char)(x >> 24);
             ncf__outfile_write(npy, b, 4);
         }
-        ncf_id(m, side, k, id, sizeof id);
-        csv_field(csv, id);
+        csv_field(csv, id_text(m, side, k, id));
         for (d = 0; d < C; d++) ncf__outfile_printf(csv, ",%.9g", v[d]);
         ncf__outfile_printf(csv, "\n");
     }
@@ -3114,6 +3121,7 @@ static void trial_words(const ncf_trial *t, char *out, size_t size)
 typedef struct {
     int printed, averaged, k, tty, metric, metric_k; /* metric@metric_k: what chooses */
     double t0, run_t0, last_line;                    /* last_line: when a plain progress line last went to a log */
+    double budget;                                   /* the planned seconds, to say what is left of them */
 } tune_state;
 
 #define TUNE_LOG_EVERY 10.0 /* seconds between progress lines in a log (a terminal's line redraws) */
@@ -3129,8 +3137,8 @@ static void on_tune_epoch(void *user, const ncf_trial *run, int epoch, double lo
         snprintf(hr, sizeof hr, ", validation %s@%d %.4f", metric_name(st->metric), st->metric_k, /* (fits: */
                  ncf_metric_value(val, st->metric)); /* a metric's name, K <= 10000 and a figure in [0, 1]) */
     if (loss == loss) snprintf(shown, sizeof shown, "%.4f", loss);
-    message(line, sizeof line, "trial %d, rung %d: epoch %d of %d, loss %s%s (%.1f s; planned %.1f; %.0f s so far)",
-            run->trial, run->rung, epoch, run->epochs, shown, hr, ran, run->planned_seconds, t - st->t0);
+    message(line, sizeof line, "trial %d, rung %d: epoch %d of %d, loss %s%s (%.1f s, planned %.1f; %.0f s of %.0f)",
+            run->trial, run->rung, epoch, run->epochs, shown, hr, ran, run->planned_seconds, t - st->t0, st->budget);
     if (st->tty) fprintf(stderr, "\r  %-100s", line);
     else if (t - st->last_line >= TUNE_LOG_EVERY && ran >= TUNE_LOG_EVERY) {
         fprintf(stderr, "  %s\n", line);
@@ -3291,6 +3299,7 @@ static int tune(const options *o, const ncf_dataset *d, const ncf_dataset *all, 
     if (o->patience) to.patience = o->patience;
     to.seeds = o->tune_seeds;
     to.budget = o->tune_seconds > 0 ? o->tune_seconds : ncf__tune_budget(d); /* (printed before the search) */
+    st.budget = to.budget;
     st.k = k, st.t0 = st.run_t0 = t0;
     printf("tune: successive halving on the validation split, seed %llu, a planned budget of %.0f s (%s)\n",
            (unsigned long long)to.seed, to.budget, o->tune_seconds > 0 ? "--tune SECONDS" : "from the data's size");
@@ -3437,9 +3446,9 @@ static int run(const options *asked)
                     "training interactions to hold one out)\n");
             ok = 0;
         } else if ((o->save && !writable_beside(o->save, "--save", 0)) ||
-                   (o->log && !writable_beside(o->log, "--log", 4096)))
+                   (o->log && !writable_beside(o->log, "--log", 4096)) ||
+                   (o->tune_all && !load_everything(o, &cfg, S.path, &all)))
             ok = 0;
-        else if (o->tune_all && !load_everything(o, &cfg, S.path, &all)) ok = 0;
         else if ((r = tune(o, &data, o->tune_all ? &all : NULL, &S.pop, &S.model)) != 2) {
             ok = r == 1 && finish_tuned(o, S.model, S.path);
             ncf_model_free(S.model);

@@ -1018,6 +1018,11 @@ NCFDEF int ncf_synthetic(ncf_dataset *ds, int num_users, int num_items, int64_t 
     NCF__OMP(parallel for schedule(dynamic, 64) num_threads(ncf__team(1)))
     for (u = 0; u < num_users; u++)
         got[u] = ncf__synth_user_items(seed, u, cnt[u], ucl[u], num_items, cstart, order, cdf, ccdf, buf + off[u]);
+    for (u = 0; u < num_users; u++) /* (every user draws two at least: ncf__synth_split holds one out) */
+        if (got[u] < 1) {
+            rc = ncf__fail(NCF_ERR_DATA, "ncf_synthetic: user %d drew no item", u);
+            goto done;
+        }
     rc = ncf__synth_split(ds, seed, num_users, num_items, buf, off, got);
 done:
     NCF_FREE(w);

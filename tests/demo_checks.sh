@@ -584,7 +584,7 @@ check "demo --tune --holdout none: the winner tested on the split, then trained 
 tune_progress() {
     script -qc "$DEMO --data $B/plays.tsv --tune 2 --threads 1 > /dev/null" /dev/null > "$B/tty.log" &&
         tr '\r' '\n' < "$B/tty.log" |
-        grep -q '^  trial 0, rung 0: epoch 1 of [0-9]*, loss [0-9.]*, validation HR@10 [0-9.]* ([0-9.]* s; planned [0-9.]*;'
+        grep -q '^  trial 0, rung 0: epoch 1 of [0-9]*, loss [0-9.]*, validation HR@10 [0-9.]* ([0-9.]* s, planned [0-9.]*; [0-9]* s of 2)'
 }
 command -v script > /dev/null && check "demo --tune shows each run's epochs on a terminal as a line that redraws" tune_progress
 
