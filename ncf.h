@@ -11939,11 +11939,17 @@ static int ncf__savable(const ncf_model *m, int flags, const char *what)
     return NCF_OK;
 }
 
+/* Whether a save with flags writes m's Adam moments: asked for, and m has them (inference-only
+   builds keep none; SGD and ALS models have none to keep). Every writer asks here. */
+static int ncf__saves_moments(const ncf_model *m, int flags)
+{
+    return (flags & NCF_SAVE_ADAM) && m->adam_m && m->cfg.optimizer == NCF_OPT_ADAM;
+}
+
 /* Where each part of m's file goes, saved with flags (checked); whether it keeps the moments. */
 static int ncf__save_layout(const ncf_model *m, int flags, ncf__layout *L)
 {
-    /* (inference-only builds keep no moments; SGD and ALS have none to keep) */
-    int ids = ncf__has_ids(m), adam = (flags & NCF_SAVE_ADAM) && m->adam_m && m->cfg.optimizer == NCF_OPT_ADAM;
+    int ids = ncf__has_ids(m), adam = ncf__saves_moments(m, flags);
     L->version = NCF_FORMAT_VERSION;
     L->flags = adam ? NCF__FILE_ADAM : 0;
     L->flags |= (ids ? NCF__FILE_IDS : 0) | (flags & NCF_SAVE_INT8 ? NCF__FILE_INT8 : 0);
@@ -14635,7 +14641,7 @@ NCFDEF int ncf_mpi_save(const ncf_model *m, const char *path, int flags, MPI_Com
         MPI_Allgather(mine, 2, MPI_INT, ranges, 2, MPI_INT, comm) != MPI_SUCCESS)
         rc = ncf__fail(NCF_ERR_IO, "ncf_mpi_save: an MPI call failed");
     if ((rc = ncf__mpi_agree(comm, rc)) == NCF_OK) {
-        adam = (flags & NCF_SAVE_ADAM) && m->adam_m;
+        adam = ncf__saves_moments(m, flags);
         blocks[0] = m->params, blocks[1] = m->adam_m, blocks[2] = m->adam_v;
         if (rank == 0) ncf__save_head(&f, W, &L, head);
         for (a = 0; a < (adam ? 3 : 1); a++)

@@ -267,11 +267,17 @@ static int ncf__savable(const ncf_model *m, int flags, const char *what)
     return NCF_OK;
 }
 
+/* Whether a save with flags writes m's Adam moments: asked for, and m has them (inference-only
+   builds keep none; SGD and ALS models have none to keep). Every writer asks here. */
+static int ncf__saves_moments(const ncf_model *m, int flags)
+{
+    return (flags & NCF_SAVE_ADAM) && m->adam_m && m->cfg.optimizer == NCF_OPT_ADAM;
+}
+
 /* Where each part of m's file goes, saved with flags (checked); whether it keeps the moments. */
 static int ncf__save_layout(const ncf_model *m, int flags, ncf__layout *L)
 {
-    /* (inference-only builds keep no moments; SGD and ALS have none to keep) */
-    int ids = ncf__has_ids(m), adam = (flags & NCF_SAVE_ADAM) && m->adam_m && m->cfg.optimizer == NCF_OPT_ADAM;
+    int ids = ncf__has_ids(m), adam = ncf__saves_moments(m, flags);
     L->version = NCF_FORMAT_VERSION;
     L->flags = adam ? NCF__FILE_ADAM : 0;
     L->flags |= (ids ? NCF__FILE_IDS : 0) | (flags & NCF_SAVE_INT8 ? NCF__FILE_INT8 : 0);

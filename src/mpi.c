@@ -1807,7 +1807,7 @@ NCFDEF int ncf_mpi_save(const ncf_model *m, const char *path, int flags, MPI_Com
         MPI_Allgather(mine, 2, MPI_INT, ranges, 2, MPI_INT, comm) != MPI_SUCCESS)
         rc = ncf__fail(NCF_ERR_IO, "ncf_mpi_save: an MPI call failed");
     if ((rc = ncf__mpi_agree(comm, rc)) == NCF_OK) {
-        adam = (flags & NCF_SAVE_ADAM) && m->adam_m;
+        adam = ncf__saves_moments(m, flags);
         blocks[0] = m->params, blocks[1] = m->adam_m, blocks[2] = m->adam_v;
         if (rank == 0) ncf__save_head(&f, W, &L, head);
         for (a = 0; a < (adam ? 3 : 1); a++)

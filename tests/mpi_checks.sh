@@ -19,9 +19,9 @@ check() { # NAME FUNCTION
 figures() { sed -n 's/, eval [0-9.]* s$//; /^Iteration\|^    test\|^    validation/p' "$1"; }
 
 resumed() {
-    $MPIRUN -np 2 ./demo-mpi $SYN --train_epochs 1 --save "$D/e1.ncf" &&
-        $MPIRUN -np 3 ./demo-mpi $SYN --load "$D/e1.ncf" --train_epochs 2 --save "$D/e2_3.ncf" &&
-        $MPIRUN -np 1 ./demo-mpi $SYN --train_epochs 2 --save "$D/e2_1.ncf" &&
+    $MPIRUN -np 2 ./demo-mpi $SYN --train_epochs 1 --save_state --save "$D/e1.ncf" &&
+        $MPIRUN -np 3 ./demo-mpi $SYN --load "$D/e1.ncf" --train_epochs 2 --save_state --save "$D/e2_3.ncf" &&
+        $MPIRUN -np 1 ./demo-mpi $SYN --train_epochs 2 --save_state --save "$D/e2_1.ncf" &&
         cmp "$D/e2_3.ncf" "$D/e2_1.ncf"
 }
 check "demo-mpi: 1 epoch on 2 ranks then 1 on 3 = 2 epochs on 1 rank" resumed
@@ -34,11 +34,11 @@ same_figures() { # (--eval full: every figure at every epoch, as demo-mpi evalua
 check "demo and demo-mpi on 3 ranks: the same figures for that model" same_figures
 
 shards() { # 12 epochs: validation chooses epoch 11, which each rank kept of its shard
-    $MPIRUN -np 1 ./demo-mpi $SYN --train_epochs 12 --save "$D/s12_1.ncf" > "$D/s1.log" &&
-        $MPIRUN -np 3 ./demo-mpi $SYN --train_epochs 12 --shards --save "$D/s12_3.ncf" > "$D/s3.log" &&
+    $MPIRUN -np 1 ./demo-mpi $SYN --train_epochs 12 --save_state --save "$D/s12_1.ncf" > "$D/s1.log" &&
+        $MPIRUN -np 3 ./demo-mpi $SYN --train_epochs 12 --shards --save_state --save "$D/s12_3.ncf" > "$D/s3.log" &&
         grep -q 'epoch 11, the one chosen' "$D/s3.log" && cmp "$D/s12_1.ncf" "$D/s12_3.ncf" &&
         [ "$(figures "$D/s1.log" | sed 's/, train .*//')" = "$(figures "$D/s3.log" | sed 's/, train .*//')" ] &&
-        $MPIRUN -np 3 ./demo-mpi $SYN --load "$D/e1.ncf" --train_epochs 2 --shards --save "$D/e2_3s.ncf" &&
+        $MPIRUN -np 3 ./demo-mpi $SYN --load "$D/e1.ncf" --train_epochs 2 --shards --save_state --save "$D/e2_3s.ncf" &&
         cmp "$D/e2_3s.ncf" "$D/e2_1.ncf" &&
         ! ./demo $SYN --shards 2> "$D/s.err" && grep -q "demo-mpi's" "$D/s.err"
 }
