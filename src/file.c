@@ -323,7 +323,7 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len)
         w.at = (size_t)L.tensor[t];
         ncf__put_tensor(&w, m, t, int8 && ncf__quantized(m, t), tmp);
     }
-    if (adam) {
+    if (adam && m->adam_m && m->adam_v) { /* (adam implies both: said again for the analyzer) */
         for (i = 0; i < m->num_params; i++) ncf__put_f32(&w, m->adam_m[i]);
         for (i = 0; i < m->num_params; i++) ncf__put_f32(&w, m->adam_v[i]);
     }
