@@ -810,8 +810,8 @@ static int parse_args(int argc, char **argv, options *o)
             return 0;
         }
         if (!(f = find_flag(a))) {
-            const char *near = nearest_flag(a);
-            if (near) fprintf(stderr, "demo: unknown flag '%s'; did you mean %s? (see --help)\n", a, near);
+            const char *meant = nearest_flag(a);
+            if (meant) fprintf(stderr, "demo: unknown flag '%s'; did you mean %s? (see --help)\n", a, meant);
             else fprintf(stderr, "demo: unknown flag '%s' (see --help)\n", a);
             return 0;
         }
