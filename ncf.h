@@ -2573,11 +2573,12 @@ typedef struct {
     int need_int;     /* ids must be plain integers (the paper split) */
     int trim_ids;     /* blanks around an unquoted text id are not part of it (ncf_dataset_opts.trim_ids) */
     int64_t edged[2]; /* user, item id fields with a blank at either end, outside any quotes */
-    /* ncf_dataset_opts.events: the kinds listed (nev, 0: none) and each one's strength */
+    /* ncf_dataset_opts.events: the kinds listed (nev, 0: none), the first nev of kind_name, and
+       each one's strength */
     int nev;
-    char ev_name[NCF_MAX_EVENT_KINDS][NCF_MAX_EVENT_NAME + 1];
     double ev_value[NCF_MAX_EVENT_KINDS];
-    /* what the records held: lines rated 0 or below kept, event kinds as report.events */
+    /* what the records held: lines rated 0 or below kept, event kinds as report.events (the
+       listed ones first, then the others as first read) */
     int64_t nonpositive, events_dropped, other_events;
     int kinds;
     char kind_name[NCF_MAX_EVENT_KINDS][NCF_MAX_EVENT_NAME + 1];
@@ -2969,7 +2970,7 @@ static int ncf__read_records(const char *name, const char *p, const char *end, n
 again:
     tr->n = 0, D->edged[0] = D->edged[1] = 0;
     D->nonpositive = D->events_dropped = D->other_events = 0, D->kinds = D->nev;
-    memcpy(D->kind_name, D->ev_name, sizeof D->kind_name), memset(D->kind_lines, 0, sizeof D->kind_lines);
+    memset(D->kind_lines, 0, sizeof D->kind_lines); /* (the kinds read past the list's are read again) */
     ncf__intern_free(&in[0]), ncf__intern_free(&in[1]);
     C.p = p, C.end = end, C.line = 0, C.next = line0;
     if (D->header && line0 == 1)
@@ -3018,7 +3019,7 @@ static int ncf__events_list(const char *name, const char *list, ncf__dialect *D)
             return ncf__fail(NCF_ERR_ARG, "%s: events '%s': at most %d kinds", name,
                              ncf__shown(list, list + strlen(list)), NCF_MAX_EVENT_KINDS);
         for (k = 0; k < D->nev; k++)
-            if (!strncmp(D->ev_name[k], p, (size_t)len) && D->ev_name[k][len] == 0)
+            if (!strncmp(D->kind_name[k], p, (size_t)len) && D->kind_name[k][len] == 0)
                 return ncf__fail(NCF_ERR_ARG, "%s: events: '%.*s' is listed twice", name, len, p);
         end = e;
         if (*e == '=') { /* (strtod's overflow is past the bound; its underflow a strength of 0) */
@@ -3027,7 +3028,7 @@ static int ncf__events_list(const char *name, const char *list, ncf__dialect *D)
                 return ncf__fail(NCF_ERR_ARG, "%s: events: '%.*s' is not a strength in [0, 1e15]", name,
                                  (int)strcspn(e + 1, ","), e + 1);
         }
-        memcpy(D->ev_name[D->nev], p, (size_t)len), D->ev_name[D->nev][len] = 0, D->ev_value[D->nev++] = x;
+        memcpy(D->kind_name[D->nev], p, (size_t)len), D->kind_name[D->nev][len] = 0, D->ev_value[D->nev++] = x;
         if (!*end) return NCF_OK;
         p = end + 1;
     }
