@@ -16,7 +16,7 @@
      This file is generated: the public API from src/api.h, each implementation stage
      from the file src/TAG.c (or .h) its banner names, in this order, nothing rewritten.
      public API       >>api-config  >>api-errors  >>api-data  >>api-sampler  >>api-model
-                      >>api-serving  >>api-model-file  >>api-training  >>api-mpi
+                      >>api-serving  >>api-features  >>api-model-file  >>api-training  >>api-mpi
      implementation   >>impl
        >>internal     includes, platform macros, the few calls shared ahead of their stage
        >>base         >>threads  >>errors  >>memory  >>sort  >>rng
@@ -33,6 +33,7 @@
        >>tune         successive halving over settings, chosen on validation
        >>serve        >>model-ids  >>serving  >>serving-options  >>similar  >>by-id
        >>fold         >>fold-in  >>growth
+       >>features     side features  >>features-read  >>features-model  >>features-save
        >>file         >>model-file  >>safe-save
        >>mpi          opt-in (NCF_MPI): shards, gradient folds over ranks
      >>licence
@@ -342,8 +343,8 @@ typedef enum {
 } ncf_format;
 
 /* Which interactions of each user are its test items (validation follows the same rule inside
-   training). The first four hold out one item per user, the NCF paper's protocol; the last three
-   many (ncf_dataset.test_ptr), as RecBole's and cornac's tables do, evaluated by full ranking. */
+   training). The first four hold out one item per user, the NCF paper's protocol; RATIO, TIME,
+   CUTOFF and ITEMS many (ncf_dataset.test_ptr), as RecBole's and cornac's tables do, evaluated by full ranking. */
 enum {
     NCF_HOLDOUT_AUTO = 0, /* latest where the file has timestamps, else random */
     NCF_HOLDOUT_LATEST,   /* the latest by timestamp (ties, or no timestamps: the later line) */
@@ -355,7 +356,10 @@ enum {
                              timestamp (all of the first timestamp held out) */
     NCF_HOLDOUT_CUTOFF,   /* a global time split at holdout_cutoff: positives at or after it */
     NCF_HOLDOUT_SAVED,    /* (the report's) the split ncf_save_split wrote, read back */
-    NCF_HOLDOUT_PAPER     /* (the report's) the NCF paper split: each user's item in PREFIX.test.rating */
+    NCF_HOLDOUT_PAPER,    /* (the report's) the NCF paper split: each user's item in PREFIX.test.rating */
+    NCF_HOLDOUT_ITEMS     /* cold start: holdout_fraction of the items, drawn by the seed, held out whole
+                             (every interaction of theirs is test; validation, the same share of the
+                             rest, whole too): models score items they never trained on */
 };
 /* header of ncf_dataset_opts */
 enum { NCF_HEADER_AUTO = 0, NCF_HEADER_YES = 1, NCF_HEADER_NO = 2 };
@@ -480,6 +484,12 @@ typedef struct ncf_sampler {
                                (num_neg 4), whose rows and lists serve 1 + num_neg examples from the
                                cache and take one Adam step for them (the paper config 1.2x as
                                fast; its quality over seeds in docs/performance.md) */
+    /* NULL (ncf_sampler_init's): negatives among every item. Else only items i with
+       draw_only[i] != 0 are drawn (a draw of another is drawn again, up to 64 times): a features
+       model trains with its items that have training positives only, since a cold or new item
+       drawn as a negative, its vector its features' alone, would teach the model that such
+       vectors are negatives. */
+    const uint8_t *draw_only;
 } ncf_sampler;
 
 NCFDEF int ncf_sampler_init(ncf_sampler *s, const ncf_dataset *data, int num_neg, uint64_t seed);
@@ -706,14 +716,92 @@ NCFDEF int ncf_predict(const ncf_model *m, int64_t user, int64_t item, float *lo
    opts.allow = &i (the item's index, ncf_find), num_allow 1, exclude_rated 0. */
 NCFDEF int ncf_recommend(const ncf_model *m, int64_t user, const ncf_rec_opts *opts, int64_t *items, float *scores);
 
+/* ---- >>api-features: side features, cold start ------------------------------------------------ */
+/* Side features of users or items (genres, tags, authors, attributes), as a file beside the log
+   gives them: one row an entity with a column of tokens ("Action|Comedy"), long form (id,
+   feature[, weight]: an entity's rows add up), 0/1 flag columns or categorical columns. Ids
+   and tokens are kept as written. Owns its arrays; release with ncf_features_free. (Not in an
+   NCF_INFERENCE_ONLY build: a device serves a features model's known entities, read in place.) */
+#ifndef NCF_INFERENCE_ONLY
+typedef struct ncf_features {
+    int num_entities; /* entity k's id: ids[ids_at[k] .. ids_at[k+1]), in the order first read */
+    char *ids;
+    int64_t *ids_at;  /* [num_entities + 1] */
+    int num_features; /* feature j's token: vocab[vocab_at[j] .. vocab_at[j+1]), ascending bytes */
+    char *vocab;
+    int64_t *vocab_at; /* [num_features + 1] */
+    int64_t *ptr;      /* [num_entities + 1]: entity k's features feat[ptr[k] .. ptr[k+1]) */
+    int32_t *feat;     /* ascending within an entity, each once */
+    float *weight;     /* as given (1 where the file gives none; a repeated feature sums) */
+    int64_t records;   /* records read (the header not counted) */
+} ncf_features;
+
+typedef struct ncf_features_opts {
+    const char *sep; /* field separator, as ncf_dataset_opts.sep (NULL: found from the first lines) */
+    int header;      /* NCF_HEADER_AUTO: a header when the first record names a column asked for
+                        by name or a known one (an id alias, genres, tags, features, weight) */
+    /* "ID,FEATURE...[,weight:W]": the id column, then the feature columns, each a 1-based number,
+       a range "6-24" or a header name; W the weight column. One feature column: its field split
+       at token_sep, each token a feature as written. Several: a value "1" is the feature named
+       for its column (flags: u.item's genres), "0" and "" none, any other v "name=v" (u.user's
+       age, gender, occupation), a column's name being its header's or its number. NULL: the
+       first column and the one named genres, tags, features (or the second), and weight where
+       the header names one. */
+    const char *columns;
+    const char *token_sep; /* splits a single feature column ("|"); "": the field is one token */
+    int trim_ids;          /* as ncf_dataset_opts.trim_ids */
+} ncf_features_opts;
+
+NCFDEF ncf_features_opts ncf_features_opts_default(void);
+#ifndef NCF_NO_STDIO
+/* Reads a features file. On failure *f is left empty and the message names the file, line and
+   field. Memory is bounded by the file's size. */
+NCFDEF int ncf_load_features(ncf_features *f, const char *path, const ncf_features_opts *opts);
+#endif
+NCFDEF int ncf_load_features_mem(ncf_features *f, const char *name, const void *buf, size_t len,
+                                 const ncf_features_opts *opts);
+/* From a CSR matrix, as LightFM takes features: n entities named ids[k], row k's features
+   idx[ptr[k] .. ptr[k+1]) (columns of names[0..num_features)) with weights w (NULL: 1). */
+NCFDEF int ncf_features_from_csr(ncf_features *f, int n, const char *const *ids, int num_features,
+                                 const char *const *names, const int64_t *ptr, const int32_t *idx, const float *w);
+NCFDEF void ncf_features_free(ncf_features *f);
+
+/* ncf_model_set_features' flags: NCF_FEATURES_NO_ID, a features-only side (no id embedding). */
+enum { NCF_FEATURES_NO_ID = 1 };
+/* Gives one side of a model (NCF_USER or NCF_ITEM) its features: from here on each entity's
+   input vector, in every table (GMF, MLP, MF and its bias), is its id embedding plus the
+   weighted mean of its features' embeddings (weights normalized to sum 1, as LightFM
+   normalizes: an item with nine tags moves as far as one with one), and training moves both.
+   An entity without training positives in data (a cold item) has no id embedding: its vector
+   is its features' alone, as a brand-new one's. The model's tables keep the composed vectors,
+   so serving, evaluation and files read them as any model's; the feature vocabulary and
+   embeddings go into the model file. data holds the model's ids (its features' entities it
+   lacks are skipped: ncf_model_add_features adds them after training). Gradient optimizers
+   only (ALS refuses). Calling it again replaces that side's features. */
+NCFDEF int ncf_model_set_features(ncf_model *m, int side, const ncf_features *f, const ncf_dataset *data, int flags);
+/* The composed row ([ncf_row_size] floats, as ncf_row) of an entity with features tokens[0..n)
+   and weights (NULL: 1): for ncf_model_add, ncf_predict_for and a fold-in's start. Tokens the
+   model does not know are skipped; their count is returned (n: none known, the row is 0). */
+NCFDEF int ncf_feature_row(const ncf_model *m, int side, const char *const *tokens, const float *weights, int n,
+                           float *row);
+/* Adds every entity of f the model does not know yet, each with the row of its features (the
+   new items of a catalogue), so that it is recommended, scored and similar-to by id. *added
+   (if not NULL) gets their number. On failure *m is unchanged. */
+NCFDEF int ncf_model_add_features(ncf_model **m, int side, const ncf_features *f, int *added);
+/* The popularity-by-feature baseline: each item scored by the mean training popularity of the
+   training items sharing its features (weighted by its weights), an item without features
+   known to training by the mean of all; scores[num_items] for ncf_eval_opts.baseline. */
+NCFDEF int ncf_feature_popularity(const ncf_features *f, const ncf_dataset *data, float *scores);
+#endif
+
 /* ---- >>api-model-file: save, load, read in place --------------------------------------------- */
 /* A model file: "NCF\0", format version, endianness mark, config, step and epoch, then
    sections that each start 8-byte aligned: raw ids (int64), each user's rated items
    (varint gaps, optional), the parameters (float32; or, in an int8 file, the embedding
    tables as int8 rows with a float32 scale each), optionally the Adam moments (to resume
-   training exactly); CRC32 of all of it. Always little-endian. Version 2 files (0.2.x)
-   are still read. */
-#define NCF_FORMAT_VERSION 4
+   training exactly), the side features' vocabulary and embeddings (version 5, where the model
+   has them); CRC32 of all of it. Always little-endian. Versions 2 to 4 are still read. */
+#define NCF_FORMAT_VERSION 5
 enum {
     NCF_SAVE_MODEL = 0,   /* the model alone: parameters, ids, rated items */
     NCF_SAVE_ADAM = 1,    /* keep the Adam moments, to resume training exactly (an SGD or ALS model has none) */
@@ -812,6 +900,12 @@ typedef struct ncf_eval_opts {
                          sample by the seed (0: every user) */
     uint64_t seed;
     int metric; /* NCF_METRIC_*: what ncf_fit and ncf_tune choose on, at k (HR) */
+    /* full ranking: 1 ranks the held-out items among the items with no training positive only
+       (a cold-start split's unseen items), 0 among every item (0) */
+    int cold_only;
+    /* model NULL: items scored by these [num_items] scores, the same for every user (a random
+       or popularity-by-feature baseline, ncf_feature_popularity), not by popularity (NULL) */
+    const float *baseline;
 } ncf_eval_opts;
 
 NCFDEF ncf_eval_opts ncf_eval_opts_default(void);
@@ -1179,6 +1273,19 @@ static int ncf__als_epoch(ncf_model *m, const ncf_dataset *ds, ncf_progress_fn p
                           double *mean_loss); /* als */
 #endif
 static int ncf__build_id_maps(ncf_model *m); /* serve */
+#ifndef NCF_INFERENCE_ONLY                   /* features */
+struct ncf__features;
+static void ncf__features_free(struct ncf__features *F);
+static int ncf__has_features(const ncf_model *m);
+static int ncf__features_train_on(const ncf_model *m);
+static int ncf__features_train(ncf_model *m, const ncf_sampler *smp, int epoch, int64_t first, int64_t end,
+                               ncf_progress_fn progress, void *ctx, double *sum);
+static size_t ncf__features_state(const ncf_model *m, float **blocks, size_t *sizes); /* 12 blocks */
+static int ncf__features_carry(ncf_model *dst, const ncf_model *src);
+static uint64_t ncf__features_bytes(const ncf_model *m);
+static void ncf__features_write(const ncf_model *m, uint8_t *p);
+static int ncf__features_read(ncf_model *m, const uint8_t *p, uint64_t bytes);
+#endif
 static void ncf__refresh_gram(ncf_model *m); /* als */
 
 /* ---- >>base (src/base.c) --------------------------------------------------------------------- */
@@ -1860,7 +1967,9 @@ enum {
     NCF__TAG_FULL,
     NCF__TAG_HOLDOUT,
     NCF__TAG_FOLD,
-    NCF__TAG_TUNE
+    NCF__TAG_TUNE,
+    NCF__TAG_FEATURES,
+    NCF__TAG_COLD
 };
 
 /* Uniform in [0, n) from 32 random bits (Lemire); bias < n / 2^32. */
@@ -2202,8 +2311,8 @@ static int ncf__build_agree(const ncf__build_opts *bo, int rc)
 
 /* The paper split's test lines: the latest, held out even when it is a user's only line. */
 #define NCF__HOLDOUT_SPLIT 99
-/* A split of many items per user (NCF_HOLDOUT_RATIO to _SAVED). */
-#define NCF__MANY(h) ((h) >= NCF_HOLDOUT_RATIO && (h) <= NCF_HOLDOUT_SAVED)
+/* A split of many items per user (NCF_HOLDOUT_RATIO to _SAVED, and _ITEMS). */
+#define NCF__MANY(h) (((h) >= NCF_HOLDOUT_RATIO && (h) <= NCF_HOLDOUT_SAVED) || (h) == NCF_HOLDOUT_ITEMS)
 
 /* The dataset from parsed triples: >>split, after the parsers that feed it. */
 static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *items, const int64_t *times, int64_t n,
@@ -3058,10 +3167,10 @@ static int ncf__dialect_of(const char *name, const ncf_dataset_opts *o, ncf__dia
                          "%s: holdout_fraction %g: a ratio or time split (or a cut-off's validation) "
                          "needs a share in (0, 1)",
                          name, (double)o->holdout_fraction);
-    if (o->holdout < NCF_HOLDOUT_AUTO || o->holdout > NCF_HOLDOUT_SAVED || o->header < 0 || o->header > NCF_HEADER_NO ||
-        o->min_ratings < 0 || o->eval_negatives < 0 || o->min_rating != o->min_rating || o->min_item_ratings < 0 ||
-        (o->kcore != 0 && o->kcore != 1) || o->weighting < NCF_WEIGHT_NONE || o->weighting > NCF_WEIGHT_LOG ||
-        (o->trim_ids != 0 && o->trim_ids != 1))
+    if (o->holdout < NCF_HOLDOUT_AUTO || (o->holdout > NCF_HOLDOUT_SAVED && o->holdout != NCF_HOLDOUT_ITEMS) ||
+        o->header < 0 || o->header > NCF_HEADER_NO || o->min_ratings < 0 || o->eval_negatives < 0 ||
+        o->min_rating != o->min_rating || o->min_item_ratings < 0 || (o->kcore != 0 && o->kcore != 1) ||
+        o->weighting < NCF_WEIGHT_NONE || o->weighting > NCF_WEIGHT_LOG || (o->trim_ids != 0 && o->trim_ids != 1))
         return ncf__fail(NCF_ERR_ARG,
                          "%s: a load option is out of range (holdout %d, header %d, min_ratings %d, "
                          "min_item_ratings %d, kcore %d, eval_negatives %d, weighting %d, trim_ids %d)",
@@ -4190,6 +4299,25 @@ static void ncf__ratio_roles(const ncf__interaction *r, int64_t k, int u, const 
     for (i = k - m - v; i < k - m; i++) role[o[i].at] = NCF__ROLE_VAL;
 }
 
+/* The cold-start split's roles of the items (I of them): round(fraction I) drawn by the seed
+   for test, then as large a share of the rest for validation; every record takes its item's. */
+static int ncf__item_roles(int I, const ncf__build_opts *bo, uint8_t *role)
+{
+    ncf__order *o = NCF__NEW(ncf__order, I ? I : 1);
+    int64_t i, m = (int64_t)floor(bo->fraction * (double)I + 0.5), v;
+    if (!o) return ncf__fail(NCF_ERR_NOMEM, "out of memory for a split of %d items", I);
+    v = bo->validation ? (int64_t)floor(bo->fraction * (double)(I - m) + 0.5) : 0;
+    for (i = 0; i < I; i++) {
+        o[i].key = ncf__hash3(bo->seed ^ NCF__TAG_COLD, (uint64_t)i, 0);
+        o[i].time = 0, o[i].seq = (uint32_t)i, o[i].at = (int32_t)i;
+        role[i] = NCF__ROLE_TRAIN;
+    }
+    ncf__sort(o, (size_t)I, sizeof *o, ncf__cmp_order);
+    for (i = 0; i < m + v && i < I; i++) role[o[i].at] = i < m ? NCF__ROLE_TEST : NCF__ROLE_VAL;
+    NCF_FREE(o);
+    return NCF_OK;
+}
+
 /* A time split's first held-out timestamps: test's (the cut-off, or the one a fraction of the
    records from the end) and validation's (a fraction of the records before test's from their end;
    INT64_MAX: none). times: the records' times, scratch of n. */
@@ -4221,10 +4349,10 @@ static int ncf__hold_out_many(ncf__interaction *rec, const int64_t *start, int64
     int64_t most = 1, total = 0, j, tcut = 0, vcut = INT64_MAX;
     ncf__order *o = NULL;
     ncf__interaction *tmp = NULL;
-    uint8_t *role = NULL, *trained = NULL, *held = NULL;
+    uint8_t *role = NULL, *trained = NULL, *held = NULL, *item_role = NULL;
     uint64_t *times = NULL, *scratch = NULL;
-    int u, i, rc = NCF_OK;
-    if (bo->holdout != NCF_HOLDOUT_RATIO && !timed)
+    int u, i, rc = NCF_OK, whole = bo->holdout == NCF_HOLDOUT_ITEMS;
+    if (bo->holdout != NCF_HOLDOUT_RATIO && !whole && !timed)
         return ncf__fail(NCF_ERR_ARG, "a time split needs a timestamp column, and the log has none");
     if (bo->holdout == NCF_HOLDOUT_SAVED) tcut = NCF__ROLE_TEST, vcut = NCF__ROLE_VAL; /* (a line's time is its role) */
     for (u = 0; u < U; u++) total += k[u], most = k[u] > most ? k[u] : most;
@@ -4232,6 +4360,10 @@ static int ncf__hold_out_many(ncf__interaction *rec, const int64_t *start, int64
     trained = NCF__ZNEW(uint8_t, I ? I : 1), held = NCF__ZNEW(uint8_t, I ? I : 1);
     if (bo->holdout == NCF_HOLDOUT_TIME || bo->holdout == NCF_HOLDOUT_CUTOFF)
         times = NCF__NEW(uint64_t, total ? total : 1), scratch = NCF__NEW(uint64_t, total ? total : 1);
+    if (whole && (!(item_role = NCF__NEW(uint8_t, I ? I : 1)) || (rc = ncf__item_roles(I, bo, item_role)) != NCF_OK)) {
+        if (!item_role) rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for a split of %d items", I);
+        goto done;
+    }
     if (!o || !tmp || !role || !trained || !held ||
         ((bo->holdout == NCF_HOLDOUT_TIME || bo->holdout == NCF_HOLDOUT_CUTOFF) && (!times || !scratch))) {
         rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for a split of %lld positives", (long long)total);
@@ -4248,14 +4380,18 @@ static int ncf__hold_out_many(ncf__interaction *rec, const int64_t *start, int64
         int64_t c[3] = {0, 0, 0}, at[3];
         int g;
         if (bo->holdout == NCF_HOLDOUT_RATIO) ncf__ratio_roles(r, k[u], u, bo, timed, o, role);
+        else if (whole)
+            for (i = 0; i < k[u]; i++) role[i] = item_role[r[i].item];
         else
             for (i = 0; i < k[u]; i++)
                 role[i] = r[i].time >= tcut ? NCF__ROLE_TEST : r[i].time >= vcut ? NCF__ROLE_VAL : NCF__ROLE_TRAIN;
         for (i = 0; i < k[u]; i++) c[role[i]]++;
-        if (!c[NCF__ROLE_TRAIN] && c[NCF__ROLE_VAL]) /* (a user to evaluate has something to train on) */
+        if (!whole && !c[NCF__ROLE_TRAIN] && c[NCF__ROLE_VAL]) /* (a user to evaluate has something to train on;
+                                                                  a cold item's records stay held out whole) */
             for (i = 0; i < k[u]; i++)
                 if (role[i] == NCF__ROLE_VAL) role[i] = NCF__ROLE_TRAIN;
-        if (!c[NCF__ROLE_TRAIN] && c[NCF__ROLE_VAL]) c[NCF__ROLE_TRAIN] = c[NCF__ROLE_VAL], c[NCF__ROLE_VAL] = 0;
+        if (!whole && !c[NCF__ROLE_TRAIN] && c[NCF__ROLE_VAL])
+            c[NCF__ROLE_TRAIN] = c[NCF__ROLE_VAL], c[NCF__ROLE_VAL] = 0;
         if (!c[NCF__ROLE_TRAIN] && c[NCF__ROLE_TEST]) /* (kept in the split, not evaluated) */
             rep->users_only_held_out++, rep->only_held_out += c[NCF__ROLE_TEST];
         for (g = 0, j = 0; g < 3; g++) at[g] = j, j += c[g];
@@ -4275,11 +4411,13 @@ static int ncf__hold_out_many(ncf__interaction *rec, const int64_t *start, int64
                        "the %s split holds every one of the %lld positives out: nothing is left to train on (hold "
                        "out a smaller share, or cut later)",
                        bo->holdout == NCF_HOLDOUT_RATIO       ? "ratio"
+                           : whole                            ? "items"
                            : bo->holdout == NCF_HOLDOUT_SAVED ? "saved"
                                                               : "time",
                        (long long)total);
 done:
     NCF_FREE(o), NCF_FREE(tmp), NCF_FREE(role), NCF_FREE(trained), NCF_FREE(held), NCF_FREE(times), NCF_FREE(scratch);
+    NCF_FREE(item_role);
     return rc;
 }
 
@@ -4870,12 +5008,12 @@ typedef struct {
 } ncf__absent;
 
 /* The search that draws example e's negative among user u's untrained items. */
-static ncf__absent ncf__untrained_draw(const ncf_sampler *s, int epoch, int64_t e, int32_t u)
+static ncf__absent ncf__untrained_draw(const ncf_sampler *s, int epoch, int64_t e, int32_t u, uint64_t again)
 {
     const ncf_dataset *d = s->data;
     ncf__absent a;
     a.p = d->items + d->user_ptr[u], a.d = d->user_ptr[u + 1] - d->user_ptr[u];
-    a.r = ncf__below(ncf__hash3(s->seed ^ NCF__TAG_NEG, (uint64_t)epoch, (uint64_t)e),
+    a.r = ncf__below(ncf__hash3(s->seed ^ NCF__TAG_NEG ^ (again << 32), (uint64_t)epoch, (uint64_t)e),
                      (uint32_t)ncf__num_untrained(d, u));
     a.item = a.lo = a.left = 0;
     return a;
@@ -4901,10 +5039,14 @@ static void ncf__draw(const ncf_sampler *s, int epoch, int64_t e, int64_t p, int
         *label = d->weight ? d->weight[p] : 1.0f;
     } else {
         ncf__absent a;
-        if (s->skip_held_out) {
-            uint64_t x = ncf__hash3(s->seed ^ NCF__TAG_NEG, (uint64_t)epoch, (uint64_t)e);
-            *item = ncf__nth_unrated(d, u, ncf__below(x, (uint32_t)ncf__num_unrated(d, u)));
-        } else a = ncf__untrained_draw(s, epoch, e, u), *item = (int32_t)ncf__nth_absent(a.p, a.d, a.r);
+        uint64_t t;
+        for (t = 0; t < 64; t++) { /* (drawn again, a fresh draw each time, where draw_only refuses one) */
+            if (s->skip_held_out) {
+                uint64_t x = ncf__hash3(s->seed ^ NCF__TAG_NEG ^ (t << 32), (uint64_t)epoch, (uint64_t)e);
+                *item = ncf__nth_unrated(d, u, ncf__below(x, (uint32_t)ncf__num_unrated(d, u)));
+            } else a = ncf__untrained_draw(s, epoch, e, u, t), *item = (int32_t)ncf__nth_absent(a.p, a.d, a.r);
+            if (!s->draw_only || s->draw_only[*item]) break;
+        }
         *label = 0.0f;
     }
 }
@@ -4937,12 +5079,12 @@ static void ncf__draw_chunk(const ncf_sampler *s, int epoch, const int64_t *e, c
     int at[16], q, j = 0;
     for (q = 0; q < n; q++) {
         int32_t u;
-        if (k[q] == 0 || s->skip_held_out || (uint64_t)p[q] >= (uint64_t)d->num_train) {
+        if (k[q] == 0 || s->skip_held_out || s->draw_only || (uint64_t)p[q] >= (uint64_t)d->num_train) {
             ncf__draw(s, epoch, e[q], p[q], k[q], &users[q], &items[q], &labels[q]);
             continue;
         }
         users[q] = u = d->train_user[p[q]], labels[q] = 0.0f;
-        a[j] = ncf__untrained_draw(s, epoch, e[q], u), at[j++] = q;
+        a[j] = ncf__untrained_draw(s, epoch, e[q], u, 0), at[j++] = q;
     }
     ncf__nth_absent_many(a, j);
     for (q = 0; q < j; q++) items[at[q]] = (int32_t)a[q].item;
@@ -5666,8 +5808,9 @@ struct ncf__scratch {
     ncf__touched touched;  /* training */
     int nonfinite;         /* set by ncf_update when it wrote a non-finite parameter */
     ncf__serving_cache cache;
-    ncf__pace pace; /* training: whether its threads pay on this machine now */
-    int in_place;   /* parameters, ids and rated items are the caller's buffer */
+    ncf__pace pace;             /* training: whether its threads pay on this machine now */
+    int in_place;               /* parameters, ids and rated items are the caller's buffer */
+    struct ncf__features *feat; /* side features (features.c), or NULL */
 #ifdef NCF_MPI
     struct {
         int64_t bytes; /* sent by ncf_mpi_train_examples */
@@ -6034,6 +6177,7 @@ NCFDEF void ncf_model_free(ncf_model *m)
         NCF_FREE(m->scratch->touched.user);
         NCF_FREE(m->scratch->touched.item);
         NCF_FREE(m->scratch->touched.flag);
+        ncf__features_free(m->scratch->feat);
 #endif
         NCF_FREE(m->scratch->cache.user_order);
         NCF_FREE(m->scratch->cache.item_order);
@@ -8022,6 +8166,9 @@ static int ncf__als_train(ncf_model *m, const ncf_sampler *s, int epoch, ncf_pro
     int rc;
     double l = 0;
     if ((rc = ncf__writable(m, "ncf_train_epoch")) != NCF_OK) return rc;
+    if (ncf__has_features(m))
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_train_epoch: ALS takes no features (train a features model with Adam or SGD)");
     if (ncf__is_shard(s->data)) return ncf__fail(NCF_ERR_ARG, "ncf_train_epoch: ALS trains whole data, not a shard");
     if (s->data->num_users > m->cfg.num_users || s->data->num_items > m->cfg.num_items)
         return ncf__fail(NCF_ERR_ARG, "ncf_train_epoch: the data has %d users and %d items, the model %d and %d",
@@ -8055,6 +8202,11 @@ NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int
     if ((rc = ncf__epoch_span("ncf_train_examples", epoch, first, count, s->num_examples)) != NCF_OK) return rc;
     B = m->cfg.batch_size;
     end = first + count;
+    if (ncf__features_train_on(m)) { /* (its own loop: the composed rows between the steps) */
+        rc = ncf__features_train(m, s, epoch, first, end, progress, ctx, &sum);
+        if (rc == NCF_OK && mean_loss) *mean_loss = count ? sum / (double)count : 0;
+        return rc;
+    }
     rep.progress = progress, rep.ctx = ctx, rep.done0 = 0, rep.total = count, rep.sum = &sum;
     if (ncf__per_example_sgd(&m->cfg) && !ncf__pending(m)) {
         rc = ncf__train_sgd_examples(m, s, epoch, first, end, &rep);
@@ -8208,12 +8360,26 @@ NCFDEF ncf_fit_opts ncf_fit_opts_default(void)
 /* The model's training state: parameters, Adam moments, counters. */
 typedef struct {
     float *params, *m, *v;
+    float *feat; /* the features' state (ncf__features_state), or NULL */
     int64_t step, epoch;
 } ncf__snapshot;
+
+/* The features' state copied into (take) or out of the snapshot. */
+static void ncf__snapshot_features(const ncf_model *m, float *keep, int take)
+{
+    float *b[12];
+    size_t n[12], at = 0;
+    int k;
+    if (!keep) return;
+    ncf__features_state(m, b, n);
+    for (k = 0; k < 12; at += n[k++])
+        if (n[k]) memcpy(take ? keep + at : b[k], take ? b[k] : keep + at, sizeof(float) * n[k]);
+}
 
 static void ncf__snapshot_take(const ncf_model *m, ncf__snapshot *s)
 {
     size_t n = sizeof(float) * m->num_params;
+    ncf__snapshot_features(m, s->feat, 1);
     memcpy(s->params, m->params, n);
     if (m->adam_m && s->m) memcpy(s->m, m->adam_m, n), memcpy(s->v, m->adam_v, n);
     s->step = m->step, s->epoch = m->epoch;
@@ -8223,6 +8389,7 @@ static void ncf__snapshot_put(ncf_model *m, const ncf__snapshot *s)
 {
     size_t n = sizeof(float) * m->num_params;
     memcpy(m->params, s->params, n);
+    ncf__snapshot_features(m, s->feat, 0);
     if (m->adam_m && s->m) memcpy(m->adam_m, s->m, n), memcpy(m->adam_v, s->v, n);
     m->step = s->step, m->epoch = s->epoch;
     ncf_model_params_changed(m);
@@ -8253,8 +8420,14 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *op
     best.params = NCF__NEW(float, m->num_params);
     best.m = m->adam_m ? NCF__NEW(float, m->num_params) : NULL,
     best.v = m->adam_v ? NCF__NEW(float, m->num_params) : NULL;
+    {
+        float *b[12];
+        size_t n[12], nf = ncf__features_state(m, b, n);
+        best.feat = nf ? NCF__NEW(float, nf) : NULL;
+        if (nf && !best.feat) NCF_FREE(best.params), best.params = NULL; /* (refused below) */
+    }
     if (!best.params || (m->adam_m && (!best.m || !best.v))) {
-        NCF_FREE(best.params), NCF_FREE(best.m), NCF_FREE(best.v);
+        NCF_FREE(best.params), NCF_FREE(best.m), NCF_FREE(best.v), NCF_FREE(best.feat);
         return ncf__fail(NCF_ERR_NOMEM, "ncf_fit: out of memory for a copy of the model's %lu parameters",
                          (unsigned long)m->num_params);
     }
@@ -8277,7 +8450,7 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *op
     }
     if (rep) rep->epochs_trained = e - first, rep->chosen_epoch = (int)best.epoch, rep->chosen = top;
     if (rc == NCF_OK) ncf__snapshot_put(m, &best);
-    NCF_FREE(best.params), NCF_FREE(best.m), NCF_FREE(best.v);
+    NCF_FREE(best.params), NCF_FREE(best.m), NCF_FREE(best.v), NCF_FREE(best.feat);
     return rc;
 }
 #endif /* NCF_INFERENCE_ONLY */
@@ -8693,6 +8866,11 @@ static int ncf__eval_args(const ncf_model *m, const ncf_dataset *data, const ncf
         return ncf__fail(NCF_ERR_ARG,
                          "ncf_evaluate: target %d, full_ranking %d, max_users %d or metric %d is not one of its values",
                          o->target, o->full_ranking, o->max_users, o->metric);
+    if ((o->cold_only != 0 && o->cold_only != 1) || (o->cold_only && !o->full_ranking) || o->baseline)
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_evaluate: cold_only %d is 0 or 1, and 1 ranks in full; a baseline's "
+                         "scores are for model NULL",
+                         o->cold_only);
     if (!ncf__ids_match(m, data)) return NCF_ERR_ARG;
     if (data->report.holdout == NCF_HOLDOUT_NONE)
         return ncf__fail(NCF_ERR_DATA,
@@ -9011,7 +9189,9 @@ static void ncf__rank_user(const ncf_model *m, const float *proj, const float *p
                 b->e.sc = b->sc + j0;
                 ncf__score_user(m, proj, u, NULL, NULL, (int)j0, ncand - j0 < C ? (int)(ncand - j0) : C, &b->e, j0 > 0);
             }
-        else memcpy(b->sc, pop, sizeof(float) * (size_t)ncand);
+        else memcpy(b->sc, o->baseline ? o->baseline : pop, sizeof(float) * (size_t)ncand);
+        for (j0 = 0; o->cold_only && j0 < ncand; j0++) /* (a non-finite score is no candidate) */
+            if (pop[j0] > 0) b->sc[j0] = (float)NAN;
         ncf__rank_full(d, u, held, nh, other, no, b->sc, kmax, b->heap, b->hs, g);
         return;
     }
@@ -9025,7 +9205,7 @@ static void ncf__rank_user(const ncf_model *m, const float *proj, const float *p
             ncf__score_user(m, proj, u, NULL, b->cand + j0, 0, ncand - j0 < C ? (int)(ncand - j0) : C, &b->e, j0 > 0);
         }
     else
-        for (j0 = 0; j0 < ncand; j0++) b->sc[j0] = pop[b->cand[j0]];
+        for (j0 = 0; j0 < ncand; j0++) b->sc[j0] = (o->baseline ? o->baseline : pop)[b->cand[j0]];
     g->held = 1, g->ntop = 0;
     g->best = NCF__NONFINITE(b->sc[0]) ? NCF__NONFINITE_SCORE : ncf__count_above(d, u, -1, b->cand, ncand, 0, b->sc);
     g->hits = g->best >= 0 && g->best < kmax;
@@ -9060,6 +9240,9 @@ static int ncf__at_args(const ncf_model *m, const ncf_dataset *d, const ncf_eval
                          o->target, o->full_ranking, o->max_users);
     if (o->target == NCF_EVAL_VALIDATION && !ncf__has_val(d))
         return ncf__fail(NCF_ERR_ARG, "ncf_evaluate (popularity): the dataset has no validation set");
+    if ((o->cold_only != 0 && o->cold_only != 1) || (o->cold_only && !o->full_ranking))
+        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate (popularity): cold_only %d is 0 or 1, and 1 ranks in full",
+                         o->cold_only);
     if (d->test_ptr && !o->full_ranking)
         return ncf__fail(NCF_ERR_ARG,
                          "ncf_evaluate (popularity): a split of many items per user is evaluated by full ranking");
@@ -11485,7 +11668,7 @@ NCFDEF int ncf_model_grow(ncf_model **mp, const ncf_dataset *d)
         ncf__copy_rows(g, m, t, per_user ? umap : per_item ? imap : NULL);
     }
     g->step = m->step, g->epoch = m->epoch;
-    if ((rc = ncf_model_set_ids(g, d)) != NCF_OK) goto done;
+    if ((rc = ncf__features_carry(g, m)) != NCF_OK || (rc = ncf_model_set_ids(g, d)) != NCF_OK) goto done;
     ncf_model_free(m);
     *mp = g, g = NULL;
 done:
@@ -11670,6 +11853,1151 @@ NCFDEF int ncf_model_add(ncf_model **mp, int side, const char *const *ids, const
 }
 #endif
 
+/* ---- >>features (src/features.c) ------------------------------------------------------------- */
+/* Side features: a file of them read as logs are; each entity's input vector the sum of its id
+   embedding and the weighted mean of its features' embeddings, trained through the model's
+   own gradients; the vocabulary and embeddings kept in the model file; new entities served
+   from their features alone. */
+
+#ifndef NCF_INFERENCE_ONLY
+
+NCFDEF ncf_features_opts ncf_features_opts_default(void)
+{
+    ncf_features_opts o;
+    memset(&o, 0, sizeof o);
+    o.token_sep = "|";
+    return o;
+}
+
+NCFDEF void ncf_features_free(ncf_features *f)
+{
+    if (!f) return;
+    NCF_FREE(f->ids), NCF_FREE(f->ids_at), NCF_FREE(f->vocab), NCF_FREE(f->vocab_at);
+    NCF_FREE(f->ptr), NCF_FREE(f->feat), NCF_FREE(f->weight);
+    memset(f, 0, sizeof *f);
+}
+
+/* ---- >>features-read: the reader ---------------------------------------------------------------- */
+
+#define NCF__FEATURE_COLS 64 /* feature columns a file names (u.item has 19) */
+
+typedef struct {
+    int id, weight;                                     /* 0-based fields; weight -1: none */
+    int n, col[NCF__FEATURE_COLS];                      /* the feature columns */
+    char name[NCF__FEATURE_COLS][NCF_MAX_ID_BYTES + 1]; /* each one's name (header, or number) */
+} ncf__fcols;
+
+/* Entries read: entity, token (intern numbers) and weight, growing by doubling. */
+typedef struct {
+    int32_t *ent, *tok;
+    float *w;
+    int64_t n, cap;
+} ncf__entries;
+
+static int ncf__entries_add(ncf__entries *E, int32_t e, int32_t t, float w)
+{
+    if (E->n == E->cap) {
+        int64_t cap = E->cap ? 2 * E->cap : 4096;
+        int32_t *a = (int32_t *)NCF_REALLOC(E->ent, sizeof(int32_t) * (size_t)cap), *b;
+        float *c;
+        if (!a) return 0;
+        E->ent = a;
+        if (!(b = (int32_t *)NCF_REALLOC(E->tok, sizeof(int32_t) * (size_t)cap))) return 0;
+        E->tok = b;
+        if (!(c = (float *)NCF_REALLOC(E->w, sizeof(float) * (size_t)cap))) return 0;
+        E->w = c, E->cap = cap;
+    }
+    E->ent[E->n] = e, E->tok[E->n] = t, E->w[E->n++] = w;
+    return 1;
+}
+
+static void ncf__entries_free(ncf__entries *E) { NCF_FREE(E->ent), NCF_FREE(E->tok), NCF_FREE(E->w); }
+
+/* Header names a features file's columns go by (lower case, letters and digits only). */
+static int ncf__feature_name(const char *norm)
+{
+    return ncf__has_word("genres genre tags tag features feature categories category attributes attribute", norm);
+}
+static int ncf__weight_name(const char *norm) { return ncf__has_word("weight weights relevance score value", norm); }
+
+/* Field k of the first record's name, normalized, or "" past its fields. */
+static void ncf__head_name(const ncf__sample *S, int k, char *norm, size_t size)
+{
+    int esc;
+    norm[0] = 0;
+    if (k < S->nf[0] && k < NCF__MAX_FIELDS) ncf__norm_name(ncf__value(S->first[k], &esc), norm, size);
+}
+
+/* The column named by one item of the columns spec (a number, or a header name). */
+static int ncf__spec_column(const char *name, const char *s, const char *e, const ncf__sample *S, int header)
+{
+    int64_t v;
+    int k;
+    char want[64], norm[64];
+    ncf__span w;
+    if (ncf__int_field(s, e, &v) == 1) {
+        if (v < 1 || v > NCF__MAX_FIELDS)
+            return ncf__fail(NCF_ERR_ARG, "%s: column %lld: columns are numbered 1 to %d", name, (long long)v,
+                             NCF__MAX_FIELDS);
+        return (int)v - 1;
+    }
+    w.s = s, w.e = e;
+    ncf__norm_name(w, want, sizeof want);
+    for (k = 0; header && k < S->nf[0] && k < NCF__MAX_FIELDS; k++) {
+        ncf__head_name(S, k, norm, sizeof norm);
+        if (norm[0] && !strcmp(norm, want)) return k;
+    }
+    return ncf__fail(NCF_ERR_ARG, "%s: no column named '%s'%s", name, ncf__shown(s, e),
+                     header ? "" : " (the file has no header: give column numbers)");
+}
+
+/* A column's name for its "name=value" features: the header's as written, or its number. */
+static void ncf__col_name(const ncf__sample *S, int header, int k, char *out)
+{
+    int esc, n;
+    ncf__span v;
+    if (!header || k >= S->nf[0] || k >= NCF__MAX_FIELDS) {
+        snprintf(out, NCF_MAX_ID_BYTES + 1, "%d", k + 1); /* (at most 2 digits: fits) */
+        return;
+    }
+    v = ncf__value(S->first[k], &esc);
+    n = esc ? ncf__unescape(v, out) : (int)(v.e - v.s > NCF_MAX_ID_BYTES ? NCF_MAX_ID_BYTES : v.e - v.s);
+    if (n < 0) n = NCF_MAX_ID_BYTES;
+    if (!esc) memcpy(out, v.s, (size_t)n);
+    out[n] = 0;
+}
+
+static int ncf__add_col(const char *name, ncf__fcols *c, int k)
+{
+    if (c->n == NCF__FEATURE_COLS)
+        return ncf__fail(NCF_ERR_ARG, "%s: more than %d feature columns", name, NCF__FEATURE_COLS);
+    c->col[c->n++] = k;
+    return NCF_OK;
+}
+
+/* The columns from the spec "ID,FEATURE...[,weight:W]", or found by the header's names. */
+static int ncf__feature_cols(const char *name, const char *spec, const ncf__sample *S, int header, ncf__fcols *c)
+{
+    int k, rc;
+    char norm[64];
+    memset(c, 0, sizeof *c);
+    c->weight = -1;
+    if (!spec || !*spec) {
+        c->id = 0;
+        for (k = 1; header && k < S->nf[0] && k < NCF__MAX_FIELDS; k++) {
+            ncf__head_name(S, k, norm, sizeof norm);
+            if (ncf__feature_name(norm) && !c->n) c->col[c->n++] = k;
+            else if (ncf__weight_name(norm) && c->weight < 0) c->weight = k;
+        }
+        if (!c->n) c->col[c->n++] = 1;
+    } else {
+        const char *p = spec;
+        int first = 1;
+        while (*p) {
+            const char *e = p, *dash;
+            int weight = !strncmp(p, "weight:", 7);
+            while (*e && *e != ',') e++;
+            if (weight) p += 7;
+            dash = p;
+            while (dash < e && *dash != '-') dash++;
+            if (p == e) return ncf__fail(NCF_ERR_ARG, "%s: columns '%s': an empty item", name, spec);
+            if (first || weight || dash == e || dash == p) {
+                if ((rc = ncf__spec_column(name, p, e, S, header)) < 0) return rc;
+                if (first) c->id = rc;
+                else if (weight) c->weight = rc;
+                else if ((rc = ncf__add_col(name, c, rc)) != NCF_OK) return rc;
+            } else { /* a range "6-24" */
+                int64_t a, b, j;
+                if (ncf__int_field(p, dash, &a) != 1 || ncf__int_field(dash + 1, e, &b) != 1 || a < 1 || b < a ||
+                    b > NCF__MAX_FIELDS)
+                    return ncf__fail(NCF_ERR_ARG, "%s: columns '%s': '%s' is not a range of columns 1 to %d", name,
+                                     spec, ncf__shown(p, e), NCF__MAX_FIELDS);
+                for (j = a; j <= b; j++)
+                    if ((rc = ncf__add_col(name, c, (int)j - 1)) != NCF_OK) return rc;
+            }
+            first = 0;
+            p = *e ? e + 1 : e;
+        }
+        if (!c->n) return ncf__fail(NCF_ERR_ARG, "%s: columns '%s' name no feature column", name, spec);
+    }
+    for (k = 0; k < c->n; k++) ncf__col_name(S, header, c->col[k], c->name[k]);
+    return NCF_OK;
+}
+
+/* Whether the first record names columns: one the spec asks for by name, or a known name. */
+static int ncf__features_header(const ncf__sample *S, const ncf_features_opts *o)
+{
+    int k;
+    char norm[64];
+    if (o->header) return o->header == NCF_HEADER_YES;
+    if (o->columns) {
+        const char *p = o->columns;
+        while (*p) {
+            const char *e = p;
+            int64_t v;
+            if (!strncmp(p, "weight:", 7)) p += 7;
+            for (e = p; *e && *e != ','; e++) {}
+            if (e > p && ncf__int_field(p, e, &v) != 1 && !memchr(p, '-', (size_t)(e - p))) return 1;
+            p = *e ? e + 1 : e;
+        }
+    }
+    for (k = 0; k < S->nf[0] && k < NCF__MAX_FIELDS; k++) {
+        ncf__head_name(S, k, norm, sizeof norm);
+        if (norm[0] &&
+            (ncf__alias_of(norm) >= 0 || ncf__feature_name(norm) || ncf__weight_name(norm) || !strcmp(norm, "id")))
+            return 1;
+    }
+    return 0;
+}
+
+typedef struct {
+    const char *name;
+    ncf__cursor C;
+    ncf__intern ids, toks;
+    ncf__entries E;
+    int trim;
+} ncf__freader;
+
+/* A field's text as the user wrote it into buf (quotes off, "" read as one): its length, or
+   -1 past NCF_MAX_ID_BYTES. Blanks around an unquoted field stay unless trim. */
+static int ncf__field_text(ncf__span f, int trim, char *buf)
+{
+    int esc;
+    ncf__span v = ncf__value(f, &esc);
+    int quoted = v.s > f.s && v.s[-1] == '"';
+    if (!quoted && !trim) v = f;
+    if (esc) return ncf__unescape(v, buf);
+    if (v.e - v.s > NCF_MAX_ID_BYTES) return -1;
+    memcpy(buf, v.s, (size_t)(v.e - v.s));
+    return (int)(v.e - v.s);
+}
+
+static int ncf__token(ncf__freader *R, int32_t e, const char *s, size_t len, float w)
+{
+    int64_t t;
+    while (len && ncf__blank(*s)) s++, len--;
+    while (len && ncf__blank(s[len - 1])) len--;
+    if (!len) return NCF_OK;
+    if ((t = ncf__intern_add(&R->toks, s, len)) < 0 || !ncf__entries_add(&R->E, e, (int32_t)t, w))
+        return ncf__fail(NCF_ERR_NOMEM, "%s:%lld: out of memory for the features", R->name, (long long)R->C.line);
+    return NCF_OK;
+}
+
+/* One record's features into the entries. */
+static int ncf__record_features(ncf__freader *R, const ncf__fcols *c, const ncf__span *f, int nf, const char *sep,
+                                const char *tsep)
+{
+    char buf[NCF_MAX_ID_BYTES + 1], tok[2 * NCF_MAX_ID_BYTES + 2];
+    int n, k, rc, need = c->id > c->weight ? c->id : c->weight;
+    int64_t e;
+    float w = 1.0f;
+    for (k = 0; k < c->n; k++) need = c->col[k] > need ? c->col[k] : need;
+    if (nf <= need)
+        return ncf__fail(NCF_ERR_PARSE, "%s:%lld: %d fields (separator %s); the features need %d", R->name,
+                         (long long)R->C.line, nf, ncf__sep_name(sep), need + 1);
+    if ((n = ncf__field_text(f[c->id], R->trim, buf)) < 0)
+        return ncf__fail(NCF_ERR_PARSE, "%s:%lld: an id longer than %d bytes", R->name, (long long)R->C.line,
+                         NCF_MAX_ID_BYTES);
+    if (n == 0 || memchr(buf, 0, (size_t)n))
+        return ncf__fail(NCF_ERR_PARSE, "%s:%lld: %s id", R->name, (long long)R->C.line,
+                         n ? "a NUL byte in the" : "no");
+    {
+        int64_t v;
+        const char *s = buf, *t = buf + n; /* a plain integer, blanks around it, is the number */
+        while (s < t && ncf__blank(*s)) s++;
+        while (t > s && ncf__blank(t[-1])) t--;
+        if (ncf__plain_int(s, t, &v) && (s > buf || t < buf + n)) memmove(buf, s, (size_t)(t - s)), n = (int)(t - s);
+    }
+    if ((e = ncf__intern_add(&R->ids, buf, (size_t)n)) < 0)
+        return ncf__fail(NCF_ERR_NOMEM, "%s:%lld: out of memory for the ids", R->name, (long long)R->C.line);
+    if (c->weight >= 0) {
+        int esc;
+        ncf__span v = ncf__value(f[c->weight], &esc);
+        double x = ncf__num_field(v.s, v.e) ? ncf__num_value(v) : -1.0;
+        if (!(x >= 0 && x <= 1e30))
+            return ncf__fail(NCF_ERR_PARSE, "%s:%lld: weight '%s' is not a number from 0 to 1e30", R->name,
+                             (long long)R->C.line, ncf__shown(v.s, v.e));
+        w = (float)x;
+    }
+    for (k = 0; k < c->n; k++) {
+        if ((n = ncf__field_text(f[c->col[k]], 1, buf)) < 0)
+            return ncf__fail(NCF_ERR_PARSE, "%s:%lld: a feature field longer than %d bytes", R->name,
+                             (long long)R->C.line, NCF_MAX_ID_BYTES);
+        if (memchr(buf, 0, (size_t)n))
+            return ncf__fail(NCF_ERR_PARSE, "%s:%lld: a NUL byte in a feature", R->name, (long long)R->C.line);
+        if (c->n == 1) { /* tokens as written, split at token_sep */
+            size_t tl = tsep ? strlen(tsep) : 0;
+            int a = 0, b;
+            for (b = 0; b <= n; b++)
+                if (b == n || (tl && b + (int)tl <= n && !memcmp(buf + b, tsep, tl))) {
+                    if ((rc = ncf__token(R, (int32_t)e, buf + a, (size_t)(b - a), w)) != NCF_OK) return rc;
+                    a = b + (int)tl, b += tl ? (int)tl - 1 : 0;
+                }
+        } else if (n == 1 && buf[0] == '1') { /* a flag */
+            if ((rc = ncf__token(R, (int32_t)e, c->name[k], strlen(c->name[k]), w)) != NCF_OK) return rc;
+        } else if (n && !(n == 1 && buf[0] == '0')) { /* a category: name=value */
+            size_t l = strlen(c->name[k]);
+            memcpy(tok, c->name[k], l), tok[l] = '=', memcpy(tok + l + 1, buf, (size_t)n);
+            if (l + 1 + (size_t)n > NCF_MAX_ID_BYTES)
+                return ncf__fail(NCF_ERR_PARSE, "%s:%lld: feature '%s=...' is longer than %d bytes", R->name,
+                                 (long long)R->C.line, c->name[k], NCF_MAX_ID_BYTES);
+            if ((rc = ncf__token(R, (int32_t)e, tok, l + 1 + (size_t)n, w)) != NCF_OK) return rc;
+        }
+    }
+    return NCF_OK;
+}
+
+typedef struct {
+    int32_t tok;
+    float w;
+} ncf__fentry;
+
+static int ncf__cmp_fentry(const void *a, const void *b)
+{
+    const ncf__fentry *x = (const ncf__fentry *)a, *y = (const ncf__fentry *)b;
+    return (x->tok > y->tok) - (x->tok < y->tok);
+}
+
+/* The table from what was read: entities in reading order, the vocabulary sorted, each
+   entity's features ascending and merged. */
+static int ncf__features_build(ncf_features *f, ncf__freader *R)
+{
+    int64_t *rank = NULL, *fill = NULL, j, k;
+    ncf__fentry *tmp = NULL;
+    int e, rc;
+    f->num_entities = (int)R->ids.n, f->num_features = (int)R->toks.n;
+    if ((rc = ncf__intern_sort(&R->toks, &f->vocab, &f->vocab_at, &rank)) != NCF_OK) return rc;
+    f->ids = NCF__NEW(char, R->ids.used ? R->ids.used : 1), f->ids_at = NCF__NEW(int64_t, R->ids.n + 1);
+    f->ptr = NCF__ZNEW(int64_t, R->ids.n + 1), fill = NCF__NEW(int64_t, R->ids.n + 1);
+    tmp = NCF__NEW(ncf__fentry, R->E.n ? R->E.n : 1);
+    if (!f->ids || !f->ids_at || !f->ptr || !fill || !tmp) {
+        rc = ncf__fail(NCF_ERR_NOMEM, "%s: out of memory for %lld features", R->name, (long long)R->E.n);
+        goto done;
+    }
+    if (R->ids.used) memcpy(f->ids, R->ids.bytes, (size_t)R->ids.used);
+    for (k = 0; k <= R->ids.n; k++) f->ids_at[k] = R->ids.n ? R->ids.at[k] : 0;
+    for (j = 0; j < R->E.n; j++) f->ptr[R->E.ent[j] + 1]++;
+    for (e = 0; e < f->num_entities; e++) f->ptr[e + 1] += f->ptr[e];
+    memcpy(fill, f->ptr, sizeof(int64_t) * (size_t)(R->ids.n + 1));
+    for (j = 0; j < R->E.n; j++) { /* (stable: a record's order kept) */
+        ncf__fentry *x = &tmp[fill[R->E.ent[j]]++];
+        x->tok = (int32_t)rank[R->E.tok[j]], x->w = R->E.w[j];
+    }
+    for (e = 0, k = 0; e < f->num_entities; e++) { /* sorted, repeats summed, compacted */
+        int64_t a = f->ptr[e], b = f->ptr[e + 1], i;
+        ncf__heap_sort((char *)(tmp + a), (size_t)(b - a), sizeof *tmp, ncf__cmp_fentry);
+        f->ptr[e] = k;
+        for (i = a; i < b; i++)
+            if (k > f->ptr[e] && tmp[k - 1].tok == tmp[i].tok) tmp[k - 1].w += tmp[i].w;
+            else tmp[k++] = tmp[i];
+    }
+    f->ptr[f->num_entities] = k;
+    f->feat = NCF__NEW(int32_t, k ? k : 1), f->weight = NCF__NEW(float, k ? k : 1);
+    if (!f->feat || !f->weight) {
+        rc = ncf__fail(NCF_ERR_NOMEM, "%s: out of memory for %lld features", R->name, (long long)k);
+        goto done;
+    }
+    for (j = 0; j < k; j++) f->feat[j] = tmp[j].tok, f->weight[j] = tmp[j].w;
+done:
+    NCF_FREE(rank), NCF_FREE(fill), NCF_FREE(tmp);
+    return rc;
+}
+
+NCFDEF int ncf_load_features_mem(ncf_features *f, const char *name, const void *buf, size_t len,
+                                 const ncf_features_opts *opts)
+{
+    ncf_features_opts dflt = ncf_features_opts_default();
+    const ncf_features_opts *o = opts ? opts : &dflt;
+    const char *p = (const char *)buf, *end;
+    ncf__freader R;
+    ncf__sample S;
+    ncf__fcols cols;
+    ncf__span fl[NCF__MAX_FIELDS];
+    char sep[4];
+    int header, nf, rc = NCF_OK;
+    if (!f || (!buf && len)) return ncf__fail(NCF_ERR_ARG, "ncf_load_features: NULL features or buffer");
+    memset(f, 0, sizeof *f);
+    if (!name) name = "(features)";
+    if (o->header < NCF_HEADER_AUTO || o->header > NCF_HEADER_NO || (o->trim_ids != 0 && o->trim_ids != 1))
+        return ncf__fail(NCF_ERR_ARG, "%s: header %d or trim_ids %d is not one of its values", name, o->header,
+                         o->trim_ids);
+    if (o->sep && (!*o->sep || strlen(o->sep) > 2))
+        return ncf__fail(NCF_ERR_ARG, "%s: a separator of 1 or 2 bytes, not '%s'", name, o->sep);
+    end = p + len, p += ncf__bom_bytes(p, len);
+    if (o->sep) strcpy(sep, o->sep); /* (1 or 2 bytes: fits) */
+    else ncf__find_sep(p, end, sep);
+    ncf__take_sample(p, end, sep, &S);
+    if (!S.n) return ncf__fail(NCF_ERR_DATA, "%s: no records", name);
+    header = ncf__features_header(&S, o);
+    if ((rc = ncf__feature_cols(name, o->columns, &S, header, &cols)) != NCF_OK) return rc;
+    memset(&R, 0, sizeof R);
+    R.name = name, R.trim = o->trim_ids;
+    R.C.p = p, R.C.end = end, R.C.line = 0, R.C.next = 1;
+    while ((nf = ncf__record(&R.C, sep, fl, NCF__MAX_FIELDS)) != -1) {
+        if (nf == 0) continue;
+        if (nf == -2) {
+            rc = ncf__fail(NCF_ERR_PARSE, "%s:%lld: a quote opened and never closed", name, (long long)R.C.line);
+            break;
+        }
+        if (header && R.C.line == 1) {
+            header = 0;
+            continue;
+        }
+        f->records++;
+        if ((rc = ncf__record_features(&R, &cols, fl, nf, sep, o->token_sep)) != NCF_OK) break;
+    }
+    if (rc == NCF_OK && !R.ids.n) rc = ncf__fail(NCF_ERR_DATA, "%s: no records", name);
+    if (rc == NCF_OK) rc = ncf__features_build(f, &R);
+    ncf__intern_free(&R.ids), ncf__intern_free(&R.toks), ncf__entries_free(&R.E);
+    if (rc != NCF_OK) ncf_features_free(f);
+    return rc;
+}
+
+#ifndef NCF_NO_STDIO
+NCFDEF int ncf_load_features(ncf_features *f, const char *path, const ncf_features_opts *opts)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    int rc;
+    if (!f || !path) return ncf__fail(NCF_ERR_ARG, "ncf_load_features: NULL features or path");
+    memset(f, 0, sizeof *f);
+    if ((rc = ncf__read_file(path, &buf, &len, NULL)) != NCF_OK) return rc;
+    rc = ncf_load_features_mem(f, path, buf, len, opts);
+    NCF_FREE(buf);
+    return rc;
+}
+#endif
+
+NCFDEF int ncf_features_from_csr(ncf_features *f, int n, const char *const *ids, int num_features,
+                                 const char *const *names, const int64_t *ptr, const int32_t *idx, const float *w)
+{
+    ncf__freader R;
+    int64_t j;
+    int k, rc = NCF_OK;
+    if (!f) return ncf__fail(NCF_ERR_ARG, "ncf_features_from_csr: NULL features");
+    memset(f, 0, sizeof *f);
+    if (n < 1 || !ids || num_features < 0 || (num_features && !names) || !ptr || (ptr[n] && !idx) || ptr[0] != 0)
+        return ncf__fail(NCF_ERR_ARG, "ncf_features_from_csr: need n >= 1 ids, names of the columns, ptr from 0");
+    memset(&R, 0, sizeof R);
+    R.name = "ncf_features_from_csr";
+    for (k = 0; k < num_features && rc == NCF_OK; k++) { /* every name, in column order, each once */
+        size_t l = names[k] ? strlen(names[k]) : 0;
+        int64_t t = l && l <= NCF_MAX_ID_BYTES ? ncf__intern_add(&R.toks, names[k], l) : -2;
+        if (t == -2)
+            rc = ncf__fail(NCF_ERR_ARG, "ncf_features_from_csr: names[%d]: 1 to %d bytes", k, NCF_MAX_ID_BYTES);
+        else if (t < 0) rc = ncf__fail(NCF_ERR_NOMEM, "ncf_features_from_csr: out of memory");
+        else if (t != k) rc = ncf__fail(NCF_ERR_ARG, "ncf_features_from_csr: names[%d] '%s' given twice", k, names[k]);
+    }
+    for (k = 0; k < n && rc == NCF_OK; k++) {
+        size_t l = ids[k] ? strlen(ids[k]) : 0;
+        int64_t e;
+        if (!l || l > NCF_MAX_ID_BYTES || ptr[k + 1] < ptr[k]) {
+            rc = ncf__fail(NCF_ERR_ARG, "ncf_features_from_csr: row %d: an id of 1 to %d bytes, ptr not falling", k,
+                           NCF_MAX_ID_BYTES);
+            break;
+        }
+        if ((e = ncf__intern_add(&R.ids, ids[k], l)) < 0)
+            rc = ncf__fail(NCF_ERR_NOMEM, "ncf_features_from_csr: out of memory");
+        for (j = ptr[k]; rc == NCF_OK && j < ptr[k + 1]; j++) {
+            float x = w ? w[j] : 1.0f;
+            if (idx[j] < 0 || idx[j] >= num_features || !(x >= 0 && x <= 1e30f))
+                rc = ncf__fail(NCF_ERR_ARG, "ncf_features_from_csr: entry %lld: column %d of %d, weight %g",
+                               (long long)j, (int)idx[j], num_features, (double)x);
+            else if (!ncf__entries_add(&R.E, (int32_t)e, idx[j], x))
+                rc = ncf__fail(NCF_ERR_NOMEM, "ncf_features_from_csr: out of memory");
+        }
+    }
+    f->records = n;
+    if (rc == NCF_OK) rc = ncf__features_build(f, &R);
+    ncf__intern_free(&R.ids), ncf__intern_free(&R.toks), ncf__entries_free(&R.E);
+    if (rc != NCF_OK) ncf_features_free(f);
+    return rc;
+}
+
+/* Whether f is a table ncf_load_features could have made (a caller may have filled one). */
+static int ncf__features_valid(const ncf_features *f, const char *what)
+{
+    int64_t j;
+    int k;
+    if (!f || f->num_entities < 0 || f->num_features < 0 || !f->ids_at || !f->ptr || !f->vocab_at ||
+        (f->num_features && !f->vocab) || (f->ptr[f->num_entities] && (!f->feat || !f->weight)))
+        return ncf__fail(NCF_ERR_ARG, "%s: features not loaded (ncf_load_features)", what);
+    for (k = 0; k < f->num_entities; k++)
+        if (f->ptr[k + 1] < f->ptr[k] || f->ids_at[k + 1] <= f->ids_at[k] ||
+            f->ids_at[k + 1] - f->ids_at[k] > NCF_MAX_ID_BYTES)
+            return ncf__fail(NCF_ERR_ARG, "%s: features entity %d: its id or features are out of order", what, k);
+    for (j = 0; j < f->ptr[f->num_entities]; j++)
+        if (f->feat[j] < 0 || f->feat[j] >= f->num_features || !(f->weight[j] >= 0 && f->weight[j] <= 1e30f))
+            return ncf__fail(NCF_ERR_ARG, "%s: features entry %lld: feature %d of %d, weight %g", what, (long long)j,
+                             (int)f->feat[j], f->num_features, (double)f->weight[j]);
+    return NCF_OK;
+}
+
+/* ---- >>features-model: composed rows, their gradients, the features' own optimizer ------------- */
+
+/* One side's features in a model. The vocabulary and its embeddings serve (a loaded or grown
+   model has them); the rest exists while the side trains (ncf_model_set_features). Rows are
+   ncf_row_size floats, [GMF or MF][MLP][MF bias], as ncf_row's. */
+typedef struct {
+    int n, no_id; /* the vocabulary's size; a features-only side */
+    char *text;   /* tokens as written, ascending by bytes */
+    int64_t *at;  /* [n + 1] */
+    float *emb;   /* [n][R] */
+    int ents;     /* the side's entities when set (0: serving only) */
+    int64_t *ptr; /* [ents + 1]: entity e's features idx[ptr[e] .. ptr[e+1]) */
+    int32_t *idx;
+    float *w;                           /* weights normalized to sum 1 */
+    uint8_t *has_id;                    /* [ents]: the entity's id embedding is part of its vector */
+    float *id;                          /* [ents][R]: the id embeddings */
+    float *g_emb, *g_id;                /* their gradients, summed over a step */
+    float *m_emb, *v_emb, *m_id, *v_id; /* Adam's moments (NULL for SGD) */
+    uint8_t *fflag;                     /* [n]: feature in flist */
+    int32_t *flist, *elist;             /* a step's features, and its entities with an id embedding */
+    int nf, ne;
+} ncf__fside;
+
+struct ncf__features {
+    ncf__fside side[2];
+};
+
+static void ncf__fside_train_free(ncf__fside *f)
+{
+    NCF_FREE(f->ptr), NCF_FREE(f->idx), NCF_FREE(f->w), NCF_FREE(f->has_id), NCF_FREE(f->id);
+    NCF_FREE(f->g_emb), NCF_FREE(f->g_id), NCF_FREE(f->m_emb), NCF_FREE(f->v_emb), NCF_FREE(f->m_id);
+    NCF_FREE(f->v_id), NCF_FREE(f->fflag), NCF_FREE(f->flist), NCF_FREE(f->elist);
+    f->ptr = NULL, f->idx = NULL, f->w = NULL, f->has_id = NULL, f->id = f->g_emb = f->g_id = NULL;
+    f->m_emb = f->v_emb = f->m_id = f->v_id = NULL, f->fflag = NULL, f->flist = f->elist = NULL;
+    f->ents = f->nf = f->ne = 0;
+}
+
+static void ncf__fside_free(ncf__fside *f)
+{
+    ncf__fside_train_free(f);
+    NCF_FREE(f->text), NCF_FREE(f->at), NCF_FREE(f->emb);
+    memset(f, 0, sizeof *f);
+}
+
+static void ncf__features_free(struct ncf__features *F)
+{
+    if (!F) return;
+    ncf__fside_free(&F->side[0]), ncf__fside_free(&F->side[1]);
+    NCF_FREE(F);
+}
+
+/* Side s of m's features, or NULL when it has none. */
+static ncf__fside *ncf__fside_of(const ncf_model *m, int s)
+{
+    struct ncf__features *F = m && m->scratch ? m->scratch->feat : NULL;
+    return F && F->side[s].at ? &F->side[s] : NULL;
+}
+
+static int ncf__has_features(const ncf_model *m) { return ncf__fside_of(m, 0) || ncf__fside_of(m, 1); }
+
+/* Whether a side of m trains through its features. */
+static int ncf__features_train_on(const ncf_model *m)
+{
+    int s;
+    for (s = 0; s < 2; s++)
+        if (ncf__fside_of(m, s) && ncf__fside_of(m, s)->ptr) return 1;
+    return 0;
+}
+
+/* Entity e's composed row: its id embedding (if it has one) plus its features' weighted mean. */
+static void ncf__compose_row(const ncf__fside *f, int R, int e, float *row)
+{
+    int64_t j;
+    int d;
+    if (f->has_id[e]) memcpy(row, f->id + (size_t)e * R, sizeof(float) * (size_t)R);
+    else memset(row, 0, sizeof(float) * (size_t)R);
+    for (j = f->ptr[e]; j < f->ptr[e + 1]; j++) {
+        const float *x = f->emb + (size_t)f->idx[j] * R;
+        float w = f->w[j];
+        for (d = 0; d < R; d++) row[d] += w * x[d];
+    }
+}
+
+/* Every entity of the training sides composed into the model's tables. */
+static void ncf__compose_all(ncf_model *m, float *row)
+{
+    int s, e, R = ncf_row_size(m);
+    for (s = 0; s < 2; s++) {
+        const ncf__fside *f = ncf__fside_of(m, s);
+        for (e = 0; f && f->ptr && e < f->ents; e++) ncf__compose_row(f, R, e, row), ncf__put_side_row(m, s, e, row);
+    }
+}
+
+/* Row e of side s in the model's tables, and its gradient (cleared as it is read). */
+static void ncf__take_row_grad(ncf_model *m, int s, int e, float *g)
+{
+    const struct ncf__scratch *sc = m->scratch;
+    float *gm = s ? m->gmf_item : m->gmf_user, *ml = s ? m->mlp_item : m->mlp_user,
+          *b = s ? m->item_bias : m->user_bias;
+    float *x;
+    int R = sc->F + sc->H + 1;
+    memset(g, 0, sizeof(float) * (size_t)R);
+    if (sc->F)
+        x = ncf__grad_of(m, gm + (size_t)e * sc->F), memcpy(g, x, sizeof(float) * sc->F),
+        memset(x, 0, sizeof(float) * sc->F);
+    if (sc->H)
+        x = ncf__grad_of(m, ml + (size_t)e * sc->H), memcpy(g + sc->F, x, sizeof(float) * sc->H),
+        memset(x, 0, sizeof(float) * sc->H);
+    if (b) x = ncf__grad_of(m, b + e), g[R - 1] = *x, *x = 0;
+}
+
+/* The step's gradients of the composed rows (the batch's entities, listed by
+   ncf_forward_backward) passed on to the id and feature embeddings, by the chain rule. */
+static void ncf__pass_grads(ncf_model *m, float *g)
+{
+    const struct ncf__scratch *sc = m->scratch;
+    int s, i, d, R = ncf_row_size(m);
+    for (s = 0; s < 2; s++) {
+        ncf__fside *f = ncf__fside_of(m, s);
+        const int32_t *list = s ? sc->touched.item : sc->touched.user;
+        int n = s ? sc->touched.nitem : sc->touched.nuser;
+        if (!f || !f->ptr) continue;
+        for (i = 0; i < n; i++) {
+            int e = list[i];
+            int64_t j;
+            ncf__take_row_grad(m, s, e, g);
+            if (f->has_id[e]) {
+                float *gi = f->g_id + (size_t)e * R;
+                for (d = 0; d < R; d++) gi[d] += g[d];
+                f->elist[f->ne++] = e;
+            }
+            for (j = f->ptr[e]; j < f->ptr[e + 1]; j++) {
+                int32_t k = f->idx[j];
+                float *ge = f->g_emb + (size_t)k * R, w = f->w[j];
+                for (d = 0; d < R; d++) ge[d] += w * g[d];
+                if (!f->fflag[k]) f->fflag[k] = 1, f->flist[f->nf++] = k;
+            }
+        }
+    }
+}
+
+/* Rows p[0..R) by their gradient g (cleared), Adam's moments mm, vv or SGD (mm NULL). */
+static int ncf__fstep(float *NCF__RESTRICT p, float *NCF__RESTRICT g, float *mm, float *vv, int R, const ncf__adam_k *k)
+{
+    int d, bad = 0;
+    for (d = 0; d < R; d++) {
+        if (mm) {
+            mm[d] = k->b1 * mm[d] + (1.0f - k->b1) * g[d];
+            vv[d] = k->b2 * vv[d] + (1.0f - k->b2) * g[d] * g[d];
+            p[d] -= k->lr_t * mm[d] / (sqrtf(vv[d]) + k->eps);
+        } else {
+            p[d] -= k->lr_t * g[d];
+        }
+        g[d] = 0.0f;
+        bad |= NCF__NONFINITE(p[d]);
+    }
+    return bad;
+}
+
+/* The listed id and feature rows stepped (step t's constants); nonzero when one went non-finite. */
+static int ncf__features_update(ncf_model *m, int64_t t)
+{
+    ncf__adam_k k = ncf__adam_consts(m, t);
+    int s, i, bad = 0, R = ncf_row_size(m);
+    for (s = 0; s < 2; s++) {
+        ncf__fside *f = ncf__fside_of(m, s);
+        if (!f || !f->ptr) continue;
+        for (i = 0; i < f->ne; i++) {
+            size_t o = (size_t)f->elist[i] * R;
+            bad |=
+                ncf__fstep(f->id + o, f->g_id + o, f->m_id ? f->m_id + o : NULL, f->v_id ? f->v_id + o : NULL, R, &k);
+        }
+        for (i = 0; i < f->nf; i++) {
+            size_t o = (size_t)f->flist[i] * R;
+            f->fflag[f->flist[i]] = 0;
+            bad |= ncf__fstep(f->emb + o, f->g_emb + o, f->m_emb ? f->m_emb + o : NULL, f->v_emb ? f->v_emb + o : NULL,
+                              R, &k);
+        }
+        f->nf = f->ne = 0;
+    }
+    return bad;
+}
+
+static uint8_t *ncf__trained_entities(const ncf_dataset *d, int s);
+
+/* Examples [first, end) of the epoch with features: each batch's entities composed afresh,
+   a forward and backward pass of the model, its dense layers stepped by ncf_update (the
+   composed rows' gradients were passed on, so they stay), then the id and feature rows.
+   One batch at a time and the passing serial: the same bits on any threads. */
+static int ncf__features_train(ncf_model *m, const ncf_sampler *smp, int epoch, int64_t first, int64_t end,
+                               ncf_progress_fn progress, void *ctx, double *sum)
+{
+    int B = m->cfg.batch_size, R = ncf_row_size(m), rc = NCF_OK, steps = 0, s, i;
+    int32_t *u = NCF__NEW(int32_t, B), *it = NCF__NEW(int32_t, B);
+    float *y = NCF__NEW(float, B), *row = NCF__NEW(float, R);
+    const ncf__fside *fi = ncf__fside_of(m, 1);
+    uint8_t *warm = fi && fi->ptr && !smp->draw_only ? ncf__trained_entities(smp->data, 1) : NULL;
+    ncf_sampler own = *smp; /* (negatives among the items training has: see ncf_sampler.draw_only) */
+    int64_t pos;
+    if (!u || !it || !y || !row || (fi && fi->ptr && !smp->draw_only && !warm))
+        rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for a batch of %d", B);
+    if (warm) own.draw_only = warm, smp = &own;
+    for (pos = first; rc == NCF_OK && pos < end; steps++) {
+        int n = (int)(end - pos < B ? end - pos : B);
+        double l = 0;
+        ncf_sampler_fill(smp, epoch, pos, n, u, it, y);
+        for (s = 0; s < 2; s++) {
+            const ncf__fside *f = ncf__fside_of(m, s);
+            const int32_t *ids = s ? it : u;
+            for (i = 0; f && f->ptr && i < n; i++)
+                ncf__compose_row(f, R, ids[i], row), ncf__put_side_row(m, s, ids[i], row);
+        }
+        if ((rc = ncf_forward_backward(m, u, it, y, n, &l)) != NCF_OK) break;
+        if (!(l - l == 0.0)) {
+            rc = ncf__step_failed(m, l, 0);
+            break;
+        }
+        ncf__pass_grads(m, row);
+        m->scratch->nonfinite = 0;
+        ncf_update(m);
+        if (ncf__features_update(m, m->step) || m->scratch->nonfinite) {
+            rc = ncf__step_failed(m, l, 1);
+            break;
+        }
+        *sum += l * n, pos += n;
+        if (progress && (steps % 16 == 15 || pos == end))
+            progress(ctx, pos - first, end - first, *sum / (double)(pos - first));
+    }
+    if (row) ncf__compose_all(m, row), ncf_model_params_changed(m);
+    NCF_FREE(u), NCF_FREE(it), NCF_FREE(y), NCF_FREE(row), NCF_FREE(warm);
+    return rc;
+}
+
+/* Training entities of side s: with training positives in d. */
+static uint8_t *ncf__trained_entities(const ncf_dataset *d, int s)
+{
+    int n = s ? d->num_items : d->num_users, k;
+    int64_t j;
+    uint8_t *t = NCF__ZNEW(uint8_t, n ? n : 1);
+    if (!t) return NULL;
+    if (s)
+        for (j = 0; j < d->num_train; j++) t[d->items[j]] = 1;
+    else
+        for (k = 0; k < n; k++) t[k] = d->user_ptr[k + 1] > d->user_ptr[k];
+    return t;
+}
+
+/* The model's entity of f's entity k, or -1 when it has none. */
+static int ncf__entity_of(const ncf_model *m, const ncf_dataset *d, int s, const ncf_features *f, int k)
+{
+    ncf__ids t = ncf__has_ids(m) ? ncf__model_ids(m, s) : ncf__dataset_ids(d, s);
+    return ncf__ids_find(&t, f->ids + f->ids_at[k], (size_t)(f->ids_at[k + 1] - f->ids_at[k]));
+}
+
+/* n zeroed floats (at least one: a zero-size block is no failure). */
+static float *ncf__floats(size_t n) { return NCF__ZNEW(float, n ? n : 1); }
+
+/* A side's vocabulary and embeddings (n tokens of R floats), room only. */
+static int ncf__fside_alloc(ncf__fside *f, int n, int64_t text_bytes, int R)
+{
+    memset(f, 0, sizeof *f);
+    f->n = n;
+    f->text = NCF__NEW(char, text_bytes ? text_bytes : 1), f->at = NCF__NEW(int64_t, (size_t)n + 1);
+    f->emb = ncf__floats((size_t)n * R);
+    if (f->text && f->at && f->emb) return NCF_OK;
+    ncf__fside_free(f);
+    return ncf__fail(NCF_ERR_NOMEM, "out of memory for %d features", n);
+}
+
+/* The training state of side s from f's table: each entity's normalized features, which
+   have an id embedding, the id embeddings (the model's rows less their features' part: the
+   model scores as before), the gradients and moments. */
+static int ncf__fside_train(ncf_model *m, int s, ncf__fside *x, const ncf_features *f, const ncf_dataset *d, int no_id)
+{
+    int R = ncf_row_size(m), ents = s ? m->cfg.num_items : m->cfg.num_users, k, e, adam = m->adam_m != NULL;
+    int32_t *of = NCF__NEW(int32_t, ents ? ents : 1);
+    uint8_t *trained = ncf__trained_entities(d, s), *used = NCF__ZNEW(uint8_t, f->num_features ? f->num_features : 1);
+    float *row = NCF__NEW(float, R);
+    int64_t total = 0, j;
+    int rc = NCF_OK;
+    x->ents = ents, x->no_id = no_id;
+    x->ptr = NCF__NEW(int64_t, (size_t)ents + 1), x->has_id = NCF__ZNEW(uint8_t, ents ? ents : 1);
+    x->id = ncf__floats((size_t)ents * R), x->g_id = ncf__floats((size_t)ents * R);
+    x->g_emb = ncf__floats((size_t)x->n * R);
+    x->fflag = NCF__ZNEW(uint8_t, x->n ? x->n : 1), x->flist = NCF__NEW(int32_t, x->n ? x->n : 1);
+    x->elist = NCF__NEW(int32_t, ents ? ents : 1);
+    if (adam) {
+        x->m_id = ncf__floats((size_t)ents * R), x->v_id = ncf__floats((size_t)ents * R);
+        x->m_emb = ncf__floats((size_t)x->n * R), x->v_emb = ncf__floats((size_t)x->n * R);
+    }
+    if (!of || !trained || !used || !row || !x->ptr || !x->has_id || !x->id || !x->g_id || !x->g_emb || !x->fflag ||
+        !x->flist || !x->elist || (adam && (!x->m_id || !x->v_id || !x->m_emb || !x->v_emb))) {
+        rc = ncf__fail(NCF_ERR_NOMEM, "ncf_model_set_features: out of memory for %d entities' features", ents);
+        goto done;
+    }
+    for (e = 0; e < ents; e++) of[e] = -1;
+    for (k = 0; k < f->num_entities; k++)
+        if ((e = ncf__entity_of(m, d, s, f, k)) >= 0) of[e] = k, total += f->ptr[k + 1] - f->ptr[k];
+    x->idx = NCF__NEW(int32_t, total ? total : 1), x->w = NCF__NEW(float, total ? total : 1);
+    if (!x->idx || !x->w) {
+        rc = ncf__fail(NCF_ERR_NOMEM, "ncf_model_set_features: out of memory for %lld features", (long long)total);
+        goto done;
+    }
+    for (e = 0, x->ptr[0] = 0; e < ents; e++) {
+        double sw = 0;
+        int64_t a = of[e] < 0 ? 0 : f->ptr[of[e]], b = of[e] < 0 ? 0 : f->ptr[of[e] + 1], q = x->ptr[e];
+        for (j = a; j < b; j++) sw += f->weight[j];
+        for (j = a; sw > 0 && j < b; j++)
+            if (f->weight[j] > 0) {
+                x->idx[q] = f->feat[j], x->w[q++] = (float)(f->weight[j] / sw);
+                if (trained[e]) used[f->feat[j]] = 1;
+            }
+        x->ptr[e + 1] = q;
+        x->has_id[e] = !no_id && trained[e];
+    }
+    for (k = 0; k < x->n; k++) { /* features no trained entity has stay 0: nothing would move them */
+        uint64_t key = ncf__hash3(m->cfg.seed ^ NCF__TAG_FEATURES, (uint64_t)s, (uint64_t)k);
+        int r;
+        for (r = 0; used[k] && r < (m->user_bias ? R : R - 1); r++) { /* (the bias slot is MF's only) */
+            uint64_t a = ncf__hash3(key, (uint64_t)r, 0), b = ncf__mix64(a);
+            double u1 = ncf__uniform(a) < 1e-300 ? 1e-300 : ncf__uniform(a), u2 = ncf__uniform(b);
+            x->emb[(size_t)k * R + r] = (float)(m->cfg.init_sd * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+        }
+    }
+    for (e = 0; e < ents; e++) { /* id = the model's row less the features' part */
+        int r;
+        if (!x->has_id[e]) continue;
+        ncf_row(m, s, e, x->id + (size_t)e * R);
+        x->has_id[e] = 0, ncf__compose_row(x, R, e, row), x->has_id[e] = 1;
+        for (r = 0; r < R; r++) x->id[(size_t)e * R + r] -= row[r];
+    }
+done:
+    NCF_FREE(of), NCF_FREE(trained), NCF_FREE(used), NCF_FREE(row);
+    return rc;
+}
+
+/* The model's own moments of side s's rows cleared: their gradients are passed on now, and a
+   moment left over would keep moving them. */
+static void ncf__clear_side_moments(ncf_model *m, int s)
+{
+    const struct ncf__scratch *sc = m->scratch;
+    int t, n = s ? m->cfg.num_items : m->cfg.num_users;
+    for (t = 0; m->adam_m && t < sc->tables.n; t++) {
+        const float *tab = s ? sc->tables.tab[t].item : sc->tables.tab[t].user;
+        size_t o = (size_t)(tab - m->params), c = (size_t)n * sc->tables.tab[t].D;
+        memset(m->adam_m + o, 0, sizeof(float) * c), memset(m->adam_v + o, 0, sizeof(float) * c);
+    }
+}
+
+NCFDEF int ncf_model_set_features(ncf_model *m, int side, const ncf_features *f, const ncf_dataset *d, int flags)
+{
+    struct ncf__features *F;
+    ncf__fside x;
+    float *row;
+    int rc, R, e;
+    if (!m || (side != 0 && side != 1) || !d || !d->user_ptr)
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_set_features: need a model, side 0 (users) or 1 (items) and data");
+    if ((rc = ncf__writable(m, "ncf_model_set_features")) != NCF_OK) return rc;
+    if ((rc = ncf__features_valid(f, "ncf_model_set_features")) != NCF_OK) return rc;
+    if (flags & ~NCF_FEATURES_NO_ID)
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_set_features: unknown flags 0x%x", (unsigned)flags);
+    if (m->cfg.optimizer == NCF_OPT_ALS)
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_model_set_features: ALS solves rows in closed form and takes no features "
+                         "(train features with Adam or SGD)");
+    if (ncf__is_shard(d) || d->num_users != m->cfg.num_users || d->num_items != m->cfg.num_items)
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_set_features: the data has %d users and %d items, the model %d and %d",
+                         d->num_users, d->num_items, m->cfg.num_users, m->cfg.num_items);
+    if (!m->scratch->feat && !(m->scratch->feat = NCF__ZNEW(struct ncf__features, 1)))
+        return ncf__fail(NCF_ERR_NOMEM, "ncf_model_set_features: out of memory");
+    F = m->scratch->feat, R = ncf_row_size(m);
+    if ((rc = ncf__fside_alloc(&x, f->num_features, f->num_features ? f->vocab_at[f->num_features] : 0, R)) != NCF_OK)
+        return rc;
+    if (f->num_features) memcpy(x.text, f->vocab, (size_t)f->vocab_at[f->num_features]);
+    memcpy(x.at, f->vocab_at, sizeof(int64_t) * ((size_t)f->num_features + 1));
+    if (!(row = NCF__NEW(float, R))) rc = ncf__fail(NCF_ERR_NOMEM, "ncf_model_set_features: out of memory");
+    if (rc == NCF_OK) rc = ncf__fside_train(m, side, &x, f, d, flags & NCF_FEATURES_NO_ID);
+    if (rc != NCF_OK) {
+        ncf__fside_free(&x), NCF_FREE(row);
+        return rc;
+    }
+    ncf__fside_free(&F->side[side]);
+    F->side[side] = x;
+    ncf__clear_side_moments(m, side);
+    for (e = 0; e < x.ents; e++) ncf__compose_row(&F->side[side], R, e, row), ncf__put_side_row(m, side, e, row);
+    NCF_FREE(row);
+    ncf_model_params_changed(m);
+    return NCF_OK;
+}
+
+/* The row of features (idx, weights w, n of them; unknown ones -1) from the vocabulary alone. */
+static void ncf__feature_mean(const ncf__fside *f, int R, const int32_t *idx, const float *w, int n, float *row)
+{
+    double sw = 0;
+    int j, d;
+    memset(row, 0, sizeof(float) * (size_t)R);
+    for (j = 0; j < n; j++) sw += idx[j] >= 0 && w[j] > 0 ? w[j] : 0;
+    for (j = 0; sw > 0 && j < n; j++)
+        if (idx[j] >= 0 && w[j] > 0)
+            for (d = 0; d < R; d++) row[d] += (float)(w[j] / sw) * f->emb[(size_t)idx[j] * R + d];
+}
+
+static int ncf__find_token(const ncf__fside *f, const char *s, size_t len)
+{
+    ncf__ids t;
+    memset(&t, 0, sizeof t);
+    t.n = f->n, t.text = f->text, t.at = f->at;
+    return ncf__find_text(&t, s, len);
+}
+
+NCFDEF int ncf_feature_row(const ncf_model *m, int side, const char *const *tokens, const float *weights, int n,
+                           float *row)
+{
+    const ncf__fside *f = m && (side == 0 || side == 1) ? ncf__fside_of(m, side) : NULL;
+    int32_t *idx;
+    float *w;
+    int j, unknown = 0;
+    if (!m || (side != 0 && side != 1) || n < 0 || (n && !tokens) || !row)
+        return ncf__fail(NCF_ERR_ARG, "ncf_feature_row: need a model, side 0 or 1, n >= 0 tokens and a row");
+    if (!f) return ncf__fail(NCF_ERR_ARG, "ncf_feature_row: the model has no %s features", side ? "item" : "user");
+    idx = NCF__NEW(int32_t, n ? n : 1), w = NCF__NEW(float, n ? n : 1);
+    if (!idx || !w) {
+        NCF_FREE(idx), NCF_FREE(w);
+        return ncf__fail(NCF_ERR_NOMEM, "ncf_feature_row: out of memory");
+    }
+    for (j = 0; j < n; j++) {
+        w[j] = weights ? weights[j] : 1.0f;
+        idx[j] = tokens[j] ? ncf__find_token(f, tokens[j], strlen(tokens[j])) : -1;
+        unknown += idx[j] < 0;
+        if (!(w[j] >= 0 && w[j] <= 1e30f)) {
+            NCF_FREE(idx), NCF_FREE(w);
+            return ncf__fail(NCF_ERR_ARG, "ncf_feature_row: weights[%d] = %g: need 0 to 1e30", j, (double)weights[j]);
+        }
+    }
+    ncf__feature_mean(f, ncf_row_size(m), idx, w, n, row);
+    NCF_FREE(idx), NCF_FREE(w);
+    return unknown;
+}
+
+NCFDEF int ncf_model_add_features(ncf_model **mp, int side, const ncf_features *f, int *added)
+{
+    const ncf__fside *x;
+    char **ids = NULL, *text = NULL;
+    float *rows = NULL;
+    int32_t *idx = NULL;
+    int k, c = 0, R, rc;
+    int64_t j;
+    if (added) *added = 0;
+    if (!mp || !*mp || (side != 0 && side != 1))
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_add_features: need a model and side 0 (users) or 1 (items)");
+    if ((rc = ncf__features_valid(f, "ncf_model_add_features")) != NCF_OK) return rc;
+    if (!(x = ncf__fside_of(*mp, side)))
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_add_features: the model has no %s features", side ? "item" : "user");
+    if (!ncf__has_ids(*mp)) return ncf__fail(NCF_ERR_ARG, "ncf_model_add_features: the model holds no ids");
+    R = ncf_row_size(*mp);
+    ids = NCF__NEW(char *, f->num_entities ? f->num_entities : 1);
+    text = NCF__NEW(char, f->ids_at[f->num_entities] + f->num_entities + 1);
+    rows = NCF__NEW(float, (size_t)(f->num_entities ? f->num_entities : 1) * R);
+    idx = NCF__NEW(int32_t, f->ptr[f->num_entities] ? f->ptr[f->num_entities] : 1);
+    if (!ids || !text || !rows || !idx) {
+        rc = ncf__fail(NCF_ERR_NOMEM, "ncf_model_add_features: out of memory for %d entities", f->num_entities);
+        goto done;
+    }
+    for (j = 0; j < f->ptr[f->num_entities]; j++) /* f's features in the model's vocabulary */
+        idx[j] = ncf__find_token(x, f->vocab + f->vocab_at[f->feat[j]],
+                                 (size_t)(f->vocab_at[f->feat[j] + 1] - f->vocab_at[f->feat[j]]));
+    for (k = 0, j = 0; k < f->num_entities; k++) {
+        ncf__ids t = ncf__model_ids(*mp, side);
+        size_t len = (size_t)(f->ids_at[k + 1] - f->ids_at[k]);
+        if (ncf__ids_find(&t, f->ids + f->ids_at[k], len) >= 0) continue; /* known: trained, or added before */
+        ids[c] = text + j, memcpy(ids[c], f->ids + f->ids_at[k], len), ids[c][len] = 0, j += (int64_t)len + 1;
+        ncf__feature_mean(x, R, idx + f->ptr[k], f->weight + f->ptr[k], (int)(f->ptr[k + 1] - f->ptr[k]),
+                          rows + (size_t)c * R);
+        c++;
+    }
+    rc = c ? ncf_model_add(mp, side, (const char *const *)ids, rows, c) : NCF_OK;
+    if (rc == NCF_OK && added) *added = c;
+done:
+    NCF_FREE(ids), NCF_FREE(text), NCF_FREE(rows), NCF_FREE(idx);
+    return rc;
+}
+
+NCFDEF int ncf_feature_popularity(const ncf_features *f, const ncf_dataset *d, float *scores)
+{
+    double *sum = NULL, *cnt = NULL, mean = 0;
+    float *pop = NULL;
+    int32_t *of = NULL;
+    int i, k, trained = 0, rc;
+    int64_t j;
+    if (!d || !d->user_ptr || !scores) return ncf__fail(NCF_ERR_ARG, "ncf_feature_popularity: need data and scores");
+    if ((rc = ncf__features_valid(f, "ncf_feature_popularity")) != NCF_OK) return rc;
+    sum = NCF__ZNEW(double, f->num_features ? f->num_features : 1),
+    cnt = NCF__ZNEW(double, f->num_features ? f->num_features : 1);
+    pop = NCF__ZNEW(float, d->num_items ? d->num_items : 1), of = NCF__NEW(int32_t, d->num_items ? d->num_items : 1);
+    if (!sum || !cnt || !pop || !of) {
+        rc = ncf__fail(NCF_ERR_NOMEM, "ncf_feature_popularity: out of memory");
+        goto done;
+    }
+    for (j = 0; j < d->num_train; j++) pop[d->items[j]] += 1.0f;
+    for (i = 0; i < d->num_items; i++) of[i] = -1, mean += pop[i], trained += pop[i] > 0;
+    mean = trained ? mean / trained : 0;
+    for (k = 0; k < f->num_entities; k++) {
+        ncf__ids t = ncf__dataset_ids(d, 1);
+        int it = ncf__ids_find(&t, f->ids + f->ids_at[k], (size_t)(f->ids_at[k + 1] - f->ids_at[k]));
+        if (it < 0) continue;
+        of[it] = k;
+        for (j = f->ptr[k]; pop[it] > 0 && j < f->ptr[k + 1]; j++)
+            sum[f->feat[j]] += f->weight[j] * pop[it], cnt[f->feat[j]] += f->weight[j];
+    }
+    for (i = 0; i < d->num_items; i++) {
+        double s = 0, w = 0;
+        for (j = of[i] < 0 ? 0 : f->ptr[of[i]]; of[i] >= 0 && j < f->ptr[of[i] + 1]; j++)
+            if (cnt[f->feat[j]] > 0) s += f->weight[j] * sum[f->feat[j]] / cnt[f->feat[j]], w += f->weight[j];
+        scores[i] = pop[i] > 0 ? pop[i] : (float)(w > 0 ? s / w : mean);
+    }
+done:
+    NCF_FREE(sum), NCF_FREE(cnt), NCF_FREE(pop), NCF_FREE(of);
+    return rc;
+}
+
+/* A grown model (ncf_model_grow, ncf_model_add) keeps the vocabulary and embeddings of src:
+   it serves new entities from them; training them again needs ncf_model_set_features. */
+static int ncf__features_carry(ncf_model *dst, const ncf_model *src)
+{
+    int s, R = ncf_row_size(src), rc;
+    if (!ncf__has_features(src)) return NCF_OK;
+    if (!(dst->scratch->feat = NCF__ZNEW(struct ncf__features, 1))) return ncf__fail(NCF_ERR_NOMEM, "out of memory");
+    for (s = 0; s < 2; s++) {
+        const ncf__fside *a = ncf__fside_of(src, s);
+        ncf__fside *b = &dst->scratch->feat->side[s];
+        if (!a) continue;
+        if ((rc = ncf__fside_alloc(b, a->n, a->at[a->n], R)) != NCF_OK) return rc;
+        memcpy(b->text, a->text, (size_t)a->at[a->n]), memcpy(b->at, a->at, sizeof(int64_t) * ((size_t)a->n + 1));
+        memcpy(b->emb, a->emb, sizeof(float) * (size_t)a->n * R);
+        b->no_id = a->no_id;
+    }
+    return NCF_OK;
+}
+
+/* What ncf_fit keeps of the best epoch besides the model's parameters: every side's feature
+   and id embeddings and their moments, n floats in blocks (NULL: none). */
+static size_t ncf__features_state(const ncf_model *m, float **blocks, size_t *sizes)
+{
+    size_t total = 0;
+    int s, k, R = ncf_row_size(m);
+    for (s = 0; s < 2; s++) {
+        ncf__fside *f = ncf__fside_of(m, s);
+        float *b[5];
+        size_t n[5];
+        b[0] = f ? f->emb : NULL, n[0] = f ? (size_t)f->n * R : 0;
+        b[1] = f ? f->id : NULL, n[1] = f && f->id ? (size_t)f->ents * R : 0;
+        b[2] = f ? f->m_emb : NULL, b[3] = f ? f->v_emb : NULL, n[2] = n[3] = f && f->m_emb ? n[0] : 0;
+        b[4] = f ? f->m_id : NULL, n[4] = f && f->m_id ? n[1] : 0;
+        for (k = 0; k < 5; k++) blocks[s * 6 + k] = b[k], sizes[s * 6 + k] = n[k], total += n[k];
+        blocks[s * 6 + 5] = f ? f->v_id : NULL, sizes[s * 6 + 5] = n[4], total += n[4];
+    }
+    return total;
+}
+
+/* ---- >>features-save: the model file's features section ---------------------------------------- */
+/* After the moments, in a version 5 file with the features flag: its bytes after this count (a
+   u64), then for users and items: the vocabulary's size n and whether the side is features-only
+   (u32 each), its text's bytes (u64), and when n > 0 the n + 1 offsets (u64), the text, the
+   n x ncf_row_size embeddings (f32), each part 8-aligned. */
+
+static uint64_t ncf__pad8(uint64_t x) { return (x + 7) / 8 * 8; }
+
+static uint64_t ncf__features_bytes(const ncf_model *m)
+{
+    uint64_t b = 8;
+    int s, R = ncf_row_size(m);
+    if (!ncf__has_features(m)) return 0;
+    for (s = 0; s < 2; s++) {
+        const ncf__fside *f = ncf__fside_of(m, s);
+        b += 16;
+        if (f && f->n)
+            b += 8 * ((uint64_t)f->n + 1) + ncf__pad8((uint64_t)f->at[f->n]) + ncf__pad8(4 * (uint64_t)f->n * R);
+    }
+    return b;
+}
+
+static void ncf__le(uint8_t *p, uint64_t v, int n)
+{
+    int k;
+    for (k = 0; k < n; k++) p[k] = (uint8_t)(v >> (8 * k));
+}
+static uint64_t ncf__from_le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    int k;
+    for (k = n - 1; k >= 0; k--) v = v << 8 | p[k];
+    return v;
+}
+
+/* The section into p (ncf__features_bytes of it, zeroed). */
+static void ncf__features_write(const ncf_model *m, uint8_t *p)
+{
+    uint64_t at = 8, k;
+    int s, R = ncf_row_size(m);
+    ncf__le(p, ncf__features_bytes(m) - 8, 8);
+    for (s = 0; s < 2; s++) {
+        const ncf__fside *f = ncf__fside_of(m, s);
+        int n = f ? f->n : 0;
+        ncf__le(p + at, (uint64_t)n, 4), ncf__le(p + at + 4, f ? (uint64_t)f->no_id : 0, 4);
+        ncf__le(p + at + 8, n ? (uint64_t)f->at[n] : 0, 8), at += 16;
+        if (!n) continue;
+        for (k = 0; k <= (uint64_t)n; k++) ncf__le(p + at, (uint64_t)f->at[k], 8), at += 8;
+        memcpy(p + at, f->text, (size_t)f->at[n]), at += ncf__pad8((uint64_t)f->at[n]);
+        for (k = 0; k < (uint64_t)n * R; k++) {
+            uint32_t u;
+            memcpy(&u, &f->emb[k], 4), ncf__le(p + at + 4 * k, u, 4);
+        }
+        at += ncf__pad8(4 * (uint64_t)n * R);
+    }
+}
+
+/* The section at p (bytes long, its count included) read into m, every size and token checked:
+   the vocabulary strictly ascending, tokens of 1 to NCF_MAX_ID_BYTES, embeddings finite. */
+static int ncf__features_read(ncf_model *m, const uint8_t *p, uint64_t bytes)
+{
+    uint64_t at = 8, k;
+    int s, R = ncf_row_size(m), rc;
+    if (!(m->scratch->feat = NCF__ZNEW(struct ncf__features, 1))) return ncf__fail(NCF_ERR_NOMEM, "out of memory");
+    for (s = 0; s < 2; s++) {
+        uint64_t n, text;
+        ncf__fside *f = &m->scratch->feat->side[s];
+        if (at + 16 > bytes) return ncf__fail(NCF_ERR_PARSE, "model features section is truncated");
+        n = ncf__from_le(p + at, 4), text = ncf__from_le(p + at + 8, 8);
+        if (ncf__from_le(p + at + 4, 4) > 1 || n > bytes / 8 || text > bytes ||
+            (n && at + 16 + 8 * (n + 1) + ncf__pad8(text) + ncf__pad8(4 * n * R) > bytes) || (!n && text))
+            return ncf__fail(NCF_ERR_PARSE, "model features section has out-of-range sizes");
+        at += 16;
+        if (!n) continue;
+        if ((rc = ncf__fside_alloc(f, (int)n, (int64_t)text, R)) != NCF_OK) return rc;
+        f->no_id = (int)ncf__from_le(p + at - 12, 4);
+        for (k = 0; k <= n; k++, at += 8) {
+            uint64_t o = ncf__from_le(p + at, 8);
+            f->at[k] = (int64_t)o;
+            if ((k == 0 && o) ||
+                (k && (o <= (uint64_t)f->at[k - 1] || o - (uint64_t)f->at[k - 1] > NCF_MAX_ID_BYTES)) || o > text ||
+                (k == n && o != text))
+                return ncf__fail(NCF_ERR_PARSE, "model features section: token %d's offset is out of order", (int)k);
+        }
+        memcpy(f->text, p + at, (size_t)text);
+        for (k = 1; k < n; k++)
+            if (ncf__cmp_text(f->text + f->at[k - 1], (size_t)(f->at[k] - f->at[k - 1]), f->text + f->at[k],
+                              (size_t)(f->at[k + 1] - f->at[k])) >= 0)
+                return ncf__fail(NCF_ERR_PARSE, "model features section: the tokens do not ascend at %d", (int)k);
+        at += ncf__pad8(text);
+        for (k = 0; k < n * R; k++) {
+            uint32_t u = (uint32_t)ncf__from_le(p + at + 4 * k, 4);
+            memcpy(&f->emb[k], &u, 4);
+            if (!(f->emb[k] >= -NCF__MAX_PARAM && f->emb[k] <= NCF__MAX_PARAM))
+                return ncf__fail(NCF_ERR_PARSE, "model features section: an embedding is not finite or is implausible");
+        }
+        at += ncf__pad8(4 * n * R);
+    }
+    if (at != bytes)
+        return ncf__fail(NCF_ERR_PARSE, "model features section is %llu bytes, its sizes say %llu",
+                         (unsigned long long)bytes, (unsigned long long)at);
+    return NCF_OK;
+}
+
+#endif /* NCF_INFERENCE_ONLY */
+
 /* ---- >>file (src/file.c) --------------------------------------------------------------------- */
 /* ---- >>model-file: layout, CRC, writing, reading, reading in place --------------------------- */
 /* A file's flags; the text ids came with version 4. */
@@ -11679,7 +13007,8 @@ enum {
     NCF__FILE_RATED = 4,
     NCF__FILE_INT8 = 8,
     NCF__FILE_USER_TEXT = 16,
-    NCF__FILE_ITEM_TEXT = 32
+    NCF__FILE_ITEM_TEXT = 32,
+    NCF__FILE_FEATURES = 64 /* version 5 on */
 };
 #define NCF__FILE_SLOTS 16 /* layer slots in the header */
 #define NCF__HEADER_BYTES (16 + 4 * (5 + NCF__FILE_SLOTS) + 4 * (1 + NCF__FILE_SLOTS + 4) + 4 * 5 + 8 * 4)
@@ -11691,6 +13020,7 @@ enum {
 typedef struct {
     uint32_t version, flags;
     uint64_t ids, rated, params, adam, end; /* end: where the CRC is */
+    uint64_t feat, feat_bytes;              /* the features section (its count included) */
     uint64_t id_at[2];                      /* the user and item id tables */
     uint64_t text_bytes[2];                 /* their text's bytes, when text */
     uint64_t tensor[NCF_MAX_TENSORS];       /* each tensor's floats, or its int8 rows' scales */
@@ -11740,6 +13070,8 @@ static void ncf__lay_out(const ncf_model *m, ncf__layout *L)
     }
     L->adam = at;
     if (L->flags & NCF__FILE_ADAM) at += 8 * (uint64_t)m->num_params;
+    L->feat = at;
+    if (L->flags & NCF__FILE_FEATURES) at += L->feat_bytes;
     L->end = at;
 }
 
@@ -11959,6 +13291,12 @@ static int ncf__save_layout(const ncf_model *m, int flags, ncf__layout *L)
     L->text_bytes[1] = m->item_text ? (uint64_t)m->item_text_at[m->cfg.num_items] : 0;
     if (ids && m->rated && !(flags & NCF_SAVE_NO_RATED)) L->flags |= NCF__FILE_RATED;
     L->nrated = L->flags & NCF__FILE_RATED ? (uint64_t)m->rated_ptr[m->cfg.num_users] : 0;
+#ifndef NCF_INFERENCE_ONLY
+    L->feat_bytes = ncf__features_bytes(m);
+#else
+    L->feat_bytes = 0;
+#endif
+    if (L->feat_bytes) L->flags |= NCF__FILE_FEATURES;
     ncf__lay_out(m, L);
     return adam;
 }
@@ -12000,6 +13338,9 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len)
         for (i = 0; i < m->num_params; i++) ncf__put_f32(&w, m->adam_m[i]);
         for (i = 0; i < m->num_params; i++) ncf__put_f32(&w, m->adam_v[i]);
     }
+#ifndef NCF_INFERENCE_ONLY
+    if (L.flags & NCF__FILE_FEATURES) ncf__features_write(m, w.p + L.feat), w.at = (size_t)L.end;
+#endif
     NCF_ASSERT(w.at == L.end);
     w.at = (size_t)L.end;
     ncf__put_u32(&w, ncf__crc32(w.p, w.at));
@@ -12078,7 +13419,11 @@ static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model 
     ncf__get_u64(&r, &seed), ncf__get_u64(&r, step), ncf__get_u64(&r, epoch), ncf__get_u64(&r, &nparams);
     if (L->version >= 3) ncf__get_f32(&r, &unobserved); /* (padding, 0, before 0.7) */
     memset(&c, 0, sizeof c);
-    if (u[0] > INT32_MAX || u[1] > INT32_MAX || u[4] > NCF_MAX_LAYERS || (L->flags & ~(L->version >= 4 ? 63u : 15u)) ||
+    if (u[0] > INT32_MAX || u[1] > INT32_MAX || u[4] > NCF_MAX_LAYERS ||
+        (L->flags &
+         ~(L->version >= 5       ? 127u
+               : L->version >= 4 ? 63u
+                                 : 15u)) ||
         ((L->flags & (NCF__FILE_USER_TEXT | NCF__FILE_ITEM_TEXT)) && !(L->flags & NCF__FILE_IDS)) ||
         ((L->flags & NCF__FILE_RATED) && !(L->flags & NCF__FILE_IDS)) ||
         (L->version < 3 && (L->flags & NCF__FILE_INT8)) || ((L->flags & NCF__FILE_INT8) && (L->flags & NCF__FILE_ADAM)))
@@ -12099,10 +13444,20 @@ static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model 
     if (nparams != ncf__count_params(&c)) /* before allocating what the header claims */
         return ncf__fail(NCF_ERR_PARSE, "model holds %s parameters, its config needs %s", ncf__u64s(nparams, 0),
                          ncf__u64s(ncf__count_params(&c), 1));
-    L->nrated = 0;
+    L->nrated = 0, L->feat_bytes = 0;
     if ((rc = ncf__read_sizes(&r, L, (uint64_t)c.num_users, (uint64_t)c.num_items)) != NCF_OK) return rc;
     if ((rc = ncf__model_shell(shell, &c)) != NCF_OK) return rc;
     ncf__lay_out(*shell, L);
+    if (L->flags & NCF__FILE_FEATURES) { /* its size is its first word */
+        uint64_t b;
+        r.at = (size_t)L->feat;
+        if (L->feat + 8 > r.n || !ncf__get_u64(&r, &b) || b > r.n || b % 8) {
+            ncf_model_free(*shell), *shell = NULL;
+            return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
+        }
+        L->feat_bytes = 8 + b;
+        ncf__lay_out(*shell, L);
+    }
     if (L->end != len - 4) {
         ncf_model_free(*shell), *shell = NULL;
         return ncf__fail(NCF_ERR_PARSE, "model body is %s bytes, its header promises %s",
@@ -12300,6 +13655,10 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len)
         for (r.at = (size_t)L.adam, i = 0; i < m->num_params; i++) ncf__get_f32(&r, &m->adam_m[i]);
         for (i = 0; i < m->num_params; i++) ncf__get_f32(&r, &m->adam_v[i]);
     }
+#ifndef NCF_INFERENCE_ONLY /* (a device serves the known entities and skips the features) */
+    if (rc == NCF_OK && (L.flags & NCF__FILE_FEATURES))
+        rc = ncf__features_read(m, (const uint8_t *)buf + L.feat, L.feat_bytes);
+#endif
     if (rc == NCF_OK) rc = ncf__check_finite(m);
     if (rc != NCF_OK) {
         ncf_model_free(m);

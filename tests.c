@@ -32,6 +32,7 @@ static const char *g_expect_hash_file;
 #include "tests/test_train.c"
 #include "tests/test_eval.c"
 #include "tests/test_serve.c"
+#include "tests/test_features.c"
 #include "tests/test_file.c"
 #include "tests/test_hostile.c"
 
@@ -139,6 +140,12 @@ static const test_case TESTS[] = {
     {"fixture_written_here_reads_back", test_fixture_written_here_reads_back},
     {"fuzz_seeds_are_valid_models", test_fuzz_seeds_are_valid_models},
     {"recommend_topk_matches_a_full_sort_by_raw_id", test_recommend_topk_matches_a_full_sort_by_raw_id},
+    {"features_files_read_in_every_shape", test_features_files_read_in_every_shape},
+    {"bad_features_files_refused_with_file_and_line", test_bad_features_files_refused_with_file_and_line},
+    {"features_file_memory_bounded_by_its_size", test_features_file_memory_bounded_by_its_size},
+    {"feature_gradients_match_finite_differences", test_feature_gradients_match_finite_differences},
+    {"a_new_item_from_its_features_served_saved_and_loaded", test_a_new_item_from_its_features_served_saved_and_loaded},
+    {"cold_split_holds_items_out_whole_and_poison_changes_nothing", test_cold_split_holds_items_out_whole_and_poison_changes_nothing},
     {"saved_models_load_bit_identical", test_saved_models_load_bit_identical},
     {"resumed_training_equals_an_unbroken_run", test_resumed_training_equals_an_unbroken_run},
     {"corrupt_models_refused", test_corrupt_models_refused},

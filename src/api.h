@@ -16,7 +16,7 @@
      This file is generated: the public API from src/api.h, each implementation stage
      from the file src/TAG.c (or .h) its banner names, in this order, nothing rewritten.
      public API       >>api-config  >>api-errors  >>api-data  >>api-sampler  >>api-model
-                      >>api-serving  >>api-model-file  >>api-training  >>api-mpi
+                      >>api-serving  >>api-features  >>api-model-file  >>api-training  >>api-mpi
      implementation   >>impl
        >>internal     includes, platform macros, the few calls shared ahead of their stage
        >>base         >>threads  >>errors  >>memory  >>sort  >>rng
@@ -33,6 +33,7 @@
        >>tune         successive halving over settings, chosen on validation
        >>serve        >>model-ids  >>serving  >>serving-options  >>similar  >>by-id
        >>fold         >>fold-in  >>growth
+       >>features     side features  >>features-read  >>features-model  >>features-save
        >>file         >>model-file  >>safe-save
        >>mpi          opt-in (NCF_MPI): shards, gradient folds over ranks
      >>licence
@@ -342,8 +343,8 @@ typedef enum {
 } ncf_format;
 
 /* Which interactions of each user are its test items (validation follows the same rule inside
-   training). The first four hold out one item per user, the NCF paper's protocol; the last three
-   many (ncf_dataset.test_ptr), as RecBole's and cornac's tables do, evaluated by full ranking. */
+   training). The first four hold out one item per user, the NCF paper's protocol; RATIO, TIME,
+   CUTOFF and ITEMS many (ncf_dataset.test_ptr), as RecBole's and cornac's tables do, evaluated by full ranking. */
 enum {
     NCF_HOLDOUT_AUTO = 0, /* latest where the file has timestamps, else random */
     NCF_HOLDOUT_LATEST,   /* the latest by timestamp (ties, or no timestamps: the later line) */
@@ -355,7 +356,10 @@ enum {
                              timestamp (all of the first timestamp held out) */
     NCF_HOLDOUT_CUTOFF,   /* a global time split at holdout_cutoff: positives at or after it */
     NCF_HOLDOUT_SAVED,    /* (the report's) the split ncf_save_split wrote, read back */
-    NCF_HOLDOUT_PAPER     /* (the report's) the NCF paper split: each user's item in PREFIX.test.rating */
+    NCF_HOLDOUT_PAPER,    /* (the report's) the NCF paper split: each user's item in PREFIX.test.rating */
+    NCF_HOLDOUT_ITEMS     /* cold start: holdout_fraction of the items, drawn by the seed, held out whole
+                             (every interaction of theirs is test; validation, the same share of the
+                             rest, whole too): models score items they never trained on */
 };
 /* header of ncf_dataset_opts */
 enum { NCF_HEADER_AUTO = 0, NCF_HEADER_YES = 1, NCF_HEADER_NO = 2 };
@@ -480,6 +484,12 @@ typedef struct ncf_sampler {
                                (num_neg 4), whose rows and lists serve 1 + num_neg examples from the
                                cache and take one Adam step for them (the paper config 1.2x as
                                fast; its quality over seeds in docs/performance.md) */
+    /* NULL (ncf_sampler_init's): negatives among every item. Else only items i with
+       draw_only[i] != 0 are drawn (a draw of another is drawn again, up to 64 times): a features
+       model trains with its items that have training positives only, since a cold or new item
+       drawn as a negative, its vector its features' alone, would teach the model that such
+       vectors are negatives. */
+    const uint8_t *draw_only;
 } ncf_sampler;
 
 NCFDEF int ncf_sampler_init(ncf_sampler *s, const ncf_dataset *data, int num_neg, uint64_t seed);
@@ -706,14 +716,92 @@ NCFDEF int ncf_predict(const ncf_model *m, int64_t user, int64_t item, float *lo
    opts.allow = &i (the item's index, ncf_find), num_allow 1, exclude_rated 0. */
 NCFDEF int ncf_recommend(const ncf_model *m, int64_t user, const ncf_rec_opts *opts, int64_t *items, float *scores);
 
+/* ---- >>api-features: side features, cold start ------------------------------------------------ */
+/* Side features of users or items (genres, tags, authors, attributes), as a file beside the log
+   gives them: one row an entity with a column of tokens ("Action|Comedy"), long form (id,
+   feature[, weight]: an entity's rows add up), 0/1 flag columns or categorical columns. Ids
+   and tokens are kept as written. Owns its arrays; release with ncf_features_free. (Not in an
+   NCF_INFERENCE_ONLY build: a device serves a features model's known entities, read in place.) */
+#ifndef NCF_INFERENCE_ONLY
+typedef struct ncf_features {
+    int num_entities; /* entity k's id: ids[ids_at[k] .. ids_at[k+1]), in the order first read */
+    char *ids;
+    int64_t *ids_at;  /* [num_entities + 1] */
+    int num_features; /* feature j's token: vocab[vocab_at[j] .. vocab_at[j+1]), ascending bytes */
+    char *vocab;
+    int64_t *vocab_at; /* [num_features + 1] */
+    int64_t *ptr;      /* [num_entities + 1]: entity k's features feat[ptr[k] .. ptr[k+1]) */
+    int32_t *feat;     /* ascending within an entity, each once */
+    float *weight;     /* as given (1 where the file gives none; a repeated feature sums) */
+    int64_t records;   /* records read (the header not counted) */
+} ncf_features;
+
+typedef struct ncf_features_opts {
+    const char *sep; /* field separator, as ncf_dataset_opts.sep (NULL: found from the first lines) */
+    int header;      /* NCF_HEADER_AUTO: a header when the first record names a column asked for
+                        by name or a known one (an id alias, genres, tags, features, weight) */
+    /* "ID,FEATURE...[,weight:W]": the id column, then the feature columns, each a 1-based number,
+       a range "6-24" or a header name; W the weight column. One feature column: its field split
+       at token_sep, each token a feature as written. Several: a value "1" is the feature named
+       for its column (flags: u.item's genres), "0" and "" none, any other v "name=v" (u.user's
+       age, gender, occupation), a column's name being its header's or its number. NULL: the
+       first column and the one named genres, tags, features (or the second), and weight where
+       the header names one. */
+    const char *columns;
+    const char *token_sep; /* splits a single feature column ("|"); "": the field is one token */
+    int trim_ids;          /* as ncf_dataset_opts.trim_ids */
+} ncf_features_opts;
+
+NCFDEF ncf_features_opts ncf_features_opts_default(void);
+#ifndef NCF_NO_STDIO
+/* Reads a features file. On failure *f is left empty and the message names the file, line and
+   field. Memory is bounded by the file's size. */
+NCFDEF int ncf_load_features(ncf_features *f, const char *path, const ncf_features_opts *opts);
+#endif
+NCFDEF int ncf_load_features_mem(ncf_features *f, const char *name, const void *buf, size_t len,
+                                 const ncf_features_opts *opts);
+/* From a CSR matrix, as LightFM takes features: n entities named ids[k], row k's features
+   idx[ptr[k] .. ptr[k+1]) (columns of names[0..num_features)) with weights w (NULL: 1). */
+NCFDEF int ncf_features_from_csr(ncf_features *f, int n, const char *const *ids, int num_features,
+                                 const char *const *names, const int64_t *ptr, const int32_t *idx, const float *w);
+NCFDEF void ncf_features_free(ncf_features *f);
+
+/* ncf_model_set_features' flags: NCF_FEATURES_NO_ID, a features-only side (no id embedding). */
+enum { NCF_FEATURES_NO_ID = 1 };
+/* Gives one side of a model (NCF_USER or NCF_ITEM) its features: from here on each entity's
+   input vector, in every table (GMF, MLP, MF and its bias), is its id embedding plus the
+   weighted mean of its features' embeddings (weights normalized to sum 1, as LightFM
+   normalizes: an item with nine tags moves as far as one with one), and training moves both.
+   An entity without training positives in data (a cold item) has no id embedding: its vector
+   is its features' alone, as a brand-new one's. The model's tables keep the composed vectors,
+   so serving, evaluation and files read them as any model's; the feature vocabulary and
+   embeddings go into the model file. data holds the model's ids (its features' entities it
+   lacks are skipped: ncf_model_add_features adds them after training). Gradient optimizers
+   only (ALS refuses). Calling it again replaces that side's features. */
+NCFDEF int ncf_model_set_features(ncf_model *m, int side, const ncf_features *f, const ncf_dataset *data, int flags);
+/* The composed row ([ncf_row_size] floats, as ncf_row) of an entity with features tokens[0..n)
+   and weights (NULL: 1): for ncf_model_add, ncf_predict_for and a fold-in's start. Tokens the
+   model does not know are skipped; their count is returned (n: none known, the row is 0). */
+NCFDEF int ncf_feature_row(const ncf_model *m, int side, const char *const *tokens, const float *weights, int n,
+                           float *row);
+/* Adds every entity of f the model does not know yet, each with the row of its features (the
+   new items of a catalogue), so that it is recommended, scored and similar-to by id. *added
+   (if not NULL) gets their number. On failure *m is unchanged. */
+NCFDEF int ncf_model_add_features(ncf_model **m, int side, const ncf_features *f, int *added);
+/* The popularity-by-feature baseline: each item scored by the mean training popularity of the
+   training items sharing its features (weighted by its weights), an item without features
+   known to training by the mean of all; scores[num_items] for ncf_eval_opts.baseline. */
+NCFDEF int ncf_feature_popularity(const ncf_features *f, const ncf_dataset *data, float *scores);
+#endif
+
 /* ---- >>api-model-file: save, load, read in place --------------------------------------------- */
 /* A model file: "NCF\0", format version, endianness mark, config, step and epoch, then
    sections that each start 8-byte aligned: raw ids (int64), each user's rated items
    (varint gaps, optional), the parameters (float32; or, in an int8 file, the embedding
    tables as int8 rows with a float32 scale each), optionally the Adam moments (to resume
-   training exactly); CRC32 of all of it. Always little-endian. Version 2 files (0.2.x)
-   are still read. */
-#define NCF_FORMAT_VERSION 4
+   training exactly), the side features' vocabulary and embeddings (version 5, where the model
+   has them); CRC32 of all of it. Always little-endian. Versions 2 to 4 are still read. */
+#define NCF_FORMAT_VERSION 5
 enum {
     NCF_SAVE_MODEL = 0,   /* the model alone: parameters, ids, rated items */
     NCF_SAVE_ADAM = 1,    /* keep the Adam moments, to resume training exactly (an SGD or ALS model has none) */
@@ -812,6 +900,12 @@ typedef struct ncf_eval_opts {
                          sample by the seed (0: every user) */
     uint64_t seed;
     int metric; /* NCF_METRIC_*: what ncf_fit and ncf_tune choose on, at k (HR) */
+    /* full ranking: 1 ranks the held-out items among the items with no training positive only
+       (a cold-start split's unseen items), 0 among every item (0) */
+    int cold_only;
+    /* model NULL: items scored by these [num_items] scores, the same for every user (a random
+       or popularity-by-feature baseline, ncf_feature_popularity), not by popularity (NULL) */
+    const float *baseline;
 } ncf_eval_opts;
 
 NCFDEF ncf_eval_opts ncf_eval_opts_default(void);

@@ -676,7 +676,9 @@ enum {
     NCF__TAG_FULL,
     NCF__TAG_HOLDOUT,
     NCF__TAG_FOLD,
-    NCF__TAG_TUNE
+    NCF__TAG_TUNE,
+    NCF__TAG_FEATURES,
+    NCF__TAG_COLD
 };
 
 /* Uniform in [0, n) from 32 random bits (Lemire); bias < n / 2^32. */

@@ -452,6 +452,25 @@ static void ncf__ratio_roles(const ncf__interaction *r, int64_t k, int u, const 
     for (i = k - m - v; i < k - m; i++) role[o[i].at] = NCF__ROLE_VAL;
 }
 
+/* The cold-start split's roles of the items (I of them): round(fraction I) drawn by the seed
+   for test, then as large a share of the rest for validation; every record takes its item's. */
+static int ncf__item_roles(int I, const ncf__build_opts *bo, uint8_t *role)
+{
+    ncf__order *o = NCF__NEW(ncf__order, I ? I : 1);
+    int64_t i, m = (int64_t)floor(bo->fraction * (double)I + 0.5), v;
+    if (!o) return ncf__fail(NCF_ERR_NOMEM, "out of memory for a split of %d items", I);
+    v = bo->validation ? (int64_t)floor(bo->fraction * (double)(I - m) + 0.5) : 0;
+    for (i = 0; i < I; i++) {
+        o[i].key = ncf__hash3(bo->seed ^ NCF__TAG_COLD, (uint64_t)i, 0);
+        o[i].time = 0, o[i].seq = (uint32_t)i, o[i].at = (int32_t)i;
+        role[i] = NCF__ROLE_TRAIN;
+    }
+    ncf__sort(o, (size_t)I, sizeof *o, ncf__cmp_order);
+    for (i = 0; i < m + v && i < I; i++) role[o[i].at] = i < m ? NCF__ROLE_TEST : NCF__ROLE_VAL;
+    NCF_FREE(o);
+    return NCF_OK;
+}
+
 /* A time split's first held-out timestamps: test's (the cut-off, or the one a fraction of the
    records from the end) and validation's (a fraction of the records before test's from their end;
    INT64_MAX: none). times: the records' times, scratch of n. */
@@ -483,10 +502,10 @@ static int ncf__hold_out_many(ncf__interaction *rec, const int64_t *start, int64
     int64_t most = 1, total = 0, j, tcut = 0, vcut = INT64_MAX;
     ncf__order *o = NULL;
     ncf__interaction *tmp = NULL;
-    uint8_t *role = NULL, *trained = NULL, *held = NULL;
+    uint8_t *role = NULL, *trained = NULL, *held = NULL, *item_role = NULL;
     uint64_t *times = NULL, *scratch = NULL;
-    int u, i, rc = NCF_OK;
-    if (bo->holdout != NCF_HOLDOUT_RATIO && !timed)
+    int u, i, rc = NCF_OK, whole = bo->holdout == NCF_HOLDOUT_ITEMS;
+    if (bo->holdout != NCF_HOLDOUT_RATIO && !whole && !timed)
         return ncf__fail(NCF_ERR_ARG, "a time split needs a timestamp column, and the log has none");
     if (bo->holdout == NCF_HOLDOUT_SAVED) tcut = NCF__ROLE_TEST, vcut = NCF__ROLE_VAL; /* (a line's time is its role) */
     for (u = 0; u < U; u++) total += k[u], most = k[u] > most ? k[u] : most;
@@ -494,6 +513,10 @@ static int ncf__hold_out_many(ncf__interaction *rec, const int64_t *start, int64
     trained = NCF__ZNEW(uint8_t, I ? I : 1), held = NCF__ZNEW(uint8_t, I ? I : 1);
     if (bo->holdout == NCF_HOLDOUT_TIME || bo->holdout == NCF_HOLDOUT_CUTOFF)
         times = NCF__NEW(uint64_t, total ? total : 1), scratch = NCF__NEW(uint64_t, total ? total : 1);
+    if (whole && (!(item_role = NCF__NEW(uint8_t, I ? I : 1)) || (rc = ncf__item_roles(I, bo, item_role)) != NCF_OK)) {
+        if (!item_role) rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for a split of %d items", I);
+        goto done;
+    }
     if (!o || !tmp || !role || !trained || !held ||
         ((bo->holdout == NCF_HOLDOUT_TIME || bo->holdout == NCF_HOLDOUT_CUTOFF) && (!times || !scratch))) {
         rc = ncf__fail(NCF_ERR_NOMEM, "out of memory for a split of %lld positives", (long long)total);
@@ -510,14 +533,18 @@ static int ncf__hold_out_many(ncf__interaction *rec, const int64_t *start, int64
         int64_t c[3] = {0, 0, 0}, at[3];
         int g;
         if (bo->holdout == NCF_HOLDOUT_RATIO) ncf__ratio_roles(r, k[u], u, bo, timed, o, role);
+        else if (whole)
+            for (i = 0; i < k[u]; i++) role[i] = item_role[r[i].item];
         else
             for (i = 0; i < k[u]; i++)
                 role[i] = r[i].time >= tcut ? NCF__ROLE_TEST : r[i].time >= vcut ? NCF__ROLE_VAL : NCF__ROLE_TRAIN;
         for (i = 0; i < k[u]; i++) c[role[i]]++;
-        if (!c[NCF__ROLE_TRAIN] && c[NCF__ROLE_VAL]) /* (a user to evaluate has something to train on) */
+        if (!whole && !c[NCF__ROLE_TRAIN] && c[NCF__ROLE_VAL]) /* (a user to evaluate has something to train on;
+                                                                  a cold item's records stay held out whole) */
             for (i = 0; i < k[u]; i++)
                 if (role[i] == NCF__ROLE_VAL) role[i] = NCF__ROLE_TRAIN;
-        if (!c[NCF__ROLE_TRAIN] && c[NCF__ROLE_VAL]) c[NCF__ROLE_TRAIN] = c[NCF__ROLE_VAL], c[NCF__ROLE_VAL] = 0;
+        if (!whole && !c[NCF__ROLE_TRAIN] && c[NCF__ROLE_VAL])
+            c[NCF__ROLE_TRAIN] = c[NCF__ROLE_VAL], c[NCF__ROLE_VAL] = 0;
         if (!c[NCF__ROLE_TRAIN] && c[NCF__ROLE_TEST]) /* (kept in the split, not evaluated) */
             rep->users_only_held_out++, rep->only_held_out += c[NCF__ROLE_TEST];
         for (g = 0, j = 0; g < 3; g++) at[g] = j, j += c[g];
@@ -537,11 +564,13 @@ static int ncf__hold_out_many(ncf__interaction *rec, const int64_t *start, int64
                        "the %s split holds every one of the %lld positives out: nothing is left to train on (hold "
                        "out a smaller share, or cut later)",
                        bo->holdout == NCF_HOLDOUT_RATIO       ? "ratio"
+                           : whole                            ? "items"
                            : bo->holdout == NCF_HOLDOUT_SAVED ? "saved"
                                                               : "time",
                        (long long)total);
 done:
     NCF_FREE(o), NCF_FREE(tmp), NCF_FREE(role), NCF_FREE(trained), NCF_FREE(held), NCF_FREE(times), NCF_FREE(scratch);
+    NCF_FREE(item_role);
     return rc;
 }
 

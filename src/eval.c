@@ -83,6 +83,11 @@ static int ncf__eval_args(const ncf_model *m, const ncf_dataset *data, const ncf
         return ncf__fail(NCF_ERR_ARG,
                          "ncf_evaluate: target %d, full_ranking %d, max_users %d or metric %d is not one of its values",
                          o->target, o->full_ranking, o->max_users, o->metric);
+    if ((o->cold_only != 0 && o->cold_only != 1) || (o->cold_only && !o->full_ranking) || o->baseline)
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_evaluate: cold_only %d is 0 or 1, and 1 ranks in full; a baseline's "
+                         "scores are for model NULL",
+                         o->cold_only);
     if (!ncf__ids_match(m, data)) return NCF_ERR_ARG;
     if (data->report.holdout == NCF_HOLDOUT_NONE)
         return ncf__fail(NCF_ERR_DATA,
@@ -401,7 +406,9 @@ static void ncf__rank_user(const ncf_model *m, const float *proj, const float *p
                 b->e.sc = b->sc + j0;
                 ncf__score_user(m, proj, u, NULL, NULL, (int)j0, ncand - j0 < C ? (int)(ncand - j0) : C, &b->e, j0 > 0);
             }
-        else memcpy(b->sc, pop, sizeof(float) * (size_t)ncand);
+        else memcpy(b->sc, o->baseline ? o->baseline : pop, sizeof(float) * (size_t)ncand);
+        for (j0 = 0; o->cold_only && j0 < ncand; j0++) /* (a non-finite score is no candidate) */
+            if (pop[j0] > 0) b->sc[j0] = (float)NAN;
         ncf__rank_full(d, u, held, nh, other, no, b->sc, kmax, b->heap, b->hs, g);
         return;
     }
@@ -415,7 +422,7 @@ static void ncf__rank_user(const ncf_model *m, const float *proj, const float *p
             ncf__score_user(m, proj, u, NULL, b->cand + j0, 0, ncand - j0 < C ? (int)(ncand - j0) : C, &b->e, j0 > 0);
         }
     else
-        for (j0 = 0; j0 < ncand; j0++) b->sc[j0] = pop[b->cand[j0]];
+        for (j0 = 0; j0 < ncand; j0++) b->sc[j0] = (o->baseline ? o->baseline : pop)[b->cand[j0]];
     g->held = 1, g->ntop = 0;
     g->best = NCF__NONFINITE(b->sc[0]) ? NCF__NONFINITE_SCORE : ncf__count_above(d, u, -1, b->cand, ncand, 0, b->sc);
     g->hits = g->best >= 0 && g->best < kmax;
@@ -450,6 +457,9 @@ static int ncf__at_args(const ncf_model *m, const ncf_dataset *d, const ncf_eval
                          o->target, o->full_ranking, o->max_users);
     if (o->target == NCF_EVAL_VALIDATION && !ncf__has_val(d))
         return ncf__fail(NCF_ERR_ARG, "ncf_evaluate (popularity): the dataset has no validation set");
+    if ((o->cold_only != 0 && o->cold_only != 1) || (o->cold_only && !o->full_ranking))
+        return ncf__fail(NCF_ERR_ARG, "ncf_evaluate (popularity): cold_only %d is 0 or 1, and 1 ranks in full",
+                         o->cold_only);
     if (d->test_ptr && !o->full_ranking)
         return ncf__fail(NCF_ERR_ARG,
                          "ncf_evaluate (popularity): a split of many items per user is evaluated by full ranking");

@@ -6,7 +6,8 @@ enum {
     NCF__FILE_RATED = 4,
     NCF__FILE_INT8 = 8,
     NCF__FILE_USER_TEXT = 16,
-    NCF__FILE_ITEM_TEXT = 32
+    NCF__FILE_ITEM_TEXT = 32,
+    NCF__FILE_FEATURES = 64 /* version 5 on */
 };
 #define NCF__FILE_SLOTS 16 /* layer slots in the header */
 #define NCF__HEADER_BYTES (16 + 4 * (5 + NCF__FILE_SLOTS) + 4 * (1 + NCF__FILE_SLOTS + 4) + 4 * 5 + 8 * 4)
@@ -18,6 +19,7 @@ enum {
 typedef struct {
     uint32_t version, flags;
     uint64_t ids, rated, params, adam, end; /* end: where the CRC is */
+    uint64_t feat, feat_bytes;              /* the features section (its count included) */
     uint64_t id_at[2];                      /* the user and item id tables */
     uint64_t text_bytes[2];                 /* their text's bytes, when text */
     uint64_t tensor[NCF_MAX_TENSORS];       /* each tensor's floats, or its int8 rows' scales */
@@ -67,6 +69,8 @@ static void ncf__lay_out(const ncf_model *m, ncf__layout *L)
     }
     L->adam = at;
     if (L->flags & NCF__FILE_ADAM) at += 8 * (uint64_t)m->num_params;
+    L->feat = at;
+    if (L->flags & NCF__FILE_FEATURES) at += L->feat_bytes;
     L->end = at;
 }
 
@@ -286,6 +290,12 @@ static int ncf__save_layout(const ncf_model *m, int flags, ncf__layout *L)
     L->text_bytes[1] = m->item_text ? (uint64_t)m->item_text_at[m->cfg.num_items] : 0;
     if (ids && m->rated && !(flags & NCF_SAVE_NO_RATED)) L->flags |= NCF__FILE_RATED;
     L->nrated = L->flags & NCF__FILE_RATED ? (uint64_t)m->rated_ptr[m->cfg.num_users] : 0;
+#ifndef NCF_INFERENCE_ONLY
+    L->feat_bytes = ncf__features_bytes(m);
+#else
+    L->feat_bytes = 0;
+#endif
+    if (L->feat_bytes) L->flags |= NCF__FILE_FEATURES;
     ncf__lay_out(m, L);
     return adam;
 }
@@ -327,6 +337,9 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len)
         for (i = 0; i < m->num_params; i++) ncf__put_f32(&w, m->adam_m[i]);
         for (i = 0; i < m->num_params; i++) ncf__put_f32(&w, m->adam_v[i]);
     }
+#ifndef NCF_INFERENCE_ONLY
+    if (L.flags & NCF__FILE_FEATURES) ncf__features_write(m, w.p + L.feat), w.at = (size_t)L.end;
+#endif
     NCF_ASSERT(w.at == L.end);
     w.at = (size_t)L.end;
     ncf__put_u32(&w, ncf__crc32(w.p, w.at));
@@ -405,7 +418,11 @@ static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model 
     ncf__get_u64(&r, &seed), ncf__get_u64(&r, step), ncf__get_u64(&r, epoch), ncf__get_u64(&r, &nparams);
     if (L->version >= 3) ncf__get_f32(&r, &unobserved); /* (padding, 0, before 0.7) */
     memset(&c, 0, sizeof c);
-    if (u[0] > INT32_MAX || u[1] > INT32_MAX || u[4] > NCF_MAX_LAYERS || (L->flags & ~(L->version >= 4 ? 63u : 15u)) ||
+    if (u[0] > INT32_MAX || u[1] > INT32_MAX || u[4] > NCF_MAX_LAYERS ||
+        (L->flags &
+         ~(L->version >= 5       ? 127u
+               : L->version >= 4 ? 63u
+                                 : 15u)) ||
         ((L->flags & (NCF__FILE_USER_TEXT | NCF__FILE_ITEM_TEXT)) && !(L->flags & NCF__FILE_IDS)) ||
         ((L->flags & NCF__FILE_RATED) && !(L->flags & NCF__FILE_IDS)) ||
         (L->version < 3 && (L->flags & NCF__FILE_INT8)) || ((L->flags & NCF__FILE_INT8) && (L->flags & NCF__FILE_ADAM)))
@@ -426,10 +443,20 @@ static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model 
     if (nparams != ncf__count_params(&c)) /* before allocating what the header claims */
         return ncf__fail(NCF_ERR_PARSE, "model holds %s parameters, its config needs %s", ncf__u64s(nparams, 0),
                          ncf__u64s(ncf__count_params(&c), 1));
-    L->nrated = 0;
+    L->nrated = 0, L->feat_bytes = 0;
     if ((rc = ncf__read_sizes(&r, L, (uint64_t)c.num_users, (uint64_t)c.num_items)) != NCF_OK) return rc;
     if ((rc = ncf__model_shell(shell, &c)) != NCF_OK) return rc;
     ncf__lay_out(*shell, L);
+    if (L->flags & NCF__FILE_FEATURES) { /* its size is its first word */
+        uint64_t b;
+        r.at = (size_t)L->feat;
+        if (L->feat + 8 > r.n || !ncf__get_u64(&r, &b) || b > r.n || b % 8) {
+            ncf_model_free(*shell), *shell = NULL;
+            return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
+        }
+        L->feat_bytes = 8 + b;
+        ncf__lay_out(*shell, L);
+    }
     if (L->end != len - 4) {
         ncf_model_free(*shell), *shell = NULL;
         return ncf__fail(NCF_ERR_PARSE, "model body is %s bytes, its header promises %s",
@@ -627,6 +654,10 @@ NCFDEF int ncf_load_mem(ncf_model **out, const void *buf, size_t len)
         for (r.at = (size_t)L.adam, i = 0; i < m->num_params; i++) ncf__get_f32(&r, &m->adam_m[i]);
         for (i = 0; i < m->num_params; i++) ncf__get_f32(&r, &m->adam_v[i]);
     }
+#ifndef NCF_INFERENCE_ONLY /* (a device serves the known entities and skips the features) */
+    if (rc == NCF_OK && (L.flags & NCF__FILE_FEATURES))
+        rc = ncf__features_read(m, (const uint8_t *)buf + L.feat, L.feat_bytes);
+#endif
     if (rc == NCF_OK) rc = ncf__check_finite(m);
     if (rc != NCF_OK) {
         ncf_model_free(m);

@@ -691,7 +691,7 @@ NCFDEF int ncf_model_grow(ncf_model **mp, const ncf_dataset *d)
         ncf__copy_rows(g, m, t, per_user ? umap : per_item ? imap : NULL);
     }
     g->step = m->step, g->epoch = m->epoch;
-    if ((rc = ncf_model_set_ids(g, d)) != NCF_OK) goto done;
+    if ((rc = ncf__features_carry(g, m)) != NCF_OK || (rc = ncf_model_set_ids(g, d)) != NCF_OK) goto done;
     ncf_model_free(m);
     *mp = g, g = NULL;
 done:

@@ -7,7 +7,7 @@
 #   src/generate.sh --check   fail, saying so, when ncf.h differs from what src/ makes
 set -eu
 cd "$(dirname "$0")"
-STAGES="base ids logs dataset sampler kernels model score train als eval tune serve fold file mpi"
+STAGES="base ids logs dataset sampler kernels model score train als eval tune serve fold features file mpi"
 
 rule() { # the line before a part: its tag, its source, padded to 100 columns
     printf '/* ---- >>%s (src/%s) %s */\n' "$1" "$2" \

@@ -144,4 +144,17 @@ static int ncf__als_epoch(ncf_model *m, const ncf_dataset *ds, ncf_progress_fn p
                           double *mean_loss); /* als */
 #endif
 static int ncf__build_id_maps(ncf_model *m); /* serve */
+#ifndef NCF_INFERENCE_ONLY                   /* features */
+struct ncf__features;
+static void ncf__features_free(struct ncf__features *F);
+static int ncf__has_features(const ncf_model *m);
+static int ncf__features_train_on(const ncf_model *m);
+static int ncf__features_train(ncf_model *m, const ncf_sampler *smp, int epoch, int64_t first, int64_t end,
+                               ncf_progress_fn progress, void *ctx, double *sum);
+static size_t ncf__features_state(const ncf_model *m, float **blocks, size_t *sizes); /* 12 blocks */
+static int ncf__features_carry(ncf_model *dst, const ncf_model *src);
+static uint64_t ncf__features_bytes(const ncf_model *m);
+static void ncf__features_write(const ncf_model *m, uint8_t *p);
+static int ncf__features_read(ncf_model *m, const uint8_t *p, uint64_t bytes);
+#endif
 static void ncf__refresh_gram(ncf_model *m); /* als */

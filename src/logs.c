@@ -171,8 +171,8 @@ static int ncf__build_agree(const ncf__build_opts *bo, int rc)
 
 /* The paper split's test lines: the latest, held out even when it is a user's only line. */
 #define NCF__HOLDOUT_SPLIT 99
-/* A split of many items per user (NCF_HOLDOUT_RATIO to _SAVED). */
-#define NCF__MANY(h) ((h) >= NCF_HOLDOUT_RATIO && (h) <= NCF_HOLDOUT_SAVED)
+/* A split of many items per user (NCF_HOLDOUT_RATIO to _SAVED, and _ITEMS). */
+#define NCF__MANY(h) (((h) >= NCF_HOLDOUT_RATIO && (h) <= NCF_HOLDOUT_SAVED) || (h) == NCF_HOLDOUT_ITEMS)
 
 /* The dataset from parsed triples: >>split, after the parsers that feed it. */
 static int ncf__build(ncf_dataset *ds, const int64_t *users, const int64_t *items, const int64_t *times, int64_t n,
@@ -1027,10 +1027,10 @@ static int ncf__dialect_of(const char *name, const ncf_dataset_opts *o, ncf__dia
                          "%s: holdout_fraction %g: a ratio or time split (or a cut-off's validation) "
                          "needs a share in (0, 1)",
                          name, (double)o->holdout_fraction);
-    if (o->holdout < NCF_HOLDOUT_AUTO || o->holdout > NCF_HOLDOUT_SAVED || o->header < 0 || o->header > NCF_HEADER_NO ||
-        o->min_ratings < 0 || o->eval_negatives < 0 || o->min_rating != o->min_rating || o->min_item_ratings < 0 ||
-        (o->kcore != 0 && o->kcore != 1) || o->weighting < NCF_WEIGHT_NONE || o->weighting > NCF_WEIGHT_LOG ||
-        (o->trim_ids != 0 && o->trim_ids != 1))
+    if (o->holdout < NCF_HOLDOUT_AUTO || (o->holdout > NCF_HOLDOUT_SAVED && o->holdout != NCF_HOLDOUT_ITEMS) ||
+        o->header < 0 || o->header > NCF_HEADER_NO || o->min_ratings < 0 || o->eval_negatives < 0 ||
+        o->min_rating != o->min_rating || o->min_item_ratings < 0 || (o->kcore != 0 && o->kcore != 1) ||
+        o->weighting < NCF_WEIGHT_NONE || o->weighting > NCF_WEIGHT_LOG || (o->trim_ids != 0 && o->trim_ids != 1))
         return ncf__fail(NCF_ERR_ARG,
                          "%s: a load option is out of range (holdout %d, header %d, min_ratings %d, "
                          "min_item_ratings %d, kcore %d, eval_negatives %d, weighting %d, trim_ids %d)",

@@ -111,8 +111,9 @@ struct ncf__scratch {
     ncf__touched touched;  /* training */
     int nonfinite;         /* set by ncf_update when it wrote a non-finite parameter */
     ncf__serving_cache cache;
-    ncf__pace pace; /* training: whether its threads pay on this machine now */
-    int in_place;   /* parameters, ids and rated items are the caller's buffer */
+    ncf__pace pace;             /* training: whether its threads pay on this machine now */
+    int in_place;               /* parameters, ids and rated items are the caller's buffer */
+    struct ncf__features *feat; /* side features (features.c), or NULL */
 #ifdef NCF_MPI
     struct {
         int64_t bytes; /* sent by ncf_mpi_train_examples */
@@ -479,6 +480,7 @@ NCFDEF void ncf_model_free(ncf_model *m)
         NCF_FREE(m->scratch->touched.user);
         NCF_FREE(m->scratch->touched.item);
         NCF_FREE(m->scratch->touched.flag);
+        ncf__features_free(m->scratch->feat);
 #endif
         NCF_FREE(m->scratch->cache.user_order);
         NCF_FREE(m->scratch->cache.item_order);

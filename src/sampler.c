@@ -86,12 +86,12 @@ typedef struct {
 } ncf__absent;
 
 /* The search that draws example e's negative among user u's untrained items. */
-static ncf__absent ncf__untrained_draw(const ncf_sampler *s, int epoch, int64_t e, int32_t u)
+static ncf__absent ncf__untrained_draw(const ncf_sampler *s, int epoch, int64_t e, int32_t u, uint64_t again)
 {
     const ncf_dataset *d = s->data;
     ncf__absent a;
     a.p = d->items + d->user_ptr[u], a.d = d->user_ptr[u + 1] - d->user_ptr[u];
-    a.r = ncf__below(ncf__hash3(s->seed ^ NCF__TAG_NEG, (uint64_t)epoch, (uint64_t)e),
+    a.r = ncf__below(ncf__hash3(s->seed ^ NCF__TAG_NEG ^ (again << 32), (uint64_t)epoch, (uint64_t)e),
                      (uint32_t)ncf__num_untrained(d, u));
     a.item = a.lo = a.left = 0;
     return a;
@@ -117,10 +117,14 @@ static void ncf__draw(const ncf_sampler *s, int epoch, int64_t e, int64_t p, int
         *label = d->weight ? d->weight[p] : 1.0f;
     } else {
         ncf__absent a;
-        if (s->skip_held_out) {
-            uint64_t x = ncf__hash3(s->seed ^ NCF__TAG_NEG, (uint64_t)epoch, (uint64_t)e);
-            *item = ncf__nth_unrated(d, u, ncf__below(x, (uint32_t)ncf__num_unrated(d, u)));
-        } else a = ncf__untrained_draw(s, epoch, e, u), *item = (int32_t)ncf__nth_absent(a.p, a.d, a.r);
+        uint64_t t;
+        for (t = 0; t < 64; t++) { /* (drawn again, a fresh draw each time, where draw_only refuses one) */
+            if (s->skip_held_out) {
+                uint64_t x = ncf__hash3(s->seed ^ NCF__TAG_NEG ^ (t << 32), (uint64_t)epoch, (uint64_t)e);
+                *item = ncf__nth_unrated(d, u, ncf__below(x, (uint32_t)ncf__num_unrated(d, u)));
+            } else a = ncf__untrained_draw(s, epoch, e, u, t), *item = (int32_t)ncf__nth_absent(a.p, a.d, a.r);
+            if (!s->draw_only || s->draw_only[*item]) break;
+        }
         *label = 0.0f;
     }
 }
@@ -153,12 +157,12 @@ static void ncf__draw_chunk(const ncf_sampler *s, int epoch, const int64_t *e, c
     int at[16], q, j = 0;
     for (q = 0; q < n; q++) {
         int32_t u;
-        if (k[q] == 0 || s->skip_held_out || (uint64_t)p[q] >= (uint64_t)d->num_train) {
+        if (k[q] == 0 || s->skip_held_out || s->draw_only || (uint64_t)p[q] >= (uint64_t)d->num_train) {
             ncf__draw(s, epoch, e[q], p[q], k[q], &users[q], &items[q], &labels[q]);
             continue;
         }
         users[q] = u = d->train_user[p[q]], labels[q] = 0.0f;
-        a[j] = ncf__untrained_draw(s, epoch, e[q], u), at[j++] = q;
+        a[j] = ncf__untrained_draw(s, epoch, e[q], u, 0), at[j++] = q;
     }
     ncf__nth_absent_many(a, j);
     for (q = 0; q < j; q++) items[at[q]] = (int32_t)a[q].item;

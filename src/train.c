@@ -924,6 +924,9 @@ static int ncf__als_train(ncf_model *m, const ncf_sampler *s, int epoch, ncf_pro
     int rc;
     double l = 0;
     if ((rc = ncf__writable(m, "ncf_train_epoch")) != NCF_OK) return rc;
+    if (ncf__has_features(m))
+        return ncf__fail(NCF_ERR_ARG,
+                         "ncf_train_epoch: ALS takes no features (train a features model with Adam or SGD)");
     if (ncf__is_shard(s->data)) return ncf__fail(NCF_ERR_ARG, "ncf_train_epoch: ALS trains whole data, not a shard");
     if (s->data->num_users > m->cfg.num_users || s->data->num_items > m->cfg.num_items)
         return ncf__fail(NCF_ERR_ARG, "ncf_train_epoch: the data has %d users and %d items, the model %d and %d",
@@ -957,6 +960,11 @@ NCFDEF int ncf_train_examples(ncf_model *m, const ncf_sampler *s, int epoch, int
     if ((rc = ncf__epoch_span("ncf_train_examples", epoch, first, count, s->num_examples)) != NCF_OK) return rc;
     B = m->cfg.batch_size;
     end = first + count;
+    if (ncf__features_train_on(m)) { /* (its own loop: the composed rows between the steps) */
+        rc = ncf__features_train(m, s, epoch, first, end, progress, ctx, &sum);
+        if (rc == NCF_OK && mean_loss) *mean_loss = count ? sum / (double)count : 0;
+        return rc;
+    }
     rep.progress = progress, rep.ctx = ctx, rep.done0 = 0, rep.total = count, rep.sum = &sum;
     if (ncf__per_example_sgd(&m->cfg) && !ncf__pending(m)) {
         rc = ncf__train_sgd_examples(m, s, epoch, first, end, &rep);
@@ -1110,12 +1118,26 @@ NCFDEF ncf_fit_opts ncf_fit_opts_default(void)
 /* The model's training state: parameters, Adam moments, counters. */
 typedef struct {
     float *params, *m, *v;
+    float *feat; /* the features' state (ncf__features_state), or NULL */
     int64_t step, epoch;
 } ncf__snapshot;
+
+/* The features' state copied into (take) or out of the snapshot. */
+static void ncf__snapshot_features(const ncf_model *m, float *keep, int take)
+{
+    float *b[12];
+    size_t n[12], at = 0;
+    int k;
+    if (!keep) return;
+    ncf__features_state(m, b, n);
+    for (k = 0; k < 12; at += n[k++])
+        if (n[k]) memcpy(take ? keep + at : b[k], take ? b[k] : keep + at, sizeof(float) * n[k]);
+}
 
 static void ncf__snapshot_take(const ncf_model *m, ncf__snapshot *s)
 {
     size_t n = sizeof(float) * m->num_params;
+    ncf__snapshot_features(m, s->feat, 1);
     memcpy(s->params, m->params, n);
     if (m->adam_m && s->m) memcpy(s->m, m->adam_m, n), memcpy(s->v, m->adam_v, n);
     s->step = m->step, s->epoch = m->epoch;
@@ -1125,6 +1147,7 @@ static void ncf__snapshot_put(ncf_model *m, const ncf__snapshot *s)
 {
     size_t n = sizeof(float) * m->num_params;
     memcpy(m->params, s->params, n);
+    ncf__snapshot_features(m, s->feat, 0);
     if (m->adam_m && s->m) memcpy(m->adam_m, s->m, n), memcpy(m->adam_v, s->v, n);
     m->step = s->step, m->epoch = s->epoch;
     ncf_model_params_changed(m);
@@ -1155,8 +1178,14 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *op
     best.params = NCF__NEW(float, m->num_params);
     best.m = m->adam_m ? NCF__NEW(float, m->num_params) : NULL,
     best.v = m->adam_v ? NCF__NEW(float, m->num_params) : NULL;
+    {
+        float *b[12];
+        size_t n[12], nf = ncf__features_state(m, b, n);
+        best.feat = nf ? NCF__NEW(float, nf) : NULL;
+        if (nf && !best.feat) NCF_FREE(best.params), best.params = NULL; /* (refused below) */
+    }
     if (!best.params || (m->adam_m && (!best.m || !best.v))) {
-        NCF_FREE(best.params), NCF_FREE(best.m), NCF_FREE(best.v);
+        NCF_FREE(best.params), NCF_FREE(best.m), NCF_FREE(best.v), NCF_FREE(best.feat);
         return ncf__fail(NCF_ERR_NOMEM, "ncf_fit: out of memory for a copy of the model's %lu parameters",
                          (unsigned long)m->num_params);
     }
@@ -1179,7 +1208,7 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *op
     }
     if (rep) rep->epochs_trained = e - first, rep->chosen_epoch = (int)best.epoch, rep->chosen = top;
     if (rc == NCF_OK) ncf__snapshot_put(m, &best);
-    NCF_FREE(best.params), NCF_FREE(best.m), NCF_FREE(best.v);
+    NCF_FREE(best.params), NCF_FREE(best.m), NCF_FREE(best.v), NCF_FREE(best.feat);
     return rc;
 }
 #endif /* NCF_INFERENCE_ONLY */

@@ -18,7 +18,8 @@
 /* Every allocation the library makes goes through these hooks; the allocation-failure sweep
    makes the k-th one after arming fail (g_alloc_fail_at = k), as SQLite tests itself. */
 static long g_alloc_count, g_alloc_fail_at = -1, g_alloc_calls, g_alloc_bytes;
-static long g_alloc_live; /* blocks allocated and not yet freed (the MPI tests' leak check) */
+static long g_alloc_live;    /* blocks allocated and not yet freed (the MPI tests' leak check) */
+static long g_realloc_bytes; /* asked of realloc, each call's new size */
 static int alloc_fails(void) { return g_alloc_fail_at >= 0 && g_alloc_count++ == g_alloc_fail_at; }
 /* (counted atomically: serving tests allocate from several threads at once) */
 #if defined(__GNUC__) || defined(__clang__)
@@ -37,6 +38,7 @@ static void *test_malloc(size_t n)
 static void *test_realloc(void *p, size_t n)
 {
     void *q = alloc_fails() ? NULL : realloc(p, n);
+    COUNT_ADD(g_realloc_bytes, (long)n);
     if (q && !p) COUNT_ADD(g_alloc_live, 1);
     return q;
 }

@@ -124,7 +124,7 @@ static void test_format_3_files_still_read(void)
     CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK);
     CHECK(ncf_save_mem(m, NCF_SAVE_MODEL, &buf, &len) == NCF_OK);
     p = (uint8_t *)buf;
-    CHECK(p[4] == 4 && p[5] == 0);
+    CHECK(p[4] == NCF_FORMAT_VERSION && p[5] == 0);
     p[4] = 3;
     crc = ncf__crc32(p, len - 4);
     p[len - 4] = (uint8_t)crc, p[len - 3] = (uint8_t)(crc >> 8), p[len - 2] = (uint8_t)(crc >> 16),
@@ -135,10 +135,10 @@ static void test_format_3_files_still_read(void)
         CHECK(recommend_k(m, 5, 5, 1, a, NULL) == 5 && recommend_k(v3, 5, 5, 1, b, NULL) == 5 &&
               recommend_k(v3p, 5, 5, 1, e, NULL) == 5 && !memcmp(a, b, sizeof a) && !memcmp(a, e, sizeof a));
     }
-    p[4] = 5; /* a version from the future */
+    p[4] = NCF_FORMAT_VERSION + 1; /* a version from the future */
     {
         ncf_model *v5 = NULL;
-        CHECK_ERR(ncf_load_mem(&v5, buf, len), NCF_ERR_PARSE, "reads versions 2 to 4");
+        CHECK_ERR(ncf_load_mem(&v5, buf, len), NCF_ERR_PARSE, "reads versions 2 to 5");
         CHECK(v5 == NULL);
     }
     ncf_model_free(m), ncf_model_free(v3), ncf_model_free(v3p);

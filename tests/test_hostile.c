@@ -314,7 +314,7 @@ static void test_absurd_settings_and_values_refused(void)
         CHECK_ERR(ncf_evaluate(dm, &d, &eo, &mt), NCF_ERR_ARG, "target 7");
         CHECK_ERR(recommend_k(dm, d.raw_user[0], 3, 2, top, NULL), NCF_ERR_ARG, "exclude_rated 2");
         d.raw_user[0] += 1000; /* data with another id than the model's: refused, not scored */
-        CHECK_ERR(ncf_evaluate(dm, &d, &(ncf_eval_opts){10, 0, 0, 0, 0, 0}, &mt), NCF_ERR_ARG, "other ids");
+        CHECK_ERR(ncf_evaluate(dm, &d, &(ncf_eval_opts){10, 0, 0, 0, 0, 0, 0, NULL}, &mt), NCF_ERR_ARG, "other ids");
         ncf_model_free(dm);
     }
     ncf_model_free(m), ncf_dataset_free(&d);
@@ -1282,6 +1282,50 @@ static int sw_indices_rows_and_workspaces(void)
     return rc;
 }
 
+/* Side features read from a file and from a CSR matrix, a cold split, a features model trained,
+   a new item added from its features, saved and read back, the baseline. */
+static int sw_features(void)
+{
+    static const char log[] = "u1,i1\nu1,i2\nu2,i2\nu2,i3\nu3,i1\nu3,i3\nu4,i1\nu4,i2\nu5,i3\nu5,i1\n";
+    static const char feats[] = "item,genres\ni1,a|b\ni2,b\ni3,c\nnew,a|c\n";
+    const char *ids[2] = {"x", "y"}, *names[2] = {"a", "b"}, *toks[1] = {"b"};
+    int64_t ptr[3] = {0, 1, 2};
+    int32_t idx[2] = {1, 0};
+    ncf_dataset d;
+    ncf_features f, g;
+    ncf_dataset_opts o = ncf_dataset_opts_default();
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL, *back = NULL;
+    ncf_sampler s;
+    float row[64], sc[8];
+    void *buf = NULL;
+    size_t len = 0;
+    int rc, added = 0;
+    memset(&d, 0, sizeof d), memset(&f, 0, sizeof f), memset(&g, 0, sizeof g);
+    o.holdout = NCF_HOLDOUT_ITEMS, o.holdout_fraction = 0.3f;
+    write_file("sweep_features.csv", feats);
+    rc = ncf_load_dataset_mem(&d, "sweep.log", log, sizeof log - 1, &o);
+    if (rc == NCF_OK) rc = ncf_load_features(&f, path_in_dir("sweep_features.csv"), NULL);
+    if (rc == NCF_OK) rc = ncf_features_from_csr(&g, 2, ids, 2, names, ptr, idx, NULL);
+    c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 4, c.layers[0] = 8, c.layers[1] = 4;
+    c.num_layers = 2, c.batch_size = 8;
+    if (rc == NCF_OK) rc = ncf_model_create(&m, &c);
+    if (rc == NCF_OK) rc = ncf_model_set_ids(m, &d);
+    if (rc == NCF_OK) rc = ncf_model_set_features(m, NCF_ITEM, &f, &d, 0);
+    if (rc == NCF_OK) rc = ncf_sampler_init(&s, &d, 2, 1);
+    if (rc == NCF_OK) rc = ncf_train_epoch(m, &s, 1, NULL, NULL, NULL);
+    if (rc == NCF_OK) rc = ncf_feature_popularity(&f, &d, sc);
+    if (rc == NCF_OK) rc = ncf_model_add_features(&m, NCF_ITEM, &f, &added);
+    if (rc == NCF_OK && (rc = ncf_feature_row(m, NCF_ITEM, toks, NULL, 1, row)) > 0) rc = NCF_ERR_DATA;
+    if (rc == NCF_OK) rc = ncf_save_mem(m, NCF_SAVE_MODEL, &buf, &len);
+    if (rc == NCF_OK) rc = ncf_load_mem(&back, buf, len);
+    if (rc == NCF_OK)
+        g_sw_digest = (uint64_t)added ^ (uint64_t)back->cfg.num_items << 8 ^ (uint64_t)g.num_features << 16;
+    ncf_model_free(m), ncf_model_free(back), ncf_free(buf);
+    ncf_features_free(&f), ncf_features_free(&g), ncf_dataset_free(&d);
+    return rc;
+}
+
 /* Every public call that can allocate, swept (what each case calls, by name), and every one
    that allocates nothing, checked so: make test compares the two lists with ncf.h's API, so a
    new call is in one or the other. */
@@ -1319,6 +1363,9 @@ static const struct {
               sw_steps_and_pretraining},
              {"a fit and a search: ncf_fit ncf_tune ncf_tune_final ncf_tune_report_free", sw_fit_and_tune},
              {"outputs written whole (the private file writer the demo uses)", sw_outputs},
+             {"features: ncf_load_features ncf_load_features_mem ncf_features_from_csr ncf_model_set_features "
+              "ncf_feature_popularity ncf_model_add_features ncf_feature_row",
+              sw_features},
              {"indices, rows, a verified open, workspaces: ncf_model_params_changed ncf_predict_index ncf_row "
               "ncf_predict_for",
               sw_indices_rows_and_workspaces},
@@ -1382,7 +1429,8 @@ static const char ALLOCATE_NOTHING[] =
     "ncf_config_default ncf_config_mlperf ncf_dataset_free ncf_dataset_find ncf_dataset_id ncf_error_text "
     "ncf_version ncf_set_threads ncf_dataset_opts_default ncf_eval_opts_default ncf_fit_opts_default "
     "ncf_fold_opts_default ncf_rec_opts_default ncf_tune_opts_default ncf_row ncf_fold_workspace_size "
-    "ncf_rec_workspace_size ncf_row_size ncf_find ncf_id ncf_metric_value ncf_free ncf_model_free";
+    "ncf_rec_workspace_size ncf_row_size ncf_find ncf_id ncf_metric_value ncf_free ncf_model_free "
+    "ncf_features_opts_default ncf_features_free";
 static const char MPI_CALLS[] =
     "ncf_mpi_shard ncf_mpi_train_epoch ncf_mpi_train_examples ncf_mpi_sync ncf_mpi_evaluate "
     "ncf_mpi_model_create ncf_mpi_shard_model ncf_mpi_load ncf_mpi_save ncf_mpi_load_dataset";
@@ -1418,6 +1466,7 @@ static void test_calls_said_to_allocate_nothing_allocate_nothing(void)
     NOTHING(ncf__tune_cost(&c, &d, 2)), NOTHING((int)ncf_metric_value(NULL, 0)), NOTHING((ncf_free(NULL), 0)),
         NOTHING((ncf_model_free(NULL), 0));
     NOTHING((ncf_dataset_free(NULL), 0)), NOTHING(ncf__decayed_lr(0.1f, 1, 4));
+    NOTHING(ncf_features_opts_default()), NOTHING((ncf_features_free(NULL), 0));
 #undef NOTHING
     CHECKF(g_alloc_calls == before, "%ld allocations", g_alloc_calls - before);
     for (p = ALLOCATE_NOTHING, n = 0; sscanf(p, "%62s", word) == 1; n++) {

@@ -1684,7 +1684,8 @@ static void test_als_settings_calls_and_files(void)
     CHECK_ERR(ncf_train_examples(m, &s, 1, 0, 10, NULL, NULL, &loss), NCF_ERR_ARG, "whole epochs");
     for (e = 1; e <= 8; e++) CHECK(ncf_train_epoch(m, &s, e, NULL, NULL, &loss) == NCF_OK);
     CHECK(evaluate_k(m, &d, 10, NCF_SAMPLED, &mt) == NCF_OK);
-    CHECKF(ncf_evaluate(NULL, &d, &(ncf_eval_opts){10, 0, 0, 0, 0, 0}, &pop) == NCF_OK, "%s", ncf_error_text());
+    CHECKF(ncf_evaluate(NULL, &d, &(ncf_eval_opts){10, 0, 0, 0, 0, 0, 0, NULL}, &pop) == NCF_OK, "%s",
+           ncf_error_text());
     CHECKF(mt.hr > pop.hr + 0.15, "ALS HR@10 %.4f, popularity %.4f", mt.hr, pop.hr);
     { /* a fold-in of a user's items (the least squares against the frozen items) ranks them above the
          rest: the share of (given, other) pairs in that order */
