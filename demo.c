@@ -67,6 +67,8 @@ typedef struct {
     const char *export_embeddings;                   /* PREFIX of the vectors' .npy and .csv files */
     const char *item_names;                          /* FILE of an id and a name a line */
     const char *save_split;                          /* PREFIX of the split's .tsv files */
+    const char *features[2], *feature_cols[2];       /* --user_features, --item_features and their columns */
+    int features_only;                               /* bit 1 users, 2 items */
     int probabilities, data_given, keep_missing, patience, skip_held_out, by_positive, lr_decay, save_state;
     int file_alone; /* --load FILE without data or --train_epochs: served, exported or described */
     int shards;     /* --shards (demo-mpi): each rank holds its users' rows only */
@@ -180,6 +182,7 @@ typedef enum {
     F_DATA, F_DATA_DIR, F_DATASET, F_SYN_USERS, F_SYN_ITEMS, F_SYN_RATINGS, F_FORMAT, F_SEP, F_HEADER, F_USER_COL,
     F_ITEM_COL, F_RATING_COL, F_TIME_COL, F_MIN_RATING, F_MIN_RATINGS, F_MIN_ITEM_RATINGS, F_KCORE, F_TRIM_IDS,
     F_WEIGHT_COL, F_WEIGHTING, F_WEIGHT_ALPHA, F_EVENT_COL, F_EVENTS, F_HOLDOUT, F_SAVE_SPLIT, F_EVAL_NEGATIVES,
+    F_ITEM_FEATURES, F_USER_FEATURES, F_ITEM_FEATURE_COLS, F_USER_FEATURE_COLS, F_FEATURES_ONLY,
     /* the model */
     F_MODEL, F_NUM_FACTORS, F_LAYERS, F_MF_REG, F_MLP_REG, F_INIT_SD, F_PRETRAIN_GMF, F_PRETRAIN_MLP, F_ALPHA,
     /* training */
@@ -235,19 +238,31 @@ static const flag_def FLAGS[] = {
     {F_EVENTS, "--events", "KIND=X[,KIND=X]", "an event log's kinds and each one's strength: view=1,addtocart=3,\n"
                                              "transaction=5 (a kind without =X: 1). Only the kinds listed are\n"
                                              "positives; a pair's strengths sum; --weighting log unless given"},
-    {F_HOLDOUT, "--holdout", "latest|random|none|ratio:F|time:F|time:@T",
+    {F_HOLDOUT, "--holdout", "latest|random|none|ratio:F|time:F|time:@T|items:F",
      "each user's test item: the latest by timestamp, one drawn by the seed,\n"
      "or none (train on everything: the model to ship). Default: latest\n"
      "with a timestamp column, else random. Many items a user: ratio:0.2\n"
      "holds out a fifth of each user's positives (the latest, or drawn by\n"
      "the seed without timestamps); time:0.1 the last tenth of the log by\n"
      "timestamp; time:@T those at or after timestamp T. These are ranked in\n"
-     "full, with Recall, Precision, NDCG and MAP at each --top_k"},
+     "full, with Recall, Precision, NDCG and MAP at each --top_k. Cold\n"
+     "start: items:0.2 holds a fifth of the items out whole (validation as\n"
+     "much of the rest), ranked among all items and among the unseen ones"},
     {F_SAVE_SPLIT, "--save_split", "PREFIX", "write the split's lines, ids as written: PREFIX.train.tsv,\n"
                                              "PREFIX.validation.tsv and PREFIX.test.tsv (score another library on\n"
                                              "them; --data PREFIX reads them back, ranked in full)"},
     {F_EVAL_NEGATIVES, "--eval_negatives", "N", "sampled negatives per test user (default: the split's file, else 99;\n"
                                                 "999 with --ml_perf)"},
+    {F_ITEM_FEATURES, "--item_features", "FILE", "items' side features (genres, tags, authors): an id and a column of\n"
+                                                 "tokens (Action|Comedy), or id, feature[, weight] rows; each item's\n"
+                                                 "vector is its id's plus its features' mean; items only here are new\n"
+                                                 "ones, added to the model from their features (docs/features.md)"},
+    {F_USER_FEATURES, "--user_features", "FILE", "users' side features, the same way"},
+    {F_ITEM_FEATURE_COLS, "--item_feature_cols", "ID,COL...", "the columns of --item_features: the id, then the feature\n"
+                                                              "columns (numbers, ranges 6-24 or header names; several:\n"
+                                                              "flags 0/1 or name=value), weight:W (default: by header)"},
+    {F_USER_FEATURE_COLS, "--user_feature_cols", "ID,COL...", "the same for --user_features"},
+    {F_FEATURES_ONLY, "--features_only", "items|users|both", "no id embedding on that side: its vectors are its features'"},
     {F_SECTION, "model:", NULL, NULL},
     {F_MODEL, "--model", "neumf|gmf|mlp|mf", "(default neumf; mf: biases + dot product, Rendle et al. 2020)"},
     {F_NUM_FACTORS, "--num_factors", "N", "GMF (MF) embedding size (default %D)"},
@@ -346,7 +361,8 @@ static const flag_def FLAGS[] = {
     {F_SIMILAR, "--similar", "ITEM", "the K items most like ITEM (GMF/MF factors; see docs/serving.md)"},
     {F_SIMILAR_USERS, "--similar_users", "USER", "the K users most like USER (the users' side of the same factors)"},
     {F_ITEM_FOR, "--item_for", "USER[,USER]", "a new item given by the users who took it (CSV quoting as --recommend):\n"
-                                             "folded in, then the K other users it suits best"},
+                                             "folded in, then the K other users it suits best; features:A|B: a\n"
+                                             "new item given by its features alone (a features model)"},
     {F_ALLOW, "--allow", "FILE", "only the items listed (one id a line)"},
     {F_DENY, "--deny", "FILE", "never the items listed (one id a line)"},
     {F_ITEM_NAMES, "--item_names", "FILE", "names beside the item ids in every answer: a file of an id and a name\n"
@@ -630,6 +646,11 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
         break;
     case F_WEIGHT_ALPHA: FLOAT_FLAG(1e-6, 1e6, o->load_opts.alpha);
     case F_HOLDOUT:
+        if (!strncmp(v, "items:", 6)) {
+            if (!parse_float(a, v + 6, 1e-6, 0.999999, &x)) return 0;
+            o->load_opts.holdout = NCF_HOLDOUT_ITEMS, o->load_opts.holdout_fraction = (float)x;
+            break;
+        }
         if (!strncmp(v, "ratio:", 6) || !strncmp(v, "time:", 5)) {
             const char *f = strchr(v, ':') + 1;
             if (f[0] == '@' && v[0] == 't') {
@@ -642,7 +663,7 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
             }
             break;
         }
-        if (!parse_choice(a, v, holdouts, 3, "latest, random, none, ratio:F, time:F or time:@T", &k)) return 0;
+        if (!parse_choice(a, v, holdouts, 3, "latest, random, none, ratio:F, time:F, time:@T or items:F", &k)) return 0;
         o->load_opts.holdout = k == 0 ? NCF_HOLDOUT_LATEST : k == 1 ? NCF_HOLDOUT_RANDOM : NCF_HOLDOUT_NONE;
         break;
     case F_EVAL_NEGATIVES: set->eval_negatives = 1; INT_FLAG(1, 1 << 20, o->eval_negatives);
@@ -704,6 +725,16 @@ static int apply_flag(options *o, flag_id id, const char *a, const char *v, flag
         break;
     }
     case F_SAVE_SPLIT: o->save_split = v; break;
+    case F_ITEM_FEATURES: o->features[NCF_ITEM] = v; break;
+    case F_USER_FEATURES: o->features[NCF_USER] = v; break;
+    case F_ITEM_FEATURE_COLS: o->feature_cols[NCF_ITEM] = v; break;
+    case F_USER_FEATURE_COLS: o->feature_cols[NCF_USER] = v; break;
+    case F_FEATURES_ONLY: {
+        static const char *const sides[] = {"users", "items", "both"};
+        if (!parse_choice(a, v, sides, 3, "items, users or both", &k)) return 0;
+        o->features_only = k + 1;
+        break;
+    }
     case F_EVAL: {
         static const char *const modes[] = {"auto", "none", "sampled", "full"};
         if (!parse_choice(a, v, modes, 4, "auto, full, sampled or none", &k)) return 0;
@@ -1368,6 +1399,10 @@ static void print_read_as(const ncf_dataset *d, const options *o)
     else if (r->holdout == NCF_HOLDOUT_SAVED)
         printf("held out: the saved split's validation and test lines (%lld and %lld)\n",
                (long long)r->validation_interactions, (long long)r->test_interactions);
+    else if (r->holdout == NCF_HOLDOUT_ITEMS)
+        printf("held out: %.0f%% of the items whole, drawn by the seed (--holdout items), every interaction of theirs "
+               "for test, and as large a share of the rest for validation: cold items, never trained on\n",
+               100.0 * o->load_opts.holdout_fraction);
     else if (r->holdout == NCF_HOLDOUT_RATIO)
         printf("held out: %.0f%% of each user's positives, %s, for test, and as much of the rest for validation "
                "(--holdout ratio)\n",
@@ -1381,6 +1416,123 @@ static void print_read_as(const ncf_dataset *d, const options *o)
         printf("%d users had only held-out positives (%lld): not evaluated; %d items appear only held out: kept, "
                "untrained\n",
                r->users_only_held_out, (long long)r->only_held_out, r->items_only_held_out);
+}
+
+/* ---- side features: --item_features, --user_features, the cold-start figures ---- */
+
+static void print_many(const char *what, const ncf_metrics *at, int n);
+
+static ncf_features g_features[2]; /* (num_entities 0: none given) */
+static const char *const g_side_name[2] = {"users", "items"};
+
+/* The features files read, and what they hold beside the data. */
+static int load_features(const options *o, const ncf_dataset *d)
+{
+    int s, k;
+    for (s = 0; s < 2; s++) {
+        ncf_features_opts fo = ncf_features_opts_default();
+        int news = 0;
+        if (!o->features[s]) continue;
+        fo.columns = o->feature_cols[s], fo.trim_ids = o->load_opts.trim_ids;
+        if (ncf_load_features(&g_features[s], o->features[s], &fo) != NCF_OK) {
+            fprintf(stderr, "demo: %s\n", ncf_error_text());
+            return 0;
+        }
+        for (k = 0; k < g_features[s].num_entities; k++) {
+            char id[NCF_MAX_ID_BYTES + 1];
+            size_t len = (size_t)(g_features[s].ids_at[k + 1] - g_features[s].ids_at[k]);
+            memcpy(id, g_features[s].ids + g_features[s].ids_at[k], len), id[len] = 0;
+            news += ncf_dataset_find(d, s, id) < 0;
+        }
+        printf("features: %s: %d %s with %d distinct features (%lld records); %d of them not in the log: new, "
+               "served from their features\n",
+               o->features[s], g_features[s].num_entities, g_side_name[s], g_features[s].num_features,
+               (long long)g_features[s].records, news);
+    }
+    return 1;
+}
+
+static int have_features(void) { return g_features[0].num_entities || g_features[1].num_entities; }
+
+static void free_features(void) { ncf_features_free(&g_features[0]), ncf_features_free(&g_features[1]); }
+
+/* The model's sides given their features (trained through them from here on). */
+static int attach_features(const options *o, ncf_model *m, const ncf_dataset *d)
+{
+    int s;
+    for (s = 0; s < 2; s++) {
+        int only = (o->features_only >> s) & 1 || o->features_only == 3;
+        if (!g_features[s].num_entities) continue;
+        if (ncf_model_set_features(m, s, &g_features[s], d, only ? NCF_FEATURES_NO_ID : 0) != NCF_OK) {
+            fprintf(stderr, "demo: --%s_features: %s\n", s ? "item" : "user", ncf_error_text());
+            return 0;
+        }
+        printf("features: each of the %s is %s the weighted mean of its features' embeddings%s\n", g_side_name[s],
+               only ? "(--features_only)" : "its id's embedding plus", s ? " (a cold item: its features' alone)" : "");
+    }
+    return 1;
+}
+
+/* What a features run cannot do (yet), said before anything is trained. */
+static int features_fit(const options *o)
+{
+    const char *no = o->tune ? "--tune" : o->seeds > 1 ? "--seeds" : o->shards ? "--shards" : NULL;
+#ifdef NCF_MPI
+    no = "demo-mpi";
+#endif
+    if (o->cfg.optimizer == NCF_OPT_ALS) no = "--optimizer als";
+    if (!no) return 1;
+    fprintf(stderr, "demo: side features train with Adam or SGD in one process; %s does not take them\n", no);
+    return 0;
+}
+
+/* The entities of the features files the model lacks added from their features alone. */
+static int add_new_entities(ncf_model **m, int say)
+{
+    int s, added;
+    for (s = 0; s < 2; s++) {
+        if (!g_features[s].num_entities) continue;
+        if (ncf_model_add_features(m, s, &g_features[s], &added) != NCF_OK) {
+            fprintf(stderr, "demo: %s\n", ncf_error_text());
+            return 0;
+        }
+        if (added && say) printf("added %d new %s from their features alone\n", added, g_side_name[s]);
+    }
+    return 1;
+}
+
+/* A cold-start split's figures over its unseen items: ranked among every item and among the
+   unseen ones only, beside random, popularity and popularity by feature. */
+static int report_cold(const options *o, const ncf_model *m, const ncf_dataset *d)
+{
+    ncf_eval_opts e = ncf_eval_opts_default();
+    ncf_metrics at[NCF_MAX_KS];
+    float *random = (float *)malloc(sizeof(float) * (size_t)(d->num_items ? d->num_items : 1)), *byfeat = NULL;
+    int only, j, ok = random != NULL;
+    uint64_t x = o->cfg.seed * 0x9E3779B97F4A7C15ull + 1;
+    for (j = 0; ok && j < d->num_items; j++) /* (a fixed draw: the same baseline every run of a seed) */
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17, random[j] = (float)(x >> 40);
+    if (ok && g_features[NCF_ITEM].num_entities) {
+        byfeat = (float *)malloc(sizeof(float) * (size_t)(d->num_items ? d->num_items : 1));
+        ok = byfeat && ncf_feature_popularity(&g_features[NCF_ITEM], d, byfeat) == NCF_OK;
+    }
+    e.seed = o->cfg.seed, e.full_ranking = 1, e.target = NCF_EVAL_TEST;
+    for (only = 0; ok && only < 2; only++) {
+        e.cold_only = only;
+        printf("cold items, ranked among %s:\n", only ? "the unseen items only" : "every item the user has not rated");
+        e.baseline = NULL;
+        if ((ok = ncf_evaluate_at(m, d, &e, o->ks, o->nks, at) == NCF_OK)) print_many("model", at, o->nks);
+        if (ok && (ok = ncf_evaluate_at(NULL, d, &e, o->ks, o->nks, at) == NCF_OK))
+            print_many("popularity", at, o->nks);
+        e.baseline = random;
+        if (ok && (ok = ncf_evaluate_at(NULL, d, &e, o->ks, o->nks, at) == NCF_OK)) print_many("random", at, o->nks);
+        e.baseline = byfeat;
+        if (ok && byfeat && (ok = ncf_evaluate_at(NULL, d, &e, o->ks, o->nks, at) == NCF_OK))
+            print_many("pop. by feature", at, o->nks);
+    }
+    if (!ok) fprintf(stderr, "demo: %s\n", random ? ncf_error_text() : "out of memory");
+    free(random), free(byfeat);
+    return ok;
 }
 
 /* ---- serving: --recommend, --recommend_for, --similar, --recommend_all ---- */
@@ -1875,7 +2027,24 @@ static int users_for_new_item(const ncf_model *m, const options *o, const ncf_re
     uint8_t *taken = (uint8_t *)calloc((size_t)U, 1);
     ncf_fold_opts fo = ncf_fold_opts_default();
     if (!given || !row || !taken) fprintf(stderr, "demo: out of memory for a new item\n"), ok = 0;
-    while (ok && (got = next_id(&list, id, o->load_opts.trim_ids)) != 0) {
+    if (ok && !strncmp(list, "features:", 9)) { /* a new item given by its features alone */
+        const char *tok[256];
+        char buf[4096], *p;
+        int nt = 0, unknown;
+        snprintf(buf, sizeof buf, "%s", list + 9); /* fits: or is cut at 4 KB, more features than anyone lists */
+        for (p = buf; nt < 256 && p && *p; nt++) {
+            tok[nt] = p;
+            if ((p = strchr(p, '|')) != NULL) *p++ = 0;
+        }
+        if ((unknown = ncf_feature_row(m, NCF_ITEM, tok, NULL, nt, row)) < 0)
+            fprintf(stderr, "demo: --item_for: %s\n", ncf_error_text()), ok = 0;
+        else if (unknown == nt)
+            fprintf(stderr, "demo: --item_for: none of the %d features is one the model knows\n", nt), ok = 0;
+        else if (unknown && o->output == OUT_TEXT)
+            printf("note: %d of the %d features are unknown to the model: skipped\n", unknown, nt);
+        list = "", fo.steps = -1;
+    }
+    while (ok && fo.steps >= 0 && (got = next_id(&list, id, o->load_opts.trim_ids)) != 0) {
         int u = got < 0 ? -1 : ncf_find(m, NCF_USER, id);
         if (got < 0 || u < 0) {
             if (got > 0) fprintf(stderr, "demo: %s\n", ncf_error_text());
@@ -1884,9 +2053,9 @@ static int users_for_new_item(const ncf_model *m, const options *o, const ncf_re
         }
         if (!taken[u]) taken[u] = 1, given[ng++] = u;
     }
-    if (ok && !ng) fprintf(stderr, "demo: --item_for: no user given\n"), ok = 0;
+    if (ok && !ng && fo.steps >= 0) fprintf(stderr, "demo: --item_for: no user given\n"), ok = 0;
     fo.l2 = 0.0f; /* an item's measured choice (docs/serving.md); the rest as a user's */
-    if (ok && ncf_fold_in(m, NCF_ITEM, given, ng, &fo, row) != NCF_OK)
+    if (ok && fo.steps >= 0 && ncf_fold_in(m, NCF_ITEM, given, ng, &fo, row) != NCF_OK)
         fprintf(stderr, "demo: %s\n", ncf_error_text()), ok = 0;
     for (u0 = 0; ok && u0 < U; u0 += BLOCK) { /* the k best of the users not given, by insertion (ties: the lower) */
         int c = U - u0 < BLOCK ? U - u0 : BLOCK;
@@ -1905,7 +2074,10 @@ static int users_for_new_item(const ncf_model *m, const options *o, const ncf_re
     }
     if (ok && ro->probabilities)
         for (j = 0; j < n; j++) scores[j] = 1.0f / (1.0f + expf(-scores[j]));
-    if (ok && o->output == OUT_TEXT)
+    if (ok && o->output == OUT_TEXT && fo.steps < 0)
+        printf("The %d users a new item with features %s suits best (scores are %s):\n", n, o->item_for + 9,
+               ro->probabilities ? "probabilities" : "logits");
+    else if (ok && o->output == OUT_TEXT)
         printf("The %d users a new item taken by %d users suits best (folded in, %d steps; scores are %s):\n", n, ng,
                fo.steps, ro->probabilities ? "probabilities" : "logits");
     if (ok) print_users(m, o->output, "item_for", o->item_for, out, scores, n);
@@ -2239,6 +2411,7 @@ static int evaluate_many(ncf_model *m, const ncf_dataset *d, const options *o, e
     ncf_eval_opts e = ncf_eval_opts_default();
     int target;
     e.seed = o->cfg.seed, e.full_ranking = 1;
+    e.cold_only = d->report.holdout == NCF_HOLDOUT_ITEMS; /* (cold start: chosen among the unseen items) */
     for (target = 0; target < (d->val_ptr ? 2 : 1); target++) {
         ncf_metrics *at = target ? r->val_at : r->test_at;
         if (!target && !final && o->eval_mode != EVAL_FULL && o->validation) continue;
@@ -2682,7 +2855,7 @@ static int prepare_model(const options *o, ncf_config *cfg, ncf_dataset *data, n
 #else
     (void)made_shard;
 #endif
-    return 1;
+    return !have_features() || attach_features(o, *model, data);
 }
 
 static void print_model(const ncf_config *cfg, const ncf_model *model)
@@ -2985,7 +3158,7 @@ static int save_final(session *S)
         return 1;
     }
     if (!S->chosen) {
-        if (!save_model(S->model, o->save, save_flags(o))) return 0;
+        if (!add_new_entities(&S->model, 1) || !save_model(S->model, o->save, save_flags(o))) return 0;
         printf("saved %s: epoch %lld, the last%s\n", o->save, (long long)S->model->epoch,
                S->evaluable ? " (no validation: nothing was chosen)" : "");
         return 1;
@@ -2994,7 +3167,7 @@ static int save_final(session *S)
         fprintf(stderr, "demo: %s\n", ncf_error_text());
         return 0;
     }
-    ok = save_model(chosen, o->save, save_flags(o));
+    ok = add_new_entities(&chosen, 1) && save_model(chosen, o->save, save_flags(o));
     if (ok) printf("saved %s: epoch %lld, the one chosen on validation\n", o->save, (long long)chosen->epoch);
     ncf_model_free(chosen);
     return ok;
@@ -3059,9 +3232,22 @@ static int finish(session *S)
     const options *o = S->o;
     if (!final_test(S)) return 0;
     report_choice(S);
+    if (S->evaluable && S->data->report.holdout == NCF_HOLDOUT_ITEMS) {
+        ncf_model *kept = NULL;
+        int ok;
+        if (S->chosen && S->best.epoch != (int)S->model->epoch &&
+            ncf_load_mem(&kept, S->chosen, S->chosen_len) != NCF_OK) {
+            fprintf(stderr, "demo: %s\n", ncf_error_text());
+            return 0;
+        }
+        ok = report_cold(o, kept ? kept : S->model, S->data);
+        ncf_model_free(kept);
+        if (!ok) return 0;
+    }
     if (o->save_best) printf("saved %s (epoch %d, the best)\n", o->save_best, S->best.epoch);
     if (!save_final(S)) return 0;
     if (ON_ROOT && !write_exports(S->model, o)) return 0;
+    if (ON_ROOT && serving(o) && have_features() && !add_new_entities(&S->model, !o->save)) return 0;
     if (ON_ROOT && serving(o) && !serve(S->model, o, S->path)) return 0;
     return 1;
 }
@@ -3418,6 +3604,10 @@ static int run(const options *asked)
                "is reported\n");
     if (asked->patience && !eff.validation) eff.patience = 0;
     print_data(o, &data, S.path, now() - t);
+    if (!load_features(o, &data) || (have_features() && !features_fit(o))) {
+        free_features(), ncf_model_free(S.model), ncf_dataset_free(&data);
+        return 1;
+    }
     if (o->save_split && ON_ROOT) {
         if (ncf_save_split(&data, o->save_split) != NCF_OK) {
             fprintf(stderr, "demo: %s\n", ncf_error_text());
@@ -3472,6 +3662,7 @@ static int run(const options *asked)
     free_seeds(&S);
     ncf_model_free(S.model);
     ncf_dataset_free(&data);
+    free_features();
     return rc;
 }
 

@@ -322,7 +322,7 @@ check "demo --load FILE --data NEWDATA grows the model and trains on" grows
 
 export_c() {
     demo --load "$B/books.ncf" --int8 --export_c "$B/books-int8.h" > "$B/export.log" &&
-        grep -q '^exported .*books-int8.h: books_int8\[[0-9]*\], model file format 4, int8 rows$' "$B/export.log" &&
+        grep -q '^exported .*books-int8.h: books_int8\[[0-9]*\], model file format 5, int8 rows$' "$B/export.log" &&
         grep -q '__attribute__((aligned(8)))' "$B/books-int8.h" &&
         grep -q '^static const unsigned char books_int8\[' "$B/books-int8.h" || return 1
     # file names that are the C library's names, main, ncf.h's own or not ASCII: arrays that a
@@ -657,3 +657,30 @@ cli_habits() {
         [ "$(demo --help | grep -c '^[a-z].*:$')" -ge 7 ]
 }
 check "demo has --version, says what a misspelt flag meant, and --help TOPIC shows one group" cli_habits
+
+# side features: a brand-new item in the features file only is added from its features, saved,
+# and recommended; --item_for features:... scores a new item of the same features as the C
+# library scored it (the same logit for the same user); a cold split reports the unseen items
+# beside random and popularity by feature; a features file's bad row is named by line
+features() {
+    awk 'BEGIN { for (u = 1; u <= 60; u++) for (j = 0; j < 8; j++) printf "u%d,b%d\n", u, (u * 7 + j * j + 3 * j) % 40 }' \
+        > "$B/feat_log.csv" &&
+        awk 'BEGIN { print "item,genres"; for (i = 0; i < 40; i++) printf "b%d,g%d|h%d\n", i, i % 5, i % 3;
+            print "brandnew,g1|h2" }' > "$B/feat_items.csv" &&
+        demo --data "$B/feat_log.csv" --item_features "$B/feat_items.csv" --holdout none --train_epochs 2 \
+            --save "$B/feat.ncf" > "$B/feat.log" &&
+        grep -q '^features: .*feat_items.csv: 41 items with 8 distinct features (41 records); 1 of them not in the log' \
+            "$B/feat.log" && grep -q '^added 1 new items from their features alone' "$B/feat.log" &&
+        demo --load "$B/feat.ncf" --recommend u5 --recommend_k 41 --output csv > "$B/feat_rec.csv" 2> /dev/null &&
+        s=$(tr -d '\r' < "$B/feat_rec.csv" | grep '^user,u5,[0-9]*,brandnew,' | cut -d, -f5) && [ -n "$s" ] &&
+        demo --load "$B/feat.ncf" --item_for 'features:g1|h2' --recommend_k 60 --output csv > "$B/feat_for.csv" 2> /dev/null &&
+        [ "$(tr -d '\r' < "$B/feat_for.csv" | grep '^item_for,[^,]*,[0-9]*,u5,' | cut -d, -f5)" = "$s" ] &&
+        demo --data "$B/feat_log.csv" --item_features "$B/feat_items.csv" --holdout items:0.25 --train_epochs 2 \
+            --top_k 10 > "$B/feat_cold.log" &&
+        grep -q '^cold items, ranked among the unseen items only:' "$B/feat_cold.log" &&
+        grep -q '^    pop. by feature @10 ' "$B/feat_cold.log" && grep -q '^    random  ' "$B/feat_cold.log" &&
+        printf 'item,genres\nb1,g1\nb2\n' > "$B/feat_bad.csv" &&
+        ! demo --data "$B/feat_log.csv" --holdout none --item_features "$B/feat_bad.csv" > "$B/feat_bad.log" 2>&1 &&
+        grep -q 'feat_bad.csv:3: 1 fields' "$B/feat_bad.log"
+}
+check "demo --item_features: a new item served from its features, the same score by --item_for; a cold split; bad rows" features
