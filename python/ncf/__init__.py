@@ -29,7 +29,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as _np
 
-__all__ = ["Dataset", "Model", "Error", "UnknownIdError", "InvalidValueError", "InvalidTypeError", "FileError",
+__all__ = ["Dataset", "Features", "Model", "Error", "UnknownIdError", "InvalidValueError", "InvalidTypeError", "FileError",
            "DataError", "OutOfMemoryError", "popularity", "ranking_metrics", "ranking_metrics_at_k",
            "train_test_split", "set_threads", "version", "__version__"]
 
@@ -117,14 +117,22 @@ _predict = _sig("ncfpy_predict", _c.c_int, _P, _i32p, _i32p, _c.c_int, _f32p)
 _predict_for = _sig("ncfpy_predict_for", _c.c_int, _P, _c.c_int, _f32p, _i32p, _c.c_int, _f32p)
 _factors_width = _sig("ncfpy_factors_width", _c.c_int, _P)
 _factors = _sig("ncfpy_factors", _c.c_int, _P, _c.c_int, _f32p)
+_features_load = _sig("ncfpy_features_load", _c.c_int, _c.c_char_p, _c.c_char_p, _c.c_size_t, _c.c_char_p, _c.c_char_p,
+                      _c.c_char_p, _P)
+_features_csr = _sig("ncfpy_features_csr", _c.c_int, _c.c_int, _c.c_char_p, _c.c_int, _c.c_char_p, _i64p, _i32p, _P, _P)
+_features_free = _sig("ncfpy_features_free", None, _P)
+_features_info = _sig("ncfpy_features_info", None, _P, _i64p)
+_set_features = _sig("ncfpy_set_features", _c.c_int, _P, _c.c_int, _P, _P, _c.c_int)
+_added_features = _sig("ncfpy_added_features", _c.c_int, _P, _c.c_int, _P, _P, _i32p)
+_feature_row = _sig("ncfpy_feature_row", _c.c_int, _P, _c.c_int, _c.c_char_p, _c.c_int, _f32p)
 
 __version__: str = _version().decode()
 MAX_ID_BYTES = 256
 INT_MAX = 2 ** 31 - 1
 _NCF_OK, _ERR_ARG, _ERR_NOMEM, _ERR_IO, _ERR_PARSE, _ERR_DATA = 0, -1, -2, -3, -4, -5
-_HOLDOUTS = {"auto": 0, "latest": 1, "random": 2, "none": 3, "ratio": 4, "time": 5, "cutoff": 6}
+_HOLDOUTS = {"auto": 0, "latest": 1, "random": 2, "none": 3, "ratio": 4, "time": 5, "cutoff": 6, "items": 9}
 _HOLDOUT_NAMES = {0: "auto", 1: "latest", 2: "random", 3: "none", 4: "ratio", 5: "time", 6: "cutoff", 7: "saved",
-                  8: "paper"}
+                  8: "paper", 9: "items"}
 _MODELS = {"neumf": 0, "gmf": 1, "mlp": 2, "mf": 3}
 _MODEL_NAMES = {v: k for k, v in _MODELS.items()}
 _OPTIMIZERS = {"adam": 0, "sgd": 1, "als": 2}
@@ -510,7 +518,7 @@ def _events(events) -> Optional[bytes]:
 
 
 def _holdout(holdout) -> Tuple[int, float, int]:
-    """'latest', 'random', 'none', 'ratio:0.2', 'time:0.1', 'time:@T' -> (code, fraction, cutoff)."""
+    """'latest', 'random', 'none', 'ratio:0.2', 'time:0.1', 'time:@T', 'items:0.2' -> (code, fraction, cutoff)."""
     if isinstance(holdout, str) and ":" in holdout:
         kind, arg = holdout.split(":", 1)
         if kind == "time" and arg.startswith("@"):
@@ -518,8 +526,8 @@ def _holdout(holdout) -> Tuple[int, float, int]:
                 return _HOLDOUTS["cutoff"], 0.0, _int(int(arg[1:]), "holdout's time", -2 ** 63, 2 ** 63 - 1)
             except ValueError:
                 raise InvalidValueError("holdout %r: time:@T takes an integer timestamp" % holdout) from None
-        if kind not in ("ratio", "time"):
-            raise InvalidValueError("holdout %r: latest, random, none, ratio:F, time:F or time:@T" % holdout)
+        if kind not in ("ratio", "time", "items"):
+            raise InvalidValueError("holdout %r: latest, random, none, ratio:F, time:F, time:@T or items:F" % holdout)
         try:
             f = float(arg)
         except ValueError:
@@ -884,6 +892,99 @@ def _numbers_text(u: _np.ndarray, i: _np.ndarray, s: Optional[_np.ndarray], t: O
 _EPOCH_FIGURES = ("hr", "ndcg", "mrr", "recall", "precision", "map")
 
 
+class Features:
+    """Side features of users or items (genres, tags, authors, attributes), as LightFM takes them:
+    from a file beside the log (Features('movies.csv'), Features('u.item', columns='1,6-24')),
+    read as the C library reads it (one row an entity with a column of tokens split at token_sep,
+    long form id, feature[, weight], 0/1 flags or categories; ids and tokens as written), or from
+    a SciPy sparse matrix a row an entity (Features.from_csr(matrix, ids, names)). Entities not
+    in the training data are kept: Model.add_from_features adds them to a trained model. A
+    Features pickles as what made it."""
+
+    def __init__(self, source: Any, columns: Optional[str] = None, sep: Optional[str] = None,
+                 token_sep: str = "|"):
+        """Reads the features file at source (a path); columns, sep and token_sep as
+        ncf_features_opts' (docs/features.md). A bad row raises DataError naming file:line."""
+        path = _path(source, "source")
+        try:
+            with open(path, "rb") as f:
+                text = f.read()
+        except OSError as e:
+            raise FileError("%s: %s" % (path.decode(errors="replace"), e.strerror)) from None
+        self._recipe = ("text", path, text, columns, sep, token_sep)
+        self._handle = self._made(self._recipe)
+
+    @staticmethod
+    def _made(recipe: tuple) -> "_Handle":
+        out = _out_ptr()
+        if recipe[0] == "text":
+            _, path, text, columns, sep, token_sep = recipe
+            rc = _features_load(path, text, len(text), None if columns is None else _text(columns, "columns"),
+                                None if sep is None else _text(sep, "sep"), _text(token_sep, "token_sep"),
+                                _c.byref(out))
+        else:
+            _, ids, names, ptr, idx, w = recipe
+            rc = _features_csr(len(ids), b"\0".join(ids) + b"\0", len(names), b"\0".join(names) + b"\0", ptr, idx,
+                               None if w is None else w.ctypes.data, _c.byref(out))
+        if rc != _NCF_OK:
+            _fail(rc, "Features")
+        return _Handle(out.value, _features_free)
+
+    @classmethod
+    def from_csr(cls, matrix: Any, ids: Sequence, names: Sequence) -> "Features":
+        """Features from a SciPy sparse matrix, row k entity ids[k]'s features, column j the
+        feature names[j], the values its weights (LightFM's item_features, without the identity)."""
+        import scipy.sparse as _sp
+        if not _sp.issparse(matrix):
+            raise InvalidTypeError("from_csr takes a SciPy sparse matrix, not %s" % _type_name(matrix))
+        m = _sp.csr_matrix(matrix)
+        keys = [_id_text(v, "id") for v in _seq(ids, "ids")]
+        cols = [_id_text(v, "name") for v in _seq(names, "names")]
+        if m.shape != (len(keys), len(cols)):
+            raise InvalidValueError("from_csr: a matrix of %d x %d for %d ids and %d names"
+                                    % (m.shape[0], m.shape[1], len(keys), len(cols)))
+        w = _np.ascontiguousarray(m.data, dtype=_np.float32)
+        self = cls.__new__(cls)
+        self._recipe = ("csr", keys, cols, _np.ascontiguousarray(m.indptr, dtype=_np.int64),
+                        _np.ascontiguousarray(m.indices, dtype=_np.int32), w)
+        self._handle = self._made(self._recipe)
+        return self
+
+    def __reduce__(self):
+        return (_features_from_recipe, (self._recipe,))
+
+    def _info(self) -> _np.ndarray:
+        out = _np.zeros(3, _np.int64)
+        h = self._handle.take()
+        if h is None:
+            raise InvalidValueError("the features are closed")
+        try:
+            _features_info(h, out)
+        finally:
+            self._handle.give()
+        return out
+
+    @property
+    def num_entities(self) -> int:
+        """The users or items the features name."""
+        return int(self._info()[0])
+
+    @property
+    def num_features(self) -> int:
+        """The distinct features (the vocabulary)."""
+        return int(self._info()[1])
+
+    def __repr__(self) -> str:
+        return "Features(%d entities, %d features)" % (self.num_entities, self.num_features)
+
+
+def _features_from_recipe(recipe: tuple) -> Features:
+    f = Features.__new__(Features)
+    f._recipe = recipe
+    f._handle = Features._made(recipe)
+    return f
+
+
 class Model:
     """A NeuMF ('neumf'), GMF, MLP or MF ('mf': biases + dot product) model. Settings not given
     are the paper's (factors 8, layers 64,32,16,8, Adam lr 0.001, batch 256, 4 negatives).
@@ -1017,7 +1118,8 @@ class Model:
     def fit(self, data: Any, epochs: int = 20, patience: int = 0, select: str = "hr@10",
             callback: Optional[Callable[[int, int, int, float], Any]] = None, progress: Optional[bool] = None,
             decay: bool = False, shuffle: str = "examples",
-            on_epoch: Optional[Callable[[dict], Any]] = None) -> "Model":
+            on_epoch: Optional[Callable[[dict], Any]] = None, item_features: Optional["Features"] = None,
+            user_features: Optional["Features"] = None, features_only: Optional[str] = None) -> "Model":
         """Trains a new model of this model's settings (a loaded model's own) on data (a Dataset or
         a SciPy sparse matrix, as from_csr), swapped in when it is done. With validation items (the
         default), each epoch is evaluated on them and the model is left at the chosen epoch
@@ -1026,8 +1128,17 @@ class Model:
         epoch with its loss and validation figures (an exception either raises is raised when
         training returns). progress=True shows a bar (tqdm's when installed). decay=True: the
         learning rate falls linearly over the epochs. shuffle: 'examples' (each shuffled on its
-        own, as TF's NCF) or 'positives' (each positive followed by its negatives). Returns self."""
+        own, as TF's NCF) or 'positives' (each positive followed by its negatives). item_features,
+        user_features (Features): each entity's vector is its id's embedding plus its features' mean,
+        or the features' alone for features_only 'items', 'users' or 'both' (docs/features.md);
+        then add_from_features adds the entities the data lacks. Returns self."""
         data = _as_dataset(data, "fit")
+        feats = [(side, f) for side, f in ((_USER, user_features), (_ITEM, item_features)) if f is not None]
+        for _side, f in feats:
+            if not isinstance(f, Features):
+                raise InvalidTypeError("item_features and user_features are Features, not %s" % _type_name(f))
+        only = 0 if features_only is None else _choice({"users": 1, "items": 2, "both": 3}, features_only,
+                                                       "features_only")
         epochs = _int(epochs, "epochs", 1, 1 << 20)
         patience = _int(patience, "patience", 0, 1 << 20)
         metric, k = _select(select)
@@ -1036,6 +1147,12 @@ class Model:
             many = data.report["many_items"]
             new = self._create(data, dp)
             try:
+                for side, f in feats:
+                    fh = f._handle.take()
+                    try:
+                        _check(_set_features(new, side, fh, dp, (only >> side) & 1), "fit")
+                    finally:
+                        f._handle.give()
                 chosen, value = self._train(new, dp, epochs, patience, metric, k, many, decay, by_positive, callback,
                                             progress, on_epoch, "fit")
             except BaseException:
@@ -1463,6 +1580,38 @@ class Model:
             _check(_added(p, side, b"\0".join(keys) + b"\0", len(keys), rows, _c.byref(out)), "add")
         self._swap(out.value)
         return self
+
+    def add_from_features(self, features: "Features", side: str = "item") -> int:
+        """Adds every entity of features (a side's, 'item' or 'user') the model lacks, each from its
+        features alone, so it is recommended, scored, similar-to, saved and loaded like any other:
+        a catalogue's new items. Needs a model fit with that side's features. Returns how many."""
+        if not isinstance(features, Features):
+            raise InvalidTypeError("add_from_features takes Features, not %s" % _type_name(features))
+        s = _choice(_SIDES, side, "side")
+        added = _np.zeros(1, _np.int32)
+        with self._held() as (h, p):
+            fh = features._handle.take()
+            try:
+                out = _out_ptr()
+                _check(_added_features(p, s, fh, _c.byref(out), added), "add_from_features")
+            finally:
+                features._handle.give()
+        self._swap(out.value)
+        return int(added[0])
+
+    def feature_vector(self, features: Sequence, side: str = "item") -> _np.ndarray:
+        """The row of a new user or item given by its features alone (recommend_vector's,
+        fold_in_vector's form). Features the model does not know are skipped; none known raises."""
+        s = _choice(_SIDES, side, "side")
+        toks = [_id_text(v, "feature") for v in _seq(features, "features")]
+        with self._held() as (h, p):
+            row = _np.zeros(_row_size(p), _np.float32)
+            rc = _feature_row(p, s, b"\0".join(toks) + b"\0", len(toks), row)
+            if rc < 0:
+                _fail(rc, "feature_vector")
+        if toks and rc == len(toks):
+            raise UnknownIdError("feature_vector: none of the %d features is one the model knows" % len(toks))
+        return row
 
     def add_user(self, user: Any, items: Sequence) -> "Model":
         """Adds a new user (or refreshes a known one) folded in from the items it took, so it is

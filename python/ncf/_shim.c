@@ -611,3 +611,76 @@ PY_EXPORT double ncfpy_time_recommend(const ncf_model *m, const int32_t *users, 
 #endif
     return t1 - t0;
 }
+
+/* ---- side features ---- */
+
+/* A features table read from buf (len bytes; path names it in messages), into a new *out. */
+PY_EXPORT int ncfpy_features_load(const char *path, const char *buf, size_t len, const char *columns, const char *sep,
+                                  const char *token_sep, ncf_features **out)
+{
+    ncf_features_opts o = ncf_features_opts_default();
+    int rc;
+    *out = (ncf_features *)malloc(sizeof **out);
+    if (!*out) return NCF_ERR_NOMEM;
+    o.columns = columns && *columns ? columns : NULL, o.sep = sep && *sep ? sep : NULL;
+    if (token_sep) o.token_sep = token_sep;
+    if ((rc = ncf_load_features_mem(*out, path, buf, len, &o)) != NCF_OK) free(*out), *out = NULL;
+    return rc;
+}
+
+/* A features table from a CSR matrix: n ids and nf names, each ended by a NUL, back to back. */
+PY_EXPORT int ncfpy_features_csr(int n, const char *ids, int nf, const char *names, const long long *ptr,
+                                 const int *idx, const float *w, ncf_features **out)
+{
+    const char **id = (const char **)malloc(sizeof(char *) * (size_t)(n > 0 ? n : 1));
+    const char **nm = (const char **)malloc(sizeof(char *) * (size_t)(nf > 0 ? nf : 1));
+    int64_t *p = (int64_t *)malloc(sizeof(int64_t) * (size_t)(n > 0 ? n + 1 : 1));
+    int rc = NCF_ERR_NOMEM, j;
+    *out = (ncf_features *)malloc(sizeof **out);
+    if (id && nm && p && *out) {
+        for (j = 0; j < n; j++) id[j] = ids, ids += strlen(ids) + 1;
+        for (j = 0; j < nf; j++) nm[j] = names, names += strlen(names) + 1;
+        for (j = 0; j <= n && n > 0; j++) p[j] = (int64_t)ptr[j];
+        rc = ncf_features_from_csr(*out, n, id, nf, nm, p, (const int32_t *)idx, w);
+    }
+    if (rc != NCF_OK) free(*out), *out = NULL;
+    free(id), free(nm), free(p);
+    return rc;
+}
+
+PY_EXPORT void ncfpy_features_free(ncf_features *f)
+{
+    ncf_features_free(f);
+    free(f);
+}
+
+/* Its entities, features and records into out[3]. */
+PY_EXPORT void ncfpy_features_info(const ncf_features *f, long long *out)
+{
+    out[0] = f->num_entities, out[1] = f->num_features, out[2] = (long long)f->records;
+}
+
+PY_EXPORT int ncfpy_set_features(ncf_model *m, int side, const ncf_features *f, const ncf_dataset *d, int only)
+{
+    return ncf_model_set_features(m, side, f, d, only ? NCF_FEATURES_NO_ID : 0);
+}
+
+/* m's copy with f's entities it lacks added from their features; their number in *added. */
+PY_EXPORT int ncfpy_added_features(const ncf_model *m, int side, const ncf_features *f, ncf_model **out, int *added)
+{
+    int rc = py_copy(m, out);
+    if (rc == NCF_OK && (rc = ncf_model_add_features(out, side, f, added)) != NCF_OK) ncf_model_free(*out), *out = NULL;
+    return rc;
+}
+
+/* The row of an entity with n tokens, each ended by a NUL, back to back: the unknown ones' count. */
+PY_EXPORT int ncfpy_feature_row(const ncf_model *m, int side, const char *tokens, int n, float *row)
+{
+    const char **t = (const char **)malloc(sizeof(char *) * (size_t)(n > 0 ? n : 1));
+    int rc, j;
+    if (!t) return NCF_ERR_NOMEM;
+    for (j = 0; j < n; j++) t[j] = tokens, tokens += strlen(tokens) + 1;
+    rc = ncf_feature_row(m, side, t, NULL, n, row);
+    free(t);
+    return rc;
+}

@@ -2,6 +2,7 @@
 its own small data. The answers are compared with a C program built from ncf.h here and
 printing its floats exactly."""
 import os
+import pickle
 import random
 import shutil
 import subprocess
@@ -411,6 +412,85 @@ class Readme(unittest.TestCase):
         out = subprocess.check_output([sys.executable, "-c", code], cwd=where, env=env).decode()
         self.assertTrue(out.startswith("(array(['") and "dtype=object), array([" in out, out)
 
+
+
+class SideFeatures(unittest.TestCase):
+    """A features model fit from Python: a brand-new item added from its features is recommended
+    with the scores the C library gives the same file; the same item's vector from its features
+    alone scores as the added item; Features pickle; a cold split evaluates."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="ncf_feat_")
+        cls.log = os.path.join(cls.dir, "log.csv")
+        cls.items = os.path.join(cls.dir, "items.csv")
+        with open(cls.log, "w") as f:
+            for u in range(1, 61):
+                for j in range(8):
+                    f.write("u%d,b%d\n" % (u, (u * 7 + j * j + 3 * j) % 40))
+        with open(cls.items, "w") as f:
+            f.write("item,genres\n")
+            for i in range(40):
+                f.write("b%d,g%d|h%d\n" % (i, i % 5, i % 3))
+            f.write("brandnew,g1|h2\n")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def test_a_new_item_from_its_features_scores_as_in_c(self):
+        feats = ncf.Features(self.items)
+        self.assertEqual((feats.num_entities, feats.num_features), (41, 8))
+        again = pickle.loads(pickle.dumps(feats))
+        self.assertEqual(again.num_features, 8)
+        data = ncf.Dataset.from_file(self.log, holdout="none")
+        m = ncf.Model(seed=3).fit(data, epochs=2, item_features=feats, features_only="items")
+        self.assertEqual(m.add_from_features(feats), 1)
+        self.assertEqual(m.add_from_features(feats), 0)  # (known now)
+        ids, scores = m.recommend("u5", k=41)
+        self.assertIn("brandnew", list(ids))
+        got = float(scores[list(ids).index("brandnew")])
+        row = m.feature_vector(["g1", "h2"])
+        with self.assertRaises(ncf.UnknownIdError):
+            m.feature_vector(["nonsense"])
+        path = os.path.join(self.dir, "feat.ncf")
+        m.save(path)
+        back = pickle.loads(pickle.dumps(m))
+        b_ids, b_scores = back.recommend("u5", k=41)
+        self.assertEqual(list(ids), list(b_ids))
+        self.assertTrue(np.array_equal(scores, b_scores))
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if not cc:
+            self.skipTest("no C compiler to build the comparison program")
+        src = os.path.join(self.dir, "feat.c")
+        with open(src, "w") as f:
+            f.write(r"""
+#define NCF_IMPLEMENTATION
+#include "ncf.h"
+#include <stdio.h>
+int main(int argc, char **argv) {
+    ncf_model *m = NULL; const char *tok[2] = {"g1", "h2"}; float row[64], z; int32_t u;
+    if (ncf_load(&m, argv[1]) != NCF_OK || ncf_row_size(m) > 64) return 1;
+    u = ncf_find(m, NCF_USER, "u5");
+    if (ncf_feature_row(m, NCF_ITEM, tok, NULL, 2, row) != 0 || ncf_predict_for(m, NCF_ITEM, -1, row, &u, 1, &z)) return 1;
+    printf("%a\n", z);
+    ncf_model_free(m); return 0;
+}""")
+        exe = os.path.join(self.dir, "feat")
+        subprocess.check_call([cc, "-O2", "-I", ROOT, src, "-o", exe, "-lm"])
+        c_score = float.fromhex(subprocess.check_output([exe, path]).decode().strip())
+        self.assertEqual(c_score, got)
+        self.assertEqual(row.dtype, np.float32)
+
+    def test_a_cold_split_trains_and_evaluates(self):
+        data = ncf.Dataset.from_file(self.log, holdout="items:0.25")
+        self.assertEqual(data.report["holdout"], "items")
+        feats = ncf.Features.from_csr(
+            __import__("scipy.sparse", fromlist=["csr_matrix"]).csr_matrix(np.eye(40, 5, dtype=np.float32) + 0.5),
+            ["b%d" % i for i in range(40)], ["f%d" % j for j in range(5)])
+        self.assertEqual((feats.num_entities, feats.num_features), (40, 5))
+        m = ncf.Model().fit(data, epochs=2, item_features=feats, select="ndcg@10")
+        self.assertIsNotNone(m.chosen_epoch)
 
 if __name__ == "__main__":
     unittest.main()
