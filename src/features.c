@@ -177,7 +177,7 @@ static int ncf__features_header(const ncf__sample *S, const ncf_features_opts *o
     if (o->columns) {
         const char *p = o->columns;
         while (*p) {
-            const char *e = p;
+            const char *e;
             int64_t v;
             if (!strncmp(p, "weight:", 7)) p += 7;
             for (e = p; *e && *e != ','; e++) {}
@@ -313,7 +313,7 @@ static int ncf__features_build(ncf_features *f, ncf__freader *R)
     if ((rc = ncf__intern_sort(&R->toks, &f->vocab, &f->vocab_at, &rank)) != NCF_OK) return rc;
     f->ids = NCF__NEW(char, R->ids.used ? R->ids.used : 1), f->ids_at = NCF__NEW(int64_t, R->ids.n + 1);
     f->ptr = NCF__ZNEW(int64_t, R->ids.n + 1), fill = NCF__NEW(int64_t, R->ids.n + 1);
-    tmp = NCF__NEW(ncf__fentry, R->E.n ? R->E.n : 1);
+    tmp = NCF__ZNEW(ncf__fentry, R->E.n ? R->E.n : 1); /* (zeroed: for the analyzer) */
     if (!f->ids || !f->ids_at || !f->ptr || !fill || !tmp) {
         rc = ncf__fail(NCF_ERR_NOMEM, "%s: out of memory for %lld features", R->name, (long long)R->E.n);
         goto done;
@@ -670,8 +670,8 @@ static int ncf__features_train(ncf_model *m, const ncf_sampler *smp, int epoch, 
                                ncf_progress_fn progress, void *ctx, double *sum)
 {
     int B = m->cfg.batch_size, R = ncf_row_size(m), rc = NCF_OK, steps = 0, s, i;
-    int32_t *u = NCF__NEW(int32_t, B), *it = NCF__NEW(int32_t, B);
-    float *y = NCF__NEW(float, B), *row = NCF__NEW(float, R);
+    int32_t *u = NCF__ZNEW(int32_t, B), *it = NCF__ZNEW(int32_t, B); /* (zeroed: for the analyzer) */
+    float *y = NCF__ZNEW(float, B), *row = NCF__NEW(float, R);
     const ncf__fside *fi = ncf__fside_of(m, 1);
     uint8_t *warm = fi && fi->ptr && !smp->draw_only ? ncf__trained_entities(smp->data, 1) : NULL;
     ncf_sampler own = *smp; /* (negatives among the items training has: see ncf_sampler.draw_only) */
@@ -907,8 +907,9 @@ NCFDEF int ncf_feature_row(const ncf_model *m, int side, const char *const *toke
         idx[j] = tokens[j] ? ncf__find_token(f, tokens[j], strlen(tokens[j])) : -1;
         unknown += idx[j] < 0;
         if (!(w[j] >= 0 && w[j] <= 1e30f)) {
+            double bad = (double)w[j];
             NCF_FREE(idx), NCF_FREE(w);
-            return ncf__fail(NCF_ERR_ARG, "ncf_feature_row: weights[%d] = %g: need 0 to 1e30", j, (double)weights[j]);
+            return ncf__fail(NCF_ERR_ARG, "ncf_feature_row: weights[%d] = %g: need 0 to 1e30", j, bad);
         }
     }
     ncf__feature_mean(f, ncf_row_size(m), idx, w, n, row);

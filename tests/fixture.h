@@ -60,23 +60,48 @@ SHARED void check_fixture(const char *dir)
 }
 
 #ifndef NCF_INFERENCE_ONLY
-/* The fixture check_fixture reads: a NeuMF (saved with its Adam state) and an MF. */
+/* The items' side features of the MF fixture: two a synthetic item, and a new item, 900001,
+   only here (added from its features: a format 5 file every build reads in place or copies). */
+static int fixture_features(const ncf_dataset *d, ncf_features *f)
+{
+    size_t at = 0, size = (size_t)d->num_items * 32 + 64;
+    char *text = (char *)malloc(size);
+    int i, rc;
+    if (!text) return NCF_ERR_NOMEM;
+    at += (size_t)snprintf(text, size, "item,tags\n");
+    for (i = 0; i < d->num_items; i++)
+        at += (size_t)snprintf(text + at, size - at, "%lld,c%d|d%d\n", (long long)d->raw_item[i], i % 7, i % 3);
+    at += (size_t)snprintf(text + at, size - at, "900001,c1|d2\n");
+    rc = ncf_load_features_mem(f, "fixture items", text, at, NULL);
+    free(text);
+    return rc;
+}
+
+/* The fixture check_fixture reads: a NeuMF (saved with its Adam state) and an MF with item
+   features and a new item added from them. */
 SHARED int write_fixture(const char *dir)
 {
     ncf_dataset d;
     ncf_sampler s;
     ncf_model *m[2] = {NULL, NULL};
     ncf_config c = ncf_config_default();
+    ncf_features feats;
     char path[512];
     FILE *f;
     int k, u, j, e, ok = strlen(dir) < 400; /* (every path below fits) */
     if (ncf_synthetic(&d, 300, 200, 6000, 6, 17) != NCF_OK) return 0;
+    if (fixture_features(&d, &feats) != NCF_OK) {
+        ncf_dataset_free(&d);
+        return 0;
+    }
     c.num_users = d.num_users, c.num_items = d.num_items, c.batch_size = 128, c.seed = 17;
     for (k = 0; k < 2 && ok; k++) {
         c.model = k ? NCF_MF : NCF_NEUMF, c.mf_dim = k ? 12 : 8, c.init_sd = k ? 0.1f : 0.01f;
         ok = ncf_model_create(&m[k], &c) == NCF_OK && ncf_sampler_init(&s, &d, 4, 17) == NCF_OK &&
             ncf_model_set_ids(m[k], &d) == NCF_OK;
+        ok = ok && (!k || ncf_model_set_features(m[k], NCF_ITEM, &feats, &d, 0) == NCF_OK);
         for (e = 1; e <= 2 && ok; e++) ok = ncf_train_epoch(m[k], &s, e, NULL, NULL, NULL) == NCF_OK;
+        ok = ok && (!k || ncf_model_add_features(&m[k], NCF_ITEM, &feats, NULL) == NCF_OK);
         snprintf(path, sizeof path, "%s/%s", dir, FIXTURE_MODELS[k]); /* (fits: dir checked above) */
         ok = ok && ncf_save(m[k], path, k == 0) == NCF_OK;
     }
@@ -86,8 +111,9 @@ SHARED int write_fixture(const char *dir)
         for (u = 0; u < FIXTURE_USERS; u++) {
             int64_t user = d.raw_user[(u * 37) % d.num_users], items[FIXTURE_K];
             float sc[FIXTURE_K], z = 0;
-            for (j = 0; j < 3; j++) {
-                int64_t item = d.raw_item[(u * 11 + j * 53) % d.num_items];
+            for (j = 0; j < 4; j++) { /* (the MF's fourth: its new item) */
+                int64_t item = j == 3 ? 900001 : d.raw_item[(u * 11 + j * 53) % d.num_items];
+                if (j == 3 && !k) break;
                 ok &= ncf_predict(m[k], user, item, &z) == NCF_OK;
                 fprintf(f, "predict %d %lld %lld %a\n", k, (long long)user, (long long)item, z);
             }
@@ -99,7 +125,7 @@ SHARED int write_fixture(const char *dir)
     ok = ok && f && fclose(f) == 0;
     if (!ok) printf("cannot write the fixture in %s: %s\n", dir, ncf_error_text());
     ncf_model_free(m[0]), ncf_model_free(m[1]);
-    ncf_dataset_free(&d);
+    ncf_dataset_free(&d), ncf_features_free(&feats);
     return ok;
 }
 #endif

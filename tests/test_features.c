@@ -239,6 +239,10 @@ static void test_a_new_item_from_its_features_served_saved_and_loaded(void)
     CHECK(m && m->cfg.num_items == 9 && ncf_find(m, NCF_ITEM, "new") == 8);
     CHECK(ncf_feature_row(m, NCF_ITEM, toks, NULL, 2, want) == 0 && ncf_row(m, NCF_ITEM, 8, row) == NCF_OK);
     CHECK(!memcmp(row, want, sizeof(float) * (size_t)ncf_row_size(m)));
+    {
+        float bad[2] = {1.0f, -1.0f};
+        CHECK_ERR(ncf_feature_row(m, NCF_ITEM, toks, bad, 2, row), NCF_ERR_ARG, "weights[1] = -1");
+    }
     for (k = 0; k < 6; k++) it[k] = 8;
     CHECK(ncf_predict_index(m, us, it, 6, z) == NCF_OK);
     ro.k = 9, ro.exclude_rated = 0;
