@@ -1454,6 +1454,9 @@ static int load_features(const options *o, const ncf_dataset *d)
 
 static int have_features(void) { return g_features[0].num_entities || g_features[1].num_entities; }
 
+/* Whether --features_only drops side s's id embedding (1 users, 2 items, 3 both). */
+static int features_only(const options *o, int s) { return o->features_only == 3 || o->features_only == s + 1; }
+
 static void free_features(void) { ncf_features_free(&g_features[0]), ncf_features_free(&g_features[1]); }
 
 /* The model's sides given their features (trained through them from here on). */
@@ -1461,9 +1464,9 @@ static int attach_features(const options *o, ncf_model *m, const ncf_dataset *d)
 {
     int s;
     for (s = 0; s < 2; s++) {
-        int only = (o->features_only >> s) & 1 || o->features_only == 3;
+        int only = features_only(o, s);
         if (!g_features[s].num_entities) continue;
-        if (ncf_model_set_features(m, s, &g_features[s], d, only ? NCF_FEATURES_NO_ID : 0) != NCF_OK) {
+        if (ncf_model_set_features(m, s, &g_features[s], d, only ? NCF_FEATURES_NO_ID : 0, 1.0f) != NCF_OK) {
             fprintf(stderr, "demo: --%s_features: %s\n", s ? "item" : "user", ncf_error_text());
             return 0;
         }
@@ -1476,13 +1479,14 @@ static int attach_features(const options *o, ncf_model *m, const ncf_dataset *d)
 /* What a features run cannot do (yet), said before anything is trained. */
 static int features_fit(const options *o)
 {
-    const char *no = o->tune ? "--tune" : o->seeds > 1 ? "--seeds" : o->shards ? "--shards" : NULL;
+    const char *no = o->seeds > 1 ? "--seeds" : o->shards ? "--shards" : NULL;
 #ifdef NCF_MPI
     no = "demo-mpi";
 #endif
     if (o->cfg.optimizer == NCF_OPT_ALS) no = "--optimizer als";
     if (!no) return 1;
-    fprintf(stderr, "demo: side features train with Adam or SGD in one process; %s does not take them\n", no);
+    fprintf(stderr, "demo: side features train with Adam or SGD in one process; %s does not take them%s\n", no,
+            o->tune ? " (--tune tries ALS without them)" : "");
     return 0;
 }
 
@@ -3275,27 +3279,41 @@ static int start_session(session *S, const ncf_config *cfg, int first)
 
 /* ---- --tune: the search, its table, the winner trained on training + validation ---- */
 
+/* A run's side features in a few words: " items: features alone x0.71" (under 60 bytes). */
+static void trial_features(const ncf_trial *t, char *out, size_t size)
+{
+    static const char *const how[3] = {"", "id + features", "features alone"};
+    int n = 0, s;
+    out[0] = 0;
+    for (s = 0; s < 2 && n >= 0 && (size_t)n < size; s++)
+        if (t->features[s]) n += snprintf(out + n, size - (size_t)n, " %s: %s", g_side_name[s], how[t->features[s]]);
+    if (n > 0 && (size_t)n < size) snprintf(out + n, size - (size_t)n, " x%.2f", t->feature_scale);
+}
+
 /* A run's settings in a few words: "MF f64 lr 0.0021 L2 0.0003 neg 4 batch 1024 weighted" (under
-   100 bytes: the callers' 160 hold it). */
+   160 bytes: the callers' 200 hold it). */
 static void trial_settings(const ncf_trial *t, char *out, size_t size)
 {
     const ncf_config *c = &t->cfg;
+    char feats[64];
     int n = snprintf(out, size, "%-5s f%-3d", model_name(c->model), c->mf_dim);
     if (c->model == NCF_NEUMF && n > 0 && (size_t)n < size)
         n += snprintf(out + n, size - (size_t)n, " mlp%-3d", c->layers[0]);
     else if (n > 0 && (size_t)n < size) n += snprintf(out + n, size - (size_t)n, "       ");
     if (n > 0 && (size_t)n < size && c->optimizer == NCF_OPT_ALS)
-        snprintf(out + n, size - (size_t)n, " ALS unobserved %-6.2g L2 %-9.2g%s", c->unobserved, c->mf_reg, /* fits: */
-                 t->weighted ? " weighted" : "");
+        n += snprintf(out + n, size - (size_t)n, " ALS unobserved %-6.2g L2 %-9.2g%s", c->unobserved, c->mf_reg,
+                      t->weighted ? " weighted" : "");
     else if (n > 0 && (size_t)n < size)
-        snprintf(out + n, size - (size_t)n, " lr %.5f L2 %-9.2g neg %d batch %-4d%s%s", c->lr, c->mf_reg, /* fits: */
-                 c->num_neg, c->batch_size, t->decay ? " decay" : "", t->weighted ? " weighted" : "");
+        n += snprintf(out + n, size - (size_t)n, " lr %.5f L2 %-9.2g neg %d batch %-4d%s%s", c->lr, c->mf_reg,
+                      c->num_neg, c->batch_size, t->decay ? " decay" : "", t->weighted ? " weighted" : "");
+    trial_features(t, feats, sizeof feats);
+    if (n > 0 && (size_t)n < size) snprintf(out + n, size - (size_t)n, "%s", feats); /* fits: 100 + 64 < 200 */
 }
 
 /* The same, its padding squeezed out: "MF f64 lr 0.00220 L2 0.017 neg 2 batch 256". */
 static void trial_words(const ncf_trial *t, char *out, size_t size)
 {
-    char wide[160];
+    char wide[200];
     size_t i, n = 0;
     trial_settings(t, wide, sizeof wide);
     for (i = 0; wide[i] && n + 1 < size; i++)
@@ -3335,7 +3353,7 @@ static void on_tune_epoch(void *user, const ncf_trial *run, int epoch, double lo
 /* A row of the table; seeds > 1: the winner's seeds, averaged (rung 3). */
 static void print_run(const ncf_trial *t, int k, double seconds, int seeds)
 {
-    char what[160], seeds_note[40];
+    char what[200], seeds_note[40];
     trial_settings(t, what, sizeof what);
     snprintf(seeds_note, sizeof seeds_note, " %d seeds averaged", seeds);
     printf("  %5d %4d  %s  HR@%d %.4f NDCG@%d %.4f  epoch %2d of %2d  %5.1f s (planned %.1f)%s\n", t->trial, t->rung,
@@ -3368,6 +3386,7 @@ static void on_tune(void *user, const ncf_tune_report *so_far, const ncf_trial *
 /* --log with --tune: one CSV row a run. */
 static int write_tune_log(const char *path, const ncf_tune_report *r)
 {
+    static const char *const feature_use[3] = {"none", "with_id", "alone"};
     ncf__outfile *f;
     int i;
     if (!path || !ON_ROOT) return 1;
@@ -3378,20 +3397,23 @@ static int write_tune_log(const char *path, const ncf_tune_report *r)
     ncf__outfile_printf(
         f,
         "trial,rung,model,factors,mlp,lr,l2,num_neg,batch,weighted,decay,epochs,epochs_trained,chosen_epoch,"
-        "val_hr,val_ndcg,val_mrr,planned_s,winner,beside,partner,seeds,optimizer,unobserved\n");
+        "val_hr,val_ndcg,val_mrr,planned_s,winner,beside,partner,seeds,optimizer,unobserved,user_features,"
+        "item_features,feature_scale\n");
     for (i = 0; i <= r->num_runs; i++) { /* (the runs, then the winner's seeds averaged) */
         const ncf_trial *t = i < r->num_runs ? &r->runs[i] : &r->averaged;
         if (i == r->num_runs && t->rung != 3) break;
         ncf__outfile_printf(
-            f, "%d,%d,%s,%d,%d,%.6g,%.6g,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.3f,%d,%d,%d,%d,%s,%.6g\n", t->trial,
-            t->rung, model_name(t->cfg.model), t->cfg.mf_dim, t->cfg.model == NCF_NEUMF ? t->cfg.layers[0] : 0,
-            t->cfg.lr, t->cfg.mf_reg, t->cfg.num_neg, t->cfg.batch_size, t->weighted, t->decay, t->epochs,
-            t->epochs_trained, t->chosen_epoch, t->val.hr, t->val.ndcg, t->val.mrr, t->planned_seconds, i == r->best,
-            t->beside, t->partner, i < r->num_runs ? 1 : r->seeds,
+            f, "%d,%d,%s,%d,%d,%.6g,%.6g,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.3f,%d,%d,%d,%d,%s,%.6g,%s,%s,%.6g\n",
+            t->trial, t->rung, model_name(t->cfg.model), t->cfg.mf_dim,
+            t->cfg.model == NCF_NEUMF ? t->cfg.layers[0] : 0, t->cfg.lr, t->cfg.mf_reg, t->cfg.num_neg,
+            t->cfg.batch_size, t->weighted, t->decay, t->epochs, t->epochs_trained, t->chosen_epoch, t->val.hr,
+            t->val.ndcg, t->val.mrr, t->planned_seconds, i == r->best, t->beside, t->partner,
+            i < r->num_runs ? 1 : r->seeds,
             t->cfg.optimizer == NCF_OPT_ALS       ? "als"
                 : t->cfg.optimizer == NCF_OPT_SGD ? "sgd"
                                                   : "adam",
-            t->cfg.optimizer == NCF_OPT_ALS ? t->cfg.unobserved : 0.0);
+            t->cfg.optimizer == NCF_OPT_ALS ? t->cfg.unobserved : 0.0, feature_use[t->features[0]],
+            feature_use[t->features[1]], (double)t->feature_scale);
     }
     if (ncf__outfile_commit(f) != NCF_OK) {
         fprintf(stderr, "demo: --log: %s\n", ncf_error_text());
@@ -3484,6 +3506,12 @@ static int tune(const options *o, const ncf_dataset *d, const ncf_dataset *all, 
     to.eval.metric = select_metric(o), to.eval.full_ranking = o->many || o->full_ranking;
     if (o->patience) to.patience = o->patience;
     to.seeds = o->tune_seeds;
+    to.eval.cold_only = d->report.holdout == NCF_HOLDOUT_ITEMS; /* (cold start: chosen among the unseen items) */
+    for (k = 0; k < 2; k++) {
+        to.features[k] = g_features[k].num_entities ? &g_features[k] : NULL;
+        to.feature_flags[k] = features_only(o, k) ? NCF_FEATURES_NO_ID : 0;
+    }
+    k = o->top_k;
     to.budget = o->tune_seconds > 0 ? o->tune_seconds : ncf__tune_budget(d); /* (printed before the search) */
     st.budget = to.budget;
     st.k = k, st.t0 = st.run_t0 = t0;
@@ -3503,7 +3531,7 @@ static int tune(const options *o, const ncf_dataset *d, const ncf_dataset *all, 
     }
     {
         const ncf_trial *w = &rep.runs[rep.best];
-        char what[160];
+        char what[200];
         trial_words(w, what, sizeof what);
         printf("tune: %d settings, %d runs (rungs of %d, %d and %d epochs), %.0f s (planned %.0f s)\n", rep.num_trials,
                rep.num_runs, rep.rung_epochs[0], rep.rung_epochs[1], rep.rung_epochs[2], now() - t0,
@@ -3526,7 +3554,9 @@ static int tune(const options *o, const ncf_dataset *d, const ncf_dataset *all, 
     }
     ps.tty = isatty(2), ps.count_epochs = 1, ps.epochs = rep.final_epochs;
     if (!write_tune_log(o->log, &rep) || ncf_tune_final(out, d, &rep, on_progress, &ps) != NCF_OK ||
-        !report_tuned(o, d, pop, *out, t0) || (all && !tune_on_all(all, &rep, out))) {
+        !report_tuned(o, d, pop, *out, t0) ||
+        (have_features() && d->report.holdout == NCF_HOLDOUT_ITEMS && !report_cold(o, *out, d)) ||
+        (all && !tune_on_all(all, &rep, out))) {
         if (!*out) fprintf(stderr, "demo: %s\n", ncf_error_text());
         ncf_tune_report_free(&rep);
         return 0;
@@ -3536,9 +3566,13 @@ static int tune(const options *o, const ncf_dataset *d, const ncf_dataset *all, 
     return 1;
 }
 
-/* --tune's model: saved, exported and served as a trained one. */
-static int finish_tuned(const options *o, const ncf_model *m, const char *path)
+/* --tune's model: saved, exported and served as a trained one (a features model's new
+   entities added first). */
+static int finish_tuned(const options *o, ncf_model **mp, const char *path)
 {
+    const ncf_model *m;
+    if (have_features() && (o->save || serving(o)) && !add_new_entities(mp, 1)) return 0;
+    m = *mp;
     if (o->save) {
         if (!save_model(m, o->save, save_flags(o))) return 0;
         printf("saved %s: the tuned settings trained on %s (%lld epochs)\n", o->save,
@@ -3640,7 +3674,7 @@ static int run(const options *asked)
                    (o->tune_all && !load_everything(o, &cfg, S.path, &all)))
             ok = 0;
         else if ((r = tune(o, &data, o->tune_all ? &all : NULL, &S.pop, &S.model)) != 2) {
-            ok = r == 1 && finish_tuned(o, S.model, S.path);
+            ok = r == 1 && finish_tuned(o, &S.model, S.path);
             ncf_model_free(S.model);
             ncf_dataset_free(&data), ncf_dataset_free(&all);
             return ok ? 0 : 1;

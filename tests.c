@@ -146,6 +146,8 @@ static const test_case TESTS[] = {
     {"feature_gradients_match_finite_differences", test_feature_gradients_match_finite_differences},
     {"a_new_item_from_its_features_served_saved_and_loaded", test_a_new_item_from_its_features_served_saved_and_loaded},
     {"cold_split_holds_items_out_whole_and_poison_changes_nothing", test_cold_split_holds_items_out_whole_and_poison_changes_nothing},
+    {"averaged_features_models_score_as_their_mean", test_averaged_features_models_score_as_their_mean},
+    {"tune_searches_side_features", test_tune_searches_side_features},
     {"saved_models_load_bit_identical", test_saved_models_load_bit_identical},
     {"resumed_training_equals_an_unbroken_run", test_resumed_training_equals_an_unbroken_run},
     {"corrupt_models_refused", test_corrupt_models_refused},

@@ -563,7 +563,9 @@ NCFDEF int ncf_model_init_from(ncf_model *neumf, const ncf_model *gmf, const ncf
    MF: each model's rows scaled by 1/sqrt(n), biases averaged; GMF: the rows as they are, the
    output weights scaled by 1/n. Models of one setting trained from different seeds rank
    better averaged than alone (docs/tuning.md). The first model's ids, rated items, step and
-   epoch; Adam moments zero. */
+   epoch; Adam moments zero. Models with side features (the same vocabulary) give one that
+   serves new entities from them, its feature embeddings averaged the same way (they train
+   no further: ncf_model_set_features starts them again). */
 NCFDEF int ncf_model_average(ncf_model **out, ncf_model *const *models, int n);
 
 /* Mean loss over the batch (sigmoid cross-entropy plus the L2 terms) without touching
@@ -777,8 +779,11 @@ enum { NCF_FEATURES_NO_ID = 1 };
    so serving, evaluation and files read them as any model's; the feature vocabulary and
    embeddings go into the model file. data holds the model's ids (its features' entities it
    lacks are skipped: ncf_model_add_features adds them after training). Gradient optimizers
-   only (ALS refuses). Calling it again replaces that side's features. */
-NCFDEF int ncf_model_set_features(ncf_model *m, int side, const ncf_features *f, const ncf_dataset *data, int flags);
+   only (ALS refuses). Calling it again replaces that side's features. scale (1 as LightFM;
+   1/64 to 64) multiplies the features' part: how far it moves against the id's in a step, a
+   setting ncf_tune searches. */
+NCFDEF int ncf_model_set_features(ncf_model *m, int side, const ncf_features *f, const ncf_dataset *data, int flags,
+                                  float scale);
 /* The composed row ([ncf_row_size] floats, as ncf_row) of an entity with features tokens[0..n)
    and weights (NULL: 1): for ncf_model_add, ncf_predict_for and a fold-in's start. Tokens the
    model does not know are skipped; their count is returned (n: none known, the row is 0). */
@@ -985,6 +990,9 @@ typedef struct ncf_trial {
                                one example a step (two such runs train at once, one thread each) */
     int beside;             /* 1: trained at once with the run before or after it (their time is shared) */
     int partner;            /* 1: a lone SGD-one-example-a-step run's partner, beyond its rung's quarter */
+    int features[2];        /* users', items' side features (ncf_tune_opts.features): 0 not used, 1 beside the
+                               id embedding, 2 alone (NCF_FEATURES_NO_ID) */
+    float feature_scale;    /* their ncf_model_set_features scale */
 } ncf_trial;
 typedef struct ncf_tune_report {
     int num_runs;    /* rows of runs[], in the order run */
@@ -992,16 +1000,17 @@ typedef struct ncf_tune_report {
     int best;        /* runs[best]: the winner's last run */
     int num_trials;  /* settings drawn (rung 0's runs) */
     int rung_epochs[3];
-    double planned_seconds; /* the runs' costs summed, the seeds' below with them */
-    int seeds;              /* the final model averages the winner trained from this many seeds */
-    ncf_trial averaged;     /* seeds > 1: those seeds trained on training alone, in step, their
+    double planned_seconds;          /* the runs' costs summed, the seeds' below with them */
+    int seeds;                       /* the final model averages the winner trained from this many seeds */
+    ncf_trial averaged;              /* seeds > 1: those seeds trained on training alone, in step, their
                                average's validation after each epoch choosing final_epochs (rung 3,
                                trial and settings the winner's; rung -1 when not run) */
-    int final_epochs;       /* the epochs the final training runs: the average's chosen epoch, or
+    int final_epochs;                /* the epochs the final training runs: the average's chosen epoch, or
                                the winner's (0 in a report made by hand: the winner's) */
-    int too_small;          /* 1: the budget fits no run (nothing run; train the defaults) */
-    int stopped;            /* 1: max_seconds passed, and the runs not started were dropped */
-    double budget;          /* the budget planned to: opts->budget, or the one from the data's size */
+    int too_small;                   /* 1: the budget fits no run (nothing run; train the defaults) */
+    int stopped;                     /* 1: max_seconds passed, and the runs not started were dropped */
+    double budget;                   /* the budget planned to: opts->budget, or the one from the data's size */
+    const ncf_features *features[2]; /* opts->features, borrowed: ncf_tune_final trains the winner with them */
 } ncf_tune_report;
 typedef void (*ncf_tune_progress_fn)(void *ctx, const ncf_tune_report *so_far, const ncf_trial *next);
 typedef struct ncf_tune_opts {
@@ -1024,6 +1033,14 @@ typedef struct ncf_tune_opts {
        the validation figures (NULL when not evaluated), or NULL. Of two runs side by side only
        the first reports, from the thread that runs it, so calls never overlap. */
     void (*epoch_done)(void *ctx, const ncf_trial *run, int epoch, double mean_loss, const ncf_metrics *validation);
+    /* Side features of users and items (NULL: none), kept by the caller until ncf_tune_final:
+       each trial uses each side's without, beside the id embedding or alone (a third each,
+       trial 0 by feature_flags), at a scale of 1/4 to 4 (trial 0: 1). Trials of ALS and of SGD one example a step use
+       none (ALS has no room for them; the other's step is its own, without them). A search
+       choosing among unseen items (eval.cold_only) with item features draws neither, and each
+       trial's items take their features, beside the id or alone. */
+    const ncf_features *features[2];
+    int feature_flags[2]; /* trial 0's: ncf_model_set_features' flags for that side [0] */
 } ncf_tune_opts;
 NCFDEF ncf_tune_opts ncf_tune_opts_default(void);
 /* Runs the search on data (with validation items: ncf_hold_out_validation) and fills rep

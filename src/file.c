@@ -114,56 +114,6 @@ static uint32_t ncf__crc32(const uint8_t *p, size_t n)
     return c ^ 0xFFFFFFFFu;
 }
 
-/* Little-endian writer into a buffer sized in advance. */
-typedef struct {
-    uint8_t *p;
-    size_t at;
-} ncf__writer;
-
-static void ncf__put_u32(ncf__writer *w, uint32_t v)
-{
-    int i;
-    for (i = 0; i < 4; i++) w->p[w->at++] = (uint8_t)(v >> (8 * i));
-}
-static void ncf__put_u64(ncf__writer *w, uint64_t v)
-{
-    ncf__put_u32(w, (uint32_t)v);
-    ncf__put_u32(w, (uint32_t)(v >> 32));
-}
-static void ncf__put_f32(ncf__writer *w, float f)
-{
-    uint32_t v;
-    memcpy(&v, &f, 4);
-    ncf__put_u32(w, v);
-}
-
-typedef struct {
-    const uint8_t *p;
-    size_t at, n;
-} ncf__reader;
-
-static int ncf__get_u32(ncf__reader *r, uint32_t *v)
-{
-    int i;
-    if (r->n - r->at < 4) return 0;
-    for (*v = 0, i = 0; i < 4; i++) *v |= (uint32_t)r->p[r->at++] << (8 * i);
-    return 1;
-}
-static int ncf__get_u64(ncf__reader *r, uint64_t *v)
-{
-    uint32_t lo, hi;
-    if (!ncf__get_u32(r, &lo) || !ncf__get_u32(r, &hi)) return 0;
-    *v = (uint64_t)hi << 32 | lo;
-    return 1;
-}
-static int ncf__get_f32(ncf__reader *r, float *f)
-{
-    uint32_t v;
-    if (!ncf__get_u32(r, &v)) return 0;
-    memcpy(f, &v, 4);
-    return 1;
-}
-
 /* Row r of tensor t as floats: the model's, or its int8 row dequantized into tmp. */
 static const float *ncf__tensor_row(const ncf_model *m, int t, int r, float *tmp)
 {

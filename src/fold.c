@@ -701,14 +701,24 @@ done:
 }
 
 /* Rows [GMF or MF][MLP][MF bias] into user (side 0) or item (1) k of m. */
-static void ncf__put_side_row(ncf_model *m, int side, int k, const float *row)
+/* Where row k of a side lives among the parameters: its GMF (or MF) part, MLP part and bias,
+   each NULL where the model has none (a row's layout, [F][H][1], as ncf_row's). */
+static void ncf__row_parts(const ncf_model *m, int side, int k, float **gmf, float **mlp, float **bias)
 {
     const struct ncf__scratch *s = m->scratch;
     float *g = side ? m->gmf_item : m->gmf_user, *h = side ? m->mlp_item : m->mlp_user,
           *b = side ? m->item_bias : m->user_bias;
-    if (s->F) memcpy(g + (size_t)k * s->F, row, sizeof(float) * (size_t)s->F);
-    if (s->H) memcpy(h + (size_t)k * s->H, row + s->F, sizeof(float) * (size_t)s->H);
-    if (b) b[k] = row[s->F + s->H];
+    *gmf = s->F ? g + (size_t)k * s->F : NULL, *mlp = s->H ? h + (size_t)k * s->H : NULL, *bias = b ? b + k : NULL;
+}
+
+static void ncf__put_side_row(ncf_model *m, int side, int k, const float *row)
+{
+    const struct ncf__scratch *s = m->scratch;
+    float *g, *h, *b;
+    ncf__row_parts(m, side, k, &g, &h, &b);
+    if (g) memcpy(g, row, sizeof(float) * (size_t)s->F);
+    if (h) memcpy(h, row + s->F, sizeof(float) * (size_t)s->H);
+    if (b) *b = row[s->F + s->H];
 }
 
 /* A new id for ncf_model_add: its bytes, its number where the side's ids are integers, and

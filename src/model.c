@@ -901,7 +901,8 @@ NCFDEF int ncf_model_average(ncf_model **out, ncf_model *const *models, int n)
         for (dim = 0; dim < models[k]->cfg.mf_dim; dim++) m->w_out[r++] = models[k]->w_out[dim] / (float)n;
     for (m->b_out[0] = 0, k = 0; k < n; k++) m->b_out[0] += models[k]->b_out[0] / (float)n;
     m->step = a->step, m->epoch = a->epoch;
-    if ((rc = ncf__copy_model_ids(m, a)) != NCF_OK) {
+    if ((rc = ncf__copy_model_ids(m, a)) != NCF_OK ||
+        (rc = ncf__features_average(m, models, n, c.model == NCF_MF ? 1.0f / sqrtf((float)n) : 1.0f)) != NCF_OK) {
         ncf_model_free(m);
         return rc;
     }

@@ -316,12 +316,11 @@ static ncf__adam_k ncf__adam_consts(const ncf_model *m, int64_t t)
    rides along in loops that are bound by memory, so it costs next to nothing. They clear
    the gradients they used. */
 
-/* TF's Adam: the bias corrections folded into the step size (epsilon-hat form). The gradient
-   of params [off, off + n) is g (m->grads + off, or a row summed elsewhere). */
-static int ncf__adam_update(ncf_model *m, size_t off, size_t n, float *NCF__RESTRICT g, const ncf__adam_k *k)
+/* TF's Adam: the bias corrections folded into the step size (epsilon-hat form), on n
+   parameters p with their moments mm, vv and gradient g. */
+static int ncf__adam_step(float *NCF__RESTRICT p, float *NCF__RESTRICT mm, float *NCF__RESTRICT vv,
+                          float *NCF__RESTRICT g, size_t n, const ncf__adam_k *k)
 {
-    float *NCF__RESTRICT p = m->params + off;
-    float *NCF__RESTRICT mm = m->adam_m + off, *NCF__RESTRICT vv = m->adam_v + off;
     size_t i;
     int bad = 0;
     for (i = 0; i < n; i++) {
@@ -334,10 +333,9 @@ static int ncf__adam_update(ncf_model *m, size_t off, size_t n, float *NCF__REST
     return bad;
 }
 
-/* Plain SGD. */
-static int ncf__sgd_update(ncf_model *m, size_t off, size_t n, float *NCF__RESTRICT g, const ncf__adam_k *k)
+/* Plain SGD, the same way. */
+static int ncf__sgd_step(float *NCF__RESTRICT p, float *NCF__RESTRICT g, size_t n, const ncf__adam_k *k)
 {
-    float *NCF__RESTRICT p = m->params + off;
     size_t i;
     int bad = 0;
     for (i = 0; i < n; i++) {
@@ -346,6 +344,18 @@ static int ncf__sgd_update(ncf_model *m, size_t off, size_t n, float *NCF__RESTR
         bad |= NCF__NONFINITE(p[i]);
     }
     return bad;
+}
+
+/* The model's params [off, off + n) stepped by gradient g (m->grads + off, or a row summed
+   elsewhere). */
+static int ncf__adam_update(ncf_model *m, size_t off, size_t n, float *NCF__RESTRICT g, const ncf__adam_k *k)
+{
+    return ncf__adam_step(m->params + off, m->adam_m + off, m->adam_v + off, g, n, k);
+}
+
+static int ncf__sgd_update(ncf_model *m, size_t off, size_t n, float *NCF__RESTRICT g, const ncf__adam_k *k)
+{
+    return ncf__sgd_step(m->params + off, g, n, k);
 }
 
 /* One optimizer on [off, off + n) with gradient g, chosen outside the loops that call it so

@@ -129,8 +129,9 @@ static double ncf__tune_draw(uint64_t seed, int t, int dim)
    the MF trials are Rendle et al.'s recipe: SGD one example a step, its rate decayed over the
    run (*decay), rows starting N(0, 0.1), 8 negatives: fewer fit a random validation item as
    well and the latest test item worse (docs/tuning.md). A quarter are ALS, the loss over
-   every cell, whose L2 and unobserved weight are drawn. */
-static ncf_config ncf__trial_config(const ncf_dataset *d, uint64_t seed, int t, int *weighted, int *decay)
+   every cell, whose L2 and unobserved weight are drawn. cold: Adam all of them (a search that
+   ranks unseen items by their features: ALS and the recipe's step take none). */
+static ncf_config ncf__trial_config(const ncf_dataset *d, uint64_t seed, int t, int *weighted, int *decay, int cold)
 {
     ncf_config c = ncf_config_default();
     double kind = ncf__tune_draw(seed, t, 0), reg;
@@ -152,18 +153,45 @@ static ncf_config ncf__trial_config(const ncf_dataset *d, uint64_t seed, int t, 
     c.num_neg = 1 << (int)(ncf__tune_draw(seed, t, 6) * 4);      /* 1, 2, 4, 8 */
     c.batch_size = 256 << (int)(ncf__tune_draw(seed, t, 7) * 4); /* 256..2048 */
     *weighted = d->weight && ncf__tune_draw(seed, t, 8) < 0.5;
-    if (c.model == NCF_MF && ncf__tune_draw(seed, t, 9) < 0.5) { /* around the recipe: 8 negatives, 64+ factors */
+    if (c.model == NCF_MF && !cold &&
+        ncf__tune_draw(seed, t, 9) < 0.5) { /* around the recipe: 8 negatives, 64+ factors */
         c.optimizer = NCF_OPT_SGD, c.batch_size = 1, c.init_sd = 0.1f, *decay = 1, c.num_neg = 8;
         c.mf_dim = 64 << (int)(ncf__tune_draw(seed, t, 1) * 3);                            /* 64, 128, 256 */
         c.lr = (float)pow(10, -2 + 0.7 * ncf__tune_draw(seed, t, 3));                      /* 0.01..0.05 */
         c.mf_reg = reg > 0 ? (float)pow(10, -3 + 0.7 * ncf__tune_draw(seed, t, 5)) : 0.0f; /* 0.001..0.005 */
-    } else if (c.model == NCF_MF && ncf__tune_draw(seed, t, 10) < 0.5) { /* ALS: every cell, no rate or negatives */
+    } else if (c.model == NCF_MF && !cold &&
+               ncf__tune_draw(seed, t, 10) < 0.5) { /* ALS: every cell, no rate or negatives */
         c.optimizer = NCF_OPT_ALS;
         c.mf_dim = 16 << (int)(ncf__tune_draw(seed, t, 1) * 4);              /* 16..128 */
         c.mf_reg = (float)pow(10, -2 + 3 * ncf__tune_draw(seed, t, 5));      /* 0.01..10 */
         c.unobserved = (float)pow(10, -2 + 2 * ncf__tune_draw(seed, t, 11)); /* 0.01..1 */
     }
     return c;
+}
+
+/* Whether o's search ranks unseen items (a cold-start split's validation) by their features:
+   then every trial takes them, by gradients. */
+static int ncf__tune_cold(const ncf_tune_opts *o) { return o->eval.cold_only && o->features[NCF_ITEM]; }
+
+/* Trial t's use of o's side features (ncf_tune_opts.features). */
+static void ncf__trial_features(const ncf_tune_opts *o, int t, ncf_trial *r)
+{
+    int s;
+    for (s = 0; s < 2; s++)
+        r->features[s] = !o->features[s] || r->cfg.optimizer == NCF_OPT_ALS || ncf__per_example_sgd(&r->cfg) ? 0
+            : t == 0                             ? (o->feature_flags[s] & NCF_FEATURES_NO_ID ? 2 : 1)
+            : s == NCF_ITEM && ncf__tune_cold(o) ? 1 + (int)(ncf__tune_draw(o->seed, t, 12 + s) * 2)
+                                                 : (int)(ncf__tune_draw(o->seed, t, 12 + s) * 3);
+    r->feature_scale =
+        t && (r->features[0] || r->features[1]) ? (float)pow(4, -1 + 2 * ncf__tune_draw(o->seed, t, 14)) : 1.0f;
+}
+
+/* Trial t of the search: its settings and their features, no figures yet. */
+static void ncf__trial(const ncf_dataset *d, const ncf_tune_opts *o, int t, ncf_trial *r)
+{
+    memset(r, 0, sizeof *r);
+    r->trial = t, r->cfg = ncf__trial_config(d, o->seed, t, &r->weighted, &r->decay, ncf__tune_cold(o));
+    ncf__trial_features(o, t, r);
 }
 
 /* A family of settings: the model type, and SGD one example a step and ALS apart from the rest. */
@@ -182,6 +210,18 @@ static int ncf__run_better(const ncf_trial *a, const ncf_trial *b, int metric)
     if (a->val.hr != b->val.hr) return a->val.hr > b->val.hr;
     if (a->val.ndcg != b->val.ndcg) return a->val.ndcg > b->val.ndcg;
     return a->trial < b->trial;
+}
+
+/* m given r's side features (trained through them from here on; data says which entities train). */
+static int ncf__trial_set_features(ncf_model *m, const ncf_trial *r, const ncf_features *const *features,
+                                   const ncf_dataset *data)
+{
+    int s, rc = NCF_OK;
+    for (s = 0; s < 2 && rc == NCF_OK; s++)
+        if (r->features[s])
+            rc = ncf_model_set_features(m, s, features[s], data, r->features[s] == 2 ? NCF_FEATURES_NO_ID : 0,
+                                        r->feature_scale);
+    return rc;
 }
 
 /* A run's epochs told to ncf_tune_opts.epoch_done. */
@@ -212,7 +252,9 @@ static int ncf__tune_run(const ncf_dataset *d, const ncf_tune_opts *o, ncf_trial
     /* (a decayed run trains its whole schedule: its validation often stalls while the rate is
        high and climbs as it falls, where patience would have stopped it) */
     fo.epochs = r->epochs, fo.patience = r->decay ? 0 : o->patience, fo.eval = o->eval, fo.decay = r->decay;
-    if ((rc = ncf_model_create(&m, &r->cfg)) == NCF_OK && (rc = ncf_fit(m, &view, &fo, &fr)) == NCF_OK)
+    if ((rc = ncf_model_create(&m, &r->cfg)) == NCF_OK &&
+        (rc = ncf__trial_set_features(m, r, o->features, &view)) == NCF_OK &&
+        (rc = ncf_fit(m, &view, &fo, &fr)) == NCF_OK)
         r->epochs_trained = fr.epochs_trained, r->chosen_epoch = fr.chosen_epoch, r->val = fr.chosen;
     ncf_model_free(m);
     return rc;
@@ -220,6 +262,7 @@ static int ncf__tune_run(const ncf_dataset *d, const ncf_tune_opts *o, ncf_trial
 
 static int ncf__tune_check(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tune_report *rep)
 {
+    int s, rc;
     if (!rep) return ncf__fail(NCF_ERR_ARG, "ncf_tune: NULL report");
     memset(rep, 0, sizeof *rep);
     rep->averaged.rung = -1;
@@ -237,17 +280,43 @@ static int ncf__tune_check(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tun
     if (o->eval.metric < NCF_METRIC_HR || o->eval.metric > NCF_METRIC_MAP || o->eval.k <= 0)
         return ncf__fail(NCF_ERR_ARG, "ncf_tune: eval.metric %d is not an NCF_METRIC_* (0 to %d), or eval.k %d <= 0",
                          o->eval.metric, NCF_METRIC_MAP, o->eval.k);
+    for (s = 0; s < 2; s++) {
+        if (o->features[s] && (rc = ncf__features_valid(o->features[s], "ncf_tune")) != NCF_OK) return rc;
+        if (o->feature_flags[s] & ~NCF_FEATURES_NO_ID)
+            return ncf__fail(NCF_ERR_ARG, "ncf_tune: feature_flags[%d] 0x%x: unknown flags", s,
+                             (unsigned)o->feature_flags[s]);
+    }
     return NCF_OK;
+}
+
+/* The work side features add to a training example of r: each side's rows composed from the
+   id's and its features' (their mean count an entity), their gradients passed back and the rows
+   stepped, on one thread, 4 a float of a row, and 400 an example for the serial phases' waits.
+   Fit to the seconds of nine settings of MF, GMF and NeuMF on ml-100k with and without its
+   genres (docs/tuning.md); NeuMF's products hide most of it. */
+static double ncf__features_cost(const ncf_trial *r, const ncf_tune_opts *o, double train, int epochs)
+{
+    const ncf_config *c = &r->cfg;
+    double R = 1 + (c->model == NCF_MLP ? 0 : c->mf_dim) +
+        (c->model == NCF_NEUMF || c->model == NCF_MLP ? c->layers[0] / 2 : 0),
+           w = 0;
+    int s;
+    for (s = 0; s < 2; s++) {
+        const ncf_features *f = o->features[s];
+        if (r->features[s] && f->num_entities) w += 4 * (1 + (double)f->ptr[f->num_entities] / f->num_entities) * R;
+    }
+    if (w > 0) w += 400;
+    return epochs * train * (1 + c->num_neg) * w / NCF__TUNE_RATE;
 }
 
 /* The planned seconds of training r from k seeds for `epochs` epochs on train positives, with an
    evaluation of their average on val_users users each epoch: runs of SGD one example a step two
    at a time, one thread each of the reference machine's two (ncf__seeds_train). */
-static double ncf__seeds_cost(const ncf_dataset *d, const ncf_trial *r, int k, double train, double val_users,
-                              int epochs)
+static double ncf__seeds_cost(const ncf_dataset *d, const ncf_tune_opts *o, const ncf_trial *r, int k, double train,
+                              double val_users, int epochs)
 {
     int rounds = ncf__per_example_sgd(&r->cfg) ? (k + 1) / 2 : k;
-    return rounds * ncf__run_cost(&r->cfg, train, 0, 0, epochs) +
+    return rounds * (ncf__run_cost(&r->cfg, train, 0, 0, epochs) + ncf__features_cost(r, o, train, epochs)) +
         ncf__run_cost(&r->cfg, 0, k * val_users, ncf__val_candidates(d), epochs);
 }
 
@@ -261,7 +330,8 @@ static int ncf__final_seeds(const ncf_dataset *d, const ncf_tune_opts *o, const 
     int k = o->seeds > 1 && ncf__averages(&r->cfg) ? o->seeds : 1, chosen = r->chosen_epoch > 0 ? r->chosen_epoch : 1;
     double train = (double)ncf__all_train(d), all = train + ncf__val_users(d);
     while (k > 1 &&
-           ncf__seeds_cost(d, r, k, train, ncf__val_users(d), r->epochs) + ncf__seeds_cost(d, r, k, all, 0, chosen) >
+           ncf__seeds_cost(d, o, r, k, train, ncf__val_users(d), r->epochs) +
+                   ncf__seeds_cost(d, o, r, k, all, 0, chosen) >
                left)
         k--;
     return k;
@@ -271,23 +341,27 @@ static int ncf__final_seeds(const ncf_dataset *d, const ncf_tune_opts *o, const 
    runs on one thread, half its training (such runs go two at a time, one thread each of the
    reference machine's two) and its whole evaluations (each then on one thread, at half the
    rate the cost model counts). */
-static double ncf__plan_cost(const ncf_config *c, const ncf_dataset *d, double val_users, int epochs)
+static double ncf__plan_cost(const ncf_trial *r, const ncf_tune_opts *o, const ncf_dataset *d, double val_users,
+                             int epochs)
 {
-    double cost = ncf__run_cost(c, (double)d->num_train, val_users, ncf__val_candidates(d), epochs);
+    const ncf_config *c = &r->cfg;
+    double cost = ncf__run_cost(c, (double)d->num_train, val_users, ncf__val_candidates(d), epochs) +
+        ncf__features_cost(r, o, (double)d->num_train, epochs);
     return ncf__per_example_sgd(c) ? cost - ncf__fit_cost(c, (double)d->num_train, epochs) / 2 : cost;
 }
 
 /* The trials of a rung in the order run: the others as drawn or ranked, then those of SGD one
    example a step, so that these pair up. */
-static void ncf__sgd_last(const ncf_dataset *d, uint64_t seed, int *alive, int n)
+static void ncf__sgd_last(const ncf_dataset *d, const ncf_tune_opts *o, int *alive, int n)
 {
-    int i, j, w, dk, t;
+    int i, j, t;
     for (i = 1; i < n; i++) { /* (an insertion sort: stable) */
-        ncf_config c = ncf__trial_config(d, seed, alive[i], &w, &dk);
-        if (ncf__per_example_sgd(&c)) continue;
+        ncf_trial a, b;
+        ncf__trial(d, o, alive[i], &a);
+        if (ncf__per_example_sgd(&a.cfg)) continue;
         for (t = alive[i], j = i; j > 0; j--) {
-            ncf_config b = ncf__trial_config(d, seed, alive[j - 1], &w, &dk);
-            if (!ncf__per_example_sgd(&b)) break;
+            ncf__trial(d, o, alive[j - 1], &b);
+            if (!ncf__per_example_sgd(&b.cfg)) break;
             alive[j] = alive[j - 1];
         }
         alive[j] = t;
@@ -340,8 +414,10 @@ typedef struct {
     void *ctx;
 } ncf__seeds;
 
-/* n fresh models of r (the first with ids's ids), each sampling data's positives. */
-static int ncf__seeds_init(ncf__seeds *j, int n, const ncf_trial *r, const ncf_dataset *ids, const ncf_dataset *data)
+/* n fresh models of r (the first with ids's ids; all of them when they take features, whose
+   entities are found by id), each sampling data's positives. */
+static int ncf__seeds_init(ncf__seeds *j, int n, const ncf_trial *r, const ncf_features *const *features,
+                           const ncf_dataset *ids, const ncf_dataset *data)
 {
     int k, rc = NCF_OK;
     memset(j, 0, sizeof *j);
@@ -352,7 +428,8 @@ static int ncf__seeds_init(ncf__seeds *j, int n, const ncf_trial *r, const ncf_d
         ncf_config c = r->cfg;
         c.seed = r->cfg.seed + (uint64_t)k, c.num_users = data->num_users, c.num_items = data->num_items;
         if ((rc = ncf_model_create(&j->models[k], &c)) == NCF_OK &&
-            (k || (rc = ncf_model_set_ids(j->models[k], ids)) == NCF_OK))
+            ((k && !r->features[0] && !r->features[1]) || (rc = ncf_model_set_ids(j->models[k], ids)) == NCF_OK) &&
+            (rc = ncf__trial_set_features(j->models[k], r, features, data)) == NCF_OK)
             rc = ncf_sampler_init(&j->smp[k], data, c.num_neg, c.seed);
     }
     return rc;
@@ -390,7 +467,7 @@ static int ncf__average_seeds(const ncf_dataset *d, const ncf_tune_opts *o, ncf_
     ncf_metrics now;
     int rc, e = 1, since = 0;
     if (!a->weighted) view.weight = NULL;
-    if ((rc = ncf__seeds_init(&j, rep->seeds, a, d, &view)) == NCF_OK)
+    if ((rc = ncf__seeds_init(&j, rep->seeds, a, o->features, d, &view)) == NCF_OK)
         for (e = 1; e <= a->epochs; e++) {
             ncf_model *avg = NULL;
             if ((rc = ncf__seeds_train(&j, rep->seeds, e, e)) != NCF_OK ||
@@ -429,7 +506,7 @@ static int ncf__plan_final(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tun
     rep->averaged = *w;
     rep->averaged.rung = 3, rep->averaged.chosen_epoch = 0, rep->averaged.beside = 0, rep->averaged.partner = 0;
     rep->averaged.planned_seconds =
-        ncf__seeds_cost(d, w, rep->seeds, (double)ncf__all_train(d), ncf__val_users(d), rep->averaged.epochs);
+        ncf__seeds_cost(d, o, w, rep->seeds, (double)ncf__all_train(d), ncf__val_users(d), rep->averaged.epochs);
     if (o->progress) o->progress(o->ctx, rep, &rep->averaged);
     if ((rc = ncf__average_seeds(d, o, rep)) != NCF_OK) return rc;
     rep->planned_seconds += rep->averaged.planned_seconds;
@@ -446,7 +523,7 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *opts, ncf_tune_re
     const ncf_tune_opts *o = &given;
     if ((rc = ncf__tune_check(d, o, rep)) != NCF_OK) return rc;
     if (given.budget == 0) given.budget = ncf__tune_budget(d);
-    rep->budget = given.budget;
+    rep->budget = given.budget, rep->features[0] = o->features[0], rep->features[1] = o->features[1];
     rep->rung_epochs[0] = o->max_epochs / 9 > 0 ? o->max_epochs / 9 : 1;
     rep->rung_epochs[1] = o->max_epochs / 3 > 0 ? o->max_epochs / 3 : 1;
     rep->rung_epochs[2] = o->max_epochs;
@@ -454,14 +531,16 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *opts, ncf_tune_re
     val_users = ncf__val_users(d);
     if (!(drawn = NCF__NEW(int, NCF__TUNE_MAX_TRIALS))) return ncf__fail(NCF_ERR_NOMEM, "ncf_tune: out of memory");
     for (t = 0; t < NCF__TUNE_DRAWS && n < NCF__TUNE_MAX_TRIALS; t++) { /* rung 0: the settings its quarter pays for */
-        int w, dk;
-        ncf_config c = ncf__trial_config(d, o->seed, t, &w, &dk);
-        double cost = ncf__plan_cost(&c, d, val_users, rep->rung_epochs[0]);
+        ncf_trial r;
+        const ncf_config *c = &r.cfg;
+        double cost;
+        ncf__trial(d, o, t, &r);
+        cost = ncf__plan_cost(&r, o, d, val_users, rep->rung_epochs[0]);
         /* (dearer ones are passed over, and but for the defaults one that would take more than
            an eighth of the rung: drawn early, it would leave room for a handful of settings) */
         if (cost > rung_budget / 8 && t > 0) continue;
-        if (spent + cost <= rung_budget) spent += cost, drawn[n++] = t, sgd += ncf__per_example_sgd(&c);
-        else if (ncf__per_example_sgd(&c) && spare < 0) spare = t;
+        if (spent + cost <= rung_budget) spent += cost, drawn[n++] = t, sgd += ncf__per_example_sgd(c);
+        else if (ncf__per_example_sgd(c) && spare < 0) spare = t;
     }
     if (sgd % 2 && spare >= 0 && n < NCF__TUNE_MAX_TRIALS) drawn[n++] = partner = spare; /* (ncf__partner) */
     if (n == 0) {
@@ -480,7 +559,7 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *opts, ncf_tune_re
     NCF_FREE(drawn);
     for (k = 0; k < 3 && n > 0 && rc == NCF_OK; k++) {
         int first = rep->num_runs, width, j, failed;
-        ncf__sgd_last(d, o->seed, alive, n);
+        ncf__sgd_last(d, o, alive, n);
         for (i = 0; i < n && rc == NCF_OK; i += width) {
             ncf__tune_job job;
             if (o->max_seconds > 0 && difftime(time(NULL), start) > o->max_seconds) {
@@ -490,10 +569,9 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *opts, ncf_tune_re
             job.d = d, job.o = o, job.r = &rep->runs[rep->num_runs];
             for (width = 1, j = 0; j < width; j++) { /* SGD one example a step: two at a time */
                 ncf_trial *r = &job.r[j];
-                memset(r, 0, sizeof *r);
-                r->trial = alive[i + j], r->rung = k, r->epochs = rep->rung_epochs[k], r->partner = r->trial == partner;
-                r->cfg = ncf__trial_config(d, o->seed, alive[i + j], &r->weighted, &r->decay);
-                r->planned_seconds = ncf__plan_cost(&r->cfg, d, val_users, r->epochs);
+                ncf__trial(d, o, alive[i + j], r);
+                r->rung = k, r->epochs = rep->rung_epochs[k], r->partner = r->trial == partner;
+                r->planned_seconds = ncf__plan_cost(r, o, d, val_users, r->epochs);
                 if (j == 0 && i + 1 < n && ncf__per_example_sgd(&r->cfg)) width = 2; /* (the rest are, too) */
                 if (o->progress) o->progress(o->ctx, rep, r);
             }
@@ -530,13 +608,13 @@ NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *opts, ncf_tune_re
                     double cost;
                     f = ncf__family(&r->cfg);
                     if (at[f]++ != place || place >= (count[f] + 2) / 3) continue;
-                    cost = ncf__plan_cost(&r->cfg, d, val_users, rep->rung_epochs[k + 1]);
+                    cost = ncf__plan_cost(r, o, d, val_users, rep->rung_epochs[k + 1]);
                     if (next + cost <= rung_budget) next += cost, alive[n++] = r->trial;
                 }
             }
             for (a = 0; k < 2 && a < m; a++) { /* then the rest by rank, those the quarter still pays for */
                 const ncf_trial *r = &rep->runs[order[a]];
-                double cost = ncf__plan_cost(&r->cfg, d, val_users, rep->rung_epochs[k + 1]);
+                double cost = ncf__plan_cost(r, o, d, val_users, rep->rung_epochs[k + 1]);
                 if (!ncf__among(alive, n, r->trial) && next + cost <= rung_budget) next += cost, alive[n++] = r->trial;
             }
             if (k < 2 && n == 0) /* (one left still trains the longer rungs) */
@@ -606,7 +684,7 @@ NCFDEF int ncf_tune_final(ncf_model **out, const ncf_dataset *d, const ncf_tune_
         all = *d;
         if (!r->weighted) all.weight = NULL;
     } else if ((rc = ncf__train_with_validation(d, r->weighted, &all)) != NCF_OK) return rc;
-    if ((rc = ncf__seeds_init(&j, n, r, d, &all)) == NCF_OK) {
+    if ((rc = ncf__seeds_init(&j, n, r, rep->features, d, &all)) == NCF_OK) {
         j.progress = progress, j.ctx = ctx;
         rc = ncf__seeds_train(&j, n, 1, epochs);
     }

@@ -661,7 +661,9 @@ check "demo has --version, says what a misspelt flag meant, and --help TOPIC sho
 # side features: a brand-new item in the features file only is added from its features, saved,
 # and recommended; --item_for features:... scores a new item of the same features as the C
 # library scored it (the same logit for the same user); a cold split reports the unseen items
-# beside random and popularity by feature; a features file's bad row is named by line
+# beside random and popularity by feature; --tune searches with the features there (each run's
+# use in its table and --log) and saves a model that serves the new item; a features file's bad
+# row is named by line
 features() {
     awk 'BEGIN { for (u = 1; u <= 60; u++) for (j = 0; j < 8; j++) printf "u%d,b%d\n", u, (u * 7 + j * j + 3 * j) % 40 }' \
         > "$B/feat_log.csv" &&
@@ -679,8 +681,18 @@ features() {
             --top_k 10 > "$B/feat_cold.log" &&
         grep -q '^cold items, ranked among the unseen items only:' "$B/feat_cold.log" &&
         grep -q '^    pop. by feature @10 ' "$B/feat_cold.log" && grep -q '^    random  ' "$B/feat_cold.log" &&
+        demo --data "$B/feat_log.csv" --item_features "$B/feat_items.csv" --holdout items:0.25 --tune 2 --top_k 10 \
+            --save "$B/feat_tuned.ncf" --log "$B/feat_tune.csv" > "$B/feat_tune.log" &&
+        grep -q '^ *[0-9]* *0  .* items: features alone x' "$B/feat_tune.log" &&
+        grep -q '^ *[0-9]* *0  .* items: id + features x' "$B/feat_tune.log" &&
+        grep -q '^cold items, ranked among the unseen items only:' "$B/feat_tune.log" &&
+        grep -q '^added 1 new items from their features alone' "$B/feat_tune.log" &&
+        head -1 "$B/feat_tune.csv" | grep -q ',unobserved,user_features,item_features,feature_scale$' &&
+        ! grep -q ',als,' "$B/feat_tune.csv" && grep -q ',none,alone,' "$B/feat_tune.csv" &&
+        demo --load "$B/feat_tuned.ncf" --recommend u5 --recommend_k 41 --output csv 2> /dev/null |
+            grep -q '^user,u5,[0-9]*,brandnew,' &&
         printf 'item,genres\nb1,g1\nb2\n' > "$B/feat_bad.csv" &&
         ! demo --data "$B/feat_log.csv" --holdout none --item_features "$B/feat_bad.csv" > "$B/feat_bad.log" 2>&1 &&
         grep -q 'feat_bad.csv:3: 1 fields' "$B/feat_bad.log"
 }
-check "demo --item_features: a new item served from its features, the same score by --item_for; a cold split; bad rows" features
+check "demo --item_features: a new item served by its features, as --item_for scores it; a cold split; --tune; bad rows" features

@@ -99,7 +99,7 @@ SHARED int write_fixture(const char *dir)
         c.model = k ? NCF_MF : NCF_NEUMF, c.mf_dim = k ? 12 : 8, c.init_sd = k ? 0.1f : 0.01f;
         ok = ncf_model_create(&m[k], &c) == NCF_OK && ncf_sampler_init(&s, &d, 4, 17) == NCF_OK &&
             ncf_model_set_ids(m[k], &d) == NCF_OK;
-        ok = ok && (!k || ncf_model_set_features(m[k], NCF_ITEM, &feats, &d, 0) == NCF_OK);
+        ok = ok && (!k || ncf_model_set_features(m[k], NCF_ITEM, &feats, &d, 0, 1.0f) == NCF_OK);
         for (e = 1; e <= 2 && ok; e++) ok = ncf_train_epoch(m[k], &s, e, NULL, NULL, NULL) == NCF_OK;
         ok = ok && (!k || ncf_model_add_features(&m[k], NCF_ITEM, &feats, NULL) == NCF_OK);
         snprintf(path, sizeof path, "%s/%s", dir, FIXTURE_MODELS[k]); /* (fits: dir checked above) */

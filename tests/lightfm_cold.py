@@ -125,7 +125,6 @@ def main():
                 model.fit_partial(X, item_features=F, epochs=1, num_threads=threads)
                 if e % 5:
                     continue
-                iv = model.item_biases  # (touch: the model is fitted)
                 scores_all = model.predict(np.repeat(np.arange(U), I), np.tile(np.arange(I), U), item_features=F, num_threads=threads).reshape(U, I)
                 v = evaluate(lambda u: scores_all[u], val, [set()] * U, train, cold, range(U))
                 if v[1] > best[0]:

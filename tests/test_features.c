@@ -170,8 +170,8 @@ static void test_feature_gradients_match_finite_differences(void)
         c.layers[0] = 8, c.layers[1] = 4, c.layers[2] = 2, c.mf_reg = 0, c.init_sd = 0.5f;
         memset(c.mlp_reg, 0, sizeof c.mlp_reg);
         CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK);
-        CHECK(ncf_model_set_features(m, NCF_ITEM, &fi, &d, 0) == NCF_OK);
-        CHECK(ncf_model_set_features(m, NCF_USER, &fu, &d, NCF_FEATURES_NO_ID) == NCF_OK);
+        CHECK(ncf_model_set_features(m, NCF_ITEM, &fi, &d, 0, 0.5f) == NCF_OK); /* (scales: their chain rule too) */
+        CHECK(ncf_model_set_features(m, NCF_USER, &fu, &d, NCF_FEATURES_NO_ID, 2.0f) == NCF_OK);
         R = ncf_row_size(m);
         if (!m || R > 64) {
             ncf_model_free(m);
@@ -233,7 +233,8 @@ static void test_a_new_item_from_its_features_served_saved_and_loaded(void)
     c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 4, c.layers[0] = 8, c.layers[1] = 4,
     c.num_layers = 2, c.batch_size = 8, c.lr = 0.01f;
     CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK &&
-          ncf_model_set_features(m, NCF_ITEM, &fi, &d, 0) == NCF_OK && ncf_sampler_init(&smp, &d, 4, 1) == NCF_OK);
+          ncf_model_set_features(m, NCF_ITEM, &fi, &d, 0, 1.5f) == NCF_OK &&
+          ncf_sampler_init(&smp, &d, 4, 1) == NCF_OK);
     for (e = 1; m && e <= 3; e++) CHECK(ncf_train_epoch(m, &smp, e, NULL, NULL, NULL) == NCF_OK);
     CHECK(ncf_model_add_features(&m, NCF_ITEM, &fi, &added) == NCF_OK && added == 1);
     CHECK(m && m->cfg.num_items == 9 && ncf_find(m, NCF_ITEM, "new") == 8);
@@ -323,7 +324,7 @@ static void test_cold_split_holds_items_out_whole_and_poison_changes_nothing(voi
         c.num_users = d[r].num_users, c.num_items = d[r].num_items, c.mf_dim = 4, c.layers[0] = 8, c.layers[1] = 4;
         c.num_layers = 2, c.batch_size = 16;
         CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d[r]) == NCF_OK &&
-              ncf_model_set_features(m, NCF_ITEM, &fi, &d[r], 0) == NCF_OK &&
+              ncf_model_set_features(m, NCF_ITEM, &fi, &d[r], 0, 1.0f) == NCF_OK &&
               ncf_sampler_init(&smp, &d[r], 4, 1) == NCF_OK && ncf_train_epoch(m, &smp, 1, NULL, NULL, NULL) == NCF_OK);
         if (m && (params[r] = (float *)malloc(sizeof(float) * m->num_params)) != NULL)
             memcpy(params[r], m->params, sizeof(float) * m->num_params);
@@ -364,4 +365,123 @@ static void test_cold_split_holds_items_out_whole_and_poison_changes_nothing(voi
     }
     free(params[0]), free(params[1]);
     ncf_features_free(&fi), ncf_dataset_free(&d[0]), ncf_dataset_free(&d[1]);
+}
+
+/* Models of side features averaged (ncf_model_average, as --tune's seeds are): a new item's
+   logit from the average's feature row is the mean of the models' own, in MF and GMF, each
+   model at its own scale; models of different vocabularies are refused. */
+static void test_averaged_features_models_score_as_their_mean(void)
+{
+    static const ncf_model_type types[2] = {NCF_MF, NCF_GMF};
+    static const float scales[3] = {0.5f, 1.0f, 2.0f};
+    const char *toks[2] = {"a", "c"};
+    int32_t us[6] = {0, 1, 2, 3, 4, 5};
+    ncf_dataset d;
+    ncf_features fi, fu;
+    int t, k, j;
+    if (!feature_data(&d, &fi, &fu)) {
+        CHECK(0);
+        return;
+    }
+    for (t = 0; t < 2; t++) {
+        ncf_model *m[3] = {NULL, NULL, NULL}, *avg = NULL, *plain = NULL;
+        ncf_sampler smp;
+        float row[600], z[3][6], za[6];
+        double worst = 0;
+        for (k = 0; k < 3; k++) {
+            ncf_config c = ncf_config_default();
+            int e;
+            c.model = types[t], c.num_users = d.num_users, c.num_items = d.num_items, c.mf_dim = 4 + 2 * k;
+            c.batch_size = 8, c.lr = 0.02f, c.seed = 11 + (uint64_t)k;
+            CHECK(ncf_model_create(&m[k], &c) == NCF_OK && ncf_model_set_ids(m[k], &d) == NCF_OK &&
+                  ncf_model_set_features(m[k], NCF_ITEM, &fi, &d, 0, scales[k]) == NCF_OK &&
+                  ncf_sampler_init(&smp, &d, 4, c.seed) == NCF_OK);
+            for (e = 1; m[k] && e <= 3; e++) CHECK(ncf_train_epoch(m[k], &smp, e, NULL, NULL, NULL) == NCF_OK);
+            CHECK(m[k] && ncf_feature_row(m[k], NCF_ITEM, toks, NULL, 2, row) == 0 &&
+                  ncf_predict_for(m[k], NCF_ITEM, 0, row, us, 6, z[k]) == NCF_OK);
+        }
+        if (!m[0] || !m[1] || !m[2]) {
+            for (k = 0; k < 3; k++) ncf_model_free(m[k]);
+            continue;
+        }
+        CHECKF(ncf_model_average(&avg, m, 3) == NCF_OK, "%s", ncf_error_text());
+        CHECK(avg && ncf_row_size(avg) <= 600 && ncf_feature_row(avg, NCF_ITEM, toks, NULL, 2, row) == 0 &&
+              ncf_predict_for(avg, NCF_ITEM, 0, row, us, 6, za) == NCF_OK);
+        for (j = 0; avg && j < 6; j++) {
+            double mean = ((double)z[0][j] + z[1][j] + z[2][j]) / 3;
+            if (fabs(za[j] - mean) > worst) worst = fabs(za[j] - mean);
+            CHECKF(fabs(za[j] - mean) <= 1e-5 * (1 + fabs(mean)), "%s user %d: %g, the models' mean %g",
+                   t ? "GMF" : "MF", j, (double)za[j], mean);
+        }
+        printf("    %s: worst |average's logit - the models' mean| %.2g\n", t ? "GMF" : "MF", worst);
+        { /* a model without the features beside them */
+            ncf_config c = m[1]->cfg;
+            ncf_model *two[2];
+            CHECK(ncf_model_create(&plain, &c) == NCF_OK);
+            two[0] = m[0], two[1] = plain;
+            ncf_model_free(avg), avg = NULL;
+            if (plain) CHECK_ERR(ncf_model_average(&avg, two, 2), NCF_ERR_ARG, "item features are not model 0's");
+        }
+        for (k = 0; k < 3; k++) ncf_model_free(m[k]);
+        ncf_model_free(avg), ncf_model_free(plain);
+    }
+    ncf_features_free(&fi), ncf_features_free(&fu), ncf_dataset_free(&d);
+}
+
+/* A search given item features on a cold-start split: every trial's items take them, beside
+   the id and alone (both drawn) at drawn scales, by gradients (no ALS, not the recipe's
+   step); the same table on 1 and 2 threads; its final model serves a new item from its
+   features. Bad feature flags are refused. */
+static void test_tune_searches_side_features(void)
+{
+    ncf_dataset_opts o = ncf_dataset_opts_default();
+    ncf_dataset d;
+    ncf_features fi;
+    ncf_tune_opts to = ncf_tune_opts_default();
+    ncf_tune_report r1, r2, bad;
+    ncf_model *f1 = NULL, *f2 = NULL;
+    const char *toks[2] = {"g1", "h2"};
+    uint8_t none[30];
+    char genres[2048], *log;
+    float row[600];
+    size_t at = 0;
+    int i, modes[3] = {0, 0, 0}, scaled = 0;
+    memset(none, 0, sizeof none);
+    at += (size_t)snprintf(genres, sizeof genres, "item,genres\n");
+    for (i = 1; i <= 30; i++) at += (size_t)snprintf(genres + at, sizeof genres - at, "%d,g%d|h%d\n", i, i % 4, i % 3);
+    snprintf(genres + at, sizeof genres - at, "new,g1|h2\n");
+    o.holdout = NCF_HOLDOUT_ITEMS, o.holdout_fraction = 0.2f, o.validation = 1, o.seed = 5;
+    log = cold_log(0, none);
+    CHECK(load_features_text(&fi, genres, NULL) == NCF_OK && log &&
+          ncf_load_dataset_mem(&d, "cold.csv", log, strlen(log), &o) == NCF_OK);
+    free(log);
+    to.budget = 0.5, to.max_epochs = 9, to.seed = 2, to.features[NCF_ITEM] = &fi;
+    to.eval.full_ranking = 1, to.eval.cold_only = 1, to.eval.k = 5, to.eval.metric = NCF_METRIC_NDCG;
+    ncf_set_threads(1);
+    CHECKF(ncf_tune(&d, &to, &r1) == NCF_OK && ncf_tune_final(&f1, &d, &r1, NULL, NULL) == NCF_OK, "%s",
+           ncf_error_text());
+    ncf_set_threads(2);
+    CHECKF(ncf_tune(&d, &to, &r2) == NCF_OK && ncf_tune_final(&f2, &d, &r2, NULL, NULL) == NCF_OK, "%s",
+           ncf_error_text());
+    CHECK(tune_rows_equal(&r1, &r2) && f1 && f2 && state_hash(f1) == state_hash(f2));
+    for (i = 0; i < r1.num_runs; i++) {
+        const ncf_trial *t = &r1.runs[i];
+        CHECKF(t->features[NCF_ITEM] >= 1 && t->features[NCF_ITEM] <= 2 && !t->features[NCF_USER] &&
+                   t->cfg.optimizer != NCF_OPT_ALS && !ncf__per_example_sgd(&t->cfg) &&
+                   t->feature_scale == r2.runs[i].feature_scale && t->features[1] == r2.runs[i].features[1],
+               "run %d (trial %d): items' features %d, users' %d, optimizer %d", i, t->trial, t->features[NCF_ITEM],
+               t->features[NCF_USER], (int)t->cfg.optimizer);
+        modes[t->features[NCF_ITEM]]++, scaled += t->feature_scale != 1.0f;
+        CHECK(t->feature_scale >= 0.25f && t->feature_scale <= 4.0f);
+    }
+    CHECKF(r1.num_runs > 5 && modes[1] > 0 && modes[2] > 0 && scaled > 0, "%d runs: %d with ids, %d alone, %d scaled",
+           r1.num_runs, modes[1], modes[2], scaled);
+    CHECK(f1 && ncf_row_size(f1) <= 600 && ncf_feature_row(f1, NCF_ITEM, toks, NULL, 2, row) == 0);
+    printf("    %d runs: %d with ids, %d features alone; the winner trial %d, from %d seeds\n", r1.num_runs, modes[1],
+           modes[2], r1.runs[r1.best].trial, r1.seeds);
+    to.feature_flags[NCF_ITEM] = 4;
+    CHECK_ERR(ncf_tune(&d, &to, &bad), NCF_ERR_ARG, "feature_flags[1] 0x4");
+    ncf_tune_report_free(&r1), ncf_tune_report_free(&r2);
+    ncf_model_free(f1), ncf_model_free(f2);
+    ncf_features_free(&fi), ncf_dataset_free(&d);
 }

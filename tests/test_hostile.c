@@ -1311,7 +1311,7 @@ static int sw_features(void)
     c.num_layers = 2, c.batch_size = 8;
     if (rc == NCF_OK) rc = ncf_model_create(&m, &c);
     if (rc == NCF_OK) rc = ncf_model_set_ids(m, &d);
-    if (rc == NCF_OK) rc = ncf_model_set_features(m, NCF_ITEM, &f, &d, 0);
+    if (rc == NCF_OK) rc = ncf_model_set_features(m, NCF_ITEM, &f, &d, 0, 1.0f);
     if (rc == NCF_OK) rc = ncf_sampler_init(&s, &d, 2, 1);
     if (rc == NCF_OK) rc = ncf_train_epoch(m, &s, 1, NULL, NULL, NULL);
     if (rc == NCF_OK) rc = ncf_feature_popularity(&f, &d, sc);

@@ -816,8 +816,8 @@ static int final_seeds_fit(const ncf_dataset *d, const ncf_tune_opts *o, const n
     double rungs = r->planned_seconds - (r->seeds > 1 ? r->averaged.planned_seconds : 0);
     double left = o->budget - rungs > o->budget / 4 ? o->budget - rungs : o->budget / 4;
     double train = (double)ncf__all_train(d), all = train + ncf__val_users(d);
-    return ncf__seeds_cost(d, w, k, train, ncf__val_users(d), w->epochs) +
-        ncf__seeds_cost(d, w, k, all, 0, w->chosen_epoch > 0 ? w->chosen_epoch : 1) <=
+    return ncf__seeds_cost(d, o, w, k, train, ncf__val_users(d), w->epochs) +
+        ncf__seeds_cost(d, o, w, k, all, 0, w->chosen_epoch > 0 ? w->chosen_epoch : 1) <=
         left;
 }
 
@@ -841,6 +841,13 @@ static int in_family_third(const ncf_tune_report *r, int i)
     return better < (from + 2) / 3;
 }
 
+/* A run's planned seconds in a search without side features. */
+static double plan_cost(const ncf_trial *t, const ncf_dataset *d, int epochs)
+{
+    ncf_tune_opts o = ncf_tune_opts_default();
+    return ncf__plan_cost(t, &o, d, ncf__val_users(d), epochs);
+}
+
 /* Rung k of r, from the runs of rung k - 1: planned within the quarter, but for one partner that
    pairs a lone SGD run; no run left out that the quarter still paid for; a run left out for one
    taken after it (the families' best thirds first, then the rest by rank) only if it would not
@@ -862,7 +869,7 @@ static void later_rung_as_planned(const ncf_tune_report *r, const ncf_dataset *d
     CHECKF(planned <= quarter || n - partners == 1, "rung %d: %d runs planned %.3f s of %.3f", k, n, planned, quarter);
     for (i = 0; i < r->num_runs; i++) { /* each run left out */
         const ncf_trial *left = &r->runs[i];
-        double cost = ncf__plan_cost(&left->cfg, d, ncf__val_users(d), r->rung_epochs[k]);
+        double cost = plan_cost(left, d, r->rung_epochs[k]);
         if (left->rung != k - 1 || run_in_rung(r, k, left->trial) >= 0) continue;
         CHECKF(planned + cost > quarter, "rung %d: trial %d left out of a quarter that paid for it", k, left->trial);
         for (j = 0; j < r->num_runs; j++) { /* each run taken after it */
@@ -885,10 +892,11 @@ static void rung0_paired(const ncf_tune_report *r, const ncf_dataset *d, uint64_
         if (r->runs[i].rung == 0) sgd += ncf__per_example_sgd(&r->runs[i].cfg), partners += r->runs[i].partner;
     CHECKF(partners <= 1 && (partners == 0 || sgd % 2 == 0), "rung 0: %d partners, %d SGD runs", partners, sgd);
     for (t = 0; sgd % 2 && r->num_trials < NCF__TUNE_MAX_TRIALS && t < NCF__TUNE_DRAWS; t++) {
-        int w, dk;
-        ncf_config c = ncf__trial_config(d, seed, t, &w, &dk);
-        if (!ncf__per_example_sgd(&c) || ncf__plan_cost(&c, d, ncf__val_users(d), r->rung_epochs[0]) > quarter / 8)
-            continue;
+        ncf_tune_opts o = ncf_tune_opts_default();
+        ncf_trial tr;
+        o.seed = seed;
+        ncf__trial(d, &o, t, &tr);
+        if (!ncf__per_example_sgd(&tr.cfg) || plan_cost(&tr, d, r->rung_epochs[0]) > quarter / 8) continue;
         CHECKF(run_in_rung(r, 0, t) >= 0, "rung 0: %d SGD runs, and trial %d, SGD, fitted and was left out", sgd, t);
     }
 }
@@ -1112,7 +1120,7 @@ static void test_tune_draws_als_trials(void)
     int t, w, dk, als = 0, sgd = 0, mf = 0;
     CHECK(ncf_synthetic(&d, 200, 150, 3000, 4, 2) == NCF_OK);
     for (t = 1; t <= 2000; t++) {
-        ncf_config c = ncf__trial_config(&d, 5, t, &w, &dk);
+        ncf_config c = ncf__trial_config(&d, 5, t, &w, &dk, 0);
         mf += c.model == NCF_MF, sgd += ncf__per_example_sgd(&c);
         if (c.optimizer != NCF_OPT_ALS) continue;
         als++;

@@ -87,7 +87,7 @@ _model_free = _sig("ncf_model_free", None, _P)
 _fit = _sig("ncfpy_fit", _c.c_int, _P, _P, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _c.c_int,
             _PROGRESS, _EPOCH, _i32p, _f64p)
 _tune = _sig("ncfpy_tune", _c.c_int, _P, _c.c_double, _c.c_ulonglong, _c.c_int, _c.c_int, _c.c_int, _c.c_int, _c.c_int,
-             _c.c_int, _TUNE_PROGRESS, _P)
+             _c.c_int, _P, _P, _c.c_int, _TUNE_PROGRESS, _P)
 _tune_info = _sig("ncfpy_tune_info", None, _P, _i32p)
 _tune_row = _sig("ncfpy_tune_row", _c.c_int, _P, _c.c_int, _c.c_int, _f64p)
 _tune_averaged = _sig("ncfpy_tune_averaged", _c.c_int, _P, _c.c_int, _f64p)
@@ -122,7 +122,7 @@ _features_load = _sig("ncfpy_features_load", _c.c_int, _c.c_char_p, _c.c_char_p,
 _features_csr = _sig("ncfpy_features_csr", _c.c_int, _c.c_int, _c.c_char_p, _c.c_int, _c.c_char_p, _i64p, _i32p, _P, _P)
 _features_free = _sig("ncfpy_features_free", None, _P)
 _features_info = _sig("ncfpy_features_info", None, _P, _i64p)
-_set_features = _sig("ncfpy_set_features", _c.c_int, _P, _c.c_int, _P, _P, _c.c_int)
+_set_features = _sig("ncfpy_set_features", _c.c_int, _P, _c.c_int, _P, _P, _c.c_int, _c.c_float)
 _added_features = _sig("ncfpy_added_features", _c.c_int, _P, _c.c_int, _P, _P, _i32p)
 _feature_row = _sig("ncfpy_feature_row", _c.c_int, _P, _c.c_int, _c.c_char_p, _c.c_int, _f32p)
 
@@ -1119,7 +1119,8 @@ class Model:
             callback: Optional[Callable[[int, int, int, float], Any]] = None, progress: Optional[bool] = None,
             decay: bool = False, shuffle: str = "examples",
             on_epoch: Optional[Callable[[dict], Any]] = None, item_features: Optional["Features"] = None,
-            user_features: Optional["Features"] = None, features_only: Optional[str] = None) -> "Model":
+            user_features: Optional["Features"] = None, features_only: Optional[str] = None,
+            feature_scale: float = 1.0) -> "Model":
         """Trains a new model of this model's settings (a loaded model's own) on data (a Dataset or
         a SciPy sparse matrix, as from_csr), swapped in when it is done. With validation items (the
         default), each epoch is evaluated on them and the model is left at the chosen epoch
@@ -1131,14 +1132,11 @@ class Model:
         own, as TF's NCF) or 'positives' (each positive followed by its negatives). item_features,
         user_features (Features): each entity's vector is its id's embedding plus its features' mean,
         or the features' alone for features_only 'items', 'users' or 'both' (docs/features.md);
-        then add_from_features adds the entities the data lacks. Returns self."""
+        feature_scale (1/64 to 64) multiplies the features' part; then add_from_features adds the entities the data lacks. Returns self."""
         data = _as_dataset(data, "fit")
-        feats = [(side, f) for side, f in ((_USER, user_features), (_ITEM, item_features)) if f is not None]
-        for _side, f in feats:
-            if not isinstance(f, Features):
-                raise InvalidTypeError("item_features and user_features are Features, not %s" % _type_name(f))
-        only = 0 if features_only is None else _choice({"users": 1, "items": 2, "both": 3}, features_only,
-                                                       "features_only")
+        feats = _features_args(item_features, user_features)
+        only = _features_only(features_only)
+        scale = _float(feature_scale, "feature_scale", 1.0 / 64, 64.0)
         epochs = _int(epochs, "epochs", 1, 1 << 20)
         patience = _int(patience, "patience", 0, 1 << 20)
         metric, k = _select(select)
@@ -1150,7 +1148,7 @@ class Model:
                 for side, f in feats:
                     fh = f._handle.take()
                     try:
-                        _check(_set_features(new, side, fh, dp, (only >> side) & 1), "fit")
+                        _check(_set_features(new, side, fh, dp, (only >> side) & 1, scale), "fit")
                     finally:
                         f._handle.give()
                 chosen, value = self._train(new, dp, epochs, patience, metric, k, many, decay, by_positive, callback,
@@ -1231,7 +1229,8 @@ class Model:
 
     def tune(self, data: "Dataset", seconds: Optional[float] = None, max_epochs: int = 18, patience: int = 3,
              select: str = "hr@10", progress: Optional[bool] = None, callback: Optional[Callable[[dict], Any]] = None,
-             seeds: int = 4) -> "Model":
+             seeds: int = 4, item_features: Optional["Features"] = None, user_features: Optional["Features"] = None,
+             features_only: Optional[str] = None) -> "Model":
         """Searches settings on data's validation items (never its test), as ./demo --tune: model
         type, factors, learning rate, L2, negatives, batch and weighting, by successive halving
         within a planned budget of seconds (default: from the data's size, at least 30); the
@@ -1241,9 +1240,14 @@ class Model:
         their average trained on training alone did best on validation (self.averaged, a dict as a
         run's; None with one seed). self.final_epochs is the epochs trained. self.trials holds a
         dict a run, self.best the winner's. callback(row) hears each run as it ends; progress=True
-        prints a line a run. A budget too small for one run warns and fits the defaults. Returns
-        self."""
+        prints a line a run. A budget too small for one run warns and fits the defaults.
+        item_features, user_features (Features): each run uses a side's without them, beside the id
+        or alone (a run's dict: 'item_features' 'none', 'with_id' or 'alone'; 'feature_scale'), the
+        first run as features_only says, as fit takes them; on a cold-start split (holdout
+        'items:F') every run's items take them. Returns self."""
         data = _as_dataset(data, "tune")
+        feats = _features_args(item_features, user_features)
+        only = _features_only(features_only)
         if not data.report["validation"]:
             raise InvalidValueError("tune needs validation items: load the data with validation=True (and a holdout "
                                     "other than 'none')")
@@ -1262,7 +1266,8 @@ class Model:
         def heard(_user, row, trial, rung, epochs, planned):
             try:
                 if row and callback:
-                    callback(_trial_dict(_np.ctypeslib.as_array(_c.cast(row, _c.POINTER(_c.c_double)), (24,))))
+                    numbers = _c.cast(row, _c.POINTER(_c.c_double))
+                    callback(_trial_dict(_np.ctypeslib.as_array(numbers, (_TUNE_COLUMNS,))))
                 if line and trial >= -1:
                     line.show(trial, rung, epochs, planned, _time.time() - state["t0"])
             except BaseException as e:  # (raised after the search returns)
@@ -1272,41 +1277,48 @@ class Model:
         with data._held() as (_dh, dp):
             many = data.report["many_items"]
             out = _out_ptr()
-            rc = _tune(dp, budget, seed, max_epochs, patience, metric, k, 1 if many else 0, seeds, cb, _c.byref(out))
-            if rc != _NCF_OK:
-                _fail(rc, "tune")
-            r = out.value
+            handles = {side: f._handle.take() for side, f in feats}
             try:
-                if state["error"]:
-                    raise state["error"]
-                info = _np.zeros(6, _np.int32)
-                _tune_info(r, info)
-                trials = []
-                for i in range(int(info[0])):
-                    x = _np.zeros(24, _np.float64)
-                    _check(_tune_row(r, i, metric, x))
-                    trials.append(_trial_dict(x))
-                if info[3]:
-                    import warnings
-                    warnings.warn("the budget is too small for one run of the search: fitting the defaults",
-                                  stacklevel=2)
-                    self.trials, self.best = trials, None
-                    self._type, self._settings = Model()._type, Model(seed=seed)._settings
-                    return self.fit(data, progress=progress)
-                best = trials[int(info[1])]
-                x = _np.zeros(24, _np.float64)
-                averaged = _trial_dict(x) if _tune_averaged(r, metric, x) == 0 else None
-                fin = _out_ptr()
-                bar = _Progress("final", int(info[5]), "hr", 10) if progress else None
-                prog = _PROGRESS(lambda _u, e, d, t, l: bar.step(int(e), int(d), int(t), float(l)) or 0) if bar \
-                    else _PROGRESS()
-                rc = _tune_final(r, dp, prog, _c.byref(fin))
-                if bar:
-                    bar.close()
+                rc = _tune(dp, budget, seed, max_epochs, patience, metric, k, 1 if many else 0, seeds,
+                           handles.get(_USER), handles.get(_ITEM), only, cb, _c.byref(out))
                 if rc != _NCF_OK:
                     _fail(rc, "tune")
+                r = out.value
+                try:
+                    if state["error"]:
+                        raise state["error"]
+                    info = _np.zeros(6, _np.int32)
+                    _tune_info(r, info)
+                    trials = []
+                    for i in range(int(info[0])):
+                        x = _np.zeros(_TUNE_COLUMNS, _np.float64)
+                        _check(_tune_row(r, i, metric, x))
+                        trials.append(_trial_dict(x))
+                    if info[3]:
+                        import warnings
+                        warnings.warn("the budget is too small for one run of the search: fitting the defaults",
+                                      stacklevel=2)
+                        self.trials, self.best = trials, None
+                        self._type, self._settings = Model()._type, Model(seed=seed)._settings
+                        return self.fit(data, progress=progress, item_features=item_features,
+                                        user_features=user_features, features_only=features_only)
+                    best = trials[int(info[1])]
+                    x = _np.zeros(_TUNE_COLUMNS, _np.float64)
+                    averaged = _trial_dict(x) if _tune_averaged(r, metric, x) == 0 else None
+                    fin = _out_ptr()
+                    bar = _Progress("final", int(info[5]), "hr", 10) if progress else None
+                    prog = _PROGRESS(lambda _u, e, d, t, l: bar.step(int(e), int(d), int(t), float(l)) or 0) if bar \
+                        else _PROGRESS()
+                    rc = _tune_final(r, dp, prog, _c.byref(fin))
+                    if bar:
+                        bar.close()
+                    if rc != _NCF_OK:
+                        _fail(rc, "tune")
+                finally:
+                    _tune_free(r)
             finally:
-                _tune_free(r)
+                for _side, f in feats:
+                    f._handle.give()
         self._swap(fin.value)
         self.trials, self.best, self.averaged = trials, best, averaged
         self.seeds, self.final_epochs = int(info[4]), int(info[5])
@@ -1872,10 +1884,30 @@ class _TuneLine:
         _sys.stderr.flush()
 
 
+def _features_args(item_features, user_features) -> List[Tuple[int, "Features"]]:
+    """fit's and tune's features, (side, Features) for each given."""
+    feats = [(side, f) for side, f in ((_USER, user_features), (_ITEM, item_features)) if f is not None]
+    for _side, f in feats:
+        if not isinstance(f, Features):
+            raise InvalidTypeError("item_features and user_features are Features, not %s" % _type_name(f))
+    return feats
+
+
+def _features_only(v) -> int:
+    """features_only as the sides' bits: 1 users, 2 items."""
+    return 0 if v is None else _choice({"users": 1, "items": 2, "both": 3}, v, "features_only")
+
+
+_TUNE_COLUMNS = 27  # (ncfpy_tune_row's numbers)
+_FEATURE_USE = ("none", "with_id", "alone")
+
+
 def _trial_dict(x) -> dict:
     return {"trial": int(x[0]), "rung": int(x[1]), "model": _MODEL_NAMES[int(x[2])], "factors": int(x[3]),
             "mlp": int(x[4]), "lr": float(x[5]), "l2": float(x[6]), "negatives": int(x[7]), "batch": int(x[8]),
             "weighted": bool(x[9]), "epochs": int(x[10]), "epochs_trained": int(x[11]), "chosen_epoch": int(x[12]),
             "hr": float(x[13]), "ndcg": float(x[14]), "mrr": float(x[15]), "value": float(x[16]),
             "planned_seconds": float(x[17]), "winner": bool(x[18]), "decay": bool(x[19]), "beside": bool(x[20]),
-            "partner": bool(x[21]), "optimizer": _OPTIMIZER_NAMES[int(x[22])], "unobserved": float(x[23])}
+            "partner": bool(x[21]), "optimizer": _OPTIMIZER_NAMES[int(x[22])], "unobserved": float(x[23]),
+            "user_features": _FEATURE_USE[int(x[24])], "item_features": _FEATURE_USE[int(x[25])],
+            "feature_scale": float(x[26])}

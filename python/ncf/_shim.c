@@ -211,6 +211,7 @@ PY_EXPORT int ncfpy_fit(ncf_model *m, const ncf_dataset *d, int epochs, int pati
         int rc;
         o.epochs = epochs, o.patience = patience, o.eval.metric = metric, o.eval.k = k, o.eval.full_ranking = full;
         o.decay = decay, o.by_positive = by_positive;
+        o.eval.cold_only = d->report.holdout == NCF_HOLDOUT_ITEMS; /* (a cold split chooses among the unseen items) */
         o.progress = fn ? py_on_progress : NULL, o.ctx = &cb, o.epoch_done = at_end ? py_on_epoch : NULL;
         rc = ncf_fit(m, d, &o, &r);
         if (rc != NCF_OK) return rc;
@@ -235,7 +236,7 @@ PY_EXPORT int ncfpy_fit(ncf_model *m, const ncf_dataset *d, int epochs, int pati
 }
 
 /* Run i of a search as NCFPY_TUNE_COLUMNS numbers, in the order python/ncf names them. */
-#define NCFPY_TUNE_COLUMNS 24
+#define NCFPY_TUNE_COLUMNS 27
 static void py_trial_row(const ncf_tune_report *r, int i, int metric, double *x)
 {
     const ncf_trial *t = &r->runs[i];
@@ -246,6 +247,7 @@ static void py_trial_row(const ncf_tune_report *r, int i, int metric, double *x)
     x[15] = t->val.mrr, x[16] = ncf_metric_value(&t->val, metric), x[17] = t->planned_seconds, x[18] = i == r->best;
     x[19] = t->decay, x[20] = t->beside, x[21] = t->partner, x[22] = t->cfg.optimizer;
     x[23] = t->cfg.optimizer == NCF_OPT_ALS ? t->cfg.unobserved : 0;
+    x[24] = t->features[NCF_USER], x[25] = t->features[NCF_ITEM], x[26] = t->feature_scale;
 }
 
 /* Hears each run of a search as it ends (row; NULL before the first) and the next as it starts
@@ -274,7 +276,8 @@ static void py_on_tune(void *user, const ncf_tune_report *so_far, const ncf_tria
 /* The search (ncf_tune) into a report the caller frees with ncfpy_tune_free; NULL on failure.
    budget <= 0: from the data's size (ncf_tune_opts.budget 0). */
 PY_EXPORT int ncfpy_tune(const ncf_dataset *d, double budget, unsigned long long seed, int max_epochs, int patience,
-                         int metric, int k, int full, int seeds, py_tune_progress fn, ncf_tune_report **out)
+                         int metric, int k, int full, int seeds, const ncf_features *user_features,
+                         const ncf_features *item_features, int only, py_tune_progress fn, ncf_tune_report **out)
 {
     ncf_tune_opts o = ncf_tune_opts_default();
     ncf_tune_report *r = (ncf_tune_report *)calloc(1, sizeof *r);
@@ -285,6 +288,10 @@ PY_EXPORT int ncfpy_tune(const ncf_dataset *d, double budget, unsigned long long
     cb.fn = fn, cb.heard = 0, cb.metric = metric;
     if (budget <= 0) budget = 0;
     o.budget = budget, o.seed = seed, o.eval.metric = metric, o.eval.k = k, o.eval.full_ranking = full;
+    o.eval.cold_only = d && d->report.holdout == NCF_HOLDOUT_ITEMS; /* (as fit chooses) */
+    o.features[NCF_USER] = user_features, o.features[NCF_ITEM] = item_features;
+    o.feature_flags[NCF_USER] = only & 1 ? NCF_FEATURES_NO_ID : 0,
+    o.feature_flags[NCF_ITEM] = only & 2 ? NCF_FEATURES_NO_ID : 0;
     if (max_epochs > 0) o.max_epochs = max_epochs;
     if (patience >= 0) o.patience = patience;
     if (seeds > 0) o.seeds = seeds;
@@ -660,9 +667,10 @@ PY_EXPORT void ncfpy_features_info(const ncf_features *f, long long *out)
     out[0] = f->num_entities, out[1] = f->num_features, out[2] = (long long)f->records;
 }
 
-PY_EXPORT int ncfpy_set_features(ncf_model *m, int side, const ncf_features *f, const ncf_dataset *d, int only)
+PY_EXPORT int ncfpy_set_features(ncf_model *m, int side, const ncf_features *f, const ncf_dataset *d, int only,
+                                 float scale)
 {
-    return ncf_model_set_features(m, side, f, d, only ? NCF_FEATURES_NO_ID : 0);
+    return ncf_model_set_features(m, side, f, d, only ? NCF_FEATURES_NO_ID : 0, scale);
 }
 
 /* m's copy with f's entities it lacks added from their features; their number in *added. */

@@ -492,5 +492,20 @@ int main(int argc, char **argv) {
         m = ncf.Model().fit(data, epochs=2, item_features=feats, select="ndcg@10")
         self.assertIsNotNone(m.chosen_epoch)
 
+    def test_tune_searches_with_features_on_a_cold_split(self):
+        data = ncf.Dataset.from_file(self.log, holdout="items:0.25")
+        feats = ncf.Features(self.items)
+        m = ncf.Model(seed=2).tune(data, seconds=1, max_epochs=9, select="ndcg@10", item_features=feats)
+        uses = {t["item_features"] for t in m.trials}
+        self.assertEqual(uses, {"with_id", "alone"})  # (a cold split: every run's items take them)
+        self.assertTrue(all(t["user_features"] == "none" and t["optimizer"] != "als" for t in m.trials))
+        self.assertTrue(any(t["feature_scale"] != 1.0 for t in m.trials))
+        self.assertEqual(m.add_from_features(feats), 1)
+        self.assertEqual(m.feature_vector(["g1", "h2"]).dtype, np.float32)
+        again = ncf.Model(seed=2).tune(data, seconds=1, max_epochs=9, select="ndcg@10", item_features=feats)
+        self.assertEqual(m.trials, again.trials)  # (the same table for a seed)
+        with self.assertRaises(ncf.InvalidTypeError):
+            ncf.Model().tune(data, seconds=1, item_features="genres")
+
 if __name__ == "__main__":
     unittest.main()
