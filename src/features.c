@@ -730,6 +730,7 @@ static int ncf__features_block(ncf_model *m, ncf__fbatch *b, int nsteps, double 
         ncf__ctx x = ncf__join(&team);
         ncf__batch bt;
         int64_t lo, hi;
+        double sum = *b->sum; /* (thread 0's, as progress is: another may be a step ahead) */
         int i, lead = 1;
 #if NCF__TEAMS
         lead = omp_get_thread_num() == 0;
@@ -737,7 +738,7 @@ static int ncf__features_block(ncf_model *m, ncf__fbatch *b, int nsteps, double 
         memset(&bt, 0, sizeof bt);
         bt.users = b->u, bt.items = b->it, bt.labels = b->y;
         ncf__transpose_phase(&x, m);
-        for (i = 0; i < nsteps; i++) {
+        for (i = 0; i < nsteps;) {
             ncf__adam_k k = ncf__adam_consts(m, t0 + i + 1);
             int64_t at = pos0 + (int64_t)i * B;
             bt.n = (int)(b->end - at < B ? b->end - at : B);
@@ -753,17 +754,18 @@ static int ncf__features_block(ncf_model *m, ncf__fbatch *b, int nsteps, double 
                 struct ncf__scratch *s = m->scratch;
                 s->touched.nuser = s->touched.nitem = 0, m->step++;
                 if (ncf__features_update(m, m->step)) ncf__flag(&bad[i], 1);
-                *b->sum += losses[i] * bt.n, b->pos = at + bt.n;
-                if (b->progress && ((at - b->first) / B % 16 == 15 || b->pos == b->end))
-                    b->progress(b->ctx, b->pos - b->first, b->end - b->first, *b->sum / (double)(b->pos - b->first));
             }
-            if (ncf__flag_value(&bad[i])) {
-                i++;
-                break;
+            if (lead) {
+                int64_t seen = at + bt.n - b->first;
+                sum += losses[i] * bt.n;
+                if (b->progress && ((at - b->first) / B % 16 == 15 || at + bt.n == b->end))
+                    b->progress(b->ctx, seen, b->end - b->first, sum / (double)seen);
             }
+            if (ncf__flag_value(&bad[i++])) break;
         }
-        if (lead) done = i;
+        if (lead) done = i, *b->sum = sum;
     }
+    b->pos = pos0 + (int64_t)done * B < b->end ? pos0 + (int64_t)done * B : b->end;
     return done;
 }
 

@@ -209,6 +209,14 @@ static void test_feature_gradients_match_finite_differences(void)
     ncf_features_free(&fi), ncf_features_free(&fu), ncf_dataset_free(&d);
 }
 
+/* Progress's last report of an epoch: examples done of total. */
+static void last_progress(void *ctx, int64_t done, int64_t total, double loss)
+{
+    int64_t *seen = (int64_t *)ctx;
+    (void)loss;
+    seen[0] = done, seen[1] = total, seen[2]++;
+}
+
 /* A features model trained, a brand-new item added from its features alone: it is scored,
    recommended and saved like any other, and the file gives it back with the same bits, copied
    or read in place. */
@@ -235,7 +243,14 @@ static void test_a_new_item_from_its_features_served_saved_and_loaded(void)
     CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_model_set_ids(m, &d) == NCF_OK &&
           ncf_model_set_features(m, NCF_ITEM, &fi, &d, 0, 1.5f) == NCF_OK &&
           ncf_sampler_init(&smp, &d, 4, 1) == NCF_OK);
-    for (e = 1; m && e <= 3; e++) CHECK(ncf_train_epoch(m, &smp, e, NULL, NULL, NULL) == NCF_OK);
+    for (e = 1; m && e <= 3; e++) { /* every step taken, and progress told of every example */
+        int64_t seen[3] = {0, 0, 0};
+        CHECK(ncf_train_epoch(m, &smp, e, last_progress, seen, NULL) == NCF_OK);
+        CHECKF(m->step == e * NCF__CEIL_DIV(smp.num_examples, c.batch_size) && seen[0] == smp.num_examples &&
+                   seen[1] == smp.num_examples && seen[2] > 0,
+               "epoch %d: step %lld, progress %lld of %lld", e, (long long)m->step, (long long)seen[0],
+               (long long)seen[1]);
+    }
     CHECK(ncf_model_add_features(&m, NCF_ITEM, &fi, &added) == NCF_OK && added == 1);
     CHECK(m && m->cfg.num_items == 9 && ncf_find(m, NCF_ITEM, "new") == 8);
     CHECK(ncf_feature_row(m, NCF_ITEM, toks, NULL, 2, want) == 0 && ncf_row(m, NCF_ITEM, 8, row) == NCF_OK);
@@ -476,6 +491,9 @@ static void test_tune_searches_side_features(void)
     }
     CHECKF(r1.num_runs > 5 && modes[1] > 0 && modes[2] > 0 && scaled > 0, "%d runs: %d with ids, %d alone, %d scaled",
            r1.num_runs, modes[1], modes[2], scaled);
+    for (i = 0; i < r1.num_runs; i++) /* chosen by what it was asked to choose by: NDCG@5 among its last rung */
+        CHECKF(r1.runs[i].rung != r1.runs[r1.best].rung || r1.runs[i].val.ndcg <= r1.runs[r1.best].val.ndcg,
+               "run %d: NDCG@5 %g, the winner's %g", i, r1.runs[i].val.ndcg, r1.runs[r1.best].val.ndcg);
     CHECK(f1 && ncf_row_size(f1) <= 600 && ncf_feature_row(f1, NCF_ITEM, toks, NULL, 2, row) == 0);
     printf("    %d runs: %d with ids, %d features alone; the winner trial %d, from %d seeds\n", r1.num_runs, modes[1],
            modes[2], r1.runs[r1.best].trial, r1.seeds);

@@ -298,9 +298,21 @@ def _id_text(v, what: str) -> bytes:
     raise InvalidTypeError("%s must be an integer or a string, not %s %r" % (what, _type_name(v), v))
 
 
+def _one_dimensional(v) -> bool:
+    """Whether v is a one-dimensional sequence: a list, tuple, range, 1-D array or Series, not a
+    string, a scalar, a 2-D array or a sparse matrix (whose len() raises)."""
+    if isinstance(v, (str, bytes, bytearray)) or not hasattr(v, "__iter__") or getattr(v, "ndim", 1) != 1:
+        return False
+    try:
+        len(v)
+    except TypeError:
+        return False
+    return True
+
+
 def _seq(v, name: str) -> list:
     """A sequence of ids or numbers (a list, tuple, NumPy array, pandas Series, range)."""
-    if isinstance(v, (str, bytes)) or not hasattr(v, "__len__") or not hasattr(v, "__iter__"):
+    if not _one_dimensional(v):
         raise InvalidTypeError("%s must be a sequence (list, array, Series), not %s %r" % (name, _type_name(v), v))
     return v.tolist() if hasattr(v, "tolist") else list(v)
 
@@ -699,8 +711,7 @@ class Dataset:
         strings, kept as written), with optional strengths (weighting 'linear' unless given) and
         timestamps (time splits, 'latest'). Options as from_file's."""
         for v, what in ((users, "users"), (items, "items"), (strengths, "strengths"), (timestamps, "timestamps")):
-            if (v is None and what in ("users", "items")) or (
-                    v is not None and (isinstance(v, (str, bytes)) or not hasattr(v, "__len__"))):
+            if (v is None and what in ("users", "items")) or (v is not None and not _one_dimensional(v)):
                 raise InvalidTypeError("%s must be a sequence (list, array, Series), not %s" % (what, _type_name(v)))
         given = [v for v in (users, items, strengths, timestamps) if v is not None]
         if any(len(v) != len(users) for v in given):
