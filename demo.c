@@ -3497,7 +3497,7 @@ static int tune(const options *o, const ncf_dataset *d, const ncf_dataset *all, 
     tune_state st;
     double t0 = now();
     clock_t c0 = clock(); /* (the process's processor time, to tell a busy machine from a slow one) */
-    int k = o->top_k;
+    int k;
     progress_state ps;
     memset(&st, 0, sizeof st), memset(&ps, 0, sizeof ps);
     dc.num_users = d->num_users, dc.num_items = d->num_items;

@@ -13158,7 +13158,8 @@ static int ncf__features_average(ncf_model *m, ncf_model *const *models, int n, 
         for (k = 1; k < n; k++) {
             const ncf__fside *x = ncf__fside_of(models[k], s);
             if (!a != !x ||
-                (a && (x->n != a->n || x->at[x->n] != a->at[a->n] || memcmp(x->text, a->text, (size_t)a->at[a->n]))))
+                (a &&
+                 (x->n != a->n || x->at[x->n] != a->at[a->n] || memcmp(x->text, a->text, (size_t)a->at[a->n]) != 0)))
                 return ncf__fail(NCF_ERR_ARG, "ncf_model_average: model %d's %s features are not model 0's", k,
                                  s ? "item" : "user");
         }
