@@ -1300,7 +1300,7 @@ static int ncf__features_train(ncf_model *m, const ncf_sampler *smp, int epoch, 
 static size_t ncf__features_state(const ncf_model *m, float **blocks, size_t *sizes); /* 12 blocks */
 static int ncf__features_carry(ncf_model *dst, const ncf_model *src);
 static int ncf__features_valid(const ncf_features *f, const char *what);
-static int ncf__features_average(ncf_model *m, ncf_model *const *models, int n, float scale);
+static int ncf__features_average(ncf_model *m, ncf_model *const *models, int n, float row_scale);
 static uint64_t ncf__features_bytes(const ncf_model *m);
 static void ncf__features_write(const ncf_model *m, uint8_t *p);
 static int ncf__features_read(ncf_model *m, const uint8_t *p, uint64_t bytes);
@@ -7962,13 +7962,19 @@ static NCF__MAYBE_UNUSED void ncf__zero_grad(ncf_model *m)
     s->touched.nuser = s->touched.nitem = 0;
 }
 
-/* ncf_update unit u: the dense parameters, then (dense Adam) every embedding row, then the
-   listed rows in groups of NCF__ROWS_PER_UNIT (their flags cleared; updated unless dense Adam did). */
-static int ncf__update_unit(ncf_model *m, int64_t u, const ncf__adam_k *k)
+/* ncf_update's units: the dense parameters, then (dense Adam) every embedding row, then each
+   side's listed rows in g groups of NCF__ROWS_PER_UNIT (a group past the list does nothing). */
+static int64_t ncf__update_units(const ncf_model *m, int64_t g)
+{
+    return ncf__layer_updates_count(m) + (ncf__dense_adam(m) ? ncf__table_updates_count(m) : 0) + 2 * g;
+}
+
+/* ncf_update unit u of those (ncf__update_units with g groups a side): the listed rows' flags
+   cleared, the rows updated unless dense Adam did. */
+static int ncf__update_unit(ncf_model *m, int64_t u, int64_t gu, const ncf__adam_k *k)
 {
     struct ncf__scratch *s = m->scratch;
     int64_t nd = ncf__layer_updates_count(m), ne = ncf__dense_adam(m) ? ncf__table_updates_count(m) : 0;
-    int64_t gu = NCF__CEIL_DIV(s->touched.nuser, NCF__ROWS_PER_UNIT);
     int side, i, i0, i1, t, bad = 0;
     const int32_t *list;
     if (u < nd) return ncf__layer_update(m, u, k);
@@ -7995,8 +8001,9 @@ static void ncf__update_now(ncf_model *m)
     ncf__adam_k k = ncf__adam_consts(m, m->step + 1);
     ncf__team team = NCF__TEAM_INIT;
     int64_t rows = (int64_t)s->touched.nuser + s->touched.nitem;
-    int64_t units = ncf__layer_updates_count(m) + (ncf__dense_adam(m) ? ncf__table_updates_count(m) : 0) +
-        NCF__CEIL_DIV(s->touched.nuser, NCF__ROWS_PER_UNIT) + NCF__CEIL_DIV(s->touched.nitem, NCF__ROWS_PER_UNIT);
+    int64_t gu = NCF__CEIL_DIV(s->touched.nuser, NCF__ROWS_PER_UNIT),
+            gi = NCF__CEIL_DIV(s->touched.nitem, NCF__ROWS_PER_UNIT);
+    int64_t g = gu > gi ? gu : gi, units = ncf__update_units(m, g);
     double work = ncf__dense_adam(m) ? (double)m->num_params : (double)(m->num_params - s->emb_params) + 64.0 * rows;
     int bad = 0;
     NCF__PARALLEL(work > 16 * NCF__PAR_WORK)
@@ -8005,7 +8012,7 @@ static void ncf__update_now(ncf_model *m)
         int64_t lo, hi, u;
         while (ncf__claim(&x, units, 1, &lo, &hi))
             for (u = lo; u < hi; u++)
-                if (ncf__update_unit(m, u, &k)) ncf__flag(&bad, 1);
+                if (ncf__update_unit(m, u, g, &k)) ncf__flag(&bad, 1);
     }
     s->touched.nuser = s->touched.nitem = 0;
     s->nonfinite |= bad;
@@ -12681,24 +12688,15 @@ static int ncf__features_update(ncf_model *m, int64_t t)
 
 static uint8_t *ncf__trained_entities(const ncf_dataset *d, int s);
 
-/* ncf_update's work within a features step's region: the dense parameters (and with dense Adam
-   every row), then each side's listed rows, NCF__ROWS_PER_UNIT a unit. Its units are counted
-   from the batch's n, not from the rows listed, so that a thread arriving late counts them as
-   the others did (ncf__rows_of_tables_phase); a unit past a side's rows does nothing. */
+/* ncf_update's units within a features step's region, each side's rows in groups counted from
+   the batch's n, not from the rows listed, so that a thread arriving late counts them as the
+   others did (ncf__rows_of_tables_phase). */
 static void ncf__features_update_phase(ncf__ctx *x, ncf_model *m, int n, const ncf__adam_k *k, int *bad)
 {
-    const struct ncf__scratch *s = m->scratch;
-    int64_t nd = ncf__layer_updates_count(m) + (ncf__dense_adam(m) ? ncf__table_updates_count(m) : 0);
     int64_t g = NCF__CEIL_DIV(n, NCF__ROWS_PER_UNIT), lo, hi, u;
-    while (ncf__claim(x, nd + 2 * g, 1, &lo, &hi))
-        for (u = lo; u < hi; u++) {
-            int side = u - nd >= g, b = 0;
-            int64_t q = u - nd - (side ? g : 0);
-            if (u < nd) b = ncf__update_unit(m, u, k);
-            else if (q * NCF__ROWS_PER_UNIT < (side ? s->touched.nitem : s->touched.nuser))
-                b = ncf__update_unit(m, nd + (side ? NCF__CEIL_DIV(s->touched.nuser, NCF__ROWS_PER_UNIT) : 0) + q, k);
-            if (b) ncf__flag(bad, 1);
-        }
+    while (ncf__claim(x, ncf__update_units(m, g), 1, &lo, &hi))
+        for (u = lo; u < hi; u++)
+            if (ncf__update_unit(m, u, g, k)) ncf__flag(bad, 1);
 }
 
 /* A features training's batch buffers and the examples it has trained. */
@@ -13147,9 +13145,9 @@ static int ncf__features_carry(ncf_model *dst, const ncf_model *src)
 }
 
 /* An average of models (ncf_model_average) serves new entities as its parts would, averaged:
-   each feature's embedding is theirs side by side, times scale and their own scales, as the
-   tables' rows are, and MF's bias slot their mean. All have model 0's vocabulary or none. */
-static int ncf__features_average(ncf_model *m, ncf_model *const *models, int n, float scale)
+   each feature's embedding is theirs side by side, times row_scale (the rows') and their own
+   scales, and MF's bias slot their mean. All have model 0's vocabulary or none. */
+static int ncf__features_average(ncf_model *m, ncf_model *const *models, int n, float row_scale)
 {
     int s, k, j, d, R = ncf_row_size(m), rc;
     for (s = 0; s < 2; s++) {
@@ -13176,7 +13174,7 @@ static int ncf__features_average(ncf_model *m, ncf_model *const *models, int n, 
                 const ncf__fside *x = ncf__fside_of(models[k], s);
                 int F = models[k]->cfg.mf_dim, Rk = ncf_row_size(models[k]);
                 const float *src = x->emb + (size_t)j * Rk;
-                for (d = 0; d < F; d++) *dst++ = src[d] * x->scale * scale;
+                for (d = 0; d < F; d++) *dst++ = src[d] * x->scale * row_scale;
                 if (m->user_bias) b->emb[(size_t)j * R + R - 1] += src[Rk - 1] * x->scale / (float)n;
             }
         }

@@ -656,24 +656,15 @@ static int ncf__features_update(ncf_model *m, int64_t t)
 
 static uint8_t *ncf__trained_entities(const ncf_dataset *d, int s);
 
-/* ncf_update's work within a features step's region: the dense parameters (and with dense Adam
-   every row), then each side's listed rows, NCF__ROWS_PER_UNIT a unit. Its units are counted
-   from the batch's n, not from the rows listed, so that a thread arriving late counts them as
-   the others did (ncf__rows_of_tables_phase); a unit past a side's rows does nothing. */
+/* ncf_update's units within a features step's region, each side's rows in groups counted from
+   the batch's n, not from the rows listed, so that a thread arriving late counts them as the
+   others did (ncf__rows_of_tables_phase). */
 static void ncf__features_update_phase(ncf__ctx *x, ncf_model *m, int n, const ncf__adam_k *k, int *bad)
 {
-    const struct ncf__scratch *s = m->scratch;
-    int64_t nd = ncf__layer_updates_count(m) + (ncf__dense_adam(m) ? ncf__table_updates_count(m) : 0);
     int64_t g = NCF__CEIL_DIV(n, NCF__ROWS_PER_UNIT), lo, hi, u;
-    while (ncf__claim(x, nd + 2 * g, 1, &lo, &hi))
-        for (u = lo; u < hi; u++) {
-            int side = u - nd >= g, b = 0;
-            int64_t q = u - nd - (side ? g : 0);
-            if (u < nd) b = ncf__update_unit(m, u, k);
-            else if (q * NCF__ROWS_PER_UNIT < (side ? s->touched.nitem : s->touched.nuser))
-                b = ncf__update_unit(m, nd + (side ? NCF__CEIL_DIV(s->touched.nuser, NCF__ROWS_PER_UNIT) : 0) + q, k);
-            if (b) ncf__flag(bad, 1);
-        }
+    while (ncf__claim(x, ncf__update_units(m, g), 1, &lo, &hi))
+        for (u = lo; u < hi; u++)
+            if (ncf__update_unit(m, u, g, k)) ncf__flag(bad, 1);
 }
 
 /* A features training's batch buffers and the examples it has trained. */
@@ -1122,9 +1113,9 @@ static int ncf__features_carry(ncf_model *dst, const ncf_model *src)
 }
 
 /* An average of models (ncf_model_average) serves new entities as its parts would, averaged:
-   each feature's embedding is theirs side by side, times scale and their own scales, as the
-   tables' rows are, and MF's bias slot their mean. All have model 0's vocabulary or none. */
-static int ncf__features_average(ncf_model *m, ncf_model *const *models, int n, float scale)
+   each feature's embedding is theirs side by side, times row_scale (the rows') and their own
+   scales, and MF's bias slot their mean. All have model 0's vocabulary or none. */
+static int ncf__features_average(ncf_model *m, ncf_model *const *models, int n, float row_scale)
 {
     int s, k, j, d, R = ncf_row_size(m), rc;
     for (s = 0; s < 2; s++) {
@@ -1151,7 +1142,7 @@ static int ncf__features_average(ncf_model *m, ncf_model *const *models, int n, 
                 const ncf__fside *x = ncf__fside_of(models[k], s);
                 int F = models[k]->cfg.mf_dim, Rk = ncf_row_size(models[k]);
                 const float *src = x->emb + (size_t)j * Rk;
-                for (d = 0; d < F; d++) *dst++ = src[d] * x->scale * scale;
+                for (d = 0; d < F; d++) *dst++ = src[d] * x->scale * row_scale;
                 if (m->user_bias) b->emb[(size_t)j * R + R - 1] += src[Rk - 1] * x->scale / (float)n;
             }
         }

@@ -154,7 +154,7 @@ static int ncf__features_train(ncf_model *m, const ncf_sampler *smp, int epoch, 
 static size_t ncf__features_state(const ncf_model *m, float **blocks, size_t *sizes); /* 12 blocks */
 static int ncf__features_carry(ncf_model *dst, const ncf_model *src);
 static int ncf__features_valid(const ncf_features *f, const char *what);
-static int ncf__features_average(ncf_model *m, ncf_model *const *models, int n, float scale);
+static int ncf__features_average(ncf_model *m, ncf_model *const *models, int n, float row_scale);
 static uint64_t ncf__features_bytes(const ncf_model *m);
 static void ncf__features_write(const ncf_model *m, uint8_t *p);
 static int ncf__features_read(ncf_model *m, const uint8_t *p, uint64_t bytes);

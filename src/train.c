@@ -649,13 +649,19 @@ static NCF__MAYBE_UNUSED void ncf__zero_grad(ncf_model *m)
     s->touched.nuser = s->touched.nitem = 0;
 }
 
-/* ncf_update unit u: the dense parameters, then (dense Adam) every embedding row, then the
-   listed rows in groups of NCF__ROWS_PER_UNIT (their flags cleared; updated unless dense Adam did). */
-static int ncf__update_unit(ncf_model *m, int64_t u, const ncf__adam_k *k)
+/* ncf_update's units: the dense parameters, then (dense Adam) every embedding row, then each
+   side's listed rows in g groups of NCF__ROWS_PER_UNIT (a group past the list does nothing). */
+static int64_t ncf__update_units(const ncf_model *m, int64_t g)
+{
+    return ncf__layer_updates_count(m) + (ncf__dense_adam(m) ? ncf__table_updates_count(m) : 0) + 2 * g;
+}
+
+/* ncf_update unit u of those (ncf__update_units with g groups a side): the listed rows' flags
+   cleared, the rows updated unless dense Adam did. */
+static int ncf__update_unit(ncf_model *m, int64_t u, int64_t gu, const ncf__adam_k *k)
 {
     struct ncf__scratch *s = m->scratch;
     int64_t nd = ncf__layer_updates_count(m), ne = ncf__dense_adam(m) ? ncf__table_updates_count(m) : 0;
-    int64_t gu = NCF__CEIL_DIV(s->touched.nuser, NCF__ROWS_PER_UNIT);
     int side, i, i0, i1, t, bad = 0;
     const int32_t *list;
     if (u < nd) return ncf__layer_update(m, u, k);
@@ -682,8 +688,9 @@ static void ncf__update_now(ncf_model *m)
     ncf__adam_k k = ncf__adam_consts(m, m->step + 1);
     ncf__team team = NCF__TEAM_INIT;
     int64_t rows = (int64_t)s->touched.nuser + s->touched.nitem;
-    int64_t units = ncf__layer_updates_count(m) + (ncf__dense_adam(m) ? ncf__table_updates_count(m) : 0) +
-        NCF__CEIL_DIV(s->touched.nuser, NCF__ROWS_PER_UNIT) + NCF__CEIL_DIV(s->touched.nitem, NCF__ROWS_PER_UNIT);
+    int64_t gu = NCF__CEIL_DIV(s->touched.nuser, NCF__ROWS_PER_UNIT),
+            gi = NCF__CEIL_DIV(s->touched.nitem, NCF__ROWS_PER_UNIT);
+    int64_t g = gu > gi ? gu : gi, units = ncf__update_units(m, g);
     double work = ncf__dense_adam(m) ? (double)m->num_params : (double)(m->num_params - s->emb_params) + 64.0 * rows;
     int bad = 0;
     NCF__PARALLEL(work > 16 * NCF__PAR_WORK)
@@ -692,7 +699,7 @@ static void ncf__update_now(ncf_model *m)
         int64_t lo, hi, u;
         while (ncf__claim(&x, units, 1, &lo, &hi))
             for (u = lo; u < hi; u++)
-                if (ncf__update_unit(m, u, &k)) ncf__flag(&bad, 1);
+                if (ncf__update_unit(m, u, g, &k)) ncf__flag(&bad, 1);
     }
     s->touched.nuser = s->touched.nitem = 0;
     s->nonfinite |= bad;
