@@ -1669,7 +1669,7 @@ ncf__say(const char *fmt, ...)
 
 /* Puts "prefix: " before the last error text, in place (no copy on the stack: a device's is
    small), and passes its code on. */
-static int ncf__prefix_error(int rc, const char *prefix)
+static NCF__MAYBE_UNUSED int ncf__prefix_error(int rc, const char *prefix)
 {
     size_t p = strlen(prefix), n = strlen(ncf__errbuf), room = sizeof ncf__errbuf - 1;
     if (p + 2 > room) p = room - 2;
@@ -5608,6 +5608,11 @@ static void ncf__gemm_block(float *C, int ldc, const float *A, ptrdiff_t sam, pt
 #ifndef NCF__KC
 #define NCF__KC 256
 #endif
+#ifdef NCF__BARE_METAL /* a microcontroller: no cache to block for, and the code it takes saved */
+#define NCF__NO_CACHE 1
+#else
+#define NCF__NO_CACHE 0
+#endif
 static void ncf__gemm_rows(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,
                            const float *bias, int m0, int m1, int N, int K, int flags)
 {
@@ -5615,7 +5620,7 @@ static void ncf__gemm_rows(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
        goes on from where the last block stored it, in the same order: the result does not
        change. (NCF__ADD sums apart from C, so it runs unblocked.) */
     int k0;
-    if (K <= NCF__KC || (flags & NCF__ADD)) {
+    if (K <= NCF__KC || (flags & NCF__ADD) || NCF__NO_CACHE) {
         ncf__gemm_block(C, ldc, A, sam, sak, B, ldb, bias, m0, m1, N, K, flags);
         return;
     }
@@ -5987,85 +5992,74 @@ static int ncf__reserve(ncf_model *m, int n)
 }
 #endif
 
-static int ncf__check_config(const ncf_config *c)
+/* Whether c is a config a model can have; what names it in the message. */
+static int ncf__check_config(const ncf_config *c, const char *what)
 {
     int l, mlp = c->model == NCF_NEUMF || c->model == NCF_MLP;
     if (c->model != NCF_NEUMF && c->model != NCF_GMF && c->model != NCF_MLP && c->model != NCF_MF)
-        return ncf__fail(NCF_ERR_ARG, "config: unknown model type %d", (int)c->model);
+        return ncf__fail(NCF_ERR_ARG, "%s: unknown model type %d", what, (int)c->model);
     if (c->num_users <= 0 || c->num_items <= 0)
-        return ncf__fail(NCF_ERR_ARG, "config: num_users and num_items must be > 0 (got %d, %d)", c->num_users,
+        return ncf__fail(NCF_ERR_ARG, "%s: num_users and num_items must be > 0 (got %d, %d)", what, c->num_users,
                          c->num_items);
     if (c->model != NCF_MLP && (c->mf_dim <= 0 || c->mf_dim > 65536))
-        return ncf__fail(NCF_ERR_ARG, "config: mf_dim must be 1..65536 (got %d)", c->mf_dim);
+        return ncf__fail(NCF_ERR_ARG, "%s: mf_dim must be 1..65536 (got %d)", what, c->mf_dim);
     if (mlp && (c->num_layers < 2 || c->num_layers > NCF_MAX_LAYERS))
-        return ncf__fail(NCF_ERR_ARG, "config: the MLP needs 2 to %d layer sizes (got %d)", NCF_MAX_LAYERS,
+        return ncf__fail(NCF_ERR_ARG, "%s: the MLP needs 2 to %d layer sizes (got %d)", what, NCF_MAX_LAYERS,
                          c->num_layers);
     for (l = 0; mlp && l < c->num_layers; l++) {
         if (c->layers[l] <= 0 || c->layers[l] > 65536)
-            return ncf__fail(NCF_ERR_ARG, "config: layer %d has size %d (must be 1..65536)", l, c->layers[l]);
+            return ncf__fail(NCF_ERR_ARG, "%s: layer %d has size %d (must be 1..65536)", what, l, c->layers[l]);
         if (!(c->mlp_reg[l] >= 0 && c->mlp_reg[l] <= 1e6f))
-            return ncf__fail(NCF_ERR_ARG, "config: layer %d's L2 is not a number in [0, 1e6]",
+            return ncf__fail(NCF_ERR_ARG, "%s: layer %d's L2 is not a number in [0, 1e6]", what,
                              l); /* (no %g: a device links no double math) */
     }
     if (mlp && c->layers[0] % 2)
-        return ncf__fail(NCF_ERR_ARG, "config: layers[0] = %d must be even (user and item halves)", c->layers[0]);
+        return ncf__fail(NCF_ERR_ARG, "%s: layers[0] = %d must be even (user and item halves)", what, c->layers[0]);
 #ifndef NCF_INFERENCE_ONLY /* (a device serves: the training settings only pass through it) */
     /* (written so that NaN fails each test: a NaN or infinite setting is refused, not trained on) */
     if (!(c->lr > 0 && c->lr <= 1e3f) || !(c->beta1 >= 0 && c->beta1 < 1) || !(c->beta2 >= 0 && c->beta2 < 1) ||
         !(c->epsilon > 0 && c->epsilon <= 1) || !(c->mf_reg >= 0 && c->mf_reg <= 1e6f) ||
         !(c->init_sd >= 0 && c->init_sd < 1e3f))
         return ncf__fail(NCF_ERR_ARG,
-                         "config: need 0 < lr <= 1000, 0 <= beta1, beta2 < 1, 0 < epsilon <= 1, "
-                         "0 <= mf_reg <= 1e6, 0 <= init_sd < 1000 (NaN and infinity refused)");
+                         "%s: need 0 < lr <= 1000, 0 <= beta1, beta2 < 1, 0 < epsilon <= 1, "
+                         "0 <= mf_reg <= 1e6, 0 <= init_sd < 1000 (NaN and infinity refused)",
+                         what);
     if (c->batch_size <= 0 || c->batch_size > (1 << 24) || c->num_neg < 0 || c->num_neg > 1000000)
-        return ncf__fail(NCF_ERR_ARG, "config: need 0 < batch_size <= 2^24 and 0 <= num_neg <= 1000000 (got %d, %d)",
+        return ncf__fail(NCF_ERR_ARG, "%s: need 0 < batch_size <= 2^24 and 0 <= num_neg <= 1000000 (got %d, %d)", what,
                          c->batch_size, c->num_neg);
     if (c->adam != NCF_ADAM_LAZY && c->adam != NCF_ADAM_DENSE)
-        return ncf__fail(NCF_ERR_ARG, "config: unknown Adam mode %d", (int)c->adam);
+        return ncf__fail(NCF_ERR_ARG, "%s: unknown Adam mode %d", what, (int)c->adam);
     if (c->optimizer != NCF_OPT_ADAM && c->optimizer != NCF_OPT_SGD && c->optimizer != NCF_OPT_ALS)
-        return ncf__fail(NCF_ERR_ARG, "config: unknown optimizer %d", (int)c->optimizer);
+        return ncf__fail(NCF_ERR_ARG, "%s: unknown optimizer %d", what, (int)c->optimizer);
     if (c->optimizer == NCF_OPT_ALS && (c->model != NCF_MF || c->mf_dim > NCF__ALS_MOST_DIM))
-        return ncf__fail(NCF_ERR_ARG, "config: ALS trains MF with mf_dim up to %d (got model %d, mf_dim %d)",
+        return ncf__fail(NCF_ERR_ARG, "%s: ALS trains MF with mf_dim up to %d (got model %d, mf_dim %d)", what,
                          NCF__ALS_MOST_DIM, (int)c->model, c->mf_dim);
     if (c->optimizer == NCF_OPT_ALS && !(c->unobserved > 0 && c->unobserved <= 1e6f))
-        return ncf__fail(NCF_ERR_ARG, "config: ALS needs 0 < unobserved <= 1e6 (NaN refused)");
+        return ncf__fail(NCF_ERR_ARG, "%s: ALS needs 0 < unobserved <= 1e6 (NaN refused)", what);
 #endif
     return NCF_OK;
 }
 
-/* Parameters a valid config needs, as ncf_model_create lays them out. */
-static uint64_t ncf__count_params(const ncf_config *c)
-{
-    uint64_t ids = (uint64_t)c->num_users + (uint64_t)c->num_items, n = 1; /* b_out */
-    int l, mlp = c->model == NCF_NEUMF || c->model == NCF_MLP, top = 0;
-    if (c->model != NCF_MLP) n += ids * (uint64_t)c->mf_dim;
-    if (c->model == NCF_MF) n += ids; /* biases */
-    else n += (uint64_t)(c->model != NCF_MLP ? c->mf_dim : 0);
-    if (mlp) {
-        n += ids * (uint64_t)(c->layers[0] / 2);
-        for (l = 1; l < c->num_layers; l++) n += (uint64_t)c->layers[l - 1] * c->layers[l] + c->layers[l];
-        top = c->layers[c->num_layers - 1];
-    }
-    return n + (uint64_t)top; /* w_out's MLP part */
-}
-
-static void ncf__add_tensor(ncf_model *m, size_t *off, const char *name, int rows, int cols, float **named)
+static void ncf__add_tensor(ncf_model *m, uint64_t *off, const char *name, int rows, int cols, float **named)
 {
     ncf_tensor *t = &m->tensors[m->num_tensors];
     m->scratch->tables.named[m->num_tensors++] = named;
-    t->name = name, t->offset = *off, t->rows = rows, t->cols = cols;
-    *off += (size_t)rows * (size_t)cols;
+    t->name = name, t->offset = (size_t)*off, t->rows = rows, t->cols = cols; /* (the total is checked to fit) */
+    *off += (uint64_t)rows * (uint64_t)cols;
 }
 
-/* A model without parameter memory: config checked, tensors laid out, scratch made. */
+/* A model without parameter memory: config checked, tensors laid out (the embedding tables,
+   user side then item side, then the dense layers and the output), scratch made. The layout
+   is counted in 64 bits, so a config too large to address is refused, never wrapped. */
 static int ncf__model_shell(ncf_model **out, const ncf_config *cfg)
 {
+    static const char *const emb[6] = {"gmf_user", "mlp_user", "user_bias", "gmf_item", "mlp_item", "item_bias"};
     ncf_model *m;
     struct ncf__scratch *s;
-    size_t off = 0;
-    int rc, l, mf;
+    uint64_t off = 0;
+    int rc, l, mf, cols[3];
     *out = NULL;
-    if ((rc = ncf__check_config(cfg)) != NCF_OK) return rc;
+    if ((rc = ncf__check_config(cfg, "config")) != NCF_OK) return rc;
     m = NCF__ZNEW(ncf_model, 1);
     s = NCF__ZNEW(struct ncf__scratch, 1);
     if (!m || !s) {
@@ -6082,23 +6076,28 @@ static int ncf__model_shell(ncf_model **out, const ncf_config *cfg)
     s->top = s->nd ? cfg->layers[s->nd] : 0;
     if (!s->H) m->cfg.num_layers = 0;
     if (!(m->cfg.init_sd > 0)) m->cfg.init_sd = 0.01f;
-    /* layout: the embedding tables (user side, then item side), then the dense layers
-       and the output */
-    if (s->F) ncf__add_tensor(m, &off, "gmf_user", cfg->num_users, s->F, &m->gmf_user);
-    if (s->H) ncf__add_tensor(m, &off, "mlp_user", cfg->num_users, s->H, &m->mlp_user);
-    if (mf) ncf__add_tensor(m, &off, "user_bias", cfg->num_users, 1, &m->user_bias);
-    if (s->F) ncf__add_tensor(m, &off, "gmf_item", cfg->num_items, s->F, &m->gmf_item);
-    if (s->H) ncf__add_tensor(m, &off, "mlp_item", cfg->num_items, s->H, &m->mlp_item);
-    if (mf) ncf__add_tensor(m, &off, "item_bias", cfg->num_items, 1, &m->item_bias);
-    s->emb_params = off;
+    cols[0] = s->F, cols[1] = s->H, cols[2] = mf;
+    {
+        float **named[6];
+        named[0] = &m->gmf_user, named[1] = &m->mlp_user, named[2] = &m->user_bias;
+        named[3] = &m->gmf_item, named[4] = &m->mlp_item, named[5] = &m->item_bias;
+        for (l = 0; l < 6; l++)
+            if (cols[l % 3])
+                ncf__add_tensor(m, &off, emb[l], l < 3 ? cfg->num_users : cfg->num_items, cols[l % 3], named[l]);
+    }
+    s->emb_params = (size_t)off;
     for (l = 1; l <= s->nd; l++) {
         ncf__add_tensor(m, &off, ncf__wname[l], cfg->layers[l - 1], cfg->layers[l], &m->w[l]);
         ncf__add_tensor(m, &off, ncf__bname[l], 1, cfg->layers[l], &m->b[l]);
     }
     if (!mf) ncf__add_tensor(m, &off, "w_out", s->F + s->top, 1, &m->w_out);
     ncf__add_tensor(m, &off, "b_out", 1, 1, &m->b_out);
-    m->num_params = off;
-    NCF_ASSERT(ncf__count_params(&m->cfg) == off);
+    m->num_params = (size_t)off;
+    if (off > (uint64_t)((size_t)-1 / sizeof(float))) {
+        ncf_model_free(m);
+        return ncf__fail(NCF_ERR_NOMEM, "a model of %s parameters is more than this machine addresses",
+                         ncf__u64s(off, 0));
+    }
     if (mf && !(s->tables.ones = NCF__NEW(float, s->F))) {
         ncf_model_free(m);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for a model");
@@ -6237,10 +6236,9 @@ static int ncf__writable(const ncf_model *m, const char *what)
 
 NCFDEF void ncf_model_free(ncf_model *m)
 {
+    int own; /* an in-place model's parameters, ids and rated items are the buffer's */
     if (!m) return;
-    if (m->scratch && m->scratch->in_place) /* the buffer's: not ours to free */
-        m->params = NULL, m->raw_user = m->raw_item = m->rated_ptr = m->user_text_at = m->item_text_at = NULL,
-        m->rated = NULL, m->user_text = m->item_text = NULL;
+    own = !(m->scratch && m->scratch->in_place);
     if (m->scratch) {
 #ifndef NCF_INFERENCE_ONLY /* (a device never trains: none of these exist there) */
         ncf__free_buffers(m->scratch);
@@ -6257,20 +6255,22 @@ NCFDEF void ncf_model_free(ncf_model *m)
         NCF_FREE(m->scratch->tables.ones);
         NCF_FREE(m->scratch);
     }
-    NCF_FREE(m->params);
+    if (own) {
+        NCF_FREE(m->params);
 #ifndef NCF_INFERENCE_ONLY
-    NCF_FREE(m->grads);
-    NCF_FREE(m->adam_m);
-    NCF_FREE(m->adam_v);
+        NCF_FREE(m->grads);
+        NCF_FREE(m->adam_m);
+        NCF_FREE(m->adam_v);
 #endif
-    NCF_FREE(m->raw_user);
-    NCF_FREE(m->raw_item);
-    NCF_FREE(m->rated_ptr);
-    NCF_FREE(m->rated);
-    NCF_FREE(m->user_text);
-    NCF_FREE(m->item_text);
-    NCF_FREE(m->user_text_at);
-    NCF_FREE(m->item_text_at);
+        NCF_FREE(m->raw_user);
+        NCF_FREE(m->raw_item);
+        NCF_FREE(m->rated_ptr);
+        NCF_FREE(m->rated);
+        NCF_FREE(m->user_text);
+        NCF_FREE(m->item_text);
+        NCF_FREE(m->user_text_at);
+        NCF_FREE(m->item_text_at);
+    }
     NCF_FREE(m);
 }
 
@@ -6415,11 +6415,7 @@ static float ncf__output_sum(const float *gu, const float *gi, const float *gw, 
     if (d == F && t == top) return ncf__pairwise8(&v);
     memcpy(p, &v, sizeof p);
 #endif
-    for (; d + NCF__LANES <= F; d += NCF__LANES)
-        for (j = 0; j < NCF__LANES; j++) p[j] = NCF__MADD(gw[d + j], gu[d + j] * gi[d + j], p[j]);
     for (; d < F; d++) p[d % NCF__LANES] = NCF__MADD(gw[d], gu[d] * gi[d], p[d % NCF__LANES]);
-    for (; t + NCF__LANES <= top; t += NCF__LANES)
-        for (j = 0; j < NCF__LANES; j++) p[j] = NCF__MADD(wh[t + j], h[t + j], p[j]);
     for (; t < top; t++) p[t % NCF__LANES] = NCF__MADD(wh[t], h[t], p[t % NCF__LANES]);
     for (w = NCF__LANES / 2; w >= 1; w /= 2)
         for (j = 0; j < w; j++) p[j] += p[j + w];
@@ -6821,7 +6817,7 @@ static const float *ncf__proj_row_major(const ncf_model *m, const float *proj)
    ncf__proj_at), so that one vector load reads a value of a whole block's items
    (ncf__score_lanes); then, where they fit, as rows, [num_items][layers[1]], which a list of
    candidates reads an item at a time (a row is a line or two; a block's column, a line a value). */
-static float *ncf__item_projection(const ncf_model *m, int *rc)
+static NCF__MAYBE_UNUSED float *ncf__item_projection(const ncf_model *m, int *rc)
 {
     const struct ncf__scratch *s = m->scratch;
     int L1, R, i0, rows, n, items = m->cfg.num_items, keep = ncf__proj_has_rows(m);
@@ -6863,7 +6859,12 @@ static float *ncf__item_projection(const ncf_model *m, int *rc)
 static const float *ncf__cached_projection(const ncf_model *m)
 {
     const struct ncf__scratch *s = m->scratch;
+#ifdef NCF__BARE_METAL /* (none kept: ncf__refresh_cache) */
+    (void)s;
+    return NULL;
+#else
     return s->cache.proj && s->cache.step == m->step ? s->cache.proj : NULL;
+#endif
 }
 
 #ifndef NCF_INFERENCE_ONLY
@@ -6882,8 +6883,12 @@ static void ncf__refresh_cache(ncf_model *m)
 {
     struct ncf__scratch *s = m->scratch;
     int rc;
-    NCF_FREE(s->cache.proj);
+    NCF__DROP(s->cache.proj);
+#ifndef NCF__BARE_METAL /* (a microcontroller keeps its RAM: it projects each chunk as it scores) */
     s->cache.proj = ncf__item_projection(m, &rc);
+#else
+    (void)rc;
+#endif
     ncf__refresh_gram(m);
     s->cache.step = m->step;
 }
@@ -9532,7 +9537,8 @@ static double ncf__val_users(const ncf_dataset *d)
    only up to num_layers once that is checked) or epochs past NCF_MAX_EPOCH. */
 static NCF__MAYBE_UNUSED double ncf__tune_cost(const ncf_config *c, const ncf_dataset *d, int epochs)
 {
-    if (!c || !d || !d->user_ptr || epochs <= 0 || epochs > NCF_MAX_EPOCH || ncf__check_config(c) != NCF_OK) return 0;
+    if (!c || !d || !d->user_ptr || epochs <= 0 || epochs > NCF_MAX_EPOCH || ncf__check_config(c, "config") != NCF_OK)
+        return 0;
     return ncf__run_cost(c, (double)ncf__all_train(d), ncf__val_users(d), ncf__val_candidates(d), epochs);
 }
 
@@ -10266,14 +10272,12 @@ static void ncf__rated_step(ncf__rated_cursor *c)
 }
 
 /* A cursor at user u's first rated item >= from (none when the model keeps no lists). */
-static ncf__rated_cursor ncf__rated_from(const ncf_model *m, int u, int from)
+static void ncf__rated_from(ncf__rated_cursor *c, const ncf_model *m, int u, int from)
 {
-    ncf__rated_cursor c;
-    c.p = c.end = NULL, c.next = -1;
-    if (m->rated) c.p = m->rated + m->rated_ptr[u], c.end = m->rated + m->rated_ptr[u + 1];
-    do ncf__rated_step(&c);
-    while (c.next < from);
-    return c;
+    c->p = c->end = NULL, c->next = -1;
+    if (m->rated) c->p = m->rated + m->rated_ptr[u], c->end = m->rated + m->rated_ptr[u + 1];
+    do ncf__rated_step(c);
+    while (c->next < from);
 }
 
 #ifndef NCF_INFERENCE_ONLY
@@ -10365,17 +10369,26 @@ NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *d)
 #endif
 
 /* ---- >>serving: top-k by heap, workspaces, predict and recommend by id ----------------------- */
-static int ncf__indices_of(const ncf_model *m, int64_t raw_user, int64_t raw_item, int *u, int *i)
+/* The index of user id raw_user, into *u (checked: a model with ids, the id known). */
+static int ncf__user_of(const ncf_model *m, int64_t raw_user, int *u)
 {
-    ncf__ids users = ncf__model_ids(m, 0), items = ncf__model_ids(m, 1);
+    ncf__ids users = ncf__model_ids(m, 0);
     if (!ncf__has_ids(m)) return ncf__fail(NCF_ERR_ARG, "the model has no id maps (ncf_model_set_ids)");
     if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "serving: " NCF__STALE_TEXT);
     if ((*u = ncf__ids_find_int(&users, raw_user)) < 0)
         return ncf__fail(NCF_ERR_ARG, "unknown user %s (a new user is folded in from its items: ncf_fold_in)",
                          ncf__i64s(raw_user, 0));
-    if (i && (*i = ncf__ids_find_int(&items, raw_item)) < 0)
-        return ncf__fail(NCF_ERR_ARG, "unknown item %s", ncf__i64s(raw_item, 0));
     return NCF_OK;
+}
+
+/* The same, and the index of item id raw_item into *i. */
+static int ncf__indices_of(const ncf_model *m, int64_t raw_user, int64_t raw_item, int *u, int *i)
+{
+    ncf__ids items = ncf__model_ids(m, 1);
+    int rc = ncf__user_of(m, raw_user, u);
+    if (rc == NCF_OK && (*i = ncf__ids_find_int(&items, raw_item)) < 0)
+        return ncf__fail(NCF_ERR_ARG, "unknown item %s", ncf__i64s(raw_item, 0));
+    return rc;
 }
 
 /* Candidates as (score, item): the order of ncf_recommend, ties to the lower item, and a
@@ -10385,11 +10398,13 @@ typedef struct {
     int32_t item;
 } ncf__cand;
 
+/* A score as it ranks: a non-finite one below every finite one, and equal to the others. */
+static float ncf__rank(float score) { return NCF__NONFINITE(score) ? -INFINITY : score; }
+
 static int ncf__better(ncf__cand a, ncf__cand b)
 {
-    int fa = !NCF__NONFINITE(a.score), fb = !NCF__NONFINITE(b.score);
-    if (fa != fb) return fa;
-    return fa ? a.score > b.score || (a.score == b.score && a.item < b.item) : a.item < b.item;
+    float x = ncf__rank(a.score), y = ncf__rank(b.score);
+    return x > y || (x == y && a.item < b.item);
 }
 
 /* A bounded heap of the k best candidates so far, the worst at the root. */
@@ -10429,7 +10444,7 @@ typedef struct {
     int u;                /* the user's index, or -1 for a user given by its rows */
     const float *urow;    /* the user's rows when given (ncf_fold_in), else the model's */
     const int32_t *allow; /* sorted, each once: the only candidates; NULL: every item */
-    int64_t ncand;        /* candidates: the allow-list's, or the catalogue's */
+    int ncand;            /* candidates: the allow-list's, or the catalogue's */
     const int32_t *deny;  /* sorted: never recommended */
     int ndeny;
     int exclude_rated; /* skip u's rated items */
@@ -10443,16 +10458,14 @@ typedef struct {
     const int32_t *deny, *deny_end;
 } ncf__skipper;
 
-static ncf__skipper ncf__skipper_at(const ncf__rec_job *J, int32_t from)
+static void ncf__skipper_at(ncf__skipper *k, const ncf__rec_job *J, int32_t from)
 {
-    ncf__skipper k;
     int lo;
-    k.rated.p = k.rated.end = NULL, k.rated.next = INT32_MAX;
-    if (J->exclude_rated && J->u >= 0) k.rated = ncf__rated_from(J->m, J->u, from);
+    k->rated.p = k->rated.end = NULL, k->rated.next = INT32_MAX;
+    if (J->exclude_rated && J->u >= 0) ncf__rated_from(&k->rated, J->m, J->u, from);
     NCF__FIRST_NOT(int, lo, J->ndeny, J->deny[mid] < from);
-    k.deny = k.deny_end = J->deny; /* (NULL without a deny-list) */
-    if (J->deny) k.deny += lo, k.deny_end += J->ndeny;
-    return k;
+    k->deny = k->deny_end = J->deny; /* (NULL without a deny-list) */
+    if (J->deny) k->deny += lo, k->deny_end += J->ndeny;
 }
 
 static int ncf__skips(ncf__skipper *k, int32_t item)
@@ -10463,35 +10476,27 @@ static int ncf__skips(ncf__skipper *k, int32_t item)
 }
 
 /* The candidates at positions [p0, p1) of the job (items, or allow-list entries), less those
-   it skips, scored into the heap of its k best. */
-static void ncf__rec_range(const ncf__rec_job *J, int64_t p0, int64_t p1, ncf__eval_buf *e, ncf__cand *heap, int *nh)
+   it skips, scored into the heap of its k best: a chunk at a time, scored whole, the skipped
+   ones dropped after (the skips walk up the chunk as the candidates do). */
+static void ncf__rec_range(const ncf__rec_job *J, int p0, int p1, ncf__eval_buf *e, ncf__cand *heap, int *nh)
 {
-    int32_t cand[NCF__SCORE_CHUNK];
     ncf__skipper sk;
     ncf__cand x;
-    int64_t p = p0;
-    int j, n, scored = 0, C = ncf__score_chunk(J->m);
+    int p, j, n, C = ncf__score_chunk(J->m);
     float worst; /* the heap's worst score when it is full and finite, else -inf */
     if (p0 >= p1 || J->k <= 0) return;
     worst = *nh == J->k && !NCF__NONFINITE(heap[0].score) ? heap[0].score : -INFINITY;
-    sk = ncf__skipper_at(J, J->allow ? J->allow[p0] : (int32_t)p0);
-    while (p < p1) {
-        if (!J->allow) { /* a run of the catalogue: scored whole, the skipped ones dropped after */
-            int j0 = (int)p, j1 = p1 - p > C ? j0 + C : (int)p1;
-            ncf__score_user(J->m, J->proj, J->u, J->urow, NULL, j0, j1 - j0, e, p > p0);
-            for (j = j0; j < j1; j++) { /* (most items score below the heap's worst: that test first) */
-                x.score = e->sc[j - j0], x.item = j;
-                if (x.score < worst || !(*nh < J->k || ncf__better(x, heap[0])) || ncf__skips(&sk, j)) continue;
-                ncf__heap_offer(heap, nh, J->k, x);
-                worst = *nh == J->k && !NCF__NONFINITE(heap[0].score) ? heap[0].score : -INFINITY;
-            }
-            p = j1;
-            continue;
+    ncf__skipper_at(&sk, J, J->allow ? J->allow[p0] : p0);
+    for (p = p0; p < p1; p += n) {
+        const int32_t *cand = J->allow ? J->allow + p : NULL;
+        n = p1 - p > C ? C : p1 - p;
+        ncf__score_user(J->m, J->proj, J->u, J->urow, cand, p, n, e, p > p0);
+        for (j = 0; j < n; j++) { /* (most items score below the heap's worst: that test first) */
+            x.score = e->sc[j], x.item = cand ? cand[j] : p + j;
+            if (x.score < worst || !(*nh < J->k || ncf__better(x, heap[0])) || ncf__skips(&sk, x.item)) continue;
+            ncf__heap_offer(heap, nh, J->k, x);
+            worst = *nh == J->k && !NCF__NONFINITE(heap[0].score) ? heap[0].score : -INFINITY;
         }
-        for (n = 0; p < p1 && n < C; p++)
-            if (!ncf__skips(&sk, J->allow[p])) cand[n++] = J->allow[p];
-        ncf__score_user(J->m, J->proj, J->u, J->urow, cand, 0, n, e, scored++ > 0);
-        for (j = 0; j < n; j++) x.score = e->sc[j], x.item = cand[j], ncf__heap_offer(heap, nh, J->k, x);
     }
 }
 
@@ -10529,25 +10534,29 @@ static size_t ncf__score_workspace(const ncf_model *m, int k)
         (ncf__eval_buf_carve(&e, m, ncf__score_chunk(m), NULL) + ncf__round_floats((size_t)k * 2) + NCF__ALIGN_FLOATS);
 }
 
+/* The scoring buffers and the heap carved from work (ncf__score_workspace bytes at least). */
+static void ncf__carve_workspace(const ncf_model *m, void *work, ncf__eval_buf *e, ncf__cand **heap)
+{
+    work = (char *)work + (size_t)(-(intptr_t)work & 63);
+    *heap = (ncf__cand *)((float *)work + ncf__eval_buf_carve(e, m, ncf__score_chunk(m), (float *)work));
+}
+
 static int ncf__workspace(const ncf_model *m, int k, void *work, size_t size, ncf__eval_buf *e, ncf__cand **heap)
 {
-    size_t need = ncf__score_workspace(m, k), skip = (size_t)(-(intptr_t)work & 63);
+    size_t need = ncf__score_workspace(m, k);
     if (!work || size < need)
         return ncf__fail(NCF_ERR_ARG, "workspace of %lu bytes; this model and k = %d need %lu (ncf_rec_workspace_size)",
                          (unsigned long)(work ? size : 0), k, (unsigned long)need);
-    work = (char *)work + skip;
-    *heap = (ncf__cand *)((float *)work + ncf__eval_buf_carve(e, m, ncf__score_chunk(m), (float *)work));
+    ncf__carve_workspace(m, work, e, heap);
     return NCF_OK;
 }
 
 /* The job of user u over the catalogue, no lists. */
-static ncf__rec_job ncf__plain_job(const ncf_model *m, int u, int k, int exclude)
+static void ncf__plain_job(ncf__rec_job *J, const ncf_model *m, int u, int k, int exclude)
 {
-    ncf__rec_job J;
-    memset(&J, 0, sizeof J);
-    J.m = m, J.proj = ncf__cached_projection(m), J.u = u, J.ncand = m->cfg.num_items;
-    J.exclude_rated = exclude, J.k = k < m->cfg.num_items ? k : m->cfg.num_items, J.threads = 0;
-    return J;
+    memset(J, 0, sizeof *J);
+    J->m = m, J->proj = ncf__cached_projection(m), J->u = u, J->ncand = m->cfg.num_items;
+    J->exclude_rated = exclude, J->k = k < m->cfg.num_items ? k : m->cfg.num_items, J->threads = 0;
 }
 
 /* Pair by pair through the serving path: how ncf_predict_index scores an int8 model read
@@ -10589,6 +10598,7 @@ NCFDEF int ncf_predict(const ncf_model *m, int64_t raw_user, int64_t raw_item, f
     return NCF_OK;
 }
 
+#if NCF__TEAMS
 /* A job's best k, its candidates scored in chunks on all threads, each keeping the best k of
    the chunks it scored, merged at the end: into items (indices) or ids (indices, for the
    caller to turn into ids). The k best do not depend on who scored what: candidates order
@@ -10621,7 +10631,7 @@ static int ncf__recommend_threads(const ncf__rec_job *J, int32_t *items, int64_t
 #endif
         if (t < T && ncf__workspace(m, k, block + (size_t)t * size, size, &e, &heaps[t]) == NCF_OK)
             while (ncf__claim(&x, chunks, 1, &lo, &hi))
-                ncf__rec_range(J, lo * C, hi * C < J->ncand ? hi * C : J->ncand, &e, heaps[t], &nh[t]);
+                ncf__rec_range(J, (int)(lo * C), hi * C < J->ncand ? (int)(hi * C) : J->ncand, &e, heaps[t], &nh[t]);
     }
     for (j = 0; j < T; j++) {
         int q;
@@ -10631,16 +10641,15 @@ static int ncf__recommend_threads(const ncf__rec_job *J, int32_t *items, int64_t
     NCF_FREE(block);
     return n;
 }
+#endif
 
 /* ---- >>serving-options: allow- and deny-lists, many users, a user given by its rows ---------- */
 
-NCFDEF ncf_rec_opts ncf_rec_opts_default(void)
-{
-    ncf_rec_opts o;
-    memset(&o, 0, sizeof o);
-    o.k = 10, o.exclude_rated = 1;
-    return o;
-}
+/* The defaults, field by field: the 10 best, the rated items skipped, no lists, logits, the
+   heap, the calling thread. What NULL options mean in every call. */
+static const ncf_rec_opts ncf__rec_defaults = {10, 1, NULL, 0, NULL, 0, NULL, 0, NULL, 0, 0};
+
+NCFDEF ncf_rec_opts ncf_rec_opts_default(void) { return ncf__rec_defaults; }
 
 /* list[0..n) of item indices checked, sorted into out, duplicates dropped; the count kept. */
 static int ncf__sorted_items(const ncf_model *m, const int32_t *list, int n, int32_t *out, const char *what)
@@ -10685,8 +10694,7 @@ static size_t ncf__rec_base(const ncf_model *m, int k)
 
 NCFDEF size_t ncf_rec_workspace_size(const ncf_model *m, const ncf_rec_opts *o)
 {
-    ncf_rec_opts d = ncf_rec_opts_default();
-    if (!o) o = &d;
+    if (!o) o = &ncf__rec_defaults;
     return m ? ncf__rec_base(m, o->k) + ncf__lists_bytes(o) : 0;
 }
 
@@ -10718,7 +10726,7 @@ static int ncf__rec_job_of(const ncf_model *m, int u, const ncf_rec_opts *o, int
         return ncf__fail(NCF_ERR_ARG, "%s: user index %d is not in [0, %d) (an index, not an id: ncf_find)", what, u,
                          m->cfg.num_users);
     if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "serving: " NCF__STALE_TEXT);
-    *J = ncf__plain_job(m, o->user_row ? -1 : u, o->k, o->exclude_rated);
+    ncf__plain_job(J, m, o->user_row ? -1 : u, o->k, o->exclude_rated);
     J->urow = o->user_row, J->threads = o->threads;
     if (o->allow) {
         if ((rc = ncf__sorted_items(m, o->allow, o->num_allow, lists, "allow")) < 0) return rc;
@@ -10738,67 +10746,63 @@ static void ncf__sigmoid_all(float *x, int n)
     for (j = 0; x && j < n; j++) x[j] = 1.0f / (1.0f + expf(-x[j]));
 }
 
-/* One job in a caller's workspace, on this thread: the best as item indices (items) or as
-   indices for the caller to turn into ids (ids). */
-static int ncf__recommend_in(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *items, int64_t *ids,
-                             float *scores, const char *what)
+/* User index u's best (or o->user_row's): as item indices (items) or as indices for the
+   caller to turn into ids (ids). On this thread in the caller's workspace, or in one from the
+   heap; or, asked to, shared by the library's threads. */
+static int ncf__recommend(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *items, int64_t *ids, float *scores,
+                          const char *what)
 {
-    size_t need = ncf_rec_workspace_size(m, o), base = ncf__rec_base(m, o->k);
+    size_t base = ncf__rec_base(m, o->k), need = base + ncf__lists_bytes(o); /* (ncf_rec_workspace_size) */
+    void *work = o->work;
     ncf__eval_buf e;
     ncf__cand *heap = NULL;
     ncf__rec_job J;
     int n = 0, rc;
-    if (o->work_size < need)
+#if NCF__TEAMS
+    if (!work && o->threads && ncf__threads() > 1) {
+        int32_t *lists = (int32_t *)NCF_MALLOC(ncf__lists_bytes(o));
+        if (!lists) return ncf__fail(NCF_ERR_NOMEM, "out of memory for the allow- and deny-lists");
+        n = ncf__rec_job_of(m, u, o, lists, &J, what);
+        if (n == NCF_OK) n = ncf__recommend_threads(&J, items, ids, scores);
+        NCF_FREE(lists);
+        if (n > 0 && o->probabilities) ncf__sigmoid_all(scores, n);
+        return n;
+    }
+#endif
+    if (work && o->work_size < need)
         return ncf__fail(NCF_ERR_ARG,
                          "%s: workspace of %lu bytes; this model and these options need %lu "
                          "(ncf_rec_workspace_size)",
                          what, (unsigned long)o->work_size, (unsigned long)need);
-    if ((rc = ncf__workspace(m, o->k, o->work, base, &e, &heap)) != NCF_OK) return rc;
-    if ((rc = ncf__rec_job_of(m, u, o, (int32_t *)(((uintptr_t)o->work + base + 3) & ~(uintptr_t)3), &J, what)) !=
-        NCF_OK)
-        return rc;
-    ncf__rec_range(&J, 0, J.ncand, &e, heap, &n);
-    return ncf__heap_out(heap, n, items, ids, scores);
-}
-
-/* User index u's best (or o->user_row's), into items or ids as ncf__recommend_in's. */
-static int ncf__recommend(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *items, int64_t *ids, float *scores,
-                          const char *what)
-{
-    ncf__rec_job J;
-    int32_t *lists;
-    int n;
-    if (o->work) {
-        n = ncf__recommend_in(m, u, o, items, ids, scores, what);
-    } else {
-        if (!(lists = (int32_t *)NCF_MALLOC(ncf__lists_bytes(o))))
-            return ncf__fail(NCF_ERR_NOMEM, "out of memory for the allow- and deny-lists");
-        n = ncf__rec_job_of(m, u, o, lists, &J, what);
-        if (n == NCF_OK) n = ncf__recommend_threads(&J, items, ids, scores);
-        NCF_FREE(lists);
+    if (!work && !(work = NCF_MALLOC(need)))
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte workspace", (unsigned long)need);
+    ncf__carve_workspace(m, work, &e, &heap); /* (base holds it: need >= base) */
+    rc = ncf__rec_job_of(m, u, o, (int32_t *)(((uintptr_t)work + base + 3) & ~(uintptr_t)3), &J, what);
+    if (rc == NCF_OK) {
+        ncf__rec_range(&J, 0, J.ncand, &e, heap, &n);
+        n = ncf__heap_out(heap, n, items, ids, scores);
     }
+    if (work != o->work) NCF_FREE(work);
     if (n > 0 && o->probabilities) ncf__sigmoid_all(scores, n);
-    return n;
+    return rc != NCF_OK ? rc : n;
 }
 
 NCFDEF int ncf_recommend_index(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *items, float *scores)
 {
-    ncf_rec_opts d = ncf_rec_opts_default();
     if (!m || !items) return ncf__fail(NCF_ERR_ARG, "ncf_recommend_index: NULL model or output");
-    return ncf__recommend(m, u, o ? o : &d, items, NULL, scores, "ncf_recommend_index");
+    return ncf__recommend(m, u, o ? o : &ncf__rec_defaults, items, NULL, scores, "ncf_recommend_index");
 }
 
 NCFDEF int ncf_recommend(const ncf_model *m, int64_t user, const ncf_rec_opts *o, int64_t *items, float *scores)
 {
-    ncf_rec_opts d = ncf_rec_opts_default();
     int u = -1, rc, n;
     if (!m || !items) return ncf__fail(NCF_ERR_ARG, "ncf_recommend: NULL model or output");
     if (m->item_text)
         return ncf__fail(NCF_ERR_ARG,
                          "ncf_recommend: this model's item ids are text, not integers: ncf_recommend_index gives "
                          "item indices, ncf_id their ids");
-    if (!o) o = &d;
-    if (!o->user_row && (rc = ncf__indices_of(m, user, 0, &u, NULL)) != NCF_OK) return rc;
+    if (!o) o = &ncf__rec_defaults;
+    if (!o->user_row && (rc = ncf__user_of(m, user, &u)) != NCF_OK) return rc;
     n = ncf__recommend(m, u, o, NULL, items, scores, "ncf_recommend");
     if (n > 0) ncf__indices_to_ids(m, items, n);
     return n;
@@ -10807,8 +10811,7 @@ NCFDEF int ncf_recommend(const ncf_model *m, int64_t user, const ncf_rec_opts *o
 NCFDEF int ncf_recommend_users(const ncf_model *m, const int32_t *users, int n, const ncf_rec_opts *opts,
                                int32_t *items, float *scores, int *counts)
 {
-    ncf_rec_opts dflt = ncf_rec_opts_default();
-    const ncf_rec_opts *o = opts ? opts : &dflt;
+    const ncf_rec_opts *o = opts ? opts : &ncf__rec_defaults;
     ncf__rec_job J;
     ncf__team team = NCF__TEAM_INIT;
     size_t size;
@@ -10936,9 +10939,10 @@ static int ncf__similar(const ncf_model *m, int side, int i, const ncf__rec_job 
 {
     int D = ncf__item_vec_dim(m), n = 0, d;
     float *w = v + D, *tmp = w + D, nv;
-    ncf__skipper sk = ncf__skipper_at(J, J->allow ? (J->ncand ? J->allow[0] : 0) : 0);
+    ncf__skipper sk;
     int64_t p;
     ncf__cand x;
+    ncf__skipper_at(&sk, J, J->allow ? (J->ncand ? J->allow[0] : 0) : 0);
     ncf__side_vec(m, side, i, tmp, v);
     nv = ncf__norm(v, D);
     for (p = 0; p < J->ncand; p++) {
@@ -11032,11 +11036,10 @@ static int ncf__similar_users(const ncf_model *m, int user, const ncf_rec_opts *
 
 NCFDEF int ncf_similar(const ncf_model *m, int side, int index, const ncf_rec_opts *o, int32_t *out, float *scores)
 {
-    ncf_rec_opts d = ncf_rec_opts_default();
     int rc = ncf__side_ok(m, side, "ncf_similar");
     if (rc != NCF_OK) return rc;
-    return side == NCF_ITEM ? ncf__similar_items(m, index, o ? o : &d, out, scores)
-                            : ncf__similar_users(m, index, o ? o : &d, out, scores);
+    return side == NCF_ITEM ? ncf__similar_items(m, index, o ? o : &ncf__rec_defaults, out, scores)
+                            : ncf__similar_users(m, index, o ? o : &ncf__rec_defaults, out, scores);
 }
 
 /* ---- >>by-id: serving calls that speak ids ------------------------------------------------ */
@@ -11947,8 +11950,8 @@ static int ncf__ids_plus(const ncf_model *m, int side, const ncf__new_id *add, i
         }
     }
     for (u = 0; rc == NCF_OK && u < m->cfg.num_users; u++) { /* the rated items, as training positives */
-        ncf__rated_cursor q = ncf__rated_from(m, u, 0);
-        for (; q.next < INT32_MAX; ncf__rated_step(&q)) total++;
+        ncf__rated_cursor q;
+        for (ncf__rated_from(&q, m, u, 0); q.next < INT32_MAX; ncf__rated_step(&q)) total++;
     }
     if (rc == NCF_OK) {
         d->user_ptr = NCF__NEW(int64_t, (size_t)n[0] + 1), d->items = NCF__NEW(int32_t, total ? total : 1);
@@ -11960,8 +11963,9 @@ static int ncf__ids_plus(const ncf_model *m, int side, const ncf__new_id *add, i
         if (u == 0) d->user_ptr[0] = 0;
         d->test_item[u] = -1;
         if (o >= 0) {
-            ncf__rated_cursor q = ncf__rated_from(m, o, 0);
-            for (; q.next < INT32_MAX; ncf__rated_step(&q)) d->items[total++] = side ? map[q.next] : q.next;
+            ncf__rated_cursor q;
+            for (ncf__rated_from(&q, m, o, 0); q.next < INT32_MAX; ncf__rated_step(&q))
+                d->items[total++] = side ? map[q.next] : q.next;
         }
         d->user_ptr[u + 1] = total;
     }
@@ -13310,9 +13314,45 @@ enum {
     NCF__FILE_ITEM_TEXT = 32,
     NCF__FILE_FEATURES = 64 /* version 5 on */
 };
-#define NCF__FILE_SLOTS 16 /* layer slots in the header */
-#define NCF__HEADER_BYTES (16 + 4 * (5 + NCF__FILE_SLOTS) + 4 * (1 + NCF__FILE_SLOTS + 4) + 4 * 5 + 8 * 4)
+#define NCF__FILE_SLOTS 16                               /* layer slots in the header */
+#define NCF__HEADER_BYTES (4 + 4 * NCF__W_UNOBSERVED)    /* the magic and the words before version 3's */
 #define NCF__HEADER_V3 ((NCF__HEADER_BYTES + 7) / 8 * 8) /* version 3's sections start 8-aligned */
+
+/* The header after its magic: 4-byte little-endian words, a 64-bit value two of them (low first). */
+enum {
+    NCF__W_VERSION,
+    NCF__W_MARK,
+    NCF__W_FLAGS,
+    NCF__W_USERS,
+    NCF__W_ITEMS,
+    NCF__W_MODEL,
+    NCF__W_MF_DIM,
+    NCF__W_LAYERS,
+    NCF__W_SLOTS,
+    NCF__W_MF_REG = NCF__W_SLOTS + NCF__FILE_SLOTS,
+    NCF__W_REGS,
+    NCF__W_LR = NCF__W_REGS + NCF__FILE_SLOTS, /* then beta1, beta2, epsilon */
+    NCF__W_ADAM = NCF__W_LR + 4,
+    NCF__W_BATCH,
+    NCF__W_NEG,
+    NCF__W_OPTIMIZER,
+    NCF__W_INIT_SD,
+    NCF__W_SEED,
+    NCF__W_STEP = NCF__W_SEED + 2,
+    NCF__W_EPOCH = NCF__W_STEP + 2,
+    NCF__W_PARAMS = NCF__W_EPOCH + 2,
+    NCF__W_UNOBSERVED = NCF__W_PARAMS + 2, /* version 3 on: padding (0) before 0.7 */
+    NCF__WORDS
+};
+
+static float ncf__word_f32(uint32_t v)
+{
+    float f;
+    memcpy(&f, &v, 4);
+    return f;
+}
+
+static uint64_t ncf__word_u64(const uint32_t *w) { return (uint64_t)w[1] << 32 | w[0]; }
 
 /* Where a file's sections are, in bytes from its start. The rated-items section starts with
    its size: version 2, the number of items (then a count per user and the items); version 3,
@@ -13601,7 +13641,8 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len)
 }
 
 /* The sizes that lay out a file's body, each read where the ones before it place it: the text
-   of the id tables (their last offset), then the rated items' bytes. */
+   of the id tables (their last offset), then the rated items' bytes. Whether each is inside
+   the file. */
 static int ncf__read_sizes(ncf__reader *r, ncf__layout *L, uint64_t U, uint64_t I)
 {
     uint64_t at = ncf__header_bytes(L->version);
@@ -13610,24 +13651,18 @@ static int ncf__read_sizes(ncf__reader *r, ncf__layout *L, uint64_t U, uint64_t 
     for (t = 0; t < 2 && (L->flags & NCF__FILE_IDS); t++) {
         uint64_t n = t ? I : U;
         if (L->flags & (t ? NCF__FILE_ITEM_TEXT : NCF__FILE_USER_TEXT)) {
-            if (at + 8 * n + 8 > r->n)
-                return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
+            if (at + 8 * n + 8 > r->n) return 0;
             r->at = (size_t)(at + 8 * n);
             ncf__get_u64(r, &L->text_bytes[t]);
-            if (L->text_bytes[t] > r->n)
-                return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
+            if (L->text_bytes[t] > r->n) return 0;
             at += 8 * (n + 1) + ncf__pad(L->text_bytes[t], 8);
         } else {
             at += 8 * n;
         }
-        if (at > r->n) return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
+        if (at > r->n) return 0;
     }
-    if (L->flags & NCF__FILE_RATED) {
-        r->at = (size_t)at;
-        if (!ncf__get_u64(r, &L->nrated) || L->nrated > ((uint64_t)1 << 40))
-            return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
-    }
-    return NCF_OK;
+    r->at = (size_t)at;
+    return !(L->flags & NCF__FILE_RATED) || (ncf__get_u64(r, &L->nrated) && L->nrated <= ((uint64_t)1 << 40));
 }
 
 /* Reads and checks a file's header (magic, version, the CRC unless the caller verified the
@@ -13638,38 +13673,29 @@ static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model 
 {
     ncf__reader r;
     ncf_config c;
-    uint32_t v, crc, u[5], slot[NCF__FILE_SLOTS], a3[4];
-    uint64_t seed, nparams;
-    float reg[NCF__FILE_SLOTS], f4[4], mf_reg, init_sd, unobserved = 0;
+    uint32_t w[NCF__WORDS], crc;
+    uint64_t b = 0;
     int l, rc;
     *shell = NULL;
     r.p = (const uint8_t *)buf, r.at = 4, r.n = len;
     if (len < 4 || memcmp(r.p, "NCF", 4) != 0) return ncf__fail(NCF_ERR_PARSE, "not an ncf.h model (bad magic)");
-    if (!ncf__get_u32(&r, &L->version)) return ncf__fail(NCF_ERR_PARSE, "model truncated in its header");
+    if (len < NCF__HEADER_V3 + 4) /* (no file is shorter: every model holds parameters) */
+        return ncf__fail(NCF_ERR_PARSE, "model truncated in its header (%lu bytes)", (unsigned long)len);
+    ncf__get_u32(&r, &L->version);
     if (L->version < 2 || L->version > NCF_FORMAT_VERSION)
         return ncf__fail(NCF_ERR_PARSE, "model format version %u; this library reads versions 2 to %d",
                          (unsigned)L->version, NCF_FORMAT_VERSION);
-    if (len < NCF__HEADER_V3 + 4)
-        return ncf__fail(NCF_ERR_PARSE, "model truncated in its header (%lu bytes)", (unsigned long)len);
-    crc = (uint32_t)r.p[len - 4] | (uint32_t)r.p[len - 3] << 8 | (uint32_t)r.p[len - 2] << 16 |
-        (uint32_t)r.p[len - 1] << 24;
+    r.at = len - 4;
+    ncf__get_u32(&r, &crc);
     if (check_crc && crc != ncf__crc32(r.p, len - 4))
         return ncf__fail(NCF_ERR_PARSE, "model checksum mismatch: the file is damaged or truncated");
-    r.n = len - 4;
-    ncf__get_u32(&r, &v);
-    if (v != 0x01020304u) return ncf__fail(NCF_ERR_PARSE, "model endianness mark is wrong");
-    ncf__get_u32(&r, &L->flags);
-    for (l = 0; l < 5; l++) ncf__get_u32(&r, &u[l]);
-    for (l = 0; l < NCF__FILE_SLOTS; l++) ncf__get_u32(&r, &slot[l]);
-    ncf__get_f32(&r, &mf_reg);
-    for (l = 0; l < NCF__FILE_SLOTS; l++) ncf__get_f32(&r, &reg[l]);
-    for (l = 0; l < 4; l++) ncf__get_f32(&r, &f4[l]);
-    for (l = 0; l < 4; l++) ncf__get_u32(&r, &a3[l]);
-    ncf__get_f32(&r, &init_sd);
-    ncf__get_u64(&r, &seed), ncf__get_u64(&r, step), ncf__get_u64(&r, epoch), ncf__get_u64(&r, &nparams);
-    if (L->version >= 3) ncf__get_f32(&r, &unobserved); /* (padding, 0, before 0.7) */
-    memset(&c, 0, sizeof c);
-    if (u[0] > INT32_MAX || u[1] > INT32_MAX || u[4] > NCF_MAX_LAYERS ||
+    r.n = len - 4, r.at = 4;
+    for (l = 0; l < NCF__WORDS; l++) ncf__get_u32(&r, &w[l]); /* (in the length checked above) */
+    if (w[NCF__W_MARK] != 0x01020304u) return ncf__fail(NCF_ERR_PARSE, "model endianness mark is wrong");
+    L->flags = w[NCF__W_FLAGS];
+    *step = ncf__word_u64(w + NCF__W_STEP), *epoch = ncf__word_u64(w + NCF__W_EPOCH);
+    if (w[NCF__W_USERS] > INT32_MAX || w[NCF__W_ITEMS] > INT32_MAX || w[NCF__W_MF_DIM] > 65536 ||
+        w[NCF__W_LAYERS] > NCF_MAX_LAYERS ||
         (L->flags &
          ~(L->version >= 5       ? 127u
                : L->version >= 4 ? 63u
@@ -13678,43 +13704,44 @@ static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model 
         ((L->flags & NCF__FILE_RATED) && !(L->flags & NCF__FILE_IDS)) ||
         (L->version < 3 && (L->flags & NCF__FILE_INT8)) || ((L->flags & NCF__FILE_INT8) && (L->flags & NCF__FILE_ADAM)))
         return ncf__fail(NCF_ERR_PARSE, "model header has out-of-range sizes or flags");
-    c.num_users = (int)u[0], c.num_items = (int)u[1], c.model = (ncf_model_type)u[2], c.mf_dim = (int)u[3];
-    c.num_layers = (int)u[4];
-    for (l = 0; l < NCF_MAX_LAYERS && l < NCF__FILE_SLOTS; l++)
-        c.layers[l] = (int)(slot[l] > 65536 ? 0 : slot[l]), c.mlp_reg[l] = reg[l];
-    c.mf_reg = mf_reg, c.lr = f4[0], c.beta1 = f4[1], c.beta2 = f4[2], c.epsilon = f4[3];
-    c.adam = (ncf_adam_mode)a3[0], c.batch_size = a3[1] > INT32_MAX ? 0 : (int)a3[1],
-    c.num_neg = a3[2] > INT32_MAX ? -1 : (int)a3[2];
-    c.optimizer = (ncf_optimizer)a3[3], c.init_sd = init_sd, c.seed = seed, c.unobserved = unobserved;
-    if (c.mf_dim > 65536) return ncf__fail(NCF_ERR_PARSE, "model header has out-of-range sizes or flags");
-    if (ncf__check_config(&c) != NCF_OK) return ncf__prefix_error(NCF_ERR_PARSE, "model header");
+    memset(&c, 0, sizeof c);
+    c.num_users = (int)w[NCF__W_USERS], c.num_items = (int)w[NCF__W_ITEMS], c.model = (ncf_model_type)w[NCF__W_MODEL];
+    c.mf_dim = (int)w[NCF__W_MF_DIM], c.num_layers = (int)w[NCF__W_LAYERS];
+    for (l = 0; l < NCF_MAX_LAYERS && l < NCF__FILE_SLOTS; l++) {
+        uint32_t size = w[NCF__W_SLOTS + l];
+        c.layers[l] = (int)(size > 65536 ? 0 : size), c.mlp_reg[l] = ncf__word_f32(w[NCF__W_REGS + l]);
+    }
+    c.mf_reg = ncf__word_f32(w[NCF__W_MF_REG]), c.lr = ncf__word_f32(w[NCF__W_LR]);
+    c.beta1 = ncf__word_f32(w[NCF__W_LR + 1]), c.beta2 = ncf__word_f32(w[NCF__W_LR + 2]);
+    c.epsilon = ncf__word_f32(w[NCF__W_LR + 3]), c.adam = (ncf_adam_mode)w[NCF__W_ADAM];
+    c.batch_size = w[NCF__W_BATCH] > INT32_MAX ? 0 : (int)w[NCF__W_BATCH];
+    c.num_neg = w[NCF__W_NEG] > INT32_MAX ? -1 : (int)w[NCF__W_NEG];
+    c.optimizer = (ncf_optimizer)w[NCF__W_OPTIMIZER], c.init_sd = ncf__word_f32(w[NCF__W_INIT_SD]);
+    c.seed = ncf__word_u64(w + NCF__W_SEED);
+    c.unobserved = L->version >= 3 ? ncf__word_f32(w[NCF__W_UNOBSERVED]) : 0.0f; /* (padding, 0, before 0.7) */
     if (*step > ((uint64_t)1 << 62) || *epoch > NCF_MAX_EPOCH)
         return ncf__fail(NCF_ERR_PARSE, "model header: step %s or epoch %s is past what training reaches",
                          ncf__u64s(*step, 0), ncf__u64s(*epoch, 1));
-    if (nparams != ncf__count_params(&c)) /* before allocating what the header claims */
-        return ncf__fail(NCF_ERR_PARSE, "model holds %s parameters, its config needs %s", ncf__u64s(nparams, 0),
-                         ncf__u64s(ncf__count_params(&c), 1));
+    if (ncf__check_config(&c, "model header") != NCF_OK) return NCF_ERR_PARSE;
+    if ((rc = ncf__model_shell(shell, &c)) != NCF_OK) return rc; /* (no parameter memory yet) */
     L->nrated = 0, L->feat_bytes = 0;
-    if ((rc = ncf__read_sizes(&r, L, (uint64_t)c.num_users, (uint64_t)c.num_items)) != NCF_OK) return rc;
-    if ((rc = ncf__model_shell(shell, &c)) != NCF_OK) return rc;
-    ncf__lay_out(*shell, L);
-    if (L->flags & NCF__FILE_FEATURES) { /* its size is its first word */
-        uint64_t b;
-        r.at = (size_t)L->feat;
-        if (L->feat + 8 > r.n || !ncf__get_u64(&r, &b) || b > r.n || b % 8) {
-            ncf_model_free(*shell), *shell = NULL;
-            return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
-        }
-        L->feat_bytes = 8 + b;
+    if (ncf__word_u64(w + NCF__W_PARAMS) != (*shell)->num_params)
+        rc = ncf__fail(NCF_ERR_PARSE, "model holds %s parameters, its config needs %s",
+                       ncf__u64s(ncf__word_u64(w + NCF__W_PARAMS), 0), ncf__u64s((*shell)->num_params, 1));
+    else if (!ncf__read_sizes(&r, L, (uint64_t)c.num_users, (uint64_t)c.num_items))
+        rc = ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
+    if (rc == NCF_OK) {
         ncf__lay_out(*shell, L);
+        r.at = (size_t)L->feat; /* the features section, the last: its size is its first word */
+        if ((L->flags & NCF__FILE_FEATURES) && (L->feat + 8 > r.n || !ncf__get_u64(&r, &b) || b > r.n || b % 8))
+            rc = ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
     }
-    if (L->end != len - 4) {
-        ncf_model_free(*shell), *shell = NULL;
-        return ncf__fail(NCF_ERR_PARSE, "model body is %s bytes, its header promises %s",
-                         ncf__u64s((uint64_t)len - 4 - ncf__header_bytes(L->version), 0),
-                         ncf__u64s(L->end - ncf__header_bytes(L->version), 1));
-    }
-    return NCF_OK;
+    if (rc == NCF_OK && (L->flags & NCF__FILE_FEATURES)) L->feat_bytes = 8 + b, L->end += L->feat_bytes;
+    if (rc == NCF_OK && L->end != len - 4)
+        rc = ncf__fail(NCF_ERR_PARSE, "model body is %s bytes, its header promises %s",
+                       ncf__u64s((uint64_t)len - 4 - L->ids, 0), ncf__u64s(L->end - L->ids, 1));
+    if (rc != NCF_OK) ncf_model_free(*shell), *shell = NULL;
+    return rc;
 }
 
 /* Checks rated-item lists: offsets from 0 to nbytes, never falling, and each user's stream
@@ -13936,10 +13963,7 @@ static int ncf__point_ids(ncf_model *m, const uint8_t *p, const ncf__layout *L, 
         *(t ? &m->item_text_at : &m->user_text_at) = at;
         *(t ? &m->item_text : &m->user_text) = (char *)(uintptr_t)(p + L->id_at[t] + 8 * ((uint64_t)n + 1));
         ids = ncf__model_ids(m, t);
-        for (k = 0; k <= n; k++)
-            if (at[k] < 0 || (uint64_t)at[k] > L->text_bytes[t])
-                return ncf__fail(NCF_ERR_PARSE, "model's id offsets do not add up");
-        return ncf__check_text_ids(&ids, L->text_bytes[t], t ? "item" : "user");
+        return ncf__check_text_ids(&ids, L->text_bytes[t], t ? "item" : "user"); /* (the offsets too) */
     }
     *(t ? &m->raw_item : &m->raw_user) = at;
     for (k = 0; k < n; k++) {
@@ -13992,12 +14016,15 @@ static int ncf__point_into(ncf_model *m, const uint8_t *p, const ncf__layout *L,
     return NCF_OK;
 }
 
-static int ncf__open_in_place(ncf_model **out, const void *buf, size_t len, int verified)
+NCFDEF int ncf_model_open(ncf_model **out, const void *buf, size_t len, int flags)
 {
     ncf__layout L;
     ncf_model *m = NULL;
     uint64_t step, epoch;
-    int rc;
+    int rc, verified = flags & NCF_OPEN_VERIFIED;
+    if (flags & ~NCF_OPEN_VERIFIED)
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_open: flags 0x%x hold bits other than NCF_OPEN_VERIFIED",
+                         (unsigned)flags);
     if (!out || !buf) return ncf__fail(NCF_ERR_ARG, "ncf_model_open: NULL argument");
     *out = NULL;
     if (!ncf__little_endian()) return ncf_load_mem(out, buf, len); /* the file is little-endian: a copy */
@@ -14020,14 +14047,6 @@ static int ncf__open_in_place(ncf_model **out, const void *buf, size_t len, int 
     m->step = (int64_t)step, m->epoch = (int64_t)epoch; /* (both checked in the header) */
     *out = m;
     return NCF_OK;
-}
-
-NCFDEF int ncf_model_open(ncf_model **out, const void *buf, size_t len, int flags)
-{
-    if (flags & ~NCF_OPEN_VERIFIED)
-        return ncf__fail(NCF_ERR_ARG, "ncf_model_open: flags 0x%x hold bits other than NCF_OPEN_VERIFIED",
-                         (unsigned)flags);
-    return ncf__open_in_place(out, buf, len, flags & NCF_OPEN_VERIFIED);
 }
 
 /* ---- >>safe-save: files written whole or not at all ------------------------------------------ */

@@ -175,6 +175,7 @@ static const test_case TESTS[] = {
     {"absurd_settings_and_values_refused", test_absurd_settings_and_values_refused},
     {"limits_said_as_they_are", test_limits_said_as_they_are},
     {"file_counters_at_their_bounds_leave_headroom", test_file_counters_at_their_bounds_leave_headroom},
+    {"header_sizes_past_the_address_space_refused", test_header_sizes_past_the_address_space_refused},
     {"values_bounded_alike_in_place_and_copied", test_values_bounded_alike_in_place_and_copied},
     {"options_checked_before_anything_is_sized", test_options_checked_before_anything_is_sized},
     {"evaluation_refuses_data_that_is_not_the_models", test_evaluation_refuses_data_that_is_not_the_models},

@@ -359,7 +359,7 @@ ncf__say(const char *fmt, ...)
 
 /* Puts "prefix: " before the last error text, in place (no copy on the stack: a device's is
    small), and passes its code on. */
-static int ncf__prefix_error(int rc, const char *prefix)
+static NCF__MAYBE_UNUSED int ncf__prefix_error(int rc, const char *prefix)
 {
     size_t p = strlen(prefix), n = strlen(ncf__errbuf), room = sizeof ncf__errbuf - 1;
     if (p + 2 > room) p = room - 2;

@@ -9,9 +9,45 @@ enum {
     NCF__FILE_ITEM_TEXT = 32,
     NCF__FILE_FEATURES = 64 /* version 5 on */
 };
-#define NCF__FILE_SLOTS 16 /* layer slots in the header */
-#define NCF__HEADER_BYTES (16 + 4 * (5 + NCF__FILE_SLOTS) + 4 * (1 + NCF__FILE_SLOTS + 4) + 4 * 5 + 8 * 4)
+#define NCF__FILE_SLOTS 16                               /* layer slots in the header */
+#define NCF__HEADER_BYTES (4 + 4 * NCF__W_UNOBSERVED)    /* the magic and the words before version 3's */
 #define NCF__HEADER_V3 ((NCF__HEADER_BYTES + 7) / 8 * 8) /* version 3's sections start 8-aligned */
+
+/* The header after its magic: 4-byte little-endian words, a 64-bit value two of them (low first). */
+enum {
+    NCF__W_VERSION,
+    NCF__W_MARK,
+    NCF__W_FLAGS,
+    NCF__W_USERS,
+    NCF__W_ITEMS,
+    NCF__W_MODEL,
+    NCF__W_MF_DIM,
+    NCF__W_LAYERS,
+    NCF__W_SLOTS,
+    NCF__W_MF_REG = NCF__W_SLOTS + NCF__FILE_SLOTS,
+    NCF__W_REGS,
+    NCF__W_LR = NCF__W_REGS + NCF__FILE_SLOTS, /* then beta1, beta2, epsilon */
+    NCF__W_ADAM = NCF__W_LR + 4,
+    NCF__W_BATCH,
+    NCF__W_NEG,
+    NCF__W_OPTIMIZER,
+    NCF__W_INIT_SD,
+    NCF__W_SEED,
+    NCF__W_STEP = NCF__W_SEED + 2,
+    NCF__W_EPOCH = NCF__W_STEP + 2,
+    NCF__W_PARAMS = NCF__W_EPOCH + 2,
+    NCF__W_UNOBSERVED = NCF__W_PARAMS + 2, /* version 3 on: padding (0) before 0.7 */
+    NCF__WORDS
+};
+
+static float ncf__word_f32(uint32_t v)
+{
+    float f;
+    memcpy(&f, &v, 4);
+    return f;
+}
+
+static uint64_t ncf__word_u64(const uint32_t *w) { return (uint64_t)w[1] << 32 | w[0]; }
 
 /* Where a file's sections are, in bytes from its start. The rated-items section starts with
    its size: version 2, the number of items (then a count per user and the items); version 3,
@@ -300,7 +336,8 @@ NCFDEF int ncf_save_mem(const ncf_model *m, int flags, void **buf, size_t *len)
 }
 
 /* The sizes that lay out a file's body, each read where the ones before it place it: the text
-   of the id tables (their last offset), then the rated items' bytes. */
+   of the id tables (their last offset), then the rated items' bytes. Whether each is inside
+   the file. */
 static int ncf__read_sizes(ncf__reader *r, ncf__layout *L, uint64_t U, uint64_t I)
 {
     uint64_t at = ncf__header_bytes(L->version);
@@ -309,24 +346,18 @@ static int ncf__read_sizes(ncf__reader *r, ncf__layout *L, uint64_t U, uint64_t 
     for (t = 0; t < 2 && (L->flags & NCF__FILE_IDS); t++) {
         uint64_t n = t ? I : U;
         if (L->flags & (t ? NCF__FILE_ITEM_TEXT : NCF__FILE_USER_TEXT)) {
-            if (at + 8 * n + 8 > r->n)
-                return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
+            if (at + 8 * n + 8 > r->n) return 0;
             r->at = (size_t)(at + 8 * n);
             ncf__get_u64(r, &L->text_bytes[t]);
-            if (L->text_bytes[t] > r->n)
-                return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
+            if (L->text_bytes[t] > r->n) return 0;
             at += 8 * (n + 1) + ncf__pad(L->text_bytes[t], 8);
         } else {
             at += 8 * n;
         }
-        if (at > r->n) return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
+        if (at > r->n) return 0;
     }
-    if (L->flags & NCF__FILE_RATED) {
-        r->at = (size_t)at;
-        if (!ncf__get_u64(r, &L->nrated) || L->nrated > ((uint64_t)1 << 40))
-            return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
-    }
-    return NCF_OK;
+    r->at = (size_t)at;
+    return !(L->flags & NCF__FILE_RATED) || (ncf__get_u64(r, &L->nrated) && L->nrated <= ((uint64_t)1 << 40));
 }
 
 /* Reads and checks a file's header (magic, version, the CRC unless the caller verified the
@@ -337,38 +368,29 @@ static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model 
 {
     ncf__reader r;
     ncf_config c;
-    uint32_t v, crc, u[5], slot[NCF__FILE_SLOTS], a3[4];
-    uint64_t seed, nparams;
-    float reg[NCF__FILE_SLOTS], f4[4], mf_reg, init_sd, unobserved = 0;
+    uint32_t w[NCF__WORDS], crc;
+    uint64_t b = 0;
     int l, rc;
     *shell = NULL;
     r.p = (const uint8_t *)buf, r.at = 4, r.n = len;
     if (len < 4 || memcmp(r.p, "NCF", 4) != 0) return ncf__fail(NCF_ERR_PARSE, "not an ncf.h model (bad magic)");
-    if (!ncf__get_u32(&r, &L->version)) return ncf__fail(NCF_ERR_PARSE, "model truncated in its header");
+    if (len < NCF__HEADER_V3 + 4) /* (no file is shorter: every model holds parameters) */
+        return ncf__fail(NCF_ERR_PARSE, "model truncated in its header (%lu bytes)", (unsigned long)len);
+    ncf__get_u32(&r, &L->version);
     if (L->version < 2 || L->version > NCF_FORMAT_VERSION)
         return ncf__fail(NCF_ERR_PARSE, "model format version %u; this library reads versions 2 to %d",
                          (unsigned)L->version, NCF_FORMAT_VERSION);
-    if (len < NCF__HEADER_V3 + 4)
-        return ncf__fail(NCF_ERR_PARSE, "model truncated in its header (%lu bytes)", (unsigned long)len);
-    crc = (uint32_t)r.p[len - 4] | (uint32_t)r.p[len - 3] << 8 | (uint32_t)r.p[len - 2] << 16 |
-        (uint32_t)r.p[len - 1] << 24;
+    r.at = len - 4;
+    ncf__get_u32(&r, &crc);
     if (check_crc && crc != ncf__crc32(r.p, len - 4))
         return ncf__fail(NCF_ERR_PARSE, "model checksum mismatch: the file is damaged or truncated");
-    r.n = len - 4;
-    ncf__get_u32(&r, &v);
-    if (v != 0x01020304u) return ncf__fail(NCF_ERR_PARSE, "model endianness mark is wrong");
-    ncf__get_u32(&r, &L->flags);
-    for (l = 0; l < 5; l++) ncf__get_u32(&r, &u[l]);
-    for (l = 0; l < NCF__FILE_SLOTS; l++) ncf__get_u32(&r, &slot[l]);
-    ncf__get_f32(&r, &mf_reg);
-    for (l = 0; l < NCF__FILE_SLOTS; l++) ncf__get_f32(&r, &reg[l]);
-    for (l = 0; l < 4; l++) ncf__get_f32(&r, &f4[l]);
-    for (l = 0; l < 4; l++) ncf__get_u32(&r, &a3[l]);
-    ncf__get_f32(&r, &init_sd);
-    ncf__get_u64(&r, &seed), ncf__get_u64(&r, step), ncf__get_u64(&r, epoch), ncf__get_u64(&r, &nparams);
-    if (L->version >= 3) ncf__get_f32(&r, &unobserved); /* (padding, 0, before 0.7) */
-    memset(&c, 0, sizeof c);
-    if (u[0] > INT32_MAX || u[1] > INT32_MAX || u[4] > NCF_MAX_LAYERS ||
+    r.n = len - 4, r.at = 4;
+    for (l = 0; l < NCF__WORDS; l++) ncf__get_u32(&r, &w[l]); /* (in the length checked above) */
+    if (w[NCF__W_MARK] != 0x01020304u) return ncf__fail(NCF_ERR_PARSE, "model endianness mark is wrong");
+    L->flags = w[NCF__W_FLAGS];
+    *step = ncf__word_u64(w + NCF__W_STEP), *epoch = ncf__word_u64(w + NCF__W_EPOCH);
+    if (w[NCF__W_USERS] > INT32_MAX || w[NCF__W_ITEMS] > INT32_MAX || w[NCF__W_MF_DIM] > 65536 ||
+        w[NCF__W_LAYERS] > NCF_MAX_LAYERS ||
         (L->flags &
          ~(L->version >= 5       ? 127u
                : L->version >= 4 ? 63u
@@ -377,43 +399,44 @@ static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model 
         ((L->flags & NCF__FILE_RATED) && !(L->flags & NCF__FILE_IDS)) ||
         (L->version < 3 && (L->flags & NCF__FILE_INT8)) || ((L->flags & NCF__FILE_INT8) && (L->flags & NCF__FILE_ADAM)))
         return ncf__fail(NCF_ERR_PARSE, "model header has out-of-range sizes or flags");
-    c.num_users = (int)u[0], c.num_items = (int)u[1], c.model = (ncf_model_type)u[2], c.mf_dim = (int)u[3];
-    c.num_layers = (int)u[4];
-    for (l = 0; l < NCF_MAX_LAYERS && l < NCF__FILE_SLOTS; l++)
-        c.layers[l] = (int)(slot[l] > 65536 ? 0 : slot[l]), c.mlp_reg[l] = reg[l];
-    c.mf_reg = mf_reg, c.lr = f4[0], c.beta1 = f4[1], c.beta2 = f4[2], c.epsilon = f4[3];
-    c.adam = (ncf_adam_mode)a3[0], c.batch_size = a3[1] > INT32_MAX ? 0 : (int)a3[1],
-    c.num_neg = a3[2] > INT32_MAX ? -1 : (int)a3[2];
-    c.optimizer = (ncf_optimizer)a3[3], c.init_sd = init_sd, c.seed = seed, c.unobserved = unobserved;
-    if (c.mf_dim > 65536) return ncf__fail(NCF_ERR_PARSE, "model header has out-of-range sizes or flags");
-    if (ncf__check_config(&c) != NCF_OK) return ncf__prefix_error(NCF_ERR_PARSE, "model header");
+    memset(&c, 0, sizeof c);
+    c.num_users = (int)w[NCF__W_USERS], c.num_items = (int)w[NCF__W_ITEMS], c.model = (ncf_model_type)w[NCF__W_MODEL];
+    c.mf_dim = (int)w[NCF__W_MF_DIM], c.num_layers = (int)w[NCF__W_LAYERS];
+    for (l = 0; l < NCF_MAX_LAYERS && l < NCF__FILE_SLOTS; l++) {
+        uint32_t size = w[NCF__W_SLOTS + l];
+        c.layers[l] = (int)(size > 65536 ? 0 : size), c.mlp_reg[l] = ncf__word_f32(w[NCF__W_REGS + l]);
+    }
+    c.mf_reg = ncf__word_f32(w[NCF__W_MF_REG]), c.lr = ncf__word_f32(w[NCF__W_LR]);
+    c.beta1 = ncf__word_f32(w[NCF__W_LR + 1]), c.beta2 = ncf__word_f32(w[NCF__W_LR + 2]);
+    c.epsilon = ncf__word_f32(w[NCF__W_LR + 3]), c.adam = (ncf_adam_mode)w[NCF__W_ADAM];
+    c.batch_size = w[NCF__W_BATCH] > INT32_MAX ? 0 : (int)w[NCF__W_BATCH];
+    c.num_neg = w[NCF__W_NEG] > INT32_MAX ? -1 : (int)w[NCF__W_NEG];
+    c.optimizer = (ncf_optimizer)w[NCF__W_OPTIMIZER], c.init_sd = ncf__word_f32(w[NCF__W_INIT_SD]);
+    c.seed = ncf__word_u64(w + NCF__W_SEED);
+    c.unobserved = L->version >= 3 ? ncf__word_f32(w[NCF__W_UNOBSERVED]) : 0.0f; /* (padding, 0, before 0.7) */
     if (*step > ((uint64_t)1 << 62) || *epoch > NCF_MAX_EPOCH)
         return ncf__fail(NCF_ERR_PARSE, "model header: step %s or epoch %s is past what training reaches",
                          ncf__u64s(*step, 0), ncf__u64s(*epoch, 1));
-    if (nparams != ncf__count_params(&c)) /* before allocating what the header claims */
-        return ncf__fail(NCF_ERR_PARSE, "model holds %s parameters, its config needs %s", ncf__u64s(nparams, 0),
-                         ncf__u64s(ncf__count_params(&c), 1));
+    if (ncf__check_config(&c, "model header") != NCF_OK) return NCF_ERR_PARSE;
+    if ((rc = ncf__model_shell(shell, &c)) != NCF_OK) return rc; /* (no parameter memory yet) */
     L->nrated = 0, L->feat_bytes = 0;
-    if ((rc = ncf__read_sizes(&r, L, (uint64_t)c.num_users, (uint64_t)c.num_items)) != NCF_OK) return rc;
-    if ((rc = ncf__model_shell(shell, &c)) != NCF_OK) return rc;
-    ncf__lay_out(*shell, L);
-    if (L->flags & NCF__FILE_FEATURES) { /* its size is its first word */
-        uint64_t b;
-        r.at = (size_t)L->feat;
-        if (L->feat + 8 > r.n || !ncf__get_u64(&r, &b) || b > r.n || b % 8) {
-            ncf_model_free(*shell), *shell = NULL;
-            return ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
-        }
-        L->feat_bytes = 8 + b;
+    if (ncf__word_u64(w + NCF__W_PARAMS) != (*shell)->num_params)
+        rc = ncf__fail(NCF_ERR_PARSE, "model holds %s parameters, its config needs %s",
+                       ncf__u64s(ncf__word_u64(w + NCF__W_PARAMS), 0), ncf__u64s((*shell)->num_params, 1));
+    else if (!ncf__read_sizes(&r, L, (uint64_t)c.num_users, (uint64_t)c.num_items))
+        rc = ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
+    if (rc == NCF_OK) {
         ncf__lay_out(*shell, L);
+        r.at = (size_t)L->feat; /* the features section, the last: its size is its first word */
+        if ((L->flags & NCF__FILE_FEATURES) && (L->feat + 8 > r.n || !ncf__get_u64(&r, &b) || b > r.n || b % 8))
+            rc = ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
     }
-    if (L->end != len - 4) {
-        ncf_model_free(*shell), *shell = NULL;
-        return ncf__fail(NCF_ERR_PARSE, "model body is %s bytes, its header promises %s",
-                         ncf__u64s((uint64_t)len - 4 - ncf__header_bytes(L->version), 0),
-                         ncf__u64s(L->end - ncf__header_bytes(L->version), 1));
-    }
-    return NCF_OK;
+    if (rc == NCF_OK && (L->flags & NCF__FILE_FEATURES)) L->feat_bytes = 8 + b, L->end += L->feat_bytes;
+    if (rc == NCF_OK && L->end != len - 4)
+        rc = ncf__fail(NCF_ERR_PARSE, "model body is %s bytes, its header promises %s",
+                       ncf__u64s((uint64_t)len - 4 - L->ids, 0), ncf__u64s(L->end - L->ids, 1));
+    if (rc != NCF_OK) ncf_model_free(*shell), *shell = NULL;
+    return rc;
 }
 
 /* Checks rated-item lists: offsets from 0 to nbytes, never falling, and each user's stream
@@ -635,10 +658,7 @@ static int ncf__point_ids(ncf_model *m, const uint8_t *p, const ncf__layout *L, 
         *(t ? &m->item_text_at : &m->user_text_at) = at;
         *(t ? &m->item_text : &m->user_text) = (char *)(uintptr_t)(p + L->id_at[t] + 8 * ((uint64_t)n + 1));
         ids = ncf__model_ids(m, t);
-        for (k = 0; k <= n; k++)
-            if (at[k] < 0 || (uint64_t)at[k] > L->text_bytes[t])
-                return ncf__fail(NCF_ERR_PARSE, "model's id offsets do not add up");
-        return ncf__check_text_ids(&ids, L->text_bytes[t], t ? "item" : "user");
+        return ncf__check_text_ids(&ids, L->text_bytes[t], t ? "item" : "user"); /* (the offsets too) */
     }
     *(t ? &m->raw_item : &m->raw_user) = at;
     for (k = 0; k < n; k++) {
@@ -691,12 +711,15 @@ static int ncf__point_into(ncf_model *m, const uint8_t *p, const ncf__layout *L,
     return NCF_OK;
 }
 
-static int ncf__open_in_place(ncf_model **out, const void *buf, size_t len, int verified)
+NCFDEF int ncf_model_open(ncf_model **out, const void *buf, size_t len, int flags)
 {
     ncf__layout L;
     ncf_model *m = NULL;
     uint64_t step, epoch;
-    int rc;
+    int rc, verified = flags & NCF_OPEN_VERIFIED;
+    if (flags & ~NCF_OPEN_VERIFIED)
+        return ncf__fail(NCF_ERR_ARG, "ncf_model_open: flags 0x%x hold bits other than NCF_OPEN_VERIFIED",
+                         (unsigned)flags);
     if (!out || !buf) return ncf__fail(NCF_ERR_ARG, "ncf_model_open: NULL argument");
     *out = NULL;
     if (!ncf__little_endian()) return ncf_load_mem(out, buf, len); /* the file is little-endian: a copy */
@@ -719,14 +742,6 @@ static int ncf__open_in_place(ncf_model **out, const void *buf, size_t len, int 
     m->step = (int64_t)step, m->epoch = (int64_t)epoch; /* (both checked in the header) */
     *out = m;
     return NCF_OK;
-}
-
-NCFDEF int ncf_model_open(ncf_model **out, const void *buf, size_t len, int flags)
-{
-    if (flags & ~NCF_OPEN_VERIFIED)
-        return ncf__fail(NCF_ERR_ARG, "ncf_model_open: flags 0x%x hold bits other than NCF_OPEN_VERIFIED",
-                         (unsigned)flags);
-    return ncf__open_in_place(out, buf, len, flags & NCF_OPEN_VERIFIED);
 }
 
 /* ---- >>safe-save: files written whole or not at all ------------------------------------------ */

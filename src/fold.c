@@ -804,8 +804,8 @@ static int ncf__ids_plus(const ncf_model *m, int side, const ncf__new_id *add, i
         }
     }
     for (u = 0; rc == NCF_OK && u < m->cfg.num_users; u++) { /* the rated items, as training positives */
-        ncf__rated_cursor q = ncf__rated_from(m, u, 0);
-        for (; q.next < INT32_MAX; ncf__rated_step(&q)) total++;
+        ncf__rated_cursor q;
+        for (ncf__rated_from(&q, m, u, 0); q.next < INT32_MAX; ncf__rated_step(&q)) total++;
     }
     if (rc == NCF_OK) {
         d->user_ptr = NCF__NEW(int64_t, (size_t)n[0] + 1), d->items = NCF__NEW(int32_t, total ? total : 1);
@@ -817,8 +817,9 @@ static int ncf__ids_plus(const ncf_model *m, int side, const ncf__new_id *add, i
         if (u == 0) d->user_ptr[0] = 0;
         d->test_item[u] = -1;
         if (o >= 0) {
-            ncf__rated_cursor q = ncf__rated_from(m, o, 0);
-            for (; q.next < INT32_MAX; ncf__rated_step(&q)) d->items[total++] = side ? map[q.next] : q.next;
+            ncf__rated_cursor q;
+            for (ncf__rated_from(&q, m, o, 0); q.next < INT32_MAX; ncf__rated_step(&q))
+                d->items[total++] = side ? map[q.next] : q.next;
         }
         d->user_ptr[u + 1] = total;
     }

@@ -259,6 +259,11 @@ static void ncf__gemm_block(float *C, int ldc, const float *A, ptrdiff_t sam, pt
 #ifndef NCF__KC
 #define NCF__KC 256
 #endif
+#ifdef NCF__BARE_METAL /* a microcontroller: no cache to block for, and the code it takes saved */
+#define NCF__NO_CACHE 1
+#else
+#define NCF__NO_CACHE 0
+#endif
 static void ncf__gemm_rows(float *C, int ldc, const float *A, ptrdiff_t sam, ptrdiff_t sak, const float *B, int ldb,
                            const float *bias, int m0, int m1, int N, int K, int flags)
 {
@@ -266,7 +271,7 @@ static void ncf__gemm_rows(float *C, int ldc, const float *A, ptrdiff_t sam, ptr
        goes on from where the last block stored it, in the same order: the result does not
        change. (NCF__ADD sums apart from C, so it runs unblocked.) */
     int k0;
-    if (K <= NCF__KC || (flags & NCF__ADD)) {
+    if (K <= NCF__KC || (flags & NCF__ADD) || NCF__NO_CACHE) {
         ncf__gemm_block(C, ldc, A, sam, sak, B, ldb, bias, m0, m1, N, K, flags);
         return;
     }

@@ -220,85 +220,74 @@ static int ncf__reserve(ncf_model *m, int n)
 }
 #endif
 
-static int ncf__check_config(const ncf_config *c)
+/* Whether c is a config a model can have; what names it in the message. */
+static int ncf__check_config(const ncf_config *c, const char *what)
 {
     int l, mlp = c->model == NCF_NEUMF || c->model == NCF_MLP;
     if (c->model != NCF_NEUMF && c->model != NCF_GMF && c->model != NCF_MLP && c->model != NCF_MF)
-        return ncf__fail(NCF_ERR_ARG, "config: unknown model type %d", (int)c->model);
+        return ncf__fail(NCF_ERR_ARG, "%s: unknown model type %d", what, (int)c->model);
     if (c->num_users <= 0 || c->num_items <= 0)
-        return ncf__fail(NCF_ERR_ARG, "config: num_users and num_items must be > 0 (got %d, %d)", c->num_users,
+        return ncf__fail(NCF_ERR_ARG, "%s: num_users and num_items must be > 0 (got %d, %d)", what, c->num_users,
                          c->num_items);
     if (c->model != NCF_MLP && (c->mf_dim <= 0 || c->mf_dim > 65536))
-        return ncf__fail(NCF_ERR_ARG, "config: mf_dim must be 1..65536 (got %d)", c->mf_dim);
+        return ncf__fail(NCF_ERR_ARG, "%s: mf_dim must be 1..65536 (got %d)", what, c->mf_dim);
     if (mlp && (c->num_layers < 2 || c->num_layers > NCF_MAX_LAYERS))
-        return ncf__fail(NCF_ERR_ARG, "config: the MLP needs 2 to %d layer sizes (got %d)", NCF_MAX_LAYERS,
+        return ncf__fail(NCF_ERR_ARG, "%s: the MLP needs 2 to %d layer sizes (got %d)", what, NCF_MAX_LAYERS,
                          c->num_layers);
     for (l = 0; mlp && l < c->num_layers; l++) {
         if (c->layers[l] <= 0 || c->layers[l] > 65536)
-            return ncf__fail(NCF_ERR_ARG, "config: layer %d has size %d (must be 1..65536)", l, c->layers[l]);
+            return ncf__fail(NCF_ERR_ARG, "%s: layer %d has size %d (must be 1..65536)", what, l, c->layers[l]);
         if (!(c->mlp_reg[l] >= 0 && c->mlp_reg[l] <= 1e6f))
-            return ncf__fail(NCF_ERR_ARG, "config: layer %d's L2 is not a number in [0, 1e6]",
+            return ncf__fail(NCF_ERR_ARG, "%s: layer %d's L2 is not a number in [0, 1e6]", what,
                              l); /* (no %g: a device links no double math) */
     }
     if (mlp && c->layers[0] % 2)
-        return ncf__fail(NCF_ERR_ARG, "config: layers[0] = %d must be even (user and item halves)", c->layers[0]);
+        return ncf__fail(NCF_ERR_ARG, "%s: layers[0] = %d must be even (user and item halves)", what, c->layers[0]);
 #ifndef NCF_INFERENCE_ONLY /* (a device serves: the training settings only pass through it) */
     /* (written so that NaN fails each test: a NaN or infinite setting is refused, not trained on) */
     if (!(c->lr > 0 && c->lr <= 1e3f) || !(c->beta1 >= 0 && c->beta1 < 1) || !(c->beta2 >= 0 && c->beta2 < 1) ||
         !(c->epsilon > 0 && c->epsilon <= 1) || !(c->mf_reg >= 0 && c->mf_reg <= 1e6f) ||
         !(c->init_sd >= 0 && c->init_sd < 1e3f))
         return ncf__fail(NCF_ERR_ARG,
-                         "config: need 0 < lr <= 1000, 0 <= beta1, beta2 < 1, 0 < epsilon <= 1, "
-                         "0 <= mf_reg <= 1e6, 0 <= init_sd < 1000 (NaN and infinity refused)");
+                         "%s: need 0 < lr <= 1000, 0 <= beta1, beta2 < 1, 0 < epsilon <= 1, "
+                         "0 <= mf_reg <= 1e6, 0 <= init_sd < 1000 (NaN and infinity refused)",
+                         what);
     if (c->batch_size <= 0 || c->batch_size > (1 << 24) || c->num_neg < 0 || c->num_neg > 1000000)
-        return ncf__fail(NCF_ERR_ARG, "config: need 0 < batch_size <= 2^24 and 0 <= num_neg <= 1000000 (got %d, %d)",
+        return ncf__fail(NCF_ERR_ARG, "%s: need 0 < batch_size <= 2^24 and 0 <= num_neg <= 1000000 (got %d, %d)", what,
                          c->batch_size, c->num_neg);
     if (c->adam != NCF_ADAM_LAZY && c->adam != NCF_ADAM_DENSE)
-        return ncf__fail(NCF_ERR_ARG, "config: unknown Adam mode %d", (int)c->adam);
+        return ncf__fail(NCF_ERR_ARG, "%s: unknown Adam mode %d", what, (int)c->adam);
     if (c->optimizer != NCF_OPT_ADAM && c->optimizer != NCF_OPT_SGD && c->optimizer != NCF_OPT_ALS)
-        return ncf__fail(NCF_ERR_ARG, "config: unknown optimizer %d", (int)c->optimizer);
+        return ncf__fail(NCF_ERR_ARG, "%s: unknown optimizer %d", what, (int)c->optimizer);
     if (c->optimizer == NCF_OPT_ALS && (c->model != NCF_MF || c->mf_dim > NCF__ALS_MOST_DIM))
-        return ncf__fail(NCF_ERR_ARG, "config: ALS trains MF with mf_dim up to %d (got model %d, mf_dim %d)",
+        return ncf__fail(NCF_ERR_ARG, "%s: ALS trains MF with mf_dim up to %d (got model %d, mf_dim %d)", what,
                          NCF__ALS_MOST_DIM, (int)c->model, c->mf_dim);
     if (c->optimizer == NCF_OPT_ALS && !(c->unobserved > 0 && c->unobserved <= 1e6f))
-        return ncf__fail(NCF_ERR_ARG, "config: ALS needs 0 < unobserved <= 1e6 (NaN refused)");
+        return ncf__fail(NCF_ERR_ARG, "%s: ALS needs 0 < unobserved <= 1e6 (NaN refused)", what);
 #endif
     return NCF_OK;
 }
 
-/* Parameters a valid config needs, as ncf_model_create lays them out. */
-static uint64_t ncf__count_params(const ncf_config *c)
-{
-    uint64_t ids = (uint64_t)c->num_users + (uint64_t)c->num_items, n = 1; /* b_out */
-    int l, mlp = c->model == NCF_NEUMF || c->model == NCF_MLP, top = 0;
-    if (c->model != NCF_MLP) n += ids * (uint64_t)c->mf_dim;
-    if (c->model == NCF_MF) n += ids; /* biases */
-    else n += (uint64_t)(c->model != NCF_MLP ? c->mf_dim : 0);
-    if (mlp) {
-        n += ids * (uint64_t)(c->layers[0] / 2);
-        for (l = 1; l < c->num_layers; l++) n += (uint64_t)c->layers[l - 1] * c->layers[l] + c->layers[l];
-        top = c->layers[c->num_layers - 1];
-    }
-    return n + (uint64_t)top; /* w_out's MLP part */
-}
-
-static void ncf__add_tensor(ncf_model *m, size_t *off, const char *name, int rows, int cols, float **named)
+static void ncf__add_tensor(ncf_model *m, uint64_t *off, const char *name, int rows, int cols, float **named)
 {
     ncf_tensor *t = &m->tensors[m->num_tensors];
     m->scratch->tables.named[m->num_tensors++] = named;
-    t->name = name, t->offset = *off, t->rows = rows, t->cols = cols;
-    *off += (size_t)rows * (size_t)cols;
+    t->name = name, t->offset = (size_t)*off, t->rows = rows, t->cols = cols; /* (the total is checked to fit) */
+    *off += (uint64_t)rows * (uint64_t)cols;
 }
 
-/* A model without parameter memory: config checked, tensors laid out, scratch made. */
+/* A model without parameter memory: config checked, tensors laid out (the embedding tables,
+   user side then item side, then the dense layers and the output), scratch made. The layout
+   is counted in 64 bits, so a config too large to address is refused, never wrapped. */
 static int ncf__model_shell(ncf_model **out, const ncf_config *cfg)
 {
+    static const char *const emb[6] = {"gmf_user", "mlp_user", "user_bias", "gmf_item", "mlp_item", "item_bias"};
     ncf_model *m;
     struct ncf__scratch *s;
-    size_t off = 0;
-    int rc, l, mf;
+    uint64_t off = 0;
+    int rc, l, mf, cols[3];
     *out = NULL;
-    if ((rc = ncf__check_config(cfg)) != NCF_OK) return rc;
+    if ((rc = ncf__check_config(cfg, "config")) != NCF_OK) return rc;
     m = NCF__ZNEW(ncf_model, 1);
     s = NCF__ZNEW(struct ncf__scratch, 1);
     if (!m || !s) {
@@ -315,23 +304,28 @@ static int ncf__model_shell(ncf_model **out, const ncf_config *cfg)
     s->top = s->nd ? cfg->layers[s->nd] : 0;
     if (!s->H) m->cfg.num_layers = 0;
     if (!(m->cfg.init_sd > 0)) m->cfg.init_sd = 0.01f;
-    /* layout: the embedding tables (user side, then item side), then the dense layers
-       and the output */
-    if (s->F) ncf__add_tensor(m, &off, "gmf_user", cfg->num_users, s->F, &m->gmf_user);
-    if (s->H) ncf__add_tensor(m, &off, "mlp_user", cfg->num_users, s->H, &m->mlp_user);
-    if (mf) ncf__add_tensor(m, &off, "user_bias", cfg->num_users, 1, &m->user_bias);
-    if (s->F) ncf__add_tensor(m, &off, "gmf_item", cfg->num_items, s->F, &m->gmf_item);
-    if (s->H) ncf__add_tensor(m, &off, "mlp_item", cfg->num_items, s->H, &m->mlp_item);
-    if (mf) ncf__add_tensor(m, &off, "item_bias", cfg->num_items, 1, &m->item_bias);
-    s->emb_params = off;
+    cols[0] = s->F, cols[1] = s->H, cols[2] = mf;
+    {
+        float **named[6];
+        named[0] = &m->gmf_user, named[1] = &m->mlp_user, named[2] = &m->user_bias;
+        named[3] = &m->gmf_item, named[4] = &m->mlp_item, named[5] = &m->item_bias;
+        for (l = 0; l < 6; l++)
+            if (cols[l % 3])
+                ncf__add_tensor(m, &off, emb[l], l < 3 ? cfg->num_users : cfg->num_items, cols[l % 3], named[l]);
+    }
+    s->emb_params = (size_t)off;
     for (l = 1; l <= s->nd; l++) {
         ncf__add_tensor(m, &off, ncf__wname[l], cfg->layers[l - 1], cfg->layers[l], &m->w[l]);
         ncf__add_tensor(m, &off, ncf__bname[l], 1, cfg->layers[l], &m->b[l]);
     }
     if (!mf) ncf__add_tensor(m, &off, "w_out", s->F + s->top, 1, &m->w_out);
     ncf__add_tensor(m, &off, "b_out", 1, 1, &m->b_out);
-    m->num_params = off;
-    NCF_ASSERT(ncf__count_params(&m->cfg) == off);
+    m->num_params = (size_t)off;
+    if (off > (uint64_t)((size_t)-1 / sizeof(float))) {
+        ncf_model_free(m);
+        return ncf__fail(NCF_ERR_NOMEM, "a model of %s parameters is more than this machine addresses",
+                         ncf__u64s(off, 0));
+    }
     if (mf && !(s->tables.ones = NCF__NEW(float, s->F))) {
         ncf_model_free(m);
         return ncf__fail(NCF_ERR_NOMEM, "out of memory for a model");
@@ -470,10 +464,9 @@ static int ncf__writable(const ncf_model *m, const char *what)
 
 NCFDEF void ncf_model_free(ncf_model *m)
 {
+    int own; /* an in-place model's parameters, ids and rated items are the buffer's */
     if (!m) return;
-    if (m->scratch && m->scratch->in_place) /* the buffer's: not ours to free */
-        m->params = NULL, m->raw_user = m->raw_item = m->rated_ptr = m->user_text_at = m->item_text_at = NULL,
-        m->rated = NULL, m->user_text = m->item_text = NULL;
+    own = !(m->scratch && m->scratch->in_place);
     if (m->scratch) {
 #ifndef NCF_INFERENCE_ONLY /* (a device never trains: none of these exist there) */
         ncf__free_buffers(m->scratch);
@@ -490,20 +483,22 @@ NCFDEF void ncf_model_free(ncf_model *m)
         NCF_FREE(m->scratch->tables.ones);
         NCF_FREE(m->scratch);
     }
-    NCF_FREE(m->params);
+    if (own) {
+        NCF_FREE(m->params);
 #ifndef NCF_INFERENCE_ONLY
-    NCF_FREE(m->grads);
-    NCF_FREE(m->adam_m);
-    NCF_FREE(m->adam_v);
+        NCF_FREE(m->grads);
+        NCF_FREE(m->adam_m);
+        NCF_FREE(m->adam_v);
 #endif
-    NCF_FREE(m->raw_user);
-    NCF_FREE(m->raw_item);
-    NCF_FREE(m->rated_ptr);
-    NCF_FREE(m->rated);
-    NCF_FREE(m->user_text);
-    NCF_FREE(m->item_text);
-    NCF_FREE(m->user_text_at);
-    NCF_FREE(m->item_text_at);
+        NCF_FREE(m->raw_user);
+        NCF_FREE(m->raw_item);
+        NCF_FREE(m->rated_ptr);
+        NCF_FREE(m->rated);
+        NCF_FREE(m->user_text);
+        NCF_FREE(m->item_text);
+        NCF_FREE(m->user_text_at);
+        NCF_FREE(m->item_text_at);
+    }
     NCF_FREE(m);
 }
 
@@ -648,11 +643,7 @@ static float ncf__output_sum(const float *gu, const float *gi, const float *gw, 
     if (d == F && t == top) return ncf__pairwise8(&v);
     memcpy(p, &v, sizeof p);
 #endif
-    for (; d + NCF__LANES <= F; d += NCF__LANES)
-        for (j = 0; j < NCF__LANES; j++) p[j] = NCF__MADD(gw[d + j], gu[d + j] * gi[d + j], p[j]);
     for (; d < F; d++) p[d % NCF__LANES] = NCF__MADD(gw[d], gu[d] * gi[d], p[d % NCF__LANES]);
-    for (; t + NCF__LANES <= top; t += NCF__LANES)
-        for (j = 0; j < NCF__LANES; j++) p[j] = NCF__MADD(wh[t + j], h[t + j], p[j]);
     for (; t < top; t++) p[t % NCF__LANES] = NCF__MADD(wh[t], h[t], p[t % NCF__LANES]);
     for (w = NCF__LANES / 2; w >= 1; w /= 2)
         for (j = 0; j < w; j++) p[j] += p[j + w];

@@ -139,7 +139,7 @@ static const float *ncf__proj_row_major(const ncf_model *m, const float *proj)
    ncf__proj_at), so that one vector load reads a value of a whole block's items
    (ncf__score_lanes); then, where they fit, as rows, [num_items][layers[1]], which a list of
    candidates reads an item at a time (a row is a line or two; a block's column, a line a value). */
-static float *ncf__item_projection(const ncf_model *m, int *rc)
+static NCF__MAYBE_UNUSED float *ncf__item_projection(const ncf_model *m, int *rc)
 {
     const struct ncf__scratch *s = m->scratch;
     int L1, R, i0, rows, n, items = m->cfg.num_items, keep = ncf__proj_has_rows(m);
@@ -181,7 +181,12 @@ static float *ncf__item_projection(const ncf_model *m, int *rc)
 static const float *ncf__cached_projection(const ncf_model *m)
 {
     const struct ncf__scratch *s = m->scratch;
+#ifdef NCF__BARE_METAL /* (none kept: ncf__refresh_cache) */
+    (void)s;
+    return NULL;
+#else
     return s->cache.proj && s->cache.step == m->step ? s->cache.proj : NULL;
+#endif
 }
 
 #ifndef NCF_INFERENCE_ONLY
@@ -200,8 +205,12 @@ static void ncf__refresh_cache(ncf_model *m)
 {
     struct ncf__scratch *s = m->scratch;
     int rc;
-    NCF_FREE(s->cache.proj);
+    NCF__DROP(s->cache.proj);
+#ifndef NCF__BARE_METAL /* (a microcontroller keeps its RAM: it projects each chunk as it scores) */
     s->cache.proj = ncf__item_projection(m, &rc);
+#else
+    (void)rc;
+#endif
     ncf__refresh_gram(m);
     s->cache.step = m->step;
 }

@@ -123,14 +123,12 @@ static void ncf__rated_step(ncf__rated_cursor *c)
 }
 
 /* A cursor at user u's first rated item >= from (none when the model keeps no lists). */
-static ncf__rated_cursor ncf__rated_from(const ncf_model *m, int u, int from)
+static void ncf__rated_from(ncf__rated_cursor *c, const ncf_model *m, int u, int from)
 {
-    ncf__rated_cursor c;
-    c.p = c.end = NULL, c.next = -1;
-    if (m->rated) c.p = m->rated + m->rated_ptr[u], c.end = m->rated + m->rated_ptr[u + 1];
-    do ncf__rated_step(&c);
-    while (c.next < from);
-    return c;
+    c->p = c->end = NULL, c->next = -1;
+    if (m->rated) c->p = m->rated + m->rated_ptr[u], c->end = m->rated + m->rated_ptr[u + 1];
+    do ncf__rated_step(c);
+    while (c->next < from);
 }
 
 #ifndef NCF_INFERENCE_ONLY
@@ -222,17 +220,26 @@ NCFDEF int ncf_model_set_ids(ncf_model *m, const ncf_dataset *d)
 #endif
 
 /* ---- >>serving: top-k by heap, workspaces, predict and recommend by id ----------------------- */
-static int ncf__indices_of(const ncf_model *m, int64_t raw_user, int64_t raw_item, int *u, int *i)
+/* The index of user id raw_user, into *u (checked: a model with ids, the id known). */
+static int ncf__user_of(const ncf_model *m, int64_t raw_user, int *u)
 {
-    ncf__ids users = ncf__model_ids(m, 0), items = ncf__model_ids(m, 1);
+    ncf__ids users = ncf__model_ids(m, 0);
     if (!ncf__has_ids(m)) return ncf__fail(NCF_ERR_ARG, "the model has no id maps (ncf_model_set_ids)");
     if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "serving: " NCF__STALE_TEXT);
     if ((*u = ncf__ids_find_int(&users, raw_user)) < 0)
         return ncf__fail(NCF_ERR_ARG, "unknown user %s (a new user is folded in from its items: ncf_fold_in)",
                          ncf__i64s(raw_user, 0));
-    if (i && (*i = ncf__ids_find_int(&items, raw_item)) < 0)
-        return ncf__fail(NCF_ERR_ARG, "unknown item %s", ncf__i64s(raw_item, 0));
     return NCF_OK;
+}
+
+/* The same, and the index of item id raw_item into *i. */
+static int ncf__indices_of(const ncf_model *m, int64_t raw_user, int64_t raw_item, int *u, int *i)
+{
+    ncf__ids items = ncf__model_ids(m, 1);
+    int rc = ncf__user_of(m, raw_user, u);
+    if (rc == NCF_OK && (*i = ncf__ids_find_int(&items, raw_item)) < 0)
+        return ncf__fail(NCF_ERR_ARG, "unknown item %s", ncf__i64s(raw_item, 0));
+    return rc;
 }
 
 /* Candidates as (score, item): the order of ncf_recommend, ties to the lower item, and a
@@ -242,11 +249,13 @@ typedef struct {
     int32_t item;
 } ncf__cand;
 
+/* A score as it ranks: a non-finite one below every finite one, and equal to the others. */
+static float ncf__rank(float score) { return NCF__NONFINITE(score) ? -INFINITY : score; }
+
 static int ncf__better(ncf__cand a, ncf__cand b)
 {
-    int fa = !NCF__NONFINITE(a.score), fb = !NCF__NONFINITE(b.score);
-    if (fa != fb) return fa;
-    return fa ? a.score > b.score || (a.score == b.score && a.item < b.item) : a.item < b.item;
+    float x = ncf__rank(a.score), y = ncf__rank(b.score);
+    return x > y || (x == y && a.item < b.item);
 }
 
 /* A bounded heap of the k best candidates so far, the worst at the root. */
@@ -286,7 +295,7 @@ typedef struct {
     int u;                /* the user's index, or -1 for a user given by its rows */
     const float *urow;    /* the user's rows when given (ncf_fold_in), else the model's */
     const int32_t *allow; /* sorted, each once: the only candidates; NULL: every item */
-    int64_t ncand;        /* candidates: the allow-list's, or the catalogue's */
+    int ncand;            /* candidates: the allow-list's, or the catalogue's */
     const int32_t *deny;  /* sorted: never recommended */
     int ndeny;
     int exclude_rated; /* skip u's rated items */
@@ -300,16 +309,14 @@ typedef struct {
     const int32_t *deny, *deny_end;
 } ncf__skipper;
 
-static ncf__skipper ncf__skipper_at(const ncf__rec_job *J, int32_t from)
+static void ncf__skipper_at(ncf__skipper *k, const ncf__rec_job *J, int32_t from)
 {
-    ncf__skipper k;
     int lo;
-    k.rated.p = k.rated.end = NULL, k.rated.next = INT32_MAX;
-    if (J->exclude_rated && J->u >= 0) k.rated = ncf__rated_from(J->m, J->u, from);
+    k->rated.p = k->rated.end = NULL, k->rated.next = INT32_MAX;
+    if (J->exclude_rated && J->u >= 0) ncf__rated_from(&k->rated, J->m, J->u, from);
     NCF__FIRST_NOT(int, lo, J->ndeny, J->deny[mid] < from);
-    k.deny = k.deny_end = J->deny; /* (NULL without a deny-list) */
-    if (J->deny) k.deny += lo, k.deny_end += J->ndeny;
-    return k;
+    k->deny = k->deny_end = J->deny; /* (NULL without a deny-list) */
+    if (J->deny) k->deny += lo, k->deny_end += J->ndeny;
 }
 
 static int ncf__skips(ncf__skipper *k, int32_t item)
@@ -320,35 +327,27 @@ static int ncf__skips(ncf__skipper *k, int32_t item)
 }
 
 /* The candidates at positions [p0, p1) of the job (items, or allow-list entries), less those
-   it skips, scored into the heap of its k best. */
-static void ncf__rec_range(const ncf__rec_job *J, int64_t p0, int64_t p1, ncf__eval_buf *e, ncf__cand *heap, int *nh)
+   it skips, scored into the heap of its k best: a chunk at a time, scored whole, the skipped
+   ones dropped after (the skips walk up the chunk as the candidates do). */
+static void ncf__rec_range(const ncf__rec_job *J, int p0, int p1, ncf__eval_buf *e, ncf__cand *heap, int *nh)
 {
-    int32_t cand[NCF__SCORE_CHUNK];
     ncf__skipper sk;
     ncf__cand x;
-    int64_t p = p0;
-    int j, n, scored = 0, C = ncf__score_chunk(J->m);
+    int p, j, n, C = ncf__score_chunk(J->m);
     float worst; /* the heap's worst score when it is full and finite, else -inf */
     if (p0 >= p1 || J->k <= 0) return;
     worst = *nh == J->k && !NCF__NONFINITE(heap[0].score) ? heap[0].score : -INFINITY;
-    sk = ncf__skipper_at(J, J->allow ? J->allow[p0] : (int32_t)p0);
-    while (p < p1) {
-        if (!J->allow) { /* a run of the catalogue: scored whole, the skipped ones dropped after */
-            int j0 = (int)p, j1 = p1 - p > C ? j0 + C : (int)p1;
-            ncf__score_user(J->m, J->proj, J->u, J->urow, NULL, j0, j1 - j0, e, p > p0);
-            for (j = j0; j < j1; j++) { /* (most items score below the heap's worst: that test first) */
-                x.score = e->sc[j - j0], x.item = j;
-                if (x.score < worst || !(*nh < J->k || ncf__better(x, heap[0])) || ncf__skips(&sk, j)) continue;
-                ncf__heap_offer(heap, nh, J->k, x);
-                worst = *nh == J->k && !NCF__NONFINITE(heap[0].score) ? heap[0].score : -INFINITY;
-            }
-            p = j1;
-            continue;
+    ncf__skipper_at(&sk, J, J->allow ? J->allow[p0] : p0);
+    for (p = p0; p < p1; p += n) {
+        const int32_t *cand = J->allow ? J->allow + p : NULL;
+        n = p1 - p > C ? C : p1 - p;
+        ncf__score_user(J->m, J->proj, J->u, J->urow, cand, p, n, e, p > p0);
+        for (j = 0; j < n; j++) { /* (most items score below the heap's worst: that test first) */
+            x.score = e->sc[j], x.item = cand ? cand[j] : p + j;
+            if (x.score < worst || !(*nh < J->k || ncf__better(x, heap[0])) || ncf__skips(&sk, x.item)) continue;
+            ncf__heap_offer(heap, nh, J->k, x);
+            worst = *nh == J->k && !NCF__NONFINITE(heap[0].score) ? heap[0].score : -INFINITY;
         }
-        for (n = 0; p < p1 && n < C; p++)
-            if (!ncf__skips(&sk, J->allow[p])) cand[n++] = J->allow[p];
-        ncf__score_user(J->m, J->proj, J->u, J->urow, cand, 0, n, e, scored++ > 0);
-        for (j = 0; j < n; j++) x.score = e->sc[j], x.item = cand[j], ncf__heap_offer(heap, nh, J->k, x);
     }
 }
 
@@ -386,25 +385,29 @@ static size_t ncf__score_workspace(const ncf_model *m, int k)
         (ncf__eval_buf_carve(&e, m, ncf__score_chunk(m), NULL) + ncf__round_floats((size_t)k * 2) + NCF__ALIGN_FLOATS);
 }
 
+/* The scoring buffers and the heap carved from work (ncf__score_workspace bytes at least). */
+static void ncf__carve_workspace(const ncf_model *m, void *work, ncf__eval_buf *e, ncf__cand **heap)
+{
+    work = (char *)work + (size_t)(-(intptr_t)work & 63);
+    *heap = (ncf__cand *)((float *)work + ncf__eval_buf_carve(e, m, ncf__score_chunk(m), (float *)work));
+}
+
 static int ncf__workspace(const ncf_model *m, int k, void *work, size_t size, ncf__eval_buf *e, ncf__cand **heap)
 {
-    size_t need = ncf__score_workspace(m, k), skip = (size_t)(-(intptr_t)work & 63);
+    size_t need = ncf__score_workspace(m, k);
     if (!work || size < need)
         return ncf__fail(NCF_ERR_ARG, "workspace of %lu bytes; this model and k = %d need %lu (ncf_rec_workspace_size)",
                          (unsigned long)(work ? size : 0), k, (unsigned long)need);
-    work = (char *)work + skip;
-    *heap = (ncf__cand *)((float *)work + ncf__eval_buf_carve(e, m, ncf__score_chunk(m), (float *)work));
+    ncf__carve_workspace(m, work, e, heap);
     return NCF_OK;
 }
 
 /* The job of user u over the catalogue, no lists. */
-static ncf__rec_job ncf__plain_job(const ncf_model *m, int u, int k, int exclude)
+static void ncf__plain_job(ncf__rec_job *J, const ncf_model *m, int u, int k, int exclude)
 {
-    ncf__rec_job J;
-    memset(&J, 0, sizeof J);
-    J.m = m, J.proj = ncf__cached_projection(m), J.u = u, J.ncand = m->cfg.num_items;
-    J.exclude_rated = exclude, J.k = k < m->cfg.num_items ? k : m->cfg.num_items, J.threads = 0;
-    return J;
+    memset(J, 0, sizeof *J);
+    J->m = m, J->proj = ncf__cached_projection(m), J->u = u, J->ncand = m->cfg.num_items;
+    J->exclude_rated = exclude, J->k = k < m->cfg.num_items ? k : m->cfg.num_items, J->threads = 0;
 }
 
 /* Pair by pair through the serving path: how ncf_predict_index scores an int8 model read
@@ -446,6 +449,7 @@ NCFDEF int ncf_predict(const ncf_model *m, int64_t raw_user, int64_t raw_item, f
     return NCF_OK;
 }
 
+#if NCF__TEAMS
 /* A job's best k, its candidates scored in chunks on all threads, each keeping the best k of
    the chunks it scored, merged at the end: into items (indices) or ids (indices, for the
    caller to turn into ids). The k best do not depend on who scored what: candidates order
@@ -478,7 +482,7 @@ static int ncf__recommend_threads(const ncf__rec_job *J, int32_t *items, int64_t
 #endif
         if (t < T && ncf__workspace(m, k, block + (size_t)t * size, size, &e, &heaps[t]) == NCF_OK)
             while (ncf__claim(&x, chunks, 1, &lo, &hi))
-                ncf__rec_range(J, lo * C, hi * C < J->ncand ? hi * C : J->ncand, &e, heaps[t], &nh[t]);
+                ncf__rec_range(J, (int)(lo * C), hi * C < J->ncand ? (int)(hi * C) : J->ncand, &e, heaps[t], &nh[t]);
     }
     for (j = 0; j < T; j++) {
         int q;
@@ -488,16 +492,15 @@ static int ncf__recommend_threads(const ncf__rec_job *J, int32_t *items, int64_t
     NCF_FREE(block);
     return n;
 }
+#endif
 
 /* ---- >>serving-options: allow- and deny-lists, many users, a user given by its rows ---------- */
 
-NCFDEF ncf_rec_opts ncf_rec_opts_default(void)
-{
-    ncf_rec_opts o;
-    memset(&o, 0, sizeof o);
-    o.k = 10, o.exclude_rated = 1;
-    return o;
-}
+/* The defaults, field by field: the 10 best, the rated items skipped, no lists, logits, the
+   heap, the calling thread. What NULL options mean in every call. */
+static const ncf_rec_opts ncf__rec_defaults = {10, 1, NULL, 0, NULL, 0, NULL, 0, NULL, 0, 0};
+
+NCFDEF ncf_rec_opts ncf_rec_opts_default(void) { return ncf__rec_defaults; }
 
 /* list[0..n) of item indices checked, sorted into out, duplicates dropped; the count kept. */
 static int ncf__sorted_items(const ncf_model *m, const int32_t *list, int n, int32_t *out, const char *what)
@@ -542,8 +545,7 @@ static size_t ncf__rec_base(const ncf_model *m, int k)
 
 NCFDEF size_t ncf_rec_workspace_size(const ncf_model *m, const ncf_rec_opts *o)
 {
-    ncf_rec_opts d = ncf_rec_opts_default();
-    if (!o) o = &d;
+    if (!o) o = &ncf__rec_defaults;
     return m ? ncf__rec_base(m, o->k) + ncf__lists_bytes(o) : 0;
 }
 
@@ -575,7 +577,7 @@ static int ncf__rec_job_of(const ncf_model *m, int u, const ncf_rec_opts *o, int
         return ncf__fail(NCF_ERR_ARG, "%s: user index %d is not in [0, %d) (an index, not an id: ncf_find)", what, u,
                          m->cfg.num_users);
     if (NCF__MPI_STALE(m)) return ncf__fail(NCF_ERR_ARG, "serving: " NCF__STALE_TEXT);
-    *J = ncf__plain_job(m, o->user_row ? -1 : u, o->k, o->exclude_rated);
+    ncf__plain_job(J, m, o->user_row ? -1 : u, o->k, o->exclude_rated);
     J->urow = o->user_row, J->threads = o->threads;
     if (o->allow) {
         if ((rc = ncf__sorted_items(m, o->allow, o->num_allow, lists, "allow")) < 0) return rc;
@@ -595,67 +597,63 @@ static void ncf__sigmoid_all(float *x, int n)
     for (j = 0; x && j < n; j++) x[j] = 1.0f / (1.0f + expf(-x[j]));
 }
 
-/* One job in a caller's workspace, on this thread: the best as item indices (items) or as
-   indices for the caller to turn into ids (ids). */
-static int ncf__recommend_in(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *items, int64_t *ids,
-                             float *scores, const char *what)
+/* User index u's best (or o->user_row's): as item indices (items) or as indices for the
+   caller to turn into ids (ids). On this thread in the caller's workspace, or in one from the
+   heap; or, asked to, shared by the library's threads. */
+static int ncf__recommend(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *items, int64_t *ids, float *scores,
+                          const char *what)
 {
-    size_t need = ncf_rec_workspace_size(m, o), base = ncf__rec_base(m, o->k);
+    size_t base = ncf__rec_base(m, o->k), need = base + ncf__lists_bytes(o); /* (ncf_rec_workspace_size) */
+    void *work = o->work;
     ncf__eval_buf e;
     ncf__cand *heap = NULL;
     ncf__rec_job J;
     int n = 0, rc;
-    if (o->work_size < need)
+#if NCF__TEAMS
+    if (!work && o->threads && ncf__threads() > 1) {
+        int32_t *lists = (int32_t *)NCF_MALLOC(ncf__lists_bytes(o));
+        if (!lists) return ncf__fail(NCF_ERR_NOMEM, "out of memory for the allow- and deny-lists");
+        n = ncf__rec_job_of(m, u, o, lists, &J, what);
+        if (n == NCF_OK) n = ncf__recommend_threads(&J, items, ids, scores);
+        NCF_FREE(lists);
+        if (n > 0 && o->probabilities) ncf__sigmoid_all(scores, n);
+        return n;
+    }
+#endif
+    if (work && o->work_size < need)
         return ncf__fail(NCF_ERR_ARG,
                          "%s: workspace of %lu bytes; this model and these options need %lu "
                          "(ncf_rec_workspace_size)",
                          what, (unsigned long)o->work_size, (unsigned long)need);
-    if ((rc = ncf__workspace(m, o->k, o->work, base, &e, &heap)) != NCF_OK) return rc;
-    if ((rc = ncf__rec_job_of(m, u, o, (int32_t *)(((uintptr_t)o->work + base + 3) & ~(uintptr_t)3), &J, what)) !=
-        NCF_OK)
-        return rc;
-    ncf__rec_range(&J, 0, J.ncand, &e, heap, &n);
-    return ncf__heap_out(heap, n, items, ids, scores);
-}
-
-/* User index u's best (or o->user_row's), into items or ids as ncf__recommend_in's. */
-static int ncf__recommend(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *items, int64_t *ids, float *scores,
-                          const char *what)
-{
-    ncf__rec_job J;
-    int32_t *lists;
-    int n;
-    if (o->work) {
-        n = ncf__recommend_in(m, u, o, items, ids, scores, what);
-    } else {
-        if (!(lists = (int32_t *)NCF_MALLOC(ncf__lists_bytes(o))))
-            return ncf__fail(NCF_ERR_NOMEM, "out of memory for the allow- and deny-lists");
-        n = ncf__rec_job_of(m, u, o, lists, &J, what);
-        if (n == NCF_OK) n = ncf__recommend_threads(&J, items, ids, scores);
-        NCF_FREE(lists);
+    if (!work && !(work = NCF_MALLOC(need)))
+        return ncf__fail(NCF_ERR_NOMEM, "out of memory for a %lu-byte workspace", (unsigned long)need);
+    ncf__carve_workspace(m, work, &e, &heap); /* (base holds it: need >= base) */
+    rc = ncf__rec_job_of(m, u, o, (int32_t *)(((uintptr_t)work + base + 3) & ~(uintptr_t)3), &J, what);
+    if (rc == NCF_OK) {
+        ncf__rec_range(&J, 0, J.ncand, &e, heap, &n);
+        n = ncf__heap_out(heap, n, items, ids, scores);
     }
+    if (work != o->work) NCF_FREE(work);
     if (n > 0 && o->probabilities) ncf__sigmoid_all(scores, n);
-    return n;
+    return rc != NCF_OK ? rc : n;
 }
 
 NCFDEF int ncf_recommend_index(const ncf_model *m, int u, const ncf_rec_opts *o, int32_t *items, float *scores)
 {
-    ncf_rec_opts d = ncf_rec_opts_default();
     if (!m || !items) return ncf__fail(NCF_ERR_ARG, "ncf_recommend_index: NULL model or output");
-    return ncf__recommend(m, u, o ? o : &d, items, NULL, scores, "ncf_recommend_index");
+    return ncf__recommend(m, u, o ? o : &ncf__rec_defaults, items, NULL, scores, "ncf_recommend_index");
 }
 
 NCFDEF int ncf_recommend(const ncf_model *m, int64_t user, const ncf_rec_opts *o, int64_t *items, float *scores)
 {
-    ncf_rec_opts d = ncf_rec_opts_default();
     int u = -1, rc, n;
     if (!m || !items) return ncf__fail(NCF_ERR_ARG, "ncf_recommend: NULL model or output");
     if (m->item_text)
         return ncf__fail(NCF_ERR_ARG,
                          "ncf_recommend: this model's item ids are text, not integers: ncf_recommend_index gives "
                          "item indices, ncf_id their ids");
-    if (!o) o = &d;
-    if (!o->user_row && (rc = ncf__indices_of(m, user, 0, &u, NULL)) != NCF_OK) return rc;
+    if (!o) o = &ncf__rec_defaults;
+    if (!o->user_row && (rc = ncf__user_of(m, user, &u)) != NCF_OK) return rc;
     n = ncf__recommend(m, u, o, NULL, items, scores, "ncf_recommend");
     if (n > 0) ncf__indices_to_ids(m, items, n);
     return n;
@@ -664,8 +662,7 @@ NCFDEF int ncf_recommend(const ncf_model *m, int64_t user, const ncf_rec_opts *o
 NCFDEF int ncf_recommend_users(const ncf_model *m, const int32_t *users, int n, const ncf_rec_opts *opts,
                                int32_t *items, float *scores, int *counts)
 {
-    ncf_rec_opts dflt = ncf_rec_opts_default();
-    const ncf_rec_opts *o = opts ? opts : &dflt;
+    const ncf_rec_opts *o = opts ? opts : &ncf__rec_defaults;
     ncf__rec_job J;
     ncf__team team = NCF__TEAM_INIT;
     size_t size;
@@ -793,9 +790,10 @@ static int ncf__similar(const ncf_model *m, int side, int i, const ncf__rec_job 
 {
     int D = ncf__item_vec_dim(m), n = 0, d;
     float *w = v + D, *tmp = w + D, nv;
-    ncf__skipper sk = ncf__skipper_at(J, J->allow ? (J->ncand ? J->allow[0] : 0) : 0);
+    ncf__skipper sk;
     int64_t p;
     ncf__cand x;
+    ncf__skipper_at(&sk, J, J->allow ? (J->ncand ? J->allow[0] : 0) : 0);
     ncf__side_vec(m, side, i, tmp, v);
     nv = ncf__norm(v, D);
     for (p = 0; p < J->ncand; p++) {
@@ -889,11 +887,10 @@ static int ncf__similar_users(const ncf_model *m, int user, const ncf_rec_opts *
 
 NCFDEF int ncf_similar(const ncf_model *m, int side, int index, const ncf_rec_opts *o, int32_t *out, float *scores)
 {
-    ncf_rec_opts d = ncf_rec_opts_default();
     int rc = ncf__side_ok(m, side, "ncf_similar");
     if (rc != NCF_OK) return rc;
-    return side == NCF_ITEM ? ncf__similar_items(m, index, o ? o : &d, out, scores)
-                            : ncf__similar_users(m, index, o ? o : &d, out, scores);
+    return side == NCF_ITEM ? ncf__similar_items(m, index, o ? o : &ncf__rec_defaults, out, scores)
+                            : ncf__similar_users(m, index, o ? o : &ncf__rec_defaults, out, scores);
 }
 
 /* ---- >>by-id: serving calls that speak ids ------------------------------------------------ */

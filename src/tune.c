@@ -88,7 +88,8 @@ static double ncf__val_users(const ncf_dataset *d)
    only up to num_layers once that is checked) or epochs past NCF_MAX_EPOCH. */
 static NCF__MAYBE_UNUSED double ncf__tune_cost(const ncf_config *c, const ncf_dataset *d, int epochs)
 {
-    if (!c || !d || !d->user_ptr || epochs <= 0 || epochs > NCF_MAX_EPOCH || ncf__check_config(c) != NCF_OK) return 0;
+    if (!c || !d || !d->user_ptr || epochs <= 0 || epochs > NCF_MAX_EPOCH || ncf__check_config(c, "config") != NCF_OK)
+        return 0;
     return ncf__run_cost(c, (double)ncf__all_train(d), ncf__val_users(d), ncf__val_candidates(d), epochs);
 }
 

@@ -554,20 +554,23 @@ static size_t write_v2(const ncf_model *m, uint8_t *out)
     ncf__put_header(&w, m, NCF__FILE_IDS | NCF__FILE_RATED);
     set_u32(out + 4, 2), w.at = NCF__HEADER_BYTES; /* (format 2: no padding, no unobserved weight) */
     for (u = 0; u < m->cfg.num_users; u++) {
-        ncf__rated_cursor c = ncf__rated_from(m, u, 0);
+        ncf__rated_cursor c;
+        ncf__rated_from(&c, m, u, 0);
         for (; c.next != INT32_MAX; ncf__rated_step(&c)) nrated++;
     }
     for (i = 0; i < (size_t)m->cfg.num_users; i++) ncf__put_u64(&w, (uint64_t)m->raw_user[i]);
     for (i = 0; i < (size_t)m->cfg.num_items; i++) ncf__put_u64(&w, (uint64_t)m->raw_item[i]);
     ncf__put_u64(&w, nrated);
     for (u = 0; u < m->cfg.num_users; u++) {
-        ncf__rated_cursor c = ncf__rated_from(m, u, 0);
+        ncf__rated_cursor c;
         uint32_t n = 0;
+        ncf__rated_from(&c, m, u, 0);
         for (; c.next != INT32_MAX; ncf__rated_step(&c)) n++;
         ncf__put_u32(&w, n);
     }
     for (u = 0; u < m->cfg.num_users; u++) {
-        ncf__rated_cursor c = ncf__rated_from(m, u, 0);
+        ncf__rated_cursor c;
+        ncf__rated_from(&c, m, u, 0);
         for (; c.next != INT32_MAX; ncf__rated_step(&c)) ncf__put_u32(&w, (uint32_t)c.next);
     }
     for (i = 0; i < m->num_params; i++) ncf__put_f32(&w, m->params[i]);
@@ -592,8 +595,9 @@ static void test_rated_lists_hold_exactly_the_users_items(void)
         return;
     }
     for (u = 0; u < d.num_users; u++) { /* the stream holds exactly the user's training and test items */
-        ncf__rated_cursor c = ncf__rated_from(m, u, 0);
+        ncf__rated_cursor c;
         int j, n = 0;
+        ncf__rated_from(&c, m, u, 0);
         for (j = 0; j < d.num_items; j++) {
             int is = c.next == j;
             if (is) ncf__rated_step(&c), n++;
@@ -601,7 +605,7 @@ static void test_rated_lists_hold_exactly_the_users_items(void)
         }
         rated += n;
         bad += c.next != INT32_MAX;
-        c = ncf__rated_from(m, u, d.num_items / 2); /* started midway */
+        ncf__rated_from(&c, m, u, d.num_items / 2); /* started midway */
         for (j = d.num_items / 2; j < d.num_items && !is_rated(&d, u, j); j++) {}
         bad += c.next != (j < d.num_items ? j : INT32_MAX);
     }

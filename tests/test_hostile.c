@@ -416,6 +416,42 @@ static void test_file_counters_at_their_bounds_leave_headroom(void)
     ncf_free(buf), ncf_model_free(m), ncf_dataset_free(&d);
 }
 
+/* A header whose sizes are consistent but past what this machine addresses (2^31 - 1 users and
+   items of 65,536 factors: 2.8e14 parameters) is refused, copied and in place, by the body's
+   length on a 64-bit machine and before anything is laid out on a 32-bit one (where the count
+   would wrap size_t); so is a config that large given to ncf_model_create there. */
+static void test_header_sizes_past_the_address_space_refused(void)
+{
+    ncf_config c = ncf_config_default();
+    ncf_model *m = NULL, *b = NULL, *in = NULL;
+    void *buf = NULL;
+    size_t len = 0;
+    uint64_t n = (((uint64_t)1 << 32) - 2) * 65537 + 1; /* (U + I) x (F + 1 bias) + the output bias */
+    uint8_t *p;
+    int wide = sizeof(size_t) >= 8;
+    c.model = NCF_MF, c.num_users = 30, c.num_items = 20, c.mf_dim = 8;
+    CHECK(ncf_model_create(&m, &c) == NCF_OK && ncf_save_mem(m, 0, &buf, &len) == NCF_OK);
+    if (!buf) {
+        ncf_model_free(m);
+        return;
+    }
+    p = (uint8_t *)buf;
+    set_u32(p + 4 + 4 * NCF__W_USERS, 0x7FFFFFFFu), set_u32(p + 4 + 4 * NCF__W_ITEMS, 0x7FFFFFFFu);
+    set_u32(p + 4 + 4 * NCF__W_MF_DIM, 65536);
+    set_header_u64(p, len, 4 + 4 * NCF__W_PARAMS, n);
+    CHECK_ERR(ncf_load_mem(&b, buf, len), wide ? NCF_ERR_PARSE : NCF_ERR_NOMEM,
+              wide ? "its header promises 1125917086187516" : "more than this machine addresses"); /* (4n bytes) */
+    CHECK_ERR(ncf_model_open(&in, buf, len, 0), wide ? NCF_ERR_PARSE : NCF_ERR_NOMEM,
+              wide ? "its header promises" : "more than this machine addresses");
+    CHECK(!b && !in);
+    if (!wide) {
+        ncf_model *x = NULL;
+        c.num_users = c.num_items = 0x7FFFFFFF, c.mf_dim = 65536;
+        CHECK_ERR(ncf_model_create(&x, &c), NCF_ERR_NOMEM, "more than this machine addresses");
+    }
+    ncf_free(buf), ncf_model_free(m);
+}
+
 /* One bound on every value a file holds, the same read in place and copied: a parameter of 9e5
    (or an int8 row that dequantizes to it) is read both ways; 2e6 is refused both ways, before
    it could score infinity. */

@@ -1124,7 +1124,7 @@ static void test_tune_draws_als_trials(void)
         mf += c.model == NCF_MF, sgd += ncf__per_example_sgd(&c);
         if (c.optimizer != NCF_OPT_ALS) continue;
         als++;
-        CHECKF(c.model == NCF_MF && !dk && ncf__family(&c) == 5 && ncf__check_config(&c) == NCF_OK &&
+        CHECKF(c.model == NCF_MF && !dk && ncf__family(&c) == 5 && ncf__check_config(&c, "config") == NCF_OK &&
                    (c.mf_dim == 16 || c.mf_dim == 32 || c.mf_dim == 64 || c.mf_dim == 128) && c.mf_reg >= 0.01f &&
                    c.mf_reg <= 10 && c.unobserved >= 0.01f && c.unobserved <= 1,
                "trial %d: model %d, factors %d, L2 %g, unobserved %g", t, (int)c.model, c.mf_dim, c.mf_reg,
