@@ -316,6 +316,9 @@ windows: $(BUILD)/tests_fixture $(BUILD)/readme_example.c $(BUILD)/tests | $(BUI
 	$(MINGW) $(OPT) -std=c99 $(WARN) -Werror -fopenmp demo.c -o $(BUILD)/demo.exe -static -lm
 	@rm -rf $(BUILD)/fixture && mkdir -p $(BUILD)/fixture && $(BUILD)/tests_fixture --write $(BUILD)/fixture
 	@$(WINE) $(BUILD)/fixture.exe --check $(BUILD)/fixture 2>/dev/null | tail -n 2
+	@# (the prefix made: one wine server kept for every run below, since a run that starts while
+	@# the last one's server shuts down can fail before main, printing nothing)
+	@WINEDEBUG=-all wineserver -p 60 2>/dev/null || true
 	@mkdir -p $(BUILD)/readme
 	$(MINGW) -O2 -fopenmp -I. $(BUILD)/readme_example.c -o $(BUILD)/readme/app.exe -static -lm
 	@$(BUILD)/tests --write-logs $(BUILD)/readme > /dev/null && cd $(BUILD)/readme && \
