@@ -6817,7 +6817,7 @@ static const float *ncf__proj_row_major(const ncf_model *m, const float *proj)
    ncf__proj_at), so that one vector load reads a value of a whole block's items
    (ncf__score_lanes); then, where they fit, as rows, [num_items][layers[1]], which a list of
    candidates reads an item at a time (a row is a line or two; a block's column, a line a value). */
-static NCF__MAYBE_UNUSED float *ncf__item_projection(const ncf_model *m, int *rc)
+static float *ncf__item_projection(const ncf_model *m, int *rc)
 {
     const struct ncf__scratch *s = m->scratch;
     int L1, R, i0, rows, n, items = m->cfg.num_items, keep = ncf__proj_has_rows(m);
@@ -6853,18 +6853,19 @@ static NCF__MAYBE_UNUSED float *ncf__item_projection(const ncf_model *m, int *rc
     return proj;
 }
 
+#ifdef NCF__BARE_METAL /* a microcontroller keeps its RAM: it projects each chunk as it scores, the same scores */
+#define NCF__KEEPS_PROJECTION 0
+#else
+#define NCF__KEEPS_PROJECTION 1
+#endif
+
 /* The cached item projection, when it is that of the current parameters, or NULL. The cache
    is rebuilt only where the model is being changed anyway (after an epoch, a load, pre-training,
    ncf_model_params_changed), so serving only reads the model. */
 static const float *ncf__cached_projection(const ncf_model *m)
 {
     const struct ncf__scratch *s = m->scratch;
-#ifdef NCF__BARE_METAL /* (none kept: ncf__refresh_cache) */
-    (void)s;
-    return NULL;
-#else
-    return s->cache.proj && s->cache.step == m->step ? s->cache.proj : NULL;
-#endif
+    return NCF__KEEPS_PROJECTION && s->cache.proj && s->cache.step == m->step ? s->cache.proj : NULL;
 }
 
 #ifndef NCF_INFERENCE_ONLY
@@ -6883,12 +6884,8 @@ static void ncf__refresh_cache(ncf_model *m)
 {
     struct ncf__scratch *s = m->scratch;
     int rc;
-    NCF__DROP(s->cache.proj);
-#ifndef NCF__BARE_METAL /* (a microcontroller keeps its RAM: it projects each chunk as it scores) */
-    s->cache.proj = ncf__item_projection(m, &rc);
-#else
-    (void)rc;
-#endif
+    NCF_FREE(s->cache.proj);
+    s->cache.proj = NCF__KEEPS_PROJECTION ? ncf__item_projection(m, &rc) : NULL;
     ncf__refresh_gram(m);
     s->cache.step = m->step;
 }
@@ -7976,7 +7973,7 @@ static int64_t ncf__update_units(const ncf_model *m, int64_t g)
 
 /* ncf_update unit u of those (ncf__update_units with g groups a side): the listed rows' flags
    cleared, the rows updated unless dense Adam did. */
-static int ncf__update_unit(ncf_model *m, int64_t u, int64_t gu, const ncf__adam_k *k)
+static int ncf__update_unit(ncf_model *m, int64_t u, int64_t g, const ncf__adam_k *k)
 {
     struct ncf__scratch *s = m->scratch;
     int64_t nd = ncf__layer_updates_count(m), ne = ncf__dense_adam(m) ? ncf__table_updates_count(m) : 0;
@@ -7985,8 +7982,8 @@ static int ncf__update_unit(ncf_model *m, int64_t u, int64_t gu, const ncf__adam
     if (u < nd) return ncf__layer_update(m, u, k);
     if ((u -= nd) < ne) return ncf__table_update(m, u, k);
     u -= ne;
-    side = u >= gu;
-    i0 = (int)(side ? u - gu : u) * NCF__ROWS_PER_UNIT;
+    side = u >= g;
+    i0 = (int)(side ? u - g : u) * NCF__ROWS_PER_UNIT;
     i1 = i0 + NCF__ROWS_PER_UNIT, list = side ? s->touched.item : s->touched.user;
     if (i1 > (side ? s->touched.nitem : s->touched.nuser)) i1 = side ? s->touched.nitem : s->touched.nuser;
     for (i = i0; i < i1; i++) {
@@ -13674,7 +13671,6 @@ static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model 
     ncf__reader r;
     ncf_config c;
     uint32_t w[NCF__WORDS], crc;
-    uint64_t b = 0;
     int l, rc;
     *shell = NULL;
     r.p = (const uint8_t *)buf, r.at = 4, r.n = len;
@@ -13731,12 +13727,13 @@ static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model 
     else if (!ncf__read_sizes(&r, L, (uint64_t)c.num_users, (uint64_t)c.num_items))
         rc = ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
     if (rc == NCF_OK) {
+        uint64_t b = 0;
         ncf__lay_out(*shell, L);
         r.at = (size_t)L->feat; /* the features section, the last: its size is its first word */
         if ((L->flags & NCF__FILE_FEATURES) && (L->feat + 8 > r.n || !ncf__get_u64(&r, &b) || b > r.n || b % 8))
             rc = ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
+        else if (L->flags & NCF__FILE_FEATURES) L->feat_bytes = 8 + b, L->end += L->feat_bytes;
     }
-    if (rc == NCF_OK && (L->flags & NCF__FILE_FEATURES)) L->feat_bytes = 8 + b, L->end += L->feat_bytes;
     if (rc == NCF_OK && L->end != len - 4)
         rc = ncf__fail(NCF_ERR_PARSE, "model body is %s bytes, its header promises %s",
                        ncf__u64s((uint64_t)len - 4 - L->ids, 0), ncf__u64s(L->end - L->ids, 1));

@@ -369,7 +369,6 @@ static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model 
     ncf__reader r;
     ncf_config c;
     uint32_t w[NCF__WORDS], crc;
-    uint64_t b = 0;
     int l, rc;
     *shell = NULL;
     r.p = (const uint8_t *)buf, r.at = 4, r.n = len;
@@ -426,12 +425,13 @@ static int ncf__open_file(const void *buf, size_t len, int check_crc, ncf_model 
     else if (!ncf__read_sizes(&r, L, (uint64_t)c.num_users, (uint64_t)c.num_items))
         rc = ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
     if (rc == NCF_OK) {
+        uint64_t b = 0;
         ncf__lay_out(*shell, L);
         r.at = (size_t)L->feat; /* the features section, the last: its size is its first word */
         if ((L->flags & NCF__FILE_FEATURES) && (L->feat + 8 > r.n || !ncf__get_u64(&r, &b) || b > r.n || b % 8))
             rc = ncf__fail(NCF_ERR_PARSE, "model body is shorter than its header promises");
+        else if (L->flags & NCF__FILE_FEATURES) L->feat_bytes = 8 + b, L->end += L->feat_bytes;
     }
-    if (rc == NCF_OK && (L->flags & NCF__FILE_FEATURES)) L->feat_bytes = 8 + b, L->end += L->feat_bytes;
     if (rc == NCF_OK && L->end != len - 4)
         rc = ncf__fail(NCF_ERR_PARSE, "model body is %s bytes, its header promises %s",
                        ncf__u64s((uint64_t)len - 4 - L->ids, 0), ncf__u64s(L->end - L->ids, 1));

@@ -139,7 +139,7 @@ static const float *ncf__proj_row_major(const ncf_model *m, const float *proj)
    ncf__proj_at), so that one vector load reads a value of a whole block's items
    (ncf__score_lanes); then, where they fit, as rows, [num_items][layers[1]], which a list of
    candidates reads an item at a time (a row is a line or two; a block's column, a line a value). */
-static NCF__MAYBE_UNUSED float *ncf__item_projection(const ncf_model *m, int *rc)
+static float *ncf__item_projection(const ncf_model *m, int *rc)
 {
     const struct ncf__scratch *s = m->scratch;
     int L1, R, i0, rows, n, items = m->cfg.num_items, keep = ncf__proj_has_rows(m);
@@ -175,18 +175,19 @@ static NCF__MAYBE_UNUSED float *ncf__item_projection(const ncf_model *m, int *rc
     return proj;
 }
 
+#ifdef NCF__BARE_METAL /* a microcontroller keeps its RAM: it projects each chunk as it scores, the same scores */
+#define NCF__KEEPS_PROJECTION 0
+#else
+#define NCF__KEEPS_PROJECTION 1
+#endif
+
 /* The cached item projection, when it is that of the current parameters, or NULL. The cache
    is rebuilt only where the model is being changed anyway (after an epoch, a load, pre-training,
    ncf_model_params_changed), so serving only reads the model. */
 static const float *ncf__cached_projection(const ncf_model *m)
 {
     const struct ncf__scratch *s = m->scratch;
-#ifdef NCF__BARE_METAL /* (none kept: ncf__refresh_cache) */
-    (void)s;
-    return NULL;
-#else
-    return s->cache.proj && s->cache.step == m->step ? s->cache.proj : NULL;
-#endif
+    return NCF__KEEPS_PROJECTION && s->cache.proj && s->cache.step == m->step ? s->cache.proj : NULL;
 }
 
 #ifndef NCF_INFERENCE_ONLY
@@ -205,12 +206,8 @@ static void ncf__refresh_cache(ncf_model *m)
 {
     struct ncf__scratch *s = m->scratch;
     int rc;
-    NCF__DROP(s->cache.proj);
-#ifndef NCF__BARE_METAL /* (a microcontroller keeps its RAM: it projects each chunk as it scores) */
-    s->cache.proj = ncf__item_projection(m, &rc);
-#else
-    (void)rc;
-#endif
+    NCF_FREE(s->cache.proj);
+    s->cache.proj = NCF__KEEPS_PROJECTION ? ncf__item_projection(m, &rc) : NULL;
     ncf__refresh_gram(m);
     s->cache.step = m->step;
 }

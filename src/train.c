@@ -658,7 +658,7 @@ static int64_t ncf__update_units(const ncf_model *m, int64_t g)
 
 /* ncf_update unit u of those (ncf__update_units with g groups a side): the listed rows' flags
    cleared, the rows updated unless dense Adam did. */
-static int ncf__update_unit(ncf_model *m, int64_t u, int64_t gu, const ncf__adam_k *k)
+static int ncf__update_unit(ncf_model *m, int64_t u, int64_t g, const ncf__adam_k *k)
 {
     struct ncf__scratch *s = m->scratch;
     int64_t nd = ncf__layer_updates_count(m), ne = ncf__dense_adam(m) ? ncf__table_updates_count(m) : 0;
@@ -667,8 +667,8 @@ static int ncf__update_unit(ncf_model *m, int64_t u, int64_t gu, const ncf__adam
     if (u < nd) return ncf__layer_update(m, u, k);
     if ((u -= nd) < ne) return ncf__table_update(m, u, k);
     u -= ne;
-    side = u >= gu;
-    i0 = (int)(side ? u - gu : u) * NCF__ROWS_PER_UNIT;
+    side = u >= g;
+    i0 = (int)(side ? u - g : u) * NCF__ROWS_PER_UNIT;
     i1 = i0 + NCF__ROWS_PER_UNIT, list = side ? s->touched.item : s->touched.user;
     if (i1 > (side ? s->touched.nitem : s->touched.nuser)) i1 = side ? s->touched.nitem : s->touched.nuser;
     for (i = i0; i < i1; i++) {
