@@ -5070,11 +5070,10 @@ static void ncf__permute_run(const ncf__perm *f, int64_t start, int n, int64_t *
     }
 }
 
-/* One search of ncf__nth_absent_many: in, the list p[0..d) and the rank r; out, the item;
-   lo and left are the search's state. */
+/* One search of ncf__nth_absent_many: in, the list p[0..d) and the rank r; out, the item. */
 typedef struct {
     const int32_t *p;
-    int64_t d, r, item, lo, left;
+    int64_t d, r, item;
 } ncf__absent;
 
 /* The search that draws example e's negative among user u's untrained items. */
@@ -5085,7 +5084,7 @@ static ncf__absent ncf__untrained_draw(const ncf_sampler *s, int epoch, int64_t 
     a.p = d->items + d->user_ptr[u], a.d = d->user_ptr[u + 1] - d->user_ptr[u];
     a.r = ncf__below(ncf__hash3(s->seed ^ NCF__TAG_NEG ^ (again << 32), (uint64_t)epoch, (uint64_t)e),
                      (uint32_t)ncf__num_untrained(d, u));
-    a.item = a.lo = a.left = 0;
+    a.item = 0;
     return a;
 }
 
@@ -5121,22 +5120,29 @@ static void ncf__draw(const ncf_sampler *s, int epoch, int64_t e, int64_t p, int
     }
 }
 
-/* ncf__nth_absent of n searches at once: the same halving as NCF__FIRST_NOT, one probe of each
-   list a round. A probe misses the cache more often than not: the misses of one round overlap,
-   where those of a search done alone wait one behind the other. */
+/* ncf__nth_absent of n <= 16 searches at once: the same halving as NCF__FIRST_NOT, one probe of
+   each list a round, for as many rounds as the longest list takes. A probe misses the cache
+   more often than not: the misses of one round overlap, where those of a search done alone
+   wait one behind the other. A search already down to one place probes it again and keeps it
+   (half 0), so the rounds need no branch on each search's state, which no predictor could
+   guess; an empty list probes a zero instead. */
 static void ncf__nth_absent_many(ncf__absent *a, int n)
 {
-    int64_t mid;
-    int j, more = 1;
-    for (j = 0; j < n; j++) a[j].lo = 0, a[j].left = a[j].d;
-    while (more)
-        for (more = 0, j = 0; j < n; j++)
-            if (a[j].left > 1) {
-                mid = a[j].lo + a[j].left / 2;
-                a[j].lo = a[j].p[mid] - mid <= a[j].r ? mid : a[j].lo;
-                a[j].left -= a[j].left / 2, more = 1;
-            }
-    for (j = 0; j < n; j++) a[j].item = a[j].r + a[j].lo + (a[j].left > 0 && a[j].p[a[j].lo] - a[j].lo <= a[j].r);
+    static const int32_t none = 0;
+    const int32_t *p[16];
+    int64_t lo[16], left[16], r[16], most = 0;
+    int j;
+    for (j = 0; j < n; j++) {
+        p[j] = a[j].d ? a[j].p : &none, lo[j] = 0, left[j] = a[j].d, r[j] = a[j].r;
+        most = a[j].d > most ? a[j].d : most;
+    }
+    for (; most > 1; most -= most / 2)
+        for (j = 0; j < n; j++) {
+            int64_t half = left[j] / 2, mid = lo[j] + half;
+            lo[j] = p[j][mid] - mid <= r[j] ? mid : lo[j];
+            left[j] -= half;
+        }
+    for (j = 0; j < n; j++) a[j].item = r[j] + lo[j] + (left[j] > 0 && p[j][lo[j]] - lo[j] <= r[j]);
 }
 
 /* ncf__draw of examples e[0..n) (n <= 16), whose positives p and k are known: the negatives drawn
@@ -5425,6 +5431,29 @@ typedef int32_t ncf__vhi __attribute__((vector_size(32)));
 #else
 #define NCF__VFMA(c, a, b) ((c) += (a) * (b))
 #define NCF__HFMA(c, a, b) ((c) += (a) * (b))
+#endif
+/* Lane-wise square roots, correctly rounded as sqrtf is (the optimizer's row step): the ISA's
+   instruction where we know its intrinsic, else sqrtf lane by lane. */
+#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
+#include <immintrin.h>
+#endif
+#define NCF__LANE_SQRT(v, W) \
+    do { \
+        int q_; \
+        for (q_ = 0; q_ < (W); q_++) (v)[q_] = sqrtf((v)[q_]); \
+    } while (0)
+#if NCF__VW == 16
+#define NCF__VSQRT(v) ((v) = (ncf__vf)_mm512_sqrt_ps((__m512)(v)))
+#define NCF__HSQRT(v) ((v) = (ncf__vh)_mm256_sqrt_ps((__m256)(v)))
+#elif NCF__VW == 8
+#define NCF__VSQRT(v) ((v) = (ncf__vf)_mm256_sqrt_ps((__m256)(v)))
+#elif defined(__SSE2__)
+#define NCF__VSQRT(v) ((v) = (ncf__vf)_mm_sqrt_ps((__m128)(v)))
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#define NCF__VSQRT(v) ((v) = (ncf__vf)vsqrtq_f32((float32x4_t)(v)))
+#else
+#define NCF__VSQRT(v) NCF__LANE_SQRT(v, NCF__VW)
 #endif
 #else
 #define NCF__VEC 0
@@ -7393,6 +7422,39 @@ static void ncf__sample_rows(const ncf__batch *bt, int r0, int r1)
     ncf__fill_rows(bt->smp, bt->epoch, bt->start + r0, r1 - r0, bt->users + r0, bt->items + r0, bt->labels + r0, NULL);
 }
 
+/* Prefetches of the moments of user u's and item i's rows in every table: the rows phase
+   issues them as the backward pass begins, so they arrive while the kernels run, before the
+   rows' update reads them. A macro, as NCF__PREFETCH_ROW. */
+#define NCF__PREFETCH_MOMENTS(m, u, i) \
+    do { \
+        const struct ncf__scratch *s_ = (m)->scratch; \
+        int t_, d_; \
+        for (t_ = 0; t_ < s_->tables.n; t_++) { \
+            int D_ = s_->tables.tab[t_].D; \
+            size_t ou_ = (size_t)(s_->tables.tab[t_].user - (m)->params) + (size_t)(u)*D_, \
+                   oi_ = (size_t)(s_->tables.tab[t_].item - (m)->params) + (size_t)(i)*D_; \
+            for (d_ = 0; d_ < D_; d_ += 16) { \
+                NCF__PREFETCH((m)->adam_m + ou_ + d_), NCF__PREFETCH((m)->adam_v + ou_ + d_); \
+                NCF__PREFETCH((m)->adam_m + oi_ + d_), NCF__PREFETCH((m)->adam_v + oi_ + d_); \
+            } \
+        } \
+    } while (0)
+
+#define NCF__EARLY_BYTES 262144 /* a batch's moments prefetched early fit in this (half an L2) */
+
+/* Whether the backward pass prefetches the moments of the batch's rows: with lazy Adam, where
+   they all fit in a core's L2 until the update reads them (the paper config's 160 KB, not the
+   MLPerf config's tens of MB). */
+static int ncf__moments_early(const ncf_model *m, int n)
+{
+    const struct ncf__scratch *s = m->scratch;
+    size_t row = 0;
+    int t;
+    if (!m->adam_m || m->cfg.optimizer != NCF_OPT_ADAM || m->cfg.adam != NCF_ADAM_LAZY) return 0;
+    for (t = 0; t < s->tables.n; t++) row += (size_t)s->tables.tab[t].D;
+    return (size_t)n * row * 4 * sizeof(float) <= NCF__EARLY_BYTES; /* m and v, a user's and an item's */
+}
+
 static float *ncf__grad_of(ncf_model *m, const float *param) { return m->grads + (param - m->params); }
 
 /* The gradients that stay within rows [r0, r1): dz = d(loss)/d(logit), the GMF rows' (dgu,
@@ -7403,12 +7465,13 @@ static void ncf__backward_rows(ncf_model *m, const ncf__batch *bt, int r0, int r
     struct ncf__scratch *s = m->scratch;
     const int *L = m->cfg.layers;
     const int32_t *users = bt->users, *items = bt->items;
-    int F = s->F, b, k, l;
+    int F = s->F, b, k, l, early = ncf__moments_early(m, bt->n);
     float inv_n = 1.0f / (float)bt->n;
     for (b = r0; b < r1; b++) {
         float y = bt->labels[b], p = ncf__sigmoid(s->batch.act.logit[b]);
         float dz = (y > 0 ? y * (p - 1.0f) : p) * inv_n; /* (y 1: p - 1, as unweighted) */
         s->batch.dz[b] = dz;
+        if (early) NCF__PREFETCH_MOMENTS(m, users[b], items[b]);
         if (F) { /* d/d(user row) = dgmf * item row, and vice versa */
             const float *gu = m->gmf_user + (size_t)users[b] * F, *gi = m->gmf_item + (size_t)items[b] * F;
             for (k = 0; k < F; k++) {
@@ -7757,13 +7820,127 @@ static const float *ncf__row_source(const ncf_model *m, int t, int side, int *ld
 
 #define NCF__ROWBUF 512 /* a row this wide or narrower sums its gradient on the stack */
 
-/* Phase 3, distinct rows [q0, q1) of one side of the batch: each row's gradient in every
-   table, summed over its batch positions in order, plus its L2 term; with k the row is
+/* The lanes of the row steps that wrote a non-finite parameter, folded once for many rows. */
+typedef struct {
+    int any;
+#if NCF__VEC
+    ncf__vi lanes;
+#if NCF__VW == 16
+    ncf__vhi half;
+#endif
+#endif
+} ncf__row_check;
+
+/* One row's lanes [*d, ..) in steps of W, W floats a vector of type V (lane masks VI): each
+   lane's gradient summed over the row's batch positions b0..b1 of src (key's low halves, rows
+   ld apart) in order, plus c times the parameter, then stepped, all in registers. The same
+   operations in the same order as the sum into a buffer and ncf__adam_step (ncf__sgd_step
+   with sgd), so the same bits; without the buffer's store and reload. The lanes that wrote a
+   non-finite parameter are set in bad->LANES, which the caller folds once for many rows. */
+#define NCF__ROW_STEP(name, V, VI, W, SQRT, LANES) \
+    static void name(float *NCF__RESTRICT p, float *NCF__RESTRICT mm, float *NCF__RESTRICT vv, int *d, int D, \
+                     const float *src, int ld, const uint64_t *key, int b0, int b1, float c, const ncf__adam_k *k, \
+                     int sgd, ncf__row_check *bad) \
+    { \
+        V z = {0}, cv, lr, b1v, b1c, b2v, b2c, eps; \
+        int b; \
+        NCF__SPLAT(V, W, cv, c); \
+        NCF__SPLAT(V, W, lr, k->lr_t); \
+        NCF__SPLAT(V, W, b1v, k->b1); \
+        NCF__SPLAT(V, W, b1c, 1.0f - k->b1); \
+        NCF__SPLAT(V, W, b2v, k->b2); \
+        NCF__SPLAT(V, W, b2c, 1.0f - k->b2); \
+        NCF__SPLAT(V, W, eps, k->eps); \
+        for (; *d + (W) <= D; *d += (W)) { \
+            V g = z, x, pv, mv, sv; \
+            for (b = b0; b < b1; b++) { \
+                memcpy(&x, src + (size_t)(key[b] & 0xffffffffu) * ld + *d, sizeof x); \
+                g += x; \
+            } \
+            memcpy(&pv, p + *d, sizeof pv); \
+            if (c != 0.0f) g += cv * pv; \
+            if (sgd) pv -= lr * g; \
+            else { \
+                memcpy(&mv, mm + *d, sizeof mv); \
+                memcpy(&sv, vv + *d, sizeof sv); \
+                mv = b1v * mv + b1c * g; \
+                sv = b2v * sv + b2c * g * g; \
+                memcpy(mm + *d, &mv, sizeof mv); \
+                memcpy(vv + *d, &sv, sizeof sv); \
+                SQRT(sv); \
+                pv -= lr * mv / (sv + eps); \
+            } \
+            memcpy(p + *d, &pv, sizeof pv); \
+            bad->LANES |= (VI)(pv - pv != z); \
+        } \
+    }
+#if NCF__VEC
+NCF__ROW_STEP(ncf__row_lanes, ncf__vf, ncf__vi, NCF__VW, NCF__VSQRT, lanes)
+#if NCF__VW == 16
+NCF__ROW_STEP(ncf__row_half_lanes, ncf__vh, ncf__vhi, 8, NCF__HSQRT, half) /* rows of 8 (the paper's GMF) */
+#endif
+#endif
+
+static int ncf__row_check_fold(const ncf__row_check *r)
+{
+    int any = r->any, l;
+#if NCF__VEC
+    for (l = 0; l < NCF__VW; l++) any |= r->lanes[l];
+#if NCF__VW == 16
+    for (l = 0; l < 8; l++) any |= r->half[l];
+#endif
+#endif
+    (void)l;
+    return any != 0;
+}
+
+/* A row's whole step from the batch (see NCF__ROW_STEP): vectors, then the lanes left one at
+   a time through the plain step. */
+static void ncf__row_step(ncf_model *m, float *p, int D, const float *src, int ld, const uint64_t *key, int b0, int b1,
+                          float c, const ncf__adam_k *k, ncf__row_check *bad)
+{
+    size_t off = (size_t)(p - m->params);
+    int d = 0, b, sgd = m->cfg.optimizer == NCF_OPT_SGD;
+    float *mm = sgd ? NULL : m->adam_m + off, *vv = sgd ? NULL : m->adam_v + off; /* (SGD has none) */
+#if NCF__VEC
+    ncf__row_lanes(p, mm, vv, &d, D, src, ld, key, b0, b1, c, k, sgd, bad);
+#if NCF__VW == 16
+    ncf__row_half_lanes(p, mm, vv, &d, D, src, ld, key, b0, b1, c, k, sgd, bad);
+#endif
+#endif
+    for (; d < D; d++) {
+        float g = 0.0f;
+        for (b = b0; b < b1; b++) g += src[(size_t)(key[b] & 0xffffffffu) * ld + d];
+        if (c != 0.0f) g += c * p[d];
+        bad->any |= sgd ? ncf__sgd_step(p + d, &g, 1, k) : ncf__adam_step(p + d, mm + d, vv + d, &g, 1, k);
+    }
+}
+
+/* Prefetches of row r of every table on one side (0 users, 1 items), its moments too. A
+   macro: GCC takes a function of prefetches alone for one without effects and drops its
+   calls. */
+#define NCF__PREFETCH_ROW(m, side, r) \
+    do { \
+        const struct ncf__scratch *s_ = (m)->scratch; \
+        int t_, d_; \
+        for (t_ = 0; t_ < s_->tables.n; t_++) { \
+            int D_ = s_->tables.tab[t_].D; \
+            size_t o_ = \
+                (size_t)(((side) ? s_->tables.tab[t_].item : s_->tables.tab[t_].user) - (m)->params) + (size_t)(r)*D_; \
+            for (d_ = 0; d_ < D_; d_ += 16) { \
+                NCF__PREFETCH((m)->params + o_ + d_); \
+                if ((m)->adam_m) NCF__PREFETCH((m)->adam_m + o_ + d_), NCF__PREFETCH((m)->adam_v + o_ + d_); \
+            } \
+        } \
+    } while (0)
+
+/* Phase 3, distinct rows [q0, q1) of nq on one side of the batch: each row's gradient in
+   every table, summed over its batch positions in order, plus its L2 term; with k the row is
    then updated at once (lazy Adam and SGD touch only the batch's rows), its gradient summed
-   in a buffer on the stack rather than in the cold gradient table, and the rows a few ahead
-   prefetched (they are scattered over tables far larger than the caches). Returns nonzero
-   when an update wrote a non-finite parameter. */
-static int ncf__update_batch_rows(ncf_model *m, int side, int n, int q0, int q1, const ncf__adam_k *k)
+   in registers (in a buffer on the stack without vectors) rather than in the cold gradient
+   table, and the rows a few ahead prefetched (they are scattered over tables far larger than
+   the caches). Returns nonzero when an update wrote a non-finite parameter. */
+static int ncf__update_batch_rows(ncf_model *m, int side, int n, int q0, int q1, int nq, const ncf__adam_k *k)
 {
     struct ncf__scratch *s = m->scratch;
     const uint64_t *key = side ? s->batch.ikey : s->batch.ukey;
@@ -7771,8 +7948,11 @@ static int ncf__update_batch_rows(ncf_model *m, int side, int n, int q0, int q1,
     float buf[NCF__ROWBUF], coef[2];
     const float *src[2];
     int q, t, bad = 0, ld[2];
+    ncf__row_check chk;
     memset(buf, 0, sizeof buf);
+    memset(&chk, 0, sizeof chk);
     for (t = 0; t < s->tables.n; t++) src[t] = ncf__row_source(m, t, side, &ld[t], &coef[t], n);
+    for (q = q0; k && q < q0 + NCF__AHEAD && q < nq; q++) NCF__PREFETCH_ROW(m, side, key[start[q]] >> 32);
     for (q = q0; q < q1; q++)
         for (t = 0; t < s->tables.n; t++) {
             int D = s->tables.tab[t].D, b, d;
@@ -7780,16 +7960,14 @@ static int ncf__update_batch_rows(ncf_model *m, int side, int n, int q0, int q1,
             const float *table = side ? s->tables.tab[t].item : s->tables.tab[t].user, *p;
             size_t r = (size_t)(key[start[q]] >> 32);
             float *g;
-            if (k && q + NCF__AHEAD < q1) {
-                size_t r4 = (size_t)(key[start[q + NCF__AHEAD]] >> 32) * D, off = (size_t)(table - m->params) + r4;
-                for (d = 0; d < D; d += 16) {
-                    NCF__PREFETCH(table + r4 + d);
-                    if (m->adam_m) NCF__PREFETCH(m->adam_m + off + d), NCF__PREFETCH(m->adam_v + off + d);
-                }
-            }
+            if (k && t == 0 && q + NCF__AHEAD < nq) NCF__PREFETCH_ROW(m, side, key[start[q + NCF__AHEAD]] >> 32);
             p = table + r * D;
-            g = k && D <= NCF__ROWBUF ? buf : ncf__grad_of(m, p);
             c = coef[t] * (float)(start[q + 1] - start[q]);
+            if (k && NCF__VEC) {
+                ncf__row_step(m, (float *)p, D, src[t], ld[t], key, start[q], start[q + 1], c, k, &chk);
+                continue;
+            }
+            g = k && D <= NCF__ROWBUF ? buf : ncf__grad_of(m, p);
             for (b = start[q]; b < start[q + 1]; b++) {
                 const float *xb = src[t] + (size_t)(key[b] & 0xffffffffu) * ld[t];
                 for (d = 0; d < D; d++) g[d] += xb[d];
@@ -7798,7 +7976,7 @@ static int ncf__update_batch_rows(ncf_model *m, int side, int n, int q0, int q1,
                 for (d = 0; d < D; d++) g[d] += c * p[d];
             if (k) bad |= ncf__update_with(m, (size_t)(p - m->params), (size_t)D, g, k); /* (clears g) */
         }
-    return bad;
+    return bad | ncf__row_check_fold(&chk);
 }
 
 #define NCF__ROWS_PER_UNIT 32 /* distinct rows per unit */
@@ -7838,7 +8016,7 @@ static void ncf__rows_of_tables_phase(ncf__ctx *x, ncf_model *m, int n, const nc
             if (u < gu + gi) {
                 if (q0 < nq)
                     b = ncf__update_batch_rows(m, side, n, q0,
-                                               q0 + NCF__ROWS_PER_UNIT < nq ? q0 + NCF__ROWS_PER_UNIT : nq, rows_k);
+                                               q0 + NCF__ROWS_PER_UNIT < nq ? q0 + NCF__ROWS_PER_UNIT : nq, nq, rows_k);
             } else if (k) b = ncf__layer_update(m, u - gu - gi, k);
             else ncf__list_touched(m);
             if (b && bad) ncf__flag(bad, 1); /* (b is 0 when bad is NULL: no update ran) */
@@ -15648,9 +15826,10 @@ static int ncf__mpi_update(ncf__mpi *c, ncf_model *m, int nrec, int n, const ncf
                         b |= ncf__mpi_record_update(c, m, i, n, k);
                     }
                 else
-                    b = ncf__update_batch_rows(
-                        m, 0, n, q0,
-                        q0 + NCF__ROWS_PER_UNIT < s->batch.nuser ? q0 + NCF__ROWS_PER_UNIT : s->batch.nuser, rows_k);
+                    b = ncf__update_batch_rows(m, 0, n, q0,
+                                               q0 + NCF__ROWS_PER_UNIT < s->batch.nuser ? q0 + NCF__ROWS_PER_UNIT
+                                                                                        : s->batch.nuser,
+                                               s->batch.nuser, rows_k);
                 if (b) ncf__flag(&bad, 1);
             }
         if (ncf__dense_adam(m)) ncf__emb_phase(&x, m, k, &bad);

@@ -97,6 +97,7 @@ static const test_case TESTS[] = {
     {"mf_sgd_learns_and_survives_a_file", test_mf_sgd_learns_and_survives_a_file},
     {"fill_by_positive_is_the_epoch_reordered", test_fill_by_positive_is_the_epoch_reordered},
     {"per_example_sgd_is_train_step", test_per_example_sgd_is_train_step},
+    {"train_step_is_forward_backward_and_update", test_train_step_is_forward_backward_and_update},
     {"fit_decay_is_a_hand_loop", test_fit_decay_is_a_hand_loop},
     {"fit_shuffle_is_the_samplers", test_fit_shuffle_is_the_samplers},
     {"training_blind_to_held_out_items", test_training_blind_to_held_out_items},

@@ -77,6 +77,29 @@ typedef int32_t ncf__vhi __attribute__((vector_size(32)));
 #define NCF__VFMA(c, a, b) ((c) += (a) * (b))
 #define NCF__HFMA(c, a, b) ((c) += (a) * (b))
 #endif
+/* Lane-wise square roots, correctly rounded as sqrtf is (the optimizer's row step): the ISA's
+   instruction where we know its intrinsic, else sqrtf lane by lane. */
+#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
+#include <immintrin.h>
+#endif
+#define NCF__LANE_SQRT(v, W) \
+    do { \
+        int q_; \
+        for (q_ = 0; q_ < (W); q_++) (v)[q_] = sqrtf((v)[q_]); \
+    } while (0)
+#if NCF__VW == 16
+#define NCF__VSQRT(v) ((v) = (ncf__vf)_mm512_sqrt_ps((__m512)(v)))
+#define NCF__HSQRT(v) ((v) = (ncf__vh)_mm256_sqrt_ps((__m256)(v)))
+#elif NCF__VW == 8
+#define NCF__VSQRT(v) ((v) = (ncf__vf)_mm256_sqrt_ps((__m256)(v)))
+#elif defined(__SSE2__)
+#define NCF__VSQRT(v) ((v) = (ncf__vf)_mm_sqrt_ps((__m128)(v)))
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#define NCF__VSQRT(v) ((v) = (ncf__vf)vsqrtq_f32((float32x4_t)(v)))
+#else
+#define NCF__VSQRT(v) NCF__LANE_SQRT(v, NCF__VW)
+#endif
 #else
 #define NCF__VEC 0
 #define NCF__MR 4

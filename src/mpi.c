@@ -1188,9 +1188,10 @@ static int ncf__mpi_update(ncf__mpi *c, ncf_model *m, int nrec, int n, const ncf
                         b |= ncf__mpi_record_update(c, m, i, n, k);
                     }
                 else
-                    b = ncf__update_batch_rows(
-                        m, 0, n, q0,
-                        q0 + NCF__ROWS_PER_UNIT < s->batch.nuser ? q0 + NCF__ROWS_PER_UNIT : s->batch.nuser, rows_k);
+                    b = ncf__update_batch_rows(m, 0, n, q0,
+                                               q0 + NCF__ROWS_PER_UNIT < s->batch.nuser ? q0 + NCF__ROWS_PER_UNIT
+                                                                                        : s->batch.nuser,
+                                               s->batch.nuser, rows_k);
                 if (b) ncf__flag(&bad, 1);
             }
         if (ncf__dense_adam(m)) ncf__emb_phase(&x, m, k, &bad);

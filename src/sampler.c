@@ -78,11 +78,10 @@ static void ncf__permute_run(const ncf__perm *f, int64_t start, int n, int64_t *
     }
 }
 
-/* One search of ncf__nth_absent_many: in, the list p[0..d) and the rank r; out, the item;
-   lo and left are the search's state. */
+/* One search of ncf__nth_absent_many: in, the list p[0..d) and the rank r; out, the item. */
 typedef struct {
     const int32_t *p;
-    int64_t d, r, item, lo, left;
+    int64_t d, r, item;
 } ncf__absent;
 
 /* The search that draws example e's negative among user u's untrained items. */
@@ -93,7 +92,7 @@ static ncf__absent ncf__untrained_draw(const ncf_sampler *s, int epoch, int64_t 
     a.p = d->items + d->user_ptr[u], a.d = d->user_ptr[u + 1] - d->user_ptr[u];
     a.r = ncf__below(ncf__hash3(s->seed ^ NCF__TAG_NEG ^ (again << 32), (uint64_t)epoch, (uint64_t)e),
                      (uint32_t)ncf__num_untrained(d, u));
-    a.item = a.lo = a.left = 0;
+    a.item = 0;
     return a;
 }
 
@@ -129,22 +128,29 @@ static void ncf__draw(const ncf_sampler *s, int epoch, int64_t e, int64_t p, int
     }
 }
 
-/* ncf__nth_absent of n searches at once: the same halving as NCF__FIRST_NOT, one probe of each
-   list a round. A probe misses the cache more often than not: the misses of one round overlap,
-   where those of a search done alone wait one behind the other. */
+/* ncf__nth_absent of n <= 16 searches at once: the same halving as NCF__FIRST_NOT, one probe of
+   each list a round, for as many rounds as the longest list takes. A probe misses the cache
+   more often than not: the misses of one round overlap, where those of a search done alone
+   wait one behind the other. A search already down to one place probes it again and keeps it
+   (half 0), so the rounds need no branch on each search's state, which no predictor could
+   guess; an empty list probes a zero instead. */
 static void ncf__nth_absent_many(ncf__absent *a, int n)
 {
-    int64_t mid;
-    int j, more = 1;
-    for (j = 0; j < n; j++) a[j].lo = 0, a[j].left = a[j].d;
-    while (more)
-        for (more = 0, j = 0; j < n; j++)
-            if (a[j].left > 1) {
-                mid = a[j].lo + a[j].left / 2;
-                a[j].lo = a[j].p[mid] - mid <= a[j].r ? mid : a[j].lo;
-                a[j].left -= a[j].left / 2, more = 1;
-            }
-    for (j = 0; j < n; j++) a[j].item = a[j].r + a[j].lo + (a[j].left > 0 && a[j].p[a[j].lo] - a[j].lo <= a[j].r);
+    static const int32_t none = 0;
+    const int32_t *p[16];
+    int64_t lo[16], left[16], r[16], most = 0;
+    int j;
+    for (j = 0; j < n; j++) {
+        p[j] = a[j].d ? a[j].p : &none, lo[j] = 0, left[j] = a[j].d, r[j] = a[j].r;
+        most = a[j].d > most ? a[j].d : most;
+    }
+    for (; most > 1; most -= most / 2)
+        for (j = 0; j < n; j++) {
+            int64_t half = left[j] / 2, mid = lo[j] + half;
+            lo[j] = p[j][mid] - mid <= r[j] ? mid : lo[j];
+            left[j] -= half;
+        }
+    for (j = 0; j < n; j++) a[j].item = r[j] + lo[j] + (left[j] > 0 && p[j][lo[j]] - lo[j] <= r[j]);
 }
 
 /* ncf__draw of examples e[0..n) (n <= 16), whose positives p and k are known: the negatives drawn

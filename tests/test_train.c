@@ -486,6 +486,52 @@ static void test_per_example_sgd_is_train_step(void)
     ncf_dataset_free(&d);
 }
 
+/* ncf_train_step sums a row's gradient and steps it in registers (the vector widths, then
+   the lanes left one at a time); ncf_forward_backward + ncf_update sums it in the gradient
+   table and steps it by the plain loop. The same operations in the same order: the same bits,
+   for rows as wide as a vector, half of one, more, and widths with lanes left over; with lazy
+   Adam and SGD, with and without L2, and on a parameter that becomes infinite. */
+static void test_train_step_is_forward_backward_and_update(void)
+{
+    static const int widths[][2] = {{8, 32}, {16, 16}, {13, 19}, {3, 5}, {40, 24}};
+    int32_t u[24], it[24];
+    float y[24];
+    int w, opt, j, step;
+    for (j = 0; j < 24; j++)
+        u[j] = (j * 7) % 9, it[j] = (j * 5 + j / 6) % 11, y[j] = j % 3 == 0 ? 1.0f + (float)(j % 2) : 0.0f;
+    for (w = 0; w < (int)(sizeof widths / sizeof widths[0]); w++)
+        for (opt = 0; opt < 3; opt++) {
+            ncf_config c = small_config(w == 3 ? NCF_MF : NCF_NEUMF, opt != 1);
+            ncf_model *a = NULL, *b = NULL;
+            size_t i, differ = 0;
+            c.num_users = 9, c.num_items = 11, c.mf_dim = widths[w][0], c.layers[0] = 2 * widths[w][1];
+            c.optimizer = opt == 2 ? NCF_OPT_SGD : NCF_OPT_ADAM, c.adam = NCF_ADAM_LAZY, c.lr = 0.05f;
+            CHECK(ncf_model_create(&a, &c) == NCF_OK && ncf_model_create(&b, &c) == NCF_OK);
+            if (!a || !b) {
+                ncf_model_free(a), ncf_model_free(b);
+                return;
+            }
+            for (step = 0; step < 4; step++) {
+                CHECK(ncf_train_step(a, u + 6 * step, it + 6 * step, y + 6 * step, 18 - 4 * step, NULL) == NCF_OK);
+                CHECK(ncf_forward_backward(b, u + 6 * step, it + 6 * step, y + 6 * step, 18 - 4 * step, NULL) ==
+                      NCF_OK);
+                ncf_update(b);
+            }
+            for (i = 0; i < a->num_params; i++)
+                differ += memcmp(&a->params[i], &b->params[i], sizeof(float)) != 0 ||
+                    memcmp(&a->adam_m[i], &b->adam_m[i], sizeof(float)) != 0 ||
+                    memcmp(&a->adam_v[i], &b->adam_v[i], sizeof(float)) != 0;
+            CHECKF(differ == 0, "widths %d, %d, optimizer %d: %zu of %zu parameters differ", widths[w][0], widths[w][1],
+                   opt, differ, a->num_params);
+            CHECK(a->step == 4 && b->step == 4);
+            if (opt == 2) { /* a step that overflows rows alone (p - lr (g + c p), lr -100, c 0.01) is refused */
+                a->gmf_user[(size_t)u[0] * (size_t)c.mf_dim] = 3.4e38f, a->cfg.lr = -100.0f;
+                CHECK_ERR(ncf_train_step(a, u, it, y, 6, NULL), NCF_ERR_DATA, "infinite or NaN");
+            }
+            ncf_model_free(a), ncf_model_free(b);
+        }
+}
+
 /* ncf_fit_opts.decay: epoch j of E trains at lr (1 - j/E), the model's own rate untouched
    outside; the chosen model is that of a hand loop at those rates. */
 static void test_fit_decay_is_a_hand_loop(void)
