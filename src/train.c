@@ -78,20 +78,20 @@ static void ncf__sample_rows(const ncf__batch *bt, int r0, int r1)
     ncf__fill_rows(bt->smp, bt->epoch, bt->start + r0, r1 - r0, bt->users + r0, bt->items + r0, bt->labels + r0, NULL);
 }
 
-/* Prefetches of the moments of user u's and item i's rows in every table: the rows phase
-   issues them as the backward pass begins, so they arrive while the kernels run, before the
-   rows' update reads them. A macro, as NCF__PREFETCH_ROW. */
-#define NCF__PREFETCH_MOMENTS(m, u, i) \
+/* Prefetches of row r of every table on one side (0 users, 1 items): its moments, and with
+   with_params its parameters too. A macro: GCC takes a function of prefetches alone for one
+   without effects and drops its calls. */
+#define NCF__PREFETCH_ROW(m, side, r, with_params) \
     do { \
         const struct ncf__scratch *s_ = (m)->scratch; \
         int t_, d_; \
         for (t_ = 0; t_ < s_->tables.n; t_++) { \
             int D_ = s_->tables.tab[t_].D; \
-            size_t ou_ = (size_t)(s_->tables.tab[t_].user - (m)->params) + (size_t)(u)*D_, \
-                   oi_ = (size_t)(s_->tables.tab[t_].item - (m)->params) + (size_t)(i)*D_; \
+            size_t o_ = \
+                (size_t)(((side) ? s_->tables.tab[t_].item : s_->tables.tab[t_].user) - (m)->params) + (size_t)(r)*D_; \
             for (d_ = 0; d_ < D_; d_ += 16) { \
-                NCF__PREFETCH((m)->adam_m + ou_ + d_), NCF__PREFETCH((m)->adam_v + ou_ + d_); \
-                NCF__PREFETCH((m)->adam_m + oi_ + d_), NCF__PREFETCH((m)->adam_v + oi_ + d_); \
+                if (with_params) NCF__PREFETCH((m)->params + o_ + d_); \
+                if ((m)->adam_m) NCF__PREFETCH((m)->adam_m + o_ + d_), NCF__PREFETCH((m)->adam_v + o_ + d_); \
             } \
         } \
     } while (0)
@@ -127,7 +127,10 @@ static void ncf__backward_rows(ncf_model *m, const ncf__batch *bt, int r0, int r
         float y = bt->labels[b], p = ncf__sigmoid(s->batch.act.logit[b]);
         float dz = (y > 0 ? y * (p - 1.0f) : p) * inv_n; /* (y 1: p - 1, as unweighted) */
         s->batch.dz[b] = dz;
-        if (early) NCF__PREFETCH_MOMENTS(m, users[b], items[b]);
+        if (early) {
+            NCF__PREFETCH_ROW(m, 0, users[b], 0);
+            NCF__PREFETCH_ROW(m, 1, items[b], 0);
+        }
         if (F) { /* d/d(user row) = dgmf * item row, and vice versa */
             const float *gu = m->gmf_user + (size_t)users[b] * F, *gi = m->gmf_item + (size_t)items[b] * F;
             for (k = 0; k < F; k++) {
@@ -474,8 +477,6 @@ static const float *ncf__row_source(const ncf_model *m, int t, int side, int *ld
     return side ? s->batch.dgi : s->batch.dgu;
 }
 
-#define NCF__ROWBUF 512 /* a row this wide or narrower sums its gradient on the stack */
-
 /* The lanes of the row steps that wrote a non-finite parameter, folded once for many rows. */
 typedef struct {
     int any;
@@ -572,67 +573,45 @@ static void ncf__row_step(ncf_model *m, float *p, int D, const float *src, int l
     }
 }
 
-/* Prefetches of row r of every table on one side (0 users, 1 items), its moments too. A
-   macro: GCC takes a function of prefetches alone for one without effects and drops its
-   calls. */
-#define NCF__PREFETCH_ROW(m, side, r) \
-    do { \
-        const struct ncf__scratch *s_ = (m)->scratch; \
-        int t_, d_; \
-        for (t_ = 0; t_ < s_->tables.n; t_++) { \
-            int D_ = s_->tables.tab[t_].D; \
-            size_t o_ = \
-                (size_t)(((side) ? s_->tables.tab[t_].item : s_->tables.tab[t_].user) - (m)->params) + (size_t)(r)*D_; \
-            for (d_ = 0; d_ < D_; d_ += 16) { \
-                NCF__PREFETCH((m)->params + o_ + d_); \
-                if ((m)->adam_m) NCF__PREFETCH((m)->adam_m + o_ + d_), NCF__PREFETCH((m)->adam_v + o_ + d_); \
-            } \
-        } \
-    } while (0)
-
 /* Phase 3, distinct rows [q0, q1) of nq on one side of the batch: each row's gradient in
-   every table, summed over its batch positions in order, plus its L2 term; with k the row is
-   then updated at once (lazy Adam and SGD touch only the batch's rows), its gradient summed
-   in registers (in a buffer on the stack without vectors) rather than in the cold gradient
-   table, and the rows a few ahead prefetched (they are scattered over tables far larger than
-   the caches). Returns nonzero when an update wrote a non-finite parameter. */
+   every table, summed over its batch positions in order, plus its L2 term. With k the row is
+   then stepped at once (lazy Adam and SGD touch only the batch's rows; ncf__row_step), its
+   gradient never stored in the cold gradient table, and the rows a few ahead prefetched (they
+   are scattered over tables far larger than the caches); without, the gradient is summed into
+   the table for ncf_update. Returns nonzero when a step wrote a non-finite parameter. */
 static int ncf__update_batch_rows(ncf_model *m, int side, int n, int q0, int q1, int nq, const ncf__adam_k *k)
 {
     struct ncf__scratch *s = m->scratch;
     const uint64_t *key = side ? s->batch.ikey : s->batch.ukey;
     const int *start = side ? s->batch.istart : s->batch.ustart;
-    float buf[NCF__ROWBUF], coef[2];
+    float coef[2];
     const float *src[2];
-    int q, t, bad = 0, ld[2];
+    int q, t, ld[2];
     ncf__row_check chk;
-    memset(buf, 0, sizeof buf);
     memset(&chk, 0, sizeof chk);
     for (t = 0; t < s->tables.n; t++) src[t] = ncf__row_source(m, t, side, &ld[t], &coef[t], n);
-    for (q = q0; k && q < q0 + NCF__AHEAD && q < nq; q++) NCF__PREFETCH_ROW(m, side, key[start[q]] >> 32);
-    for (q = q0; q < q1; q++)
+    for (q = q0; k && q < q0 + NCF__AHEAD && q < nq; q++) NCF__PREFETCH_ROW(m, side, key[start[q]] >> 32, 1);
+    for (q = q0; q < q1; q++) {
+        size_t r = (size_t)(key[start[q]] >> 32);
+        if (k && q + NCF__AHEAD < nq) NCF__PREFETCH_ROW(m, side, key[start[q + NCF__AHEAD]] >> 32, 1);
         for (t = 0; t < s->tables.n; t++) {
             int D = s->tables.tab[t].D, b, d;
-            float c;
-            const float *table = side ? s->tables.tab[t].item : s->tables.tab[t].user, *p;
-            size_t r = (size_t)(key[start[q]] >> 32);
-            float *g;
-            if (k && t == 0 && q + NCF__AHEAD < nq) NCF__PREFETCH_ROW(m, side, key[start[q + NCF__AHEAD]] >> 32);
-            p = table + r * D;
-            c = coef[t] * (float)(start[q + 1] - start[q]);
-            if (k && NCF__VEC) {
-                ncf__row_step(m, (float *)p, D, src[t], ld[t], key, start[q], start[q + 1], c, k, &chk);
+            float *p = (side ? s->tables.tab[t].item : s->tables.tab[t].user) + r * D, *g;
+            float c = coef[t] * (float)(start[q + 1] - start[q]);
+            if (k) {
+                ncf__row_step(m, p, D, src[t], ld[t], key, start[q], start[q + 1], c, k, &chk);
                 continue;
             }
-            g = k && D <= NCF__ROWBUF ? buf : ncf__grad_of(m, p);
+            g = ncf__grad_of(m, p);
             for (b = start[q]; b < start[q + 1]; b++) {
                 const float *xb = src[t] + (size_t)(key[b] & 0xffffffffu) * ld[t];
                 for (d = 0; d < D; d++) g[d] += xb[d];
             }
             if (c != 0.0f)
                 for (d = 0; d < D; d++) g[d] += c * p[d];
-            if (k) bad |= ncf__update_with(m, (size_t)(p - m->params), (size_t)D, g, k); /* (clears g) */
         }
-    return bad | ncf__row_check_fold(&chk);
+    }
+    return ncf__row_check_fold(&chk);
 }
 
 #define NCF__ROWS_PER_UNIT 32 /* distinct rows per unit */
