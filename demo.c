@@ -3524,8 +3524,8 @@ static int tune(const options *o, const ncf_dataset *d, const ncf_dataset *all, 
         return 0;
     }
     if (rep.too_small) {
-        printf("tune: a budget of %.0f s is too small for one run (the defaults' first rung plans %.1f s): training "
-               "the defaults\n",
+        printf("tune: a budget of %.0f s is too small for one run (the defaults' first rung plans %.1f s, and the "
+               "runs have three quarters of the budget): training the defaults\n",
                to.budget, ncf__tune_cost(&dc, d, to.max_epochs / 9));
         return 2;
     }

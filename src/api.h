@@ -959,13 +959,18 @@ NCFDEF ncf_fit_opts ncf_fit_opts_default(void);
    ncf_fit_opts_default. */
 NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *opts, ncf_fit_report *rep);
 
-/* A search for good settings on the validation split (never the test): successive halving
-   (Jamieson and Talwalkar 2016, one bracket of Hyperband): many settings trained a few epochs,
-   the best third of each family (NeuMF, GMF, MF by Adam, MF by SGD one example a step, MF by
-   ALS) three times as long, the best third of each family of those to the full epochs, each run choosing
-   its epoch on validation with patience (ncf_fit; a decayed run trains all its epochs); a later
-   rung then takes the rest by rank while its quarter pays, and a lone run of SGD one example a
-   step (one thread) takes the best such run left out as its partner on the other thread. It
+/* A search for good settings on the validation split (never the test): brackets of successive
+   halving (Jamieson and Talwalkar 2016; Hyperband's brackets, Li et al. 2018) on a ladder of
+   2^(j/2) planned seconds, smallest first, each bracket's three rungs a quarter of its seconds:
+   many settings trained a few epochs, the best third of each family (NeuMF, GMF, MF by Adam, MF
+   by SGD one example a step, MF by ALS) three times as long, the best third of each family of
+   those to the full epochs, each run choosing its epoch on validation with patience (ncf_fit; a
+   decayed run trains all its epochs); a later rung then takes the rest by rank while its
+   quarter pays, and a lone run of SGD one example a step (one thread) takes the best such run
+   left out as its partner on the other thread. A run an earlier bracket made is taken as it
+   was; the first run past three quarters of the budget ends the search, and the winner is the
+   best run on validation. So a larger budget runs a smaller one's runs first, the same, and
+   never chooses worse on validation. It
    draws model type (MF, GMF, NeuMF), factors, MLP widths, learning rate, L2, negatives per
    positive, batch size, for half the MF trials Rendle et al.'s recipe (SGD one example a step,
    its rate decayed), for a quarter ALS (its L2 and unobserved weight) and, when the data has
@@ -997,8 +1002,8 @@ typedef struct ncf_trial {
 typedef struct ncf_tune_report {
     int num_runs;    /* rows of runs[], in the order run */
     ncf_trial *runs; /* owned: ncf_tune_report_free */
-    int best;        /* runs[best]: the winner's last run */
-    int num_trials;  /* settings drawn (rung 0's runs) */
+    int best;        /* runs[best]: the winner, the best run on validation (then the earlier run) */
+    int num_trials;  /* settings run (rung 0's runs) */
     int rung_epochs[3];
     double planned_seconds;          /* the runs' costs summed, the seeds' below with them */
     int seeds;                       /* the final model averages the winner trained from this many seeds */
@@ -1015,7 +1020,7 @@ typedef struct ncf_tune_report {
 typedef void (*ncf_tune_progress_fn)(void *ctx, const ncf_tune_report *so_far, const ncf_trial *next);
 typedef struct ncf_tune_opts {
     double budget;                 /* planned seconds (the cost model's) for the search and the final
-                                 training: a quarter each for the three rungs, the rest (a quarter
+                                 training: three quarters for the brackets' runs, the rest (a quarter
                                  at least) for the final's seeds [0: from the data's size, 50 epochs of
                                  ncf_config_default by the cost model and 30 s at least] */
     uint64_t seed;                 /* draws the settings; also each model's seed [1] */

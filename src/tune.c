@@ -515,120 +515,241 @@ static int ncf__plan_final(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tun
     return NCF_OK;
 }
 
-NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *opts, ncf_tune_report *rep)
+/* A search in progress: what its brackets share. */
+typedef struct {
+    const ncf_dataset *d;
+    const ncf_tune_opts *o;
+    ncf_tune_report *rep;
+    double limit;                       /* the rungs' share of the budget, three quarters: the search ends at the first
+                         run past it */
+    double val_users;                   /* users with validation items */
+    int room;                           /* rep->runs' */
+    int done;                           /* 1: a run did not fit the limit */
+    int fresh;                          /* runs the bracket trained (the rest it took from earlier brackets) */
+    int limited;                        /* 1: the bracket's quarter left out a setting or a run */
+    int *alive, *order, *got, *a2, *o2; /* NCF__TUNE_MAX_TRIALS + 2 each */
+    time_t start;
+} ncf__search;
+
+/* The place of trial t's run in rung k among the search's runs so far; -1 when it has none. */
+static int ncf__ran(const ncf_tune_report *rep, int t, int k)
 {
-    int rc, k, n = 0, t, i, sgd = 0, spare = -1, partner = -1, *alive = NULL, *order = NULL, *drawn = NULL;
-    double rung_budget, spent = 0, val_users;
-    time_t start = time(NULL);
+    int i;
+    for (i = 0; i < rep->num_runs; i++)
+        if (rep->runs[i].trial == t && rep->runs[i].rung == k) return i;
+    return -1;
+}
+
+/* Room in rep->runs for `more` runs. */
+static int ncf__room(ncf__search *s, int more)
+{
+    ncf_trial *r;
+    int room;
+    if (s->rep->num_runs + more <= s->room) return NCF_OK;
+    room = 2 * s->room + more + 16;
+    if (!(r = (ncf_trial *)NCF_REALLOC(s->rep->runs, sizeof *r * (size_t)room)))
+        return ncf__fail(NCF_ERR_NOMEM, "ncf_tune: out of memory for %d runs", room);
+    s->rep->runs = r, s->room = room;
+    return NCF_OK;
+}
+
+/* Rung 0 of a bracket of quarter q into s->alive: the settings drawn, in order, that q pays for;
+   the dearer ones passed over, and but for the defaults one that would take more than an eighth
+   of q (drawn early, it would leave room for a handful of settings). Returns their count;
+   *partner is the first SGD-one-example-a-step setting left out when those of the rest still
+   to train are odd (ncf__partner), else -1. A bracket plans as if it trained every run. */
+static int ncf__rung0(ncf__search *s, double q, int *partner)
+{
+    int t, n = 0, sgd = 0, spare = -1;
+    double spent = 0;
+    for (t = 0; t < NCF__TUNE_DRAWS && n < NCF__TUNE_MAX_TRIALS; t++) {
+        ncf_trial r;
+        double cost;
+        int lone;
+        ncf__trial(s->d, s->o, t, &r);
+        cost = ncf__plan_cost(&r, s->o, s->d, s->val_users, s->rep->rung_epochs[0]);
+        lone = ncf__per_example_sgd(&r.cfg) && ncf__ran(s->rep, t, 0) < 0;
+        if (cost > q / 8 && t > 0) s->limited = 1;
+        else if (spent + cost <= q) spent += cost, s->alive[n++] = t, sgd += lone;
+        else {
+            s->limited = 1;
+            if (lone && spare < 0) spare = t;
+        }
+    }
+    *partner = sgd % 2 && spare >= 0 && n < NCF__TUNE_MAX_TRIALS ? spare : -1;
+    if (*partner >= 0) s->alive[n++] = spare;
+    return n;
+}
+
+/* Rung k of a bracket: s->alive[0..n)'s runs, those an earlier bracket made taken as they were,
+   the rest trained in the order drawn or ranked, those of SGD one example a step last and two
+   at a time. s->got gets their places in rep->runs; returns their count in *m. The first run
+   past s->limit ends the search, as does max_seconds. */
+static int ncf__rung(ncf__search *s, int k, int n, int partner, int *m)
+{
+    ncf_tune_report *rep = s->rep;
+    const ncf_tune_opts *o = s->o;
+    int i, j, width, failed, rc = NCF_OK, *alive = s->alive;
+    for (*m = 0, i = j = 0; i < n; i++) {
+        int at = ncf__ran(rep, alive[i], k);
+        if (at >= 0) s->got[(*m)++] = at;
+        else alive[j++] = alive[i];
+    }
+    ncf__sgd_last(s->d, o, alive, n = j);
+    for (i = 0; i < n && rc == NCF_OK; i += width) {
+        ncf__tune_job job;
+        double cost = 0;
+        if (o->max_seconds > 0 && difftime(time(NULL), s->start) > o->max_seconds) {
+            rep->stopped = 1;
+            break;
+        }
+        if ((rc = ncf__room(s, 2)) != NCF_OK) break;
+        job.d = s->d, job.o = o, job.r = &rep->runs[rep->num_runs];
+        for (width = 1, j = 0; j < width; j++) {
+            ncf_trial *r = &job.r[j];
+            ncf__trial(s->d, o, alive[i + j], r);
+            r->rung = k, r->epochs = rep->rung_epochs[k], r->partner = r->trial == partner;
+            r->planned_seconds = ncf__plan_cost(r, o, s->d, s->val_users, r->epochs);
+            if (j == 0 && i + 1 < n && ncf__per_example_sgd(&r->cfg)) width = 2; /* (the rest are, too) */
+            cost += r->planned_seconds;
+        }
+        if (rep->planned_seconds + cost > s->limit) {
+            s->done = 1;
+            break;
+        }
+        for (j = 0; j < width && o->progress; j++) o->progress(o->ctx, rep, &job.r[j]);
+        if ((rc = width > 1 ? ncf__side_by_side(ncf__tune_one, &job, width, &failed) : ncf__tune_one(&job, 0)) !=
+            NCF_OK)
+            break;
+        for (j = 0; j < width; j++)
+            job.r[j].beside = width > 1, rep->planned_seconds += job.r[j].planned_seconds,
+            s->got[(*m)++] = rep->num_runs + j;
+        rep->num_runs += width, s->fresh += width;
+    }
+    return rc;
+}
+
+/* The next rung of a bracket of quarter q from rung k's runs s->got[0..m), into s->alive; returns
+   their count. The best third of each family goes on, those of them the quarter pays for (the
+   families' firsts, then their seconds, ...; dearer ones passed over; none when none fits: a
+   larger bracket trains them): the runs ranked by an insertion sort of their places in rep->runs. A family keeps its
+   own third because families learn at different paces: SGD one example a step starts slower
+   than Adam and ends ahead, and one ranking after two epochs would drop it (Hyperband's
+   brackets answer the same problem with more budget). Then the rest go on by rank while the
+   quarter pays: what the thirds leave of it is budget the user gave. *partner: the best SGD
+   run left out when those to train are odd (ncf__partner), else -1. */
+static int ncf__promote(ncf__search *s, int k, double q, int m, int *partner)
+{
+    const ncf_trial *runs = s->rep->runs;
+    int a, b, f, place, n = 0, n2 = 0, m2 = 0, count[NCF__FAMILIES] = {0}, *order = s->order, *alive = s->alive;
+    double next = 0;
+    for (a = 0; a < m; a++) {
+        for (b = a; b > 0 && ncf__run_better(&runs[s->got[a]], &runs[order[b - 1]], s->o->eval.metric); b--)
+            order[b] = order[b - 1];
+        order[b] = s->got[a];
+        count[ncf__family(&runs[s->got[a]].cfg)]++;
+    }
+    for (place = 0; place < (m + 2) / 3; place++) {
+        int at[NCF__FAMILIES] = {0};
+        for (a = 0; a < m; a++) { /* each family's run at this place in its ranking */
+            const ncf_trial *r = &runs[order[a]];
+            double cost;
+            f = ncf__family(&r->cfg);
+            if (at[f]++ != place || place >= (count[f] + 2) / 3) continue;
+            cost = ncf__plan_cost(r, s->o, s->d, s->val_users, s->rep->rung_epochs[k + 1]);
+            if (next + cost <= q) next += cost, alive[n++] = r->trial;
+            else s->limited = 1;
+        }
+    }
+    for (a = 0; a < m; a++) { /* then the rest by rank, those the quarter still pays for */
+        const ncf_trial *r = &runs[order[a]];
+        double cost = ncf__plan_cost(r, s->o, s->d, s->val_users, s->rep->rung_epochs[k + 1]);
+        if (ncf__among(alive, n, r->trial)) continue;
+        if (next + cost <= q) next += cost, alive[n++] = r->trial;
+        else s->limited = 1;
+    }
+    /* (the partner pairs a run still to train: those the search has made are left out of the count and
+       of the choice) */
+    for (a = 0; a < n; a++)
+        if (ncf__ran(s->rep, alive[a], k + 1) < 0) s->a2[n2++] = alive[a];
+    for (a = 0; a < m; a++)
+        if (ncf__among(alive, n, runs[order[a]].trial) || ncf__ran(s->rep, runs[order[a]].trial, k + 1) < 0)
+            s->o2[m2++] = order[a];
+    if ((*partner = ncf__partner(runs, s->o2, m2, s->a2, n2)) >= 0) alive[n++] = *partner;
+    return n;
+}
+
+/* One bracket of successive halving at L planned seconds: three rungs of a quarter of L each,
+   as a search of budget L alone would plan them, its runs those of the earlier brackets where
+   they made them. */
+static int ncf__bracket(ncf__search *s, double L)
+{
+    double q = L / 4;
+    int k, m = 0, partner, rc = NCF_OK, n = ncf__rung0(s, q, &partner);
+    for (k = 0; k < 3 && n > 0; k++) {
+        if ((rc = ncf__rung(s, k, n, partner, &m)) != NCF_OK || s->done || s->rep->stopped) break;
+        if (k < 2) n = ncf__promote(s, k, q, m, &partner);
+    }
+    return rc;
+}
+
+/* The ladder of brackets: 2^(j/2) planned seconds. */
+static double ncf__ladder(int j) { return ldexp(j & 1 ? 1.4142135623730951 : 1.0, (j - (j & 1)) / 2); }
+
+/* ncf_tune; only > 0: the bracket of `only` planned seconds alone (a test's view of one). */
+static int ncf__tune_ladder(const ncf_dataset *d, const ncf_tune_opts *opts, ncf_tune_report *rep, double only)
+{
+    int rc, i, j;
+    double first;
+    ncf__search s;
     ncf_tune_opts given = opts ? *opts : ncf_tune_opts_default();
     const ncf_tune_opts *o = &given;
+    ncf_trial r0;
     if ((rc = ncf__tune_check(d, o, rep)) != NCF_OK) return rc;
     if (given.budget == 0) given.budget = ncf__tune_budget(d);
     rep->budget = given.budget, rep->features[0] = o->features[0], rep->features[1] = o->features[1];
     rep->rung_epochs[0] = o->max_epochs / 9 > 0 ? o->max_epochs / 9 : 1;
     rep->rung_epochs[1] = o->max_epochs / 3 > 0 ? o->max_epochs / 3 : 1;
     rep->rung_epochs[2] = o->max_epochs;
-    rung_budget = o->budget / 4; /* three rungs and the final training */
-    val_users = ncf__val_users(d);
-    if (!(drawn = NCF__NEW(int, NCF__TUNE_MAX_TRIALS))) return ncf__fail(NCF_ERR_NOMEM, "ncf_tune: out of memory");
-    for (t = 0; t < NCF__TUNE_DRAWS && n < NCF__TUNE_MAX_TRIALS; t++) { /* rung 0: the settings its quarter pays for */
-        ncf_trial r;
-        const ncf_config *c = &r.cfg;
-        double cost;
-        ncf__trial(d, o, t, &r);
-        cost = ncf__plan_cost(&r, o, d, val_users, rep->rung_epochs[0]);
-        /* (dearer ones are passed over, and but for the defaults one that would take more than
-           an eighth of the rung: drawn early, it would leave room for a handful of settings) */
-        if (cost > rung_budget / 8 && t > 0) continue;
-        if (spent + cost <= rung_budget) spent += cost, drawn[n++] = t, sgd += ncf__per_example_sgd(c);
-        else if (ncf__per_example_sgd(c) && spare < 0) spare = t;
+    memset(&s, 0, sizeof s);
+    s.d = d, s.o = o, s.rep = rep, s.limit = 3 * o->budget / 4, s.val_users = ncf__val_users(d), s.start = time(NULL);
+    if (!(s.alive = NCF__NEW(int, 5 * (size_t)(NCF__TUNE_MAX_TRIALS + 2))))
+        return ncf__fail(NCF_ERR_NOMEM, "ncf_tune: out of memory");
+    s.order = s.alive + NCF__TUNE_MAX_TRIALS + 2, s.got = s.order + NCF__TUNE_MAX_TRIALS + 2;
+    s.a2 = s.got + NCF__TUNE_MAX_TRIALS + 2, s.o2 = s.a2 + NCF__TUNE_MAX_TRIALS + 2;
+    /* (the first bracket's quarter pays for the defaults' first rung; a bracket that trains nothing
+       and leaves nothing out is the last: the ones after it would be the same) */
+    ncf__trial(d, o, 0, &r0);
+    first = 4 * ncf__plan_cost(&r0, o, d, s.val_users, rep->rung_epochs[0]);
+    for (j = -400; j < 400 && ncf__ladder(j) < first; j++) {}
+    for (; j < 400 && rc == NCF_OK && !s.done && !rep->stopped && !only; j++) {
+        s.fresh = s.limited = 0;
+        rc = ncf__bracket(&s, ncf__ladder(j));
+        if (!s.fresh && !s.limited) break;
     }
-    if (sgd % 2 && spare >= 0 && n < NCF__TUNE_MAX_TRIALS) drawn[n++] = partner = spare; /* (ncf__partner) */
-    if (n == 0) {
-        NCF_FREE(drawn);
-        rep->too_small = 1;
+    if (only) rc = ncf__bracket(&s, only);
+    NCF_FREE(s.alive);
+    if (rc != NCF_OK) {
+        ncf_tune_report_free(rep);
+        return rc;
+    }
+    if (rep->num_runs == 0) {
+        NCF_FREE(rep->runs);
+        rep->runs = NULL, rep->too_small = 1;
         return NCF_OK;
     }
-    rep->num_trials = n;
-    /* (a rung runs n settings at most: those it is given, each rung from the one before) */
-    rep->runs = NCF__NEW(ncf_trial, 3 * (size_t)n), alive = NCF__NEW(int, n), order = NCF__NEW(int, n);
-    if (!rep->runs || !alive || !order) {
-        NCF_FREE(alive), NCF_FREE(order), NCF_FREE(drawn), ncf_tune_report_free(rep);
-        return ncf__fail(NCF_ERR_NOMEM, "ncf_tune: out of memory for %d trials", n);
-    }
-    for (t = 0; t < n; t++) alive[t] = drawn[t];
-    NCF_FREE(drawn);
-    for (k = 0; k < 3 && n > 0 && rc == NCF_OK; k++) {
-        int first = rep->num_runs, width, j, failed;
-        ncf__sgd_last(d, o, alive, n);
-        for (i = 0; i < n && rc == NCF_OK; i += width) {
-            ncf__tune_job job;
-            if (o->max_seconds > 0 && difftime(time(NULL), start) > o->max_seconds) {
-                rep->stopped = 1;
-                break;
-            }
-            job.d = d, job.o = o, job.r = &rep->runs[rep->num_runs];
-            for (width = 1, j = 0; j < width; j++) { /* SGD one example a step: two at a time */
-                ncf_trial *r = &job.r[j];
-                ncf__trial(d, o, alive[i + j], r);
-                r->rung = k, r->epochs = rep->rung_epochs[k], r->partner = r->trial == partner;
-                r->planned_seconds = ncf__plan_cost(r, o, d, val_users, r->epochs);
-                if (j == 0 && i + 1 < n && ncf__per_example_sgd(&r->cfg)) width = 2; /* (the rest are, too) */
-                if (o->progress) o->progress(o->ctx, rep, r);
-            }
-            if ((rc = width > 1 ? ncf__side_by_side(ncf__tune_one, &job, width, &failed) : ncf__tune_one(&job, 0)) !=
-                NCF_OK)
-                break;
-            for (j = 0; j < width; j++) job.r[j].beside = width > 1, rep->planned_seconds += job.r[j].planned_seconds;
-            rep->num_runs += width;
-        }
-        if (rc != NCF_OK || rep->num_runs == first) break;
-        { /* the best third of each family goes on, those of them the next rung's quarter pays for
-             (the families' firsts, then their seconds, ...; dearer ones passed over, as in rung 0;
-             the best alone if none fits): the rung's runs ranked by an insertion sort of their
-             places in runs[], which stay in the order run. A family keeps its own third because
-             families learn at different paces: SGD one example a step starts slower than Adam
-             and ends ahead, and one ranking after two epochs would drop it (Hyperband's brackets
-             answer the same problem with more budget). Then the rest go on by rank while the
-             quarter pays: what the thirds leave of it is budget the user gave. The last rung
-             ranks them all. */
-            int a, b, m = rep->num_runs - first, f, place, count[NCF__FAMILIES] = {0};
-            double next = 0;
-            for (a = 0; a < m; a++) {
-                for (b = a; b > 0 && ncf__run_better(&rep->runs[first + a], &rep->runs[order[b - 1]], o->eval.metric);
-                     b--)
-                    order[b] = order[b - 1];
-                order[b] = first + a;
-                count[ncf__family(&rep->runs[first + a].cfg)]++;
-            }
-            rep->best = order[0];
-            for (place = 0, n = 0; k < 2 && place < (m + 2) / 3; place++) {
-                int at[NCF__FAMILIES] = {0};
-                for (a = 0; a < m; a++) { /* each family's run at this place in its ranking */
-                    const ncf_trial *r = &rep->runs[order[a]];
-                    double cost;
-                    f = ncf__family(&r->cfg);
-                    if (at[f]++ != place || place >= (count[f] + 2) / 3) continue;
-                    cost = ncf__plan_cost(r, o, d, val_users, rep->rung_epochs[k + 1]);
-                    if (next + cost <= rung_budget) next += cost, alive[n++] = r->trial;
-                }
-            }
-            for (a = 0; k < 2 && a < m; a++) { /* then the rest by rank, those the quarter still pays for */
-                const ncf_trial *r = &rep->runs[order[a]];
-                double cost = ncf__plan_cost(r, o, d, val_users, rep->rung_epochs[k + 1]);
-                if (!ncf__among(alive, n, r->trial) && next + cost <= rung_budget) next += cost, alive[n++] = r->trial;
-            }
-            if (k < 2 && n == 0) /* (one left still trains the longer rungs) */
-                n = 1, alive[0] = rep->runs[order[0]].trial;
-            if ((partner = k < 2 ? ncf__partner(rep->runs, order, m, alive, n) : -1) >= 0) alive[n++] = partner;
-            if (rep->stopped) break;
-        }
-    }
-    NCF_FREE(alive), NCF_FREE(order);
-    if (rc == NCF_OK && rep->num_runs > 0) rc = ncf__plan_final(d, o, rep, rung_budget, start);
+    for (i = 1, rep->best = 0; i < rep->num_runs; i++) /* the best on validation of every run */
+        if (ncf__run_better(&rep->runs[i], &rep->runs[rep->best], o->eval.metric)) rep->best = i;
+    for (i = 0, rep->num_trials = 0; i < rep->num_runs; i++) rep->num_trials += rep->runs[i].rung == 0;
+    rc = ncf__plan_final(d, o, rep, o->budget / 4, s.start);
     if (o->progress && rc == NCF_OK) o->progress(o->ctx, rep, NULL);
     if (rc != NCF_OK) ncf_tune_report_free(rep);
     return rc;
+}
+
+NCFDEF int ncf_tune(const ncf_dataset *d, const ncf_tune_opts *opts, ncf_tune_report *rep)
+{
+    return ncf__tune_ladder(d, opts, rep, 0);
 }
 
 /* The training positives with each user's validation item put back in its place (and its

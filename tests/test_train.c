@@ -876,6 +876,14 @@ static int run_in_rung(const ncf_tune_report *r, int k, int t)
     return -1;
 }
 
+/* Whether two runs are the same: settings, rung and figures. */
+static int same_run(const ncf_trial *a, const ncf_trial *b)
+{
+    return a->trial == b->trial && a->rung == b->rung && !memcmp(&a->cfg, &b->cfg, sizeof a->cfg) &&
+        a->epochs_trained == b->epochs_trained && a->chosen_epoch == b->chosen_epoch && a->val.hr == b->val.hr &&
+        a->val.ndcg == b->val.ndcg && a->planned_seconds == b->planned_seconds && a->beside == b->beside;
+}
+
 /* Whether runs[i] is in the best third of its family in its rung. */
 static int in_family_third(const ncf_tune_report *r, int i)
 {
@@ -981,15 +989,16 @@ static void test_tune_rungs_filled_and_paired(void)
     int seed, i, k, filled = 0, partners = 0;
     run_epochs e;
     CHECK(tune_data(&d, 0));
-    o.max_epochs = 9, o.epoch_done = count_run_epochs, o.ctx = &e;
-    for (seed = 1; seed <= 4; seed++) {
-        o.seed = (uint64_t)seed, o.budget = 0.2 * seed;
+    o.max_epochs = 9, o.epoch_done = count_run_epochs, o.ctx = &e, o.budget = 100, o.seeds = 1;
+    for (seed = 1; seed <= 4; seed++) { /* one bracket of 0.2 s to 0.8 s alone */
+        double bracket = 0.2 * seed;
+        o.seed = (uint64_t)seed;
         memset(&e, 0, sizeof e), e.last_trial = -1;
-        CHECKF(ncf_tune(&d, &o, &r) == NCF_OK, "%s", ncf_error_text());
+        CHECKF(ncf__tune_ladder(&d, &o, &r, bracket) == NCF_OK, "%s", ncf_error_text());
         CHECKF(e.calls == reported_epochs(&r) && e.out_of_order == 0, "%d epochs told, %d run, %d out of order",
                e.calls, reported_epochs(&r), e.out_of_order);
-        rung0_paired(&r, &d, o.seed, o.budget / 4);
-        for (k = 1; k < 3; k++) later_rung_as_planned(&r, &d, k, o.budget / 4);
+        rung0_paired(&r, &d, o.seed, bracket / 4);
+        for (k = 1; k < 3; k++) later_rung_as_planned(&r, &d, k, bracket / 4);
         for (i = 0; i < r.num_runs; i++) {
             int q =
                 r.runs[i].rung > 0 && !r.runs[i].partner ? run_in_rung(&r, r.runs[i].rung - 1, r.runs[i].trial) : -1;
@@ -1056,12 +1065,13 @@ static void test_tune_deterministic_and_blind_to_test(void)
     }
     CHECKF(rung0 == r1.num_trials && rung0 >= 6 && rung1 >= 1 && rung1 <= rung0 && rung2 >= 1 && rung2 <= rung1,
            "rungs of %d, %d, %d runs", rung0, rung1, rung2);
-    rung0_paired(&r1, &d, o.seed, o.budget / 4);
-    for (i = 1; i < 3; i++) later_rung_as_planned(&r1, &d, i, o.budget / 4);
-    CHECK(r1.runs[0].trial == 0 && r1.runs[0].rung == 0 && r1.runs[r1.best].rung == 2 && !r1.too_small && !r1.stopped);
+    CHECK(r1.runs[0].trial == 0 && r1.runs[0].rung == 0 && !r1.too_small && !r1.stopped);
     CHECK(types[NCF_MF] + types[NCF_GMF] > 0 && types[NCF_NEUMF] > 0);
-    for (i = r1.num_runs - rung2; i < r1.num_runs; i++)
-        CHECK(i == r1.best || !ncf__run_better(&r1.runs[i], &r1.runs[r1.best], NCF_METRIC_HR));
+    for (i = 0; i < r1.num_runs;
+         i++) /* the winner: the best run on validation; each run once, after its rung's before */
+        CHECK((i == r1.best || !ncf__run_better(&r1.runs[i], &r1.runs[r1.best], NCF_METRIC_HR)) &&
+              run_in_rung(&r1, r1.runs[i].rung, r1.runs[i].trial) == i &&
+              (r1.runs[i].rung == 0 || run_in_rung(&r1, r1.runs[i].rung - 1, r1.runs[i].trial) < i));
     { /* the winner's last run, by hand: ncf_fit on a fresh model of its settings */
         const ncf_trial *w = &r1.runs[r1.best];
         ncf_fit_opts fo = ncf_fit_opts_default();
@@ -1115,19 +1125,34 @@ static void test_tune_deterministic_and_blind_to_test(void)
                : r1.runs[r1.best].cfg.model == NCF_GMF ? "GMF"
                                                        : "NeuMF",
            r1.runs[r1.best].val.hr, r1.seeds);
-    o.budget = 0.8; /* a larger budget: more settings; a trial number is the same settings in both */
-    CHECK(ncf_tune(&d, &o, &r3) == NCF_OK && r3.num_trials > r1.num_trials);
-    {
-        int j, same = 0;
-        for (i = 0; i < r3.num_runs; i++)
-            for (j = 0; j < r1.num_runs; j++)
-                if (r3.runs[i].trial == r1.runs[j].trial) {
-                    CHECK(!memcmp(&r3.runs[i].cfg, &r1.runs[j].cfg, sizeof r1.runs[j].cfg));
-                    same++;
-                }
-        CHECK(same >= r1.num_trials);
+    { /* larger budgets: the runs of a smaller one first, the same, then more; a winner as good on
+         validation or better; the runs within three quarters of the budget */
+        static const double budgets[] = {0.05, 0.17, 0.4, 0.55, 0.8, 1.3};
+        ncf_tune_report before;
+        int b, grew = 0;
+        memset(&before, 0, sizeof before);
+        for (b = 0; b < 6; b++) {
+            double planned = 0;
+            o.budget = budgets[b];
+            CHECKF(ncf_tune(&d, &o, &r3) == NCF_OK, "%s", ncf_error_text());
+            for (i = 0; i < r3.num_runs; i++) planned += r3.runs[i].planned_seconds;
+            CHECKF(planned <= 0.75 * o.budget, "budget %g: runs planned %g s", o.budget, planned);
+            if (b > 0 && !before.too_small) {
+                CHECKF(r3.num_runs >= before.num_runs &&
+                           !ncf__run_better(&before.runs[before.best], &r3.runs[r3.best], NCF_METRIC_HR),
+                       "budget %g: %d runs, HR@10 %.4f; %g: %d, %.4f", budgets[b - 1], before.num_runs,
+                       before.runs[before.best].val.hr, o.budget, r3.num_runs, r3.runs[r3.best].val.hr);
+                for (i = 0; i < before.num_runs && i < r3.num_runs; i++)
+                    CHECKF(same_run(&before.runs[i], &r3.runs[i]), "budget %g's run %d differs at %g", budgets[b - 1],
+                           i, o.budget);
+                grew += r3.num_runs > before.num_runs;
+            }
+            ncf_tune_report_free(&before);
+            before = r3;
+        }
+        CHECK(grew >= 4 && !before.too_small && before.num_trials > r1.num_trials);
+        ncf_tune_report_free(&before);
     }
-    ncf_tune_report_free(&r3);
     o.budget = 1e-6;
     CHECK(ncf_tune(&d, &o, &r3) == NCF_OK && r3.too_small && r3.num_runs == 0);
     CHECK_ERR(ncf_tune_final(&by_hand, &d, &r3, NULL, NULL), NCF_ERR_ARG, "its report");

@@ -1243,9 +1243,10 @@ class Model:
              seeds: int = 4, item_features: Optional["Features"] = None, user_features: Optional["Features"] = None,
              features_only: Optional[str] = None) -> "Model":
         """Searches settings on data's validation items (never its test), as ./demo --tune: model
-        type, factors, learning rate, L2, negatives, batch and weighting, by successive halving
-        within a planned budget of seconds (default: from the data's size, at least 30); the
-        same table for a seed on any number of threads. Then trains the winner on training +
+        type, factors, learning rate, L2, negatives, batch and weighting, by brackets of
+        successive halving within a planned budget of seconds (default: from the data's size,
+        at least 30); the same table for a seed on any number of threads, and a larger budget
+        never choosing worse on validation than a smaller one. Then trains the winner on training +
         validation for its chosen epochs, as this model: an MF or GMF winner trained from up to
         `seeds` seeds, their scores averaged (self.seeds says how many), for the epochs at which
         their average trained on training alone did best on validation (self.averaged, a dict as a
