@@ -321,17 +321,24 @@ static double ncf__seeds_cost(const ncf_dataset *d, const ncf_tune_opts *o, cons
         ncf__run_cost(&r->cfg, 0, k * val_users, ncf__val_candidates(d), epochs);
 }
 
+/* The epochs the seeds' run on training alone is planned at: those r's run trained, where its
+   patience stopped it (the seeds' run has the same patience), its rung's epochs at most. */
+static int ncf__seeds_epochs(const ncf_trial *r)
+{
+    return r->epochs_trained > 0 && r->epochs_trained < r->epochs ? r->epochs_trained : r->epochs;
+}
+
 /* The seeds the final averages: up to o->seeds for a winner ncf_model_average takes (MF, GMF),
-   as many as `left` of the budget pays for, one at least: their run of r's epochs on training
-   alone, and the final's on training + validation, planned at r's chosen epochs (the average's
-   often come later, and the final then runs past its plan by the difference; planned at
-   all r's epochs, ml-1m's 600 s would pay for 2 seeds, not 4: docs/tuning.md). */
+   as many as `left` of the budget pays for, one at least: their run on training alone
+   (ncf__seeds_epochs), and the final's on training + validation, planned at r's chosen epochs
+   (the average's often come later, and the final then runs past its plan by the difference;
+   planned at all r's epochs, ml-1m's 600 s would pay for 2 seeds, not 4: docs/tuning.md). */
 static int ncf__final_seeds(const ncf_dataset *d, const ncf_tune_opts *o, const ncf_trial *r, double left)
 {
     int k = o->seeds > 1 && ncf__averages(&r->cfg) ? o->seeds : 1, chosen = r->chosen_epoch > 0 ? r->chosen_epoch : 1;
     double train = (double)ncf__all_train(d), all = train + ncf__val_users(d);
     while (k > 1 &&
-           ncf__seeds_cost(d, o, r, k, train, ncf__val_users(d), r->epochs) +
+           ncf__seeds_cost(d, o, r, k, train, ncf__val_users(d), ncf__seeds_epochs(r)) +
                    ncf__seeds_cost(d, o, r, k, all, 0, chosen) >
                left)
         k--;
@@ -507,7 +514,7 @@ static int ncf__plan_final(const ncf_dataset *d, const ncf_tune_opts *o, ncf_tun
     rep->averaged = *w;
     rep->averaged.rung = 3, rep->averaged.chosen_epoch = 0, rep->averaged.beside = 0, rep->averaged.partner = 0;
     rep->averaged.planned_seconds =
-        ncf__seeds_cost(d, o, w, rep->seeds, (double)ncf__all_train(d), ncf__val_users(d), rep->averaged.epochs);
+        ncf__seeds_cost(d, o, w, rep->seeds, (double)ncf__all_train(d), ncf__val_users(d), ncf__seeds_epochs(w));
     if (o->progress) o->progress(o->ctx, rep, &rep->averaged);
     if ((rc = ncf__average_seeds(d, o, rep)) != NCF_OK) return rc;
     rep->planned_seconds += rep->averaged.planned_seconds;

@@ -855,14 +855,16 @@ static ncf_model *seeds_by_hand(const ncf_dataset *d, const ncf_trial *w, int n,
 }
 
 /* Whether k seeds of r's winner fit what its rungs left of o's budget (a quarter at least): their
-   run on training alone of the winner's epochs and the final's of its chosen epochs. */
+   run on training alone of the epochs the winner trained (where patience stopped it) and the
+   final's of its chosen epochs. */
 static int final_seeds_fit(const ncf_dataset *d, const ncf_tune_opts *o, const ncf_tune_report *r, int k)
 {
     const ncf_trial *w = &r->runs[r->best];
     double rungs = r->planned_seconds - (r->seeds > 1 ? r->averaged.planned_seconds : 0);
     double left = o->budget - rungs > o->budget / 4 ? o->budget - rungs : o->budget / 4;
     double train = (double)ncf__all_train(d), all = train + ncf__val_users(d);
-    return ncf__seeds_cost(d, o, w, k, train, ncf__val_users(d), w->epochs) +
+    int alone = w->epochs_trained > 0 && w->epochs_trained < w->epochs ? w->epochs_trained : w->epochs;
+    return ncf__seeds_cost(d, o, w, k, train, ncf__val_users(d), alone) +
         ncf__seeds_cost(d, o, w, k, all, 0, w->chosen_epoch > 0 ? w->chosen_epoch : 1) <=
         left;
 }
