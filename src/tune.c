@@ -527,8 +527,7 @@ typedef struct {
     const ncf_dataset *d;
     const ncf_tune_opts *o;
     ncf_tune_report *rep;
-    double limit;                       /* the rungs' share of the budget, three quarters: the search ends at the first
-                         run past it */
+    double limit;                       /* three quarters of the budget: the first run past it ends the search */
     double val_users;                   /* users with validation items */
     int room;                           /* rep->runs' */
     int done;                           /* 1: a run did not fit the limit */

@@ -863,19 +863,9 @@ static int final_seeds_fit(const ncf_dataset *d, const ncf_tune_opts *o, const n
     double rungs = r->planned_seconds - (r->seeds > 1 ? r->averaged.planned_seconds : 0);
     double left = o->budget - rungs > o->budget / 4 ? o->budget - rungs : o->budget / 4;
     double train = (double)ncf__all_train(d), all = train + ncf__val_users(d);
-    int alone = w->epochs_trained > 0 && w->epochs_trained < w->epochs ? w->epochs_trained : w->epochs;
-    return ncf__seeds_cost(d, o, w, k, train, ncf__val_users(d), alone) +
+    return ncf__seeds_cost(d, o, w, k, train, ncf__val_users(d), ncf__seeds_epochs(w)) +
         ncf__seeds_cost(d, o, w, k, all, 0, w->chosen_epoch > 0 ? w->chosen_epoch : 1) <=
         left;
-}
-
-/* The index of trial t's run in rung k of r; -1 when it has none. */
-static int run_in_rung(const ncf_tune_report *r, int k, int t)
-{
-    int i;
-    for (i = 0; i < r->num_runs; i++)
-        if (r->runs[i].rung == k && r->runs[i].trial == t) return i;
-    return -1;
 }
 
 /* Whether two runs are the same: settings, rung and figures. */
@@ -926,11 +916,11 @@ static void later_rung_as_planned(const ncf_tune_report *r, const ncf_dataset *d
     for (i = 0; i < r->num_runs; i++) { /* each run left out */
         const ncf_trial *left = &r->runs[i];
         double cost = plan_cost(left, d, r->rung_epochs[k]);
-        if (left->rung != k - 1 || run_in_rung(r, k, left->trial) >= 0) continue;
+        if (left->rung != k - 1 || ncf__ran(r, left->trial, k) >= 0) continue;
         CHECKF(planned + cost > quarter, "rung %d: trial %d left out of a quarter that paid for it", k, left->trial);
         for (j = 0; j < r->num_runs; j++) { /* each run taken after it */
             const ncf_trial *t = &r->runs[j];
-            int q = t->rung == k && !t->partner ? run_in_rung(r, k - 1, t->trial) : -1, before;
+            int q = t->rung == k && !t->partner ? ncf__ran(r, t->trial, k - 1) : -1, before;
             if (q < 0 || in_family_third(r, q)) continue;
             before = in_family_third(r, i) || ncf__run_better(left, &r->runs[q], NCF_METRIC_HR);
             CHECKF(!before || planned - t->planned_seconds + cost > quarter, "rung %d: trial %d taken before trial %d",
@@ -953,7 +943,7 @@ static void rung0_paired(const ncf_tune_report *r, const ncf_dataset *d, uint64_
         o.seed = seed;
         ncf__trial(d, &o, t, &tr);
         if (!ncf__per_example_sgd(&tr.cfg) || plan_cost(&tr, d, r->rung_epochs[0]) > quarter / 8) continue;
-        CHECKF(run_in_rung(r, 0, t) >= 0, "rung 0: %d SGD runs, and trial %d, SGD, fitted and was left out", sgd, t);
+        CHECKF(ncf__ran(r, t, 0) >= 0, "rung 0: %d SGD runs, and trial %d, SGD, fitted and was left out", sgd, t);
     }
 }
 
@@ -1002,8 +992,7 @@ static void test_tune_rungs_filled_and_paired(void)
         rung0_paired(&r, &d, o.seed, bracket / 4);
         for (k = 1; k < 3; k++) later_rung_as_planned(&r, &d, k, bracket / 4);
         for (i = 0; i < r.num_runs; i++) {
-            int q =
-                r.runs[i].rung > 0 && !r.runs[i].partner ? run_in_rung(&r, r.runs[i].rung - 1, r.runs[i].trial) : -1;
+            int q = r.runs[i].rung > 0 && !r.runs[i].partner ? ncf__ran(&r, r.runs[i].trial, r.runs[i].rung - 1) : -1;
             partners += r.runs[i].partner, filled += q >= 0 && !in_family_third(&r, q);
         }
         ncf_tune_report_free(&r);
@@ -1069,11 +1058,11 @@ static void test_tune_deterministic_and_blind_to_test(void)
            "rungs of %d, %d, %d runs", rung0, rung1, rung2);
     CHECK(r1.runs[0].trial == 0 && r1.runs[0].rung == 0 && !r1.too_small && !r1.stopped);
     CHECK(types[NCF_MF] + types[NCF_GMF] > 0 && types[NCF_NEUMF] > 0);
-    for (i = 0; i < r1.num_runs;
-         i++) /* the winner: the best run on validation; each run once, after its rung's before */
+    /* the winner: the best run on validation; each run once, after its trial's run a rung below */
+    for (i = 0; i < r1.num_runs; i++)
         CHECK((i == r1.best || !ncf__run_better(&r1.runs[i], &r1.runs[r1.best], NCF_METRIC_HR)) &&
-              run_in_rung(&r1, r1.runs[i].rung, r1.runs[i].trial) == i &&
-              (r1.runs[i].rung == 0 || run_in_rung(&r1, r1.runs[i].rung - 1, r1.runs[i].trial) < i));
+              ncf__ran(&r1, r1.runs[i].trial, r1.runs[i].rung) == i &&
+              (r1.runs[i].rung == 0 || ncf__ran(&r1, r1.runs[i].trial, r1.runs[i].rung - 1) < i));
     { /* the winner's last run, by hand: ncf_fit on a fresh model of its settings */
         const ncf_trial *w = &r1.runs[r1.best];
         ncf_fit_opts fo = ncf_fit_opts_default();
