@@ -1008,8 +1008,9 @@ typedef struct ncf_tune_report {
     double planned_seconds;          /* the runs' costs summed, the seeds' below with them */
     int seeds;                       /* the final model averages the winner trained from this many seeds */
     ncf_trial averaged;              /* seeds > 1: those seeds trained on training alone, in step, their
-                               average's validation after each epoch choosing final_epochs (rung 3,
-                               trial and settings the winner's; rung -1 when not run) */
+                               average's validation after each epoch choosing final_epochs (patience
+                               as in a run, from the winner's chosen epoch on; rung 3, trial and
+                               settings the winner's; rung -1 when not run) */
     int final_epochs;                /* the epochs the final training runs: the average's chosen epoch, or
                                the winner's (0 in a report made by hand: the winner's) */
     int too_small;                   /* 1: the budget fits no run (nothing run; train the defaults) */
