@@ -971,10 +971,10 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *op
    was; the first run past three quarters of the budget ends the search, and the winner is the
    best run on validation. So a larger budget runs a smaller one's runs first, the same, and
    never chooses worse on validation. It
-   draws model type (MF, GMF, NeuMF), factors, MLP widths, learning rate, L2, negatives per
-   positive, batch size, for half the MF trials Rendle et al.'s recipe (SGD one example a step,
-   its rate decayed), for a quarter ALS (its L2 and unobserved weight) and, when the data has
-   weights, whether to use them; trial 0 is
+   draws model type (MF half the time, GMF and NeuMF a quarter each), factors, MLP widths,
+   learning rate, L2, negatives per positive, batch size, for a third of the MF trials Rendle et
+   al.'s recipe (SGD one example a step, its rate decayed), for a third ALS (its L2 and
+   unobserved weight) and, when the data has weights, whether to use them; trial 0 is
    ncf_config_default. An MF or GMF winner's seeds then train on training alone in step, and
    the epoch at which their average does best on validation is the final's (rep->averaged).
    The plan is fixed by the budget, the data's size and the seed through a cost model of each
@@ -9749,7 +9749,7 @@ static ncf_config ncf__trial_config(const ncf_dataset *d, uint64_t seed, int t, 
     c.num_users = d->num_users, c.num_items = d->num_items, c.seed = seed;
     *weighted = d->weight != NULL, *decay = 0;
     if (t == 0) return c;
-    c.model = kind < 1.0 / 3 ? NCF_MF : kind < 2.0 / 3 ? NCF_GMF : NCF_NEUMF;
+    c.model = kind < 0.5 ? NCF_MF : kind < 0.75 ? NCF_GMF : NCF_NEUMF;
     c.mf_dim = 8 << (int)(ncf__tune_draw(seed, t, 1) * (c.model == NCF_NEUMF ? 4 : 6)); /* 8..64, 8..256 */
     if (c.model == NCF_NEUMF) { /* a tower halving from 32..256 down to 8 */
         c.layers[0] = 32 << (int)(ncf__tune_draw(seed, t, 2) * 4);
@@ -9764,7 +9764,7 @@ static ncf_config ncf__trial_config(const ncf_dataset *d, uint64_t seed, int t, 
     c.batch_size = 256 << (int)(ncf__tune_draw(seed, t, 7) * 4); /* 256..2048 */
     *weighted = d->weight && ncf__tune_draw(seed, t, 8) < 0.5;
     if (c.model == NCF_MF && !cold &&
-        ncf__tune_draw(seed, t, 9) < 0.5) { /* around the recipe: 8 negatives, 64+ factors */
+        ncf__tune_draw(seed, t, 9) < 1.0 / 3) { /* around the recipe: 8 negatives, 64+ factors */
         c.optimizer = NCF_OPT_SGD, c.batch_size = 1, c.init_sd = 0.1f, *decay = 1, c.num_neg = 8;
         c.mf_dim = 64 << (int)(ncf__tune_draw(seed, t, 1) * 3);                            /* 64, 128, 256 */
         c.lr = (float)pow(10, -2 + 0.7 * ncf__tune_draw(seed, t, 3));                      /* 0.01..0.05 */

@@ -971,10 +971,10 @@ NCFDEF int ncf_fit(ncf_model *m, const ncf_dataset *data, const ncf_fit_opts *op
    was; the first run past three quarters of the budget ends the search, and the winner is the
    best run on validation. So a larger budget runs a smaller one's runs first, the same, and
    never chooses worse on validation. It
-   draws model type (MF, GMF, NeuMF), factors, MLP widths, learning rate, L2, negatives per
-   positive, batch size, for half the MF trials Rendle et al.'s recipe (SGD one example a step,
-   its rate decayed), for a quarter ALS (its L2 and unobserved weight) and, when the data has
-   weights, whether to use them; trial 0 is
+   draws model type (MF half the time, GMF and NeuMF a quarter each), factors, MLP widths,
+   learning rate, L2, negatives per positive, batch size, for a third of the MF trials Rendle et
+   al.'s recipe (SGD one example a step, its rate decayed), for a third ALS (its L2 and
+   unobserved weight) and, when the data has weights, whether to use them; trial 0 is
    ncf_config_default. An MF or GMF winner's seeds then train on training alone in step, and
    the epoch at which their average does best on validation is the final's (rep->averaged).
    The plan is fixed by the budget, the data's size and the seed through a cost model of each

@@ -140,7 +140,7 @@ static ncf_config ncf__trial_config(const ncf_dataset *d, uint64_t seed, int t, 
     c.num_users = d->num_users, c.num_items = d->num_items, c.seed = seed;
     *weighted = d->weight != NULL, *decay = 0;
     if (t == 0) return c;
-    c.model = kind < 1.0 / 3 ? NCF_MF : kind < 2.0 / 3 ? NCF_GMF : NCF_NEUMF;
+    c.model = kind < 0.5 ? NCF_MF : kind < 0.75 ? NCF_GMF : NCF_NEUMF;
     c.mf_dim = 8 << (int)(ncf__tune_draw(seed, t, 1) * (c.model == NCF_NEUMF ? 4 : 6)); /* 8..64, 8..256 */
     if (c.model == NCF_NEUMF) { /* a tower halving from 32..256 down to 8 */
         c.layers[0] = 32 << (int)(ncf__tune_draw(seed, t, 2) * 4);
@@ -155,7 +155,7 @@ static ncf_config ncf__trial_config(const ncf_dataset *d, uint64_t seed, int t, 
     c.batch_size = 256 << (int)(ncf__tune_draw(seed, t, 7) * 4); /* 256..2048 */
     *weighted = d->weight && ncf__tune_draw(seed, t, 8) < 0.5;
     if (c.model == NCF_MF && !cold &&
-        ncf__tune_draw(seed, t, 9) < 0.5) { /* around the recipe: 8 negatives, 64+ factors */
+        ncf__tune_draw(seed, t, 9) < 1.0 / 3) { /* around the recipe: 8 negatives, 64+ factors */
         c.optimizer = NCF_OPT_SGD, c.batch_size = 1, c.init_sd = 0.1f, *decay = 1, c.num_neg = 8;
         c.mf_dim = 64 << (int)(ncf__tune_draw(seed, t, 1) * 3);                            /* 64, 128, 256 */
         c.lr = (float)pow(10, -2 + 0.7 * ncf__tune_draw(seed, t, 3));                      /* 0.01..0.05 */
