@@ -475,7 +475,7 @@ static int ncf__average_seeds(const ncf_dataset *d, const ncf_tune_opts *o, ncf_
     ncf_dataset view = *d; /* (without weights when the winner did not use them) */
     ncf__seeds j;
     ncf_metrics now;
-    int rc, e = 1, since = 0, floor = rep->runs[rep->best].chosen_epoch;
+    int rc, e = 1, since = 0, first_stop = rep->runs[rep->best].chosen_epoch;
     if (!a->weighted) view.weight = NULL;
     if ((rc = ncf__seeds_init(&j, rep->seeds, a, o->features, d, &view)) == NCF_OK)
         for (e = 1; e <= a->epochs; e++) {
@@ -488,7 +488,7 @@ static int ncf__average_seeds(const ncf_dataset *d, const ncf_tune_opts *o, ncf_
             if (rc != NCF_OK) break;
             if (!a->chosen_epoch || ncf_metric_value(&now, o->eval.metric) > ncf_metric_value(&a->val, o->eval.metric))
                 a->val = now, a->chosen_epoch = e, since = 0;
-            else if (!a->decay && o->patience && ++since >= o->patience && e >= floor) {
+            else if (!a->decay && o->patience && ++since >= o->patience && e >= first_stop) {
                 e++;
                 break;
             }

@@ -1172,8 +1172,6 @@ static ncf_model *seeded_model(const ncf_dataset *d, ncf_model_type type, int fa
     return m;
 }
 
-/* A lone run of SGD one example a step takes as partner the best-ranked such run left out, and
-   nothing else changes: by hand over a ranked rung of Adam and SGD runs. */
 /* Half the trials are MF, and a third of those ALS, a family of their own, with L2 and the
    unobserved weight drawn in their ranges (another third SGD one example a step); an ALS run
    costs its rows x factors^2 and positives x factors. */
@@ -1207,6 +1205,8 @@ static void test_tune_draws_als_trials(void)
     ncf_dataset_free(&d);
 }
 
+/* A lone run of SGD one example a step takes as partner the best-ranked such run left out, and
+   nothing else changes: by hand over a ranked rung of Adam and SGD runs. */
 static void test_tune_partners_lone_sgd_runs(void)
 {
     ncf_trial runs[6];
