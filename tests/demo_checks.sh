@@ -696,3 +696,31 @@ features() {
         grep -q 'feat_bad.csv:3: 1 fields' "$B/feat_bad.log"
 }
 check "demo --item_features: a new item served by its features, as --item_for scores it; a cold split; --tune; bad rows" features
+
+# tests/peer_split.c (tests/peers.sh's split for other libraries), on a log whose latest and
+# second latest items are known from its times: those held out for test and validation; the
+# paper's layout with 99 negatives a user that are none of its positives; the test split's
+# training the validation split's with its validation items put back; every line in one place
+peer_split() {
+    ${CC:-cc} -O1 -Wall -Werror -I. tests/peer_split.c -o "$B/peer_split" -lm &&
+        awk 'BEGIN { for (u = 1; u <= 40; u++) for (j = 0; j < 8; j++)
+            printf "%d::%d::5::%d\n", u, 1 + (u * 7 + j * 13) % 150, 1000 + (j * 5 + u) % 8 }' > "$B/ps.dat" &&
+        "$B/peer_split" "$B/ps.dat" "$B/ps" > "$B/ps.log" && S="$B/ps" &&
+        [ "$(cat "$S.train.rating" "$S.test.rating" | wc -l)" = 320 ] &&
+        cut -d: -f3 "$B/ps.dat" | sort -n -u | awk '{ print $1, NR - 1 }' > "$B/ps.ids" &&
+        awk 'FILENAME ~ /ids$/ { at[$1] = $2; next }
+            { split($0, f, "::"); u = f[1] - 1; i = at[f[2]]
+              if (!(u in t1) || f[4] > t1[u]) { t2[u] = t1[u]; v[u] = l[u]; t1[u] = f[4]; l[u] = i }
+              else if (!(u in t2) || f[4] > t2[u]) { t2[u] = f[4]; v[u] = i } }
+            END { for (u in l) { print u "\t" l[u] "\t1\t0" > "'"$B"'/ps.test"; print u "\t" v[u] "\t1\t0" > "'"$B"'/ps.val" } }' \
+            "$B/ps.ids" "$B/ps.dat" &&
+        sort "$B/ps.test" > "$B/ps.t" && sort "$S.test.rating" | cmp -s "$B/ps.t" - &&
+        sort "$B/ps.val" > "$B/ps.v" && sort "$S.val.test.rating" | cmp -s "$B/ps.v" - &&
+        cat "$S.val.train.rating" "$S.val.test.rating" | sort > "$B/ps.a" && sort "$S.train.rating" | cmp -s "$B/ps.a" - &&
+        awk -F'\t' 'FILENAME ~ /negative$/ { split($1, p, /[(,)]/); if (NF != 100) bad = 1
+                                           for (j = 2; j <= NF; j++) if ((p[2] SUBSEP $j) in pos || seen[FILENAME, p[2], $j]++ || $j >= 150) bad = 1
+                                           n++; next }
+            { pos[$1, $2] = 1 } END { exit bad || n != 80 }' "$S.train.rating" "$S.test.rating" \
+            "$S.test.negative" "$S.val.test.negative"
+}
+check "tests/peer_split.c: test and validation the latest two, 99 negatives, validation put back" peer_split

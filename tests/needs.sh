@@ -51,6 +51,10 @@ fuzz) # libFuzzer's runtime is only a Recommends of clang's packages
     if command -v clang > /dev/null 2>&1 &&
         ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return !d + (int)n * 0; }' |
         clang -fsanitize=fuzzer -x c - -o /dev/null > /dev/null 2>&1; then need="$need libclang-rt-dev"; fi ;;
+peers) # tests/peers.sh: QMF's build (CMake, g++, glog, gflags, LAPACK), LIBMF's (g++), NumPy
+    want cmake cmake; want g++ g++; want_dir /usr/include/glog libgoogle-glog-dev
+    want_dir /usr/include/gflags libgflags-dev; want_py numpy python3-numpy
+    ls /usr/lib/*/liblapack.so > /dev/null 2>&1 || ls /usr/lib/liblapack.so > /dev/null 2>&1 || need="$need liblapack-dev" ;;
 *)
     echo "tests/needs.sh: unknown target '$1'" >&2
     exit 2 ;;

@@ -945,9 +945,9 @@ class Features:
     def from_csr(cls, matrix: Any, ids: Sequence, names: Sequence) -> "Features":
         """Features from a SciPy sparse matrix, row k entity ids[k]'s features, column j the
         feature names[j], the values its weights (LightFM's item_features, without the identity)."""
-        import scipy.sparse as _sp
-        if not _sp.issparse(matrix):
+        if not _is_sparse(matrix):
             raise InvalidTypeError("from_csr takes a SciPy sparse matrix, not %s" % _type_name(matrix))
+        import scipy.sparse as _sp
         m = _sp.csr_matrix(matrix)
         keys = [_id_text(v, "id") for v in _seq(ids, "ids")]
         cols = [_id_text(v, "name") for v in _seq(names, "names")]

@@ -153,10 +153,13 @@ class Constructors(Base):
                      lambda: m.evaluate(self.data, k=[1] * 9), lambda: m.evaluate(self.data, target="train")):
             with self.assertRaises(ncf.Error):
                 call()
-        sparse = __import__("scipy.sparse", fromlist=["csr_matrix"]).csr_matrix(np.eye(3))
-        for bad in (sparse, np.zeros((3, 3)), np.float64(3)):  # (a sparse matrix's len() raises TypeError)
+        sparse = (sp.csr_matrix(np.eye(3)),) if sp else ()  # (without SciPy, the rest is checked)
+        for bad in sparse + (np.zeros((3, 3)), np.float64(3)):  # (a sparse matrix's len() raises TypeError)
             with self.assertRaisesRegex(ncf.InvalidTypeError, "items must be a sequence"):
                 ncf.Dataset.from_arrays([1, 2, 3], bad)
+        for bad in (np.eye(3), [[1, 0, 0]] * 3):  # (refused before SciPy is needed)
+            with self.assertRaisesRegex(ncf.InvalidTypeError, "from_csr takes a SciPy sparse matrix"):
+                ncf.Features.from_csr(bad, ["a", "b", "c"], ["x", "y", "z"])
 
     def test_float_ids_that_hold_integers_are_those_integers(self):
         u, i = clustered()
