@@ -10,7 +10,9 @@
      PREFIX.val.*  training without validation or test items; each user's validation item and
                    its candidates: what a search chooses on
      PREFIX.*      training with the validation items put back (what the search's winner
-                   trains on); each user's test item and its candidates. */
+                   trains on); each user's test item and its candidates.
+   (ncf_save_split writes a split's positives by id, to be ranked in full; the peers here are
+   ranked among the same sampled candidates, so this writes those too.) */
 #define NCF_IMPLEMENTATION
 #include "ncf.h"
 
